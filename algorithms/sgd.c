@@ -1,0 +1,1 @@
+typedef int wip_placeholder_sgd;

@@ -1,0 +1,58 @@
+#ifndef MODELS_DATA_H
+#define MODELS_DATA_H
+/* data.h - data sets: synthetic generators, LIBSVM and CSV loaders, a
+ * deterministic train/test split, contiguous shards and minibatch draws. */
+
+#include <stddef.h>
+#include <gsl/gsl_matrix.h>
+#include <gsl/gsl_rng.h>
+
+/* Examples are the rows of X; y[i] is a class index 0..n_classes-1, or a real target
+ * when n_classes == 0 (regression). Fields are read-only for callers. */
+typedef struct dataset {
+  gsl_matrix *X;
+  double *y;
+  size_t n_classes;
+} dataset;
+
+void data_free(dataset *d);
+size_t data_n(const dataset *d);
+size_t data_dim(const dataset *d);
+
+/* n examples of dimension dim, x ~ N(0, 1). Labels come from a random teacher network
+ * dim -> hidden (tanh) -> n_classes whose weights are drawn from r first: class =
+ * argmax of the teacher's logits; with n_classes == 0 the target is the teacher's single
+ * output plus N(0, 0.1^2) noise. Returns NULL on a zero size or n_classes == 1. */
+dataset *data_synthetic_teacher(size_t n, size_t dim, size_t hidden, size_t n_classes, gsl_rng *r);
+
+/* n examples: class c ~ uniform, x ~ N(mu_c, 1) with class means mu_c ~ N(0, sep^2 I)
+ * drawn from r first. n_classes == 0: y = <v, x> + N(0, 0.1^2) with v ~ N(0, I/dim). */
+dataset *data_synthetic_gaussian(size_t n, size_t dim, size_t n_classes, double sep, gsl_rng *r);
+
+/* Loads a LIBSVM file ("label idx:val idx:val ...", 1-based increasing indices, '#'
+ * comments). Dimension = largest index seen. Labels: if every label is an integer and
+ * there are at most 1000 distinct ones they are mapped, in increasing order, onto class
+ * indices 0..k-1 (so {-1,+1} becomes {0,1}); otherwise the data set is a regression one.
+ * On error returns NULL and writes "PATH:LINE: problem" (or "PATH: problem") into err. */
+dataset *data_load_libsvm(const char *path, char *err, size_t errlen);
+
+/* Loads a CSV file of numbers, label in the last column; a first line that does not
+ * parse as numbers is a header and skipped. Same label rule and error contract. */
+dataset *data_load_csv(const char *path, char *err, size_t errlen);
+
+/* Shuffles the rows with r and puts round(test_fraction * n) of them in *test, the
+ * rest in *train (both fresh copies). Returns 0, or -1 if either part would be empty. */
+int data_split(const dataset *d, double test_fraction, gsl_rng *r, dataset **train, dataset **test);
+
+/* Rows [begin, end) as a fresh copy. Returns NULL if the range is empty or out of bounds. */
+dataset *data_slice(const dataset *d, size_t begin, size_t end);
+
+/* Bounds of shard k of n contiguous shards: rows [*begin, *end). */
+void data_shard_bounds(size_t n_rows, size_t n_shards, size_t k, size_t *begin, size_t *end);
+
+/* Draws batch rows uniformly with replacement from rows [begin, end) using r, copies
+ * them into the first `batch` rows of Xb and yb. Xb must have >= batch rows. */
+void data_sample_batch(const dataset *d, size_t begin, size_t end, gsl_rng *r, size_t batch,
+                       gsl_matrix *Xb, double *yb);
+
+#endif

@@ -1,0 +1,62 @@
+#ifndef SIM_PLATFORM_H
+#define SIM_PLATFORM_H
+/* platform.h - SimGrid platforms: the generator (star, fat-tree, torus, dragonfly,
+ * ring), the named presets built with it, the network-model choice written into each
+ * generated file, a safe pre-check of any platform file, and hosts in file order. */
+
+#include <stddef.h>
+#include <stdio.h>
+#include <simgrid/forward.h>
+
+typedef enum platform_topology {
+  PLATFORM_STAR,      /* one switch: private host links, non-blocking backbone */
+  PLATFORM_FAT_TREE,  /* two-level fat tree: racks of hosts, oversubscribed uplinks */
+  PLATFORM_TORUS,     /* 3-D torus (SimGrid TORUS cluster) */
+  PLATFORM_DRAGONFLY, /* SimGrid DRAGONFLY cluster */
+  PLATFORM_RING       /* 1-D torus */
+} platform_topology;
+
+typedef struct platform_spec {
+  platform_topology topology;
+  size_t hosts;              /* at least this many hosts (shapes round up) */
+  double speed;              /* flop/s per core */
+  int cores;                 /* cores per host */
+  double bw;                 /* bytes/s of every link */
+  double lat;                /* seconds of every link */
+  size_t hosts_per_rack;     /* fat tree: hosts under one leaf switch */
+  size_t uplinks;            /* fat tree: uplinks per leaf switch (oversubscription) */
+  const char *network_model; /* SimGrid network/model written into the file: LV08 | CM02 */
+  const char *name;          /* zone id and host name prefix */
+} platform_spec;
+
+/* Parses "star|fat-tree|torus|dragonfly|ring"; returns 0 or -1. */
+int platform_topology_parse(const char *s, platform_topology *t);
+const char *platform_topology_name(platform_topology t);
+
+/* Fills *spec with the named preset sized for at least `hosts` hosts (0: the preset's
+ * own size). Returns 0, or -1 if the name is unknown. */
+int platform_preset(const char *name, size_t hosts, platform_spec *spec);
+/* i-th preset name and one-line description, or NULL past the end (for listing). */
+const char *platform_preset_at(size_t i, const char **description);
+
+/* Writes the spec as SimGrid 3.32 platform XML. Returns 0, or -1 with err set if the
+ * spec is impossible (zero hosts, non-positive speed/bandwidth, negative latency...). */
+int platform_write(const platform_spec *spec, FILE *out, char *err, size_t errlen);
+
+/* Checks a platform file safely before the engine sees it: the file is readable, then a
+ * child process with the same SimGrid options (argc/argv as for simgrid_init) loads it,
+ * so a malformed file becomes an error line instead of an abort. On success returns the
+ * host count; on error -1 with one line "PATH: problem" in err. */
+long platform_check(const char *path, int argc, char **argv, char *err, size_t errlen);
+
+/* After simgrid_load_platform(path) in this process: the hosts in the order the file
+ * declares them (host elements and cluster radicals in document order); hosts the scan
+ * cannot see (e.g. from included files) follow in name order. Returns the count and a
+ * malloc'ed array in *hosts that the caller frees. */
+size_t platform_hosts_in_order(const char *path, sg_host_t **hosts);
+
+/* `dtsim platform ...` (argv[0] = "platform"): writes a preset or a generated cluster
+ * to -o FILE or stdout. Returns the exit status (0, or 2 on bad input). */
+int platform_main(int argc, char **argv);
+
+#endif

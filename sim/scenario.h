@@ -1,0 +1,90 @@
+#ifndef SIM_SCENARIO_H
+#define SIM_SCENARIO_H
+/* scenario.h - the scenario file (INI, parsed with inih) as a validated config.
+ * One table lists every key with its section, type, default, unit and one line of
+ * documentation; parsing, --set overrides, validation, the "scenario" block of
+ * summary.json and the README's key reference all come from that table. */
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#define SCENARIO_STR 512
+
+typedef struct scenario {
+  /* [run] */
+  char algorithm[32];        /* downpour | sgd */
+  uint64_t seed;
+  double max_sim_time;       /* simulated seconds, > 0 */
+  long max_steps;            /* minibatches per worker / replica; 0: no limit */
+  double target_accuracy;    /* stop when held-out accuracy >= this; 0: none */
+  double eval_every;         /* simulated seconds between evaluations, > 0 */
+  /* [platform] */
+  char preset[64];           /* preset name, or "" when file is set */
+  char file[SCENARIO_STR];   /* SimGrid platform XML, or "" */
+  long hosts;                /* hosts to generate for a preset; 0: as many as the run needs */
+  char placement[16];        /* packed | spread */
+  long cores;                /* cores used per host; 0: all the host has */
+  /* [model] */
+  char type[32];             /* linear | logistic | softmax | mlp */
+  char layers[SCENARIO_STR]; /* comma-separated sizes, inputs first, outputs last */
+  char activation[16];       /* hidden activation: sigmoid | tanh | relu */
+  char virtual_net[64];      /* virtual network for costs, "" or "none": the numeric one */
+  int numerics;              /* 1: real numerics; 0: timing only */
+  double efficiency;         /* fraction of peak flop/s achieved, (0, 1] */
+  char dtype[8];             /* fp32 | fp16 | bf16: element size of messages */
+  /* [data] */
+  char source[SCENARIO_STR]; /* synthetic-teacher | synthetic-gaussian | libsvm:PATH | csv:PATH */
+  long train;                /* synthetic training examples */
+  long test;                 /* synthetic held-out examples */
+  double test_fraction;      /* held-out share of a loaded file, (0, 1) */
+  long teacher_hidden;       /* hidden units of the synthetic teacher network */
+  double separation;         /* synthetic-gaussian: spread of the class means */
+  /* [sgd] */
+  long sgd_batch;
+  double sgd_lr;
+  /* [downpour] */
+  long replicas;
+  long ps_shards;
+  long n_fetch;
+  long n_push;
+  long batch;
+  double lr;
+  int adagrad;
+  double adagrad_gamma;
+  long warmstart_steps;
+  int overlap;
+} scenario;
+
+/* Fills s with every key's default value. */
+void scenario_defaults(scenario *s);
+
+/* Reads an INI file over the current values of s. On error returns -1 and writes one
+ * line "PATH:LINE: problem" (or "PATH: problem") into err; s may be partly updated. */
+int scenario_load_file(scenario *s, const char *path, char *err, size_t errlen);
+
+/* Same, from a string; `name` stands for the path in messages. */
+int scenario_load_string(scenario *s, const char *text, const char *name, char *err, size_t errlen);
+
+/* Applies one "SECTION.KEY=VALUE" override. Returns 0, or -1 with a message in err. */
+int scenario_set(scenario *s, const char *assignment, char *err, size_t errlen);
+
+/* Checks values and their combinations (positive sizes, known names, layer shapes that
+ * fit the model type, ...). Returns 0, or -1 with one line in err naming the key.
+ * `origin` (the scenario path) prefixes the message. */
+int scenario_validate(const scenario *s, const char *origin, char *err, size_t errlen);
+
+/* Number of keys in the table, and the i-th key's fields (for listing and output).
+ * value: the key's current value in s, formatted so that it parses back identically. */
+size_t scenario_key_count(void);
+void scenario_key_at(const scenario *s, size_t i, const char **section, const char **key,
+                     char *value, size_t valuelen, const char **def, const char **unit,
+                     const char **doc);
+
+/* Prints the key reference as a Markdown table (the README's, and `dtsim list keys`). */
+void scenario_print_reference(FILE *out);
+
+/* The built-in default scenario (INI text) that `dtsim` alone runs. */
+extern const char scenario_default_ini[];
+
+#endif

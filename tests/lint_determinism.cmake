@@ -1,0 +1,21 @@
+# Fails if sim/, models/ or algorithms/ call anything that breaks determinism
+# (STYLE rule 10): wall clocks, libc random numbers, the environment, or %p output.
+file(GLOB_RECURSE srcs ${SRC}/sim/*.c ${SRC}/sim/*.h ${SRC}/models/*.c ${SRC}/models/*.h
+     ${SRC}/algorithms/*.c ${SRC}/algorithms/*.h)
+set(bad "")
+foreach(f ${srcs})
+  file(STRINGS ${f} lines)
+  set(n 0)
+  foreach(line IN LISTS lines)
+    math(EXPR n "${n}+1")
+    if(line MATCHES "(^|[^a-zA-Z0-9_])(time|clock|gettimeofday|clock_gettime|rand|srand|random|srandom|drand48|getenv|secure_getenv|gsl_rng_env_setup)[ \t]*\\(" OR line MATCHES "%p")
+      if(NOT line MATCHES "^[ \t]*(/\\*|\\*|//)")
+        string(APPEND bad "${f}:${n}: ${line}\n")
+      endif()
+    endif()
+  endforeach()
+endforeach()
+if(bad)
+  message(FATAL_ERROR "determinism lint: banned calls found:\n${bad}")
+endif()
+message(STATUS "determinism lint: clean (${CMAKE_MATCH_COUNT} files checked)")
