@@ -1,1 +1,390 @@
-typedef int wip_placeholder_engine;
+/* engine.c - building and running one simulation. */
+#include "sim/engine.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <simgrid/engine.h>
+#include <simgrid/host.h>
+#include <simgrid/link.h>
+#include <simgrid/plugins/load.h>
+#include <xbt/sysdep.h>
+
+#include "algorithms/downpour.h"
+#include "algorithms/msg.h"
+#include "algorithms/sgd.h"
+#include "models/cost.h"
+#include "models/rng.h"
+#include "sim/output.h"
+#include "sim/platform.h"
+
+#define ERRLEN 1024
+
+typedef struct build {
+  net *model;
+  dataset *train, *test;
+  char tmpdir[64];        /* holds a generated preset, removed at the end */
+  char platform[4096];
+  size_t needed;          /* hosts the algorithm needs */
+} build;
+
+static int fail(const char *text)
+{
+  fprintf(stderr, "dtsim: %s\n", text);
+  return 2;
+}
+
+static size_t parse_layers(const char *s, size_t *sizes, size_t max)
+{
+  size_t n = 0;
+  const char *p = s;
+  while (*p && n < max) {
+    char *end;
+    sizes[n++] = strtoul(p, &end, 10);
+    p = *end == ',' ? end + 1 : end;
+    if (end == p && *p)
+      break;
+  }
+  return n;
+}
+
+static net *build_model(const scenario *sc)
+{
+  size_t sizes[64];
+  size_t n = parse_layers(sc->layers, sizes, 64);
+  net_act act = NET_ACT_TANH;
+  net_act_parse(sc->activation, &act);
+  net_loss loss = NET_LOSS_SOFTMAX;
+  if (strcmp(sc->type, "linear") == 0)
+    loss = NET_LOSS_MSE;
+  else if (strcmp(sc->type, "logistic") == 0)
+    loss = NET_LOSS_LOGISTIC;
+  return net_create(n, sizes, act, loss);
+}
+
+/* Classes a synthetic data set gets for this model: regression for linear models. */
+static size_t model_classes(const net *m)
+{
+  switch (net_get_loss(m)) {
+  case NET_LOSS_MSE:
+    return 0;
+  case NET_LOSS_LOGISTIC:
+    return 2;
+  case NET_LOSS_SOFTMAX:
+    break;
+  }
+  return net_n_outputs(m);
+}
+
+static int check_labels(const dataset *d, const net *m, const char *path, char *err)
+{
+  net_loss loss = net_get_loss(m);
+  if (data_dim(d) != net_n_inputs(m)) {
+    snprintf(err, ERRLEN, "%s: the data has %zu features but model.layers starts with %zu inputs", path,
+             data_dim(d), net_n_inputs(m));
+    return -1;
+  }
+  if (loss == NET_LOSS_MSE)
+    return 0;
+  size_t room = loss == NET_LOSS_LOGISTIC ? 2 : net_n_outputs(m);
+  if (d->n_classes == 0 || d->n_classes > room) {
+    snprintf(err, ERRLEN, "%s: the labels %s, but the model has room for %zu classes", path,
+             d->n_classes ? "have more classes" : "are not class indices", room);
+    return -1;
+  }
+  return 0;
+}
+
+static int build_data(const scenario *sc, build *b, char *err)
+{
+  size_t dim = net_n_inputs(b->model), classes = model_classes(b->model);
+  if (strncmp(sc->source, "synthetic-", 10) == 0) {
+    size_t ntr = (size_t)sc->train, nte = (size_t)sc->test;
+    gsl_rng *r = rng_create(sc->seed, RNG_ROLE_DATA, 0);
+    dataset *all = strcmp(sc->source, "synthetic-teacher") == 0
+                       ? data_synthetic_teacher(ntr + nte, dim, (size_t)sc->teacher_hidden, classes, r)
+                       : data_synthetic_gaussian(ntr + nte, dim, classes, sc->separation, r);
+    gsl_rng_free(r);
+    if (all == NULL) {
+      snprintf(err, ERRLEN, "data.source: cannot generate %s data for this model", sc->source);
+      return -1;
+    }
+    b->train = data_slice(all, 0, ntr);
+    b->test = data_slice(all, ntr, ntr + nte);
+    data_free(all);
+    return 0;
+  }
+  const char *path = strchr(sc->source, ':') + 1;
+  dataset *all = strncmp(sc->source, "libsvm:", 7) == 0 ? data_load_libsvm(path, err, ERRLEN)
+                                                         : data_load_csv(path, err, ERRLEN);
+  if (all == NULL)
+    return -1;
+  int rc = check_labels(all, b->model, path, err);
+  if (rc == 0) {
+    gsl_rng *r = rng_create(sc->seed, RNG_ROLE_SPLIT, 0);
+    rc = data_split(all, sc->test_fraction, r, &b->train, &b->test);
+    gsl_rng_free(r);
+    if (rc != 0)
+      snprintf(err, ERRLEN, "%s: %zu examples are too few to split with test_fraction %g", path, data_n(all),
+               sc->test_fraction);
+  }
+  data_free(all);
+  return rc;
+}
+
+static size_t hosts_needed(const scenario *sc)
+{
+  if (strcmp(sc->algorithm, "sgd") == 0)
+    return sgd_hosts_needed();
+  downpour_params p = {.replicas = (int)sc->replicas, .ps_shards = (int)sc->ps_shards};
+  return downpour_hosts_needed(&p);
+}
+
+/* Writes the preset into a private temporary folder, or uses the user's file. */
+static int build_platform(const scenario *sc, build *b, char *err)
+{
+  if (sc->file[0]) {
+    snprintf(b->platform, sizeof(b->platform), "%s", sc->file);
+    return 0;
+  }
+  platform_spec spec;
+  size_t hosts = sc->hosts > 0 ? (size_t)sc->hosts : b->needed;
+  if (platform_preset(sc->preset, hosts, &spec) != 0) {
+    snprintf(err, ERRLEN, "platform.preset: unknown preset '%s' (see dtsim list)", sc->preset);
+    return -1;
+  }
+  snprintf(b->tmpdir, sizeof(b->tmpdir), "/tmp/dtsim-XXXXXX");
+  if (mkdtemp(b->tmpdir) == NULL) {
+    snprintf(err, ERRLEN, "cannot create a temporary folder: %s", strerror(errno));
+    b->tmpdir[0] = '\0';
+    return -1;
+  }
+  snprintf(b->platform, sizeof(b->platform), "%s/%s.xml", b->tmpdir, sc->preset);
+  FILE *f = fopen(b->platform, "w");
+  if (f == NULL) {
+    snprintf(err, ERRLEN, "%s: cannot write: %s", b->platform, strerror(errno));
+    return -1;
+  }
+  int rc = platform_write(&spec, f, err, ERRLEN);
+  if (fclose(f) != 0 && rc == 0) {
+    snprintf(err, ERRLEN, "%s: cannot write: %s", b->platform, strerror(errno));
+    rc = -1;
+  }
+  return rc;
+}
+
+static void build_free(build *b)
+{
+  net_free(b->model);
+  data_free(b->train);
+  data_free(b->test);
+  if (b->tmpdir[0]) {
+    unlink(b->platform);
+    rmdir(b->tmpdir);
+  }
+}
+
+/* ---- progress -------------------------------------------------------------- */
+
+typedef struct progress {
+  int shown;
+} progress;
+
+static void show_progress(void *ctx, double t, long steps, double loss, double acc)
+{
+  progress *p = ctx;
+  fprintf(stderr, "\rdtsim: sim %.3f s  steps %ld  loss %.4f  accuracy %.4f   ", t, steps, loss, acc);
+  fflush(stderr);
+  p->shown = 1;
+}
+
+/* ---- hosts and links ------------------------------------------------------- */
+
+static sg_host_t *place_hosts(const scenario *sc, sg_host_t *all, size_t n_all, size_t needed)
+{
+  sg_host_t *h = xbt_malloc(needed * sizeof(*h));
+  int spread = strcmp(sc->placement, "spread") == 0;
+  for (size_t i = 0; i < needed; i++)
+    h[i] = all[spread ? i * n_all / needed : i];
+  return h;
+}
+
+static int by_name(const void *a, const void *b)
+{
+  return strcmp(((const link_stat *)a)->name, ((const link_stat *)b)->name);
+}
+
+static link_stat *collect_links(double sim_time, size_t *n)
+{
+  sg_link_t *list = sg_link_list();
+  size_t count = sg_link_count();
+  link_stat *ls = xbt_malloc0((count ? count : 1) * sizeof(*ls));
+  for (size_t i = 0; i < count; i++) {
+    ls[i].name = xbt_strdup(sg_link_get_name(list[i]));
+    ls[i].bytes = sg_link_get_cum_load(list[i]);
+    double cap = sg_link_get_bandwidth(list[i]) * sim_time;
+    ls[i].utilization = cap > 0 ? ls[i].bytes / cap : 0;
+  }
+  xbt_free(list);
+  qsort(ls, count, sizeof(*ls), by_name);
+  *n = count;
+  return ls;
+}
+
+/* ---- the run --------------------------------------------------------------- */
+
+static void fill_config(const scenario *sc, const build *b, run_config *cfg)
+{
+  memset(cfg, 0, sizeof(*cfg));
+  cfg->seed = sc->seed;
+  cfg->max_sim_time = sc->max_sim_time;
+  cfg->max_steps = sc->max_steps;
+  cfg->target_accuracy = sc->target_accuracy;
+  cfg->eval_every = sc->eval_every;
+  cfg->model = b->model;
+  cfg->numerics = sc->numerics;
+  cfg->train = b->train;
+  cfg->test = b->test;
+  size_t sizes[64];
+  size_t n = parse_layers(sc->layers, sizes, 64);
+  const cost_virtual *v = sc->virtual_net[0] ? cost_virtual_find(sc->virtual_net) : NULL;
+  cfg->sim_params = v ? v->params : (double)net_n_params(b->model);
+  cfg->train_flops = v ? v->train_flops : cost_mlp_train_flops(n, sizes);
+  cfg->efficiency = sc->efficiency;
+  cost_dtype dt = COST_FP32;
+  cost_dtype_parse(sc->dtype, &dt);
+  cfg->elem_bytes = cost_dtype_bytes(dt);
+  cfg->sgd = (sgd_params){sc->sgd_batch, sc->sgd_lr};
+  cfg->downpour = (downpour_params){(int)sc->replicas, (int)sc->ps_shards, sc->n_fetch, sc->n_push, sc->batch,
+                                    sc->lr, sc->adagrad, sc->adagrad_gamma, sc->warmstart_steps, sc->overlap};
+}
+
+/* SimGrid's argv: the user's options after ours, so theirs win. */
+static char **simgrid_args(const engine_opts *o, int *argc)
+{
+  char **argv = xbt_malloc0(((size_t)o->sg_argc + 4) * sizeof(char *));
+  int n = 0;
+  argv[n++] = o->sg_argc > 0 ? o->sg_argv[0] : "dtsim";
+  argv[n++] = "--log=no_loc";
+  argv[n++] = "--log=xbt_cfg.thres:warning";
+#ifdef DTSIM_SANITIZE
+  argv[n++] = "--cfg=contexts/factory:thread";
+#endif
+  for (int i = 1; i < o->sg_argc; i++)
+    argv[n++] = o->sg_argv[i];
+  argv[n] = NULL;
+  *argc = n;
+  return argv;
+}
+
+static int simulate(const scenario *sc, build *b, const engine_opts *o, int argc, char **argv)
+{
+  char err[ERRLEN];
+  simgrid_init(&argc, argv);
+  sg_link_load_plugin_init();
+  simgrid_load_platform(b->platform);
+  sg_host_t *all;
+  size_t n_all = platform_hosts_in_order(b->platform, &all);
+  run_config cfg;
+  fill_config(sc, b, &cfg);
+  cfg.n_hosts = b->needed;
+  cfg.hosts = place_hosts(sc, all, n_all, b->needed);
+  int host_cores = sg_host_core_count(cfg.hosts[0]);
+  cfg.cores = sc->cores > 0 ? (int)sc->cores : host_cores;
+  if (cfg.cores > host_cores) {
+    snprintf(err, ERRLEN, "platform.cores: %ld cores asked, but host %s has %d", sc->cores,
+             sg_host_get_name(cfg.hosts[0]), host_cores);
+    xbt_free(all);
+    xbt_free(cfg.hosts);
+    return fail(err);
+  }
+  progress prog = {0};
+  if (!o->quiet && isatty(2)) {
+    cfg.on_eval = show_progress;
+    cfg.on_eval_ctx = &prog;
+  }
+  int is_sgd = strcmp(sc->algorithm, "sgd") == 0;
+  metrics *m = metrics_create(is_sgd ? sgd_metrics_slots() : downpour_metrics_slots(&cfg.downpour));
+  sgd *s = is_sgd ? sgd_deploy(&cfg, m) : NULL;
+  downpour *d = is_sgd ? NULL : downpour_deploy(&cfg, m);
+  simgrid_run();
+  if (prog.shown)
+    fputc('\n', stderr);
+
+  run_result res = {0};
+  res.sc = sc;
+  res.m = m;
+  res.sim_time = simgrid_get_clock();
+  res.steps = metrics_total_steps(m);
+  res.examples = res.steps * (is_sgd ? sc->sgd_batch : sc->batch);
+  res.bytes_total = msg_bytes_sent();
+  res.hosts_used = b->needed;
+  res.status = metrics_status_name(metrics_get_status(m));
+  link_stat *links = collect_links(res.sim_time, &res.n_links);
+  res.links = links;
+  int rc = output_write_all(o->out_dir, &res, err, ERRLEN) == 0 ? 0 : fail(err);
+  if (rc == 0 && !o->quiet) {
+    size_t ne = metrics_n_evals(m);
+    const metrics_eval *last = ne ? metrics_eval_at(m, ne - 1) : NULL;
+    printf("dtsim: %s %s: %.6g simulated s, %ld steps, loss %.6g, accuracy %.6g -> %s/\n", sc->algorithm,
+           res.status, res.sim_time, res.steps, last ? last->loss : NAN, last ? last->accuracy : NAN, o->out_dir);
+  }
+  if (rc == 0 && metrics_get_status(m) != METRICS_OK)
+    rc = 1;
+  for (size_t i = 0; i < res.n_links; i++)
+    xbt_free(links[i].name);
+  xbt_free(links);
+  sgd_free(s);
+  downpour_free(d);
+  metrics_free(m);
+  xbt_free(cfg.hosts);
+  xbt_free(all);
+  return rc;
+}
+
+int engine_run(const scenario *sc, const char *origin, const engine_opts *o)
+{
+  char err[ERRLEN];
+  (void)origin;
+  build b;
+  memset(&b, 0, sizeof(b));
+  b.needed = hosts_needed(sc);
+  b.model = build_model(sc);
+  if (b.model == NULL)
+    return fail("model: cannot build this network (check model.type and model.layers)");
+  int argc;
+  char **argv = simgrid_args(o, &argc);
+  int rc = 0;
+  if (sc->numerics && build_data(sc, &b, err) != 0)
+    rc = fail(err);
+  if (rc == 0 && build_platform(sc, &b, err) != 0)
+    rc = fail(err);
+  if (rc == 0) {
+    long hosts = platform_check(b.platform, argc, argv, err, ERRLEN);
+    if (hosts < 0)
+      rc = fail(err);
+    else if ((size_t)hosts < b.needed) {
+      snprintf(err, ERRLEN, "%s: the platform has %ld hosts, the run needs %zu (%s)",
+               sc->file[0] ? sc->file : sc->preset, hosts, b.needed,
+               strcmp(sc->algorithm, "sgd") == 0 ? "1 worker" : "downpour.replicas + downpour.ps_shards");
+      rc = fail(err);
+    }
+  }
+  if (rc == 0)
+    rc = simulate(sc, &b, o, argc, argv);
+  if (rc != 2 && o->expect) {
+    int e = output_expect(o->out_dir, o->expect, err, ERRLEN);
+    if (e == 1)
+      fprintf(stderr, "dtsim: --expect %s: %s\n", o->expect, err);
+    else if (e == 2)
+      fprintf(stderr, "dtsim: %s\n", err);
+    if (e != 0)
+      rc = e;
+  }
+  xbt_free(argv);
+  build_free(&b);
+  return rc;
+}

@@ -1,1 +1,210 @@
-int main(void) { return 0; }
+/* main.c - dtsim's command line: dispatch to run, platform and list. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <gsl/gsl_version.h>
+#include <simgrid/version.h>
+
+#include "models/cost.h"
+#include "sim/engine.h"
+#include "sim/platform.h"
+#include "sim/scenario.h"
+
+#define ERRLEN 1024
+
+static const char usage[] =
+    "usage: dtsim [COMMAND] [OPTIONS]\n"
+    "\n"
+    "dtsim simulates distributed deep-learning training on a SimGrid platform: real\n"
+    "gradients and losses, simulated time for compute and communication.\n"
+    "\n"
+    "commands:\n"
+    "  (none)      run the built-in default scenario (Downpour SGD with Adagrad, 20\n"
+    "              replicas, distbelief-2012 preset, small MLP); results in ./dtsim-out/\n"
+    "  run         run a scenario file:  dtsim run [SCENARIO.ini] [OPTIONS]\n"
+    "  platform    write a preset or a generated cluster as SimGrid XML\n"
+    "  list        list presets, algorithms, models and datasets ('list keys': scenario keys)\n"
+    "\n"
+    "  dtsim COMMAND --help   help on one command\n"
+    "  dtsim --version        version, SimGrid, GSL and BLAS in use\n"
+    "\n"
+    "exit status: 0 success; 1 the simulation ran but failed its goal (diverged,\n"
+    "target accuracy missed, --expect mismatch); 2 bad input.\n";
+
+static const char run_usage[] =
+    "usage: dtsim run [SCENARIO.ini] [--set SECTION.KEY=VALUE]... [--seed N] [--out DIR]\n"
+    "                 [--quiet] [--expect FILE] [--cfg=SIMGRID_OPTION:VALUE]... [--log=...]\n"
+    "\n"
+    "Runs one simulation. Without SCENARIO.ini, the built-in default scenario runs\n"
+    "(print it with 'dtsim run --print-default'). Keys are listed by 'dtsim list keys'.\n"
+    "\n"
+    "  --set S.K=V     override one scenario key, e.g. --set downpour.replicas=50\n"
+    "  --seed N        master seed (same as --set run.seed=N)\n"
+    "  --out DIR       result folder (default ./dtsim-out); created only when the run\n"
+    "                  completes; each file is written to a temporary name and renamed\n"
+    "  --quiet         no progress line on stderr, no closing line on stdout\n"
+    "  --expect FILE   compare this run with a saved summary.json or progress.csv: exit 1\n"
+    "                  and print the first differing value if they differ\n"
+    "  --cfg=..., --log=...   passed to SimGrid, e.g. --cfg=contexts/nthreads:2\n"
+    "  --print-default print the built-in default scenario and exit\n"
+    "\n"
+    "Outputs: summary.json, progress.csv (sim_time_s,step,loss,accuracy),\n"
+    "staleness.csv (staleness,count), links.csv (link,bytes,utilization).\n";
+
+static const char list_usage[] =
+    "usage: dtsim list [keys]\n"
+    "\n"
+    "Lists presets, algorithms, models, virtual networks and data sources, one line\n"
+    "each; 'dtsim list keys' prints every scenario key with its default and unit.\n";
+
+static int bad(const char *cmd, const char *msg)
+{
+  fprintf(stderr, "dtsim%s%s: %s\n", cmd ? " " : "", cmd ? cmd : "", msg);
+  return 2;
+}
+
+static int print_version(void)
+{
+  printf("dtsim %s\n", DTSIM_VERSION);
+  printf("SimGrid %d.%d.%d, GSL %s\n", SIMGRID_VERSION_MAJOR, SIMGRID_VERSION_MINOR, SIMGRID_VERSION_PATCH,
+         GSL_VERSION);
+  printf("BLAS: %s\n", strcmp(DTSIM_BLAS_NAME, "gsl") == 0
+                           ? "gsl (GSL's portable CBLAS: results bit-identical on any x86-64 machine)"
+                           : "openblas (single-threaded OpenBLAS: reproducible on one machine, may differ across CPU types)");
+  return 0;
+}
+
+static int list_main(int argc, char **argv)
+{
+  if (argc > 1 && (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0)) {
+    fputs(list_usage, stdout);
+    return 0;
+  }
+  if (argc > 1 && strcmp(argv[1], "keys") == 0) {
+    scenario_print_reference(stdout);
+    return 0;
+  }
+  if (argc > 1)
+    return bad("list", "unknown argument (try: dtsim list --help)");
+  const char *desc;
+  for (size_t i = 0; platform_preset_at(i, &desc); i++)
+    printf("preset     %-22s %s\n", platform_preset_at(i, &desc), desc);
+  printf("algorithm  %-22s %s\n", "downpour", "Downpour SGD: async replicas, sharded parameter server (Dean et al. 2012)");
+  printf("algorithm  %-22s %s\n", "sgd", "sequential minibatch SGD on one host (the baseline)");
+  printf("model      %-22s %s\n", "linear", "linear regression, squared loss (layers = D,1)");
+  printf("model      %-22s %s\n", "logistic", "binary logistic regression (layers = D,1)");
+  printf("model      %-22s %s\n", "softmax", "multinomial logistic regression (layers = D,K)");
+  printf("model      %-22s %s\n", "mlp", "multi-layer perceptron, softmax output (layers = D,H1,...,K)");
+  for (size_t i = 0; cost_virtual_at(i); i++)
+    printf("virtual    %-22s %s\n", cost_virtual_at(i)->name, cost_virtual_at(i)->description);
+  printf("dataset    %-22s %s\n", "synthetic-teacher", "labels from a random teacher network (data.teacher_hidden)");
+  printf("dataset    %-22s %s\n", "synthetic-gaussian", "Gaussian classes around random means (data.separation)");
+  printf("dataset    %-22s %s\n", "libsvm:PATH", "a LIBSVM file, split by data.test_fraction");
+  printf("dataset    %-22s %s\n", "csv:PATH", "a CSV file of numbers, label in the last column");
+  return 0;
+}
+
+static int is_simgrid_opt(const char *a)
+{
+  return strncmp(a, "--cfg=", 6) == 0 || strncmp(a, "--log=", 6) == 0;
+}
+
+/* `dtsim run ...`; argv[0] is "run" (or "dtsim" for the bare default run). */
+static int run_main(int argc, char **argv, const char *prog)
+{
+  char err[ERRLEN];
+  const char *path = NULL, *out = "dtsim-out", *expect = NULL, *seed = NULL;
+  int quiet = 0;
+  char **sets = calloc((size_t)argc + 1, sizeof(char *));
+  char **sg = calloc((size_t)argc + 2, sizeof(char *));
+  int nsets = 0, nsg = 0, rc = 0;
+  sg[nsg++] = (char *)prog;
+  for (int i = 1; i < argc && rc == 0; i++) {
+    const char *a = argv[i];
+    int has_next = i + 1 < argc;
+    if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
+      fputs(run_usage, stdout);
+      rc = -1;
+    } else if (strcmp(a, "--print-default") == 0) {
+      fputs(scenario_default_ini, stdout);
+      rc = -1;
+    } else if (strcmp(a, "--set") == 0 && has_next)
+      sets[nsets++] = argv[++i];
+    else if (strcmp(a, "--seed") == 0 && has_next)
+      seed = argv[++i];
+    else if (strcmp(a, "--out") == 0 && has_next)
+      out = argv[++i];
+    else if (strcmp(a, "--expect") == 0 && has_next)
+      expect = argv[++i];
+    else if (strcmp(a, "--quiet") == 0 || strcmp(a, "-q") == 0)
+      quiet = 1;
+    else if (is_simgrid_opt(a))
+      sg[nsg++] = argv[i];
+    else if (a[0] == '-' && a[1] != '\0') {
+      snprintf(err, sizeof(err), "unknown or incomplete option '%s' (try: dtsim run --help)", a);
+      rc = bad("run", err);
+    } else if (path == NULL)
+      path = a;
+    else
+      rc = bad("run", "only one scenario file can be given");
+  }
+  if (rc != 0) {
+    free(sets);
+    free(sg);
+    return rc < 0 ? 0 : rc;
+  }
+  scenario sc;
+  scenario_defaults(&sc);
+  const char *origin = path ? path : "<default>";
+  if (path ? scenario_load_file(&sc, path, err, sizeof(err))
+           : scenario_load_string(&sc, scenario_default_ini, origin, err, sizeof(err)))
+    rc = bad(NULL, err);
+  for (int i = 0; i < nsets && rc == 0; i++)
+    if (scenario_set(&sc, sets[i], err, sizeof(err)) != 0)
+      rc = bad(NULL, err);
+  if (rc == 0 && seed) {
+    char assign[128];
+    snprintf(assign, sizeof(assign), "run.seed=%s", seed);
+    if (scenario_set(&sc, assign, err, sizeof(err)) != 0) {
+      snprintf(err, sizeof(err), "--seed: '%s' is not a valid seed (a non-negative integer)", seed);
+      rc = bad(NULL, err);
+    }
+  }
+  if (rc == 0 && scenario_validate(&sc, origin, err, sizeof(err)) != 0)
+    rc = bad(NULL, err);
+  if (rc == 0 && expect && access(expect, R_OK) != 0) {
+    snprintf(err, sizeof(err), "--expect %s: cannot read the file", expect);
+    rc = bad(NULL, err);
+  }
+  if (rc == 0) {
+    engine_opts o = {.out_dir = out, .quiet = quiet, .expect = expect, .sg_argc = nsg, .sg_argv = sg};
+    rc = engine_run(&sc, origin, &o);
+  }
+  free(sets);
+  free(sg);
+  return rc;
+}
+
+int main(int argc, char **argv)
+{
+  if (argc < 2 || (argv[1][0] == '-' && strcmp(argv[1], "--help") != 0 && strcmp(argv[1], "-h") != 0 &&
+                   strcmp(argv[1], "--version") != 0))
+    return run_main(argc, argv, argv[0]);
+  const char *cmd = argv[1];
+  if (strcmp(cmd, "--help") == 0 || strcmp(cmd, "-h") == 0 || strcmp(cmd, "help") == 0) {
+    fputs(usage, stdout);
+    return 0;
+  }
+  if (strcmp(cmd, "--version") == 0)
+    return print_version();
+  if (strcmp(cmd, "run") == 0)
+    return run_main(argc - 1, argv + 1, argv[0]);
+  if (strcmp(cmd, "platform") == 0)
+    return platform_main(argc - 1, argv + 1);
+  if (strcmp(cmd, "list") == 0)
+    return list_main(argc - 1, argv + 1);
+  char err[256];
+  snprintf(err, sizeof(err), "unknown command '%s' (try: dtsim --help)", cmd);
+  return bad(NULL, err);
+}

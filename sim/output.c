@@ -1,1 +1,385 @@
-typedef int wip_placeholder_output;
+/* output.c - result files, atomic writes, and the --expect comparison. */
+#include "sim/output.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <jansson.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <xbt/sysdep.h>
+
+/* ---- a growing text buffer ---------------------------------------------- */
+
+typedef struct buf {
+  char *s;
+  size_t len, cap;
+} buf;
+
+static void buf_printf(buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void buf_printf(buf *b, const char *fmt, ...)
+{
+  va_list ap;
+  for (;;) {
+    size_t room = b->cap - b->len;
+    va_start(ap, fmt);
+    int n = vsnprintf(b->s ? b->s + b->len : NULL, room, fmt, ap);
+    va_end(ap);
+    if (n >= 0 && (size_t)n < room) {
+      b->len += (size_t)n;
+      return;
+    }
+    b->cap = b->cap * 2 + (size_t)n + 64;
+    b->s = xbt_realloc(b->s, b->cap);
+  }
+}
+
+/* %.17g round-trips a double; NaN is written "nan" whatever its sign bit. */
+static void buf_double(buf *b, double x)
+{
+  if (isnan(x))
+    buf_printf(b, "nan");
+  else
+    buf_printf(b, "%.17g", x);
+}
+
+/* ---- atomic files -------------------------------------------------------- */
+
+int output_write_file(const char *dir, const char *name, const char *data, size_t len, char *err,
+                      size_t errlen)
+{
+  char tmp[4096], path[4096];
+  snprintf(tmp, sizeof(tmp), "%s/.%s.tmp", dir, name);
+  snprintf(path, sizeof(path), "%s/%s", dir, name);
+  FILE *f = fopen(tmp, "wb");
+  if (f == NULL) {
+    snprintf(err, errlen, "%s: cannot write: %s", tmp, strerror(errno));
+    return -1;
+  }
+  size_t w = fwrite(data, 1, len, f);
+  int bad = w != len || fflush(f) != 0 || fsync(fileno(f)) != 0;
+  if (fclose(f) != 0 || bad) {
+    snprintf(err, errlen, "%s: write failed: %s", tmp, strerror(errno));
+    unlink(tmp);
+    return -1;
+  }
+  if (rename(tmp, path) != 0) {
+    snprintf(err, errlen, "%s: cannot rename into place: %s", path, strerror(errno));
+    unlink(tmp);
+    return -1;
+  }
+  return 0;
+}
+
+static int make_dirs(const char *dir, char *err, size_t errlen)
+{
+  char p[4096];
+  snprintf(p, sizeof(p), "%s", dir);
+  for (char *c = p + 1; *c; c++) {
+    if (*c != '/')
+      continue;
+    *c = '\0';
+    if (mkdir(p, 0777) != 0 && errno != EEXIST)
+      goto fail;
+    *c = '/';
+  }
+  if (mkdir(p, 0777) != 0 && errno != EEXIST)
+    goto fail;
+  return 0;
+fail:
+  snprintf(err, errlen, "%s: cannot create directory: %s", p, strerror(errno));
+  return -1;
+}
+
+/* ---- the four files ------------------------------------------------------ */
+
+static json_t *json_num(double x)
+{
+  return isfinite(x) ? json_real(x) : json_null();
+}
+
+static json_t *scenario_json(const scenario *sc)
+{
+  json_t *root = json_object();
+  for (size_t i = 0; i < scenario_key_count(); i++) {
+    const char *section, *key, *def, *unit, *doc;
+    char value[SCENARIO_STR + 64];
+    scenario_key_at(sc, i, &section, &key, value, sizeof(value), &def, &unit, &doc);
+    json_t *sec = json_object_get(root, section);
+    if (sec == NULL) {
+      sec = json_object();
+      json_object_set_new(root, section, sec);
+    }
+    json_object_set_new(sec, key, json_string(value));
+  }
+  return root;
+}
+
+static char *summary_json(const run_result *r)
+{
+  metrics *m = r->m;
+  size_t ne = metrics_n_evals(m);
+  const metrics_eval *last = ne ? metrics_eval_at(m, ne - 1) : NULL;
+  json_t *root = json_object();
+  json_object_set_new(root, "dtsim_version", json_string(DTSIM_VERSION));
+  json_object_set_new(root, "blas", json_string(DTSIM_BLAS_NAME));
+  json_object_set_new(root, "seed", json_integer((json_int_t)r->sc->seed));
+  json_object_set_new(root, "algorithm", json_string(r->sc->algorithm));
+  json_object_set_new(root, "scenario", scenario_json(r->sc));
+  json_object_set_new(root, "sim_time_s", json_num(r->sim_time));
+  json_object_set_new(root, "steps", json_integer(r->steps));
+  json_object_set_new(root, "examples", json_integer(r->examples));
+  json_object_set_new(root, "final_loss", json_num(last ? last->loss : NAN));
+  json_object_set_new(root, "final_accuracy", json_num(last ? last->accuracy : NAN));
+  double ttt = metrics_time_to_target(m);
+  json_object_set_new(root, "time_to_target_s", ttt >= 0 ? json_real(ttt) : json_null());
+  json_t *st = json_object();
+  json_object_set_new(st, "mean", json_real(metrics_staleness_mean(m)));
+  json_object_set_new(st, "p50", json_integer(metrics_staleness_quantile(m, 0.5)));
+  json_object_set_new(st, "p99", json_integer(metrics_staleness_quantile(m, 0.99)));
+  json_object_set_new(st, "max", json_integer(metrics_staleness_max(m)));
+  json_object_set_new(root, "staleness", st);
+  json_t *comm = json_object(), *top = json_array();
+  json_object_set_new(comm, "bytes_total", json_real(r->bytes_total));
+  /* top_links: the ten busiest links by bytes, ties broken by name. */
+  size_t *idx = xbt_malloc((r->n_links ? r->n_links : 1) * sizeof(size_t));
+  for (size_t i = 0; i < r->n_links; i++)
+    idx[i] = i;
+  for (size_t k = 0; k < r->n_links && k < 10; k++) {
+    size_t best = k;
+    for (size_t j = k + 1; j < r->n_links; j++)
+      if (r->links[idx[j]].bytes > r->links[idx[best]].bytes)
+        best = j;
+    size_t t = idx[k];
+    idx[k] = idx[best];
+    idx[best] = t;
+    const link_stat *l = &r->links[idx[k]];
+    if (l->bytes <= 0)
+      break;
+    json_t *o = json_object();
+    json_object_set_new(o, "name", json_string(l->name));
+    json_object_set_new(o, "bytes", json_real(l->bytes));
+    json_object_set_new(o, "utilization", json_num(l->utilization));
+    json_array_append_new(top, o);
+  }
+  xbt_free(idx);
+  json_object_set_new(comm, "top_links", top);
+  json_object_set_new(root, "comm", comm);
+  json_object_set_new(root, "hosts_used", json_integer((json_int_t)r->hosts_used));
+  json_object_set_new(root, "status", json_string(r->status));
+  char *s = json_dumps(root, JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(17));
+  json_decref(root);
+  return s;
+}
+
+int output_write_all(const char *dir, const run_result *r, char *err, size_t errlen)
+{
+  if (make_dirs(dir, err, errlen) != 0)
+    return -1;
+  char *summary = summary_json(r);
+  buf b = {0};
+  buf_printf(&b, "%s\n", summary);
+  free(summary);
+  int rc = output_write_file(dir, "summary.json", b.s, b.len, err, errlen);
+
+  b.len = 0;
+  buf_printf(&b, "sim_time_s,step,loss,accuracy\n");
+  for (size_t i = 0; i < metrics_n_evals(r->m); i++) {
+    const metrics_eval *e = metrics_eval_at(r->m, i);
+    buf_double(&b, e->sim_time);
+    buf_printf(&b, ",%ld,", e->steps);
+    buf_double(&b, e->loss);
+    buf_printf(&b, ",");
+    buf_double(&b, e->accuracy);
+    buf_printf(&b, "\n");
+  }
+  rc = rc ? rc : output_write_file(dir, "progress.csv", b.s, b.len, err, errlen);
+
+  b.len = 0;
+  buf_printf(&b, "staleness,count\n");
+  const long *counts;
+  size_t n = metrics_staleness(r->m, &counts);
+  for (size_t s = 0; s < n; s++)
+    if (counts[s])
+      buf_printf(&b, "%zu,%ld\n", s, counts[s]);
+  rc = rc ? rc : output_write_file(dir, "staleness.csv", b.s, b.len, err, errlen);
+
+  b.len = 0;
+  buf_printf(&b, "link,bytes,utilization\n");
+  for (size_t i = 0; i < r->n_links; i++) {
+    buf_printf(&b, "%s,", r->links[i].name);
+    buf_double(&b, r->links[i].bytes);
+    buf_printf(&b, ",");
+    buf_double(&b, r->links[i].utilization);
+    buf_printf(&b, "\n");
+  }
+  rc = rc ? rc : output_write_file(dir, "links.csv", b.s, b.len, err, errlen);
+  xbt_free(b.s);
+  return rc;
+}
+
+/* ---- --expect ------------------------------------------------------------ */
+
+static void json_path_value(const json_t *v, char *out, size_t len)
+{
+  char *s = json_dumps(v, JSON_ENCODE_ANY | JSON_COMPACT | JSON_REAL_PRECISION(17));
+  snprintf(out, len, "%s", s ? s : "?");
+  free(s);
+}
+
+/* Finds the first difference between two JSON values; path names where. */
+static int json_diff(const json_t *want, const json_t *got, char *path, size_t plen, char *msg, size_t msglen)
+{
+  if (json_is_object(want) && json_is_object(got)) {
+    const char *key;
+    json_t *wv;
+    size_t base = strlen(path);
+    json_object_foreach((json_t *)want, key, wv)
+    {
+      if (base == 0 && strcmp(key, "dtsim_version") == 0)
+        continue;
+      snprintf(path + base, plen - base, "%s%s", base ? "." : "", key);
+      json_t *gv = json_object_get(got, key);
+      if (gv == NULL) {
+        snprintf(msg, msglen, "%s: missing from this run", path);
+        return 1;
+      }
+      if (json_diff(wv, gv, path, plen, msg, msglen))
+        return 1;
+      path[base] = '\0';
+    }
+    return 0;
+  }
+  if (json_is_array(want) && json_is_array(got)) {
+    size_t base = strlen(path);
+    for (size_t i = 0; i < json_array_size(want) || i < json_array_size(got); i++) {
+      snprintf(path + base, plen - base, "[%zu]", i);
+      json_t *wv = json_array_get(want, i), *gv = json_array_get(got, i);
+      if (wv == NULL || gv == NULL) {
+        snprintf(msg, msglen, "%s: %s", path, wv ? "missing from this run" : "not in the expected file");
+        return 1;
+      }
+      if (json_diff(wv, gv, path, plen, msg, msglen))
+        return 1;
+      path[base] = '\0';
+    }
+    return 0;
+  }
+  if (json_equal((json_t *)want, (json_t *)got))
+    return 0;
+  char w[256], g[256];
+  json_path_value(want, w, sizeof(w));
+  json_path_value(got, g, sizeof(g));
+  snprintf(msg, msglen, "%s: expected %s, got %s", path, w, g);
+  return 1;
+}
+
+static char *slurp(const char *path)
+{
+  FILE *f = fopen(path, "rb");
+  if (f == NULL)
+    return NULL;
+  buf b = {0};
+  char chunk[8192];
+  size_t n;
+  while ((n = fread(chunk, 1, sizeof(chunk), f)) > 0) {
+    if (b.len + n + 1 > b.cap) {
+      b.cap = 2 * (b.len + n + 1);
+      b.s = xbt_realloc(b.s, b.cap);
+    }
+    memcpy(b.s + b.len, chunk, n);
+    b.len += n;
+  }
+  fclose(f);
+  if (b.s == NULL)
+    b.s = xbt_malloc0(1);
+  b.s[b.len] = '\0';
+  return b.s;
+}
+
+static int expect_csv(const char *want, const char *got, const char *name, char *msg, size_t msglen)
+{
+  const char *w = want, *g = got;
+  char header[256] = "";
+  for (int line = 1; *w || *g; line++) {
+    size_t wl = strcspn(w, "\n"), gl = strcspn(g, "\n");
+    if (line == 1)
+      snprintf(header, sizeof(header), "%.*s", (int)wl, w);
+    if (wl != gl || strncmp(w, g, wl) != 0) {
+      /* name the first differing column */
+      int col = 0;
+      size_t i = 0;
+      while (i < wl && i < gl && w[i] == g[i]) {
+        if (w[i] == ',')
+          col++;
+        i++;
+      }
+      const char *h = header;
+      for (int c = 0; c < col && h; c++) {
+        h = strchr(h, ',');
+        h = h ? h + 1 : NULL;
+      }
+      size_t ws = i, gs = i;
+      while (ws > 0 && w[ws - 1] != ',')
+        ws--;
+      gs = ws;
+      size_t we = ws + strcspn(w + ws, ",\n"), ge = gs + strcspn(g + gs, ",\n");
+      if (!*w || !*g)
+        snprintf(msg, msglen, "%s line %d: %s", name, line, *w ? "missing from this run" : "not in the expected file");
+      else
+        snprintf(msg, msglen, "%s line %d, column %.*s: expected %.*s, got %.*s", name, line,
+                 h ? (int)strcspn(h, ",") : 1, h ? h : "?", (int)(we - ws), w + ws, (int)(ge - gs), g + gs);
+      return 1;
+    }
+    w += wl + (w[wl] == '\n');
+    g += gl + (g[gl] == '\n');
+  }
+  return 0;
+}
+
+int output_expect(const char *dir, const char *expect_path, char *msg, size_t msglen)
+{
+  const char *base = strrchr(expect_path, '/');
+  base = base ? base + 1 : expect_path;
+  int is_json = strstr(base, ".json") != NULL;
+  int is_csv = strstr(base, ".csv") != NULL;
+  if (!is_json && !is_csv) {
+    snprintf(msg, msglen, "%s: --expect takes a saved summary.json or progress.csv", expect_path);
+    return 2;
+  }
+  char *want = slurp(expect_path);
+  if (want == NULL) {
+    snprintf(msg, msglen, "%s: cannot open: %s", expect_path, strerror(errno));
+    return 2;
+  }
+  char mine[4096];
+  snprintf(mine, sizeof(mine), "%s/%s", dir, is_json ? "summary.json" : "progress.csv");
+  char *got = slurp(mine);
+  int rc;
+  if (got == NULL) {
+    snprintf(msg, msglen, "%s: cannot open: %s", mine, strerror(errno));
+    rc = 2;
+  } else if (is_csv) {
+    rc = expect_csv(want, got, "progress.csv", msg, msglen);
+  } else {
+    json_error_t je;
+    json_t *w = json_loads(want, 0, &je), *g = json_loads(got, 0, NULL);
+    if (w == NULL) {
+      snprintf(msg, msglen, "%s:%d: not valid JSON: %s", expect_path, je.line, je.text);
+      rc = 2;
+    } else {
+      char path[512] = "", diff[1024];
+      rc = json_diff(w, g, path, sizeof(path), diff, sizeof(diff));
+      if (rc)
+        snprintf(msg, msglen, "summary.json: %s", diff);
+    }
+    json_decref(w);
+    json_decref(g);
+  }
+  xbt_free(want);
+  xbt_free(got);
+  return rc;
+}

@@ -1,0 +1,147 @@
+/* eval.c - the evaluator actor and the run's stop control. */
+#include "algorithms/eval.h"
+
+#include <math.h>
+#include <simgrid/actor.h>
+#include <simgrid/engine.h>
+#include <simgrid/mutex.h>
+#include <simgrid/semaphore.h>
+#include <xbt/sysdep.h>
+
+struct eval_ctl {
+  const run_config *cfg;
+  metrics *m;
+  int n_finishers;
+  eval_snapshot_fn snapshot;
+  void *snapshot_ctx;
+  sg_mutex_t mu;      /* guards steps and stop */
+  long steps;         /* minibatches done by all workers so far */
+  int stop;           /* set by the evaluator: workers stop at their next step */
+  sg_sem_t finished;  /* released once by each finishing actor */
+  gsl_vector *w;      /* the evaluator's copy of the parameters */
+  net_ws *ws;
+  int reached;        /* target accuracy reached */
+  double last_eval;
+};
+
+eval_ctl *eval_ctl_create(const run_config *cfg, metrics *m, int n_finishers,
+                          eval_snapshot_fn snapshot, void *snapshot_ctx)
+{
+  eval_ctl *e = xbt_malloc0(sizeof(*e));
+  e->cfg = cfg;
+  e->m = m;
+  e->n_finishers = n_finishers;
+  e->snapshot = cfg->numerics ? snapshot : NULL;
+  e->snapshot_ctx = snapshot_ctx;
+  e->mu = sg_mutex_init();
+  e->finished = sg_sem_init(0);
+  e->last_eval = -1;
+  if (e->snapshot) {
+    e->w = gsl_vector_alloc(net_n_params(cfg->model));
+    e->ws = net_ws_create(cfg->model, 1024);
+  }
+  return e;
+}
+
+void eval_ctl_free(eval_ctl *e)
+{
+  if (e == NULL)
+    return;
+  sg_mutex_destroy(e->mu);
+  sg_sem_destroy(e->finished);
+  if (e->w)
+    gsl_vector_free(e->w);
+  net_ws_free(e->ws);
+  xbt_free(e);
+}
+
+static long steps_so_far(eval_ctl *e)
+{
+  sg_mutex_lock(e->mu);
+  long s = e->steps;
+  sg_mutex_unlock(e->mu);
+  return s;
+}
+
+static void request_stop(eval_ctl *e)
+{
+  sg_mutex_lock(e->mu);
+  e->stop = 1;
+  sg_mutex_unlock(e->mu);
+}
+
+/* Measures held-out loss and accuracy of the current parameters and records them. */
+static void evaluate(eval_ctl *e)
+{
+  double now = simgrid_get_clock();
+  if (now == e->last_eval)
+    return;
+  e->last_eval = now;
+  double loss = NAN, acc = NAN;
+  if (e->snapshot) {
+    e->snapshot(e->snapshot_ctx, e->w);
+    net_evaluate(e->cfg->model, e->w, e->cfg->test->X, e->cfg->test->y, e->ws, &loss, &acc);
+  }
+  long steps = steps_so_far(e);
+  metrics_record_eval(e->m, now, steps, loss, acc);
+  if (e->cfg->on_eval)
+    e->cfg->on_eval(e->cfg->on_eval_ctx, now, steps, loss, acc);
+  if (e->snapshot && !isfinite(loss)) {
+    metrics_set_status(e->m, METRICS_DIVERGED);
+    request_stop(e);
+  } else if (e->cfg->target_accuracy > 0 && !e->reached && acc >= e->cfg->target_accuracy) {
+    e->reached = 1;
+    metrics_set_time_to_target(e->m, now);
+    request_stop(e);
+  }
+}
+
+/* Every eval_every simulated seconds until all finishers are done, then once more. */
+static void evaluator_actor(int argc, char **argv)
+{
+  (void)argc;
+  (void)argv;
+  eval_ctl *e = sg_actor_self_get_data();
+  double next = e->cfg->eval_every;
+  int finished = 0;
+  while (finished < e->n_finishers) {
+    if (sg_sem_acquire_timeout(e->finished, next - simgrid_get_clock()) == 0) {
+      finished++;
+      continue;
+    }
+    evaluate(e);
+    next += e->cfg->eval_every;
+  }
+  evaluate(e);
+  if (metrics_get_status(e->m) == METRICS_OK && e->cfg->target_accuracy > 0 && !e->reached)
+    metrics_set_status(e->m, METRICS_TARGET_MISSED);
+}
+
+void eval_start(eval_ctl *e, sg_host_t host)
+{
+  sg_actor_t a = sg_actor_init("evaluator", host);
+  sg_actor_set_data(a, e);
+  sg_actor_start(a, evaluator_actor, 0, NULL);
+}
+
+int eval_step_done(eval_ctl *e)
+{
+  sg_mutex_lock(e->mu);
+  e->steps++;
+  int stop = e->stop;
+  sg_mutex_unlock(e->mu);
+  return stop || simgrid_get_clock() >= e->cfg->max_sim_time;
+}
+
+int eval_should_stop(eval_ctl *e)
+{
+  sg_mutex_lock(e->mu);
+  int stop = e->stop;
+  sg_mutex_unlock(e->mu);
+  return stop || simgrid_get_clock() >= e->cfg->max_sim_time;
+}
+
+void eval_finished(eval_ctl *e)
+{
+  sg_sem_release(e->finished);
+}

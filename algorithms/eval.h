@@ -1,0 +1,40 @@
+#ifndef ALGORITHMS_EVAL_H
+#define ALGORITHMS_EVAL_H
+/* eval.h - the evaluator every algorithm shares, and the run's stop control.
+ * The evaluator is an actor that never computes or sends in simulated time: every
+ * eval_every simulated seconds it copies the current parameters (through the
+ * algorithm's snapshot function), measures held-out loss and accuracy with real
+ * numerics, records them, and decides whether the run must stop (target reached,
+ * divergence). Workers ask it once per step whether to go on. All shared state is
+ * behind SimGrid synchronisation, whose ordering is deterministic, so results stay
+ * byte-identical with parallel contexts. */
+
+#include <gsl/gsl_vector.h>
+
+#include "algorithms/metrics.h"
+#include "algorithms/run.h"
+
+/* Copies the current global parameters into w; called from the evaluator actor. */
+typedef void (*eval_snapshot_fn)(void *ctx, gsl_vector *w);
+
+typedef struct eval_ctl eval_ctl;
+
+/* A controller for a run whose training ends when n_finishers actors have called
+ * eval_finished. snapshot may be NULL when numerics are off (then only steps are
+ * recorded, with NaN loss and accuracy). Call from sim set-up, before simgrid_run. */
+eval_ctl *eval_ctl_create(const run_config *cfg, metrics *m, int n_finishers,
+                          eval_snapshot_fn snapshot, void *snapshot_ctx);
+void eval_ctl_free(eval_ctl *e);
+
+/* Creates the evaluator actor on host. */
+void eval_start(eval_ctl *e, sg_host_t host);
+
+/* A worker finished one step: counts it and returns 1 if the worker must stop
+ * (stop requested, max_sim_time reached), else 0. */
+int eval_step_done(eval_ctl *e);
+/* Returns 1 if a worker must not start another step (as above, without counting). */
+int eval_should_stop(eval_ctl *e);
+/* An actor whose end marks the end of training is done. */
+void eval_finished(eval_ctl *e);
+
+#endif

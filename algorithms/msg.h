@@ -1,0 +1,59 @@
+#ifndef ALGORITHMS_MSG_H
+#define ALGORITHMS_MSG_H
+/* msg.h - the messages actors exchange, and the mailbox helpers.
+ * The sender creates a message and putting it in a mailbox hands it over: the
+ * receiver frees it with msg_free, the sender never touches it after the put. */
+
+#include <stddef.h>
+#include <simgrid/comm.h>
+#include <simgrid/mailbox.h>
+
+/* Bytes of framing every message carries on the wire (kind, source, step,
+ * version, length): a fixed, documented allowance, not sizeof(msg). */
+#define MSG_HEADER_BYTES 64
+
+typedef enum msg_kind {
+  MSG_FETCH,  /* replica -> shard: send me your parameters */
+  MSG_PARAMS, /* shard -> replica: a copy of the shard's parameters and version */
+  MSG_PUSH,   /* replica -> shard: an accumulated gradient for the shard's slice */
+  MSG_GO,     /* replica 0 -> other replicas: warmstart is over, start training */
+  MSG_DONE,   /* a worker or shard has finished */
+  MSG_STOP    /* stop now */
+} msg_kind;
+
+typedef struct msg {
+  msg_kind kind;
+  int src;      /* rank of the sender in its role */
+  long step;    /* sender's step when it sent the message */
+  long version; /* PARAMS: shard version; PUSH: version of the oldest parameters used */
+  size_t n;     /* elements in data */
+  double *data; /* owned by the message; NULL when n == 0 */
+} msg;
+
+/* Returns a message with room for n doubles (uninitialised). Never NULL. */
+msg *msg_create(msg_kind kind, int src, long step, size_t n);
+/* Frees m and its data; msg_free(NULL) is a no-op. Takes void * so that it can
+ * serve as a detached communication's clean-up function. */
+void msg_free(void *m);
+
+/* Writes the mailbox name of (role, rank), e.g. "ps-3", into buf. */
+void mbox_name(char *buf, size_t len, const char *role, int rank);
+/* The mailbox of (role, rank). */
+sg_mailbox_t mbox_of(const char *role, int rank);
+
+/* Fire and forget: the message travels as `bytes` simulated bytes and is freed by
+ * the receiver (or by SimGrid if nobody ever receives it). */
+void msg_send(sg_mailbox_t to, msg *m, double bytes);
+/* Asynchronous send to wait for with sg_comm_wait / wait_all. */
+sg_comm_t msg_send_async(sg_mailbox_t to, msg *m, double bytes);
+/* Blocking receive; the caller owns (and frees) the message. */
+msg *msg_recv(sg_mailbox_t from);
+
+/* Total simulated bytes of every message sent so far in this process (all actors,
+ * summed atomically: integer sums do not depend on the order of threads). */
+double msg_bytes_sent(void);
+
+/* Simulated bytes of a message that carries n elements of elem_bytes each. */
+double msg_bytes(double n, size_t elem_bytes);
+
+#endif

@@ -1,0 +1,43 @@
+#ifndef ALGORITHMS_PS_H
+#define ALGORITHMS_PS_H
+/* ps.h - a parameter-server shard (Dean et al. 2012, section 4.1): it owns one
+ * contiguous slice of the parameters, answers fetches with a copy of its slice,
+ * and applies each pushed gradient as it arrives, with fixed-rate SGD or Adagrad
+ * kept on the shard. Shared by Downpour and, later, Sandblaster. */
+
+#include <gsl/gsl_vector.h>
+#include <simgrid/forward.h>
+
+#include "algorithms/eval.h"
+#include "algorithms/metrics.h"
+#include "algorithms/run.h"
+
+typedef struct ps_shard ps_shard;
+
+typedef struct ps_rule {
+  double lr;    /* fixed-rate SGD step */
+  int adagrad;  /* 1: per-parameter Adagrad with gamma below */
+  double gamma;
+} ps_rule;
+
+/* Shard `rank` of n_shards over the global parameter vector w (NULL when numerics
+ * are off; the shard's slice is a view of it, never a copy). It replies to mailboxes
+ * "<client_role>-<src>" and exits after n_clients MSG_DONE messages, then calls
+ * eval_finished. slot receives its staleness counts. Never NULL. */
+ps_shard *ps_create(const run_config *cfg, gsl_vector *w, int rank, int n_shards, ps_rule rule,
+                    const char *client_role, int n_clients, metrics_slot *slot, eval_ctl *eval);
+void ps_free(ps_shard *s);
+
+/* Creates the shard's actor on host; it listens on mailbox "ps-<rank>". */
+void ps_start(ps_shard *s, sg_host_t host);
+
+/* Numeric slice [begin, end) of the global vector, and simulated elements it stands for. */
+size_t ps_begin(const ps_shard *s);
+size_t ps_end(const ps_shard *s);
+double ps_sim_elems(const ps_shard *s);
+
+/* Copies the shard's current slice into the same positions of w (evaluator only;
+ * takes the shard's lock so that it never sees half an update). */
+void ps_snapshot(ps_shard *s, gsl_vector *w);
+
+#endif

@@ -1,0 +1,66 @@
+#ifndef ALGORITHMS_RUN_H
+#define ALGORITHMS_RUN_H
+/* run.h - what every algorithm's actors are handed: the validated run
+ * configuration (hosts, model, data, costs, algorithm parameters) and the
+ * metrics sink. sim/ fills it in; algorithms/ only reads it. */
+
+#include <stddef.h>
+#include <stdint.h>
+#include <simgrid/forward.h>
+
+#include "models/data.h"
+#include "models/net.h"
+
+typedef struct sgd_params {
+  long batch;
+  double lr;
+} sgd_params;
+
+typedef struct downpour_params {
+  int replicas;
+  int ps_shards;
+  long n_fetch;
+  long n_push;
+  long batch;
+  double lr;
+  int adagrad;
+  double adagrad_gamma;
+  long warmstart_steps;
+  int overlap;
+} downpour_params;
+
+/* Called by the evaluator after every evaluation (progress display); may be NULL. */
+typedef void (*run_eval_fn)(void *ctx, double sim_time, long steps, double loss, double accuracy);
+
+typedef struct run_config {
+  uint64_t seed;
+  double max_sim_time;    /* simulated s: no step starts after it */
+  long max_steps;         /* minibatches per worker; 0: no limit */
+  double target_accuracy; /* 0: none */
+  double eval_every;      /* simulated s */
+
+  sg_host_t *hosts;       /* in placement order; each algorithm documents who gets which */
+  size_t n_hosts;
+  int cores;              /* cores each training actor uses on its host (>= 1) */
+
+  const net *model;       /* the numeric network (always set: its shapes are the default costs) */
+  int numerics;           /* 0: timing only, no parameters or data are touched */
+  const dataset *train;   /* NULL when numerics are off */
+  const dataset *test;
+  double sim_params;      /* parameters that set message sizes (virtual or numeric) */
+  double train_flops;     /* forward + backward flops per example (virtual or numeric) */
+  double efficiency;      /* fraction of peak flop/s achieved, (0, 1] */
+  size_t elem_bytes;      /* bytes per element on the wire */
+
+  sgd_params sgd;
+  downpour_params downpour;
+
+  run_eval_fn on_eval;
+  void *on_eval_ctx;
+} run_config;
+
+/* Simulates `flops` of computation on the calling actor's host, spread evenly over
+ * cfg->cores cores and slowed by cfg->efficiency (flops / efficiency are executed). */
+void run_execute(const run_config *cfg, double flops);
+
+#endif

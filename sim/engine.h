@@ -1,0 +1,23 @@
+#ifndef SIM_ENGINE_H
+#define SIM_ENGINE_H
+/* engine.h - from a validated scenario to result files: builds the model, the data
+ * and the platform, checks everything a user can get wrong before SimGrid starts,
+ * deploys the algorithm's actors, runs the engine (one per process) and writes the
+ * outputs. */
+
+#include "sim/scenario.h"
+
+typedef struct engine_opts {
+  const char *out_dir;   /* where the result files go */
+  int quiet;             /* no progress line, no closing line */
+  const char *expect;    /* saved summary.json or progress.csv to compare with, or NULL */
+  int sg_argc;           /* SimGrid options (--cfg=..., --log=...), argv[0] first */
+  char **sg_argv;
+} engine_opts;
+
+/* Runs the scenario (origin names it in messages). Returns the exit status:
+ * 0 success; 1 the run failed its goal (diverged, target missed, --expect
+ * mismatch); 2 bad input (one line on stderr, no result folder written). */
+int engine_run(const scenario *sc, const char *origin, const engine_opts *o);
+
+#endif
