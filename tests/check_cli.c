@@ -1,0 +1,261 @@
+/* check_cli.c - the command line end to end: bad input gives exit 2 and one clear
+ * line with no result folder and no core dump; same seed gives byte-identical
+ * files (also with two SimGrid threads); --expect catches a changed result. */
+#include <check.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli_util.h"
+
+/* A small, fast Downpour run: 4 replicas, 2 shards, 30 steps each. */
+static const char small_ini[] =
+    "[run]\nalgorithm = downpour\nmax_steps = 30\neval_every = 0.002\n"
+    "[model]\nlayers = 16,32,4\n"
+    "[data]\ntrain = 2000\ntest = 500\n"
+    "[downpour]\nreplicas = 4\nps_shards = 2\n";
+
+/* Runs dtsim with args in a fresh folder holding small.ini; checks exit 2, exactly
+ * one line on stderr containing `needle`, and no result folder. */
+static void expect_bad_input(const char *const *args, const char *needle)
+{
+  char *dir = cli_tmpdir();
+  cli_write(dir, "small.ini", small_ini);
+  int rc = cli_run(dir, args);
+  char *err = cli_read(dir, "stderr");
+  ck_assert_msg(rc == 2, "exit status %d, stderr: %s", rc, err);
+  ck_assert_msg(cli_lines(err) == 1, "want one line on stderr, got: %s", err);
+  ck_assert_msg(strstr(err, needle) != NULL, "stderr lacks '%s': %s", needle, err);
+  ck_assert_msg(!cli_exists(dir, "out"), "a result folder was created");
+  ck_assert_msg(!cli_exists(dir, "core"), "a core file was left");
+  free(err);
+  free(dir);
+}
+
+START_TEST(test_cli_missing_scenario)
+{
+  const char *args[] = {"run", "nope.ini", "--out", "out", NULL};
+  expect_bad_input(args, "nope.ini");
+}
+END_TEST
+
+START_TEST(test_cli_malformed_scenario)
+{
+  char *dir = cli_tmpdir();
+  cli_write(dir, "bad.ini", "[run]\nseed = 3\nthis line has no equals sign\n");
+  const char *args[] = {"run", "bad.ini", "--out", "out", NULL};
+  int rc = cli_run(dir, args);
+  char *err = cli_read(dir, "stderr");
+  ck_assert_msg(rc == 2 && cli_lines(err) == 1 && strstr(err, "bad.ini:3") != NULL, "rc %d: %s", rc, err);
+  ck_assert(!cli_exists(dir, "out"));
+  free(err);
+  free(dir);
+}
+END_TEST
+
+START_TEST(test_cli_unknown_key)
+{
+  char *dir = cli_tmpdir();
+  cli_write(dir, "bad.ini", "[run]\nseed = 3\n\n[downpour]\nreplica = 4\n");
+  const char *args[] = {"run", "bad.ini", "--out", "out", NULL};
+  int rc = cli_run(dir, args);
+  char *err = cli_read(dir, "stderr");
+  ck_assert_msg(rc == 2 && cli_lines(err) == 1, "rc %d: %s", rc, err);
+  ck_assert_msg(strstr(err, "bad.ini:5") && strstr(err, "replica"), "%s", err);
+  ck_assert(!cli_exists(dir, "out"));
+  free(err);
+  free(dir);
+}
+END_TEST
+
+START_TEST(test_cli_malformed_platform)
+{
+  const char *args[] = {"run", "small.ini", "--set", "platform.file=" TEST_DATA_DIR "/cli-malformed.xml",
+                        "--out", "out", NULL};
+  expect_bad_input(args, "cli-malformed.xml");
+}
+END_TEST
+
+START_TEST(test_cli_missing_platform)
+{
+  const char *args[] = {"run", "small.ini", "--set", "platform.file=/nonexistent/p.xml", "--out", "out", NULL};
+  expect_bad_input(args, "/nonexistent/p.xml");
+}
+END_TEST
+
+START_TEST(test_cli_missing_data)
+{
+  const char *args[] = {"run", "small.ini", "--set", "data.source=libsvm:/nonexistent/d.svm", "--out", "out", NULL};
+  expect_bad_input(args, "/nonexistent/d.svm");
+}
+END_TEST
+
+START_TEST(test_cli_malformed_libsvm)
+{
+  /* cli-malformed.svm: line 3 has a feature without a value */
+  const char *args[] = {"run", "small.ini", "--set", "data.source=libsvm:" TEST_DATA_DIR "/cli-malformed.svm",
+                        "--set", "model.layers=4,8,2", "--out", "out", NULL};
+  expect_bad_input(args, "cli-malformed.svm:3");
+}
+END_TEST
+
+START_TEST(test_cli_too_few_hosts)
+{
+  /* cli-four-hosts.xml has 4 hosts; 4 replicas + 2 shards need 6 */
+  const char *args[] = {"run", "small.ini", "--set", "platform.file=" TEST_DATA_DIR "/cli-four-hosts.xml",
+                        "--out", "out", NULL};
+  expect_bad_input(args, "needs 6");
+}
+END_TEST
+
+START_TEST(test_cli_bad_values)
+{
+  const char *lr[] = {"run", "small.ini", "--set", "downpour.lr=-1", "--out", "out", NULL};
+  expect_bad_input(lr, "downpour.lr");
+  const char *batch[] = {"run", "small.ini", "--set", "downpour.batch=0", "--out", "out", NULL};
+  expect_bad_input(batch, "downpour.batch");
+  const char *hosts[] = {"run", "small.ini", "--set", "downpour.replicas=0", "--out", "out", NULL};
+  expect_bad_input(hosts, "downpour.replicas");
+  const char *eval[] = {"run", "small.ini", "--set", "run.eval_every=0", "--out", "out", NULL};
+  expect_bad_input(eval, "run.eval_every");
+}
+END_TEST
+
+START_TEST(test_cli_bad_options)
+{
+  const char *opt[] = {"run", "small.ini", "--frobnicate", NULL};
+  expect_bad_input(opt, "--frobnicate");
+  const char *cmd[] = {"frobnicate", NULL};
+  expect_bad_input(cmd, "frobnicate");
+  const char *expect[] = {"run", "small.ini", "--expect", "missing.json", "--out", "out", NULL};
+  expect_bad_input(expect, "missing.json");
+}
+END_TEST
+
+/* Runs the small scenario with extra arguments into dir/out_name; asserts success. */
+static void run_small(const char *dir, const char *out_name, const char *extra1, const char *extra2)
+{
+  const char *args[] = {"run", "small.ini", "--quiet", "--out", out_name, extra1, extra2, NULL};
+  int rc = cli_run(dir, args);
+  char *err = cli_read(dir, "stderr");
+  ck_assert_msg(rc == 0, "exit %d: %s", rc, err);
+  free(err);
+}
+
+static void assert_same_file(const char *dir, const char *a, const char *b, const char *name, int same)
+{
+  char pa[256], pb[256];
+  snprintf(pa, sizeof(pa), "%s/%s", a, name);
+  snprintf(pb, sizeof(pb), "%s/%s", b, name);
+  char *x = cli_read(dir, pa), *y = cli_read(dir, pb);
+  ck_assert_msg(x && y, "missing %s", name);
+  if (same)
+    ck_assert_msg(strcmp(x, y) == 0, "%s differs between %s and %s", name, a, b);
+  else
+    ck_assert_msg(strcmp(x, y) != 0, "%s is the same in %s and %s", name, a, b);
+  free(x);
+  free(y);
+}
+
+START_TEST(test_cli_determinism)
+{
+  static const char *files[] = {"summary.json", "progress.csv", "staleness.csv", "links.csv"};
+  char *dir = cli_tmpdir();
+  cli_write(dir, "small.ini", small_ini);
+  run_small(dir, "a", NULL, NULL);
+  run_small(dir, "b", NULL, NULL);
+  run_small(dir, "c", "--cfg=contexts/nthreads:2", NULL);
+  run_small(dir, "d", "--seed", "2");
+  for (int i = 0; i < 4; i++) {
+    assert_same_file(dir, "a", "b", files[i], 1);
+    assert_same_file(dir, "a", "c", files[i], 1);
+  }
+  assert_same_file(dir, "a", "d", "summary.json", 0);
+  assert_same_file(dir, "a", "d", "progress.csv", 0);
+  free(dir);
+}
+END_TEST
+
+START_TEST(test_cli_expect)
+{
+  char *dir = cli_tmpdir();
+  cli_write(dir, "small.ini", small_ini);
+  run_small(dir, "a", NULL, NULL);
+  const char *same[] = {"run", "small.ini", "--quiet", "--out", "b", "--expect", "a/summary.json", NULL};
+  ck_assert_int_eq(cli_run(dir, same), 0);
+  const char *same_csv[] = {"run", "small.ini", "--quiet", "--out", "b", "--expect", "a/progress.csv", NULL};
+  ck_assert_int_eq(cli_run(dir, same_csv), 0);
+  const char *other[] = {"run", "small.ini", "--quiet", "--out", "c", "--seed", "7", "--expect", "a/summary.json", NULL};
+  ck_assert_int_eq(cli_run(dir, other), 1);
+  char *err = cli_read(dir, "stderr");
+  ck_assert_msg(strstr(err, "expected") && strstr(err, "got"), "%s", err);
+  free(err);
+  const char *other_csv[] = {"run", "small.ini", "--quiet", "--out", "c", "--seed", "7", "--expect", "a/progress.csv", NULL};
+  ck_assert_int_eq(cli_run(dir, other_csv), 1);
+  err = cli_read(dir, "stderr");
+  ck_assert_msg(strstr(err, "progress.csv line 2"), "%s", err);
+  free(err);
+  free(dir);
+}
+END_TEST
+
+START_TEST(test_cli_help_and_list)
+{
+  char *dir = cli_tmpdir();
+  const char *help[] = {"--help", NULL};
+  ck_assert_int_eq(cli_run(dir, help), 0);
+  const char *run_help[] = {"run", "--help", NULL};
+  ck_assert_int_eq(cli_run(dir, run_help), 0);
+  char *out = cli_read(dir, "stdout");
+  ck_assert_ptr_nonnull(strstr(out, "--expect"));
+  free(out);
+  const char *version[] = {"--version", NULL};
+  ck_assert_int_eq(cli_run(dir, version), 0);
+  out = cli_read(dir, "stdout");
+  ck_assert_ptr_nonnull(strstr(out, "BLAS"));
+  free(out);
+  const char *list[] = {"list", NULL};
+  ck_assert_int_eq(cli_run(dir, list), 0);
+  out = cli_read(dir, "stdout");
+  ck_assert_ptr_nonnull(strstr(out, "distbelief-2012"));
+  ck_assert_ptr_nonnull(strstr(out, "speech-42m"));
+  free(out);
+  free(dir);
+}
+END_TEST
+
+static Suite *cli_suite(void)
+{
+  Suite *s = suite_create("cli");
+  TCase *tc = tcase_create("errors");
+  tcase_set_timeout(tc, 120);
+  tcase_add_test(tc, test_cli_missing_scenario);
+  tcase_add_test(tc, test_cli_malformed_scenario);
+  tcase_add_test(tc, test_cli_unknown_key);
+  tcase_add_test(tc, test_cli_malformed_platform);
+  tcase_add_test(tc, test_cli_missing_platform);
+  tcase_add_test(tc, test_cli_missing_data);
+  tcase_add_test(tc, test_cli_malformed_libsvm);
+  tcase_add_test(tc, test_cli_too_few_hosts);
+  tcase_add_test(tc, test_cli_bad_values);
+  tcase_add_test(tc, test_cli_bad_options);
+  suite_add_tcase(s, tc);
+  tc = tcase_create("determinism");
+  tcase_set_timeout(tc, 300);
+  tcase_add_test(tc, test_cli_determinism);
+  tcase_add_test(tc, test_cli_expect);
+  suite_add_tcase(s, tc);
+  tc = tcase_create("help");
+  tcase_set_timeout(tc, 60);
+  tcase_add_test(tc, test_cli_help_and_list);
+  suite_add_tcase(s, tc);
+  return s;
+}
+
+int main(void)
+{
+  SRunner *sr = srunner_create(cli_suite());
+  srunner_run_all(sr, CK_NORMAL);
+  int failed = srunner_ntests_failed(sr);
+  srunner_free(sr);
+  return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}

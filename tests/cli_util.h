@@ -1,0 +1,116 @@
+#ifndef TESTS_CLI_UTIL_H
+#define TESTS_CLI_UTIL_H
+/* cli_util.h - running the dtsim binary from Check tests: each simulation runs in
+ * its own process (SimGrid allows one engine per process), with stdout and stderr
+ * captured to files. Header-only, shared by the suites that drive the CLI. */
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+/* Runs DTSIM_BIN with the NULL-terminated arguments; stdout and stderr go to
+ * dir/stdout and dir/stderr. Returns the exit status, or 128 + signal. */
+static inline int cli_run(const char *dir, const char *const *args)
+{
+  char out[1024], err[1024];
+  snprintf(out, sizeof(out), "%s/stdout", dir);
+  snprintf(err, sizeof(err), "%s/stderr", dir);
+  pid_t pid = fork();
+  if (pid == 0) {
+    int fo = open(out, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    int fe = open(err, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    dup2(fo, 1);
+    dup2(fe, 2);
+    if (chdir(dir) != 0)
+      _exit(126);
+    const char *argv[64];
+    int n = 0;
+    argv[n++] = DTSIM_BIN;
+    for (; args[n - 1] && n < 63; n++)
+      argv[n] = args[n - 1];
+    argv[n] = NULL;
+    execv(DTSIM_BIN, (char *const *)argv);
+    _exit(127);
+  }
+  int st;
+  waitpid(pid, &st, 0);
+  return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+}
+
+/* Contents of dir/name (malloc'ed, NUL-terminated), or NULL. */
+static inline char *cli_read(const char *dir, const char *name)
+{
+  char path[1024];
+  snprintf(path, sizeof(path), "%s/%s", dir, name);
+  FILE *f = fopen(path, "rb");
+  if (f == NULL)
+    return NULL;
+  fseek(f, 0, SEEK_END);
+  long n = ftell(f);
+  fseek(f, 0, SEEK_SET);
+  char *s = malloc((size_t)n + 1);
+  size_t got = fread(s, 1, (size_t)n, f);
+  s[got] = '\0';
+  fclose(f);
+  return s;
+}
+
+/* A fresh temporary folder (malloc'ed path). */
+static inline char *cli_tmpdir(void)
+{
+  char *d = strdup("/tmp/dtsim-test-XXXXXX");
+  if (mkdtemp(d) == NULL) {
+    perror("mkdtemp");
+    abort();
+  }
+  return d;
+}
+
+static inline int cli_exists(const char *dir, const char *name)
+{
+  char path[1024];
+  struct stat sb;
+  snprintf(path, sizeof(path), "%s/%s", dir, name);
+  return stat(path, &sb) == 0;
+}
+
+/* Number of lines in s. */
+static inline int cli_lines(const char *s)
+{
+  int n = 0;
+  for (; s && *s; s++)
+    n += *s == '\n';
+  return n;
+}
+
+/* Writes text to dir/name. */
+static inline void cli_write(const char *dir, const char *name, const char *text)
+{
+  char path[1024];
+  snprintf(path, sizeof(path), "%s/%s", dir, name);
+  FILE *f = fopen(path, "w");
+  fputs(text, f);
+  fclose(f);
+}
+
+/* Value of a top-level JSON number field "key": 1.5 in summary.json text, as text. */
+static inline int cli_json_field(const char *json, const char *key, char *out, size_t len)
+{
+  char pat[128];
+  snprintf(pat, sizeof(pat), "\"%s\": ", key);
+  const char *p = strstr(json, pat);
+  if (p == NULL)
+    return -1;
+  p += strlen(pat);
+  size_t n = strcspn(p, ",\n}");
+  snprintf(out, len, "%.*s", (int)n, p);
+  return 0;
+}
+
+#endif
