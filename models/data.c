@@ -1,1 +1,530 @@
-typedef int wip_placeholder_data;
+/* data.c - data sets: synthetic generators, LIBSVM and CSV loaders, a
+ * deterministic train/test split, contiguous shards and minibatch draws.
+ *
+ * Every random draw comes from the gsl_rng the caller passes, in a documented
+ * order, so a data set is a function of its seed. Loaders are strict: a file
+ * either loads completely or fails with "PATH:LINE: problem", because a
+ * silently skipped line would change results without anyone noticing. */
+
+#include "models/data.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <gsl/gsl_blas.h>
+#include <gsl/gsl_randist.h>
+
+/* Integer labels with more distinct values than this are taken as regression targets. */
+#define DATA_MAX_CLASSES 1000
+/* Largest LIBSVM feature index accepted: the matrix is dense. */
+#define DATA_MAX_INDEX 16777216UL
+
+static void data_die(const char *what)
+{
+  fprintf(stderr, "data: %s\n", what);
+  abort();
+}
+
+static void *xrealloc(void *p, size_t size)
+{
+  p = realloc(p, size ? size : 1);
+  if (p == NULL) data_die("out of memory");
+  return p;
+}
+
+static void *xmalloc(size_t size)
+{
+  return xrealloc(NULL, size);
+}
+
+static dataset *dataset_alloc(size_t n, size_t dim, size_t n_classes)
+{
+  dataset *d = xmalloc(sizeof *d);
+  d->X = gsl_matrix_calloc(n, dim);
+  if (d->X == NULL) data_die("out of memory");
+  d->y = xmalloc(n * sizeof *d->y);
+  d->n_classes = n_classes;
+  return d;
+}
+
+void data_free(dataset *d)
+{
+  if (d == NULL) return;
+  gsl_matrix_free(d->X);
+  free(d->y);
+  free(d);
+}
+
+size_t data_n(const dataset *d) { return d->X->size1; }
+size_t data_dim(const dataset *d) { return d->X->size2; }
+
+/* ---- synthetic generators ---- */
+
+static void fill_gaussian(gsl_rng *r, double sigma, double *v, size_t n)
+{
+  for (size_t i = 0; i < n; i++)
+    v[i] = gsl_ran_gaussian(r, sigma);
+}
+
+static size_t argmax(const gsl_vector *v)
+{
+  size_t best = 0;
+  for (size_t j = 1; j < v->size; j++)
+    if (gsl_vector_get(v, j) > gsl_vector_get(v, best)) best = j;
+  return best;
+}
+
+/* Draw order: W1 (hidden x dim, N(0, 1/dim)), W2 (out x hidden, N(0, 1/hidden)),
+ * then per example its x and, for regression, its noise. The variances keep
+ * the pre-activations at unit scale. The teacher has no biases, so it is odd
+ * in x and with two classes each has probability exactly 1/2. */
+dataset *data_synthetic_teacher(size_t n, size_t dim, size_t hidden, size_t n_classes, gsl_rng *r)
+{
+  if (n == 0 || dim == 0 || hidden == 0 || n_classes == 1) return NULL;
+  size_t n_out = n_classes > 0 ? n_classes : 1;
+  gsl_matrix *W1 = gsl_matrix_alloc(hidden, dim), *W2 = gsl_matrix_alloc(n_out, hidden);
+  gsl_vector *h = gsl_vector_alloc(hidden), *o = gsl_vector_alloc(n_out);
+  if (!W1 || !W2 || !h || !o) data_die("out of memory");
+  fill_gaussian(r, 1.0 / sqrt((double)dim), W1->data, hidden * dim);
+  fill_gaussian(r, 1.0 / sqrt((double)hidden), W2->data, n_out * hidden);
+
+  dataset *d = dataset_alloc(n, dim, n_classes);
+  for (size_t i = 0; i < n; i++) {
+    gsl_vector_view x = gsl_matrix_row(d->X, i);
+    fill_gaussian(r, 1.0, x.vector.data, dim);
+    gsl_blas_dgemv(CblasNoTrans, 1.0, W1, &x.vector, 0.0, h);
+    for (size_t j = 0; j < hidden; j++)
+      gsl_vector_set(h, j, tanh(gsl_vector_get(h, j)));
+    gsl_blas_dgemv(CblasNoTrans, 1.0, W2, h, 0.0, o);
+    if (n_classes > 0)
+      d->y[i] = (double)argmax(o);
+    else
+      d->y[i] = gsl_vector_get(o, 0) + gsl_ran_gaussian(r, 0.1);
+  }
+  gsl_matrix_free(W1);
+  gsl_matrix_free(W2);
+  gsl_vector_free(h);
+  gsl_vector_free(o);
+  return d;
+}
+
+/* Draw order: the class means (or v) first, then per example its class, its
+ * x and, for regression, its noise. */
+dataset *data_synthetic_gaussian(size_t n, size_t dim, size_t n_classes, double sep, gsl_rng *r)
+{
+  if (n == 0 || dim == 0 || n_classes == 1) return NULL;
+  size_t n_centres = n_classes > 0 ? n_classes : 1;
+  double *mu = xmalloc(n_centres * dim * sizeof *mu);
+  if (n_classes > 0)
+    fill_gaussian(r, sep, mu, n_classes * dim);
+  else
+    fill_gaussian(r, 1.0 / sqrt((double)dim), mu, dim);
+
+  dataset *d = dataset_alloc(n, dim, n_classes);
+  for (size_t i = 0; i < n; i++) {
+    double *x = d->X->data + i * d->X->tda;
+    if (n_classes > 0) {
+      size_t c = gsl_rng_uniform_int(r, n_classes);
+      for (size_t j = 0; j < dim; j++)
+        x[j] = mu[c * dim + j] + gsl_ran_gaussian(r, 1.0);
+      d->y[i] = (double)c;
+    } else {
+      double dot = 0.0;
+      for (size_t j = 0; j < dim; j++) {
+        x[j] = gsl_ran_gaussian(r, 1.0);
+        dot += mu[j] * x[j];
+      }
+      d->y[i] = dot + gsl_ran_gaussian(r, 0.1);
+    }
+  }
+  free(mu);
+  return d;
+}
+
+/* ---- growable arrays and error text for the loaders ---- */
+
+typedef struct dbuf {
+  double *v;
+  size_t n, cap;
+} dbuf;
+
+typedef struct zbuf {
+  size_t *v;
+  size_t n, cap;
+} zbuf;
+
+static void dbuf_push(dbuf *b, double x)
+{
+  if (b->n == b->cap) {
+    b->cap = b->cap ? 2 * b->cap : 256;
+    b->v = xrealloc(b->v, b->cap * sizeof *b->v);
+  }
+  b->v[b->n++] = x;
+}
+
+static void zbuf_push(zbuf *b, size_t x)
+{
+  if (b->n == b->cap) {
+    b->cap = b->cap ? 2 * b->cap : 256;
+    b->v = xrealloc(b->v, b->cap * sizeof *b->v);
+  }
+  b->v[b->n++] = x;
+}
+
+static void seterr(char *err, size_t errlen, const char *fmt, ...)
+{
+  if (err == NULL || errlen == 0) return;
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(err, errlen, fmt, ap);
+  va_end(ap);
+}
+
+/* A finite double spanning all of s (no trailing characters, no empty string). */
+static int parse_double(const char *s, double *out)
+{
+  char *end;
+  double v = strtod(s, &end);
+  if (end == s || *end != '\0' || !isfinite(v)) return -1;
+  *out = v;
+  return 0;
+}
+
+static FILE *open_or_err(const char *path, char *err, size_t errlen)
+{
+  FILE *f = fopen(path, "r");
+  if (f == NULL) seterr(err, errlen, "%s: cannot open: %s", path, strerror(errno));
+  return f;
+}
+
+static void chomp(char *line)
+{
+  line[strcspn(line, "\r\n")] = '\0';
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+  double x = *(const double *)a, y = *(const double *)b;
+  return (x > y) - (x < y);
+}
+
+/* Maps integer labels onto class indices 0..k-1 in increasing order, or leaves
+ * them as regression targets (returns 0 classes). Returns -1 if they are one
+ * single class, which no classifier can be trained on. */
+static int map_labels(double *y, size_t n, size_t *n_classes)
+{
+  for (size_t i = 0; i < n; i++)
+    if (y[i] != floor(y[i]) || fabs(y[i]) > 9007199254740992.0 /* 2^53 */) {
+      *n_classes = 0;
+      return 0;
+    }
+  double *u = xmalloc(n * sizeof *u);
+  memcpy(u, y, n * sizeof *u);
+  qsort(u, n, sizeof *u, cmp_double);
+  size_t k = 0;
+  for (size_t i = 0; i < n; i++)
+    if (k == 0 || u[i] != u[k - 1]) u[k++] = u[i];
+  if (k > DATA_MAX_CLASSES) {
+    free(u);
+    *n_classes = 0;
+    return 0;
+  }
+  for (size_t i = 0; i < n; i++) {
+    const double *c = bsearch(&y[i], u, k, sizeof *u, cmp_double);
+    y[i] = (double)(c - u);
+  }
+  free(u);
+  *n_classes = k;
+  return k == 1 ? -1 : 0;
+}
+
+/* Builds the data set from row-major values, maps the labels; frees nothing. */
+static dataset *finish(const char *path, const dbuf *labels, size_t dim, char *err, size_t errlen)
+{
+  size_t n = labels->n, n_classes;
+  if (n == 0) {
+    seterr(err, errlen, "%s: no examples", path);
+    return NULL;
+  }
+  if (dim == 0) {
+    seterr(err, errlen, "%s: no features", path);
+    return NULL;
+  }
+  if (n > SIZE_MAX / sizeof(double) / dim) {
+    seterr(err, errlen, "%s: %zu x %zu values do not fit in memory", path, n, dim);
+    return NULL;
+  }
+  dataset *d = dataset_alloc(n, dim, 0);
+  memcpy(d->y, labels->v, n * sizeof *d->y);
+  if (map_labels(d->y, n, &n_classes) != 0) {
+    seterr(err, errlen, "%s: every example has label %.17g; need two classes or real targets", path,
+           labels->v[0]);
+    data_free(d);
+    return NULL;
+  }
+  d->n_classes = n_classes;
+  return d;
+}
+
+/* ---- LIBSVM ---- */
+
+/* The features of one LIBSVM line, kept as (row, index, value) triples. */
+typedef struct svm_entries {
+  zbuf row, col;
+  dbuf val;
+  size_t dim;
+} svm_entries;
+
+/* Parses "INDEX:VALUE" in place; returns NULL, or why the token is not a feature. */
+static const char *parse_feature(char *tok, size_t *idx, double *val)
+{
+  char *colon = strchr(tok, ':');
+  if (colon == NULL || colon == tok) return "expected INDEX:VALUE";
+  *colon = '\0';
+  /* strtoul would accept signs and blanks; an index is digits only. */
+  int digits = strspn(tok, "0123456789") == strlen(tok);
+  unsigned long i = digits ? strtoul(tok, NULL, 10) : 0;
+  *colon = ':';
+  if (!digits) return "expected INDEX:VALUE";
+  if (i == 0 || i > DATA_MAX_INDEX) return "indices run from 1 to 16777216";
+  if (parse_double(colon + 1, val) != 0) return "expected INDEX:VALUE with a finite VALUE";
+  *idx = i;
+  return NULL;
+}
+
+/* Parses one line (comment already cut) as example `row`; returns 0, or -1 with err set. */
+static int svm_line(char *line, const char *path, size_t lineno, dbuf *labels, svm_entries *e,
+                    char *err, size_t errlen)
+{
+  const char *blanks = " \t";
+  char *save = NULL, *tok = strtok_r(line, blanks, &save);
+  size_t row = labels->n, prev = 0;
+  double label;
+  if (parse_double(tok, &label) != 0) {
+    seterr(err, errlen, "%s:%zu: label '%s' is not a number", path, lineno, tok);
+    return -1;
+  }
+  dbuf_push(labels, label);
+  while ((tok = strtok_r(NULL, blanks, &save)) != NULL) {
+    size_t idx;
+    double val;
+    const char *why = parse_feature(tok, &idx, &val);
+    if (why != NULL) {
+      seterr(err, errlen, "%s:%zu: bad feature '%s' (%s)", path, lineno, tok, why);
+      return -1;
+    }
+    if (idx <= prev) {
+      seterr(err, errlen, "%s:%zu: indices must be increasing ('%s' after index %zu)", path, lineno, tok, prev);
+      return -1;
+    }
+    zbuf_push(&e->row, row);
+    zbuf_push(&e->col, idx - 1);
+    dbuf_push(&e->val, val);
+    if (idx > e->dim) e->dim = idx;
+    prev = idx;
+  }
+  return 0;
+}
+
+dataset *data_load_libsvm(const char *path, char *err, size_t errlen)
+{
+  FILE *f = open_or_err(path, err, errlen);
+  if (f == NULL) return NULL;
+  dbuf labels = {0};
+  svm_entries e = {0};
+  char *line = NULL;
+  size_t cap = 0, lineno = 0;
+  int bad = 0;
+  while (!bad && getline(&line, &cap, f) != -1) {
+    lineno++;
+    chomp(line);
+    line[strcspn(line, "#")] = '\0';
+    if (line[strspn(line, " \t")] == '\0') continue;
+    bad = svm_line(line, path, lineno, &labels, &e, err, errlen) != 0;
+  }
+  if (!bad && ferror(f)) {
+    seterr(err, errlen, "%s: read error: %s", path, strerror(errno));
+    bad = 1;
+  }
+  fclose(f);
+  free(line);
+  dataset *d = bad ? NULL : finish(path, &labels, e.dim, err, errlen);
+  for (size_t k = 0; d != NULL && k < e.val.n; k++)
+    gsl_matrix_set(d->X, e.row.v[k], e.col.v[k], e.val.v[k]);
+  free(labels.v);
+  free(e.row.v);
+  free(e.col.v);
+  free(e.val.v);
+  return d;
+}
+
+/* ---- CSV ---- */
+
+/* Scratch for one CSV line; ncol is fixed by the first non-blank line. */
+typedef struct csv_reader {
+  char **fields;
+  double *vals;
+  size_t cap, ncol;
+} csv_reader;
+
+/* Splits a line on commas into fields (trimmed in place); returns the count. */
+static size_t csv_split(csv_reader *c, char *line)
+{
+  size_t n = 0;
+  char *p = line;
+  for (;;) {
+    if (n == c->cap) {
+      c->cap = c->cap ? 2 * c->cap : 16;
+      c->fields = xrealloc(c->fields, c->cap * sizeof *c->fields);
+      c->vals = xrealloc(c->vals, c->cap * sizeof *c->vals);
+    }
+    char *comma = strchr(p, ',');
+    if (comma) *comma = '\0';
+    p += strspn(p, " \t");
+    size_t len = strlen(p);
+    while (len > 0 && (p[len - 1] == ' ' || p[len - 1] == '\t'))
+      p[--len] = '\0';
+    c->fields[n++] = p;
+    if (!comma) return n;
+    p = comma + 1;
+  }
+}
+
+/* Index of the first field that is not a number, or n if all are. */
+static size_t csv_parse_fields(csv_reader *c, size_t n)
+{
+  for (size_t j = 0; j < n; j++)
+    if (parse_double(c->fields[j], &c->vals[j]) != 0) return j;
+  return n;
+}
+
+/* Parses one non-blank line into X values and a label. Returns 0, 1 for a
+ * header (the first line, when it is not all numbers), or -1 with err set. */
+static int csv_line(csv_reader *c, char *line, const char *path, size_t lineno, dbuf *X, dbuf *labels,
+                    char *err, size_t errlen)
+{
+  size_t m = csv_split(c, line);
+  int first = c->ncol == 0;
+  if (first && m < 2) {
+    seterr(err, errlen, "%s:%zu: expected at least 2 columns (features, then the label), found %zu", path,
+           lineno, m);
+    return -1;
+  }
+  if (first) c->ncol = m;
+  if (m != c->ncol) {
+    seterr(err, errlen, "%s:%zu: expected %zu columns, found %zu", path, lineno, c->ncol, m);
+    return -1;
+  }
+  size_t bad = csv_parse_fields(c, m);
+  if (bad < m && first) return 1;
+  if (bad < m) {
+    seterr(err, errlen, "%s:%zu: column %zu: '%s' is not a number", path, lineno, bad + 1, c->fields[bad]);
+    return -1;
+  }
+  for (size_t j = 0; j + 1 < m; j++)
+    dbuf_push(X, c->vals[j]);
+  dbuf_push(labels, c->vals[m - 1]);
+  return 0;
+}
+
+dataset *data_load_csv(const char *path, char *err, size_t errlen)
+{
+  FILE *f = open_or_err(path, err, errlen);
+  if (f == NULL) return NULL;
+  dbuf X = {0}, labels = {0};
+  csv_reader c = {0};
+  char *line = NULL;
+  size_t cap = 0, lineno = 0;
+  int rc = 0;
+  while (rc >= 0 && getline(&line, &cap, f) != -1) {
+    lineno++;
+    chomp(line);
+    if (line[strspn(line, " \t")] == '\0') continue;
+    rc = csv_line(&c, line, path, lineno, &X, &labels, err, errlen);
+  }
+  if (rc >= 0 && ferror(f)) {
+    seterr(err, errlen, "%s: read error: %s", path, strerror(errno));
+    rc = -1;
+  }
+  fclose(f);
+  free(line);
+  free(c.fields);
+  free(c.vals);
+  dataset *d = rc < 0 ? NULL : finish(path, &labels, c.ncol > 0 ? c.ncol - 1 : 0, err, errlen);
+  if (d != NULL) memcpy(d->X->data, X.v, X.n * sizeof *X.v);
+  free(X.v);
+  free(labels.v);
+  return d;
+}
+
+/* ---- split, slices, shards, batches ---- */
+
+/* A fresh data set holding rows idx[0..n-1] of d, in that order. */
+static dataset *gather(const dataset *d, const size_t *idx, size_t n)
+{
+  dataset *out = dataset_alloc(n, data_dim(d), d->n_classes);
+  for (size_t i = 0; i < n; i++) {
+    gsl_vector_const_view src = gsl_matrix_const_row(d->X, idx[i]);
+    gsl_matrix_set_row(out->X, i, &src.vector);
+    out->y[i] = d->y[idx[i]];
+  }
+  return out;
+}
+
+int data_split(const dataset *d, double test_fraction, gsl_rng *r, dataset **train, dataset **test)
+{
+  *train = *test = NULL;
+  size_t n = data_n(d);
+  if (!(test_fraction >= 0.0 && test_fraction <= 1.0)) return -1;
+  size_t n_test = (size_t)floor(test_fraction * (double)n + 0.5);
+  if (n_test == 0 || n_test >= n) return -1;
+  size_t *perm = xmalloc(n * sizeof *perm);
+  for (size_t i = 0; i < n; i++)
+    perm[i] = i;
+  /* Fisher-Yates (Knuth, TAOCP vol. 2, Algorithm 3.4.2P), from the top down. */
+  for (size_t i = n - 1; i > 0; i--) {
+    size_t j = gsl_rng_uniform_int(r, i + 1), t = perm[i];
+    perm[i] = perm[j];
+    perm[j] = t;
+  }
+  *test = gather(d, perm, n_test);
+  *train = gather(d, perm + n_test, n - n_test);
+  free(perm);
+  return 0;
+}
+
+dataset *data_slice(const dataset *d, size_t begin, size_t end)
+{
+  if (begin >= end || end > data_n(d)) return NULL;
+  dataset *out = dataset_alloc(end - begin, data_dim(d), d->n_classes);
+  gsl_matrix_const_view src = gsl_matrix_const_submatrix(d->X, begin, 0, end - begin, data_dim(d));
+  gsl_matrix_memcpy(out->X, &src.matrix);
+  memcpy(out->y, d->y + begin, (end - begin) * sizeof *out->y);
+  return out;
+}
+
+/* The first n_rows % n_shards shards get one extra row, so sizes differ by at most one. */
+void data_shard_bounds(size_t n_rows, size_t n_shards, size_t k, size_t *begin, size_t *end)
+{
+  if (n_shards == 0 || k >= n_shards) data_die("data_shard_bounds: shard index out of range");
+  size_t base = n_rows / n_shards, extra = n_rows % n_shards;
+  *begin = k * base + (k < extra ? k : extra);
+  *end = *begin + base + (k < extra ? 1 : 0);
+}
+
+void data_sample_batch(const dataset *d, size_t begin, size_t end, gsl_rng *r, size_t batch,
+                       gsl_matrix *Xb, double *yb)
+{
+  if (begin >= end || end > data_n(d)) data_die("data_sample_batch: empty or out-of-range rows");
+  if (Xb->size1 < batch || Xb->size2 != data_dim(d)) data_die("data_sample_batch: Xb has the wrong shape");
+  for (size_t i = 0; i < batch; i++) {
+    size_t row = begin + gsl_rng_uniform_int(r, end - begin);
+    gsl_vector_const_view src = gsl_matrix_const_row(d->X, row);
+    gsl_matrix_set_row(Xb, i, &src.vector);
+    yb[i] = d->y[row];
+  }
+}
