@@ -10,6 +10,8 @@
 #include <stdio.h>
 
 #define SCENARIO_STR 512
+/* Most sizes model.layers may list (inputs, hidden layers, outputs). */
+#define SCENARIO_MAX_LAYERS 64
 
 typedef struct scenario {
   /* [run] */
@@ -80,6 +82,11 @@ size_t scenario_key_count(void);
 void scenario_key_at(const scenario *s, size_t i, const char **section, const char **key,
                      char *value, size_t valuelen, const char **def, const char **unit,
                      const char **doc);
+
+/* Parses a model.layers list ("64,128,10": sizes from 1 to 10^9, blanks around commas
+ * allowed) into sizes[0..cap-1]. Returns the number of sizes, or -1 if the text is
+ * malformed or lists more than cap sizes. sizes may be NULL: then it only counts. */
+int scenario_layers(const char *text, size_t *sizes, size_t cap);
 
 /* Prints the key reference as a Markdown table (the README's, and `dtsim list keys`). */
 void scenario_print_reference(FILE *out);

@@ -1,0 +1,651 @@
+/* check_scenario.c - the scenario module: defaults, INI parsing, --set overrides,
+ * error messages (file, line, key), validation of combinations, the key reference. */
+
+#include <check.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "sim/scenario.h"
+
+#define ERRLEN 1024
+
+/* Every field compared explicitly, so a field without a key (never written by
+ * scenario_defaults or scenario_set) makes two differently pre-filled structs differ. */
+static int scenario_equal(const scenario *a, const scenario *b)
+{
+#define STR_EQ(f) (strcmp(a->f, b->f) == 0)
+#define NUM_EQ(f) (a->f == b->f)
+  return STR_EQ(algorithm) && NUM_EQ(seed) && NUM_EQ(max_sim_time) && NUM_EQ(max_steps) &&
+         NUM_EQ(target_accuracy) && NUM_EQ(eval_every) && STR_EQ(preset) && STR_EQ(file) &&
+         NUM_EQ(hosts) && STR_EQ(placement) && NUM_EQ(cores) && STR_EQ(type) && STR_EQ(layers) &&
+         STR_EQ(activation) && STR_EQ(virtual_net) && NUM_EQ(numerics) && NUM_EQ(efficiency) &&
+         STR_EQ(dtype) && STR_EQ(source) && NUM_EQ(train) && NUM_EQ(test) &&
+         NUM_EQ(test_fraction) && NUM_EQ(teacher_hidden) && NUM_EQ(separation) &&
+         NUM_EQ(sgd_batch) && NUM_EQ(sgd_lr) && NUM_EQ(replicas) && NUM_EQ(ps_shards) &&
+         NUM_EQ(n_fetch) && NUM_EQ(n_push) && NUM_EQ(batch) && NUM_EQ(lr) && NUM_EQ(adagrad) &&
+         NUM_EQ(adagrad_gamma) && NUM_EQ(warmstart_steps) && NUM_EQ(overlap);
+#undef STR_EQ
+#undef NUM_EQ
+}
+
+/* The struct has 36 fields (sim/scenario.h); each must have exactly one key. */
+#define N_FIELDS 36
+
+/* Writes text to a fresh file under /tmp; path receives its name. */
+static void write_temp(const char *text, char *path, size_t len)
+{
+  snprintf(path, len, "/tmp/check_scenario_XXXXXX");
+  int fd = mkstemp(path);
+  ck_assert_int_ge(fd, 0);
+  FILE *f = fdopen(fd, "w");
+  ck_assert_ptr_nonnull(f);
+  fputs(text, f);
+  fclose(f);
+}
+
+/* Loads text from a temporary file; returns scenario_load_file's result. */
+static int load_temp(scenario *s, const char *text, char *path, size_t pathlen, char *err)
+{
+  write_temp(text, path, pathlen);
+  int rc = scenario_load_file(s, path, err, ERRLEN);
+  unlink(path);
+  return rc;
+}
+
+static const char *key_value(const scenario *s, const char *section, const char *key, char *buf,
+                             size_t len)
+{
+  for (size_t i = 0; i < scenario_key_count(); i++) {
+    const char *sec, *k;
+    scenario_key_at(s, i, &sec, &k, buf, len, NULL, NULL, NULL);
+    if (strcmp(sec, section) == 0 && strcmp(k, key) == 0)
+      return buf;
+  }
+  return NULL;
+}
+
+/* ---------- defaults ---------- */
+
+START_TEST(test_scenario_defaults_valid)
+{
+  scenario s;
+  char err[ERRLEN] = "";
+  scenario_defaults(&s);
+  ck_assert_msg(scenario_validate(&s, NULL, err, sizeof err) == 0, "%s", err);
+  /* The values SPEC section 4 and the lead's key list give. */
+  ck_assert_str_eq(s.algorithm, "downpour");
+  ck_assert_uint_eq(s.seed, 1);
+  ck_assert_double_eq(s.max_sim_time, 3600);
+  ck_assert_int_eq(s.max_steps, 0);
+  ck_assert_double_eq(s.target_accuracy, 0);
+  ck_assert_double_eq(s.eval_every, 60);
+  ck_assert_str_eq(s.preset, "distbelief-2012");
+  ck_assert_str_eq(s.file, "");
+  ck_assert_str_eq(s.placement, "packed");
+  ck_assert_str_eq(s.type, "mlp");
+  ck_assert_str_eq(s.layers, "64,128,10");
+  ck_assert_str_eq(s.activation, "tanh");
+  ck_assert_str_eq(s.virtual_net, "");
+  ck_assert_int_eq(s.numerics, 1);
+  ck_assert_double_eq(s.efficiency, 1);
+  ck_assert_str_eq(s.dtype, "fp32");
+  ck_assert_str_eq(s.source, "synthetic-teacher");
+  ck_assert_int_eq(s.train, 20000);
+  ck_assert_int_eq(s.test, 5000);
+  ck_assert_double_eq(s.test_fraction, 0.2);
+  ck_assert_int_eq(s.sgd_batch, 32);
+  ck_assert_double_eq(s.sgd_lr, 0.05);
+  ck_assert_int_eq(s.replicas, 20);
+  ck_assert_int_eq(s.ps_shards, 10);
+  ck_assert_int_eq(s.adagrad, 1);
+  ck_assert_double_eq(s.adagrad_gamma, 0.5);
+  ck_assert_int_eq(s.overlap, 0);
+}
+END_TEST
+
+START_TEST(test_scenario_defaults_cover_every_field)
+{
+  scenario a, b;
+  memset(&a, 0x00, sizeof a);
+  memset(&b, 0xA5, sizeof b);
+  scenario_defaults(&a);
+  scenario_defaults(&b);
+  ck_assert(scenario_equal(&a, &b));
+  ck_assert_uint_eq(scenario_key_count(), N_FIELDS);
+}
+END_TEST
+
+START_TEST(test_scenario_default_ini_valid)
+{
+  scenario s;
+  char err[ERRLEN] = "";
+  scenario_defaults(&s);
+  ck_assert_msg(scenario_load_string(&s, scenario_default_ini, "<default>", err, sizeof err) == 0,
+                "%s", err);
+  ck_assert_msg(scenario_validate(&s, "<default>", err, sizeof err) == 0, "%s", err);
+  ck_assert_str_eq(s.algorithm, "downpour");
+  ck_assert_int_eq(s.replicas, 20);
+  ck_assert_int_eq(s.adagrad, 1);
+  ck_assert_str_eq(s.preset, "distbelief-2012");
+  ck_assert_str_eq(s.type, "mlp");
+  ck_assert_str_eq(s.source, "synthetic-teacher");
+}
+END_TEST
+
+/* ---------- parse ---------- */
+
+static const char every_section[] =
+    "; every section, values away from the defaults\n"
+    "[run]\n"
+    "algorithm = sgd\n"
+    "seed = 18446744073709551615\n"
+    "max_sim_time = 12.5\n"
+    "max_steps = 700\n"
+    "target_accuracy = 0.9\n"
+    "eval_every = 0.25\n"
+    "\n"
+    "[platform]\n"
+    "file = plat/my cluster.xml\n"
+    "hosts = 33\n"
+    "placement = spread\n"
+    "cores = 4\n"
+    "[model]\n"
+    "type = softmax\n"
+    "layers = 784, 10\n"
+    "activation = relu\n"
+    "virtual = speech-42m\n"
+    "numerics = off\n"
+    "efficiency = 0.5\n"
+    "dtype = bf16\n"
+    "[data]\n"
+    "source = libsvm:data/a9a.txt\n"
+    "train = 100\n"
+    "test = 50\n"
+    "test_fraction = 0.1\n"
+    "teacher_hidden = 7\n"
+    "separation = 2.5\n"
+    "[sgd]\n"
+    "batch = 8\n"
+    "lr = 1e-3\n"
+    "[downpour]\n"
+    "replicas = 3\n"
+    "ps_shards = 2\n"
+    "n_fetch = 5\n"
+    "n_push = 6\n"
+    "batch = 16\n"
+    "lr = 0.25\n"
+    "adagrad = no\n"
+    "adagrad_gamma = 0.125\n"
+    "warmstart_steps = 40\n"
+    "overlap = TRUE\n";
+
+START_TEST(test_scenario_parse_every_section)
+{
+  scenario s;
+  char err[ERRLEN] = "", path[64];
+  scenario_defaults(&s);
+  ck_assert_msg(load_temp(&s, every_section, path, sizeof path, err) == 0, "%s", err);
+  ck_assert_msg(scenario_validate(&s, path, err, sizeof err) == 0, "%s", err);
+  ck_assert_str_eq(s.algorithm, "sgd");
+  ck_assert_uint_eq(s.seed, UINT64_MAX);
+  ck_assert_double_eq(s.max_sim_time, 12.5);
+  ck_assert_int_eq(s.max_steps, 700);
+  ck_assert_double_eq(s.target_accuracy, 0.9);
+  ck_assert_double_eq(s.eval_every, 0.25);
+  ck_assert_str_eq(s.preset, ""); /* setting file empties the preset */
+  ck_assert_str_eq(s.file, "plat/my cluster.xml");
+  ck_assert_int_eq(s.hosts, 33);
+  ck_assert_str_eq(s.placement, "spread");
+  ck_assert_int_eq(s.cores, 4);
+  ck_assert_str_eq(s.type, "softmax");
+  ck_assert_str_eq(s.layers, "784, 10");
+  ck_assert_str_eq(s.activation, "relu");
+  ck_assert_str_eq(s.virtual_net, "speech-42m");
+  ck_assert_int_eq(s.numerics, 0);
+  ck_assert_double_eq(s.efficiency, 0.5);
+  ck_assert_str_eq(s.dtype, "bf16");
+  ck_assert_str_eq(s.source, "libsvm:data/a9a.txt");
+  ck_assert_int_eq(s.train, 100);
+  ck_assert_int_eq(s.test, 50);
+  ck_assert_double_eq(s.test_fraction, 0.1);
+  ck_assert_int_eq(s.teacher_hidden, 7);
+  ck_assert_double_eq(s.separation, 2.5);
+  ck_assert_int_eq(s.sgd_batch, 8);
+  ck_assert_double_eq(s.sgd_lr, 1e-3);
+  ck_assert_int_eq(s.replicas, 3);
+  ck_assert_int_eq(s.ps_shards, 2);
+  ck_assert_int_eq(s.n_fetch, 5);
+  ck_assert_int_eq(s.n_push, 6);
+  ck_assert_int_eq(s.batch, 16);
+  ck_assert_double_eq(s.lr, 0.25);
+  ck_assert_int_eq(s.adagrad, 0);
+  ck_assert_double_eq(s.adagrad_gamma, 0.125);
+  ck_assert_int_eq(s.warmstart_steps, 40);
+  ck_assert_int_eq(s.overlap, 1);
+}
+END_TEST
+
+/* Comments, blanks, indentation, CRLF and a byte order mark: the syntax users get. */
+START_TEST(test_scenario_parse_syntax)
+{
+  scenario s;
+  char err[ERRLEN] = "";
+  const char *text = "\xEF\xBB\xBF; leading comment\r\n"
+                     "# hash comment\r\n"
+                     "  [ downpour ]   ; section comment\r\n"
+                     "\tlr = 0.1 ; inline comment\r\n"
+                     "    adagrad_gamma = 0.2 # hash inline comment\r\n"
+                     "  replicas: 7\r\n"
+                     "\r\n"
+                     "[model]\n"
+                     "layers = 1;2\n"      /* ';' without a blank before it is data */
+                     "virtual = none\n"; /* "none" means empty */
+  scenario_defaults(&s);
+  ck_assert_msg(scenario_load_string(&s, text, "t.ini", err, sizeof err) != 0, "accepted 1;2");
+  ck_assert_msg(strstr(err, "t.ini:9: model.layers") != NULL, "%s", err);
+  scenario_defaults(&s);
+  const char *good = "\xEF\xBB\xBF; leading comment\r\n"
+                     "# hash comment\r\n"
+                     "  [ downpour ]   ; section comment\r\n"
+                     "\tlr = 0.1 ; inline comment\r\n"
+                     "    adagrad_gamma = 0.2 # hash inline comment\r\n"
+                     "  replicas: 7\r\n"
+                     "[model]\n"
+                     "virtual = none";  /* no final newline */
+  ck_assert_msg(scenario_load_string(&s, good, "t.ini", err, sizeof err) == 0, "%s", err);
+  ck_assert_double_eq(s.lr, 0.1);
+  ck_assert_double_eq(s.adagrad_gamma, 0.2);
+  ck_assert_int_eq(s.replicas, 7);
+  ck_assert_str_eq(s.virtual_net, "");
+  /* An empty file and a file of comments change nothing. */
+  scenario d;
+  scenario_defaults(&d);
+  scenario_defaults(&s);
+  ck_assert_int_eq(scenario_load_string(&s, "", "e.ini", err, sizeof err), 0);
+  ck_assert_int_eq(scenario_load_string(&s, "; nothing\n\n# here\n", "e.ini", err, sizeof err), 0);
+  ck_assert(scenario_equal(&s, &d));
+}
+END_TEST
+
+/* A later file is read over an earlier one's values (a file only sets what it names). */
+START_TEST(test_scenario_parse_over_values)
+{
+  scenario s;
+  char err[ERRLEN] = "";
+  scenario_defaults(&s);
+  ck_assert_int_eq(scenario_load_string(&s, "[sgd]\nlr = 0.5\n", "a.ini", err, sizeof err), 0);
+  ck_assert_int_eq(scenario_load_string(&s, "[sgd]\nbatch = 2\n", "b.ini", err, sizeof err), 0);
+  ck_assert_double_eq(s.sgd_lr, 0.5);
+  ck_assert_int_eq(s.sgd_batch, 2);
+}
+END_TEST
+
+/* ---------- set ---------- */
+
+START_TEST(test_scenario_set_overrides)
+{
+  scenario s;
+  char err[ERRLEN] = "", path[64];
+  scenario_defaults(&s);
+  ck_assert_int_eq(load_temp(&s, "[downpour]\nlr = 0.3\nreplicas = 4\n", path, sizeof path, err), 0);
+  ck_assert_msg(scenario_set(&s, "downpour.lr=0.01", err, sizeof err) == 0, "%s", err);
+  ck_assert_msg(scenario_set(&s, " downpour . replicas = 9 ", err, sizeof err) == 0, "%s", err);
+  ck_assert_msg(scenario_set(&s, "data.source=csv:x=y.csv", err, sizeof err) == 0, "%s", err);
+  ck_assert_msg(scenario_set(&s, "model.virtual=none", err, sizeof err) == 0, "%s", err);
+  ck_assert_msg(scenario_set(&s, "downpour.overlap=yes", err, sizeof err) == 0, "%s", err);
+  ck_assert_double_eq(s.lr, 0.01);
+  ck_assert_int_eq(s.replicas, 9);
+  ck_assert_str_eq(s.source, "csv:x=y.csv");
+  ck_assert_str_eq(s.virtual_net, "");
+  ck_assert_int_eq(s.overlap, 1);
+  /* A platform is a preset or a file: naming one empties the other. */
+  ck_assert_int_eq(scenario_set(&s, "platform.file=my.xml", err, sizeof err), 0);
+  ck_assert_str_eq(s.preset, "");
+  ck_assert_int_eq(scenario_validate(&s, "x.ini", err, sizeof err), 0);
+  ck_assert_int_eq(scenario_set(&s, "platform.preset=distbelief-2012", err, sizeof err), 0);
+  ck_assert_str_eq(s.file, "");
+}
+END_TEST
+
+START_TEST(test_scenario_set_bad_forms)
+{
+  scenario s, before;
+  char err[ERRLEN] = "";
+  static const struct {
+    const char *assignment, *expect;
+  } bad[] = {
+      {"foo", "--set foo: expected SECTION.KEY=VALUE"},
+      {"run.seed", "--set run.seed: expected SECTION.KEY=VALUE"},
+      {".x=1", "--set .x=1: expected SECTION.KEY=VALUE, the section is empty"},
+      {"run.=1", "the key is empty"},
+      {"seed=1", "no '.'"},
+      {"run.nokey=1", "--set run.nokey=1: unknown key 'nokey' in section [run]"},
+      {"runn.seed=1", "unknown section [runn]; did you mean [run]?"},
+      {"downpour.lr=x", "--set downpour.lr=x: 'x' is not a number"},
+      {"downpour.lr=-1", "--set downpour.lr=-1: must be > 0, got -1"},
+      {"downpour.lr=", "--set downpour.lr=: a number is required"},
+      {"downpour.replica=3", "did you mean 'replicas'?"},
+      {"run.lr=3", "unknown key 'lr' in section [run]; it belongs in [sgd]"},
+      {"run.seed=-1", "'-1' is not an integer"},
+      {"run.seed=18446744073709551616", "out of range"},
+      {"run.max_steps=1.5", "'1.5' is not an integer"},
+      {"run.max_steps=99999999999999999999", "out of range"},
+      {"run.max_sim_time=inf", "'inf' is not a finite number"},
+      {"run.max_sim_time=nan", "'nan' is not a finite number"},
+      {"run.max_sim_time=1e999", "out of range"},
+      {"run.algorithm=adam", "'adam' is not one of: downpour, sgd"},
+      {"model.numerics=maybe", "'maybe' is not on or off"},
+      {"model.dtype=fp64", "'fp64' is not one of: fp32, fp16, bf16"},
+      {"model.virtual=speech-43m", "unknown virtual network 'speech-43m'"},
+      {"platform.preset=nowhere", "unknown preset 'nowhere'"},
+      {"model.layers=64,,10", "is not a comma-separated list"},
+      {"model.layers=64,0,10", "is not a comma-separated list"},
+      {"model.layers=64", "has 1 size"},
+      {"data.source=libsvm:", "needs a file name"},
+      {"data.source=mnist", "is not a data source"},
+  };
+  scenario_defaults(&s);
+  before = s;
+  for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+    err[0] = '\0';
+    ck_assert_msg(scenario_set(&s, bad[i].assignment, err, sizeof err) == -1, "accepted %s",
+                  bad[i].assignment);
+    ck_assert_msg(strstr(err, bad[i].expect) != NULL, "%s: got \"%s\", want \"%s\"",
+                  bad[i].assignment, err, bad[i].expect);
+    ck_assert_msg(strchr(err, '\n') == NULL, "multi-line message: %s", err);
+  }
+  ck_assert_msg(scenario_equal(&s, &before), "a failed --set changed the scenario");
+}
+END_TEST
+
+/* Every key's formatted value sets back to the same struct. */
+START_TEST(test_scenario_set_round_trip)
+{
+  scenario a, b;
+  char err[ERRLEN] = "", path[64];
+  scenario_defaults(&a);
+  ck_assert_int_eq(load_temp(&a, every_section, path, sizeof path, err), 0);
+  a.max_sim_time = 0.1 + 0.2; /* a double whose shortest form needs 17 digits */
+  a.lr = 1.0 / 3.0;
+  a.seed = 12345678901234567890ULL;
+  for (int pass = 0; pass < 2; pass++) {
+    memset(&b, pass ? 0xFF : 0x00, sizeof b);
+    scenario_defaults(&b);
+    for (size_t i = 0; i < scenario_key_count(); i++) {
+      const char *sec, *key;
+      char value[SCENARIO_STR + 64], assignment[SCENARIO_STR + 160];
+      scenario_key_at(&a, i, &sec, &key, value, sizeof value, NULL, NULL, NULL);
+      snprintf(assignment, sizeof assignment, "%s.%s=%s", sec, key, value);
+      ck_assert_msg(scenario_set(&b, assignment, err, sizeof err) == 0, "%s", err);
+    }
+    ck_assert(scenario_equal(&a, &b));
+  }
+  /* Short values stay short. */
+  char buf[64];
+  scenario_defaults(&a);
+  ck_assert_str_eq(key_value(&a, "sgd", "lr", buf, sizeof buf), "0.05");
+  ck_assert_str_eq(key_value(&a, "model", "numerics", buf, sizeof buf), "on");
+  ck_assert_str_eq(key_value(&a, "run", "max_sim_time", buf, sizeof buf), "3600");
+}
+END_TEST
+
+/* ---------- errors ---------- */
+
+/* Each bad file gives -1 and one line naming the file, the line and the key. */
+START_TEST(test_scenario_errors_file)
+{
+  static const struct {
+    const char *text, *expect; /* expect follows "PATH:" */
+  } bad[] = {
+      {"[run]\nseed = 1\nfoo = 2\n", ":3: unknown key 'foo' in section [run]"},
+      {"[run]\nseed = 1\n\n[bar]\nx = 1\n", ":4: unknown section [bar]"},
+      {"[bar]\n", ":1: unknown section [bar]"},
+      {"[run]\nseed = abc\n", ":2: run.seed: 'abc' is not an integer"},
+      {"[downpour]\nreplicas = 2\nlr = -1\n", ":3: downpour.lr: must be > 0, got -1"},
+      {"[sgd]\n\nlr = 0\n", ":3: sgd.lr: must be > 0, got 0"},
+      {"[downpour]\nbatch = 0\n", ":2: downpour.batch: must be > 0, got 0"},
+      {"[data]\ntrain = 0\n", ":2: data.train: must be > 0, got 0"},
+      {"[downpour]\nreplicas = 0\n", ":2: downpour.replicas: must be >= 1, got 0"},
+      {"[model]\ntype = cnn\n", ":2: model.type: 'cnn' is not one of: linear, logistic, softmax, mlp"},
+      {"[platform]\nplacement = random\n", ":2: platform.placement: 'random' is not one of"},
+      {"[run]\ntarget_accuracy = 1.5\n", ":2: run.target_accuracy: must be in [0, 1], got 1.5"},
+      {"[data]\ntest_fraction = 1\n", ":2: data.test_fraction: must be in (0, 1), got 1"},
+      {"[model]\nefficiency = 0\n", ":2: model.efficiency: must be in (0, 1], got 0"},
+      {"[run]\nmax_sim_time =\n", ":2: run.max_sim_time: a number is required"},
+      {"[downpour]\nlr = 0.1 0.2\n", ":2: downpour.lr: '0.1 0.2' is not a number"},
+      {"[run]\nseed = 1\nnot a pair\n", ":3: expected 'key = value' or '[section]', got 'not a pair'"},
+      {"[run\nseed = 1\n", ":1: section header '[run' has no closing ']'"},
+      {"[run] seed = 1\n", ":1: unexpected 'seed = 1' after [run]"},
+      {"seed = 1\n", ":1: 'seed' comes before any [section]"},
+      {"[run]\n= 1\n", ":2: a key name is missing"},
+      {"[run]\nseed = 1\nseed = 2\n", ":3: run.seed is set twice (first on line 2)"},
+      {"[run]\nseed = 1\n[run]\nseed = 2\n", ":4: run.seed is set twice"},
+      {"[platform]\npreset = distbelief-2012\nfile = a.xml\n",
+       ":3: platform.file: platform.preset is also set (line 2)"},
+      {"[platform]\nfile = a.xml\npreset = distbelief-2012\n",
+       ":3: platform.preset: platform.file is also set (line 2)"},
+      {"[run]\nSeed = 3\n", ":2: unknown key 'Seed' in section [run]; did you mean 'seed'?"},
+      /* the first error wins, whatever kind: a syntax error before a bad value... */
+      {"[run]\njunk\nseed = x\n", ":2: expected 'key = value'"},
+      /* ...and a bad value before a syntax error */
+      {"[run]\nseed = x\njunk\n", ":2: run.seed: 'x' is not an integer"},
+  };
+  for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+    scenario s;
+    char err[ERRLEN] = "", path[64], want[256];
+    scenario_defaults(&s);
+    ck_assert_msg(load_temp(&s, bad[i].text, path, sizeof path, err) == -1, "accepted: %s",
+                  bad[i].text);
+    snprintf(want, sizeof want, "%s%s", path, bad[i].expect);
+    ck_assert_msg(strncmp(err, want, strlen(want)) == 0, "got \"%s\", want \"%s...\"", err, want);
+    ck_assert_msg(strchr(err, '\n') == NULL, "multi-line message: %s", err);
+  }
+}
+END_TEST
+
+START_TEST(test_scenario_errors_long_line)
+{
+  scenario s;
+  char err[ERRLEN] = "", text[1200];
+  scenario_defaults(&s);
+  /* inih's line buffer is 200 bytes (INI_MAX_LINE in Debian's build): a longer line is
+   * reported, not split into two lines as inih alone would. */
+  snprintf(text, sizeof text, "[platform]\nfile = %0300d\n[run]\nseed = x\n", 0);
+  ck_assert_int_eq(scenario_load_string(&s, text, "long.ini", err, sizeof err), -1);
+  ck_assert_msg(strstr(err, "long.ini:2: line is longer than") != NULL, "%s", err);
+  /* A long comment is fine, and line numbers after it stay right. */
+  scenario_defaults(&s);
+  snprintf(text, sizeof text, "; %0500d\n[run]\nseed = x\n", 0);
+  ck_assert_int_eq(scenario_load_string(&s, text, "long.ini", err, sizeof err), -1);
+  ck_assert_msg(strstr(err, "long.ini:3: run.seed") != NULL, "%s", err);
+}
+END_TEST
+
+START_TEST(test_scenario_errors_open)
+{
+  scenario s;
+  char err[ERRLEN] = "";
+  scenario_defaults(&s);
+  ck_assert_int_eq(scenario_load_file(&s, "/nonexistent/dir/x.ini", err, sizeof err), -1);
+  ck_assert_str_eq(err, "/nonexistent/dir/x.ini: cannot open: No such file or directory");
+  ck_assert_int_eq(scenario_load_file(&s, "/tmp", err, sizeof err), -1);
+  ck_assert_str_eq(err, "/tmp: cannot read: Is a directory");
+}
+END_TEST
+
+/* ---------- validate ---------- */
+
+START_TEST(test_scenario_validate_shapes)
+{
+  static const struct {
+    const char *type, *layers, *expect; /* expect NULL: valid */
+  } cases[] = {
+      {"linear", "64,1", NULL},
+      {"logistic", "123,1", NULL},
+      {"softmax", "784,10", NULL},
+      {"softmax", "784,2", NULL},
+      {"mlp", "64,128,10", NULL},
+      {"mlp", "440,2560,2560,2560,2560,8192", NULL},
+      {"mlp", "4,3,2", NULL},
+      {"linear", "64,2", "x.ini: model.layers: linear needs exactly 2 sizes"},
+      {"linear", "64,8,1", "linear needs exactly 2 sizes"},
+      {"logistic", "64,10", "logistic needs exactly 2 sizes"},
+      {"softmax", "64,1", "softmax needs exactly 2 sizes, inputs and at least 2 classes"},
+      {"softmax", "64,32,10", "softmax needs exactly 2 sizes"},
+      {"mlp", "10,2", "x.ini: model.layers: mlp needs at least 3 sizes (inputs, hidden..., "
+                      "outputs), got '10,2'"},
+      {"mlp", "64,128,1", "mlp needs at least 2 outputs (classes), got '64,128,1'; for one "
+                          "output use model.type = logistic"},
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    scenario s;
+    char err[ERRLEN] = "", set[128];
+    scenario_defaults(&s);
+    snprintf(set, sizeof set, "model.type=%s", cases[i].type);
+    ck_assert_int_eq(scenario_set(&s, set, err, sizeof err), 0);
+    snprintf(set, sizeof set, "model.layers=%s", cases[i].layers);
+    ck_assert_int_eq(scenario_set(&s, set, err, sizeof err), 0);
+    int rc = scenario_validate(&s, "x.ini", err, sizeof err);
+    if (!cases[i].expect)
+      ck_assert_msg(rc == 0, "%s %s: %s", cases[i].type, cases[i].layers, err);
+    else {
+      ck_assert_msg(rc == -1, "accepted %s %s", cases[i].type, cases[i].layers);
+      ck_assert_msg(strstr(err, cases[i].expect) != NULL, "got \"%s\", want \"%s\"", err,
+                    cases[i].expect);
+    }
+  }
+}
+END_TEST
+
+/* Values placed in the struct directly (not through the parser) are checked too. */
+START_TEST(test_scenario_validate_fields)
+{
+  scenario s;
+  char err[ERRLEN] = "";
+  scenario_defaults(&s);
+  s.lr = -1;
+  ck_assert_int_eq(scenario_validate(&s, NULL, err, sizeof err), -1);
+  ck_assert_str_eq(err, "<default>: downpour.lr: must be > 0, got -1");
+  scenario_defaults(&s);
+  s.eval_every = NAN;
+  ck_assert_int_eq(scenario_validate(&s, "a.ini", err, sizeof err), -1);
+  ck_assert_msg(strstr(err, "a.ini: run.eval_every: must be a finite number") != NULL, "%s", err);
+  scenario_defaults(&s);
+  strcpy(s.algorithm, "sandblaster");
+  ck_assert_int_eq(scenario_validate(&s, "a.ini", err, sizeof err), -1);
+  ck_assert_msg(strstr(err, "a.ini: run.algorithm: 'sandblaster' is not one of") != NULL, "%s",
+                err);
+  scenario_defaults(&s);
+  strcpy(s.source, "csv:");
+  ck_assert_int_eq(scenario_validate(&s, "a.ini", err, sizeof err), -1);
+  ck_assert_msg(strstr(err, "a.ini: data.source: 'csv:' needs a file name") != NULL, "%s", err);
+  scenario_defaults(&s);
+  strcpy(s.file, "x.xml"); /* both preset and file */
+  ck_assert_int_eq(scenario_validate(&s, "a.ini", err, sizeof err), -1);
+  ck_assert_msg(strstr(err, "a.ini: platform.preset: must be empty when platform.file is set") !=
+                    NULL, "%s", err);
+  scenario_defaults(&s);
+  s.preset[0] = '\0'; /* neither */
+  ck_assert_int_eq(scenario_validate(&s, "a.ini", err, sizeof err), -1);
+  ck_assert_msg(strstr(err, "a.ini: platform.preset:") != NULL, "%s", err);
+  scenario_defaults(&s);
+  s.numerics = 0; /* timing only needs nothing else */
+  ck_assert_int_eq(scenario_validate(&s, "a.ini", err, sizeof err), 0);
+}
+END_TEST
+
+START_TEST(test_scenario_validate_layers_helper)
+{
+  size_t sizes[4];
+  ck_assert_int_eq(scenario_layers("64,128,10", sizes, 4), 3);
+  ck_assert_uint_eq(sizes[0], 64);
+  ck_assert_uint_eq(sizes[1], 128);
+  ck_assert_uint_eq(sizes[2], 10);
+  ck_assert_int_eq(scenario_layers(" 5 ,\t6", sizes, 4), 2);
+  ck_assert_int_eq(scenario_layers("1,2,3,4,5", sizes, 4), -1);
+  ck_assert_int_eq(scenario_layers("1,2,3,4,5", NULL, 0), 5);
+  ck_assert_int_eq(scenario_layers("", NULL, 0), -1);
+  ck_assert_int_eq(scenario_layers("1,", NULL, 0), -1);
+  ck_assert_int_eq(scenario_layers("-1,2", NULL, 0), -1);
+  ck_assert_int_eq(scenario_layers("1000000001,2", NULL, 0), -1);
+  ck_assert_int_eq(scenario_layers("3x,2", NULL, 0), -1);
+}
+END_TEST
+
+/* ---------- reference ---------- */
+
+START_TEST(test_scenario_reference_table)
+{
+  char *buf = NULL;
+  size_t len = 0;
+  FILE *f = open_memstream(&buf, &len);
+  ck_assert_ptr_nonnull(f);
+  scenario_print_reference(f);
+  fclose(f);
+  ck_assert_ptr_nonnull(strstr(buf, "| key | default | unit | meaning |"));
+  size_t rows = 0;
+  for (const char *p = buf; (p = strstr(p, "\n| `")) != NULL; p++)
+    rows++;
+  ck_assert_uint_eq(rows, scenario_key_count());
+  for (size_t i = 0; i < scenario_key_count(); i++) {
+    const char *sec, *key, *def, *unit, *doc;
+    char name[128];
+    scenario_key_at(NULL, i, &sec, &key, NULL, 0, &def, &unit, &doc);
+    snprintf(name, sizeof name, "| `%s.%s` |", sec, key);
+    ck_assert_msg(strstr(buf, name) != NULL, "missing %s", name);
+    ck_assert_msg(doc && *doc, "%s.%s has no documentation", sec, key);
+    ck_assert_ptr_nonnull(def);
+    ck_assert_ptr_nonnull(unit);
+  }
+  ck_assert_ptr_nonnull(strstr(buf, "| `downpour.lr` | `0.05` |"));
+  ck_assert_ptr_nonnull(strstr(buf, "One of: `downpour`, `sgd`."));
+  ck_assert_ptr_nonnull(strstr(buf, "Range: in (0, 1]."));
+  free(buf);
+}
+END_TEST
+
+Suite *scenario_suite(void)
+{
+  Suite *s = suite_create("scenario");
+  TCase *tc = tcase_create("defaults");
+  tcase_add_test(tc, test_scenario_defaults_valid);
+  tcase_add_test(tc, test_scenario_defaults_cover_every_field);
+  tcase_add_test(tc, test_scenario_default_ini_valid);
+  suite_add_tcase(s, tc);
+  tc = tcase_create("parse");
+  tcase_add_test(tc, test_scenario_parse_every_section);
+  tcase_add_test(tc, test_scenario_parse_syntax);
+  tcase_add_test(tc, test_scenario_parse_over_values);
+  suite_add_tcase(s, tc);
+  tc = tcase_create("set");
+  tcase_add_test(tc, test_scenario_set_overrides);
+  tcase_add_test(tc, test_scenario_set_bad_forms);
+  tcase_add_test(tc, test_scenario_set_round_trip);
+  suite_add_tcase(s, tc);
+  tc = tcase_create("errors");
+  tcase_add_test(tc, test_scenario_errors_file);
+  tcase_add_test(tc, test_scenario_errors_long_line);
+  tcase_add_test(tc, test_scenario_errors_open);
+  suite_add_tcase(s, tc);
+  tc = tcase_create("validate");
+  tcase_add_test(tc, test_scenario_validate_shapes);
+  tcase_add_test(tc, test_scenario_validate_fields);
+  tcase_add_test(tc, test_scenario_validate_layers_helper);
+  suite_add_tcase(s, tc);
+  tc = tcase_create("reference");
+  tcase_add_test(tc, test_scenario_reference_table);
+  suite_add_tcase(s, tc);
+  return s;
+}
+
+int main(void)
+{
+  SRunner *sr = srunner_create(scenario_suite());
+  srunner_run_all(sr, CK_NORMAL);
+  int failed = srunner_ntests_failed(sr);
+  srunner_free(sr);
+  return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+}
