@@ -68,11 +68,16 @@ size_t downpour_metrics_slots(const downpour_params *p)
 
 /* ---- steps of a replica ------------------------------------------------- */
 
+static sg_host_t shard_host(const downpour *d, int s)
+{
+  return d->cfg->hosts[d->p->replicas + s];
+}
+
 static void request_parameters(replica *r)
 {
   int S = r->d->p->ps_shards;
   for (int s = 0; s < S; s++)
-    msg_send(r->d->shard_box[s], msg_create(MSG_FETCH, r->rank, 0, 0), MSG_HEADER_BYTES);
+    msg_send(r->d->shard_box[s], shard_host(r->d, s), msg_create(MSG_FETCH, r->rank, 0, 0), MSG_HEADER_BYTES);
   for (int s = 0; s < S; s++)
     r->fetch_comms[s] = sg_mailbox_get_async(r->inbox, (void **)&r->replies[s]);
   r->fetch_in_flight = 1;
@@ -141,7 +146,8 @@ static void push_gradient(replica *r)
     m->version = r->accrued_version[s];
     if (n)
       memcpy(m->data, r->accrued->data + ps_begin(sh), n * sizeof(double));
-    r->push_comms[s] = msg_send_async(r->d->shard_box[s], m, msg_bytes(ps_sim_elems(sh), r->cfg->elem_bytes));
+    r->push_comms[s] = msg_send_async(r->d->shard_box[s], shard_host(r->d, s), m,
+                                      msg_bytes(ps_sim_elems(sh), r->cfg->elem_bytes));
   }
   r->push_in_flight = 1;
   if (!r->d->p->overlap)
@@ -156,7 +162,7 @@ static void release_warmstart(replica *r)
   if (r->rank != 0 || r->released)
     return;
   for (int i = 1; i < r->d->p->replicas; i++)
-    msg_send(mbox_of("replica", i), msg_create(MSG_GO, 0, 0, 0), MSG_HEADER_BYTES);
+    msg_send(r->d->replicas[i].inbox, r->cfg->hosts[i], msg_create(MSG_GO, 0, 0, 0), MSG_HEADER_BYTES);
   r->released = 1;
 }
 
@@ -178,7 +184,7 @@ static void say_done(replica *r)
     install_parameters(r);
   release_warmstart(r);
   for (int s = 0; s < r->d->p->ps_shards; s++)
-    msg_send(r->d->shard_box[s], msg_create(MSG_DONE, r->rank, 0, 0), MSG_HEADER_BYTES);
+    msg_send(r->d->shard_box[s], shard_host(r->d, s), msg_create(MSG_DONE, r->rank, 0, 0), MSG_HEADER_BYTES);
 }
 
 /* One step of the overlapped loop fetches for the next step before computing. */
@@ -282,18 +288,19 @@ downpour *downpour_deploy(const run_config *cfg, metrics *m)
   d->shards = xbt_malloc0((size_t)S * sizeof(*d->shards));
   d->shard_box = xbt_malloc0((size_t)S * sizeof(*d->shard_box));
   for (int s = 0; s < S; s++) {
-    d->shards[s] = ps_create(cfg, d->w, s, S, rule, "replica", R, metrics_slot_at(m, (size_t)s), d->eval);
+    d->shards[s] = ps_create(cfg, d->w, s, S, rule, "replica", cfg->hosts, R, metrics_slot_at(m, (size_t)s), d->eval);
     d->shard_box[s] = mbox_of("ps", s);
   }
   d->replicas = xbt_malloc0((size_t)R * sizeof(*d->replicas));
-  for (int i = 0; i < R; i++)
+  for (int i = 0; i < R; i++) {
     replica_init(d, &d->replicas[i], i, metrics_slot_at(m, (size_t)(S + i)));
+    d->replicas[i].inbox = mbox_of("replica", i);
+  }
   for (int s = 0; s < S; s++)
     ps_start(d->shards[s], cfg->hosts[R + s]);
   for (int i = 0; i < R; i++) {
     char name[32];
     mbox_name(name, sizeof(name), "replica", i);
-    d->replicas[i].inbox = sg_mailbox_by_name(name);
     sg_actor_t a = sg_actor_init(name, cfg->hosts[i]);
     sg_actor_set_data(a, &d->replicas[i]);
     sg_actor_start(a, replica_actor, 0, NULL);

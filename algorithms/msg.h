@@ -41,16 +41,25 @@ void mbox_name(char *buf, size_t len, const char *role, int rank);
 /* The mailbox of (role, rank). */
 sg_mailbox_t mbox_of(const char *role, int rank);
 
-/* Fire and forget: the message travels as `bytes` simulated bytes and is freed by
- * the receiver (or by SimGrid if nobody ever receives it). */
-void msg_send(sg_mailbox_t to, msg *m, double bytes);
+/* Fire and forget: the message travels as `bytes` simulated bytes to the actor on
+ * host `dst` that listens on `to`, and is freed by the receiver. */
+void msg_send(sg_mailbox_t to, sg_host_t dst, msg *m, double bytes);
 /* Asynchronous send to wait for with sg_comm_wait / wait_all. */
-sg_comm_t msg_send_async(sg_mailbox_t to, msg *m, double bytes);
+sg_comm_t msg_send_async(sg_mailbox_t to, sg_host_t dst, msg *m, double bytes);
 /* Blocking receive; the caller owns (and frees) the message. */
 msg *msg_recv(sg_mailbox_t from);
 
-/* Total simulated bytes of every message sent so far in this process (all actors,
- * summed atomically: integer sums do not depend on the order of threads). */
+/* Traffic accounting: every send adds its bytes to the (source host, destination
+ * host) pair. Sums of integers do not depend on the order in which actors on
+ * several threads add them, so the totals are deterministic. msg_traffic_init
+ * numbers the hosts (it sets their host data) and must precede any send; sends
+ * between hosts outside the list are not counted. */
+void msg_traffic_init(const sg_host_t *hosts, size_t n);
+/* Calls fn(ctx, src, dst, bytes) for every pair that exchanged bytes, by source then
+ * destination index; then msg_traffic_free releases the table. */
+void msg_traffic_foreach(void (*fn)(void *ctx, sg_host_t src, sg_host_t dst, double bytes), void *ctx);
+void msg_traffic_free(void);
+/* Total simulated bytes of every message sent so far. */
 double msg_bytes_sent(void);
 
 /* Simulated bytes of a message that carries n elements of elem_bytes each. */

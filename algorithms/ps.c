@@ -22,7 +22,8 @@ struct ps_shard {
   long version;          /* updates applied so far */
   sg_mutex_t mu;         /* guards w against the evaluator's snapshot */
   sg_mailbox_t inbox;
-  const char *client_role;
+  sg_mailbox_t *client_box;
+  const sg_host_t *client_hosts;
   int n_clients;
   metrics_slot *slot;
   eval_ctl *eval;
@@ -30,13 +31,17 @@ struct ps_shard {
 };
 
 ps_shard *ps_create(const run_config *cfg, gsl_vector *w, int rank, int n_shards, ps_rule rule,
-                    const char *client_role, int n_clients, metrics_slot *slot, eval_ctl *eval)
+                    const char *client_role, const sg_host_t *client_hosts, int n_clients,
+                    metrics_slot *slot, eval_ctl *eval)
 {
   ps_shard *s = xbt_malloc0(sizeof(*s));
+  s->client_box = xbt_malloc((size_t)n_clients * sizeof(sg_mailbox_t));
+  for (int c = 0; c < n_clients; c++)
+    s->client_box[c] = mbox_of(client_role, c);
+  s->client_hosts = client_hosts;
   s->cfg = cfg;
   s->rank = rank;
   s->rule = rule;
-  s->client_role = client_role;
   s->n_clients = n_clients;
   s->slot = slot;
   s->eval = eval;
@@ -59,6 +64,7 @@ void ps_free(ps_shard *s)
   if (s == NULL)
     return;
   sg_mutex_destroy(s->mu);
+  xbt_free(s->client_box);
   xbt_free(s->acc);
   xbt_free(s);
 }
@@ -84,7 +90,7 @@ static void send_parameters(ps_shard *s, int client)
   m->version = s->version;
   if (n)
     memcpy(m->data, s->w.vector.data, n * sizeof(double));
-  msg_send(mbox_of(s->client_role, client), m, msg_bytes(s->sim_elems, s->cfg->elem_bytes));
+  msg_send(s->client_box[client], s->client_hosts[client], m, msg_bytes(s->sim_elems, s->cfg->elem_bytes));
 }
 
 /* Dean'12 4.1: the shard applies each gradient as it arrives. Staleness = updates

@@ -21,11 +21,13 @@ typedef struct ps_rule {
 } ps_rule;
 
 /* Shard `rank` of n_shards over the global parameter vector w (NULL when numerics
- * are off; the shard's slice is a view of it, never a copy). It replies to mailboxes
- * "<client_role>-<src>" and exits after n_clients MSG_DONE messages, then calls
- * eval_finished. slot receives its staleness counts. Never NULL. */
+ * are off; the shard's slice is a view of it, never a copy). Client c listens on
+ * mailbox "<client_role>-<c>" on host client_hosts[c] (the array outlives the shard).
+ * The shard exits after n_clients MSG_DONE messages, then calls eval_finished.
+ * slot receives its staleness counts. Never NULL. */
 ps_shard *ps_create(const run_config *cfg, gsl_vector *w, int rank, int n_shards, ps_rule rule,
-                    const char *client_role, int n_clients, metrics_slot *slot, eval_ctl *eval);
+                    const char *client_role, const sg_host_t *client_hosts, int n_clients,
+                    metrics_slot *slot, eval_ctl *eval);
 void ps_free(ps_shard *s);
 
 /* Creates the shard's actor on host; it listens on mailbox "ps-<rank>". */

@@ -10,7 +10,7 @@
 #include <simgrid/engine.h>
 #include <simgrid/host.h>
 #include <simgrid/link.h>
-#include <simgrid/plugins/load.h>
+#include <xbt/dynar.h>
 #include <xbt/sysdep.h>
 
 #include "algorithms/downpour.h"
@@ -212,26 +212,74 @@ static sg_host_t *place_hosts(const scenario *sc, sg_host_t *all, size_t n_all, 
   return h;
 }
 
-static int by_name(const void *a, const void *b)
+
+/* Per-link bytes: the bytes of every (source, destination) host pair, added to
+ * every link on the route between them. SimGrid 3.32's link-load plugin is not used:
+ * it crashes on split-duplex links (their _UP/_DOWN halves carry no load extension;
+ * checked on 3.32) and cannot find fat-tree links whose generated names collide.
+ * Links are keyed by name, then told apart by identity when names collide. */
+typedef struct link_acc {
+  link_stat *st;
+  sg_link_t *ids;
+  size_t n, cap;
+  double sim_time;
+  xbt_dynar_t route;
+} link_acc;
+
+static void add_link_bytes(link_acc *acc, sg_link_t l, double bytes)
 {
-  return strcmp(((const link_stat *)a)->name, ((const link_stat *)b)->name);
+  const char *name = sg_link_get_name(l);
+  size_t lo = 0, hi = acc->n;
+  while (lo < hi) { /* first entry whose name is >= name */
+    size_t mid = (lo + hi) / 2;
+    if (strcmp(acc->st[mid].name, name) < 0)
+      lo = mid + 1;
+    else
+      hi = mid;
+  }
+  for (size_t i = lo; i < acc->n && strcmp(acc->st[i].name, name) == 0; i++)
+    if (acc->ids[i] == l) {
+      acc->st[i].bytes += bytes;
+      return;
+    }
+  if (acc->n == acc->cap) {
+    acc->cap = acc->cap ? 2 * acc->cap : 256;
+    acc->st = xbt_realloc(acc->st, acc->cap * sizeof(*acc->st));
+    acc->ids = xbt_realloc(acc->ids, acc->cap * sizeof(*acc->ids));
+  }
+  while (lo < acc->n && strcmp(acc->st[lo].name, name) == 0)
+    lo++;
+  memmove(acc->st + lo + 1, acc->st + lo, (acc->n - lo) * sizeof(*acc->st));
+  memmove(acc->ids + lo + 1, acc->ids + lo, (acc->n - lo) * sizeof(*acc->ids));
+  acc->st[lo] = (link_stat){xbt_strdup(name), bytes, 0};
+  acc->ids[lo] = l;
+  acc->n++;
+}
+
+static void add_pair(void *ctx, sg_host_t src, sg_host_t dst, double bytes)
+{
+  link_acc *acc = ctx;
+  xbt_dynar_reset(acc->route);
+  sg_host_get_route(src, dst, acc->route);
+  unsigned k;
+  sg_link_t l;
+  xbt_dynar_foreach (acc->route, k, l)
+    add_link_bytes(acc, l, bytes);
 }
 
 static link_stat *collect_links(double sim_time, size_t *n)
 {
-  sg_link_t *list = sg_link_list();
-  size_t count = sg_link_count();
-  link_stat *ls = xbt_malloc0((count ? count : 1) * sizeof(*ls));
-  for (size_t i = 0; i < count; i++) {
-    ls[i].name = xbt_strdup(sg_link_get_name(list[i]));
-    ls[i].bytes = sg_link_get_cum_load(list[i]);
-    double cap = sg_link_get_bandwidth(list[i]) * sim_time;
-    ls[i].utilization = cap > 0 ? ls[i].bytes / cap : 0;
+  link_acc acc = {0};
+  acc.route = xbt_dynar_new(sizeof(sg_link_t), NULL);
+  msg_traffic_foreach(add_pair, &acc);
+  for (size_t i = 0; i < acc.n; i++) {
+    double cap = sg_link_get_bandwidth(acc.ids[i]) * sim_time;
+    acc.st[i].utilization = cap > 0 ? acc.st[i].bytes / cap : 0;
   }
-  xbt_free(list);
-  qsort(ls, count, sizeof(*ls), by_name);
-  *n = count;
-  return ls;
+  xbt_dynar_free(&acc.route);
+  xbt_free(acc.ids);
+  *n = acc.n;
+  return acc.st;
 }
 
 /* ---- the run --------------------------------------------------------------- */
@@ -284,7 +332,6 @@ static int simulate(const scenario *sc, build *b, const engine_opts *o, int argc
 {
   char err[ERRLEN];
   simgrid_init(&argc, argv);
-  sg_link_load_plugin_init();
   simgrid_load_platform(b->platform);
   sg_host_t *all;
   size_t n_all = platform_hosts_in_order(b->platform, &all);
@@ -292,6 +339,7 @@ static int simulate(const scenario *sc, build *b, const engine_opts *o, int argc
   fill_config(sc, b, &cfg);
   cfg.n_hosts = b->needed;
   cfg.hosts = place_hosts(sc, all, n_all, b->needed);
+  msg_traffic_init(cfg.hosts, cfg.n_hosts);
   int host_cores = sg_host_core_count(cfg.hosts[0]);
   cfg.cores = sc->cores > 0 ? (int)sc->cores : host_cores;
   if (cfg.cores > host_cores) {
@@ -299,6 +347,7 @@ static int simulate(const scenario *sc, build *b, const engine_opts *o, int argc
              sg_host_get_name(cfg.hosts[0]), host_cores);
     xbt_free(all);
     xbt_free(cfg.hosts);
+    msg_traffic_free();
     return fail(err);
   }
   progress prog = {0};
@@ -337,6 +386,7 @@ static int simulate(const scenario *sc, build *b, const engine_opts *o, int argc
   for (size_t i = 0; i < res.n_links; i++)
     xbt_free(links[i].name);
   xbt_free(links);
+  msg_traffic_free();
   sgd_free(s);
   downpour_free(d);
   metrics_free(m);

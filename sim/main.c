@@ -4,6 +4,7 @@
 #include <string.h>
 #include <unistd.h>
 #include <gsl/gsl_version.h>
+#include <simgrid/forward.h> /* version.h needs SG_BEGIN_DECL from here */
 #include <simgrid/version.h>
 
 #include "models/cost.h"
