@@ -194,6 +194,7 @@ static void replica_actor(int argc, char **argv)
   (void)argv;
   replica *r = sg_actor_self_get_data();
   const downpour_params *p = r->d->p;
+  sg_mailbox_set_receiver(sg_mailbox_get_name(r->inbox)); /* replies flow as sent */
   wait_for_warmstart(r);
   for (long step = 0; step > 0 || !eval_should_stop(r->d->eval); step++) {
     if (r->fetch_in_flight)

@@ -102,15 +102,15 @@ static void evaluator_actor(int argc, char **argv)
   (void)argc;
   (void)argv;
   eval_ctl *e = sg_actor_self_get_data();
-  double next = e->cfg->eval_every;
+  long k = 1; /* the k-th evaluation is at k * eval_every: no accumulated rounding */
   int finished = 0;
   while (finished < e->n_finishers) {
-    if (sg_sem_acquire_timeout(e->finished, next - simgrid_get_clock()) == 0) {
+    if (sg_sem_acquire_timeout(e->finished, (double)k * e->cfg->eval_every - simgrid_get_clock()) == 0) {
       finished++;
       continue;
     }
     evaluate(e);
-    next += e->cfg->eval_every;
+    k++;
   }
   evaluate(e);
   if (metrics_get_status(e->m) == METRICS_OK && e->cfg->target_accuracy > 0 && !e->reached)

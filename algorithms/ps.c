@@ -117,6 +117,9 @@ static void ps_actor(int argc, char **argv)
   (void)argv;
   ps_shard *s = sg_actor_self_get_data();
   int done = 0;
+  /* A server's NIC takes messages as they come, not one rendezvous at a time: a
+   * mailbox with a permanent receiver starts every transfer when it is sent. */
+  sg_mailbox_set_receiver(sg_mailbox_get_name(s->inbox));
   while (done < s->n_clients) {
     msg *m = msg_recv(s->inbox);
     if (m->kind == MSG_FETCH)
