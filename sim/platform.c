@@ -1,1 +1,1051 @@
-typedef int wip_placeholder_platform;
+/* platform.c - SimGrid platforms for dtsim.
+ *
+ * The generator writes one SimGrid <cluster> per platform, because SimGrid builds cluster
+ * tags in C++ without an XML element per host or link: 10,000 hosts load in a second or
+ * less. star is a flat cluster (private split-duplex host links and a FATPIPE backbone,
+ * i.e. a non-blocking switch); fat-tree is topology="FAT_TREE" with two levels (racks of
+ * hosts under leaf switches, U uplinks per leaf, oversubscription H:U); torus and ring are
+ * topology="TORUS" with three and one dimensions; dragonfly is topology="DRAGONFLY". Each
+ * file carries its network model in a <config> block, so the file alone decides the
+ * answer unless --cfg=network/model:X overrides it on the command line.
+ *
+ * SimGrid aborts the process on a malformed platform, so platform_check loads the file in
+ * a child process first and turns a crash into one line of error text. */
+
+#include "platform.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <math.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/types.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <simgrid/engine.h>
+#include <simgrid/host.h>
+#include <xbt/sysdep.h>
+
+/* SimGrid keeps host ids in int; far beyond what one process simulates anyway. */
+#define PLATFORM_MAX_HOSTS ((size_t)10000000)
+
+/* Defaults of a generated cluster (`dtsim platform --topology T`), round numbers chosen
+ * to be easy to reason about, not to model a machine: 1 Gflop/s cores, 10 Gb/s links,
+ * 1 us per link, and the plain alpha-beta network model. */
+#define GEN_SPEED 1e9
+#define GEN_BW 1.25e9
+#define GEN_LAT 1e-6
+#define GEN_MODEL "CM02"
+
+static void set_err(char *err, size_t errlen, const char *fmt, ...)
+{
+  va_list ap;
+  if (!err || !errlen)
+    return;
+  va_start(ap, fmt);
+  vsnprintf(err, errlen, fmt, ap);
+  va_end(ap);
+}
+
+/* ---------------------------------------------------------------- topologies */
+
+static const char *const topology_names[] = {"star", "fat-tree", "torus", "dragonfly", "ring"};
+
+int platform_topology_parse(const char *s, platform_topology *t)
+{
+  for (size_t i = 0; s && i < sizeof topology_names / sizeof *topology_names; i++)
+    if (strcmp(s, topology_names[i]) == 0) {
+      *t = (platform_topology)i;
+      return 0;
+    }
+  return -1;
+}
+
+const char *platform_topology_name(platform_topology t)
+{
+  size_t i = (size_t)t;
+  return i < sizeof topology_names / sizeof *topology_names ? topology_names[i] : "unknown";
+}
+
+/* ---------------------------------------------------------------- presets */
+
+typedef struct preset {
+  const char *name;
+  const char *description;
+  void (*fill)(size_t hosts, platform_spec *spec);
+} preset;
+
+/* Dean et al., "Large Scale Distributed Deep Networks", NIPS 2012 (DistBelief).
+ * - 16 cores per machine: the paper reports "average CPU utilization of 16 cores" per
+ *   machine and says machines have at most 20 cores.
+ * - 20.8 Gflop/s per core: ASSUMPTION, a 2012 Xeon E5 (Sandy Bridge) at 2.6 GHz doing
+ *   8 double-precision flops per cycle with AVX; the paper names no CPU.
+ * - 1 GbE NICs, 125e6 bytes/s: the "1 GbE-class" machines of SPEC 7.
+ * - 40 hosts per rack and 4 uplinks per rack switch (10:1 oversubscription), 50 us per
+ *   link: ASSUMPTIONS typical of 2012 datacenter designs, not from the paper. SimGrid's
+ *   FAT_TREE gives every link the same bandwidth, so oversubscription is the uplink count.
+ * - LV08: SimGrid's model calibrated for TCP over Ethernet, which a 2012 cluster ran.
+ * - 1,280 hosts (32 racks) by default; asked for more or fewer, whole racks are added. */
+static void fill_distbelief_2012(size_t hosts, platform_spec *spec)
+{
+  spec->topology = PLATFORM_FAT_TREE;
+  spec->hosts = hosts ? hosts : 1280;
+  spec->speed = 2.6e9 * 8;
+  spec->cores = 16;
+  spec->bw = 125e6;
+  spec->lat = 50e-6;
+  spec->hosts_per_rack = 40;
+  spec->uplinks = 4;
+  spec->network_model = "LV08";
+  spec->name = "host";
+}
+
+static const preset presets[] = {
+    {"distbelief-2012",
+     "Dean'12 CPU cluster: 16-core 20.8 Gflop/s/core machines, 1 GbE, racks of 40 with "
+     "10:1 uplinks, 50 us links, LV08 (TCP/Ethernet); 1,280 hosts by default",
+     fill_distbelief_2012},
+};
+
+int platform_preset(const char *name, size_t hosts, platform_spec *spec)
+{
+  for (size_t i = 0; name && i < sizeof presets / sizeof *presets; i++)
+    if (strcmp(name, presets[i].name) == 0) {
+      memset(spec, 0, sizeof *spec);
+      presets[i].fill(hosts, spec);
+      return 0;
+    }
+  return -1;
+}
+
+const char *platform_preset_at(size_t i, const char **description)
+{
+  if (i >= sizeof presets / sizeof *presets)
+    return NULL;
+  if (description)
+    *description = presets[i].description;
+  return presets[i].name;
+}
+
+/* ---------------------------------------------------------------- shapes */
+
+typedef struct shape {
+  size_t hosts;          /* hosts the file declares (>= requested) */
+  const char *tag;       /* SimGrid topology attribute, NULL for a flat cluster */
+  char params[128];      /* topo_parameters */
+  char summary[160];     /* for the comment at the top of the file */
+} shape;
+
+static size_t ceil_div(size_t a, size_t b) { return a / b + (a % b != 0); }
+
+/* Smallest k with k^d >= n (d = 2, 3 or 4; n <= PLATFORM_MAX_HOSTS, so no overflow). */
+static size_t ceil_root(size_t n, int d)
+{
+  size_t k = 1;
+  for (;;) {
+    size_t p = 1;
+    for (int i = 0; i < d; i++)
+      p *= k;
+    if (p >= n)
+      return k;
+    k++;
+  }
+}
+
+/* Three torus dimensions a <= b <= c with a*b*c >= n: the smallest product, then the
+ * smallest largest dimension (closest to a cube, fewest hops). */
+static void torus_dims(size_t n, size_t d[3])
+{
+  size_t cap = 2 * ceil_root(n, 3), best = 0, best_max = 0;
+  for (size_t a = 1; a <= cap; a++)
+    for (size_t b = a; b <= cap; b++) {
+      size_t c = ceil_div(n, a * b);
+      if (c < b || c > cap)
+        continue;
+      size_t p = a * b * c;
+      if (best == 0 || p < best || (p == best && c < best_max)) {
+        best = p;
+        best_max = c;
+        d[0] = a, d[1] = b, d[2] = c;
+      }
+    }
+}
+
+/* Dragonfly groups g, chassis per group c, routers (blades) per chassis r, hosts per
+ * router h, with g*c*r*h >= n: smallest product, then smallest largest factor, then more
+ * groups. SimGrid 3.32 links group i to group j through router j of group i and routes
+ * through green_links_[target group], so it needs g <= r. */
+static void dragonfly_dims(size_t n, size_t d[4])
+{
+  size_t cap = 2 * ceil_root(n, 4), best = 0, best_max = 0;
+  for (size_t g = 1; g <= cap; g++)
+    for (size_t c = 1; c <= cap; c++)
+      for (size_t r = g; r <= cap; r++) {
+        size_t h = ceil_div(n, g * c * r);
+        if (h > cap)
+          continue;
+        size_t p = g * c * r * h, m = g;
+        m = c > m ? c : m;
+        m = r > m ? r : m;
+        m = h > m ? h : m;
+        if (best == 0 || p < best || (p == best && m < best_max) ||
+            (p == best && m == best_max && g > d[0])) {
+          best = p;
+          best_max = m;
+          d[0] = g, d[1] = c, d[2] = r, d[3] = h;
+        }
+      }
+}
+
+static int shape_of(const platform_spec *spec, shape *sh, char *err, size_t errlen)
+{
+  size_t n = spec->hosts;
+  memset(sh, 0, sizeof *sh);
+  switch (spec->topology) {
+    case PLATFORM_STAR:
+      sh->hosts = n;
+      snprintf(sh->summary, sizeof sh->summary, "star: %zu hosts on one non-blocking switch", n);
+      return 0;
+    case PLATFORM_RING:
+      sh->hosts = n;
+      sh->tag = "TORUS";
+      snprintf(sh->params, sizeof sh->params, "%zu", n);
+      snprintf(sh->summary, sizeof sh->summary, "ring: %zu hosts (1-D torus)", n);
+      return 0;
+    case PLATFORM_TORUS: {
+      /* SimGrid 3.32 names a torus link after its two ends, so every dimension of size 1
+       * adds a link from a host to itself and two of them collide ("Link ... declared
+       * several times"): dimensions of size 1 are dropped (3 hosts: a ring of 3). */
+      size_t d[3] = {1, 1, 1}, len = 0;
+      torus_dims(n, d);
+      sh->hosts = d[0] * d[1] * d[2];
+      sh->tag = "TORUS";
+      for (int i = 0; i < 3; i++)
+        if (d[i] > 1)
+          len += (size_t)snprintf(sh->params + len, sizeof sh->params - len, "%s%zu",
+                                  len ? "," : "", d[i]);
+      if (len == 0)
+        snprintf(sh->params, sizeof sh->params, "1");
+      snprintf(sh->summary, sizeof sh->summary, "torus: %zu x %zu x %zu = %zu hosts", d[0], d[1],
+               d[2], sh->hosts);
+      return 0;
+    }
+    case PLATFORM_DRAGONFLY: {
+      size_t d[4] = {0, 0, 0, 0};
+      dragonfly_dims(n, d);
+      sh->hosts = d[0] * d[1] * d[2] * d[3];
+      sh->tag = "DRAGONFLY";
+      snprintf(sh->params, sizeof sh->params, "%zu,1;%zu,1;%zu,1;%zu", d[0], d[1], d[2], d[3]);
+      snprintf(sh->summary, sizeof sh->summary,
+               "dragonfly: %zu groups x %zu chassis x %zu routers x %zu hosts = %zu hosts", d[0],
+               d[1], d[2], d[3], sh->hosts);
+      return 0;
+    }
+    case PLATFORM_FAT_TREE: {
+      /* Default rack: a leaf-spine of one switch radix k, k/2 hosts and k/2 uplinks per
+       * leaf and k leaves, holds k^2/2 hosts; so H = ceil(sqrt(n/2)) and U = H (1:1). */
+      size_t h = spec->hosts_per_rack ? spec->hosts_per_rack : ceil_root(ceil_div(n, 2), 2);
+      if (h > PLATFORM_MAX_HOSTS || spec->uplinks > PLATFORM_MAX_HOSTS) {
+        set_err(err, errlen, "fat tree: rack size or uplink count too large");
+        return -1;
+      }
+      size_t u = spec->uplinks ? spec->uplinks : h;
+      size_t r = ceil_div(n, h);
+      sh->hosts = r * h;
+      sh->tag = "FAT_TREE";
+      /* SimGrid: levels; children per node by level; parents per node by level; links
+       * between a node and each parent. Level 1: H hosts per leaf, each host has 1 leaf;
+       * level 2: R leaves per spine, each leaf has U spines (so U spines in all). */
+      snprintf(sh->params, sizeof sh->params, "2;%zu,%zu;1,%zu;1,1", h, r, u);
+      snprintf(sh->summary, sizeof sh->summary,
+               "fat-tree: %zu racks x %zu hosts = %zu hosts, %zu uplinks per rack (%zu:%zu)", r,
+               h, sh->hosts, u, h, u);
+      return 0;
+    }
+  }
+  set_err(err, errlen, "unknown topology %d", (int)spec->topology);
+  return -1;
+}
+
+/* ---------------------------------------------------------------- writer */
+
+/* Shortest decimal that reads back as the same double, so the file shows 5e-05, not
+ * 5.0000000000000002e-05, and still round-trips exactly. */
+static void fmt_num(char *buf, size_t n, double v)
+{
+  if (v >= 1 && v < 1e15 && v == (double)(long long)v) {
+    snprintf(buf, n, "%lld", (long long)v);
+    return;
+  }
+  for (int p = 1; p <= 17; p++) {
+    snprintf(buf, n, "%.*g", p, v);
+    if (strtod(buf, NULL) == v)
+      return;
+  }
+}
+
+static int valid_model(const char *m) { return strcmp(m, "LV08") == 0 || strcmp(m, "CM02") == 0; }
+
+static int valid_name(const char *s)
+{
+  if (!*s)
+    return 0;
+  for (; *s; s++)
+    if (!((*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z') || (*s >= '0' && *s <= '9') ||
+          *s == '-' || *s == '_' || *s == '.'))
+      return 0;
+  return 1;
+}
+
+int platform_write(const platform_spec *spec, FILE *out, char *err, size_t errlen)
+{
+  const char *model = spec->network_model ? spec->network_model : GEN_MODEL;
+  const char *name = spec->name ? spec->name : "host";
+  char num[64];
+  shape sh;
+
+  if (spec->hosts == 0) {
+    set_err(err, errlen, "zero hosts");
+    return -1;
+  }
+  if (spec->hosts > PLATFORM_MAX_HOSTS) {
+    set_err(err, errlen, "too many hosts (at most %zu)", PLATFORM_MAX_HOSTS);
+    return -1;
+  }
+  if (!(spec->speed > 0) || !isfinite(spec->speed)) {
+    set_err(err, errlen, "speed must be a positive number of flop/s");
+    return -1;
+  }
+  if (spec->cores < 1) {
+    set_err(err, errlen, "cores must be at least 1");
+    return -1;
+  }
+  if (!(spec->bw > 0) || !isfinite(spec->bw)) {
+    set_err(err, errlen, "bandwidth must be a positive number of bytes/s");
+    return -1;
+  }
+  if (!(spec->lat >= 0) || !isfinite(spec->lat)) {
+    set_err(err, errlen, "latency must be a non-negative number of seconds");
+    return -1;
+  }
+  if (!valid_model(model)) {
+    set_err(err, errlen, "unknown network model '%s' (LV08 or CM02)", model);
+    return -1;
+  }
+  if (!valid_name(name)) {
+    set_err(err, errlen, "bad cluster name '%s' (letters, digits, '-', '_', '.')", name);
+    return -1;
+  }
+  if (shape_of(spec, &sh, err, errlen) != 0)
+    return -1;
+  if (sh.hosts > PLATFORM_MAX_HOSTS) {
+    set_err(err, errlen, "too many hosts after rounding up to the %s shape",
+            platform_topology_name(spec->topology));
+    return -1;
+  }
+
+  fprintf(out, "<?xml version='1.0'?>\n");
+  fprintf(out, "<!DOCTYPE platform SYSTEM \"https://simgrid.org/simgrid.dtd\">\n");
+  fprintf(out, "<platform version=\"4.1\">\n");
+  fprintf(out, "  <!-- Written by dtsim platform. %s", sh.summary);
+  if (sh.hosts != spec->hosts)
+    fprintf(out, " (%zu asked, rounded up to a whole shape)", spec->hosts);
+  fprintf(out, ". -->\n");
+  fprintf(out, "  <config>\n    <prop id=\"network/model\" value=\"%s\"/>\n  </config>\n", model);
+  fprintf(out, "  <cluster id=\"%s\" prefix=\"%s-\" suffix=\"\" radical=\"0", name, name);
+  if (sh.hosts > 1)
+    fprintf(out, "-%zu", sh.hosts - 1);
+  fmt_num(num, sizeof num, spec->speed);
+  fprintf(out, "\" speed=\"%sf\" core=\"%d\"\n", num, spec->cores);
+  fmt_num(num, sizeof num, spec->bw);
+  fprintf(out, "           bw=\"%sBps\"", num);
+  fmt_num(num, sizeof num, spec->lat);
+  fprintf(out, " lat=\"%ss\" sharing_policy=\"SPLITDUPLEX\"", num);
+  if (sh.tag) {
+    fprintf(out, "\n           topology=\"%s\" topo_parameters=\"%s\"/>\n", sh.tag, sh.params);
+  } else {
+    /* The backbone is the switch: FATPIPE bounds each flow by bb_bw without sharing it, so
+     * with bb_bw = bw and no latency only the host links shape a transfer. */
+    fmt_num(num, sizeof num, spec->bw);
+    fprintf(out, "\n           bb_bw=\"%sBps\" bb_lat=\"0s\" bb_sharing_policy=\"FATPIPE\"/>\n", num);
+  }
+  fprintf(out, "</platform>\n");
+  if (ferror(out)) {
+    set_err(err, errlen, "write error: %s", strerror(errno));
+    return -1;
+  }
+  return 0;
+}
+
+/* ---------------------------------------------------------------- pre-check */
+
+#define CHECK_ERR_MAX 65536
+
+static void child_crash(int sig)
+{
+  (void)sig;
+  _exit(70);
+}
+
+static void catch_crashes(const struct sigaction *sa)
+{
+  static const int sigs[] = {SIGABRT, SIGSEGV, SIGBUS, SIGFPE, SIGILL};
+  for (size_t i = 0; i < sizeof sigs / sizeof *sigs; i++)
+    sigaction(sigs[i], sa, NULL);
+}
+
+/* In the child: load the platform with the caller's SimGrid options; report the host
+ * count through res_fd. A crash (SimGrid aborts on a bad file) becomes _exit(70), which
+ * leaves no core dump even where core_pattern pipes to a crash collector. */
+static void check_child(const char *path, int argc, char **argv, int res_fd, int err_fd)
+{
+  static char prog[] = "dtsim", quiet[] = "--log=root.thresh:error", no_loc[] = "--log=no_loc";
+  struct rlimit no_core = {0, 0};
+  struct sigaction sa;
+  char **args = xbt_malloc(((size_t)(argc > 0 ? argc : 1) + 3) * sizeof *args);
+  int n = 0;
+
+  setrlimit(RLIMIT_CORE, &no_core);
+  memset(&sa, 0, sizeof sa);
+  sa.sa_handler = child_crash;
+  sigemptyset(&sa.sa_mask);
+  catch_crashes(&sa);
+  dup2(err_fd, STDERR_FILENO);
+  dup2(err_fd, STDOUT_FILENO);
+
+  args[n++] = argc > 0 && argv && argv[0] ? argv[0] : prog;
+  for (int i = 1; i < argc; i++)
+    args[n++] = argv[i];
+  args[n++] = quiet;
+  args[n++] = no_loc;
+  args[n] = NULL;
+  simgrid_init(&n, args);
+  catch_crashes(&sa); /* simgrid_init installs its own SIGSEGV/SIGBUS handlers */
+  char stage = 'i'; /* options accepted; a failure after this is the file's */
+  if (write(res_fd, &stage, 1) != 1)
+    _exit(71);
+  simgrid_load_platform(path);
+  long count = (long)sg_host_count();
+  ssize_t w = write(res_fd, &count, sizeof count);
+  _exit(w == (ssize_t)sizeof count ? 0 : 71);
+}
+
+/* Drops "[0.000000] [category/PRIORITY] " prefixes of SimGrid's log lines. */
+static const char *strip_log_prefix(const char *s)
+{
+  while (*s == '[') {
+    const char *e = strstr(s, "] ");
+    if (!e)
+      break;
+    s = e + 2;
+  }
+  return s;
+}
+
+/* The most useful line of the child's stderr: SimGrid's "Parse error at FILE:LINE: ...",
+ * else an uncaught exception's message, else the first critical or error line, else the
+ * last line. Lines are cut in place (buf is modified). */
+static const char *pick_error_line(char *buf)
+{
+  const char *parse = NULL, *uncaught = NULL, *critical = NULL, *last = NULL;
+  for (char *line = buf; line && *line;) {
+    char *nl = strchr(line, '\n');
+    if (nl)
+      *nl = '\0';
+    const char *msg = strip_log_prefix(line);
+    if (!parse && strstr(msg, "Parse error at"))
+      parse = strstr(msg, "Parse error at");
+    if (!uncaught && strncmp(msg, "Uncaught exception ", 19) == 0) {
+      const char *colon = strstr(msg + 19, ": ");
+      uncaught = colon ? colon + 2 : msg;
+    }
+    if (!critical && (strstr(line, "/CRITICAL]") || strstr(line, "/ERROR]")) &&
+        strcmp(msg, "Exiting now.") != 0 && strncmp(msg, "Current backtrace", 17) != 0)
+      critical = msg;
+    if (*msg && strncmp(msg, "  ->", 4) != 0)
+      last = msg;
+    line = nl ? nl + 1 : NULL;
+  }
+  return parse ? parse : uncaught ? uncaught : critical ? critical : last;
+}
+
+long platform_check(const char *path, int argc, char **argv, char *err, size_t errlen)
+{
+  FILE *f = fopen(path, "r");
+  if (!f) {
+    set_err(err, errlen, "%s: cannot open: %s", path, strerror(errno));
+    return -1;
+  }
+  clearerr(f);
+  (void)fgetc(f);
+  if (ferror(f)) {
+    int e = errno;
+    fclose(f);
+    set_err(err, errlen, "%s: cannot read: %s", path, strerror(e));
+    return -1;
+  }
+  fclose(f);
+
+  int res[2], errp[2];
+  if (pipe(res) != 0) {
+    set_err(err, errlen, "%s: cannot check: pipe: %s", path, strerror(errno));
+    return -1;
+  }
+  if (pipe(errp) != 0) {
+    set_err(err, errlen, "%s: cannot check: pipe: %s", path, strerror(errno));
+    close(res[0]), close(res[1]);
+    return -1;
+  }
+  fflush(stdout);
+  fflush(stderr);
+  pid_t pid = fork();
+  if (pid < 0) {
+    set_err(err, errlen, "%s: cannot check: fork: %s", path, strerror(errno));
+    close(res[0]), close(res[1]), close(errp[0]), close(errp[1]);
+    return -1;
+  }
+  if (pid == 0) {
+    close(res[0]);
+    close(errp[0]);
+    check_child(path, argc, argv, res[1], errp[1]);
+  }
+  close(res[1]);
+  close(errp[1]);
+
+  /* Drain stderr to EOF before waiting, so a chatty child never blocks on a full pipe. */
+  char *text = xbt_malloc(CHECK_ERR_MAX + 1);
+  size_t len = 0;
+  for (;;) {
+    char chunk[4096];
+    ssize_t r = read(errp[0], chunk, sizeof chunk);
+    if (r < 0 && errno == EINTR)
+      continue;
+    if (r <= 0)
+      break;
+    size_t keep = (size_t)r < CHECK_ERR_MAX - len ? (size_t)r : CHECK_ERR_MAX - len;
+    memcpy(text + len, chunk, keep);
+    len += keep;
+  }
+  text[len] = '\0';
+  close(errp[0]);
+
+  char stage = 0;
+  long count = -1;
+  size_t got = 0;
+  while (read(res[0], &stage, 1) < 0 && errno == EINTR)
+    ;
+  while (stage == 'i' && got < sizeof count) {
+    ssize_t r = read(res[0], (char *)&count + got, sizeof count - got);
+    if (r < 0 && errno == EINTR)
+      continue;
+    if (r <= 0)
+      break;
+    got += (size_t)r;
+  }
+  close(res[0]);
+
+  int status = 0;
+  while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+    ;
+  if (WIFEXITED(status) && WEXITSTATUS(status) == 0 && got == sizeof count) {
+    xbt_free(text);
+    if (count <= 0) {
+      set_err(err, errlen, "%s: platform declares no hosts", path);
+      return -1;
+    }
+    return count;
+  }
+
+  const char *line = pick_error_line(text);
+  char why[64];
+  if (!line || !*line) {
+    if (WIFSIGNALED(status))
+      snprintf(why, sizeof why, "the SimGrid loader died of signal %d", WTERMSIG(status));
+    else
+      snprintf(why, sizeof why, "the SimGrid loader failed (status %d)",
+               WIFEXITED(status) ? WEXITSTATUS(status) : -1);
+    line = why;
+  }
+  if (stage == 'i')
+    set_err(err, errlen, "%s: malformed platform: %s", path, line);
+  else
+    set_err(err, errlen, "%s: cannot load with these SimGrid options: %s", path, line);
+  xbt_free(text);
+  return -1;
+}
+
+/* ---------------------------------------------------------------- hosts in file order */
+
+static char *read_whole(const char *path, size_t *len)
+{
+  FILE *f = fopen(path, "rb");
+  if (!f)
+    return NULL;
+  size_t cap = 1 << 16, n = 0;
+  char *buf = xbt_malloc(cap + 1);
+  for (;;) {
+    size_t r = fread(buf + n, 1, cap - n, f);
+    n += r;
+    if (n < cap)
+      break;
+    cap *= 2;
+    buf = xbt_realloc(buf, cap + 1);
+  }
+  fclose(f);
+  buf[n] = '\0';
+  *len = n;
+  return buf;
+}
+
+/* Value of attribute `name` in the tag text [p, end), or NULL; its length in *vlen. */
+static const char *tag_attr(const char *p, const char *end, const char *name, size_t *vlen)
+{
+  size_t nlen = strlen(name);
+  while (p < end) {
+    while (p < end && (*p == ' ' || *p == '\t' || *p == '\n' || *p == '\r'))
+      p++;
+    const char *an = p;
+    while (p < end && *p != '=' && *p != ' ' && *p != '\t' && *p != '\n' && *p != '\r' &&
+           *p != '>' && *p != '/')
+      p++;
+    size_t alen = (size_t)(p - an);
+    while (p < end && (*p == ' ' || *p == '\t' || *p == '\n' || *p == '\r'))
+      p++;
+    if (p >= end || *p != '=') {
+      if (alen == 0)
+        p++;
+      continue;
+    }
+    p++;
+    while (p < end && (*p == ' ' || *p == '\t' || *p == '\n' || *p == '\r'))
+      p++;
+    if (p >= end || (*p != '"' && *p != '\''))
+      continue;
+    char q = *p++;
+    const char *v = p;
+    while (p < end && *p != q)
+      p++;
+    if (alen == nlen && strncmp(an, name, nlen) == 0) {
+      *vlen = (size_t)(p - v);
+      return v;
+    }
+    p++;
+  }
+  return NULL;
+}
+
+typedef struct host_index {
+  sg_host_t *sorted; /* every host, by name */
+  size_t n;
+  unsigned char *taken;
+  sg_host_t *order; /* result */
+  size_t count;
+} host_index;
+
+static int cmp_host_name(const void *a, const void *b)
+{
+  return strcmp(sg_host_get_name(*(const sg_host_t *)a), sg_host_get_name(*(const sg_host_t *)b));
+}
+
+/* Appends the host called `name` if it exists and is not listed yet; returns 1 if found. */
+static int take_host(host_index *ix, const char *name)
+{
+  if (!sg_host_by_name(name))
+    return 0;
+  size_t lo = 0, hi = ix->n;
+  while (lo < hi) {
+    size_t mid = lo + (hi - lo) / 2;
+    int c = strcmp(sg_host_get_name(ix->sorted[mid]), name);
+    if (c == 0) {
+      if (!ix->taken[mid]) {
+        ix->taken[mid] = 1;
+        ix->order[ix->count++] = ix->sorted[mid];
+      }
+      return 1;
+    }
+    if (c < 0)
+      lo = mid + 1;
+    else
+      hi = mid;
+  }
+  return 0;
+}
+
+static void copy_value(char *dst, size_t dstlen, const char *v, size_t vlen)
+{
+  size_t k = vlen < dstlen - 1 ? vlen : dstlen - 1;
+  memcpy(dst, v, k);
+  dst[k] = '\0';
+}
+
+/* <cluster>/<cabinet> radicals: "0-99" or "0-3,7,9-10", names prefix + i + suffix. */
+static void take_radical(host_index *ix, const char *prefix, const char *suffix, const char *rad)
+{
+  char name[600]; /* prefix and suffix are at most 255 chars each */
+  const char *p = rad;
+  while (*p) {
+    char *e;
+    long a = strtol(p, &e, 10), b;
+    if (e == p)
+      return;
+    p = e;
+    if (*p == '-') {
+      b = strtol(p + 1, &e, 10);
+      if (e == p + 1)
+        return;
+      p = e;
+    } else {
+      b = a;
+    }
+    /* A radical wider than the hosts SimGrid made (hierarchical clusters use only the
+     * first radicals) stops after as many misses in a row as there are hosts. */
+    size_t misses = 0;
+    for (long i = a; i <= b && misses <= ix->n; i++) {
+      snprintf(name, sizeof name, "%s%ld%s", prefix, i, suffix);
+      misses = take_host(ix, name) ? 0 : misses + 1;
+    }
+    if (*p != ',')
+      return;
+    p++;
+  }
+}
+
+static void scan_document(host_index *ix, const char *doc, size_t len)
+{
+  const char *end = doc + len, *p = doc;
+  char a[256], b[256], c[4096];
+  while ((p = memchr(p, '<', (size_t)(end - p))) != NULL) {
+    if (end - p >= 4 && strncmp(p, "<!--", 4) == 0) {
+      const char *e = strstr(p + 4, "-->");
+      if (!e)
+        return;
+      p = e + 3;
+      continue;
+    }
+    const char *tn = ++p, *te = tn;
+    while (te < end && ((*te >= 'a' && *te <= 'z') || (*te >= 'A' && *te <= 'Z') || *te == '_'))
+      te++;
+    /* end of tag: the first '>' outside quotes */
+    const char *q = te;
+    char quote = 0;
+    while (q < end && (quote || *q != '>')) {
+      if (quote && *q == quote)
+        quote = 0;
+      else if (!quote && (*q == '"' || *q == '\''))
+        quote = *q;
+      q++;
+    }
+    size_t tl = (size_t)(te - tn), vl;
+    const char *v;
+    if ((tl == 4 && strncmp(tn, "host", 4) == 0) || (tl == 4 && strncmp(tn, "peer", 4) == 0)) {
+      if ((v = tag_attr(te, q, "id", &vl)) != NULL) {
+        copy_value(a, sizeof a, v, vl);
+        take_host(ix, a);
+      }
+    } else if ((tl == 7 && strncmp(tn, "cluster", 7) == 0) ||
+               (tl == 7 && strncmp(tn, "cabinet", 7) == 0)) {
+      const char *pre = tag_attr(te, q, "prefix", &vl);
+      copy_value(a, sizeof a, pre ? pre : "", pre ? vl : 0);
+      const char *suf = tag_attr(te, q, "suffix", &vl);
+      copy_value(b, sizeof b, suf ? suf : "", suf ? vl : 0);
+      const char *rad = tag_attr(te, q, "radical", &vl);
+      if (rad) {
+        copy_value(c, sizeof c, rad, vl);
+        take_radical(ix, a, b, c);
+      }
+    }
+    p = q;
+  }
+}
+
+size_t platform_hosts_in_order(const char *path, sg_host_t **hosts)
+{
+  host_index ix;
+  ix.n = sg_host_count();
+  ix.count = 0;
+  *hosts = NULL;
+  if (ix.n == 0)
+    return 0;
+  ix.sorted = sg_host_list();
+  qsort(ix.sorted, ix.n, sizeof *ix.sorted, cmp_host_name);
+  ix.taken = xbt_malloc0(ix.n);
+  ix.order = xbt_malloc(ix.n * sizeof *ix.order);
+
+  size_t len = 0;
+  char *doc = path ? read_whole(path, &len) : NULL;
+  if (doc)
+    scan_document(&ix, doc, len);
+  xbt_free(doc);
+  for (size_t i = 0; i < ix.n; i++) /* the rest, in name order */
+    if (!ix.taken[i])
+      ix.order[ix.count++] = ix.sorted[i];
+
+  xbt_free(ix.taken);
+  xbt_free(ix.sorted);
+  *hosts = ix.order;
+  return ix.count;
+}
+
+/* ---------------------------------------------------------------- dtsim platform */
+
+typedef enum quantity { Q_COUNT, Q_SPEED, Q_BW, Q_LAT } quantity;
+
+/* Parses a number with an optional SI prefix and unit: speed 20.8G or 20.8Gf (flop/s),
+ * bandwidth 125M or 125MBps (bytes/s) or 1Gbps (bits/s), latency 50us, 0.05ms or 5e-5
+ * (seconds), counts as plain integers (1000 or 1e3). A prefix becomes a decimal exponent
+ * before strtod, so 50us reads as 5e-05 exactly as "5e-5" would (50 * 1e-6 would not).
+ * Returns 0 or -1. */
+static int parse_quantity(const char *s, quantity q, double *out)
+{
+  static const struct { const char *unit; int exp; quantity q; int bits; } units[] = {
+      {"", 0, Q_SPEED, 0},  {"f", 0, Q_SPEED, 0},   {"flops", 0, Q_SPEED, 0},
+      {"", 0, Q_BW, 0},     {"B", 0, Q_BW, 0},      {"Bps", 0, Q_BW, 0},
+      {"bps", 0, Q_BW, 1},  {"", 0, Q_LAT, 0},      {"s", 0, Q_LAT, 0},
+      {"ms", -3, Q_LAT, 0}, {"us", -6, Q_LAT, 0},   {"ns", -9, Q_LAT, 0},
+      {"ps", -12, Q_LAT, 0}, {"", 0, Q_COUNT, 0}};
+  static const char prefixes[] = "kMGTPE";
+  char *e, buf[128];
+  errno = 0;
+  double v = strtod(s, &e);
+  if (e == s || errno == ERANGE || !isfinite(v))
+    return -1;
+  size_t numlen = (size_t)(e - s);
+  int exp = 0;
+  const char *pp = (q == Q_SPEED || q == Q_BW) && *e ? strchr(prefixes, *e) : NULL;
+  if (pp) {
+    exp = 3 * (int)(pp - prefixes + 1);
+    e++;
+  }
+  for (size_t i = 0; i < sizeof units / sizeof *units; i++) {
+    if (units[i].q != q || strcmp(e, units[i].unit) != 0)
+      continue;
+    exp += units[i].exp;
+    if (exp != 0) {
+      /* "1.5e3k": fold the prefix into the written exponent */
+      const char *x = memchr(s, 'e', numlen) ? memchr(s, 'e', numlen) : memchr(s, 'E', numlen);
+      size_t mlen = x ? (size_t)(x - s) : numlen;
+      long xe = x ? strtol(x + 1, NULL, 10) : 0;
+      if (mlen > 64 || xe < -400 || xe > 400)
+        return -1;
+      snprintf(buf, sizeof buf, "%.*se%ld", (int)mlen, s, xe + exp);
+      v = strtod(buf, NULL);
+    }
+    if (units[i].bits)
+      v /= 8;
+    if (!isfinite(v))
+      return -1;
+    if (q == Q_COUNT && (v < 0 || v > (double)PLATFORM_MAX_HOSTS || v != (double)(long long)v))
+      return -1;
+    *out = v;
+    return 0;
+  }
+  return -1;
+}
+
+static void platform_usage(FILE *out)
+{
+  fprintf(out,
+          "usage: dtsim platform PRESET [--hosts N] [OPTION]... [-o FILE]\n"
+          "       dtsim platform --hosts N --topology T [OPTION]... [-o FILE]\n"
+          "\n"
+          "Writes a SimGrid 3.32 platform (XML) for a preset or a generated cluster to FILE,\n"
+          "or to standard output. Hosts are named NAME-0, NAME-1, ... (NAME: host).\n"
+          "\n"
+          "Presets:\n");
+  const char *desc;
+  for (size_t i = 0; platform_preset_at(i, &desc); i++)
+    fprintf(out, "  %-16s %s\n", platform_preset_at(i, NULL), desc);
+  fprintf(out,
+          "\n"
+          "Options (with a preset they override its values):\n"
+          "  --hosts N            at least N hosts; shapes round up: fat tree to whole racks,\n"
+          "                       torus and dragonfly to a whole grid; star and ring are exact\n"
+          "  --topology T         star | fat-tree | torus | dragonfly | ring\n"
+          "  --speed S            flop/s of one core (default 1G); e.g. 20.8G, 2.08e10\n"
+          "  --cores C            cores per host (default 1)\n"
+          "  --bw B               bytes/s of every link (default 1.25G, i.e. 10 Gb/s);\n"
+          "                       e.g. 125M, 125MBps, or bits with bps: 1Gbps = 125M\n"
+          "  --lat L              seconds of every link (default 1us); e.g. 50us, 0.5ms, 5e-5\n"
+          "  --rack-size H        fat tree: hosts per rack (default ceil(sqrt(N/2)))\n"
+          "  --uplinks U          fat tree: uplinks per rack switch, oversubscription H:U\n"
+          "                       (default H, non-blocking)\n"
+          "  --network-model M    CM02 (alpha-beta: latency + size/bandwidth; the default for\n"
+          "                       generated clusters) or LV08 (TCP over Ethernet: latency x13.01,\n"
+          "                       bandwidth x0.97); --cfg=network/model:M at run time overrides it\n"
+          "  --name NAME          cluster id and host-name prefix (default host)\n"
+          "  -o FILE              write FILE atomically (FILE.tmp, then rename), print nothing\n"
+          "  -h, --help           show this help\n"
+          "\n"
+          "SI prefixes k M G T P E multiply by powers of 1000.\n");
+}
+
+static int usage_error(const char *what, const char *arg)
+{
+  if (arg)
+    fprintf(stderr, "dtsim platform: %s '%s' (see dtsim platform --help)\n", what, arg);
+  else
+    fprintf(stderr, "dtsim platform: %s (see dtsim platform --help)\n", what);
+  return 2;
+}
+
+static int write_atomically(const platform_spec *spec, const char *path)
+{
+  char err[256];
+  size_t n = strlen(path);
+  char *tmp = xbt_malloc(n + 5);
+  memcpy(tmp, path, n);
+  memcpy(tmp + n, ".tmp", 5);
+  FILE *f = fopen(tmp, "w");
+  if (!f) {
+    fprintf(stderr, "dtsim platform: %s: cannot open: %s\n", tmp, strerror(errno));
+    xbt_free(tmp);
+    return 2;
+  }
+  int bad = platform_write(spec, f, err, sizeof err) != 0;
+  int e = errno;
+  if (!bad && (fflush(f) != 0 || fsync(fileno(f)) != 0)) {
+    bad = 2, e = errno;
+  }
+  if (fclose(f) != 0 && !bad) {
+    bad = 2, e = errno;
+  }
+  if (!bad && rename(tmp, path) != 0) {
+    bad = 3, e = errno;
+  }
+  if (bad) {
+    if (bad == 1)
+      fprintf(stderr, "dtsim platform: %s\n", err);
+    else
+      fprintf(stderr, "dtsim platform: %s: cannot write: %s\n", bad == 3 ? path : tmp, strerror(e));
+    remove(tmp);
+  }
+  xbt_free(tmp);
+  return bad ? 2 : 0;
+}
+
+int platform_main(int argc, char **argv)
+{
+  platform_spec spec;
+  const char *preset_name = NULL, *out = NULL;
+  int have_topology = 0, have_hosts = 0, have_rack = 0;
+  double v;
+
+  memset(&spec, 0, sizeof spec);
+  spec.speed = GEN_SPEED;
+  spec.cores = 1;
+  spec.bw = GEN_BW;
+  spec.lat = GEN_LAT;
+  spec.network_model = GEN_MODEL;
+  spec.name = "host";
+
+  /* First pass: a preset sets the starting values that options then override. */
+  for (int i = 1; i < argc; i++) {
+    const char *a = argv[i];
+    if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) {
+      platform_usage(stdout);
+      return 0;
+    }
+    if (a[0] != '-') {
+      if (preset_name)
+        return usage_error("more than one preset", a);
+      preset_name = a;
+    } else if (strchr(a, '=') == NULL && strcmp(a, "--") != 0) {
+      i++; /* skip the option's value */
+    }
+  }
+  if (preset_name && platform_preset(preset_name, 0, &spec) != 0)
+    return usage_error("unknown preset", preset_name);
+
+  for (int i = 1; i < argc; i++) {
+    const char *a = argv[i], *val = NULL;
+    char opt[32];
+    if (a[0] != '-')
+      continue;
+    const char *eq = strchr(a, '=');
+    if (eq && strncmp(a, "--", 2) == 0) {
+      size_t k = (size_t)(eq - a) < sizeof opt - 1 ? (size_t)(eq - a) : sizeof opt - 1;
+      memcpy(opt, a, k);
+      opt[k] = '\0';
+      val = eq + 1;
+    } else {
+      snprintf(opt, sizeof opt, "%s", a);
+      if (i + 1 >= argc)
+        return usage_error("missing value after", a);
+      val = argv[++i];
+    }
+    if (strcmp(opt, "-o") == 0 || strcmp(opt, "--output") == 0) {
+      if (!*val)
+        return usage_error("empty output file name", NULL);
+      out = val;
+    } else if (strcmp(opt, "--topology") == 0) {
+      if (platform_topology_parse(val, &spec.topology) != 0)
+        return usage_error("unknown topology (star, fat-tree, torus, dragonfly, ring)", val);
+      have_topology = 1;
+    } else if (strcmp(opt, "--hosts") == 0) {
+      if (parse_quantity(val, Q_COUNT, &v) != 0 || v < 1)
+        return usage_error("--hosts needs a positive whole number, not", val);
+      spec.hosts = (size_t)v;
+      have_hosts = 1;
+    } else if (strcmp(opt, "--speed") == 0) {
+      if (parse_quantity(val, Q_SPEED, &v) != 0 || !(v > 0))
+        return usage_error("--speed needs a positive flop/s value, not", val);
+      spec.speed = v;
+    } else if (strcmp(opt, "--cores") == 0) {
+      if (parse_quantity(val, Q_COUNT, &v) != 0 || v < 1 || v > INT_MAX)
+        return usage_error("--cores needs a positive whole number, not", val);
+      spec.cores = (int)v;
+    } else if (strcmp(opt, "--bw") == 0) {
+      if (parse_quantity(val, Q_BW, &v) != 0 || !(v > 0))
+        return usage_error("--bw needs a positive bytes/s value, not", val);
+      spec.bw = v;
+    } else if (strcmp(opt, "--lat") == 0) {
+      if (parse_quantity(val, Q_LAT, &v) != 0 || !(v >= 0))
+        return usage_error("--lat needs a non-negative number of seconds, not", val);
+      spec.lat = v;
+    } else if (strcmp(opt, "--rack-size") == 0) {
+      if (parse_quantity(val, Q_COUNT, &v) != 0 || v < 1)
+        return usage_error("--rack-size needs a positive whole number, not", val);
+      spec.hosts_per_rack = (size_t)v;
+      have_rack = 1;
+    } else if (strcmp(opt, "--uplinks") == 0) {
+      if (parse_quantity(val, Q_COUNT, &v) != 0 || v < 1)
+        return usage_error("--uplinks needs a positive whole number, not", val);
+      spec.uplinks = (size_t)v;
+      have_rack = 1;
+    } else if (strcmp(opt, "--network-model") == 0) {
+      if (!valid_model(val))
+        return usage_error("--network-model is LV08 or CM02, not", val);
+      spec.network_model = strcmp(val, "LV08") == 0 ? "LV08" : "CM02";
+    } else if (strcmp(opt, "--name") == 0) {
+      if (!valid_name(val))
+        return usage_error("--name takes letters, digits, '-', '_' and '.', not", val);
+      spec.name = val;
+    } else {
+      return usage_error("unknown option", a);
+    }
+  }
+  if (!preset_name && !have_topology)
+    return usage_error("give a PRESET or --topology T", NULL);
+  if (!preset_name && !have_hosts)
+    return usage_error("--topology needs --hosts N", NULL);
+  if (spec.topology != PLATFORM_FAT_TREE) {
+    if (have_rack)
+      return usage_error("--rack-size and --uplinks apply to a fat tree only", NULL);
+    spec.hosts_per_rack = spec.uplinks = 0; /* a preset's racks, topology overridden */
+  }
+
+  char err[256];
+  if (out)
+    return write_atomically(&spec, out);
+  if (platform_write(&spec, stdout, err, sizeof err) != 0)
+    return usage_error(err, NULL);
+  if (fflush(stdout) != 0 || ferror(stdout)) {
+    fprintf(stderr, "dtsim platform: cannot write standard output: %s\n", strerror(errno));
+    return 2;
+  }
+  return 0;
+}
