@@ -37,24 +37,10 @@ static int fail(const char *text)
   return 2;
 }
 
-static size_t parse_layers(const char *s, size_t *sizes, size_t max)
-{
-  size_t n = 0;
-  const char *p = s;
-  while (*p && n < max) {
-    char *end;
-    sizes[n++] = strtoul(p, &end, 10);
-    p = *end == ',' ? end + 1 : end;
-    if (end == p && *p)
-      break;
-  }
-  return n;
-}
-
 static net *build_model(const scenario *sc)
 {
-  size_t sizes[64];
-  size_t n = parse_layers(sc->layers, sizes, 64);
+  size_t sizes[SCENARIO_MAX_LAYERS];
+  size_t n = (size_t)scenario_layers(sc->layers, sizes, SCENARIO_MAX_LAYERS);
   net_act act = NET_ACT_TANH;
   net_act_parse(sc->activation, &act);
   net_loss loss = NET_LOSS_SOFTMAX;
@@ -296,8 +282,8 @@ static void fill_config(const scenario *sc, const build *b, run_config *cfg)
   cfg->numerics = sc->numerics;
   cfg->train = b->train;
   cfg->test = b->test;
-  size_t sizes[64];
-  size_t n = parse_layers(sc->layers, sizes, 64);
+  size_t sizes[SCENARIO_MAX_LAYERS];
+  size_t n = (size_t)scenario_layers(sc->layers, sizes, SCENARIO_MAX_LAYERS);
   const cost_virtual *v = sc->virtual_net[0] ? cost_virtual_find(sc->virtual_net) : NULL;
   cfg->sim_params = v ? v->params : (double)net_n_params(b->model);
   cfg->train_flops = v ? v->train_flops : cost_mlp_train_flops(n, sizes);
@@ -410,6 +396,12 @@ int engine_run(const scenario *sc, const char *origin, const engine_opts *o)
   int rc = 0;
   if (sc->numerics && build_data(sc, &b, err) != 0)
     rc = fail(err);
+  if (rc == 0 && sc->numerics && strcmp(sc->algorithm, "downpour") == 0 &&
+      data_n(b.train) < (size_t)sc->replicas) {
+    snprintf(err, ERRLEN, "downpour.replicas: %ld replicas need at least as many training examples, the data has %zu",
+             sc->replicas, data_n(b.train));
+    rc = fail(err);
+  }
   if (rc == 0 && build_platform(sc, &b, err) != 0)
     rc = fail(err);
   if (rc == 0) {

@@ -117,7 +117,7 @@ static const key_spec keys[] = {
    .doc = "Model trained: linear, logistic or softmax regression, or a multi-layer "
           "perceptron.",
    .choices = "linear|logistic|softmax|mlp"},
-  {"model", "layers", KT_STR, FIELD(layers), .def = "64,128,10", .unit = "units",
+  {"model", "layers", KT_STR, FIELD(layers), .def = "32,64,10", .unit = "units",
    .doc = "Layer sizes, inputs first, outputs last: `N,1` for linear and logistic, `N,K` "
           "(K >= 2) for softmax, `N,H,...,K` (K >= 2) for mlp.",
    .check = check_layers},
@@ -148,7 +148,7 @@ static const key_spec keys[] = {
    .doc = "Held-out examples of a synthetic source.", GT(0)},
   {"data", "test_fraction", KT_DOUBLE, FIELD(test_fraction), .def = "0.2", .unit = "fraction",
    .doc = "Share of a loaded file held out for evaluation.", GT(0), LT(1)},
-  {"data", "teacher_hidden", KT_LONG, FIELD(teacher_hidden), .def = "32", .unit = "units",
+  {"data", "teacher_hidden", KT_LONG, FIELD(teacher_hidden), .def = "16", .unit = "units",
    .doc = "Hidden units of the teacher network that labels `synthetic-teacher` data.", GT(0)},
   {"data", "separation", KT_DOUBLE, FIELD(separation), .def = "1", .unit = "",
    .doc = "`synthetic-gaussian`: standard deviation of the class means (larger is easier).",
@@ -176,7 +176,7 @@ static const key_spec keys[] = {
   {"downpour", "adagrad", KT_BOOL, FIELD(adagrad), .def = "on", .unit = "",
    .doc = "Per-parameter Adagrad on the shards: rate = adagrad_gamma / sqrt(sum of squared "
           "gradients)."},
-  {"downpour", "adagrad_gamma", KT_DOUBLE, FIELD(adagrad_gamma), .def = "0.5", .unit = "",
+  {"downpour", "adagrad_gamma", KT_DOUBLE, FIELD(adagrad_gamma), .def = "0.1", .unit = "",
    .doc = "Adagrad's base rate gamma.", GT(0)},
   {"downpour", "warmstart_steps", KT_LONG, FIELD(warmstart_steps), .def = "0", .unit = "steps",
    .doc = "One replica trains alone for this many steps before the others join; 0: all "
@@ -1281,45 +1281,45 @@ void scenario_print_reference(FILE *out)
 /* ---------- the built-in scenario ---------- */
 
 const char scenario_default_ini[] =
-    "; dtsim's built-in scenario: Downpour SGD with Adagrad (Dean et al. 2012) --\n"
-    "; 20 model replicas and 10 parameter-server shards on the distbelief-2012\n"
-    "; preset, training a small MLP on synthetic-teacher data.\n"
-    "; Keys left out keep their defaults (see the key reference in README.md).\n"
+    "; dtsim's built-in scenario: Downpour SGD with Adagrad (Dean et al. 2012, sec. 4.1):\n"
+    "; 20 model replicas and 10 parameter-server shards on the distbelief-2012 preset\n"
+    "; (1 GbE, LV08), training a small MLP on synthetic-teacher data for 8 simulated\n"
+    "; seconds. Simulated time comes from this MLP's own shapes; add\n"
+    "; --set model.virtual=speech-42m to time DistBelief's 42M-parameter speech net.\n"
+    "; Keys left out keep their defaults (dtsim list keys).\n"
     "\n"
     "[run]\n"
     "algorithm = downpour\n"
     "seed = 1\n"
-    "max_sim_time = 600      ; simulated seconds\n"
+    "max_sim_time = 8        ; simulated seconds\n"
     "max_steps = 0           ; no step limit: max_sim_time ends the run\n"
     "target_accuracy = 0     ; no early stop\n"
-    "eval_every = 1          ; simulated seconds between evaluations\n"
+    "eval_every = 0.25       ; simulated seconds between evaluations\n"
     "\n"
     "[platform]\n"
     "preset = distbelief-2012\n"
-    "hosts = 0               ; as many as the run needs\n"
+    "hosts = 0               ; as many as the run needs, in whole racks\n"
     "placement = packed\n"
     "\n"
     "[model]\n"
     "type = mlp\n"
-    "layers = 64,128,10      ; inputs, hidden, classes\n"
+    "layers = 32,64,10       ; inputs, hidden units, classes\n"
     "activation = tanh\n"
     "numerics = on\n"
-    "efficiency = 1\n"
-    "dtype = fp32\n"
     "\n"
     "[data]\n"
     "source = synthetic-teacher\n"
     "train = 20000\n"
     "test = 5000\n"
-    "teacher_hidden = 32\n"
+    "teacher_hidden = 16\n"
     "\n"
     "[downpour]\n"
     "replicas = 20\n"
     "ps_shards = 10\n"
-    "n_fetch = 1\n"
+    "n_fetch = 1             ; all of Dean et al.'s experiments used 1 and 1\n"
     "n_push = 1\n"
     "batch = 32\n"
     "adagrad = on\n"
-    "adagrad_gamma = 0.5\n"
-    "warmstart_steps = 0\n"
+    "adagrad_gamma = 0.1\n"
+    "warmstart_steps = 100   ; replica 0 trains alone first (Dean et al.: warmstart)\n"
     "overlap = off\n";

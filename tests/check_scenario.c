@@ -86,7 +86,7 @@ START_TEST(test_scenario_defaults_valid)
   ck_assert_str_eq(s.file, "");
   ck_assert_str_eq(s.placement, "packed");
   ck_assert_str_eq(s.type, "mlp");
-  ck_assert_str_eq(s.layers, "64,128,10");
+  ck_assert_str_eq(s.layers, "32,64,10");
   ck_assert_str_eq(s.activation, "tanh");
   ck_assert_str_eq(s.virtual_net, "");
   ck_assert_int_eq(s.numerics, 1);
@@ -101,7 +101,7 @@ START_TEST(test_scenario_defaults_valid)
   ck_assert_int_eq(s.replicas, 20);
   ck_assert_int_eq(s.ps_shards, 10);
   ck_assert_int_eq(s.adagrad, 1);
-  ck_assert_double_eq(s.adagrad_gamma, 0.5);
+  ck_assert_double_eq(s.adagrad_gamma, 0.1);
   ck_assert_int_eq(s.overlap, 0);
 }
 END_TEST
@@ -487,7 +487,7 @@ START_TEST(test_scenario_validate_shapes)
       {"logistic", "123,1", NULL},
       {"softmax", "784,10", NULL},
       {"softmax", "784,2", NULL},
-      {"mlp", "64,128,10", NULL},
+      {"mlp", "32,64,10", NULL},
       {"mlp", "440,2560,2560,2560,2560,8192", NULL},
       {"mlp", "4,3,2", NULL},
       {"linear", "64,2", "x.ini: model.layers: linear needs exactly 2 sizes"},
@@ -560,9 +560,9 @@ END_TEST
 START_TEST(test_scenario_validate_layers_helper)
 {
   size_t sizes[4];
-  ck_assert_int_eq(scenario_layers("64,128,10", sizes, 4), 3);
-  ck_assert_uint_eq(sizes[0], 64);
-  ck_assert_uint_eq(sizes[1], 128);
+  ck_assert_int_eq(scenario_layers("32,64,10", sizes, 4), 3);
+  ck_assert_uint_eq(sizes[0], 32);
+  ck_assert_uint_eq(sizes[1], 64);
   ck_assert_uint_eq(sizes[2], 10);
   ck_assert_int_eq(scenario_layers(" 5 ,\t6", sizes, 4), 2);
   ck_assert_int_eq(scenario_layers("1,2,3,4,5", sizes, 4), -1);
