@@ -120,10 +120,14 @@ static void compute_gradient(replica *r)
 
 static void accrue_gradient(replica *r)
 {
-  if (r->accrued_steps == 0)
+  if (r->accrued_steps == 0) {
     memcpy(r->accrued_version, r->fetched_version, (size_t)r->d->p->ps_shards * sizeof(long));
-  if (r->cfg->numerics)
+    gsl_vector *t = r->accrued; /* the first gradient is the accrual: swap, don't copy */
+    r->accrued = r->grad;
+    r->grad = t;
+  } else if (r->cfg->numerics) {
     gsl_vector_add(r->accrued, r->grad);
+  }
   r->accrued_steps++;
 }
 
@@ -152,8 +156,6 @@ static void push_gradient(replica *r)
   r->push_in_flight = 1;
   if (!r->d->p->overlap)
     wait_push(r);
-  if (r->cfg->numerics)
-    gsl_vector_set_zero(r->accrued);
   r->accrued_steps = 0;
 }
 

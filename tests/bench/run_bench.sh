@@ -1,0 +1,68 @@
+#!/usr/bin/env bash
+# dtsim benchmark: prints figures, asserts nothing. Run with `cmake --build build --target bench`.
+# Environment: DTSIM, REF, GRAD = paths of dtsim, ref_downpour and bench_grad.
+# Knobs (environment): R (replicas, 200), S (shards, 10), STEPS (50), NR (numeric replicas, 20),
+# NSTEPS (numeric steps per replica, 50).
+set -euo pipefail
+R=${R:-200} S=${S:-10} STEPS=${STEPS:-50} NR=${NR:-20} NSTEPS=${NSTEPS:-50}
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+
+wall() { # wall seconds of a command, its output to $work/last.out
+  local t0 t1
+  t0=$(date +%s.%N)
+  "$@" >"$work/last.out" 2>&1
+  t1=$(date +%s.%N)
+  awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.3f", b - a }'
+}
+json() { grep -m1 "\"$1\":" "$2" | sed 's/.*: //; s/,$//'; }
+
+echo "== dtsim benchmark"
+"$DTSIM" --version | sed 's/^/   /'
+echo "   machine: $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //')"
+
+echo
+echo "== 1. Timing-only Downpour vs the bare-SimGrid reference (engine floor)"
+echo "   $R replicas, $S shards, $STEPS steps, virtual speech-42m (fp32), distbelief-2012 preset"
+"$DTSIM" platform distbelief-2012 --hosts $((R + S)) -o "$work/plat.xml"
+params=41777152             # speech-42m parameters (models/cost.c)
+flops=$((6 * 41758720))      # its forward+backward flops per example
+t_dtsim=$(wall "$DTSIM" run --quiet --out "$work/dp" --set platform.file="$work/plat.xml" \
+  --set model.numerics=off --set model.virtual=speech-42m --set downpour.replicas=$R \
+  --set downpour.ps_shards=$S --set run.max_steps=$STEPS --set run.eval_every=1e9 \
+  --set run.max_sim_time=1e9 --set downpour.warmstart_steps=0 --set downpour.adagrad=on)
+sim_dtsim=$(json sim_time_s "$work/dp/summary.json")
+t_ref=$(wall "$REF" "$work/plat.xml" $R $S $STEPS $params $flops 32 4 6 --log=xbt_cfg.thres:warning)
+sim_ref=$(sed -n 's/^simulated \([^ ]*\) s.*/\1/p' "$work/last.out")
+msgs=$((R * STEPS * S * 3 + R * S))
+printf '   dtsim:     %8.2f s wall, simulated %s s\n' "$t_dtsim" "$sim_dtsim"
+printf '   reference: %8.2f s wall, simulated %s s\n' "$t_ref" "$sim_ref"
+printf '   messages: %d; dtsim %.0f messages per wall second\n' $msgs "$(awk -v a=$msgs -v b="$t_dtsim" 'BEGIN { print a / b }')"
+printf '   ratio dtsim / reference: %.3f (target <= 1.2)\n' "$(awk -v a="$t_dtsim" -v b="$t_ref" 'BEGIN { print a / b }')"
+
+echo
+echo "== 2. Numerics on: MLP 784-256-10 on synthetic-teacher data (10,000 + 2,000 examples), batch 32"
+echo "   Downpour with fixed-rate SGD on the shards, the update the plain loop applies"
+evals=$((NR * NSTEPS))
+numrun() {
+  "$DTSIM" run --quiet --out "$work/num" --set model.layers=784,256,10 \
+    --set data.train=10000 --set data.test=2000 --set downpour.replicas=$NR --set downpour.ps_shards=10 \
+    --set run.max_steps=$1 --set run.eval_every=1e9 --set run.max_sim_time=1e9 \
+    --set downpour.warmstart_steps=0 --set downpour.adagrad=off
+}
+t_num=$(wall numrun $NSTEPS)
+t_one=$(wall numrun 1)
+"$GRAD" 784,256,10 32 $evals 12000 >"$work/grad.out"
+loop=$(awk '{print $4}' "$work/grad.out")
+gen=$(awk '{print $6}' "$work/grad.out")
+printf '   dtsim run, %d replicas x %d steps = %d gradient evaluations: %.2f s wall (1 step each: %.2f s)\n' \
+  $NR $NSTEPS $evals "$t_num" "$t_one"
+printf '   plain loop of %d evaluations: %.2f s, plus %.2f s to generate the same data\n' $evals "$loop" "$gen"
+printf '   ratio dtsim / (loop + data): %.3f (target <= 1.3)\n' "$(awk -v a="$t_num" -v b="$loop" -v c="$gen" 'BEGIN { print a / (b + c) }')"
+printf '   per additional step, dtsim / loop: %.3f\n' \
+  "$(awk -v a="$t_num" -v o="$t_one" -v l="$loop" -v n=$evals -v r=$NR 'BEGIN { print ((a - o) / (n - r)) / (l / n) }')"
+
+echo "== 3. Platform load: 10,000 hosts"
+t_load=$(wall "$DTSIM" run --quiet --out "$work/load" --set run.algorithm=sgd --set platform.hosts=10000 \
+  --set run.max_steps=1 --set model.layers=8,8,2 --set data.train=100 --set data.test=10)
+printf '   sgd, 1 step, on distbelief-2012 sized to 10,000 hosts (checked in a child, then loaded): %.2f s wall\n' "$t_load"
