@@ -19,7 +19,7 @@
 #include "algorithms/eval.h"
 #include "algorithms/msg.h"
 #include "algorithms/ps.h"
-#include "models/rng.h"
+#include "models/minibatch.h"
 
 typedef struct replica {
   const run_config *cfg;
@@ -37,11 +37,7 @@ typedef struct replica {
   int fetch_in_flight;
   sg_comm_t *push_comms;   /* overlap: the push in flight */
   int push_in_flight;
-  gsl_rng *rng;
-  net_ws *ws;
-  gsl_matrix *Xb;
-  double *yb;
-  size_t data_begin, data_end;
+  minibatch *mb;           /* draws from the replica's own shard of the data */
   metrics_slot *slot;
   int released;            /* warmstart: replica 0 has sent MSG_GO */
 } replica;
@@ -109,12 +105,8 @@ static void compute_gradient(replica *r)
 {
   const run_config *cfg = r->cfg;
   long batch = r->d->p->batch;
-  if (cfg->numerics) {
-    double loss;
-    data_sample_batch(cfg->train, r->data_begin, r->data_end, r->rng, (size_t)batch, r->Xb, r->yb);
-    gsl_matrix_view xb = gsl_matrix_submatrix(r->Xb, 0, 0, (size_t)batch, r->Xb->size2);
-    net_loss_grad(cfg->model, r->w, &xb.matrix, r->yb, r->ws, &loss, r->grad);
-  }
+  if (cfg->numerics)
+    minibatch_gradient(r->mb, r->w, r->grad, NULL);
   run_execute(cfg, cfg->train_flops * (double)batch);
 }
 
@@ -245,11 +237,10 @@ static void replica_init(downpour *d, replica *r, int rank, metrics_slot *slot)
     r->w = gsl_vector_calloc(P);
     r->grad = gsl_vector_calloc(P);
     r->accrued = gsl_vector_calloc(P);
-    r->rng = rng_create(cfg->seed, RNG_ROLE_WORKER, rank);
-    r->ws = net_ws_create(cfg->model, (size_t)d->p->batch);
-    r->Xb = gsl_matrix_alloc((size_t)d->p->batch, net_n_inputs(cfg->model));
-    r->yb = xbt_malloc((size_t)d->p->batch * sizeof(double));
-    data_shard_bounds(data_n(cfg->train), (size_t)d->p->replicas, (size_t)rank, &r->data_begin, &r->data_end);
+    size_t begin, end;
+    data_shard_bounds(data_n(cfg->train), (size_t)d->p->replicas, (size_t)rank, &begin, &end);
+    r->mb = minibatch_create(cfg->model, cfg->train, begin, end, (size_t)d->p->batch, cfg->seed, rank);
+    xbt_assert(r->mb, "replica %d has no training rows", rank);
   }
 }
 
@@ -264,10 +255,7 @@ static void replica_release(replica *r)
     gsl_vector_free(r->w);
     gsl_vector_free(r->grad);
     gsl_vector_free(r->accrued);
-    gsl_rng_free(r->rng);
-    net_ws_free(r->ws);
-    gsl_matrix_free(r->Xb);
-    xbt_free(r->yb);
+    minibatch_free(r->mb);
   }
 }
 
@@ -280,12 +268,8 @@ downpour *downpour_deploy(const run_config *cfg, metrics *m)
   downpour *d = xbt_malloc0(sizeof(*d));
   d->cfg = cfg;
   d->p = p;
-  if (cfg->numerics) {
-    gsl_rng *init = rng_create(cfg->seed, RNG_ROLE_INIT, 0);
-    d->w = gsl_vector_alloc(net_n_params(cfg->model));
-    net_init_params(cfg->model, init, d->w);
-    gsl_rng_free(init);
-  }
+  if (cfg->numerics)
+    d->w = minibatch_initial_params(cfg->model, cfg->seed);
   d->eval = eval_ctl_create(cfg, m, S, snapshot, d);
   ps_rule rule = {p->lr, p->adagrad, p->adagrad_gamma};
   d->shards = xbt_malloc0((size_t)S * sizeof(*d->shards));

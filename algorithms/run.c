@@ -2,23 +2,13 @@
 #include "algorithms/run.h"
 
 #include <simgrid/actor.h>
-#include <simgrid/exec.h>
-#include <xbt/sysdep.h>
 
 void run_execute(const run_config *cfg, double flops)
 {
-  double work = flops / cfg->efficiency;
-  if (cfg->cores <= 1) {
-    sg_actor_execute(work);
-    return;
-  }
-  /* One sg_actor_execute uses one core (SIMGRID-NOTES): start one execution per core. */
-  sg_exec_t execs[64];
-  sg_exec_t *ex = cfg->cores <= 64 ? execs : xbt_malloc(cfg->cores * sizeof(*ex));
-  for (int c = 0; c < cfg->cores; c++)
-    ex[c] = sg_actor_exec_async(work / cfg->cores);
-  for (int c = 0; c < cfg->cores; c++)
-    sg_exec_wait(ex[c]);
-  if (ex != execs)
-    xbt_free(ex);
+  /* Spread evenly over C cores, the work takes flops / (C * speed). Every actor of a
+   * deployment here has its host to itself, so one execution of flops / C on one core
+   * takes exactly that time, with one SimGrid activity instead of C (SIMGRID-NOTES:
+   * one execution uses one core). Co-locating actors on a host would need one
+   * execution per core instead, so that they share the cores. */
+  sg_actor_execute(flops / cfg->efficiency / cfg->cores);
 }

@@ -59,8 +59,9 @@ typedef struct run_config {
   void *on_eval_ctx;
 } run_config;
 
-/* Simulates `flops` of computation on the calling actor's host, spread evenly over
- * cfg->cores cores and slowed by cfg->efficiency (flops / efficiency are executed). */
+/* Simulates `flops` of computation spread evenly over cfg->cores cores of the calling
+ * actor's host, at cfg->efficiency of peak: it takes flops / (efficiency * cores * speed)
+ * when the actor has its host to itself, as every actor here has. */
 void run_execute(const run_config *cfg, double flops);
 
 #endif

@@ -9,17 +9,14 @@
 #include "algorithms/eval.h"
 #include "models/cost.h"
 #include "models/optim.h"
-#include "models/rng.h"
+#include "models/minibatch.h"
 
 struct sgd {
   const run_config *cfg;
   gsl_vector *w;
   gsl_vector *grad;
   sg_mutex_t mu;  /* guards w against the evaluator's snapshot */
-  gsl_rng *rng;
-  net_ws *ws;
-  gsl_matrix *Xb;
-  double *yb;
+  minibatch *mb;
   metrics_slot *slot;
   eval_ctl *eval;
 };
@@ -30,13 +27,9 @@ size_t sgd_metrics_slots(void) { return 1; }
 static void compute_gradient(sgd *s)
 {
   const run_config *cfg = s->cfg;
-  size_t batch = (size_t)cfg->sgd.batch;
-  if (cfg->numerics) {
-    double loss;
-    data_sample_batch(cfg->train, 0, data_n(cfg->train), s->rng, batch, s->Xb, s->yb);
-    net_loss_grad(cfg->model, s->w, s->Xb, s->yb, s->ws, &loss, s->grad);
-  }
-  run_execute(cfg, cfg->train_flops * (double)batch);
+  if (cfg->numerics)
+    minibatch_gradient(s->mb, s->w, s->grad, NULL);
+  run_execute(cfg, cfg->train_flops * (double)cfg->sgd.batch);
 }
 
 static void apply_update(sgd *s)
@@ -83,16 +76,10 @@ sgd *sgd_deploy(const run_config *cfg, metrics *m)
   s->slot = metrics_slot_at(m, 0);
   s->mu = sg_mutex_init();
   if (cfg->numerics) {
-    size_t P = net_n_params(cfg->model), batch = (size_t)cfg->sgd.batch;
-    gsl_rng *init = rng_create(cfg->seed, RNG_ROLE_INIT, 0);
-    s->w = gsl_vector_alloc(P);
-    net_init_params(cfg->model, init, s->w);
-    gsl_rng_free(init);
-    s->grad = gsl_vector_calloc(P);
-    s->rng = rng_create(cfg->seed, RNG_ROLE_WORKER, 0);
-    s->ws = net_ws_create(cfg->model, batch);
-    s->Xb = gsl_matrix_alloc(batch, net_n_inputs(cfg->model));
-    s->yb = xbt_malloc(batch * sizeof(double));
+    s->w = minibatch_initial_params(cfg->model, cfg->seed);
+    s->grad = gsl_vector_calloc(s->w->size);
+    /* rank 0 and all the rows: the same draws as Downpour's replica 0 with one replica */
+    s->mb = minibatch_create(cfg->model, cfg->train, 0, data_n(cfg->train), (size_t)cfg->sgd.batch, cfg->seed, 0);
   }
   s->eval = eval_ctl_create(cfg, m, 1, snapshot, s);
   sg_actor_t a = sg_actor_init("sgd-0", cfg->hosts[0]);
@@ -111,10 +98,7 @@ void sgd_free(sgd *s)
   if (s->w) {
     gsl_vector_free(s->w);
     gsl_vector_free(s->grad);
-    gsl_rng_free(s->rng);
-    net_ws_free(s->ws);
-    gsl_matrix_free(s->Xb);
-    xbt_free(s->yb);
+    minibatch_free(s->mb);
   }
   xbt_free(s);
 }

@@ -331,9 +331,9 @@ static int simulate(const scenario *sc, build *b, const engine_opts *o, int argc
   if (cfg.cores > host_cores) {
     snprintf(err, ERRLEN, "platform.cores: %ld cores asked, but host %s has %d", sc->cores,
              sg_host_get_name(cfg.hosts[0]), host_cores);
+    msg_traffic_free();
     xbt_free(all);
     xbt_free(cfg.hosts);
-    msg_traffic_free();
     return fail(err);
   }
   progress prog = {0};

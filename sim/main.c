@@ -15,6 +15,10 @@
 
 #define ERRLEN 1024
 
+#ifdef DTSIM_OPENBLAS
+void openblas_set_num_threads(int n); /* from OpenBLAS; its header clashes with GSL's */
+#endif
+
 static const char usage[] =
     "usage: dtsim [COMMAND] [OPTIONS]\n"
     "\n"
@@ -207,6 +211,11 @@ int main(int argc, char **argv)
    * mmap threshold each one would be a fresh mmap with page faults on first touch.
    * Serving them from the heap made numeric runs measurably faster. */
   mallopt(M_MMAP_THRESHOLD, 256 << 20);
+#ifdef DTSIM_OPENBLAS
+  /* One BLAS thread: SimGrid actors already share the process, and a result must not
+   * depend on how many threads a BLAS call happened to get. */
+  openblas_set_num_threads(1);
+#endif
   if (argc < 2 || (argv[1][0] == '-' && strcmp(argv[1], "--help") != 0 && strcmp(argv[1], "-h") != 0 &&
                    strcmp(argv[1], "--version") != 0))
     return run_main(argc, argv, argv[0]);

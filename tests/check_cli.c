@@ -117,6 +117,9 @@ START_TEST(test_cli_bad_values)
   expect_bad_input(hosts, "downpour.replicas");
   const char *eval[] = {"run", "small.ini", "--set", "run.eval_every=0", "--out", "out", NULL};
   expect_bad_input(eval, "run.eval_every");
+  /* distbelief-2012 hosts have 16 cores: found only once the platform is loaded */
+  const char *cores[] = {"run", "small.ini", "--set", "platform.cores=32", "--out", "out", NULL};
+  expect_bad_input(cores, "platform.cores");
 }
 END_TEST
 

@@ -16,6 +16,10 @@
 #include "models/optim.h"
 #include "models/rng.h"
 
+#ifdef DTSIM_OPENBLAS
+void openblas_set_num_threads(int n); /* one BLAS thread, as dtsim uses */
+#endif
+
 static double now(void)
 {
   struct timespec ts;
@@ -29,6 +33,9 @@ int main(int argc, char **argv)
     fprintf(stderr, "usage: %s LAYERS BATCH EVALS EXAMPLES\n", argv[0]);
     return 2;
   }
+#ifdef DTSIM_OPENBLAS
+  openblas_set_num_threads(1);
+#endif
   size_t sizes[16], n = 0;
   for (char *p = strtok(argv[1], ","); p && n < 16; p = strtok(NULL, ","))
     sizes[n++] = strtoul(p, NULL, 10);

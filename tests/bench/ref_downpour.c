@@ -9,7 +9,6 @@
 #include <simgrid/actor.h>
 #include <simgrid/comm.h>
 #include <simgrid/engine.h>
-#include <simgrid/exec.h>
 #include <simgrid/host.h>
 #include <simgrid/mailbox.h>
 #include <stdio.h>
@@ -38,14 +37,9 @@ static void send_detached(sg_mailbox_t to, void *m, double bytes)
   sg_comm_detach(sg_mailbox_put_init(to, m, (long)bytes), NULL);
 }
 
-static void compute(double flops) /* one execution per core, as run_execute does */
+static void compute(double flops) /* spread over the host's cores, as run_execute does */
 {
-  int cores = sg_host_core_count(sg_host_self());
-  sg_exec_t ex[64];
-  for (int c = 0; c < cores; c++)
-    ex[c] = sg_actor_exec_async(flops / cores);
-  for (int c = 0; c < cores; c++)
-    sg_exec_wait(ex[c]);
+  sg_actor_execute(flops / sg_host_core_count(sg_host_self()));
 }
 
 static void shard(int argc, char **argv)
