@@ -2,6 +2,27 @@
 #include "algorithms/run.h"
 
 #include <simgrid/actor.h>
+#include <simgrid/exec.h>
+#include <simgrid/mutex.h>
+
+/* SimGrid 3.32's Exec::init() (src/s4u/s4u_Exec.cpp) registers every new execution
+ * in the global Host::on_state_change signal from the calling actor's thread, without
+ * a lock: with parallel contexts (--cfg=contexts/nthreads:N) two actors creating an
+ * execution at once corrupt that map, and the engine crashes later in ExecImpl::post.
+ * Creating executions under one SimGrid mutex serialises exactly that step (a mutex
+ * takes no simulated time, and its grant order is deterministic). */
+static sg_mutex_t exec_init_lock;
+
+void run_engine_setup(void)
+{
+  exec_init_lock = sg_mutex_init();
+}
+
+void run_engine_teardown(void)
+{
+  sg_mutex_destroy(exec_init_lock);
+  exec_init_lock = NULL;
+}
 
 void run_execute(const run_config *cfg, double flops)
 {
@@ -10,5 +31,9 @@ void run_execute(const run_config *cfg, double flops)
    * takes exactly that time, with one SimGrid activity instead of C (SIMGRID-NOTES:
    * one execution uses one core). Co-locating actors on a host would need one
    * execution per core instead, so that they share the cores. */
-  sg_actor_execute(flops / cfg->efficiency / cfg->cores);
+  sg_mutex_lock(exec_init_lock);
+  sg_exec_t e = sg_actor_exec_init(flops / cfg->efficiency / cfg->cores);
+  sg_mutex_unlock(exec_init_lock);
+  sg_exec_start(e);
+  sg_exec_wait(e);
 }

@@ -59,6 +59,11 @@ typedef struct run_config {
   void *on_eval_ctx;
 } run_config;
 
+/* Call run_engine_setup once after simgrid_init and before any actor runs, and
+ * run_engine_teardown after simgrid_run: they hold the lock run_execute needs. */
+void run_engine_setup(void);
+void run_engine_teardown(void);
+
 /* Simulates `flops` of computation spread evenly over cfg->cores cores of the calling
  * actor's host, at cfg->efficiency of peak: it takes flops / (efficiency * cores * speed)
  * when the actor has its host to itself, as every actor here has. */

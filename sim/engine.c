@@ -319,6 +319,7 @@ static int simulate(const scenario *sc, build *b, const engine_opts *o, int argc
   char err[ERRLEN];
   simgrid_init(&argc, argv);
   simgrid_load_platform(b->platform);
+  run_engine_setup();
   sg_host_t *all;
   size_t n_all = platform_hosts_in_order(b->platform, &all);
   run_config cfg;
@@ -332,6 +333,7 @@ static int simulate(const scenario *sc, build *b, const engine_opts *o, int argc
     snprintf(err, ERRLEN, "platform.cores: %ld cores asked, but host %s has %d", sc->cores,
              sg_host_get_name(cfg.hosts[0]), host_cores);
     msg_traffic_free();
+    run_engine_teardown();
     xbt_free(all);
     xbt_free(cfg.hosts);
     return fail(err);
@@ -373,6 +375,7 @@ static int simulate(const scenario *sc, build *b, const engine_opts *o, int argc
     xbt_free(links[i].name);
   xbt_free(links);
   msg_traffic_free();
+  run_engine_teardown();
   sgd_free(s);
   downpour_free(d);
   metrics_free(m);

@@ -116,16 +116,6 @@ static int is_simgrid_opt(const char *a)
   return strncmp(a, "--cfg=", 6) == 0 || strncmp(a, "--log=", 6) == 0;
 }
 
-/* SimGrid 3.32 (Debian 12) crashes when actors that execute computations run on
- * parallel threads: ExecImpl::post() corrupts a shared tree (seen in a bare SimGrid
- * program with 16 actors calling sg_actor_execute under contexts/nthreads:2, which
- * crashed on every run). Refuse rather than crash or, worse, return garbage. */
-static int parallel_contexts_asked(const char *a)
-{
-  const char *v = strncmp(a, "--cfg=contexts/nthreads:", 24) == 0 ? a + 24 : NULL;
-  return v && strtol(v, NULL, 10) != 1;
-}
-
 /* `dtsim run ...`; argv[0] is "run" (or "dtsim" for the bare default run). */
 static int run_main(int argc, char **argv, const char *prog)
 {
@@ -155,9 +145,6 @@ static int run_main(int argc, char **argv, const char *prog)
       expect = argv[++i];
     else if (strcmp(a, "--quiet") == 0 || strcmp(a, "-q") == 0)
       quiet = 1;
-    else if (parallel_contexts_asked(a))
-      rc = bad("run", "--cfg=contexts/nthreads: only 1 thread works: SimGrid 3.32 crashes when actors "
-                      "execute computations on parallel threads (see README, Limits)");
     else if (is_simgrid_opt(a))
       sg[nsg++] = argv[i];
     else if (a[0] == '-' && a[1] != '\0') {
