@@ -131,6 +131,8 @@ START_TEST(test_cli_bad_options)
   expect_bad_input(cmd, "frobnicate");
   const char *expect[] = {"run", "small.ini", "--expect", "missing.json", "--out", "out", NULL};
   expect_bad_input(expect, "missing.json");
+  const char *outfile[] = {"run", "small.ini", "--out", "small.ini/x", NULL};
+  expect_bad_input(outfile, "small.ini");
 }
 END_TEST
 
