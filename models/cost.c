@@ -86,30 +86,6 @@ double cost_transformer_fwd_flops(double b, double s, double h)
   return 24.0 * b * s * h * h + 4.0 * b * s * s * h;
 }
 
-/* Dean et al., NIPS 2012, section 5: 11 frames of 40 mel-band energies in,
- * four sigmoid hidden layers of 2560 units, a softmax over 8192 HMM states.
- * Weights 440*2560 + 3*2560^2 + 2560*8192, plus 4*2560 + 8192 biases. */
-#define SPEECH_W (440.0 * 2560 + 3.0 * 2560 * 2560 + 2560.0 * 8192)
-#define SPEECH_B (4.0 * 2560 + 8192)
-
-static const cost_virtual cost_virtuals[] = {
-  {"speech-42m",
-   "DistBelief speech net, 440-2560x4-8192 sigmoid/softmax, ~42M params (Dean et al. NIPS 2012, sec. 5)",
-   SPEECH_W + SPEECH_B, 6.0 * SPEECH_W},
-};
-
-const cost_virtual *cost_virtual_find(const char *name)
-{
-  for (size_t i = 0; i < sizeof cost_virtuals / sizeof cost_virtuals[0]; i++)
-    if (strcmp(name, cost_virtuals[i].name) == 0) return &cost_virtuals[i];
-  return NULL;
-}
-
-const cost_virtual *cost_virtual_at(size_t i)
-{
-  return i < sizeof cost_virtuals / sizeof cost_virtuals[0] ? &cost_virtuals[i] : NULL;
-}
-
 double cost_update_flops(size_t n, int adagrad)
 {
   return (double)n * (adagrad ? 6.0 : 2.0);

@@ -26,19 +26,6 @@ double cost_mlp_train_flops(size_t n_sizes, const size_t *sizes);
  * 24*b*s*h^2 + 4*b*s^2*h (Narayanan et al. 2021). */
 double cost_transformer_fwd_flops(double b, double s, double h);
 
-/* A virtual network: the shapes that set costs (parameters, flops per example). */
-typedef struct cost_virtual {
-  const char *name;
-  const char *description; /* one line, with its source */
-  double params;           /* parameters, weights and biases */
-  double train_flops;      /* forward + backward flops per training example */
-} cost_virtual;
-
-/* Looks up a virtual network by name; returns NULL if unknown. */
-const cost_virtual *cost_virtual_find(const char *name);
-/* The i-th virtual network, or NULL past the end (for listing). */
-const cost_virtual *cost_virtual_at(size_t i);
-
 /* Flops for a parameter-server shard to apply one update to n parameters:
  * fixed-rate SGD 2 per parameter (multiply, subtract); Adagrad 6 (square, accumulate,
  * square root, divide, multiply, subtract). */

@@ -16,6 +16,7 @@
 #include "algorithms/downpour.h"
 #include "algorithms/msg.h"
 #include "algorithms/sgd.h"
+#include "models/arch.h"
 #include "models/cost.h"
 #include "models/rng.h"
 #include "sim/output.h"
@@ -284,9 +285,9 @@ static void fill_config(const scenario *sc, const build *b, run_config *cfg)
   cfg->test = b->test;
   size_t sizes[SCENARIO_MAX_LAYERS];
   size_t n = (size_t)scenario_layers(sc->layers, sizes, SCENARIO_MAX_LAYERS);
-  const cost_virtual *v = sc->virtual_net[0] ? cost_virtual_find(sc->virtual_net) : NULL;
-  cfg->sim_params = v ? v->params : (double)net_n_params(b->model);
-  cfg->train_flops = v ? v->train_flops : cost_mlp_train_flops(n, sizes);
+  const arch *v = sc->virtual_net[0] ? arch_virtual_find(sc->virtual_net) : NULL;
+  cfg->sim_params = v ? arch_params(v) : (double)net_n_params(b->model);
+  cfg->train_flops = v ? arch_train_flops(v) : cost_mlp_train_flops(n, sizes);
   cfg->efficiency = sc->efficiency;
   cost_dtype dt = COST_FP32;
   cost_dtype_parse(sc->dtype, &dt);

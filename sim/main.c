@@ -9,7 +9,7 @@
 #include <simgrid/forward.h> /* version.h needs SG_BEGIN_DECL from here */
 #include <simgrid/version.h>
 
-#include "models/cost.h"
+#include "models/arch.h"
 #include "sim/engine.h"
 #include "sim/platform.h"
 #include "sim/scenario.h"
@@ -103,8 +103,8 @@ static int list_main(int argc, char **argv)
   printf("model      %-22s %s\n", "logistic", "binary logistic regression (layers = D,1)");
   printf("model      %-22s %s\n", "softmax", "multinomial logistic regression (layers = D,K)");
   printf("model      %-22s %s\n", "mlp", "multi-layer perceptron, softmax output (layers = D,H1,...,K)");
-  for (size_t i = 0; cost_virtual_at(i); i++)
-    printf("virtual    %-22s %s\n", cost_virtual_at(i)->name, cost_virtual_at(i)->description);
+  for (size_t i = 0; arch_virtual_at(i); i++)
+    printf("virtual    %-22s %s\n", arch_name(arch_virtual_at(i)), arch_description(arch_virtual_at(i)));
   printf("dataset    %-22s %s\n", "synthetic-teacher", "labels from a random teacher network (data.teacher_hidden)");
   printf("dataset    %-22s %s\n", "synthetic-gaussian", "Gaussian classes around random means (data.separation)");
   printf("dataset    %-22s %s\n", "libsvm:PATH", "a LIBSVM file, split by data.test_fraction");

@@ -27,6 +27,7 @@
 #include <strings.h>
 #include <xbt/asserts.h>
 
+#include "models/arch.h"
 #include "models/cost.h"
 #include "sim/platform.h"
 
@@ -328,8 +329,8 @@ static const char *preset_name_at(size_t i)
 
 static const char *virtual_name_at(size_t i)
 {
-  const cost_virtual *v = cost_virtual_at(i);
-  return v ? v->name : NULL;
+  const arch *v = arch_virtual_at(i);
+  return v ? arch_name(v) : NULL;
 }
 
 static const char *dtype_name_at(size_t i)
@@ -443,7 +444,7 @@ static int check_layers(const char *v, char *msg, size_t len)
 static int check_virtual(const char *v, char *msg, size_t len)
 {
   char names[512], q[QUOTE_MAX + 8];
-  if (!*v || cost_virtual_find(v))
+  if (!*v || arch_virtual_find(v))
     return 0;
   names_list(key_find("model", "virtual"), names, sizeof names, 0);
   msgf(msg, len, "unknown virtual network %s (known: none, %s)", quote(v, q, sizeof q), names);
