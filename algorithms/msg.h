@@ -18,6 +18,8 @@ typedef enum msg_kind {
   MSG_PUSH,   /* replica -> shard: an accumulated gradient for the shard's slice */
   MSG_GO,     /* replica 0 -> other replicas: warmstart is over, start training */
   MSG_DONE,   /* a worker or shard has finished */
+  MSG_ACTIVATIONS, /* model partition -> partition: activations its units need */
+  MSG_GRADIENTS,   /* model partition -> partition: gradients of the sender's inputs */
   MSG_STOP    /* stop now */
 } msg_kind;
 

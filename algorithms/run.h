@@ -51,6 +51,7 @@ typedef struct run_config {
   double train_flops;     /* forward + backward flops per example (virtual or numeric) */
   double efficiency;      /* fraction of peak flop/s achieved, (0, 1] */
   size_t elem_bytes;      /* bytes per element on the wire */
+  double jitter;          /* coefficient of variation of per-phase processing time */
 
   sgd_params sgd;
   downpour_params downpour;

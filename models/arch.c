@@ -413,3 +413,55 @@ double arch_plan_halo_total(const arch_plan *pl, size_t l)
       if (p != q) s += (double)arch_plan_halo(pl, l, p, q);
   return s;
 }
+
+const arch *arch_plan_arch(const arch_plan *pl)
+{
+  return pl->a;
+}
+
+size_t arch_plan_runs(const arch_plan *pl, size_t l, size_t p)
+{
+  if (arch_plan_units(pl, l, p) == 0) return 0;
+  if (!pl->tiled[l]) return 1;
+  size_t yb, ye;
+  tile_bounds(pl->a->layers[l].gy, pl->py, p / pl->px, &yb, &ye);
+  return ye - yb;
+}
+
+void arch_plan_run(const arch_plan *pl, size_t l, size_t p, size_t k, size_t *begin, size_t *end)
+{
+  if (k >= arch_plan_runs(pl, l, p)) arch_die("arch_plan_run: run index out of range");
+  const arch_layer *L = &pl->a->layers[l];
+  if (!pl->tiled[l]) {
+    block_bounds(arch_units(pl->a, l), pl->parts, p, begin, end);
+    return;
+  }
+  size_t xb, xe, yb, ye;
+  tile_bounds(L->gx, pl->px, p % pl->px, &xb, &xe);
+  tile_bounds(L->gy, pl->py, p / pl->px, &yb, &ye);
+  *begin = ((yb + k) * L->gx + xb) * L->ch;
+  *end = ((yb + k) * L->gx + xe) * L->ch;
+}
+
+/* The tile i of n over g cells holding cell x: floor(i*g/n) <= x iff i*g < (x+1)*n,
+ * and x < floor((i+1)*g/n) iff (x+1)*n <= (i+1)*g, so i = floor(((x+1)*n - 1)/g). */
+static size_t tile_of(size_t g, size_t n, size_t x)
+{
+  return ((x + 1) * n - 1) / g;
+}
+
+size_t arch_plan_owner(const arch_plan *pl, size_t l, size_t u)
+{
+  plan_check(pl, l, 0, "arch_plan_owner");
+  size_t units = arch_units(pl->a, l);
+  if (u >= units) arch_die("arch_plan_owner: unit index out of range");
+  const arch_layer *L = &pl->a->layers[l];
+  if (pl->tiled[l]) {
+    size_t cell = u / L->ch;
+    return tile_of(L->gy, pl->py, cell / L->gx) * pl->px + tile_of(L->gx, pl->px, cell % L->gx);
+  }
+  /* block_bounds: the first `extra` blocks hold base + 1 units, the others base. */
+  size_t base = units / pl->parts, extra = units % pl->parts;
+  if (u < extra * (base + 1)) return u / (base + 1);
+  return extra + (u - extra * (base + 1)) / base;
+}

@@ -83,4 +83,16 @@ size_t arch_plan_halo(const arch_plan *pl, size_t l, size_t p, size_t q);
 /* Sum of arch_plan_halo(pl, l, p, q) over all p != q. */
 double arch_plan_halo_total(const arch_plan *pl, size_t l);
 
+/* The architecture the plan partitions. */
+const arch *arch_plan_arch(const arch_plan *pl);
+/* Partition p's units of layer l as runs of consecutive unit indices, increasing
+ * and never empty: one run for a layer split in blocks, one per grid row of p's
+ * tile for a tiled layer (that row's x range times all channels). arch_plan_runs
+ * returns their number (0 if p owns no unit); arch_plan_run gives run k as
+ * [*begin, *end). An out-of-range l, p or k aborts. */
+size_t arch_plan_runs(const arch_plan *pl, size_t l, size_t p);
+void arch_plan_run(const arch_plan *pl, size_t l, size_t p, size_t k, size_t *begin, size_t *end);
+/* The partition owning unit u of layer l; an out-of-range l or u aborts. */
+size_t arch_plan_owner(const arch_plan *pl, size_t l, size_t u);
+
 #endif

@@ -15,7 +15,8 @@ typedef enum rng_role {
   RNG_ROLE_INIT = 3,   /* initial model parameters */
   RNG_ROLE_WORKER = 4, /* minibatch draws of a worker / replica, rank = replica */
   RNG_ROLE_PS = 5,     /* parameter-server shard, rank = shard */
-  RNG_ROLE_EVAL = 6    /* evaluator */
+  RNG_ROLE_EVAL = 6,   /* evaluator */
+  RNG_ROLE_MACHINE = 7 /* a machine's processing-time jitter, rank = partition */
 } rng_role;
 
 /* Mixes (master, role, rank) with splitmix64 and maps the result into

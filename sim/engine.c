@@ -14,6 +14,7 @@
 #include <xbt/sysdep.h>
 
 #include "algorithms/downpour.h"
+#include "algorithms/modelpar.h"
 #include "algorithms/msg.h"
 #include "algorithms/sgd.h"
 #include "models/arch.h"
@@ -26,6 +27,9 @@
 
 typedef struct build {
   net *model;
+  arch *own_arch;         /* the numeric layers as an arch, when no virtual network is set */
+  const arch *arch;       /* shapes of a timing-only sgd run (modelpar) */
+  arch_plan *plan;        /* its partition over sgd.partitions machines */
   dataset *train, *test;
   char tmpdir[64];        /* holds a generated preset, removed at the end */
   char platform[4096];
@@ -122,10 +126,53 @@ static int build_data(const scenario *sc, build *b, char *err)
   return rc;
 }
 
+/* Timing-only sgd runs go through the partitioned replica (modelpar), even on one
+ * machine, so that every machine count of a speed-up curve runs the same code. */
+static int uses_modelpar(const scenario *sc)
+{
+  return strcmp(sc->algorithm, "sgd") == 0 && !sc->numerics;
+}
+
+/* px x py = P with px >= py as close as possible (9x9 for 81, 4x2 for 8) when the
+ * network has locally connected layers to tile; P x 1 otherwise. */
+static void choose_tiling(const arch *a, size_t P, size_t *px, size_t *py)
+{
+  int tiled = 0;
+  for (size_t l = 0; l < arch_n_layers(a); l++)
+    tiled |= arch_layer_at(a, l)->kind == ARCH_LOCAL;
+  *py = 1;
+  for (size_t d = 1; tiled && d * d <= P; d++)
+    if (P % d == 0)
+      *py = d;
+  *px = P / *py;
+}
+
+static int build_plan(const scenario *sc, build *b, char *err)
+{
+  b->arch = sc->virtual_net[0] ? arch_virtual_find(sc->virtual_net) : NULL;
+  if (b->arch == NULL) {
+    b->own_arch = arch_create();
+    arch_add_input(b->own_arch, net_layer_size(b->model, 0), 1, 1);
+    for (size_t l = 1; l <= net_n_layers(b->model); l++)
+      arch_add_dense(b->own_arch, net_layer_size(b->model, l));
+    b->arch = b->own_arch;
+  }
+  size_t px, py, P = (size_t)sc->sgd_partitions;
+  choose_tiling(b->arch, P, &px, &py);
+  b->plan = arch_plan_create(b->arch, px, py);
+  if (b->plan == NULL) {
+    snprintf(err, ERRLEN, "sgd.partitions: %s cannot be split over %zu machines (%zu x %zu tiles would leave one empty)",
+             sc->virtual_net[0] ? sc->virtual_net : "the model", P, px, py);
+    return -1;
+  }
+  b->needed = modelpar_hosts_needed(b->plan);
+  return 0;
+}
+
 static size_t hosts_needed(const scenario *sc)
 {
   if (strcmp(sc->algorithm, "sgd") == 0)
-    return sgd_hosts_needed();
+    return uses_modelpar(sc) ? (size_t)sc->sgd_partitions : sgd_hosts_needed();
   downpour_params p = {.replicas = (int)sc->replicas, .ps_shards = (int)sc->ps_shards};
   return downpour_hosts_needed(&p);
 }
@@ -165,6 +212,8 @@ static int build_platform(const scenario *sc, build *b, char *err)
 
 static void build_free(build *b)
 {
+  arch_plan_free(b->plan);
+  arch_free(b->own_arch);
   net_free(b->model);
   data_free(b->train);
   data_free(b->test);
@@ -292,6 +341,7 @@ static void fill_config(const scenario *sc, const build *b, run_config *cfg)
   cost_dtype dt = COST_FP32;
   cost_dtype_parse(sc->dtype, &dt);
   cfg->elem_bytes = cost_dtype_bytes(dt);
+  cfg->jitter = sc->jitter;
   cfg->sgd = (sgd_params){sc->sgd_batch, sc->sgd_lr};
   cfg->downpour = (downpour_params){(int)sc->replicas, (int)sc->ps_shards, sc->n_fetch, sc->n_push, sc->batch,
                                     sc->lr, sc->adagrad, sc->adagrad_gamma, sc->warmstart_steps, sc->overlap};
@@ -344,9 +394,12 @@ static int simulate(const scenario *sc, build *b, const engine_opts *o, int argc
     cfg.on_eval = show_progress;
     cfg.on_eval_ctx = &prog;
   }
-  int is_sgd = strcmp(sc->algorithm, "sgd") == 0;
-  metrics *m = metrics_create(is_sgd ? sgd_metrics_slots() : downpour_metrics_slots(&cfg.downpour));
-  sgd *s = is_sgd ? sgd_deploy(&cfg, m) : NULL;
+  int is_sgd = strcmp(sc->algorithm, "sgd") == 0, is_mp = uses_modelpar(sc);
+  metrics *m = metrics_create(is_mp    ? modelpar_metrics_slots(b->plan)
+                              : is_sgd ? sgd_metrics_slots()
+                                       : downpour_metrics_slots(&cfg.downpour));
+  modelpar *mp = is_mp ? modelpar_deploy(&cfg, b->arch, b->plan, m) : NULL;
+  sgd *s = is_sgd && !is_mp ? sgd_deploy(&cfg, m) : NULL;
   downpour *d = is_sgd ? NULL : downpour_deploy(&cfg, m);
   simgrid_run();
   if (prog.shown)
@@ -378,6 +431,7 @@ static int simulate(const scenario *sc, build *b, const engine_opts *o, int argc
   msg_traffic_free();
   run_engine_teardown();
   sgd_free(s);
+  modelpar_free(mp);
   downpour_free(d);
   metrics_free(m);
   xbt_free(cfg.hosts);
@@ -399,6 +453,8 @@ int engine_run(const scenario *sc, const char *origin, const engine_opts *o)
   char **argv = simgrid_args(o, &argc);
   int rc = 0;
   if (sc->numerics && build_data(sc, &b, err) != 0)
+    rc = fail(err);
+  if (rc == 0 && uses_modelpar(sc) && build_plan(sc, &b, err) != 0)
     rc = fail(err);
   if (rc == 0 && sc->numerics && strcmp(sc->algorithm, "downpour") == 0 &&
       data_n(b.train) < (size_t)sc->replicas) {

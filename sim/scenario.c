@@ -113,6 +113,10 @@ static const key_spec keys[] = {
    .choices = "packed|spread"},
   {"platform", "cores", KT_LONG, FIELD(cores), .def = "0", .unit = "cores",
    .doc = "Cores used on each host; 0: all the host has.", GE(0)},
+  {"platform", "jitter", KT_DOUBLE, FIELD(jitter), .def = "0", .unit = "fraction",
+   .doc = "Per-machine processing-time variance: each compute phase of a partitioned replica "
+          "takes its time times a lognormal factor of mean 1 and this coefficient of variation.",
+   GE(0)},
   /* [model] */
   {"model", "type", KT_STR, FIELD(type), .def = "mlp", .unit = "",
    .doc = "Model trained: linear, logistic or softmax regression, or a multi-layer "
@@ -157,6 +161,10 @@ static const key_spec keys[] = {
   /* [sgd] */
   {"sgd", "batch", KT_LONG, FIELD(sgd_batch), .def = "32", .unit = "examples",
    .doc = "Minibatch size.", GT(0)},
+  {"sgd", "partitions", KT_LONG, FIELD(sgd_partitions), .def = "1", .unit = "machines",
+   .doc = "Machines the model replica is split over (model parallelism, Dean et al. 2012 "
+          "sec. 3); more than 1 needs `model.numerics = off` for now.",
+   GE(1)},
   {"sgd", "lr", KT_DOUBLE, FIELD(sgd_lr), .def = "0.05", .unit = "",
    .doc = "Learning rate (fixed).", GT(0)},
   /* [downpour] */
@@ -1198,6 +1206,16 @@ int scenario_validate(const scenario *s, const char *origin, char *err, size_t e
   }
   if (validate_shapes(s, msg, sizeof msg) != 0) {
     msgf(err, errlen, "%s: model.layers: %s", o, msg);
+    return -1;
+  }
+  if (strcmp(s->algorithm, "sgd") == 0 && s->sgd_partitions > 1 && s->numerics) {
+    msgf(err, errlen, "%s: sgd.partitions: a replica split over %ld machines runs timing only for now: "
+         "set model.numerics = off", o, s->sgd_partitions);
+    return -1;
+  }
+  if (strcmp(s->algorithm, "sgd") == 0 && !s->numerics && s->max_steps == 0) {
+    msgf(err, errlen, "%s: run.max_steps: a timing-only sgd run (model.numerics = off) runs a fixed "
+         "number of steps: set it", o);
     return -1;
   }
   return 0;

@@ -27,6 +27,7 @@ typedef struct scenario {
   long hosts;                /* hosts to generate for a preset; 0: as many as the run needs */
   char placement[16];        /* packed | spread */
   long cores;                /* cores used per host; 0: all the host has */
+  double jitter;             /* coefficient of variation of a machine's processing time per phase */
   /* [model] */
   char type[32];             /* linear | logistic | softmax | mlp */
   char layers[SCENARIO_STR]; /* comma-separated sizes, inputs first, outputs last */
@@ -44,6 +45,7 @@ typedef struct scenario {
   double separation;         /* synthetic-gaussian: spread of the class means */
   /* [sgd] */
   long sgd_batch;
+  long sgd_partitions;       /* machines one model replica is split over */
   double sgd_lr;
   /* [downpour] */
   long replicas;
