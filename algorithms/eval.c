@@ -21,6 +21,8 @@ struct eval_ctl {
   gsl_vector *w;      /* the evaluator's copy of the parameters */
   net_ws *ws;
   int reached;        /* target accuracy reached */
+  eval_measure_fn measure; /* NULL: net_evaluate on cfg->model */
+  void *measure_ctx;
   double last_eval;
 };
 
@@ -80,7 +82,10 @@ static void evaluate(eval_ctl *e)
   double loss = NAN, acc = NAN;
   if (e->snapshot) {
     e->snapshot(e->snapshot_ctx, e->w);
-    net_evaluate(e->cfg->model, e->w, e->cfg->test->X, e->cfg->test->y, e->ws, &loss, &acc);
+    if (e->measure)
+      e->measure(e->measure_ctx, e->w, &loss, &acc);
+    else
+      net_evaluate(e->cfg->model, e->w, e->cfg->test->X, e->cfg->test->y, e->ws, &loss, &acc);
   }
   long steps = steps_so_far(e);
   metrics_record_eval(e->m, now, steps, loss, acc);
@@ -105,7 +110,15 @@ static void evaluator_actor(int argc, char **argv)
   long k = 1; /* the k-th evaluation is at k * eval_every: no accumulated rounding */
   int finished = 0;
   while (finished < e->n_finishers) {
-    if (sg_sem_acquire_timeout(e->finished, (double)k * e->cfg->eval_every - simgrid_get_clock()) == 0) {
+    double next = (double)k * e->cfg->eval_every;
+    /* Past max_sim_time, only wait: a timed wait would keep a stuck run going forever,
+     * where SimGrid reports a deadlock once nothing can happen any more. */
+    if (next > e->cfg->max_sim_time) {
+      sg_sem_acquire(e->finished);
+      finished++;
+      continue;
+    }
+    if (sg_sem_acquire_timeout(e->finished, next - simgrid_get_clock()) == 0) {
       finished++;
       continue;
     }
@@ -115,6 +128,12 @@ static void evaluator_actor(int argc, char **argv)
   evaluate(e);
   if (metrics_get_status(e->m) == METRICS_OK && e->cfg->target_accuracy > 0 && !e->reached)
     metrics_set_status(e->m, METRICS_TARGET_MISSED);
+}
+
+void eval_set_measure(eval_ctl *e, eval_measure_fn measure, void *ctx)
+{
+  e->measure = measure;
+  e->measure_ctx = ctx;
 }
 
 void eval_start(eval_ctl *e, sg_host_t host)

@@ -26,6 +26,13 @@ eval_ctl *eval_ctl_create(const run_config *cfg, metrics *m, int n_finishers,
                           eval_snapshot_fn snapshot, void *snapshot_ctx);
 void eval_ctl_free(eval_ctl *e);
 
+/* Measures held-out loss and accuracy of parameters w (numerics of a model other
+ * than cfg->model). Returns 0 or -1. */
+typedef int (*eval_measure_fn)(void *ctx, const gsl_vector *w, double *loss, double *accuracy);
+/* Replaces net_evaluate on cfg->model with measure (w keeps cfg->model's parameter
+ * count, which measure's model must share). Call before the run. */
+void eval_set_measure(eval_ctl *e, eval_measure_fn measure, void *ctx);
+
 /* Creates the evaluator actor on host. */
 void eval_start(eval_ctl *e, sg_host_t host);
 

@@ -10,15 +10,18 @@
 #include "algorithms/modelpar.h"
 
 #include <math.h>
+#include <string.h>
 #include <gsl/gsl_randist.h>
 #include <simgrid/actor.h>
 #include <simgrid/mailbox.h>
+#include <simgrid/mutex.h>
 #include <xbt/asserts.h>
 #include <xbt/sysdep.h>
 
 #include "algorithms/eval.h"
 #include "algorithms/msg.h"
 #include "models/cost.h"
+#include "models/optim.h"
 #include "models/rng.h"
 
 typedef struct part {
@@ -26,8 +29,18 @@ typedef struct part {
   int p;
   sg_mailbox_t *fwd_in;   /* [l]: activations of layer l-1 that p needs for layer l */
   sg_mailbox_t *bwd_in;   /* [l]: gradients of p's layer-l units from their users */
+  sg_mailbox_t logits_in; /* the other partitions' logits (softmax output) */
   gsl_rng *rng;           /* jitter of this machine's processing time */
   metrics_slot *slot;
+  /* numerics: this machine's view of the batch, full width, only its columns valid */
+  gsl_matrix **A;         /* [l]: activations (A[0]: the minibatch's inputs) */
+  gsl_matrix **D;         /* [l]: gradients with respect to A[l] */
+  gsl_matrix **dprev;     /* [l]: p's contribution to dLoss/dA of layer l-1 */
+  const gsl_matrix **parts; /* [q]: contributions to p's units, for archnet_sum_parts */
+  gsl_matrix_view *views; /* [q]: over the messages they came in */
+  msg **held;             /* [q]: those messages */
+  double *y;              /* the minibatch's labels */
+  gsl_rng *batch_rng;     /* the replica's minibatch stream: the same on every machine */
 } part;
 
 struct modelpar {
@@ -39,6 +52,11 @@ struct modelpar {
   part *parts;
   eval_ctl *eval;
   double jitter_sigma;    /* of the log of the processing-time factor */
+  int gather_logits;
+  const archnet *net;     /* numerics, or NULL */
+  gsl_vector *w, *grad;   /* the replica's parameters; partitions touch only their own */
+  sg_mutex_t w_lock;      /* the evaluator never sees half an update */
+  archnet_ws *eval_ws;
 };
 
 size_t modelpar_hosts_needed(const arch_plan *plan) { return arch_plan_parts(plan); }
@@ -68,19 +86,45 @@ static double forward_flops(const modelpar *mp, size_t l, size_t p)
   return per_unit * (double)arch_plan_units(mp->plan, l, p);
 }
 
-static void send_values(const modelpar *mp, msg_kind kind, sg_mailbox_t to, size_t q, size_t count, long step)
+/* Sends `count` values per example (what the receiver needs) to partition q; with
+ * numerics the message carries the matrix M (the sender's block of it is what the
+ * receiver reads; the simulated size counts only the values it needs). */
+static void send_values(const part *pt, msg_kind kind, sg_mailbox_t to, size_t q, size_t count,
+                        const gsl_matrix *M, long step)
 {
-  msg *m = msg_create(kind, 0, step, 0);
+  const modelpar *mp = pt->mp;
+  size_t n = mp->net && M ? M->size1 * M->size2 : 0;
+  msg *m = msg_create(kind, pt->p, step, n);
+  if (n)
+    memcpy(m->data, M->data, n * sizeof(double)); /* M is contiguous: tda == size2 */
   double values = (double)count * (double)mp->cfg->sgd.batch;
   msg_send(to, mp->cfg->hosts[q], m, msg_bytes(values, mp->cfg->elem_bytes));
 }
 
-static void receive_values(sg_mailbox_t from, size_t n, long step)
+/* Copies the columns partition q owns in layer l from a message's matrix into M. */
+static void install_block(const modelpar *mp, size_t l, size_t q, const msg *m, gsl_matrix *M)
+{
+  for (size_t k = 0; k < arch_plan_runs(mp->plan, l, q); k++) {
+    size_t u0, u1;
+    arch_plan_run(mp->plan, l, q, k, &u0, &u1);
+    for (size_t i = 0; i < M->size1; i++)
+      memcpy(gsl_matrix_ptr(M, i, u0), m->data + i * M->size2 + u0, (u1 - u0) * sizeof(double));
+  }
+}
+
+/* Receives n messages of this step; with numerics, installs the senders' columns of
+ * layer l into M (M NULL: keep them, by sender, in pt->held). */
+static void receive_values(part *pt, sg_mailbox_t from, size_t n, size_t l, gsl_matrix *M, long step)
 {
   for (size_t i = 0; i < n; i++) {
     msg *m = msg_recv(from);
     xbt_assert(m->step == step, "partition message of step %ld arrived during step %ld", m->step, step);
-    msg_free(m);
+    if (pt->mp->net && M)
+      install_block(pt->mp, l, (size_t)m->src, m, M);
+    if (pt->mp->net && !M)
+      pt->held[m->src] = m;
+    else
+      msg_free(m);
   }
 }
 
@@ -102,19 +146,72 @@ static size_t users(const modelpar *mp, size_t l, size_t p)
   return n;
 }
 
+/* Every machine draws the replica's minibatch from the same stream as sequential SGD
+ * (minibatch.c: rank 0, all rows), so each has the inputs and labels it needs. */
+static void draw_batch(part *pt)
+{
+  const dataset *d = pt->mp->cfg->train;
+  data_sample_batch(d, 0, data_n(d), pt->batch_rng, pt->A[0]->size1, pt->A[0], pt->y);
+}
+
+/* Softmax couples the output units: every partition needs every logit of a row. */
+static void gather_logits(part *pt, long step)
+{
+  modelpar *mp = pt->mp;
+  size_t p = (size_t)pt->p, L = mp->L - 1;
+  for (size_t r = 0; r < mp->P && arch_plan_units(mp->plan, L, p) > 0; r++)
+    if (r != p && arch_plan_units(mp->plan, L, r) > 0)
+      send_values(pt, MSG_ACTIVATIONS, mp->parts[r].logits_in, r, arch_plan_units(mp->plan, L, p),
+                  mp->net ? pt->A[L] : NULL, step);
+  size_t n = 0; /* a partition with no output unit computes no loss: it needs none */
+  for (size_t q = 0; q < mp->P && arch_plan_units(mp->plan, L, p) > 0; q++)
+    n += q != p && arch_plan_units(mp->plan, L, q) > 0;
+  receive_values(pt, pt->logits_in, n, L, mp->net ? pt->A[L] : NULL, step);
+}
+
 static void forward_pass(part *pt, long step)
 {
   modelpar *mp = pt->mp;
   size_t p = (size_t)pt->p;
   double batch = (double)mp->cfg->sgd.batch;
+  if (mp->net)
+    draw_batch(pt);
   for (size_t l = 1; l < mp->L; l++) {
     if (l > 1)
-      receive_values(pt->fwd_in[l], providers(mp, l, p), step);
+      receive_values(pt, pt->fwd_in[l], providers(mp, l, p), l - 1, mp->net ? pt->A[l - 1] : NULL, step);
+    if (mp->net)
+      archnet_forward_part(mp->net, mp->plan, l, p, mp->w, pt->A[l - 1], pt->A[l]);
     compute(pt, forward_flops(mp, l, p) * batch);
     if (l + 1 < mp->L)
       for (size_t r = 0; r < mp->P; r++)
         if (r != p && arch_plan_halo(mp->plan, l + 1, r, p) > 0)
-          send_values(mp, MSG_ACTIVATIONS, mp->parts[r].fwd_in[l + 1], r, arch_plan_halo(mp->plan, l + 1, r, p), step);
+          send_values(pt, MSG_ACTIVATIONS, mp->parts[r].fwd_in[l + 1], r, arch_plan_halo(mp->plan, l + 1, r, p),
+                      mp->net ? pt->A[l] : NULL, step);
+  }
+  if (mp->gather_logits)
+    gather_logits(pt, step);
+}
+
+/* dLoss/dA for p's units of layer l: the sum, in rank order, of p's own contribution
+ * (pt->dprev, from its backward step of layer l+1) and those held from the partitions
+ * of layer l+1 that use p's units. */
+static void add_contributions(part *pt, size_t l)
+{
+  modelpar *mp = pt->mp;
+  size_t p = (size_t)pt->p;
+  for (size_t q = 0; q < mp->P; q++) {
+    pt->parts[q] = NULL;
+    if (q == p)
+      pt->parts[q] = pt->dprev[l + 1];
+    else if (pt->held[q]) {
+      pt->views[q] = gsl_matrix_view_array(pt->held[q]->data, pt->D[l]->size1, pt->D[l]->size2);
+      pt->parts[q] = &pt->views[q].matrix;
+    }
+  }
+  archnet_sum_parts(mp->net, mp->plan, l + 1, p, pt->parts, pt->D[l]);
+  for (size_t q = 0; q < mp->P; q++) {
+    msg_free(pt->held[q]);
+    pt->held[q] = NULL;
   }
 }
 
@@ -123,20 +220,45 @@ static void backward_pass(part *pt, long step)
   modelpar *mp = pt->mp;
   size_t p = (size_t)pt->p;
   double batch = (double)mp->cfg->sgd.batch;
+  if (mp->net && arch_plan_units(mp->plan, mp->L - 1, p) > 0) {
+    double loss;
+    archnet_output_part(mp->net, mp->plan, p, pt->A[mp->L - 1], pt->y, &loss, pt->D[mp->L - 1]);
+  }
   for (size_t l = mp->L - 1; l >= 1; l--) {
-    if (l + 1 < mp->L)
-      receive_values(pt->bwd_in[l], users(mp, l + 1, p), step);
+    if (l + 1 < mp->L) {
+      receive_values(pt, pt->bwd_in[l], users(mp, l + 1, p), l, NULL, step);
+      if (mp->net)
+        add_contributions(pt, l);
+    }
+    if (mp->net)
+      archnet_backward_part(mp->net, mp->plan, l, p, mp->w, pt->A[l - 1], pt->A[l], pt->D[l], mp->grad,
+                            l > 1 ? pt->dprev[l] : NULL);
     compute(pt, 2.0 * forward_flops(mp, l, p) * batch);
     if (l > 1)
       for (size_t q = 0; q < mp->P; q++)
         if (q != p && arch_plan_halo(mp->plan, l, p, q) > 0)
-          send_values(mp, MSG_GRADIENTS, mp->parts[q].bwd_in[l - 1], q, arch_plan_halo(mp->plan, l, p, q), step);
+          send_values(pt, MSG_GRADIENTS, mp->parts[q].bwd_in[l - 1], q, arch_plan_halo(mp->plan, l, p, q),
+                      mp->net ? pt->dprev[l] : NULL, step);
   }
 }
 
+/* Plain SGD on p's own parameters: one contiguous range per run of units. */
 static void apply_update(part *pt)
 {
-  compute(pt, cost_update_flops((size_t)arch_plan_params(pt->mp->plan, (size_t)pt->p), 0));
+  modelpar *mp = pt->mp;
+  size_t p = (size_t)pt->p;
+  compute(pt, cost_update_flops((size_t)arch_plan_params(mp->plan, p), 0));
+  if (!mp->net)
+    return;
+  sg_mutex_lock(mp->w_lock);
+  for (size_t l = 1; l < mp->L; l++)
+    for (size_t k = 0; k < arch_plan_runs(mp->plan, l, p); k++) {
+      size_t u0, u1, b, e;
+      arch_plan_run(mp->plan, l, p, k, &u0, &u1);
+      archnet_param_range(mp->net, l, u0, u1, &b, &e);
+      optim_sgd_apply(mp->w->data + b, mp->grad->data + b, e - b, mp->cfg->sgd.lr);
+    }
+  sg_mutex_unlock(mp->w_lock);
 }
 
 /* Dean'12 sec. 3: each partition runs its share of every minibatch's forward and
@@ -151,6 +273,7 @@ static void partition_actor(int argc, char **argv)
     sg_mailbox_set_receiver(sg_mailbox_get_name(pt->fwd_in[l]));
     sg_mailbox_set_receiver(sg_mailbox_get_name(pt->bwd_in[l]));
   }
+  sg_mailbox_set_receiver(sg_mailbox_get_name(pt->logits_in));
   for (long step = 0; step < mp->cfg->max_steps; step++) {
     forward_pass(pt, step);
     backward_pass(pt, step);
@@ -162,7 +285,65 @@ static void partition_actor(int argc, char **argv)
   eval_finished(mp->eval);
 }
 
-modelpar *modelpar_deploy(const run_config *cfg, const arch *a, const arch_plan *plan, metrics *m)
+static void snapshot(void *ctx, gsl_vector *w)
+{
+  modelpar *mp = ctx;
+  sg_mutex_lock(mp->w_lock);
+  gsl_vector_memcpy(w, mp->w);
+  sg_mutex_unlock(mp->w_lock);
+}
+
+static int measure(void *ctx, const gsl_vector *w, double *loss, double *accuracy)
+{
+  modelpar *mp = ctx;
+  const dataset *t = mp->cfg->test;
+  return archnet_evaluate(mp->net, w, t->X, t->y, mp->eval_ws, loss, accuracy);
+}
+
+static void part_numerics_init(modelpar *mp, part *pt)
+{
+  size_t B = (size_t)mp->cfg->sgd.batch;
+  pt->A = xbt_malloc0(mp->L * sizeof(gsl_matrix *));
+  pt->D = xbt_malloc0(mp->L * sizeof(gsl_matrix *));
+  pt->dprev = xbt_malloc0(mp->L * sizeof(gsl_matrix *));
+  for (size_t l = 0; l < mp->L; l++) {
+    pt->A[l] = gsl_matrix_calloc(B, arch_units(mp->a, l));
+    pt->D[l] = gsl_matrix_calloc(B, arch_units(mp->a, l));
+    if (l >= 1)
+      pt->dprev[l] = gsl_matrix_calloc(B, arch_units(mp->a, l - 1));
+  }
+  pt->parts = xbt_malloc0(mp->P * sizeof(gsl_matrix *));
+  pt->views = xbt_malloc0(mp->P * sizeof(gsl_matrix_view));
+  pt->held = xbt_malloc0(mp->P * sizeof(msg *));
+  pt->y = xbt_malloc0(B * sizeof(double));
+  /* every machine draws the replica's minibatch from the same stream (minibatch.c's) */
+  pt->batch_rng = rng_create(mp->cfg->seed, RNG_ROLE_WORKER, 0);
+}
+
+static void part_numerics_free(modelpar *mp, part *pt)
+{
+  if (pt->A == NULL)
+    return;
+  for (size_t l = 0; l < mp->L; l++) {
+    gsl_matrix_free(pt->A[l]);
+    gsl_matrix_free(pt->D[l]);
+    if (pt->dprev[l])
+      gsl_matrix_free(pt->dprev[l]);
+  }
+  for (size_t q = 0; q < mp->P; q++)
+    msg_free(pt->held[q]);
+  xbt_free(pt->A);
+  xbt_free(pt->D);
+  xbt_free(pt->dprev);
+  xbt_free(pt->parts);
+  xbt_free(pt->views);
+  xbt_free(pt->held);
+  xbt_free(pt->y);
+  gsl_rng_free(pt->batch_rng);
+}
+
+modelpar *modelpar_deploy(const run_config *cfg, const arch *a, const arch_plan *plan,
+                          const archnet *numeric, int gather_logits, metrics *m)
 {
   size_t P = arch_plan_parts(plan);
   if (cfg->n_hosts < P || cfg->max_steps <= 0)
@@ -174,7 +355,20 @@ modelpar *modelpar_deploy(const run_config *cfg, const arch *a, const arch_plan 
   mp->L = arch_n_layers(a);
   mp->P = P;
   mp->jitter_sigma = sqrt(log1p(cfg->jitter * cfg->jitter));
-  mp->eval = eval_ctl_create(cfg, m, (int)P, NULL, NULL);
+  mp->gather_logits = gather_logits;
+  mp->w_lock = sg_mutex_init();
+  if (cfg->numerics && numeric) {
+    mp->net = numeric;
+    gsl_rng *init = rng_create(cfg->seed, RNG_ROLE_INIT, 0);
+    mp->w = gsl_vector_alloc(archnet_n_params(numeric));
+    archnet_init_params(numeric, init, mp->w);
+    gsl_rng_free(init);
+    mp->grad = gsl_vector_calloc(mp->w->size);
+    mp->eval_ws = archnet_ws_create(numeric, 1024);
+  }
+  mp->eval = eval_ctl_create(cfg, m, (int)P, mp->net ? snapshot : NULL, mp);
+  if (mp->net)
+    eval_set_measure(mp->eval, measure, mp);
   mp->parts = xbt_malloc0(P * sizeof(part));
   for (size_t p = 0; p < P; p++) {
     part *pt = &mp->parts[p];
@@ -188,6 +382,9 @@ modelpar *modelpar_deploy(const run_config *cfg, const arch *a, const arch_plan 
       pt->fwd_in[l] = mbox_at('f', l, p);
       pt->bwd_in[l] = mbox_at('b', l, p);
     }
+    pt->logits_in = mbox_at('o', 0, p);
+    if (mp->net)
+      part_numerics_init(mp, pt);
   }
   for (size_t p = 0; p < P; p++) {
     char name[32];
@@ -205,11 +402,18 @@ void modelpar_free(modelpar *mp)
   if (mp == NULL)
     return;
   for (size_t p = 0; p < mp->P; p++) {
+    part_numerics_free(mp, &mp->parts[p]);
     gsl_rng_free(mp->parts[p].rng);
     xbt_free(mp->parts[p].fwd_in);
     xbt_free(mp->parts[p].bwd_in);
   }
   xbt_free(mp->parts);
   eval_ctl_free(mp->eval);
+  sg_mutex_destroy(mp->w_lock);
+  archnet_ws_free(mp->eval_ws);
+  if (mp->w) {
+    gsl_vector_free(mp->w);
+    gsl_vector_free(mp->grad);
+  }
   xbt_free(mp);
 }

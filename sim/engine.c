@@ -18,6 +18,7 @@
 #include "algorithms/msg.h"
 #include "algorithms/sgd.h"
 #include "models/arch.h"
+#include "models/archnet.h"
 #include "models/cost.h"
 #include "models/rng.h"
 #include "sim/output.h"
@@ -30,6 +31,7 @@ typedef struct build {
   arch *own_arch;         /* the numeric layers as an arch, when no virtual network is set */
   const arch *arch;       /* shapes of a timing-only sgd run (modelpar) */
   arch_plan *plan;        /* its partition over sgd.partitions machines */
+  archnet *numeric;       /* its numerics, when a numeric run is partitioned */
   dataset *train, *test;
   char tmpdir[64];        /* holds a generated preset, removed at the end */
   char platform[4096];
@@ -126,11 +128,22 @@ static int build_data(const scenario *sc, build *b, char *err)
   return rc;
 }
 
-/* Timing-only sgd runs go through the partitioned replica (modelpar), even on one
- * machine, so that every machine count of a speed-up curve runs the same code. */
+/* A replica split over machines, and every timing-only sgd run even on one machine
+ * (so that every machine count of a speed-up curve runs the same code), go through
+ * the partitioned replica (modelpar). */
 static int uses_modelpar(const scenario *sc)
 {
-  return strcmp(sc->algorithm, "sgd") == 0 && !sc->numerics;
+  return strcmp(sc->algorithm, "sgd") == 0 && (!sc->numerics || sc->sgd_partitions > 1);
+}
+
+/* Whether the output layer couples its units, so that the logits must be gathered:
+ * a softmax does (the numeric mlp and softmax models, and speech-42m's 8192 states,
+ * Dean'12 sec. 5); the image nets' 21k one-vs-all logistic outputs do not. */
+static int output_coupled(const scenario *sc)
+{
+  if (sc->virtual_net[0])
+    return strcmp(sc->virtual_net, "speech-42m") == 0;
+  return strcmp(sc->type, "mlp") == 0 || strcmp(sc->type, "softmax") == 0;
 }
 
 /* px x py = P with px >= py as close as possible (9x9 for 81, 4x2 for 8) when the
@@ -166,6 +179,16 @@ static int build_plan(const scenario *sc, build *b, char *err)
     return -1;
   }
   b->needed = modelpar_hosts_needed(b->plan);
+  if (sc->numerics) {
+    net_loss loss = net_get_loss(b->model);
+    net_act act = NET_ACT_TANH;
+    net_act_parse(sc->activation, &act);
+    b->numeric = archnet_create(b->arch, act, loss);
+    if (b->numeric == NULL) {
+      snprintf(err, ERRLEN, "model: cannot build the partitioned numerics of this network");
+      return -1;
+    }
+  }
   return 0;
 }
 
@@ -212,6 +235,7 @@ static int build_platform(const scenario *sc, build *b, char *err)
 
 static void build_free(build *b)
 {
+  archnet_free(b->numeric);
   arch_plan_free(b->plan);
   arch_free(b->own_arch);
   net_free(b->model);
@@ -398,7 +422,7 @@ static int simulate(const scenario *sc, build *b, const engine_opts *o, int argc
   metrics *m = metrics_create(is_mp    ? modelpar_metrics_slots(b->plan)
                               : is_sgd ? sgd_metrics_slots()
                                        : downpour_metrics_slots(&cfg.downpour));
-  modelpar *mp = is_mp ? modelpar_deploy(&cfg, b->arch, b->plan, m) : NULL;
+  modelpar *mp = is_mp ? modelpar_deploy(&cfg, b->arch, b->plan, b->numeric, output_coupled(sc), m) : NULL;
   sgd *s = is_sgd && !is_mp ? sgd_deploy(&cfg, m) : NULL;
   downpour *d = is_sgd ? NULL : downpour_deploy(&cfg, m);
   simgrid_run();

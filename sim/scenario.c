@@ -163,7 +163,7 @@ static const key_spec keys[] = {
    .doc = "Minibatch size.", GT(0)},
   {"sgd", "partitions", KT_LONG, FIELD(sgd_partitions), .def = "1", .unit = "machines",
    .doc = "Machines the model replica is split over (model parallelism, Dean et al. 2012 "
-          "sec. 3); more than 1 needs `model.numerics = off` for now.",
+          "sec. 3); more than 1 needs `run.max_steps`.",
    GE(1)},
   {"sgd", "lr", KT_DOUBLE, FIELD(sgd_lr), .def = "0.05", .unit = "",
    .doc = "Learning rate (fixed).", GT(0)},
@@ -1208,14 +1208,15 @@ int scenario_validate(const scenario *s, const char *origin, char *err, size_t e
     msgf(err, errlen, "%s: model.layers: %s", o, msg);
     return -1;
   }
-  if (strcmp(s->algorithm, "sgd") == 0 && s->sgd_partitions > 1 && s->numerics) {
-    msgf(err, errlen, "%s: sgd.partitions: a replica split over %ld machines runs timing only for now: "
-         "set model.numerics = off", o, s->sgd_partitions);
+  int split = strcmp(s->algorithm, "sgd") == 0 && (s->sgd_partitions > 1 || !s->numerics);
+  if (split && s->numerics && s->virtual_net[0]) {
+    msgf(err, errlen, "%s: sgd.partitions: a numeric replica is split as model.layers says; a virtual "
+         "network (model.virtual = %s) is for timing-only runs (model.numerics = off)", o, s->virtual_net);
     return -1;
   }
-  if (strcmp(s->algorithm, "sgd") == 0 && !s->numerics && s->max_steps == 0) {
-    msgf(err, errlen, "%s: run.max_steps: a timing-only sgd run (model.numerics = off) runs a fixed "
-         "number of steps: set it", o);
+  if (split && s->max_steps == 0) {
+    msgf(err, errlen, "%s: run.max_steps: a replica split over machines (sgd.partitions > 1, or any "
+         "timing-only sgd run) runs a fixed number of steps: set it", o);
     return -1;
   }
   return 0;
