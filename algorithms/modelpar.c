@@ -98,6 +98,7 @@ static void send_values(const part *pt, msg_kind kind, sg_mailbox_t to, size_t q
   if (n)
     memcpy(m->data, M->data, n * sizeof(double)); /* M is contiguous: tda == size2 */
   double values = (double)count * (double)mp->cfg->sgd.batch;
+  run_busy(mp->cfg->msg_overhead);
   msg_send(to, mp->cfg->hosts[q], m, msg_bytes(values, mp->cfg->elem_bytes));
 }
 
@@ -118,6 +119,7 @@ static void receive_values(part *pt, sg_mailbox_t from, size_t n, size_t l, gsl_
 {
   for (size_t i = 0; i < n; i++) {
     msg *m = msg_recv(from);
+    run_busy(pt->mp->cfg->msg_overhead);
     xbt_assert(m->step == step, "partition message of step %ld arrived during step %ld", m->step, step);
     if (pt->mp->net && M)
       install_block(pt->mp, l, (size_t)m->src, m, M);

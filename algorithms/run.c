@@ -3,6 +3,7 @@
 
 #include <simgrid/actor.h>
 #include <simgrid/exec.h>
+#include <simgrid/host.h>
 #include <simgrid/mutex.h>
 
 /* SimGrid 3.32's Exec::init() (src/s4u/s4u_Exec.cpp) registers every new execution
@@ -24,6 +25,21 @@ void run_engine_teardown(void)
   exec_init_lock = NULL;
 }
 
+static void execute_locked(double flops)
+{
+  sg_mutex_lock(exec_init_lock);
+  sg_exec_t e = sg_actor_exec_init(flops);
+  sg_mutex_unlock(exec_init_lock);
+  sg_exec_start(e);
+  sg_exec_wait(e);
+}
+
+void run_busy(double seconds)
+{
+  if (seconds > 0)
+    execute_locked(seconds * sg_host_get_speed(sg_host_self()));
+}
+
 void run_execute(const run_config *cfg, double flops)
 {
   /* Spread evenly over C cores, the work takes flops / (C * speed). Every actor of a
@@ -31,9 +47,5 @@ void run_execute(const run_config *cfg, double flops)
    * takes exactly that time, with one SimGrid activity instead of C (SIMGRID-NOTES:
    * one execution uses one core). Co-locating actors on a host would need one
    * execution per core instead, so that they share the cores. */
-  sg_mutex_lock(exec_init_lock);
-  sg_exec_t e = sg_actor_exec_init(flops / cfg->efficiency / cfg->cores);
-  sg_mutex_unlock(exec_init_lock);
-  sg_exec_start(e);
-  sg_exec_wait(e);
+  execute_locked(flops / cfg->efficiency / cfg->cores);
 }

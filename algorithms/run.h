@@ -52,6 +52,7 @@ typedef struct run_config {
   double efficiency;      /* fraction of peak flop/s achieved, (0, 1] */
   size_t elem_bytes;      /* bytes per element on the wire */
   double jitter;          /* coefficient of variation of per-phase processing time */
+  double msg_overhead;    /* s of one core per message sent or received (RPC/TCP stack) */
 
   sgd_params sgd;
   downpour_params downpour;
@@ -69,5 +70,9 @@ void run_engine_teardown(void);
  * actor's host, at cfg->efficiency of peak: it takes flops / (efficiency * cores * speed)
  * when the actor has its host to itself, as every actor here has. */
 void run_execute(const run_config *cfg, double flops);
+
+/* Keeps one core of the calling actor's host busy for `seconds` (per-message
+ * protocol work, which does not spread over cores). No-op for seconds <= 0. */
+void run_busy(double seconds);
 
 #endif

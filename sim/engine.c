@@ -366,6 +366,7 @@ static void fill_config(const scenario *sc, const build *b, run_config *cfg)
   cost_dtype_parse(sc->dtype, &dt);
   cfg->elem_bytes = cost_dtype_bytes(dt);
   cfg->jitter = sc->jitter;
+  cfg->msg_overhead = sc->msg_overhead;
   cfg->sgd = (sgd_params){sc->sgd_batch, sc->sgd_lr};
   cfg->downpour = (downpour_params){(int)sc->replicas, (int)sc->ps_shards, sc->n_fetch, sc->n_push, sc->batch,
                                     sc->lr, sc->adagrad, sc->adagrad_gamma, sc->warmstart_steps, sc->overlap};

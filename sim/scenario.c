@@ -117,6 +117,10 @@ static const key_spec keys[] = {
    .doc = "Per-machine processing-time variance: each compute phase of a partitioned replica "
           "takes its time times a lognormal factor of mean 1 and this coefficient of variation.",
    GE(0)},
+  {"platform", "msg_overhead", KT_DOUBLE, FIELD(msg_overhead), .def = "0", .unit = "s",
+   .doc = "CPU time of one core that sending or receiving one message costs a partition of a "
+          "split replica (the RPC and TCP stack's per-message work).",
+   GE(0)},
   /* [model] */
   {"model", "type", KT_STR, FIELD(type), .def = "mlp", .unit = "",
    .doc = "Model trained: linear, logistic or softmax regression, or a multi-layer "

@@ -28,6 +28,7 @@ typedef struct scenario {
   char placement[16];        /* packed | spread */
   long cores;                /* cores used per host; 0: all the host has */
   double jitter;             /* coefficient of variation of a machine's processing time per phase */
+  double msg_overhead;       /* s of one core per message sent or received */
   /* [model] */
   char type[32];             /* linear | logistic | softmax | mlp */
   char layers[SCENARIO_STR]; /* comma-separated sizes, inputs first, outputs last */

@@ -20,7 +20,7 @@ static int scenario_equal(const scenario *a, const scenario *b)
 #define NUM_EQ(f) (a->f == b->f)
   return STR_EQ(algorithm) && NUM_EQ(seed) && NUM_EQ(max_sim_time) && NUM_EQ(max_steps) &&
          NUM_EQ(target_accuracy) && NUM_EQ(eval_every) && STR_EQ(preset) && STR_EQ(file) &&
-         NUM_EQ(hosts) && STR_EQ(placement) && NUM_EQ(cores) && NUM_EQ(jitter) && STR_EQ(type) && STR_EQ(layers) &&
+         NUM_EQ(hosts) && STR_EQ(placement) && NUM_EQ(cores) && NUM_EQ(jitter) && NUM_EQ(msg_overhead) && STR_EQ(type) && STR_EQ(layers) &&
          STR_EQ(activation) && STR_EQ(virtual_net) && NUM_EQ(numerics) && NUM_EQ(efficiency) &&
          STR_EQ(dtype) && STR_EQ(source) && NUM_EQ(train) && NUM_EQ(test) &&
          NUM_EQ(test_fraction) && NUM_EQ(teacher_hidden) && NUM_EQ(separation) &&
@@ -31,8 +31,8 @@ static int scenario_equal(const scenario *a, const scenario *b)
 #undef NUM_EQ
 }
 
-/* The struct has 38 fields (sim/scenario.h); each must have exactly one key. */
-#define N_FIELDS 38
+/* The struct has 39 fields (sim/scenario.h); each must have exactly one key. */
+#define N_FIELDS 39
 
 /* Writes text to a fresh file under /tmp; path receives its name. */
 static void write_temp(const char *text, char *path, size_t len)
