@@ -465,3 +465,15 @@ size_t arch_plan_owner(const arch_plan *pl, size_t l, size_t u)
   if (u < extra * (base + 1)) return u / (base + 1);
   return extra + (u - extra * (base + 1)) / base;
 }
+
+arch_plan *arch_plan_square(const arch *a, size_t P)
+{
+  int tiled = 0;
+  for (size_t l = 0; l < arch_n_layers(a); l++)
+    tiled |= arch_layer_at(a, l)->kind == ARCH_LOCAL;
+  size_t py = 1;
+  for (size_t d = 1; tiled && d * d <= P; d++)
+    if (P % d == 0)
+      py = d;
+  return P ? arch_plan_create(a, P / py, py) : NULL;
+}

@@ -68,6 +68,10 @@ const arch *arch_virtual_at(size_t i);
  * change while it lives; caller frees with arch_plan_free. */
 arch_plan *arch_plan_create(const arch *a, size_t px, size_t py);
 void arch_plan_free(arch_plan *pl);
+/* The plan over P machines that dtsim uses: when a has locally connected layers, the
+ * most square tiling px x py = P with px >= py (9 x 9 for 81, 4 x 2 for 8), else
+ * P x 1. NULL if that tiling leaves a tile empty. */
+arch_plan *arch_plan_square(const arch *a, size_t P);
 
 size_t arch_plan_parts(const arch_plan *pl);
 /* Units of layer l owned by partition p (may be 0 for a small dense layer). */

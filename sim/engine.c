@@ -146,20 +146,6 @@ static int output_coupled(const scenario *sc)
   return strcmp(sc->type, "mlp") == 0 || strcmp(sc->type, "softmax") == 0;
 }
 
-/* px x py = P with px >= py as close as possible (9x9 for 81, 4x2 for 8) when the
- * network has locally connected layers to tile; P x 1 otherwise. */
-static void choose_tiling(const arch *a, size_t P, size_t *px, size_t *py)
-{
-  int tiled = 0;
-  for (size_t l = 0; l < arch_n_layers(a); l++)
-    tiled |= arch_layer_at(a, l)->kind == ARCH_LOCAL;
-  *py = 1;
-  for (size_t d = 1; tiled && d * d <= P; d++)
-    if (P % d == 0)
-      *py = d;
-  *px = P / *py;
-}
-
 static int build_plan(const scenario *sc, build *b, char *err)
 {
   b->arch = sc->virtual_net[0] ? arch_virtual_find(sc->virtual_net) : NULL;
@@ -170,12 +156,11 @@ static int build_plan(const scenario *sc, build *b, char *err)
       arch_add_dense(b->own_arch, net_layer_size(b->model, l));
     b->arch = b->own_arch;
   }
-  size_t px, py, P = (size_t)sc->sgd_partitions;
-  choose_tiling(b->arch, P, &px, &py);
-  b->plan = arch_plan_create(b->arch, px, py);
+  size_t P = (size_t)sc->sgd_partitions;
+  b->plan = arch_plan_square(b->arch, P);
   if (b->plan == NULL) {
-    snprintf(err, ERRLEN, "sgd.partitions: %s cannot be split over %zu machines (%zu x %zu tiles would leave one empty)",
-             sc->virtual_net[0] ? sc->virtual_net : "the model", P, px, py);
+    snprintf(err, ERRLEN, "sgd.partitions: %s cannot be split over %zu machines (a tile would be empty)",
+             sc->virtual_net[0] ? sc->virtual_net : "the model", P);
     return -1;
   }
   b->needed = modelpar_hosts_needed(b->plan);

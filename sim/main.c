@@ -12,6 +12,7 @@
 #include "models/arch.h"
 #include "sim/engine.h"
 #include "sim/platform.h"
+#include "sim/reproduce.h"
 #include "sim/scenario.h"
 
 #define ERRLEN 1024
@@ -31,6 +32,7 @@ static const char usage[] =
     "              replicas, distbelief-2012 preset, small MLP); results in ./dtsim-out/\n"
     "  run         run a scenario file:  dtsim run [SCENARIO.ini] [OPTIONS]\n"
     "  platform    write a preset or a generated cluster as SimGrid XML\n"
+    "  reproduce   rerun a published figure's simulations (fig3), results in results/NAME/\n"
     "  list        list presets, algorithms, models and datasets ('list keys': scenario keys)\n"
     "\n"
     "  dtsim COMMAND --help   help on one command\n"
@@ -250,6 +252,8 @@ int main(int argc, char **argv)
     return platform_main(argc - 1, argv + 1);
   if (strcmp(cmd, "list") == 0)
     return list_main(argc - 1, argv + 1);
+  if (strcmp(cmd, "reproduce") == 0)
+    return reproduce_main(argc - 1, argv + 1);
   char err[256];
   snprintf(err, sizeof(err), "unknown command '%s' (try: dtsim --help)", cmd);
   return bad(NULL, err);

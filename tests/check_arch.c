@@ -551,6 +551,32 @@ static void add_tcase(Suite *s, const char *name, const TTest *const *tests, siz
   suite_add_tcase(s, tc);
 }
 
+/* arch_plan_square: the most square tiling for LC nets (9 x 9 for 81, 4 x 2 for 8, a
+ * prime count P x 1), P blocks for dense ones; NULL when a tile would be empty
+ * (image-80m's last LC grid is 16 wide, so 17 columns cannot work). */
+START_TEST(test_arch_plan_square)
+{
+  const arch *img = arch_virtual_find("image-1.7b"), *speech = arch_virtual_find("speech-42m");
+  static const size_t counts[] = {1, 2, 7, 8, 81, 144};
+  for (size_t i = 0; i < sizeof counts / sizeof counts[0]; i++) {
+    arch_plan *a = arch_plan_square(img, counts[i]), *b = arch_plan_square(speech, counts[i]);
+    ck_assert_ptr_nonnull(a);
+    ck_assert_ptr_nonnull(b);
+    ck_assert_uint_eq(arch_plan_parts(a), counts[i]);
+    ck_assert_uint_eq(arch_plan_parts(b), counts[i]);
+    arch_plan_free(a);
+    arch_plan_free(b);
+  }
+  /* 81 = 9 x 9: the first LC layer's 91 columns split in 9, so partition 0 owns
+   * floor(91/9) = 10 columns and 10 rows of 30 channels */
+  arch_plan *nine = arch_plan_square(img, 81);
+  ck_assert_uint_eq(arch_plan_units(nine, 1, 0), 10 * 10 * 30);
+  arch_plan_free(nine);
+  ck_assert_ptr_null(arch_plan_square(arch_virtual_find("image-80m"), 17));
+  ck_assert_ptr_null(arch_plan_square(img, 0));
+}
+END_TEST
+
 #define ADD_TCASE(s, name, ...)                                                  \
   do {                                                                           \
     const TTest *tests_[] = {__VA_ARGS__};                                       \
@@ -563,7 +589,7 @@ Suite *arch_suite(void)
   ADD_TCASE(s, "create", test_arch_create_rejects, test_arch_create_shapes);
   ADD_TCASE(s, "flops", test_arch_flops_dense, test_arch_flops_local);
   ADD_TCASE(s, "params", test_arch_params_speech, test_arch_params_image, test_arch_virtual_listing);
-  ADD_TCASE(s, "plan", test_arch_plan_sums, test_arch_plan_dense_blocks);
+  ADD_TCASE(s, "plan", test_arch_plan_sums, test_arch_plan_dense_blocks, test_arch_plan_square);
   ADD_TCASE(s, "halo", test_arch_halo_dense, test_arch_halo_local_2x1, test_arch_halo_local_3x3,
             test_arch_halo_local_disjoint, test_arch_halo_single, test_arch_halo_bruteforce);
   ADD_TCASE(s, "limits", test_arch_plan_rejects);
