@@ -18,6 +18,8 @@
 
 #include "models/archnet.h"
 
+#include "models/act.h"
+
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -165,46 +167,6 @@ void archnet_ws_free(archnet_ws *ws)
 
 /* ---- kernels on units [u0, u1) of layer l ---- */
 
-/* Logistic function without overflow: exp is only taken of -|z| (as net.c). */
-static double sigmoid(double z)
-{
-  if (z >= 0) return 1.0 / (1.0 + exp(-z));
-  double e = exp(z);
-  return e / (1.0 + e);
-}
-
-static void activate(net_act act, gsl_matrix *A, size_t u0, size_t u1)
-{
-  for (size_t i = 0; i < A->size1; i++) {
-    double *z = A->data + i * A->tda;
-    for (size_t j = u0; j < u1; j++) {
-      switch (act) {
-      case NET_ACT_SIGMOID: z[j] = sigmoid(z[j]); break;
-      case NET_ACT_TANH: z[j] = tanh(z[j]); break;
-      case NET_ACT_RELU: z[j] = z[j] > 0 ? z[j] : 0.0; break;
-      case NET_ACT_IDENTITY: break;
-      }
-    }
-  }
-}
-
-/* D *= act'(z) on columns [u0, u1), from a = act(z) (relu: a > 0 iff z > 0). */
-static void mul_act_deriv(net_act act, const gsl_matrix *A, gsl_matrix *D, size_t u0, size_t u1)
-{
-  for (size_t i = 0; i < D->size1; i++) {
-    const double *a = A->data + i * A->tda;
-    double *d = D->data + i * D->tda;
-    for (size_t j = u0; j < u1; j++) {
-      switch (act) {
-      case NET_ACT_SIGMOID: d[j] *= a[j] * (1.0 - a[j]); break;
-      case NET_ACT_TANH: d[j] *= 1.0 - a[j] * a[j]; break;
-      case NET_ACT_RELU: d[j] = a[j] > 0 ? d[j] : 0.0; break;
-      case NET_ACT_IDENTITY: break;
-      }
-    }
-  }
-}
-
 /* First input unit of LC unit u's window row dy; the row's rx*ch_in inputs are
  * consecutive units, in the order of the unit's weights. */
 static size_t lc_window_row(const arch *a, size_t l, size_t u, size_t dy)
@@ -246,7 +208,7 @@ static void layer_forward(const archnet *n, size_t l, size_t u0, size_t u1, cons
       }
     }
   }
-  if (l < n->L) activate(n->hidden, A, u0, u1);
+  if (l < n->L) act_apply(n->hidden, A, u0, u1);
 }
 
 /* Gradients of units [u0, u1) from their deltas D (dLoss/dZ) into grad, and their
@@ -297,21 +259,6 @@ static void layer_backward(const archnet *n, size_t l, size_t u0, size_t u1, con
   }
 }
 
-/* ---- output layer (the losses of net.c) ---- */
-
-static size_t class_of(double y, size_t k)
-{
-  if (!(y >= 0 && y < (double)k) || y != floor(y)) archnet_die("softmax label is not a class index 0..k-1");
-  return (size_t)y;
-}
-
-/* Binary cross-entropy from the logit z, max(z, 0) - y z + log1p(exp(-|z|)),
- * which neither overflows nor loses the tail (net.c's bce_from_logit). */
-static double bce_from_logit(double z, double y)
-{
-  return (z > 0 ? z : 0.0) - y * z + log1p(exp(-fabs(z)));
-}
-
 /* Sum over the rows of Z of the per-example losses; if D is not NULL, its columns
  * [j0, j1) receive d(mean loss)/dZ = (prediction - target) / rows. Softmax is
  * shifted by the row max so exp never overflows, and a column's delta uses the
@@ -331,11 +278,11 @@ static double output_rows(const archnet *n, const gsl_matrix *Z, const double *y
       if (own) d[0] = (z[0] - y[i]) * inv;
       break;
     case NET_LOSS_LOGISTIC:
-      sum += bce_from_logit(z[0], y[i]);
-      if (own) d[0] = (sigmoid(z[0]) - y[i]) * inv;
+      sum += act_bce_from_logit(z[0], y[i]);
+      if (own) d[0] = (act_sigmoid(z[0]) - y[i]) * inv;
       break;
     case NET_LOSS_SOFTMAX: {
-      size_t c = class_of(y[i], k);
+      size_t c = act_class_of(y[i], k);
       double m = z[0], s = 0.0;
       for (size_t j = 1; j < k; j++)
         if (z[j] > m) m = z[j];
@@ -405,7 +352,7 @@ int archnet_loss_grad(const archnet *n, const gsl_vector *w, const gsl_matrix *X
     gsl_matrix_view D = top_rows(ws->D[l], rows);
     if (l < n->L) {
       gsl_matrix_view A = top_rows(ws->A[l], rows);
-      mul_act_deriv(n->hidden, &A.matrix, &D.matrix, 0, n->units[l]);
+      act_mul_deriv(n->hidden, &A.matrix, &D.matrix, 0, n->units[l]);
     }
     gsl_matrix_const_view in = ws_input(n, X, ws, l);
     /* D[l-1] is zeroed, then receives D_l W: dLoss/dA_{l-1}. */
@@ -414,24 +361,6 @@ int archnet_loss_grad(const archnet *n, const gsl_vector *w, const gsl_matrix *X
     layer_backward(n, l, 0, n->units[l], w->data, &in.matrix, &D.matrix, grad->data, l > 1 ? &Dp.matrix : NULL);
   }
   return 0;
-}
-
-/* Correct predictions among the rows of the logits Z (classification losses). */
-static size_t count_correct(const archnet *n, const gsl_matrix *Z, const double *y)
-{
-  size_t correct = 0, k = Z->size2;
-  for (size_t i = 0; i < Z->size1; i++) {
-    const double *z = Z->data + i * Z->tda;
-    if (n->loss == NET_LOSS_LOGISTIC) {
-      correct += (z[0] >= 0 ? 1.0 : 0.0) == y[i]; /* p >= 0.5 exactly when the logit is >= 0 */
-    } else {
-      size_t best = 0;
-      for (size_t j = 1; j < k; j++)
-        if (z[j] > z[best]) best = j;
-      correct += best == class_of(y[i], k);
-    }
-  }
-  return correct;
 }
 
 int archnet_evaluate(const archnet *n, const gsl_vector *w, const gsl_matrix *X, const double *y,
@@ -454,7 +383,7 @@ int archnet_evaluate(const archnet *n, const gsl_vector *w, const gsl_matrix *X,
     gsl_matrix_view Z = forward(n, w, &Xc.matrix, ws);
     sum += output_rows(n, &Z.matrix, y + begin, 0, 0, NULL);
     if (n->loss != NET_LOSS_MSE) {
-      correct += count_correct(n, &Z.matrix, y + begin);
+      correct += act_count_correct(n->loss, &Z.matrix, y + begin);
       continue;
     }
     for (size_t i = 0; i < rows; i++) {
@@ -528,7 +457,7 @@ int archnet_backward_part(const archnet *n, const arch_plan *plan, size_t l, siz
   for (size_t k = 0, runs = arch_plan_runs(plan, l, p); k < runs; k++) {
     size_t u0, u1;
     arch_plan_run(plan, l, p, k, &u0, &u1);
-    if (l < n->L) mul_act_deriv(n->hidden, A_l, D_l, u0, u1);
+    if (l < n->L) act_mul_deriv(n->hidden, A_l, D_l, u0, u1);
     layer_backward(n, l, u0, u1, w->data, A_prev, D_l, grad->data, dA_prev_part);
   }
   return 0;

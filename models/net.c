@@ -6,6 +6,7 @@
  * smaller batches use the top rows through submatrix views, so
  * net_loss_grad never allocates. Losses are means over the batch. */
 
+#include "models/act.h"
 #include "models/net.h"
 
 #include <math.h>
@@ -195,49 +196,6 @@ static _gsl_matrix_const_view layer_input(const gsl_matrix *X, const net_ws *ws,
   return gsl_matrix_const_submatrix(m, 0, 0, X->size1, m->size2);
 }
 
-/* Logistic function without overflow: exp is only taken of -|z|. */
-static double sigmoid(double z)
-{
-  if (z >= 0) return 1.0 / (1.0 + exp(-z));
-  double e = exp(z);
-  return e / (1.0 + e);
-}
-
-static void activate(net_act act, gsl_matrix *Z)
-{
-  if (act == NET_ACT_IDENTITY) return;
-  for (size_t i = 0; i < Z->size1; i++) {
-    double *z = Z->data + i * Z->tda;
-    for (size_t j = 0; j < Z->size2; j++) {
-      switch (act) {
-      case NET_ACT_SIGMOID: z[j] = sigmoid(z[j]); break;
-      case NET_ACT_TANH: z[j] = tanh(z[j]); break;
-      case NET_ACT_RELU: z[j] = z[j] > 0 ? z[j] : 0.0; break;
-      case NET_ACT_IDENTITY: break;
-      }
-    }
-  }
-}
-
-/* D *= act'(z), with the derivative written in terms of the output a = act(z),
- * which is what the workspace keeps (relu: a > 0 iff z > 0). */
-static void mul_act_deriv(net_act act, const gsl_matrix *Aout, gsl_matrix *D)
-{
-  if (act == NET_ACT_IDENTITY) return;
-  for (size_t i = 0; i < D->size1; i++) {
-    const double *a = Aout->data + i * Aout->tda;
-    double *d = D->data + i * D->tda;
-    for (size_t j = 0; j < D->size2; j++) {
-      switch (act) {
-      case NET_ACT_SIGMOID: d[j] *= a[j] * (1.0 - a[j]); break;
-      case NET_ACT_TANH: d[j] *= 1.0 - a[j] * a[j]; break;
-      case NET_ACT_RELU: d[j] = a[j] > 0 ? d[j] : 0.0; break;
-      case NET_ACT_IDENTITY: break;
-      }
-    }
-  }
-}
-
 /* Runs X through the network; leaves each layer's output in the workspace and
  * returns a view of the logits (rows x n_outputs). */
 static gsl_matrix_view forward(const net *n, const gsl_vector *w, const gsl_matrix *X, net_ws *ws)
@@ -253,26 +211,12 @@ static gsl_matrix_view forward(const net *n, const gsl_vector *w, const gsl_matr
       gsl_vector_memcpy(&zi.vector, &b.vector);
     }
     gsl_blas_dgemm(CblasNoTrans, CblasTrans, 1.0, &in.matrix, &W.matrix, 1.0, &out.matrix);
-    if (l + 1 < n->n_layers) activate(n->hidden, &out.matrix);
+    if (l + 1 < n->n_layers) act_apply(n->hidden, &out.matrix, 0, out.matrix.size2);
   }
   return top_rows(ws->A[n->n_layers], rows);
 }
 
 /* ---- output layer ---- */
-
-static size_t class_of(double y, size_t k)
-{
-  if (!(y >= 0 && y < (double)k) || y != floor(y)) net_die("softmax label is not a class index 0..k-1");
-  return (size_t)y;
-}
-
-/* Binary cross-entropy from the logit z: -y log s(z) - (1-y) log(1 - s(z))
- * = max(z, 0) - y z + log1p(exp(-|z|)), which neither overflows nor loses
- * the tail (log of a rounded 1 - s(z)) for large |z|. */
-static double bce_from_logit(double z, double y)
-{
-  return (z > 0 ? z : 0.0) - y * z + log1p(exp(-fabs(z)));
-}
 
 /* Softmax cross-entropy of one row of logits, log-sum-exp shifted by the max so
  * exp never overflows. If p is not NULL it receives the softmax of the row. */
@@ -307,11 +251,11 @@ static double output_loss(const net *n, const gsl_matrix *Z, const double *y, gs
       if (d) d[0] = (z[0] - y[i]) * inv;
       break;
     case NET_LOSS_LOGISTIC:
-      sum += bce_from_logit(z[0], y[i]);
-      if (d) d[0] = (sigmoid(z[0]) - y[i]) * inv;
+      sum += act_bce_from_logit(z[0], y[i]);
+      if (d) d[0] = (act_sigmoid(z[0]) - y[i]) * inv;
       break;
     case NET_LOSS_SOFTMAX: {
-      size_t c = class_of(y[i], k);
+      size_t c = act_class_of(y[i], k);
       sum += softmax_xent(z, k, c, d);
       if (d) {
         d[c] -= 1.0;
@@ -355,7 +299,7 @@ static void backward(const net *n, const gsl_vector *w, const gsl_matrix *X, net
     gsl_matrix_view Dprev = top_rows(ws->D[l], rows);
     gsl_matrix_const_view W = layer_weights(n, w, l);
     gsl_blas_dgemm(CblasNoTrans, CblasNoTrans, 1.0, &D.matrix, &W.matrix, 0.0, &Dprev.matrix);
-    mul_act_deriv(n->hidden, &in.matrix, &Dprev.matrix);
+    act_mul_deriv(n->hidden, &in.matrix, &Dprev.matrix, 0, Dprev.matrix.size2);
   }
 }
 
@@ -386,25 +330,6 @@ int net_loss_grad(const net *n, const gsl_vector *w, const gsl_matrix *X, const 
   return 0;
 }
 
-/* Correct predictions among the rows of the logits Z (classification losses). */
-static size_t count_correct(const net *n, const gsl_matrix *Z, const double *y)
-{
-  size_t correct = 0, k = Z->size2;
-  for (size_t i = 0; i < Z->size1; i++) {
-    const double *z = Z->data + i * Z->tda;
-    if (n->loss == NET_LOSS_LOGISTIC) {
-      /* p >= 0.5 exactly when the logit is >= 0. */
-      correct += (z[0] >= 0 ? 1.0 : 0.0) == y[i];
-    } else {
-      size_t best = 0;
-      for (size_t j = 1; j < k; j++)
-        if (z[j] > z[best]) best = j;
-      correct += best == class_of(y[i], k);
-    }
-  }
-  return correct;
-}
-
 int net_evaluate(const net *n, const gsl_vector *w, const gsl_matrix *X, const double *y,
                  net_ws *ws, double *loss, double *accuracy)
 {
@@ -425,7 +350,7 @@ int net_evaluate(const net *n, const gsl_vector *w, const gsl_matrix *X, const d
     gsl_matrix_view Z = forward(n, w, &Xc.matrix, ws);
     sum += output_loss(n, &Z.matrix, y + begin, NULL);
     if (n->loss != NET_LOSS_MSE) {
-      correct += count_correct(n, &Z.matrix, y + begin);
+      correct += act_count_correct(n->loss, &Z.matrix, y + begin);
       continue;
     }
     for (size_t i = 0; i < rows; i++) {
