@@ -216,17 +216,18 @@ static char *fig3_readme(const job *jobs, size_t n, int quick)
   return s;
 }
 
-static int write_plot(const char *dir, char *err, size_t len)
+/* Draws fig3.png from dir/fig3.csv: one curve per network present. */
+static int write_plot(const char *dir, const char *models, char *err, size_t len)
 {
-  char script[1200];
+  char script[1400];
   snprintf(script, sizeof(script),
            "set terminal pngcairo size 800,560\nset output '%s/.fig3.png.tmp'\n"
            "set datafile separator ','\nset key top left\nset logscale x 2\n"
            "set xlabel 'machines per model replica'\nset ylabel 'training speed-up'\n"
            "set title 'Dean et al. 2012 Fig. 3, simulated by dtsim'\n"
-           "plot for [m in 'speech-42m image-80m image-330m image-1.7b'] '%s/fig3.csv' "
+           "plot for [m in '%s'] '%s/fig3.csv' "
            "using 2:(strcol(1) eq m ? $4 : 1/0) with linespoints title m\n",
-           dir, dir);
+           dir, models, dir);
   FILE *g = popen("gnuplot 2>&1", "w");
   if (g == NULL) {
     snprintf(err, len, "cannot run gnuplot: %s", strerror(errno));
@@ -359,7 +360,9 @@ int reproduce_main(int argc, char **argv)
     if (rc == 0 && !quiet)
       fprintf(stderr, "dtsim reproduce: fig3 matches %s\n", committed);
   } else if (rc == 0) {
-    char *readme = fig3_readme(jobs, n, quick);
+    char *readme = fig3_readme(jobs, n, quick), models[256] = "";
+    for (size_t m = 0; m < n_models; m++)
+      snprintf(models + strlen(models), sizeof(models) - strlen(models), "%s%s", m ? " " : "", fig3_models[m]);
     struct stat st;
     if (stat(outdir, &st) != 0 && mkdir(outdir, 0777) != 0) {
       snprintf(err, sizeof(err), "%s: cannot create: %s", outdir, strerror(errno));
@@ -368,7 +371,7 @@ int reproduce_main(int argc, char **argv)
     if (rc == 0 && (output_write_file(outdir, "fig3.ini", fig3_ini, strlen(fig3_ini), err, sizeof(err)) ||
                     output_write_file(outdir, "fig3.csv", csv, strlen(csv), err, sizeof(err)) ||
                     output_write_file(outdir, "README.md", readme, strlen(readme), err, sizeof(err)) ||
-                    write_plot(outdir, err, sizeof(err))))
+                    write_plot(outdir, models, err, sizeof(err))))
       rc = 2;
     xbt_free(readme);
     if (rc == 0 && !quiet)
