@@ -13,6 +13,7 @@
  * down-sampling is folded into the LC strides of the virtual image nets. */
 
 #include "models/arch.h"
+#include "models/mem.h"
 
 #include <stdint.h>
 #include <stdio.h>
@@ -35,19 +36,12 @@ struct arch_plan {
   unsigned char *tiled; /* per layer: tiled px x py (1) or split in unit blocks (0) */
 };
 
-static void arch_die(const char *what)
-{
-  fprintf(stderr, "arch: %s\n", what);
-  abort();
-}
-
 /* Output grid of a window r moved by s over in cells: floor((in - r)/s) + 1. */
 #define ARCH_OUT(in, r, s) (((in) - (r)) / (s) + 1)
 
 arch *arch_create(void)
 {
-  arch *a = calloc(1, sizeof *a);
-  if (a == NULL) arch_die("out of memory");
+  arch *a = mem_calloc(1, sizeof *a);
   a->name = "";
   a->description = "";
   return a;
@@ -70,12 +64,11 @@ static size_t mul3(size_t a, size_t b, size_t c)
 
 static int arch_push(arch *a, arch_layer L)
 {
-  if (a->owned == NULL && a->layers != NULL) arch_die("arch_push: a virtual network is read-only");
+  if (a->owned == NULL && a->layers != NULL) mem_die("arch", "arch_push: a virtual network is read-only");
   if (mul3(L.gx, L.gy, L.ch) == 0) return -1;
   if (a->n_layers == a->cap) {
     size_t cap = a->cap ? 2 * a->cap : 8;
-    arch_layer *p = realloc(a->owned, cap * sizeof *p);
-    if (p == NULL) arch_die("out of memory");
+    arch_layer *p = mem_realloc(a->owned, cap * sizeof *p);
     a->owned = p;
     a->layers = p;
     a->cap = cap;
@@ -113,7 +106,7 @@ size_t arch_n_layers(const arch *a)
 
 const arch_layer *arch_layer_at(const arch *a, size_t l)
 {
-  if (l >= a->n_layers) arch_die("arch_layer_at: layer index out of range");
+  if (l >= a->n_layers) mem_die("arch", "arch_layer_at: layer index out of range");
   return &a->layers[l];
 }
 
@@ -133,7 +126,7 @@ static double fan_in(const arch *a, size_t l)
   case ARCH_DENSE: return (double)arch_units(a, l - 1);
   case ARCH_LOCAL: return (double)L->rx * (double)L->ry * (double)a->layers[l - 1].ch;
   }
-  arch_die("invalid layer kind");
+  mem_die("arch", "invalid layer kind");
   return 0.0;
 }
 
@@ -314,8 +307,7 @@ arch_plan *arch_plan_create(const arch *a, size_t px, size_t py)
 {
   if (px == 0 || py == 0 || py > SIZE_MAX / px) return NULL;
   size_t n = a->n_layers;
-  unsigned char *tiled = calloc(n ? n : 1, 1);
-  if (tiled == NULL) arch_die("out of memory");
+  unsigned char *tiled = mem_calloc(n, 1);
   for (size_t l = 0; l < n; l++) {
     const arch_layer *L = &a->layers[l];
     tiled[l] = L->kind == ARCH_LOCAL ||
@@ -325,8 +317,7 @@ arch_plan *arch_plan_create(const arch *a, size_t px, size_t py)
       return NULL;
     }
   }
-  arch_plan *pl = malloc(sizeof *pl);
-  if (pl == NULL) arch_die("out of memory");
+  arch_plan *pl = mem_alloc(sizeof *pl);
   *pl = (arch_plan){a, n, px, py, px * py, tiled};
   return pl;
 }
@@ -394,7 +385,7 @@ size_t arch_plan_halo(const arch_plan *pl, size_t l, size_t p, size_t q)
   if (l == 0 || p == q || arch_plan_units(pl, l, p) == 0) return 0;
   const arch_layer *L = &pl->a->layers[l], *in = &pl->a->layers[l - 1];
   if (L->kind == ARCH_DENSE) return arch_plan_units(pl, l - 1, q);
-  if (!pl->tiled[l - 1]) arch_die("arch_plan_halo: LC layer over an untiled layer");
+  if (!pl->tiled[l - 1]) mem_die("arch", "arch_plan_halo: LC layer over an untiled layer");
   size_t x0, x1, y0, y1, qx0, qx1, qy0, qy1;
   tile_bounds(L->gx, pl->px, p % pl->px, &x0, &x1);
   tile_bounds(L->gy, pl->py, p / pl->px, &y0, &y1);
@@ -430,7 +421,7 @@ size_t arch_plan_runs(const arch_plan *pl, size_t l, size_t p)
 
 void arch_plan_run(const arch_plan *pl, size_t l, size_t p, size_t k, size_t *begin, size_t *end)
 {
-  if (k >= arch_plan_runs(pl, l, p)) arch_die("arch_plan_run: run index out of range");
+  if (k >= arch_plan_runs(pl, l, p)) mem_die("arch", "arch_plan_run: run index out of range");
   const arch_layer *L = &pl->a->layers[l];
   if (!pl->tiled[l]) {
     block_bounds(arch_units(pl->a, l), pl->parts, p, begin, end);
@@ -454,7 +445,7 @@ size_t arch_plan_owner(const arch_plan *pl, size_t l, size_t u)
 {
   plan_check(pl, l, 0, "arch_plan_owner");
   size_t units = arch_units(pl->a, l);
-  if (u >= units) arch_die("arch_plan_owner: unit index out of range");
+  if (u >= units) mem_die("arch", "arch_plan_owner: unit index out of range");
   const arch_layer *L = &pl->a->layers[l];
   if (pl->tiled[l]) {
     size_t cell = u / L->ch;

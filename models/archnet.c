@@ -17,6 +17,7 @@
  * unless P = 1 or no input unit feeds two partitions. */
 
 #include "models/archnet.h"
+#include "models/mem.h"
 
 #include "models/act.h"
 
@@ -43,26 +44,6 @@ struct archnet_ws {
   gsl_matrix **D; /* D[l]: dLoss/dA_l, turned into dLoss/dZ_l by the backward pass */
 };
 
-static void archnet_die(const char *what)
-{
-  fprintf(stderr, "archnet: %s\n", what);
-  abort();
-}
-
-static void *xcalloc(size_t n, size_t size)
-{
-  void *p = calloc(n ? n : 1, size);
-  if (p == NULL) archnet_die("out of memory");
-  return p;
-}
-
-static gsl_matrix *xmatrix(size_t rows, size_t cols)
-{
-  gsl_matrix *m = gsl_matrix_alloc(rows, cols);
-  if (m == NULL) archnet_die("out of memory");
-  return m;
-}
-
 /* ---- creation and layout ---- */
 
 archnet *archnet_create(const arch *a, net_act hidden, net_loss loss)
@@ -80,9 +61,9 @@ archnet *archnet_create(const arch *a, net_act hidden, net_loss loss)
   default:
     return NULL;
   }
-  archnet *n = xcalloc(1, sizeof *n);
-  *n = (archnet){a, L, xcalloc(L + 1, sizeof(size_t)), xcalloc(L + 1, sizeof(size_t)),
-                 xcalloc(L + 2, sizeof(size_t)), hidden, loss};
+  archnet *n = mem_calloc(1, sizeof *n);
+  *n = (archnet){a, L, mem_calloc(L + 1, sizeof(size_t)), mem_calloc(L + 1, sizeof(size_t)),
+                 mem_calloc(L + 2, sizeof(size_t)), hidden, loss};
   for (size_t l = 0; l <= L; l++) {
     const arch_layer *A = arch_layer_at(a, l);
     n->units[l] = arch_units(a, l);
@@ -108,13 +89,13 @@ size_t archnet_n_params(const archnet *n) { return n->offset[n->L + 1]; }
 
 size_t archnet_layer_offset(const archnet *n, size_t l)
 {
-  if (l == 0 || l > n->L + 1) archnet_die("archnet_layer_offset: layer index out of range");
+  if (l == 0 || l > n->L + 1) mem_die("archnet", "archnet_layer_offset: layer index out of range");
   return n->offset[l];
 }
 
 void archnet_param_range(const archnet *n, size_t l, size_t u0, size_t u1, size_t *begin, size_t *end)
 {
-  if (l == 0 || l > n->L || u0 > u1 || u1 > n->units[l]) archnet_die("archnet_param_range: out of range");
+  if (l == 0 || l > n->L || u0 > u1 || u1 > n->units[l]) mem_die("archnet", "archnet_param_range: out of range");
   *begin = n->offset[l] + u0 * (n->fan[l] + 1);
   *end = n->offset[l] + u1 * (n->fan[l] + 1);
 }
@@ -122,7 +103,7 @@ void archnet_param_range(const archnet *n, size_t l, size_t u0, size_t u1, size_
 /* Glorot and Bengio, AISTATS 2010, eq. 16, with the layer's mean fan-out (see archnet.h). */
 void archnet_init_params(const archnet *n, gsl_rng *r, gsl_vector *w)
 {
-  if (w->size != archnet_n_params(n)) archnet_die("archnet_init_params: w has the wrong size");
+  if (w->size != archnet_n_params(n)) mem_die("archnet", "archnet_init_params: w has the wrong size");
   for (size_t l = 1; l <= n->L; l++) {
     double fan_in = (double)n->fan[l];
     double fan_out = (double)n->units[l] * fan_in / (double)n->units[l - 1];
@@ -141,14 +122,14 @@ void archnet_init_params(const archnet *n, gsl_rng *r, gsl_vector *w)
 archnet_ws *archnet_ws_create(const archnet *n, size_t max_batch)
 {
   if (n == NULL || max_batch == 0) return NULL;
-  archnet_ws *ws = xcalloc(1, sizeof *ws);
+  archnet_ws *ws = mem_calloc(1, sizeof *ws);
   ws->max_batch = max_batch;
   ws->L = n->L;
-  ws->A = xcalloc(n->L + 1, sizeof *ws->A);
-  ws->D = xcalloc(n->L + 1, sizeof *ws->D);
+  ws->A = mem_calloc(n->L + 1, sizeof *ws->A);
+  ws->D = mem_calloc(n->L + 1, sizeof *ws->D);
   for (size_t l = 1; l <= n->L; l++) {
-    ws->A[l] = xmatrix(max_batch, n->units[l]);
-    ws->D[l] = xmatrix(max_batch, n->units[l]);
+    ws->A[l] = mem_matrix(max_batch, n->units[l]);
+    ws->D[l] = mem_matrix(max_batch, n->units[l]);
   }
   return ws;
 }
@@ -439,7 +420,7 @@ int archnet_output_part(const archnet *n, const arch_plan *plan, size_t p, const
   if (!widths_fit(n, L, NULL, A_L, A_L->size1) || !widths_fit(n, L, NULL, D_L, A_L->size1)) return -1;
   size_t j0 = 0, j1 = 0;
   if (arch_plan_runs(plan, L, p) > 0) arch_plan_run(plan, L, p, 0, &j0, &j1);
-  if (arch_plan_runs(plan, L, p) > 1) archnet_die("archnet_output_part: a tiled output layer");
+  if (arch_plan_runs(plan, L, p) > 1) mem_die("archnet", "archnet_output_part: a tiled output layer");
   *loss = output_rows(n, A_L, y, j0, j1, D_L) / (double)A_L->size1;
   return 0;
 }
@@ -467,7 +448,7 @@ int archnet_sum_parts(const archnet *n, const arch_plan *plan, size_t l, size_t 
                       const gsl_matrix *const *parts, gsl_matrix *D_prev)
 {
   part_check(n, plan, l, q, "archnet_sum_parts");
-  if (l < 2) archnet_die("archnet_sum_parts: the input layer has no delta");
+  if (l < 2) mem_die("archnet", "archnet_sum_parts: the input layer has no delta");
   size_t rows = D_prev->size1, P = arch_plan_parts(plan);
   if (!widths_fit(n, l - 1, NULL, D_prev, rows)) return -1;
   for (size_t p = 0; p < P; p++) {

@@ -6,16 +6,11 @@
  * numerically; their costs are what the simulator charges. */
 
 #include "models/cost.h"
+#include "models/mem.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-static void cost_die(const char *what)
-{
-  fprintf(stderr, "cost: %s\n", what);
-  abort();
-}
 
 size_t cost_dtype_bytes(cost_dtype t)
 {
@@ -24,7 +19,7 @@ size_t cost_dtype_bytes(cost_dtype t)
   case COST_FP16: return 2;
   case COST_BF16: return 2;
   }
-  cost_die("invalid dtype");
+  mem_die("cost", "invalid dtype");
   return 0;
 }
 
@@ -47,7 +42,7 @@ const char *cost_dtype_name(cost_dtype t)
   case COST_FP16: return "fp16";
   case COST_BF16: return "bf16";
   }
-  cost_die("invalid dtype");
+  mem_die("cost", "invalid dtype");
   return NULL;
 }
 

@@ -7,6 +7,7 @@
  * silently skipped line would change results without anyone noticing. */
 
 #include "models/data.h"
+#include "models/mem.h"
 
 #include <errno.h>
 #include <math.h>
@@ -23,30 +24,12 @@
 /* Largest LIBSVM feature index accepted: the matrix is dense. */
 #define DATA_MAX_INDEX 16777216UL
 
-static void data_die(const char *what)
-{
-  fprintf(stderr, "data: %s\n", what);
-  abort();
-}
-
-static void *xrealloc(void *p, size_t size)
-{
-  p = realloc(p, size ? size : 1);
-  if (p == NULL) data_die("out of memory");
-  return p;
-}
-
-static void *xmalloc(size_t size)
-{
-  return xrealloc(NULL, size);
-}
-
 static dataset *dataset_alloc(size_t n, size_t dim, size_t n_classes)
 {
-  dataset *d = xmalloc(sizeof *d);
+  dataset *d = mem_alloc(sizeof *d);
   d->X = gsl_matrix_calloc(n, dim);
-  if (d->X == NULL) data_die("out of memory");
-  d->y = xmalloc(n * sizeof *d->y);
+  if (d->X == NULL) mem_die("data", "out of memory");
+  d->y = mem_alloc(n * sizeof *d->y);
   d->n_classes = n_classes;
   return d;
 }
@@ -88,7 +71,7 @@ dataset *data_synthetic_teacher(size_t n, size_t dim, size_t hidden, size_t n_cl
   size_t n_out = n_classes > 0 ? n_classes : 1;
   gsl_matrix *W1 = gsl_matrix_alloc(hidden, dim), *W2 = gsl_matrix_alloc(n_out, hidden);
   gsl_vector *h = gsl_vector_alloc(hidden), *o = gsl_vector_alloc(n_out);
-  if (!W1 || !W2 || !h || !o) data_die("out of memory");
+  if (!W1 || !W2 || !h || !o) mem_die("data", "out of memory");
   fill_gaussian(r, 1.0 / sqrt((double)dim), W1->data, hidden * dim);
   fill_gaussian(r, 1.0 / sqrt((double)hidden), W2->data, n_out * hidden);
 
@@ -118,7 +101,7 @@ dataset *data_synthetic_gaussian(size_t n, size_t dim, size_t n_classes, double 
 {
   if (n == 0 || dim == 0 || n_classes == 1) return NULL;
   size_t n_centres = n_classes > 0 ? n_classes : 1;
-  double *mu = xmalloc(n_centres * dim * sizeof *mu);
+  double *mu = mem_alloc(n_centres * dim * sizeof *mu);
   if (n_classes > 0)
     fill_gaussian(r, sep, mu, n_classes * dim);
   else
@@ -161,7 +144,7 @@ static void dbuf_push(dbuf *b, double x)
 {
   if (b->n == b->cap) {
     b->cap = b->cap ? 2 * b->cap : 256;
-    b->v = xrealloc(b->v, b->cap * sizeof *b->v);
+    b->v = mem_realloc(b->v, b->cap * sizeof *b->v);
   }
   b->v[b->n++] = x;
 }
@@ -170,7 +153,7 @@ static void zbuf_push(zbuf *b, size_t x)
 {
   if (b->n == b->cap) {
     b->cap = b->cap ? 2 * b->cap : 256;
-    b->v = xrealloc(b->v, b->cap * sizeof *b->v);
+    b->v = mem_realloc(b->v, b->cap * sizeof *b->v);
   }
   b->v[b->n++] = x;
 }
@@ -222,7 +205,7 @@ static int map_labels(double *y, size_t n, size_t *n_classes)
       *n_classes = 0;
       return 0;
     }
-  double *u = xmalloc(n * sizeof *u);
+  double *u = mem_alloc(n * sizeof *u);
   memcpy(u, y, n * sizeof *u);
   qsort(u, n, sizeof *u, cmp_double);
   size_t k = 0;
@@ -379,8 +362,8 @@ static size_t csv_split(csv_reader *c, char *line)
   for (;;) {
     if (n == c->cap) {
       c->cap = c->cap ? 2 * c->cap : 16;
-      c->fields = xrealloc(c->fields, c->cap * sizeof *c->fields);
-      c->vals = xrealloc(c->vals, c->cap * sizeof *c->vals);
+      c->fields = mem_realloc(c->fields, c->cap * sizeof *c->fields);
+      c->vals = mem_realloc(c->vals, c->cap * sizeof *c->vals);
     }
     char *comma = strchr(p, ',');
     if (comma) *comma = '\0';
@@ -482,7 +465,7 @@ int data_split(const dataset *d, double test_fraction, gsl_rng *r, dataset **tra
   if (!(test_fraction >= 0.0 && test_fraction <= 1.0)) return -1;
   size_t n_test = (size_t)floor(test_fraction * (double)n + 0.5);
   if (n_test == 0 || n_test >= n) return -1;
-  size_t *perm = xmalloc(n * sizeof *perm);
+  size_t *perm = mem_alloc(n * sizeof *perm);
   for (size_t i = 0; i < n; i++)
     perm[i] = i;
   /* Fisher-Yates (Knuth, TAOCP vol. 2, Algorithm 3.4.2P), from the top down. */
@@ -510,7 +493,7 @@ dataset *data_slice(const dataset *d, size_t begin, size_t end)
 /* The first n_rows % n_shards shards get one extra row, so sizes differ by at most one. */
 void data_shard_bounds(size_t n_rows, size_t n_shards, size_t k, size_t *begin, size_t *end)
 {
-  if (n_shards == 0 || k >= n_shards) data_die("data_shard_bounds: shard index out of range");
+  if (n_shards == 0 || k >= n_shards) mem_die("data", "data_shard_bounds: shard index out of range");
   size_t base = n_rows / n_shards, extra = n_rows % n_shards;
   *begin = k * base + (k < extra ? k : extra);
   *end = *begin + base + (k < extra ? 1 : 0);
@@ -519,8 +502,8 @@ void data_shard_bounds(size_t n_rows, size_t n_shards, size_t k, size_t *begin, 
 void data_sample_batch(const dataset *d, size_t begin, size_t end, gsl_rng *r, size_t batch,
                        gsl_matrix *Xb, double *yb)
 {
-  if (begin >= end || end > data_n(d)) data_die("data_sample_batch: empty or out-of-range rows");
-  if (Xb->size1 < batch || Xb->size2 != data_dim(d)) data_die("data_sample_batch: Xb has the wrong shape");
+  if (begin >= end || end > data_n(d)) mem_die("data", "data_sample_batch: empty or out-of-range rows");
+  if (Xb->size1 < batch || Xb->size2 != data_dim(d)) mem_die("data", "data_sample_batch: Xb has the wrong shape");
   for (size_t i = 0; i < batch; i++) {
     size_t row = begin + gsl_rng_uniform_int(r, end - begin);
     gsl_vector_const_view src = gsl_matrix_const_row(d->X, row);

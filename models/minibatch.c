@@ -1,5 +1,6 @@
 /* minibatch.c - a worker's minibatch draws and gradients. */
 #include "models/minibatch.h"
+#include "models/mem.h"
 
 #include <stdlib.h>
 
@@ -20,10 +21,8 @@ minibatch *minibatch_create(const net *m, const dataset *d, size_t begin, size_t
 {
   if (begin >= end || end > data_n(d) || batch == 0)
     return NULL;
-  minibatch *mb = calloc(1, sizeof(*mb));
-  double *yb = malloc(batch * sizeof(double));
-  if (mb == NULL || yb == NULL)
-    abort();
+  minibatch *mb = mem_calloc(1, sizeof(*mb));
+  double *yb = mem_alloc(batch * sizeof(double));
   mb->m = m;
   mb->d = d;
   mb->begin = begin;

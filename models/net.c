@@ -7,6 +7,7 @@
  * net_loss_grad never allocates. Losses are means over the batch. */
 
 #include "models/act.h"
+#include "models/mem.h"
 #include "models/net.h"
 
 #include <math.h>
@@ -32,33 +33,6 @@ struct net_ws {
   gsl_vector *ones; /* max_batch ones, to sum delta rows into bias gradients */
 };
 
-static void net_die(const char *what)
-{
-  fprintf(stderr, "net: %s\n", what);
-  abort();
-}
-
-static void *xmalloc(size_t size)
-{
-  void *p = malloc(size ? size : 1);
-  if (p == NULL) net_die("out of memory");
-  return p;
-}
-
-static void *xcalloc(size_t n, size_t size)
-{
-  void *p = calloc(n ? n : 1, size);
-  if (p == NULL) net_die("out of memory");
-  return p;
-}
-
-static gsl_matrix *xmatrix(size_t rows, size_t cols)
-{
-  gsl_matrix *m = gsl_matrix_alloc(rows, cols);
-  if (m == NULL) net_die("out of memory");
-  return m;
-}
-
 /* ---- creation and accessors ---- */
 
 net *net_create(size_t n_sizes, const size_t *sizes, net_act hidden, net_loss loss)
@@ -80,13 +54,13 @@ net *net_create(size_t n_sizes, const size_t *sizes, net_act hidden, net_loss lo
     return NULL;
   }
 
-  net *n = xmalloc(sizeof *n);
+  net *n = mem_alloc(sizeof *n);
   n->n_layers = n_sizes - 1;
   n->hidden = hidden;
   n->loss = loss;
-  n->sizes = xmalloc(n_sizes * sizeof *n->sizes);
+  n->sizes = mem_alloc(n_sizes * sizeof *n->sizes);
   memcpy(n->sizes, sizes, n_sizes * sizeof *n->sizes);
-  n->offsets = xmalloc(n_sizes * sizeof *n->offsets);
+  n->offsets = mem_alloc(n_sizes * sizeof *n->offsets);
   n->offsets[0] = 0;
   for (size_t l = 0; l < n->n_layers; l++)
     n->offsets[l + 1] = n->offsets[l] + sizes[l + 1] * (sizes[l] + 1);
@@ -109,21 +83,21 @@ net_loss net_get_loss(const net *n) { return n->loss; }
 
 size_t net_layer_size(const net *n, size_t i)
 {
-  if (i > n->n_layers) net_die("net_layer_size: layer index out of range");
+  if (i > n->n_layers) mem_die("net", "net_layer_size: layer index out of range");
   return n->sizes[i];
 }
 
 /* l == n_layers is accepted and gives net_n_params, the end of the last layer. */
 size_t net_layer_offset(const net *n, size_t l)
 {
-  if (l > n->n_layers) net_die("net_layer_offset: layer index out of range");
+  if (l > n->n_layers) mem_die("net", "net_layer_offset: layer index out of range");
   return n->offsets[l];
 }
 
 /* Glorot and Bengio, AISTATS 2010, eq. 16: U(-a, a), a = sqrt(6 / (n_in + n_out)). */
 void net_init_params(const net *n, gsl_rng *r, gsl_vector *w)
 {
-  if (w->size != net_n_params(n)) net_die("net_init_params: w has the wrong size");
+  if (w->size != net_n_params(n)) mem_die("net", "net_init_params: w has the wrong size");
   for (size_t l = 0; l < n->n_layers; l++) {
     size_t n_in = n->sizes[l], n_out = n->sizes[l + 1];
     size_t off = n->offsets[l];
@@ -140,17 +114,17 @@ void net_init_params(const net *n, gsl_rng *r, gsl_vector *w)
 net_ws *net_ws_create(const net *n, size_t max_batch)
 {
   if (n == NULL || max_batch == 0) return NULL;
-  net_ws *ws = xmalloc(sizeof *ws);
+  net_ws *ws = mem_alloc(sizeof *ws);
   ws->max_batch = max_batch;
   ws->n_layers = n->n_layers;
-  ws->A = xcalloc(n->n_layers + 1, sizeof *ws->A);
-  ws->D = xcalloc(n->n_layers + 1, sizeof *ws->D);
+  ws->A = mem_calloc(n->n_layers + 1, sizeof *ws->A);
+  ws->D = mem_calloc(n->n_layers + 1, sizeof *ws->D);
   for (size_t l = 1; l <= n->n_layers; l++) {
-    ws->A[l] = xmatrix(max_batch, n->sizes[l]);
-    ws->D[l] = xmatrix(max_batch, n->sizes[l]);
+    ws->A[l] = mem_matrix(max_batch, n->sizes[l]);
+    ws->D[l] = mem_matrix(max_batch, n->sizes[l]);
   }
   ws->ones = gsl_vector_alloc(max_batch);
-  if (ws->ones == NULL) net_die("out of memory");
+  if (ws->ones == NULL) mem_die("net", "out of memory");
   gsl_vector_set_all(ws->ones, 1.0);
   return ws;
 }
@@ -384,6 +358,6 @@ int net_act_parse(const char *s, net_act *act)
 
 const char *net_act_name(net_act act)
 {
-  if ((unsigned)act > NET_ACT_RELU) net_die("invalid activation");
+  if ((unsigned)act > NET_ACT_RELU) mem_die("net", "invalid activation");
   return act_names[act];
 }

@@ -1,0 +1,40 @@
+/* mem.c - allocate or panic. */
+#include "models/mem.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+
+void mem_die(const char *module, const char *what)
+{
+  fprintf(stderr, "%s: %s\n", module, what);
+  abort();
+}
+
+void *mem_alloc(size_t size)
+{
+  return mem_realloc(NULL, size);
+}
+
+void *mem_calloc(size_t n, size_t size)
+{
+  void *p = calloc(n ? n : 1, size ? size : 1);
+  if (p == NULL)
+    mem_die("models", "out of memory");
+  return p;
+}
+
+void *mem_realloc(void *p, size_t size)
+{
+  p = realloc(p, size ? size : 1);
+  if (p == NULL)
+    mem_die("models", "out of memory");
+  return p;
+}
+
+gsl_matrix *mem_matrix(size_t rows, size_t cols)
+{
+  gsl_matrix *m = gsl_matrix_alloc(rows, cols);
+  if (m == NULL)
+    mem_die("models", "out of memory");
+  return m;
+}
