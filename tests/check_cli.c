@@ -203,6 +203,29 @@ START_TEST(test_cli_expect)
 }
 END_TEST
 
+/* platform.placement on cli-twelve-hosts.xml (node-0..11): 2 replicas + 1 shard take
+ * hosts 0, 1, 2 packed and 0, 4, 8 spread (actor i on host floor(i * 12 / 3)); the
+ * links that carried traffic are those hosts' private links. */
+START_TEST(test_cli_placement)
+{
+  char *dir = cli_tmpdir();
+  cli_write(dir, "small.ini", small_ini);
+  static const char *expect[2][2] = {{"c_link_1_UP", "c_link_2_UP"}, {"c_link_4_UP", "c_link_8_UP"}};
+  static const char *how[2] = {"platform.placement=packed", "platform.placement=spread"};
+  for (int k = 0; k < 2; k++) {
+    const char *args[] = {"run", "small.ini", "--quiet", "--out", "out", "--set",
+                          "platform.file=" TEST_DATA_DIR "/cli-twelve-hosts.xml", "--set", how[k], "--set",
+                          "downpour.replicas=2", "--set", "downpour.ps_shards=1", NULL};
+    ck_assert_int_eq(cli_run(dir, args), 0);
+    char *links = cli_read(dir, "out/links.csv");
+    ck_assert_msg(strstr(links, expect[k][0]) && strstr(links, expect[k][1]), "%s: %s", how[k], links);
+    ck_assert_msg(!strstr(links, expect[1 - k][0]), "%s: %s", how[k], links);
+    free(links);
+  }
+  free(dir);
+}
+END_TEST
+
 START_TEST(test_cli_help_and_list)
 {
   char *dir = cli_tmpdir();
@@ -248,6 +271,7 @@ static Suite *cli_suite(void)
   tcase_set_timeout(tc, 300);
   tcase_add_test(tc, test_cli_determinism);
   tcase_add_test(tc, test_cli_expect);
+  tcase_add_test(tc, test_cli_placement);
   suite_add_tcase(s, tc);
   tc = tcase_create("help");
   tcase_set_timeout(tc, 60);
