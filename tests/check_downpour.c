@@ -23,16 +23,7 @@ static json_t *run_with(const char *dir, const char *out, const char *const *set
     args[n++] = sets[i];
   }
   args[n] = NULL;
-  int rc = cli_run(dir, args);
-  char *err = cli_read(dir, "stderr");
-  ck_assert_msg(rc == 0, "dtsim exit %d: %s", rc, err);
-  free(err);
-  char path[512];
-  snprintf(path, sizeof(path), "%s/%s/summary.json", dir, out);
-  json_error_t je;
-  json_t *j = json_load_file(path, 0, &je);
-  ck_assert_msg(j != NULL, "cannot read %s: %s", path, je.text);
-  return j;
+  return cli_summary(dir, args, out);
 }
 
 static double num(const json_t *j, const char *key)

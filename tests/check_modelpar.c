@@ -21,15 +21,7 @@ static json_t *run_partitioned(const char *dir, const char *const *sets)
     args[n++] = sets[i];
   }
   args[n] = NULL;
-  int rc = cli_run(dir, args);
-  char *err = cli_read(dir, "stderr");
-  ck_assert_msg(rc == 0, "dtsim exit %d: %s", rc, err);
-  free(err);
-  char path[512];
-  snprintf(path, sizeof(path), "%s/out/summary.json", dir);
-  json_t *j = json_load_file(path, 0, NULL);
-  ck_assert_ptr_nonnull(j);
-  return j;
+  return cli_summary(dir, args, "out");
 }
 
 static double bytes_total(const json_t *j)
@@ -124,14 +116,7 @@ static double numeric_loss(const char *dir, const char *partitions, const char *
   const char *args[32] = {"run", "--quiet", "--out", "out", "--set", "run.algorithm=sgd", "--set", partitions,
                           "--set", "run.max_steps=30", "--set", "model.layers=16,32,24,4", "--set",
                           "data.train=2000", "--set", "data.test=500", "--set", "run.eval_every=1e9", extra, NULL};
-  int rc = cli_run(dir, args);
-  char *err = cli_read(dir, "stderr");
-  ck_assert_msg(rc == 0, "exit %d: %s", rc, err);
-  free(err);
-  char path[512];
-  snprintf(path, sizeof(path), "%s/out/summary.json", dir);
-  json_t *j = json_load_file(path, 0, NULL);
-  ck_assert_ptr_nonnull(j);
+  json_t *j = cli_summary(dir, args, "out");
   double loss = json_number_value(json_object_get(j, "final_loss"));
   json_decref(j);
   return loss;

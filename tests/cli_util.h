@@ -4,8 +4,10 @@
  * its own process (SimGrid allows one engine per process), with stdout and stderr
  * captured to files. Header-only, shared by the suites that drive the CLI. */
 
+#include <check.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <jansson.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -111,6 +113,22 @@ static inline int cli_json_field(const char *json, const char *key, char *out, s
   size_t n = strcspn(p, ",\n}");
   snprintf(out, len, "%.*s", (int)n, p);
   return 0;
+}
+
+/* Runs dtsim with args in dir, asserts (Check) that it succeeded, and returns the
+ * parsed dir/out/summary.json (caller json_decref's it). */
+static inline json_t *cli_summary(const char *dir, const char *const *args, const char *out)
+{
+  int rc = cli_run(dir, args);
+  char *err = cli_read(dir, "stderr");
+  ck_assert_msg(rc == 0, "dtsim exit %d: %s", rc, err);
+  free(err);
+  char path[1024];
+  snprintf(path, sizeof(path), "%s/%s/summary.json", dir, out);
+  json_error_t je;
+  json_t *j = json_load_file(path, 0, &je);
+  ck_assert_msg(j != NULL, "cannot read %s: %s", path, je.text);
+  return j;
 }
 
 #endif
