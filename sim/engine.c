@@ -10,6 +10,7 @@
 #include <simgrid/engine.h>
 #include <simgrid/host.h>
 #include <simgrid/link.h>
+#include <xbt/asserts.h>
 #include <xbt/dynar.h>
 #include <xbt/sysdep.h>
 
@@ -163,7 +164,7 @@ static int build_plan(const scenario *sc, build *b, char *err)
              sc->virtual_net[0] ? sc->virtual_net : "the model", P);
     return -1;
   }
-  b->needed = modelpar_hosts_needed(b->plan);
+  xbt_assert(modelpar_hosts_needed(b->plan) == b->needed, "a plan over %zu machines has other parts", P);
   if (sc->numerics) {
     net_loss loss = net_get_loss(b->model);
     net_act act = NET_ACT_TANH;
@@ -449,10 +450,9 @@ static int simulate(const scenario *sc, build *b, const engine_opts *o, int argc
   return rc;
 }
 
-int engine_run(const scenario *sc, const char *origin, const engine_opts *o)
+int engine_run(const scenario *sc, const engine_opts *o)
 {
   char err[ERRLEN];
-  (void)origin;
   build b;
   memset(&b, 0, sizeof(b));
   b.needed = hosts_needed(sc);
@@ -481,7 +481,9 @@ int engine_run(const scenario *sc, const char *origin, const engine_opts *o)
     else if ((size_t)hosts < b.needed) {
       snprintf(err, ERRLEN, "%s: the platform has %ld hosts, the run needs %zu (%s)",
                sc->file[0] ? sc->file : sc->preset, hosts, b.needed,
-               strcmp(sc->algorithm, "sgd") == 0 ? "1 worker" : "downpour.replicas + downpour.ps_shards");
+               strcmp(sc->algorithm, "downpour") == 0 ? "downpour.replicas + downpour.ps_shards"
+               : uses_modelpar(sc)                   ? "sgd.partitions"
+                                                     : "1 worker");
       rc = fail(err);
     }
   }

@@ -15,9 +15,9 @@ typedef struct engine_opts {
   char **sg_argv;
 } engine_opts;
 
-/* Runs the scenario (origin names it in messages). Returns the exit status:
+/* Runs the validated scenario. Returns the exit status:
  * 0 success; 1 the run failed its goal (diverged, target missed, --expect
  * mismatch); 2 bad input (one line on stderr, no result folder written). */
-int engine_run(const scenario *sc, const char *origin, const engine_opts *o);
+int engine_run(const scenario *sc, const engine_opts *o);
 
 #endif

@@ -216,7 +216,7 @@ static int run_main(int argc, char **argv, const char *prog)
   }
   if (rc == 0) {
     engine_opts o = {.out_dir = out, .quiet = quiet, .expect = expect, .sg_argc = nsg, .sg_argv = sg};
-    rc = engine_run(&sc, origin, &o);
+    rc = engine_run(&sc, &o);
   }
   free(sets);
   free(sg);
