@@ -457,6 +457,38 @@ size_t arch_plan_owner(const arch_plan *pl, size_t l, size_t u)
   return extra + (u - extra * (base + 1)) / base;
 }
 
+size_t arch_plan_param_ranges(const arch_plan *pl, size_t p, size_t begin, size_t end, size_t *rb, size_t *re,
+                              size_t cap)
+{
+  plan_check(pl, 0, p, "arch_plan_param_ranges");
+  size_t n = 0, offset = 0, last = 0;
+  for (size_t l = 1; l < pl->a->n_layers; l++) {
+    size_t per_unit = (size_t)params_per_unit(pl->a, l);
+    for (size_t k = 0; k < arch_plan_runs(pl, l, p); k++) {
+      size_t u0, u1;
+      arch_plan_run(pl, l, p, k, &u0, &u1);
+      size_t b = offset + u0 * per_unit, e = offset + u1 * per_unit;
+      b = b > begin ? b : begin;
+      e = e < end ? e : end;
+      if (b >= e)
+        continue;
+      if (n > 0 && last == b) { /* touching the previous range: extend it */
+        if (n <= cap)
+          re[n - 1] = e;
+      } else {
+        if (n < cap) {
+          rb[n] = b;
+          re[n] = e;
+        }
+        n++;
+      }
+      last = e;
+    }
+    offset += (size_t)arch_layer_params(pl->a, l);
+  }
+  return n;
+}
+
 arch_plan *arch_plan_square(const arch *a, size_t P)
 {
   int tiled = 0;

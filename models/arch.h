@@ -99,4 +99,14 @@ void arch_plan_run(const arch_plan *pl, size_t l, size_t p, size_t k, size_t *be
 /* The partition owning unit u of layer l; an out-of-range l or u aborts. */
 size_t arch_plan_owner(const arch_plan *pl, size_t l, size_t u);
 
+/* Partition p's parameters that fall in [begin, end), as ranges of the parameter
+ * vector in archnet.h's layout (layer after layer, unit after unit, each unit's
+ * fan-in weights then its bias): one range per run of arch_plan_run, clipped, empty
+ * ones dropped, touching ones merged. Writes the first min(count, cap) ranges into
+ * [rb[i], re[i]) and returns count; cap 0 (rb, re may be NULL) only counts. A
+ * parameter server shard that owns [begin, end) serves exactly these to p (Dean'12
+ * sec. 4.1: a partition talks only to the shards holding its own parameters). */
+size_t arch_plan_param_ranges(const arch_plan *pl, size_t p, size_t begin, size_t end, size_t *rb, size_t *re,
+                              size_t cap);
+
 #endif

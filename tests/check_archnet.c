@@ -242,6 +242,63 @@ static void check_runs(const archnet *n, const arch_plan *pl)
   }
 }
 
+/* arch_plan_param_ranges, clipped to any window [b, e), gives exactly the parameters
+ * of p's units in archnet's layout (owner per parameter from archnet_param_range),
+ * as increasing ranges that neither touch nor overlap; counting (cap 0) agrees. */
+static void check_param_ranges(const archnet *n, const arch_plan *pl)
+{
+  size_t np = archnet_n_params(n), P = arch_plan_parts(pl);
+  const arch *a = archnet_arch(n);
+  size_t *owner = malloc(np * sizeof(size_t));
+  for (size_t p = 0; p < P; p++)
+    for (size_t l = 1; l < arch_n_layers(a); l++)
+      for (size_t k = 0; k < arch_plan_runs(pl, l, p); k++) {
+        size_t u0, u1, b, e;
+        arch_plan_run(pl, l, p, k, &u0, &u1);
+        archnet_param_range(n, l, u0, u1, &b, &e);
+        for (size_t i = b; i < e; i++) owner[i] = p;
+      }
+  size_t windows[][2] = {{0, np}, {0, np / 3}, {np / 3, 2 * np / 3}, {np / 2, np}, {5, 6}};
+  size_t rb[256], re[256];
+  for (size_t w = 0; w < sizeof windows / sizeof windows[0]; w++) {
+    size_t wb = windows[w][0], we = windows[w][1], covered = 0;
+    for (size_t p = 0; p < P; p++) {
+      size_t count = arch_plan_param_ranges(pl, p, wb, we, rb, re, 256);
+      ck_assert_uint_le(count, 256);
+      ck_assert_uint_eq(arch_plan_param_ranges(pl, p, wb, we, NULL, NULL, 0), count);
+      for (size_t r = 0; r < count; r++) {
+        ck_assert_uint_lt(rb[r], re[r]);
+        ck_assert(r == 0 || rb[r] > re[r - 1]);
+        ck_assert_uint_ge(rb[r], wb);
+        ck_assert_uint_le(re[r], we);
+        for (size_t i = rb[r]; i < re[r]; i++) ck_assert_uint_eq(owner[i], p);
+        covered += re[r] - rb[r];
+      }
+    }
+    ck_assert_uint_eq(covered, we - wb); /* every parameter of the window, once */
+  }
+  free(owner);
+}
+
+START_TEST(test_archnet_plan_param_ranges)
+{
+  arch *(*const make[])(void) = {arch_fc, arch_lc2d, arch_lc1d};
+  for (size_t m = 0; m < 3; m++) {
+    arch *a = make[m]();
+    archnet *n = archnet_create(a, NET_ACT_TANH, m == 2 ? NET_LOSS_LOGISTIC : NET_LOSS_SOFTMAX);
+    for (size_t px = 1; px <= 9; px++)
+      for (size_t py = 1; px * py <= 9; py++) {
+        arch_plan *pl = arch_plan_create(a, px, py);
+        if (pl == NULL) continue;
+        check_param_ranges(n, pl);
+        arch_plan_free(pl);
+      }
+    archnet_free(n);
+    arch_free(a);
+  }
+}
+END_TEST
+
 START_TEST(test_archnet_plan_runs)
 {
   arch *(*const make[])(void) = {arch_fc, arch_lc2d, arch_lc1d};
@@ -793,7 +850,7 @@ Suite *archnet_suite(void)
   Suite *s = suite_create("archnet");
   ADD_TCASE(s, "create", test_archnet_create_rejects, test_archnet_shapes);
   ADD_TCASE(s, "layout", test_archnet_layout_known_answer, test_archnet_layout_params);
-  ADD_TCASE(s, "plan", test_archnet_plan_runs, test_archnet_plan_owner_virtual);
+  ADD_TCASE(s, "plan", test_archnet_plan_runs, test_archnet_plan_param_ranges, test_archnet_plan_owner_virtual);
   ADD_TCASE(s, "gradient", test_archnet_gradient_dense, test_archnet_gradient_lc2d, test_archnet_gradient_lc1d,
             test_archnet_gradient_lc_mse);
   ADD_TCASE(s, "net", test_archnet_net_softmax, test_archnet_net_mse, test_archnet_net_logistic);
