@@ -4,6 +4,7 @@
 #include <string.h>
 #include <simgrid/actor.h>
 #include <simgrid/mutex.h>
+#include <xbt/asserts.h>
 #include <xbt/sysdep.h>
 
 #include "algorithms/msg.h"
@@ -11,11 +12,21 @@
 #include "models/data.h"
 #include "models/optim.h"
 
+/* What one client fetches and pushes (ps_serve_ranges); n_ranges 0 and served 1:
+ * the whole slice. */
+typedef struct ps_client {
+  size_t n_ranges;
+  size_t *rb, *re;
+  double sim_elems;
+  int served;
+} ps_client;
+
 struct ps_shard {
   const run_config *cfg;
   int rank;
   size_t begin, end;     /* numeric slice */
   double sim_elems;      /* simulated elements of the slice (virtual network share) */
+  size_t sim_begin, sim_end;
   gsl_vector_view w;     /* view of the global parameters (numerics on) */
   double *acc;           /* Adagrad sums of squared gradients */
   ps_rule rule;
@@ -25,6 +36,7 @@ struct ps_shard {
   sg_mailbox_t *client_box;
   const sg_host_t *client_hosts;
   int n_clients;
+  ps_client *clients;
   metrics_slot *slot;
   eval_ctl *eval;
   int numerics;
@@ -36,8 +48,11 @@ ps_shard *ps_create(const run_config *cfg, gsl_vector *w, int rank, int n_shards
 {
   ps_shard *s = xbt_malloc0(sizeof(*s));
   s->client_box = xbt_malloc((size_t)n_clients * sizeof(sg_mailbox_t));
-  for (int c = 0; c < n_clients; c++)
+  s->clients = xbt_malloc0((size_t)n_clients * sizeof(ps_client));
+  for (int c = 0; c < n_clients; c++) {
     s->client_box[c] = mbox_of(client_role, c);
+    s->clients[c].served = 1;
+  }
   s->client_hosts = client_hosts;
   s->cfg = cfg;
   s->rank = rank;
@@ -47,9 +62,10 @@ ps_shard *ps_create(const run_config *cfg, gsl_vector *w, int rank, int n_shards
   s->eval = eval;
   s->numerics = cfg->numerics && w != NULL;
   data_shard_bounds(net_n_params(cfg->model), (size_t)n_shards, (size_t)rank, &s->begin, &s->end);
-  size_t sb, se;
-  data_shard_bounds((size_t)cfg->sim_params, (size_t)n_shards, (size_t)rank, &sb, &se);
-  s->sim_elems = (double)(se - sb);
+  data_shard_bounds((size_t)cfg->sim_params, (size_t)n_shards, (size_t)rank, &s->sim_begin, &s->sim_end);
+  s->sim_elems = (double)(s->sim_end - s->sim_begin);
+  for (int c = 0; c < n_clients; c++)
+    s->clients[c].sim_elems = s->sim_elems;
   if (s->numerics) {
     s->w = gsl_vector_subvector(w, s->begin, s->end - s->begin);
     if (rule.adagrad)
@@ -64,6 +80,11 @@ void ps_free(ps_shard *s)
   if (s == NULL)
     return;
   sg_mutex_destroy(s->mu);
+  for (int c = 0; c < s->n_clients; c++) {
+    xbt_free(s->clients[c].rb);
+    xbt_free(s->clients[c].re);
+  }
+  xbt_free(s->clients);
   xbt_free(s->client_box);
   xbt_free(s->acc);
   xbt_free(s);
@@ -72,6 +93,54 @@ void ps_free(ps_shard *s)
 size_t ps_begin(const ps_shard *s) { return s->begin; }
 size_t ps_end(const ps_shard *s) { return s->end; }
 double ps_sim_elems(const ps_shard *s) { return s->sim_elems; }
+
+void ps_sim_slice(const ps_shard *s, size_t *begin, size_t *end)
+{
+  *begin = s->sim_begin;
+  *end = s->sim_end;
+}
+
+void ps_serve_ranges(ps_shard *s, int c, const size_t *rb, const size_t *re, size_t n, double sim_elems)
+{
+  xbt_assert(c >= 0 && c < s->n_clients, "ps_serve_ranges: client %d of %d", c, s->n_clients);
+  ps_client *cl = &s->clients[c];
+  cl->n_ranges = s->numerics ? n : 0;
+  cl->rb = xbt_malloc((cl->n_ranges + 1) * sizeof(size_t));
+  cl->re = xbt_malloc((cl->n_ranges + 1) * sizeof(size_t));
+  for (size_t i = 0; i < cl->n_ranges; i++) {
+    xbt_assert(rb[i] < re[i] && rb[i] >= s->begin && re[i] <= s->end && (i == 0 || rb[i] >= re[i - 1]),
+               "ps_serve_ranges: range %zu of client %d is not inside shard %d's slice", i, c, s->rank);
+    cl->rb[i] = rb[i];
+    cl->re[i] = re[i];
+  }
+  cl->sim_elems = sim_elems;
+  cl->served = n > 0 || sim_elems > 0;
+}
+
+/* Client c's view of the slice: its ranges, or the whole slice. */
+static size_t client_range(const ps_shard *s, int c, size_t i, size_t *b, size_t *e)
+{
+  const ps_client *cl = &s->clients[c];
+  if (cl->rb == NULL) {
+    *b = s->begin;
+    *e = s->end;
+    return 1;
+  }
+  if (i < cl->n_ranges) {
+    *b = cl->rb[i];
+    *e = cl->re[i];
+  }
+  return cl->n_ranges;
+}
+
+/* Values client c fetches and pushes. */
+static size_t client_values(const ps_shard *s, int c)
+{
+  size_t n = 0, b, e;
+  for (size_t i = 0; i < client_range(s, c, i, &b, &e); i++)
+    n += e - b;
+  return n;
+}
 
 void ps_snapshot(ps_shard *s, gsl_vector *w)
 {
@@ -82,15 +151,18 @@ void ps_snapshot(ps_shard *s, gsl_vector *w)
   sg_mutex_unlock(s->mu);
 }
 
-/* Replies to a fetch with a copy of the slice and the version it is at. */
+/* Replies to a fetch with a copy of the client's values and the version they are at. */
 static void send_parameters(ps_shard *s, int client)
 {
-  size_t n = s->numerics ? s->end - s->begin : 0;
+  size_t n = s->numerics ? client_values(s, client) : 0, at = 0, b, e;
   msg *m = msg_create(MSG_PARAMS, s->rank, 0, n);
   m->version = s->version;
-  if (n)
-    memcpy(m->data, s->w.vector.data, n * sizeof(double));
-  msg_send(s->client_box[client], s->client_hosts[client], m, msg_bytes(s->sim_elems, s->cfg->elem_bytes));
+  for (size_t i = 0; n && i < client_range(s, client, i, &b, &e); i++) {
+    memcpy(m->data + at, s->w.vector.data + (b - s->begin), (e - b) * sizeof(double));
+    at += e - b;
+  }
+  msg_send(s->client_box[client], s->client_hosts[client], m,
+           msg_bytes(s->clients[client].sim_elems, s->cfg->elem_bytes));
 }
 
 /* Dean'12 4.1: the shard applies each gradient as it arrives. Staleness = updates
@@ -98,13 +170,20 @@ static void send_parameters(ps_shard *s, int client)
 static void apply_update(ps_shard *s, const msg *push)
 {
   metrics_slot_staleness(s->slot, s->version - push->version);
-  run_execute(s->cfg, cost_update_flops((size_t)s->sim_elems, s->rule.adagrad));
+  run_execute(s->cfg, cost_update_flops((size_t)s->clients[push->src].sim_elems, s->rule.adagrad));
   if (s->numerics) {
+    xbt_assert(push->n == client_values(s, push->src), "shard %d: a push of %zu values from client %d",
+               s->rank, push->n, push->src);
     sg_mutex_lock(s->mu);
-    if (s->rule.adagrad)
-      optim_adagrad_apply(s->w.vector.data, s->acc, push->data, push->n, s->rule.gamma);
-    else
-      optim_sgd_apply(s->w.vector.data, push->data, push->n, s->rule.lr);
+    size_t at = 0, b, e;
+    for (size_t i = 0; i < client_range(s, push->src, i, &b, &e); i++) {
+      double *w = s->w.vector.data + (b - s->begin);
+      if (s->rule.adagrad)
+        optim_adagrad_apply(w, s->acc + (b - s->begin), push->data + at, e - b, s->rule.gamma);
+      else
+        optim_sgd_apply(w, push->data + at, e - b, s->rule.lr);
+      at += e - b;
+    }
     sg_mutex_unlock(s->mu);
   }
   s->version++;
@@ -116,11 +195,13 @@ static void ps_actor(int argc, char **argv)
   (void)argc;
   (void)argv;
   ps_shard *s = sg_actor_self_get_data();
-  int done = 0;
+  int done = 0, clients = 0;
+  for (int c = 0; c < s->n_clients; c++)
+    clients += s->clients[c].served;
   /* A server's NIC takes messages as they come, not one rendezvous at a time: a
    * mailbox with a permanent receiver starts every transfer when it is sent. */
   sg_mailbox_set_receiver(sg_mailbox_get_name(s->inbox));
-  while (done < s->n_clients) {
+  while (done < clients) {
     msg *m = msg_recv(s->inbox);
     if (m->kind == MSG_FETCH)
       send_parameters(s, m->src);

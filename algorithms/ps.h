@@ -37,6 +37,16 @@ void ps_start(ps_shard *s, sg_host_t host);
 size_t ps_begin(const ps_shard *s);
 size_t ps_end(const ps_shard *s);
 double ps_sim_elems(const ps_shard *s);
+/* The slice of the simulated parameter vector (cfg->sim_params elements) it stands for. */
+void ps_sim_slice(const ps_shard *s, size_t *begin, size_t *end);
+
+/* Restricts what client c fetches and pushes to n ranges [rb[i], re[i]) of the global
+ * vector (increasing, inside the numeric slice; ignored when numerics are off), which
+ * stand for sim_elems simulated elements: a fetch is answered with those values, a
+ * push carries them in the same order. n == 0 with sim_elems == 0: c never talks to
+ * this shard (nor says it is done). Without a call, c gets the whole slice. Call
+ * before the run; the arrays are copied. */
+void ps_serve_ranges(ps_shard *s, int c, const size_t *rb, const size_t *re, size_t n, double sim_elems);
 
 /* Copies the shard's current slice into the same positions of w (evaluator only;
  * takes the shard's lock so that it never sees half an update). */
