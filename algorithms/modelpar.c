@@ -25,13 +25,12 @@
 #include "models/rng.h"
 
 typedef struct part {
-  modelpar *mp;
+  modelpar_replica *mp;
   int p;
   sg_mailbox_t *fwd_in;   /* [l]: activations of layer l-1 that p needs for layer l */
   sg_mailbox_t *bwd_in;   /* [l]: gradients of p's layer-l units from their users */
   sg_mailbox_t logits_in; /* the other partitions' logits (softmax output) */
   gsl_rng *rng;           /* jitter of this machine's processing time */
-  metrics_slot *slot;
   /* numerics: this machine's view of the batch, full width, only its columns valid */
   gsl_matrix **A;         /* [l]: activations (A[0]: the minibatch's inputs) */
   gsl_matrix **D;         /* [l]: gradients with respect to A[l] */
@@ -43,17 +42,36 @@ typedef struct part {
   gsl_rng *batch_rng;     /* the replica's minibatch stream: the same on every machine */
 } part;
 
-struct modelpar {
+struct modelpar_replica {
   const run_config *cfg;
   const arch *a;
   const arch_plan *plan;
   size_t L;               /* layers, input included */
   size_t P;
+  int rank;               /* of the replica */
+  long batch;             /* examples per minibatch */
+  const sg_host_t *hosts; /* [p]: partition p's machine */
+  size_t rows_begin, rows_end; /* the replica's rows of the training data */
   part *parts;
-  eval_ctl *eval;
   double jitter_sigma;    /* of the log of the processing-time factor */
   int gather_logits;
   const archnet *net;     /* numerics, or NULL */
+  const gsl_vector *w;    /* the replica's parameters (numerics) */
+  gsl_vector *grad;       /* partitions write only their own entries */
+};
+
+/* sgd on one partitioned replica: every partition updates its own parameters. */
+typedef struct sgd_part {
+  modelpar *mp;
+  int p;
+  metrics_slot *slot;
+} sgd_part;
+
+struct modelpar {
+  const run_config *cfg;
+  modelpar_replica *rep;
+  sgd_part *parts;
+  eval_ctl *eval;
   gsl_vector *w, *grad;   /* the replica's parameters; partitions touch only their own */
   sg_mutex_t w_lock;      /* the evaluator never sees half an update */
   archnet_ws *eval_ws;
@@ -62,10 +80,10 @@ struct modelpar {
 size_t modelpar_hosts_needed(const arch_plan *plan) { return arch_plan_parts(plan); }
 size_t modelpar_metrics_slots(const arch_plan *plan) { return arch_plan_parts(plan); }
 
-static sg_mailbox_t mbox_at(char dir, size_t l, size_t p)
+static sg_mailbox_t mbox_at(int replica, char dir, size_t l, size_t p)
 {
-  char role[16];
-  snprintf(role, sizeof(role), "mp%c%zu", dir, l);
+  char role[32];
+  snprintf(role, sizeof(role), "mp%d%c%zu", replica, dir, l);
   return mbox_of(role, (int)p);
 }
 
@@ -80,7 +98,7 @@ static void compute(part *pt, double flops)
 }
 
 /* Flops per example of p's units in layer l, forward (backward is twice this). */
-static double forward_flops(const modelpar *mp, size_t l, size_t p)
+static double forward_flops(const modelpar_replica *mp, size_t l, size_t p)
 {
   double per_unit = arch_layer_train_flops(mp->a, l) / 3.0 / (double)arch_units(mp->a, l);
   return per_unit * (double)arch_plan_units(mp->plan, l, p);
@@ -92,18 +110,18 @@ static double forward_flops(const modelpar *mp, size_t l, size_t p)
 static void send_values(const part *pt, msg_kind kind, sg_mailbox_t to, size_t q, size_t count,
                         const gsl_matrix *M, long step)
 {
-  const modelpar *mp = pt->mp;
+  const modelpar_replica *mp = pt->mp;
   size_t n = mp->net && M ? M->size1 * M->size2 : 0;
   msg *m = msg_create(kind, pt->p, step, n);
   if (n)
     memcpy(m->data, M->data, n * sizeof(double)); /* M is contiguous: tda == size2 */
-  double values = (double)count * (double)mp->cfg->sgd.batch;
+  double values = (double)count * (double)mp->batch;
   run_busy(mp->cfg->msg_overhead);
-  msg_send(to, mp->cfg->hosts[q], m, msg_bytes(values, mp->cfg->elem_bytes));
+  msg_send(to, mp->hosts[q], m, msg_bytes(values, mp->cfg->elem_bytes));
 }
 
 /* Copies the columns partition q owns in layer l from a message's matrix into M. */
-static void install_block(const modelpar *mp, size_t l, size_t q, const msg *m, gsl_matrix *M)
+static void install_block(const modelpar_replica *mp, size_t l, size_t q, const msg *m, gsl_matrix *M)
 {
   for (size_t k = 0; k < arch_plan_runs(mp->plan, l, q); k++) {
     size_t u0, u1;
@@ -131,7 +149,7 @@ static void receive_values(part *pt, sg_mailbox_t from, size_t n, size_t l, gsl_
 }
 
 /* Number of partitions q != p with halo(l, p, q) > 0 (senders to p forward). */
-static size_t providers(const modelpar *mp, size_t l, size_t p)
+static size_t providers(const modelpar_replica *mp, size_t l, size_t p)
 {
   size_t n = 0;
   for (size_t q = 0; q < mp->P; q++)
@@ -140,7 +158,7 @@ static size_t providers(const modelpar *mp, size_t l, size_t p)
 }
 
 /* Number of partitions r != p with halo(l, r, p) > 0 (users of p's layer-(l-1) units). */
-static size_t users(const modelpar *mp, size_t l, size_t p)
+static size_t users(const modelpar_replica *mp, size_t l, size_t p)
 {
   size_t n = 0;
   for (size_t r = 0; r < mp->P; r++)
@@ -148,18 +166,19 @@ static size_t users(const modelpar *mp, size_t l, size_t p)
   return n;
 }
 
-/* Every machine draws the replica's minibatch from the same stream as sequential SGD
- * (minibatch.c: rank 0, all rows), so each has the inputs and labels it needs. */
+/* Every machine draws the replica's minibatch from the stream an unpartitioned
+ * replica of the same rank would use (minibatch.c), so each has the inputs and labels
+ * it needs and the replica trains on the same examples. */
 static void draw_batch(part *pt)
 {
-  const dataset *d = pt->mp->cfg->train;
-  data_sample_batch(d, 0, data_n(d), pt->batch_rng, pt->A[0]->size1, pt->A[0], pt->y);
+  const modelpar_replica *mp = pt->mp;
+  data_sample_batch(mp->cfg->train, mp->rows_begin, mp->rows_end, pt->batch_rng, pt->A[0]->size1, pt->A[0], pt->y);
 }
 
 /* Softmax couples the output units: every partition needs every logit of a row. */
 static void gather_logits(part *pt, long step)
 {
-  modelpar *mp = pt->mp;
+  modelpar_replica *mp = pt->mp;
   size_t p = (size_t)pt->p, L = mp->L - 1;
   for (size_t r = 0; r < mp->P && arch_plan_units(mp->plan, L, p) > 0; r++)
     if (r != p && arch_plan_units(mp->plan, L, r) > 0)
@@ -173,9 +192,9 @@ static void gather_logits(part *pt, long step)
 
 static void forward_pass(part *pt, long step)
 {
-  modelpar *mp = pt->mp;
+  modelpar_replica *mp = pt->mp;
   size_t p = (size_t)pt->p;
-  double batch = (double)mp->cfg->sgd.batch;
+  double batch = (double)mp->batch;
   if (mp->net)
     draw_batch(pt);
   for (size_t l = 1; l < mp->L; l++) {
@@ -199,7 +218,7 @@ static void forward_pass(part *pt, long step)
  * of layer l+1 that use p's units. */
 static void add_contributions(part *pt, size_t l)
 {
-  modelpar *mp = pt->mp;
+  modelpar_replica *mp = pt->mp;
   size_t p = (size_t)pt->p;
   for (size_t q = 0; q < mp->P; q++) {
     pt->parts[q] = NULL;
@@ -219,9 +238,9 @@ static void add_contributions(part *pt, size_t l)
 
 static void backward_pass(part *pt, long step)
 {
-  modelpar *mp = pt->mp;
+  modelpar_replica *mp = pt->mp;
   size_t p = (size_t)pt->p;
-  double batch = (double)mp->cfg->sgd.batch;
+  double batch = (double)mp->batch;
   if (mp->net && arch_plan_units(mp->plan, mp->L - 1, p) > 0) {
     double loss;
     archnet_output_part(mp->net, mp->plan, p, pt->A[mp->L - 1], pt->y, &loss, pt->D[mp->L - 1]);
@@ -244,67 +263,27 @@ static void backward_pass(part *pt, long step)
   }
 }
 
-/* Plain SGD on p's own parameters: one contiguous range per run of units. */
-static void apply_update(part *pt)
-{
-  modelpar *mp = pt->mp;
-  size_t p = (size_t)pt->p;
-  compute(pt, cost_update_flops((size_t)arch_plan_params(mp->plan, p), 0));
-  if (!mp->net)
-    return;
-  sg_mutex_lock(mp->w_lock);
-  for (size_t l = 1; l < mp->L; l++)
-    for (size_t k = 0; k < arch_plan_runs(mp->plan, l, p); k++) {
-      size_t u0, u1, b, e;
-      arch_plan_run(mp->plan, l, p, k, &u0, &u1);
-      archnet_param_range(mp->net, l, u0, u1, &b, &e);
-      optim_sgd_apply(mp->w->data + b, mp->grad->data + b, e - b, mp->cfg->sgd.lr);
-    }
-  sg_mutex_unlock(mp->w_lock);
-}
+/* ---- one partitioned replica -------------------------------------------- */
 
-/* Dean'12 sec. 3: each partition runs its share of every minibatch's forward and
- * backward pass; the replica's step ends when every partition has updated. */
-static void partition_actor(int argc, char **argv)
+void modelpar_replica_listen(modelpar_replica *mp, size_t p)
 {
-  (void)argc;
-  (void)argv;
-  part *pt = sg_actor_self_get_data();
-  modelpar *mp = pt->mp;
+  part *pt = &mp->parts[p];
   for (size_t l = 1; l < mp->L; l++) {
     sg_mailbox_set_receiver(sg_mailbox_get_name(pt->fwd_in[l]));
     sg_mailbox_set_receiver(sg_mailbox_get_name(pt->bwd_in[l]));
   }
   sg_mailbox_set_receiver(sg_mailbox_get_name(pt->logits_in));
-  for (long step = 0; step < mp->cfg->max_steps; step++) {
-    forward_pass(pt, step);
-    backward_pass(pt, step);
-    apply_update(pt);
-    pt->slot->steps += pt->p == 0;
-    if (pt->p == 0)
-      eval_step_done(mp->eval);
-  }
-  eval_finished(mp->eval);
 }
 
-static void snapshot(void *ctx, gsl_vector *w)
+void modelpar_replica_step(modelpar_replica *mp, size_t p, long step)
 {
-  modelpar *mp = ctx;
-  sg_mutex_lock(mp->w_lock);
-  gsl_vector_memcpy(w, mp->w);
-  sg_mutex_unlock(mp->w_lock);
+  forward_pass(&mp->parts[p], step);
+  backward_pass(&mp->parts[p], step);
 }
 
-static int measure(void *ctx, const gsl_vector *w, double *loss, double *accuracy)
+static void part_numerics_init(modelpar_replica *mp, part *pt)
 {
-  modelpar *mp = ctx;
-  const dataset *t = mp->cfg->test;
-  return archnet_evaluate(mp->net, w, t->X, t->y, mp->eval_ws, loss, accuracy);
-}
-
-static void part_numerics_init(modelpar *mp, part *pt)
-{
-  size_t B = (size_t)mp->cfg->sgd.batch;
+  size_t B = (size_t)mp->batch;
   pt->A = xbt_malloc0(mp->L * sizeof(gsl_matrix *));
   pt->D = xbt_malloc0(mp->L * sizeof(gsl_matrix *));
   pt->dprev = xbt_malloc0(mp->L * sizeof(gsl_matrix *));
@@ -319,10 +298,10 @@ static void part_numerics_init(modelpar *mp, part *pt)
   pt->held = xbt_malloc0(mp->P * sizeof(msg *));
   pt->y = xbt_malloc0(B * sizeof(double));
   /* every machine draws the replica's minibatch from the same stream (minibatch.c's) */
-  pt->batch_rng = rng_create(mp->cfg->seed, RNG_ROLE_WORKER, 0);
+  pt->batch_rng = rng_create(mp->cfg->seed, RNG_ROLE_WORKER, mp->rank);
 }
 
-static void part_numerics_free(modelpar *mp, part *pt)
+static void part_numerics_free(modelpar_replica *mp, part *pt)
 {
   if (pt->A == NULL)
     return;
@@ -344,23 +323,130 @@ static void part_numerics_free(modelpar *mp, part *pt)
   gsl_rng_free(pt->batch_rng);
 }
 
-modelpar *modelpar_deploy(const run_config *cfg, const arch *a, const arch_plan *plan,
-                          const archnet *numeric, int gather_logits, metrics *m)
+modelpar_replica *modelpar_replica_create(const run_config *cfg, const arch_plan *plan, const archnet *numeric,
+                                          int gather_logits, int rank, long batch, const sg_host_t *hosts,
+                                          size_t rows_begin, size_t rows_end, const gsl_vector *w, gsl_vector *grad)
+{
+  modelpar_replica *mp = xbt_malloc0(sizeof(*mp));
+  size_t P = arch_plan_parts(plan);
+  mp->cfg = cfg;
+  mp->a = arch_plan_arch(plan);
+  mp->plan = plan;
+  mp->L = arch_n_layers(mp->a);
+  mp->P = P;
+  mp->rank = rank;
+  mp->batch = batch;
+  mp->hosts = hosts;
+  mp->rows_begin = rows_begin;
+  mp->rows_end = rows_end;
+  mp->jitter_sigma = sqrt(log1p(cfg->jitter * cfg->jitter));
+  mp->gather_logits = gather_logits;
+  if (cfg->numerics && numeric) {
+    xbt_assert(w && grad && w->size == archnet_n_params(numeric) && grad->size == w->size,
+               "a numeric replica needs parameters and a gradient of the net's size");
+    mp->net = numeric;
+    mp->w = w;
+    mp->grad = grad;
+  }
+  mp->parts = xbt_malloc0(P * sizeof(part));
+  for (size_t p = 0; p < P; p++) {
+    part *pt = &mp->parts[p];
+    pt->mp = mp;
+    pt->p = (int)p;
+    pt->rng = rng_create(cfg->seed, RNG_ROLE_MACHINE, rank * (int)P + (int)p);
+    pt->fwd_in = xbt_malloc0(mp->L * sizeof(sg_mailbox_t));
+    pt->bwd_in = xbt_malloc0(mp->L * sizeof(sg_mailbox_t));
+    for (size_t l = 1; l < mp->L; l++) {
+      pt->fwd_in[l] = mbox_at(rank, 'f', l, p);
+      pt->bwd_in[l] = mbox_at(rank, 'b', l, p);
+    }
+    pt->logits_in = mbox_at(rank, 'o', 0, p);
+    if (mp->net)
+      part_numerics_init(mp, pt);
+  }
+  return mp;
+}
+
+void modelpar_replica_free(modelpar_replica *mp)
+{
+  if (mp == NULL)
+    return;
+  for (size_t p = 0; p < mp->P; p++) {
+    part_numerics_free(mp, &mp->parts[p]);
+    gsl_rng_free(mp->parts[p].rng);
+    xbt_free(mp->parts[p].fwd_in);
+    xbt_free(mp->parts[p].bwd_in);
+  }
+  xbt_free(mp->parts);
+  xbt_free(mp);
+}
+
+/* ---- sgd on one partitioned replica -------------------------------------- */
+
+/* Plain SGD on p's own parameters: one contiguous range per run of units. */
+static void apply_update(modelpar *mp, size_t p)
+{
+  const arch_plan *plan = mp->rep->plan;
+  run_execute(mp->cfg, cost_update_flops((size_t)arch_plan_params(plan, p), 0));
+  if (!mp->w)
+    return;
+  const archnet *numeric = mp->rep->net;
+  sg_mutex_lock(mp->w_lock);
+  for (size_t l = 1; l < mp->rep->L; l++)
+    for (size_t k = 0; k < arch_plan_runs(plan, l, p); k++) {
+      size_t u0, u1, b, e;
+      arch_plan_run(plan, l, p, k, &u0, &u1);
+      archnet_param_range(numeric, l, u0, u1, &b, &e);
+      optim_sgd_apply(mp->w->data + b, mp->grad->data + b, e - b, mp->cfg->sgd.lr);
+    }
+  sg_mutex_unlock(mp->w_lock);
+}
+
+/* Dean'12 sec. 3: each partition runs its share of every minibatch's forward and
+ * backward pass; the replica's step ends when every partition has updated. */
+static void partition_actor(int argc, char **argv)
+{
+  (void)argc;
+  (void)argv;
+  sgd_part *sp = sg_actor_self_get_data();
+  modelpar *mp = sp->mp;
+  size_t p = (size_t)sp->p;
+  modelpar_replica_listen(mp->rep, p);
+  for (long step = 0; step < mp->cfg->max_steps; step++) {
+    modelpar_replica_step(mp->rep, p, step);
+    apply_update(mp, p);
+    sp->slot->steps += p == 0;
+    if (p == 0)
+      eval_step_done(mp->eval);
+  }
+  eval_finished(mp->eval);
+}
+
+static void snapshot(void *ctx, gsl_vector *w)
+{
+  modelpar *mp = ctx;
+  sg_mutex_lock(mp->w_lock);
+  gsl_vector_memcpy(w, mp->w);
+  sg_mutex_unlock(mp->w_lock);
+}
+
+static int measure(void *ctx, const gsl_vector *w, double *loss, double *accuracy)
+{
+  modelpar *mp = ctx;
+  const dataset *t = mp->cfg->test;
+  return archnet_evaluate(mp->rep->net, w, t->X, t->y, mp->eval_ws, loss, accuracy);
+}
+
+modelpar *modelpar_deploy(const run_config *cfg, const arch_plan *plan, const archnet *numeric, int gather_logits,
+                          metrics *m)
 {
   size_t P = arch_plan_parts(plan);
   if (cfg->n_hosts < P || cfg->max_steps <= 0)
     return NULL;
   modelpar *mp = xbt_malloc0(sizeof(*mp));
   mp->cfg = cfg;
-  mp->a = a;
-  mp->plan = plan;
-  mp->L = arch_n_layers(a);
-  mp->P = P;
-  mp->jitter_sigma = sqrt(log1p(cfg->jitter * cfg->jitter));
-  mp->gather_logits = gather_logits;
   mp->w_lock = sg_mutex_init();
   if (cfg->numerics && numeric) {
-    mp->net = numeric;
     gsl_rng *init = rng_create(cfg->seed, RNG_ROLE_INIT, 0);
     mp->w = gsl_vector_alloc(archnet_n_params(numeric));
     archnet_init_params(numeric, init, mp->w);
@@ -368,27 +454,15 @@ modelpar *modelpar_deploy(const run_config *cfg, const arch *a, const arch_plan 
     mp->grad = gsl_vector_calloc(mp->w->size);
     mp->eval_ws = archnet_ws_create(numeric, 1024);
   }
-  mp->eval = eval_ctl_create(cfg, m, (int)P, mp->net ? snapshot : NULL, mp);
-  if (mp->net)
+  size_t rows = cfg->numerics ? data_n(cfg->train) : 0; /* sequential SGD's stream: all rows */
+  mp->rep = modelpar_replica_create(cfg, plan, numeric, gather_logits, 0, cfg->sgd.batch, cfg->hosts, 0, rows, mp->w,
+                                    mp->grad);
+  mp->eval = eval_ctl_create(cfg, m, (int)P, mp->w ? snapshot : NULL, mp);
+  if (mp->w)
     eval_set_measure(mp->eval, measure, mp);
-  mp->parts = xbt_malloc0(P * sizeof(part));
+  mp->parts = xbt_malloc0(P * sizeof(sgd_part));
   for (size_t p = 0; p < P; p++) {
-    part *pt = &mp->parts[p];
-    pt->mp = mp;
-    pt->p = (int)p;
-    pt->slot = metrics_slot_at(m, p);
-    pt->rng = rng_create(cfg->seed, RNG_ROLE_MACHINE, (int)p);
-    pt->fwd_in = xbt_malloc0(mp->L * sizeof(sg_mailbox_t));
-    pt->bwd_in = xbt_malloc0(mp->L * sizeof(sg_mailbox_t));
-    for (size_t l = 1; l < mp->L; l++) {
-      pt->fwd_in[l] = mbox_at('f', l, p);
-      pt->bwd_in[l] = mbox_at('b', l, p);
-    }
-    pt->logits_in = mbox_at('o', 0, p);
-    if (mp->net)
-      part_numerics_init(mp, pt);
-  }
-  for (size_t p = 0; p < P; p++) {
+    mp->parts[p] = (sgd_part){mp, (int)p, metrics_slot_at(m, p)};
     char name[32];
     mbox_name(name, sizeof(name), "partition", (int)p);
     sg_actor_t actor = sg_actor_init(name, cfg->hosts[p]);
@@ -403,12 +477,7 @@ void modelpar_free(modelpar *mp)
 {
   if (mp == NULL)
     return;
-  for (size_t p = 0; p < mp->P; p++) {
-    part_numerics_free(mp, &mp->parts[p]);
-    gsl_rng_free(mp->parts[p].rng);
-    xbt_free(mp->parts[p].fwd_in);
-    xbt_free(mp->parts[p].bwd_in);
-  }
+  modelpar_replica_free(mp->rep);
   xbt_free(mp->parts);
   eval_ctl_free(mp->eval);
   sg_mutex_destroy(mp->w_lock);

@@ -11,6 +11,8 @@
  * (models/archnet), so the replica trains the unpartitioned model. */
 
 #include <stddef.h>
+#include <gsl/gsl_vector.h>
+#include <simgrid/forward.h>
 
 #include "algorithms/metrics.h"
 #include "algorithms/run.h"
@@ -18,20 +20,42 @@
 #include "models/archnet.h"
 
 typedef struct modelpar modelpar;
+typedef struct modelpar_replica modelpar_replica;
 
 /* Partition p runs on cfg->hosts[p], p < arch_plan_parts(plan). */
 size_t modelpar_hosts_needed(const arch_plan *plan);
 size_t modelpar_metrics_slots(const arch_plan *plan);
 
-/* Creates the partition actors for a replica of `a` split by `plan` (both outlive the
- * run); every partition runs exactly cfg->max_steps steps of cfg->sgd.batch examples.
- * With cfg->numerics, `numeric` (made for `a`; outlives the run) gives the numerics and
- * the data is cfg->train and cfg->test. `gather_logits`: the output layer couples its
- * units (softmax), so every partition receives all logits before the loss; 1 whenever
- * numerics are on with a softmax loss. Returns NULL if cfg has too few hosts or
- * max_steps is 0. Free after the run. */
-modelpar *modelpar_deploy(const run_config *cfg, const arch *a, const arch_plan *plan,
-                          const archnet *numeric, int gather_logits, metrics *m);
+/* Creates the partition actors for a replica split by plan (which outlives the run);
+ * every partition runs exactly cfg->max_steps steps of cfg->sgd.batch examples and
+ * updates its own parameters with plain SGD. With cfg->numerics, `numeric` (made for
+ * the plan's arch; outlives the run) gives the numerics and the data is cfg->train
+ * and cfg->test. `gather_logits`: the output layer couples its units (softmax), so
+ * every partition receives all logits before the loss; 1 whenever numerics are on
+ * with a softmax loss. Returns NULL if cfg has too few hosts or max_steps is 0.
+ * Free after the run. */
+modelpar *modelpar_deploy(const run_config *cfg, const arch_plan *plan, const archnet *numeric, int gather_logits,
+                          metrics *m);
 void modelpar_free(modelpar *mp);
+
+/* The forward and backward passes of one replica split by plan (Dean'12 sec. 3),
+ * for algorithms that drive the partitions' actors themselves (sgd above, Downpour):
+ * replica `rank`'s partition p runs on hosts[p] (the array outlives the replica) and
+ * draws its minibatches of `batch` examples from rows [rows_begin, rows_end)
+ * of cfg->train with the stream an unpartitioned replica of that rank uses. With
+ * numerics (cfg->numerics and numeric not NULL), the passes read w and write each
+ * partition's own entries of grad (both archnet_n_params long, owned by the caller,
+ * outliving the replica). Never NULL; free with modelpar_replica_free after the run. */
+modelpar_replica *modelpar_replica_create(const run_config *cfg, const arch_plan *plan, const archnet *numeric,
+                                          int gather_logits, int rank, long batch, const sg_host_t *hosts,
+                                          size_t rows_begin, size_t rows_end, const gsl_vector *w, gsl_vector *grad);
+void modelpar_replica_free(modelpar_replica *r);
+/* From partition p's actor, before its first step: its mailboxes take messages as
+ * they are sent. */
+void modelpar_replica_listen(modelpar_replica *r, size_t p);
+/* From partition p's actor: its share of one minibatch's forward and backward pass,
+ * exchanging activations and gradients with the other partitions (all of them must
+ * run the same steps, in order). */
+void modelpar_replica_step(modelpar_replica *r, size_t p, long step);
 
 #endif

@@ -409,7 +409,7 @@ static int simulate(const scenario *sc, build *b, const engine_opts *o, int argc
   metrics *m = metrics_create(is_mp    ? modelpar_metrics_slots(b->plan)
                               : is_sgd ? sgd_metrics_slots()
                                        : downpour_metrics_slots(&cfg.downpour));
-  modelpar *mp = is_mp ? modelpar_deploy(&cfg, b->arch, b->plan, b->numeric, output_coupled(sc), m) : NULL;
+  modelpar *mp = is_mp ? modelpar_deploy(&cfg, b->plan, b->numeric, output_coupled(sc), m) : NULL;
   sgd *s = is_sgd && !is_mp ? sgd_deploy(&cfg, m) : NULL;
   downpour *d = is_sgd ? NULL : downpour_deploy(&cfg, m);
   simgrid_run();
