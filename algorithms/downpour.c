@@ -6,20 +6,27 @@
  * arrive (ps.c). With overlap = on, fetch, compute and push run as three weakly
  * synchronised activities: the next fetch and the last push travel while the
  * replica computes. Warmstart: replica 0 trains alone for warmstart_steps steps,
- * then sends MSG_GO to the others. */
+ * then sends MSG_GO to the others.
+ *
+ * With partitions = K > 1 each replica is split over K machines (Dean'12 sec. 3,
+ * modelpar.c) and each machine fetches from and pushes to only the shards that hold
+ * its own parameters, only those parameters (sec. 4.1). */
 #include "algorithms/downpour.h"
 
 #include <string.h>
 #include <gsl/gsl_blas.h>
 #include <simgrid/actor.h>
 #include <simgrid/comm.h>
+#include <simgrid/mutex.h>
 #include <xbt/asserts.h>
 #include <xbt/sysdep.h>
 
 #include "algorithms/eval.h"
+#include "algorithms/modelpar.h"
 #include "algorithms/msg.h"
 #include "algorithms/ps.h"
 #include "models/minibatch.h"
+#include "models/rng.h"
 
 typedef struct replica {
   const run_config *cfg;
@@ -42,6 +49,45 @@ typedef struct replica {
   int released;            /* warmstart: replica 0 has sent MSG_GO */
 } replica;
 
+/* What partition p of every replica fetches and pushes: per shard it talks to, its
+ * own parameters in that shard's slice (arch_plan_param_ranges). */
+typedef struct part_layout {
+  int n_shards;
+  int *shard;              /* [i]: the i-th shard it talks to, in rank order */
+  size_t *n_ranges;        /* [i]: numeric ranges in that shard (0 when timing only) */
+  size_t **rb, **re;
+  double *sim_elems;       /* [i]: simulated elements in that shard (the virtual net's, timing) */
+  size_t n_values;         /* numeric values over all of them */
+} part_layout;
+
+/* One machine of a partitioned replica. */
+typedef struct rpart {
+  struct downpour *d;
+  int replica, p, client;  /* client = replica * K + p: its rank at the shards */
+  sg_mailbox_t inbox;
+  const part_layout *lay;
+  long *fetched_version;   /* [i]: as replica's, per shard of lay */
+  long *accrued_version;
+  double *accrued;         /* own gradient entries accrued since the last push, in lay order */
+  long accrued_steps;
+  sg_comm_t *comms;
+  msg **replies;
+  int released;
+} rpart;
+
+/* A partitioned replica's shared state. Its machines stop together: the first to see
+ * the stop request at a step boundary fixes the end at the furthest step any of
+ * them has started, so none waits for a partner that has left. */
+typedef struct rset {
+  modelpar_replica *rep;
+  gsl_vector *w, *grad;    /* the replica's parameters (numerics): each machine touches its own */
+  rpart *parts;
+  sg_mutex_t mu;
+  long started;            /* steps started by the furthest machine */
+  long stop_at;            /* steps < stop_at run; -1: not decided */
+  metrics_slot *slot;
+} rset;
+
 struct downpour {
   const run_config *cfg;
   const downpour_params *p;
@@ -50,11 +96,18 @@ struct downpour {
   sg_mailbox_t *shard_box;
   replica *replicas;
   eval_ctl *eval;
+  /* partitioned replicas (p->partitions > 1) */
+  const arch_plan *plan;
+  const archnet *numeric;
+  int gather_logits;
+  part_layout *layouts;    /* [p] */
+  rset *sets;              /* [replica] */
+  archnet_ws *eval_ws;
 };
 
 size_t downpour_hosts_needed(const downpour_params *p)
 {
-  return (size_t)p->replicas + (size_t)p->ps_shards;
+  return (size_t)p->replicas * (size_t)p->partitions + (size_t)p->ps_shards;
 }
 
 size_t downpour_metrics_slots(const downpour_params *p)
@@ -66,7 +119,7 @@ size_t downpour_metrics_slots(const downpour_params *p)
 
 static sg_host_t shard_host(const downpour *d, int s)
 {
-  return d->cfg->hosts[d->p->replicas + s];
+  return d->cfg->hosts[d->p->replicas * d->p->partitions + s];
 }
 
 static void request_parameters(replica *r)
@@ -210,6 +263,304 @@ static void replica_actor(int argc, char **argv)
   say_done(r);
 }
 
+/* ---- steps of one machine of a partitioned replica ------------------------ */
+
+static void part_fetch_parameters(rpart *pt)
+{
+  downpour *d = pt->d;
+  const part_layout *lay = pt->lay;
+  for (int i = 0; i < lay->n_shards; i++)
+    msg_send(d->shard_box[lay->shard[i]], shard_host(d, lay->shard[i]), msg_create(MSG_FETCH, pt->client, 0, 0),
+             MSG_HEADER_BYTES);
+  for (int i = 0; i < lay->n_shards; i++)
+    pt->comms[i] = sg_mailbox_get_async(pt->inbox, (void **)&pt->replies[i]);
+  sg_comm_wait_all(pt->comms, (size_t)lay->n_shards);
+  gsl_vector *w = d->sets[pt->replica].w;
+  for (int k = 0; k < lay->n_shards; k++) {
+    msg *m = pt->replies[k];
+    xbt_assert(m->kind == MSG_PARAMS, "partition %d expected parameters, got kind %d", pt->client, (int)m->kind);
+    int i = 0;
+    while (lay->shard[i] != m->src)
+      i++;
+    pt->fetched_version[i] = m->version;
+    for (size_t j = 0, at = 0; w && j < lay->n_ranges[i]; j++) {
+      memcpy(w->data + lay->rb[i][j], m->data + at, (lay->re[i][j] - lay->rb[i][j]) * sizeof(double));
+      at += lay->re[i][j] - lay->rb[i][j];
+    }
+    msg_free(m);
+  }
+}
+
+/* Adds (or, first, copies) the machine's own gradient entries into the accrual. */
+static void part_accrue_gradient(rpart *pt)
+{
+  const part_layout *lay = pt->lay;
+  const gsl_vector *grad = pt->d->sets[pt->replica].grad;
+  if (pt->accrued_steps == 0)
+    memcpy(pt->accrued_version, pt->fetched_version, (size_t)lay->n_shards * sizeof(long));
+  for (int i = 0, at = 0; grad && i < lay->n_shards; i++)
+    for (size_t j = 0; j < lay->n_ranges[i]; j++)
+      for (size_t k = lay->rb[i][j]; k < lay->re[i][j]; k++, at++)
+        pt->accrued[at] = pt->accrued_steps == 0 ? grad->data[k] : pt->accrued[at] + grad->data[k];
+  pt->accrued_steps++;
+}
+
+/* Dean'12 4.1: push the accrued gradient of its own parameters to the shards holding them. */
+static void part_push_gradient(rpart *pt)
+{
+  downpour *d = pt->d;
+  const part_layout *lay = pt->lay;
+  size_t at = 0;
+  for (int i = 0; i < lay->n_shards; i++) {
+    int s = lay->shard[i];
+    size_t n = 0;
+    for (size_t j = 0; j < lay->n_ranges[i]; j++)
+      n += lay->re[i][j] - lay->rb[i][j];
+    msg *m = msg_create(MSG_PUSH, pt->client, pt->accrued_steps, n);
+    m->version = pt->accrued_version[i];
+    if (n)
+      memcpy(m->data, pt->accrued + at, n * sizeof(double));
+    at += n;
+    pt->comms[i] = msg_send_async(d->shard_box[s], shard_host(d, s), m, msg_bytes(lay->sim_elems[i], d->cfg->elem_bytes));
+  }
+  sg_comm_wait_all(pt->comms, (size_t)lay->n_shards); /* the next fetch must see this push applied */
+  pt->accrued_steps = 0;
+}
+
+static void part_release_warmstart(rpart *pt)
+{
+  downpour *d = pt->d;
+  int K = d->p->partitions;
+  if (pt->replica != 0 || pt->released)
+    return;
+  for (int i = 1; i < d->p->replicas; i++)
+    msg_send(d->sets[i].parts[pt->p].inbox, d->cfg->hosts[i * K + pt->p], msg_create(MSG_GO, pt->client, 0, 0),
+             MSG_HEADER_BYTES);
+  pt->released = 1;
+}
+
+static void part_wait_for_warmstart(rpart *pt)
+{
+  if (pt->replica == 0 || pt->d->p->warmstart_steps == 0)
+    return;
+  msg *m = msg_recv(pt->inbox);
+  xbt_assert(m->kind == MSG_GO, "partition %d expected MSG_GO, got kind %d", pt->client, (int)m->kind);
+  msg_free(m);
+}
+
+/* Whether the machine starts step `step`; the replica's machines all run the same steps. */
+static int part_goes_on(rpart *pt, long step)
+{
+  downpour *d = pt->d;
+  rset *set = &d->sets[pt->replica];
+  sg_mutex_lock(set->mu);
+  if (set->stop_at < 0 && (eval_should_stop(d->eval) || (d->cfg->max_steps > 0 && step >= d->cfg->max_steps)))
+    set->stop_at = set->started > step ? set->started : step;
+  int go = set->stop_at < 0 || step < set->stop_at;
+  if (go && step + 1 > set->started)
+    set->started = step + 1;
+  sg_mutex_unlock(set->mu);
+  return go;
+}
+
+static void part_say_done(rpart *pt)
+{
+  downpour *d = pt->d;
+  if (pt->accrued_steps > 0)
+    part_push_gradient(pt);
+  part_release_warmstart(pt);
+  for (int i = 0; i < pt->lay->n_shards; i++)
+    msg_send(d->shard_box[pt->lay->shard[i]], shard_host(d, pt->lay->shard[i]), msg_create(MSG_DONE, pt->client, 0, 0),
+             MSG_HEADER_BYTES);
+}
+
+/* Dean'12 4.1 on a replica split as in sec. 3: each machine fetches its own
+ * parameters, runs its share of the minibatch with its partners, and pushes its own
+ * gradient. */
+static void partition_actor(int argc, char **argv)
+{
+  (void)argc;
+  (void)argv;
+  rpart *pt = sg_actor_self_get_data();
+  downpour *d = pt->d;
+  const downpour_params *p = d->p;
+  rset *set = &d->sets[pt->replica];
+  sg_mailbox_set_receiver(sg_mailbox_get_name(pt->inbox));
+  modelpar_replica_listen(set->rep, (size_t)pt->p);
+  part_wait_for_warmstart(pt);
+  for (long step = 0; part_goes_on(pt, step); step++) {
+    if (step % p->n_fetch == 0)
+      part_fetch_parameters(pt);
+    modelpar_replica_step(set->rep, (size_t)pt->p, step);
+    part_accrue_gradient(pt);
+    if ((step + 1) % p->n_push == 0)
+      part_push_gradient(pt);
+    if (pt->p == 0) {
+      set->slot->steps++;
+      eval_step_done(d->eval);
+    }
+    if (pt->replica == 0 && step + 1 == p->warmstart_steps)
+      part_release_warmstart(pt);
+  }
+  part_say_done(pt);
+}
+
+/* ---- set-up of partitioned replicas ---------------------------------------- */
+
+/* Partition p's ranges in [begin, end) into freshly allocated arrays; returns their
+ * number and the values they hold. */
+static size_t own_ranges(const arch_plan *plan, size_t p, size_t begin, size_t end, size_t **rb, size_t **re,
+                         size_t *values)
+{
+  size_t n = arch_plan_param_ranges(plan, p, begin, end, NULL, NULL, 0);
+  *rb = xbt_malloc((n + 1) * sizeof(size_t));
+  *re = xbt_malloc((n + 1) * sizeof(size_t));
+  arch_plan_param_ranges(plan, p, begin, end, *rb, *re, n);
+  *values = 0;
+  for (size_t j = 0; j < n; j++)
+    *values += (*re)[j] - (*rb)[j];
+  return n;
+}
+
+/* Which shards partition p talks to and what it exchanges with each: numerically its
+ * parameters in the shard's slice, in time the virtual network's (same plan). */
+static void layout_init(downpour *d, size_t p, part_layout *lay)
+{
+  int S = d->p->ps_shards;
+  lay->shard = xbt_malloc0((size_t)S * sizeof(int));
+  lay->n_ranges = xbt_malloc0((size_t)S * sizeof(size_t));
+  lay->rb = xbt_malloc0((size_t)S * sizeof(size_t *));
+  lay->re = xbt_malloc0((size_t)S * sizeof(size_t *));
+  lay->sim_elems = xbt_malloc0((size_t)S * sizeof(double));
+  for (int s = 0; s < S; s++) {
+    size_t sb, se, *rb = NULL, *re = NULL, sim = 0, values = 0, n = 0;
+    ps_sim_slice(d->shards[s], &sb, &se);
+    own_ranges(d->plan, p, sb, se, &rb, &re, &sim); /* the simulated parameters */
+    xbt_free(rb);
+    xbt_free(re);
+    rb = re = NULL;
+    if (d->w)
+      n = own_ranges(d->plan, p, ps_begin(d->shards[s]), ps_end(d->shards[s]), &rb, &re, &values);
+    int i = lay->n_shards;
+    if (sim == 0 && values == 0) {
+      xbt_free(rb);
+      xbt_free(re);
+      continue;
+    }
+    lay->shard[i] = s;
+    lay->n_ranges[i] = n;
+    lay->rb[i] = rb;
+    lay->re[i] = re;
+    lay->sim_elems[i] = (double)sim;
+    lay->n_values += values;
+    lay->n_shards++;
+  }
+}
+
+static void layout_free(part_layout *lay)
+{
+  for (int i = 0; i < lay->n_shards; i++) {
+    xbt_free(lay->rb[i]);
+    xbt_free(lay->re[i]);
+  }
+  xbt_free(lay->shard);
+  xbt_free(lay->n_ranges);
+  xbt_free(lay->rb);
+  xbt_free(lay->re);
+  xbt_free(lay->sim_elems);
+}
+
+/* Tells every shard what each machine of every replica fetches and pushes. */
+static void serve_partitions(downpour *d)
+{
+  int K = d->p->partitions;
+  for (int r = 0; r < d->p->replicas; r++)
+    for (int p = 0; p < K; p++) {
+      const part_layout *lay = &d->layouts[p];
+      for (int s = 0, i = 0; s < d->p->ps_shards; s++) {
+        if (i < lay->n_shards && lay->shard[i] == s) {
+          ps_serve_ranges(d->shards[s], r * K + p, lay->rb[i], lay->re[i], lay->n_ranges[i], lay->sim_elems[i]);
+          i++;
+        } else {
+          ps_serve_ranges(d->shards[s], r * K + p, NULL, NULL, 0, 0.0);
+        }
+      }
+    }
+}
+
+static void rset_init(downpour *d, rset *set, int r, metrics_slot *slot)
+{
+  const run_config *cfg = d->cfg;
+  int K = d->p->partitions;
+  size_t begin = 0, end = 0;
+  if (d->w) {
+    set->w = gsl_vector_calloc(d->w->size);
+    set->grad = gsl_vector_calloc(d->w->size);
+    data_shard_bounds(data_n(cfg->train), (size_t)d->p->replicas, (size_t)r, &begin, &end);
+  }
+  set->rep = modelpar_replica_create(cfg, d->plan, d->numeric, d->gather_logits, r, d->p->batch,
+                                     cfg->hosts + (size_t)r * (size_t)K, begin, end, set->w, set->grad);
+  set->mu = sg_mutex_init();
+  set->stop_at = -1;
+  set->slot = slot;
+  set->parts = xbt_malloc0((size_t)K * sizeof(rpart));
+  for (int p = 0; p < K; p++) {
+    rpart *pt = &set->parts[p];
+    const part_layout *lay = &d->layouts[p];
+    pt->d = d;
+    pt->replica = r;
+    pt->p = p;
+    pt->client = r * K + p;
+    pt->lay = lay;
+    pt->inbox = mbox_of("dpart", pt->client);
+    pt->fetched_version = xbt_malloc0(((size_t)lay->n_shards + 1) * sizeof(long));
+    pt->accrued_version = xbt_malloc0(((size_t)lay->n_shards + 1) * sizeof(long));
+    pt->comms = xbt_malloc0(((size_t)lay->n_shards + 1) * sizeof(sg_comm_t));
+    pt->replies = xbt_malloc0(((size_t)lay->n_shards + 1) * sizeof(msg *));
+    pt->accrued = xbt_malloc0((lay->n_values + 1) * sizeof(double));
+  }
+}
+
+static void rset_release(downpour *d, rset *set)
+{
+  for (int p = 0; set->parts && p < d->p->partitions; p++) {
+    rpart *pt = &set->parts[p];
+    xbt_free(pt->fetched_version);
+    xbt_free(pt->accrued_version);
+    xbt_free(pt->comms);
+    xbt_free(pt->replies);
+    xbt_free(pt->accrued);
+  }
+  xbt_free(set->parts);
+  modelpar_replica_free(set->rep);
+  if (set->mu)
+    sg_mutex_destroy(set->mu);
+  if (set->w) {
+    gsl_vector_free(set->w);
+    gsl_vector_free(set->grad);
+  }
+}
+
+static int measure(void *ctx, const gsl_vector *w, double *loss, double *accuracy)
+{
+  downpour *d = ctx;
+  const dataset *t = d->cfg->test;
+  return archnet_evaluate(d->numeric, w, t->X, t->y, d->eval_ws, loss, accuracy);
+}
+
+static void start_partitions(downpour *d)
+{
+  int K = d->p->partitions;
+  for (int r = 0; r < d->p->replicas; r++)
+    for (int p = 0; p < K; p++) {
+      char name[32];
+      mbox_name(name, sizeof(name), "dpart", r * K + p);
+      sg_actor_t a = sg_actor_init(name, d->cfg->hosts[r * K + p]);
+      sg_actor_set_data(a, &d->sets[r].parts[p]);
+      sg_actor_start(a, partition_actor, 0, NULL);
+    }
+}
+
 /* ---- set-up -------------------------------------------------------------- */
 
 static void snapshot(void *ctx, gsl_vector *w)
@@ -259,33 +610,60 @@ static void replica_release(replica *r)
   }
 }
 
-downpour *downpour_deploy(const run_config *cfg, metrics *m)
+downpour *downpour_deploy(const run_config *cfg, const arch_plan *plan, const archnet *numeric, int gather_logits,
+                          metrics *m)
 {
   const downpour_params *p = &cfg->downpour;
-  int R = p->replicas, S = p->ps_shards;
-  if (cfg->n_hosts < downpour_hosts_needed(p))
+  int R = p->replicas, S = p->ps_shards, K = p->partitions;
+  if (cfg->n_hosts < downpour_hosts_needed(p) || (K > 1) != (plan != NULL) ||
+      (plan && arch_plan_parts(plan) != (size_t)K) || (K > 1 && cfg->numerics && numeric == NULL))
     return NULL;
   downpour *d = xbt_malloc0(sizeof(*d));
   d->cfg = cfg;
   d->p = p;
-  if (cfg->numerics)
+  d->plan = plan;
+  d->numeric = numeric;
+  d->gather_logits = gather_logits;
+  if (cfg->numerics && plan) { /* a partitioned replica trains archnet's layout (modelpar.c) */
+    gsl_rng *init = rng_create(cfg->seed, RNG_ROLE_INIT, 0);
+    d->w = gsl_vector_alloc(archnet_n_params(numeric));
+    archnet_init_params(numeric, init, d->w);
+    gsl_rng_free(init);
+    d->eval_ws = archnet_ws_create(numeric, 1024);
+  } else if (cfg->numerics) {
     d->w = minibatch_initial_params(cfg->model, cfg->seed);
+  }
   d->eval = eval_ctl_create(cfg, m, S, snapshot, d);
+  if (d->eval_ws)
+    eval_set_measure(d->eval, measure, d);
   ps_rule rule = {p->lr, p->adagrad, p->adagrad_gamma};
   d->shards = xbt_malloc0((size_t)S * sizeof(*d->shards));
   d->shard_box = xbt_malloc0((size_t)S * sizeof(*d->shard_box));
   for (int s = 0; s < S; s++) {
-    d->shards[s] = ps_create(cfg, d->w, s, S, rule, "replica", cfg->hosts, R, metrics_slot_at(m, (size_t)s), d->eval);
+    d->shards[s] = ps_create(cfg, d->w, s, S, rule, plan ? "dpart" : "replica", cfg->hosts, R * K,
+                             metrics_slot_at(m, (size_t)s), d->eval);
     d->shard_box[s] = mbox_of("ps", s);
   }
-  d->replicas = xbt_malloc0((size_t)R * sizeof(*d->replicas));
-  for (int i = 0; i < R; i++) {
-    replica_init(d, &d->replicas[i], i, metrics_slot_at(m, (size_t)(S + i)));
-    d->replicas[i].inbox = mbox_of("replica", i);
+  if (plan) {
+    d->layouts = xbt_malloc0((size_t)K * sizeof(part_layout));
+    for (int q = 0; q < K; q++)
+      layout_init(d, (size_t)q, &d->layouts[q]);
+    serve_partitions(d);
+    d->sets = xbt_malloc0((size_t)R * sizeof(rset));
+    for (int i = 0; i < R; i++)
+      rset_init(d, &d->sets[i], i, metrics_slot_at(m, (size_t)(S + i)));
+  } else {
+    d->replicas = xbt_malloc0((size_t)R * sizeof(*d->replicas));
+    for (int i = 0; i < R; i++) {
+      replica_init(d, &d->replicas[i], i, metrics_slot_at(m, (size_t)(S + i)));
+      d->replicas[i].inbox = mbox_of("replica", i);
+    }
   }
   for (int s = 0; s < S; s++)
-    ps_start(d->shards[s], cfg->hosts[R + s]);
-  for (int i = 0; i < R; i++) {
+    ps_start(d->shards[s], shard_host(d, s));
+  if (plan)
+    start_partitions(d);
+  for (int i = 0; !plan && i < R; i++) {
     char name[32];
     mbox_name(name, sizeof(name), "replica", i);
     sg_actor_t a = sg_actor_init(name, cfg->hosts[i]);
@@ -300,14 +678,21 @@ void downpour_free(downpour *d)
 {
   if (d == NULL)
     return;
-  for (int i = 0; i < d->p->replicas; i++)
+  for (int i = 0; d->replicas && i < d->p->replicas; i++)
     replica_release(&d->replicas[i]);
+  for (int i = 0; d->sets && i < d->p->replicas; i++)
+    rset_release(d, &d->sets[i]);
+  for (int q = 0; d->layouts && q < d->p->partitions; q++)
+    layout_free(&d->layouts[q]);
   for (int s = 0; s < d->p->ps_shards; s++)
     ps_free(d->shards[s]);
   xbt_free(d->replicas);
+  xbt_free(d->sets);
+  xbt_free(d->layouts);
   xbt_free(d->shards);
   xbt_free(d->shard_box);
   eval_ctl_free(d->eval);
+  archnet_ws_free(d->eval_ws);
   if (d->w)
     gsl_vector_free(d->w);
   xbt_free(d);

@@ -8,17 +8,25 @@
 
 #include "algorithms/metrics.h"
 #include "algorithms/run.h"
+#include "models/arch.h"
+#include "models/archnet.h"
 
 typedef struct downpour downpour;
 
-/* Hosts the run needs: replicas on cfg->hosts[0..R-1], shards on [R..R+S-1]. */
+/* Hosts the run needs: R*K replica machines (replica r's partition q on
+ * cfg->hosts[r*K + q]; K = partitions), then the S shards. */
 size_t downpour_hosts_needed(const downpour_params *p);
 
 /* Creates the replica, shard and evaluator actors for cfg (numerics, data, hosts and
  * costs already set up by the caller, who keeps cfg and m alive until downpour_free).
- * Returns NULL if cfg has fewer hosts than downpour_hosts_needed. Run the engine,
- * then free with downpour_free. */
-downpour *downpour_deploy(const run_config *cfg, metrics *m);
+ * With cfg->downpour.partitions = K > 1, every replica is split by plan (K parts,
+ * arch of the simulated network; modelpar.h) and, with numerics, numeric (archnet
+ * of the plan's arch) gives the numerics, with gather_logits as modelpar_deploy;
+ * plan is NULL for K = 1. All outlive the run. Returns NULL if cfg has fewer hosts
+ * than downpour_hosts_needed or the plan does not fit K. Run the engine, then free
+ * with downpour_free. */
+downpour *downpour_deploy(const run_config *cfg, const arch_plan *plan, const archnet *numeric, int gather_logits,
+                          metrics *m);
 void downpour_free(downpour *d);
 
 /* The metrics slots a run uses: S shard slots then R replica slots. */

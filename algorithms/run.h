@@ -27,6 +27,7 @@ typedef struct downpour_params {
   double adagrad_gamma;
   long warmstart_steps;
   int overlap;
+  int partitions;         /* machines per replica (model parallelism) */
 } downpour_params;
 
 /* Called by the evaluator after every evaluation (progress display); may be NULL. */

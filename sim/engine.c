@@ -137,6 +137,17 @@ static int uses_modelpar(const scenario *sc)
   return strcmp(sc->algorithm, "sgd") == 0 && (!sc->numerics || sc->sgd_partitions > 1);
 }
 
+/* Machines per replica, and whether replicas are split (then a plan is built). */
+static size_t replica_parts(const scenario *sc)
+{
+  return (size_t)(strcmp(sc->algorithm, "sgd") == 0 ? sc->sgd_partitions : sc->partitions);
+}
+
+static int needs_plan(const scenario *sc)
+{
+  return uses_modelpar(sc) || (strcmp(sc->algorithm, "downpour") == 0 && sc->partitions > 1);
+}
+
 /* Whether the output layer couples its units, so that the logits must be gathered:
  * a softmax does (the numeric mlp and softmax models, and speech-42m's 8192 states,
  * Dean'12 sec. 5); the image nets' 21k one-vs-all logistic outputs do not. */
@@ -157,14 +168,15 @@ static int build_plan(const scenario *sc, build *b, char *err)
       arch_add_dense(b->own_arch, net_layer_size(b->model, l));
     b->arch = b->own_arch;
   }
-  size_t P = (size_t)sc->sgd_partitions;
+  size_t P = replica_parts(sc);
   b->plan = arch_plan_square(b->arch, P);
   if (b->plan == NULL) {
-    snprintf(err, ERRLEN, "sgd.partitions: %s cannot be split over %zu machines (a tile would be empty)",
+    snprintf(err, ERRLEN, "%s: %s cannot be split over %zu machines (a tile would be empty)",
+             strcmp(sc->algorithm, "sgd") == 0 ? "sgd.partitions" : "downpour.partitions",
              sc->virtual_net[0] ? sc->virtual_net : "the model", P);
     return -1;
   }
-  xbt_assert(modelpar_hosts_needed(b->plan) == b->needed, "a plan over %zu machines has other parts", P);
+  xbt_assert(arch_plan_parts(b->plan) == P, "a plan over %zu machines has other parts", P);
   if (sc->numerics) {
     net_loss loss = net_get_loss(b->model);
     net_act act = NET_ACT_TANH;
@@ -182,7 +194,8 @@ static size_t hosts_needed(const scenario *sc)
 {
   if (strcmp(sc->algorithm, "sgd") == 0)
     return uses_modelpar(sc) ? (size_t)sc->sgd_partitions : sgd_hosts_needed();
-  downpour_params p = {.replicas = (int)sc->replicas, .ps_shards = (int)sc->ps_shards};
+  downpour_params p = {.replicas = (int)sc->replicas, .ps_shards = (int)sc->ps_shards,
+                       .partitions = (int)sc->partitions};
   return downpour_hosts_needed(&p);
 }
 
@@ -355,7 +368,8 @@ static void fill_config(const scenario *sc, const build *b, run_config *cfg)
   cfg->msg_overhead = sc->msg_overhead;
   cfg->sgd = (sgd_params){sc->sgd_batch, sc->sgd_lr};
   cfg->downpour = (downpour_params){(int)sc->replicas, (int)sc->ps_shards, sc->n_fetch, sc->n_push, sc->batch,
-                                    sc->lr, sc->adagrad, sc->adagrad_gamma, sc->warmstart_steps, sc->overlap};
+                                    sc->lr, sc->adagrad, sc->adagrad_gamma, sc->warmstart_steps, sc->overlap,
+                                    (int)sc->partitions};
 }
 
 /* SimGrid's argv: the user's options after ours, so theirs win. */
@@ -411,7 +425,7 @@ static int simulate(const scenario *sc, build *b, const engine_opts *o, int argc
                                        : downpour_metrics_slots(&cfg.downpour));
   modelpar *mp = is_mp ? modelpar_deploy(&cfg, b->plan, b->numeric, output_coupled(sc), m) : NULL;
   sgd *s = is_sgd && !is_mp ? sgd_deploy(&cfg, m) : NULL;
-  downpour *d = is_sgd ? NULL : downpour_deploy(&cfg, m);
+  downpour *d = is_sgd ? NULL : downpour_deploy(&cfg, b->plan, b->numeric, output_coupled(sc), m);
   simgrid_run();
   if (prog.shown)
     fputc('\n', stderr);
@@ -464,7 +478,7 @@ int engine_run(const scenario *sc, const engine_opts *o)
   int rc = 0;
   if (sc->numerics && build_data(sc, &b, err) != 0)
     rc = fail(err);
-  if (rc == 0 && uses_modelpar(sc) && build_plan(sc, &b, err) != 0)
+  if (rc == 0 && needs_plan(sc) && build_plan(sc, &b, err) != 0)
     rc = fail(err);
   if (rc == 0 && sc->numerics && strcmp(sc->algorithm, "downpour") == 0 &&
       data_n(b.train) < (size_t)sc->replicas) {
@@ -481,7 +495,7 @@ int engine_run(const scenario *sc, const engine_opts *o)
     else if ((size_t)hosts < b.needed) {
       snprintf(err, ERRLEN, "%s: the platform has %ld hosts, the run needs %zu (%s)",
                sc->file[0] ? sc->file : sc->preset, hosts, b.needed,
-               strcmp(sc->algorithm, "downpour") == 0 ? "downpour.replicas + downpour.ps_shards"
+               strcmp(sc->algorithm, "downpour") == 0 ? "downpour.replicas x downpour.partitions + downpour.ps_shards"
                : uses_modelpar(sc)                   ? "sgd.partitions"
                                                      : "1 worker");
       rc = fail(err);

@@ -197,6 +197,10 @@ static const key_spec keys[] = {
    GE(0)},
   {"downpour", "overlap", KT_BOOL, FIELD(overlap), .def = "off", .unit = "",
    .doc = "`on`: fetch, compute and push run as three weakly synchronised activities."},
+  {"downpour", "partitions", KT_LONG, FIELD(partitions), .def = "1", .unit = "machines",
+   .doc = "Machines each replica is split over (model parallelism, as `sgd.partitions`); each "
+          "machine fetches from and pushes to only the shards holding its own parameters.",
+   GE(1)},
 };
 #define N_KEYS (sizeof keys / sizeof keys[0])
 
@@ -1216,6 +1220,16 @@ int scenario_validate(const scenario *s, const char *origin, char *err, size_t e
   if (split && s->numerics && s->virtual_net[0]) {
     msgf(err, errlen, "%s: sgd.partitions: a numeric replica is split as model.layers says; a virtual "
          "network (model.virtual = %s) is for timing-only runs (model.numerics = off)", o, s->virtual_net);
+    return -1;
+  }
+  if (strcmp(s->algorithm, "downpour") == 0 && s->partitions > 1 && s->numerics && s->virtual_net[0]) {
+    msgf(err, errlen, "%s: downpour.partitions: a numeric replica is split as model.layers says; a virtual "
+         "network (model.virtual = %s) is for timing-only runs (model.numerics = off)", o, s->virtual_net);
+    return -1;
+  }
+  if (strcmp(s->algorithm, "downpour") == 0 && s->partitions > 1 && s->overlap) {
+    msgf(err, errlen, "%s: downpour.overlap: not available with partitioned replicas (downpour.partitions = %ld)",
+         o, s->partitions);
     return -1;
   }
   if (split && s->max_steps == 0) {

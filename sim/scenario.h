@@ -59,6 +59,7 @@ typedef struct scenario {
   double adagrad_gamma;
   long warmstart_steps;
   int overlap;
+  long partitions;           /* machines each Downpour replica is split over */
 } scenario;
 
 /* Fills s with every key's default value. */

@@ -1,8 +1,10 @@
 /* check_downpour.c - Downpour SGD and the sequential SGD baseline, end to end
  * through the CLI (one simulation per process): equality with sequential SGD,
- * convergence with Adagrad, staleness, pushes accounted, determinism of sgd. */
+ * convergence with Adagrad, staleness, pushes accounted, determinism of sgd, and
+ * replicas split over machines (downpour.partitions). */
 #include <check.h>
 #include <jansson.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -193,6 +195,112 @@ START_TEST(test_downpour_timing_only)
 }
 END_TEST
 
+/* ---- partitioned replicas (downpour.partitions) ---- */
+
+START_TEST(test_downpour_partitioned_equals_sgd)
+{
+  /* One replica split over 2 machines, 3 fixed-rate shards: every machine fetches its
+   * own parameters, computes its share, pushes its own gradient and waits for the push
+   * before the next fetch, so each step is one sequential SGD step: the same doubles as
+   * the split sgd replica (same layout), and the unsplit Downpour within rounding (its
+   * parameters are laid out differently, so sums run in another order). */
+  char *dir = cli_tmpdir();
+  cli_write(dir, "base.ini", base_ini);
+  const char *sgd[] = {"run.algorithm=sgd", "sgd.partitions=2", "sgd.batch=16", "sgd.lr=0.1", NULL};
+  const char *dp[] = {"downpour.partitions=2", "downpour.replicas=1", "downpour.ps_shards=3",
+                      "downpour.adagrad=off", "downpour.batch=16", "downpour.lr=0.1", NULL};
+  const char *flat[] = {"downpour.replicas=1", "downpour.ps_shards=3", "downpour.adagrad=off",
+                        "downpour.batch=16", "downpour.lr=0.1", NULL};
+  json_t *a = run_with(dir, "sgd", sgd), *b = run_with(dir, "dp", dp), *c = run_with(dir, "flat", flat);
+  ck_assert_int_eq((long)num(b, "steps"), 40);
+  ck_assert_msg(num(a, "final_loss") == num(b, "final_loss"), "loss %.17g vs %.17g", num(a, "final_loss"),
+                num(b, "final_loss"));
+  ck_assert_msg(fabs(num(c, "final_loss") - num(b, "final_loss")) < 1e-12, "loss %.17g vs %.17g",
+                num(c, "final_loss"), num(b, "final_loss"));
+  ck_assert_msg(num(b, "final_loss") < 1.3, "loss %.17g", num(b, "final_loss"));
+  json_decref(a);
+  json_decref(b);
+  json_decref(c);
+  free(dir);
+}
+END_TEST
+
+START_TEST(test_downpour_partitioned_own_shards)
+{
+  /* 10 -> 6 -> 4, timing only, 94 parameters in archnet's layout: layer 1 is 6 units x
+   * 11 = [0, 66), layer 2 is 4 x 7 = [66, 94). Machine 0 owns hidden units 0-2 and
+   * outputs 0-1: [0, 33) and [66, 80); machine 1 owns [33, 66) and [80, 94). Four
+   * shards hold [0, 24) [24, 48) [48, 71) [71, 94), so machine 0 talks to all four
+   * and machine 1 to shards 1-3 only: 7 (machine, shard) pairs, each a fetch request,
+   * a reply, a push and a done (4 x 64 header bytes), and the replies and pushes
+   * carry every parameter once each: 2 x 94 x 4 bytes. With the 896 bytes of
+   * activations and gradients between the machines (check_modelpar): 3440. Two
+   * shards, [0, 47) and [47, 94), are each shared by both machines: 4 pairs, 2672. */
+  char *dir = cli_tmpdir();
+  cli_write(dir, "base.ini", base_ini);
+  const char *four[] = {"model.numerics=off", "model.layers=10,6,4", "downpour.partitions=2", "downpour.replicas=1",
+                        "downpour.ps_shards=4", "downpour.batch=8", "run.max_steps=1", NULL};
+  json_t *j = run_with(dir, "four", four);
+  ck_assert_double_eq(json_number_value(json_object_get(json_object_get(j, "comm"), "bytes_total")), 3440.0);
+  json_decref(j);
+  const char *two[] = {"model.numerics=off", "model.layers=10,6,4", "downpour.partitions=2", "downpour.replicas=1",
+                       "downpour.ps_shards=2", "downpour.batch=8", "run.max_steps=1", NULL};
+  j = run_with(dir, "two", two);
+  ck_assert_double_eq(json_number_value(json_object_get(json_object_get(j, "comm"), "bytes_total")), 2672.0);
+  json_decref(j);
+  free(dir);
+}
+END_TEST
+
+START_TEST(test_downpour_partitioned_replicas)
+{
+  /* 4 replicas x 3 machines against 3 Adagrad shards until a simulated deadline: the
+   * replicas' machines stop together, training works, and 1 or 2 SimGrid threads give
+   * byte-identical results. */
+  char *dir = cli_tmpdir();
+  cli_write(dir, "base.ini", base_ini);
+  const char *args1[] = {"run", "base.ini", "--quiet", "--out", "t1", "--set", "run.max_steps=0", "--set",
+                         "run.max_sim_time=2", "--set", "run.eval_every=0.5", "--set", "downpour.partitions=3",
+                         "--set", "downpour.replicas=4", "--set", "downpour.ps_shards=3", "--set",
+                         "downpour.warmstart_steps=5", NULL};
+  json_t *a = cli_summary(dir, args1, "t1");
+  const char *args2[] = {"run", "base.ini", "--quiet", "--out", "t2", "--set", "run.max_steps=0", "--set",
+                         "run.max_sim_time=2", "--set", "run.eval_every=0.5", "--set", "downpour.partitions=3",
+                         "--set", "downpour.replicas=4", "--set", "downpour.ps_shards=3", "--set",
+                         "downpour.warmstart_steps=5", "--cfg=contexts/nthreads:2", NULL};
+  json_decref(cli_summary(dir, args2, "t2"));
+  char *x = cli_read(dir, "t1/summary.json"), *y = cli_read(dir, "t2/summary.json");
+  ck_assert_str_eq(x, y);
+  ck_assert_msg(num(a, "final_accuracy") > 0.8, "accuracy %.17g", num(a, "final_accuracy"));
+  ck_assert_msg(num(a, "steps") > 400, "steps %.17g", num(a, "steps"));
+  ck_assert_str_eq(json_string_value(json_object_get(a, "status")), "ok");
+  json_decref(a);
+  free(x);
+  free(y);
+  free(dir);
+}
+END_TEST
+
+START_TEST(test_downpour_partitioned_bad_input)
+{
+  char *dir = cli_tmpdir();
+  const char *overlap[] = {"run", "--out", "o", "--set", "downpour.partitions=2", "--set", "downpour.overlap=on", NULL};
+  ck_assert_int_eq(cli_run(dir, overlap), 2);
+  const char *virt[] = {"run", "--out", "o", "--set", "downpour.partitions=2", "--set", "model.virtual=speech-42m",
+                        NULL};
+  ck_assert_int_eq(cli_run(dir, virt), 2);
+  const char *tiles[] = {"run", "--out", "o", "--set", "downpour.partitions=17", "--set", "model.numerics=off",
+                         "--set", "model.virtual=image-80m", NULL};
+  ck_assert_int_eq(cli_run(dir, tiles), 2);
+  char *err = cli_read(dir, "stderr");
+  ck_assert_msg(strstr(err, "downpour.partitions") != NULL, "%s", err);
+  ck_assert_int_eq(cli_lines(err), 1);
+  ck_assert(!cli_exists(dir, "o"));
+  free(err);
+  free(dir);
+}
+END_TEST
+
 static Suite *downpour_suite(void)
 {
   Suite *s = suite_create("downpour");
@@ -210,6 +318,13 @@ static Suite *downpour_suite(void)
   tcase_add_test(tc, test_downpour_staleness_grows);
   tcase_add_test(tc, test_downpour_push_accounting);
   tcase_add_test(tc, test_downpour_overlap_and_warmstart);
+  suite_add_tcase(s, tc);
+  tc = tcase_create("partitioned");
+  tcase_set_timeout(tc, 300);
+  tcase_add_test(tc, test_downpour_partitioned_equals_sgd);
+  tcase_add_test(tc, test_downpour_partitioned_own_shards);
+  tcase_add_test(tc, test_downpour_partitioned_replicas);
+  tcase_add_test(tc, test_downpour_partitioned_bad_input);
   suite_add_tcase(s, tc);
   tc = tcase_create("timing");
   tcase_set_timeout(tc, 120);

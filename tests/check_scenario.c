@@ -26,13 +26,14 @@ static int scenario_equal(const scenario *a, const scenario *b)
          NUM_EQ(test_fraction) && NUM_EQ(teacher_hidden) && NUM_EQ(separation) &&
          NUM_EQ(sgd_batch) && NUM_EQ(sgd_partitions) && NUM_EQ(sgd_lr) && NUM_EQ(replicas) && NUM_EQ(ps_shards) &&
          NUM_EQ(n_fetch) && NUM_EQ(n_push) && NUM_EQ(batch) && NUM_EQ(lr) && NUM_EQ(adagrad) &&
-         NUM_EQ(adagrad_gamma) && NUM_EQ(warmstart_steps) && NUM_EQ(overlap);
+         NUM_EQ(adagrad_gamma) && NUM_EQ(warmstart_steps) && NUM_EQ(overlap) &&
+         NUM_EQ(partitions);
 #undef STR_EQ
 #undef NUM_EQ
 }
 
 /* The struct has 39 fields (sim/scenario.h); each must have exactly one key. */
-#define N_FIELDS 39
+#define N_FIELDS 40
 
 /* Writes text to a fresh file under /tmp; path receives its name. */
 static void write_temp(const char *text, char *path, size_t len)
@@ -103,6 +104,7 @@ START_TEST(test_scenario_defaults_valid)
   ck_assert_int_eq(s.adagrad, 1);
   ck_assert_double_eq(s.adagrad_gamma, 0.1);
   ck_assert_int_eq(s.overlap, 0);
+  ck_assert_int_eq(s.partitions, 1);
 }
 END_TEST
 
