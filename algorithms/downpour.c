@@ -298,10 +298,11 @@ static void part_accrue_gradient(rpart *pt)
   const gsl_vector *grad = pt->d->sets[pt->replica].grad;
   if (pt->accrued_steps == 0)
     memcpy(pt->accrued_version, pt->fetched_version, (size_t)lay->n_shards * sizeof(long));
-  for (int i = 0, at = 0; grad && i < lay->n_shards; i++)
+  double *acc = pt->accrued;
+  for (int i = 0; grad && i < lay->n_shards; i++)
     for (size_t j = 0; j < lay->n_ranges[i]; j++)
-      for (size_t k = lay->rb[i][j]; k < lay->re[i][j]; k++, at++)
-        pt->accrued[at] = pt->accrued_steps == 0 ? grad->data[k] : pt->accrued[at] + grad->data[k];
+      for (size_t k = lay->rb[i][j]; k < lay->re[i][j]; k++, acc++)
+        *acc = pt->accrued_steps == 0 ? grad->data[k] : *acc + grad->data[k];
   pt->accrued_steps++;
 }
 
