@@ -42,7 +42,8 @@ size_t graph_n(const graph *g);
 size_t graph_n_edges(const graph *g);
 size_t graph_degree(const graph *g, size_t i);
 size_t graph_max_degree(const graph *g);
-/* The degree(i) neighbours of i, ascending; owned by g, valid until g changes. */
+/* The degree(i) neighbours of i, ascending (NULL if none yet); owned by g, valid
+ * until g changes. */
 const size_t *graph_neighbors(const graph *g, size_t i);
 /* 1 if {i, j} is an edge, else 0 (also for out-of-range indices). */
 int graph_has_edge(const graph *g, size_t i, size_t j);
