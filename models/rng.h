@@ -16,7 +16,9 @@ typedef enum rng_role {
   RNG_ROLE_WORKER = 4, /* minibatch draws of a worker / replica, rank = replica */
   RNG_ROLE_PS = 5,     /* parameter-server shard, rank = shard */
   RNG_ROLE_EVAL = 6,   /* evaluator */
-  RNG_ROLE_MACHINE = 7 /* a machine's processing-time jitter, rank = partition */
+  RNG_ROLE_MACHINE = 7, /* a machine's processing-time jitter, rank = partition */
+  RNG_ROLE_GRAPH = 8,   /* random communication graph (G(n,p), geometric), rank 0 */
+  RNG_ROLE_LINK = 9     /* time-varying graph: which edges are active per round, rank 0 */
 } rng_role;
 
 /* Mixes (master, role, rank) with splitmix64 and maps the result into
