@@ -9,9 +9,7 @@
  * the two-loop recursion 1 copy, 2k dots, 2k axpys and 1 scale; d.g 1 dot; each
  * trial 1 copy, 1 axpy and 1 evaluate; s and y 1 copy and 1 axpy each; s.y, y.y and
  * g.g 3 dots; accepting x and g 2 copies. The first lbfgs_step also issues the
- * evaluate and g.g at x_0. If rounding makes -H g no descent direction (every kept pair
- * has s.y > 0, so H is positive definite in exact arithmetic), the history is dropped
- * and the direction recomputed: 1 more copy, scale and dot. */
+ * evaluate and g.g at x_0. */
 #include "models/lbfgs.h"
 #include "models/mem.h"
 
@@ -35,7 +33,7 @@ struct lbfgs_state {
   double *alpha; /* the two-loop's alpha_i, by position in order */
   double gamma;  /* H_0 = gamma I, from the newest kept pair (N&W eq. 7.20) */
   double f, gnorm, step;
-  long iter, evals, skipped;
+  long iter, skipped;
   lbfgs_counts last, total;
 };
 
@@ -133,7 +131,6 @@ static void cmd_copy(lbfgs_state *st, int src, int dst)
 static int cmd_evaluate(lbfgs_state *st, int x, int g, double *f)
 {
   st->last.evaluate++;
-  st->evals++;
   return st->ops->evaluate(st->ctx, x, g, f);
 }
 
@@ -255,14 +252,12 @@ static lbfgs_status accept(lbfgs_state *st, double t, double ft)
   return LBFGS_RUNNING;
 }
 
-/* N&W Alg. 7.5, one pass of its loop: direction, line search, history update. */
+/* N&W Alg. 7.5, one pass of its loop: direction, line search, history update. Every
+ * kept pair has s.y > 0, so H is positive definite and d.g < 0 in exact arithmetic;
+ * a d.g >= 0 that rounding produced leaves nothing to search along. */
 static lbfgs_status iterate(lbfgs_state *st)
 {
   double dg = direction(st), t, ft;
-  if (!(dg < 0) && st->k > 0) {
-    st->k = 0;
-    dg = direction(st);
-  }
   if (!isfinite(dg))
     return LBFGS_ERR_NONFINITE;
   if (!(dg < 0))
@@ -318,7 +313,7 @@ void lbfgs_get_result(const lbfgs_state *st, lbfgs_result *r)
 {
   r->status = st->status;
   r->iterations = st->iter;
-  r->evaluations = st->evals;
+  r->evaluations = st->total.evaluate;
   r->skipped = st->skipped;
   r->n_pairs = st->k;
   r->f = st->f;

@@ -24,7 +24,10 @@ enum {
 
 /* The commands. Each names slots by id; every one but evaluate is something a shard
  * runs on its own slice, answering at most a scalar (dot: the slice's partial sum).
- * The algorithm never passes one slot twice to a command, except to dot (a . a). */
+ * evaluate is the batch pass the replicas do, leaving the gradient in a slot. Dean'12
+ * also lists coefficient-wise multiplication: only a diagonal H_0 would need it, and
+ * H_0 here is gamma I. The algorithm never passes one slot twice to a command, except
+ * to dot (a . a). */
 typedef struct lbfgs_ops {
   double (*dot)(void *ctx, int a, int b);              /* returns a . b */
   void (*axpy)(void *ctx, double alpha, int x, int y); /* y += alpha * x */
@@ -45,8 +48,10 @@ typedef enum lbfgs_status {
   LBFGS_CONVERGED = 0,         /* ||g||_2 <= gtol */
   LBFGS_RUNNING = 1,           /* an iteration was done; not converged yet */
   LBFGS_MAX_ITER = 2,          /* max_iter iterations done, not converged */
-  LBFGS_ERR_LINESEARCH = -1,   /* ls_max trial points without sufficient decrease */
-  LBFGS_ERR_NONFINITE = -2,    /* f or the gradient is NaN or infinite at the iterate */
+  LBFGS_ERR_LINESEARCH = -1,   /* ls_max trial points without sufficient decrease,
+                                  or (rounding) a direction that is not of descent */
+  LBFGS_ERR_NONFINITE = -2,    /* f or the gradient NaN or infinite at x_0 or at the
+                                  accepted point, or f at the last of ls_max trials */
   LBFGS_ERR_EVALUATE = -3,     /* ops->evaluate returned a negative value */
   LBFGS_ERR_PARAMS = -4        /* lbfgs_minimize was given invalid parameters */
 } lbfgs_status;
