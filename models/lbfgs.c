@@ -228,7 +228,7 @@ static void keep_pair(lbfgs_state *st, double sy, double yy)
  * condition s.y > 0 (N&W eq. 6.7) as the Wolfe conditions would, so a pair is kept
  * only if s.y > skip_eps y.y: this keeps H positive definite and bounds the curvature
  * y.y / s.y that one pair adds by 1 / skip_eps, the quantity the BFGS convergence proof
- * needs bounded (N&W 6.4); the test is invariant to scaling f. */
+ * needs bounded (N&W 6.4). */
 static lbfgs_status accept(lbfgs_state *st, double t, double ft)
 {
   int j = st->order[st->k], s = lbfgs_slot_s(j), y = lbfgs_slot_y(j);
