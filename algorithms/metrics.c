@@ -81,6 +81,8 @@ const char *metrics_status_name(metrics_status st)
     return "diverged";
   case METRICS_TARGET_MISSED:
     return "target_not_reached";
+  case METRICS_LINESEARCH_FAILED:
+    return "linesearch_failed";
   }
   return "unknown";
 }

@@ -10,7 +10,8 @@
 typedef enum metrics_status {
   METRICS_OK = 0,              /* ran to its end (time, steps, or target reached) */
   METRICS_DIVERGED = -1,       /* a held-out loss was NaN or infinite */
-  METRICS_TARGET_MISSED = -2   /* a target accuracy was set and not reached */
+  METRICS_TARGET_MISSED = -2,  /* a target accuracy was set and not reached */
+  METRICS_LINESEARCH_FAILED = -3 /* L-BFGS found no point of sufficient decrease */
 } metrics_status;
 
 typedef struct metrics_eval {
@@ -37,7 +38,9 @@ metrics_slot *metrics_slot_at(metrics *m, size_t i);
 /* Counts one applied update of staleness s in the slot. */
 void metrics_slot_staleness(metrics_slot *slot, long s);
 
-/* Evaluator only (one actor): appends an evaluation, sets the final status. */
+/* Evaluator only (one actor): appends an evaluation, sets the final status. An
+ * algorithm's single controlling actor may also set the status, before it calls
+ * eval_finished (which orders it before the evaluator's last look). */
 void metrics_record_eval(metrics *m, double sim_time, long steps, double loss, double accuracy);
 void metrics_set_status(metrics *m, metrics_status st);
 void metrics_set_time_to_target(metrics *m, double t);

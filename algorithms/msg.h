@@ -17,10 +17,13 @@ typedef enum msg_kind {
   MSG_PARAMS, /* shard -> replica: a copy of the shard's parameters and version */
   MSG_PUSH,   /* replica -> shard: an accumulated gradient for the shard's slice */
   MSG_GO,     /* replica 0 -> other replicas: warmstart is over, start training */
-  MSG_DONE,   /* a worker or shard has finished */
+  MSG_DONE,   /* a worker or shard has finished (Sandblaster: a replica finished a portion) */
   MSG_ACTIVATIONS, /* model partition -> partition: activations its units need */
   MSG_GRADIENTS,   /* model partition -> partition: gradients of the sender's inputs */
-  MSG_STOP    /* stop now */
+  MSG_STOP,   /* stop now */
+  MSG_COMMAND, /* Sandblaster coordinator -> shard: run a slot command on your slice */
+  MSG_ANSWER,  /* shard -> coordinator: the command is done (a dot: the slice's partial sum) */
+  MSG_PORTION  /* coordinator -> replica: which portions count, and the next portion */
 } msg_kind;
 
 typedef struct msg {
@@ -28,6 +31,9 @@ typedef struct msg {
   int src;      /* rank of the sender in its role */
   long step;    /* sender's step when it sent the message */
   long version; /* PARAMS: shard version; PUSH: version of the oldest parameters used */
+  int op;       /* COMMAND: which command (the algorithm's own numbering) */
+  int slot[2];  /* COMMAND, FETCH, PORTION: slot ids (Sandblaster's sliced vectors) */
+  double scalar; /* COMMAND: the command's coefficient; ANSWER: a partial dot product */
   size_t n;     /* elements in data */
   double *data; /* owned by the message; NULL when n == 0 */
 } msg;

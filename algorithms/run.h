@@ -30,6 +30,18 @@ typedef struct downpour_params {
   int partitions;         /* machines per replica (model parallelism) */
 } downpour_params;
 
+typedef struct sandblaster_params {
+  int replicas;
+  int ps_shards;
+  int history;            /* L-BFGS pairs kept (m) */
+  long portion;           /* examples per portion; 0: about ten portions per replica */
+  long push_every;        /* a replica pushes after this many counted portions */
+  int backups;            /* backup copies of outstanding portions near a batch's end */
+  double backup_at;       /* fraction of a batch's portions counted before backups start */
+  double gtol;            /* converged when ||grad||_2 <= gtol */
+  int exact_sum;          /* pushes carry per-portion gradients, shards add them in portion order */
+} sandblaster_params;
+
 /* Called by the evaluator after every evaluation (progress display); may be NULL. */
 typedef void (*run_eval_fn)(void *ctx, double sim_time, long steps, double loss, double accuracy);
 
@@ -55,8 +67,12 @@ typedef struct run_config {
   double jitter;          /* coefficient of variation of per-phase processing time */
   double msg_overhead;    /* s of one core per message sent or received (RPC/TCP stack) */
 
+  double straggler_fraction; /* [faults] stragglers: this share of the workers ... */
+  double straggler_slowdown; /* ... computes this many times slower (>= 1) */
+
   sgd_params sgd;
   downpour_params downpour;
+  sandblaster_params sandblaster;
 
   run_eval_fn on_eval;
   void *on_eval_ctx;
