@@ -1,0 +1,915 @@
+/* sandblaster.c - Sandblaster L-BFGS: a coordinator, sliced slots on shards, and
+ * replicas working through portions of the batch (Dean'12 4.2 and Appendix).
+ *
+ * Roles. Replica r runs on cfg->hosts[r], shard k on hosts[R + k], the coordinator on
+ * hosts[R + S]. Shard k owns the k-th contiguous slice of every slot vector (the
+ * iterate, the gradients, the direction, the L-BFGS history: lbfgs_n_slots(m) slots);
+ * the coordinator holds only lbfgs's scalars.
+ *
+ * Commands. The coordinator runs lbfgs_step (models/lbfgs.c) with `shard_ops`: dot,
+ * axpy, scale and copy each become one MSG_COMMAND to every shard and one MSG_ANSWER
+ * back from each, the coordinator waiting for all S answers; a dot's answers carry the
+ * slices' partial sums, added in shard-rank order (STYLE 13), so one shard gives the
+ * sequential reference's dot exactly. Each command costs its shard 2n flops (dot,
+ * axpy) or n (scale, copy), n the shard's slice of the simulated parameters.
+ *
+ * Batches. evaluate(x, g) is one pass over the whole training set (full-batch L-BFGS),
+ * cut into P portions of `portion` contiguous rows, as lbfgs_net cuts it. The
+ * coordinator hands portions out in order, one at a time, to the replica that asks;
+ * a replica fetches slot x from the shards only when it gets its first portion of a
+ * batch. When it finishes a portion it reports it (MSG_DONE, carrying every portion it
+ * finished and has not yet had counted, with their losses); the coordinator answers
+ * with the next portion, or none, and, once the replica holds push_every finished
+ * portions or no fresh portion is left, with which of them count: the first copy of a
+ * portion to be reported that way counts, a later one is discarded. The replica adds
+ * the counted portions' gradients (weighted rows / N) to its running total and pushes
+ * it to the shards, which keep each replica's latest total. Backup tasks: once every
+ * portion is handed out and backup_at of them count, an idle replica gets a copy of
+ * the oldest portion still outstanding with one copy. When all P count, the
+ * coordinator tells the shards to add the replicas' totals, in rank order, into slot
+ * g; the loss is the sum of the counted portions' losses in portion order.
+ *
+ * Exactness. A portion counts exactly once, and a replica adds only the portions the
+ * coordinator counted for it, so every example's gradient enters g once. With one
+ * replica, its running total is lbfgs_net_fdf's sum in lbfgs_net_fdf's order, bit for
+ * bit. With exact_sum, pushes carry each counted portion's gradient separately and
+ * shards add them in portion order, so g is lbfgs_net_fdf's for any number of
+ * replicas, stragglers and backups.
+ *
+ * Stopping. Replicas wait for work until MSG_STOP; shards serve until MSG_STOP. At the
+ * end the coordinator collects the report of every replica still computing (a copy
+ * that will not count) and answers it with MSG_STOP. */
+#include "algorithms/sandblaster.h"
+
+#include <limits.h>
+#include <math.h>
+#include <stdint.h>
+#include <string.h>
+#include <gsl/gsl_blas.h>
+#include <gsl/gsl_randist.h>
+#include <simgrid/actor.h>
+#include <simgrid/comm.h>
+#include <simgrid/engine.h>
+#include <simgrid/mailbox.h>
+#include <simgrid/mutex.h>
+#include <xbt/asserts.h>
+#include <xbt/sysdep.h>
+
+#include "algorithms/eval.h"
+#include "algorithms/msg.h"
+#include "models/minibatch.h"
+#include "models/rng.h"
+
+/* The commands a shard runs (msg.op). */
+enum { CMD_DOT, CMD_AXPY, CMD_SCALE, CMD_COPY, CMD_REDUCE };
+
+/* A portion's state within the current batch. */
+enum { PORTION_PENDING, PORTION_OUT, PORTION_COUNTED };
+
+/* Simulated bytes of a scalar (a dot's partial sum, a command's coefficient, a loss, a
+ * portion id): one double. A counted-or-not flag is one byte. */
+#define SCALAR_BYTES 8.0
+
+typedef struct shard {
+  sandblaster *sb;
+  int rank;
+  size_t begin, end;  /* numeric slice of every slot */
+  double sim_elems;   /* simulated elements of the slice (flops and bytes) */
+  gsl_matrix *slots;  /* row i: the slice of slot i */
+  sg_mailbox_t inbox;
+  /* the batch being gathered */
+  long batch;         /* 0: none yet */
+  long received;      /* portions in the gradients received for it */
+  gsl_matrix *totals; /* [r]: replica r's latest running total (sum mode) */
+  long *counts;       /* [r]: portions in it */
+  gsl_matrix *parts;  /* [p]: portion p's gradient (exact_sum) */
+  char *have;         /* [p]: received */
+  int reduce_slot;    /* slot g of a reduce asked for, -1: none */
+} shard;
+
+typedef struct replica {
+  sandblaster *sb;
+  int rank;
+  double slowdown;    /* [faults] stragglers: factor on its compute time */
+  sg_mailbox_t inbox;
+  long batch;         /* the batch whose parameters w holds; 0: none */
+  gsl_vector *w;
+  net_ws *ws;
+  gsl_matrix *held;   /* row i: gradient of the i-th finished portion not yet counted */
+  long *held_id;
+  double *held_loss;
+  long n_held;
+  gsl_vector *total;  /* running total of its counted portions this batch (sum mode) */
+  long n_counted;
+  sg_comm_t *push;    /* the push in flight, one comm per shard */
+  int pushing;
+  sg_comm_t *comms;   /* fetch replies */
+  msg **replies;
+} replica;
+
+struct sandblaster {
+  const run_config *cfg;
+  const sandblaster_params *p;
+  int R, S;
+  size_t n;           /* numeric parameters */
+  size_t N;           /* examples in a batch: the training set */
+  size_t portion;     /* rows per portion */
+  long P;             /* portions per batch */
+  shard *shards;
+  replica *replicas;
+  sg_mailbox_t coord_box;  /* replicas' reports */
+  sg_mailbox_t answer_box; /* shards' answers */
+  eval_ctl *eval;
+  metrics *m;
+  metrics_slot *slot;
+  sg_mutex_t x_lock;  /* held by the coordinator while a command writes slot X */
+  double *partials;   /* [k]: shard k's partial dot */
+  lbfgs_result result;
+  int *stragglers;
+  size_t n_stragglers;
+  /* the current batch, the coordinator's alone */
+  long batch;         /* 1-based; 0 before the first */
+  int slot_x;
+  char *state;        /* [p]: PORTION_* */
+  char *copies;       /* [p]: copies handed out */
+  int *first_holder;  /* [p]: the replica given the first copy */
+  double *loss;       /* [p]: the counted copy's loss */
+  long next_fresh;    /* portions handed out at least once */
+  long counted;
+  long *working;      /* [r]: batch of the portion replica r computes; 0: idle */
+  char *parked;       /* [r]: idle, waiting for work */
+  sandblaster_batch *log;
+  size_t n_log, cap_log;
+};
+
+size_t sandblaster_hosts_needed(const sandblaster_params *p)
+{
+  return (size_t)p->replicas + (size_t)p->ps_shards + 1;
+}
+
+size_t sandblaster_metrics_slots(void) { return 1; }
+
+static sg_host_t shard_host(const sandblaster *sb, int k) { return sb->cfg->hosts[sb->R + k]; }
+static sg_host_t coord_host(const sandblaster *sb) { return sb->cfg->hosts[sb->R + sb->S]; }
+
+/* Rows of portion p: [*begin, *begin + return value). */
+static size_t portion_rows(const sandblaster *sb, long p, size_t *begin)
+{
+  *begin = (size_t)p * sb->portion;
+  return sb->N - *begin < sb->portion ? sb->N - *begin : sb->portion;
+}
+
+/* lbfgs_net_fdf's weight of a portion: its share of the batch. */
+static double portion_weight(const sandblaster *sb, long p)
+{
+  size_t b;
+  return (double)portion_rows(sb, p, &b) / (double)sb->N;
+}
+
+/* ---- shards ------------------------------------------------------------------- */
+
+static void answer(shard *s, double partial, int has_value)
+{
+  msg *a = msg_create(MSG_ANSWER, s->rank, 0, 0);
+  a->scalar = partial;
+  msg_send(s->sb->answer_box, coord_host(s->sb), a, MSG_HEADER_BYTES + (has_value ? SCALAR_BYTES : 0));
+}
+
+static gsl_vector_view slot_row(shard *s, int slot)
+{
+  xbt_assert(slot >= 0 && (size_t)slot < s->slots->size1, "shard %d: slot %d out of range", s->rank, slot);
+  return gsl_matrix_row(s->slots, (size_t)slot);
+}
+
+/* A dot, axpy, scale or copy on the shard's slice; answers when done. */
+static void run_command(shard *s, const msg *m)
+{
+  gsl_vector_view a = slot_row(s, m->slot[0]), b = slot_row(s, m->slot[1]);
+  double partial = 0, n = s->sim_elems;
+  switch (m->op) {
+  case CMD_DOT:
+    gsl_blas_ddot(&a.vector, &b.vector, &partial);
+    run_execute(s->sb->cfg, 2 * n);
+    break;
+  case CMD_AXPY:
+    gsl_blas_daxpy(m->scalar, &a.vector, &b.vector);
+    run_execute(s->sb->cfg, 2 * n);
+    break;
+  case CMD_SCALE:
+    gsl_blas_dscal(m->scalar, &a.vector);
+    run_execute(s->sb->cfg, n);
+    break;
+  case CMD_COPY:
+    gsl_blas_dcopy(&a.vector, &b.vector);
+    run_execute(s->sb->cfg, n);
+    break;
+  default:
+    xbt_die("shard %d: unknown command %d", s->rank, m->op);
+  }
+  answer(s, partial, m->op == CMD_DOT);
+}
+
+/* Once every portion of the batch is in and the coordinator asked: slot g = the
+ * replicas' totals added in rank order (sum mode), or the portions' gradients weighted
+ * and added in portion order (exact_sum, lbfgs_net_fdf's very operations). Costs n
+ * flops per total added, or 2n per portion. */
+static void try_reduce(shard *s)
+{
+  sandblaster *sb = s->sb;
+  if (s->reduce_slot < 0 || s->received < sb->P)
+    return;
+  xbt_assert(s->received == sb->P, "shard %d: %ld portions for a batch of %ld", s->rank, s->received, sb->P);
+  gsl_vector_view g = slot_row(s, s->reduce_slot);
+  double flops = 0;
+  int first = 1;
+  gsl_vector_set_zero(&g.vector);
+  for (long i = 0; sb->p->exact_sum && i < sb->P; i++) {
+    gsl_vector_view part = gsl_matrix_row(s->parts, (size_t)i);
+    gsl_blas_daxpy(portion_weight(sb, i), &part.vector, &g.vector);
+    s->have[i] = 0;
+    flops += 2 * s->sim_elems;
+  }
+  for (int r = 0; !sb->p->exact_sum && r < sb->R; r++) {
+    gsl_vector_view t = gsl_matrix_row(s->totals, (size_t)r);
+    if (s->counts[r] == 0)
+      continue;
+    if (first)
+      gsl_blas_dcopy(&t.vector, &g.vector); /* the first total as it is: one replica's is the reference's */
+    else
+      gsl_blas_daxpy(1.0, &t.vector, &g.vector);
+    first = 0;
+    flops += s->sim_elems;
+    s->counts[r] = 0;
+  }
+  run_execute(sb->cfg, flops);
+  s->batch = 0;
+  s->received = 0;
+  s->reduce_slot = -1;
+  answer(s, 0, 0);
+}
+
+/* A replica's push for the batch being gathered: its running total and the portions in
+ * it (step = batch, version = portions), or (exact_sum) version portions, their ids
+ * then their gradients. A replica's pushes arrive in order (it waits for one before the
+ * next), each counting more portions than the last. */
+static void store_push(shard *s, const msg *m)
+{
+  sandblaster *sb = s->sb;
+  size_t len = s->end - s->begin;
+  xbt_assert(s->batch == 0 || s->batch == m->step, "shard %d: a push of batch %ld during batch %ld", s->rank,
+             m->step, s->batch);
+  s->batch = m->step;
+  if (sb->p->exact_sum) {
+    size_t k = (size_t)m->version;
+    xbt_assert(m->n == k * (len + 1), "shard %d: a push of %zu values for %zu portions", s->rank, m->n, k);
+    for (size_t i = 0; i < k; i++) {
+      long p = (long)m->data[i];
+      xbt_assert(p >= 0 && p < sb->P && !s->have[p], "shard %d: portion %ld pushed twice", s->rank, p);
+      memcpy(gsl_matrix_ptr(s->parts, (size_t)p, 0), m->data + k + i * len, len * sizeof(double));
+      s->have[p] = 1;
+    }
+    s->received += (long)k;
+  } else {
+    xbt_assert(m->n == len && m->version > s->counts[m->src], "shard %d: a stale or malformed push", s->rank);
+    memcpy(gsl_matrix_ptr(s->totals, (size_t)m->src, 0), m->data, len * sizeof(double));
+    s->received += m->version - s->counts[m->src];
+    s->counts[m->src] = m->version;
+  }
+  try_reduce(s);
+}
+
+/* A replica's fetch: a copy of the shard's slice of the slot asked for. */
+static void send_slot(shard *s, const msg *m)
+{
+  gsl_vector_view v = slot_row(s, m->slot[0]);
+  msg *r = msg_create(MSG_PARAMS, s->rank, m->step, v.vector.size);
+  memcpy(r->data, v.vector.data, v.vector.size * sizeof(double));
+  msg_send(s->sb->replicas[m->src].inbox, s->sb->cfg->hosts[m->src], r,
+           msg_bytes(s->sim_elems, s->sb->cfg->elem_bytes));
+}
+
+/* Serves commands, fetches and pushes in arrival order until MSG_STOP. */
+static void shard_actor(int argc, char **argv)
+{
+  (void)argc;
+  (void)argv;
+  shard *s = sg_actor_self_get_data();
+  sg_mailbox_set_receiver(sg_mailbox_get_name(s->inbox));
+  for (;;) {
+    msg *m = msg_recv(s->inbox);
+    if (m->kind == MSG_STOP) {
+      msg_free(m);
+      break;
+    }
+    if (m->kind == MSG_COMMAND && m->op == CMD_REDUCE) {
+      s->reduce_slot = m->slot[0];
+      try_reduce(s);
+    } else if (m->kind == MSG_COMMAND) {
+      run_command(s, m);
+    } else if (m->kind == MSG_FETCH) {
+      send_slot(s, m);
+    } else {
+      xbt_assert(m->kind == MSG_PUSH, "shard %d: unexpected message kind %d", s->rank, (int)m->kind);
+      store_push(s, m);
+    }
+    msg_free(m);
+  }
+}
+
+/* ---- replicas ----------------------------------------------------------------- */
+
+static void wait_push(replica *r)
+{
+  if (r->pushing)
+    sg_comm_wait_all(r->push, (size_t)r->sb->S);
+  r->pushing = 0;
+}
+
+/* Dean'12 4.2: workers fetch the parameters only at the start of a batch. */
+static void fetch_parameters(replica *r, long batch, int slot)
+{
+  sandblaster *sb = r->sb;
+  for (int k = 0; k < sb->S; k++) {
+    msg *f = msg_create(MSG_FETCH, r->rank, batch, 0);
+    f->slot[0] = slot;
+    msg_send(sb->shards[k].inbox, shard_host(sb, k), f, MSG_HEADER_BYTES);
+  }
+  for (int k = 0; k < sb->S; k++)
+    r->comms[k] = sg_mailbox_get_async(r->inbox, (void **)&r->replies[k]);
+  sg_comm_wait_all(r->comms, (size_t)sb->S);
+  for (int k = 0; k < sb->S; k++) {
+    msg *m = r->replies[k];
+    xbt_assert(m->kind == MSG_PARAMS, "replica %d expected parameters, got kind %d", r->rank, (int)m->kind);
+    memcpy(r->w->data + sb->shards[m->src].begin, m->data, m->n * sizeof(double));
+    msg_free(m);
+  }
+  r->batch = batch;
+  r->n_held = 0;
+  r->n_counted = 0;
+  gsl_vector_set_zero(r->total);
+}
+
+/* The portion's mean loss and gradient at w, held until the coordinator counts it;
+ * simulated: train_flops per example, times the straggler's slowdown. */
+static void compute_gradient(replica *r, long p)
+{
+  sandblaster *sb = r->sb;
+  const dataset *d = sb->cfg->train;
+  size_t begin, rows = portion_rows(sb, p, &begin);
+  xbt_assert(r->n_held < (long)r->held->size1, "replica %d holds too many portions", r->rank);
+  gsl_matrix_const_view X = gsl_matrix_const_submatrix(d->X, begin, 0, rows, data_dim(d));
+  gsl_vector_view g = gsl_matrix_row(r->held, (size_t)r->n_held);
+  int rc = net_loss_grad(sb->cfg->model, r->w, &X.matrix, d->y + begin, r->ws, &r->held_loss[r->n_held], &g.vector);
+  xbt_assert(rc == 0, "replica %d: portion %ld does not fit the model", r->rank, p);
+  r->held_id[r->n_held++] = p;
+  run_execute(sb->cfg, sb->cfg->train_flops * (double)rows * r->slowdown);
+}
+
+/* Dean'12 4.2: send the gradients every few completed portions. Sum mode: the running
+ * total, to every shard its slice; exact_sum: the k newly counted portions' gradients. */
+static void push_gradient(replica *r, const long *ids, long k)
+{
+  sandblaster *sb = r->sb;
+  wait_push(r);
+  for (int s = 0; s < sb->S; s++) {
+    const shard *sh = &sb->shards[s];
+    size_t len = sh->end - sh->begin;
+    msg *m = msg_create(MSG_PUSH, r->rank, r->batch, sb->p->exact_sum ? (size_t)k * (len + 1) : len);
+    m->version = sb->p->exact_sum ? k : r->n_counted;
+    for (long i = 0; sb->p->exact_sum && i < k; i++) {
+      m->data[i] = (double)ids[i];
+      memcpy(m->data + k + (size_t)i * len, gsl_matrix_const_ptr(r->held, (size_t)ids[k + i], sh->begin),
+             len * sizeof(double));
+    }
+    if (!sb->p->exact_sum)
+      memcpy(m->data, r->total->data + sh->begin, len * sizeof(double));
+    double elems = sb->p->exact_sum ? (double)k * sh->sim_elems : sh->sim_elems;
+    double bytes = msg_bytes(elems, sb->cfg->elem_bytes) + (sb->p->exact_sum ? (double)k * SCALAR_BYTES : 0);
+    r->push[s] = msg_send_async(sh->inbox, shard_host(sb, s), m, bytes);
+  }
+  r->pushing = 1;
+}
+
+/* The coordinator's verdict on the held portions (data[i] != 0: portion i counts):
+ * add the counted ones, weighted, to the running total in the order they were finished
+ * (with one replica: portion order, as lbfgs_net_fdf), then push. */
+static void add_counted(replica *r, const msg *verdict)
+{
+  sandblaster *sb = r->sb;
+  xbt_assert(verdict->n == (size_t)r->n_held, "replica %d: a verdict on %zu of %ld portions", r->rank, verdict->n,
+             r->n_held);
+  long *ids = xbt_malloc((2 * (size_t)r->n_held + 1) * sizeof(long)), k = 0;
+  for (long i = 0; i < r->n_held; i++) {
+    if (verdict->data[i] == 0)
+      continue;
+    gsl_vector_view g = gsl_matrix_row(r->held, (size_t)i);
+    if (!sb->p->exact_sum)
+      gsl_blas_daxpy(portion_weight(sb, r->held_id[i]), &g.vector, r->total);
+    ids[k] = r->held_id[i];
+    ids[r->n_held + k++] = i; /* its row in held, for exact_sum's push */
+  }
+  memmove(ids + k, ids + r->n_held, (size_t)k * sizeof(long));
+  r->n_counted += k;
+  if (k > 0)
+    push_gradient(r, ids, k);
+  r->n_held = 0;
+  xbt_free(ids);
+}
+
+/* Tells the coordinator a portion is finished, with every held one; returns its answer
+ * (the verdict and the next portion, or MSG_STOP). */
+static msg *report_portion(replica *r)
+{
+  sandblaster *sb = r->sb;
+  msg *m = msg_create(MSG_DONE, r->rank, r->batch, 2 * (size_t)r->n_held);
+  for (long i = 0; i < r->n_held; i++) {
+    m->data[2 * i] = (double)r->held_id[i];
+    m->data[2 * i + 1] = r->held_loss[i];
+  }
+  msg_send(sb->coord_box, coord_host(sb), m, MSG_HEADER_BYTES + 2 * SCALAR_BYTES * (double)r->n_held);
+  return msg_recv(r->inbox);
+}
+
+/* Works on the portions the coordinator hands out until it says stop. */
+static void replica_actor(int argc, char **argv)
+{
+  (void)argc;
+  (void)argv;
+  replica *r = sg_actor_self_get_data();
+  sg_mailbox_set_receiver(sg_mailbox_get_name(r->inbox));
+  msg *m = msg_recv(r->inbox); /* the first portion, or MSG_STOP */
+  while (m->kind == MSG_PORTION) {
+    if (m->op)
+      add_counted(r, m);
+    if (m->version < 0) { /* nothing to do for now */
+      msg_free(m);
+      m = msg_recv(r->inbox);
+      continue;
+    }
+    if (m->step != r->batch)
+      fetch_parameters(r, m->step, m->slot[0]);
+    compute_gradient(r, m->version);
+    msg_free(m);
+    m = report_portion(r);
+  }
+  xbt_assert(m->kind == MSG_STOP, "replica %d: unexpected message kind %d", r->rank, (int)m->kind);
+  msg_free(m);
+  wait_push(r);
+}
+
+/* ---- the coordinator: commands -------------------------------------------------- */
+
+/* One command to every shard, then their S answers; returns the sum of the partial
+ * results in shard-rank order. A command that writes slot X holds x_lock, so that the
+ * evaluator's snapshot never mixes two iterates. */
+static double command(sandblaster *sb, int op, int a, int b, double alpha, int writes)
+{
+  int locks = writes == LBFGS_SLOT_X;
+  if (locks)
+    sg_mutex_lock(sb->x_lock);
+  double bytes = MSG_HEADER_BYTES + (op == CMD_AXPY || op == CMD_SCALE ? SCALAR_BYTES : 0);
+  for (int k = 0; k < sb->S; k++) {
+    msg *m = msg_create(MSG_COMMAND, 0, sb->batch, 0);
+    m->op = op;
+    m->slot[0] = a;
+    m->slot[1] = b;
+    m->scalar = alpha;
+    msg_send(sb->shards[k].inbox, shard_host(sb, k), m, bytes);
+  }
+  for (int k = 0; k < sb->S; k++) {
+    msg *m = msg_recv(sb->answer_box);
+    xbt_assert(m->kind == MSG_ANSWER, "coordinator: expected an answer, got kind %d", (int)m->kind);
+    sb->partials[m->src] = m->scalar;
+    msg_free(m);
+  }
+  if (locks)
+    sg_mutex_unlock(sb->x_lock);
+  double sum = sb->partials[0];
+  for (int k = 1; k < sb->S; k++)
+    sum += sb->partials[k];
+  return sum;
+}
+
+static double shard_dot(void *ctx, int a, int b) { return command(ctx, CMD_DOT, a, b, 0, -1); }
+static void shard_axpy(void *ctx, double alpha, int x, int y) { command(ctx, CMD_AXPY, x, y, alpha, y); }
+static void shard_scale(void *ctx, double alpha, int x) { command(ctx, CMD_SCALE, x, x, alpha, x); }
+static void shard_copy(void *ctx, int src, int dst) { command(ctx, CMD_COPY, src, dst, 0, dst); }
+
+/* ---- the coordinator: batches ---------------------------------------------------- */
+
+static void send_portion(sandblaster *sb, int r, long p, msg *verdict)
+{
+  msg *m = verdict ? verdict : msg_create(MSG_PORTION, 0, 0, 0);
+  m->step = sb->batch;
+  m->version = p;
+  m->slot[0] = sb->slot_x;
+  sb->working[r] = p >= 0 ? sb->batch : 0;
+  sb->parked[r] = p < 0;
+  msg_send(sb->replicas[r].inbox, sb->cfg->hosts[r], m, MSG_HEADER_BYTES + (double)m->n);
+}
+
+/* The next portion for idle replica r: a fresh one in order; else, with backups on,
+ * once backup_at of the batch counts (Dean'12 4.2: "near the end of a batch"), a copy
+ * of the oldest portion still outstanding with one copy; else -1. */
+static long next_portion(sandblaster *sb, int r)
+{
+  sandblaster_batch *b = &sb->log[sb->n_log - 1];
+  if (sb->next_fresh < sb->P) {
+    long p = sb->next_fresh++;
+    sb->state[p] = PORTION_OUT;
+    sb->copies[p] = 1;
+    sb->first_holder[p] = r;
+    b->copies++;
+    return p;
+  }
+  if (!sb->p->backups || (double)sb->counted < sb->p->backup_at * (double)sb->P)
+    return -1;
+  for (long p = 0; p < sb->P; p++)
+    if (sb->state[p] == PORTION_OUT && sb->copies[p] == 1) {
+      xbt_assert(sb->first_holder[p] != r, "replica %d asked for work while it holds portion %ld", r, p);
+      sb->copies[p] = 2;
+      b->copies++;
+      b->backups++;
+      return p;
+    }
+  return -1;
+}
+
+/* Gives work to idle replicas, in rank order, while there is some. */
+static void dispatch_parked(sandblaster *sb)
+{
+  for (int r = 0; r < sb->R; r++) {
+    if (!sb->parked[r])
+      continue;
+    long p = next_portion(sb, r);
+    if (p < 0)
+      return;
+    send_portion(sb, r, p, NULL);
+  }
+}
+
+/* Counts the held portions of a report: each one that has not counted yet counts now,
+ * for this replica; the others are discarded. Returns the verdict message. */
+static msg *count_portions(sandblaster *sb, const msg *done)
+{
+  size_t k = done->n / 2;
+  sandblaster_batch *b = &sb->log[sb->n_log - 1];
+  msg *v = msg_create(MSG_PORTION, 0, 0, k);
+  v->op = 1;
+  for (size_t i = 0; i < k; i++) {
+    long p = (long)done->data[2 * i];
+    int counts = sb->state[p] == PORTION_OUT;
+    v->data[i] = counts;
+    if (!counts) {
+      b->discarded++;
+      continue;
+    }
+    size_t begin;
+    sb->state[p] = PORTION_COUNTED;
+    sb->loss[p] = done->data[2 * i + 1];
+    sb->counted++;
+    b->examples += (long)portion_rows(sb, p, &begin);
+    b->backup_wins += sb->first_holder[p] != done->src;
+  }
+  return v;
+}
+
+/* One report from a replica: count its portions if it is time to (it holds push_every,
+ * or no fresh portion is left, so that a slow replica never holds counted work back),
+ * and answer with its next portion. A report from an earlier batch counts nothing. */
+static void serve_replica(sandblaster *sb)
+{
+  msg *m = msg_recv(sb->coord_box);
+  xbt_assert(m->kind == MSG_DONE, "coordinator: expected a report, got kind %d", (int)m->kind);
+  int r = m->src;
+  long held = (long)m->n / 2;
+  msg *verdict = NULL;
+  sb->working[r] = 0;
+  if (m->step != sb->batch)
+    sb->log[m->step - 1].discarded += held;
+  else if (held >= sb->p->push_every || sb->next_fresh == sb->P)
+    verdict = count_portions(sb, m);
+  msg_free(m);
+  send_portion(sb, r, next_portion(sb, r), verdict);
+  dispatch_parked(sb);
+}
+
+static void begin_batch(sandblaster *sb, int x)
+{
+  sb->batch++;
+  sb->slot_x = x;
+  sb->next_fresh = 0;
+  sb->counted = 0;
+  memset(sb->state, PORTION_PENDING, (size_t)sb->P);
+  memset(sb->copies, 0, (size_t)sb->P);
+  if (sb->n_log == sb->cap_log) {
+    sb->cap_log = sb->cap_log ? 2 * sb->cap_log : 64;
+    sb->log = xbt_realloc(sb->log, sb->cap_log * sizeof(*sb->log));
+  }
+  sb->log[sb->n_log++] = (sandblaster_batch){.iteration = sb->result.iterations, .start = simgrid_get_clock(),
+                                             .portions = sb->P};
+}
+
+/* The shards add what the replicas pushed into slot g (try_reduce). */
+static void reduce_gradient(sandblaster *sb, int g)
+{
+  for (int k = 0; k < sb->S; k++) {
+    msg *m = msg_create(MSG_COMMAND, 0, sb->batch, 0);
+    m->op = CMD_REDUCE;
+    m->slot[0] = g;
+    msg_send(sb->shards[k].inbox, shard_host(sb, k), m, MSG_HEADER_BYTES);
+  }
+  for (int k = 0; k < sb->S; k++)
+    msg_free(msg_recv(sb->answer_box));
+}
+
+/* lbfgs's evaluate: one batch over the training set (Dean'12 4.2, load balancing and
+ * backup tasks). f is the portions' losses weighted and added in portion order, as
+ * lbfgs_net_fdf adds them. */
+static int batch_evaluate(void *ctx, int x, int g, double *f)
+{
+  sandblaster *sb = ctx;
+  begin_batch(sb, x);
+  dispatch_parked(sb);
+  while (sb->counted < sb->P)
+    serve_replica(sb);
+  reduce_gradient(sb, g);
+  double sum = 0;
+  for (long p = 0; p < sb->P; p++)
+    sum += portion_weight(sb, p) * sb->loss[p];
+  *f = sum;
+  sb->log[sb->n_log - 1].f = sum;
+  sb->log[sb->n_log - 1].end = simgrid_get_clock();
+  return 0;
+}
+
+static const lbfgs_ops shard_ops = {shard_dot, shard_axpy, shard_scale, shard_copy, batch_evaluate};
+
+/* Every replica stops: an idle one at once, a busy one when it reports its copy (which
+ * cannot count: every batch is complete). Then the shards. */
+static void stop_everyone(sandblaster *sb)
+{
+  for (int r = 0; r < sb->R; r++)
+    if (!sb->working[r])
+      msg_send(sb->replicas[r].inbox, sb->cfg->hosts[r], msg_create(MSG_STOP, 0, 0, 0), MSG_HEADER_BYTES);
+  for (int r = 0; r < sb->R; r++)
+    while (sb->working[r]) {
+      msg *m = msg_recv(sb->coord_box);
+      sb->log[m->step - 1].discarded += (long)m->n / 2;
+      sb->working[m->src] = 0;
+      msg_send(sb->replicas[m->src].inbox, sb->cfg->hosts[m->src], msg_create(MSG_STOP, 0, 0, 0), MSG_HEADER_BYTES);
+      msg_free(m);
+    }
+  for (int k = 0; k < sb->S; k++)
+    msg_send(sb->shards[k].inbox, shard_host(sb, k), msg_create(MSG_STOP, 0, 0, 0), MSG_HEADER_BYTES);
+}
+
+/* L-BFGS's outcome as the run's status: no point of sufficient decrease is a failure
+ * of the run, a non-finite loss or gradient is divergence. */
+static void record_status(sandblaster *sb, lbfgs_status s)
+{
+  xbt_assert(s != LBFGS_ERR_EVALUATE && s != LBFGS_ERR_PARAMS, "coordinator: L-BFGS status %s",
+             lbfgs_status_name(s));
+  if (s == LBFGS_ERR_LINESEARCH)
+    metrics_set_status(sb->m, METRICS_LINESEARCH_FAILED);
+  else if (s == LBFGS_ERR_NONFINITE)
+    metrics_set_status(sb->m, METRICS_DIVERGED);
+}
+
+/* Runs L-BFGS one iteration at a time (N&W Alg. 7.5 through the shards) until it ends,
+ * run.max_steps iterations are done, or the evaluator asks to stop. */
+static void coordinator_actor(int argc, char **argv)
+{
+  (void)argc;
+  (void)argv;
+  sandblaster *sb = sg_actor_self_get_data();
+  sg_mailbox_set_receiver(sg_mailbox_get_name(sb->coord_box));
+  sg_mailbox_set_receiver(sg_mailbox_get_name(sb->answer_box));
+  lbfgs_params lp;
+  lbfgs_params_default(&lp);
+  lp.m = sb->p->history;
+  lp.gtol = sb->p->gtol;
+  lp.max_iter = sb->cfg->max_steps > 0 ? sb->cfg->max_steps : LONG_MAX;
+  lbfgs_state *st = lbfgs_create(&shard_ops, sb, &lp);
+  xbt_assert(st != NULL, "coordinator: invalid L-BFGS parameters");
+  lbfgs_status s;
+  int stop = 0;
+  do {
+    long before = sb->result.iterations;
+    s = lbfgs_step(st);
+    lbfgs_get_result(st, &sb->result);
+    if (sb->result.iterations > before) {
+      sb->slot->steps++;
+      stop = eval_step_done(sb->eval);
+    }
+  } while (s == LBFGS_RUNNING && !stop);
+  lbfgs_free(st);
+  record_status(sb, s);
+  stop_everyone(sb);
+  eval_finished(sb->eval);
+}
+
+/* ---- set-up ---------------------------------------------------------------------- */
+
+/* The evaluator's copy of slot X, never taken while a command writes it. */
+static void snapshot(void *ctx, gsl_vector *w)
+{
+  sandblaster *sb = ctx;
+  sg_mutex_lock(sb->x_lock);
+  for (int k = 0; k < sb->S; k++) {
+    const shard *s = &sb->shards[k];
+    memcpy(w->data + s->begin, gsl_matrix_const_ptr(s->slots, LBFGS_SLOT_X, 0), (s->end - s->begin) * sizeof(double));
+  }
+  sg_mutex_unlock(sb->x_lock);
+}
+
+/* [faults] stragglers: round(fraction * R) replicas (at least one when fraction > 0),
+ * drawn from the run's own stream, compute slowdown times slower. */
+static void pick_stragglers(sandblaster *sb)
+{
+  const run_config *cfg = sb->cfg;
+  double want = cfg->straggler_fraction * sb->R;
+  size_t k = cfg->straggler_fraction > 0 ? (size_t)(want + 0.5) : 0;
+  k = cfg->straggler_fraction > 0 && k == 0 ? 1 : k;
+  k = k > (size_t)sb->R ? (size_t)sb->R : k;
+  int *all = xbt_malloc((size_t)sb->R * sizeof(int));
+  for (int r = 0; r < sb->R; r++)
+    all[r] = r;
+  sb->stragglers = xbt_malloc((k + 1) * sizeof(int));
+  sb->n_stragglers = k;
+  if (k > 0) {
+    gsl_rng *rng = rng_create(cfg->seed, RNG_ROLE_STRAGGLER, 0);
+    gsl_ran_choose(rng, sb->stragglers, k, all, (size_t)sb->R, sizeof(int)); /* keeps rank order */
+    gsl_rng_free(rng);
+  }
+  for (size_t i = 0; i < k; i++)
+    sb->replicas[sb->stragglers[i]].slowdown = cfg->straggler_slowdown;
+  xbt_free(all);
+}
+
+static void shard_init(sandblaster *sb, shard *s, int k, const gsl_vector *x0)
+{
+  size_t sim_b, sim_e;
+  s->sb = sb;
+  s->rank = k;
+  data_shard_bounds(sb->n, (size_t)sb->S, (size_t)k, &s->begin, &s->end);
+  data_shard_bounds((size_t)sb->cfg->sim_params, (size_t)sb->S, (size_t)k, &sim_b, &sim_e);
+  s->sim_elems = (double)(sim_e - sim_b);
+  size_t len = s->end - s->begin;
+  s->slots = gsl_matrix_calloc((size_t)lbfgs_n_slots(sb->p->history), len);
+  memcpy(gsl_matrix_ptr(s->slots, LBFGS_SLOT_X, 0), x0->data + s->begin, len * sizeof(double));
+  if (sb->p->exact_sum) {
+    s->parts = gsl_matrix_alloc((size_t)sb->P, len);
+    s->have = xbt_malloc0((size_t)sb->P);
+  } else {
+    s->totals = gsl_matrix_alloc((size_t)sb->R, len);
+    s->counts = xbt_malloc0((size_t)sb->R * sizeof(long));
+  }
+  s->reduce_slot = -1;
+  s->inbox = mbox_of("sb-shard", k);
+}
+
+static void replica_init(sandblaster *sb, replica *r, int rank)
+{
+  size_t hold = (size_t)sb->p->push_every;
+  r->sb = sb;
+  r->rank = rank;
+  r->slowdown = 1;
+  r->w = gsl_vector_calloc(sb->n);
+  r->total = gsl_vector_calloc(sb->n);
+  r->ws = net_ws_create(sb->cfg->model, sb->portion);
+  r->held = gsl_matrix_alloc(hold, sb->n);
+  r->held_id = xbt_malloc(hold * sizeof(long));
+  r->held_loss = xbt_malloc(hold * sizeof(double));
+  r->push = xbt_malloc0((size_t)sb->S * sizeof(sg_comm_t));
+  r->comms = xbt_malloc0((size_t)sb->S * sizeof(sg_comm_t));
+  r->replies = xbt_malloc0((size_t)sb->S * sizeof(msg *));
+  r->inbox = mbox_of("sb-replica", rank);
+}
+
+static void start_actor(const char *role, int rank, sg_host_t host, void *data, void (*body)(int, char **))
+{
+  char name[32];
+  mbox_name(name, sizeof(name), role, rank);
+  sg_actor_t a = sg_actor_init(name, host);
+  sg_actor_set_data(a, data);
+  sg_actor_start(a, body, 0, NULL);
+}
+
+/* Rows per portion: the key, or about ten portions per replica (Dean'12 4.2: portions
+ * much smaller than 1/R of a batch). */
+static size_t portion_size(const sandblaster_params *p, size_t N)
+{
+  size_t want = p->portion > 0 ? (size_t)p->portion : (N + 10 * (size_t)p->replicas - 1) / (10 * (size_t)p->replicas);
+  return want < 1 ? 1 : want > N ? N : want;
+}
+
+sandblaster *sandblaster_deploy(const run_config *cfg, metrics *m)
+{
+  const sandblaster_params *p = &cfg->sandblaster;
+  if (!cfg->numerics || cfg->n_hosts < sandblaster_hosts_needed(p) || (size_t)p->ps_shards > net_n_params(cfg->model))
+    return NULL;
+  sandblaster *sb = xbt_malloc0(sizeof(*sb));
+  sb->cfg = cfg;
+  sb->p = p;
+  sb->R = p->replicas;
+  sb->S = p->ps_shards;
+  sb->n = net_n_params(cfg->model);
+  sb->N = data_n(cfg->train);
+  sb->portion = portion_size(p, sb->N);
+  sb->P = (long)((sb->N + sb->portion - 1) / sb->portion);
+  sb->m = m;
+  sb->slot = metrics_slot_at(m, 0);
+  sb->x_lock = sg_mutex_init();
+  sb->partials = xbt_malloc0((size_t)sb->S * sizeof(double));
+  sb->state = xbt_malloc0((size_t)sb->P);
+  sb->copies = xbt_malloc0((size_t)sb->P);
+  sb->first_holder = xbt_malloc0((size_t)sb->P * sizeof(int));
+  sb->loss = xbt_malloc0((size_t)sb->P * sizeof(double));
+  sb->working = xbt_malloc0((size_t)sb->R * sizeof(long));
+  sb->parked = xbt_malloc((size_t)sb->R);
+  memset(sb->parked, 1, (size_t)sb->R);
+  sb->coord_box = mbox_of("sb-coord", 0);
+  sb->answer_box = mbox_of("sb-answers", 0);
+  gsl_vector *x0 = minibatch_initial_params(cfg->model, cfg->seed);
+  sb->shards = xbt_malloc0((size_t)sb->S * sizeof(shard));
+  for (int k = 0; k < sb->S; k++)
+    shard_init(sb, &sb->shards[k], k, x0);
+  gsl_vector_free(x0);
+  sb->replicas = xbt_malloc0((size_t)sb->R * sizeof(replica));
+  for (int r = 0; r < sb->R; r++)
+    replica_init(sb, &sb->replicas[r], r);
+  pick_stragglers(sb);
+  sb->eval = eval_ctl_create(cfg, m, 1, snapshot, sb);
+  for (int k = 0; k < sb->S; k++)
+    start_actor("sb-shard", k, shard_host(sb, k), &sb->shards[k], shard_actor);
+  for (int r = 0; r < sb->R; r++)
+    start_actor("sb-replica", r, cfg->hosts[r], &sb->replicas[r], replica_actor);
+  start_actor("sb-coord", 0, coord_host(sb), sb, coordinator_actor);
+  eval_start(sb->eval, coord_host(sb));
+  return sb;
+}
+
+void sandblaster_free(sandblaster *sb)
+{
+  if (sb == NULL)
+    return;
+  for (int k = 0; k < sb->S; k++) {
+    shard *s = &sb->shards[k];
+    gsl_matrix_free(s->slots);
+    if (s->parts)
+      gsl_matrix_free(s->parts);
+    if (s->totals)
+      gsl_matrix_free(s->totals);
+    xbt_free(s->have);
+    xbt_free(s->counts);
+  }
+  for (int r = 0; r < sb->R; r++) {
+    replica *rp = &sb->replicas[r];
+    gsl_vector_free(rp->w);
+    gsl_vector_free(rp->total);
+    net_ws_free(rp->ws);
+    gsl_matrix_free(rp->held);
+    xbt_free(rp->held_id);
+    xbt_free(rp->held_loss);
+    xbt_free(rp->push);
+    xbt_free(rp->comms);
+    xbt_free(rp->replies);
+  }
+  eval_ctl_free(sb->eval);
+  sg_mutex_destroy(sb->x_lock);
+  xbt_free(sb->shards);
+  xbt_free(sb->replicas);
+  xbt_free(sb->partials);
+  xbt_free(sb->state);
+  xbt_free(sb->copies);
+  xbt_free(sb->first_holder);
+  xbt_free(sb->loss);
+  xbt_free(sb->working);
+  xbt_free(sb->parked);
+  xbt_free(sb->log);
+  xbt_free(sb->stragglers);
+  xbt_free(sb);
+}
+
+void sandblaster_result(const sandblaster *sb, lbfgs_result *r) { *r = sb->result; }
+
+size_t sandblaster_batches(const sandblaster *sb, const sandblaster_batch **b)
+{
+  *b = sb->log;
+  return sb->n_log;
+}
+
+long sandblaster_examples(const sandblaster *sb)
+{
+  long n = 0;
+  for (size_t i = 0; i < sb->n_log; i++)
+    n += sb->log[i].examples;
+  return n;
+}
+
+size_t sandblaster_stragglers(const sandblaster *sb, const int **ranks)
+{
+  *ranks = sb->stragglers;
+  return sb->n_stragglers;
+}

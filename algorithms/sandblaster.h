@@ -1,0 +1,51 @@
+#ifndef ALGORITHMS_SANDBLASTER_H
+#define ALGORITHMS_SANDBLASTER_H
+/* sandblaster.h - Sandblaster L-BFGS (Dean et al. 2012, section 4.2 and Appendix): a
+ * coordinator runs L-BFGS through small commands that parameter-server shards execute
+ * on their slices of every vector, while model replicas compute the full-batch gradient
+ * in portions the coordinator hands out, with backup copies near the end of a batch. */
+
+#include <stddef.h>
+
+#include "algorithms/metrics.h"
+#include "algorithms/run.h"
+#include "models/lbfgs.h"
+
+typedef struct sandblaster sandblaster;
+
+/* One evaluation of the loss and its gradient over the training set (a batch). */
+typedef struct sandblaster_batch {
+  long iteration;    /* L-BFGS iterations completed when the batch started */
+  double start, end; /* simulated s: the first portion handed out; the gradient summed on the shards */
+  long portions;     /* portions the batch was cut into */
+  long copies;       /* portion copies handed out: portions + backups */
+  long backups;      /* backup copies handed out */
+  long backup_wins;  /* portions whose counted copy was the backup */
+  long discarded;    /* finished copies that did not count (another copy counted first) */
+  long examples;     /* examples of the counted portions: the training set, each example once */
+  double f;          /* mean training loss */
+} sandblaster_batch;
+
+/* Hosts the run needs: replicas on cfg->hosts[0..R-1], shards on [R..R+S-1], the
+ * coordinator on [R+S]. */
+size_t sandblaster_hosts_needed(const sandblaster_params *p);
+/* Metrics slots: one, the coordinator's (steps = L-BFGS iterations). */
+size_t sandblaster_metrics_slots(void);
+
+/* Creates the coordinator, replica, shard and evaluator actors for cfg (numerics on:
+ * cfg->train is the batch; cfg and m outlive the run). Returns NULL if numerics are off,
+ * cfg has fewer hosts than sandblaster_hosts_needed or more shards than parameters.
+ * Run the engine, then read the results below and free with sandblaster_free. */
+sandblaster *sandblaster_deploy(const run_config *cfg, metrics *m);
+void sandblaster_free(sandblaster *sb);
+
+/* After the run: L-BFGS's final state and counters. */
+void sandblaster_result(const sandblaster *sb, lbfgs_result *r);
+/* The batches in order; returns their number, the array stays owned by sb. */
+size_t sandblaster_batches(const sandblaster *sb, const sandblaster_batch **b);
+/* Examples of every counted portion of every batch. */
+long sandblaster_examples(const sandblaster *sb);
+/* Ranks of the straggling replicas, increasing; returns their number (array owned by sb). */
+size_t sandblaster_stragglers(const sandblaster *sb, const int **ranks);
+
+#endif
