@@ -61,6 +61,7 @@ static int check_layers(const char *v, char *msg, size_t len);
 static int check_virtual(const char *v, char *msg, size_t len);
 static int check_dtype(const char *v, char *msg, size_t len);
 static int check_source(const char *v, char *msg, size_t len);
+static int check_stragglers(const char *v, char *msg, size_t len);
 static const key_spec *key_find(const char *section, const char *key);
 static const key_spec *key_preset(void);
 static const char *preset_name_at(size_t i);
@@ -74,6 +75,9 @@ static const section_spec sections[] = {
   {"data", "training and held-out data"},
   {"sgd", "the single-replica SGD baseline (`run.algorithm = sgd`)"},
   {"downpour", "Downpour SGD (Dean et al. 2012): model replicas and parameter-server shards"},
+  {"sandblaster", "Sandblaster L-BFGS (Dean et al. 2012): a coordinator, parameter-server shards holding "
+                  "every vector, and replicas computing the full-batch gradient in portions"},
+  {"faults", "faults injected into the run"},
 };
 #define N_SECTIONS (sizeof sections / sizeof sections[0])
 
@@ -87,14 +91,16 @@ static const key_spec keys[] = {
   /* [run] */
   {"run", "algorithm", KT_STR, FIELD(algorithm), .def = "downpour", .unit = "",
    .doc = "Training algorithm; `sgd` is the one-replica sequential baseline.",
-   .choices = "downpour|sgd"},
+   .choices = "downpour|sgd|sandblaster"},
   {"run", "seed", KT_U64, FIELD(seed), .def = "1", .unit = "",
    .doc = "Master seed (0 to 2^64-1); every actor's random stream and the synthetic data "
           "derive from it."},
   {"run", "max_sim_time", KT_DOUBLE, FIELD(max_sim_time), .def = "3600", .unit = "s (simulated)",
    .doc = "Stop when the simulated clock reaches this.", GT(0)},
   {"run", "max_steps", KT_LONG, FIELD(max_steps), .def = "0", .unit = "minibatches",
-   .doc = "Stop after this many minibatches per worker / replica; 0: no limit.", GE(0)},
+   .doc = "Stop after this many minibatches per worker / replica (sandblaster: L-BFGS iterations); 0: no "
+          "limit.",
+   GE(0)},
   {"run", "target_accuracy", KT_DOUBLE, FIELD(target_accuracy), .def = "0", .unit = "fraction",
    .doc = "Stop when held-out accuracy reaches this; 0: no target.", GE(0), LE(1)},
   {"run", "eval_every", KT_DOUBLE, FIELD(eval_every), .def = "60", .unit = "s (simulated)",
@@ -201,6 +207,42 @@ static const key_spec keys[] = {
    .doc = "Machines each replica is split over (model parallelism, as `sgd.partitions`); each "
           "machine fetches from and pushes to only the shards holding its own parameters.",
    GE(1)},
+  /* [sandblaster] */
+  {"sandblaster", "replicas", KT_LONG, FIELD(sb_replicas), .def = "20", .unit = "replicas",
+   .doc = "Model replicas, each on its own host, computing portions of every batch.", GE(1)},
+  {"sandblaster", "ps_shards", KT_LONG, FIELD(sb_ps_shards), .def = "10", .unit = "shards",
+   .doc = "Parameter-server shards, each on its own host, each owning a contiguous slice of every "
+          "vector (parameters, gradients, L-BFGS history); at most the model's parameters.",
+   GE(1)},
+  {"sandblaster", "history", KT_LONG, FIELD(sb_history), .def = "10", .unit = "pairs",
+   .doc = "L-BFGS memory m: (s, y) pairs kept on the shards.", GE(1), LE(10000)},
+  {"sandblaster", "portion", KT_LONG, FIELD(sb_portion), .def = "0", .unit = "examples",
+   .doc = "Examples per portion of a batch (the training set); 0: the training set / (10 x "
+          "replicas), rounded up.",
+   GE(0)},
+  {"sandblaster", "push_every", KT_LONG, FIELD(sb_push_every), .def = "4", .unit = "portions",
+   .doc = "A replica pushes its accumulated gradient every this many counted portions (and at once "
+          "when no fresh portion is left).",
+   GE(1), LE(100000)},
+  {"sandblaster", "backups", KT_BOOL, FIELD(sb_backups), .def = "on", .unit = "",
+   .doc = "Backup tasks: near the end of a batch idle replicas get copies of outstanding portions; "
+          "the first copy to finish counts."},
+  {"sandblaster", "backup_at", KT_DOUBLE, FIELD(sb_backup_at), .def = "0", .unit = "fraction",
+   .doc = "Backup copies start once every portion is handed out and this share of the batch's "
+          "portions counts.",
+   GE(0), LE(1)},
+  {"sandblaster", "gtol", KT_DOUBLE, FIELD(sb_gtol), .def = "1e-05", .unit = "",
+   .doc = "L-BFGS stops, converged, when the gradient's 2-norm is at most this.", GE(0)},
+  {"sandblaster", "exact_sum", KT_BOOL, FIELD(sb_exact_sum), .def = "off", .unit = "",
+   .doc = "`on`: pushes carry each counted portion's gradient and shards add them in portion order, "
+          "so the gradient equals the sequential full-batch one bit for bit (one slice per portion on "
+          "the wire); `off`: pushes carry the replica's accumulated gradient."},
+  /* [faults] */
+  {"faults", "stragglers", KT_STR, FIELD(stragglers), .def = "", .unit = "fraction:factor",
+   .doc = "`FRACTION:SLOWDOWN`: that share of the workers (sandblaster's replicas; round(FRACTION x "
+          "replicas), at least one), drawn from the seed, compute SLOWDOWN times slower; empty or "
+          "`none`: no stragglers.",
+   .empty_alias = "none", .check = check_stragglers},
 };
 #define N_KEYS (sizeof keys / sizeof keys[0])
 
@@ -496,6 +538,37 @@ static int check_source(const char *v, char *msg, size_t len)
   }
   msgf(msg, len,
        "%s is not a data source (synthetic-teacher, synthetic-gaussian, libsvm:PATH or csv:PATH)",
+       quote(v, q, sizeof q));
+  return -1;
+}
+
+int scenario_stragglers(const char *text, double *fraction, double *slowdown)
+{
+  char *end;
+  *fraction = 0;
+  *slowdown = 1;
+  if (!*text)
+    return 0;
+  errno = 0;
+  double f = strtod(text, &end);
+  if (end == text || *end != ':' || errno == ERANGE)
+    return -1;
+  const char *rest = end + 1;
+  double s = strtod(rest, &end);
+  if (end == rest || *end != '\0' || errno == ERANGE || !(f >= 0 && f <= 1) || !(s >= 1) || !isfinite(s))
+    return -1;
+  *fraction = f;
+  *slowdown = s;
+  return 0;
+}
+
+static int check_stragglers(const char *v, char *msg, size_t len)
+{
+  char q[QUOTE_MAX + 8];
+  double f, s;
+  if (scenario_stragglers(v, &f, &s) == 0)
+    return 0;
+  msgf(msg, len, "%s is not FRACTION:SLOWDOWN with FRACTION in [0, 1] and SLOWDOWN >= 1 (e.g. 0.1:4)",
        quote(v, q, sizeof q));
   return -1;
 }
@@ -1230,6 +1303,17 @@ int scenario_validate(const scenario *s, const char *origin, char *err, size_t e
   if (strcmp(s->algorithm, "downpour") == 0 && s->partitions > 1 && s->overlap) {
     msgf(err, errlen, "%s: downpour.overlap: not available with partitioned replicas (downpour.partitions = %ld)",
          o, s->partitions);
+    return -1;
+  }
+  int sandblaster = strcmp(s->algorithm, "sandblaster") == 0;
+  if (sandblaster && !s->numerics) {
+    msgf(err, errlen, "%s: model.numerics: sandblaster needs numerics (its line search and stopping test read "
+         "the values); time a large network with model.virtual and a small numeric model.layers instead", o);
+    return -1;
+  }
+  double frac, slow;
+  if (!sandblaster && scenario_stragglers(s->stragglers, &frac, &slow) == 0 && frac > 0) {
+    msgf(err, errlen, "%s: faults.stragglers: only run.algorithm = sandblaster has stragglers so far", o);
     return -1;
   }
   if (split && s->max_steps == 0) {

@@ -15,7 +15,7 @@
 
 typedef struct scenario {
   /* [run] */
-  char algorithm[32];        /* downpour | sgd */
+  char algorithm[32];        /* downpour | sgd | sandblaster */
   uint64_t seed;
   double max_sim_time;       /* simulated seconds, > 0 */
   long max_steps;            /* minibatches per worker / replica; 0: no limit */
@@ -60,6 +60,18 @@ typedef struct scenario {
   long warmstart_steps;
   int overlap;
   long partitions;           /* machines each Downpour replica is split over */
+  /* [sandblaster] */
+  long sb_replicas;
+  long sb_ps_shards;
+  long sb_history;           /* L-BFGS pairs kept */
+  long sb_portion;           /* examples per portion; 0: about ten portions per replica */
+  long sb_push_every;        /* counted portions between two pushes */
+  int sb_backups;
+  double sb_backup_at;       /* share of a batch's portions counted before backup copies start */
+  double sb_gtol;
+  int sb_exact_sum;
+  /* [faults] */
+  char stragglers[64];       /* FRACTION:SLOWDOWN, or "" */
 } scenario;
 
 /* Fills s with every key's default value. */
@@ -91,6 +103,10 @@ void scenario_key_at(const scenario *s, size_t i, const char **section, const ch
  * allowed) into sizes[0..cap-1]. Returns the number of sizes, or -1 if the text is
  * malformed or lists more than cap sizes. sizes may be NULL: then it only counts. */
 int scenario_layers(const char *text, size_t *sizes, size_t cap);
+
+/* Parses a faults.stragglers value "FRACTION:SLOWDOWN" (FRACTION in [0, 1], SLOWDOWN
+ * finite and >= 1; "" means 0:1). Returns 0, or -1 if malformed or out of range. */
+int scenario_stragglers(const char *text, double *fraction, double *slowdown);
 
 /* Prints the key reference as a Markdown table (the README's, and `dtsim list keys`). */
 void scenario_print_reference(FILE *out);

@@ -27,13 +27,15 @@ static int scenario_equal(const scenario *a, const scenario *b)
          NUM_EQ(sgd_batch) && NUM_EQ(sgd_partitions) && NUM_EQ(sgd_lr) && NUM_EQ(replicas) && NUM_EQ(ps_shards) &&
          NUM_EQ(n_fetch) && NUM_EQ(n_push) && NUM_EQ(batch) && NUM_EQ(lr) && NUM_EQ(adagrad) &&
          NUM_EQ(adagrad_gamma) && NUM_EQ(warmstart_steps) && NUM_EQ(overlap) &&
-         NUM_EQ(partitions);
+         NUM_EQ(partitions) && NUM_EQ(sb_replicas) && NUM_EQ(sb_ps_shards) && NUM_EQ(sb_history) &&
+         NUM_EQ(sb_portion) && NUM_EQ(sb_push_every) && NUM_EQ(sb_backups) && NUM_EQ(sb_backup_at) &&
+         NUM_EQ(sb_gtol) && NUM_EQ(sb_exact_sum) && STR_EQ(stragglers);
 #undef STR_EQ
 #undef NUM_EQ
 }
 
-/* The struct has 39 fields (sim/scenario.h); each must have exactly one key. */
-#define N_FIELDS 40
+/* The struct has 50 fields (sim/scenario.h); each must have exactly one key. */
+#define N_FIELDS 50
 
 /* Writes text to a fresh file under /tmp; path receives its name. */
 static void write_temp(const char *text, char *path, size_t len)
@@ -536,9 +538,9 @@ START_TEST(test_scenario_validate_fields)
   ck_assert_int_eq(scenario_validate(&s, "a.ini", err, sizeof err), -1);
   ck_assert_msg(strstr(err, "a.ini: run.eval_every: must be a finite number") != NULL, "%s", err);
   scenario_defaults(&s);
-  strcpy(s.algorithm, "sandblaster");
+  strcpy(s.algorithm, "hogwild");
   ck_assert_int_eq(scenario_validate(&s, "a.ini", err, sizeof err), -1);
-  ck_assert_msg(strstr(err, "a.ini: run.algorithm: 'sandblaster' is not one of") != NULL, "%s",
+  ck_assert_msg(strstr(err, "a.ini: run.algorithm: 'hogwild' is not one of") != NULL, "%s",
                 err);
   scenario_defaults(&s);
   strcpy(s.source, "csv:");
@@ -603,9 +605,47 @@ START_TEST(test_scenario_reference_table)
     ck_assert_ptr_nonnull(unit);
   }
   ck_assert_ptr_nonnull(strstr(buf, "| `downpour.lr` | `0.05` |"));
-  ck_assert_ptr_nonnull(strstr(buf, "One of: `downpour`, `sgd`."));
+  ck_assert_ptr_nonnull(strstr(buf, "One of: `downpour`, `sgd`, `sandblaster`."));
   ck_assert_ptr_nonnull(strstr(buf, "Range: in (0, 1]."));
   free(buf);
+}
+END_TEST
+
+/* [faults] stragglers = FRACTION:SLOWDOWN (SPEC 4), and what Sandblaster needs. */
+START_TEST(test_scenario_faults)
+{
+  scenario s;
+  char err[ERRLEN] = "";
+  double f, x;
+  ck_assert_int_eq(scenario_stragglers("0.25:8", &f, &x), 0);
+  ck_assert(f == 0.25 && x == 8);
+  ck_assert_int_eq(scenario_stragglers("", &f, &x), 0);
+  ck_assert(f == 0 && x == 1);
+  const char *bad[] = {"0.25", "0.25:", ":8", "1.5:2", "-0.1:2", "0.5:0.5", "0.5:inf", "0.5:2x", "a:b", NULL};
+  for (int i = 0; bad[i]; i++) {
+    ck_assert_msg(scenario_stragglers(bad[i], &f, &x) == -1, "accepted %s", bad[i]);
+    scenario_defaults(&s);
+    char set[64];
+    snprintf(set, sizeof set, "faults.stragglers=%s", bad[i]);
+    ck_assert_int_eq(scenario_set(&s, set, err, sizeof err), -1);
+    ck_assert_msg(strstr(err, "is not FRACTION:SLOWDOWN") != NULL, "%s", err);
+  }
+  scenario_defaults(&s);
+  ck_assert_int_eq(scenario_set(&s, "faults.stragglers=none", err, sizeof err), 0);
+  ck_assert_str_eq(s.stragglers, "");
+  ck_assert_int_eq(scenario_set(&s, "faults.stragglers=0.1:4", err, sizeof err), 0);
+  ck_assert_int_eq(scenario_validate(&s, "a.ini", err, sizeof err), -1); /* downpour has none yet */
+  ck_assert_str_eq(err, "a.ini: faults.stragglers: only run.algorithm = sandblaster has stragglers so far");
+  ck_assert_int_eq(scenario_set(&s, "run.algorithm=sandblaster", err, sizeof err), 0);
+  ck_assert_msg(scenario_validate(&s, "a.ini", err, sizeof err) == 0, "%s", err);
+  s.numerics = 0;
+  ck_assert_int_eq(scenario_validate(&s, "a.ini", err, sizeof err), -1);
+  ck_assert_msg(strstr(err, "a.ini: model.numerics: sandblaster needs numerics") != NULL, "%s", err);
+  scenario_defaults(&s);
+  ck_assert_int_eq(scenario_set(&s, "sandblaster.backup_at=1.5", err, sizeof err), -1);
+  ck_assert_str_eq(err, "--set sandblaster.backup_at=1.5: must be in [0, 1], got 1.5");
+  ck_assert_int_eq(scenario_set(&s, "sandblaster.push_every=0", err, sizeof err), -1);
+  ck_assert_int_eq(scenario_set(&s, "sandblaster.history=0", err, sizeof err), -1);
 }
 END_TEST
 
@@ -635,6 +675,7 @@ Suite *scenario_suite(void)
   tc = tcase_create("validate");
   tcase_add_test(tc, test_scenario_validate_shapes);
   tcase_add_test(tc, test_scenario_validate_fields);
+  tcase_add_test(tc, test_scenario_faults);
   tcase_add_test(tc, test_scenario_validate_layers_helper);
   suite_add_tcase(s, tc);
   tc = tcase_create("reference");
