@@ -17,6 +17,7 @@
 #include "algorithms/downpour.h"
 #include "algorithms/modelpar.h"
 #include "algorithms/msg.h"
+#include "algorithms/sandblaster.h"
 #include "algorithms/sgd.h"
 #include "models/arch.h"
 #include "models/archnet.h"
@@ -190,8 +191,18 @@ static int build_plan(const scenario *sc, build *b, char *err)
   return 0;
 }
 
+static sandblaster_params sandblaster_of(const scenario *sc)
+{
+  return (sandblaster_params){(int)sc->sb_replicas, (int)sc->sb_ps_shards, (int)sc->sb_history, sc->sb_portion,
+                              sc->sb_push_every, sc->sb_backups, sc->sb_backup_at, sc->sb_gtol, sc->sb_exact_sum};
+}
+
 static size_t hosts_needed(const scenario *sc)
 {
+  if (strcmp(sc->algorithm, "sandblaster") == 0) {
+    sandblaster_params p = sandblaster_of(sc);
+    return sandblaster_hosts_needed(&p);
+  }
   if (strcmp(sc->algorithm, "sgd") == 0)
     return uses_modelpar(sc) ? (size_t)sc->sgd_partitions : sgd_hosts_needed();
   downpour_params p = {.replicas = (int)sc->replicas, .ps_shards = (int)sc->ps_shards,
@@ -370,6 +381,8 @@ static void fill_config(const scenario *sc, const build *b, run_config *cfg)
   cfg->downpour = (downpour_params){(int)sc->replicas, (int)sc->ps_shards, sc->n_fetch, sc->n_push, sc->batch,
                                     sc->lr, sc->adagrad, sc->adagrad_gamma, sc->warmstart_steps, sc->overlap,
                                     (int)sc->partitions};
+  cfg->sandblaster = sandblaster_of(sc);
+  scenario_stragglers(sc->stragglers, &cfg->straggler_fraction, &cfg->straggler_slowdown);
 }
 
 /* SimGrid's argv: the user's options after ours, so theirs win. */
@@ -420,12 +433,16 @@ static int simulate(const scenario *sc, build *b, const engine_opts *o, int argc
     cfg.on_eval_ctx = &prog;
   }
   int is_sgd = strcmp(sc->algorithm, "sgd") == 0, is_mp = uses_modelpar(sc);
+  int is_sb = strcmp(sc->algorithm, "sandblaster") == 0;
   metrics *m = metrics_create(is_mp    ? modelpar_metrics_slots(b->plan)
                               : is_sgd ? sgd_metrics_slots()
+                              : is_sb  ? sandblaster_metrics_slots()
                                        : downpour_metrics_slots(&cfg.downpour));
   modelpar *mp = is_mp ? modelpar_deploy(&cfg, b->plan, b->numeric, output_coupled(sc), m) : NULL;
   sgd *s = is_sgd && !is_mp ? sgd_deploy(&cfg, m) : NULL;
-  downpour *d = is_sgd ? NULL : downpour_deploy(&cfg, b->plan, b->numeric, output_coupled(sc), m);
+  sandblaster *sb = is_sb ? sandblaster_deploy(&cfg, m) : NULL;
+  downpour *d = is_sgd || is_sb ? NULL : downpour_deploy(&cfg, b->plan, b->numeric, output_coupled(sc), m);
+  xbt_assert(!is_sb || sb, "sandblaster_deploy refused a configuration the engine checked");
   simgrid_run();
   if (prog.shown)
     fputc('\n', stderr);
@@ -435,7 +452,8 @@ static int simulate(const scenario *sc, build *b, const engine_opts *o, int argc
   res.m = m;
   res.sim_time = simgrid_get_clock();
   res.steps = metrics_total_steps(m);
-  res.examples = res.steps * (is_sgd ? sc->sgd_batch : sc->batch);
+  res.examples = is_sb ? sandblaster_examples(sb) : res.steps * (is_sgd ? sc->sgd_batch : sc->batch);
+  res.sandblaster = sb;
   res.bytes_total = msg_bytes_sent();
   res.hosts_used = b->needed;
   res.status = metrics_status_name(metrics_get_status(m));
@@ -456,6 +474,7 @@ static int simulate(const scenario *sc, build *b, const engine_opts *o, int argc
   msg_traffic_free();
   run_engine_teardown();
   sgd_free(s);
+  sandblaster_free(sb);
   modelpar_free(mp);
   downpour_free(d);
   metrics_free(m);
@@ -486,6 +505,11 @@ int engine_run(const scenario *sc, const engine_opts *o)
              sc->replicas, data_n(b.train));
     rc = fail(err);
   }
+  if (rc == 0 && strcmp(sc->algorithm, "sandblaster") == 0 && (size_t)sc->sb_ps_shards > net_n_params(b.model)) {
+    snprintf(err, ERRLEN, "sandblaster.ps_shards: %ld shards, but the model has only %zu parameters to slice",
+             sc->sb_ps_shards, net_n_params(b.model));
+    rc = fail(err);
+  }
   if (rc == 0 && build_platform(sc, &b, err) != 0)
     rc = fail(err);
   if (rc == 0) {
@@ -495,9 +519,10 @@ int engine_run(const scenario *sc, const engine_opts *o)
     else if ((size_t)hosts < b.needed) {
       snprintf(err, ERRLEN, "%s: the platform has %ld hosts, the run needs %zu (%s)",
                sc->file[0] ? sc->file : sc->preset, hosts, b.needed,
-               strcmp(sc->algorithm, "downpour") == 0 ? "downpour.replicas x downpour.partitions + downpour.ps_shards"
-               : uses_modelpar(sc)                   ? "sgd.partitions"
-                                                     : "1 worker");
+               strcmp(sc->algorithm, "downpour") == 0      ? "downpour.replicas x downpour.partitions + downpour.ps_shards"
+               : strcmp(sc->algorithm, "sandblaster") == 0 ? "sandblaster.replicas + sandblaster.ps_shards + 1 coordinator"
+               : uses_modelpar(sc)                         ? "sgd.partitions"
+                                                           : "1 worker");
       rc = fail(err);
     }
   }

@@ -101,6 +101,8 @@ static int list_main(int argc, char **argv)
     printf("preset     %-22s %s\n", platform_preset_at(i, &desc), desc);
   printf("algorithm  %-22s %s\n", "downpour", "Downpour SGD: async replicas, sharded parameter server (Dean et al. 2012)");
   printf("algorithm  %-22s %s\n", "sgd", "sequential minibatch SGD on one host (the baseline)");
+  printf("algorithm  %-22s %s\n", "sandblaster",
+         "Sandblaster L-BFGS: coordinator, sharded vectors, load-balanced replicas (Dean et al. 2012)");
   printf("model      %-22s %s\n", "linear", "linear regression, squared loss (layers = D,1)");
   printf("model      %-22s %s\n", "logistic", "binary logistic regression (layers = D,1)");
   printf("model      %-22s %s\n", "softmax", "multinomial logistic regression (layers = D,K)");

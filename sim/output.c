@@ -118,6 +118,56 @@ static json_t *scenario_json(const scenario *sc)
   return root;
 }
 
+static json_t *json_counts(const lbfgs_counts *c)
+{
+  json_t *o = json_object();
+  json_object_set_new(o, "dot", json_integer(c->dot));
+  json_object_set_new(o, "axpy", json_integer(c->axpy));
+  json_object_set_new(o, "scale", json_integer(c->scale));
+  json_object_set_new(o, "copy", json_integer(c->copy));
+  json_object_set_new(o, "evaluate", json_integer(c->evaluate));
+  return o;
+}
+
+/* Sandblaster's own results: L-BFGS's final state and command counts, the batches'
+ * backup work, the straggling replicas. */
+static json_t *sandblaster_json(const sandblaster *sb)
+{
+  lbfgs_result lr;
+  sandblaster_result(sb, &lr);
+  json_t *o = json_object();
+  json_object_set_new(o, "lbfgs_status", json_string(lbfgs_status_name(lr.status)));
+  json_object_set_new(o, "iterations", json_integer(lr.iterations));
+  json_object_set_new(o, "evaluations", json_integer(lr.evaluations));
+  json_object_set_new(o, "skipped_pairs", json_integer(lr.skipped));
+  json_object_set_new(o, "f", json_num(lr.f));
+  json_object_set_new(o, "gnorm", json_num(lr.gnorm));
+  json_object_set_new(o, "commands", json_counts(&lr.total));
+  json_object_set_new(o, "last_iteration_commands", json_counts(&lr.last));
+  const sandblaster_batch *b;
+  size_t nb = sandblaster_batches(sb, &b);
+  long backups = 0, wins = 0, discarded = 0;
+  double time = 0;
+  for (size_t i = 0; i < nb; i++) {
+    backups += b[i].backups;
+    wins += b[i].backup_wins;
+    discarded += b[i].discarded;
+    time += b[i].end - b[i].start;
+  }
+  json_object_set_new(o, "batches", json_integer((json_int_t)nb));
+  json_object_set_new(o, "batch_time_mean_s", json_num(nb ? time / (double)nb : NAN));
+  json_object_set_new(o, "backups", json_integer(backups));
+  json_object_set_new(o, "backup_wins", json_integer(wins));
+  json_object_set_new(o, "discarded", json_integer(discarded));
+  const int *ranks;
+  size_t ns = sandblaster_stragglers(sb, &ranks);
+  json_t *st = json_array();
+  for (size_t i = 0; i < ns; i++)
+    json_array_append_new(st, json_integer(ranks[i]));
+  json_object_set_new(o, "stragglers", st);
+  return o;
+}
+
 static char *summary_json(const run_result *r)
 {
   metrics *m = r->m;
@@ -170,6 +220,8 @@ static char *summary_json(const run_result *r)
   json_object_set_new(root, "comm", comm);
   json_object_set_new(root, "hosts_used", json_integer((json_int_t)r->hosts_used));
   json_object_set_new(root, "status", json_string(r->status));
+  if (r->sandblaster)
+    json_object_set_new(root, "sandblaster", sandblaster_json(r->sandblaster));
   char *s = json_dumps(root, JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(17));
   json_decref(root);
   return s;
@@ -217,6 +269,23 @@ int output_write_all(const char *dir, const run_result *r, char *err, size_t err
     buf_printf(&b, "\n");
   }
   rc = rc ? rc : output_write_file(dir, "links.csv", b.s, b.len, err, errlen);
+
+  const sandblaster_batch *sb;
+  size_t nb = r->sandblaster ? sandblaster_batches(r->sandblaster, &sb) : 0;
+  b.len = 0;
+  buf_printf(&b, "batch,iteration,start_s,time_s,portions,copies,backups,backup_wins,discarded,examples,loss\n");
+  for (size_t i = 0; i < nb; i++) {
+    buf_printf(&b, "%zu,%ld,", i + 1, sb[i].iteration);
+    buf_double(&b, sb[i].start);
+    buf_printf(&b, ",");
+    buf_double(&b, sb[i].end - sb[i].start);
+    buf_printf(&b, ",%ld,%ld,%ld,%ld,%ld,%ld,", sb[i].portions, sb[i].copies, sb[i].backups, sb[i].backup_wins,
+               sb[i].discarded, sb[i].examples);
+    buf_double(&b, sb[i].f);
+    buf_printf(&b, "\n");
+  }
+  if (r->sandblaster)
+    rc = rc ? rc : output_write_file(dir, "batches.csv", b.s, b.len, err, errlen);
   xbt_free(b.s);
   return rc;
 }

@@ -1,13 +1,15 @@
 #ifndef SIM_OUTPUT_H
 #define SIM_OUTPUT_H
 /* output.h - the result files of a run (SPEC section 6): summary.json,
- * progress.csv, staleness.csv, links.csv, each written to a temporary name and
- * renamed when complete; and --expect, the comparison with a saved result. */
+ * progress.csv, staleness.csv, links.csv (and Sandblaster's batches.csv), each written
+ * to a temporary name and renamed when complete; and --expect, the comparison with a
+ * saved result. */
 
 #include <stddef.h>
 #include <stdint.h>
 
 #include "algorithms/metrics.h"
+#include "algorithms/sandblaster.h"
 #include "sim/scenario.h"
 
 typedef struct link_stat {
@@ -27,9 +29,11 @@ typedef struct run_result {
   double bytes_total;     /* simulated bytes of all messages sent */
   size_t hosts_used;
   const char *status;
+  const sandblaster *sandblaster; /* a Sandblaster run (its batches and L-BFGS state), or NULL */
 } run_result;
 
-/* Creates dir if needed and writes the four result files into it atomically.
+/* Creates dir if needed and writes the four result files into it atomically (five
+ * for Sandblaster: batches.csv; summary.json then has a "sandblaster" block).
  * Returns 0, or -1 with one line in err. */
 int output_write_all(const char *dir, const run_result *r, char *err, size_t errlen);
 
