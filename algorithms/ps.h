@@ -3,7 +3,8 @@
 /* ps.h - a parameter-server shard (Dean et al. 2012, section 4.1): it owns one
  * contiguous slice of the parameters, answers fetches with a copy of its slice,
  * and applies each pushed gradient as it arrives, with fixed-rate SGD or Adagrad
- * kept on the shard. Shared by Downpour and, later, Sandblaster. */
+ * kept on the shard. Downpour's; Sandblaster's shards (sandblaster.c) hold L-BFGS's slot
+ * vectors and run commands on them instead. */
 
 #include <gsl/gsl_vector.h>
 #include <simgrid/forward.h>

@@ -393,7 +393,7 @@ static void push_gradient(replica *r, const long *ids, long k)
 /* The coordinator's verdict on the held portions (data[i] != 0: portion i counts):
  * add the counted ones, weighted, to the running total in the order they were finished
  * (with one replica: portion order, as lbfgs_net_fdf), then push. */
-static void add_counted(replica *r, const msg *verdict)
+static void accumulate_gradient(replica *r, const msg *verdict)
 {
   sandblaster *sb = r->sb;
   xbt_assert(verdict->n == (size_t)r->n_held, "replica %d: a verdict on %zu of %ld portions", r->rank, verdict->n,
@@ -440,7 +440,7 @@ static void replica_actor(int argc, char **argv)
   msg *m = msg_recv(r->inbox); /* the first portion, or MSG_STOP */
   while (m->kind == MSG_PORTION) {
     if (m->op)
-      add_counted(r, m);
+      accumulate_gradient(r, m);
     if (m->version < 0) { /* nothing to do for now */
       msg_free(m);
       m = msg_recv(r->inbox);

@@ -59,7 +59,8 @@ static const char run_usage[] =
     "  --print-default print the built-in default scenario and exit\n"
     "\n"
     "Outputs: summary.json, progress.csv (sim_time_s,step,loss,accuracy),\n"
-    "staleness.csv (staleness,count), links.csv (link,bytes,utilization).\n";
+    "staleness.csv (staleness,count), links.csv (link,bytes,utilization); sandblaster\n"
+    "also writes batches.csv (one row per batch: time, portions, backup copies, examples).\n";
 
 static const char list_usage[] =
     "usage: dtsim list [keys]\n"

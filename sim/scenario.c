@@ -226,7 +226,7 @@ static const key_spec keys[] = {
    GE(1), LE(100000)},
   {"sandblaster", "backups", KT_BOOL, FIELD(sb_backups), .def = "on", .unit = "",
    .doc = "Backup tasks: near the end of a batch idle replicas get copies of outstanding portions; "
-          "the first copy to finish counts."},
+          "the first copy the coordinator counts wins, the other is discarded."},
   {"sandblaster", "backup_at", KT_DOUBLE, FIELD(sb_backup_at), .def = "0", .unit = "fraction",
    .doc = "Backup copies start once every portion is handed out and this share of the batch's "
           "portions counts.",
