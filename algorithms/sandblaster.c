@@ -135,9 +135,11 @@ struct sandblaster {
   int *first_holder;  /* [p]: the replica given the first copy */
   double *loss;       /* [p]: the counted copy's loss */
   long next_fresh;    /* portions handed out at least once */
+  long backup_from;   /* portions before it are counted or have their backup */
   long counted;
   long *working;      /* [r]: batch of the portion replica r computes; 0: idle */
   char *parked;       /* [r]: idle, waiting for work */
+  int n_parked;
   sandblaster_batch *log;
   size_t n_log, cap_log;
 };
@@ -504,6 +506,7 @@ static void send_portion(sandblaster *sb, int r, long p, msg *verdict)
   m->version = p;
   m->slot[0] = sb->slot_x;
   sb->working[r] = p >= 0 ? sb->batch : 0;
+  sb->n_parked += (p < 0) - sb->parked[r];
   sb->parked[r] = p < 0;
   msg_send(sb->replicas[r].inbox, sb->cfg->hosts[r], m, MSG_HEADER_BYTES + (double)m->n);
 }
@@ -524,21 +527,23 @@ static long next_portion(sandblaster *sb, int r)
   }
   if (!sb->p->backups || (double)sb->counted < sb->p->backup_at * (double)sb->P)
     return -1;
-  for (long p = 0; p < sb->P; p++)
-    if (sb->state[p] == PORTION_OUT && sb->copies[p] == 1) {
-      xbt_assert(sb->first_holder[p] != r, "replica %d asked for work while it holds portion %ld", r, p);
-      sb->copies[p] = 2;
-      b->copies++;
-      b->backups++;
-      return p;
-    }
-  return -1;
+  while (sb->backup_from < sb->P &&
+         (sb->state[sb->backup_from] == PORTION_COUNTED || sb->copies[sb->backup_from] == 2))
+    sb->backup_from++; /* both are final within a batch */
+  long p = sb->backup_from;
+  if (p == sb->P)
+    return -1;
+  xbt_assert(sb->first_holder[p] != r, "replica %d asked for work while it holds portion %ld", r, p);
+  sb->copies[p] = 2;
+  b->copies++;
+  b->backups++;
+  return p;
 }
 
 /* Gives work to idle replicas, in rank order, while there is some. */
 static void dispatch_parked(sandblaster *sb)
 {
-  for (int r = 0; r < sb->R; r++) {
+  for (int r = 0; r < sb->R && sb->n_parked > 0; r++) {
     if (!sb->parked[r])
       continue;
     long p = next_portion(sb, r);
@@ -599,6 +604,7 @@ static void begin_batch(sandblaster *sb, int x)
   sb->batch++;
   sb->slot_x = x;
   sb->next_fresh = 0;
+  sb->backup_from = 0;
   sb->counted = 0;
   memset(sb->state, PORTION_PENDING, (size_t)sb->P);
   memset(sb->copies, 0, (size_t)sb->P);
@@ -771,7 +777,8 @@ static void shard_init(sandblaster *sb, shard *s, int k, const gsl_vector *x0)
 
 static void replica_init(sandblaster *sb, replica *r, int rank)
 {
-  size_t hold = (size_t)sb->p->push_every;
+  /* it is counted as soon as it holds push_every, and a batch has only P */
+  size_t hold = (size_t)(sb->p->push_every < sb->P ? sb->p->push_every : sb->P);
   r->sb = sb;
   r->rank = rank;
   r->slowdown = 1;
@@ -829,6 +836,7 @@ sandblaster *sandblaster_deploy(const run_config *cfg, metrics *m)
   sb->working = xbt_malloc0((size_t)sb->R * sizeof(long));
   sb->parked = xbt_malloc((size_t)sb->R);
   memset(sb->parked, 1, (size_t)sb->R);
+  sb->n_parked = sb->R;
   sb->coord_box = mbox_of("sb-coord", 0);
   sb->answer_box = mbox_of("sb-answers", 0);
   gsl_vector *x0 = minibatch_initial_params(cfg->model, cfg->seed);
