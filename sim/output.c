@@ -277,13 +277,13 @@ static int json_diff(const json_t *want, const json_t *got, char *path, size_t p
   return 1;
 }
 
-static char *slurp(const char *path)
+char *output_read_file(const char *path, size_t *len)
 {
   FILE *f = fopen(path, "rb");
   if (f == NULL)
     return NULL;
   buf b = {0};
-  char chunk[8192];
+  char chunk[65536];
   size_t n;
   while ((n = fread(chunk, 1, sizeof(chunk), f)) > 0) {
     if (b.len + n + 1 > b.cap) {
@@ -297,6 +297,8 @@ static char *slurp(const char *path)
   if (b.s == NULL)
     b.s = xbt_malloc0(1);
   b.s[b.len] = '\0';
+  if (len)
+    *len = b.len;
   return b.s;
 }
 
@@ -350,14 +352,14 @@ int output_expect(const char *dir, const char *expect_path, char *msg, size_t ms
     snprintf(msg, msglen, "%s: --expect takes a saved summary.json or progress.csv", expect_path);
     return 2;
   }
-  char *want = slurp(expect_path);
+  char *want = output_read_file(expect_path, NULL);
   if (want == NULL) {
     snprintf(msg, msglen, "%s: cannot open: %s", expect_path, strerror(errno));
     return 2;
   }
   char mine[4096];
   snprintf(mine, sizeof(mine), "%s/%s", dir, is_json ? "summary.json" : "progress.csv");
-  char *got = slurp(mine);
+  char *got = output_read_file(mine, NULL);
   int rc;
   if (got == NULL) {
     snprintf(msg, msglen, "%s: cannot open: %s", mine, strerror(errno));

@@ -42,4 +42,8 @@ int output_expect(const char *dir, const char *expect_path, char *msg, size_t ms
 int output_write_file(const char *dir, const char *name, const char *data, size_t len, char *err,
                       size_t errlen);
 
+/* The whole file at path, NUL-terminated (its length, without the NUL, into *len if
+ * len is not NULL), or NULL if it cannot be opened. Caller frees with xbt_free. */
+char *output_read_file(const char *path, size_t *len);
+
 #endif
