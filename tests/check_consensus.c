@@ -25,12 +25,16 @@ static const char base_ini[] =
  * message's trip (LV08: 13.01 x 2 x 50 us), so async agents mix values a round old. */
 #define SLOW_HOSTS "platform.file=" TEST_DATA_DIR "/consensus-16.xml"
 
-/* Runs `dtsim run base.ini --quiet --out OUT` plus `--set` for each of sets (NULL
- * terminated) and extra arguments (NULL terminated, may be NULL); returns the exit status. */
-static int run_status(const char *dir, const char *out, const char *const *sets, const char *const *extra)
+/* args = `run base.ini --quiet --out OUT`, `--set` and each of sets (NULL terminated),
+ * then the extra arguments (NULL terminated, may be NULL), then NULL. */
+static void run_args(const char **args, const char *out, const char *const *sets, const char *const *extra)
 {
-  const char *args[64] = {"run", "base.ini", "--quiet", "--out", out};
-  int n = 5;
+  int n = 0;
+  args[n++] = "run";
+  args[n++] = "base.ini";
+  args[n++] = "--quiet";
+  args[n++] = "--out";
+  args[n++] = out;
   for (int i = 0; sets && sets[i]; i++) {
     args[n++] = "--set";
     args[n++] = sets[i];
@@ -38,22 +42,22 @@ static int run_status(const char *dir, const char *out, const char *const *sets,
   for (int i = 0; extra && extra[i]; i++)
     args[n++] = extra[i];
   args[n] = NULL;
+}
+
+/* Runs dtsim in dir with run_args; returns the exit status. */
+static int run_status(const char *dir, const char *out, const char *const *sets, const char *const *extra)
+{
+  const char *args[64];
+  run_args(args, out, sets, extra);
   return cli_run(dir, args);
 }
 
 /* The same, asserting success; returns summary.json. */
 static json_t *run_ok(const char *dir, const char *out, const char *const *sets, const char *const *extra)
 {
-  int rc = run_status(dir, out, sets, extra);
-  char *err = cli_read(dir, "stderr");
-  ck_assert_msg(rc == 0, "dtsim exit %d: %s", rc, err);
-  free(err);
-  char path[1024];
-  snprintf(path, sizeof(path), "%s/%s/summary.json", dir, out);
-  json_error_t je;
-  json_t *j = json_load_file(path, 0, &je);
-  ck_assert_msg(j != NULL, "cannot read %s: %s", path, je.text);
-  return j;
+  const char *args[64];
+  run_args(args, out, sets, extra);
+  return cli_summary(dir, args, out);
 }
 
 static char *fresh_dir(void)
@@ -94,6 +98,13 @@ static trace *read_trace(const char *dir, const char *out)
   }
   free(csv);
   return tr;
+}
+
+/* Runs a successful simulation with sets and returns its consensus.csv. */
+static trace *run_trace(const char *dir, const char *out, const char *const *sets)
+{
+  json_decref(run_ok(dir, out, sets, NULL));
+  return read_trace(dir, out);
 }
 
 /* The first iteration from which the optimality gap stays below tol, or -1 if the last
@@ -163,15 +174,14 @@ END_TEST
 
 /* Diminishing steps on the stated problem: harmonic 0.1/(k+1) and 0.05/sqrt(k+1), 300
  * rounds. Measured: the gap (988 at x = 0) stays below 1e-3 from iteration 44 and
- * 42, and ends at 1.1e-5 and 7e-5. */
+ * 42, and ends at 1.1e-5 and 1.4e-4. */
 START_TEST(test_consensus_diminishing_converges)
 {
   static const char *const rule[][2] = {{"consensus.step_rule=harmonic", "consensus.alpha0=0.1"},
                                         {"consensus.step_rule=sqrt", "consensus.alpha0=0.05"}};
   char *dir = fresh_dir();
   const char *sets[] = {rule[_i][0], rule[_i][1], NULL};
-  json_decref(run_ok(dir, "out", sets, NULL));
-  trace *tr = read_trace(dir, "out");
+  trace *tr = run_trace(dir, "out", sets);
   long it = iterations_to(tr, 1e-3);
   ck_assert_msg(it > 0 && it < 200, "%s: below 1e-3 from iteration %ld", rule[_i][0], it);
   ck_assert_msg(tr->gap[tr->n - 1] >= -1e-9, "f(xbar) below f*: %.6g", tr->gap[tr->n - 1]);
@@ -192,9 +202,7 @@ START_TEST(test_consensus_constant_step_floor)
                        "run.max_steps=600", NULL};
   const char *small[] = {"consensus.objective=l1", "consensus.step_rule=constant", "consensus.alpha0=0.005",
                          "run.max_steps=600", NULL};
-  json_decref(run_ok(dir, "big", big, NULL));
-  json_decref(run_ok(dir, "small", small, NULL));
-  trace *a = read_trace(dir, "big"), *b = read_trace(dir, "small");
+  trace *a = run_trace(dir, "big", big), *b = run_trace(dir, "small", small);
   double fa = mean_gap(a, 300, 600), fb = mean_gap(b, 300, 600);
   for (int k = 0; k < 2; k++) {
     const trace *tr = k ? b : a;
@@ -217,9 +225,7 @@ START_TEST(test_consensus_complete_beats_ring)
   char *dir = fresh_dir();
   const char *ring[] = {"consensus.agents=16", "consensus.topology=ring", NULL};
   const char *complete[] = {"consensus.agents=16", "consensus.topology=complete", NULL};
-  json_decref(run_ok(dir, "ring", ring, NULL));
-  json_decref(run_ok(dir, "complete", complete, NULL));
-  trace *r = read_trace(dir, "ring"), *c = read_trace(dir, "complete");
+  trace *r = run_trace(dir, "ring", ring), *c = run_trace(dir, "complete", complete);
   long ir = iterations_to(r, 1e-3), ic = iterations_to(c, 1e-3);
   ck_assert_msg(ic > 0 && ir > 0, "complete %ld, ring %ld", ic, ir);
   ck_assert_msg(ic < ir, "complete needs %ld iterations, ring %ld", ic, ir);
@@ -287,8 +293,7 @@ START_TEST(test_consensus_matrix_weights)
   char *dir = fresh_dir();
   const char *sets[] = {"consensus.agents=4", "consensus.weights=matrix:" TEST_DATA_DIR "/ring4.weights",
                         "run.max_steps=50", NULL};
-  json_decref(run_ok(dir, "out", sets, NULL));
-  trace *tr = read_trace(dir, "out");
+  trace *tr = run_trace(dir, "out", sets);
   ck_assert_msg(tr->gap[50] < 1e-2 * tr->gap[0], "gap %.6g -> %.6g", tr->gap[0], tr->gap[50]);
   free(tr);
   free(dir);
@@ -302,6 +307,7 @@ END_TEST
 START_TEST(test_consensus_determinism)
 {
   static const char *files[] = {"consensus.csv", "summary.json", "progress.csv", "staleness.csv", "links.csv"};
+  static const char *runs[] = {"a", "b", "c", "d"}; /* b: again, c: two threads, d: seed 2 */
   char *dir = fresh_dir();
   const char *sets[] = {_i ? "consensus.mode=async" : "consensus.mode=sync", SLOW_HOSTS, "consensus.agents=16",
                         "consensus.topology=torus", "consensus.q=0.5", "run.max_steps=100", "run.eval_every=0.01",
@@ -313,21 +319,19 @@ START_TEST(test_consensus_determinism)
   json_decref(run_ok(dir, "c", sets, two));
   json_decref(run_ok(dir, "d", sets, seed));
   for (size_t f = 0; f < sizeof(files) / sizeof(files[0]); f++) {
-    char pa[64], pb[64], pc[64], pd[64];
-    snprintf(pa, sizeof(pa), "a/%s", files[f]);
-    snprintf(pb, sizeof(pb), "b/%s", files[f]);
-    snprintf(pc, sizeof(pc), "c/%s", files[f]);
-    snprintf(pd, sizeof(pd), "d/%s", files[f]);
-    char *a = cli_read(dir, pa), *b = cli_read(dir, pb), *c = cli_read(dir, pc), *d = cli_read(dir, pd);
-    ck_assert_msg(a && b && c && d, "missing %s", files[f]);
-    ck_assert_msg(strcmp(a, b) == 0, "%s differs between two runs", files[f]);
-    ck_assert_msg(strcmp(a, c) == 0, "%s differs with two threads", files[f]);
+    char *text[4];
+    for (int r = 0; r < 4; r++) {
+      char path[64];
+      snprintf(path, sizeof(path), "%s/%s", runs[r], files[f]);
+      text[r] = cli_read(dir, path);
+      ck_assert_msg(text[r] != NULL, "missing %s", path);
+    }
+    ck_assert_msg(strcmp(text[0], text[1]) == 0, "%s differs between two runs", files[f]);
+    ck_assert_msg(strcmp(text[0], text[2]) == 0, "%s differs with two threads", files[f]);
     if (f < 2)
-      ck_assert_msg(strcmp(a, d) != 0, "%s is the same with another seed", files[f]);
-    free(a);
-    free(b);
-    free(c);
-    free(d);
+      ck_assert_msg(strcmp(text[0], text[3]) != 0, "%s is the same with another seed", files[f]);
+    for (int r = 0; r < 4; r++)
+      free(text[r]);
   }
   /* --expect takes consensus.csv too */
   const char *same[] = {"--expect", "a/consensus.csv", NULL};
