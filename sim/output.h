@@ -7,6 +7,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "algorithms/consensus.h"
 #include "algorithms/metrics.h"
 #include "sim/scenario.h"
 
@@ -27,13 +28,16 @@ typedef struct run_result {
   double bytes_total;     /* simulated bytes of all messages sent */
   size_t hosts_used;
   const char *status;
+  const consensus_point *trace; /* consensus runs: written to consensus.csv; else NULL */
+  size_t n_trace;
 } run_result;
 
-/* Creates dir if needed and writes the four result files into it atomically.
+/* Creates dir if needed and writes the four result files into it atomically, and
+ * consensus.csv when r->trace is set.
  * Returns 0, or -1 with one line in err. */
 int output_write_all(const char *dir, const run_result *r, char *err, size_t errlen);
 
-/* Compares dir's summary.json or progress.csv (chosen by expect_path's file name)
+/* Compares dir's summary.json, progress.csv or consensus.csv (chosen by expect_path's file name)
  * with the saved file. Returns 0 when equal, 1 with the first differing value in
  * msg, or 2 if expect_path cannot be read or is neither kind of file. */
 int output_expect(const char *dir, const char *expect_path, char *msg, size_t msglen);
