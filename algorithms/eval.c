@@ -136,6 +136,14 @@ void eval_set_measure(eval_ctl *e, eval_measure_fn measure, void *ctx)
   e->measure_ctx = ctx;
 }
 
+void eval_set_snapshot_size(eval_ctl *e, size_t n)
+{
+  if (e->w == NULL)
+    return;
+  gsl_vector_free(e->w);
+  e->w = gsl_vector_alloc(n);
+}
+
 void eval_start(eval_ctl *e, sg_host_t host)
 {
   sg_actor_t a = sg_actor_init("evaluator", host);

@@ -33,6 +33,11 @@ typedef int (*eval_measure_fn)(void *ctx, const gsl_vector *w, double *loss, dou
  * count, which measure's model must share). Call before the run. */
 void eval_set_measure(eval_ctl *e, eval_measure_fn measure, void *ctx);
 
+/* Makes the evaluator's copy of the parameters n values long instead of cfg->model's
+ * parameter count, for an algorithm whose snapshot is not a net's parameter vector
+ * (with eval_set_measure). Call before the run. */
+void eval_set_snapshot_size(eval_ctl *e, size_t n);
+
 /* Creates the evaluator actor on host. */
 void eval_start(eval_ctl *e, sg_host_t host);
 

@@ -9,7 +9,9 @@
 #include <simgrid/forward.h>
 
 #include "models/data.h"
+#include "models/graph.h"
 #include "models/net.h"
+#include "models/objective.h"
 
 typedef struct sgd_params {
   long batch;
@@ -30,6 +32,29 @@ typedef struct downpour_params {
   int partitions;         /* machines per replica (model parallelism) */
 } downpour_params;
 
+/* How a consensus agent's step alpha(k) shrinks with its own iteration count k. */
+typedef enum consensus_step {
+  CONSENSUS_STEP_CONSTANT, /* alpha0 */
+  CONSENSUS_STEP_HARMONIC, /* alpha0 / (k + 1) */
+  CONSENSUS_STEP_SQRT      /* alpha0 / sqrt(k + 1) */
+} consensus_step;
+
+/* Distributed subgradient consensus (Nedic and Ozdaglar 2009). sim/ builds and checks
+ * the graph, the weights and the problem before the engine starts; all of it outlives
+ * the run. */
+typedef struct consensus_params {
+  size_t agents;              /* m: agent i runs on hosts[i] */
+  const graph *g;             /* union communication graph, connected */
+  const gsl_matrix *W;        /* fixed weights, doubly stochastic on g; NULL when time-varying */
+  graph_wrule rule;           /* weights of each round's active subgraph (time-varying) */
+  double q;                   /* probability that an edge of g is active in a round; 1: fixed g */
+  size_t interval;            /* B: each edge of g is active at least once every B rounds */
+  objective *const *fs;       /* fs[i]: agent i's private f_i, all of one kind and dimension */
+  double fstar;               /* min_x sum_i f_i(x) (objective_reference) */
+  consensus_step step_rule;
+  double alpha0;
+  int async;                  /* 0: synchronous rounds; 1: mix with the latest values arrived */
+} consensus_params;
 typedef struct sandblaster_params {
   int replicas;
   int ps_shards;
@@ -72,6 +97,7 @@ typedef struct run_config {
 
   sgd_params sgd;
   downpour_params downpour;
+  consensus_params consensus;
   sandblaster_params sandblaster;
 
   run_eval_fn on_eval;

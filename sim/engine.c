@@ -14,6 +14,7 @@
 #include <xbt/dynar.h>
 #include <xbt/sysdep.h>
 
+#include "algorithms/consensus.h"
 #include "algorithms/downpour.h"
 #include "algorithms/modelpar.h"
 #include "algorithms/msg.h"
@@ -22,6 +23,8 @@
 #include "models/arch.h"
 #include "models/archnet.h"
 #include "models/cost.h"
+#include "models/graph.h"
+#include "models/objective.h"
 #include "models/rng.h"
 #include "sim/output.h"
 #include "sim/platform.h"
@@ -35,6 +38,10 @@ typedef struct build {
   arch_plan *plan;        /* its partition over sgd.partitions machines */
   archnet *numeric;       /* its numerics, when a numeric run is partitioned */
   dataset *train, *test;
+  graph *cgraph;          /* consensus: the union communication graph */
+  gsl_matrix *cweights;   /* consensus: the fixed weights (NULL when time-varying) */
+  objective **fs;         /* consensus: the agents' objectives */
+  double fstar;           /* consensus: min of their sum */
   char tmpdir[64];        /* holds a generated preset, removed at the end */
   char platform[4096];
   size_t needed;          /* hosts the algorithm needs */
@@ -197,8 +204,114 @@ static sandblaster_params sandblaster_of(const scenario *sc)
                               sc->sb_push_every, sc->sb_backups, sc->sb_backup_at, sc->sb_gtol, sc->sb_exact_sum};
 }
 
+static int is_consensus(const scenario *sc)
+{
+  return strcmp(sc->algorithm, "consensus") == 0;
+}
+
+/* ---- consensus: graph, weights and problem, all checked before the engine starts ---- */
+
+/* Rows of a grid or torus over m agents: consensus.grid_rows, or the largest divisor of
+ * m up to sqrt(m) (the most square shape; a prime m gives a path or a ring). */
+static size_t lattice_rows(const scenario *sc)
+{
+  size_t m = (size_t)sc->agents, r = 1;
+  if (sc->grid_rows > 0)
+    return (size_t)sc->grid_rows;
+  for (size_t k = 1; k * k <= m; k++)
+    if (m % k == 0)
+      r = k;
+  return r;
+}
+
+static graph *consensus_graph(const scenario *sc, char *err)
+{
+  size_t m = (size_t)sc->agents;
+  const char *t = sc->topology;
+  if (strncmp(t, "edgelist:", 9) == 0)
+    return graph_load_edgelist(t + 9, m, err, ERRLEN);
+  if (strcmp(t, "ring") == 0)
+    return graph_ring(m);
+  if (strcmp(t, "complete") == 0)
+    return graph_complete(m);
+  if (strcmp(t, "star") == 0)
+    return graph_star(m);
+  if (strcmp(t, "grid") == 0 || strcmp(t, "torus") == 0) {
+    size_t r = lattice_rows(sc);
+    return t[0] == 'g' ? graph_grid2d(r, m / r) : graph_torus2d(r, m / r);
+  }
+  gsl_rng *r = rng_create(sc->seed, RNG_ROLE_GRAPH, 0);
+  graph *g = strcmp(t, "erdos-renyi") == 0 ? graph_erdos_renyi(m, sc->er_p, r) : graph_geometric(m, sc->radius, r, NULL);
+  gsl_rng_free(r);
+  return g;
+}
+
+/* The fixed weight matrix, checked doubly stochastic within 1e-12 on the graph; none
+ * for a time-varying graph, whose rounds' weights come from a rule that is doubly
+ * stochastic by construction (scenario_validate refuses uniform and matrices there). */
+static int build_weights(const scenario *sc, build *b, char *err)
+{
+  size_t m = (size_t)sc->agents;
+  char why[512];
+  graph_wrule rule;
+  if (strncmp(sc->weights, "matrix:", 7) == 0) {
+    b->cweights = graph_load_matrix(sc->weights + 7, m, err, ERRLEN);
+    if (b->cweights == NULL)
+      return -1;
+  } else if (sc->q < 1) {
+    return 0;
+  } else {
+    xbt_assert(graph_wrule_parse(sc->weights, &rule) == 0, "weights '%s' passed validation", sc->weights);
+    b->cweights = gsl_matrix_alloc(m, m);
+    graph_weights(b->cgraph, rule, b->cweights);
+  }
+  if (graph_check_doubly_stochastic(b->cweights, b->cgraph, 1e-12, why, sizeof(why)) != 0) {
+    snprintf(err, ERRLEN, "consensus.weights: %s on this %s graph: %s", sc->weights, sc->topology, why);
+    return -1;
+  }
+  return 0;
+}
+
+/* The agents' synthetic objectives (objective_synthetic's stream of run.seed) and the
+ * centralized reference f*. */
+static void build_problem(const scenario *sc, build *b)
+{
+  size_t m = (size_t)sc->agents;
+  objective_kind kind = OBJECTIVE_LEAST_SQUARES;
+  objective_kind_parse(sc->objective, &kind);
+  b->fs = xbt_malloc0(m * sizeof(objective *));
+  gsl_rng *r = rng_create(sc->seed, RNG_ROLE_DATA, 0);
+  xbt_assert(objective_synthetic(kind, m, (size_t)sc->dim, (size_t)sc->rows, sc->lambda, r, b->fs) == 0,
+             "consensus problem sizes passed validation");
+  gsl_rng_free(r);
+  gsl_vector *xstar = gsl_vector_alloc((size_t)sc->dim);
+  objective_reference(m, b->fs, xstar, &b->fstar);
+  gsl_vector_free(xstar);
+}
+
+static int build_consensus(const scenario *sc, build *b, char *err)
+{
+  b->cgraph = consensus_graph(sc, err);
+  if (b->cgraph == NULL)
+    return -1;
+  if (!graph_is_connected(b->cgraph)) {
+    const char *hint = strcmp(sc->topology, "erdos-renyi") == 0 ? " (drawn from run.seed: raise consensus.p or try another seed)"
+                       : strcmp(sc->topology, "geometric") == 0 ? " (drawn from run.seed: raise consensus.radius or try another seed)"
+                                                                : "";
+    snprintf(err, ERRLEN, "consensus.topology: the %s graph on %ld agents is disconnected, and every agent must "
+             "reach every other%s", sc->topology, sc->agents, hint);
+    return -1;
+  }
+  if (build_weights(sc, b, err) != 0)
+    return -1;
+  build_problem(sc, b);
+  return 0;
+}
+
 static size_t hosts_needed(const scenario *sc)
 {
+  if (is_consensus(sc))
+    return (size_t)sc->agents;
   if (strcmp(sc->algorithm, "sandblaster") == 0) {
     sandblaster_params p = sandblaster_of(sc);
     return sandblaster_hosts_needed(&p);
@@ -245,6 +358,12 @@ static int build_platform(const scenario *sc, build *b, char *err)
 
 static void build_free(build *b)
 {
+  for (size_t i = 0; b->fs && i < graph_n(b->cgraph); i++)
+    objective_free(b->fs[i]);
+  xbt_free(b->fs);
+  if (b->cweights)
+    gsl_matrix_free(b->cweights);
+  graph_free(b->cgraph);
   archnet_free(b->numeric);
   arch_plan_free(b->plan);
   arch_free(b->own_arch);
@@ -381,6 +500,15 @@ static void fill_config(const scenario *sc, const build *b, run_config *cfg)
   cfg->downpour = (downpour_params){(int)sc->replicas, (int)sc->ps_shards, sc->n_fetch, sc->n_push, sc->batch,
                                     sc->lr, sc->adagrad, sc->adagrad_gamma, sc->warmstart_steps, sc->overlap,
                                     (int)sc->partitions};
+  if (is_consensus(sc)) {
+    graph_wrule rule = GRAPH_W_METROPOLIS;
+    consensus_step step = CONSENSUS_STEP_HARMONIC;
+    graph_wrule_parse(sc->weights, &rule);
+    consensus_step_parse(sc->step_rule, &step);
+    cfg->consensus = (consensus_params){(size_t)sc->agents, b->cgraph, b->cweights, rule, sc->q,
+                                        (size_t)sc->interval, b->fs, b->fstar, step, sc->alpha0,
+                                        strcmp(sc->mode, "async") == 0};
+  }
   cfg->sandblaster = sandblaster_of(sc);
   scenario_stragglers(sc->stragglers, &cfg->straggler_fraction, &cfg->straggler_slowdown);
 }
@@ -432,17 +560,20 @@ static int simulate(const scenario *sc, build *b, const engine_opts *o, int argc
     cfg.on_eval = show_progress;
     cfg.on_eval_ctx = &prog;
   }
-  int is_sgd = strcmp(sc->algorithm, "sgd") == 0, is_mp = uses_modelpar(sc);
+  int is_sgd = strcmp(sc->algorithm, "sgd") == 0, is_mp = uses_modelpar(sc), is_cons = is_consensus(sc);
   int is_sb = strcmp(sc->algorithm, "sandblaster") == 0;
-  metrics *m = metrics_create(is_mp    ? modelpar_metrics_slots(b->plan)
-                              : is_sgd ? sgd_metrics_slots()
-                              : is_sb  ? sandblaster_metrics_slots()
-                                       : downpour_metrics_slots(&cfg.downpour));
+  metrics *m = metrics_create(is_mp     ? modelpar_metrics_slots(b->plan)
+                              : is_sgd  ? sgd_metrics_slots()
+                              : is_cons ? consensus_metrics_slots(&cfg.consensus)
+                              : is_sb   ? sandblaster_metrics_slots()
+                                        : downpour_metrics_slots(&cfg.downpour));
   modelpar *mp = is_mp ? modelpar_deploy(&cfg, b->plan, b->numeric, output_coupled(sc), m) : NULL;
   sgd *s = is_sgd && !is_mp ? sgd_deploy(&cfg, m) : NULL;
+  consensus *cs = is_cons ? consensus_deploy(&cfg, m) : NULL;
+  xbt_assert(!is_cons || cs != NULL, "a validated consensus scenario could not be deployed");
   sandblaster *sb = is_sb ? sandblaster_deploy(&cfg, m) : NULL;
-  downpour *d = is_sgd || is_sb ? NULL : downpour_deploy(&cfg, b->plan, b->numeric, output_coupled(sc), m);
   xbt_assert(!is_sb || sb, "sandblaster_deploy refused a configuration the engine checked");
+  downpour *d = is_sgd || is_cons || is_sb ? NULL : downpour_deploy(&cfg, b->plan, b->numeric, output_coupled(sc), m);
   simgrid_run();
   if (prog.shown)
     fputc('\n', stderr);
@@ -452,7 +583,11 @@ static int simulate(const scenario *sc, build *b, const engine_opts *o, int argc
   res.m = m;
   res.sim_time = simgrid_get_clock();
   res.steps = metrics_total_steps(m);
-  res.examples = is_sb ? sandblaster_examples(sb) : res.steps * (is_sgd ? sc->sgd_batch : sc->batch);
+  res.examples = is_sb    ? sandblaster_examples(sb)
+                 : is_sgd ? res.steps * sc->sgd_batch
+                          : res.steps * (is_cons ? sc->rows : sc->batch);
+  if (cs)
+    res.n_trace = consensus_trace(cs, &res.trace);
   res.sandblaster = sb;
   res.bytes_total = msg_bytes_sent();
   res.hosts_used = b->needed;
@@ -477,6 +612,7 @@ static int simulate(const scenario *sc, build *b, const engine_opts *o, int argc
   sandblaster_free(sb);
   modelpar_free(mp);
   downpour_free(d);
+  consensus_free(cs);
   metrics_free(m);
   xbt_free(cfg.hosts);
   xbt_free(all);
@@ -495,7 +631,9 @@ int engine_run(const scenario *sc, const engine_opts *o)
   int argc;
   char **argv = simgrid_args(o, &argc);
   int rc = 0;
-  if (sc->numerics && build_data(sc, &b, err) != 0)
+  if (sc->numerics && !is_consensus(sc) && build_data(sc, &b, err) != 0)
+    rc = fail(err);
+  if (rc == 0 && is_consensus(sc) && build_consensus(sc, &b, err) != 0)
     rc = fail(err);
   if (rc == 0 && needs_plan(sc) && build_plan(sc, &b, err) != 0)
     rc = fail(err);
@@ -522,6 +660,7 @@ int engine_run(const scenario *sc, const engine_opts *o)
                strcmp(sc->algorithm, "downpour") == 0      ? "downpour.replicas x downpour.partitions + downpour.ps_shards"
                : strcmp(sc->algorithm, "sandblaster") == 0 ? "sandblaster.replicas + sandblaster.ps_shards + 1 coordinator"
                : uses_modelpar(sc)                         ? "sgd.partitions"
+               : is_consensus(sc)                          ? "consensus.agents"
                                                            : "1 worker");
       rc = fail(err);
     }

@@ -53,14 +53,16 @@ static const char run_usage[] =
     "  --out DIR       result folder (default ./dtsim-out); created only when the run\n"
     "                  completes; each file is written to a temporary name and renamed\n"
     "  --quiet         no progress line on stderr, no closing line on stdout\n"
-    "  --expect FILE   compare this run with a saved summary.json or progress.csv: exit 1\n"
+    "  --expect FILE   compare this run with a saved summary.json, progress.csv or\n"
+    "                  consensus.csv: exit 1\n"
     "                  and print the first differing value if they differ\n"
     "  --cfg=..., --log=...   passed to SimGrid, e.g. --cfg=contexts/nthreads:2\n"
     "  --print-default print the built-in default scenario and exit\n"
     "\n"
     "Outputs: summary.json, progress.csv (sim_time_s,step,loss,accuracy),\n"
-    "staleness.csv (staleness,count), links.csv (link,bytes,utilization); sandblaster\n"
-    "also writes batches.csv (one row per batch: time, portions, backup copies, examples).\n";
+    "staleness.csv (staleness,count), links.csv (link,bytes,utilization); consensus runs\n"
+    "add consensus.csv (iteration,sim_time_s,consensus_error,optimality_gap), sandblaster\n"
+    "runs batches.csv (one row per batch: time, portions, backup copies, examples).\n";
 
 static const char list_usage[] =
     "usage: dtsim list [keys]\n"
@@ -102,6 +104,8 @@ static int list_main(int argc, char **argv)
     printf("preset     %-22s %s\n", platform_preset_at(i, &desc), desc);
   printf("algorithm  %-22s %s\n", "downpour", "Downpour SGD: async replicas, sharded parameter server (Dean et al. 2012)");
   printf("algorithm  %-22s %s\n", "sgd", "sequential minibatch SGD on one host (the baseline)");
+  printf("algorithm  %-22s %s\n", "consensus",
+         "distributed subgradient consensus: agents mix neighbours' iterates (Nedic and Ozdaglar 2009)");
   printf("algorithm  %-22s %s\n", "sandblaster",
          "Sandblaster L-BFGS: coordinator, sharded vectors, load-balanced replicas (Dean et al. 2012)");
   printf("model      %-22s %s\n", "linear", "linear regression, squared loss (layers = D,1)");

@@ -270,6 +270,21 @@ int output_write_all(const char *dir, const run_result *r, char *err, size_t err
   }
   rc = rc ? rc : output_write_file(dir, "links.csv", b.s, b.len, err, errlen);
 
+  if (r->trace != NULL) {
+    b.len = 0;
+    buf_printf(&b, "iteration,sim_time_s,consensus_error,optimality_gap\n");
+    for (size_t i = 0; i < r->n_trace; i++) {
+      const consensus_point *p = &r->trace[i];
+      buf_printf(&b, "%ld,", p->iteration);
+      buf_double(&b, p->sim_time);
+      buf_printf(&b, ",");
+      buf_double(&b, p->consensus_error);
+      buf_printf(&b, ",");
+      buf_double(&b, p->optimality_gap);
+      buf_printf(&b, "\n");
+    }
+    rc = rc ? rc : output_write_file(dir, "consensus.csv", b.s, b.len, err, errlen);
+  }
   const sandblaster_batch *sb;
   size_t nb = r->sandblaster ? sandblaster_batches(r->sandblaster, &sb) : 0;
   b.len = 0;
@@ -346,13 +361,13 @@ static int json_diff(const json_t *want, const json_t *got, char *path, size_t p
   return 1;
 }
 
-static char *slurp(const char *path)
+char *output_read_file(const char *path, size_t *len)
 {
   FILE *f = fopen(path, "rb");
   if (f == NULL)
     return NULL;
   buf b = {0};
-  char chunk[8192];
+  char chunk[65536];
   size_t n;
   while ((n = fread(chunk, 1, sizeof(chunk), f)) > 0) {
     if (b.len + n + 1 > b.cap) {
@@ -366,6 +381,8 @@ static char *slurp(const char *path)
   if (b.s == NULL)
     b.s = xbt_malloc0(1);
   b.s[b.len] = '\0';
+  if (len)
+    *len = b.len;
   return b.s;
 }
 
@@ -416,23 +433,24 @@ int output_expect(const char *dir, const char *expect_path, char *msg, size_t ms
   int is_json = strstr(base, ".json") != NULL;
   int is_csv = strstr(base, ".csv") != NULL;
   if (!is_json && !is_csv) {
-    snprintf(msg, msglen, "%s: --expect takes a saved summary.json or progress.csv", expect_path);
+    snprintf(msg, msglen, "%s: --expect takes a saved summary.json, progress.csv or consensus.csv", expect_path);
     return 2;
   }
-  char *want = slurp(expect_path);
+  char *want = output_read_file(expect_path, NULL);
   if (want == NULL) {
     snprintf(msg, msglen, "%s: cannot open: %s", expect_path, strerror(errno));
     return 2;
   }
+  const char *name = is_json ? "summary.json" : strcmp(base, "consensus.csv") == 0 ? "consensus.csv" : "progress.csv";
   char mine[4096];
-  snprintf(mine, sizeof(mine), "%s/%s", dir, is_json ? "summary.json" : "progress.csv");
-  char *got = slurp(mine);
+  snprintf(mine, sizeof(mine), "%s/%s", dir, name);
+  char *got = output_read_file(mine, NULL);
   int rc;
   if (got == NULL) {
     snprintf(msg, msglen, "%s: cannot open: %s", mine, strerror(errno));
     rc = 2;
   } else if (is_csv) {
-    rc = expect_csv(want, got, "progress.csv", msg, msglen);
+    rc = expect_csv(want, got, name, msg, msglen);
   } else {
     json_error_t je;
     json_t *w = json_loads(want, 0, &je), *g = json_loads(got, 0, NULL);

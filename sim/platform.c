@@ -13,6 +13,7 @@
  * a child process first and turns a crash into one line of error text. */
 
 #include "platform.h"
+#include "output.h"
 
 #include <errno.h>
 #include <limits.h>
@@ -580,27 +581,6 @@ long platform_check(const char *path, int argc, char **argv, char *err, size_t e
 
 /* ---------------------------------------------------------------- hosts in file order */
 
-static char *read_whole(const char *path, size_t *len)
-{
-  FILE *f = fopen(path, "rb");
-  if (!f)
-    return NULL;
-  size_t cap = 1 << 16, n = 0;
-  char *buf = xbt_malloc(cap + 1);
-  for (;;) {
-    size_t r = fread(buf + n, 1, cap - n, f);
-    n += r;
-    if (n < cap)
-      break;
-    cap *= 2;
-    buf = xbt_realloc(buf, cap + 1);
-  }
-  fclose(f);
-  buf[n] = '\0';
-  *len = n;
-  return buf;
-}
-
 /* Value of attribute `name` in the tag text [p, end), or NULL; its length in *vlen. */
 static const char *tag_attr(const char *p, const char *end, const char *name, size_t *vlen)
 {
@@ -776,7 +756,7 @@ size_t platform_hosts_in_order(const char *path, sg_host_t **hosts)
   ix.order = xbt_malloc(ix.n * sizeof *ix.order);
 
   size_t len = 0;
-  char *doc = path ? read_whole(path, &len) : NULL;
+  char *doc = path ? output_read_file(path, &len) : NULL;
   if (doc)
     scan_document(&ix, doc, len);
   xbt_free(doc);

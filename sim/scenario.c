@@ -61,6 +61,8 @@ static int check_layers(const char *v, char *msg, size_t len);
 static int check_virtual(const char *v, char *msg, size_t len);
 static int check_dtype(const char *v, char *msg, size_t len);
 static int check_source(const char *v, char *msg, size_t len);
+static int check_topology(const char *v, char *msg, size_t len);
+static int check_weights(const char *v, char *msg, size_t len);
 static int check_stragglers(const char *v, char *msg, size_t len);
 static const key_spec *key_find(const char *section, const char *key);
 static const key_spec *key_preset(void);
@@ -75,6 +77,8 @@ static const section_spec sections[] = {
   {"data", "training and held-out data"},
   {"sgd", "the single-replica SGD baseline (`run.algorithm = sgd`)"},
   {"downpour", "Downpour SGD (Dean et al. 2012): model replicas and parameter-server shards"},
+  {"consensus", "distributed subgradient consensus (Nedic and Ozdaglar 2009, `run.algorithm = "
+                "consensus`): agents, their graph and weights, the problem, the step"},
   {"sandblaster", "Sandblaster L-BFGS (Dean et al. 2012): a coordinator, parameter-server shards holding "
                   "every vector, and replicas computing the full-batch gradient in portions"},
   {"faults", "faults injected into the run"},
@@ -90,16 +94,17 @@ static const section_spec sections[] = {
 static const key_spec keys[] = {
   /* [run] */
   {"run", "algorithm", KT_STR, FIELD(algorithm), .def = "downpour", .unit = "",
-   .doc = "Training algorithm; `sgd` is the one-replica sequential baseline.",
-   .choices = "downpour|sgd|sandblaster"},
+   .doc = "Training algorithm; `sgd` is the one-replica sequential baseline, `consensus` the "
+          "distributed subgradient method.",
+   .choices = "downpour|sgd|consensus|sandblaster"},
   {"run", "seed", KT_U64, FIELD(seed), .def = "1", .unit = "",
    .doc = "Master seed (0 to 2^64-1); every actor's random stream and the synthetic data "
           "derive from it."},
   {"run", "max_sim_time", KT_DOUBLE, FIELD(max_sim_time), .def = "3600", .unit = "s (simulated)",
    .doc = "Stop when the simulated clock reaches this.", GT(0)},
   {"run", "max_steps", KT_LONG, FIELD(max_steps), .def = "0", .unit = "minibatches",
-   .doc = "Stop after this many minibatches per worker / replica (sandblaster: L-BFGS iterations); 0: no "
-          "limit.",
+   .doc = "Stop after this many minibatches per worker / replica (consensus: iterations per "
+          "agent, required; sandblaster: L-BFGS iterations); 0: no limit.",
    GE(0)},
   {"run", "target_accuracy", KT_DOUBLE, FIELD(target_accuracy), .def = "0", .unit = "fraction",
    .doc = "Stop when held-out accuracy reaches this; 0: no target.", GE(0), LE(1)},
@@ -207,6 +212,62 @@ static const key_spec keys[] = {
    .doc = "Machines each replica is split over (model parallelism, as `sgd.partitions`); each "
           "machine fetches from and pushes to only the shards holding its own parameters.",
    GE(1)},
+  /* [consensus] */
+  {"consensus", "agents", KT_LONG, FIELD(agents), .def = "8", .unit = "agents",
+   .doc = "Agents m, agent i on host i, each with its own objective f_i on its own data shard.",
+   GE(1), LE(100000)},
+  {"consensus", "topology", KT_STR, FIELD(topology), .def = "ring", .unit = "",
+   .doc = "Communication graph: `ring`, `grid` and `torus` (2-D, `grid_rows` rows), `complete`, "
+          "`star` (agent 0 in the centre), `erdos-renyi` (G(m, p)), `geometric` (m points uniform in "
+          "the unit square, joined within `radius`), or `edgelist:PATH` (lines `i j`, 0-based). Random "
+          "graphs are drawn from `run.seed`; a disconnected graph is an error.",
+   .check = check_topology},
+  {"consensus", "grid_rows", KT_LONG, FIELD(grid_rows), .def = "0", .unit = "agents",
+   .doc = "`grid` and `torus`: rows of the lattice, which must divide `agents`; 0: the most square "
+          "shape (the largest divisor of m up to sqrt(m)).",
+   GE(0)},
+  {"consensus", "p", KT_DOUBLE, FIELD(er_p), .def = "0.5", .unit = "probability",
+   .doc = "`erdos-renyi`: probability of each edge.", GE(0), LE(1)},
+  {"consensus", "radius", KT_DOUBLE, FIELD(radius), .def = "0.5", .unit = "",
+   .doc = "`geometric`: two agents are neighbours when their points are at most this far apart.",
+   GE(0)},
+  {"consensus", "q", KT_DOUBLE, FIELD(q), .def = "1", .unit = "probability",
+   .doc = "Time-varying graph: each edge of the topology is active in a round with this "
+          "probability (drawn from `run.seed`); 1: the fixed graph.",
+   GE(0), LE(1)},
+  {"consensus", "interval", KT_LONG, FIELD(interval), .def = "5", .unit = "rounds",
+   .doc = "Time-varying graph: an edge inactive for `interval - 1` rounds is active in the next, so "
+          "every edge is active at least once every `interval` rounds (Nedic-Ozdaglar's B).",
+   GE(1)},
+  {"consensus", "weights", KT_STR, FIELD(weights), .def = "metropolis", .unit = "",
+   .doc = "Mixing weights: `metropolis` (1/(1 + max(d_i, d_j)) on an edge), `lazy-metropolis` "
+          "((I + Metropolis)/2), `max-degree` (1/(1 + d_max)), `uniform` (1/(1 + d_i), regular "
+          "graphs only), or `matrix:PATH` (m lines of m numbers). Each must be doubly stochastic "
+          "within 1e-12 and zero off the graph's edges.",
+   .check = check_weights},
+  {"consensus", "objective", KT_STR, FIELD(objective), .def = "least-squares", .unit = "",
+   .doc = "Each agent's f_i on its shard (A_i, b_i): `least-squares` 1/2 ||A_i x - b_i||^2, `l1` "
+          "||A_i x - b_i||_1, `hinge` sum_j max(0, 1 - b_j a_j.x); plus lambda/(2m) ||x||^2. The "
+          "data is synthetic, drawn from `run.seed`.",
+   .choices = "least-squares|l1|hinge"},
+  {"consensus", "dim", KT_LONG, FIELD(dim), .def = "10", .unit = "",
+   .doc = "Dimension of x.", GE(1), LE(100000)},
+  {"consensus", "rows", KT_LONG, FIELD(rows), .def = "20", .unit = "rows",
+   .doc = "Data rows in each agent's shard.", GE(1), LE(100000000)},
+  {"consensus", "lambda", KT_DOUBLE, FIELD(lambda), .def = "1", .unit = "",
+   .doc = "Regularisation: the sum of the f_i carries lambda/2 ||x||^2, each agent lambda/m of it.",
+   GE(0)},
+  {"consensus", "step_rule", KT_STR, FIELD(step_rule), .def = "harmonic", .unit = "",
+   .doc = "Step alpha(k) at an agent's iteration k: `constant` alpha0, `harmonic` alpha0/(k+1), "
+          "`sqrt` alpha0/sqrt(k+1).",
+   .choices = "constant|harmonic|sqrt"},
+  {"consensus", "alpha0", KT_DOUBLE, FIELD(alpha0), .def = "0.1", .unit = "",
+   .doc = "Step size scale alpha0.", GT(0)},
+  {"consensus", "mode", KT_STR, FIELD(mode), .def = "sync", .unit = "",
+   .doc = "`sync`: rounds, each agent waits for every neighbour's round-k value; `async`: each agent "
+          "mixes the latest values that have arrived and never waits (measured every "
+          "`run.eval_every`).",
+   .choices = "sync|async"},
   /* [sandblaster] */
   {"sandblaster", "replicas", KT_LONG, FIELD(sb_replicas), .def = "20", .unit = "replicas",
    .doc = "Model replicas, each on its own host, computing portions of every batch.", GE(1)},
@@ -540,6 +601,37 @@ static int check_source(const char *v, char *msg, size_t len)
        "%s is not a data source (synthetic-teacher, synthetic-gaussian, libsvm:PATH or csv:PATH)",
        quote(v, q, sizeof q));
   return -1;
+}
+
+/* v is one of `names` ("a|b|c") or `prefix` and a non-empty path; `what` and `all` word
+ * the error. */
+static int check_name_or_file(const char *v, const char *names, const char *prefix, const char *what,
+                              const char *all, char *msg, size_t len)
+{
+  char q[QUOTE_MAX + 8];
+  size_t n = strlen(prefix);
+  if (choice_ok(names, v))
+    return 0;
+  if (strncmp(v, prefix, n) == 0) {
+    if (v[n] != '\0')
+      return 0;
+    msgf(msg, len, "%s needs a file name, as in %sfile.txt", quote(v, q, sizeof q), prefix);
+    return -1;
+  }
+  msgf(msg, len, "%s is not %s (%s)", quote(v, q, sizeof q), what, all);
+  return -1;
+}
+
+static int check_topology(const char *v, char *msg, size_t len)
+{
+  return check_name_or_file(v, "ring|grid|torus|complete|star|erdos-renyi|geometric", "edgelist:", "a topology",
+                            "ring, grid, torus, complete, star, erdos-renyi, geometric or edgelist:PATH", msg, len);
+}
+
+static int check_weights(const char *v, char *msg, size_t len)
+{
+  return check_name_or_file(v, "metropolis|lazy-metropolis|max-degree|uniform", "matrix:", "a weight rule",
+                            "metropolis, lazy-metropolis, max-degree, uniform or matrix:PATH", msg, len);
 }
 
 int scenario_stragglers(const char *text, double *fraction, double *slowdown)
@@ -1267,6 +1359,33 @@ static int validate_shapes(const scenario *s, char *msg, size_t len)
   return 0;
 }
 
+/* Combinations a consensus run cannot take; msg starts with the key. Whether the graph is
+ * connected and the weights doubly stochastic is checked once they are built (engine). */
+static int validate_consensus(const scenario *s, char *msg, size_t len)
+{
+  int tv = s->q < 1, grid = strcmp(s->topology, "grid") == 0 || strcmp(s->topology, "torus") == 0;
+  if (s->max_steps == 0)
+    msgf(msg, len, "run.max_steps: consensus runs a fixed number of iterations per agent: set it "
+         "(run.max_sim_time also bounds a run)");
+  else if (!s->numerics)
+    msgf(msg, len, "model.numerics: consensus always computes its iterates; timing-only runs are "
+         "not available");
+  else if (s->target_accuracy > 0)
+    msgf(msg, len, "run.target_accuracy: consensus has no accuracy to reach (its loss is the "
+         "optimality gap)");
+  else if (grid && s->grid_rows > 0 && s->agents % s->grid_rows != 0)
+    msgf(msg, len, "consensus.grid_rows: %ld rows do not divide %ld agents", s->grid_rows, s->agents);
+  else if (tv && strncmp(s->weights, "matrix:", 7) == 0)
+    msgf(msg, len, "consensus.weights: a fixed matrix cannot follow a time-varying graph "
+         "(consensus.q = %g < 1); use metropolis, lazy-metropolis or max-degree", s->q);
+  else if (tv && strcmp(s->weights, "uniform") == 0)
+    msgf(msg, len, "consensus.weights: uniform weights are doubly stochastic only on regular "
+         "graphs, which a time-varying graph's rounds are not (consensus.q = %g < 1)", s->q);
+  else
+    return 0;
+  return -1;
+}
+
 int scenario_validate(const scenario *s, const char *origin, char *err, size_t errlen)
 {
   char msg[400];
@@ -1303,6 +1422,10 @@ int scenario_validate(const scenario *s, const char *origin, char *err, size_t e
   if (strcmp(s->algorithm, "downpour") == 0 && s->partitions > 1 && s->overlap) {
     msgf(err, errlen, "%s: downpour.overlap: not available with partitioned replicas (downpour.partitions = %ld)",
          o, s->partitions);
+    return -1;
+  }
+  if (strcmp(s->algorithm, "consensus") == 0 && validate_consensus(s, msg, sizeof msg) != 0) {
+    msgf(err, errlen, "%s: %s", o, msg);
     return -1;
   }
   int sandblaster = strcmp(s->algorithm, "sandblaster") == 0;

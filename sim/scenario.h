@@ -15,7 +15,7 @@
 
 typedef struct scenario {
   /* [run] */
-  char algorithm[32];        /* downpour | sgd | sandblaster */
+  char algorithm[32];        /* downpour | sgd | consensus | sandblaster */
   uint64_t seed;
   double max_sim_time;       /* simulated seconds, > 0 */
   long max_steps;            /* minibatches per worker / replica; 0: no limit */
@@ -60,6 +60,22 @@ typedef struct scenario {
   long warmstart_steps;
   int overlap;
   long partitions;           /* machines each Downpour replica is split over */
+  /* [consensus] */
+  long agents;               /* m agents, one per host */
+  char topology[SCENARIO_STR]; /* ring | grid | torus | complete | star | erdos-renyi | geometric | edgelist:PATH */
+  long grid_rows;            /* grid and torus: rows; 0: the most square shape */
+  double er_p;               /* erdos-renyi: edge probability */
+  double radius;             /* geometric: connection radius in the unit square */
+  double q;                  /* time-varying: probability an edge is active in a round; 1: fixed graph */
+  long interval;             /* time-varying: every edge active at least once every this many rounds */
+  char weights[SCENARIO_STR]; /* metropolis | lazy-metropolis | max-degree | uniform | matrix:PATH */
+  char objective[16];        /* least-squares | l1 | hinge */
+  long dim;                  /* problem dimension */
+  long rows;                 /* data rows per agent */
+  double lambda;             /* global ridge term lambda/2 ||x||^2, lambda/m per agent */
+  char step_rule[16];        /* constant | harmonic | sqrt */
+  double alpha0;             /* step size scale */
+  char mode[8];              /* sync | async */
   /* [sandblaster] */
   long sb_replicas;
   long sb_ps_shards;

@@ -20,14 +20,7 @@ static void expect_bad_input(const char *const *args, const char *needle)
 {
   char *dir = cli_tmpdir();
   cli_write(dir, "small.ini", small_ini);
-  int rc = cli_run(dir, args);
-  char *err = cli_read(dir, "stderr");
-  ck_assert_msg(rc == 2, "exit status %d, stderr: %s", rc, err);
-  ck_assert_msg(cli_lines(err) == 1, "want one line on stderr, got: %s", err);
-  ck_assert_msg(strstr(err, needle) != NULL, "stderr lacks '%s': %s", needle, err);
-  ck_assert_msg(!cli_exists(dir, "out"), "a result folder was created");
-  ck_assert_msg(!cli_exists(dir, "core"), "a core file was left");
-  free(err);
+  cli_assert_bad_input(dir, args, needle);
   free(dir);
 }
 

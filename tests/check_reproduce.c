@@ -48,6 +48,7 @@ START_TEST(test_reproduce_fig3_quick)
   /* --check: the same run matches what it wrote, a changed value does not */
   const char *check[] = {"reproduce", "fig3", "--quick", "--quiet", "--check", "--out", "fig3", NULL};
   ck_assert_int_eq(cli_run(dir, check), 0);
+  char *pristine = cli_read(dir, "fig3/fig3.csv");
   csv = cli_read(dir, "fig3/fig3.csv");
   char *one = strstr(csv, "speech-42m,2,");
   one[strlen("speech-42m,2,")] = one[strlen("speech-42m,2,")] == '9' ? '8' : '9';
@@ -57,6 +58,21 @@ START_TEST(test_reproduce_fig3_quick)
   err = cli_read(dir, "stderr");
   ck_assert_msg(strstr(err, "line 3") != NULL, "%s", err);
   free(err);
+  /* --quick --check against a full grid's CSV compares the rows both have */
+  size_t n = strlen(pristine);
+  char *full = malloc(n + 64);
+  snprintf(full, n + 64, "%sspeech-42m,144,0.5,0.4\n", pristine);
+  cli_write(dir, "fig3/fig3.csv", full);
+  ck_assert_int_eq(cli_run(dir, check), 0);
+  char *row = strstr(full, "image-80m,16,");
+  memmove(row, row + strcspn(row, "\n") + 1, strlen(row + strcspn(row, "\n") + 1) + 1); /* drop a row */
+  cli_write(dir, "fig3/fig3.csv", full);
+  ck_assert_int_eq(cli_run(dir, check), 1);
+  err = cli_read(dir, "stderr");
+  ck_assert_msg(strstr(err, "no line for 'image-80m,16,") != NULL, "%s", err);
+  free(err);
+  free(full);
+  free(pristine);
   free(dir);
 }
 END_TEST

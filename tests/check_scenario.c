@@ -27,15 +27,18 @@ static int scenario_equal(const scenario *a, const scenario *b)
          NUM_EQ(sgd_batch) && NUM_EQ(sgd_partitions) && NUM_EQ(sgd_lr) && NUM_EQ(replicas) && NUM_EQ(ps_shards) &&
          NUM_EQ(n_fetch) && NUM_EQ(n_push) && NUM_EQ(batch) && NUM_EQ(lr) && NUM_EQ(adagrad) &&
          NUM_EQ(adagrad_gamma) && NUM_EQ(warmstart_steps) && NUM_EQ(overlap) &&
-         NUM_EQ(partitions) && NUM_EQ(sb_replicas) && NUM_EQ(sb_ps_shards) && NUM_EQ(sb_history) &&
+         NUM_EQ(partitions) && NUM_EQ(agents) && STR_EQ(topology) && NUM_EQ(grid_rows) && NUM_EQ(er_p) &&
+         NUM_EQ(radius) && NUM_EQ(q) && NUM_EQ(interval) && STR_EQ(weights) && STR_EQ(objective) &&
+         NUM_EQ(dim) && NUM_EQ(rows) && NUM_EQ(lambda) && STR_EQ(step_rule) && NUM_EQ(alpha0) && STR_EQ(mode) &&
+         NUM_EQ(sb_replicas) && NUM_EQ(sb_ps_shards) && NUM_EQ(sb_history) &&
          NUM_EQ(sb_portion) && NUM_EQ(sb_push_every) && NUM_EQ(sb_backups) && NUM_EQ(sb_backup_at) &&
          NUM_EQ(sb_gtol) && NUM_EQ(sb_exact_sum) && STR_EQ(stragglers);
 #undef STR_EQ
 #undef NUM_EQ
 }
 
-/* The struct has 50 fields (sim/scenario.h); each must have exactly one key. */
-#define N_FIELDS 50
+/* The struct has 65 fields (sim/scenario.h); each must have exactly one key. */
+#define N_FIELDS 65
 
 /* Writes text to a fresh file under /tmp; path receives its name. */
 static void write_temp(const char *text, char *path, size_t len)
@@ -561,6 +564,52 @@ START_TEST(test_scenario_validate_fields)
 }
 END_TEST
 
+/* Combinations a consensus run refuses (checked only when run.algorithm = consensus). */
+START_TEST(test_scenario_validate_consensus)
+{
+  static const struct {
+    const char *set1, *set2, *expect; /* expect NULL: valid */
+  } cases[] = {
+      {"run.max_steps=10", "consensus.topology=edgelist:g.txt", NULL},
+      {"run.max_steps=10", "consensus.q=0.5", NULL},
+      {"run.max_steps=10", "consensus.topology=grid", NULL}, /* grid_rows 0: the most square shape */
+      {"run.max_steps=0", "consensus.mode=async", "x.ini: run.max_steps: consensus runs a fixed number"},
+      {"run.max_steps=10", "model.numerics=off", "x.ini: model.numerics: consensus always computes"},
+      {"run.max_steps=10", "run.target_accuracy=0.5", "x.ini: run.target_accuracy: consensus has no accuracy"},
+      {"run.max_steps=10", "consensus.grid_rows=3", NULL}, /* only grid and torus read it */
+      {"consensus.topology=torus", "consensus.grid_rows=3", "x.ini: consensus.grid_rows: 3 rows do not divide 8 agents"},
+      {"consensus.q=0.9", "consensus.weights=matrix:w.txt", "x.ini: consensus.weights: a fixed matrix cannot follow"},
+      {"consensus.q=0.9", "consensus.weights=uniform", "x.ini: consensus.weights: uniform weights are doubly stochastic only"},
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    scenario s;
+    char err[ERRLEN] = "";
+    scenario_defaults(&s);
+    ck_assert_int_eq(scenario_set(&s, "run.algorithm=consensus", err, sizeof err), 0);
+    ck_assert_int_eq(scenario_set(&s, "run.max_steps=10", err, sizeof err), 0);
+    ck_assert_msg(scenario_set(&s, cases[i].set1, err, sizeof err) == 0, "%s", err);
+    ck_assert_msg(scenario_set(&s, cases[i].set2, err, sizeof err) == 0, "%s", err);
+    int rc = scenario_validate(&s, "x.ini", err, sizeof err);
+    if (!cases[i].expect)
+      ck_assert_msg(rc == 0, "%s %s: %s", cases[i].set1, cases[i].set2, err);
+    else
+      ck_assert_msg(rc == -1 && strstr(err, cases[i].expect) != NULL, "%s %s: got \"%s\", want \"%s\"",
+                    cases[i].set1, cases[i].set2, err, cases[i].expect);
+  }
+  /* strings are checked as they are set */
+  scenario s;
+  char err[ERRLEN] = "";
+  scenario_defaults(&s);
+  ck_assert_int_eq(scenario_set(&s, "consensus.topology=hypercube", err, sizeof err), -1);
+  ck_assert_msg(strstr(err, "'hypercube' is not a topology (ring, grid,") != NULL, "%s", err);
+  ck_assert_int_eq(scenario_set(&s, "consensus.weights=matrix:", err, sizeof err), -1);
+  ck_assert_msg(strstr(err, "'matrix:' needs a file name") != NULL, "%s", err);
+  ck_assert_int_eq(scenario_set(&s, "consensus.step_rule=1/k", err, sizeof err), -1);
+  ck_assert_int_eq(scenario_set(&s, "consensus.q=1.5", err, sizeof err), -1);
+  ck_assert_msg(strstr(err, "must be in [0, 1]") != NULL, "%s", err);
+}
+END_TEST
+
 START_TEST(test_scenario_validate_layers_helper)
 {
   size_t sizes[4];
@@ -605,7 +654,7 @@ START_TEST(test_scenario_reference_table)
     ck_assert_ptr_nonnull(unit);
   }
   ck_assert_ptr_nonnull(strstr(buf, "| `downpour.lr` | `0.05` |"));
-  ck_assert_ptr_nonnull(strstr(buf, "One of: `downpour`, `sgd`, `sandblaster`."));
+  ck_assert_ptr_nonnull(strstr(buf, "One of: `downpour`, `sgd`, `consensus`, `sandblaster`."));
   ck_assert_ptr_nonnull(strstr(buf, "Range: in (0, 1]."));
   free(buf);
 }
@@ -675,6 +724,7 @@ Suite *scenario_suite(void)
   tc = tcase_create("validate");
   tcase_add_test(tc, test_scenario_validate_shapes);
   tcase_add_test(tc, test_scenario_validate_fields);
+  tcase_add_test(tc, test_scenario_validate_consensus);
   tcase_add_test(tc, test_scenario_faults);
   tcase_add_test(tc, test_scenario_validate_layers_helper);
   suite_add_tcase(s, tc);

@@ -115,6 +115,21 @@ static inline int cli_json_field(const char *json, const char *key, char *out, s
   return 0;
 }
 
+/* Runs dtsim with args in dir and asserts (Check) how bad input ends: exit status 2,
+ * exactly one line on stderr containing `needle`, no result folder dir/out and no core
+ * file. */
+static inline void cli_assert_bad_input(const char *dir, const char *const *args, const char *needle)
+{
+  int rc = cli_run(dir, args);
+  char *err = cli_read(dir, "stderr");
+  ck_assert_msg(rc == 2, "exit status %d, stderr: %s", rc, err);
+  ck_assert_msg(cli_lines(err) == 1, "want one line on stderr, got: %s", err);
+  ck_assert_msg(strstr(err, needle) != NULL, "stderr lacks '%s': %s", needle, err);
+  ck_assert_msg(!cli_exists(dir, "out"), "a result folder was created");
+  ck_assert_msg(!cli_exists(dir, "core"), "a core file was left");
+  free(err);
+}
+
 /* Runs dtsim with args in dir, asserts (Check) that it succeeded, and returns the
  * parsed dir/out/summary.json (caller json_decref's it). */
 static inline json_t *cli_summary(const char *dir, const char *const *args, const char *out)

@@ -1,0 +1,737 @@
+/* consensus.c - distributed subgradient consensus over real messages.
+ *
+ * Agent i repeats, for k = 0, 1, ... (Nedic and Ozdaglar 2009; REFERENCES 5):
+ *   send_state           x_i(k) to every neighbour j whose edge is active in round k
+ *   compute_subgradient  d_i(k), a subgradient of f_i at x_i(k), while the values travel
+ *   receive_neighbours   sync: x_j(k) from every active neighbour j;
+ *                        async: whatever values have arrived, the latest from each j
+ *   mix                  v_i = sum_j a_ij(k) x_j over j = i and the active neighbours
+ *   subgradient_step     x_i(k+1) = v_i - alpha(k) d_i(k)
+ * Every x_i(0) is 0. The weights a_ij(k) are one doubly-stochastic matrix for a fixed
+ * graph, or each round's weights of the active subgraph of a time-varying graph
+ * (graph_tv), generated once per round for all agents, so that an edge is active for
+ * both of its ends: the exchange is symmetric, as the paper's doubly-stochastic case
+ * needs.
+ *
+ * Sync mode keeps rounds: an agent mixes only once it has every active neighbour's
+ * round-k value, and keeps a value that arrives from a neighbour already in a later
+ * round for that round. Async mode never waits: each agent mixes with the latest value
+ * received from each active neighbour (x_j(0) = 0 until one arrives), so how stale it
+ * is comes from simulated compute and network time; staleness = k minus the value's
+ * round (0 if the neighbour is ahead) is recorded for every value mixed (all 0 in
+ * sync mode).
+ *
+ * Measurements: sync mode measures after every round r, when all x_i(r) are known,
+ * from a per-round slot array that each agent deposits its iterate into; the last to
+ * deposit measures. Async mode uses the shared evaluator (eval.c) every run.eval_every
+ * simulated seconds, which copies all x_i under their agents' locks. Both reduce in
+ * rank order (STYLE 13). */
+#include "algorithms/consensus.h"
+
+#include <math.h>
+#include <string.h>
+#include <gsl/gsl_blas.h>
+#include <simgrid/actor.h>
+#include <simgrid/barrier.h>
+#include <simgrid/comm.h>
+#include <simgrid/engine.h>
+#include <simgrid/mutex.h>
+#include <xbt/asserts.h>
+#include <xbt/sysdep.h>
+
+#include "algorithms/eval.h"
+#include "algorithms/msg.h"
+#include "models/rng.h"
+
+/* One round's mixing weights, row by row: agent i mixes with weight a[e] the value of
+ * agent idx[e], for e in [start[i], start[i+1]), agents ascending, i itself included. */
+typedef struct round_w {
+  size_t *start;
+  size_t *idx;
+  double *a;
+  size_t users; /* agents done with the round (time-varying graphs free it after the last) */
+} round_w;
+
+/* The weights of every round: one fixed round_w, or rounds of a time-varying graph
+ * generated in order, on demand, by whichever agent first needs one. */
+typedef struct schedule {
+  size_t m;
+  round_w *fixed;
+  graph_tv *tv;
+  gsl_rng *rng;
+  graph_wrule rule;
+  gsl_matrix *Wk;    /* scratch: the weights of the round being generated */
+  round_w **rounds;  /* [k]: round k, NULL once every agent is done with it */
+  size_t n, cap;
+  sg_mutex_t mu;
+} schedule;
+
+/* Sync: the iterates of round r deposited so far (slot i * dim is agent i's). */
+typedef struct open_round {
+  long r; /* -1: free */
+  size_t count;
+  double *x;
+} open_round;
+
+typedef struct agent {
+  struct consensus *c;
+  size_t rank;
+  sg_mailbox_t inbox;
+  const size_t *nb;     /* neighbours in the union graph, ascending */
+  size_t deg;
+  gsl_vector *x, *v, *d; /* x_i(k), the mixed value, the subgradient */
+  double *latest;       /* [p * dim]: the latest value received from neighbour nb[p] */
+  long *latest_step;    /* [p]: its round */
+  long *sent;           /* [p]: values sent to nb[p] */
+  long *received;       /* [p]: values received from nb[p] */
+  long *announced;      /* [p]: async: values nb[p] says it sent, once it is done */
+  int *done;            /* [p]: async: nb[p] is done */
+  msg **early;          /* sync: values of rounds the agent has not reached yet */
+  size_t n_early, cap_early;
+  sg_comm_t pending;    /* async: the receive posted on inbox */
+  msg *incoming;
+  int posted;
+  sg_mutex_t mu;        /* guards x and k_done against the async evaluator */
+  long k_done;          /* iterations completed */
+  metrics_slot *slot;
+} agent;
+
+struct consensus {
+  const run_config *cfg;
+  const consensus_params *p;
+  size_t m, dim, rows;
+  metrics *met;
+  agent *agents;
+  schedule sched;
+  sg_bar_t ready;       /* every mailbox has its receiver before any value is sent */
+  eval_ctl *eval;       /* async mode */
+  sg_mutex_t mu;        /* sync: open rounds, the stop decision, the trace */
+  open_round *open;
+  size_t n_open;
+  long started;         /* sync: rounds started by the furthest agent */
+  long stop_at;         /* sync: rounds < stop_at run; -1: not decided */
+  int stop;             /* sync: divergence seen */
+  long snap_iteration;  /* async: iteration of the evaluator's snapshot */
+  consensus_point *trace;
+  size_t n_trace, cap_trace;
+  gsl_vector *xbar, *diff;
+};
+
+static const char *step_names[] = {"constant", "harmonic", "sqrt"};
+
+size_t consensus_hosts_needed(const consensus_params *p) { return p->agents; }
+size_t consensus_metrics_slots(const consensus_params *p) { return p->agents; }
+
+int consensus_step_parse(const char *s, consensus_step *rule)
+{
+  for (int i = CONSENSUS_STEP_CONSTANT; i <= CONSENSUS_STEP_SQRT; i++)
+    if (strcmp(s, step_names[i]) == 0) {
+      *rule = (consensus_step)i;
+      return 0;
+    }
+  return -1;
+}
+
+const char *consensus_step_name(consensus_step rule)
+{
+  xbt_assert((unsigned)rule <= CONSENSUS_STEP_SQRT, "unknown step rule %d", (int)rule);
+  return step_names[rule];
+}
+
+/* ---- costs ------------------------------------------------------------------ */
+
+/* One subgradient of f_i: two passes over the agent's rows x dim shard, the residuals
+ * A x and then A^T s, each a multiply and an add per entry (as SPEC 5 counts a dense
+ * layer); the ridge term's 2 dim flops are left out. */
+static double subgradient_flops(const consensus *c)
+{
+  return 4.0 * (double)c->rows * (double)c->dim;
+}
+
+/* Mixing n values (a multiply and an add per element each) and the step (another). */
+static double mix_flops(const consensus *c, size_t n)
+{
+  return 2.0 * (double)c->dim * (double)(n + 1);
+}
+
+static double step_size(const consensus_params *p, long k)
+{
+  switch (p->step_rule) {
+  case CONSENSUS_STEP_CONSTANT: return p->alpha0;
+  case CONSENSUS_STEP_HARMONIC: return p->alpha0 / (double)(k + 1);
+  case CONSENSUS_STEP_SQRT: return p->alpha0 / sqrt((double)(k + 1));
+  }
+  xbt_die("unknown step rule %d", (int)p->step_rule);
+}
+
+/* ---- the weights of each round ------------------------------------------------ */
+
+static void round_put(round_w *w, size_t *e, size_t j, double a)
+{
+  w->idx[*e] = j;
+  w->a[*e] = a;
+  ++*e;
+}
+
+/* The rows of W over g's edges and the diagonal, agents ascending. */
+static round_w *round_from(const gsl_matrix *W, const graph *g)
+{
+  size_t m = graph_n(g), len = m + 2 * graph_n_edges(g), e = 0;
+  round_w *w = xbt_malloc0(sizeof(*w));
+  w->start = xbt_malloc((m + 1) * sizeof(size_t));
+  w->idx = xbt_malloc(len * sizeof(size_t));
+  w->a = xbt_malloc(len * sizeof(double));
+  for (size_t i = 0; i < m; i++) {
+    const size_t *nb = graph_neighbors(g, i);
+    size_t deg = graph_degree(g, i), k = 0;
+    w->start[i] = e;
+    for (; k < deg && nb[k] < i; k++)
+      round_put(w, &e, nb[k], gsl_matrix_get(W, i, nb[k]));
+    round_put(w, &e, i, gsl_matrix_get(W, i, i));
+    for (; k < deg; k++)
+      round_put(w, &e, nb[k], gsl_matrix_get(W, i, nb[k]));
+  }
+  w->start[m] = e;
+  return w;
+}
+
+static void round_free(round_w *w)
+{
+  if (w == NULL)
+    return;
+  xbt_free(w->start);
+  xbt_free(w->idx);
+  xbt_free(w->a);
+  xbt_free(w);
+}
+
+static size_t row_len(const round_w *w, size_t i)
+{
+  return w->start[i + 1] - w->start[i];
+}
+
+static void schedule_init(schedule *s, const run_config *cfg)
+{
+  const consensus_params *p = &cfg->consensus;
+  memset(s, 0, sizeof(*s));
+  s->m = p->agents;
+  if (p->W != NULL) {
+    s->fixed = round_from(p->W, p->g);
+    return;
+  }
+  s->tv = graph_tv_create(p->g, p->q, p->interval);
+  xbt_assert(s->tv != NULL, "time-varying graph with q = %g and B = %zu", p->q, p->interval);
+  s->rng = rng_create(cfg->seed, RNG_ROLE_LINK, 0);
+  s->rule = p->rule;
+  s->Wk = gsl_matrix_alloc(s->m, s->m);
+  s->mu = sg_mutex_init();
+}
+
+static void schedule_free(schedule *s)
+{
+  round_free(s->fixed);
+  for (size_t k = 0; k < s->n; k++)
+    round_free(s->rounds[k]);
+  xbt_free(s->rounds);
+  graph_tv_free(s->tv);
+  if (s->rng)
+    gsl_rng_free(s->rng);
+  if (s->Wk)
+    gsl_matrix_free(s->Wk);
+  if (s->mu)
+    sg_mutex_destroy(s->mu);
+}
+
+/* Round k's weights. Time-varying rounds are drawn in round order from one stream,
+ * whichever agent asks first, so every agent sees the same round k. */
+static const round_w *schedule_round(schedule *s, long k)
+{
+  if (s->fixed)
+    return s->fixed;
+  sg_mutex_lock(s->mu);
+  while (s->n <= (size_t)k) {
+    const graph *active = graph_tv_next(s->tv, s->rng);
+    char why[256];
+    graph_weights(active, s->rule, s->Wk);
+    xbt_assert(graph_check_doubly_stochastic(s->Wk, active, 1e-12, why, sizeof(why)) == 0, "round %zu: %s", s->n,
+               why);
+    if (s->n == s->cap) {
+      s->cap = s->cap ? 2 * s->cap : 64;
+      s->rounds = xbt_realloc(s->rounds, s->cap * sizeof(round_w *));
+    }
+    s->rounds[s->n++] = round_from(s->Wk, active);
+  }
+  const round_w *w = s->rounds[k];
+  sg_mutex_unlock(s->mu);
+  xbt_assert(w != NULL, "round %ld asked for after every agent was done with it", k);
+  return w;
+}
+
+static void schedule_done(schedule *s, long k)
+{
+  if (s->fixed)
+    return;
+  sg_mutex_lock(s->mu);
+  if (++s->rounds[k]->users == s->m) {
+    round_free(s->rounds[k]);
+    s->rounds[k] = NULL;
+  }
+  sg_mutex_unlock(s->mu);
+}
+
+/* ---- measurements ---------------------------------------------------------------- */
+
+/* Measures the iterates x (agent i's at i * dim) and appends the point; returns the
+ * optimality gap. Sums go in rank order. */
+static double record_point(consensus *c, long iteration, const double *x)
+{
+  size_t m = c->m, dim = c->dim;
+  gsl_vector_set_zero(c->xbar);
+  for (size_t i = 0; i < m; i++) {
+    gsl_vector_const_view xi = gsl_vector_const_view_array(x + i * dim, dim);
+    gsl_vector_add(c->xbar, &xi.vector);
+  }
+  gsl_vector_scale(c->xbar, 1.0 / (double)m);
+  double err = 0, F;
+  for (size_t i = 0; i < m; i++) {
+    memcpy(c->diff->data, x + i * dim, dim * sizeof(double));
+    gsl_vector_sub(c->diff, c->xbar);
+    double e = gsl_blas_dnrm2(c->diff);
+    err = e > err ? e : err;
+  }
+  objective_sum_value(m, c->p->fs, c->xbar, &F);
+  if (c->n_trace == c->cap_trace) {
+    c->cap_trace = c->cap_trace ? 2 * c->cap_trace : 256;
+    c->trace = xbt_realloc(c->trace, c->cap_trace * sizeof(*c->trace));
+  }
+  double gap = F - c->p->fstar;
+  c->trace[c->n_trace++] = (consensus_point){iteration, simgrid_get_clock(), err, gap};
+  return gap;
+}
+
+/* Sync: the last agent to deposit round r records it, as the evaluator would. */
+static void measure_round(consensus *c, long r, const double *x)
+{
+  const run_config *cfg = c->cfg;
+  double now = simgrid_get_clock(), gap = record_point(c, r, x);
+  long steps = r * (long)c->m;
+  metrics_record_eval(c->met, now, steps, gap, NAN);
+  if (cfg->on_eval)
+    cfg->on_eval(cfg->on_eval_ctx, now, steps, gap, NAN);
+  if (!isfinite(gap)) {
+    metrics_set_status(c->met, METRICS_DIVERGED);
+    c->stop = 1;
+  }
+}
+
+/* Round r's slot, opened on first use (agents may be rounds apart). */
+static open_round *open_round_at(consensus *c, long r)
+{
+  open_round *free_slot = NULL;
+  for (size_t i = 0; i < c->n_open; i++) {
+    if (c->open[i].r == r)
+      return &c->open[i];
+    if (c->open[i].r < 0 && free_slot == NULL)
+      free_slot = &c->open[i];
+  }
+  if (free_slot == NULL) {
+    c->open = xbt_realloc(c->open, (c->n_open + 1) * sizeof(*c->open));
+    free_slot = &c->open[c->n_open++];
+    free_slot->x = xbt_malloc(c->m * c->dim * sizeof(double));
+  }
+  free_slot->r = r;
+  free_slot->count = 0;
+  return free_slot;
+}
+
+/* Sync: deposits x_i(r); the last of the m agents measures the round and frees it. */
+static void deposit_state(agent *a, long r)
+{
+  consensus *c = a->c;
+  sg_mutex_lock(c->mu);
+  open_round *o = open_round_at(c, r);
+  memcpy(o->x + a->rank * c->dim, a->x->data, c->dim * sizeof(double));
+  if (++o->count == c->m) {
+    measure_round(c, r, o->x);
+    o->r = -1;
+  }
+  sg_mutex_unlock(c->mu);
+}
+
+/* Async evaluator: copies every x_i, each under its agent's lock. */
+static void snapshot(void *ctx, gsl_vector *w)
+{
+  consensus *c = ctx;
+  long done = 0;
+  for (size_t i = 0; i < c->m; i++) {
+    agent *a = &c->agents[i];
+    sg_mutex_lock(a->mu);
+    memcpy(w->data + i * c->dim, a->x->data, c->dim * sizeof(double));
+    done += a->k_done;
+    sg_mutex_unlock(a->mu);
+  }
+  c->snap_iteration = done / (long)c->m;
+}
+
+static int measure(void *ctx, const gsl_vector *w, double *loss, double *accuracy)
+{
+  consensus *c = ctx;
+  *loss = record_point(c, c->snap_iteration, w->data);
+  *accuracy = NAN;
+  return 0;
+}
+
+/* ---- messages ----------------------------------------------------------------------- */
+
+/* Position of agent j among a's union neighbours. */
+static size_t nbr_pos(const agent *a, size_t j)
+{
+  size_t lo = 0, hi = a->deg;
+  while (lo < hi) {
+    size_t mid = lo + (hi - lo) / 2;
+    if (a->nb[mid] < j)
+      lo = mid + 1;
+    else
+      hi = mid;
+  }
+  xbt_assert(lo < a->deg && a->nb[lo] == j, "agent %zu: %zu is not a neighbour", a->rank, j);
+  return lo;
+}
+
+/* Keeps the value a STATE message carries as neighbour p's latest, unless a later one
+ * is already there; frees the message. */
+static void keep_value(agent *a, msg *m)
+{
+  size_t p = nbr_pos(a, (size_t)m->src);
+  a->received[p]++;
+  if (m->step >= a->latest_step[p]) {
+    memcpy(a->latest + p * a->c->dim, m->data, a->c->dim * sizeof(double));
+    a->latest_step[p] = m->step;
+  }
+  msg_free(m);
+}
+
+/* Async: a value or a neighbour's DONE. */
+static void handle_message(agent *a, msg *m)
+{
+  if (m->kind == MSG_STATE) {
+    keep_value(a, m);
+    return;
+  }
+  xbt_assert(m->kind == MSG_DONE, "agent %zu: unexpected message kind %d", a->rank, (int)m->kind);
+  size_t p = nbr_pos(a, (size_t)m->src);
+  a->done[p] = 1;
+  a->announced[p] = m->step;
+  msg_free(m);
+}
+
+/* Async: more messages will come (a neighbour is not done, or some of its values are
+ * still on their way). A receive is posted only while this holds, so none is left
+ * behind when the agent ends. */
+static int expecting(const agent *a)
+{
+  for (size_t p = 0; p < a->deg; p++)
+    if (!a->done[p] || a->received[p] < a->announced[p])
+      return 1;
+  return 0;
+}
+
+/* Async: the next message, waiting for it if `block`, else NULL if none has arrived. */
+static msg *next_message(agent *a, int block)
+{
+  if (!a->posted) {
+    a->pending = sg_mailbox_get_async(a->inbox, (void **)&a->incoming);
+    a->posted = 1;
+  }
+  if (block) {
+    sg_error_t e = sg_comm_wait(a->pending);
+    xbt_assert(e == SG_OK, "agent %zu: receive failed (%d)", a->rank, (int)e);
+  } else if (!sg_comm_test(a->pending)) {
+    return NULL;
+  }
+  a->posted = 0;
+  return a->incoming;
+}
+
+/* Sync: takes the kept values of round k; returns how many. */
+static size_t take_early(agent *a, long k)
+{
+  size_t got = 0, kept = 0;
+  for (size_t e = 0; e < a->n_early; e++) {
+    if (a->early[e]->step == k) {
+      keep_value(a, a->early[e]);
+      got++;
+    } else {
+      a->early[kept++] = a->early[e];
+    }
+  }
+  a->n_early = kept;
+  return got;
+}
+
+static void keep_early(agent *a, msg *m)
+{
+  if (a->n_early == a->cap_early) {
+    a->cap_early = a->cap_early ? 2 * a->cap_early : 4;
+    a->early = xbt_realloc(a->early, a->cap_early * sizeof(msg *));
+  }
+  a->early[a->n_early++] = m;
+}
+
+/* ---- steps of an agent ------------------------------------------------------------- */
+
+/* Sync mode decides when to stop for all agents at once: the first agent to find the
+ * step limit, the time limit or a divergence fixes the end at the furthest round any
+ * agent has started, so none waits for a neighbour that has left. Async agents stop on
+ * their own. */
+static int goes_on(agent *a, long k)
+{
+  consensus *c = a->c;
+  const run_config *cfg = c->cfg;
+  if (c->p->async)
+    return k < cfg->max_steps && !eval_should_stop(c->eval);
+  sg_mutex_lock(c->mu);
+  if (c->stop_at < 0 && (c->stop || k >= cfg->max_steps || simgrid_get_clock() >= cfg->max_sim_time))
+    c->stop_at = c->started > k ? c->started : k;
+  int go = c->stop_at < 0 || k < c->stop_at;
+  if (go && k + 1 > c->started)
+    c->started = k + 1;
+  sg_mutex_unlock(c->mu);
+  return go;
+}
+
+/* Nedic-Ozdaglar: x_i(k) goes to every neighbour j with a_ji(k) in use (an async agent
+ * skips neighbours that are done). */
+static void send_state(agent *a, const round_w *w, long k)
+{
+  consensus *c = a->c;
+  for (size_t e = w->start[a->rank]; e < w->start[a->rank + 1]; e++) {
+    size_t j = w->idx[e];
+    if (j == a->rank)
+      continue;
+    size_t p = nbr_pos(a, j);
+    if (c->p->async && a->done[p])
+      continue;
+    msg *m = msg_create(MSG_STATE, (int)a->rank, k, c->dim);
+    memcpy(m->data, a->x->data, c->dim * sizeof(double));
+    msg_send(c->agents[j].inbox, c->cfg->hosts[j], m, msg_bytes((double)c->dim, c->cfg->elem_bytes));
+    a->sent[p]++;
+  }
+}
+
+/* d_i(k) in the subdifferential of f_i at x_i(k) (objective.h picks the element). */
+static void compute_subgradient(agent *a)
+{
+  consensus *c = a->c;
+  objective_subgrad(c->p->fs[a->rank], a->x, a->d);
+  run_execute(c->cfg, subgradient_flops(c));
+}
+
+/* Sync: every active neighbour's x_j(k); async: what has arrived. */
+static void receive_neighbours(agent *a, const round_w *w, long k)
+{
+  if (a->c->p->async) {
+    msg *m;
+    while (expecting(a) && (m = next_message(a, 0)) != NULL)
+      handle_message(a, m);
+    return;
+  }
+  size_t need = row_len(w, a->rank) - 1, got = take_early(a, k);
+  while (got < need) {
+    msg *m = msg_recv(a->inbox);
+    xbt_assert(m->kind == MSG_STATE && m->step >= k, "agent %zu in round %ld got kind %d of round %ld", a->rank,
+               k, (int)m->kind, m->step);
+    if (m->step == k) {
+      keep_value(a, m);
+      got++;
+    } else {
+      keep_early(a, m);
+    }
+  }
+}
+
+/* v_i = sum_j a_ij(k) x_j, j ascending; records each neighbour value's staleness. */
+static void mix(agent *a, const round_w *w, long k)
+{
+  consensus *c = a->c;
+  gsl_vector_set_zero(a->v);
+  for (size_t e = w->start[a->rank]; e < w->start[a->rank + 1]; e++) {
+    size_t j = w->idx[e];
+    const double *xj = a->x->data;
+    if (j != a->rank) {
+      size_t p = nbr_pos(a, j);
+      xj = a->latest + p * c->dim;
+      metrics_slot_staleness(a->slot, k > a->latest_step[p] ? k - a->latest_step[p] : 0);
+    }
+    gsl_vector_const_view xv = gsl_vector_const_view_array(xj, c->dim);
+    gsl_blas_daxpy(w->a[e], &xv.vector, a->v);
+  }
+}
+
+/* x_i(k+1) = v_i - alpha(k) d_i(k). */
+static void subgradient_step(agent *a, const round_w *w, long k)
+{
+  consensus *c = a->c;
+  run_execute(c->cfg, mix_flops(c, row_len(w, a->rank)));
+  sg_mutex_lock(a->mu);
+  gsl_vector_memcpy(a->x, a->v);
+  gsl_blas_daxpy(-step_size(c->p, k), a->d, a->x);
+  a->k_done = k + 1;
+  sg_mutex_unlock(a->mu);
+}
+
+/* Counts the iteration; sync: deposits x_i(k+1) for round k+1's measurement. */
+static void record_state(agent *a, long k)
+{
+  a->slot->steps++;
+  if (a->c->p->async)
+    eval_step_done(a->c->eval);
+  else
+    deposit_state(a, k + 1);
+}
+
+/* Async: tells every neighbour how many values it sent, then takes every message still
+ * coming. Sync needs neither: every value sent was for a round its receiver ran. */
+static void say_done(agent *a)
+{
+  consensus *c = a->c;
+  if (!c->p->async) {
+    xbt_assert(a->n_early == 0, "agent %zu ends with %zu values of later rounds", a->rank, a->n_early);
+    return;
+  }
+  eval_finished(c->eval);
+  for (size_t p = 0; p < a->deg; p++)
+    msg_send(c->agents[a->nb[p]].inbox, c->cfg->hosts[a->nb[p]], msg_create(MSG_DONE, (int)a->rank, a->sent[p], 0),
+             MSG_HEADER_BYTES);
+  while (expecting(a))
+    handle_message(a, next_message(a, 1));
+}
+
+static void agent_actor(int argc, char **argv)
+{
+  (void)argc;
+  (void)argv;
+  agent *a = sg_actor_self_get_data();
+  consensus *c = a->c;
+  sg_mailbox_set_receiver(sg_mailbox_get_name(a->inbox)); /* values travel as they are sent */
+  sg_barrier_wait(c->ready);
+  for (long k = 0; goes_on(a, k); k++) {
+    const round_w *w = schedule_round(&c->sched, k);
+    send_state(a, w, k);
+    compute_subgradient(a);
+    receive_neighbours(a, w, k);
+    mix(a, w, k);
+    subgradient_step(a, w, k);
+    schedule_done(&c->sched, k);
+    record_state(a, k);
+  }
+  say_done(a);
+}
+
+/* ---- set-up ---------------------------------------------------------------------------- */
+
+static void agent_init(consensus *c, agent *a, size_t i)
+{
+  size_t dim = c->dim;
+  a->c = c;
+  a->rank = i;
+  a->inbox = mbox_of("agent", (int)i);
+  a->nb = graph_neighbors(c->p->g, i);
+  a->deg = graph_degree(c->p->g, i);
+  a->x = gsl_vector_calloc(dim);
+  a->v = gsl_vector_calloc(dim);
+  a->d = gsl_vector_calloc(dim);
+  size_t n = a->deg ? a->deg : 1;
+  a->latest = xbt_malloc0(n * dim * sizeof(double));
+  a->latest_step = xbt_malloc0(n * sizeof(long));
+  a->sent = xbt_malloc0(n * sizeof(long));
+  a->received = xbt_malloc0(n * sizeof(long));
+  a->announced = xbt_malloc0(n * sizeof(long));
+  a->done = xbt_malloc0(n * sizeof(int));
+  a->mu = sg_mutex_init();
+  a->slot = metrics_slot_at(c->met, i);
+}
+
+static void agent_release(agent *a)
+{
+  gsl_vector_free(a->x);
+  gsl_vector_free(a->v);
+  gsl_vector_free(a->d);
+  xbt_free(a->latest);
+  xbt_free(a->latest_step);
+  xbt_free(a->sent);
+  xbt_free(a->received);
+  xbt_free(a->announced);
+  xbt_free(a->done);
+  for (size_t e = 0; e < a->n_early; e++)
+    msg_free(a->early[e]);
+  xbt_free(a->early);
+  sg_mutex_destroy(a->mu);
+}
+
+consensus *consensus_deploy(const run_config *cfg, metrics *m)
+{
+  const consensus_params *p = &cfg->consensus;
+  if (cfg->n_hosts < consensus_hosts_needed(p) || cfg->max_steps <= 0 || !cfg->numerics || p->agents == 0)
+    return NULL;
+  consensus *c = xbt_malloc0(sizeof(*c));
+  c->cfg = cfg;
+  c->p = p;
+  c->m = p->agents;
+  c->dim = objective_dim(p->fs[0]);
+  c->rows = objective_rows(p->fs[0]);
+  c->met = m;
+  c->mu = sg_mutex_init();
+  c->stop_at = -1;
+  c->xbar = gsl_vector_calloc(c->dim);
+  c->diff = gsl_vector_calloc(c->dim);
+  schedule_init(&c->sched, cfg);
+  c->ready = sg_barrier_init((unsigned)c->m);
+  c->agents = xbt_malloc0(c->m * sizeof(agent));
+  for (size_t i = 0; i < c->m; i++)
+    agent_init(c, &c->agents[i], i);
+  double *x0 = xbt_malloc0(c->m * c->dim * sizeof(double));
+  metrics_record_eval(m, 0.0, 0, record_point(c, 0, x0), NAN); /* every x_i(0) = 0 */
+  xbt_free(x0);
+  if (p->async) {
+    c->eval = eval_ctl_create(cfg, m, (int)c->m, snapshot, c);
+    eval_set_snapshot_size(c->eval, c->m * c->dim);
+    eval_set_measure(c->eval, measure, c);
+  }
+  for (size_t i = 0; i < c->m; i++) {
+    char name[32];
+    mbox_name(name, sizeof(name), "agent", (int)i);
+    sg_actor_t actor = sg_actor_init(name, cfg->hosts[i]);
+    sg_actor_set_data(actor, &c->agents[i]);
+    sg_actor_start(actor, agent_actor, 0, NULL);
+  }
+  if (c->eval)
+    eval_start(c->eval, cfg->hosts[0]);
+  return c;
+}
+
+void consensus_free(consensus *c)
+{
+  if (c == NULL)
+    return;
+  for (size_t i = 0; i < c->m; i++)
+    agent_release(&c->agents[i]);
+  xbt_free(c->agents);
+  for (size_t i = 0; i < c->n_open; i++)
+    xbt_free(c->open[i].x);
+  xbt_free(c->open);
+  schedule_free(&c->sched);
+  sg_barrier_destroy(c->ready);
+  eval_ctl_free(c->eval);
+  sg_mutex_destroy(c->mu);
+  gsl_vector_free(c->xbar);
+  gsl_vector_free(c->diff);
+  xbt_free(c->trace);
+  xbt_free(c);
+}
+
+size_t consensus_trace(const consensus *c, const consensus_point **points)
+{
+  *points = c->trace;
+  return c->n_trace;
+}
