@@ -469,6 +469,27 @@ START_TEST(test_sandblaster_bad_input)
 }
 END_TEST
 
+START_TEST(test_sandblaster_listed)
+{
+  /* dtsim list names the algorithm; list keys documents both new sections. */
+  char *dir = cli_tmpdir();
+  const char *list[] = {"list", NULL};
+  ck_assert_int_eq(cli_run(dir, list), 0);
+  char *out = cli_read(dir, "stdout");
+  ck_assert_ptr_nonnull(strstr(out, "algorithm  sandblaster "));
+  free(out);
+  const char *keys[] = {"list", "keys", NULL};
+  ck_assert_int_eq(cli_run(dir, keys), 0);
+  out = cli_read(dir, "stdout");
+  ck_assert_ptr_nonnull(strstr(out, "**[sandblaster]**"));
+  ck_assert_ptr_nonnull(strstr(out, "| `sandblaster.push_every` | `4` | portions |"));
+  ck_assert_ptr_nonnull(strstr(out, "**[faults]**"));
+  ck_assert_ptr_nonnull(strstr(out, "| `faults.stragglers` | (empty) |"));
+  free(out);
+  free(dir);
+}
+END_TEST
+
 static Suite *sandblaster_suite(void)
 {
   Suite *s = suite_create("sandblaster");
@@ -499,6 +520,7 @@ static Suite *sandblaster_suite(void)
   tcase_set_timeout(tc, 120);
   tcase_add_test(tc, test_sandblaster_linesearch_failure);
   tcase_add_test(tc, test_sandblaster_bad_input);
+  tcase_add_test(tc, test_sandblaster_listed);
   suite_add_tcase(s, tc);
   return s;
 }
