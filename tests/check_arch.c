@@ -12,6 +12,8 @@
 #include "models/cost.h"
 #include "models/data.h"
 
+#include "check_util.h"
+
 /* A layer to add: kind, then the arguments of arch_add_input/dense/local. */
 typedef struct spec {
   arch_kind kind;
@@ -543,14 +545,6 @@ START_TEST(test_arch_partition_out_of_range)
 }
 END_TEST
 
-static void add_tcase(Suite *s, const char *name, const TTest *const *tests, size_t n_tests)
-{
-  TCase *tc = tcase_create(name);
-  for (size_t i = 0; i < n_tests; i++)
-    tcase_add_test(tc, tests[i]);
-  suite_add_tcase(s, tc);
-}
-
 /* arch_plan_square: the most square tiling for LC nets (9 x 9 for 81, 4 x 2 for 8, a
  * prime count P x 1), P blocks for dense ones; NULL when a tile would be empty
  * (image-80m's last LC grid is 16 wide, so 17 columns cannot work). */
@@ -577,12 +571,6 @@ START_TEST(test_arch_plan_square)
 }
 END_TEST
 
-#define ADD_TCASE(s, name, ...)                                                  \
-  do {                                                                           \
-    const TTest *tests_[] = {__VA_ARGS__};                                       \
-    add_tcase(s, name, tests_, sizeof tests_ / sizeof tests_[0]);                \
-  } while (0)
-
 Suite *arch_suite(void)
 {
   Suite *s = suite_create("arch");
@@ -600,11 +588,4 @@ Suite *arch_suite(void)
   return s;
 }
 
-int main(void)
-{
-  SRunner *sr = srunner_create(arch_suite());
-  srunner_run_all(sr, CK_NORMAL);
-  int failed = srunner_ntests_failed(sr);
-  srunner_free(sr);
-  return failed;
-}
+CHECK_MAIN(arch_suite)

@@ -16,6 +16,8 @@
 #include "models/net.h"
 #include "models/rng.h"
 
+#include "check_util.h"
+
 /* As check_net.c: h = 1e-6 gives truncation ~h^2 and rounding ~1e-16/h = 1e-10
  * on O(1) losses; 1e-5 relative with a 1e-8 floor catches any wrong term. */
 #define FD_STEP 1e-6
@@ -830,21 +832,6 @@ START_TEST(test_archnet_run_out_of_range)
 }
 END_TEST
 
-static void add_tcase(Suite *s, const char *name, const TTest *const *tests, size_t n_tests)
-{
-  TCase *tc = tcase_create(name);
-  tcase_set_timeout(tc, 60);
-  for (size_t i = 0; i < n_tests; i++)
-    tcase_add_test(tc, tests[i]);
-  suite_add_tcase(s, tc);
-}
-
-#define ADD_TCASE(s, name, ...)                                                  \
-  do {                                                                           \
-    const TTest *tests_[] = {__VA_ARGS__};                                       \
-    add_tcase(s, name, tests_, sizeof tests_ / sizeof tests_[0]);                \
-  } while (0)
-
 Suite *archnet_suite(void)
 {
   Suite *s = suite_create("archnet");
@@ -862,11 +849,4 @@ Suite *archnet_suite(void)
   return s;
 }
 
-int main(void)
-{
-  SRunner *sr = srunner_create(archnet_suite());
-  srunner_run_all(sr, CK_NORMAL);
-  int failed = srunner_ntests_failed(sr);
-  srunner_free(sr);
-  return failed;
-}
+CHECK_MAIN(archnet_suite)

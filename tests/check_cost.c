@@ -6,6 +6,8 @@
 
 #include "models/cost.h"
 
+#include "check_util.h"
+
 START_TEST(test_cost_dtype)
 {
   cost_dtype t;
@@ -70,30 +72,16 @@ START_TEST(test_cost_update)
 }
 END_TEST
 
-static void add_tcase(Suite *s, const char *name, const TTest *test)
-{
-  TCase *tc = tcase_create(name);
-  tcase_add_test(tc, test);
-  suite_add_tcase(s, tc);
-}
-
 Suite *cost_suite(void)
 {
   Suite *s = suite_create("cost");
-  add_tcase(s, "dtype", test_cost_dtype);
-  add_tcase(s, "dense", test_cost_dense);
-  add_tcase(s, "mlp", test_cost_mlp);
-  add_tcase(s, "transformer", test_cost_transformer);
-  add_tcase(s, "speech", test_cost_speech_shapes);
-  add_tcase(s, "update", test_cost_update);
+  ADD_TCASE(s, "dtype", test_cost_dtype);
+  ADD_TCASE(s, "dense", test_cost_dense);
+  ADD_TCASE(s, "mlp", test_cost_mlp);
+  ADD_TCASE(s, "transformer", test_cost_transformer);
+  ADD_TCASE(s, "speech", test_cost_speech_shapes);
+  ADD_TCASE(s, "update", test_cost_update);
   return s;
 }
 
-int main(void)
-{
-  SRunner *sr = srunner_create(cost_suite());
-  srunner_run_all(sr, CK_NORMAL);
-  int failed = srunner_ntests_failed(sr);
-  srunner_free(sr);
-  return failed;
-}
+CHECK_MAIN(cost_suite)

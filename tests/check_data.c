@@ -13,6 +13,8 @@
 #include "models/data.h"
 #include "models/rng.h"
 
+#include "check_util.h"
+
 #define ERRLEN 512
 
 static int same_data(const dataset *a, const dataset *b)
@@ -394,20 +396,6 @@ START_TEST(test_data_sample_batch_draws)
 }
 END_TEST
 
-static void add_tcase(Suite *s, const char *name, const TTest *const *tests, size_t n_tests)
-{
-  TCase *tc = tcase_create(name);
-  for (size_t i = 0; i < n_tests; i++)
-    tcase_add_test(tc, tests[i]);
-  suite_add_tcase(s, tc);
-}
-
-#define ADD_TCASE(s, name, ...)                                   \
-  do {                                                            \
-    const TTest *tests_[] = {__VA_ARGS__};                        \
-    add_tcase(s, name, tests_, sizeof tests_ / sizeof tests_[0]); \
-  } while (0)
-
 Suite *data_suite(void)
 {
   Suite *s = suite_create("data");
@@ -425,11 +413,4 @@ Suite *data_suite(void)
   return s;
 }
 
-int main(void)
-{
-  SRunner *sr = srunner_create(data_suite());
-  srunner_run_all(sr, CK_NORMAL);
-  int failed = srunner_ntests_failed(sr);
-  srunner_free(sr);
-  return failed;
-}
+CHECK_MAIN(data_suite)

@@ -13,6 +13,8 @@
 #include "models/graph.h"
 #include "models/rng.h"
 
+#include "check_util.h"
+
 #define ERRLEN 512
 /* Issue 7: weights must be doubly stochastic within 1e-12. */
 #define DS_TOL 1e-12
@@ -664,20 +666,6 @@ START_TEST(test_graph_tv_draws)
 }
 END_TEST
 
-static void add_tcase(Suite *s, const char *name, const TTest *const *tests, size_t n_tests)
-{
-  TCase *tc = tcase_create(name);
-  for (size_t i = 0; i < n_tests; i++)
-    tcase_add_test(tc, tests[i]);
-  suite_add_tcase(s, tc);
-}
-
-#define ADD_TCASE(s, name, ...)                                   \
-  do {                                                            \
-    const TTest *tests_[] = {__VA_ARGS__};                        \
-    add_tcase(s, name, tests_, sizeof tests_ / sizeof tests_[0]); \
-  } while (0)
-
 Suite *graph_suite(void)
 {
   Suite *s = suite_create("graph");
@@ -697,11 +685,4 @@ Suite *graph_suite(void)
   return s;
 }
 
-int main(void)
-{
-  SRunner *sr = srunner_create(graph_suite());
-  srunner_run_all(sr, CK_NORMAL);
-  int failed = srunner_ntests_failed(sr);
-  srunner_free(sr);
-  return failed;
-}
+CHECK_MAIN(graph_suite)

@@ -21,6 +21,8 @@
 #include "models/lbfgs.h"
 #include "models/rng.h"
 
+#include "check_util.h"
+
 /* ---- test problems ---- */
 
 /* f(x) = 1/2 x'Ax - b'x with A = Q diag(lambda) Q', Q orthogonal (the Q of a QR of a
@@ -959,21 +961,6 @@ START_TEST(test_lbfgs_bad_slot_aborts)
 }
 END_TEST
 
-static void add_tcase(Suite *s, const char *name, const TTest *const *tests, size_t n_tests)
-{
-  TCase *tc = tcase_create(name);
-  tcase_set_timeout(tc, 60);
-  for (size_t i = 0; i < n_tests; i++)
-    tcase_add_test(tc, tests[i]);
-  suite_add_tcase(s, tc);
-}
-
-#define ADD_TCASE(s, name, ...)                                   \
-  do {                                                            \
-    const TTest *tests_[] = {__VA_ARGS__};                        \
-    add_tcase(s, name, tests_, sizeof tests_ / sizeof tests_[0]); \
-  } while (0)
-
 Suite *lbfgs_suite(void)
 {
   Suite *s = suite_create("lbfgs");
@@ -992,11 +979,4 @@ Suite *lbfgs_suite(void)
   return s;
 }
 
-int main(void)
-{
-  SRunner *sr = srunner_create(lbfgs_suite());
-  srunner_run_all(sr, CK_NORMAL);
-  int failed = srunner_ntests_failed(sr);
-  srunner_free(sr);
-  return failed;
-}
+CHECK_MAIN(lbfgs_suite)

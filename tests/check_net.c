@@ -12,6 +12,8 @@
 #include "models/net.h"
 #include "models/rng.h"
 
+#include "check_util.h"
+
 /* Central differences with h = 1e-6 have truncation error ~h^2 and rounding
  * error ~1e-16/h = 1e-10 on O(1) losses, so 1e-5 relative (with a 1e-8 floor
  * for gradients near zero) leaves a wide margin while still catching any
@@ -410,20 +412,6 @@ START_TEST(test_net_act_names)
 }
 END_TEST
 
-static void add_tcase(Suite *s, const char *name, const TTest *const *tests, size_t n_tests)
-{
-  TCase *tc = tcase_create(name);
-  for (size_t i = 0; i < n_tests; i++)
-    tcase_add_test(tc, tests[i]);
-  suite_add_tcase(s, tc);
-}
-
-#define ADD_TCASE(s, name, ...)                                                  \
-  do {                                                                           \
-    const TTest *tests_[] = {__VA_ARGS__};                                       \
-    add_tcase(s, name, tests_, sizeof tests_ / sizeof tests_[0]);                \
-  } while (0)
-
 Suite *net_suite(void)
 {
   Suite *s = suite_create("net");
@@ -442,11 +430,4 @@ Suite *net_suite(void)
   return s;
 }
 
-int main(void)
-{
-  SRunner *sr = srunner_create(net_suite());
-  srunner_run_all(sr, CK_NORMAL);
-  int failed = srunner_ntests_failed(sr);
-  srunner_free(sr);
-  return failed;
-}
+CHECK_MAIN(net_suite)

@@ -15,6 +15,8 @@
 #include "models/objective.h"
 #include "models/rng.h"
 
+#include "check_util.h"
+
 #define MAX_AGENTS 8
 
 /* ---- helpers ---- */
@@ -787,21 +789,6 @@ START_TEST(test_objective_synthetic_kinds)
 }
 END_TEST
 
-static void add_tcase(Suite *s, const char *name, const TTest *const *tests, size_t n_tests)
-{
-  TCase *tc = tcase_create(name);
-  for (size_t i = 0; i < n_tests; i++)
-    tcase_add_test(tc, tests[i]);
-  tcase_set_timeout(tc, 60);
-  suite_add_tcase(s, tc);
-}
-
-#define ADD_TCASE(s, name, ...)                                   \
-  do {                                                            \
-    const TTest *tests_[] = {__VA_ARGS__};                        \
-    add_tcase(s, name, tests_, sizeof tests_ / sizeof tests_[0]); \
-  } while (0)
-
 Suite *objective_suite(void)
 {
   Suite *s = suite_create("objective");
@@ -820,11 +807,4 @@ Suite *objective_suite(void)
   return s;
 }
 
-int main(void)
-{
-  SRunner *sr = srunner_create(objective_suite());
-  srunner_run_all(sr, CK_NORMAL);
-  int failed = srunner_ntests_failed(sr);
-  srunner_free(sr);
-  return failed;
-}
+CHECK_MAIN(objective_suite)

@@ -7,6 +7,8 @@
 
 #include "models/rng.h"
 
+#include "check_util.h"
+
 /* mt19937 reads 32 bits of its seed and maps 0 to 4357, so 0 must never come out. */
 START_TEST(test_rng_range)
 {
@@ -77,28 +79,14 @@ START_TEST(test_rng_create)
 }
 END_TEST
 
-static void add_tcase(Suite *s, const char *name, const TTest *test)
-{
-  TCase *tc = tcase_create(name);
-  tcase_add_test(tc, test);
-  suite_add_tcase(s, tc);
-}
-
 Suite *rng_suite(void)
 {
   Suite *s = suite_create("rng");
-  add_tcase(s, "range", test_rng_range);
-  add_tcase(s, "distinct", test_rng_distinct);
-  add_tcase(s, "known_value", test_rng_known_value);
-  add_tcase(s, "create", test_rng_create);
+  ADD_TCASE(s, "range", test_rng_range);
+  ADD_TCASE(s, "distinct", test_rng_distinct);
+  ADD_TCASE(s, "known_value", test_rng_known_value);
+  ADD_TCASE(s, "create", test_rng_create);
   return s;
 }
 
-int main(void)
-{
-  SRunner *sr = srunner_create(rng_suite());
-  srunner_run_all(sr, CK_NORMAL);
-  int failed = srunner_ntests_failed(sr);
-  srunner_free(sr);
-  return failed;
-}
+CHECK_MAIN(rng_suite)
