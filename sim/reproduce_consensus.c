@@ -50,8 +50,8 @@ static const char cons_platform[] =
 static const char cons_ini[] =
     "; dtsim reproduce consensus: Nedic & Ozdaglar 2009, distributed subgradient method.\n"
     "; Each run sets consensus.topology, consensus.step_rule, consensus.alpha0,\n"
-    "; consensus.mode, run.max_steps and run.eval_every. Run it from this folder (the\n"
-    "; platform file is named relative to it).\n"
+    "; consensus.mode and run.max_steps. Run it from this folder (the platform file is\n"
+    "; named relative to it).\n"
     "[run]\n"
     "algorithm = consensus\n"
     "max_steps = " SYNC_STEPS "       ; set per run\n"
