@@ -32,7 +32,7 @@ static const char usage[] =
     "              replicas, distbelief-2012 preset, small MLP); results in ./dtsim-out/\n"
     "  run         run a scenario file:  dtsim run [SCENARIO.ini] [OPTIONS]\n"
     "  platform    write a preset or a generated cluster as SimGrid XML\n"
-    "  reproduce   rerun a published figure's simulations (fig3), results in results/NAME/\n"
+    "  reproduce   rerun a paper's simulations (fig3, consensus, all), results in results/NAME/\n"
     "  list        list presets, algorithms, models and datasets ('list keys': scenario keys)\n"
     "\n"
     "  dtsim COMMAND --help   help on one command\n"

@@ -88,8 +88,6 @@ static const size_t fig3_quick_machines[] = {1, 2, 4, 8, 16};
 typedef struct job {
   const char *model;
   size_t machines;
-  char dir[512];
-  pid_t pid;
   double step_time;
 } job;
 
@@ -100,11 +98,15 @@ static const char usage[] =
     "and writes DIR (default results/NAME/): NAME.ini (the scenario), NAME.csv, NAME.png\n"
     "and README.md (the command and a side-by-side table with the paper).\n"
     "\n"
-    "  NAME       fig3 (Dean et al. 2012, Fig. 3: speed-up against machines per replica);\n"
-    "             fig4 fig5 megatron pipeline consensus are not available yet\n"
-    "  --quick    a reduced grid fit for CI (machine counts 1..16), same code paths\n"
+    "  NAME       fig3 (Dean et al. 2012, Fig. 3: speed-up against machines per replica),\n"
+    "             consensus (Nedic & Ozdaglar 2009: distributed subgradient on ring, torus\n"
+    "             and complete graphs, each step rule, sync and async), or all (each in\n"
+    "             turn, into results/NAME/ or DIR/NAME/); fig4 fig5 megatron pipeline are\n"
+    "             not available yet\n"
+    "  --quick    a reduced grid fit for CI, same code paths (fig3: machine counts 1..16;\n"
+    "             consensus: ring and complete graphs, constant and harmonic steps, shorter)\n"
     "  --jobs N   simulations run at once (default: the number of cores)\n"
-    "  --check    compare with the committed results/NAME/NAME.csv instead of writing:\n"
+    "  --check    compare with the committed results/NAME/NAME.csv (or DIR's) instead of writing:\n"
     "             exit 1 and print the first differing value\n";
 
 static int bad(const char *msg)
@@ -113,12 +115,25 @@ static int bad(const char *msg)
   return 2;
 }
 
-static pid_t start_job(const char *self, const char *ini, job *j)
+static pid_t start_job(const char *self, const char *work, const char *ini, reproduce_job *j)
 {
-  char vset[128], pset[64], log[600];
-  snprintf(vset, sizeof(vset), "model.virtual=%s", j->model);
-  snprintf(pset, sizeof(pset), "sgd.partitions=%zu", j->machines);
+  const char *argv[32];
+  char log[600];
+  int n = 0;
   snprintf(log, sizeof(log), "%s.log", j->dir);
+  argv[n++] = "dtsim";
+  argv[n++] = "run";
+  argv[n++] = ini;
+  argv[n++] = "--quiet";
+  argv[n++] = "--out";
+  argv[n++] = j->dir;
+  for (int i = 0; i < j->n_sets; i++) {
+    argv[n++] = "--set";
+    argv[n++] = j->sets[i];
+  }
+  if (j->cfg)
+    argv[n++] = j->cfg;
+  argv[n] = NULL;
   pid_t pid = fork();
   if (pid == 0) {
     int fd = open(log, O_WRONLY | O_CREAT | O_TRUNC, 0644);
@@ -126,28 +141,29 @@ static pid_t start_job(const char *self, const char *ini, job *j)
       dup2(fd, 1);
       dup2(fd, 2);
     }
-    execl(self, "dtsim", "run", ini, "--quiet", "--out", j->dir, "--set", vset, "--set", pset, FIG3_SOLVER,
-          (char *)NULL);
+    if (chdir(work) != 0) /* a scenario names its platform file relative to itself */
+      _exit(126);
+    execv(self, (char *const *)argv);
     _exit(127);
   }
   return pid;
 }
 
-/* Runs every job, at most n_par at a time; returns 0 or -1 with a message. */
-static int run_jobs(job *jobs, size_t n, size_t n_par, const char *ini, int quiet, char *err, size_t len)
+int reproduce_run_jobs(const reproduce_opts *o, const char *ini, reproduce_job *jobs, size_t n, char *err, size_t len)
 {
-  char self[4096];
+  char self[4096], path[700];
   ssize_t k = readlink("/proc/self/exe", self, sizeof(self) - 1);
   if (k <= 0) {
     snprintf(err, len, "cannot find the dtsim executable: %s", strerror(errno));
     return -1;
   }
   self[k] = '\0';
+  snprintf(path, sizeof(path), "%s/%s", o->work, ini);
   size_t next = 0, running = 0, done = 0;
   int failed = 0;
   while (done < n) {
-    while (running < n_par && next < n && !failed) {
-      jobs[next].pid = start_job(self, ini, &jobs[next]);
+    while (running < o->n_par && next < n && !failed) {
+      jobs[next].pid = start_job(self, o->work, path, &jobs[next]);
       next++;
       running++;
     }
@@ -160,22 +176,20 @@ static int run_jobs(job *jobs, size_t n, size_t n_par, const char *ini, int quie
         running--;
         done++;
         if (!WIFEXITED(st) || WEXITSTATUS(st) != 0) {
-          snprintf(err, len, "the run of %s on %zu machines failed (see %s.log)", jobs[i].model, jobs[i].machines,
-                   jobs[i].dir);
+          snprintf(err, len, "the run of %s failed (see %s.log)", jobs[i].label, jobs[i].dir);
           failed = 1;
-        } else if (!quiet) {
-          fprintf(stderr, "dtsim reproduce: %zu/%zu done: %s on %zu machines\n", done, n, jobs[i].model,
-                  jobs[i].machines);
+        } else if (!o->quiet) {
+          fprintf(stderr, "dtsim reproduce: %zu/%zu done: %s\n", done, n, jobs[i].label);
         }
       }
   }
   return failed ? -1 : 0;
 }
 
-static int read_step_time(job *j, char *err, size_t len)
+static int read_step_time(job *j, const reproduce_job *run, char *err, size_t len)
 {
   char path[600];
-  snprintf(path, sizeof(path), "%s/summary.json", j->dir);
+  snprintf(path, sizeof(path), "%s/summary.json", run->dir);
   json_t *s = json_load_file(path, 0, NULL);
   double t = s ? json_number_value(json_object_get(s, "sim_time_s")) : 0;
   double steps = s ? json_number_value(json_object_get(s, "steps")) : 0;
@@ -326,6 +340,24 @@ static char *fig3_readme(const job *jobs, size_t n, size_t n_models, int quick)
   return text;
 }
 
+int reproduce_plot(const char *dir, const char *name, const char *script, char *err, size_t len)
+{
+  FILE *g = popen("gnuplot 2>&1", "w");
+  if (g == NULL) {
+    snprintf(err, len, "cannot run gnuplot: %s", strerror(errno));
+    return -1;
+  }
+  fputs(script, g);
+  if (pclose(g) != 0) {
+    snprintf(err, len, "gnuplot failed to draw %s/%s.png (is gnuplot installed?)", dir, name);
+    return -1;
+  }
+  char tmp[600], png[600];
+  snprintf(tmp, sizeof(tmp), "%s/.%s.png.tmp", dir, name);
+  snprintf(png, sizeof(png), "%s/%s.png", dir, name);
+  return rename(tmp, png) == 0 ? 0 : -1;
+}
+
 /* Draws fig3.png from dir/fig3.csv: one curve per network present. */
 static int write_plot(const char *dir, const char *models, char *err, size_t len)
 {
@@ -338,40 +370,37 @@ static int write_plot(const char *dir, const char *models, char *err, size_t len
            "plot for [m in '%s'] '%s/fig3.csv' "
            "using 2:(strcol(1) eq m ? $4 : 1/0) with linespoints title m\n",
            dir, models, dir);
-  FILE *g = popen("gnuplot 2>&1", "w");
-  if (g == NULL) {
-    snprintf(err, len, "cannot run gnuplot: %s", strerror(errno));
-    return -1;
-  }
-  fputs(script, g);
-  if (pclose(g) != 0) {
-    snprintf(err, len, "gnuplot failed to draw %s/fig3.png (is gnuplot installed?)", dir);
-    return -1;
-  }
-  char tmp[600], png[600];
-  snprintf(tmp, sizeof(tmp), "%s/.fig3.png.tmp", dir);
-  snprintf(png, sizeof(png), "%s/fig3.png", dir);
-  return rename(tmp, png) == 0 ? 0 : -1;
+  return reproduce_plot(dir, "fig3", script, err, len);
 }
 
-/* The line of text (NUL-terminated, without its newline) that starts with the first
- * two fields of `row` ("model,machines,"), or NULL. */
-static const char *find_row(const char *text, const char *row)
+/* Whether the lines a and b (each ending at '\n' or NUL) agree on every key field. */
+static int same_key(const char *a, const char *b, unsigned key_fields)
 {
-  const char *comma = strchr(row, ',');
-  comma = comma ? strchr(comma + 1, ',') : NULL;
-  size_t key = comma ? (size_t)(comma - row) + 1 : strlen(row);
+  for (unsigned f = 0; key_fields >> f; f++) {
+    size_t la = strcspn(a, ",\n"), lb = strcspn(b, ",\n");
+    if ((key_fields >> f & 1u) && (la != lb || strncmp(a, b, la) != 0))
+      return 0;
+    if ((key_fields >> (f + 1)) == 0)
+      return 1;
+    if (a[la] != ',' || b[lb] != ',')
+      return 0; /* a key field is missing */
+    a += la + 1;
+    b += lb + 1;
+  }
+  return 1;
+}
+
+/* The line of text (NUL-terminated, without its newline) whose key fields are those of
+ * `row`, or NULL. */
+static const char *find_row(const char *text, const char *row, unsigned key_fields)
+{
   for (const char *p = text; *p; p += strcspn(p, "\n"), p += *p == '\n')
-    if (strncmp(p, row, key) == 0)
+    if (same_key(p, row, key_fields))
       return p;
   return NULL;
 }
 
-/* Compares the run's CSV with the committed one: line by line, or, with `subset` (a
- * --quick grid against a full one), each run row with the committed row of the same
- * model and machine count. Returns 0, 1 with the first difference in msg, or 2 if the
- * committed file cannot be read. */
-static int check_against(const char *csv, const char *committed, int subset, char *msg, size_t len)
+int reproduce_check(const char *csv, const char *committed, int subset, unsigned key_fields, char *msg, size_t len)
 {
   char *want = output_read_file(committed, NULL);
   if (want == NULL) {
@@ -382,7 +411,7 @@ static int check_against(const char *csv, const char *committed, int subset, cha
   const char *p = csv, *w = want;
   for (; *p && rc == 0; no++) {
     size_t got = strcspn(p, "\n");
-    const char *row = no == 1 || !subset ? w : find_row(want, p);
+    const char *row = no == 1 || !subset ? w : find_row(want, p, key_fields);
     size_t exp = row ? strcspn(row, "\n") : 0;
     if (row == NULL || !*row) {
       snprintf(msg, len, "%s: no line for '%.*s'", committed, (int)got, p);
@@ -407,11 +436,11 @@ static int check_against(const char *csv, const char *committed, int subset, cha
   return rc;
 }
 
-static void remove_run(const job *j)
+void reproduce_remove_run(const reproduce_job *j)
 {
-  static const char *files[] = {"summary.json", "progress.csv", "staleness.csv", "links.csv"};
+  static const char *files[] = {"summary.json", "progress.csv", "staleness.csv", "links.csv", "consensus.csv"};
   char path[700];
-  for (size_t i = 0; i < 4; i++) {
+  for (size_t i = 0; i < sizeof(files) / sizeof(files[0]); i++) {
     snprintf(path, sizeof(path), "%s/%s", j->dir, files[i]);
     unlink(path);
   }
@@ -420,10 +449,93 @@ static void remove_run(const job *j)
   unlink(path);
 }
 
+int reproduce_write(const char *dir, const char *const *files, size_t n, char *err, size_t len)
+{
+  struct stat st;
+  if (stat(dir, &st) != 0 && mkdir(dir, 0777) != 0) {
+    snprintf(err, len, "%s: cannot create: %s", dir, strerror(errno));
+    return -1;
+  }
+  for (size_t i = 0; i < n; i++)
+    if (output_write_file(dir, files[2 * i], files[2 * i + 1], strlen(files[2 * i + 1]), err, len) != 0)
+      return -1;
+  return 0;
+}
+
+/* Dean et al. 2012 Fig. 3 into o->out: 0, 1 (--check mismatch) or 2 with err. */
+static int reproduce_fig3(const reproduce_opts *o, char *err, size_t len)
+{
+  if (output_write_file(o->work, "fig3.ini", fig3_ini, strlen(fig3_ini), err, len) != 0)
+    return 2;
+  const size_t *counts = o->quick ? fig3_quick_machines : fig3_machines;
+  size_t n_counts = o->quick ? sizeof(fig3_quick_machines) / sizeof(size_t) : sizeof(fig3_machines) / sizeof(size_t);
+  size_t n_models = o->quick ? 2 : sizeof(fig3_models) / sizeof(fig3_models[0]);
+  job *jobs = xbt_malloc0(n_models * n_counts * sizeof(job));
+  reproduce_job *runs = xbt_malloc0(n_models * n_counts * sizeof(reproduce_job));
+  size_t n = 0;
+  for (size_t m = 0; m < n_models; m++)
+    for (size_t c = 0; c < n_counts; c++) {
+      arch_plan *pl = arch_plan_square(arch_virtual_find(fig3_models[m]), counts[c]);
+      if (pl == NULL)
+        continue; /* this net cannot be split over that many machines */
+      arch_plan_free(pl);
+      jobs[n].model = fig3_models[m];
+      jobs[n].machines = counts[c];
+      snprintf(runs[n].label, sizeof(runs[n].label), "%s on %zu machines", fig3_models[m], counts[c]);
+      snprintf(runs[n].sets[0], sizeof(runs[n].sets[0]), "model.virtual=%s", fig3_models[m]);
+      snprintf(runs[n].sets[1], sizeof(runs[n].sets[1]), "sgd.partitions=%zu", counts[c]);
+      runs[n].n_sets = 2;
+      runs[n].cfg = FIG3_SOLVER;
+      snprintf(runs[n].dir, sizeof(runs[n].dir), "%s/%s-%zu", o->work, fig3_models[m], counts[c]);
+      n++;
+    }
+  int rc = reproduce_run_jobs(o, "fig3.ini", runs, n, err, len) == 0 ? 0 : 2;
+  for (size_t i = 0; i < n && rc == 0; i++)
+    if (read_step_time(&jobs[i], &runs[i], err, len) != 0)
+      rc = 2;
+  char *csv = rc == 0 ? fig3_csv(jobs, n) : NULL;
+  if (rc == 0 && o->check) {
+    char committed[600];
+    snprintf(committed, sizeof(committed), "%s/fig3.csv", o->out);
+    rc = reproduce_check(csv, committed, o->quick, 0x3u, err, len); /* key: model,machines */
+    if (rc == 0 && !o->quiet)
+      fprintf(stderr, "dtsim reproduce: fig3 matches %s\n", committed);
+  } else if (rc == 0) {
+    char *readme = fig3_readme(jobs, n, n_models, o->quick), models[256] = "";
+    for (size_t m = 0; m < n_models; m++)
+      snprintf(models + strlen(models), sizeof(models) - strlen(models), "%s%s", m ? " " : "", fig3_models[m]);
+    const char *files[] = {"fig3.ini", fig3_ini, "fig3.csv", csv, "README.md", readme};
+    if (reproduce_write(o->out, files, 3, err, len) != 0 || write_plot(o->out, models, err, len) != 0)
+      rc = 2;
+    free(readme); /* open_memstream's */
+    if (rc == 0 && !o->quiet)
+      fprintf(stderr, "dtsim reproduce: wrote %s/fig3.csv, fig3.png, fig3.ini, README.md\n", o->out);
+  }
+  for (size_t i = 0; i < n; i++)
+    reproduce_remove_run(&runs[i]);
+  char path[600];
+  snprintf(path, sizeof(path), "%s/fig3.ini", o->work);
+  unlink(path);
+  xbt_free(csv);
+  xbt_free(runs);
+  xbt_free(jobs);
+  return rc;
+}
+
+/* The reproductions that are built, in the order `all` runs them. */
+static const struct {
+  const char *name;
+  int (*run)(const reproduce_opts *, char *, size_t);
+} reproductions[] = {
+    {"fig3", reproduce_fig3},
+    {"consensus", reproduce_consensus},
+};
+#define N_REPRODUCTIONS (sizeof(reproductions) / sizeof(reproductions[0]))
+
 int reproduce_main(int argc, char **argv)
 {
   const char *name = NULL, *out = NULL;
-  int quick = 0, check = 0, quiet = 0;
+  reproduce_opts o = {0};
   long n_par = sysconf(_SC_NPROCESSORS_ONLN);
   char err[1024];
   for (int i = 1; i < argc; i++) {
@@ -431,11 +543,11 @@ int reproduce_main(int argc, char **argv)
       fputs(usage, stdout);
       return 0;
     } else if (strcmp(argv[i], "--quick") == 0)
-      quick = 1;
+      o.quick = 1;
     else if (strcmp(argv[i], "--check") == 0)
-      check = 1;
+      o.check = 1;
     else if (strcmp(argv[i], "--quiet") == 0)
-      quiet = 1;
+      o.quiet = 1;
     else if (strcmp(argv[i], "--out") == 0 && i + 1 < argc)
       out = argv[++i];
     else if (strcmp(argv[i], "--jobs") == 0 && i + 1 < argc) {
@@ -453,78 +565,38 @@ int reproduce_main(int argc, char **argv)
   }
   if (name == NULL)
     return bad("which reproduction? (try: dtsim reproduce --help)");
-  if (strcmp(name, "fig3") != 0 && strcmp(name, "all") != 0) {
-    snprintf(err, sizeof(err), "'%s' is not available%s (available: fig3)", name,
-             strstr(" fig4 fig5 megatron pipeline consensus ", name) ? " yet" : "");
+  int all = strcmp(name, "all") == 0, found = all;
+  for (size_t r = 0; r < N_REPRODUCTIONS; r++)
+    found |= strcmp(name, reproductions[r].name) == 0;
+  if (!found) {
+    snprintf(err, sizeof(err), "'%s' is not available%s (available: fig3, consensus, all)", name,
+             strstr(" fig4 fig5 megatron pipeline ", name) ? " yet" : "");
     return bad(err);
   }
-  char outdir[512];
-  snprintf(outdir, sizeof(outdir), "%s", out ? out : "results/fig3");
+  o.n_par = (size_t)n_par;
 
   char work[] = "/tmp/dtsim-reproduce-XXXXXX";
   if (mkdtemp(work) == NULL)
     return bad("cannot create a temporary folder");
-  if (output_write_file(work, "fig3.ini", fig3_ini, strlen(fig3_ini), err, sizeof(err)) != 0)
-    return bad(err);
-  char ini[600];
-  snprintf(ini, sizeof(ini), "%s/fig3.ini", work);
-
-  const size_t *counts = quick ? fig3_quick_machines : fig3_machines;
-  size_t n_counts = quick ? sizeof(fig3_quick_machines) / sizeof(size_t) : sizeof(fig3_machines) / sizeof(size_t);
-  size_t n_models = quick ? 2 : sizeof(fig3_models) / sizeof(fig3_models[0]);
-  job *jobs = xbt_malloc0(n_models * n_counts * sizeof(job));
-  size_t n = 0;
-  for (size_t m = 0; m < n_models; m++)
-    for (size_t c = 0; c < n_counts; c++) {
-      arch_plan *pl = arch_plan_square(arch_virtual_find(fig3_models[m]), counts[c]);
-      if (pl == NULL)
-        continue; /* this net cannot be split over that many machines */
-      arch_plan_free(pl);
-      jobs[n].model = fig3_models[m];
-      jobs[n].machines = counts[c];
-      snprintf(jobs[n].dir, sizeof(jobs[n].dir), "%s/%s-%zu", work, fig3_models[m], counts[c]);
-      n++;
-    }
-  int rc = run_jobs(jobs, n, (size_t)n_par, ini, quiet, err, sizeof(err)) == 0 ? 0 : 2;
-  for (size_t i = 0; i < n && rc == 0; i++)
-    if (read_step_time(&jobs[i], err, sizeof(err)) != 0)
-      rc = 2;
-  char *csv = rc == 0 ? fig3_csv(jobs, n) : NULL;
-  if (rc == 0 && check) {
-    char committed[600];
-    snprintf(committed, sizeof(committed), "%s/fig3.csv", out ? out : "results/fig3");
-    rc = check_against(csv, committed, quick, err, sizeof(err));
-    if (rc == 0 && !quiet)
-      fprintf(stderr, "dtsim reproduce: fig3 matches %s\n", committed);
-  } else if (rc == 0) {
-    char *readme = fig3_readme(jobs, n, n_models, quick), models[256] = "";
-    for (size_t m = 0; m < n_models; m++)
-      snprintf(models + strlen(models), sizeof(models) - strlen(models), "%s%s", m ? " " : "", fig3_models[m]);
-    struct stat st;
-    if (stat(outdir, &st) != 0 && mkdir(outdir, 0777) != 0) {
-      snprintf(err, sizeof(err), "%s: cannot create: %s", outdir, strerror(errno));
-      rc = 2;
-    }
-    if (rc == 0 && (output_write_file(outdir, "fig3.ini", fig3_ini, strlen(fig3_ini), err, sizeof(err)) ||
-                    output_write_file(outdir, "fig3.csv", csv, strlen(csv), err, sizeof(err)) ||
-                    output_write_file(outdir, "README.md", readme, strlen(readme), err, sizeof(err)) ||
-                    write_plot(outdir, models, err, sizeof(err))))
-      rc = 2;
-    free(readme); /* open_memstream's */
-    if (rc == 0 && !quiet)
-      fprintf(stderr, "dtsim reproduce: wrote %s/fig3.csv, fig3.png, fig3.ini, README.md\n", outdir);
+  o.work = work;
+  int rc = 0;
+  for (size_t r = 0; r < N_REPRODUCTIONS; r++) {
+    if (!all && strcmp(name, reproductions[r].name) != 0)
+      continue;
+    /* `all --out DIR` writes DIR/NAME for each */
+    char outdir[512];
+    if (out && !all)
+      snprintf(outdir, sizeof(outdir), "%s", out);
+    else
+      snprintf(outdir, sizeof(outdir), "%s/%s", out ? out : "results", reproductions[r].name);
+    o.out = outdir;
+    int one = reproductions[r].run(&o, err, sizeof(err));
+    if (one == 1)
+      fprintf(stderr, "dtsim reproduce: --check: %s\n", err);
+    else if (one != 0)
+      fprintf(stderr, "dtsim reproduce: %s\n", err);
+    rc = one > rc ? one : rc;
   }
-  if (rc != 0 && rc != 1)
-    fprintf(stderr, "dtsim reproduce: %s\n", err);
-  else if (rc == 1)
-    fprintf(stderr, "dtsim reproduce: --check: %s\n", err);
-  for (size_t i = 0; i < n; i++)
-    remove_run(&jobs[i]);
-  char path[600];
-  snprintf(path, sizeof(path), "%s/fig3.ini", work);
-  unlink(path);
   rmdir(work);
-  xbt_free(csv);
-  xbt_free(jobs);
   return rc;
 }

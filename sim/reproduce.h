@@ -3,9 +3,57 @@
 /* reproduce.h - `dtsim reproduce NAME`: a published experiment's grid of simulations,
  * each in its own process (one SimGrid engine per process), written as results/NAME/:
  * the scenario, NAME.csv, NAME.png (gnuplot) and a README comparing with the paper. */
+#include <stddef.h>
+#include <sys/types.h>
 
 /* argv[0] is "reproduce". Returns the exit status: 0; 1 when --check finds a
  * difference from the committed CSV; 2 on bad input. */
 int reproduce_main(int argc, char **argv);
+
+/* ---- shared by the reproductions (reproduce.c, reproduce_consensus.c) ---- */
+
+/* What the command line asked for. out is the folder to write or check (never NULL);
+ * work is a private temporary folder holding the scenario, where every run starts. */
+typedef struct reproduce_opts {
+  const char *out;
+  const char *work;
+  int quick, check, quiet;
+  size_t n_par;
+} reproduce_opts;
+
+/* One `dtsim run WORK/INI --quiet --out DIR --set S...` [cfg] in its own process. */
+typedef struct reproduce_job {
+  char label[160];   /* "speech-42m on 8 machines": progress and error lines */
+  char sets[6][160]; /* SECTION.KEY=VALUE, n_sets of them */
+  int n_sets;
+  const char *cfg;   /* one more argument (a SimGrid --cfg), or NULL */
+  char dir[512];     /* the run's --out, inside work */
+  pid_t pid;
+} reproduce_job;
+
+/* Runs every job on scenario work/ini, at most o->n_par at a time; returns 0, or -1
+ * with the first failure in err. */
+int reproduce_run_jobs(const reproduce_opts *o, const char *ini, reproduce_job *jobs, size_t n, char *err,
+                       size_t len);
+
+/* Deletes a job's output folder and log. */
+void reproduce_remove_run(const reproduce_job *j);
+
+/* Compares csv with the committed file: line by line, or, with `subset` (a --quick
+ * grid against a full one), each row with the committed row whose key fields (bit i of
+ * key_fields = field i) are equal. Returns 0, 1 with the first difference in msg, or 2
+ * if the committed file cannot be read. */
+int reproduce_check(const char *csv, const char *committed, int subset, unsigned key_fields, char *msg, size_t len);
+
+/* Feeds script to gnuplot, which must write o->out/.NAME.png.tmp; renames it to
+ * NAME.png. Returns 0 or -1 with a message. */
+int reproduce_plot(const char *dir, const char *name, const char *script, char *err, size_t len);
+
+/* Creates dir if needed and writes each of the n (name, text) pairs into it. Returns
+ * 0 or -1 with a message. */
+int reproduce_write(const char *dir, const char *const *files, size_t n, char *err, size_t len);
+
+/* The consensus reproduction (reproduce_consensus.c): 0, 1 (--check mismatch) or 2. */
+int reproduce_consensus(const reproduce_opts *o, char *err, size_t len);
 
 #endif

@@ -1,6 +1,8 @@
 /* check_reproduce.c - `dtsim reproduce fig3 --quick`: the CSV, plot, scenario and
  * README it writes, the speech net's curve peaking at 8 machines (Dean et al. 2012,
- * sec. 3), --check against a saved CSV, and bad names. */
+ * sec. 3), --check against a saved CSV, and bad names; `dtsim reproduce consensus
+ * --quick`: its files, its claims (REFERENCES 5), and --check against the committed
+ * results/consensus/consensus.csv. */
 #include <check.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -77,6 +79,114 @@ START_TEST(test_reproduce_fig3_quick)
 }
 END_TEST
 
+/* Gaps of one configuration of consensus.csv text, in file order: iterations into it[]
+ * and gaps into gap[] (at most cap); returns the count. */
+static size_t cons_trace(const char *csv, const char *key, const char *mode, long *it, double *gap, size_t cap)
+{
+  size_t n = 0, klen = strlen(key);
+  for (const char *p = strchr(csv, '\n'); p && p[1] && n < cap; p = strchr(p + 1, '\n')) {
+    const char *row = p + 1, *end = row + strcspn(row, "\n"), *last = end;
+    while (last > row && last[-1] != ',')
+      last--;
+    if (strncmp(row, key, klen) != 0 || (size_t)(end - last) != strlen(mode) || strncmp(last, mode, strlen(mode)) != 0)
+      continue;
+    double t, e;
+    if (sscanf(row + klen, "%ld,%lf,%lf,%lf", &it[n], &t, &e, &gap[n]) == 4)
+      n++;
+  }
+  return n;
+}
+
+/* Mean gap over the second half of the iterations (the plateau). */
+static double plateau(const char *csv, const char *key)
+{
+  static long it[4096];
+  static double gap[4096];
+  size_t n = cons_trace(csv, key, "sync", it, gap, 4096), c = 0;
+  double s = 0;
+  for (size_t i = 0; i < n; i++)
+    if (it[i] > it[n - 1] / 2) {
+      s += gap[i];
+      c++;
+    }
+  ck_assert_msg(c > 0, "no rows for %s", key);
+  return s / (double)c;
+}
+
+/* The first iteration from which the sync gap stays <= tol; a large number if never. */
+static long reach(const char *csv, const char *key, double tol)
+{
+  static long it[4096];
+  static double gap[4096];
+  size_t n = cons_trace(csv, key, "sync", it, gap, 4096), i = n;
+  ck_assert_msg(n > 0, "no rows for %s", key);
+  while (i > 0 && gap[i - 1] <= tol)
+    i--;
+  return i == n ? 1000000 : it[i];
+}
+
+START_TEST(test_reproduce_consensus_quick)
+{
+  char *dir = cli_tmpdir();
+  const char *args[] = {"reproduce", "consensus", "--quick", "--quiet", "--out", "cons", NULL};
+  int rc = cli_run(dir, args);
+  char *err = cli_read(dir, "stderr");
+  ck_assert_msg(rc == 0, "exit %d: %s", rc, err);
+  free(err);
+  ck_assert(cli_exists(dir, "cons/consensus.png") && cli_exists(dir, "cons/consensus.ini") &&
+            cli_exists(dir, "cons/consensus-16.xml") && cli_exists(dir, "cons/README.md"));
+  char *csv = cli_read(dir, "cons/consensus.csv");
+  ck_assert_ptr_nonnull(csv);
+  /* SPEC 6's columns, then mode */
+  static const char header[] =
+      "topology,weights,step_rule,alpha0,iteration,sim_time_s,consensus_error,optimality_gap,mode\n";
+  ck_assert(strncmp(csv, header, strlen(header)) == 0);
+  /* REFERENCES 5: a diminishing step ends below the constant step's plateau, the
+   * plateau shrinks with alpha, and the complete graph reaches a gap of 1 before the
+   * ring (measured with --quick, 300 rounds: complete 25, ring 287) */
+  static long it[4096];
+  static double gap[4096];
+  for (int t = 0; t < 2; t++) {
+    char h[64], c1[64], c2[64];
+    const char *topo = t ? "complete" : "ring";
+    snprintf(h, sizeof(h), "%s,metropolis,harmonic,0.2,", topo);
+    snprintf(c1, sizeof(c1), "%s,metropolis,constant,0.02,", topo);
+    snprintf(c2, sizeof(c2), "%s,metropolis,constant,0.005,", topo);
+    size_t n = cons_trace(csv, h, "sync", it, gap, 4096);
+    ck_assert(n > 10);
+    double big = plateau(csv, c1), small = plateau(csv, c2);
+    ck_assert_msg(gap[n - 1] < big, "%s: harmonic ends at %g, the constant 0.02 plateau is %g", topo, gap[n - 1], big);
+    ck_assert_msg(small < big, "%s: plateau %g at alpha 0.005, %g at 0.02", topo, small, big);
+  }
+  long ring = reach(csv, "ring,metropolis,harmonic,0.2,", 1), complete = reach(csv, "complete,metropolis,harmonic,0.2,", 1);
+  ck_assert_msg(complete < ring && complete < 300, "complete %ld, ring %ld", complete, ring);
+  ck_assert(cons_trace(csv, "complete,metropolis,harmonic,0.2,", "async", it, gap, 4096) > 10);
+  free(csv);
+  /* --quick --check against the committed full grid compares the rows both have */
+  const char *check[] = {"reproduce", "consensus", "--quick", "--quiet", "--check", "--out", RESULTS_DIR "/consensus",
+                         NULL};
+  rc = cli_run(dir, check);
+  err = cli_read(dir, "stderr");
+  ck_assert_msg(rc == 0, "exit %d: %s", rc, err);
+  free(err);
+  /* and a changed value is found */
+  char *full = cli_read("", RESULTS_DIR "/consensus/consensus.csv"); /* "/" + an absolute path */
+  ck_assert_ptr_nonnull(full);
+  char *row = strstr(full, "\ncomplete,metropolis,harmonic,0.2,40,");
+  ck_assert_ptr_nonnull(row);
+  char *last = row + 1 + strcspn(row + 1, "\n") - 6; /* the gap's last digit, before ",sync" */
+  *last = *last == '9' ? '8' : '9';
+  cli_write(dir, "consensus.csv", full);
+  free(full);
+  const char *changed[] = {"reproduce", "consensus", "--quick", "--quiet", "--check", "--out", ".", NULL};
+  ck_assert_int_eq(cli_run(dir, changed), 1);
+  err = cli_read(dir, "stderr");
+  ck_assert_msg(strstr(err, "expected 'complete,metropolis,harmonic,0.2,40,") != NULL, "%s", err);
+  free(err);
+  free(dir);
+}
+END_TEST
+
 START_TEST(test_reproduce_bad_input)
 {
   char *dir = cli_tmpdir();
@@ -101,6 +211,10 @@ static Suite *reproduce_suite(void)
   tcase_set_timeout(tc, 300);
   tcase_add_test(tc, test_reproduce_fig3_quick);
   tcase_add_test(tc, test_reproduce_bad_input);
+  suite_add_tcase(s, tc);
+  tc = tcase_create("consensus");
+  tcase_set_timeout(tc, 300);
+  tcase_add_test(tc, test_reproduce_consensus_quick);
   suite_add_tcase(s, tc);
   return s;
 }
