@@ -187,6 +187,20 @@ START_TEST(test_reproduce_consensus_quick)
 }
 END_TEST
 
+START_TEST(test_reproduce_fig3_committed)
+{
+  /* the quick grid's rows equal the same rows of the committed full grid
+   * (results/fig3/fig3.csv): any change to the simulation that moves a speed-up shows */
+  char *dir = cli_tmpdir();
+  const char *check[] = {"reproduce", "fig3", "--quick", "--quiet", "--check", "--out", RESULTS_DIR "/fig3", NULL};
+  ck_assert_int_eq(cli_run(dir, check), 0);
+  char *full = cli_read("", RESULTS_DIR "/fig3/fig3.csv"); /* "/" + an absolute path */
+  ck_assert_int_eq(cli_lines(full), 41); /* header + 4 nets x 10 machine counts */
+  free(full);
+  free(dir);
+}
+END_TEST
+
 START_TEST(test_reproduce_bad_input)
 {
   char *dir = cli_tmpdir();
@@ -210,6 +224,7 @@ static Suite *reproduce_suite(void)
   TCase *tc = tcase_create("fig3");
   tcase_set_timeout(tc, 300);
   tcase_add_test(tc, test_reproduce_fig3_quick);
+  tcase_add_test(tc, test_reproduce_fig3_committed);
   tcase_add_test(tc, test_reproduce_bad_input);
   suite_add_tcase(s, tc);
   tc = tcase_create("consensus");
