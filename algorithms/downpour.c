@@ -17,7 +17,6 @@
 #include <gsl/gsl_blas.h>
 #include <simgrid/actor.h>
 #include <simgrid/comm.h>
-#include <simgrid/mutex.h>
 #include <xbt/asserts.h>
 #include <xbt/sysdep.h>
 
@@ -75,16 +74,12 @@ typedef struct rpart {
   int released;
 } rpart;
 
-/* A partitioned replica's shared state. Its machines stop together: the first to see
- * the stop request at a step boundary fixes the end at the furthest step any of
- * them has started, so none waits for a partner that has left. */
+/* A partitioned replica's shared state; its machines stop together
+ * (modelpar_replica_goes_on). */
 typedef struct rset {
   modelpar_replica *rep;
   gsl_vector *w, *grad;    /* the replica's parameters (numerics): each machine touches its own */
   rpart *parts;
-  sg_mutex_t mu;
-  long started;            /* steps started by the furthest machine */
-  long stop_at;            /* steps < stop_at run; -1: not decided */
   metrics_slot *slot;
 } rset;
 
@@ -353,15 +348,8 @@ static void part_wait_for_warmstart(rpart *pt)
 static int part_goes_on(rpart *pt, long step)
 {
   downpour *d = pt->d;
-  rset *set = &d->sets[pt->replica];
-  sg_mutex_lock(set->mu);
-  if (set->stop_at < 0 && (eval_should_stop(d->eval) || (d->cfg->max_steps > 0 && step >= d->cfg->max_steps)))
-    set->stop_at = set->started > step ? set->started : step;
-  int go = set->stop_at < 0 || step < set->stop_at;
-  if (go && step + 1 > set->started)
-    set->started = step + 1;
-  sg_mutex_unlock(set->mu);
-  return go;
+  int stop = eval_should_stop(d->eval) || (d->cfg->max_steps > 0 && step >= d->cfg->max_steps);
+  return modelpar_replica_goes_on(d->sets[pt->replica].rep, step, stop);
 }
 
 static void part_say_done(rpart *pt)
@@ -501,8 +489,6 @@ static void rset_init(downpour *d, rset *set, int r, metrics_slot *slot)
   }
   set->rep = modelpar_replica_create(cfg, d->plan, d->numeric, d->gather_logits, r, d->p->batch,
                                      cfg->hosts + (size_t)r * (size_t)K, begin, end, set->w, set->grad);
-  set->mu = sg_mutex_init();
-  set->stop_at = -1;
   set->slot = slot;
   set->parts = xbt_malloc0((size_t)K * sizeof(rpart));
   for (int p = 0; p < K; p++) {
@@ -534,8 +520,6 @@ static void rset_release(downpour *d, rset *set)
   }
   xbt_free(set->parts);
   modelpar_replica_free(set->rep);
-  if (set->mu)
-    sg_mutex_destroy(set->mu);
   if (set->w) {
     gsl_vector_free(set->w);
     gsl_vector_free(set->grad);

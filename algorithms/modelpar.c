@@ -21,6 +21,7 @@
 #include "algorithms/eval.h"
 #include "algorithms/msg.h"
 #include "models/cost.h"
+#include "models/minibatch.h"
 #include "models/optim.h"
 #include "models/rng.h"
 
@@ -58,6 +59,9 @@ struct modelpar_replica {
   const archnet *net;     /* numerics, or NULL */
   const gsl_vector *w;    /* the replica's parameters (numerics) */
   gsl_vector *grad;       /* partitions write only their own entries */
+  sg_mutex_t stop_lock;   /* guards started and stop_at */
+  long started;           /* steps started by the furthest machine */
+  long stop_at;           /* steps < stop_at run; -1: not decided */
 };
 
 /* sgd on one partitioned replica: every partition updates its own parameters. */
@@ -75,6 +79,7 @@ struct modelpar {
   gsl_vector *w, *grad;   /* the replica's parameters; partitions touch only their own */
   sg_mutex_t w_lock;      /* the evaluator never sees half an update */
   archnet_ws *eval_ws;
+  minibatch *proxy;       /* a virtual net's run with numerics: the numeric model's stream */
 };
 
 size_t modelpar_hosts_needed(const arch_plan *plan) { return arch_plan_parts(plan); }
@@ -341,6 +346,8 @@ modelpar_replica *modelpar_replica_create(const run_config *cfg, const arch_plan
   mp->rows_end = rows_end;
   mp->jitter_sigma = sqrt(log1p(cfg->jitter * cfg->jitter));
   mp->gather_logits = gather_logits;
+  mp->stop_lock = sg_mutex_init();
+  mp->stop_at = -1;
   if (cfg->numerics && numeric) {
     xbt_assert(w && grad && w->size == archnet_n_params(numeric) && grad->size == w->size,
                "a numeric replica needs parameters and a gradient of the net's size");
@@ -378,7 +385,20 @@ void modelpar_replica_free(modelpar_replica *mp)
     xbt_free(mp->parts[p].bwd_in);
   }
   xbt_free(mp->parts);
+  sg_mutex_destroy(mp->stop_lock);
   xbt_free(mp);
+}
+
+int modelpar_replica_goes_on(modelpar_replica *mp, long step, int stop)
+{
+  sg_mutex_lock(mp->stop_lock);
+  if (mp->stop_at < 0 && stop)
+    mp->stop_at = mp->started > step ? mp->started : step;
+  int go = mp->stop_at < 0 || step < mp->stop_at;
+  if (go && step + 1 > mp->started)
+    mp->started = step + 1;
+  sg_mutex_unlock(mp->stop_lock);
+  return go;
 }
 
 /* ---- sgd on one partitioned replica -------------------------------------- */
@@ -388,7 +408,7 @@ static void apply_update(modelpar *mp, size_t p)
 {
   const arch_plan *plan = mp->rep->plan;
   run_execute(mp->cfg, cost_update_flops((size_t)arch_plan_params(plan, p), 0));
-  if (!mp->w)
+  if (!mp->w || mp->proxy)
     return;
   const archnet *numeric = mp->rep->net;
   sg_mutex_lock(mp->w_lock);
@@ -402,8 +422,21 @@ static void apply_update(modelpar *mp, size_t p)
   sg_mutex_unlock(mp->w_lock);
 }
 
+/* A virtual net timed with a small numeric model: the virtual net's partitions take
+ * the time, and the numeric model takes the step that sequential SGD would (the same
+ * minibatch stream, the same update), once per replica step, in no simulated time. */
+static void proxy_step(modelpar *mp)
+{
+  minibatch_gradient(mp->proxy, mp->w, mp->grad, NULL);
+  sg_mutex_lock(mp->w_lock);
+  optim_sgd_apply(mp->w->data, mp->grad->data, mp->w->size, mp->cfg->sgd.lr);
+  sg_mutex_unlock(mp->w_lock);
+}
+
 /* Dean'12 sec. 3: each partition runs its share of every minibatch's forward and
- * backward pass; the replica's step ends when every partition has updated. */
+ * backward pass; the replica's step ends when every partition has updated. The
+ * machines stop together at max_steps, or when the evaluator asks (max_sim_time,
+ * target accuracy). */
 static void partition_actor(int argc, char **argv)
 {
   (void)argc;
@@ -411,10 +444,15 @@ static void partition_actor(int argc, char **argv)
   sgd_part *sp = sg_actor_self_get_data();
   modelpar *mp = sp->mp;
   size_t p = (size_t)sp->p;
+  long max_steps = mp->cfg->max_steps;
   modelpar_replica_listen(mp->rep, p);
-  for (long step = 0; step < mp->cfg->max_steps; step++) {
+  for (long step = 0;
+       modelpar_replica_goes_on(mp->rep, step, eval_should_stop(mp->eval) || (max_steps > 0 && step >= max_steps));
+       step++) {
     modelpar_replica_step(mp->rep, p, step);
     apply_update(mp, p);
+    if (p == 0 && mp->proxy)
+      proxy_step(mp);
     sp->slot->steps += p == 0;
     if (p == 0)
       eval_step_done(mp->eval);
@@ -441,7 +479,7 @@ modelpar *modelpar_deploy(const run_config *cfg, const arch_plan *plan, const ar
                           metrics *m)
 {
   size_t P = arch_plan_parts(plan);
-  if (cfg->n_hosts < P || cfg->max_steps <= 0)
+  if (cfg->n_hosts < P)
     return NULL;
   modelpar *mp = xbt_malloc0(sizeof(*mp));
   mp->cfg = cfg;
@@ -453,12 +491,17 @@ modelpar *modelpar_deploy(const run_config *cfg, const arch_plan *plan, const ar
     gsl_rng_free(init);
     mp->grad = gsl_vector_calloc(mp->w->size);
     mp->eval_ws = archnet_ws_create(numeric, 1024);
+  } else if (cfg->numerics) { /* sequential SGD's parameters and stream (sgd.c) */
+    mp->w = minibatch_initial_params(cfg->model, cfg->seed);
+    mp->grad = gsl_vector_calloc(mp->w->size);
+    mp->proxy = minibatch_create(cfg->model, cfg->train, 0, data_n(cfg->train), (size_t)cfg->sgd.batch, cfg->seed, 0);
+    xbt_assert(mp->proxy, "the numeric model has no training rows");
   }
   size_t rows = cfg->numerics ? data_n(cfg->train) : 0; /* sequential SGD's stream: all rows */
-  mp->rep = modelpar_replica_create(cfg, plan, numeric, gather_logits, 0, cfg->sgd.batch, cfg->hosts, 0, rows, mp->w,
-                                    mp->grad);
+  mp->rep = modelpar_replica_create(cfg, plan, mp->proxy ? NULL : numeric, gather_logits, 0, cfg->sgd.batch,
+                                    cfg->hosts, 0, rows, mp->w, mp->grad);
   mp->eval = eval_ctl_create(cfg, m, (int)P, mp->w ? snapshot : NULL, mp);
-  if (mp->w)
+  if (mp->eval_ws)
     eval_set_measure(mp->eval, measure, mp);
   mp->parts = xbt_malloc0(P * sizeof(sgd_part));
   for (size_t p = 0; p < P; p++) {
@@ -482,6 +525,7 @@ void modelpar_free(modelpar *mp)
   eval_ctl_free(mp->eval);
   sg_mutex_destroy(mp->w_lock);
   archnet_ws_free(mp->eval_ws);
+  minibatch_free(mp->proxy);
   if (mp->w) {
     gsl_vector_free(mp->w);
     gsl_vector_free(mp->grad);

@@ -27,13 +27,16 @@ size_t modelpar_hosts_needed(const arch_plan *plan);
 size_t modelpar_metrics_slots(const arch_plan *plan);
 
 /* Creates the partition actors for a replica split by plan (which outlives the run);
- * every partition runs exactly cfg->max_steps steps of cfg->sgd.batch examples and
- * updates its own parameters with plain SGD. With cfg->numerics, `numeric` (made for
- * the plan's arch; outlives the run) gives the numerics and the data is cfg->train
- * and cfg->test. `gather_logits`: the output layer couples its units (softmax), so
- * every partition receives all logits before the loss; 1 whenever numerics are on
- * with a softmax loss. Returns NULL if cfg has too few hosts or max_steps is 0.
- * Free after the run. */
+ * every partition runs the same steps of cfg->sgd.batch examples, until cfg->max_steps
+ * (0: no limit) or the evaluator's stop (max_sim_time, target accuracy), and updates
+ * its own parameters with plain SGD. With cfg->numerics and `numeric` (made for the
+ * plan's arch; outlives the run) the partitions compute the numerics; with
+ * cfg->numerics and numeric NULL (a virtual net timed, cfg->model trained: a proxy)
+ * the plan's partitions take the time and cfg->model takes sequential SGD's steps
+ * (sgd.c's parameters and minibatch stream). The data is cfg->train and cfg->test.
+ * `gather_logits`: the output layer couples its units (softmax), so every partition
+ * receives all logits before the loss; 1 whenever numerics are on with a softmax
+ * loss. Returns NULL if cfg has too few hosts. Free after the run. */
 modelpar *modelpar_deploy(const run_config *cfg, const arch_plan *plan, const archnet *numeric, int gather_logits,
                           metrics *m);
 void modelpar_free(modelpar *mp);
@@ -57,5 +60,10 @@ void modelpar_replica_listen(modelpar_replica *r, size_t p);
  * exchanging activations and gradients with the other partitions (all of them must
  * run the same steps, in order). */
 void modelpar_replica_step(modelpar_replica *r, size_t p, long step);
+/* From partition p's actor before step `step`: whether to run it. The replica's
+ * machines all run the same steps and none waits for a partner that has left: the
+ * first to call with `stop` set (a stop request it sees) fixes the end at the
+ * furthest step any of them has started. */
+int modelpar_replica_goes_on(modelpar_replica *r, long step, int stop);
 
 #endif

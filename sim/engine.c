@@ -185,7 +185,7 @@ static int build_plan(const scenario *sc, build *b, char *err)
     return -1;
   }
   xbt_assert(arch_plan_parts(b->plan) == P, "a plan over %zu machines has other parts", P);
-  if (sc->numerics) {
+  if (sc->numerics && !sc->virtual_net[0]) { /* a virtual net is timed; model.layers trains (a proxy) */
     net_loss loss = net_get_loss(b->model);
     net_act act = NET_ACT_TANH;
     net_act_parse(sc->activation, &act);

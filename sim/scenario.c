@@ -145,7 +145,8 @@ static const key_spec keys[] = {
    .doc = "Activation of the mlp's hidden layers.", .choices = "sigmoid|tanh|relu"},
   {"model", "virtual", KT_STR, FIELD(virtual_net), .def = "", .unit = "",
    .doc = "Virtual network whose shapes set simulated flops and bytes in place of "
-          "`model.layers`; empty or `none`: the numeric network's own.",
+          "`model.layers`, which (numerics on) still trains: a numeric proxy timed as the virtual net; "
+          "empty or `none`: the numeric network's own.",
    .empty_alias = "none", .check = check_virtual, .name_at = virtual_name_at},
   {"model", "numerics", KT_BOOL, FIELD(numerics), .def = "on", .unit = "",
    .doc = "Real numerics; `off`: timing-only run, costs from shapes and no gradients "
@@ -178,7 +179,8 @@ static const key_spec keys[] = {
    .doc = "Minibatch size.", GT(0)},
   {"sgd", "partitions", KT_LONG, FIELD(sgd_partitions), .def = "1", .unit = "machines",
    .doc = "Machines the model replica is split over (model parallelism, Dean et al. 2012 "
-          "sec. 3); more than 1 needs `run.max_steps`.",
+          "sec. 3). With `model.virtual` and numerics on, the virtual net's partitions take the "
+          "time and `model.layers` trains as sequential SGD (a numeric proxy).",
    GE(1)},
   {"sgd", "lr", KT_DOUBLE, FIELD(sgd_lr), .def = "0.05", .unit = "",
    .doc = "Learning rate (fixed).", GT(0)},
@@ -1408,15 +1410,10 @@ int scenario_validate(const scenario *s, const char *origin, char *err, size_t e
     msgf(err, errlen, "%s: model.layers: %s", o, msg);
     return -1;
   }
-  int split = strcmp(s->algorithm, "sgd") == 0 && (s->sgd_partitions > 1 || !s->numerics);
-  if (split && s->numerics && s->virtual_net[0]) {
-    msgf(err, errlen, "%s: sgd.partitions: a numeric replica is split as model.layers says; a virtual "
-         "network (model.virtual = %s) is for timing-only runs (model.numerics = off)", o, s->virtual_net);
-    return -1;
-  }
   if (strcmp(s->algorithm, "downpour") == 0 && s->partitions > 1 && s->numerics && s->virtual_net[0]) {
-    msgf(err, errlen, "%s: downpour.partitions: a numeric replica is split as model.layers says; a virtual "
-         "network (model.virtual = %s) is for timing-only runs (model.numerics = off)", o, s->virtual_net);
+    msgf(err, errlen, "%s: downpour.partitions: a numeric replica is split as model.layers says; a split "
+         "replica of a virtual network (model.virtual = %s) runs timing only (model.numerics = off)", o,
+         s->virtual_net);
     return -1;
   }
   if (strcmp(s->algorithm, "downpour") == 0 && s->partitions > 1 && s->overlap) {
@@ -1437,11 +1434,6 @@ int scenario_validate(const scenario *s, const char *origin, char *err, size_t e
   double frac, slow;
   if (!sandblaster && scenario_stragglers(s->stragglers, &frac, &slow) == 0 && frac > 0) {
     msgf(err, errlen, "%s: faults.stragglers: only run.algorithm = sandblaster has stragglers so far", o);
-    return -1;
-  }
-  if (split && s->max_steps == 0) {
-    msgf(err, errlen, "%s: run.max_steps: a replica split over machines (sgd.partitions > 1, or any "
-         "timing-only sgd run) runs a fixed number of steps: set it", o);
     return -1;
   }
   return 0;

@@ -98,14 +98,50 @@ START_TEST(test_modelpar_bad_partitions)
   char *err = cli_read(dir, "stderr");
   ck_assert_msg(strstr(err, "sgd.partitions") && cli_lines(err) == 1, "%s", err);
   free(err);
-  /* a numeric replica is split as model.layers says, not as a virtual network */
-  const char *num[] = {"run", "--out", "out", "--set", "run.algorithm=sgd", "--set", "sgd.partitions=2",
+  /* a split Downpour replica of a virtual network runs timing only */
+  const char *num[] = {"run", "--out", "out", "--set", "run.algorithm=downpour", "--set", "downpour.partitions=2",
                        "--set", "run.max_steps=2", "--set", "model.virtual=speech-42m", NULL};
   ck_assert_int_eq(cli_run(dir, num), 2);
   ck_assert(!cli_exists(dir, "out"));
-  /* a split replica runs a fixed number of steps */
-  const char *steps[] = {"run", "--out", "out", "--set", "run.algorithm=sgd", "--set", "sgd.partitions=2", NULL};
-  ck_assert_int_eq(cli_run(dir, steps), 2);
+  free(dir);
+}
+END_TEST
+
+/* A virtual net timed on 8 machines with a numeric proxy (Dean'12 Fig. 4's SGD
+ * baseline): the proxy takes exactly sequential SGD's steps, the 8 machines take less
+ * simulated time than 1, and without run.max_steps the machines stop together at
+ * max_sim_time. */
+START_TEST(test_modelpar_proxy)
+{
+  char *dir = cli_tmpdir();
+  const char *base[] = {"run", "--quiet", "--out", "out", "--set", "run.algorithm=sgd", "--set",
+                        "model.virtual=speech-42m", "--set", "model.layers=16,24,4", "--set", "data.train=2000",
+                        "--set", "data.test=500", "--set", "run.eval_every=1e9", "--set", "model.efficiency=0.12", "--set",
+                        "run.max_steps=40", NULL};
+  json_t *one = cli_summary(dir, base, "out");
+  const char *split[32];
+  size_t n = 0;
+  while (base[n])
+    split[n] = base[n], n++;
+  split[n++] = "--set";
+  split[n++] = "sgd.partitions=8";
+  split[n] = NULL;
+  json_t *eight = cli_summary(dir, split, "out");
+  ck_assert_int_eq(json_integer_value(json_object_get(eight, "steps")), 40);
+  ck_assert(json_number_value(json_object_get(one, "final_loss")) ==
+            json_number_value(json_object_get(eight, "final_loss")));
+  double t1 = json_number_value(json_object_get(one, "sim_time_s"));
+  double t8 = json_number_value(json_object_get(eight, "sim_time_s"));
+  ck_assert_msg(t8 < t1 / 2, "1 machine %.4g s, 8 machines %.4g s", t1, t8);
+  split[n - 3] = "run.max_sim_time=2";  /* replaces run.max_steps=40 */
+  json_t *timed = cli_summary(dir, split, "out");
+  long steps = (long)json_integer_value(json_object_get(timed, "steps"));
+  ck_assert_msg(steps > 0 && steps < 40, "%ld steps in 2 simulated s", steps);
+  ck_assert_str_eq(json_string_value(json_object_get(timed, "status")), "ok");
+  ck_assert(json_number_value(json_object_get(timed, "sim_time_s")) < 2.5);
+  json_decref(one);
+  json_decref(eight);
+  json_decref(timed);
   free(dir);
 }
 END_TEST
@@ -158,6 +194,7 @@ static Suite *modelpar_suite(void)
   tcase_set_timeout(tc, 120);
   tcase_add_test(tc, test_modelpar_one_machine_and_speedup);
   tcase_add_test(tc, test_modelpar_bad_partitions);
+  tcase_add_test(tc, test_modelpar_proxy);
   suite_add_tcase(s, tc);
   return s;
 }
