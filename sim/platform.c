@@ -105,11 +105,33 @@ static void fill_distbelief_2012(size_t hosts, platform_spec *spec)
   spec->name = "host";
 }
 
+/* DistBelief's GPU baseline (Dean'12 sec. 5: "the same model on a single GPU", with
+ * CUDA; the paper names no GPU).
+ * - 1,331 Gflop/s: ASSUMPTION, a 2012 Tesla M2090 (Fermi: 512 CUDA cores x 1.3 GHz x 2
+ *   single-precision flops per fused multiply-add); one core, as a GPU is one device.
+ * - One host by default; more hosts form a 1 GbE star (125e6 bytes/s, 50 us, LV08, as
+ *   distbelief-2012), which a one-GPU baseline never uses. */
+static void fill_gpu_2012(size_t hosts, platform_spec *spec)
+{
+  spec->topology = PLATFORM_STAR;
+  spec->hosts = hosts ? hosts : 1;
+  spec->speed = 512 * 1.3e9 * 2;
+  spec->cores = 1;
+  spec->bw = 125e6;
+  spec->lat = 50e-6;
+  spec->network_model = "LV08";
+  spec->name = "gpu";
+}
+
 static const preset presets[] = {
     {"distbelief-2012",
      "Dean'12 CPU cluster: 16-core 20.8 Gflop/s/core machines, 1 GbE, racks of 40 with "
      "10:1 uplinks, 50 us links, LV08 (TCP/Ethernet); 1,280 hosts by default",
      fill_distbelief_2012},
+    {"gpu-2012",
+     "Dean'12 GPU baseline: one 1,331 Gflop/s GPU host (a 2012 Tesla M2090, fp32 peak); more "
+     "hosts form a 1 GbE star",
+     fill_gpu_2012},
 };
 
 int platform_preset(const char *name, size_t hosts, platform_spec *spec)

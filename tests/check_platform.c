@@ -167,7 +167,21 @@ START_TEST(test_platform_preset_distbelief)
   ck_assert_int_eq(platform_preset("no-such-preset", 0, &spec), -1);
   ck_assert_str_eq(platform_preset_at(0, &desc), "distbelief-2012");
   ck_assert_ptr_nonnull(desc);
-  ck_assert_ptr_null(platform_preset_at(1, &desc));
+  ck_assert_str_eq(platform_preset_at(1, &desc), "gpu-2012");
+  ck_assert_ptr_null(platform_preset_at(2, &desc));
+}
+END_TEST
+
+START_TEST(test_platform_preset_gpu)
+{
+  platform_spec spec;
+  ck_assert_int_eq(platform_preset("gpu-2012", 0, &spec), 0);
+  ck_assert_uint_eq(spec.hosts, 1);               /* one GPU */
+  ck_assert_double_eq(spec.speed, 1331.2e9);      /* Tesla M2090: 512 cores x 1.3 GHz x 2 */
+  ck_assert_int_eq(spec.cores, 1);
+  ck_assert_int_eq(spec.topology, PLATFORM_STAR);
+  ck_assert_int_eq(platform_preset("gpu-2012", 3, &spec), 0);
+  ck_assert_uint_eq(spec.hosts, 3);
 }
 END_TEST
 
@@ -594,6 +608,7 @@ Suite *platform_suite(void)
   tc = tcase_create("presets");
   tcase_set_timeout(tc, 60);
   tcase_add_test(tc, test_platform_preset_distbelief);
+  tcase_add_test(tc, test_platform_preset_gpu);
   tcase_add_test(tc, test_platform_preset_loads);
   suite_add_tcase(s, tc);
 
