@@ -21,6 +21,18 @@
  * round (0 if the neighbour is ahead) is recorded for every value mixed (all 0 in
  * sync mode).
  *
+ * Async messages are taken by a second actor per agent, its inbox (inbox_actor), which
+ * receives with blocking calls and keeps the newest value of each neighbour; at
+ * receive_neighbours the agent takes those kept so far, that is every value that has
+ * arrived. The agent itself never polls a receive: in SimGrid 3.32 a comm that
+ * sg_comm_test finds done stays in its actor's activity list for the actor's lifetime
+ * (CommImpl::finish removes it only for a simcall waiting on it), and every
+ * sg_actor_execute removes its exec from that list with a linear scan
+ * (ExecImpl::post), so polling made each iteration cost O(values received so far)
+ * and a run O(n^2) in its length. (sg_comm_wait_any_for with timeout 0 is no way out:
+ * when it times out, 3.32's C wrapper drops a reference to every comm it was given,
+ * freeing the pending receive under the caller.)
+ *
  * Measurements: sync mode measures after every round r, when all x_i(r) are known,
  * from a per-round slot array that each agent deposits its iterate into; the last to
  * deposit measures. Async mode uses the shared evaluator (eval.c) every run.eval_every
@@ -73,24 +85,32 @@ typedef struct open_round {
   double *x;
 } open_round;
 
+/* Async: what an agent's inbox actor has received. The inbox actor writes it under
+ * mu; the agent takes the fresh values under mu. */
+typedef struct inbox {
+  sg_mutex_t mu;
+  double *newest;       /* [p * dim]: the newest value received from neighbour nb[p] */
+  long *newest_step;    /* [p]: its round */
+  int *fresh;           /* [p]: newest changed since the agent last took it */
+  long *received;       /* [p]: values received from nb[p] */
+  long *announced;      /* [p]: values nb[p] says it sent, once it is done */
+  int *done;            /* [p]: nb[p] is done */
+} inbox;
+
 typedef struct agent {
   struct consensus *c;
   size_t rank;
-  sg_mailbox_t inbox;
+  sg_mailbox_t mbox;
   const size_t *nb;     /* neighbours in the union graph, ascending */
   size_t deg;
   gsl_vector *x, *v, *d; /* x_i(k), the mixed value, the subgradient */
-  double *latest;       /* [p * dim]: the latest value received from neighbour nb[p] */
+  double *latest;       /* [p * dim]: the latest value of neighbour nb[p] the agent has */
   long *latest_step;    /* [p]: its round */
   long *sent;           /* [p]: values sent to nb[p] */
-  long *received;       /* [p]: values received from nb[p] */
-  long *announced;      /* [p]: async: values nb[p] says it sent, once it is done */
-  int *done;            /* [p]: async: nb[p] is done */
+  int *nb_done;         /* [p]: async: nb[p] was done when the agent last took its inbox */
   msg **early;          /* sync: values of rounds the agent has not reached yet */
   size_t n_early, cap_early;
-  sg_comm_t pending;    /* async: the receive posted on inbox */
-  msg *incoming;
-  int posted;
+  inbox in;             /* async */
   sg_mutex_t mu;        /* guards x and k_done against the async evaluator */
   long k_done;          /* iterations completed */
   metrics_slot *slot;
@@ -103,7 +123,8 @@ struct consensus {
   metrics *met;
   agent *agents;
   schedule sched;
-  sg_bar_t ready;       /* every mailbox has its receiver before any value is sent */
+  sg_bar_t ready;       /* every mailbox has its receiver before any value is sent (sync: the
+                           agents wait; async: the agents and their inbox actors) */
   eval_ctl *eval;       /* async mode */
   sg_mutex_t mu;        /* sync: open rounds, the stop decision, the trace */
   open_round *open;
@@ -398,59 +419,71 @@ static size_t nbr_pos(const agent *a, size_t j)
   return lo;
 }
 
-/* Keeps the value a STATE message carries as neighbour p's latest, unless a later one
- * is already there; frees the message. */
+/* Copies the value a STATE message carries into *x (dim values) and its round into
+ * *step, unless *step is already later; returns whether it did. */
+static int keep_newer(size_t dim, double *x, long *step, const msg *m)
+{
+  if (m->step < *step)
+    return 0;
+  memcpy(x, m->data, dim * sizeof(double));
+  *step = m->step;
+  return 1;
+}
+
+/* Sync: keeps a STATE message's value as its sender's latest; frees the message. */
 static void keep_value(agent *a, msg *m)
 {
-  size_t p = nbr_pos(a, (size_t)m->src);
-  a->received[p]++;
-  if (m->step >= a->latest_step[p]) {
-    memcpy(a->latest + p * a->c->dim, m->data, a->c->dim * sizeof(double));
-    a->latest_step[p] = m->step;
-  }
+  size_t p = nbr_pos(a, (size_t)m->src), dim = a->c->dim;
+  keep_newer(dim, a->latest + p * dim, &a->latest_step[p], m);
   msg_free(m);
 }
 
-/* Async: a value or a neighbour's DONE. */
-static void handle_message(agent *a, msg *m)
+/* Async, in the inbox actor: a value or a neighbour's DONE; frees the message. */
+static void inbox_keep(agent *a, msg *m)
 {
+  inbox *in = &a->in;
+  size_t p = nbr_pos(a, (size_t)m->src), dim = a->c->dim;
+  sg_mutex_lock(in->mu);
   if (m->kind == MSG_STATE) {
-    keep_value(a, m);
-    return;
+    in->received[p]++;
+    if (keep_newer(dim, in->newest + p * dim, &in->newest_step[p], m))
+      in->fresh[p] = 1;
+  } else {
+    xbt_assert(m->kind == MSG_DONE, "agent %zu: unexpected message kind %d", a->rank, (int)m->kind);
+    in->done[p] = 1;
+    in->announced[p] = m->step;
   }
-  xbt_assert(m->kind == MSG_DONE, "agent %zu: unexpected message kind %d", a->rank, (int)m->kind);
-  size_t p = nbr_pos(a, (size_t)m->src);
-  a->done[p] = 1;
-  a->announced[p] = m->step;
+  sg_mutex_unlock(in->mu);
   msg_free(m);
 }
 
-/* Async: more messages will come (a neighbour is not done, or some of its values are
- * still on their way). A receive is posted only while this holds, so none is left
- * behind when the agent ends. */
+/* Async, in the inbox actor: more messages will come (a neighbour is not done, or some
+ * of its values are still on their way). The inbox actor is the only writer of these
+ * counts, so it reads them without the lock. */
 static int expecting(const agent *a)
 {
   for (size_t p = 0; p < a->deg; p++)
-    if (!a->done[p] || a->received[p] < a->announced[p])
+    if (!a->in.done[p] || a->in.received[p] < a->in.announced[p])
       return 1;
   return 0;
 }
 
-/* Async: the next message, waiting for it if `block`, else NULL if none has arrived. */
-static msg *next_message(agent *a, int block)
+/* Async: takes from the inbox every value that has arrived since the last take, and
+ * which neighbours are done. */
+static void inbox_take(agent *a)
 {
-  if (!a->posted) {
-    a->pending = sg_mailbox_get_async(a->inbox, (void **)&a->incoming);
-    a->posted = 1;
+  inbox *in = &a->in;
+  size_t dim = a->c->dim;
+  sg_mutex_lock(in->mu);
+  for (size_t p = 0; p < a->deg; p++) {
+    if (in->fresh[p]) {
+      memcpy(a->latest + p * dim, in->newest + p * dim, dim * sizeof(double));
+      a->latest_step[p] = in->newest_step[p];
+      in->fresh[p] = 0;
+    }
+    a->nb_done[p] = in->done[p];
   }
-  if (block) {
-    sg_error_t e = sg_comm_wait(a->pending);
-    xbt_assert(e == SG_OK, "agent %zu: receive failed (%d)", a->rank, (int)e);
-  } else if (!sg_comm_test(a->pending)) {
-    return NULL;
-  }
-  a->posted = 0;
-  return a->incoming;
+  sg_mutex_unlock(in->mu);
 }
 
 /* Sync: takes the kept values of round k; returns how many. */
@@ -510,11 +543,11 @@ static void send_state(agent *a, const round_w *w, long k)
     if (j == a->rank)
       continue;
     size_t p = nbr_pos(a, j);
-    if (c->p->async && a->done[p])
+    if (c->p->async && a->nb_done[p])
       continue;
     msg *m = msg_create(MSG_STATE, (int)a->rank, k, c->dim);
     memcpy(m->data, a->x->data, c->dim * sizeof(double));
-    msg_send(c->agents[j].inbox, c->cfg->hosts[j], m, msg_bytes((double)c->dim, c->cfg->elem_bytes));
+    msg_send(c->agents[j].mbox, c->cfg->hosts[j], m, msg_bytes((double)c->dim, c->cfg->elem_bytes));
     a->sent[p]++;
   }
 }
@@ -531,14 +564,12 @@ static void compute_subgradient(agent *a)
 static void receive_neighbours(agent *a, const round_w *w, long k)
 {
   if (a->c->p->async) {
-    msg *m;
-    while (expecting(a) && (m = next_message(a, 0)) != NULL)
-      handle_message(a, m);
+    inbox_take(a);
     return;
   }
   size_t need = row_len(w, a->rank) - 1, got = take_early(a, k);
   while (got < need) {
-    msg *m = msg_recv(a->inbox);
+    msg *m = msg_recv(a->mbox);
     xbt_assert(m->kind == MSG_STATE && m->step >= k, "agent %zu in round %ld got kind %d of round %ld", a->rank,
                k, (int)m->kind, m->step);
     if (m->step == k) {
@@ -590,8 +621,9 @@ static void record_state(agent *a, long k)
     deposit_state(a, k + 1);
 }
 
-/* Async: tells every neighbour how many values it sent, then takes every message still
- * coming. Sync needs neither: every value sent was for a round its receiver ran. */
+/* Async: tells every neighbour how many values it sent, so that its inbox actor knows
+ * when it has them all. Sync needs no such end: every value sent was for a round its
+ * receiver ran. */
 static void say_done(agent *a)
 {
   consensus *c = a->c;
@@ -601,10 +633,8 @@ static void say_done(agent *a)
   }
   eval_finished(c->eval);
   for (size_t p = 0; p < a->deg; p++)
-    msg_send(c->agents[a->nb[p]].inbox, c->cfg->hosts[a->nb[p]], msg_create(MSG_DONE, (int)a->rank, a->sent[p], 0),
+    msg_send(c->agents[a->nb[p]].mbox, c->cfg->hosts[a->nb[p]], msg_create(MSG_DONE, (int)a->rank, a->sent[p], 0),
              MSG_HEADER_BYTES);
-  while (expecting(a))
-    handle_message(a, next_message(a, 1));
 }
 
 static void agent_actor(int argc, char **argv)
@@ -613,7 +643,8 @@ static void agent_actor(int argc, char **argv)
   (void)argv;
   agent *a = sg_actor_self_get_data();
   consensus *c = a->c;
-  sg_mailbox_set_receiver(sg_mailbox_get_name(a->inbox)); /* values travel as they are sent */
+  if (!c->p->async)
+    sg_mailbox_set_receiver(sg_mailbox_get_name(a->mbox)); /* values travel as they are sent */
   sg_barrier_wait(c->ready);
   for (long k = 0; goes_on(a, k); k++) {
     const round_w *w = schedule_round(&c->sched, k);
@@ -628,14 +659,56 @@ static void agent_actor(int argc, char **argv)
   say_done(a);
 }
 
+/* Async: agent i's receiving side. It receives every message sent to agent i, each with
+ * a blocking receive (which SimGrid drops from its activity list once done), and keeps
+ * the newest value of each neighbour for the agent to take; it ends once every
+ * neighbour is done and all of that neighbour's values are in, so no send is left
+ * unmatched. */
+static void inbox_actor(int argc, char **argv)
+{
+  (void)argc;
+  (void)argv;
+  agent *a = sg_actor_self_get_data();
+  sg_mailbox_set_receiver(sg_mailbox_get_name(a->mbox)); /* values travel as they are sent */
+  sg_barrier_wait(a->c->ready);
+  while (expecting(a))
+    inbox_keep(a, msg_recv(a->mbox));
+}
+
 /* ---- set-up ---------------------------------------------------------------------------- */
+
+/* n neighbour slots of dim values each (x_j(0) = 0, round 0). */
+static void inbox_init(inbox *in, size_t n, size_t dim)
+{
+  in->mu = sg_mutex_init();
+  in->newest = xbt_malloc0(n * dim * sizeof(double));
+  in->newest_step = xbt_malloc0(n * sizeof(long));
+  in->fresh = xbt_malloc0(n * sizeof(int));
+  in->received = xbt_malloc0(n * sizeof(long));
+  in->announced = xbt_malloc0(n * sizeof(long));
+  in->done = xbt_malloc0(n * sizeof(int));
+}
+
+/* Frees what inbox_init allocated; a zeroed inbox (sync mode) is a no-op. */
+static void inbox_release(inbox *in)
+{
+  if (in->mu == NULL)
+    return;
+  sg_mutex_destroy(in->mu);
+  xbt_free(in->newest);
+  xbt_free(in->newest_step);
+  xbt_free(in->fresh);
+  xbt_free(in->received);
+  xbt_free(in->announced);
+  xbt_free(in->done);
+}
 
 static void agent_init(consensus *c, agent *a, size_t i)
 {
   size_t dim = c->dim;
   a->c = c;
   a->rank = i;
-  a->inbox = mbox_of("agent", (int)i);
+  a->mbox = mbox_of("agent", (int)i);
   a->nb = graph_neighbors(c->p->g, i);
   a->deg = graph_degree(c->p->g, i);
   a->x = gsl_vector_calloc(dim);
@@ -645,11 +718,11 @@ static void agent_init(consensus *c, agent *a, size_t i)
   a->latest = xbt_malloc0(n * dim * sizeof(double));
   a->latest_step = xbt_malloc0(n * sizeof(long));
   a->sent = xbt_malloc0(n * sizeof(long));
-  a->received = xbt_malloc0(n * sizeof(long));
-  a->announced = xbt_malloc0(n * sizeof(long));
-  a->done = xbt_malloc0(n * sizeof(int));
+  a->nb_done = xbt_malloc0(n * sizeof(int));
   a->mu = sg_mutex_init();
   a->slot = metrics_slot_at(c->met, i);
+  if (c->p->async)
+    inbox_init(&a->in, n, dim);
 }
 
 static void agent_release(agent *a)
@@ -660,13 +733,22 @@ static void agent_release(agent *a)
   xbt_free(a->latest);
   xbt_free(a->latest_step);
   xbt_free(a->sent);
-  xbt_free(a->received);
-  xbt_free(a->announced);
-  xbt_free(a->done);
+  xbt_free(a->nb_done);
+  inbox_release(&a->in);
   for (size_t e = 0; e < a->n_early; e++)
     msg_free(a->early[e]);
   xbt_free(a->early);
   sg_mutex_destroy(a->mu);
+}
+
+/* Starts fn as "role-i" on agent i's host, with agent i as its data. */
+static void start_actor(consensus *c, const char *role, size_t i, void (*fn)(int, char **))
+{
+  char name[32];
+  mbox_name(name, sizeof(name), role, (int)i);
+  sg_actor_t actor = sg_actor_init(name, c->cfg->hosts[i]);
+  sg_actor_set_data(actor, &c->agents[i]);
+  sg_actor_start(actor, fn, 0, NULL);
 }
 
 consensus *consensus_deploy(const run_config *cfg, metrics *m)
@@ -686,7 +768,7 @@ consensus *consensus_deploy(const run_config *cfg, metrics *m)
   c->xbar = gsl_vector_calloc(c->dim);
   c->diff = gsl_vector_calloc(c->dim);
   schedule_init(&c->sched, cfg);
-  c->ready = sg_barrier_init((unsigned)c->m);
+  c->ready = sg_barrier_init((unsigned)(p->async ? 2 * c->m : c->m));
   c->agents = xbt_malloc0(c->m * sizeof(agent));
   for (size_t i = 0; i < c->m; i++)
     agent_init(c, &c->agents[i], i);
@@ -698,13 +780,10 @@ consensus *consensus_deploy(const run_config *cfg, metrics *m)
     eval_set_snapshot_size(c->eval, c->m * c->dim);
     eval_set_measure(c->eval, measure, c);
   }
-  for (size_t i = 0; i < c->m; i++) {
-    char name[32];
-    mbox_name(name, sizeof(name), "agent", (int)i);
-    sg_actor_t actor = sg_actor_init(name, cfg->hosts[i]);
-    sg_actor_set_data(actor, &c->agents[i]);
-    sg_actor_start(actor, agent_actor, 0, NULL);
-  }
+  for (size_t i = 0; i < c->m; i++)
+    start_actor(c, "agent", i, agent_actor);
+  for (size_t i = 0; i < c->m && p->async; i++)
+    start_actor(c, "inbox", i, inbox_actor);
   if (c->eval)
     eval_start(c->eval, cfg->hosts[0]);
   return c;

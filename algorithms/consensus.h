@@ -27,7 +27,8 @@ typedef struct consensus_point {
 size_t consensus_hosts_needed(const consensus_params *p);
 size_t consensus_metrics_slots(const consensus_params *p);
 
-/* Creates the agents (and, in async mode, the evaluator) for cfg->consensus, whose
+/* Creates the agents (and, in async mode, an inbox actor per agent on its host, which
+ * receives the agent's messages, and the evaluator) for cfg->consensus, whose
  * graph, weights and objectives sim/ has built and checked; cfg and m outlive the run.
  * Every agent runs at most cfg->max_steps iterations. Records the iteration-0 point at
  * once (every x_i(0) = 0). Returns NULL if cfg has fewer hosts than needed, max_steps

@@ -2,7 +2,8 @@
  * each simulation in its own process: every topology generator runs with Metropolis
  * weights, diminishing steps converge, a constant step stalls at an O(alpha) floor, a
  * complete graph beats a ring, bad graphs and weights are refused, results are
- * deterministic, async agents mix stale values, and the bytes of a round are exact.
+ * deterministic, async agents mix stale values, long async runs hold no more memory
+ * than short ones, and the bytes of a round are exact.
  *
  * The stated problem unless a test says otherwise (consensus.* defaults, run.seed 1):
  * 8 agents on a ring, each with 1/2 ||A_i x - b_i||^2 + lambda/(2m) ||x||^2 on 20 rows
@@ -13,6 +14,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 
 #include "cli_util.h"
 
@@ -369,6 +371,44 @@ START_TEST(test_consensus_async)
 }
 END_TEST
 
+/* The largest peak resident set, in KB, of the dtsim runs this process has waited for. */
+static long children_peak_kb(void)
+{
+  struct rusage ru;
+  ck_assert_int_eq(getrusage(RUSAGE_CHILDREN, &ru), 0);
+  return ru.ru_maxrss;
+}
+
+/* Regression (no wall time measured): async agents used to poll their receive with
+ * sg_comm_test, and SimGrid 3.32 keeps every comm completed that way in the polling
+ * actor's activity list until the actor ends (CommImpl::finish drops it only for a
+ * waiting simcall), which every sg_actor_execute then scanned (ExecImpl::post): wall
+ * time O(n^2) and memory O(n) in the run length. The memory is the witness a test can
+ * read: 16 async agents on the complete graph of the slow hosts, peak RSS of dtsim
+ * measured at 100 and 800 iterations: 47 and 123 MB when polling (22 s wall for the
+ * long run), 36.5 and 36.2 MB with inbox actors. The long run must not need 8 MB more
+ * than the short one. */
+START_TEST(test_consensus_async_memory_flat)
+{
+  char *dir = fresh_dir();
+  const char *shortrun[] = {"consensus.mode=async", SLOW_HOSTS, "consensus.agents=16", "consensus.topology=complete",
+                            "run.max_steps=100", "run.eval_every=0.005", NULL};
+  const char *longrun[] = {"consensus.mode=async", SLOW_HOSTS, "consensus.agents=16", "consensus.topology=complete",
+                           "run.max_steps=800", "run.eval_every=0.005", NULL};
+  json_t *s = run_ok(dir, "short", shortrun, NULL);
+  long peak_short = children_peak_kb();
+  json_t *l = run_ok(dir, "long", longrun, NULL);
+  long peak_long = children_peak_kb(); /* the largest so far, so >= peak_short */
+  ck_assert_int_eq((long)num(s, "steps"), 16 * 100);
+  ck_assert_int_eq((long)num(l, "steps"), 16 * 800);
+  ck_assert_msg(peak_long - peak_short < 8 * 1024, "peak RSS %ld KB for 100 iterations, %ld KB for 800", peak_short,
+                peak_long);
+  json_decref(s);
+  json_decref(l);
+  free(dir);
+}
+END_TEST
+
 /* ---- messages ----------------------------------------------------------------------- */
 
 /* One synchronous round on a ring of 6 agents with dim 7: each agent sends x_i(0) to
@@ -435,6 +475,7 @@ static Suite *consensus_suite(void)
   tc = tcase_create("async");
   tcase_set_timeout(tc, 120);
   tcase_add_test(tc, test_consensus_async);
+  tcase_add_test(tc, test_consensus_async_memory_flat);
   suite_add_tcase(s, tc);
   tc = tcase_create("messages");
   tcase_set_timeout(tc, 60);
