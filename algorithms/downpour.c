@@ -616,7 +616,7 @@ downpour *downpour_deploy(const run_config *cfg, const arch_plan *plan, const ar
     gsl_rng_free(init);
     d->eval_ws = archnet_ws_create(numeric, 1024);
   } else if (cfg->numerics) {
-    d->w = minibatch_initial_params(cfg->model, cfg->seed);
+    d->w = run_initial_params(cfg);
   }
   d->eval = eval_ctl_create(cfg, m, S, snapshot, d);
   if (d->eval_ws)

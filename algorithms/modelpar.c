@@ -492,7 +492,7 @@ modelpar *modelpar_deploy(const run_config *cfg, const arch_plan *plan, const ar
     mp->grad = gsl_vector_calloc(mp->w->size);
     mp->eval_ws = archnet_ws_create(numeric, 1024);
   } else if (cfg->numerics) { /* sequential SGD's parameters and stream (sgd.c) */
-    mp->w = minibatch_initial_params(cfg->model, cfg->seed);
+    mp->w = run_initial_params(cfg);
     mp->grad = gsl_vector_calloc(mp->w->size);
     mp->proxy = minibatch_create(cfg->model, cfg->train, 0, data_n(cfg->train), (size_t)cfg->sgd.batch, cfg->seed, 0);
     xbt_assert(mp->proxy, "the numeric model has no training rows");

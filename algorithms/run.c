@@ -1,6 +1,8 @@
 /* run.c - simulated computation shared by every algorithm. */
 #include "algorithms/run.h"
 
+#include "models/minibatch.h"
+
 #include <simgrid/actor.h>
 #include <simgrid/exec.h>
 #include <simgrid/host.h>
@@ -48,4 +50,13 @@ void run_execute(const run_config *cfg, double flops)
    * one execution uses one core). Co-locating actors on a host would need one
    * execution per core instead, so that they share the cores. */
   execute_locked(flops / cfg->efficiency / cfg->cores);
+}
+
+gsl_vector *run_initial_params(const run_config *cfg)
+{
+  if (cfg->init == NULL)
+    return minibatch_initial_params(cfg->model, cfg->seed);
+  gsl_vector *w = gsl_vector_alloc(cfg->init->size);
+  gsl_vector_memcpy(w, cfg->init);
+  return w;
 }

@@ -6,6 +6,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <gsl/gsl_vector.h>
 #include <simgrid/forward.h>
 
 #include "models/data.h"
@@ -85,6 +86,7 @@ typedef struct run_config {
   int numerics;           /* 0: timing only, no parameters or data are touched */
   const dataset *train;   /* NULL when numerics are off */
   const dataset *test;
+  const gsl_vector *init; /* cfg->model's starting parameters (a warmstart), or NULL */
   double sim_params;      /* parameters that set message sizes (virtual or numeric) */
   double train_flops;     /* forward + backward flops per example (virtual or numeric) */
   double efficiency;      /* fraction of peak flop/s achieved, (0, 1] */
@@ -113,6 +115,10 @@ void run_engine_teardown(void);
  * actor's host, at cfg->efficiency of peak: it takes flops / (efficiency * cores * speed)
  * when the actor has its host to itself, as every actor here has. */
 void run_execute(const run_config *cfg, double flops);
+
+/* A fresh copy of the run's starting parameters of cfg->model: cfg->init, or
+ * minibatch_initial_params when it is NULL. Caller frees with gsl_vector_free. */
+gsl_vector *run_initial_params(const run_config *cfg);
 
 /* Keeps one core of the calling actor's host busy for `seconds` (per-message
  * protocol work, which does not spread over cores). No-op for seconds <= 0. */

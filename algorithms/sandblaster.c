@@ -839,7 +839,7 @@ sandblaster *sandblaster_deploy(const run_config *cfg, metrics *m)
   sb->n_parked = sb->R;
   sb->coord_box = mbox_of("sb-coord", 0);
   sb->answer_box = mbox_of("sb-answers", 0);
-  gsl_vector *x0 = minibatch_initial_params(cfg->model, cfg->seed);
+  gsl_vector *x0 = run_initial_params(cfg);
   sb->shards = xbt_malloc0((size_t)sb->S * sizeof(shard));
   for (int k = 0; k < sb->S; k++)
     shard_init(sb, &sb->shards[k], k, x0);

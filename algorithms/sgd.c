@@ -76,7 +76,7 @@ sgd *sgd_deploy(const run_config *cfg, metrics *m)
   s->slot = metrics_slot_at(m, 0);
   s->mu = sg_mutex_init();
   if (cfg->numerics) {
-    s->w = minibatch_initial_params(cfg->model, cfg->seed);
+    s->w = run_initial_params(cfg);
     s->grad = gsl_vector_calloc(s->w->size);
     /* rank 0 and all the rows: the same draws as Downpour's replica 0 with one replica */
     s->mb = minibatch_create(cfg->model, cfg->train, 0, data_n(cfg->train), (size_t)cfg->sgd.batch, cfg->seed, 0);

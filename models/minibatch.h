@@ -28,4 +28,12 @@ int minibatch_gradient(minibatch *mb, const gsl_vector *w, gsl_vector *grad, dou
  * Caller frees with gsl_vector_free. */
 gsl_vector *minibatch_initial_params(const net *m, uint64_t seed);
 
+/* A shared warmstart (Dean'12 sec. 5: every Downpour and Sandblaster run of Fig. 4
+ * starts from the same ~10 h of simple SGD): minibatch_initial_params, then `steps`
+ * steps of sequential SGD at rate lr on `batch` rows drawn with replacement from all
+ * of d with the stream rng_create(seed, RNG_ROLE_WARMSTART, 0). steps = 0 gives the
+ * initial parameters. Returns NULL on a zero batch, an empty d or shapes that do not
+ * fit; caller frees with gsl_vector_free. */
+gsl_vector *minibatch_warmstart(const net *m, const dataset *d, size_t batch, double lr, long steps, uint64_t seed);
+
 #endif

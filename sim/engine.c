@@ -20,6 +20,7 @@
 #include "algorithms/msg.h"
 #include "algorithms/sandblaster.h"
 #include "algorithms/sgd.h"
+#include "models/minibatch.h"
 #include "models/arch.h"
 #include "models/archnet.h"
 #include "models/cost.h"
@@ -38,6 +39,7 @@ typedef struct build {
   arch_plan *plan;        /* its partition over sgd.partitions machines */
   archnet *numeric;       /* its numerics, when a numeric run is partitioned */
   dataset *train, *test;
+  gsl_vector *init;       /* the warmstart's parameters, or NULL */
   graph *cgraph;          /* consensus: the union communication graph */
   gsl_matrix *cweights;   /* consensus: the fixed weights (NULL when time-varying) */
   objective **fs;         /* consensus: the agents' objectives */
@@ -369,6 +371,8 @@ static void build_free(build *b)
   arch_free(b->own_arch);
   net_free(b->model);
   data_free(b->train);
+  if (b->init)
+    gsl_vector_free(b->init);
   data_free(b->test);
   if (b->tmpdir[0]) {
     unlink(b->platform);
@@ -485,6 +489,7 @@ static void fill_config(const scenario *sc, const build *b, run_config *cfg)
   cfg->numerics = sc->numerics;
   cfg->train = b->train;
   cfg->test = b->test;
+  cfg->init = b->init;
   size_t sizes[SCENARIO_MAX_LAYERS];
   size_t n = (size_t)scenario_layers(sc->layers, sizes, SCENARIO_MAX_LAYERS);
   const arch *v = sc->virtual_net[0] ? arch_virtual_find(sc->virtual_net) : NULL;
@@ -633,6 +638,11 @@ int engine_run(const scenario *sc, const engine_opts *o)
   int rc = 0;
   if (sc->numerics && !is_consensus(sc) && build_data(sc, &b, err) != 0)
     rc = fail(err);
+  if (rc == 0 && sc->warm_steps > 0) {
+    b.init = minibatch_warmstart(b.model, b.train, (size_t)sc->warm_batch, sc->warm_lr, sc->warm_steps, sc->seed);
+    if (b.init == NULL)
+      rc = fail("model.warmstart_steps: the warmstart cannot train this model on this data");
+  }
   if (rc == 0 && is_consensus(sc) && build_consensus(sc, &b, err) != 0)
     rc = fail(err);
   if (rc == 0 && needs_plan(sc) && build_plan(sc, &b, err) != 0)

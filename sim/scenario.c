@@ -157,6 +157,16 @@ static const key_spec keys[] = {
    .doc = "Element type of parameters and gradients in messages: fp32 is 4 bytes, fp16 "
           "and bf16 are 2.",
    .check = check_dtype, .name_at = dtype_name_at},
+  {"model", "warmstart_steps", KT_LONG, FIELD(warm_steps), .def = "0", .unit = "steps",
+   .doc = "A shared warmstart (Dean et al. 2012 sec. 5): before the run, this many steps of "
+          "sequential SGD (its own random stream, `warmstart_batch` examples, rate `warmstart_lr`) "
+          "train the numeric model, taking no simulated time; every worker then starts from those "
+          "parameters. Not for consensus or a numeric model split over machines. 0: none.",
+   GE(0)},
+  {"model", "warmstart_batch", KT_LONG, FIELD(warm_batch), .def = "32", .unit = "examples",
+   .doc = "Minibatch size of the warmstart's steps.", GT(0)},
+  {"model", "warmstart_lr", KT_DOUBLE, FIELD(warm_lr), .def = "0.05", .unit = "",
+   .doc = "Learning rate of the warmstart's steps.", GT(0)},
   /* [data] */
   {"data", "source", KT_STR, FIELD(source), .def = "synthetic-teacher", .unit = "",
    .doc = "`synthetic-teacher` (labels from a random teacher network), `synthetic-gaussian` "
@@ -1414,6 +1424,16 @@ int scenario_validate(const scenario *s, const char *origin, char *err, size_t e
     msgf(err, errlen, "%s: downpour.partitions: a numeric replica is split as model.layers says; a split "
          "replica of a virtual network (model.virtual = %s) runs timing only (model.numerics = off)", o,
          s->virtual_net);
+    return -1;
+  }
+  int archnet_split = s->numerics && !s->virtual_net[0] &&
+                      ((strcmp(s->algorithm, "sgd") == 0 && s->sgd_partitions > 1) ||
+                       (strcmp(s->algorithm, "downpour") == 0 && s->partitions > 1));
+  if (s->warm_steps > 0 && (!s->numerics || strcmp(s->algorithm, "consensus") == 0 || archnet_split)) {
+    msgf(err, errlen, "%s: model.warmstart_steps: a warmstart trains model.layers before the run, which %s", o,
+         !s->numerics                               ? "a timing-only run (model.numerics = off) does not have"
+         : strcmp(s->algorithm, "consensus") == 0 ? "consensus (its own objectives) does not use"
+                                                   : "a numeric replica split over machines lays out otherwise");
     return -1;
   }
   if (strcmp(s->algorithm, "downpour") == 0 && s->partitions > 1 && s->overlap) {

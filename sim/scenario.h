@@ -37,6 +37,9 @@ typedef struct scenario {
   int numerics;              /* 1: real numerics; 0: timing only */
   double efficiency;         /* fraction of peak flop/s achieved, (0, 1] */
   char dtype[8];             /* fp32 | fp16 | bf16: element size of messages */
+  long warm_steps;           /* shared SGD warmstart: steps before the run (no simulated time) */
+  long warm_batch;           /* its minibatch size */
+  double warm_lr;            /* its learning rate */
   /* [data] */
   char source[SCENARIO_STR]; /* synthetic-teacher | synthetic-gaussian | libsvm:PATH | csv:PATH */
   long train;                /* synthetic training examples */

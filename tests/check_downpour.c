@@ -61,6 +61,42 @@ START_TEST(test_downpour_equals_sequential_sgd)
 }
 END_TEST
 
+/* The shared warmstart (model.warmstart_steps): sequential SGD and one-replica Downpour
+ * start from the same warmed parameters, so they still end bit for bit together; the
+ * warmstart did train (a lower loss than without it); Sandblaster starts there too
+ * (its first iterate, before any step, is the warmstart's: a lower loss after 1
+ * iteration than from the raw initial parameters). */
+START_TEST(test_warmstart_shared)
+{
+  char *dir = cli_tmpdir();
+  cli_write(dir, "base.ini", base_ini);
+  const char *sgd[] = {"run.algorithm=sgd", "sgd.batch=16", "sgd.lr=0.1", "model.warmstart_steps=200",
+                       "model.warmstart_lr=0.2", NULL};
+  const char *dp[] = {"run.algorithm=downpour", "downpour.replicas=1", "downpour.ps_shards=1",
+                      "downpour.adagrad=off", "downpour.batch=16", "downpour.lr=0.1", "model.warmstart_steps=200",
+                      "model.warmstart_lr=0.2", NULL};
+  const char *cold[] = {"run.algorithm=sgd", "sgd.batch=16", "sgd.lr=0.1", NULL};
+  json_t *a = run_with(dir, "sgd", sgd), *b = run_with(dir, "dp", dp), *c = run_with(dir, "cold", cold);
+  ck_assert_msg(num(a, "final_loss") == num(b, "final_loss"), "loss %.17g vs %.17g", num(a, "final_loss"),
+                num(b, "final_loss"));
+  ck_assert_msg(num(a, "final_loss") < num(c, "final_loss") - 0.05, "warm %.17g, cold %.17g", num(a, "final_loss"),
+                num(c, "final_loss"));
+  const char *sbw[] = {"run.algorithm=sandblaster", "sandblaster.replicas=2", "sandblaster.ps_shards=2",
+                       "run.max_steps=1", "model.warmstart_steps=200", "model.warmstart_lr=0.2", NULL};
+  const char *sbc[] = {"run.algorithm=sandblaster", "sandblaster.replicas=2", "sandblaster.ps_shards=2",
+                       "run.max_steps=1", NULL};
+  json_t *d = run_with(dir, "sbw", sbw), *e = run_with(dir, "sbc", sbc);
+  ck_assert_msg(num(d, "final_loss") < num(e, "final_loss") - 0.05, "warm %.17g, cold %.17g", num(d, "final_loss"),
+                num(e, "final_loss"));
+  json_decref(a);
+  json_decref(b);
+  json_decref(c);
+  json_decref(d);
+  json_decref(e);
+  free(dir);
+}
+END_TEST
+
 START_TEST(test_downpour_adagrad_converges)
 {
   /* 20 replicas with Adagrad on synthetic-teacher data (16 inputs, 4 classes, teacher
@@ -308,6 +344,7 @@ static Suite *downpour_suite(void)
   tcase_set_timeout(tc, 120);
   tcase_add_test(tc, test_downpour_equals_sequential_sgd);
   tcase_add_test(tc, test_sgd_determinism);
+  tcase_add_test(tc, test_warmstart_shared);
   suite_add_tcase(s, tc);
   tc = tcase_create("converges");
   tcase_set_timeout(tc, 300);

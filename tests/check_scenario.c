@@ -38,7 +38,7 @@ static int scenario_equal(const scenario *a, const scenario *b)
 }
 
 /* The struct has 65 fields (sim/scenario.h); each must have exactly one key. */
-#define N_FIELDS 65
+#define N_FIELDS 68
 
 /* Writes text to a fresh file under /tmp; path receives its name. */
 static void write_temp(const char *text, char *path, size_t len)
