@@ -32,13 +32,15 @@ static int scenario_equal(const scenario *a, const scenario *b)
          NUM_EQ(dim) && NUM_EQ(rows) && NUM_EQ(lambda) && STR_EQ(step_rule) && NUM_EQ(alpha0) && STR_EQ(mode) &&
          NUM_EQ(sb_replicas) && NUM_EQ(sb_ps_shards) && NUM_EQ(sb_history) &&
          NUM_EQ(sb_portion) && NUM_EQ(sb_push_every) && NUM_EQ(sb_backups) && NUM_EQ(sb_backup_at) &&
-         NUM_EQ(sb_gtol) && NUM_EQ(sb_exact_sum) && STR_EQ(stragglers);
+         NUM_EQ(sb_gtol) && NUM_EQ(sb_exact_sum) && STR_EQ(coll_op) && STR_EQ(coll_algorithm) &&
+         NUM_EQ(coll_bytes) && NUM_EQ(coll_ranks) && NUM_EQ(coll_root) && NUM_EQ(coll_chunk) &&
+         NUM_EQ(coll_iterations) && NUM_EQ(coll_reduce_flops) && STR_EQ(stragglers);
 #undef STR_EQ
 #undef NUM_EQ
 }
 
-/* The struct has 65 fields (sim/scenario.h); each must have exactly one key. */
-#define N_FIELDS 65
+/* The struct has 73 fields (sim/scenario.h); each must have exactly one key. */
+#define N_FIELDS 73
 
 /* Writes text to a fresh file under /tmp; path receives its name. */
 static void write_temp(const char *text, char *path, size_t len)
@@ -654,7 +656,7 @@ START_TEST(test_scenario_reference_table)
     ck_assert_ptr_nonnull(unit);
   }
   ck_assert_ptr_nonnull(strstr(buf, "| `downpour.lr` | `0.05` |"));
-  ck_assert_ptr_nonnull(strstr(buf, "One of: `downpour`, `sgd`, `consensus`, `sandblaster`."));
+  ck_assert_ptr_nonnull(strstr(buf, "One of: `downpour`, `sgd`, `consensus`, `sandblaster`, `collective`."));
   ck_assert_ptr_nonnull(strstr(buf, "Range: in (0, 1]."));
   free(buf);
 }
