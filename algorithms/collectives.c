@@ -167,10 +167,10 @@ static void reduce_cost(const coll_comm *c, size_t len)
     run_execute(c->o.cfg, c->o.reduce_flops * (double)len);
 }
 
-/* Waits for pd, then adds (reduce) or copies its payload into buf[off, off + len). */
-static void finish_recv(coll_comm *c, size_t me, pending *pd, double *buf, size_t off, size_t len, int reduce)
+/* Adds (reduce) or copies the payload of pd, whose receive is complete, into
+ * buf[off, off + len). */
+static void take_recv(coll_comm *c, size_t me, pending *pd, double *buf, size_t off, size_t len, int reduce)
 {
-  sg_comm_wait(pd->comm);
   msg *m = pd->m;
   xbt_assert(m != NULL && m->kind == MSG_COLL, "%s: member %zu got a foreign message", c->ns, me);
   xbt_assert(m->step == pd->from->got++ && m->version == (long)len && m->n == (buf ? len : 0),
@@ -186,6 +186,12 @@ static void finish_recv(coll_comm *c, size_t me, pending *pd, double *buf, size_
     reduce_cost(c, len);
 }
 
+static void finish_recv(coll_comm *c, size_t me, pending *pd, double *buf, size_t off, size_t len, int reduce)
+{
+  sg_comm_wait(pd->comm);
+  take_recv(c, me, pd, buf, off, len, reduce);
+}
+
 /* One step of a collective: elements [soff, soff + slen) of buf go to `to` while
  * [roff, roff + rlen) come from `from` and are added (reduce) or copied into buf. Either
  * side may be absent (NO_PEER). Chunked as the top of the file says. */
@@ -194,8 +200,22 @@ static void exchange(coll_comm *c, size_t me, size_t to, size_t soff, size_t sle
                      size_t rlen, double *buf, int reduce)
 {
   size_t ns = to == NO_PEER ? 0 : n_chunks(c, slen), nr = from == NO_PEER ? 0 : n_chunks(c, rlen);
-  sg_comm_t *sends = xbt_malloc((ns ? ns : 1) * sizeof(sg_comm_t));
   pending win[COLL_WINDOW];
+  if (ns <= 1 && nr <= 1) { /* one message each way: wait for both at once */
+    sg_comm_t both[2];
+    size_t k = 0;
+    if (ns)
+      both[k++] = post_send(c, me, to, buf, soff, slen);
+    if (nr) {
+      post_recv(c, me, from, &win[0]);
+      both[k++] = win[0].comm;
+    }
+    sg_comm_wait_all(both, k);
+    if (nr)
+      take_recv(c, me, &win[0], buf, roff, rlen, reduce);
+    return;
+  }
+  sg_comm_t *sends = xbt_malloc((ns ? ns : 1) * sizeof(sg_comm_t));
   for (size_t k = 0; k < ns; k++) {
     size_t o, l;
     chunk_at(c, soff, slen, k, &o, &l);
