@@ -596,6 +596,79 @@ START_TEST(test_collectives_cli)
 }
 END_TEST
 
+/* ---- dtsim reproduce collectives --quick ---------------------------------------------- */
+
+/* rel_error (column 7) and network (column 10) of the CSV row starting with `key`, or 0
+ * if there is none. */
+static int csv_row(const char *csv, const char *key, double *rel, char *network)
+{
+  for (const char *p = csv; p && *p; p = strchr(p, '\n'), p = p ? p + 1 : NULL)
+    if (strncmp(p, key, strlen(key)) == 0)
+      return sscanf(p, "%*[^,],%*[^,],%*[^,],%*[^,],%*[^,],%*[^,],%lf,%*[^,],%*[^,],%15[^\n]", rel, network) == 2;
+  return 0;
+}
+
+/* The quick grid: files, header, every CM02 row within 3% of its formula (REFERENCES 7.1),
+ * LV08 far off for small messages (latency x 13.01) and cross traffic 5% off for a large
+ * ring; --check against the committed full grid passes, and a changed value fails. */
+START_TEST(test_collectives_reproduce_quick)
+{
+  char *dir = cli_tmpdir();
+  const char *args[] = {"reproduce", "collectives", "--quick", "--quiet", "--out", "coll", NULL};
+  int rc = cli_run(dir, args);
+  char *err = cli_read(dir, "stderr");
+  ck_assert_msg(rc == 0, "exit %d: %s", rc, err);
+  free(err);
+  ck_assert(cli_exists(dir, "coll/collectives.png") && cli_exists(dir, "coll/collectives.ini") &&
+            cli_exists(dir, "coll/collectives-64.xml") && cli_exists(dir, "coll/README.md"));
+  char *csv = cli_read(dir, "coll/collectives.csv");
+  static const char header[] = "op,algorithm,ranks,bytes,sim_time_s,formula_s,rel_error,algbw_gbps,busbw_gbps,network\n";
+  ck_assert(strncmp(csv, header, strlen(header)) == 0);
+  ck_assert_int_eq(cli_lines(csv), 1 + 7 * 3 * 3 + 2 * 3 * 3);
+  int cm02 = 0;
+  for (const char *p = strchr(csv, '\n') + 1; *p; p = strchr(p, '\n') + 1) {
+    double rel;
+    char netw[16];
+    ck_assert(sscanf(p, "%*[^,],%*[^,],%*[^,],%*[^,],%*[^,],%*[^,],%lf,%*[^,],%*[^,],%15[^\n]", &rel, netw) == 2);
+    if (strcmp(netw, "cm02") == 0) {
+      ck_assert_msg(fabs(rel) < 0.03, "%.80s", p);
+      cm02++;
+    }
+  }
+  ck_assert_int_eq(cm02, 63);
+  double rel;
+  char netw[16];
+  ck_assert(csv_row(csv, "allreduce,ring,8,1024,", &rel, netw) && strcmp(netw, "cm02") == 0);
+  const char *lv = strstr(csv, "\nallreduce,ring,8,1024,"), *lv08 = lv ? strstr(lv + 1, "\nallreduce,ring,8,1024,") : NULL;
+  ck_assert(lv08 && csv_row(lv08 + 1, "allreduce,ring,8,1024,", &rel, netw) && strcmp(netw, "lv08") == 0 && rel > 10);
+  const char *ct = strstr(csv, "\nallreduce,ring,8,1073741824,");
+  for (int k = 0; k < 2 && ct; k++)
+    ct = strstr(ct + 1, "\nallreduce,ring,8,1073741824,");
+  ck_assert(ct && csv_row(ct + 1, "allreduce,ring,8,1073741824,", &rel, netw) && strcmp(netw, "crosstraffic") == 0 &&
+            fabs(rel - 0.05) < 0.002);
+  free(csv);
+  const char *check[] = {"reproduce", "collectives", "--quick", "--quiet", "--check", "--out",
+                         RESULTS_DIR "/collectives", NULL};
+  rc = cli_run(dir, check);
+  err = cli_read(dir, "stderr");
+  ck_assert_msg(rc == 0, "exit %d: %s", rc, err);
+  free(err);
+  char *full = cli_read("", RESULTS_DIR "/collectives/collectives.csv"); /* "/" + an absolute path */
+  ck_assert_int_eq(cli_lines(full), 1 + 7 * 5 * 11 + 2 * 3 * 11);
+  char *row = strstr(full, "\nbroadcast,tree,64,1048576,");
+  ck_assert_ptr_nonnull(row);
+  row[strlen("\nbroadcast,tree,64,1048576,0.000")] ^= 1; /* a digit of the time */
+  cli_write(dir, "collectives.csv", full);
+  free(full);
+  const char *changed[] = {"reproduce", "collectives", "--quick", "--quiet", "--check", "--out", ".", NULL};
+  ck_assert_int_eq(cli_run(dir, changed), 1);
+  err = cli_read(dir, "stderr");
+  ck_assert_msg(strstr(err, "expected 'broadcast,tree,64,1048576,") != NULL, "%s", err);
+  free(err);
+  free(dir);
+}
+END_TEST
+
 static Suite *collectives_suite(void)
 {
   Suite *s = suite_create("collectives");
@@ -627,6 +700,10 @@ static Suite *collectives_suite(void)
   tc = tcase_create("cli");
   tcase_set_timeout(tc, 120);
   tcase_add_test(tc, test_collectives_cli);
+  suite_add_tcase(s, tc);
+  tc = tcase_create("reproduce");
+  tcase_set_timeout(tc, 300);
+  tcase_add_test(tc, test_collectives_reproduce_quick);
   suite_add_tcase(s, tc);
   return s;
 }
