@@ -357,15 +357,12 @@ static void allreduce_hd(coll_comm *c, size_t me, double *buf, size_t n)
 
 /* ---- binomial trees (MPICH bcast_intra_binomial.c, reduce_intra_binomial.c) -------- */
 
-/* Chunk k of n elements, as every member cuts it. */
-static size_t tree_chunks(const coll_comm *c, size_t n) { return n_chunks(c, n); }
-
 /* Member q (counted from root) receives from q - m, m its lowest set bit, then sends
  * to q + m' for m' = m/2, m/4, ..., 1 (root: from the largest power of two below p),
  * largest subtree first. Chunk k is forwarded while chunk k+1 arrives. */
 static void tree_bcast(coll_comm *c, size_t me, size_t root, double *buf, size_t n)
 {
-  size_t p = c->p, q = (me + p - root) % p, mask = 1, nc = tree_chunks(c, n);
+  size_t p = c->p, q = (me + p - root) % p, mask = 1, nc = n_chunks(c, n);
   while (mask < p && !(q & mask))
     mask <<= 1;
   size_t parent = q ? (q - mask + root) % p : NO_PEER;
@@ -390,7 +387,7 @@ static void tree_bcast(coll_comm *c, size_t me, size_t root, double *buf, size_t
  * in that order, then sends it to its parent q - m. */
 static void tree_reduce(coll_comm *c, size_t me, size_t root, double *buf, size_t n)
 {
-  size_t p = c->p, q = (me + p - root) % p, mask = 1, nc = tree_chunks(c, n);
+  size_t p = c->p, q = (me + p - root) % p, mask = 1, nc = n_chunks(c, n);
   while (mask < p && !(q & mask))
     mask <<= 1;
   size_t parent = q ? (q - mask + root) % p : NO_PEER;
