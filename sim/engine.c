@@ -656,7 +656,11 @@ static int simulate(const scenario *sc, build *b, const engine_opts *o, int argc
   link_stat *links = collect_links(res.sim_time, &res.n_links);
   res.links = links;
   int rc = output_write_all(o->out_dir, &res, err, ERRLEN) == 0 ? 0 : fail(err);
-  if (rc == 0 && !o->quiet) {
+  if (rc == 0 && !o->quiet && cb) {
+    printf("dtsim: collective %s %s %s: %zu ranks, %.0f bytes, %.6g simulated s per iteration (formula %.6g), "
+           "busbw %.4g GB/s -> %s/\n", crep.op, crep.algorithm, res.status, crep.ranks, crep.bytes, crep.r.iter_s,
+           crep.formula_s, crep.busbw_gbps, o->out_dir);
+  } else if (rc == 0 && !o->quiet) {
     size_t ne = metrics_n_evals(m);
     const metrics_eval *last = ne ? metrics_eval_at(m, ne - 1) : NULL;
     printf("dtsim: %s %s: %.6g simulated s, %ld steps, loss %.6g, accuracy %.6g -> %s/\n", sc->algorithm,
