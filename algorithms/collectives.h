@@ -50,9 +50,10 @@ void coll_block(size_t n, size_t p, size_t b, size_t *off, size_t *len);
 /* Every collective below is called by each member's actor with its own rank `me`, the same
  * n (and root, algo) on every member, in the same order on every member. buf holds n
  * doubles (numeric mode), or is NULL on every member (timing only: messages carry only
- * their simulated size, n * elem_bytes + MSG_HEADER_BYTES). A mismatch between members
- * is a broken invariant (xbt_assert). Sums follow a fixed order per element, whatever the
- * timing; coll_reference states each order and computes it serially. */
+ * their simulated size, n * elem_bytes + MSG_HEADER_BYTES). Members that disagree break
+ * an invariant: a message with another element count than expected aborts (xbt_assert).
+ * Sums follow a fixed order per element, whatever the timing; coll_reference states
+ * each order and computes it serially. */
 
 /* Point to point: a blocking send of n elements to member `to`, and its receive. */
 void coll_send(coll_comm *c, size_t me, size_t to, const double *buf, size_t n);
