@@ -575,6 +575,24 @@ START_TEST(test_collectives_cli)
   ck_assert(json_number_value(json_object_get(ck, "max_rel_error")) < 1e-12);
   ck_assert(json_number_value(json_object_get(j, "sim_time_s")) == t);
   json_decref(j);
+  /* the same run with two SimGrid threads: summary.json byte for byte */
+  const char *threads[] = {"run", "c.ini", "--quiet", "--out", "out2", "--cfg=contexts/nthreads:2", NULL};
+  json_decref(cli_summary(dir, threads, "out2"));
+  char *one = cli_read(dir, "out/summary.json"), *two = cli_read(dir, "out2/summary.json");
+  ck_assert_str_eq(one, two);
+  free(one), free(two);
+  /* three ring iterations back to back: every member ends each at the same moment (the ring
+   * is symmetric), so they take exactly three times one */
+  const char *iter[] = {"run", "c.ini", "--quiet", "--out", "out3", "--set", "collective.algorithm=ring", "--set",
+                        "collective.iterations=3", NULL};
+  j = cli_summary(dir, iter, "out3");
+  c = json_object_get(j, "collective");
+  double ring1 = coll_formula(COLL_ALLREDUCE, COLL_RING, 16, 65536, ALPHA, BETA, 0);
+  ck_assert(fabs(json_number_value(json_object_get(j, "sim_time_s")) - 3 * ring1) <= 1e-12 * ring1);
+  ck_assert(fabs(json_number_value(json_object_get(c, "time_s")) - ring1) <= 1e-12 * ring1);
+  ck_assert_int_eq(json_integer_value(json_object_get(j, "steps")), 3);
+  ck_assert(json_is_true(json_object_get(json_object_get(c, "check"), "exact")));
+  json_decref(j);
   /* bad input: one line on stderr, exit 2, no result folder */
   static const char *const bad[][2] = {
       {"collective.bytes=1030", "not a whole number of fp32 elements"},
