@@ -29,6 +29,13 @@
 #include "check_util.h"
 #include "cli_util.h"
 
+/* Sanitized builds run SimGrid's actors on threads, which ASan follows (as sim/engine.c). */
+#ifdef DTSIM_SANITIZE
+#define SANITIZE_CONTEXTS "--cfg=contexts/factory:thread",
+#else
+#define SANITIZE_CONTEXTS
+#endif
+
 #define HOSTS 64
 #define BW 1.25e9
 #define LAT 1e-6
@@ -116,8 +123,8 @@ static void simulate(const spec *s, const char *path, const char *plat)
   }
   char threads[64];
   snprintf(threads, sizeof(threads), "--cfg=contexts/nthreads:%d", s->threads ? s->threads : 1);
-  char *argv[] = {"check_collectives", "--log=root.thresh:critical", threads, NULL};
-  int argc = 3;
+  char *argv[] = {"check_collectives", "--log=root.thresh:critical", threads, SANITIZE_CONTEXTS NULL};
+  int argc = (int)(sizeof(argv) / sizeof(argv[0])) - 1;
   simgrid_init(&argc, argv);
   simgrid_load_platform(plat);
   run_engine_setup();
@@ -450,8 +457,8 @@ START_TEST(test_collectives_sendrecv)
   const char *plat = plat_path();
   pid_t pid = fork();
   if (pid == 0) {
-    char *argv[] = {"check_collectives", "--log=root.thresh:critical", NULL};
-    int argc = 2;
+    char *argv[] = {"check_collectives", "--log=root.thresh:critical", SANITIZE_CONTEXTS NULL};
+    int argc = (int)(sizeof(argv) / sizeof(argv[0])) - 1;
     simgrid_init(&argc, argv);
     simgrid_load_platform(plat);
     sg_host_t h[2] = {sg_host_by_name("host-3"), sg_host_by_name("host-40")};
