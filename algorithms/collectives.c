@@ -142,7 +142,7 @@ static sg_comm_t post_send(coll_comm *c, size_t me, size_t to, const double *buf
   peer_box *b = box_of(c, me, to);
   msg *m = msg_create(MSG_COLL, (int)me, b->sent++, buf ? len : 0);
   m->version = (long)len;
-  if (buf)
+  if (buf && len) /* an empty block's message has no data array */
     memcpy(m->data, buf + off, len * sizeof(double));
   return msg_send_async(b->out, c->hosts[to], m, msg_bytes((double)len, c->o.elem_bytes));
 }
@@ -179,7 +179,7 @@ static void take_recv(coll_comm *c, size_t me, pending *pd, double *buf, size_t 
   if (buf && reduce)
     for (size_t i = 0; i < len; i++)
       buf[off + i] += m->data[i];
-  else if (buf)
+  else if (buf && len)
     memcpy(buf + off, m->data, len * sizeof(double));
   msg_free(m);
   if (reduce)
