@@ -3,7 +3,7 @@
 # Environment: DTSIM, REF, RING, GRAD = paths of dtsim, ref_downpour, ref_ring and bench_grad.
 # Knobs (environment): R (replicas, 200), S (shards, 10), STEPS (50), NR (numeric replicas, 20),
 # NSTEPS (numeric steps per replica, 50), P (ring allreduce ranks, 1024), PC (ranks of the callgrind
-# comparison, 256), CG (0: skip it), ONLY (run only that section, e.g. ONLY=5).
+# comparison, 256), CG (0: skip it), ONLY (run only that section, e.g. ONLY=6).
 set -euo pipefail
 R=${R:-200} S=${S:-10} STEPS=${STEPS:-50} NR=${NR:-20} NSTEPS=${NSTEPS:-50} P=${P:-1024} ONLY=${ONLY:-}
 work=$(mktemp -d)
@@ -89,9 +89,9 @@ printf '   %.2f s wall on %d cores (target < 120 s); the full grid (up to 144 ma
 printf '   minutes: run it yourself with  dtsim reproduce fig3 --out DIR\n'
 fi
 
-if want 5; then
+if want 6; then
 echo
-echo "== 5. Ring allreduce, 64 MiB over $P ranks, timing only: dtsim vs a bare SimGrid program (ref_ring.c)"
+echo "== 6. Ring allreduce, 64 MiB over $P ranks, timing only: dtsim vs a bare SimGrid program (ref_ring.c)"
 echo "   2(P-1) messages of 64 MiB / P (+ 64 header bytes) per rank; a star of 50 GB/s, 500 ns links"
 echo "   without a backbone (host link to host link), CM02, no TCP cross traffic, as results/collectives"
 cat >"$work/ring.xml" <<EOF
