@@ -68,6 +68,20 @@ typedef struct sandblaster_params {
   int exact_sum;          /* pushes carry per-portion gradients, shards add them in portion order */
 } sandblaster_params;
 
+/* One collective timed like nccl-tests (run.algorithm = collective, collbench.c): member i
+ * of one communicator runs on hosts[i]. op and algo hold coll_op and coll_algo values
+ * (collectives.h). */
+typedef struct collective_params {
+  int op;
+  int algo;
+  size_t ranks;
+  size_t elements;     /* per member's vector: bytes / elem_bytes */
+  size_t root;         /* broadcast and reduce */
+  double chunk_bytes;  /* 0: unchunked */
+  long iterations;
+  double reduce_flops; /* per element added; 0: reductions take no simulated time */
+} collective_params;
+
 /* Called by the evaluator after every evaluation (progress display); may be NULL. */
 typedef void (*run_eval_fn)(void *ctx, double sim_time, long steps, double loss, double accuracy);
 
@@ -101,6 +115,7 @@ typedef struct run_config {
   downpour_params downpour;
   consensus_params consensus;
   sandblaster_params sandblaster;
+  collective_params collective;
 
   run_eval_fn on_eval;
   void *on_eval_ctx;

@@ -14,6 +14,8 @@
 #include <xbt/dynar.h>
 #include <xbt/sysdep.h>
 
+#include "algorithms/collbench.h"
+#include "algorithms/collectives.h"
 #include "algorithms/consensus.h"
 #include "algorithms/downpour.h"
 #include "algorithms/modelpar.h"
@@ -211,6 +213,23 @@ static int is_consensus(const scenario *sc)
   return strcmp(sc->algorithm, "consensus") == 0;
 }
 
+static int is_collective(const scenario *sc)
+{
+  return strcmp(sc->algorithm, "collective") == 0;
+}
+
+/* collective.algorithm = auto: ring, or tree for broadcast and reduce. */
+static collective_params collective_of(const scenario *sc, size_t elem_bytes)
+{
+  coll_op op = COLL_ALLREDUCE;
+  coll_op_parse(sc->coll_op, &op);
+  coll_algo algo = op == COLL_BCAST || op == COLL_REDUCE ? COLL_TREE : COLL_RING;
+  if (strcmp(sc->coll_algorithm, "auto") != 0)
+    coll_algo_parse(sc->coll_algorithm, &algo);
+  return (collective_params){(int)op, (int)algo, (size_t)sc->coll_ranks, (size_t)sc->coll_bytes / elem_bytes,
+                             (size_t)sc->coll_root, sc->coll_chunk, sc->coll_iterations, sc->coll_reduce_flops};
+}
+
 /* ---- consensus: graph, weights and problem, all checked before the engine starts ---- */
 
 /* Rows of a grid or torus over m agents: consensus.grid_rows, or the largest divisor of
@@ -314,6 +333,8 @@ static size_t hosts_needed(const scenario *sc)
 {
   if (is_consensus(sc))
     return (size_t)sc->agents;
+  if (is_collective(sc))
+    return (size_t)sc->coll_ranks;
   if (strcmp(sc->algorithm, "sandblaster") == 0) {
     sandblaster_params p = sandblaster_of(sc);
     return sandblaster_hosts_needed(&p);
@@ -515,7 +536,38 @@ static void fill_config(const scenario *sc, const build *b, run_config *cfg)
                                         strcmp(sc->mode, "async") == 0};
   }
   cfg->sandblaster = sandblaster_of(sc);
+  if (is_collective(sc))
+    cfg->collective = collective_of(sc, cfg->elem_bytes);
   scenario_stragglers(sc->stragglers, &cfg->straggler_fraction, &cfg->straggler_slowdown);
+}
+
+/* The measured time against the alpha-beta(-gamma) formula on this platform: alpha is
+ * the latency of the route from member 0 to member 1 plus the header bytes at its
+ * bandwidth, beta 1 / that bandwidth, gamma the time of reduce_flops on member 0's host
+ * (as run_execute spends it) per byte. Exact on a star of equal links (README). */
+static void collective_report_fill(collective_report *c, const scenario *sc, const run_config *cfg, const collbench *cb)
+{
+  const collective_params *p = &cfg->collective;
+  memset(c, 0, sizeof(*c));
+  c->op = coll_op_name((coll_op)p->op);
+  c->algorithm = coll_algo_name((coll_algo)p->algo);
+  c->ranks = p->ranks;
+  c->elements = p->elements;
+  c->bytes = (double)sc->coll_bytes;
+  c->chunk_bytes = p->chunk_bytes;
+  c->iterations = p->iterations;
+  collbench_result_get(cb, &c->r);
+  if (p->ranks >= 2) {
+    double bw = sg_host_get_route_bandwidth(cfg->hosts[0], cfg->hosts[1]);
+    c->beta_s_per_byte = 1 / bw;
+    c->alpha_s = sg_host_get_route_latency(cfg->hosts[0], cfg->hosts[1]) + MSG_HEADER_BYTES / bw;
+  }
+  double flops_per_s = sg_host_get_speed(cfg->hosts[0]) * cfg->efficiency * cfg->cores;
+  c->gamma_s_per_byte = p->reduce_flops / flops_per_s / (double)cfg->elem_bytes;
+  c->formula_s = coll_formula((coll_op)p->op, (coll_algo)p->algo, p->ranks, c->bytes, c->alpha_s,
+                              c->beta_s_per_byte, c->gamma_s_per_byte);
+  c->algbw_gbps = c->r.iter_s > 0 ? c->bytes / c->r.iter_s / 1e9 : 0;
+  c->busbw_gbps = c->algbw_gbps * coll_busbw_factor((coll_op)p->op, p->ranks);
 }
 
 /* SimGrid's argv: the user's options after ours, so theirs win. */
@@ -566,8 +618,9 @@ static int simulate(const scenario *sc, build *b, const engine_opts *o, int argc
     cfg.on_eval_ctx = &prog;
   }
   int is_sgd = strcmp(sc->algorithm, "sgd") == 0, is_mp = uses_modelpar(sc), is_cons = is_consensus(sc);
-  int is_sb = strcmp(sc->algorithm, "sandblaster") == 0;
-  metrics *m = metrics_create(is_mp     ? modelpar_metrics_slots(b->plan)
+  int is_sb = strcmp(sc->algorithm, "sandblaster") == 0, is_coll = is_collective(sc);
+  metrics *m = metrics_create(is_coll   ? 1
+                              : is_mp   ? modelpar_metrics_slots(b->plan)
                               : is_sgd  ? sgd_metrics_slots()
                               : is_cons ? consensus_metrics_slots(&cfg.consensus)
                               : is_sb   ? sandblaster_metrics_slots()
@@ -578,7 +631,9 @@ static int simulate(const scenario *sc, build *b, const engine_opts *o, int argc
   xbt_assert(!is_cons || cs != NULL, "a validated consensus scenario could not be deployed");
   sandblaster *sb = is_sb ? sandblaster_deploy(&cfg, m) : NULL;
   xbt_assert(!is_sb || sb, "sandblaster_deploy refused a configuration the engine checked");
-  downpour *d = is_sgd || is_cons || is_sb ? NULL : downpour_deploy(&cfg, b->plan, b->numeric, output_coupled(sc), m);
+  collbench *cb = is_coll ? collbench_deploy(&cfg, m) : NULL;
+  xbt_assert(!is_coll || cb, "collbench_deploy refused a configuration the engine checked");
+  downpour *d = is_sgd || is_cons || is_sb || is_coll ? NULL : downpour_deploy(&cfg, b->plan, b->numeric, output_coupled(sc), m);
   simgrid_run();
   if (prog.shown)
     fputc('\n', stderr);
@@ -594,13 +649,23 @@ static int simulate(const scenario *sc, build *b, const engine_opts *o, int argc
   if (cs)
     res.n_trace = consensus_trace(cs, &res.trace);
   res.sandblaster = sb;
+  collective_report crep;
+  if (cb) {
+    collective_report_fill(&crep, sc, &cfg, cb);
+    res.collective = &crep;
+    res.examples = 0;
+  }
   res.bytes_total = msg_bytes_sent();
   res.hosts_used = b->needed;
   res.status = metrics_status_name(metrics_get_status(m));
   link_stat *links = collect_links(res.sim_time, &res.n_links);
   res.links = links;
   int rc = output_write_all(o->out_dir, &res, err, ERRLEN) == 0 ? 0 : fail(err);
-  if (rc == 0 && !o->quiet) {
+  if (rc == 0 && !o->quiet && cb) {
+    printf("dtsim: collective %s %s %s: %zu ranks, %.0f bytes, %.6g simulated s per iteration (formula %.6g), "
+           "busbw %.4g GB/s -> %s/\n", crep.op, crep.algorithm, res.status, crep.ranks, crep.bytes, crep.r.iter_s,
+           crep.formula_s, crep.busbw_gbps, o->out_dir);
+  } else if (rc == 0 && !o->quiet) {
     size_t ne = metrics_n_evals(m);
     const metrics_eval *last = ne ? metrics_eval_at(m, ne - 1) : NULL;
     printf("dtsim: %s %s: %.6g simulated s, %ld steps, loss %.6g, accuracy %.6g -> %s/\n", sc->algorithm,
@@ -618,6 +683,7 @@ static int simulate(const scenario *sc, build *b, const engine_opts *o, int argc
   modelpar_free(mp);
   downpour_free(d);
   consensus_free(cs);
+  collbench_free(cb);
   metrics_free(m);
   xbt_free(cfg.hosts);
   xbt_free(all);
@@ -636,7 +702,7 @@ int engine_run(const scenario *sc, const engine_opts *o)
   int argc;
   char **argv = simgrid_args(o, &argc);
   int rc = 0;
-  if (sc->numerics && !is_consensus(sc) && build_data(sc, &b, err) != 0)
+  if (sc->numerics && !is_consensus(sc) && !is_collective(sc) && build_data(sc, &b, err) != 0)
     rc = fail(err);
   if (rc == 0 && sc->warm_steps > 0) {
     b.init = minibatch_warmstart(b.model, b.train, (size_t)sc->warm_batch, sc->warm_lr, sc->warm_steps, sc->seed);
@@ -671,6 +737,7 @@ int engine_run(const scenario *sc, const engine_opts *o)
                : strcmp(sc->algorithm, "sandblaster") == 0 ? "sandblaster.replicas + sandblaster.ps_shards + 1 coordinator"
                : uses_modelpar(sc)                         ? "sgd.partitions"
                : is_consensus(sc)                          ? "consensus.agents"
+               : is_collective(sc)                         ? "collective.ranks"
                                                            : "1 worker");
       rc = fail(err);
     }

@@ -32,7 +32,7 @@ static const char usage[] =
     "              replicas, distbelief-2012 preset, small MLP); results in ./dtsim-out/\n"
     "  run         run a scenario file:  dtsim run [SCENARIO.ini] [OPTIONS]\n"
     "  platform    write a preset or a generated cluster as SimGrid XML\n"
-    "  reproduce   rerun a paper's simulations (fig3, consensus, all), results in results/NAME/\n"
+    "  reproduce   rerun a paper's simulations (fig3, consensus, collectives, all), results in results/NAME/\n"
     "  list        list presets, algorithms, models and datasets ('list keys': scenario keys)\n"
     "\n"
     "  dtsim COMMAND --help   help on one command\n"
@@ -108,6 +108,9 @@ static int list_main(int argc, char **argv)
          "distributed subgradient consensus: agents mix neighbours' iterates (Nedic and Ozdaglar 2009)");
   printf("algorithm  %-22s %s\n", "sandblaster",
          "Sandblaster L-BFGS: coordinator, sharded vectors, load-balanced replicas (Dean et al. 2012)");
+  printf("algorithm  %-22s %s\n", "collective",
+         "one collective (allreduce ring/halving-doubling/tree, reduce-scatter, allgather, broadcast, reduce) timed "
+         "like nccl-tests");
   printf("model      %-22s %s\n", "linear", "linear regression, squared loss (layers = D,1)");
   printf("model      %-22s %s\n", "logistic", "binary logistic regression (layers = D,1)");
   printf("model      %-22s %s\n", "softmax", "multinomial logistic regression (layers = D,K)");

@@ -168,6 +168,32 @@ static json_t *sandblaster_json(const sandblaster *sb)
   return o;
 }
 
+static json_t *collective_json(const collective_report *c)
+{
+  json_t *o = json_object();
+  json_object_set_new(o, "op", json_string(c->op));
+  json_object_set_new(o, "algorithm", json_string(c->algorithm));
+  json_object_set_new(o, "ranks", json_integer((json_int_t)c->ranks));
+  json_object_set_new(o, "bytes", json_real(c->bytes));
+  json_object_set_new(o, "elements", json_integer((json_int_t)c->elements));
+  json_object_set_new(o, "chunk_bytes", json_real(c->chunk_bytes));
+  json_object_set_new(o, "iterations", json_integer(c->iterations));
+  json_object_set_new(o, "time_s", json_num(c->r.iter_s));
+  json_object_set_new(o, "algbw_gbps", json_num(c->algbw_gbps));
+  json_object_set_new(o, "busbw_gbps", json_num(c->busbw_gbps));
+  json_object_set_new(o, "formula_s", json_num(c->formula_s));
+  json_object_set_new(o, "rel_error", json_num(c->formula_s > 0 ? (c->r.iter_s - c->formula_s) / c->formula_s : 0));
+  json_object_set_new(o, "alpha_s", json_num(c->alpha_s));
+  json_object_set_new(o, "beta_s_per_byte", json_num(c->beta_s_per_byte));
+  json_object_set_new(o, "gamma_s_per_byte", json_num(c->gamma_s_per_byte));
+  json_t *ck = json_object();
+  json_object_set_new(ck, "numeric", json_boolean(c->r.numeric));
+  json_object_set_new(ck, "exact", c->r.numeric ? json_boolean(c->r.exact) : json_null());
+  json_object_set_new(ck, "max_rel_error", c->r.numeric ? json_num(c->r.max_rel_error) : json_null());
+  json_object_set_new(o, "check", ck);
+  return o;
+}
+
 static char *summary_json(const run_result *r)
 {
   metrics *m = r->m;
@@ -222,6 +248,8 @@ static char *summary_json(const run_result *r)
   json_object_set_new(root, "status", json_string(r->status));
   if (r->sandblaster)
     json_object_set_new(root, "sandblaster", sandblaster_json(r->sandblaster));
+  if (r->collective)
+    json_object_set_new(root, "collective", collective_json(r->collective));
   char *s = json_dumps(root, JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(17));
   json_decref(root);
   return s;

@@ -8,6 +8,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "algorithms/collbench.h"
 #include "algorithms/consensus.h"
 #include "algorithms/metrics.h"
 #include "algorithms/sandblaster.h"
@@ -18,6 +19,19 @@ typedef struct link_stat {
   double bytes;       /* cumulated load from SimGrid's link-load plugin */
   double utilization; /* bytes / (bandwidth * simulated time) */
 } link_stat;
+
+/* A collective run (run.algorithm = collective): what summary.json's "collective" block
+ * holds. alpha, beta and gamma come from the platform (the route between members 0 and
+ * 1, the header bytes counted in alpha); formula_s is coll_formula with them. */
+typedef struct collective_report {
+  const char *op, *algorithm;
+  size_t ranks, elements;
+  double bytes, chunk_bytes;
+  long iterations;
+  collbench_result r;
+  double alpha_s, beta_s_per_byte, gamma_s_per_byte, formula_s;
+  double algbw_gbps, busbw_gbps; /* nccl-tests: bytes / time per iteration / 1e9, x busbw factor */
+} collective_report;
 
 typedef struct run_result {
   const scenario *sc;
@@ -33,6 +47,7 @@ typedef struct run_result {
   const consensus_point *trace; /* consensus runs: written to consensus.csv; else NULL */
   size_t n_trace;
   const sandblaster *sandblaster; /* a Sandblaster run (its batches and L-BFGS state), or NULL */
+  const collective_report *collective; /* a collective run, or NULL */
 } run_result;
 
 /* Creates dir if needed and writes the four result files into it atomically, and

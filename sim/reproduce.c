@@ -100,11 +100,13 @@ static const char usage[] =
     "\n"
     "  NAME       fig3 (Dean et al. 2012, Fig. 3: speed-up against machines per replica),\n"
     "             consensus (Nedic & Ozdaglar 2009: distributed subgradient on ring, torus\n"
-    "             and complete graphs, each step rule, sync and async), or all (each in\n"
-    "             turn, into results/NAME/ or DIR/NAME/); fig4 fig5 megatron pipeline are\n"
-    "             not available yet\n"
+    "             and complete graphs, each step rule, sync and async), collectives\n"
+    "             (every collective against its alpha-beta formula, 2-64 ranks, 1 KiB-1 GiB),\n"
+    "             or all (each in turn, into results/NAME/ or DIR/NAME/); fig4 fig5 megatron\n"
+    "             pipeline are not available yet\n"
     "  --quick    a reduced grid fit for CI, same code paths (fig3: machine counts 1..16;\n"
-    "             consensus: ring and complete graphs, constant and harmonic steps, shorter)\n"
+    "             consensus: ring and complete graphs, constant and harmonic steps, shorter;\n"
+    "             collectives: 2, 8 and 64 ranks at 1 KiB, 1 MiB and 1 GiB)\n"
     "  --jobs N   simulations run at once (default: the number of cores)\n"
     "  --check    compare with the committed results/NAME/NAME.csv (or DIR's) instead of writing:\n"
     "             exit 1 and print the first differing value\n";
@@ -529,6 +531,7 @@ static const struct {
 } reproductions[] = {
     {"fig3", reproduce_fig3},
     {"consensus", reproduce_consensus},
+    {"collectives", reproduce_collectives},
 };
 #define N_REPRODUCTIONS (sizeof(reproductions) / sizeof(reproductions[0]))
 
@@ -569,7 +572,7 @@ int reproduce_main(int argc, char **argv)
   for (size_t r = 0; r < N_REPRODUCTIONS; r++)
     found |= strcmp(name, reproductions[r].name) == 0;
   if (!found) {
-    snprintf(err, sizeof(err), "'%s' is not available%s (available: fig3, consensus, all)", name,
+    snprintf(err, sizeof(err), "'%s' is not available%s (available: fig3, consensus, collectives, all)", name,
              strstr(" fig4 fig5 megatron pipeline ", name) ? " yet" : "");
     return bad(err);
   }

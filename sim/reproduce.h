@@ -55,5 +55,7 @@ int reproduce_write(const char *dir, const char *const *files, size_t n, char *e
 
 /* The consensus reproduction (reproduce_consensus.c): 0, 1 (--check mismatch) or 2. */
 int reproduce_consensus(const reproduce_opts *o, char *err, size_t len);
+/* The collectives against their alpha-beta formulas (reproduce_collectives.c): 0, 1 or 2. */
+int reproduce_collectives(const reproduce_opts *o, char *err, size_t len);
 
 #endif

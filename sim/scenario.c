@@ -81,6 +81,9 @@ static const section_spec sections[] = {
                 "consensus`): agents, their graph and weights, the problem, the step"},
   {"sandblaster", "Sandblaster L-BFGS (Dean et al. 2012): a coordinator, parameter-server shards holding "
                   "every vector, and replicas computing the full-batch gradient in portions"},
+  {"collective", "one collective timed like nccl-tests (`run.algorithm = collective`): every member "
+                 "runs it `iterations` times back to back; `model.numerics` (off: timing only) and `model.dtype` "
+                 "(wire bytes per element) apply"},
   {"faults", "faults injected into the run"},
 };
 #define N_SECTIONS (sizeof sections / sizeof sections[0])
@@ -95,8 +98,8 @@ static const key_spec keys[] = {
   /* [run] */
   {"run", "algorithm", KT_STR, FIELD(algorithm), .def = "downpour", .unit = "",
    .doc = "Training algorithm; `sgd` is the one-replica sequential baseline, `consensus` the "
-          "distributed subgradient method.",
-   .choices = "downpour|sgd|consensus|sandblaster"},
+          "distributed subgradient method, `collective` one collective timed alone.",
+   .choices = "downpour|sgd|consensus|sandblaster|collective"},
   {"run", "seed", KT_U64, FIELD(seed), .def = "1", .unit = "",
    .doc = "Master seed (0 to 2^64-1); every actor's random stream and the synthetic data "
           "derive from it."},
@@ -310,6 +313,36 @@ static const key_spec keys[] = {
    .doc = "`on`: pushes carry each counted portion's gradient and shards add them in portion order, "
           "so the gradient equals the sequential full-batch one bit for bit (one slice per portion on "
           "the wire); `off`: pushes carry the replica's accumulated gradient."},
+  /* [collective] */
+  {"collective", "op", KT_STR, FIELD(coll_op), .def = "allreduce", .unit = "",
+   .doc = "The collective: allreduce (sum on every member), reduce-scatter and allgather (ring), "
+          "broadcast and reduce (binomial tree from `root`).",
+   .choices = "allreduce|reduce-scatter|allgather|broadcast|reduce"},
+  {"collective", "algorithm", KT_STR, FIELD(coll_algorithm), .def = "auto", .unit = "",
+   .doc = "Allreduce: `ring` (reduce-scatter + allgather), `halving-doubling` (Rabenseifner) or `tree` "
+          "(binomial reduce + broadcast); `auto`: ring for allreduce, reduce-scatter and allgather, tree "
+          "for broadcast and reduce (their only algorithms).",
+   .choices = "auto|ring|halving-doubling|tree"},
+  {"collective", "bytes", KT_LONG, FIELD(coll_bytes), .def = "1048576", .unit = "bytes",
+   .doc = "Size of each member's vector on the wire (nccl-tests' size): bytes / `model.dtype`'s size "
+          "elements, so a whole number of them.",
+   GE(1)},
+  {"collective", "ranks", KT_LONG, FIELD(coll_ranks), .def = "8", .unit = "hosts",
+   .doc = "Members of the communicator, member i on host i.", GE(1), LE(1000000)},
+  {"collective", "root", KT_LONG, FIELD(coll_root), .def = "0", .unit = "rank",
+   .doc = "Broadcast and reduce: the root member, below `ranks`.", GE(0)},
+  {"collective", "chunk", KT_DOUBLE, FIELD(coll_chunk), .def = "0", .unit = "bytes",
+   .doc = "Transfers longer than this go as chunks of at most this, pipelined (a chunk is added or "
+          "forwarded while the next travels); 0: one message per transfer.",
+   GE(0)},
+  {"collective", "iterations", KT_LONG, FIELD(coll_iterations), .def = "1", .unit = "iterations",
+   .doc = "Times each member runs the collective, back to back; time per iteration = simulated time / "
+          "iterations.",
+   GE(1), LE(1000000)},
+  {"collective", "reduce_flops", KT_DOUBLE, FIELD(coll_reduce_flops), .def = "0", .unit = "flops/element",
+   .doc = "Simulated cost of adding one received element (the gamma term), at the host's speed x "
+          "`model.efficiency` x cores; 0: additions take no simulated time (pure alpha-beta).",
+   GE(0)},
   /* [faults] */
   {"faults", "stragglers", KT_STR, FIELD(stragglers), .def = "", .unit = "fraction:factor",
    .doc = "`FRACTION:SLOWDOWN`: that share of the workers (sandblaster's replicas; round(FRACTION x "
@@ -1398,6 +1431,36 @@ static int validate_consensus(const scenario *s, char *msg, size_t len)
   return -1;
 }
 
+/* Numeric collectives hold every member's input and buffer: ranks x elements doubles
+ * twice, at most 2^26 x 16 bytes = 1 GiB. */
+#define COLL_NUMERIC_MAX (1L << 26)
+
+static int validate_collective(const scenario *s, char *msg, size_t len)
+{
+  cost_dtype dt = COST_FP32;
+  cost_dtype_parse(s->dtype, &dt);
+  long eb = (long)cost_dtype_bytes(dt), elems = s->coll_bytes / eb;
+  int tree_op = strcmp(s->coll_op, "broadcast") == 0 || strcmp(s->coll_op, "reduce") == 0;
+  const char *own = tree_op ? "tree" : "ring";
+  if (s->coll_bytes % eb != 0)
+    msgf(msg, len, "collective.bytes: %ld bytes is not a whole number of %s elements (%ld bytes each)",
+         s->coll_bytes, s->dtype, eb);
+  else if (strcmp(s->coll_op, "allreduce") != 0 && strcmp(s->coll_algorithm, "auto") != 0 &&
+           strcmp(s->coll_algorithm, own) != 0)
+    msgf(msg, len, "collective.algorithm: %s runs only as %s here (or set auto), not %s", s->coll_op, own,
+         s->coll_algorithm);
+  else if (s->coll_root >= s->coll_ranks)
+    msgf(msg, len, "collective.root: %ld is not a member of %ld ranks", s->coll_root, s->coll_ranks);
+  else if (s->numerics && elems > COLL_NUMERIC_MAX / s->coll_ranks)
+    msgf(msg, len, "collective.bytes: a numeric run of %ld ranks x %ld elements holds more than 2^26 doubles "
+         "twice; set model.numerics = off for a timing-only run", s->coll_ranks, elems);
+  else if (s->target_accuracy > 0)
+    msgf(msg, len, "run.target_accuracy: a collective has no accuracy to reach");
+  else
+    return 0;
+  return -1;
+}
+
 int scenario_validate(const scenario *s, const char *origin, char *err, size_t errlen)
 {
   char msg[400];
@@ -1442,6 +1505,10 @@ int scenario_validate(const scenario *s, const char *origin, char *err, size_t e
     return -1;
   }
   if (strcmp(s->algorithm, "consensus") == 0 && validate_consensus(s, msg, sizeof msg) != 0) {
+    msgf(err, errlen, "%s: %s", o, msg);
+    return -1;
+  }
+  if (strcmp(s->algorithm, "collective") == 0 && validate_collective(s, msg, sizeof msg) != 0) {
     msgf(err, errlen, "%s: %s", o, msg);
     return -1;
   }

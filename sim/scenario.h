@@ -15,7 +15,7 @@
 
 typedef struct scenario {
   /* [run] */
-  char algorithm[32];        /* downpour | sgd | consensus | sandblaster */
+  char algorithm[32];        /* downpour | sgd | consensus | sandblaster | collective */
   uint64_t seed;
   double max_sim_time;       /* simulated seconds, > 0 */
   long max_steps;            /* minibatches per worker / replica; 0: no limit */
@@ -89,6 +89,15 @@ typedef struct scenario {
   double sb_backup_at;       /* share of a batch's portions counted before backup copies start */
   double sb_gtol;
   int sb_exact_sum;
+  /* [collective] */
+  char coll_op[16];          /* allreduce | reduce-scatter | allgather | broadcast | reduce */
+  char coll_algorithm[24];   /* auto | ring | halving-doubling | tree */
+  long coll_bytes;           /* bytes of each member's vector */
+  long coll_ranks;           /* members, one per host */
+  long coll_root;            /* broadcast and reduce */
+  double coll_chunk;         /* bytes per chunk; 0: unchunked */
+  long coll_iterations;
+  double coll_reduce_flops;  /* flops per element added; 0: free reductions */
   /* [faults] */
   char stragglers[64];       /* FRACTION:SLOWDOWN, or "" */
 } scenario;

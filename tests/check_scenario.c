@@ -22,7 +22,7 @@ static int scenario_equal(const scenario *a, const scenario *b)
          NUM_EQ(target_accuracy) && NUM_EQ(eval_every) && STR_EQ(preset) && STR_EQ(file) &&
          NUM_EQ(hosts) && STR_EQ(placement) && NUM_EQ(cores) && NUM_EQ(jitter) && NUM_EQ(msg_overhead) && STR_EQ(type) && STR_EQ(layers) &&
          STR_EQ(activation) && STR_EQ(virtual_net) && NUM_EQ(numerics) && NUM_EQ(efficiency) &&
-         STR_EQ(dtype) && STR_EQ(source) && NUM_EQ(train) && NUM_EQ(test) &&
+         STR_EQ(dtype) && NUM_EQ(warm_steps) && NUM_EQ(warm_batch) && NUM_EQ(warm_lr) && STR_EQ(source) && NUM_EQ(train) && NUM_EQ(test) &&
          NUM_EQ(test_fraction) && NUM_EQ(teacher_hidden) && NUM_EQ(separation) &&
          NUM_EQ(sgd_batch) && NUM_EQ(sgd_partitions) && NUM_EQ(sgd_lr) && NUM_EQ(replicas) && NUM_EQ(ps_shards) &&
          NUM_EQ(n_fetch) && NUM_EQ(n_push) && NUM_EQ(batch) && NUM_EQ(lr) && NUM_EQ(adagrad) &&
@@ -32,13 +32,15 @@ static int scenario_equal(const scenario *a, const scenario *b)
          NUM_EQ(dim) && NUM_EQ(rows) && NUM_EQ(lambda) && STR_EQ(step_rule) && NUM_EQ(alpha0) && STR_EQ(mode) &&
          NUM_EQ(sb_replicas) && NUM_EQ(sb_ps_shards) && NUM_EQ(sb_history) &&
          NUM_EQ(sb_portion) && NUM_EQ(sb_push_every) && NUM_EQ(sb_backups) && NUM_EQ(sb_backup_at) &&
-         NUM_EQ(sb_gtol) && NUM_EQ(sb_exact_sum) && STR_EQ(stragglers);
+         NUM_EQ(sb_gtol) && NUM_EQ(sb_exact_sum) && STR_EQ(coll_op) && STR_EQ(coll_algorithm) &&
+         NUM_EQ(coll_bytes) && NUM_EQ(coll_ranks) && NUM_EQ(coll_root) && NUM_EQ(coll_chunk) &&
+         NUM_EQ(coll_iterations) && NUM_EQ(coll_reduce_flops) && STR_EQ(stragglers);
 #undef STR_EQ
 #undef NUM_EQ
 }
 
-/* The struct has 65 fields (sim/scenario.h); each must have exactly one key. */
-#define N_FIELDS 68
+/* The struct has 76 fields (sim/scenario.h); each must have exactly one key. */
+#define N_FIELDS 76
 
 /* Writes text to a fresh file under /tmp; path receives its name. */
 static void write_temp(const char *text, char *path, size_t len)
@@ -654,7 +656,7 @@ START_TEST(test_scenario_reference_table)
     ck_assert_ptr_nonnull(unit);
   }
   ck_assert_ptr_nonnull(strstr(buf, "| `downpour.lr` | `0.05` |"));
-  ck_assert_ptr_nonnull(strstr(buf, "One of: `downpour`, `sgd`, `consensus`, `sandblaster`."));
+  ck_assert_ptr_nonnull(strstr(buf, "One of: `downpour`, `sgd`, `consensus`, `sandblaster`, `collective`."));
   ck_assert_ptr_nonnull(strstr(buf, "Range: in (0, 1]."));
   free(buf);
 }

@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
 # dtsim benchmark: prints figures, asserts nothing. Run with `cmake --build build --target bench`.
-# Environment: DTSIM, REF, GRAD = paths of dtsim, ref_downpour and bench_grad.
+# Environment: DTSIM, REF, RING, GRAD = paths of dtsim, ref_downpour, ref_ring and bench_grad.
 # Knobs (environment): R (replicas, 200), S (shards, 10), STEPS (50), NR (numeric replicas, 20),
-# NSTEPS (numeric steps per replica, 50).
+# NSTEPS (numeric steps per replica, 50), P (ring allreduce ranks, 1024), PC (ranks of the callgrind
+# comparison, 256), CG (0: skip it), ONLY (run only that section, e.g. ONLY=6).
 set -euo pipefail
-R=${R:-200} S=${S:-10} STEPS=${STEPS:-50} NR=${NR:-20} NSTEPS=${NSTEPS:-50}
+R=${R:-200} S=${S:-10} STEPS=${STEPS:-50} NR=${NR:-20} NSTEPS=${NSTEPS:-50} P=${P:-1024} ONLY=${ONLY:-}
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 
@@ -15,12 +16,18 @@ wall() { # wall seconds of a command, its output to $work/last.out
   t1=$(date +%s.%N)
   awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.3f", b - a }'
 }
+cpu() { # user + system seconds of a command (less sensitive than wall time to a shared machine)
+  /usr/bin/time -f '%U %S' -o "$work/cpu.out" "$@" >"$work/last.out" 2>&1
+  awk '{ printf "%.3f", $1 + $2 }' "$work/cpu.out"
+}
+want() { [ -z "$ONLY" ] || [ "$ONLY" = "$1" ]; }
 json() { grep -m1 "\"$1\":" "$2" | sed 's/.*: //; s/,$//'; }
 
 echo "== dtsim benchmark"
 "$DTSIM" --version | sed 's/^/   /'
 echo "   machine: $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //')"
 
+if want 1; then
 echo
 echo "== 1. Timing-only Downpour vs the bare-SimGrid reference (engine floor)"
 echo "   $R replicas, $S shards, $STEPS steps, virtual speech-42m (fp32), distbelief-2012 preset"
@@ -39,7 +46,9 @@ printf '   dtsim:     %8.2f s wall, simulated %s s\n' "$t_dtsim" "$sim_dtsim"
 printf '   reference: %8.2f s wall, simulated %s s\n' "$t_ref" "$sim_ref"
 printf '   messages: %d; dtsim %.0f messages per wall second\n' $msgs "$(awk -v a=$msgs -v b="$t_dtsim" 'BEGIN { print a / b }')"
 printf '   ratio dtsim / reference: %.3f (target <= 1.2)\n' "$(awk -v a="$t_dtsim" -v b="$t_ref" 'BEGIN { print a / b }')"
+fi
 
+if want 2; then
 echo
 echo "== 2. Numerics on: MLP 784-256-10 on synthetic-teacher data (10,000 + 2,000 examples), batch 32"
 echo "   Downpour with fixed-rate SGD on the shards, the update the plain loop applies"
@@ -62,17 +71,25 @@ printf '   ratio dtsim / (loop + data): %.3f (target <= 1.3)\n' "$(awk -v a="$t_
 printf '   per additional step, dtsim / loop: %.3f\n' \
   "$(awk -v a="$t_num" -v o="$t_one" -v l="$loop" -v n=$evals -v r=$NR 'BEGIN { print ((a - o) / (n - r)) / (l / n) }')"
 
+fi
+
+if want 3; then
 echo "== 3. Platform load: 10,000 hosts"
 t_load=$(wall "$DTSIM" run --quiet --out "$work/load" --set run.algorithm=sgd --set platform.hosts=10000 \
   --set run.max_steps=1 --set model.layers=8,8,2 --set data.train=100 --set data.test=10)
 printf '   sgd, 1 step, on distbelief-2012 sized to 10,000 hosts (checked in a child, then loaded): %.2f s wall\n' "$t_load"
 
+fi
+
+if want 4; then
 echo
 echo "== 4. dtsim reproduce fig3 --quick (speech-42m and image-80m on 1..16 machines)"
 t_fig3=$(wall "$DTSIM" reproduce fig3 --quick --quiet --out "$work/fig3")
 printf '   %.2f s wall on %d cores (target < 120 s); the full grid (up to 144 machines) takes tens of\n' "$t_fig3" "$(nproc)"
 printf '   minutes: run it yourself with  dtsim reproduce fig3 --out DIR\n'
+fi
 
+if want 5; then
 echo
 echo "== 5. Async consensus: 16 agents on the complete graph of 1 Mflop/s hosts (tests/data/consensus-16.xml)"
 plat16="$(cd "$(dirname "${BASH_SOURCE[0]}")/../data" && pwd)/consensus-16.xml"
@@ -86,3 +103,60 @@ t_c2000=$(wall cons 2000)
 printf '   500 iterations: %.2f s wall; 2000: %.2f s (ratio %.2f: at most 4 if the cost is linear in the\n' \
   "$t_c500" "$t_c2000" "$(awk -v a="$t_c2000" -v b="$t_c500" 'BEGIN { print a / b }')"
 printf '   length; near 16 it is quadratic, as when async agents polled receives with sg_comm_test)\n'
+fi
+
+if want 6; then
+echo
+echo "== 6. Ring allreduce, 64 MiB over $P ranks, timing only: dtsim vs a bare SimGrid program (ref_ring.c)"
+echo "   2(P-1) messages of 64 MiB / P (+ 64 header bytes) per rank; a star of 50 GB/s, 500 ns links"
+echo "   without a backbone (host link to host link), CM02, no TCP cross traffic, as results/collectives"
+cat >"$work/ring.xml" <<EOF
+<?xml version='1.0'?>
+<!DOCTYPE platform SYSTEM "https://simgrid.org/simgrid.dtd">
+<platform version="4.1">
+  <config>
+    <prop id="network/model" value="CM02"/>
+    <prop id="network/crosstraffic" value="0"/>
+  </config>
+  <cluster id="c" prefix="host-" suffix="" radical="0-$((P - 1))" speed="1Gf" core="1"
+           bw="50GBps" lat="500ns" sharing_policy="SPLITDUPLEX"/>
+</platform>
+EOF
+ring_dtsim() {
+  "$DTSIM" run --quiet --out "$work/ring" --set run.algorithm=collective --set platform.file="$work/ring.xml" \
+    --set model.numerics=off --set collective.op=allreduce --set collective.algorithm=ring \
+    --set collective.ranks="$P" --set collective.bytes=67108864
+}
+ring_ref() { "$RING" "$work/ring.xml" "$P" 67108864 --log=xbt_cfg.thres:warning; }
+min() { awk -v a="$1" -v b="$2" 'BEGIN { print (a == "" || b < a) ? b : a }'; }
+# Two runs of each, alternated; the smaller wall and CPU times count (the machine is shared).
+t_rd= t_rr= c_rd= c_rr=
+for k in 1 2; do
+  t_rd=$(min "$t_rd" "$(wall ring_dtsim)")
+  t_rr=$(min "$t_rr" "$(wall ring_ref)")
+  sim_rr=$(sed -n 's/^simulated \([^ ]*\) s.*/\1/p' "$work/last.out")
+  c_rd=$(min "$c_rd" "$(cpu "$DTSIM" run --quiet --out "$work/ring" --set run.algorithm=collective \
+    --set platform.file="$work/ring.xml" --set model.numerics=off --set collective.ranks="$P" \
+    --set collective.bytes=67108864)")
+  c_rr=$(min "$c_rr" "$(cpu "$RING" "$work/ring.xml" "$P" 67108864 --log=xbt_cfg.thres:warning)")
+done
+sim_rd=$(json time_s "$work/ring/summary.json")
+form=$(json formula_s "$work/ring/summary.json")
+printf '   dtsim:     %8.2f s wall, %8.2f s CPU, simulated %s s (formula %s s)\n' "$t_rd" "$c_rd" "$sim_rd" "$form"
+printf '   reference: %8.2f s wall, %8.2f s CPU, simulated %s s\n' "$t_rr" "$c_rr" "$sim_rr"
+printf '   ratio dtsim / reference: %.3f wall, %.3f CPU (target <= 1.2; dtsim target < 7 s wall)\n' \
+  "$(awk -v a="$t_rd" -v b="$t_rr" 'BEGIN { print a / b }')" "$(awk -v a="$c_rd" -v b="$c_rr" 'BEGIN { print a / b }')"
+if [ "${CG:-1}" = 1 ] && command -v valgrind >/dev/null; then
+  # Instructions executed do not depend on what else the machine runs: the fair ratio.
+  PC=${PC:-256}
+  sed "s/radical=\"0-$((P - 1))\"/radical=\"0-$((PC - 1))\"/" "$work/ring.xml" >"$work/ringc.xml"
+  # (summed over processes: dtsim's platform pre-check runs in a forked child)
+  ir() { valgrind --tool=callgrind --callgrind-out-file=/dev/null "$@" 2>&1 | sed -n 's/.*refs: *//p' | tr -d , |
+    awk '{ s += $1 } END { printf "%.0f", s }'; }
+  i_rd=$(ir "$DTSIM" run --quiet --out "$work/ringc" --set run.algorithm=collective --set platform.file="$work/ringc.xml" \
+    --set model.numerics=off --set collective.ranks="$PC" --set collective.bytes=67108864)
+  i_rr=$(ir "$RING" "$work/ringc.xml" "$PC" 67108864 --log=xbt_cfg.thres:warning)
+  printf '   instructions (callgrind, %d ranks): dtsim %s, reference %s, ratio %.3f\n' "$PC" "$i_rd" "$i_rr" \
+    "$(awk -v a="$i_rd" -v b="$i_rr" 'BEGIN { print a / b }')"
+fi
+fi

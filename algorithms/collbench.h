@@ -1,0 +1,36 @@
+#ifndef ALGORITHMS_COLLBENCH_H
+#define ALGORITHMS_COLLBENCH_H
+/* collbench.h - nccl-tests in simulation (run.algorithm = collective): every member of one
+ * communicator runs cfg->collective.iterations of one collective back to back; numeric
+ * runs then check every member's result against the serial sum in the collective's order. */
+
+#include <stddef.h>
+
+#include "algorithms/metrics.h"
+#include "algorithms/run.h"
+
+typedef struct collbench collbench;
+
+/* What a run measured. */
+typedef struct collbench_result {
+  double time_s;       /* simulated time when the last member finished its last iteration */
+  double iter_s;       /* time_s / iterations: nccl-tests' time per iteration */
+  int numeric;         /* 1: buffers were real and checked */
+  int exact;           /* numeric: every member's result equals coll_reference bit for bit */
+  double max_rel_error; /* numeric: max over members and elements of |got - s| / sum_j |x_j|,
+                           s the plain sum in rank order (0 when nothing is summed) */
+} collbench_result;
+
+size_t collbench_hosts_needed(const collective_params *p);
+
+/* Creates the communicator over cfg->hosts[0..ranks-1] and one member actor per host;
+ * records the iterations as rank 0's steps in m (one slot). cfg and m outlive the run.
+ * Returns NULL if cfg has fewer hosts than ranks or elements is 0. Free with collbench_free
+ * after the engine has run. */
+collbench *collbench_deploy(const run_config *cfg, metrics *m);
+void collbench_free(collbench *b);
+
+/* After the engine has run: the measurements and, for numeric runs, the check. */
+void collbench_result_get(const collbench *b, collbench_result *r);
+
+#endif

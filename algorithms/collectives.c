@@ -1,0 +1,584 @@
+/* collectives.c - collectives over mailboxes, with real payloads or sizes only.
+ *
+ * Every transfer goes from member `me` to a peer through the mailbox of that ordered
+ * pair, "NAME#ID:SRC>DST". SimGrid matches a mailbox's puts and gets first in, first
+ * out, and both ends of a pair post in program order, so chunk k of a transfer always
+ * meets receive k, whatever the timing; a per-receiver mailbox would not do, because a
+ * partner already in the next step could overtake the one awaited (recursive halving).
+ *
+ * A transfer of more than opts.chunk_bytes is cut into chunks. The sender posts every
+ * chunk at once; the receiver keeps two receives posted (a put only moves once its get
+ * is posted: SimGrid's rendezvous), combines chunk k while chunk k+1 travels, then posts
+ * the receive of chunk k+2. Trees forward chunk k to their children while chunk k+1
+ * arrives. Unchunked, each transfer is one message of alpha + bytes x beta, which is what
+ * the formulas of coll_formula assume.
+ *
+ * Sums: a member adds what it receives into its own buffer, element by element, and IEEE
+ * addition is commutative, so each element's result is set by the grouping of the tree
+ * or chain the algorithm builds, which the schedule fixes (coll_reference). */
+#include "algorithms/collectives.h"
+
+#include <stdio.h>
+#include <string.h>
+#include <simgrid/comm.h>
+#include <simgrid/host.h>
+#include <simgrid/mailbox.h>
+#include <xbt/asserts.h>
+#include <xbt/sysdep.h>
+
+#include "algorithms/msg.h"
+
+/* Receives kept posted per transfer: combine one chunk while the next travels. */
+#define COLL_WINDOW 2
+
+typedef struct peer_box {
+  size_t peer;
+  sg_mailbox_t out; /* me -> peer */
+  sg_mailbox_t in;  /* peer -> me */
+  long sent, got;   /* messages so far each way: every message carries its index */
+} peer_box;
+
+/* What one member's actor keeps: only that actor touches it. */
+typedef struct coll_rank {
+  peer_box *boxes;
+  size_t n_boxes, cap;
+} coll_rank;
+
+struct coll_comm {
+  char ns[96];
+  sg_host_t *hosts;
+  size_t p;
+  coll_opts o;
+  size_t chunk_elems; /* elements per chunk; SIZE_MAX: unchunked */
+  coll_rank *ranks;
+};
+
+/* Creation counter for unique namespaces; communicators are made at deployment, in
+ * a fixed order, so the ids are deterministic. */
+static unsigned long comm_ids;
+
+coll_comm *coll_comm_create(const char *name, const sg_host_t *hosts, size_t size, const coll_opts *o)
+{
+  if (size == 0 || o == NULL || o->elem_bytes == 0 || !(o->chunk_bytes >= 0))
+    return NULL;
+  coll_comm *c = xbt_malloc0(sizeof(*c));
+  snprintf(c->ns, sizeof(c->ns), "%.64s#%lu", name, comm_ids++);
+  c->hosts = xbt_malloc(size * sizeof(sg_host_t));
+  memcpy(c->hosts, hosts, size * sizeof(sg_host_t));
+  c->p = size;
+  c->o = *o;
+  double ce = o->chunk_bytes / (double)o->elem_bytes;
+  c->chunk_elems = o->chunk_bytes == 0 ? SIZE_MAX : ce < 1 ? 1 : (size_t)ce;
+  c->ranks = xbt_malloc0(size * sizeof(coll_rank));
+  return c;
+}
+
+void coll_comm_free(coll_comm *c)
+{
+  if (c == NULL)
+    return;
+  for (size_t r = 0; r < c->p; r++)
+    xbt_free(c->ranks[r].boxes);
+  xbt_free(c->ranks);
+  xbt_free(c->hosts);
+  xbt_free(c);
+}
+
+size_t coll_comm_size(const coll_comm *c) { return c->p; }
+
+sg_host_t coll_comm_host(const coll_comm *c, size_t rank)
+{
+  xbt_assert(rank < c->p, "rank %zu of a communicator of %zu", rank, c->p);
+  return c->hosts[rank];
+}
+
+void coll_block(size_t n, size_t p, size_t b, size_t *off, size_t *len)
+{
+  size_t base = n / p, extra = n % p;
+  *off = b * base + (b < extra ? b : extra);
+  *len = base + (b < extra);
+}
+
+/* ---- transfers ------------------------------------------------------------------ */
+
+static peer_box *box_of(coll_comm *c, size_t me, size_t peer)
+{
+  xbt_assert(me < c->p && peer < c->p && peer != me, "%s: member %zu talking to %zu", c->ns, me, peer);
+  coll_rank *r = &c->ranks[me];
+  for (size_t i = 0; i < r->n_boxes; i++)
+    if (r->boxes[i].peer == peer)
+      return &r->boxes[i];
+  if (r->n_boxes == r->cap) {
+    r->cap = r->cap ? 2 * r->cap : 4;
+    r->boxes = xbt_realloc(r->boxes, r->cap * sizeof(peer_box));
+  }
+  char name[160];
+  peer_box *b = &r->boxes[r->n_boxes++];
+  b->peer = peer;
+  b->sent = b->got = 0;
+  snprintf(name, sizeof(name), "%s:%zu>%zu", c->ns, me, peer);
+  b->out = sg_mailbox_by_name(name);
+  snprintf(name, sizeof(name), "%s:%zu>%zu", c->ns, peer, me);
+  b->in = sg_mailbox_by_name(name);
+  return b;
+}
+
+static size_t n_chunks(const coll_comm *c, size_t len)
+{
+  return len <= c->chunk_elems ? 1 : len / c->chunk_elems + (len % c->chunk_elems != 0);
+}
+
+/* Chunk k of a transfer of len elements starting at off. */
+static void chunk_at(const coll_comm *c, size_t off, size_t len, size_t k, size_t *coff, size_t *clen)
+{
+  size_t step = len <= c->chunk_elems ? len : c->chunk_elems;
+  *coff = off + k * step;
+  *clen = k * step + step <= len ? step : len - k * step;
+}
+
+/* Posts one message of elements [off, off + len) of buf (none when buf is NULL) to `to`. */
+static sg_comm_t post_send(coll_comm *c, size_t me, size_t to, const double *buf, size_t off, size_t len)
+{
+  peer_box *b = box_of(c, me, to);
+  msg *m = msg_create(MSG_COLL, (int)me, b->sent++, buf ? len : 0);
+  m->version = (long)len;
+  if (buf && len) /* an empty block's message has no data array */
+    memcpy(m->data, buf + off, len * sizeof(double));
+  return msg_send_async(b->out, c->hosts[to], m, msg_bytes((double)len, c->o.elem_bytes));
+}
+
+typedef struct pending {
+  sg_comm_t comm;
+  msg *m;
+  peer_box *from;
+} pending;
+
+static void post_recv(coll_comm *c, size_t me, size_t from, pending *pd)
+{
+  pd->m = NULL;
+  pd->from = box_of(c, me, from);
+  pd->comm = sg_mailbox_get_async(pd->from->in, (void **)&pd->m);
+}
+
+/* Reduction cost: reduce_flops per element through run_execute (the gamma term). */
+static void reduce_cost(const coll_comm *c, size_t len)
+{
+  if (c->o.cfg != NULL && c->o.reduce_flops > 0 && len > 0)
+    run_execute(c->o.cfg, c->o.reduce_flops * (double)len);
+}
+
+/* Adds (reduce) or copies the payload of pd, whose receive is complete, into
+ * buf[off, off + len). */
+static void take_recv(coll_comm *c, size_t me, pending *pd, double *buf, size_t off, size_t len, int reduce)
+{
+  msg *m = pd->m;
+  xbt_assert(m != NULL && m->kind == MSG_COLL, "%s: member %zu got a foreign message", c->ns, me);
+  xbt_assert(m->step == pd->from->got++ && m->version == (long)len && m->n == (buf ? len : 0),
+             "%s: member %zu expected %zu elements%s from %d and got %ld%s: members called different collectives",
+             c->ns, me, len, buf ? "" : " (timing only)", m->src, m->version, m->n ? " with data" : "");
+  if (buf && reduce)
+    for (size_t i = 0; i < len; i++)
+      buf[off + i] += m->data[i];
+  else if (buf && len)
+    memcpy(buf + off, m->data, len * sizeof(double));
+  msg_free(m);
+  if (reduce)
+    reduce_cost(c, len);
+}
+
+static void finish_recv(coll_comm *c, size_t me, pending *pd, double *buf, size_t off, size_t len, int reduce)
+{
+  sg_comm_wait(pd->comm);
+  take_recv(c, me, pd, buf, off, len, reduce);
+}
+
+/* One step of a collective: elements [soff, soff + slen) of buf go to `to` while
+ * [roff, roff + rlen) come from `from` and are added (reduce) or copied into buf. Either
+ * side may be absent (NO_PEER). Chunked as the top of the file says. */
+#define NO_PEER ((size_t)-1)
+static void exchange(coll_comm *c, size_t me, size_t to, size_t soff, size_t slen, size_t from, size_t roff,
+                     size_t rlen, double *buf, int reduce)
+{
+  size_t ns = to == NO_PEER ? 0 : n_chunks(c, slen), nr = from == NO_PEER ? 0 : n_chunks(c, rlen);
+  pending win[COLL_WINDOW];
+  if (ns <= 1 && nr <= 1) { /* one message each way: wait for both at once */
+    sg_comm_t both[2];
+    size_t k = 0;
+    if (ns)
+      both[k++] = post_send(c, me, to, buf, soff, slen);
+    if (nr) {
+      post_recv(c, me, from, &win[0]);
+      both[k++] = win[0].comm;
+    }
+    sg_comm_wait_all(both, k);
+    if (nr)
+      take_recv(c, me, &win[0], buf, roff, rlen, reduce);
+    return;
+  }
+  sg_comm_t *sends = xbt_malloc((ns ? ns : 1) * sizeof(sg_comm_t));
+  for (size_t k = 0; k < ns; k++) {
+    size_t o, l;
+    chunk_at(c, soff, slen, k, &o, &l);
+    sends[k] = post_send(c, me, to, buf, o, l);
+  }
+  for (size_t k = 0; k < nr && k < COLL_WINDOW; k++)
+    post_recv(c, me, from, &win[k]);
+  for (size_t k = 0; k < nr; k++) {
+    size_t o, l;
+    chunk_at(c, roff, rlen, k, &o, &l);
+    finish_recv(c, me, &win[k % COLL_WINDOW], buf, o, l, reduce);
+    if (k + COLL_WINDOW < nr)
+      post_recv(c, me, from, &win[k % COLL_WINDOW]);
+  }
+  if (ns)
+    sg_comm_wait_all(sends, ns);
+  xbt_free(sends);
+}
+
+void coll_send(coll_comm *c, size_t me, size_t to, const double *buf, size_t n)
+{
+  exchange(c, me, to, 0, n, NO_PEER, 0, 0, (double *)buf, 0); /* sends only read buf */
+}
+
+void coll_recv(coll_comm *c, size_t me, size_t from, double *buf, size_t n)
+{
+  exchange(c, me, NO_PEER, 0, 0, from, 0, n, buf, 0);
+}
+
+/* ---- ring (Patarasuk and Yuan 2009; MPICH allreduce_intra_ring.c) ----------------- */
+
+/* Step s of p-1: send block (me - s - 1) to the right, receive block (me - s - 2) from
+ * the left and add it to ours, so member me ends with block me complete and block b's
+ * sum runs x[b+1], x[b+2], ..., x[b]. */
+static void ring_reduce_scatter(coll_comm *c, size_t me, double *buf, size_t n)
+{
+  size_t p = c->p, right = (me + 1) % p, left = (me + p - 1) % p;
+  for (size_t s = 0; s + 1 < p; s++) {
+    size_t sb = (me + 2 * p - s - 1) % p, rb = (me + 2 * p - s - 2) % p, so, sl, ro, rl;
+    coll_block(n, p, sb, &so, &sl);
+    coll_block(n, p, rb, &ro, &rl);
+    exchange(c, me, right, so, sl, left, ro, rl, buf, 1);
+  }
+}
+
+/* Step s of p-1: send block (me - s) to the right, receive block (me - s - 1). */
+static void ring_allgather(coll_comm *c, size_t me, double *buf, size_t n)
+{
+  size_t p = c->p, right = (me + 1) % p, left = (me + p - 1) % p;
+  for (size_t s = 0; s + 1 < p; s++) {
+    size_t sb = (me + p - s) % p, rb = (me + 2 * p - s - 1) % p, so, sl, ro, rl;
+    coll_block(n, p, sb, &so, &sl);
+    coll_block(n, p, rb, &ro, &rl);
+    exchange(c, me, right, so, sl, left, ro, rl, buf, 0);
+  }
+}
+
+void coll_reduce_scatter(coll_comm *c, size_t me, double *buf, size_t n)
+{
+  ring_reduce_scatter(c, me, buf, n);
+}
+
+void coll_allgather(coll_comm *c, size_t me, double *buf, size_t n)
+{
+  ring_allgather(c, me, buf, n);
+}
+
+/* ---- recursive halving-doubling (Rabenseifner; MPICH
+ * allreduce_intra_reduce_scatter_allgather.c) --------------------------------------- */
+
+static size_t pow2_floor(size_t p)
+{
+  size_t q = 1;
+  while (2 * q <= p)
+    q *= 2;
+  return q;
+}
+
+/* Elements [*off, *off + *len) of blocks [lo, hi) of q blocks. */
+static void blocks_span(size_t n, size_t q, size_t lo, size_t hi, size_t *off, size_t *len)
+{
+  size_t o1, l1, o2, l2;
+  coll_block(n, q, lo, &o1, &l1);
+  coll_block(n, q, hi - 1, &o2, &l2);
+  *off = o1;
+  *len = o2 + l2 - o1;
+}
+
+/* On q = 2^k virtual members (vr, real member real(vr)): recursive halving with
+ * distance 1, 2, 4, ... (so partial sums pair neighbours first: the pairwise tree in
+ * rank order), then recursive doubling back, distance q/2 down to 1. */
+static void halving_doubling(coll_comm *c, size_t me, size_t vr, size_t q, size_t r, double *buf, size_t n)
+{
+#define REAL(v) ((v) < r ? 2 * (v) + 1 : (v) + r)
+  size_t lo = 0, hi = q; /* the blocks this member is responsible for */
+  for (size_t mask = 1; mask < q; mask <<= 1) { /* reduce-scatter: keep half, send half */
+    size_t mid = (lo + hi) / 2, peer = REAL(vr ^ mask), ko, kl, go, gl;
+    int lower = (vr & mask) == 0;
+    blocks_span(n, q, lower ? lo : mid, lower ? mid : hi, &ko, &kl);
+    blocks_span(n, q, lower ? mid : lo, lower ? hi : mid, &go, &gl);
+    exchange(c, me, peer, go, gl, peer, ko, kl, buf, 1);
+    if (lower)
+      hi = mid;
+    else
+      lo = mid;
+  }
+  for (size_t mask = q / 2; mask >= 1; mask >>= 1) { /* allgather: swap halves, double */
+    size_t w = hi - lo, peer = REAL(vr ^ mask), mo, ml, po, pl;
+    int lower = (vr & mask) == 0;
+    size_t plo = lower ? hi : lo - w;
+    blocks_span(n, q, lo, hi, &mo, &ml);
+    blocks_span(n, q, plo, plo + w, &po, &pl);
+    exchange(c, me, peer, mo, ml, peer, po, pl, buf, 0);
+    if (lower)
+      hi += w;
+    else
+      lo -= w;
+  }
+#undef REAL
+}
+
+/* p not a power of two: the first 2r members pair up, the even one hands its vector to
+ * the odd one and gets the result back at the end (MPICH's approach: 2 more steps of the
+ * whole vector). */
+static void allreduce_hd(coll_comm *c, size_t me, double *buf, size_t n)
+{
+  size_t p = c->p, q = pow2_floor(p), r = p - q;
+  if (me < 2 * r && me % 2 == 0) {
+    exchange(c, me, me + 1, 0, n, NO_PEER, 0, 0, buf, 0);
+    exchange(c, me, NO_PEER, 0, 0, me + 1, 0, n, buf, 0);
+    return;
+  }
+  if (me < 2 * r)
+    exchange(c, me, NO_PEER, 0, 0, me - 1, 0, n, buf, 1);
+  halving_doubling(c, me, me < 2 * r ? me / 2 : me - r, q, r, buf, n);
+  if (me < 2 * r)
+    exchange(c, me, me - 1, 0, n, NO_PEER, 0, 0, buf, 0);
+}
+
+/* ---- binomial trees (MPICH bcast_intra_binomial.c, reduce_intra_binomial.c) -------- */
+
+/* Member q (counted from root) receives from q - m, m its lowest set bit, then sends
+ * to q + m' for m' = m/2, m/4, ..., 1 (root: from the largest power of two below p),
+ * largest subtree first. Chunk k is forwarded while chunk k+1 arrives. */
+static void tree_bcast(coll_comm *c, size_t me, size_t root, double *buf, size_t n)
+{
+  size_t p = c->p, q = (me + p - root) % p, mask = 1, nc = n_chunks(c, n);
+  while (mask < p && !(q & mask))
+    mask <<= 1;
+  size_t parent = q ? (q - mask + root) % p : NO_PEER;
+  pending win;
+  if (parent != NO_PEER)
+    post_recv(c, me, parent, &win);
+  for (size_t k = 0; k < nc; k++) {
+    size_t o, l;
+    chunk_at(c, 0, n, k, &o, &l);
+    if (parent != NO_PEER) {
+      finish_recv(c, me, &win, buf, o, l, 0);
+      if (k + 1 < nc)
+        post_recv(c, me, parent, &win);
+    }
+    for (size_t m = mask >> 1; m >= 1; m >>= 1)
+      if (q + m < p)
+        sg_comm_wait(post_send(c, me, (q + m + root) % p, buf, o, l));
+  }
+}
+
+/* Member q adds chunk k of each child q + m (m = 1, 2, 4, ... below its lowest set bit)
+ * in that order, then sends it to its parent q - m. */
+static void tree_reduce(coll_comm *c, size_t me, size_t root, double *buf, size_t n)
+{
+  size_t p = c->p, q = (me + p - root) % p, mask = 1, nc = n_chunks(c, n);
+  while (mask < p && !(q & mask))
+    mask <<= 1;
+  size_t parent = q ? (q - mask + root) % p : NO_PEER;
+  sg_comm_t *up = xbt_malloc(nc * sizeof(sg_comm_t));
+  for (size_t k = 0; k < nc; k++) {
+    size_t o, l;
+    chunk_at(c, 0, n, k, &o, &l);
+    for (size_t m = 1; m < mask && q + m < p; m <<= 1) {
+      pending pd;
+      post_recv(c, me, (q + m + root) % p, &pd);
+      finish_recv(c, me, &pd, buf, o, l, 1);
+    }
+    if (parent != NO_PEER)
+      up[k] = post_send(c, me, parent, buf, o, l);
+  }
+  if (parent != NO_PEER)
+    sg_comm_wait_all(up, nc);
+  xbt_free(up);
+}
+
+void coll_bcast(coll_comm *c, size_t me, size_t root, double *buf, size_t n)
+{
+  xbt_assert(root < c->p, "%s: root %zu of %zu members", c->ns, root, c->p);
+  if (c->p > 1)
+    tree_bcast(c, me, root, buf, n);
+}
+
+void coll_reduce(coll_comm *c, size_t me, size_t root, double *buf, size_t n)
+{
+  xbt_assert(root < c->p, "%s: root %zu of %zu members", c->ns, root, c->p);
+  if (c->p > 1)
+    tree_reduce(c, me, root, buf, n);
+}
+
+void coll_allreduce(coll_comm *c, size_t me, double *buf, size_t n, coll_algo algo)
+{
+  if (c->p == 1)
+    return;
+  switch (algo) {
+  case COLL_RING:
+    ring_reduce_scatter(c, me, buf, n);
+    ring_allgather(c, me, buf, n);
+    return;
+  case COLL_HALVING_DOUBLING:
+    allreduce_hd(c, me, buf, n);
+    return;
+  case COLL_TREE:
+    tree_reduce(c, me, 0, buf, n);
+    tree_bcast(c, me, 0, buf, n);
+    return;
+  }
+  xbt_die("unknown allreduce algorithm %d", (int)algo);
+}
+
+/* ---- serial references ------------------------------------------------------------ */
+
+/* Pairwise tree over v[0..m-1] in order, in place: v[0] ends with the sum (distance 1
+ * first, as recursive halving and a binomial tree from rank 0 group them). */
+static double binomial_sum(double *v, size_t m)
+{
+  for (size_t d = 1; d < m; d *= 2)
+    for (size_t j = 0; j + d < m; j += 2 * d)
+      v[j] = v[j] + v[j + d];
+  return v[0];
+}
+
+static double reference_at(coll_op op, coll_algo algo, size_t p, size_t root, size_t b, size_t i,
+                           const double *const *x, double *v)
+{
+  if (op == COLL_ALLGATHER)
+    return x[b][i];
+  if (op == COLL_BCAST)
+    return x[root][i];
+  if (op == COLL_REDUCE_SCATTER || (op == COLL_ALLREDUCE && algo == COLL_RING)) {
+    double s = x[(b + 1) % p][i];
+    for (size_t k = 2; k <= p; k++)
+      s = s + x[(b + k) % p][i];
+    return s;
+  }
+  if (op == COLL_ALLREDUCE && algo == COLL_HALVING_DOUBLING) {
+    size_t q = pow2_floor(p), r = p - q;
+    for (size_t j = 0; j < q; j++)
+      v[j] = j < r ? x[2 * j][i] + x[2 * j + 1][i] : x[j + r][i];
+    return binomial_sum(v, q);
+  }
+  size_t rt = op == COLL_REDUCE ? root : 0; /* reduce, or tree allreduce: reduce to 0 */
+  for (size_t j = 0; j < p; j++)
+    v[j] = x[(j + rt) % p][i];
+  return binomial_sum(v, p);
+}
+
+void coll_reference(coll_op op, coll_algo algo, size_t p, size_t root, size_t me, size_t n, const double *const *x,
+                    double *out)
+{
+  if ((op == COLL_REDUCE && me != root) || p == 0)
+    return;
+  double *v = xbt_malloc(p * sizeof(double));
+  for (size_t b = 0; b < p; b++) {
+    size_t off, len;
+    coll_block(n, p, b, &off, &len);
+    if (op == COLL_REDUCE_SCATTER && b != me)
+      continue;
+    for (size_t i = off; i < off + len; i++)
+      out[i] = reference_at(op, algo, p, root, b, i, x, v);
+  }
+  xbt_free(v);
+}
+
+/* ---- formulas -------------------------------------------------------------------- */
+
+static double lg_ceil(size_t p)
+{
+  double k = 0;
+  for (size_t q = 1; q < p; q *= 2)
+    k++;
+  return k;
+}
+
+double coll_formula(coll_op op, coll_algo algo, size_t p, double n, double alpha, double beta, double gamma)
+{
+  double P = (double)p, L = lg_ceil(p), f = (P - 1) / P;
+  if (p == 1)
+    return 0;
+  switch (op) {
+  case COLL_ALLREDUCE:
+    if (algo == COLL_RING) /* 2(p-1) steps of n/p */
+      return 2 * (P - 1) * alpha + 2 * f * n * beta + f * n * gamma;
+    if (algo == COLL_HALVING_DOUBLING) {
+      double q = (double)pow2_floor(p), lq = lg_ceil(pow2_floor(p)), fq = (q - 1) / q;
+      double t = 2 * lq * alpha + 2 * fq * n * beta + fq * n * gamma;
+      return q == P ? t : t + 2 * (alpha + n * beta) + n * gamma; /* pair up, hand back */
+    }
+    return 2 * L * (alpha + n * beta) + L * n * gamma; /* reduce + broadcast */
+  case COLL_REDUCE_SCATTER:
+    return (P - 1) * (alpha + n / P * beta + n / P * gamma);
+  case COLL_ALLGATHER:
+    return (P - 1) * (alpha + n / P * beta);
+  case COLL_BCAST:
+    return L * (alpha + n * beta);
+  case COLL_REDUCE:
+    return L * (alpha + n * beta + n * gamma);
+  }
+  xbt_die("unknown collective %d", (int)op);
+}
+
+double coll_busbw_factor(coll_op op, size_t p)
+{
+  double P = (double)p;
+  switch (op) {
+  case COLL_ALLREDUCE: return 2 * (P - 1) / P;
+  case COLL_REDUCE_SCATTER:
+  case COLL_ALLGATHER: return (P - 1) / P;
+  case COLL_BCAST:
+  case COLL_REDUCE: return 1;
+  }
+  xbt_die("unknown collective %d", (int)op);
+}
+
+/* ---- names ----------------------------------------------------------------------- */
+
+static const char *const op_names[] = {"allreduce", "reduce-scatter", "allgather", "broadcast", "reduce"};
+static const char *const algo_names[] = {"ring", "halving-doubling", "tree"};
+
+int coll_op_parse(const char *s, coll_op *op)
+{
+  for (size_t i = 0; i < sizeof(op_names) / sizeof(op_names[0]); i++)
+    if (strcmp(s, op_names[i]) == 0) {
+      *op = (coll_op)i;
+      return 0;
+    }
+  return -1;
+}
+
+const char *coll_op_name(coll_op op)
+{
+  xbt_assert((size_t)op < sizeof(op_names) / sizeof(op_names[0]), "unknown collective %d", (int)op);
+  return op_names[op];
+}
+
+int coll_algo_parse(const char *s, coll_algo *algo)
+{
+  for (size_t i = 0; i < sizeof(algo_names) / sizeof(algo_names[0]); i++)
+    if (strcmp(s, algo_names[i]) == 0) {
+      *algo = (coll_algo)i;
+      return 0;
+    }
+  return -1;
+}
+
+const char *coll_algo_name(coll_algo algo)
+{
+  xbt_assert((size_t)algo < sizeof(algo_names) / sizeof(algo_names[0]), "unknown algorithm %d", (int)algo);
+  return algo_names[algo];
+}

@@ -1,0 +1,104 @@
+#ifndef ALGORITHMS_COLLECTIVES_H
+#define ALGORITHMS_COLLECTIVES_H
+/* collectives.h - MPI-style collectives over mailboxes (ring, recursive halving-doubling,
+ * binomial tree), called by every member's actor of a communicator: a group of hosts with
+ * its own mailbox namespace, so several groups (tensor, data, pipeline) can coexist. */
+
+#include <stddef.h>
+#include <simgrid/forward.h>
+
+#include "algorithms/run.h"
+
+typedef enum coll_op {
+  COLL_ALLREDUCE,
+  COLL_REDUCE_SCATTER,
+  COLL_ALLGATHER,
+  COLL_BCAST,
+  COLL_REDUCE
+} coll_op;
+
+typedef enum coll_algo {
+  COLL_RING,            /* Patarasuk-Yuan / Baidu ring: reduce-scatter then allgather */
+  COLL_HALVING_DOUBLING, /* Rabenseifner: recursive-halving reduce-scatter, recursive-doubling allgather */
+  COLL_TREE             /* binomial tree: reduce to rank 0, then broadcast from it */
+} coll_algo;
+
+/* How a communicator's messages are sized and its reductions costed. */
+typedef struct coll_opts {
+  size_t elem_bytes;     /* wire bytes per element (fp32 4, fp16/bf16 2); numerics stay double */
+  double chunk_bytes;    /* a transfer larger than this goes as chunks of at most it; 0: whole */
+  const run_config *cfg; /* reductions cost reduce_flops per element through run_execute;  */
+  double reduce_flops;   /* NULL cfg or 0 flops: reductions take no simulated time */
+} coll_opts;
+
+typedef struct coll_comm coll_comm;
+
+/* A communicator of `size` members, member r on hosts[r] (copied). Its mailboxes are named
+ * "NAME#ID:SRC>DST" with ID a creation counter, so two communicators never share one even
+ * with the same name. Create it before the actors that use it start (deployment), free it
+ * after the engine has run. Returns NULL if size is 0, elem_bytes is 0 or chunk_bytes < 0. */
+coll_comm *coll_comm_create(const char *name, const sg_host_t *hosts, size_t size, const coll_opts *o);
+/* coll_comm_free(NULL) is a no-op. */
+void coll_comm_free(coll_comm *c);
+size_t coll_comm_size(const coll_comm *c);
+sg_host_t coll_comm_host(const coll_comm *c, size_t rank);
+
+/* Elements [*off, *off + *len) of an n-element vector cut into p blocks: block b holds
+ * n/p elements, one more for b < n % p. */
+void coll_block(size_t n, size_t p, size_t b, size_t *off, size_t *len);
+
+/* Every collective below is called by each member's actor with its own rank `me`, the same
+ * n (and root, algo) on every member, in the same order on every member. buf holds n
+ * doubles (numeric mode), or is NULL on every member (timing only: messages carry only
+ * their simulated size, n * elem_bytes + MSG_HEADER_BYTES). Members that disagree break
+ * an invariant: a message with another element count than expected aborts (xbt_assert).
+ * Sums follow a fixed order per element, whatever the timing; coll_reference states
+ * each order and computes it serially. */
+
+/* Point to point: a blocking send of n elements to member `to`, and its receive. */
+void coll_send(coll_comm *c, size_t me, size_t to, const double *buf, size_t n);
+void coll_recv(coll_comm *c, size_t me, size_t from, double *buf, size_t n);
+
+/* buf: in, each member's vector; out, the element-wise sum on every member. */
+void coll_allreduce(coll_comm *c, size_t me, double *buf, size_t n, coll_algo algo);
+/* Ring. In: each member's vector; out: coll_block(n, p, me) of buf holds that block's sum
+ * (the rest of buf is scratch). */
+void coll_reduce_scatter(coll_comm *c, size_t me, double *buf, size_t n);
+/* Ring. In: coll_block(n, p, me) of buf holds member me's block; out: every block. */
+void coll_allgather(coll_comm *c, size_t me, double *buf, size_t n);
+/* Binomial tree. buf: root's vector, copied to every member. */
+void coll_bcast(coll_comm *c, size_t me, size_t root, double *buf, size_t n);
+/* Binomial tree. Out: the sum on root (other members' buf is scratch). */
+void coll_reduce(coll_comm *c, size_t me, size_t root, double *buf, size_t n);
+
+/* The result member `me` must hold after op, computed serially in the collective's own
+ * order from the p inputs x[0..p-1] (n doubles each) into out (n doubles):
+ *  - ring (allreduce, reduce-scatter): element of block b = x[b+1] + x[b+2] + ... + x[b]
+ *    (ranks mod p), added left to right: the order the block travels round the ring;
+ *  - halving-doubling: pairwise tree over the ranks in order, ((x0+x1)+(x2+x3))+...;
+ *    with p not a power of two, the first 2r ranks (r = p - 2^floor(lg p)) are first
+ *    paired, x[2i] + x[2i+1], and the tree runs over those sums and the other ranks;
+ *  - tree (allreduce, reduce): binomial order over ranks counted from root, s(q) = s(q) +
+ *    s(q + m) for m = 1, 2, 4, ... (the pairwise tree when p is a power of two);
+ *  - allgather: each block its owner's; bcast: root's vector.
+ * For reduce-scatter only block me is set, for reduce only root's out; the rest of out is
+ * left alone. */
+void coll_reference(coll_op op, coll_algo algo, size_t p, size_t root, size_t me, size_t n, const double *const *x,
+                    double *out);
+
+/* Alpha-beta(-gamma) time of op on p members for n bytes (REFERENCES 6; Thakur,
+ * Rabenseifner and Gropp 2005): alpha s per message, beta s per byte, gamma s per byte
+ * reduced. Unchunked transfers; every member on its own full-duplex link to a
+ * non-blocking switch. ceil(lg p) steps for trees. */
+double coll_formula(coll_op op, coll_algo algo, size_t p, double n, double alpha, double beta, double gamma);
+/* nccl-tests' bus-bandwidth factor: busbw = algbw x factor (REFERENCES 6). */
+double coll_busbw_factor(coll_op op, size_t p);
+
+/* Names: "allreduce|reduce-scatter|allgather|broadcast|reduce" and
+ * "ring|halving-doubling|tree". Parsers return 0 or -1. */
+int coll_op_parse(const char *s, coll_op *op);
+const char *coll_op_name(coll_op op);
+int coll_algo_parse(const char *s, coll_algo *algo);
+const char *coll_algo_name(coll_algo algo);
+
+#endif

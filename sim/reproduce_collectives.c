@@ -1,0 +1,366 @@
+/* reproduce_collectives.c - `dtsim reproduce collectives`: every collective of
+ * algorithms/collectives.c, timing only, on 2 to 64 members of a 100 Gb/s star, 1 KiB to
+ * 1 GiB, against the alpha-beta formulas of Thakur, Rabenseifner and Gropp (REFERENCES 6),
+ * with nccl-tests' algbw and busbw; and the same allreduces under the settings that shift
+ * SimGrid away from the formulas (LV08, TCP cross traffic). One simulation per process. */
+#include <jansson.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <xbt/asserts.h>
+#include <xbt/sysdep.h>
+
+#include "sim/output.h"
+#include "sim/reproduce.h"
+
+/* 64 one-core hosts, each on its own full-duplex (SPLITDUPLEX) 12.5e9 B/s link of 1 us to
+ * one non-blocking switch: a route is the sender's link up and the receiver's link down,
+ * so alpha = 2 us (+ the 64 header bytes at 12.5e9 B/s) and beta = 1/12.5e9 s/B. CM02 is
+ * SimGrid's plain alpha-beta model; TCP cross traffic (acknowledgements on the reverse
+ * links) is off, as on RDMA fabrics, for which these formulas are written. A cluster
+ * without a backbone routes host link to host link: the same times as dtsim platform's
+ * star (whose FATPIPE backbone never binds) at a fraction of the solver's work. */
+static const char coll_platform[] =
+    "<?xml version='1.0'?>\n"
+    "<!DOCTYPE platform SYSTEM \"https://simgrid.org/simgrid.dtd\">\n"
+    "<!-- dtsim reproduce collectives: 64 hosts, each on a full-duplex 100 Gb/s link of 1 us to one\n"
+    "     non-blocking switch; plain alpha-beta (CM02), no TCP cross traffic. -->\n"
+    "<platform version=\"4.1\">\n"
+    "  <config>\n"
+    "    <prop id=\"network/model\" value=\"CM02\"/>\n"
+    "    <prop id=\"network/crosstraffic\" value=\"0\"/>\n"
+    "  </config>\n"
+    "  <cluster id=\"star\" prefix=\"host-\" suffix=\"\" radical=\"0-63\" speed=\"1Gf\" core=\"1\"\n"
+    "           bw=\"12.5GBps\" lat=\"1us\" sharing_policy=\"SPLITDUPLEX\"/>\n"
+    "</platform>\n";
+
+static const char coll_ini[] =
+    "; dtsim reproduce collectives: one collective, timing only, on the star of collectives-64.xml.\n"
+    "; Each run sets collective.op, collective.algorithm, collective.ranks and collective.bytes\n"
+    "; (and the lv08 and crosstraffic rows a --cfg). Run it from this folder (the platform file is\n"
+    "; named relative to it).\n"
+    "[run]\n"
+    "algorithm = collective\n"
+    "[platform]\n"
+    "file = collectives-64.xml  ; 64 hosts, 12.5e9 B/s and 1 us per link, CM02, no cross traffic\n"
+    "[model]\n"
+    "numerics = off           ; messages carry only their size\n"
+    "dtype = fp32\n"
+    "[collective]\n"
+    "op = allreduce           ; set per run\n"
+    "algorithm = ring         ; set per run\n"
+    "ranks = 64               ; set per run\n"
+    "bytes = 1048576          ; set per run\n"
+    "chunk = 0                ; one message per transfer, as the formulas assume\n"
+    "iterations = 1\n"
+    "reduce_flops = 0         ; additions take no simulated time: pure alpha-beta\n";
+
+/* Link numbers of coll_platform, for the README. */
+#define LINK_BW 12.5e9
+#define LINK_LAT 1e-6
+
+static const struct {
+  const char *op, *algo;
+} coll_ops[] = {{"allreduce", "ring"}, {"allreduce", "halving-doubling"}, {"allreduce", "tree"},
+                {"reduce-scatter", "ring"}, {"allgather", "ring"}, {"broadcast", "tree"}, {"reduce", "tree"}};
+#define N_OPS (sizeof(coll_ops) / sizeof(coll_ops[0]))
+static const long coll_ranks[] = {2, 4, 8, 16, 64};
+static const long quick_ranks[] = {2, 8, 64};
+/* 1 KiB to 1 GiB by factors of 4 (--quick: 1 KiB, 1 MiB, 1 GiB). */
+#define SIZE_MIN_LOG2 10
+#define SIZE_MAX_LOG2 30
+/* The settings that move SimGrid off the formulas, each on the allreduces at 8 ranks. */
+static const struct {
+  const char *name, *cfg;
+} coll_shifts[] = {{"cm02", NULL}, {"lv08", "--cfg=network/model:LV08"}, {"crosstraffic", "--cfg=network/crosstraffic:1"}};
+#define N_SHIFTS (sizeof(coll_shifts) / sizeof(coll_shifts[0]))
+#define SHIFT_RANKS 8
+
+typedef struct coll_run {
+  const char *op, *algo, *network;
+  long ranks;
+  double bytes;
+  double t, formula, algbw, busbw;
+} coll_run;
+
+static size_t coll_grid(int quick, coll_run *runs, reproduce_job *jobs, const char *work)
+{
+  size_t n = 0, n_ranks = quick ? sizeof(quick_ranks) / sizeof(long) : sizeof(coll_ranks) / sizeof(long);
+  const long *ranks = quick ? quick_ranks : coll_ranks;
+  for (size_t s = 0; s < N_SHIFTS; s++)
+    for (size_t o = 0; o < N_OPS; o++)
+      for (size_t r = 0; r < n_ranks; r++)
+        for (int lg = SIZE_MIN_LOG2; lg <= SIZE_MAX_LOG2; lg += quick ? 10 : 2) {
+          if (s > 0 && (ranks[r] != SHIFT_RANKS || strcmp(coll_ops[o].op, "allreduce") != 0))
+            continue;
+          coll_run *c = &runs[n];
+          *c = (coll_run){coll_ops[o].op, coll_ops[o].algo, coll_shifts[s].name, ranks[r], ldexp(1, lg), 0, 0, 0, 0};
+          reproduce_job *j = &jobs[n];
+          snprintf(j->label, sizeof(j->label), "%s %s, %ld ranks, %.0f bytes, %s", c->op, c->algo, c->ranks, c->bytes,
+                   c->network);
+          snprintf(j->sets[0], sizeof(j->sets[0]), "collective.op=%s", c->op);
+          snprintf(j->sets[1], sizeof(j->sets[1]), "collective.algorithm=%s", c->algo);
+          snprintf(j->sets[2], sizeof(j->sets[2]), "collective.ranks=%ld", c->ranks);
+          snprintf(j->sets[3], sizeof(j->sets[3]), "collective.bytes=%.0f", c->bytes);
+          j->n_sets = 4;
+          j->cfg = coll_shifts[s].cfg;
+          snprintf(j->dir, sizeof(j->dir), "%s/%s-%s-%ld-%d-%s", work, c->op, c->algo, c->ranks, lg, c->network);
+          n++;
+        }
+  return n;
+}
+
+static int coll_read(coll_run *c, const reproduce_job *j, char *err, size_t len)
+{
+  char path[700];
+  snprintf(path, sizeof(path), "%s/summary.json", j->dir);
+  json_t *s = json_load_file(path, 0, NULL), *b = s ? json_object_get(s, "collective") : NULL;
+  if (b == NULL) {
+    json_decref(s);
+    snprintf(err, len, "%s: no collective result", path);
+    return -1;
+  }
+  c->t = json_number_value(json_object_get(b, "time_s"));
+  c->formula = json_number_value(json_object_get(b, "formula_s"));
+  c->algbw = json_number_value(json_object_get(b, "algbw_gbps"));
+  c->busbw = json_number_value(json_object_get(b, "busbw_gbps"));
+  json_decref(s);
+  return 0;
+}
+
+static double rel_error(const coll_run *c)
+{
+  return (c->t - c->formula) / c->formula;
+}
+
+static char *coll_csv(const coll_run *runs, size_t n)
+{
+  char *text = NULL;
+  size_t len = 0;
+  FILE *f = open_memstream(&text, &len);
+  xbt_assert(f, "open_memstream failed");
+  fputs("op,algorithm,ranks,bytes,sim_time_s,formula_s,rel_error,algbw_gbps,busbw_gbps,network\n", f);
+  for (size_t k = 0; k < n; k++) {
+    const coll_run *c = &runs[k];
+    fprintf(f, "%s,%s,%ld,%.0f,%.17g,%.17g,%.17g,%.17g,%.17g,%s\n", c->op, c->algo, c->ranks, c->bytes, c->t,
+            c->formula, rel_error(c), c->algbw, c->busbw, c->network);
+  }
+  fclose(f);
+  return text;
+}
+
+static const coll_run *find_run(const coll_run *runs, size_t n, const char *op, const char *algo, long ranks,
+                                double bytes, const char *network)
+{
+  for (size_t k = 0; k < n; k++)
+    if (strcmp(runs[k].op, op) == 0 && strcmp(runs[k].algo, algo) == 0 && runs[k].ranks == ranks &&
+        runs[k].bytes == bytes && strcmp(runs[k].network, network) == 0)
+      return &runs[k];
+  return NULL;
+}
+
+static void put_size(FILE *f, double bytes)
+{
+  if (bytes >= 1 << 30)
+    fprintf(f, "%.0f GiB", bytes / (1 << 30));
+  else if (bytes >= 1 << 20)
+    fprintf(f, "%.0f MiB", bytes / (1 << 20));
+  else
+    fprintf(f, "%.0f KiB", bytes / 1024);
+}
+
+/* Per (op, algorithm): the worst |rel_error| on the CM02 grid and where. */
+static void worst_table(FILE *f, const coll_run *runs, size_t n)
+{
+  fputs("| op | algorithm | formula (alpha, beta; n bytes, p ranks) | worst \\|error\\| | at |\n|---|---|---|---|---|\n",
+        f);
+  static const char *const formulas[N_OPS] = {
+      "2(p-1) alpha + 2 (p-1)/p n beta", "2 lg p alpha + 2 (p-1)/p n beta", "2 lg p (alpha + n beta)",
+      "(p-1) (alpha + n/p beta)",        "(p-1) (alpha + n/p beta)",        "lg p (alpha + n beta)",
+      "lg p (alpha + n beta)"};
+  for (size_t o = 0; o < N_OPS; o++) {
+    const coll_run *w = NULL;
+    for (size_t k = 0; k < n; k++)
+      if (strcmp(runs[k].network, "cm02") == 0 && strcmp(runs[k].op, coll_ops[o].op) == 0 &&
+          strcmp(runs[k].algo, coll_ops[o].algo) == 0 && (w == NULL || fabs(rel_error(&runs[k])) > fabs(rel_error(w))))
+        w = &runs[k];
+    if (w == NULL)
+      continue;
+    fprintf(f, "| %s | %s | %s | %.2g | %ld ranks, ", coll_ops[o].op, coll_ops[o].algo, formulas[o],
+            fabs(rel_error(w)), w->ranks);
+    put_size(f, w->bytes);
+    fputs(" |\n", f);
+  }
+}
+
+static void shift_table(FILE *f, const coll_run *runs, size_t n)
+{
+  fputs("| allreduce, 8 ranks | size | CM02 (file) | error | LV08 | error | CM02 + cross traffic | error |\n"
+        "|---|---|---|---|---|---|---|---|\n",
+        f);
+  for (size_t o = 0; o < 3; o++)
+    for (int lg = SIZE_MIN_LOG2; lg <= SIZE_MAX_LOG2; lg += 10) {
+      const coll_run *c[N_SHIFTS];
+      int all = 1;
+      for (size_t s = 0; s < N_SHIFTS; s++)
+        all &= (c[s] = find_run(runs, n, "allreduce", coll_ops[o].algo, SHIFT_RANKS, ldexp(1, lg),
+                                coll_shifts[s].name)) != NULL;
+      if (!all)
+        continue;
+      fprintf(f, "| %s | ", coll_ops[o].algo);
+      put_size(f, ldexp(1, lg));
+      for (size_t s = 0; s < N_SHIFTS; s++)
+        fprintf(f, " | %.4g s | %+.1f%%", c[s]->t, 100 * rel_error(c[s]));
+      fputs(" |\n", f);
+    }
+}
+
+static char *coll_readme(const coll_run *runs, size_t n, int quick)
+{
+  char *text = NULL;
+  size_t len = 0;
+  FILE *f = open_memstream(&text, &len);
+  xbt_assert(f, "open_memstream failed");
+  double alpha = 2 * LINK_LAT + 64 / LINK_BW;
+  fprintf(f,
+          "# Collectives against the alpha-beta formulas\n\n"
+          "Made by `dtsim reproduce collectives%s` from `collectives.ini` and its platform\n"
+          "`collectives-64.xml` (to rerun one point, from this folder: `dtsim run collectives.ini --set\n"
+          "collective.op=allreduce --set collective.algorithm=halving-doubling --set collective.ranks=16\n"
+          "--set collective.bytes=67108864`). Each point is one simulation in its own process: every\n"
+          "member runs the collective once, timing only (messages carry their size: elements x 4 bytes\n"
+          "+ a 64-byte header), unchunked, with free additions (`collective.reduce_flops = 0`).\n"
+          "The algorithms are in `algorithms/collectives.c`; numerics (bit-exact sums in a stated order)\n"
+          "are tested in `tests/check_collectives.c`.\n\n"
+          "## Platform\n\n"
+          "64 hosts, each on its own full-duplex (`SPLITDUPLEX`) link of 12.5e9 bytes/s (100 Gb/s) and\n"
+          "1 us to one non-blocking switch. A message crosses two links (sender up, receiver down), so\n"
+          "**alpha = 2 x 1 us + 64 header bytes / 12.5e9 = %.6g s** and **beta = 1/12.5e9 = 8e-11 s/byte**.\n"
+          "SimGrid's network model is **CM02** (a lone flow takes latency + size / bandwidth; max-min\n"
+          "sharing) with **TCP cross traffic off** (`network/crosstraffic:0`, written in the file): this\n"
+          "is the alpha-beta model the formulas assume, and close to an RDMA fabric. Full duplex\n"
+          "matters: in a ring or a halving-doubling step every host sends and receives at once.\n\n"
+          "## Formulas (REFERENCES 6: Thakur, Rabenseifner and Gropp 2005; MPICH)\n\n"
+          "n bytes per member's vector, p ranks, lg = ceil(log2). `rel_error` = (simulated - formula) /\n"
+          "formula. nccl-tests' `algbw` = n / time (GB/s = 1e9 bytes/s) and `busbw` = algbw x 2(p-1)/p\n"
+          "(allreduce), (p-1)/p (reduce-scatter, allgather) or 1 (broadcast, reduce).\n\n",
+          quick ? " --quick" : "", alpha);
+  worst_table(f, runs, n);
+  const coll_run *w = NULL;
+  for (size_t k = 0; k < n; k++)
+    if (strcmp(runs[k].network, "cm02") == 0 && (w == NULL || fabs(rel_error(&runs[k])) > fabs(rel_error(w))))
+      w = &runs[k];
+  if (w) {
+    fprintf(f, "\nOver the whole grid the worst |error| is %.2g (%s %s, %ld ranks, ", fabs(rel_error(w)), w->op, w->algo,
+            w->ranks);
+    put_size(f, w->bytes);
+    fputs("):\nthe simulated times are the formulas' to the rounding of summed event times. On this platform\n", f);
+  }
+  fputs("each step of each algorithm is one message per link direction, alone on its links, which is\n"
+        "exactly what the formulas count. Non-power-of-two p (not in this grid) works too: halving-doubling\n"
+        "then pairs the first 2r ranks (r = p - 2^k) and pays 2 alpha + 2 n beta more, and ring blocks of\n"
+        "n/p rounded up make the ring slightly slower than (p-1)/p n beta when p does not divide the\n"
+        "element count.\n\n"
+        "## Where SimGrid's model shifts the result\n\n"
+        "The same allreduces at 8 ranks under SimGrid's default model **LV08** (`--cfg=network/model:LV08`)\n"
+        "and under CM02 with **TCP cross traffic** on (`--cfg=network/crosstraffic:1`, SimGrid's default):\n\n",
+        f);
+  shift_table(f, runs, n);
+  fputs("\n- **LV08** is calibrated for TCP over Ethernet (SimGrid 3.32 `network_cm02.cpp`): latency x 13.01\n"
+        "  and bandwidth x 0.97. Small messages become 13 times slower (alpha = 26 us instead of 2 us),\n"
+        "  large ones 1/0.97 - 1 = 3.1% slower (plus the latency term). Right for a 2012 TCP cluster (the `distbelief-2012` preset),\n"
+        "  wrong for InfiniBand or NVLink, whose alpha-beta numbers these formulas use.\n"
+        "- **Cross traffic** puts each flow's acknowledgements, weighted 0.05, on the reverse links. On\n"
+        "  full-duplex links that costs nothing to a lone flow, but in a ring or halving-doubling step\n"
+        "  each host's outgoing link also carries the acknowledgements of what it receives: bandwidth\n"
+        "  / 1.05, so large allreduces take 5% longer. The binomial tree (one transfer per link at a\n"
+        "  time) is not slowed.\n"
+        "- Not measured here: links that are `SHARED` (half duplex: a ring step then takes twice the\n"
+        "  bandwidth term) and oversubscribed fabrics (fat-tree uplinks), where flows of one step\n"
+        "  share links and the formulas' contention-free assumption fails.\n\n"
+        "## Files\n\n"
+        "`collectives.csv`: `op,algorithm,ranks,bytes,sim_time_s,formula_s,rel_error,algbw_gbps,busbw_gbps,network`\n"
+        "(`network`: `cm02`, the platform as written; `lv08` and `crosstraffic`, the shifted rows).\n"
+        "`collectives.png`: left, allreduce time against size at 64 ranks, simulated (points) and formula\n"
+        "(lines); right, bus bandwidth of every collective at 64 ranks against size. `--quick` runs 2, 8 and\n"
+        "64 ranks at 1 KiB, 1 MiB and 1 GiB; `--quick --check` compares those rows with this CSV.\n",
+        f);
+  fclose(f);
+  return text;
+}
+
+static int coll_plot(const char *dir, char *err, size_t len)
+{
+  char script[3000];
+  snprintf(script, sizeof(script),
+           "set terminal pngcairo size 1400,560\nset output '%s/.collectives.png.tmp'\n"
+           "set datafile separator ','\nset logscale x 2\nset logscale y\nset format x '2^{%%L}'\nset format y '10^{%%L}'\nset key top left\n"
+           "set xlabel 'bytes per member (n)'\nset multiplot layout 1,2 title "
+           "'dtsim collectives, 64 ranks on a 100 Gb/s, 1 us star (CM02, no cross traffic)'\n"
+           "a = 2e-6 + 64 / 12.5e9\nb = 1 / 12.5e9\np = 64.0\n"
+           "ring(n) = 2 * (p - 1) * a + 2 * (p - 1) / p * n * b\n"
+           "hd(n) = 2 * 6 * a + 2 * (p - 1) / p * n * b\ntree(n) = 2 * 6 * (a + n * b)\n"
+           "sel(o, g, col) = (strcol(1) eq o && strcol(2) eq g && $3 == 64 && strcol(10) eq 'cm02') ? column(col) : 1/0\n"
+           "set ylabel 'allreduce time (s)'\nset title 'allreduce: simulated (points), formula (lines)'\n"
+           "set xrange [512:2**31]\n"
+           "plot '%s/collectives.csv' using 4:(sel('allreduce', 'ring', 5)) with points pt 7 lc 1 title 'ring', "
+           "ring(x) with lines lc 1 notitle, "
+           "'%s/collectives.csv' using 4:(sel('allreduce', 'halving-doubling', 5)) with points pt 5 lc 2 "
+           "title 'halving-doubling', hd(x) with lines lc 2 notitle, "
+           "'%s/collectives.csv' using 4:(sel('allreduce', 'tree', 5)) with points pt 9 lc 3 title 'tree', "
+           "tree(x) with lines lc 3 notitle\n"
+           "set ylabel 'busbw (GB/s)'\nset title 'bus bandwidth (nccl-tests), link 12.5 GB/s'\nset key bottom right\n"
+           "plot for [s in 'allreduce:ring allreduce:halving-doubling allreduce:tree reduce-scatter:ring "
+           "allgather:ring broadcast:tree reduce:tree'] '%s/collectives.csv' "
+           "using 4:(sel(s[1:strstrt(s, ':') - 1], s[strstrt(s, ':') + 1:], 9)) with linespoints title s\n"
+           "unset multiplot\n",
+           dir, dir, dir, dir, dir);
+  return reproduce_plot(dir, "collectives", script, err, len);
+}
+
+int reproduce_collectives(const reproduce_opts *o, char *err, size_t len)
+{
+  if (output_write_file(o->work, "collectives.ini", coll_ini, strlen(coll_ini), err, len) != 0 ||
+      output_write_file(o->work, "collectives-64.xml", coll_platform, strlen(coll_platform), err, len) != 0)
+    return 2;
+  size_t cap = N_SHIFTS * N_OPS * (sizeof(coll_ranks) / sizeof(long)) * (SIZE_MAX_LOG2 - SIZE_MIN_LOG2 + 1);
+  coll_run *runs = xbt_malloc0(cap * sizeof(coll_run));
+  reproduce_job *jobs = xbt_malloc0(cap * sizeof(reproduce_job));
+  size_t n = coll_grid(o->quick, runs, jobs, o->work);
+  int rc = reproduce_run_jobs(o, "collectives.ini", jobs, n, err, len) == 0 ? 0 : 2;
+  for (size_t k = 0; k < n && rc == 0; k++)
+    if (coll_read(&runs[k], &jobs[k], err, len) != 0)
+      rc = 2;
+  char *csv = rc == 0 ? coll_csv(runs, n) : NULL;
+  if (rc == 0 && o->check) {
+    char committed[600];
+    snprintf(committed, sizeof(committed), "%s/collectives.csv", o->out);
+    rc = reproduce_check(csv, committed, o->quick, 0x20Fu, err, len); /* key: op,algorithm,ranks,bytes,network */
+    if (rc == 0 && !o->quiet)
+      fprintf(stderr, "dtsim reproduce: collectives matches %s\n", committed);
+  } else if (rc == 0) {
+    char *readme = coll_readme(runs, n, o->quick);
+    const char *files[] = {"collectives.ini", coll_ini, "collectives-64.xml", coll_platform,
+                           "collectives.csv", csv,      "README.md",          readme};
+    if (reproduce_write(o->out, files, 4, err, len) != 0 || coll_plot(o->out, err, len) != 0)
+      rc = 2;
+    free(readme); /* open_memstream's */
+    if (rc == 0 && !o->quiet)
+      fprintf(stderr, "dtsim reproduce: wrote %s/collectives.csv, collectives.png, collectives.ini, "
+                      "collectives-64.xml, README.md\n",
+              o->out);
+  }
+  for (size_t k = 0; k < n; k++)
+    reproduce_remove_run(&jobs[k]);
+  char path[600];
+  snprintf(path, sizeof(path), "%s/collectives.ini", o->work);
+  unlink(path);
+  snprintf(path, sizeof(path), "%s/collectives-64.xml", o->work);
+  unlink(path);
+  free(csv); /* open_memstream's */
+  xbt_free(runs);
+  xbt_free(jobs);
+  return rc;
+}

@@ -1,0 +1,736 @@
+/* check_collectives.c - algorithms/collectives: numeric results equal serial sums in each
+ * algorithm's stated order bit for bit (and the rank-order sum within 1e-12), identical
+ * run to run (1 and 2 SimGrid threads), chunked equal to unchunked, communicators side by
+ * side, simulated times equal to the alpha-beta formulas over a (p, size) grid, and the
+ * CLI entry (`run.algorithm = collective`).
+ *
+ * Every simulation runs in a child process forked by the test (SimGrid allows one engine
+ * per process), which writes the clock and every member's buffer to a file for the test
+ * to compare. The platform, written by the test: 64 hosts of 1 Gflop/s, each on its own
+ * SPLITDUPLEX link of 1.25e9 B/s and 1 us to one switch, CM02 and no TCP cross traffic
+ * (results/collectives/README.md says why): alpha = 2 us + 64 header bytes / 1.25e9,
+ * beta = 1 / 1.25e9 s per byte. */
+#include <check.h>
+#include <math.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include <simgrid/actor.h>
+#include <simgrid/engine.h>
+#include <simgrid/host.h>
+#include <xbt/sysdep.h>
+
+#include "algorithms/collectives.h"
+#include "algorithms/msg.h"
+#include "algorithms/run.h"
+#include "check_util.h"
+#include "cli_util.h"
+
+/* Sanitized builds run SimGrid's actors on threads, which ASan follows (as sim/engine.c). */
+#ifdef DTSIM_SANITIZE
+#define SANITIZE_CONTEXTS "--cfg=contexts/factory:thread",
+#else
+#define SANITIZE_CONTEXTS
+#endif
+
+#define HOSTS 64
+#define BW 1.25e9
+#define LAT 1e-6
+#define ALPHA (2 * LAT + MSG_HEADER_BYTES / BW)
+#define BETA (1 / BW)
+
+static const char platform_xml[] =
+    "<?xml version='1.0'?>\n<!DOCTYPE platform SYSTEM \"https://simgrid.org/simgrid.dtd\">\n"
+    "<platform version=\"4.1\">\n  <config>\n    <prop id=\"network/model\" value=\"CM02\"/>\n"
+    "    <prop id=\"network/crosstraffic\" value=\"0\"/>\n  </config>\n"
+    "  <cluster id=\"c\" prefix=\"host-\" suffix=\"\" radical=\"0-63\" speed=\"1Gf\" core=\"1\" bw=\"1.25GBps\" "
+    "lat=\"1us\" sharing_policy=\"SPLITDUPLEX\"/>\n</platform>\n";
+
+/* ---- one simulation in a child process ---------------------------------------------- */
+
+/* What a simulation runs: `groups` communicators; member r of group g on host
+ * first[g] + r * stride[g]; every member runs op on its group, then, when `world` is
+ * set, an allreduce (ring) over all hosts 0..world-1 with the same buffer. */
+typedef struct spec {
+  int op, algo;
+  size_t p, n, root;
+  double chunk;      /* bytes */
+  int numeric;
+  double reduce_flops;
+  size_t groups;
+  size_t first[2], stride[2];
+  size_t world;      /* 0: none */
+  int threads;       /* SimGrid contexts/nthreads; 0: default */
+  int mismatch;      /* member 1 passes n + 1 (a broken invariant) */
+} spec;
+
+typedef struct result {
+  double t;
+  double *buf; /* [group][member][n] */
+} result;
+
+typedef struct member {
+  const spec *s;
+  coll_comm *comm, *world;
+  size_t rank, wrank;
+  double *buf;
+} member;
+
+/* x_{g,r}[i]: uniform in [-1, 1) with full mantissas (two 32-bit draws, as collbench),
+ * from a fixed-seed stream per member, so sums are sensitive to their order. */
+static void fill_input(size_t g, size_t r, size_t n, double *x)
+{
+  gsl_rng *rng = gsl_rng_alloc(gsl_rng_mt19937);
+  gsl_rng_set(rng, 1000 + 100 * g + r);
+  for (size_t i = 0; i < n; i++) {
+    double hi = gsl_rng_uniform(rng), lo = gsl_rng_uniform(rng);
+    x[i] = 2 * (hi + lo * 0x1p-32) - 1;
+  }
+  gsl_rng_free(rng);
+}
+
+static void run_op(const spec *s, coll_comm *c, size_t me, double *buf, size_t n)
+{
+  switch ((coll_op)s->op) {
+  case COLL_ALLREDUCE: coll_allreduce(c, me, buf, n, (coll_algo)s->algo); return;
+  case COLL_REDUCE_SCATTER: coll_reduce_scatter(c, me, buf, n); return;
+  case COLL_ALLGATHER: coll_allgather(c, me, buf, n); return;
+  case COLL_BCAST: coll_bcast(c, me, s->root, buf, n); return;
+  case COLL_REDUCE: coll_reduce(c, me, s->root, buf, n); return;
+  }
+}
+
+static void member_actor(int argc, char **argv)
+{
+  (void)argc, (void)argv;
+  member *m = sg_actor_self_get_data();
+  const spec *s = m->s;
+  size_t n = s->mismatch && m->rank == 1 ? s->n + 1 : s->n;
+  run_op(s, m->comm, m->rank, m->buf, n);
+  if (m->world)
+    coll_allreduce(m->world, m->wrank, m->buf, s->n, COLL_RING);
+}
+
+/* In the child: runs s and writes the clock and the buffers to path; exits. */
+static void simulate(const spec *s, const char *path, const char *plat)
+{
+  if (s->mismatch) { /* the abort is expected: keep its report out of the test log */
+    FILE *null = freopen("/dev/null", "w", stderr);
+    (void)null;
+  }
+  char threads[64];
+  snprintf(threads, sizeof(threads), "--cfg=contexts/nthreads:%d", s->threads ? s->threads : 1);
+  char *argv[] = {"check_collectives", "--log=root.thresh:critical", threads, SANITIZE_CONTEXTS NULL};
+  int argc = (int)(sizeof(argv) / sizeof(argv[0])) - 1;
+  simgrid_init(&argc, argv);
+  simgrid_load_platform(plat);
+  run_engine_setup();
+  sg_host_t *all = xbt_malloc(HOSTS * sizeof(sg_host_t));
+  for (size_t h = 0; h < HOSTS; h++) {
+    char name[32];
+    snprintf(name, sizeof(name), "host-%zu", h);
+    all[h] = sg_host_by_name(name);
+  }
+  run_config cfg;
+  memset(&cfg, 0, sizeof(cfg));
+  cfg.cores = 1;
+  cfg.efficiency = 1;
+  coll_opts o = {4, s->chunk, &cfg, s->reduce_flops};
+  coll_comm *world = NULL;
+  if (s->world) {
+    coll_opts wo = o;
+    world = coll_comm_create("world", all, s->world, &wo);
+  }
+  size_t G = s->groups ? s->groups : 1;
+  member *mb = xbt_malloc0(G * s->p * sizeof(member));
+  coll_comm *comms[2] = {NULL, NULL};
+  for (size_t g = 0; g < G; g++) {
+    sg_host_t hosts[HOSTS];
+    size_t stride = s->stride[g] ? s->stride[g] : 1;
+    for (size_t r = 0; r < s->p; r++)
+      hosts[r] = all[s->first[g] + r * stride];
+    comms[g] = coll_comm_create(g ? "dp" : "tp", hosts, s->p, &o); /* same name twice would do too */
+    for (size_t r = 0; r < s->p; r++) {
+      member *m = &mb[g * s->p + r];
+      *m = (member){s, comms[g], world, r, s->first[g] + r * stride, NULL};
+      if (s->numeric) {
+        m->buf = xbt_malloc((s->n + 1) * sizeof(double));
+        fill_input(g, r, s->n + 1, m->buf);
+      }
+      char name[32];
+      snprintf(name, sizeof(name), "m%zu-%zu", g, r);
+      sg_actor_t a = sg_actor_init(name, hosts[r]);
+      sg_actor_set_data(a, m);
+      sg_actor_start(a, member_actor, 0, NULL);
+    }
+  }
+  simgrid_run();
+  FILE *f = fopen(path, "wb");
+  double t = simgrid_get_clock();
+  fwrite(&t, sizeof(t), 1, f);
+  for (size_t k = 0; k < G * s->p; k++)
+    if (mb[k].buf)
+      fwrite(mb[k].buf, sizeof(double), s->n, f);
+  fclose(f);
+  _exit(0);
+}
+
+static char *plat_path(void)
+{
+  static char path[64] = "";
+  if (!path[0]) {
+    char *dir = cli_tmpdir();
+    cli_write(dir, "star.xml", platform_xml);
+    snprintf(path, sizeof(path), "%s/star.xml", dir);
+    free(dir);
+  }
+  return path;
+}
+
+/* Runs s in a child; returns its wait status and, on success, fills r (buf may be NULL). */
+static int run_spec(const spec *s, result *r)
+{
+  char path[] = "/tmp/dtsim-coll-XXXXXX";
+  int fd = mkstemp(path);
+  close(fd);
+  const char *plat = plat_path();
+  fflush(stdout);
+  fflush(stderr);
+  pid_t pid = fork();
+  if (pid == 0)
+    simulate(s, path, plat);
+  int st;
+  waitpid(pid, &st, 0);
+  size_t G = s->groups ? s->groups : 1, want = 1 + (s->numeric ? G * s->p * s->n : 0);
+  FILE *f = fopen(path, "rb");
+  if (f && WIFEXITED(st) && WEXITSTATUS(st) == 0) {
+    r->buf = s->numeric ? malloc(G * s->p * s->n * sizeof(double)) : NULL;
+    size_t got = fread(&r->t, sizeof(double), 1, f);
+    if (r->buf)
+      got += fread(r->buf, sizeof(double), G * s->p * s->n, f);
+    ck_assert_uint_eq(got, want);
+  }
+  if (f)
+    fclose(f);
+  unlink(path);
+  return st;
+}
+
+static result run_ok(const spec *s)
+{
+  result r = {0, NULL};
+  int st = run_spec(s, &r);
+  ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) == 0, "the simulation failed (status %d)", st);
+  return r;
+}
+
+/* ---- serial references written here, independently of coll_reference --------------- */
+
+/* The inputs of group g, x[r][i]. */
+static double **inputs(size_t g, size_t p, size_t n)
+{
+  double **x = malloc(p * sizeof(double *));
+  for (size_t r = 0; r < p; r++) {
+    x[r] = malloc((n + 1) * sizeof(double));
+    fill_input(g, r, n + 1, x[r]);
+  }
+  return x;
+}
+
+static void free_inputs(double **x, size_t p)
+{
+  for (size_t r = 0; r < p; r++)
+    free(x[r]);
+  free(x);
+}
+
+/* Pairwise tree of v[0..m-1], neighbours first: ((v0+v1)+(v2+v3))+... */
+static double tree_sum(double *v, size_t m)
+{
+  for (size_t d = 1; d < m; d *= 2)
+    for (size_t j = 0; j + d < m; j += 2 * d)
+      v[j] += v[j + d];
+  return v[0];
+}
+
+/* The block of element i among p blocks of n (sizes differ by at most one, larger first). */
+static size_t block_of(size_t n, size_t p, size_t i)
+{
+  size_t base = n / p, extra = n % p, big = extra * (base + 1);
+  return i < big ? i / (base + 1) : extra + (i - big) / base;
+}
+
+/* Element i of the sum, in the order of (op, algo): ring x[b+1] + ... + x[b]; halving-
+ * doubling pairs the first 2r ranks then a pairwise tree; binomial tree from root. */
+static double expected(const spec *s, double **x, size_t i)
+{
+  size_t p = s->p, b = block_of(s->n, p, i);
+  double v[HOSTS];
+  if (s->op == COLL_ALLGATHER)
+    return x[b][i];
+  if (s->op == COLL_BCAST)
+    return x[s->root][i];
+  if (s->op == COLL_REDUCE_SCATTER || s->algo == COLL_RING) {
+    double sum = x[(b + 1) % p][i];
+    for (size_t k = 2; k <= p; k++)
+      sum += x[(b + k) % p][i];
+    return sum;
+  }
+  if (s->op == COLL_ALLREDUCE && s->algo == COLL_HALVING_DOUBLING) {
+    size_t q = 1;
+    while (2 * q <= p)
+      q *= 2;
+    for (size_t j = 0; j < q; j++)
+      v[j] = j < p - q ? x[2 * j][i] + x[2 * j + 1][i] : x[j + p - q][i];
+    return tree_sum(v, q);
+  }
+  size_t root = s->op == COLL_REDUCE ? s->root : 0;
+  for (size_t j = 0; j < p; j++)
+    v[j] = x[(j + root) % p][i];
+  return tree_sum(v, p);
+}
+
+static int holds(const spec *s, size_t me, size_t i)
+{
+  if (s->op == COLL_REDUCE)
+    return me == s->root;
+  return s->op != COLL_REDUCE_SCATTER || block_of(s->n, s->p, i) == me;
+}
+
+/* Checks every member of group g in r against expected (bit for bit) and the rank-order
+ * sum (1e-12 of sum |x|). */
+static void check_numbers(const spec *s, const result *r, size_t g)
+{
+  double **x = inputs(g, s->p, s->n);
+  for (size_t me = 0; me < s->p; me++)
+    for (size_t i = 0; i < s->n; i++) {
+      if (!holds(s, me, i))
+        continue;
+      double got = r->buf[(g * s->p + me) * s->n + i], want = expected(s, x, i), plain = 0, mag = 0;
+      ck_assert_msg(memcmp(&got, &want, sizeof(double)) == 0, "%s %s p=%zu member %zu element %zu: %.17g, expected %.17g",
+                    coll_op_name((coll_op)s->op), coll_algo_name((coll_algo)s->algo), s->p, me, i, got, want);
+      if (s->op == COLL_ALLGATHER || s->op == COLL_BCAST)
+        continue;
+      for (size_t j = 0; j < s->p; j++) {
+        plain += x[j][i];
+        mag += fabs(x[j][i]);
+      }
+      ck_assert_msg(fabs(got - plain) <= 1e-12 * mag, "element %zu: %.17g vs rank-order %.17g", i, got, plain);
+    }
+  free_inputs(x, s->p);
+}
+
+/* ---- numbers ------------------------------------------------------------------------ */
+
+/* (op, algo) pairs and member counts, non-powers of two included: 7 x 6 cases. */
+static const int cases[][2] = {{COLL_ALLREDUCE, COLL_RING},       {COLL_ALLREDUCE, COLL_HALVING_DOUBLING},
+                               {COLL_ALLREDUCE, COLL_TREE},       {COLL_REDUCE_SCATTER, COLL_RING},
+                               {COLL_ALLGATHER, COLL_RING},       {COLL_BCAST, COLL_TREE},
+                               {COLL_REDUCE, COLL_TREE}};
+static const size_t sizes_p[] = {1, 2, 3, 5, 8, 13};
+#define N_CASES (int)(sizeof(cases) / sizeof(cases[0]))
+#define N_P (int)(sizeof(sizes_p) / sizeof(sizes_p[0]))
+
+/* 37 elements (not a multiple of any p above but 1: uneven blocks); root 1 where p > 1. */
+START_TEST(test_collectives_serial_sum)
+{
+  spec s = {cases[_i / N_P][0], cases[_i / N_P][1], sizes_p[_i % N_P], 37, 0, 0, 1, 0, 1, {0}, {1}, 0, 0, 0};
+  s.root = s.p > 1 ? 1 : 0;
+  result r = run_ok(&s);
+  check_numbers(&s, &r, 0);
+  free(r.buf);
+}
+END_TEST
+
+/* Fewer elements than members: empty blocks still travel (as header-only messages). */
+START_TEST(test_collectives_tiny)
+{
+  spec s = {cases[_i][0], cases[_i][1], 8, 3, 2, 0, 1, 0, 1, {0}, {1}, 0, 0, 0};
+  result r = run_ok(&s);
+  check_numbers(&s, &r, 0);
+  free(r.buf);
+}
+END_TEST
+
+/* The same simulation twice, and with two SimGrid threads: identical clocks and buffers. */
+START_TEST(test_collectives_determinism)
+{
+  spec s = {cases[_i][0], cases[_i][1], 6, 1000, 0, 0, 1, 0, 1, {0}, {1}, 0, 0, 0};
+  result a = run_ok(&s), b = run_ok(&s);
+  s.threads = 2;
+  result c = run_ok(&s);
+  ck_assert(a.t == b.t && a.t == c.t);
+  ck_assert(memcmp(a.buf, b.buf, s.p * s.n * sizeof(double)) == 0);
+  ck_assert(memcmp(a.buf, c.buf, s.p * s.n * sizeof(double)) == 0);
+  free(a.buf), free(b.buf), free(c.buf);
+}
+END_TEST
+
+/* Chunks of 5 elements (20 bytes) over 1000 elements: the same numbers as unchunked, and
+ * a different (longer, as each chunk pays alpha) time, so chunking did happen. */
+START_TEST(test_collectives_chunked)
+{
+  spec s = {cases[_i][0], cases[_i][1], 5, 1000, 2, 0, 1, 0, 1, {0}, {1}, 0, 0, 0};
+  result whole = run_ok(&s);
+  s.chunk = 20;
+  result chunked = run_ok(&s);
+  check_numbers(&s, &chunked, 0);
+  ck_assert(memcmp(whole.buf, chunked.buf, s.p * s.n * sizeof(double)) == 0);
+  ck_assert_msg(chunked.t != whole.t, "chunked %.17g, whole %.17g", chunked.t, whole.t);
+  free(whole.buf), free(chunked.buf);
+}
+END_TEST
+
+/* Two communicators side by side: "tp" on even hosts, "dp" on odd ones, each runs the
+ * collective on its own data at once; then each member joins an allreduce over all 8
+ * hosts with its result. Group results must be their own sums, and on this
+ * non-blocking switch two disjoint groups take the time of one alone. */
+START_TEST(test_collectives_subgroups)
+{
+  spec s = {COLL_ALLREDUCE, cases[_i][1], 4, 100, 0, 0, 1, 0, 2, {0, 1}, {2, 2}, 0, 0, 0}; /* cases 0-2 */
+  result both = run_ok(&s);
+  check_numbers(&s, &both, 0);
+  check_numbers(&s, &both, 1);
+  spec one = s;
+  one.groups = 1;
+  result alone = run_ok(&one);
+  ck_assert_msg(fabs(both.t - alone.t) <= 1e-12 * alone.t, "two groups %.17g, one %.17g", both.t, alone.t);
+  /* then a world allreduce over the 8 hosts: every member holds the sum of the eight group
+   * results, member h's result sitting at world rank h */
+  spec w = s;
+  w.world = 8;
+  result all = run_ok(&w);
+  double *first = &all.buf[0];
+  for (size_t k = 1; k < 8; k++)
+    ck_assert(memcmp(first, &all.buf[k * s.n], s.n * sizeof(double)) == 0);
+  for (size_t i = 0; i < s.n; i++) {
+    double sum = 0, mag = 0;
+    for (size_t g = 0; g < 2; g++)
+      for (size_t r = 0; r < s.p; r++) {
+        sum += both.buf[(g * s.p + r) * s.n + i];
+        mag += fabs(both.buf[(g * s.p + r) * s.n + i]);
+      }
+    ck_assert(fabs(first[i] - sum) <= 1e-12 * mag);
+  }
+  free(both.buf), free(alone.buf), free(all.buf);
+}
+END_TEST
+
+/* Members that call with different sizes break an invariant: the simulation aborts. */
+START_TEST(test_collectives_mismatch_aborts)
+{
+  spec s = {COLL_ALLREDUCE, COLL_RING, 4, 16, 0, 0, 1, 0, 1, {0}, {1}, 0, 0, 1};
+  result r = {0, NULL};
+  int st = run_spec(&s, &r);
+  ck_assert_msg(WIFSIGNALED(st) && WTERMSIG(st) == SIGABRT, "status %d", st);
+}
+END_TEST
+
+/* Point to point: 10 elements from host-3 to host-40 arrive intact after alpha + 40 beta
+ * (checked in the child: exit 3 for wrong values, 4 for a wrong time). */
+static void sender(int argc, char **argv)
+{
+  (void)argc, (void)argv;
+  double out[10];
+  for (int i = 0; i < 10; i++)
+    out[i] = i + 0.5;
+  coll_send(sg_actor_self_get_data(), 0, 1, out, 10);
+}
+
+static void receiver(int argc, char **argv)
+{
+  (void)argc, (void)argv;
+  double in[10];
+  coll_recv(sg_actor_self_get_data(), 1, 0, in, 10);
+  for (int i = 0; i < 10; i++)
+    if (in[i] != i + 0.5)
+      _exit(3);
+  if (fabs(simgrid_get_clock() - (ALPHA + 40 * BETA)) > 1e-15)
+    _exit(4);
+}
+
+START_TEST(test_collectives_sendrecv)
+{
+  const char *plat = plat_path();
+  pid_t pid = fork();
+  if (pid == 0) {
+    char *argv[] = {"check_collectives", "--log=root.thresh:critical", SANITIZE_CONTEXTS NULL};
+    int argc = (int)(sizeof(argv) / sizeof(argv[0])) - 1;
+    simgrid_init(&argc, argv);
+    simgrid_load_platform(plat);
+    sg_host_t h[2] = {sg_host_by_name("host-3"), sg_host_by_name("host-40")};
+    coll_opts o = {4, 0, NULL, 0};
+    coll_comm *c = coll_comm_create("p2p", h, 2, &o);
+    sg_actor_t a = sg_actor_init("s", h[0]);
+    sg_actor_set_data(a, c);
+    sg_actor_start(a, sender, 0, NULL);
+    sg_actor_t b = sg_actor_init("r", h[1]);
+    sg_actor_set_data(b, c);
+    sg_actor_start(b, receiver, 0, NULL);
+    simgrid_run();
+    _exit(0);
+  }
+  int st;
+  waitpid(pid, &st, 0);
+  ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) == 0, "status %d", st);
+}
+END_TEST
+
+/* ---- timing --------------------------------------------------------------------------- */
+
+/* Timing only, unchunked, free additions: the simulated time of every (op, algo) at
+ * p = 2, 4, 8, 16, 64 and 1 KiB, 1 MiB, 64 MiB is coll_formula's within 3% (measured:
+ * within 1e-14; results/collectives has the full grid); the formula's own known answers
+ * are in test_collectives_formula. */
+START_TEST(test_collectives_formula_grid)
+{
+  static const size_t ps[] = {2, 4, 8, 16, 64};
+  static const double bytes[] = {1024, 1048576, 67108864};
+  for (size_t a = 0; a < 5; a++)
+    for (size_t b = 0; b < 3; b++) {
+      spec s = {cases[_i][0], cases[_i][1], ps[a], (size_t)(bytes[b] / 4), 0, 0, 0, 0, 1, {0}, {1}, 0, 0, 0};
+      result r = run_ok(&s);
+      double f = coll_formula((coll_op)s.op, (coll_algo)s.algo, s.p, bytes[b], ALPHA, BETA, 0);
+      ck_assert_msg(fabs(r.t - f) <= 0.03 * f, "%s %s p=%zu %.0f bytes: simulated %.9g, formula %.9g",
+                    coll_op_name((coll_op)s.op), coll_algo_name((coll_algo)s.algo), s.p, bytes[b], r.t, f);
+    }
+}
+END_TEST
+
+/* Numeric and timing-only runs take the same simulated time (the same bytes travel), and
+ * with reduce_flops = 1 per element on 1 Gflop/s hosts the gamma term is 1e-9 / 4 s per
+ * byte, which the formula adds exactly (unchunked: each addition follows its transfer). */
+START_TEST(test_collectives_gamma)
+{
+  spec s = {cases[_i][0], cases[_i][1], 8, 4096, 0, 0, 1, 1, 1, {0}, {1}, 0, 0, 0};
+  result num = run_ok(&s);
+  s.numeric = 0;
+  result tim = run_ok(&s);
+  ck_assert(num.t == tim.t);
+  double f = coll_formula((coll_op)s.op, (coll_algo)s.algo, s.p, 4096 * 4, ALPHA, BETA, 1e-9 / 4);
+  ck_assert_msg(fabs(tim.t - f) <= 1e-9 * f, "simulated %.17g, formula %.17g", tim.t, f);
+  free(num.buf);
+}
+END_TEST
+
+/* Known answers, by hand: p = 8, n = 8e6 bytes, alpha = 1e-6, beta = 1e-9, gamma = 1e-10.
+ * ring: 14e-6 + 2 (7/8) 8e-3 + (7/8) 8e-4 = 14.014e-3; halving-doubling: 6e-6 + 14e-3 +
+ * 0.7e-3 = 14.706e-3; tree: 6 (1e-6 + 8e-3) + 3 (8e-4) = 50.406e-3; reduce-scatter and
+ * allgather 7 (1e-6 + 1e-3 [+ 1e-4]); broadcast 3 (1e-6 + 8e-3). p = 6 halving-doubling
+ * (q = 4): 4e-6 + 2 (3/4) 8e-3 + (3/4) 8e-4 + 2 (1e-6 + 8e-3) + 8e-4. */
+START_TEST(test_collectives_formula)
+{
+  double n = 8e6, a = 1e-6, b = 1e-9, g = 1e-10;
+  ck_assert_double_eq_tol(coll_formula(COLL_ALLREDUCE, COLL_RING, 8, n, a, b, g), 14e-6 + 14e-3 + 0.7e-3, 1e-15);
+  ck_assert_double_eq_tol(coll_formula(COLL_ALLREDUCE, COLL_HALVING_DOUBLING, 8, n, a, b, g), 6e-6 + 14e-3 + 0.7e-3,
+                          1e-15);
+  ck_assert_double_eq_tol(coll_formula(COLL_ALLREDUCE, COLL_TREE, 8, n, a, b, g), 6 * (a + 8e-3) + 3 * 8e-4, 1e-15);
+  ck_assert_double_eq_tol(coll_formula(COLL_REDUCE_SCATTER, COLL_RING, 8, n, a, b, g), 7 * (a + 1e-3 + 1e-4), 1e-15);
+  ck_assert_double_eq_tol(coll_formula(COLL_ALLGATHER, COLL_RING, 8, n, a, b, g), 7 * (a + 1e-3), 1e-15);
+  ck_assert_double_eq_tol(coll_formula(COLL_BCAST, COLL_TREE, 8, n, a, b, g), 3 * (a + 8e-3), 1e-15);
+  ck_assert_double_eq_tol(coll_formula(COLL_REDUCE, COLL_TREE, 8, n, a, b, g), 3 * (a + 8e-3 + 8e-4), 1e-15);
+  ck_assert_double_eq_tol(coll_formula(COLL_ALLREDUCE, COLL_HALVING_DOUBLING, 6, n, a, b, g),
+                          4e-6 + 12e-3 + 6e-4 + 2 * (a + 8e-3) + 8e-4, 1e-15);
+  ck_assert_double_eq_tol(coll_formula(COLL_BCAST, COLL_TREE, 5, n, a, b, g), 3 * (a + 8e-3), 1e-15);
+  ck_assert(coll_formula(COLL_ALLREDUCE, COLL_RING, 1, n, a, b, g) == 0);
+  /* nccl-tests PERFORMANCE.md: allreduce 2(n-1)/n, reduce-scatter and allgather (n-1)/n, bcast 1 */
+  ck_assert(coll_busbw_factor(COLL_ALLREDUCE, 8) == 1.75 && coll_busbw_factor(COLL_ALLGATHER, 8) == 0.875 &&
+            coll_busbw_factor(COLL_BCAST, 8) == 1);
+  coll_op op;
+  coll_algo al;
+  ck_assert(coll_op_parse("reduce-scatter", &op) == 0 && op == COLL_REDUCE_SCATTER);
+  ck_assert(coll_algo_parse("halving-doubling", &al) == 0 && al == COLL_HALVING_DOUBLING);
+  ck_assert(coll_op_parse("alltoall", &op) == -1 && coll_algo_parse("rabenseifner", &al) == -1);
+  size_t off, len;
+  coll_block(10, 4, 1, &off, &len);
+  ck_assert(off == 3 && len == 3);
+  coll_block(10, 4, 3, &off, &len);
+  ck_assert(off == 8 && len == 2);
+  coll_opts bad = {0, 0, NULL, 0};
+  ck_assert_ptr_null(coll_comm_create("x", NULL, 0, &bad));
+}
+END_TEST
+
+/* ---- the CLI: run.algorithm = collective --------------------------------------------- */
+
+static const char cli_ini[] =
+    "[run]\nalgorithm = collective\n[platform]\nfile = star.xml\n"
+    "[collective]\nop = allreduce\nalgorithm = halving-doubling\nranks = 16\nbytes = 65536\n";
+
+START_TEST(test_collectives_cli)
+{
+  char *dir = cli_tmpdir();
+  cli_write(dir, "star.xml", platform_xml);
+  cli_write(dir, "c.ini", cli_ini);
+  const char *args[] = {"run", "c.ini", "--quiet", "--out", "out", NULL};
+  json_t *j = cli_summary(dir, args, "out");
+  json_t *c = json_object_get(j, "collective");
+  ck_assert_ptr_nonnull(c);
+  double t = json_number_value(json_object_get(c, "time_s")), f = coll_formula(COLL_ALLREDUCE, COLL_HALVING_DOUBLING, 16,
+                                                                                65536, ALPHA, BETA, 0);
+  ck_assert_msg(fabs(t - f) <= 1e-12 * f, "time %.17g, formula %.17g", t, f);
+  ck_assert(fabs(json_number_value(json_object_get(c, "formula_s")) - f) <= 1e-15 * f);
+  /* nccl-tests: algbw = bytes / time (1e9 B/s), busbw = algbw x 2 (p-1)/p */
+  double algbw = json_number_value(json_object_get(c, "algbw_gbps"));
+  ck_assert_double_eq_tol(algbw, 65536 / t / 1e9, 1e-12);
+  ck_assert_double_eq_tol(json_number_value(json_object_get(c, "busbw_gbps")), algbw * 30 / 16, 1e-12);
+  json_t *ck = json_object_get(c, "check");
+  ck_assert(json_is_true(json_object_get(ck, "exact")));
+  ck_assert(json_number_value(json_object_get(ck, "max_rel_error")) < 1e-12);
+  ck_assert(json_number_value(json_object_get(j, "sim_time_s")) == t);
+  json_decref(j);
+  /* the same run with two SimGrid threads: summary.json byte for byte */
+  const char *threads[] = {"run", "c.ini", "--quiet", "--out", "out2", "--cfg=contexts/nthreads:2", NULL};
+  json_decref(cli_summary(dir, threads, "out2"));
+  char *one = cli_read(dir, "out/summary.json"), *two = cli_read(dir, "out2/summary.json");
+  ck_assert_str_eq(one, two);
+  free(one), free(two);
+  /* three ring iterations back to back: every member ends each at the same moment (the ring
+   * is symmetric), so they take exactly three times one */
+  const char *iter[] = {"run", "c.ini", "--quiet", "--out", "out3", "--set", "collective.algorithm=ring", "--set",
+                        "collective.iterations=3", NULL};
+  j = cli_summary(dir, iter, "out3");
+  c = json_object_get(j, "collective");
+  double ring1 = coll_formula(COLL_ALLREDUCE, COLL_RING, 16, 65536, ALPHA, BETA, 0);
+  ck_assert(fabs(json_number_value(json_object_get(j, "sim_time_s")) - 3 * ring1) <= 1e-12 * ring1);
+  ck_assert(fabs(json_number_value(json_object_get(c, "time_s")) - ring1) <= 1e-12 * ring1);
+  ck_assert_int_eq(json_integer_value(json_object_get(j, "steps")), 3);
+  ck_assert(json_is_true(json_object_get(json_object_get(c, "check"), "exact")));
+  json_decref(j);
+  /* bad input: one line on stderr, exit 2, no result folder */
+  static const char *const bad[][2] = {
+      {"collective.bytes=1030", "not a whole number of fp32 elements"},
+      {"collective.root=16", "collective.root: 16 is not a member of 16 ranks"},
+      {"collective.op=broadcast", "broadcast runs only as tree"},
+      {"collective.ranks=65", "the platform has 64 hosts, the run needs 65 (collective.ranks)"},
+      {"collective.algorithm=rabenseifner", "collective.algorithm=rabenseifner: 'rabenseifner' is not one of"},
+      {"collective.bytes=1073741824", "set model.numerics = off"},
+  };
+  for (size_t k = 0; k < sizeof(bad) / sizeof(bad[0]); k++) {
+    const char *a[] = {"run", "c.ini", "--quiet", "--out", "bad", "--set", bad[k][0], NULL};
+    ck_assert_int_eq(cli_run(dir, a), 2);
+    char *err = cli_read(dir, "stderr");
+    ck_assert_msg(strstr(err, bad[k][1]) != NULL && cli_lines(err) == 1, "%s: %s", bad[k][0], err);
+    ck_assert(!cli_exists(dir, "bad"));
+    free(err);
+  }
+  free(dir);
+}
+END_TEST
+
+/* ---- dtsim reproduce collectives --quick ---------------------------------------------- */
+
+/* rel_error (column 7) and network (column 10) of the CSV row starting with `key`, or 0
+ * if there is none. */
+static int csv_row(const char *csv, const char *key, double *rel, char *network)
+{
+  for (const char *p = csv; p && *p; p = strchr(p, '\n'), p = p ? p + 1 : NULL)
+    if (strncmp(p, key, strlen(key)) == 0)
+      return sscanf(p, "%*[^,],%*[^,],%*[^,],%*[^,],%*[^,],%*[^,],%lf,%*[^,],%*[^,],%15[^\n]", rel, network) == 2;
+  return 0;
+}
+
+/* The quick grid: files, header, every CM02 row within 3% of its formula (REFERENCES 7.1),
+ * LV08 far off for small messages (latency x 13.01) and cross traffic 5% off for a large
+ * ring; --check against the committed full grid passes, and a changed value fails. */
+START_TEST(test_collectives_reproduce_quick)
+{
+  char *dir = cli_tmpdir();
+  const char *args[] = {"reproduce", "collectives", "--quick", "--quiet", "--out", "coll", NULL};
+  int rc = cli_run(dir, args);
+  char *err = cli_read(dir, "stderr");
+  ck_assert_msg(rc == 0, "exit %d: %s", rc, err);
+  free(err);
+  ck_assert(cli_exists(dir, "coll/collectives.png") && cli_exists(dir, "coll/collectives.ini") &&
+            cli_exists(dir, "coll/collectives-64.xml") && cli_exists(dir, "coll/README.md"));
+  char *csv = cli_read(dir, "coll/collectives.csv");
+  static const char header[] = "op,algorithm,ranks,bytes,sim_time_s,formula_s,rel_error,algbw_gbps,busbw_gbps,network\n";
+  ck_assert(strncmp(csv, header, strlen(header)) == 0);
+  ck_assert_int_eq(cli_lines(csv), 1 + 7 * 3 * 3 + 2 * 3 * 3);
+  int cm02 = 0;
+  for (const char *p = strchr(csv, '\n') + 1; *p; p = strchr(p, '\n') + 1) {
+    double rel;
+    char netw[16];
+    ck_assert(sscanf(p, "%*[^,],%*[^,],%*[^,],%*[^,],%*[^,],%*[^,],%lf,%*[^,],%*[^,],%15[^\n]", &rel, netw) == 2);
+    if (strcmp(netw, "cm02") == 0) {
+      ck_assert_msg(fabs(rel) < 0.03, "%.80s", p);
+      cm02++;
+    }
+  }
+  ck_assert_int_eq(cm02, 63);
+  double rel;
+  char netw[16];
+  ck_assert(csv_row(csv, "allreduce,ring,8,1024,", &rel, netw) && strcmp(netw, "cm02") == 0);
+  const char *lv = strstr(csv, "\nallreduce,ring,8,1024,"), *lv08 = lv ? strstr(lv + 1, "\nallreduce,ring,8,1024,") : NULL;
+  ck_assert(lv08 && csv_row(lv08 + 1, "allreduce,ring,8,1024,", &rel, netw) && strcmp(netw, "lv08") == 0 && rel > 10);
+  const char *ct = strstr(csv, "\nallreduce,ring,8,1073741824,");
+  for (int k = 0; k < 2 && ct; k++)
+    ct = strstr(ct + 1, "\nallreduce,ring,8,1073741824,");
+  ck_assert(ct && csv_row(ct + 1, "allreduce,ring,8,1073741824,", &rel, netw) && strcmp(netw, "crosstraffic") == 0 &&
+            fabs(rel - 0.05) < 0.002);
+  free(csv);
+  const char *check[] = {"reproduce", "collectives", "--quick", "--quiet", "--check", "--out",
+                         RESULTS_DIR "/collectives", NULL};
+  rc = cli_run(dir, check);
+  err = cli_read(dir, "stderr");
+  ck_assert_msg(rc == 0, "exit %d: %s", rc, err);
+  free(err);
+  char *full = cli_read("", RESULTS_DIR "/collectives/collectives.csv"); /* "/" + an absolute path */
+  ck_assert_int_eq(cli_lines(full), 1 + 7 * 5 * 11 + 2 * 3 * 11);
+  char *row = strstr(full, "\nbroadcast,tree,64,1048576,");
+  ck_assert_ptr_nonnull(row);
+  row[strlen("\nbroadcast,tree,64,1048576,0.000")] ^= 1; /* a digit of the time */
+  cli_write(dir, "collectives.csv", full);
+  free(full);
+  const char *changed[] = {"reproduce", "collectives", "--quick", "--quiet", "--check", "--out", ".", NULL};
+  ck_assert_int_eq(cli_run(dir, changed), 1);
+  err = cli_read(dir, "stderr");
+  ck_assert_msg(strstr(err, "expected 'broadcast,tree,64,1048576,") != NULL, "%s", err);
+  free(err);
+  free(dir);
+}
+END_TEST
+
+static Suite *collectives_suite(void)
+{
+  Suite *s = suite_create("collectives");
+  TCase *tc = tcase_create("numbers");
+  tcase_set_timeout(tc, 120);
+  tcase_add_loop_test(tc, test_collectives_serial_sum, 0, N_CASES * N_P);
+  tcase_add_loop_test(tc, test_collectives_tiny, 0, N_CASES);
+  tcase_add_test(tc, test_collectives_mismatch_aborts);
+  tcase_add_test(tc, test_collectives_sendrecv);
+  suite_add_tcase(s, tc);
+  tc = tcase_create("determinism");
+  tcase_set_timeout(tc, 120);
+  tcase_add_loop_test(tc, test_collectives_determinism, 0, N_CASES);
+  suite_add_tcase(s, tc);
+  tc = tcase_create("chunked");
+  tcase_set_timeout(tc, 120);
+  tcase_add_loop_test(tc, test_collectives_chunked, 0, N_CASES);
+  suite_add_tcase(s, tc);
+  tc = tcase_create("subgroups");
+  tcase_set_timeout(tc, 120);
+  tcase_add_loop_test(tc, test_collectives_subgroups, 0, 3);
+  suite_add_tcase(s, tc);
+  tc = tcase_create("timing");
+  tcase_set_timeout(tc, 300);
+  tcase_add_loop_test(tc, test_collectives_formula_grid, 0, N_CASES);
+  tcase_add_loop_test(tc, test_collectives_gamma, 0, N_CASES);
+  tcase_add_test(tc, test_collectives_formula);
+  suite_add_tcase(s, tc);
+  tc = tcase_create("cli");
+  tcase_set_timeout(tc, 120);
+  tcase_add_test(tc, test_collectives_cli);
+  suite_add_tcase(s, tc);
+  tc = tcase_create("reproduce");
+  tcase_set_timeout(tc, 300);
+  tcase_add_test(tc, test_collectives_reproduce_quick);
+  suite_add_tcase(s, tc);
+  return s;
+}
+
+CHECK_MAIN(collectives_suite)
