@@ -28,6 +28,8 @@ typedef struct reproduce_job {
   int n_sets;
   const char *cfg;   /* one more argument (a SimGrid --cfg), or NULL */
   char dir[512];     /* the run's --out, inside work */
+  int may_miss;      /* exit status 1 (the run missed its goal: target, divergence) is a result */
+  int failed;        /* set when the run failed: its output and log are kept */
   pid_t pid;
 } reproduce_job;
 
@@ -36,7 +38,7 @@ typedef struct reproduce_job {
 int reproduce_run_jobs(const reproduce_opts *o, const char *ini, reproduce_job *jobs, size_t n, char *err,
                        size_t len);
 
-/* Deletes a job's output folder and log. */
+/* Deletes a job's output folder and log, unless the run failed. */
 void reproduce_remove_run(const reproduce_job *j);
 
 /* Compares csv with the committed file: line by line, or, with `subset` (a --quick
@@ -55,6 +57,9 @@ int reproduce_write(const char *dir, const char *const *files, size_t n, char *e
 
 /* The consensus reproduction (reproduce_consensus.c): 0, 1 (--check mismatch) or 2. */
 int reproduce_consensus(const reproduce_opts *o, char *err, size_t len);
+/* Dean et al. 2012 Figs. 4 and 5, optimizers compared (reproduce_dean.c): 0, 1 or 2. */
+int reproduce_fig4(const reproduce_opts *o, char *err, size_t len);
+int reproduce_fig5(const reproduce_opts *o, char *err, size_t len);
 /* The collectives against their alpha-beta formulas (reproduce_collectives.c): 0, 1 or 2. */
 int reproduce_collectives(const reproduce_opts *o, char *err, size_t len);
 

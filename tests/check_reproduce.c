@@ -2,7 +2,8 @@
  * README it writes, the speech net's curve peaking at 8 machines (Dean et al. 2012,
  * sec. 3), --check against a saved CSV, and bad names; `dtsim reproduce consensus
  * --quick`: its files, its claims (REFERENCES 5), and --check against the committed
- * results/consensus/consensus.csv. */
+ * results/consensus/consensus.csv; `dtsim reproduce fig4 --quick` and `fig5 --quick`:
+ * files, a proxy that learns, and --check against results/fig4 and results/fig5. */
 #include <check.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -206,7 +207,7 @@ START_TEST(test_reproduce_bad_input)
   char *dir = cli_tmpdir();
   const char *none[] = {"reproduce", NULL};
   ck_assert_int_eq(cli_run(dir, none), 2);
-  const char *later[] = {"reproduce", "fig4", NULL};
+  const char *later[] = {"reproduce", "megatron", NULL};
   ck_assert_int_eq(cli_run(dir, later), 2);
   char *err = cli_read(dir, "stderr");
   ck_assert_msg(strstr(err, "not available yet") && cli_lines(err) == 1, "%s", err);
@@ -214,6 +215,57 @@ START_TEST(test_reproduce_bad_input)
   const char *jobs[] = {"reproduce", "fig3", "--jobs", "0", NULL};
   ck_assert_int_eq(cli_run(dir, jobs), 2);
   ck_assert(!cli_exists(dir, "results"));
+  free(dir);
+}
+END_TEST
+
+/* Accuracy of method/replicas/rate at sim_time_h from fig4.csv text, or -1. */
+static double fig4_accuracy(const char *csv, const char *method, int replicas, const char *rate, double hours)
+{
+  for (const char *p = strchr(csv, '\n'); p && p[1]; p = strchr(p + 1, '\n')) {
+    char m[64], r[16];
+    int n;
+    double t, acc;
+    if (sscanf(p + 1, "%63[^,],%lf,%lf,%d,%15[^\n]", m, &t, &acc, &n, r) == 5 && strcmp(m, method) == 0 &&
+        n == replicas && strcmp(r, rate) == 0 && t == hours)
+      return acc;
+  }
+  return -1;
+}
+
+/* fig4 --quick: its files; the proxy really learns from the warmstart (about 0.81) on
+ * SGD's 8 machines and the GPU; and its rows are rows of the committed full grid. */
+START_TEST(test_reproduce_fig4_quick)
+{
+  char *dir = cli_tmpdir();
+  const char *args[] = {"reproduce", "fig4", "--quick", "--quiet", "--out", "fig4", NULL};
+  ck_assert_int_eq(cli_run(dir, args), 0);
+  ck_assert(cli_exists(dir, "fig4/fig4.png") && cli_exists(dir, "fig4/fig4.ini") && cli_exists(dir, "fig4/README.md"));
+  char *csv = cli_read(dir, "fig4/fig4.csv");
+  ck_assert_msg(strncmp(csv, "method,sim_time_h,accuracy,replicas,rate\n", 41) == 0, "%.80s", csv);
+  ck_assert_int_eq(cli_lines(csv), 1 + 3 * 2 * 20); /* sgd, gpu, downpour-adagrad 20 x 2 rates x 600 s / 30 s */
+  double first = fig4_accuracy(csv, "sgd", 1, "1", 30.0 / 3600), last = fig4_accuracy(csv, "sgd", 1, "1", 600.0 / 3600);
+  ck_assert_msg(first > 0.7 && first < 0.85 && last > 0.88, "sgd: %g after 30 s, %g after 600 s", first, last);
+  ck_assert_msg(fig4_accuracy(csv, "gpu", 1, "1", 600.0 / 3600) > 0.88, "the GPU did not learn");
+  free(csv);
+  char *readme = cli_read(dir, "fig4/README.md");
+  ck_assert(strstr(readme, "## Paper vs dtsim") && strstr(readme, "## Set-up"));
+  free(readme);
+  const char *check[] = {"reproduce", "fig4", "--quick", "--quiet", "--check", "--out", RESULTS_DIR "/fig4", NULL};
+  ck_assert_int_eq(cli_run(dir, check), 0);
+  free(dir);
+}
+END_TEST
+
+/* fig5 --quick: its points are points of the committed full grid (the same whole runs). */
+START_TEST(test_reproduce_fig5_committed)
+{
+  char *dir = cli_tmpdir();
+  const char *check[] = {"reproduce", "fig5", "--quick", "--quiet", "--check", "--out", RESULTS_DIR "/fig5", NULL};
+  ck_assert_int_eq(cli_run(dir, check), 0);
+  char *err = cli_read(dir, "stderr");
+  ck_assert_msg(cli_lines(err) == 0, "%s", err);
+  free(err);
   free(dir);
 }
 END_TEST
@@ -230,6 +282,11 @@ static Suite *reproduce_suite(void)
   tc = tcase_create("consensus");
   tcase_set_timeout(tc, 300);
   tcase_add_test(tc, test_reproduce_consensus_quick);
+  suite_add_tcase(s, tc);
+  tc = tcase_create("dean");
+  tcase_set_timeout(tc, 900);
+  tcase_add_test(tc, test_reproduce_fig4_quick);
+  tcase_add_test(tc, test_reproduce_fig5_committed);
   suite_add_tcase(s, tc);
   return s;
 }
