@@ -3,7 +3,7 @@
 # Environment: DTSIM, REF, RING, GRAD = paths of dtsim, ref_downpour, ref_ring and bench_grad.
 # Knobs (environment): R (replicas, 200), S (shards, 10), STEPS (50), NR (numeric replicas, 20),
 # NSTEPS (numeric steps per replica, 50), P (ring allreduce ranks, 1024), PC (ranks of the callgrind
-# comparison, 256), CG (0: skip it), ONLY (run only that section, e.g. ONLY=6).
+# comparison, 256), CG (0: skip it), ONLY (run only that section, e.g. ONLY=7).
 set -euo pipefail
 R=${R:-200} S=${S:-10} STEPS=${STEPS:-50} NR=${NR:-20} NSTEPS=${NSTEPS:-50} P=${P:-1024} ONLY=${ONLY:-}
 work=$(mktemp -d)
@@ -159,4 +159,14 @@ if [ "${CG:-1}" = 1 ] && command -v valgrind >/dev/null; then
   printf '   instructions (callgrind, %d ranks): dtsim %s, reference %s, ratio %.3f\n' "$PC" "$i_rd" "$i_rr" \
     "$(awk -v a="$i_rd" -v b="$i_rr" 'BEGIN { print a / b }')"
 fi
+fi
+
+if want 7; then
+echo
+echo "== 7. dtsim reproduce fig4 --quick and fig5 --quick (Dean'12 optimizers, speech-net timing, real proxy)"
+t_f4=$(wall "$DTSIM" reproduce fig4 --quick --quiet --out "$work/fig4")
+t_f5=$(wall "$DTSIM" reproduce fig5 --quick --quiet --out "$work/fig5")
+printf '   fig4 --quick %.2f s, fig5 --quick %.2f s wall on %d cores (target < 180 s each); the full grids:\n' \
+  "$t_f4" "$t_f5" "$(nproc)"
+printf '   dtsim reproduce fig4 --out DIR, and fig5 (minutes each)\n'
 fi
