@@ -333,5 +333,10 @@ void dataparallel_free(dataparallel *d)
   xbt_free(d);
 }
 
-size_t dataparallel_n_buckets(const dataparallel *d) { return d->nb; }
+size_t dataparallel_bucket_elems(const dataparallel *d, const double **elems)
+{
+  *elems = d->elems;
+  return d->nb;
+}
+
 long dataparallel_allreduces(const dataparallel *d) { return d->reps[0].allreduces; }

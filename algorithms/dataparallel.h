@@ -33,8 +33,10 @@ size_t dataparallel_buckets(const arch *shapes, double bucket_bytes, size_t elem
 dataparallel *dataparallel_deploy(const run_config *cfg, const arch *shapes, metrics *m);
 void dataparallel_free(dataparallel *d);
 
-/* After the run: buckets per step and allreduces started by replica 0. */
-size_t dataparallel_n_buckets(const dataparallel *d);
+/* After the run: the buckets (returns their number; their simulated elements, last
+ * layer's bucket first, into *elems, owned by d), and the bucket allreduces replica 0
+ * ran (every replica runs as many). */
+size_t dataparallel_bucket_elems(const dataparallel *d, const double **elems);
 long dataparallel_allreduces(const dataparallel *d);
 
 #endif

@@ -681,6 +681,7 @@ static int simulate(const scenario *sc, build *b, const engine_opts *o, int argc
   if (cs)
     res.n_trace = consensus_trace(cs, &res.trace);
   res.sandblaster = sb;
+  res.dataparallel = dp;
   collective_report crep;
   if (cb) {
     collective_report_fill(&crep, sc, &cfg, cb);

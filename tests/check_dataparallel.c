@@ -204,6 +204,16 @@ START_TEST(test_dataparallel_bucket_bytes)
   ck_assert_double_eq(comm_bytes(b), 5.0 * 6 * (4 * 150794 + 256));
   ck_assert(json_is_null(json_object_get(a, "final_loss")));
   ck_assert_int_eq((long)num(a, "steps"), 5);
+  /* the buckets, and one allreduce per bucket and step */
+  json_t *dp = json_object_get(a, "dataparallel"), *be = json_object_get(dp, "bucket_elements");
+  ck_assert_int_eq(json_array_size(be), 3);
+  ck_assert_double_eq(json_number_value(json_array_get(be, 0)), 68362);
+  ck_assert_double_eq(json_number_value(json_array_get(be, 1)), 65792);
+  ck_assert_double_eq(json_number_value(json_array_get(be, 2)), 16640);
+  ck_assert_int_eq(json_integer_value(json_object_get(dp, "allreduces_per_replica")), 5 * 3);
+  dp = json_object_get(b, "dataparallel");
+  ck_assert_int_eq(json_array_size(json_object_get(dp, "bucket_elements")), 1);
+  ck_assert_int_eq(json_integer_value(json_object_get(dp, "allreduces_per_replica")), 5);
   /* fp16 halves the payload, not the headers */
   const char *half[] = {"model.numerics=off", "model.layers=64,256,256,256,10", "run.max_steps=5",
                         "run.eval_every=100", "dataparallel.replicas=4", "dataparallel.bucket_mb=0",
