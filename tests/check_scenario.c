@@ -658,7 +658,7 @@ START_TEST(test_scenario_reference_table)
     ck_assert_ptr_nonnull(unit);
   }
   ck_assert_ptr_nonnull(strstr(buf, "| `downpour.lr` | `0.05` |"));
-  ck_assert_ptr_nonnull(strstr(buf, "One of: `downpour`, `sgd`, `consensus`, `sandblaster`, `collective`."));
+  ck_assert_ptr_nonnull(strstr(buf, "One of: `downpour`, `sgd`, `consensus`, `sandblaster`, `collective`, `dataparallel`."));
   ck_assert_ptr_nonnull(strstr(buf, "Range: in (0, 1]."));
   free(buf);
 }
