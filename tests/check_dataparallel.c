@@ -1,7 +1,8 @@
 /* check_dataparallel.c - synchronous data parallelism end to end through the CLI (one
  * simulation per process): one replica is sequential SGD bit for bit; k replicas are
  * sequential SGD on the union of their minibatches (a reference computed here from the
- * same draws); the collective does not change the result; bucket allreduces carry the
+ * same draws), and bit for bit the serial sum in the collective's order; the collective
+ * does not change the result beyond rounding; bucket allreduces carry the
  * bytes counted by hand and overlapping them with backward saves time; one or two
  * SimGrid threads give the same files; bad input is refused. */
 #include <check.h>
@@ -10,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "algorithms/collectives.h"
 #include "algorithms/dataparallel.h"
 #include "cli_util.h"
 #include "models/arch.h"
@@ -144,6 +146,81 @@ START_TEST(test_dataparallel_equals_large_batch_sgd)
   json_t *st = json_object_get(j, "staleness");
   ck_assert(num(st, "max") == 0 && num(st, "mean") == 0);
   json_decref(j);
+  free(dir);
+}
+END_TEST
+
+/* What dataparallel computes, serially: each replica's minibatch gradient as its actor
+ * draws it (minibatch rank r on its shard), their sum in the allreduce's own order
+ * (coll_reference over the whole vector: one bucket), divided by k, w -= lr * that.
+ * Returns the held-out loss after `steps` steps, as large_batch_sgd. */
+static double serial_dataparallel(size_t k, size_t b, double lr, long steps, coll_algo algo)
+{
+  size_t sizes[] = {16, 32, 4};
+  net *model = net_create(3, sizes, NET_ACT_TANH, NET_LOSS_SOFTMAX);
+  gsl_rng *dr = rng_create(1, RNG_ROLE_DATA, 0);
+  dataset *all = data_synthetic_teacher(5000, 16, 16, 4, dr);
+  gsl_rng_free(dr);
+  dataset *train = data_slice(all, 0, 4000), *test = data_slice(all, 4000, 5000);
+  gsl_vector *w = minibatch_initial_params(model, 1), *sum = gsl_vector_alloc(w->size);
+  size_t n = w->size;
+  minibatch **mb = malloc(k * sizeof(minibatch *));
+  gsl_vector **g = malloc(k * sizeof(gsl_vector *));
+  const double **x = malloc(k * sizeof(double *));
+  for (size_t r = 0; r < k; r++) {
+    size_t begin, end;
+    data_shard_bounds(4000, k, r, &begin, &end);
+    mb[r] = minibatch_create(model, train, begin, end, b, 1, (int)r);
+    g[r] = gsl_vector_alloc(n);
+    x[r] = g[r]->data;
+  }
+  for (long s = 0; s < steps; s++) {
+    for (size_t r = 0; r < k; r++)
+      ck_assert_int_eq(minibatch_gradient(mb[r], w, g[r], NULL), 0);
+    coll_reference(COLL_ALLREDUCE, algo, k, 0, 0, n, x, sum->data);
+    for (size_t i = 0; i < n; i++)
+      sum->data[i] /= (double)k;
+    optim_sgd_apply(w->data, sum->data, n, lr);
+  }
+  double loss, acc;
+  net_ws *ews = net_ws_create(model, 1024);
+  ck_assert_int_eq(net_evaluate(model, w, test->X, test->y, ews, &loss, &acc), 0);
+  net_ws_free(ews);
+  for (size_t r = 0; r < k; r++) {
+    minibatch_free(mb[r]);
+    gsl_vector_free(g[r]);
+  }
+  free(mb);
+  free(g);
+  free(x);
+  gsl_vector_free(sum);
+  gsl_vector_free(w);
+  data_free(train);
+  data_free(test);
+  data_free(all);
+  net_free(model);
+  return loss;
+}
+
+START_TEST(test_dataparallel_bit_for_bit)
+{
+  /* 5 replicas, one bucket: the simulated run equals its serial computation in the
+   * collective's sum order bit for bit, for ring and for tree. With these draws the two
+   * orders end 1 ulp apart in the final loss, so the comparison does see the order. */
+  char *dir = cli_tmpdir();
+  cli_write(dir, "base.ini", base_ini);
+  const char *ring[] = {"dataparallel.replicas=5", "dataparallel.batch=8", "dataparallel.lr=0.1",
+                        "dataparallel.bucket_mb=0", "dataparallel.collective=ring", NULL};
+  const char *tree[] = {"dataparallel.replicas=5", "dataparallel.batch=8", "dataparallel.lr=0.1",
+                        "dataparallel.bucket_mb=0", "dataparallel.collective=tree", NULL};
+  json_t *a = run_with(dir, "ring", ring), *b = run_with(dir, "tree", tree);
+  double want_ring = serial_dataparallel(5, 8, 0.1, 40, COLL_RING);
+  double want_tree = serial_dataparallel(5, 8, 0.1, 40, COLL_TREE);
+  ck_assert_msg(want_ring != want_tree, "both orders give %.17g", want_ring);
+  ck_assert_msg(num(a, "final_loss") == want_ring, "ring %.17g, serial %.17g", num(a, "final_loss"), want_ring);
+  ck_assert_msg(num(b, "final_loss") == want_tree, "tree %.17g, serial %.17g", num(b, "final_loss"), want_tree);
+  json_decref(a);
+  json_decref(b);
   free(dir);
 }
 END_TEST
@@ -349,6 +426,7 @@ static Suite *dataparallel_suite(void)
   tcase_set_timeout(tc, 120);
   tcase_add_test(tc, test_dataparallel_one_replica_is_sgd);
   tcase_add_test(tc, test_dataparallel_equals_large_batch_sgd);
+  tcase_add_test(tc, test_dataparallel_bit_for_bit);
   tcase_add_test(tc, test_dataparallel_collective_independent);
   suite_add_tcase(s, tc);
   tc = tcase_create("buckets");
