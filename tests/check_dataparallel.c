@@ -225,6 +225,32 @@ START_TEST(test_dataparallel_bit_for_bit)
 }
 END_TEST
 
+START_TEST(test_dataparallel_converges_and_stops)
+{
+  /* 4 replicas x 16 rows reach 80% held-out accuracy on the 4-class teacher data (a model
+   * that learned nothing scores about 25%); the evaluator's stop ends every replica at
+   * the same step, long before max_steps. A simulated deadline ends a run without
+   * max_steps just past it (the step under way completes). */
+  char *dir = cli_tmpdir();
+  cli_write(dir, "base.ini", base_ini);
+  const char *target[] = {"dataparallel.replicas=4", "dataparallel.batch=16", "dataparallel.lr=0.2",
+                          "run.max_steps=400", "run.eval_every=0.05", "run.target_accuracy=0.8", NULL};
+  json_t *j = run_with(dir, "target", target);
+  ck_assert_msg(num(j, "final_accuracy") >= 0.8, "accuracy %.4f", num(j, "final_accuracy"));
+  ck_assert_str_eq(json_string_value(json_object_get(j, "status")), "ok");
+  ck_assert(json_is_number(json_object_get(j, "time_to_target_s")));
+  ck_assert_msg(num(j, "steps") < 400, "steps %.0f", num(j, "steps"));
+  json_decref(j);
+  const char *deadline[] = {"dataparallel.replicas=3", "run.max_steps=0", "run.max_sim_time=0.5", "run.eval_every=0.1",
+                            NULL};
+  j = run_with(dir, "deadline", deadline);
+  ck_assert_msg(num(j, "sim_time_s") >= 0.5 && num(j, "sim_time_s") < 0.6, "%.9g s", num(j, "sim_time_s"));
+  ck_assert_msg(num(j, "steps") > 10, "steps %.0f", num(j, "steps"));
+  json_decref(j);
+  free(dir);
+}
+END_TEST
+
 START_TEST(test_dataparallel_collective_independent)
 {
   /* 3 replicas (not a power of two: halving-doubling pairs ranks 0 and 1 first) and one
@@ -427,6 +453,7 @@ static Suite *dataparallel_suite(void)
   tcase_add_test(tc, test_dataparallel_one_replica_is_sgd);
   tcase_add_test(tc, test_dataparallel_equals_large_batch_sgd);
   tcase_add_test(tc, test_dataparallel_bit_for_bit);
+  tcase_add_test(tc, test_dataparallel_converges_and_stops);
   tcase_add_test(tc, test_dataparallel_collective_independent);
   suite_add_tcase(s, tc);
   tc = tcase_create("buckets");
