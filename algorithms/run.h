@@ -82,6 +82,17 @@ typedef struct collective_params {
   double reduce_flops; /* per element added; 0: reductions take no simulated time */
 } collective_params;
 
+/* Synchronous data parallelism (dataparallel.c): replica r on hosts[r]. algo holds a
+ * coll_algo value (collectives.h). */
+typedef struct dataparallel_params {
+  int replicas;
+  long batch;          /* examples per replica per step */
+  double lr;
+  int algo;
+  double bucket_bytes; /* wire bytes a gradient bucket reaches before it closes; 0: one bucket */
+  int overlap;         /* 1: a bucket's allreduce starts as soon as backward has produced it */
+} dataparallel_params;
+
 /* Called by the evaluator after every evaluation (progress display); may be NULL. */
 typedef void (*run_eval_fn)(void *ctx, double sim_time, long steps, double loss, double accuracy);
 
@@ -116,6 +127,7 @@ typedef struct run_config {
   consensus_params consensus;
   sandblaster_params sandblaster;
   collective_params collective;
+  dataparallel_params dataparallel;
 
   run_eval_fn on_eval;
   void *on_eval_ctx;

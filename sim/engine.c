@@ -17,6 +17,7 @@
 #include "algorithms/collbench.h"
 #include "algorithms/collectives.h"
 #include "algorithms/consensus.h"
+#include "algorithms/dataparallel.h"
 #include "algorithms/downpour.h"
 #include "algorithms/modelpar.h"
 #include "algorithms/msg.h"
@@ -218,6 +219,25 @@ static int is_collective(const scenario *sc)
   return strcmp(sc->algorithm, "collective") == 0;
 }
 
+static int is_dataparallel(const scenario *sc)
+{
+  return strcmp(sc->algorithm, "dataparallel") == 0;
+}
+
+/* dataparallel: the layers whose parameters and flops set its buckets and backward
+ * pass, the virtual network's or model.layers' as an arch. */
+static void build_shapes(const scenario *sc, build *b)
+{
+  b->arch = sc->virtual_net[0] ? arch_virtual_find(sc->virtual_net) : NULL;
+  if (b->arch != NULL)
+    return;
+  b->own_arch = arch_create();
+  arch_add_input(b->own_arch, net_layer_size(b->model, 0), 1, 1);
+  for (size_t l = 1; l <= net_n_layers(b->model); l++)
+    arch_add_dense(b->own_arch, net_layer_size(b->model, l));
+  b->arch = b->own_arch;
+}
+
 /* collective.algorithm = auto: ring, or tree for broadcast and reduce. */
 static collective_params collective_of(const scenario *sc, size_t elem_bytes)
 {
@@ -335,6 +355,8 @@ static size_t hosts_needed(const scenario *sc)
     return (size_t)sc->agents;
   if (is_collective(sc))
     return (size_t)sc->coll_ranks;
+  if (is_dataparallel(sc))
+    return (size_t)sc->dp_replicas;
   if (strcmp(sc->algorithm, "sandblaster") == 0) {
     sandblaster_params p = sandblaster_of(sc);
     return sandblaster_hosts_needed(&p);
@@ -538,6 +560,12 @@ static void fill_config(const scenario *sc, const build *b, run_config *cfg)
   cfg->sandblaster = sandblaster_of(sc);
   if (is_collective(sc))
     cfg->collective = collective_of(sc, cfg->elem_bytes);
+  if (is_dataparallel(sc)) {
+    coll_algo algo = COLL_RING;
+    coll_algo_parse(sc->dp_collective, &algo);
+    cfg->dataparallel = (dataparallel_params){(int)sc->dp_replicas, sc->dp_batch, sc->dp_lr, (int)algo,
+                                              sc->dp_bucket_mb * 1024 * 1024, sc->dp_overlap};
+  }
   scenario_stragglers(sc->stragglers, &cfg->straggler_fraction, &cfg->straggler_slowdown);
 }
 
@@ -618,8 +646,9 @@ static int simulate(const scenario *sc, build *b, const engine_opts *o, int argc
     cfg.on_eval_ctx = &prog;
   }
   int is_sgd = strcmp(sc->algorithm, "sgd") == 0, is_mp = uses_modelpar(sc), is_cons = is_consensus(sc);
-  int is_sb = strcmp(sc->algorithm, "sandblaster") == 0, is_coll = is_collective(sc);
+  int is_sb = strcmp(sc->algorithm, "sandblaster") == 0, is_coll = is_collective(sc), is_dp = is_dataparallel(sc);
   metrics *m = metrics_create(is_coll   ? 1
+                              : is_dp   ? dataparallel_metrics_slots()
                               : is_mp   ? modelpar_metrics_slots(b->plan)
                               : is_sgd  ? sgd_metrics_slots()
                               : is_cons ? consensus_metrics_slots(&cfg.consensus)
@@ -633,7 +662,9 @@ static int simulate(const scenario *sc, build *b, const engine_opts *o, int argc
   xbt_assert(!is_sb || sb, "sandblaster_deploy refused a configuration the engine checked");
   collbench *cb = is_coll ? collbench_deploy(&cfg, m) : NULL;
   xbt_assert(!is_coll || cb, "collbench_deploy refused a configuration the engine checked");
-  downpour *d = is_sgd || is_cons || is_sb || is_coll ? NULL : downpour_deploy(&cfg, b->plan, b->numeric, output_coupled(sc), m);
+  dataparallel *dp = is_dp ? dataparallel_deploy(&cfg, b->arch, m) : NULL;
+  xbt_assert(!is_dp || dp, "dataparallel_deploy refused a configuration the engine checked");
+  downpour *d = is_sgd || is_cons || is_sb || is_coll || is_dp ? NULL : downpour_deploy(&cfg, b->plan, b->numeric, output_coupled(sc), m);
   simgrid_run();
   if (prog.shown)
     fputc('\n', stderr);
@@ -645,10 +676,12 @@ static int simulate(const scenario *sc, build *b, const engine_opts *o, int argc
   res.steps = metrics_total_steps(m);
   res.examples = is_sb    ? sandblaster_examples(sb)
                  : is_sgd ? res.steps * sc->sgd_batch
+                 : is_dp  ? res.steps * sc->dp_batch * sc->dp_replicas
                           : res.steps * (is_cons ? sc->rows : sc->batch);
   if (cs)
     res.n_trace = consensus_trace(cs, &res.trace);
   res.sandblaster = sb;
+  res.dataparallel = dp;
   collective_report crep;
   if (cb) {
     collective_report_fill(&crep, sc, &cfg, cb);
@@ -684,6 +717,7 @@ static int simulate(const scenario *sc, build *b, const engine_opts *o, int argc
   downpour_free(d);
   consensus_free(cs);
   collbench_free(cb);
+  dataparallel_free(dp);
   metrics_free(m);
   xbt_free(cfg.hosts);
   xbt_free(all);
@@ -713,6 +747,13 @@ int engine_run(const scenario *sc, const engine_opts *o)
     rc = fail(err);
   if (rc == 0 && needs_plan(sc) && build_plan(sc, &b, err) != 0)
     rc = fail(err);
+  if (rc == 0 && is_dataparallel(sc))
+    build_shapes(sc, &b);
+  if (rc == 0 && sc->numerics && is_dataparallel(sc) && data_n(b.train) < (size_t)sc->dp_replicas) {
+    snprintf(err, ERRLEN, "dataparallel.replicas: %ld replicas need at least as many training examples, the data "
+             "has %zu", sc->dp_replicas, data_n(b.train));
+    rc = fail(err);
+  }
   if (rc == 0 && sc->numerics && strcmp(sc->algorithm, "downpour") == 0 &&
       data_n(b.train) < (size_t)sc->replicas) {
     snprintf(err, ERRLEN, "downpour.replicas: %ld replicas need at least as many training examples, the data has %zu",
@@ -738,6 +779,7 @@ int engine_run(const scenario *sc, const engine_opts *o)
                : uses_modelpar(sc)                         ? "sgd.partitions"
                : is_consensus(sc)                          ? "consensus.agents"
                : is_collective(sc)                         ? "collective.ranks"
+               : is_dataparallel(sc)                       ? "dataparallel.replicas"
                                                            : "1 worker");
       rc = fail(err);
     }

@@ -194,6 +194,19 @@ static json_t *collective_json(const collective_report *c)
   return o;
 }
 
+static json_t *dataparallel_json(const run_result *r)
+{
+  const double *elems;
+  size_t nb = dataparallel_bucket_elems(r->dataparallel, &elems);
+  json_t *o = json_object(), *b = json_array();
+  json_object_set_new(o, "collective", json_string(r->sc->dp_collective));
+  for (size_t i = 0; i < nb; i++)
+    json_array_append_new(b, json_real(elems[i]));
+  json_object_set_new(o, "bucket_elements", b);
+  json_object_set_new(o, "allreduces_per_replica", json_integer(dataparallel_allreduces(r->dataparallel)));
+  return o;
+}
+
 static char *summary_json(const run_result *r)
 {
   metrics *m = r->m;
@@ -250,6 +263,8 @@ static char *summary_json(const run_result *r)
     json_object_set_new(root, "sandblaster", sandblaster_json(r->sandblaster));
   if (r->collective)
     json_object_set_new(root, "collective", collective_json(r->collective));
+  if (r->dataparallel)
+    json_object_set_new(root, "dataparallel", dataparallel_json(r));
   char *s = json_dumps(root, JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(17));
   json_decref(root);
   return s;

@@ -10,6 +10,7 @@
 
 #include "algorithms/collbench.h"
 #include "algorithms/consensus.h"
+#include "algorithms/dataparallel.h"
 #include "algorithms/metrics.h"
 #include "algorithms/sandblaster.h"
 #include "sim/scenario.h"
@@ -48,6 +49,7 @@ typedef struct run_result {
   size_t n_trace;
   const sandblaster *sandblaster; /* a Sandblaster run (its batches and L-BFGS state), or NULL */
   const collective_report *collective; /* a collective run, or NULL */
+  const dataparallel *dataparallel;    /* a dataparallel run (its buckets), or NULL */
 } run_result;
 
 /* Creates dir if needed and writes the four result files into it atomically, and

@@ -84,6 +84,8 @@ static const section_spec sections[] = {
   {"collective", "one collective timed like nccl-tests (`run.algorithm = collective`): every member "
                  "runs it `iterations` times back to back; `model.numerics` (off: timing only) and `model.dtype` "
                  "(wire bytes per element) apply"},
+  {"dataparallel", "synchronous data parallelism (`run.algorithm = dataparallel`): replicas sum their "
+                   "gradients with allreduces of gradient buckets that overlap the backward pass (PyTorch DDP)"},
   {"faults", "faults injected into the run"},
 };
 #define N_SECTIONS (sizeof sections / sizeof sections[0])
@@ -98,8 +100,9 @@ static const key_spec keys[] = {
   /* [run] */
   {"run", "algorithm", KT_STR, FIELD(algorithm), .def = "downpour", .unit = "",
    .doc = "Training algorithm; `sgd` is the one-replica sequential baseline, `consensus` the "
-          "distributed subgradient method, `collective` one collective timed alone.",
-   .choices = "downpour|sgd|consensus|sandblaster|collective"},
+          "distributed subgradient method, `collective` one collective timed alone, `dataparallel` "
+          "synchronous data parallelism over allreduces.",
+   .choices = "downpour|sgd|consensus|sandblaster|collective|dataparallel"},
   {"run", "seed", KT_U64, FIELD(seed), .def = "1", .unit = "",
    .doc = "Master seed (0 to 2^64-1); every actor's random stream and the synthetic data "
           "derive from it."},
@@ -343,6 +346,25 @@ static const key_spec keys[] = {
    .doc = "Simulated cost of adding one received element (the gamma term), at the host's speed x "
           "`model.efficiency` x cores; 0: additions take no simulated time (pure alpha-beta).",
    GE(0)},
+  /* [dataparallel] */
+  {"dataparallel", "replicas", KT_LONG, FIELD(dp_replicas), .def = "4", .unit = "replicas",
+   .doc = "Replicas, replica r on host r with its own data shard and random stream.", GE(1), LE(1000000)},
+  {"dataparallel", "batch", KT_LONG, FIELD(dp_batch), .def = "32", .unit = "examples",
+   .doc = "Minibatch size of each replica; a step trains on replicas x batch examples.", GT(0)},
+  {"dataparallel", "lr", KT_DOUBLE, FIELD(dp_lr), .def = "0.05", .unit = "",
+   .doc = "Learning rate of the update every replica applies with the mean of the replicas' gradients.",
+   GT(0)},
+  {"dataparallel", "collective", KT_STR, FIELD(dp_collective), .def = "ring", .unit = "",
+   .doc = "Allreduce of each bucket: `ring`, `halving-doubling` (Rabenseifner) or `tree` (binomial "
+          "reduce + broadcast), as `collective.algorithm`.",
+   .choices = "ring|halving-doubling|tree"},
+  {"dataparallel", "bucket_mb", KT_DOUBLE, FIELD(dp_bucket_mb), .def = "25", .unit = "MiB",
+   .doc = "Gradient bucket size (PyTorch DDP's bucket_cap_mb): whole layers from the last one "
+          "backwards until their wire bytes (`model.dtype`) reach this; 0: one bucket, the whole model.",
+   GE(0)},
+  {"dataparallel", "overlap", KT_BOOL, FIELD(dp_overlap), .def = "on", .unit = "",
+   .doc = "`on`: a bucket's allreduce starts as soon as backward has produced it, overlapping the "
+          "rest of backward; `off`: all buckets start after backward."},
   /* [faults] */
   {"faults", "stragglers", KT_STR, FIELD(stragglers), .def = "", .unit = "fraction:factor",
    .doc = "`FRACTION:SLOWDOWN`: that share of the workers (sandblaster's replicas; round(FRACTION x "
@@ -1510,6 +1532,11 @@ int scenario_validate(const scenario *s, const char *origin, char *err, size_t e
   }
   if (strcmp(s->algorithm, "collective") == 0 && validate_collective(s, msg, sizeof msg) != 0) {
     msgf(err, errlen, "%s: %s", o, msg);
+    return -1;
+  }
+  if (strcmp(s->algorithm, "dataparallel") == 0 && s->numerics && s->virtual_net[0]) {
+    msgf(err, errlen, "%s: model.virtual: dataparallel reduces the numeric model's gradient buckets; time a "
+         "virtual network (%s) with model.numerics = off", o, s->virtual_net);
     return -1;
   }
   int sandblaster = strcmp(s->algorithm, "sandblaster") == 0;

@@ -15,7 +15,7 @@
 
 typedef struct scenario {
   /* [run] */
-  char algorithm[32];        /* downpour | sgd | consensus | sandblaster | collective */
+  char algorithm[32];        /* downpour | sgd | consensus | sandblaster | collective | dataparallel */
   uint64_t seed;
   double max_sim_time;       /* simulated seconds, > 0 */
   long max_steps;            /* minibatches per worker / replica; 0: no limit */
@@ -98,6 +98,13 @@ typedef struct scenario {
   double coll_chunk;         /* bytes per chunk; 0: unchunked */
   long coll_iterations;
   double coll_reduce_flops;  /* flops per element added; 0: free reductions */
+  /* [dataparallel] */
+  long dp_replicas;          /* replicas, one per host */
+  long dp_batch;             /* examples per replica per step */
+  double dp_lr;
+  char dp_collective[24];    /* ring | halving-doubling | tree */
+  double dp_bucket_mb;       /* MiB of wire bytes per gradient bucket; 0: one bucket */
+  int dp_overlap;            /* bucket allreduces overlap the backward pass */
   /* [faults] */
   char stragglers[64];       /* FRACTION:SLOWDOWN, or "" */
 } scenario;

@@ -1,0 +1,342 @@
+/* dataparallel.c - synchronous data-parallel SGD with bucketed, overlapped allreduces.
+ *
+ * k replicas, replica r on hosts[r] with rows data_shard_bounds(n, k, r) of the training
+ * set and its own stream (minibatch_create rank r), all start from the same parameters.
+ * Each step every replica
+ *   forward_pass    draws its minibatch and computes the real gradient (numerics take no
+ *                   simulated time), then spends the forward flops of every layer;
+ *   backward_pass   spends each layer's backward flops from the last layer down; as soon
+ *                   as the layers of a bucket are done, the bucket is handed to the
+ *                   replica's communicator actor, whose allreduce of it then overlaps the
+ *                   rest of backward (PyTorch DDP, Li et al. VLDB 2020, sec. 3.2.3);
+ *   wait_reduced    waits until its communicator has reduced every bucket;
+ *   apply_update    w -= lr * (sum of the k gradients) / k, the same on every replica.
+ * A bucket holds whole layers, taken from the last one backwards until its wire bytes
+ * reach dataparallel.bucket_bytes (DDP's bucket_cap_mb), so buckets are contiguous
+ * ranges of the parameter vector (net.h's layout). The communicator runs the buckets'
+ * allreduces one after the other in bucket order, on one communicator: every replica
+ * calls the same collectives in the same order, as collectives.h requires (and as DDP
+ * does on one NCCL stream). With overlap off, backward finishes first and then all the
+ * buckets go.
+ *
+ * The sum of each element follows the chosen collective's fixed order (coll_reference),
+ * so the k replicas hold bit-identical parameters, and k = 1 is sequential SGD bit for
+ * bit. Replica 0 decides before each step whether the run goes on (evaluator's stop,
+ * max_steps, max_sim_time) and every replica reads that decision behind one barrier, so
+ * all replicas run the same steps and no allreduce is left half-done. */
+#include "algorithms/dataparallel.h"
+
+#include <string.h>
+#include <simgrid/actor.h>
+#include <simgrid/barrier.h>
+#include <simgrid/mutex.h>
+#include <simgrid/semaphore.h>
+#include <xbt/asserts.h>
+#include <xbt/sysdep.h>
+
+#include "algorithms/collectives.h"
+#include "algorithms/eval.h"
+#include "algorithms/msg.h"
+#include "models/cost.h"
+#include "models/minibatch.h"
+#include "models/optim.h"
+
+typedef struct replica {
+  struct dataparallel *d;
+  size_t rank;
+  gsl_vector *w, *grad;  /* numerics: parameters and this step's gradient, summed in place */
+  minibatch *mb;
+  sg_sem_t ready;        /* released once per bucket backward has produced, and once to stop */
+  sg_sem_t reduced;      /* released once per step, when every bucket is reduced */
+  int stopping;          /* set before the last release of ready */
+  long allreduces;       /* bucket allreduces its communicator ran */
+} replica;
+
+struct dataparallel {
+  const run_config *cfg;
+  const dataparallel_params *p;
+  size_t n_layers;       /* shapes' layers, input (layer 0) included */
+  double fwd_flops;      /* forward flops per example, all layers */
+  double *bwd_flops;     /* [l]: layer l's backward flops per example */
+  size_t nb;             /* buckets; bucket 0 holds the last layer */
+  size_t *first;         /* [b]: bucket b's lowest layer */
+  double *elems;         /* [b]: its simulated elements */
+  size_t *off, *len;     /* [b]: numerics, its range of the parameter vector */
+  coll_comm *comm;
+  replica *reps;
+  sg_bar_t start;        /* every step starts with every replica */
+  int go;                /* replica 0's decision for the step about to start */
+  sg_mutex_t mu;         /* guards replica 0's w against the evaluator's snapshot */
+  metrics_slot *slot;
+  eval_ctl *eval;
+};
+
+size_t dataparallel_hosts_needed(const dataparallel_params *p) { return (size_t)p->replicas; }
+size_t dataparallel_metrics_slots(void) { return 1; }
+
+size_t dataparallel_buckets(const arch *shapes, double bucket_bytes, size_t elem_bytes, size_t *first,
+                            double *elems)
+{
+  size_t nb = 0;
+  double acc = 0;
+  for (size_t l = arch_n_layers(shapes) - 1; l >= 1; l--) {
+    acc += arch_layer_params(shapes, l);
+    if (l == 1 || (bucket_bytes > 0 && acc * (double)elem_bytes >= bucket_bytes)) {
+      if (first) {
+        first[nb] = l;
+        elems[nb] = acc;
+      }
+      nb++;
+      acc = 0;
+    }
+  }
+  return nb;
+}
+
+/* ---- a replica's step ------------------------------------------------------ */
+
+static int all_go_on(replica *r, long step)
+{
+  dataparallel *d = r->d;
+  if (r->rank == 0)
+    d->go = !eval_should_stop(d->eval) && (d->cfg->max_steps == 0 || step < d->cfg->max_steps);
+  sg_barrier_wait(d->start);
+  return d->go;
+}
+
+static void forward_pass(replica *r)
+{
+  const run_config *cfg = r->d->cfg;
+  if (cfg->numerics)
+    minibatch_gradient(r->mb, r->w, r->grad, NULL);
+  run_execute(cfg, r->d->fwd_flops * (double)r->d->p->batch);
+}
+
+/* Layer l's backward yields its gradient; the bucket whose lowest layer it is is
+ * then complete. */
+static void backward_pass(replica *r)
+{
+  dataparallel *d = r->d;
+  size_t b = 0;
+  for (size_t l = d->n_layers - 1; l >= 1; l--) {
+    run_execute(d->cfg, d->bwd_flops[l] * (double)d->p->batch);
+    if (l == d->first[b]) {
+      if (d->p->overlap)
+        sg_sem_release(r->ready);
+      b++;
+    }
+  }
+  for (size_t k = 0; !d->p->overlap && k < d->nb; k++)
+    sg_sem_release(r->ready);
+}
+
+static void wait_reduced(replica *r)
+{
+  sg_sem_acquire(r->reduced);
+}
+
+static void apply_update(replica *r)
+{
+  dataparallel *d = r->d;
+  const run_config *cfg = d->cfg;
+  run_execute(cfg, cost_update_flops((size_t)cfg->sim_params, 0));
+  if (!cfg->numerics)
+    return;
+  double k = (double)d->p->replicas; /* the mean of k minibatch means: k = 1 divides exactly */
+  for (size_t i = 0; i < r->grad->size; i++)
+    r->grad->data[i] /= k;
+  if (r->rank == 0)
+    sg_mutex_lock(d->mu);
+  optim_sgd_apply(r->w->data, r->grad->data, r->w->size, d->p->lr);
+  if (r->rank == 0)
+    sg_mutex_unlock(d->mu);
+}
+
+static void count_step(replica *r)
+{
+  if (r->rank != 0)
+    return;
+  r->d->slot->steps++;
+  eval_step_done(r->d->eval); /* counts the step; the stop it may ask for is read by all_go_on */
+}
+
+static void stop_communicator(replica *r)
+{
+  r->stopping = 1;
+  sg_sem_release(r->ready);
+}
+
+static void replica_actor(int argc, char **argv)
+{
+  (void)argc;
+  (void)argv;
+  replica *r = sg_actor_self_get_data();
+  for (long step = 0; all_go_on(r, step); step++) {
+    forward_pass(r);
+    backward_pass(r);
+    wait_reduced(r);
+    apply_update(r);
+    count_step(r);
+  }
+  stop_communicator(r);
+  eval_finished(r->d->eval);
+}
+
+/* ---- a replica's communicator ---------------------------------------------- */
+
+static void allreduce_bucket(replica *r, size_t b)
+{
+  dataparallel *d = r->d;
+  double *buf = d->cfg->numerics ? r->grad->data + d->off[b] : NULL;
+  size_t n = d->cfg->numerics ? d->len[b] : (size_t)d->elems[b];
+  coll_allreduce(d->comm, r->rank, buf, n, (coll_algo)d->p->algo);
+  r->allreduces++;
+}
+
+static void communicator_actor(int argc, char **argv)
+{
+  (void)argc;
+  (void)argv;
+  replica *r = sg_actor_self_get_data();
+  for (;;) {
+    for (size_t b = 0; b < r->d->nb; b++) {
+      sg_sem_acquire(r->ready);
+      if (r->stopping)
+        return;
+      allreduce_bucket(r, b);
+    }
+    sg_sem_release(r->reduced);
+  }
+}
+
+/* ---- set-up ---------------------------------------------------------------- */
+
+static void snapshot(void *ctx, gsl_vector *w)
+{
+  dataparallel *d = ctx;
+  sg_mutex_lock(d->mu);
+  gsl_vector_memcpy(w, d->reps[0].w);
+  sg_mutex_unlock(d->mu);
+}
+
+/* A numeric run reduces net.h's ranges: shapes must be cfg->model's layers. */
+static int shapes_fit_model(const arch *shapes, const net *model)
+{
+  if (arch_n_layers(shapes) != net_n_layers(model) + 1)
+    return 0;
+  for (size_t l = 1; l < arch_n_layers(shapes); l++)
+    if (arch_layer_params(shapes, l) != (double)(net_layer_offset(model, l) - net_layer_offset(model, l - 1)))
+      return 0;
+  return 1;
+}
+
+static void costs_init(dataparallel *d, const arch *shapes)
+{
+  d->n_layers = arch_n_layers(shapes);
+  d->bwd_flops = xbt_malloc0(d->n_layers * sizeof(double));
+  for (size_t l = 1; l < d->n_layers; l++) { /* SPEC 5: backward is twice the forward */
+    double f = arch_layer_train_flops(shapes, l) / 3;
+    d->fwd_flops += f;
+    d->bwd_flops[l] = 2 * f;
+  }
+  d->first = xbt_malloc0(d->n_layers * sizeof(size_t));
+  d->elems = xbt_malloc0(d->n_layers * sizeof(double));
+  d->nb = dataparallel_buckets(shapes, d->p->bucket_bytes, d->cfg->elem_bytes, d->first, d->elems);
+  d->off = xbt_malloc0(d->nb * sizeof(size_t));
+  d->len = xbt_malloc0(d->nb * sizeof(size_t));
+  for (size_t b = 0; d->cfg->numerics && b < d->nb; b++) {
+    size_t last = b == 0 ? d->n_layers - 1 : d->first[b - 1] - 1; /* arch layer l is net layer l - 1 */
+    d->off[b] = net_layer_offset(d->cfg->model, d->first[b] - 1);
+    d->len[b] = net_layer_offset(d->cfg->model, last) - d->off[b];
+  }
+}
+
+static void replica_init(dataparallel *d, replica *r, size_t rank)
+{
+  const run_config *cfg = d->cfg;
+  r->d = d;
+  r->rank = rank;
+  r->ready = sg_sem_init(0);
+  r->reduced = sg_sem_init(0);
+  if (cfg->numerics) {
+    size_t begin, end;
+    r->w = run_initial_params(cfg);
+    r->grad = gsl_vector_calloc(r->w->size);
+    data_shard_bounds(data_n(cfg->train), (size_t)d->p->replicas, rank, &begin, &end);
+    r->mb = minibatch_create(cfg->model, cfg->train, begin, end, (size_t)d->p->batch, cfg->seed, (int)rank);
+    xbt_assert(r->mb != NULL, "replica %zu has no training rows", rank);
+  }
+}
+
+static void start_actor(const char *role, size_t rank, sg_host_t host, void *data, void (*fn)(int, char **))
+{
+  char name[48];
+  mbox_name(name, sizeof(name), role, (int)rank);
+  sg_actor_t a = sg_actor_init(name, host);
+  sg_actor_set_data(a, data);
+  sg_actor_start(a, fn, 0, NULL);
+}
+
+dataparallel *dataparallel_deploy(const run_config *cfg, const arch *shapes, metrics *m)
+{
+  const dataparallel_params *p = &cfg->dataparallel;
+  size_t k = (size_t)p->replicas;
+  if (k == 0 || cfg->n_hosts < k || arch_n_layers(shapes) < 2 ||
+      (cfg->numerics && (!shapes_fit_model(shapes, cfg->model) || data_n(cfg->train) < k)))
+    return NULL;
+  dataparallel *d = xbt_malloc0(sizeof(*d));
+  d->cfg = cfg;
+  d->p = p;
+  costs_init(d, shapes);
+  coll_opts o = {cfg->elem_bytes, 0, NULL, 0}; /* unchunked; additions take no simulated time */
+  d->comm = coll_comm_create("dp", cfg->hosts, k, &o);
+  xbt_assert(d->comm != NULL, "a data-parallel communicator of %zu replicas", k);
+  d->start = sg_barrier_init((unsigned)k);
+  d->mu = sg_mutex_init();
+  d->slot = metrics_slot_at(m, 0);
+  d->reps = xbt_malloc0(k * sizeof(replica));
+  for (size_t r = 0; r < k; r++)
+    replica_init(d, &d->reps[r], r);
+  d->eval = eval_ctl_create(cfg, m, (int)k, snapshot, d);
+  for (size_t r = 0; r < k; r++) {
+    start_actor("dp-replica", r, cfg->hosts[r], &d->reps[r], replica_actor);
+    start_actor("dp-comm", r, cfg->hosts[r], &d->reps[r], communicator_actor);
+  }
+  eval_start(d->eval, cfg->hosts[0]);
+  return d;
+}
+
+void dataparallel_free(dataparallel *d)
+{
+  if (d == NULL)
+    return;
+  for (size_t r = 0; r < (size_t)d->p->replicas; r++) {
+    replica *rp = &d->reps[r];
+    sg_sem_destroy(rp->ready);
+    sg_sem_destroy(rp->reduced);
+    if (rp->w) {
+      gsl_vector_free(rp->w);
+      gsl_vector_free(rp->grad);
+      minibatch_free(rp->mb);
+    }
+  }
+  xbt_free(d->reps);
+  eval_ctl_free(d->eval);
+  sg_mutex_destroy(d->mu);
+  sg_barrier_destroy(d->start);
+  coll_comm_free(d->comm);
+  xbt_free(d->bwd_flops);
+  xbt_free(d->first);
+  xbt_free(d->elems);
+  xbt_free(d->off);
+  xbt_free(d->len);
+  xbt_free(d);
+}
+
+size_t dataparallel_bucket_elems(const dataparallel *d, const double **elems)
+{
+  *elems = d->elems;
+  return d->nb;
+}
+
+long dataparallel_allreduces(const dataparallel *d) { return d->reps[0].allreduces; }

@@ -1,0 +1,42 @@
+#ifndef ALGORITHMS_DATAPARALLEL_H
+#define ALGORITHMS_DATAPARALLEL_H
+/* dataparallel.h - synchronous data parallelism (run.algorithm = dataparallel): k
+ * replicas on k hosts sum their minibatch gradients with allreduces of gradient
+ * buckets that overlap the backward pass (PyTorch DDP), then apply one SGD update. */
+
+#include <stddef.h>
+
+#include "algorithms/metrics.h"
+#include "algorithms/run.h"
+#include "models/arch.h"
+
+typedef struct dataparallel dataparallel;
+
+/* Replica r runs on cfg->hosts[r]. */
+size_t dataparallel_hosts_needed(const dataparallel_params *p);
+/* One slot: the global steps (replica 0 counts them). */
+size_t dataparallel_metrics_slots(void);
+
+/* The gradient buckets of shapes (layers 1..n-1, filled from the last layer backwards;
+ * a bucket closes once it holds at least bucket_bytes of elem_bytes elements; 0: one
+ * bucket): returns their number, and with first != NULL writes bucket b's lowest layer
+ * into first[b] and its element count into elems[b] (arrays of arch_n_layers(shapes)). */
+size_t dataparallel_buckets(const arch *shapes, double bucket_bytes, size_t elem_bytes, size_t *first,
+                            double *elems);
+
+/* Creates the replica, communication and evaluator actors. shapes gives per-layer
+ * parameters and flops (a virtual net, or model.layers as an arch); a numeric run needs
+ * shapes to have cfg->model's layers. cfg, shapes and m outlive the run. Returns NULL
+ * if cfg has fewer hosts than replicas, or a numeric run's shapes do not match
+ * cfg->model or its data has fewer rows than replicas. Free with dataparallel_free
+ * after the engine has run. */
+dataparallel *dataparallel_deploy(const run_config *cfg, const arch *shapes, metrics *m);
+void dataparallel_free(dataparallel *d);
+
+/* After the run: the buckets (returns their number; their simulated elements, last
+ * layer's bucket first, into *elems, owned by d), and the bucket allreduces replica 0
+ * ran (every replica runs as many). */
+size_t dataparallel_bucket_elems(const dataparallel *d, const double **elems);
+long dataparallel_allreduces(const dataparallel *d);
+
+#endif
