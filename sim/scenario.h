@@ -15,7 +15,7 @@
 
 typedef struct scenario {
   /* [run] */
-  char algorithm[32];        /* downpour | sgd | consensus | sandblaster | collective */
+  char algorithm[32];        /* downpour | sgd | consensus | sandblaster | collective | tensor */
   uint64_t seed;
   double max_sim_time;       /* simulated seconds, > 0 */
   long max_steps;            /* minibatches per worker / replica; 0: no limit */
@@ -98,6 +98,18 @@ typedef struct scenario {
   double coll_chunk;         /* bytes per chunk; 0: unchunked */
   long coll_iterations;
   double coll_reduce_flops;  /* flops per element added; 0: free reductions */
+  /* [tensor] */
+  long tp_ranks;             /* t: tensor-parallel ranks, one per host */
+  long tp_hidden;            /* h */
+  long tp_heads;             /* a */
+  long tp_layers;            /* L */
+  long tp_seq;               /* s */
+  long tp_microbatch;        /* b */
+  long tp_microbatches;      /* per step */
+  long tp_steps;
+  int tp_seqpar;
+  int tp_async;
+  char tp_collective[24];    /* ring | halving-doubling | tree (the allreduce) */
   /* [faults] */
   char stragglers[64];       /* FRACTION:SLOWDOWN, or "" */
 } scenario;

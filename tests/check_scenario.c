@@ -34,13 +34,16 @@ static int scenario_equal(const scenario *a, const scenario *b)
          NUM_EQ(sb_portion) && NUM_EQ(sb_push_every) && NUM_EQ(sb_backups) && NUM_EQ(sb_backup_at) &&
          NUM_EQ(sb_gtol) && NUM_EQ(sb_exact_sum) && STR_EQ(coll_op) && STR_EQ(coll_algorithm) &&
          NUM_EQ(coll_bytes) && NUM_EQ(coll_ranks) && NUM_EQ(coll_root) && NUM_EQ(coll_chunk) &&
-         NUM_EQ(coll_iterations) && NUM_EQ(coll_reduce_flops) && STR_EQ(stragglers);
+         NUM_EQ(coll_iterations) && NUM_EQ(coll_reduce_flops) && NUM_EQ(tp_ranks) && NUM_EQ(tp_hidden) &&
+         NUM_EQ(tp_heads) && NUM_EQ(tp_layers) && NUM_EQ(tp_seq) && NUM_EQ(tp_microbatch) &&
+         NUM_EQ(tp_microbatches) && NUM_EQ(tp_steps) && NUM_EQ(tp_seqpar) && NUM_EQ(tp_async) &&
+         STR_EQ(tp_collective) && STR_EQ(stragglers);
 #undef STR_EQ
 #undef NUM_EQ
 }
 
-/* The struct has 76 fields (sim/scenario.h); each must have exactly one key. */
-#define N_FIELDS 76
+/* The struct has 87 fields (sim/scenario.h); each must have exactly one key. */
+#define N_FIELDS 87
 
 /* Writes text to a fresh file under /tmp; path receives its name. */
 static void write_temp(const char *text, char *path, size_t len)
@@ -656,7 +659,7 @@ START_TEST(test_scenario_reference_table)
     ck_assert_ptr_nonnull(unit);
   }
   ck_assert_ptr_nonnull(strstr(buf, "| `downpour.lr` | `0.05` |"));
-  ck_assert_ptr_nonnull(strstr(buf, "One of: `downpour`, `sgd`, `consensus`, `sandblaster`, `collective`."));
+  ck_assert_ptr_nonnull(strstr(buf, "One of: `downpour`, `sgd`, `consensus`, `sandblaster`, `collective`, `tensor`."));
   ck_assert_ptr_nonnull(strstr(buf, "Range: in (0, 1]."));
   free(buf);
 }
