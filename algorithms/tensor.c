@@ -32,7 +32,7 @@
 typedef struct rank {
   struct tensor *tp;
   size_t me;
-  tfm_part **parts;   /* per layer (numeric runs) */
+  transformer_part **parts;   /* per layer (numeric runs) */
   gsl_matrix **act;   /* act[l]: layer l's input rows, act[L]: the output (numeric) */
   gsl_matrix *dcur, *dnext; /* gradient w.r.t. a layer's output / input rows (numeric) */
   gsl_vector *gtmp;   /* one layer's gradient for one microbatch */
@@ -45,7 +45,7 @@ struct tensor {
   const tensor_params *p;
   metrics *m;
   coll_comm *comm;
-  tfm_dims d;
+  transformer_dims d;
   size_t n;            /* rows: seq x microbatch */
   gsl_vector **w;      /* per layer weights (numeric), read by every rank */
   rank *ranks;
@@ -55,8 +55,8 @@ size_t tensor_hosts_needed(const tensor_params *p) { return p->ranks; }
 
 double tensor_layer_flops(const tensor_params *p)
 {
-  tfm_dims d = {p->microbatch, p->seq, p->hidden, p->heads};
-  return tfm_layer_flops(&d);
+  transformer_dims d = {p->microbatch, p->seq, p->hidden, p->heads};
+  return transformer_layer_flops(&d);
 }
 
 /* Per-rank flops of each phase (header comment), bsh2 = b s h^2 and bs2h = b s^2 h. */
@@ -65,9 +65,9 @@ static double bs2h(const tensor *t) { return (double)t->d.b * t->d.s * t->d.s * 
 
 static void compute(const tensor *t, double flops) { run_execute(t->cfg, flops / (double)t->p->ranks); }
 
-static double *buf(rank *rk, size_t l, tfm_buf which)
+static double *buf(rank *rk, size_t l, transformer_buf which)
 {
-  return rk->parts ? tfm_part_buf(rk->parts[l], which) : NULL;
+  return rk->parts ? transformer_part_buf(rk->parts[l], which) : NULL;
 }
 
 /* g forward, f backward: the sum over the group of a rank's partial n x h result. */
@@ -75,13 +75,13 @@ static void reduce_partial(rank *rk, size_t l)
 {
   tensor *t = rk->tp;
   if (t->p->seqpar)
-    coll_reduce_scatter(t->comm, rk->me, buf(rk, l, TFM_RED), t->n * t->d.h);
+    coll_reduce_scatter(t->comm, rk->me, buf(rk, l, TRANSFORMER_RED), t->n * t->d.h);
   else
-    coll_allreduce(t->comm, rk->me, buf(rk, l, TFM_RED), t->n * t->d.h, (coll_algo)t->p->algo);
+    coll_allreduce(t->comm, rk->me, buf(rk, l, TRANSFORMER_RED), t->n * t->d.h, (coll_algo)t->p->algo);
 }
 
 /* Sequence parallelism: every rank's rows of an n x h buffer onto every rank. */
-static void gather_rows(rank *rk, size_t l, tfm_buf which)
+static void gather_rows(rank *rk, size_t l, transformer_buf which)
 {
   tensor *t = rk->tp;
   if (t->p->seqpar)
@@ -107,21 +107,21 @@ static void forward_layer(rank *rk, size_t l)
   tensor *t = rk->tp;
   const gsl_vector *w = t->w ? t->w[l] : NULL;
   if (rk->parts)
-    tfm_fwd_ln1(rk->parts[l], w, rk->act[l]);
-  gather_rows(rk, l, TFM_XN);
+    transformer_fwd_ln1(rk->parts[l], w, rk->act[l]);
+  gather_rows(rk, l, TRANSFORMER_XN);
   compute(t, 8 * bsh2(t) + 4 * bs2h(t));
   if (rk->parts)
-    tfm_fwd_attn(rk->parts[l], w);
+    transformer_fwd_attn(rk->parts[l], w);
   reduce_partial(rk, l);
   if (rk->parts)
-    tfm_fwd_ln2(rk->parts[l], w);
-  gather_rows(rk, l, TFM_YN);
+    transformer_fwd_ln2(rk->parts[l], w);
+  gather_rows(rk, l, TRANSFORMER_YN);
   compute(t, 16 * bsh2(t));
   if (rk->parts)
-    tfm_fwd_mlp(rk->parts[l], w);
+    transformer_fwd_mlp(rk->parts[l], w);
   reduce_partial(rk, l);
   if (rk->parts)
-    tfm_fwd_out(rk->parts[l], w, rk->act[l + 1]);
+    transformer_fwd_out(rk->parts[l], w, rk->act[l + 1]);
 }
 
 static void backward_layer(rank *rk, size_t l)
@@ -130,22 +130,22 @@ static void backward_layer(rank *rk, size_t l)
   const gsl_vector *w = t->w ? t->w[l] : NULL;
   if (rk->parts) {
     gsl_vector_set_zero(rk->gtmp);
-    tfm_bwd_out(rk->parts[l], rk->dcur, rk->gtmp);
+    transformer_bwd_out(rk->parts[l], rk->dcur, rk->gtmp);
   }
-  gather_rows(rk, l, TFM_DFULL);
+  gather_rows(rk, l, TRANSFORMER_DFULL);
   compute(t, 24 * bsh2(t));
   if (rk->parts)
-    tfm_bwd_mlp(rk->parts[l], w, rk->gtmp);
+    transformer_bwd_mlp(rk->parts[l], w, rk->gtmp);
   reduce_grad_with(rk, l, 8 * bsh2(t));
   if (rk->parts)
-    tfm_bwd_ln2(rk->parts[l], w, rk->gtmp);
-  gather_rows(rk, l, TFM_DFULL);
+    transformer_bwd_ln2(rk->parts[l], w, rk->gtmp);
+  gather_rows(rk, l, TRANSFORMER_DFULL);
   compute(t, 10 * bsh2(t) + 8 * bs2h(t));
   if (rk->parts)
-    tfm_bwd_attn(rk->parts[l], w, rk->gtmp);
+    transformer_bwd_attn(rk->parts[l], w, rk->gtmp);
   reduce_grad_with(rk, l, 6 * bsh2(t));
   if (rk->parts) {
-    tfm_bwd_ln1(rk->parts[l], w, rk->gtmp, rk->dnext);
+    transformer_bwd_ln1(rk->parts[l], w, rk->gtmp, rk->dnext);
     gsl_vector_add(rk->gacc[l], rk->gtmp);
     gsl_matrix *s = rk->dcur;
     rk->dcur = rk->dnext;
@@ -173,7 +173,7 @@ static void load_microbatch(rank *rk, long k)
   if (!rk->parts)
     return;
   size_t row0, rows;
-  tfm_part_rows(rk->parts[0], &row0, &rows);
+  transformer_part_rows(rk->parts[0], &row0, &rows);
   microbatch_matrix(rk->tp, k, 0, row0, rk->act[0]);
   microbatch_matrix(rk->tp, k, 1, row0, rk->dcur);
 }
@@ -208,27 +208,27 @@ static void rank_init_numerics(tensor *t, rank *rk)
 {
   const tensor_params *p = t->p;
   size_t row0, rows;
-  rk->parts = xbt_malloc0(p->layers * sizeof(tfm_part *));
+  rk->parts = xbt_malloc0(p->layers * sizeof(transformer_part *));
   rk->act = xbt_malloc0((p->layers + 1) * sizeof(gsl_matrix *));
   rk->gacc = xbt_malloc0(p->layers * sizeof(gsl_vector *));
   for (size_t l = 0; l < p->layers; l++) {
-    rk->parts[l] = tfm_part_create(&t->d, p->ranks, rk->me, p->seqpar);
+    rk->parts[l] = transformer_part_create(&t->d, p->ranks, rk->me, p->seqpar);
     xbt_assert(rk->parts[l] != NULL, "tensor: a validated split was refused");
-    rk->gacc[l] = gsl_vector_calloc(tfm_n_params(t->d.h));
+    rk->gacc[l] = gsl_vector_calloc(transformer_n_params(t->d.h));
   }
-  tfm_part_rows(rk->parts[0], &row0, &rows);
+  transformer_part_rows(rk->parts[0], &row0, &rows);
   for (size_t l = 0; l <= p->layers; l++)
     rk->act[l] = gsl_matrix_alloc(rows, t->d.h);
   rk->dcur = gsl_matrix_alloc(rows, t->d.h);
   rk->dnext = gsl_matrix_alloc(rows, t->d.h);
-  rk->gtmp = gsl_vector_alloc(tfm_n_params(t->d.h));
+  rk->gtmp = gsl_vector_alloc(transformer_n_params(t->d.h));
 }
 
 tensor *tensor_deploy(const run_config *cfg, metrics *m)
 {
   const tensor_params *p = &cfg->tensor;
-  tfm_dims d = {p->microbatch, p->seq, p->hidden, p->heads};
-  if (p->ranks == 0 || cfg->n_hosts < p->ranks || tfm_dims_check(&d) != 0 || p->heads % p->ranks != 0 ||
+  transformer_dims d = {p->microbatch, p->seq, p->hidden, p->heads};
+  if (p->ranks == 0 || cfg->n_hosts < p->ranks || transformer_dims_check(&d) != 0 || p->heads % p->ranks != 0 ||
       (p->seqpar && p->seq % p->ranks != 0) || p->layers == 0 || p->microbatches < 1 || p->steps < 1)
     return NULL;
   tensor *t = xbt_malloc0(sizeof(*t));
@@ -244,8 +244,8 @@ tensor *tensor_deploy(const run_config *cfg, metrics *m)
     t->w = xbt_malloc0(p->layers * sizeof(gsl_vector *));
     for (size_t l = 0; l < p->layers; l++) {
       gsl_rng *r = rng_create(cfg->seed, RNG_ROLE_INIT, (int)l);
-      t->w[l] = gsl_vector_alloc(tfm_n_params(d.h));
-      tfm_init_params(d.h, r, t->w[l]);
+      t->w[l] = gsl_vector_alloc(transformer_n_params(d.h));
+      transformer_init_params(d.h, r, t->w[l]);
       gsl_rng_free(r);
     }
   }
@@ -272,7 +272,7 @@ void tensor_free(tensor *t)
   for (size_t i = 0; i < t->p->ranks; i++) {
     rank *rk = &t->ranks[i];
     for (size_t l = 0; rk->parts && l < t->p->layers; l++) {
-      tfm_part_free(rk->parts[l]);
+      transformer_part_free(rk->parts[l]);
       gsl_vector_free(rk->gacc[l]);
     }
     for (size_t l = 0; rk->act && l <= t->p->layers; l++)
@@ -321,7 +321,7 @@ static double rel_error(const double *got, const double *ref, size_t n)
 static double check(const tensor *t)
 {
   const tensor_params *p = t->p;
-  size_t n = t->n, h = t->d.h, L = p->layers, np = tfm_n_params(h);
+  size_t n = t->n, h = t->d.h, L = p->layers, np = transformer_n_params(h);
   gsl_matrix **X = xbt_malloc((L + 1) * sizeof(gsl_matrix *));
   for (size_t l = 0; l <= L; l++)
     X[l] = gsl_matrix_alloc(n, h);
@@ -334,9 +334,9 @@ static double check(const tensor *t)
     microbatch_matrix(t, k, 0, 0, X[0]);
     microbatch_matrix(t, k, 1, 0, dZ);
     for (size_t l = 0; l < L; l++)
-      xbt_assert(tfm_layer_forward(&t->d, t->w[l], X[l], X[l + 1]) == 0, "tensor: serial forward");
+      xbt_assert(transformer_layer_forward(&t->d, t->w[l], X[l], X[l + 1]) == 0, "tensor: serial forward");
     for (size_t l = L; l-- > 0;) {
-      xbt_assert(tfm_layer_backward(&t->d, t->w[l], X[l], dZ, dX, g) == 0, "tensor: serial backward");
+      xbt_assert(transformer_layer_backward(&t->d, t->w[l], X[l], dZ, dX, g) == 0, "tensor: serial backward");
       gsl_vector_add(gref[l], g);
       gsl_matrix_memcpy(dZ, dX);
     }
@@ -346,7 +346,7 @@ static double check(const tensor *t)
   for (size_t i = 0; i < p->ranks; i++) {
     const rank *rk = &t->ranks[i];
     size_t row0, rows;
-    tfm_part_rows(rk->parts[0], &row0, &rows);
+    transformer_part_rows(rk->parts[0], &row0, &rows);
     err = fmax(err, max_diff(rk->act[L]->data, gsl_matrix_const_ptr(X[L], row0, 0), rows * h) / sz);
     err = fmax(err, max_diff(rk->dcur->data, gsl_matrix_const_ptr(dZ, row0, 0), rows * h) / sd);
   }
@@ -354,7 +354,7 @@ static double check(const tensor *t)
   for (size_t l = 0; l < L; l++) {
     for (size_t i = 0; i < p->ranks; i++)
       parts[i] = t->ranks[i].gacc[l];
-    tfm_grad_combine(h, p->ranks, p->seqpar, (const gsl_vector *const *)parts, comb);
+    transformer_grad_combine(h, p->ranks, p->seqpar, (const gsl_vector *const *)parts, comb);
     err = fmax(err, rel_error(comb->data, gref[l]->data, np));
     gsl_vector_free(gref[l]);
   }

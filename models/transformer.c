@@ -17,14 +17,14 @@
 #define GELU_K 0.7978845608028654
 #define GELU_C 0.044715
 
-int tfm_dims_check(const tfm_dims *d)
+int transformer_dims_check(const transformer_dims *d)
 {
   if (d == NULL || d->b == 0 || d->s == 0 || d->h == 0 || d->heads == 0 || d->h % d->heads != 0)
     return -1;
   return 0;
 }
 
-void tfm_layout_of(size_t h, tfm_layout *l)
+void transformer_layout_of(size_t h, transformer_layout *l)
 {
   size_t o = 0;
   l->ln1_g = o; o += h;
@@ -46,14 +46,14 @@ void tfm_layout_of(size_t h, tfm_layout *l)
   l->total = o;
 }
 
-size_t tfm_n_params(size_t h)
+size_t transformer_n_params(size_t h)
 {
-  tfm_layout l;
-  tfm_layout_of(h, &l);
+  transformer_layout l;
+  transformer_layout_of(h, &l);
   return l.total;
 }
 
-double tfm_layer_flops(const tfm_dims *d)
+double transformer_layer_flops(const transformer_dims *d)
 {
   double b = (double)d->b, s = (double)d->s, h = (double)d->h;
   return 24.0 * b * s * h * h + 4.0 * b * s * s * h;
@@ -65,12 +65,12 @@ static void fill_uniform(gsl_rng *r, double *x, size_t n, double g)
     x[i] = (2.0 * gsl_rng_uniform(r) - 1.0) * g;
 }
 
-void tfm_init_params(size_t h, gsl_rng *r, gsl_vector *w)
+void transformer_init_params(size_t h, gsl_rng *r, gsl_vector *w)
 {
-  tfm_layout l;
-  tfm_layout_of(h, &l);
+  transformer_layout l;
+  transformer_layout_of(h, &l);
   if (w->size != l.total || w->stride != 1)
-    mem_die("tfm_init_params", "w must hold tfm_n_params(h) contiguous entries");
+    mem_die("transformer_init_params", "w must hold transformer_n_params(h) contiguous entries");
   double *p = w->data;
   double gh = sqrt(6.0 / (2.0 * h)), g4 = sqrt(6.0 / (5.0 * h));
   for (size_t i = 0; i < h; i++) {
@@ -297,12 +297,12 @@ static void ref_acts_free(ref_acts *a)
   free(a->P);
 }
 
-static int ref_forward(const tfm_dims *d, const gsl_vector *w, const gsl_matrix *X, ref_acts *a, gsl_matrix *Z)
+static int ref_forward(const transformer_dims *d, const gsl_vector *w, const gsl_matrix *X, ref_acts *a, gsl_matrix *Z)
 {
   size_t n = d->b * d->s, h = d->h;
-  tfm_layout l;
-  tfm_layout_of(h, &l);
-  if (tfm_dims_check(d) != 0 || w->size != l.total || w->stride != 1 || X->size1 != n || X->size2 != h ||
+  transformer_layout l;
+  transformer_layout_of(h, &l);
+  if (transformer_dims_check(d) != 0 || w->size != l.total || w->stride != 1 || X->size1 != n || X->size2 != h ||
       Z->size1 != n || Z->size2 != h)
     return -1;
   const double *p = w->data;
@@ -332,7 +332,7 @@ static int ref_forward(const tfm_dims *d, const gsl_vector *w, const gsl_matrix 
   return 0;
 }
 
-int tfm_layer_forward(const tfm_dims *d, const gsl_vector *w, const gsl_matrix *X, gsl_matrix *Z)
+int transformer_layer_forward(const transformer_dims *d, const gsl_vector *w, const gsl_matrix *X, gsl_matrix *Z)
 {
   ref_acts a;
   memset(&a, 0, sizeof a);
@@ -341,13 +341,13 @@ int tfm_layer_forward(const tfm_dims *d, const gsl_vector *w, const gsl_matrix *
   return rc;
 }
 
-int tfm_layer_backward(const tfm_dims *d, const gsl_vector *w, const gsl_matrix *X, const gsl_matrix *dZ,
-                       gsl_matrix *dX, gsl_vector *grad)
+int transformer_layer_backward(const transformer_dims *d, const gsl_vector *w, const gsl_matrix *X,
+                               const gsl_matrix *dZ, gsl_matrix *dX, gsl_vector *grad)
 {
   size_t n = d->b * d->s, h = d->h;
-  tfm_layout l;
-  tfm_layout_of(h, &l);
-  if (tfm_dims_check(d) != 0 || dZ->size1 != n || dZ->size2 != h || dX->size1 != n || dX->size2 != h ||
+  transformer_layout l;
+  transformer_layout_of(h, &l);
+  if (transformer_dims_check(d) != 0 || dZ->size1 != n || dZ->size2 != h || dX->size1 != n || dX->size2 != h ||
       grad->size != l.total || grad->stride != 1)
     return -1;
   ref_acts a;
@@ -392,12 +392,12 @@ int tfm_layer_backward(const tfm_dims *d, const gsl_vector *w, const gsl_matrix 
 
 /* ---- Tensor-parallel rank ---- */
 
-struct tfm_part {
-  tfm_dims d;
+struct transformer_part {
+  transformer_dims d;
   size_t t, r, n, row0, rows;
   size_t hl, fl, c0, f0; /* local attention columns [c0, c0+hl), MLP columns [f0, f0+fl) */
   int sp;
-  tfm_layout l;
+  transformer_layout l;
   gsl_matrix *X, *xh1, *Y, *xh2, *dZ, *dY;    /* rows x h */
   gsl_matrix *Xn, *Yn, *red, *dfull;          /* n x h */
   gsl_matrix *Q, *K, *V, *ctx, *dQ, *dK, *dV, *dctx; /* n x hl */
@@ -405,11 +405,11 @@ struct tfm_part {
   double *rstd1, *rstd2, *P;
 };
 
-tfm_part *tfm_part_create(const tfm_dims *d, size_t t, size_t r, int seqpar)
+transformer_part *transformer_part_create(const transformer_dims *d, size_t t, size_t r, int seqpar)
 {
-  if (tfm_dims_check(d) != 0 || t == 0 || r >= t || d->heads % t != 0 || (seqpar && d->s % t != 0))
+  if (transformer_dims_check(d) != 0 || t == 0 || r >= t || d->heads % t != 0 || (seqpar && d->s % t != 0))
     return NULL;
-  tfm_part *p = mem_calloc(1, sizeof *p);
+  transformer_part *p = mem_calloc(1, sizeof *p);
   p->d = *d;
   p->t = t;
   p->r = r;
@@ -421,7 +421,7 @@ tfm_part *tfm_part_create(const tfm_dims *d, size_t t, size_t r, int seqpar)
   p->fl = 4 * d->h / t;
   p->c0 = r * p->hl;
   p->f0 = r * p->fl;
-  tfm_layout_of(d->h, &p->l);
+  transformer_layout_of(d->h, &p->l);
   gsl_matrix **loc[] = {&p->X, &p->xh1, &p->Y, &p->xh2, &p->dZ, &p->dY};
   for (size_t i = 0; i < sizeof loc / sizeof loc[0]; i++)
     *loc[i] = mem_matrix(p->rows, d->h);
@@ -443,7 +443,7 @@ tfm_part *tfm_part_create(const tfm_dims *d, size_t t, size_t r, int seqpar)
   return p;
 }
 
-void tfm_part_free(tfm_part *p)
+void transformer_part_free(transformer_part *p)
 {
   if (p == NULL)
     return;
@@ -457,33 +457,33 @@ void tfm_part_free(tfm_part *p)
   free(p);
 }
 
-double *tfm_part_buf(tfm_part *p, tfm_buf which)
+double *transformer_part_buf(transformer_part *p, transformer_buf which)
 {
   switch (which) {
-  case TFM_XN: return p->Xn->data;
-  case TFM_YN: return p->Yn->data;
-  case TFM_RED: return p->red->data;
-  case TFM_DFULL: return p->dfull->data;
+  case TRANSFORMER_XN: return p->Xn->data;
+  case TRANSFORMER_YN: return p->Yn->data;
+  case TRANSFORMER_RED: return p->red->data;
+  case TRANSFORMER_DFULL: return p->dfull->data;
   }
-  mem_die("tfm_part_buf", "no such buffer");
+  mem_die("transformer_part_buf", "no such buffer");
 }
 
-void tfm_part_rows(const tfm_part *p, size_t *row0, size_t *rows)
+void transformer_part_rows(const transformer_part *p, size_t *row0, size_t *rows)
 {
   *row0 = p->row0;
   *rows = p->rows;
 }
 
 /* Rows [row0, row0+rows) of an n x h buffer. */
-static gsl_matrix_view local_rows(const tfm_part *p, gsl_matrix *m)
+static gsl_matrix_view local_rows(const transformer_part *p, gsl_matrix *m)
 {
   return gsl_matrix_submatrix(m, p->row0, 0, p->rows, m->size2);
 }
 
-static void check_local(const tfm_part *p, const gsl_matrix *m)
+static void check_local(const transformer_part *p, const gsl_matrix *m)
 {
   if (m->size1 != p->rows || m->size2 != p->d.h)
-    mem_die("tfm", "a local matrix must be tfm_part_rows x h");
+    mem_die("transformer", "a local matrix must be transformer_part_rows x h");
 }
 
 /* y = x W[:, cols] + b[cols] with W (in x out) at off in w: a column-parallel GEMM. */
@@ -511,7 +511,7 @@ static void colsum_into(const gsl_matrix *m, double *out)
       out[c] += gsl_matrix_get(m, i, c);
 }
 
-void tfm_fwd_ln1(tfm_part *p, const gsl_vector *w, const gsl_matrix *X_local)
+void transformer_fwd_ln1(transformer_part *p, const gsl_vector *w, const gsl_matrix *X_local)
 {
   check_local(p, X_local);
   gsl_matrix_memcpy(p->X, X_local);
@@ -519,7 +519,7 @@ void tfm_fwd_ln1(tfm_part *p, const gsl_vector *w, const gsl_matrix *X_local)
   ln_fwd(p->X, w->data + p->l.ln1_g, w->data + p->l.ln1_b, p->xh1, p->rstd1, &xn.matrix);
 }
 
-void tfm_fwd_attn(tfm_part *p, const gsl_vector *w)
+void transformer_fwd_attn(transformer_part *p, const gsl_vector *w)
 {
   size_t h = p->d.h;
   col_linear(w, p->l.Wq, h, p->c0, w->data + p->l.bq, p->Xn, p->Q);
@@ -532,7 +532,7 @@ void tfm_fwd_attn(tfm_part *p, const gsl_vector *w)
   gsl_blas_dgemm(CblasNoTrans, CblasNoTrans, 1.0, p->ctx, &Wr.matrix, 0.0, p->red);
 }
 
-void tfm_fwd_ln2(tfm_part *p, const gsl_vector *w)
+void transformer_fwd_ln2(transformer_part *p, const gsl_vector *w)
 {
   gsl_matrix_view a = local_rows(p, p->red);
   gsl_matrix_memcpy(p->Y, &a.matrix);
@@ -542,7 +542,7 @@ void tfm_fwd_ln2(tfm_part *p, const gsl_vector *w)
   ln_fwd(p->Y, w->data + p->l.ln2_g, w->data + p->l.ln2_b, p->xh2, p->rstd2, &yn.matrix);
 }
 
-void tfm_fwd_mlp(tfm_part *p, const gsl_vector *w)
+void transformer_fwd_mlp(transformer_part *p, const gsl_vector *w)
 {
   size_t h = p->d.h;
   col_linear(w, p->l.W1, 4 * h, p->f0, w->data + p->l.b1, p->Yn, p->U);
@@ -554,7 +554,7 @@ void tfm_fwd_mlp(tfm_part *p, const gsl_vector *w)
   gsl_blas_dgemm(CblasNoTrans, CblasNoTrans, 1.0, p->G, &Wr.matrix, 0.0, p->red);
 }
 
-void tfm_fwd_out(tfm_part *p, const gsl_vector *w, gsl_matrix *Z_local)
+void transformer_fwd_out(transformer_part *p, const gsl_vector *w, gsl_matrix *Z_local)
 {
   check_local(p, Z_local);
   gsl_matrix_view m = local_rows(p, p->red);
@@ -563,7 +563,7 @@ void tfm_fwd_out(tfm_part *p, const gsl_vector *w, gsl_matrix *Z_local)
   gsl_matrix_add(Z_local, p->Y);
 }
 
-void tfm_bwd_out(tfm_part *p, const gsl_matrix *dZ_local, gsl_vector *grad)
+void transformer_bwd_out(transformer_part *p, const gsl_matrix *dZ_local, gsl_vector *grad)
 {
   check_local(p, dZ_local);
   gsl_matrix_memcpy(p->dZ, dZ_local);
@@ -582,7 +582,7 @@ static void col_wgrad(const gsl_matrix *x, const gsl_matrix *dy, gsl_vector *gra
   colsum_into(dy, grad->data + boff + col0);
 }
 
-void tfm_bwd_mlp(tfm_part *p, const gsl_vector *w, gsl_vector *grad)
+void transformer_bwd_mlp(transformer_part *p, const gsl_vector *w, gsl_vector *grad)
 {
   size_t h = p->d.h;
   /* row-parallel W2: dW2[rows] = G^T dM, dG = dM W2[rows]^T */
@@ -602,7 +602,7 @@ void tfm_bwd_mlp(tfm_part *p, const gsl_vector *w, gsl_vector *grad)
   col_wgrad(p->Yn, p->dU, grad, p->l.W1, 4 * h, p->f0, p->l.b1);
 }
 
-void tfm_bwd_ln2(tfm_part *p, const gsl_vector *w, gsl_vector *grad)
+void transformer_bwd_ln2(transformer_part *p, const gsl_vector *w, gsl_vector *grad)
 {
   gsl_matrix_view dn = local_rows(p, p->red);
   ln_bwd(&dn.matrix, p->xh2, p->rstd2, w->data + p->l.ln2_g, grad->data + p->l.ln2_g, grad->data + p->l.ln2_b,
@@ -613,7 +613,7 @@ void tfm_bwd_ln2(tfm_part *p, const gsl_vector *w, gsl_vector *grad)
   gsl_matrix_memcpy(&df.matrix, p->dY);
 }
 
-void tfm_bwd_attn(tfm_part *p, const gsl_vector *w, gsl_vector *grad)
+void transformer_bwd_attn(transformer_part *p, const gsl_vector *w, gsl_vector *grad)
 {
   size_t h = p->d.h;
   gsl_matrix_const_view Wo = cmat(w, p->l.Wo, h, h);
@@ -635,7 +635,7 @@ void tfm_bwd_attn(tfm_part *p, const gsl_vector *w, gsl_vector *grad)
     col_wgrad(p->Xn, dqkv[k], grad, woff[k], h, p->c0, boff[k]);
 }
 
-void tfm_bwd_ln1(tfm_part *p, const gsl_vector *w, gsl_vector *grad, gsl_matrix *dX_local)
+void transformer_bwd_ln1(transformer_part *p, const gsl_vector *w, gsl_vector *grad, gsl_matrix *dX_local)
 {
   check_local(p, dX_local);
   gsl_matrix_view dn = local_rows(p, p->red);
@@ -644,12 +644,12 @@ void tfm_bwd_ln1(tfm_part *p, const gsl_vector *w, gsl_vector *grad, gsl_matrix 
   gsl_matrix_add(dX_local, p->dY);
 }
 
-void tfm_grad_combine(size_t h, size_t t, int seqpar, const gsl_vector *const *parts, gsl_vector *out)
+void transformer_grad_combine(size_t h, size_t t, int seqpar, const gsl_vector *const *parts, gsl_vector *out)
 {
-  tfm_layout l;
-  tfm_layout_of(h, &l);
+  transformer_layout l;
+  transformer_layout_of(h, &l);
   if (out->size != l.total || t == 0 || h % t != 0)
-    mem_die("tfm_grad_combine", "shapes do not fit");
+    mem_die("transformer_grad_combine", "shapes do not fit");
   /* replicated blocks: [ln1_g, ln1_b], bo, [ln2_g, ln2_b], b2 */
   size_t rep[][2] = {{l.ln1_g, 2 * h}, {l.bo, h}, {l.ln2_g, 2 * h}, {l.b2, h}};
   gsl_vector_set_zero(out);
@@ -663,7 +663,7 @@ void tfm_grad_combine(size_t h, size_t t, int seqpar, const gsl_vector *const *p
       out->data[i] = gsl_vector_get(parts[0], i);
 }
 
-int tfm_gather_columns(size_t t, const gsl_matrix *const *parts, gsl_matrix *out)
+int transformer_gather_columns(size_t t, const gsl_matrix *const *parts, gsl_matrix *out)
 {
   if (t == 0 || out->size2 % t != 0)
     return -1;

@@ -52,35 +52,35 @@ static void assert_close_max(const char *what, const double *x, const double *re
 START_TEST(test_transformer_layout)
 {
   /* 12h^2 + 13h (Narayanan et al. 2021, sec. 5.1, P per layer before embeddings) */
-  ck_assert_uint_eq(tfm_n_params(16), 12 * 256 + 13 * 16);
-  ck_assert_uint_eq(tfm_n_params(3072), 12ul * 3072 * 3072 + 13 * 3072);
-  tfm_layout l;
-  tfm_layout_of(8, &l);
+  ck_assert_uint_eq(transformer_n_params(16), 12 * 256 + 13 * 16);
+  ck_assert_uint_eq(transformer_n_params(3072), 12ul * 3072 * 3072 + 13 * 3072);
+  transformer_layout l;
+  transformer_layout_of(8, &l);
   ck_assert_uint_eq(l.b2 + 8, l.total);
   ck_assert_uint_eq(l.W1, l.ln2_b + 8);
   /* Megatron's 8.3B layer at b = 8, s = 1024, h = 3072: 24*8*1024*3072^2 + 4*8*1024^2*3072,
    * computed by hand = 1,855,425,871,872 + 103,079,215,104 */
-  tfm_dims d = {8, 1024, 3072, 32};
-  ck_assert_double_eq(tfm_layer_flops(&d), 1958505086976.0);
-  tfm_dims bad = {2, 4, 10, 4};
-  ck_assert_int_eq(tfm_dims_check(&bad), -1);
-  ck_assert_ptr_null(tfm_part_create(&bad, 1, 0, 0));
-  tfm_dims ok = {2, 6, 16, 4};
-  ck_assert_ptr_null(tfm_part_create(&ok, 3, 0, 0)); /* heads % t */
-  ck_assert_ptr_null(tfm_part_create(&ok, 4, 0, 1)); /* s % t with SP */
-  ck_assert_ptr_null(tfm_part_create(&ok, 2, 2, 0)); /* r >= t */
-  tfm_part *p = tfm_part_create(&ok, 4, 0, 0);
+  transformer_dims d = {8, 1024, 3072, 32};
+  ck_assert_double_eq(transformer_layer_flops(&d), 1958505086976.0);
+  transformer_dims bad = {2, 4, 10, 4};
+  ck_assert_int_eq(transformer_dims_check(&bad), -1);
+  ck_assert_ptr_null(transformer_part_create(&bad, 1, 0, 0));
+  transformer_dims ok = {2, 6, 16, 4};
+  ck_assert_ptr_null(transformer_part_create(&ok, 3, 0, 0)); /* heads % t */
+  ck_assert_ptr_null(transformer_part_create(&ok, 4, 0, 1)); /* s % t with SP */
+  ck_assert_ptr_null(transformer_part_create(&ok, 2, 2, 0)); /* r >= t */
+  transformer_part *p = transformer_part_create(&ok, 4, 0, 0);
   ck_assert_ptr_nonnull(p);
-  tfm_part_free(p);
-  tfm_part_free(NULL);
+  transformer_part_free(p);
+  transformer_part_free(NULL);
 }
 END_TEST
 
 /* L = sum(dZ .* Z): dL/dZ = dZ, so backward's dX and grad are L's exact gradient. */
-static double probe_loss(const tfm_dims *d, const gsl_vector *w, const gsl_matrix *X, const gsl_matrix *dZ)
+static double probe_loss(const transformer_dims *d, const gsl_vector *w, const gsl_matrix *X, const gsl_matrix *dZ)
 {
   gsl_matrix *Z = gsl_matrix_alloc(X->size1, X->size2);
-  ck_assert_int_eq(tfm_layer_forward(d, w, X, Z), 0);
+  ck_assert_int_eq(transformer_layer_forward(d, w, X, Z), 0);
   double L = 0.0;
   for (size_t i = 0; i < Z->size1 * Z->size2; i++)
     L += Z->data[i] * dZ->data[i];
@@ -90,15 +90,15 @@ static double probe_loss(const tfm_dims *d, const gsl_vector *w, const gsl_matri
 
 START_TEST(test_transformer_gradient)
 {
-  tfm_dims d = {2, 3, 8, 2};
+  transformer_dims d = {2, 3, 8, 2};
   size_t n = d.b * d.s;
   gsl_rng *r = gsl_rng_alloc(gsl_rng_mt19937);
   gsl_rng_set(r, 11);
-  gsl_vector *w = gsl_vector_alloc(tfm_n_params(d.h)), *g = gsl_vector_alloc(w->size);
-  tfm_init_params(d.h, r, w);
+  gsl_vector *w = gsl_vector_alloc(transformer_n_params(d.h)), *g = gsl_vector_alloc(w->size);
+  transformer_init_params(d.h, r, w);
   /* non-trivial LayerNorm parameters, so their gradients are exercised */
-  tfm_layout l;
-  tfm_layout_of(d.h, &l);
+  transformer_layout l;
+  transformer_layout_of(d.h, &l);
   for (size_t i = 0; i < d.h; i++) {
     gsl_vector_set(w, l.ln1_g + i, 1.0 + 0.3 * (2.0 * gsl_rng_uniform(r) - 1.0));
     gsl_vector_set(w, l.ln2_b + i, 0.2 * (2.0 * gsl_rng_uniform(r) - 1.0));
@@ -106,7 +106,7 @@ START_TEST(test_transformer_gradient)
   gsl_matrix *X = gsl_matrix_alloc(n, d.h), *dZ = gsl_matrix_alloc(n, d.h), *dX = gsl_matrix_alloc(n, d.h);
   fill(r, X);
   fill(r, dZ);
-  ck_assert_int_eq(tfm_layer_backward(&d, w, X, dZ, dX, g), 0);
+  ck_assert_int_eq(transformer_layer_backward(&d, w, X, dZ, dX, g), 0);
   for (size_t i = 0; i < w->size; i++) {
     double w0 = gsl_vector_get(w, i);
     gsl_vector_set(w, i, w0 + FD_STEP);
@@ -140,68 +140,68 @@ END_TEST
 
 /* ---- in-memory collectives over the t ranks' n x h buffers ---- */
 
-static void mem_allgather(tfm_part **p, size_t t, tfm_buf b, size_t n, size_t h)
+static void mem_allgather(transformer_part **p, size_t t, transformer_buf b, size_t n, size_t h)
 {
   size_t blk = n * h / t;
   for (size_t r = 0; r < t; r++)
     for (size_t q = 0; q < t; q++)
       if (q != r)
-        memcpy(tfm_part_buf(p[r], b) + q * blk, tfm_part_buf(p[q], b) + q * blk, blk * sizeof(double));
+        memcpy(transformer_part_buf(p[r], b) + q * blk, transformer_part_buf(p[q], b) + q * blk, blk * sizeof(double));
 }
 
 /* g forward / f backward: rank-order sums; plain, every rank gets all; SP, its own block. */
-static void mem_reduce(tfm_part **p, size_t t, int sp, size_t n, size_t h)
+static void mem_reduce(transformer_part **p, size_t t, int sp, size_t n, size_t h)
 {
   size_t m = n * h, blk = m / t;
   double *sum = calloc(m, sizeof(double));
   for (size_t r = 0; r < t; r++)
     for (size_t i = 0; i < m; i++)
-      sum[i] += tfm_part_buf(p[r], TFM_RED)[i];
+      sum[i] += transformer_part_buf(p[r], TRANSFORMER_RED)[i];
   for (size_t r = 0; r < t; r++)
     if (sp)
-      memcpy(tfm_part_buf(p[r], TFM_RED) + r * blk, sum + r * blk, blk * sizeof(double));
+      memcpy(transformer_part_buf(p[r], TRANSFORMER_RED) + r * blk, sum + r * blk, blk * sizeof(double));
     else
-      memcpy(tfm_part_buf(p[r], TFM_RED), sum, m * sizeof(double));
+      memcpy(transformer_part_buf(p[r], TRANSFORMER_RED), sum, m * sizeof(double));
   free(sum);
 }
 
 /* One layer forward and backward on t ranks; Z, dX, grad assembled from the ranks. */
-static void run_tp(const tfm_dims *d, const gsl_vector *w, const gsl_matrix *X, const gsl_matrix *dZ, size_t t,
+static void run_tp(const transformer_dims *d, const gsl_vector *w, const gsl_matrix *X, const gsl_matrix *dZ, size_t t,
                    int sp, gsl_matrix *Z, gsl_matrix *dX, gsl_vector *grad)
 {
   size_t n = d->b * d->s, h = d->h, row0, rows;
-  tfm_part *p[4];
+  transformer_part *p[4];
   gsl_vector *g[4];
   for (size_t r = 0; r < t; r++) {
-    p[r] = tfm_part_create(d, t, r, sp);
+    p[r] = transformer_part_create(d, t, r, sp);
     ck_assert_ptr_nonnull(p[r]);
     g[r] = gsl_vector_calloc(w->size);
   }
-#define LOC(M, r) (tfm_part_rows(p[r], &row0, &rows), gsl_matrix_submatrix((M), row0, 0, rows, h))
-#define CLOC(M, r) (tfm_part_rows(p[r], &row0, &rows), gsl_matrix_const_submatrix((M), row0, 0, rows, h))
+#define LOC(M, r) (transformer_part_rows(p[r], &row0, &rows), gsl_matrix_submatrix((M), row0, 0, rows, h))
+#define CLOC(M, r) (transformer_part_rows(p[r], &row0, &rows), gsl_matrix_const_submatrix((M), row0, 0, rows, h))
   for (size_t r = 0; r < t; r++) {
     gsl_matrix_const_view x = CLOC(X, r);
-    tfm_fwd_ln1(p[r], w, &x.matrix);
+    transformer_fwd_ln1(p[r], w, &x.matrix);
   }
   if (sp)
-    mem_allgather(p, t, TFM_XN, n, h);
+    mem_allgather(p, t, TRANSFORMER_XN, n, h);
   for (size_t r = 0; r < t; r++)
-    tfm_fwd_attn(p[r], w);
+    transformer_fwd_attn(p[r], w);
   mem_reduce(p, t, sp, n, h);
   for (size_t r = 0; r < t; r++)
-    tfm_fwd_ln2(p[r], w);
+    transformer_fwd_ln2(p[r], w);
   if (sp)
-    mem_allgather(p, t, TFM_YN, n, h);
+    mem_allgather(p, t, TRANSFORMER_YN, n, h);
   for (size_t r = 0; r < t; r++)
-    tfm_fwd_mlp(p[r], w);
+    transformer_fwd_mlp(p[r], w);
   mem_reduce(p, t, sp, n, h);
   for (size_t r = 0; r < t; r++) {
     gsl_matrix_view z = LOC(Z, r);
     if (sp) {
-      tfm_fwd_out(p[r], w, &z.matrix);
+      transformer_fwd_out(p[r], w, &z.matrix);
     } else { /* plain: every rank holds all of Z; they must agree exactly */
       gsl_matrix *zr = gsl_matrix_alloc(n, h);
-      tfm_fwd_out(p[r], w, zr);
+      transformer_fwd_out(p[r], w, zr);
       if (r == 0)
         gsl_matrix_memcpy(Z, zr);
       else
@@ -211,27 +211,27 @@ static void run_tp(const tfm_dims *d, const gsl_vector *w, const gsl_matrix *X, 
   }
   for (size_t r = 0; r < t; r++) {
     gsl_matrix_const_view dz = CLOC(dZ, r);
-    tfm_bwd_out(p[r], &dz.matrix, g[r]);
+    transformer_bwd_out(p[r], &dz.matrix, g[r]);
   }
   if (sp)
-    mem_allgather(p, t, TFM_DFULL, n, h);
+    mem_allgather(p, t, TRANSFORMER_DFULL, n, h);
   for (size_t r = 0; r < t; r++)
-    tfm_bwd_mlp(p[r], w, g[r]);
+    transformer_bwd_mlp(p[r], w, g[r]);
   mem_reduce(p, t, sp, n, h);
   for (size_t r = 0; r < t; r++)
-    tfm_bwd_ln2(p[r], w, g[r]);
+    transformer_bwd_ln2(p[r], w, g[r]);
   if (sp)
-    mem_allgather(p, t, TFM_DFULL, n, h);
+    mem_allgather(p, t, TRANSFORMER_DFULL, n, h);
   for (size_t r = 0; r < t; r++)
-    tfm_bwd_attn(p[r], w, g[r]);
+    transformer_bwd_attn(p[r], w, g[r]);
   mem_reduce(p, t, sp, n, h);
   for (size_t r = 0; r < t; r++) {
     gsl_matrix_view dx = LOC(dX, r);
     if (sp) {
-      tfm_bwd_ln1(p[r], w, g[r], &dx.matrix);
+      transformer_bwd_ln1(p[r], w, g[r], &dx.matrix);
     } else {
       gsl_matrix *dxr = gsl_matrix_alloc(n, h);
-      tfm_bwd_ln1(p[r], w, g[r], dxr);
+      transformer_bwd_ln1(p[r], w, g[r], dxr);
       if (r == 0)
         gsl_matrix_memcpy(dX, dxr);
       else
@@ -242,8 +242,8 @@ static void run_tp(const tfm_dims *d, const gsl_vector *w, const gsl_matrix *X, 
 #undef LOC
 #undef CLOC
   if (!sp) { /* replicated parameters' gradients are full and equal on every rank */
-    tfm_layout l;
-    tfm_layout_of(h, &l);
+    transformer_layout l;
+    transformer_layout_of(h, &l);
     for (size_t r = 1; r < t; r++) {
       ck_assert_int_eq(memcmp(g[r]->data + l.ln1_g, g[0]->data + l.ln1_g, 2 * h * sizeof(double)), 0);
       ck_assert_int_eq(memcmp(g[r]->data + l.bo, g[0]->data + l.bo, h * sizeof(double)), 0);
@@ -251,9 +251,9 @@ static void run_tp(const tfm_dims *d, const gsl_vector *w, const gsl_matrix *X, 
       ck_assert_int_eq(memcmp(g[r]->data + l.b2, g[0]->data + l.b2, h * sizeof(double)), 0);
     }
   }
-  tfm_grad_combine(h, t, sp, (const gsl_vector *const *)g, grad);
+  transformer_grad_combine(h, t, sp, (const gsl_vector *const *)g, grad);
   for (size_t r = 0; r < t; r++) {
-    tfm_part_free(p[r]);
+    transformer_part_free(p[r]);
     gsl_vector_free(g[r]);
   }
 }
@@ -262,23 +262,23 @@ static void check_partition(int sp)
 {
   /* 4 heads of 4 over 2 sequences of 8 positions: t = 4 gives each rank one head and,
    * with SP, 2 positions of each sequence */
-  tfm_dims d = {2, 8, 16, 4};
+  transformer_dims d = {2, 8, 16, 4};
   size_t n = d.b * d.s, h = d.h;
-  tfm_layout l;
-  tfm_layout_of(h, &l);
+  transformer_layout l;
+  transformer_layout_of(h, &l);
   gsl_rng *r = gsl_rng_alloc(gsl_rng_mt19937);
   gsl_rng_set(r, 5);
-  gsl_vector *w = gsl_vector_alloc(tfm_n_params(h)), *g = gsl_vector_alloc(w->size),
+  gsl_vector *w = gsl_vector_alloc(transformer_n_params(h)), *g = gsl_vector_alloc(w->size),
              *gt = gsl_vector_alloc(w->size);
-  tfm_init_params(h, r, w);
+  transformer_init_params(h, r, w);
   for (size_t i = 0; i < h; i++)
     gsl_vector_set(w, l.ln2_g + i, 1.0 + 0.3 * (2.0 * gsl_rng_uniform(r) - 1.0));
   gsl_matrix *X = gsl_matrix_alloc(n, h), *dZ = gsl_matrix_alloc(n, h), *Z = gsl_matrix_alloc(n, h),
              *dX = gsl_matrix_alloc(n, h), *Zt = gsl_matrix_alloc(n, h), *dXt = gsl_matrix_alloc(n, h);
   fill(r, X);
   fill(r, dZ);
-  ck_assert_int_eq(tfm_layer_forward(&d, w, X, Z), 0);
-  ck_assert_int_eq(tfm_layer_backward(&d, w, X, dZ, dX, g), 0);
+  ck_assert_int_eq(transformer_layer_forward(&d, w, X, Z), 0);
+  ck_assert_int_eq(transformer_layer_backward(&d, w, X, dZ, dX, g), 0);
   const struct { const char *name; size_t off, len; } blocks[] = {
       {"ln1_g", l.ln1_g, h}, {"ln1_b", l.ln1_b, h}, {"Wq", l.Wq, h * h}, {"Wk", l.Wk, h * h},
       {"Wv", l.Wv, h * h},   {"bq", l.bq, h},       {"bk", l.bk, h},     {"bv", l.bv, h},
@@ -348,9 +348,9 @@ START_TEST(test_transformer_gather_output)
         gsl_matrix_set(part[q], i, j, a);
       }
   }
-  ck_assert_int_eq(tfm_gather_columns(4, (const gsl_matrix *const *)part, G), 0);
+  ck_assert_int_eq(transformer_gather_columns(4, (const gsl_matrix *const *)part, G), 0);
   ck_assert_int_eq(memcmp(G->data, Y->data, 48 * sizeof(double)), 0);
-  ck_assert_int_eq(tfm_gather_columns(3, (const gsl_matrix *const *)part, G), -1);
+  ck_assert_int_eq(transformer_gather_columns(3, (const gsl_matrix *const *)part, G), -1);
   for (size_t q = 0; q < 4; q++)
     gsl_matrix_free(part[q]);
   gsl_matrix_free(X);
