@@ -997,6 +997,9 @@ static void platform_usage(FILE *out)
           "  -o FILE              write FILE atomically (FILE.tmp, then rename), print nothing\n"
           "  -h, --help           show this help\n"
           "\n"
+          "GPU-node presets (dgx2h, selene): --bw and --lat set the GPU links inside a node, the\n"
+          "node links keep the preset's values; --topology makes a flat generated cluster instead.\n"
+          "\n"
           "SI prefixes k M G T P E multiply by powers of 1000.\n");
 }
 
@@ -1102,6 +1105,7 @@ int platform_main(int argc, char **argv)
       if (platform_topology_parse(val, &spec.topology) != 0)
         return usage_error("unknown topology (star, fat-tree, torus, dragonfly, ring)", val);
       have_topology = 1;
+      spec.gpus_per_node = 0; /* a generated cluster, even from a GPU-node preset's values */
     } else if (strcmp(opt, "--hosts") == 0) {
       if (parse_quantity(val, Q_COUNT, &v) != 0 || v < 1)
         return usage_error("--hosts needs a positive whole number, not", val);
