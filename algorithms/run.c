@@ -52,6 +52,15 @@ void run_execute(const run_config *cfg, double flops)
   execute_locked(flops / cfg->efficiency / cfg->cores);
 }
 
+sg_exec_t run_execute_async(const run_config *cfg, double flops)
+{
+  sg_mutex_lock(exec_init_lock);
+  sg_exec_t e = sg_actor_exec_init(flops / cfg->efficiency / cfg->cores);
+  sg_mutex_unlock(exec_init_lock);
+  sg_exec_start(e);
+  return e;
+}
+
 gsl_vector *run_initial_params(const run_config *cfg)
 {
   if (cfg->init == NULL)

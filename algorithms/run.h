@@ -92,6 +92,19 @@ typedef struct dataparallel_params {
   double bucket_bytes; /* wire bytes a gradient bucket reaches before it closes; 0: one bucket */
   int overlap;         /* 1: a bucket's allreduce starts as soon as backward has produced it */
 } dataparallel_params;
+/* Megatron tensor parallelism (run.algorithm = tensor, tensor.c): rank i of one tensor
+ * group on hosts[i] runs `layers` GPT layers (models/transformer.h) per microbatch of
+ * `microbatch` sequences of `seq` tokens, `microbatches` per step. algo holds a coll_algo
+ * for the allreduces (collectives.h). */
+typedef struct tensor_params {
+  size_t ranks;
+  size_t hidden, heads, layers, seq, microbatch;
+  long microbatches;
+  long steps;
+  int seqpar;      /* sequence parallelism: allgather + reduce-scatter instead of allreduce */
+  int async_grad;  /* input-gradient allreduce concurrent with the weight-gradient GEMM */
+  int algo;
+} tensor_params;
 
 /* Called by the evaluator after every evaluation (progress display); may be NULL. */
 typedef void (*run_eval_fn)(void *ctx, double sim_time, long steps, double loss, double accuracy);
@@ -128,6 +141,7 @@ typedef struct run_config {
   sandblaster_params sandblaster;
   collective_params collective;
   dataparallel_params dataparallel;
+  tensor_params tensor;
 
   run_eval_fn on_eval;
   void *on_eval_ctx;
@@ -142,6 +156,10 @@ void run_engine_teardown(void);
  * actor's host, at cfg->efficiency of peak: it takes flops / (efficiency * cores * speed)
  * when the actor has its host to itself, as every actor here has. */
 void run_execute(const run_config *cfg, double flops);
+
+/* As run_execute, but returns at once with the execution started; the caller waits for
+ * it with sg_exec_wait (which frees it), so the actor can communicate meanwhile. */
+sg_exec_t run_execute_async(const run_config *cfg, double flops);
 
 /* A fresh copy of the run's starting parameters of cfg->model: cfg->init, or
  * minibatch_initial_params when it is NULL. Caller frees with gsl_vector_free. */

@@ -23,6 +23,7 @@
 #include "algorithms/msg.h"
 #include "algorithms/sandblaster.h"
 #include "algorithms/sgd.h"
+#include "algorithms/tensor.h"
 #include "models/minibatch.h"
 #include "models/arch.h"
 #include "models/archnet.h"
@@ -238,6 +239,20 @@ static void build_shapes(const scenario *sc, build *b)
   b->arch = b->own_arch;
 }
 
+static int is_tensor(const scenario *sc)
+{
+  return strcmp(sc->algorithm, "tensor") == 0;
+}
+
+static tensor_params tensor_of(const scenario *sc)
+{
+  coll_algo algo = COLL_RING;
+  coll_algo_parse(sc->tp_collective, &algo);
+  return (tensor_params){(size_t)sc->tp_ranks, (size_t)sc->tp_hidden, (size_t)sc->tp_heads, (size_t)sc->tp_layers,
+                         (size_t)sc->tp_seq, (size_t)sc->tp_microbatch, sc->tp_microbatches, sc->tp_steps,
+                         sc->tp_seqpar, sc->tp_async, (int)algo};
+}
+
 /* collective.algorithm = auto: ring, or tree for broadcast and reduce. */
 static collective_params collective_of(const scenario *sc, size_t elem_bytes)
 {
@@ -357,6 +372,8 @@ static size_t hosts_needed(const scenario *sc)
     return (size_t)sc->coll_ranks;
   if (is_dataparallel(sc))
     return (size_t)sc->dp_replicas;
+  if (is_tensor(sc))
+    return (size_t)sc->tp_ranks;
   if (strcmp(sc->algorithm, "sandblaster") == 0) {
     sandblaster_params p = sandblaster_of(sc);
     return sandblaster_hosts_needed(&p);
@@ -566,6 +583,8 @@ static void fill_config(const scenario *sc, const build *b, run_config *cfg)
     cfg->dataparallel = (dataparallel_params){(int)sc->dp_replicas, sc->dp_batch, sc->dp_lr, (int)algo,
                                               sc->dp_bucket_mb * 1024 * 1024, sc->dp_overlap};
   }
+  if (is_tensor(sc))
+    cfg->tensor = tensor_of(sc);
   scenario_stragglers(sc->stragglers, &cfg->straggler_fraction, &cfg->straggler_slowdown);
 }
 
@@ -647,7 +666,8 @@ static int simulate(const scenario *sc, build *b, const engine_opts *o, int argc
   }
   int is_sgd = strcmp(sc->algorithm, "sgd") == 0, is_mp = uses_modelpar(sc), is_cons = is_consensus(sc);
   int is_sb = strcmp(sc->algorithm, "sandblaster") == 0, is_coll = is_collective(sc), is_dp = is_dataparallel(sc);
-  metrics *m = metrics_create(is_coll   ? 1
+  int is_tp = is_tensor(sc);
+  metrics *m = metrics_create(is_coll || is_tp ? 1
                               : is_dp   ? dataparallel_metrics_slots()
                               : is_mp   ? modelpar_metrics_slots(b->plan)
                               : is_sgd  ? sgd_metrics_slots()
@@ -664,7 +684,11 @@ static int simulate(const scenario *sc, build *b, const engine_opts *o, int argc
   xbt_assert(!is_coll || cb, "collbench_deploy refused a configuration the engine checked");
   dataparallel *dp = is_dp ? dataparallel_deploy(&cfg, b->arch, m) : NULL;
   xbt_assert(!is_dp || dp, "dataparallel_deploy refused a configuration the engine checked");
-  downpour *d = is_sgd || is_cons || is_sb || is_coll || is_dp ? NULL : downpour_deploy(&cfg, b->plan, b->numeric, output_coupled(sc), m);
+  tensor *tp = is_tp ? tensor_deploy(&cfg, m) : NULL;
+  xbt_assert(!is_tp || tp, "tensor_deploy refused a configuration the scenario checked");
+  downpour *d = is_sgd || is_cons || is_sb || is_coll || is_dp || is_tp
+                    ? NULL
+                    : downpour_deploy(&cfg, b->plan, b->numeric, output_coupled(sc), m);
   simgrid_run();
   if (prog.shown)
     fputc('\n', stderr);
@@ -688,6 +712,15 @@ static int simulate(const scenario *sc, build *b, const engine_opts *o, int argc
     res.collective = &crep;
     res.examples = 0;
   }
+  tensor_report trep;
+  if (tp) {
+    memset(&trep, 0, sizeof(trep));
+    trep.p = &cfg.tensor;
+    tensor_result_get(tp, &trep.r);
+    trep.peak_flops = sg_host_get_speed(cfg.hosts[0]) * cfg.cores;
+    res.tensor = &trep;
+    res.examples = cfg.tensor.steps * cfg.tensor.microbatches * (long)cfg.tensor.microbatch;
+  }
   res.bytes_total = msg_bytes_sent();
   res.hosts_used = b->needed;
   res.status = metrics_status_name(metrics_get_status(m));
@@ -698,6 +731,10 @@ static int simulate(const scenario *sc, build *b, const engine_opts *o, int argc
     printf("dtsim: collective %s %s %s: %zu ranks, %.0f bytes, %.6g simulated s per iteration (formula %.6g), "
            "busbw %.4g GB/s -> %s/\n", crep.op, crep.algorithm, res.status, crep.ranks, crep.bytes, crep.r.iter_s,
            crep.formula_s, crep.busbw_gbps, o->out_dir);
+  } else if (rc == 0 && !o->quiet && tp) {
+    printf("dtsim: tensor %s: %zu ranks, %.6g simulated s per step, %.4g Tflop/s per GPU (%.3g of peak)%s -> %s/\n",
+           res.status, cfg.tensor.ranks, trep.r.step_s, trep.r.tflops_per_gpu,
+           trep.r.tflops_per_gpu * 1e12 / trep.peak_flops, trep.r.numeric ? ", numerics checked" : "", o->out_dir);
   } else if (rc == 0 && !o->quiet) {
     size_t ne = metrics_n_evals(m);
     const metrics_eval *last = ne ? metrics_eval_at(m, ne - 1) : NULL;
@@ -718,6 +755,7 @@ static int simulate(const scenario *sc, build *b, const engine_opts *o, int argc
   consensus_free(cs);
   collbench_free(cb);
   dataparallel_free(dp);
+  tensor_free(tp);
   metrics_free(m);
   xbt_free(cfg.hosts);
   xbt_free(all);
@@ -736,7 +774,7 @@ int engine_run(const scenario *sc, const engine_opts *o)
   int argc;
   char **argv = simgrid_args(o, &argc);
   int rc = 0;
-  if (sc->numerics && !is_consensus(sc) && !is_collective(sc) && build_data(sc, &b, err) != 0)
+  if (sc->numerics && !is_consensus(sc) && !is_collective(sc) && !is_tensor(sc) && build_data(sc, &b, err) != 0)
     rc = fail(err);
   if (rc == 0 && sc->warm_steps > 0) {
     b.init = minibatch_warmstart(b.model, b.train, (size_t)sc->warm_batch, sc->warm_lr, sc->warm_steps, sc->seed);
@@ -780,6 +818,7 @@ int engine_run(const scenario *sc, const engine_opts *o)
                : is_consensus(sc)                          ? "consensus.agents"
                : is_collective(sc)                         ? "collective.ranks"
                : is_dataparallel(sc)                       ? "dataparallel.replicas"
+               : is_tensor(sc)                             ? "tensor.ranks"
                                                            : "1 worker");
       rc = fail(err);
     }

@@ -113,6 +113,8 @@ static int list_main(int argc, char **argv)
          "like nccl-tests");
   printf("algorithm  %-22s %s\n", "dataparallel",
          "synchronous data parallelism: replicas allreduce gradient buckets overlapping backward (PyTorch DDP)");
+  printf("algorithm  %-22s %s\n", "tensor",
+         "Megatron-LM tensor parallelism of a GPT layer stack over GPUs (Shoeybi et al. 2019)");
   printf("model      %-22s %s\n", "linear", "linear regression, squared loss (layers = D,1)");
   printf("model      %-22s %s\n", "logistic", "binary logistic regression (layers = D,1)");
   printf("model      %-22s %s\n", "softmax", "multinomial logistic regression (layers = D,K)");

@@ -207,6 +207,31 @@ static json_t *dataparallel_json(const run_result *r)
   return o;
 }
 
+static json_t *tensor_json(const tensor_report *t)
+{
+  const tensor_params *p = t->p;
+  json_t *o = json_object();
+  json_object_set_new(o, "ranks", json_integer((json_int_t)p->ranks));
+  json_object_set_new(o, "hidden", json_integer((json_int_t)p->hidden));
+  json_object_set_new(o, "heads", json_integer((json_int_t)p->heads));
+  json_object_set_new(o, "layers", json_integer((json_int_t)p->layers));
+  json_object_set_new(o, "seq", json_integer((json_int_t)p->seq));
+  json_object_set_new(o, "microbatch", json_integer((json_int_t)p->microbatch));
+  json_object_set_new(o, "microbatches", json_integer(p->microbatches));
+  json_object_set_new(o, "sequence_parallel", json_boolean(p->seqpar));
+  json_object_set_new(o, "async_grad_allreduce", json_boolean(p->async_grad));
+  json_object_set_new(o, "layer_flops_forward", json_num(tensor_layer_flops(p)));
+  json_object_set_new(o, "model_flops", json_num(t->r.model_flops));
+  json_object_set_new(o, "step_time_s", json_num(t->r.step_s));
+  json_object_set_new(o, "tflops_per_gpu", json_num(t->r.tflops_per_gpu));
+  json_object_set_new(o, "fraction_of_peak", json_num(t->r.tflops_per_gpu * 1e12 / t->peak_flops));
+  json_t *ck = json_object();
+  json_object_set_new(ck, "numeric", json_boolean(t->r.numeric));
+  json_object_set_new(ck, "max_rel_error", t->r.numeric ? json_num(t->r.max_rel_error) : json_null());
+  json_object_set_new(o, "check", ck);
+  return o;
+}
+
 static char *summary_json(const run_result *r)
 {
   metrics *m = r->m;
@@ -265,6 +290,8 @@ static char *summary_json(const run_result *r)
     json_object_set_new(root, "collective", collective_json(r->collective));
   if (r->dataparallel)
     json_object_set_new(root, "dataparallel", dataparallel_json(r));
+  if (r->tensor)
+    json_object_set_new(root, "tensor", tensor_json(r->tensor));
   char *s = json_dumps(root, JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(17));
   json_decref(root);
   return s;

@@ -13,6 +13,7 @@
 #include "algorithms/dataparallel.h"
 #include "algorithms/metrics.h"
 #include "algorithms/sandblaster.h"
+#include "algorithms/tensor.h"
 #include "sim/scenario.h"
 
 typedef struct link_stat {
@@ -34,6 +35,13 @@ typedef struct collective_report {
   double algbw_gbps, busbw_gbps; /* nccl-tests: bytes / time per iteration / 1e9, x busbw factor */
 } collective_report;
 
+/* A tensor-parallel run (run.algorithm = tensor): summary.json's "tensor" block. */
+typedef struct tensor_report {
+  const tensor_params *p;
+  tensor_result r;
+  double peak_flops;   /* per GPU host: its speed (model.efficiency not applied) */
+} tensor_report;
+
 typedef struct run_result {
   const scenario *sc;
   double sim_time;
@@ -50,6 +58,7 @@ typedef struct run_result {
   const sandblaster *sandblaster; /* a Sandblaster run (its batches and L-BFGS state), or NULL */
   const collective_report *collective; /* a collective run, or NULL */
   const dataparallel *dataparallel;    /* a dataparallel run (its buckets), or NULL */
+  const tensor_report *tensor;         /* a tensor run, or NULL */
 } run_result;
 
 /* Creates dir if needed and writes the four result files into it atomically, and

@@ -123,6 +123,49 @@ static void fill_gpu_2012(size_t hosts, platform_spec *spec)
   spec->name = "gpu";
 }
 
+/* GPU nodes for tensor parallelism (the writer's gpus_per_node form): every number and
+ * its source is in the README's Presets section. Link bandwidths are per direction
+ * (SPLITDUPLEX): NVIDIA's "300 GB/s" (V100, 6 NVLink2 links x 50 GB/s) and "600 GB/s"
+ * (A100, 12 NVLink3 links x 50 GB/s) count both directions, so a GPU sends at 150e9
+ * and 300e9 B/s; InfiniBand rates are per direction: 8 x 100 Gb/s = 100e9 B/s per DGX-2H
+ * (Megatron-LM's "100 GB/s between servers"), 8 x 200 Gb/s = 200e9 B/s per Selene node.
+ * CM02 with no cross traffic, under which the collectives' alpha-beta formulas hold. */
+static void fill_gpu_nodes(size_t hosts, size_t per_node, size_t default_nodes, platform_spec *spec)
+{
+  spec->topology = PLATFORM_STAR;
+  spec->hosts = hosts ? hosts : per_node * default_nodes;
+  spec->cores = 1;
+  spec->gpus_per_node = per_node;
+  spec->network_model = "CM02";
+  spec->name = "gpu";
+}
+
+/* Megatron-LM (Shoeybi et al. 2019): up to 32 DGX-2H of 16 V100 each; 125 Tflop/s fp16
+ * tensor-core peak per V100 (NVIDIA's V100 SXM3 figure, of which Megatron's 39 Tflop/s
+ * is 30%); 0.5 us per NVSwitch link and 1 us per IB link are ASSUMPTIONS. */
+static void fill_dgx2h(size_t hosts, platform_spec *spec)
+{
+  fill_gpu_nodes(hosts, 16, 32, spec);
+  spec->speed = 125e12;
+  spec->bw = 150e9;
+  spec->lat = 0.5e-6;
+  spec->node_bw = 8 * 100e9 / 8;
+  spec->node_lat = 1e-6;
+}
+
+/* PTD-P (Narayanan et al. 2021): Selene, 8 A100 per node, 312 Tflop/s fp16 peak,
+ * NVSwitch, 8 x 200 Gb/s HDR IB per node in a (non-blocking) 3-level fat tree; 8 nodes
+ * (64 GPUs) by default; latencies as dgx2h (ASSUMPTIONS). */
+static void fill_selene(size_t hosts, platform_spec *spec)
+{
+  fill_gpu_nodes(hosts, 8, 8, spec);
+  spec->speed = 312e12;
+  spec->bw = 300e9;
+  spec->lat = 0.5e-6;
+  spec->node_bw = 8 * 200e9 / 8;
+  spec->node_lat = 1e-6;
+}
+
 static const preset presets[] = {
     {"distbelief-2012",
      "Dean'12 CPU cluster: 16-core 20.8 Gflop/s/core machines, 1 GbE, racks of 40 with "
@@ -132,6 +175,14 @@ static const preset presets[] = {
      "Dean'12 GPU baseline: one 1,331 Gflop/s GPU host (a 2012 Tesla M2090, fp32 peak); more "
      "hosts form a 1 GbE star",
      fill_gpu_2012},
+    {"dgx2h",
+     "Megatron-LM 2019: DGX-2H nodes of 16 V100 (125 Tflop/s fp16 peak, one host each), "
+     "NVSwitch 150e9 B/s per GPU per direction, 8 x 100 Gb/s IB per node; 32 nodes by default",
+     fill_dgx2h},
+    {"selene",
+     "PTD-P 2021: Selene nodes of 8 A100 (312 Tflop/s fp16 peak), NVSwitch 300e9 B/s per GPU per "
+     "direction, 8 x 200 Gb/s HDR IB per node, non-blocking fat tree; 8 nodes by default",
+     fill_selene},
 };
 
 int platform_preset(const char *name, size_t hosts, platform_spec *spec)
@@ -324,6 +375,68 @@ static int valid_name(const char *s)
   return 1;
 }
 
+/* One cluster per node (hosts on private split-duplex links and no backbone: the node's
+ * switch is non-blocking, NVSwitch), one
+ * link per node to the fabric, and a zoneRoute for every pair of nodes through both nodes'
+ * links: a non-blocking fabric where only the nodes' adapters limit a flow. Full routing
+ * holds nodes^2/2 routes, fine for the hundreds of nodes these machines have (3,072 GPUs:
+ * 16 MB, loaded in about 1.5 s). No FATPIPE backbone: SimGrid shares bandwidth in
+ * inverse proportion to a flow's route latency, and a FATPIPE backbone shared by an
+ * intra-node flow (1 us) and an inter-node one (3 us) held the latter to half of its
+ * adapter's rate (measured), which no switch does. */
+static int write_gpu_nodes(const platform_spec *spec, FILE *out, char *err, size_t errlen)
+{
+  const char *name = spec->name ? spec->name : "gpu";
+  size_t g = spec->gpus_per_node, nodes = ceil_div(spec->hosts, g);
+  char speed[64], bw[64], lat[64], nbw[64], nlat[64];
+  if (!(spec->node_bw > 0) || !isfinite(spec->node_bw) || !(spec->node_lat >= 0) || !isfinite(spec->node_lat)) {
+    set_err(err, errlen, "node links need a positive bandwidth and a non-negative latency");
+    return -1;
+  }
+  if (nodes * g > PLATFORM_MAX_HOSTS) {
+    set_err(err, errlen, "too many hosts after rounding up to whole nodes");
+    return -1;
+  }
+  fmt_num(speed, sizeof speed, spec->speed);
+  fmt_num(bw, sizeof bw, spec->bw);
+  fmt_num(lat, sizeof lat, spec->lat);
+  fmt_num(nbw, sizeof nbw, spec->node_bw);
+  fmt_num(nlat, sizeof nlat, spec->node_lat);
+  fprintf(out, "<?xml version='1.0'?>\n");
+  fprintf(out, "<!DOCTYPE platform SYSTEM \"https://simgrid.org/simgrid.dtd\">\n");
+  fprintf(out, "<platform version=\"4.1\">\n");
+  fprintf(out, "  <!-- Written by dtsim platform. %zu nodes x %zu GPUs = %zu hosts", nodes, g, nodes * g);
+  if (nodes * g != spec->hosts)
+    fprintf(out, " (%zu asked, rounded up to whole nodes)", spec->hosts);
+  fprintf(out, "; host %s-i is GPU i %% %zu of node i / %zu. -->\n", name, g, g);
+  fprintf(out, "  <config>\n    <prop id=\"network/model\" value=\"%s\"/>\n"
+               "    <prop id=\"network/crosstraffic\" value=\"0\"/>\n  </config>\n",
+          spec->network_model ? spec->network_model : GEN_MODEL);
+  fprintf(out, "  <zone id=\"%s\" routing=\"Full\">\n", name);
+  for (size_t n = 0; n < nodes; n++)
+    fprintf(out,
+            "    <cluster id=\"%s-node-%zu\" prefix=\"%s-\" suffix=\"\" radical=\"%zu-%zu\" speed=\"%sf\" core=\"%d\"\n"
+            "             bw=\"%sBps\" lat=\"%ss\" sharing_policy=\"SPLITDUPLEX\" router_id=\"%s-node-%zu-router\"/>\n",
+            name, n, name, n * g, n * g + g - 1, speed, spec->cores, bw, lat, name, n);
+  for (size_t n = 0; n < nodes; n++)
+    fprintf(out, "    <link id=\"%s-ib-%zu\" bandwidth=\"%sBps\" latency=\"%ss\" sharing_policy=\"SPLITDUPLEX\"/>\n",
+            name, n, nbw, nlat);
+  for (size_t a = 0; a < nodes; a++)
+    for (size_t b = a + 1; b < nodes; b++)
+      fprintf(out,
+              "    <zoneRoute src=\"%s-node-%zu\" dst=\"%s-node-%zu\" gw_src=\"%s-node-%zu-router\" "
+              "gw_dst=\"%s-node-%zu-router\">\n"
+              "      <link_ctn id=\"%s-ib-%zu\" direction=\"UP\"/><link_ctn id=\"%s-ib-%zu\" direction=\"DOWN\"/>\n"
+              "    </zoneRoute>\n",
+              name, a, name, b, name, a, name, b, name, a, name, b);
+  fprintf(out, "  </zone>\n</platform>\n");
+  if (ferror(out)) {
+    set_err(err, errlen, "write error: %s", strerror(errno));
+    return -1;
+  }
+  return 0;
+}
+
 int platform_write(const platform_spec *spec, FILE *out, char *err, size_t errlen)
 {
   const char *model = spec->network_model ? spec->network_model : GEN_MODEL;
@@ -363,6 +476,8 @@ int platform_write(const platform_spec *spec, FILE *out, char *err, size_t errle
     set_err(err, errlen, "bad cluster name '%s' (letters, digits, '-', '_', '.')", name);
     return -1;
   }
+  if (spec->gpus_per_node > 0)
+    return write_gpu_nodes(spec, out, err, errlen);
   if (shape_of(spec, &sh, err, errlen) != 0)
     return -1;
   if (sh.hosts > PLATFORM_MAX_HOSTS) {
@@ -882,6 +997,9 @@ static void platform_usage(FILE *out)
           "  -o FILE              write FILE atomically (FILE.tmp, then rename), print nothing\n"
           "  -h, --help           show this help\n"
           "\n"
+          "GPU-node presets (dgx2h, selene): --bw and --lat set the GPU links inside a node, the\n"
+          "node links keep the preset's values; --topology makes a flat generated cluster instead.\n"
+          "\n"
           "SI prefixes k M G T P E multiply by powers of 1000.\n");
 }
 
@@ -987,6 +1105,7 @@ int platform_main(int argc, char **argv)
       if (platform_topology_parse(val, &spec.topology) != 0)
         return usage_error("unknown topology (star, fat-tree, torus, dragonfly, ring)", val);
       have_topology = 1;
+      spec.gpus_per_node = 0; /* a generated cluster, even from a GPU-node preset's values */
     } else if (strcmp(opt, "--hosts") == 0) {
       if (parse_quantity(val, Q_COUNT, &v) != 0 || v < 1)
         return usage_error("--hosts needs a positive whole number, not", val);

@@ -27,6 +27,15 @@ typedef struct platform_spec {
   size_t uplinks;            /* fat tree: uplinks per leaf switch (oversubscription) */
   const char *network_model; /* SimGrid network/model written into the file: LV08 | CM02 */
   const char *name;          /* zone id and host name prefix */
+  /* GPU nodes (dgx2h, selene): when gpus_per_node > 0, topology, hosts_per_rack and
+   * uplinks are ignored and the file holds ceil(hosts / gpus_per_node) nodes, each a
+   * cluster of gpus_per_node one-core hosts on `bw`/`lat` links to a non-blocking
+   * intra-node switch (NVSwitch), the nodes joined by one node_bw/node_lat split-duplex
+   * link each (the node's InfiniBand adapters together) to a non-blocking fabric. Host
+   * i is GPU i % gpus_per_node of node i / gpus_per_node. */
+  size_t gpus_per_node;
+  double node_bw;            /* bytes/s per direction of a node's inter-node link */
+  double node_lat;           /* seconds */
 } platform_spec;
 
 /* Parses "star|fat-tree|torus|dragonfly|ring"; returns 0 or -1. */

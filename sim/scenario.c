@@ -86,6 +86,9 @@ static const section_spec sections[] = {
                  "(wire bytes per element) apply"},
   {"dataparallel", "synchronous data parallelism (`run.algorithm = dataparallel`): replicas sum their "
                    "gradients with allreduces of gradient buckets that overlap the backward pass (PyTorch DDP)"},
+  {"tensor", "Megatron-LM tensor parallelism (`run.algorithm = tensor`): a GPT layer stack split over `ranks` "
+             "GPUs; `model.numerics` (off: timing only), `model.dtype` (wire bytes per element) and "
+             "`model.efficiency` apply"},
   {"faults", "faults injected into the run"},
 };
 #define N_SECTIONS (sizeof sections / sizeof sections[0])
@@ -101,8 +104,8 @@ static const key_spec keys[] = {
   {"run", "algorithm", KT_STR, FIELD(algorithm), .def = "downpour", .unit = "",
    .doc = "Training algorithm; `sgd` is the one-replica sequential baseline, `consensus` the "
           "distributed subgradient method, `collective` one collective timed alone, `dataparallel` "
-          "synchronous data parallelism over allreduces.",
-   .choices = "downpour|sgd|consensus|sandblaster|collective|dataparallel"},
+          "synchronous data parallelism over allreduces, `tensor` Megatron tensor parallelism.",
+   .choices = "downpour|sgd|consensus|sandblaster|collective|dataparallel|tensor"},
   {"run", "seed", KT_U64, FIELD(seed), .def = "1", .unit = "",
    .doc = "Master seed (0 to 2^64-1); every actor's random stream and the synthetic data "
           "derive from it."},
@@ -365,6 +368,33 @@ static const key_spec keys[] = {
   {"dataparallel", "overlap", KT_BOOL, FIELD(dp_overlap), .def = "on", .unit = "",
    .doc = "`on`: a bucket's allreduce starts as soon as backward has produced it, overlapping the "
           "rest of backward; `off`: all buckets start after backward."},
+  /* [tensor] */
+  {"tensor", "ranks", KT_LONG, FIELD(tp_ranks), .def = "2", .unit = "GPUs",
+   .doc = "t: tensor-parallel ranks, rank i on host i (hosts i = GPU i mod G of node i / G on `dgx2h` and "
+          "`selene`, so t <= G stays in one node).",
+   GE(1), LE(4096)},
+  {"tensor", "hidden", KT_LONG, FIELD(tp_hidden), .def = "64", .unit = "units", .doc = "h: hidden size.", GE(1)},
+  {"tensor", "heads", KT_LONG, FIELD(tp_heads), .def = "4", .unit = "heads",
+   .doc = "a: attention heads, dividing `hidden` and divisible by `ranks`.", GE(1)},
+  {"tensor", "layers", KT_LONG, FIELD(tp_layers), .def = "2", .unit = "layers", .doc = "L: transformer layers.",
+   GE(1)},
+  {"tensor", "seq", KT_LONG, FIELD(tp_seq), .def = "16", .unit = "tokens", .doc = "s: sequence length.", GE(1)},
+  {"tensor", "microbatch", KT_LONG, FIELD(tp_microbatch), .def = "2", .unit = "sequences",
+   .doc = "b: sequences per microbatch.", GE(1)},
+  {"tensor", "microbatches", KT_LONG, FIELD(tp_microbatches), .def = "1", .unit = "microbatches",
+   .doc = "Microbatches per step, each forward then backward through every layer (gradients accumulate).",
+   GE(1)},
+  {"tensor", "steps", KT_LONG, FIELD(tp_steps), .def = "1", .unit = "steps", .doc = "Steps to run.", GE(1)},
+  {"tensor", "sequence_parallel", KT_BOOL, FIELD(tp_seqpar), .def = "off", .unit = "",
+   .doc = "`on`: sequence parallelism (LayerNorm and residuals on sequence shards; allgather before and "
+          "reduce-scatter after each parallel block instead of allreduce; `seq` divisible by `ranks`)."},
+  {"tensor", "async_grad_allreduce", KT_BOOL, FIELD(tp_async), .def = "on", .unit = "",
+   .doc = "`on`: the input-gradient reduction of each column-parallel backward runs concurrently with "
+          "its weight-gradient GEMM (Megatron's asynchronous allreduce); `off`: one after the other."},
+  {"tensor", "collective", KT_STR, FIELD(tp_collective), .def = "ring", .unit = "",
+   .doc = "Algorithm of the allreduces (sequence parallelism always uses the ring's allgather and "
+          "reduce-scatter).",
+   .choices = "ring|halving-doubling|tree"},
   /* [faults] */
   {"faults", "stragglers", KT_STR, FIELD(stragglers), .def = "", .unit = "fraction:factor",
    .doc = "`FRACTION:SLOWDOWN`: that share of the workers (sandblaster's replicas; round(FRACTION x "
@@ -1483,6 +1513,34 @@ static int validate_collective(const scenario *s, char *msg, size_t len)
   return -1;
 }
 
+/* A numeric tensor run holds, per rank and layer, about 24 n x h activations and
+ * buffers plus the attention probabilities; with the serial check, about 2^27 doubles
+ * (1 GiB) in all at most. */
+#define TP_NUMERIC_MAX (1.0 * (1L << 27))
+
+static int validate_tensor(const scenario *s, char *msg, size_t len)
+{
+  double n = (double)s->tp_seq * (double)s->tp_microbatch, h = (double)s->tp_hidden;
+  double per_rank = (double)s->tp_layers * (24 * n * h + 2 * (double)s->tp_microbatch * (double)s->tp_heads *
+                                            (double)s->tp_seq * (double)s->tp_seq / (double)s->tp_ranks);
+  if (s->tp_hidden % s->tp_heads != 0)
+    msgf(msg, len, "tensor.heads: %ld heads do not divide tensor.hidden = %ld", s->tp_heads, s->tp_hidden);
+  else if (s->tp_heads % s->tp_ranks != 0)
+    msgf(msg, len, "tensor.ranks: %ld ranks must divide tensor.heads = %ld (each rank owns whole heads)",
+         s->tp_ranks, s->tp_heads);
+  else if (s->tp_seqpar && s->tp_seq % s->tp_ranks != 0)
+    msgf(msg, len, "tensor.seq: sequence parallelism cuts %ld tokens into %ld equal shards", s->tp_seq,
+         s->tp_ranks);
+  else if (s->numerics && per_rank * (double)(s->tp_ranks + 1) > TP_NUMERIC_MAX)
+    msgf(msg, len, "tensor.hidden: a numeric run this large holds more than 2^27 doubles; set model.numerics = "
+         "off for a timing-only run");
+  else if (s->target_accuracy > 0)
+    msgf(msg, len, "run.target_accuracy: a tensor run has no accuracy to reach");
+  else
+    return 0;
+  return -1;
+}
+
 int scenario_validate(const scenario *s, const char *origin, char *err, size_t errlen)
 {
   char msg[400];
@@ -1527,6 +1585,10 @@ int scenario_validate(const scenario *s, const char *origin, char *err, size_t e
     return -1;
   }
   if (strcmp(s->algorithm, "consensus") == 0 && validate_consensus(s, msg, sizeof msg) != 0) {
+    msgf(err, errlen, "%s: %s", o, msg);
+    return -1;
+  }
+  if (strcmp(s->algorithm, "tensor") == 0 && validate_tensor(s, msg, sizeof msg) != 0) {
     msgf(err, errlen, "%s: %s", o, msg);
     return -1;
   }

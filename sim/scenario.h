@@ -15,7 +15,7 @@
 
 typedef struct scenario {
   /* [run] */
-  char algorithm[32];        /* downpour | sgd | consensus | sandblaster | collective | dataparallel */
+  char algorithm[32];        /* downpour | sgd | consensus | sandblaster | collective | dataparallel | tensor */
   uint64_t seed;
   double max_sim_time;       /* simulated seconds, > 0 */
   long max_steps;            /* minibatches per worker / replica; 0: no limit */
@@ -105,6 +105,18 @@ typedef struct scenario {
   char dp_collective[24];    /* ring | halving-doubling | tree */
   double dp_bucket_mb;       /* MiB of wire bytes per gradient bucket; 0: one bucket */
   int dp_overlap;            /* bucket allreduces overlap the backward pass */
+  /* [tensor] */
+  long tp_ranks;             /* t: tensor-parallel ranks, one per host */
+  long tp_hidden;            /* h */
+  long tp_heads;             /* a */
+  long tp_layers;            /* L */
+  long tp_seq;               /* s */
+  long tp_microbatch;        /* b */
+  long tp_microbatches;      /* per step */
+  long tp_steps;
+  int tp_seqpar;
+  int tp_async;
+  char tp_collective[24];    /* ring | halving-doubling | tree (the allreduce) */
   /* [faults] */
   char stragglers[64];       /* FRACTION:SLOWDOWN, or "" */
 } scenario;

@@ -168,7 +168,9 @@ START_TEST(test_platform_preset_distbelief)
   ck_assert_str_eq(platform_preset_at(0, &desc), "distbelief-2012");
   ck_assert_ptr_nonnull(desc);
   ck_assert_str_eq(platform_preset_at(1, &desc), "gpu-2012");
-  ck_assert_ptr_null(platform_preset_at(2, &desc));
+  ck_assert_str_eq(platform_preset_at(2, &desc), "dgx2h");
+  ck_assert_str_eq(platform_preset_at(3, &desc), "selene");
+  ck_assert_ptr_null(platform_preset_at(4, &desc));
 }
 END_TEST
 
@@ -182,6 +184,57 @@ START_TEST(test_platform_preset_gpu)
   ck_assert_int_eq(spec.topology, PLATFORM_STAR);
   ck_assert_int_eq(platform_preset("gpu-2012", 3, &spec), 0);
   ck_assert_uint_eq(spec.hosts, 3);
+}
+END_TEST
+
+START_TEST(test_platform_preset_dgx2h)
+{
+  platform_spec spec;
+  ck_assert_int_eq(platform_preset("dgx2h", 0, &spec), 0);
+  ck_assert_uint_eq(spec.gpus_per_node, 16);   /* DGX-2H: 16 V100 (Megatron-LM sec. 5) */
+  ck_assert_uint_eq(spec.hosts, 512);          /* up to 32 DGX-2H = 512 GPUs */
+  ck_assert_double_eq(spec.speed, 125e12);     /* V100 fp16 tensor-core peak; 39e12 is 30% */
+  ck_assert_int_eq(spec.cores, 1);             /* one host per GPU */
+  ck_assert_double_eq(spec.bw, 150e9);         /* NVSwitch "300 GB/s", both directions */
+  ck_assert_double_eq(spec.node_bw, 100e9);    /* 8 x 100 Gb/s IB = "100 GB/s between servers" */
+  ck_assert_double_eq(spec.lat, 0.5e-6);       /* assumption */
+  ck_assert_double_eq(spec.node_lat, 1e-6);    /* assumption */
+  ck_assert_str_eq(spec.network_model, "CM02");
+  ck_assert_int_eq(platform_preset("dgx2h", 20, &spec), 0);
+  ck_assert_uint_eq(spec.hosts, 20);           /* written as 2 whole nodes */
+}
+END_TEST
+
+START_TEST(test_platform_preset_selene)
+{
+  platform_spec spec;
+  ck_assert_int_eq(platform_preset("selene", 0, &spec), 0);
+  ck_assert_uint_eq(spec.gpus_per_node, 8);    /* PTD-P sec. 5: 8 A100 per node */
+  ck_assert_uint_eq(spec.hosts, 64);           /* 8 nodes by default */
+  ck_assert_double_eq(spec.speed, 312e12);     /* A100 fp16 peak (PTD-P) */
+  ck_assert_int_eq(spec.cores, 1);
+  ck_assert_double_eq(spec.bw, 300e9);         /* NVSwitch 600 GB/s, both directions */
+  ck_assert_double_eq(spec.node_bw, 200e9);    /* 8 x 200 Gb/s HDR IB */
+  ck_assert_str_eq(spec.network_model, "CM02");
+}
+END_TEST
+
+START_TEST(test_platform_preset_gpu_nodes_load)
+{
+  platform_spec spec;
+  char err[512] = "";
+  char arg0[] = "check_platform";
+  char *argv[] = {arg0, NULL};
+  ck_assert_int_eq(platform_preset("dgx2h", 0, &spec), 0);
+  char *path = write_spec(&spec);
+  ck_assert_int_eq(platform_check(path, 1, argv, err, sizeof err), 512);
+  unlink(path);
+  xbt_free(path);
+  ck_assert_int_eq(platform_preset("selene", 100, &spec), 0);
+  path = write_spec(&spec);
+  ck_assert_int_eq(platform_check(path, 1, argv, err, sizeof err), 104); /* 13 whole nodes */
+  unlink(path);
+  xbt_free(path);
 }
 END_TEST
 
@@ -291,6 +344,92 @@ START_TEST(test_platform_p2p_preset_cross_rack)
   /* LV08: 13.01 x 200 us + 1e8 B / (0.97 x 125e6 B/s) = 0.827344 s */
   assert_within_1pct(r.t, alpha_beta(P2P_BYTES, r.lat, r.bw, LV08_LAT_FACTOR, LV08_BW_FACTOR),
                      "distbelief-2012 across racks, LV08");
+}
+END_TEST
+
+START_TEST(test_platform_p2p_dgx2h_in_node)
+{
+  platform_spec spec;
+  ck_assert_int_eq(platform_preset("dgx2h", 32, &spec), 0);
+  /* GPU 0 to GPU 1 of node 0: host link up, host link down (non-blocking NVSwitch) */
+  p2p_result r = run_p2p(&spec, "gpu-0", "gpu-1", NULL);
+  ck_assert_double_eq_tol(r.lat, 2 * spec.lat, 1e-15);
+  ck_assert_double_eq_tol(r.bw, 150e9, 1e-3);
+  /* CM02: 1 us + 1e8 B / 150e9 B/s = 667.67 us */
+  assert_within_1pct(r.t, alpha_beta(P2P_BYTES, r.lat, r.bw, 1, 1), "dgx2h in a node, CM02");
+}
+END_TEST
+
+START_TEST(test_platform_p2p_dgx2h_across_nodes)
+{
+  platform_spec spec;
+  ck_assert_int_eq(platform_preset("dgx2h", 32, &spec), 0);
+  /* gpu-16 is GPU 0 of node 1: host link, node 0's IB up, node 1's IB down, host link */
+  p2p_result r = run_p2p(&spec, "gpu-0", "gpu-16", NULL);
+  ck_assert_double_eq_tol(r.lat, 2 * spec.lat + 2 * spec.node_lat, 1e-15);
+  ck_assert_double_eq_tol(r.bw, 100e9, 1e-3);
+  /* CM02: 3 us + 1e8 B / 100e9 B/s = 1.003 ms */
+  assert_within_1pct(r.t, alpha_beta(P2P_BYTES, r.lat, r.bw, 1, 1), "dgx2h across nodes, CM02");
+}
+END_TEST
+
+static void flow_sender(int argc, char **argv)
+{
+  ck_assert_int_eq(argc, 2);
+  sg_mailbox_put(sg_mailbox_by_name(argv[1]), xbt_malloc(1), P2P_BYTES);
+}
+
+static void flow_receiver(int argc, char **argv)
+{
+  ck_assert_int_eq(argc, 2);
+  xbt_free(sg_mailbox_get(sg_mailbox_by_name(argv[1])));
+}
+
+/* Concurrent flows between nodes 0 and 1 of selene; returns the simulated end. */
+static double run_flows(size_t n, const char *const (*pairs)[2])
+{
+  platform_spec spec;
+  ck_assert_int_eq(platform_preset("selene", 16, &spec), 0);
+  char *path = write_spec(&spec);
+  start_engine(NULL);
+  simgrid_load_platform(path);
+  unlink(path);
+  xbt_free(path);
+  for (size_t i = 0; i < n; i++) {
+    char name[16];
+    snprintf(name, sizeof name, "flow-%zu", i);
+    const char *argv[] = {"flow", name};
+    sg_actor_create("sender", sg_host_by_name(pairs[i][0]), flow_sender, 2, (char **)argv);
+    sg_actor_create("receiver", sg_host_by_name(pairs[i][1]), flow_receiver, 2, (char **)argv);
+  }
+  simgrid_run();
+  return simgrid_get_clock();
+}
+
+START_TEST(test_platform_p2p_selene_duplex)
+{
+  /* opposite directions between nodes: each at the full 200e9 B/s (split duplex, and the
+   * symmetric route's reverse uses the links' other directions) */
+  const char *const pairs[][2] = {{"gpu-0", "gpu-8"}, {"gpu-9", "gpu-1"}};
+  double tt = run_flows(2, pairs);
+  assert_within_1pct(tt, 3e-6 + P2P_BYTES / 200e9, "selene, opposite directions");
+}
+END_TEST
+
+START_TEST(test_platform_p2p_selene_shared_ib)
+{
+  /* two flows out of node 0 share its 200e9 B/s adapters */
+  const char *const pairs[][2] = {{"gpu-0", "gpu-8"}, {"gpu-1", "gpu-9"}};
+  assert_within_1pct(run_flows(2, pairs), 3e-6 + 2 * P2P_BYTES / 200e9, "selene, one node's IB shared");
+}
+END_TEST
+
+START_TEST(test_platform_p2p_selene_mixed)
+{
+  /* an intra-node flow beside an inter-node one leaves the latter its adapter's full rate
+   * (a FATPIPE backbone in each node halved it: SimGrid weights sharing by latency) */
+  const char *const pairs[][2] = {{"gpu-15", "gpu-0"}, {"gpu-1", "gpu-2"}};
+  assert_within_1pct(run_flows(2, pairs), 3e-6 + P2P_BYTES / 200e9, "selene, intra- and inter-node flows");
 }
 END_TEST
 
@@ -610,6 +749,9 @@ Suite *platform_suite(void)
   tcase_add_test(tc, test_platform_preset_distbelief);
   tcase_add_test(tc, test_platform_preset_gpu);
   tcase_add_test(tc, test_platform_preset_loads);
+  tcase_add_test(tc, test_platform_preset_dgx2h);
+  tcase_add_test(tc, test_platform_preset_selene);
+  tcase_add_test(tc, test_platform_preset_gpu_nodes_load);
   suite_add_tcase(s, tc);
 
   tc = tcase_create("p2p");
@@ -620,6 +762,11 @@ Suite *platform_suite(void)
   tcase_add_test(tc, test_platform_p2p_star_cm02);
   tcase_add_test(tc, test_platform_p2p_torus_cm02);
   tcase_add_test(tc, test_platform_p2p_tcp_gamma);
+  tcase_add_test(tc, test_platform_p2p_dgx2h_in_node);
+  tcase_add_test(tc, test_platform_p2p_dgx2h_across_nodes);
+  tcase_add_test(tc, test_platform_p2p_selene_duplex);
+  tcase_add_test(tc, test_platform_p2p_selene_shared_ib);
+  tcase_add_test(tc, test_platform_p2p_selene_mixed);
   suite_add_tcase(s, tc);
 
   tc = tcase_create("check");

@@ -36,13 +36,16 @@ static int scenario_equal(const scenario *a, const scenario *b)
          NUM_EQ(coll_bytes) && NUM_EQ(coll_ranks) && NUM_EQ(coll_root) && NUM_EQ(coll_chunk) &&
          NUM_EQ(coll_iterations) && NUM_EQ(coll_reduce_flops) && NUM_EQ(dp_replicas) && NUM_EQ(dp_batch) &&
          NUM_EQ(dp_lr) && STR_EQ(dp_collective) && NUM_EQ(dp_bucket_mb) && NUM_EQ(dp_overlap) &&
-         STR_EQ(stragglers);
+         NUM_EQ(tp_ranks) && NUM_EQ(tp_hidden) &&
+         NUM_EQ(tp_heads) && NUM_EQ(tp_layers) && NUM_EQ(tp_seq) && NUM_EQ(tp_microbatch) &&
+         NUM_EQ(tp_microbatches) && NUM_EQ(tp_steps) && NUM_EQ(tp_seqpar) && NUM_EQ(tp_async) &&
+         STR_EQ(tp_collective) && STR_EQ(stragglers);
 #undef STR_EQ
 #undef NUM_EQ
 }
 
-/* The struct has 82 fields (sim/scenario.h); each must have exactly one key. */
-#define N_FIELDS 82
+/* The struct has 93 fields (sim/scenario.h); each must have exactly one key. */
+#define N_FIELDS 93
 
 /* Writes text to a fresh file under /tmp; path receives its name. */
 static void write_temp(const char *text, char *path, size_t len)
@@ -658,7 +661,8 @@ START_TEST(test_scenario_reference_table)
     ck_assert_ptr_nonnull(unit);
   }
   ck_assert_ptr_nonnull(strstr(buf, "| `downpour.lr` | `0.05` |"));
-  ck_assert_ptr_nonnull(strstr(buf, "One of: `downpour`, `sgd`, `consensus`, `sandblaster`, `collective`, `dataparallel`."));
+  ck_assert_ptr_nonnull(
+      strstr(buf, "One of: `downpour`, `sgd`, `consensus`, `sandblaster`, `collective`, `dataparallel`, `tensor`."));
   ck_assert_ptr_nonnull(strstr(buf, "Range: in (0, 1]."));
   free(buf);
 }

@@ -1,0 +1,385 @@
+/* tensor.c - Megatron tensor parallelism of a GPT layer stack over t GPU hosts.
+ *
+ * Each rank runs, for every microbatch of every step, the layers forward then backward,
+ * as Megatron-LM (Shoeybi et al. 2019, Fig. 3 and 4):
+ *   forward layer:  attention (Q, K, V column-parallel by head, Wo row-parallel);
+ *                   g = allreduce of b*s*h; MLP (W1 column-parallel, W2 row-parallel); g
+ *   backward layer: MLP; f' = allreduce of the input gradient; attention; f'
+ * so 2 allreduces forward and 2 backward per layer (PTD-P: 8bsh(t-1)/t elements per layer
+ * per device per microbatch). With sequence parallelism, each g is a reduce-scatter and
+ * each LayerNorm input is allgathered (forward; and the incoming gradient backward).
+ * Compute is each rank's 1/t of the layer's flops through run_execute, split at the
+ * collectives: forward attention (8bsh^2 + 4bs^2h)/t, MLP 16bsh^2/t; backward MLP
+ * 24bsh^2/t before f' and its W1 weight gradient 8bsh^2/t, attention (10bsh^2 + 8bs^2h)/t
+ * before f' and its Q, K, V weight gradient 6bsh^2/t: 3 x (24bsh^2 + 4bs^2h) in all. With
+ * async_grad_allreduce, f' runs while the weight-gradient GEMM executes (Megatron's
+ * asynchronous input-gradient allreduce of a column-parallel layer). Embeddings, logits,
+ * the loss and the optimizer are not modelled. */
+#include "algorithms/tensor.h"
+
+#include <math.h>
+#include <string.h>
+#include <simgrid/actor.h>
+#include <simgrid/engine.h>
+#include <simgrid/exec.h>
+#include <xbt/asserts.h>
+#include <xbt/sysdep.h>
+
+#include "algorithms/collectives.h"
+#include "models/rng.h"
+#include "models/transformer.h"
+
+typedef struct rank {
+  struct tensor *tp;
+  size_t me;
+  transformer_part **parts;   /* per layer (numeric runs) */
+  gsl_matrix **act;   /* act[l]: layer l's input rows, act[L]: the output (numeric) */
+  gsl_matrix *dcur, *dnext; /* gradient w.r.t. a layer's output / input rows (numeric) */
+  gsl_vector *gtmp;   /* one layer's gradient for one microbatch */
+  gsl_vector **gacc;  /* per layer, summed over the step's microbatches */
+  double end;
+} rank;
+
+struct tensor {
+  const run_config *cfg;
+  const tensor_params *p;
+  metrics *m;
+  coll_comm *comm;
+  transformer_dims d;
+  size_t n;            /* rows: seq x microbatch */
+  gsl_vector **w;      /* per layer weights (numeric), read by every rank */
+  rank *ranks;
+};
+
+size_t tensor_hosts_needed(const tensor_params *p) { return p->ranks; }
+
+double tensor_layer_flops(const tensor_params *p)
+{
+  transformer_dims d = {p->microbatch, p->seq, p->hidden, p->heads};
+  return transformer_layer_flops(&d);
+}
+
+/* Per-rank flops of each phase (header comment), bsh2 = b s h^2 and bs2h = b s^2 h. */
+static double bsh2(const tensor *t) { return (double)t->d.b * t->d.s * t->d.h * t->d.h; }
+static double bs2h(const tensor *t) { return (double)t->d.b * t->d.s * t->d.s * t->d.h; }
+
+static void compute(const tensor *t, double flops) { run_execute(t->cfg, flops / (double)t->p->ranks); }
+
+static double *buf(rank *rk, size_t l, transformer_buf which)
+{
+  return rk->parts ? transformer_part_buf(rk->parts[l], which) : NULL;
+}
+
+/* g forward, f backward: the sum over the group of a rank's partial n x h result. */
+static void reduce_partial(rank *rk, size_t l)
+{
+  tensor *t = rk->tp;
+  if (t->p->seqpar)
+    coll_reduce_scatter(t->comm, rk->me, buf(rk, l, TRANSFORMER_RED), t->n * t->d.h);
+  else
+    coll_allreduce(t->comm, rk->me, buf(rk, l, TRANSFORMER_RED), t->n * t->d.h, (coll_algo)t->p->algo);
+}
+
+/* Sequence parallelism: every rank's rows of an n x h buffer onto every rank. */
+static void gather_rows(rank *rk, size_t l, transformer_buf which)
+{
+  tensor *t = rk->tp;
+  if (t->p->seqpar)
+    coll_allgather(t->comm, rk->me, buf(rk, l, which), t->n * t->d.h);
+}
+
+/* f' concurrent with (async) or followed by the weight-gradient GEMM. */
+static void reduce_grad_with(rank *rk, size_t l, double wgrad_flops)
+{
+  tensor *t = rk->tp;
+  if (!t->p->async_grad) {
+    reduce_partial(rk, l);
+    compute(t, wgrad_flops);
+    return;
+  }
+  sg_exec_t e = run_execute_async(t->cfg, wgrad_flops / (double)t->p->ranks);
+  reduce_partial(rk, l);
+  sg_exec_wait(e);
+}
+
+static void forward_layer(rank *rk, size_t l)
+{
+  tensor *t = rk->tp;
+  const gsl_vector *w = t->w ? t->w[l] : NULL;
+  if (rk->parts)
+    transformer_fwd_ln1(rk->parts[l], w, rk->act[l]);
+  gather_rows(rk, l, TRANSFORMER_XN);
+  compute(t, 8 * bsh2(t) + 4 * bs2h(t));
+  if (rk->parts)
+    transformer_fwd_attn(rk->parts[l], w);
+  reduce_partial(rk, l);
+  if (rk->parts)
+    transformer_fwd_ln2(rk->parts[l], w);
+  gather_rows(rk, l, TRANSFORMER_YN);
+  compute(t, 16 * bsh2(t));
+  if (rk->parts)
+    transformer_fwd_mlp(rk->parts[l], w);
+  reduce_partial(rk, l);
+  if (rk->parts)
+    transformer_fwd_out(rk->parts[l], w, rk->act[l + 1]);
+}
+
+static void backward_layer(rank *rk, size_t l)
+{
+  tensor *t = rk->tp;
+  const gsl_vector *w = t->w ? t->w[l] : NULL;
+  if (rk->parts) {
+    gsl_vector_set_zero(rk->gtmp);
+    transformer_bwd_out(rk->parts[l], rk->dcur, rk->gtmp);
+  }
+  gather_rows(rk, l, TRANSFORMER_DFULL);
+  compute(t, 24 * bsh2(t));
+  if (rk->parts)
+    transformer_bwd_mlp(rk->parts[l], w, rk->gtmp);
+  reduce_grad_with(rk, l, 8 * bsh2(t));
+  if (rk->parts)
+    transformer_bwd_ln2(rk->parts[l], w, rk->gtmp);
+  gather_rows(rk, l, TRANSFORMER_DFULL);
+  compute(t, 10 * bsh2(t) + 8 * bs2h(t));
+  if (rk->parts)
+    transformer_bwd_attn(rk->parts[l], w, rk->gtmp);
+  reduce_grad_with(rk, l, 6 * bsh2(t));
+  if (rk->parts) {
+    transformer_bwd_ln1(rk->parts[l], w, rk->gtmp, rk->dnext);
+    gsl_vector_add(rk->gacc[l], rk->gtmp);
+    gsl_matrix *s = rk->dcur;
+    rk->dcur = rk->dnext;
+    rk->dnext = s;
+  }
+}
+
+/* Microbatch k's input (uniform in [-1, 1)) and the gradient of the probe loss
+ * L = sum(P .* Z) at the output, P uniform too: the same on every rank, drawn from
+ * (run.seed, data role, 2k) and (.., 2k + 1). Fills rows [row0, row0 + rows). */
+static void microbatch_matrix(const tensor *t, long k, int which, size_t row0, gsl_matrix *out)
+{
+  gsl_rng *r = rng_create(t->cfg->seed, RNG_ROLE_DATA, (int)(2 * k + which));
+  for (size_t i = 0; i < t->n; i++)
+    for (size_t c = 0; c < t->d.h; c++) {
+      double v = 2 * gsl_rng_uniform(r) - 1;
+      if (out && i >= row0 && i < row0 + out->size1)
+        gsl_matrix_set(out, i - row0, c, v);
+    }
+  gsl_rng_free(r);
+}
+
+static void load_microbatch(rank *rk, long k)
+{
+  if (!rk->parts)
+    return;
+  size_t row0, rows;
+  transformer_part_rows(rk->parts[0], &row0, &rows);
+  microbatch_matrix(rk->tp, k, 0, row0, rk->act[0]);
+  microbatch_matrix(rk->tp, k, 1, row0, rk->dcur);
+}
+
+static void start_step(rank *rk)
+{
+  for (size_t l = 0; rk->gacc && l < rk->tp->p->layers; l++)
+    gsl_vector_set_zero(rk->gacc[l]);
+}
+
+static void rank_actor(int argc, char **argv)
+{
+  (void)argc, (void)argv;
+  rank *rk = sg_actor_self_get_data();
+  const tensor_params *p = rk->tp->p;
+  for (long step = 0; step < p->steps; step++) {
+    start_step(rk);
+    for (long k = 0; k < p->microbatches; k++) {
+      load_microbatch(rk, k);
+      for (size_t l = 0; l < p->layers; l++)
+        forward_layer(rk, l);
+      for (size_t l = p->layers; l-- > 0;)
+        backward_layer(rk, l);
+    }
+    if (rk->me == 0)
+      metrics_slot_at(rk->tp->m, 0)->steps = step + 1;
+  }
+  rk->end = simgrid_get_clock();
+}
+
+static void rank_init_numerics(tensor *t, rank *rk)
+{
+  const tensor_params *p = t->p;
+  size_t row0, rows;
+  rk->parts = xbt_malloc0(p->layers * sizeof(transformer_part *));
+  rk->act = xbt_malloc0((p->layers + 1) * sizeof(gsl_matrix *));
+  rk->gacc = xbt_malloc0(p->layers * sizeof(gsl_vector *));
+  for (size_t l = 0; l < p->layers; l++) {
+    rk->parts[l] = transformer_part_create(&t->d, p->ranks, rk->me, p->seqpar);
+    xbt_assert(rk->parts[l] != NULL, "tensor: a validated split was refused");
+    rk->gacc[l] = gsl_vector_calloc(transformer_n_params(t->d.h));
+  }
+  transformer_part_rows(rk->parts[0], &row0, &rows);
+  for (size_t l = 0; l <= p->layers; l++)
+    rk->act[l] = gsl_matrix_alloc(rows, t->d.h);
+  rk->dcur = gsl_matrix_alloc(rows, t->d.h);
+  rk->dnext = gsl_matrix_alloc(rows, t->d.h);
+  rk->gtmp = gsl_vector_alloc(transformer_n_params(t->d.h));
+}
+
+tensor *tensor_deploy(const run_config *cfg, metrics *m)
+{
+  const tensor_params *p = &cfg->tensor;
+  transformer_dims d = {p->microbatch, p->seq, p->hidden, p->heads};
+  if (p->ranks == 0 || cfg->n_hosts < p->ranks || transformer_dims_check(&d) != 0 || p->heads % p->ranks != 0 ||
+      (p->seqpar && p->seq % p->ranks != 0) || p->layers == 0 || p->microbatches < 1 || p->steps < 1)
+    return NULL;
+  tensor *t = xbt_malloc0(sizeof(*t));
+  t->cfg = cfg;
+  t->p = p;
+  t->m = m;
+  t->d = d;
+  t->n = d.b * d.s;
+  coll_opts o = {cfg->elem_bytes, 0, cfg, 0};
+  t->comm = coll_comm_create("tensor", cfg->hosts, p->ranks, &o);
+  xbt_assert(t->comm != NULL, "tensor: could not make the tensor communicator");
+  if (cfg->numerics) {
+    t->w = xbt_malloc0(p->layers * sizeof(gsl_vector *));
+    for (size_t l = 0; l < p->layers; l++) {
+      gsl_rng *r = rng_create(cfg->seed, RNG_ROLE_INIT, (int)l);
+      t->w[l] = gsl_vector_alloc(transformer_n_params(d.h));
+      transformer_init_params(d.h, r, t->w[l]);
+      gsl_rng_free(r);
+    }
+  }
+  t->ranks = xbt_malloc0(p->ranks * sizeof(rank));
+  for (size_t i = 0; i < p->ranks; i++) {
+    rank *rk = &t->ranks[i];
+    rk->tp = t;
+    rk->me = i;
+    if (cfg->numerics)
+      rank_init_numerics(t, rk);
+    char name[32];
+    snprintf(name, sizeof(name), "tensor-%zu", i);
+    sg_actor_t a = sg_actor_init(name, cfg->hosts[i]);
+    sg_actor_set_data(a, rk);
+    sg_actor_start(a, rank_actor, 0, NULL);
+  }
+  return t;
+}
+
+void tensor_free(tensor *t)
+{
+  if (t == NULL)
+    return;
+  for (size_t i = 0; i < t->p->ranks; i++) {
+    rank *rk = &t->ranks[i];
+    for (size_t l = 0; rk->parts && l < t->p->layers; l++) {
+      transformer_part_free(rk->parts[l]);
+      gsl_vector_free(rk->gacc[l]);
+    }
+    for (size_t l = 0; rk->act && l <= t->p->layers; l++)
+      gsl_matrix_free(rk->act[l]);
+    if (rk->parts) {
+      gsl_matrix_free(rk->dcur);
+      gsl_matrix_free(rk->dnext);
+      gsl_vector_free(rk->gtmp);
+    }
+    xbt_free(rk->parts);
+    xbt_free(rk->act);
+    xbt_free(rk->gacc);
+  }
+  for (size_t l = 0; t->w && l < t->p->layers; l++)
+    gsl_vector_free(t->w[l]);
+  xbt_free(t->w);
+  xbt_free(t->ranks);
+  coll_comm_free(t->comm);
+  xbt_free(t);
+}
+
+static double max_abs(const double *x, size_t n)
+{
+  double m = 0;
+  for (size_t i = 0; i < n; i++)
+    m = fabs(x[i]) > m ? fabs(x[i]) : m;
+  return m;
+}
+
+static double max_diff(const double *got, const double *ref, size_t n)
+{
+  double e = 0;
+  for (size_t i = 0; i < n; i++)
+    e = fabs(got[i] - ref[i]) > e ? fabs(got[i] - ref[i]) : e;
+  return e;
+}
+
+/* max |got - ref| / max |ref| */
+static double rel_error(const double *got, const double *ref, size_t n)
+{
+  return max_diff(got, ref, n) / max_abs(ref, n);
+}
+
+/* The serial stack on the last step's microbatches against what the ranks hold: each
+ * rank's rows of the last output and input gradient, and every layer's combined gradient. */
+static double check(const tensor *t)
+{
+  const tensor_params *p = t->p;
+  size_t n = t->n, h = t->d.h, L = p->layers, np = transformer_n_params(h);
+  gsl_matrix **X = xbt_malloc((L + 1) * sizeof(gsl_matrix *));
+  for (size_t l = 0; l <= L; l++)
+    X[l] = gsl_matrix_alloc(n, h);
+  gsl_matrix *dZ = gsl_matrix_alloc(n, h), *dX = gsl_matrix_alloc(n, h);
+  gsl_vector *g = gsl_vector_alloc(np), *comb = gsl_vector_alloc(np);
+  gsl_vector **gref = xbt_malloc(L * sizeof(gsl_vector *));
+  for (size_t l = 0; l < L; l++)
+    gref[l] = gsl_vector_calloc(np);
+  for (long k = 0; k < p->microbatches; k++) {
+    microbatch_matrix(t, k, 0, 0, X[0]);
+    microbatch_matrix(t, k, 1, 0, dZ);
+    for (size_t l = 0; l < L; l++)
+      xbt_assert(transformer_layer_forward(&t->d, t->w[l], X[l], X[l + 1]) == 0, "tensor: serial forward");
+    for (size_t l = L; l-- > 0;) {
+      xbt_assert(transformer_layer_backward(&t->d, t->w[l], X[l], dZ, dX, g) == 0, "tensor: serial backward");
+      gsl_vector_add(gref[l], g);
+      gsl_matrix_memcpy(dZ, dX);
+    }
+  }
+  /* a rank's rows are one contiguous block in both (h columns, no padding) */
+  double err = 0, sz = max_abs(X[L]->data, n * h), sd = max_abs(dZ->data, n * h);
+  for (size_t i = 0; i < p->ranks; i++) {
+    const rank *rk = &t->ranks[i];
+    size_t row0, rows;
+    transformer_part_rows(rk->parts[0], &row0, &rows);
+    err = fmax(err, max_diff(rk->act[L]->data, gsl_matrix_const_ptr(X[L], row0, 0), rows * h) / sz);
+    err = fmax(err, max_diff(rk->dcur->data, gsl_matrix_const_ptr(dZ, row0, 0), rows * h) / sd);
+  }
+  const gsl_vector **parts = xbt_malloc(p->ranks * sizeof(gsl_vector *));
+  for (size_t l = 0; l < L; l++) {
+    for (size_t i = 0; i < p->ranks; i++)
+      parts[i] = t->ranks[i].gacc[l];
+    transformer_grad_combine(h, p->ranks, p->seqpar, (const gsl_vector *const *)parts, comb);
+    err = fmax(err, rel_error(comb->data, gref[l]->data, np));
+    gsl_vector_free(gref[l]);
+  }
+  xbt_free(parts);
+  xbt_free(gref);
+  for (size_t l = 0; l <= L; l++)
+    gsl_matrix_free(X[l]);
+  xbt_free(X);
+  gsl_matrix_free(dZ);
+  gsl_matrix_free(dX);
+  gsl_vector_free(g);
+  gsl_vector_free(comb);
+  return err;
+}
+
+void tensor_result_get(const tensor *t, tensor_result *r)
+{
+  memset(r, 0, sizeof(*r));
+  for (size_t i = 0; i < t->p->ranks; i++)
+    r->time_s = fmax(r->time_s, t->ranks[i].end);
+  r->step_s = r->time_s / (double)t->p->steps;
+  r->model_flops = 3 * tensor_layer_flops(t->p) * (double)t->p->layers * (double)t->p->microbatches *
+                   (double)t->p->steps;
+  r->tflops_per_gpu = r->time_s > 0 ? r->model_flops / r->time_s / (double)t->p->ranks / 1e12 : 0;
+  r->numeric = t->cfg->numerics;
+  if (r->numeric)
+    r->max_rel_error = check(t);
+}

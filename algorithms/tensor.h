@@ -1,0 +1,43 @@
+#ifndef ALGORITHMS_TENSOR_H
+#define ALGORITHMS_TENSOR_H
+/* tensor.h - Megatron-LM tensor (intra-layer) model parallelism (run.algorithm = tensor):
+ * t ranks, one per GPU host, run a stack of GPT layers split as Shoeybi et al. 2019
+ * sec. 3 (and, with sequence parallelism, Korthikanti et al. 2022), communicating through
+ * the collectives over one tensor communicator. With numerics on, the ranks carry real
+ * activations and gradients (models/transformer.h) and the run checks them against the
+ * serial layer stack afterwards. */
+
+#include <stddef.h>
+
+#include "algorithms/metrics.h"
+#include "algorithms/run.h"
+
+typedef struct tensor tensor;
+
+typedef struct tensor_result {
+  double time_s;        /* simulated time when the last rank finished its last step */
+  double step_s;        /* time_s / steps */
+  double model_flops;   /* 3 x forward flops of every layer and microbatch of every step */
+  double tflops_per_gpu; /* model_flops / time_s / ranks / 1e12 */
+  int numeric;          /* 1: activations and gradients were real and checked */
+  double max_rel_error; /* numeric: over the last microbatch's output and input gradient and
+                           the last step's weight gradients of every layer, max |got - ref|
+                           relative to the quantity's largest |ref| (serial stack as ref) */
+} tensor_result;
+
+size_t tensor_hosts_needed(const tensor_params *p);
+
+/* Forward flops of one layer for one microbatch (24bsh^2 + 4bs^2h) of p. */
+double tensor_layer_flops(const tensor_params *p);
+
+/* Creates the tensor communicator over cfg->hosts[0..ranks-1] and one actor per rank;
+ * records steps in m's slot 0. Returns NULL if the parameters do not split (heads % ranks,
+ * hidden % heads, with sequence parallelism seq % ranks) or hosts are missing. cfg and m
+ * outlive the run; free with tensor_free after the engine has run. */
+tensor *tensor_deploy(const run_config *cfg, metrics *m);
+void tensor_free(tensor *t);
+
+/* After the engine has run: the measurements and, for numeric runs, the check. */
+void tensor_result_get(const tensor *t, tensor_result *r);
+
+#endif

@@ -1,0 +1,103 @@
+#ifndef MODELS_TRANSFORMER_H
+#define MODELS_TRANSFORMER_H
+/* transformer.h - exact numerics of one GPT transformer layer (pre-LayerNorm, as
+ * Megatron-LM's GPT-2: Y = X + Attn(LN1(X)), Z = Y + MLP(LN2(Y))), a serial reference and
+ * its Megatron tensor-parallel split over t ranks (Shoeybi et al. 2019, sec. 3; with
+ * sequence parallelism, Korthikanti et al. 2022), with the collectives left to the caller.
+ *
+ * Shapes: n = s*b rows in Megatron's [s, b, h] order (row = pos*b + example), h columns.
+ * Attention: `heads` heads of h/heads columns, causal mask, softmax(QK^T/sqrt(d))V per
+ * example. MLP: h -> 4h (GeLU, GPT-2's tanh form) -> h. LayerNorm eps 1e-5. No dropout
+ * (p = 0), so numerics are deterministic.
+ * Parameter layout (one vector, 12h^2 + 13h entries), matrices row-major as X*W (in x out):
+ * ln1_g, ln1_b [h]; Wq, Wk, Wv [h x h]; bq, bk, bv [h]; Wo [h x h]; bo [h];
+ * ln2_g, ln2_b [h]; W1 [h x 4h]; b1 [4h]; W2 [4h x h]; b2 [h]. */
+
+#include <stddef.h>
+#include <gsl/gsl_matrix.h>
+#include <gsl/gsl_rng.h>
+#include <gsl/gsl_vector.h>
+
+typedef struct transformer_dims {
+  size_t b;     /* microbatch: sequences */
+  size_t s;     /* sequence length */
+  size_t h;     /* hidden size */
+  size_t heads; /* attention heads; h % heads == 0 */
+} transformer_dims;
+
+/* Offsets of each parameter block in the layout above. */
+typedef struct transformer_layout {
+  size_t ln1_g, ln1_b, Wq, Wk, Wv, bq, bk, bv, Wo, bo, ln2_g, ln2_b, W1, b1, W2, b2, total;
+} transformer_layout;
+
+/* 0 if d is usable (all > 0, heads divides h), else -1. */
+int transformer_dims_check(const transformer_dims *d);
+void transformer_layout_of(size_t h, transformer_layout *l);
+size_t transformer_n_params(size_t h);
+/* Forward flops of one layer, 24*b*s*h^2 + 4*b*s^2*h (Narayanan et al. 2021, sec. 5.1;
+ * SPEC 5); backward is twice that. */
+double transformer_layer_flops(const transformer_dims *d);
+
+/* LayerNorm gains 1 and biases 0; matrices U(-g, g) with g = sqrt(6 / (in + out))
+ * (Glorot), biases U(-0.1, 0.1) so that their gradients are exercised. Draws from r in
+ * layout order. w has transformer_n_params(h) entries, contiguous. */
+void transformer_init_params(size_t h, gsl_rng *r, gsl_vector *w);
+
+/* Serial reference (plain loops, independent of the partitioned code). X, Z: n x h.
+ * Returns 0, or -1 if a shape does not fit. Allocates its own scratch. */
+int transformer_layer_forward(const transformer_dims *d, const gsl_vector *w, const gsl_matrix *X, gsl_matrix *Z);
+/* Given dL/dZ, sets dX = dL/dX and grad = dL/dw (layout above). Returns 0 or -1. */
+int transformer_layer_backward(const transformer_dims *d, const gsl_vector *w, const gsl_matrix *X,
+                               const gsl_matrix *dZ, gsl_matrix *dX, gsl_vector *grad);
+
+/* ---- Tensor-parallel rank ----
+ * Rank r of t owns heads [r*heads/t, (r+1)*heads/t) (Q, K, V columns, column-parallel; Wo
+ * rows, row-parallel) and MLP columns [r*4h/t, (r+1)*4h/t) of W1/b1 (column-parallel, GeLU
+ * local) and the same rows of W2 (row-parallel). Row-parallel biases bo, b2 are added
+ * once, after the reduction. Plain: every rank holds all n rows of X, Y, Z (LayerNorm and
+ * residuals replicated). Sequence-parallel: rank r holds rows [r*n/t, (r+1)*n/t) (positions
+ * [r*s/t, (r+1)*s/t)) and runs LayerNorm, residuals and biases on them only.
+ * Each phase reads and writes the rank's buffers (transformer_part_buf, n*h doubles each). Between
+ * the phases the caller runs the collectives over the tensor group, in this order:
+ *   forward:  fwd_ln1; [SP: allgather XN]; fwd_attn; g(RED); fwd_ln2; [SP: allgather YN];
+ *             fwd_mlp; g(RED); fwd_out
+ *   backward: bwd_out; [SP: allgather DFULL]; bwd_mlp; f'(RED); bwd_ln2;
+ *             [SP: allgather DFULL]; bwd_attn; f'(RED); bwd_ln1
+ * where g (forward) and f' (backward of f) are: plain, an allreduce (sum) of RED; SP, a
+ * reduce-scatter of RED leaving rank r's rows summed. Allgathers and reduce-scatters use
+ * blocks of n*h/t elements (coll_block with n*h divisible by t) = row shards.
+ * grad (transformer_n_params entries, zeroed by the caller) gets the rank's own shard of every
+ * split weight and, for LayerNorm, bo and b2: plain, the full gradient (equal on every
+ * rank); SP, this rank's rows' contribution (the sum over ranks is the gradient). */
+typedef enum transformer_buf { TRANSFORMER_XN, TRANSFORMER_YN, TRANSFORMER_RED, TRANSFORMER_DFULL } transformer_buf;
+typedef struct transformer_part transformer_part;
+
+/* NULL unless transformer_dims_check passes, r < t, heads % t == 0, and (SP) s % t == 0.
+ * Caller frees with transformer_part_free (NULL is a no-op). */
+transformer_part *transformer_part_create(const transformer_dims *d, size_t t, size_t r, int seqpar);
+void transformer_part_free(transformer_part *p);
+double *transformer_part_buf(transformer_part *p, transformer_buf which);
+/* Rows this rank holds of X, Z, dZ, dX: [*row0, *row0 + *rows). */
+void transformer_part_rows(const transformer_part *p, size_t *row0, size_t *rows);
+
+/* X_local, Z_local, dZ_local, dX_local: rows x h (transformer_part_rows). */
+void transformer_fwd_ln1(transformer_part *p, const gsl_vector *w, const gsl_matrix *X_local);
+void transformer_fwd_attn(transformer_part *p, const gsl_vector *w);
+void transformer_fwd_ln2(transformer_part *p, const gsl_vector *w);
+void transformer_fwd_mlp(transformer_part *p, const gsl_vector *w);
+void transformer_fwd_out(transformer_part *p, const gsl_vector *w, gsl_matrix *Z_local);
+void transformer_bwd_out(transformer_part *p, const gsl_matrix *dZ_local, gsl_vector *grad);
+void transformer_bwd_mlp(transformer_part *p, const gsl_vector *w, gsl_vector *grad);
+void transformer_bwd_ln2(transformer_part *p, const gsl_vector *w, gsl_vector *grad);
+void transformer_bwd_attn(transformer_part *p, const gsl_vector *w, gsl_vector *grad);
+void transformer_bwd_ln1(transformer_part *p, const gsl_vector *w, gsl_vector *grad, gsl_matrix *dX_local);
+
+/* Combines t ranks' grads (as above) into the full gradient: entries of split weights
+ * from their owner, LayerNorm/bo/b2 from rank 0 (plain) or summed in rank order (SP). */
+void transformer_grad_combine(size_t h, size_t t, int seqpar, const gsl_vector *const *parts, gsl_vector *out);
+
+/* gather_output of a column-parallel layer: rank r's n x (c/t) block parts[r] becomes
+ * columns [r*c/t, (r+1)*c/t) of out (n x c). Returns 0, or -1 if a shape does not fit. */
+int transformer_gather_columns(size_t t, const gsl_matrix *const *parts, gsl_matrix *out);
+
+#endif

@@ -1,0 +1,223 @@
+/* check_tensor.c - Check suite for algorithms/tensor (run.algorithm = tensor), through the
+ * CLI (one simulation per process): numerics through the collectives equal the serial
+ * layer stack (plain and sequence-parallel), the exact bytes on the wire, the simulated
+ * time against its closed form, the asynchronous input-gradient allreduce, Megatron's
+ * 1.2B single-GPU baseline, determinism, and bad input. */
+
+#include <check.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "check_util.h"
+#include "cli_util.h"
+
+/* collectives.h's MSG_HEADER_BYTES: every message carries 64 bytes of header. */
+#define HEADER 64.0
+
+static json_t *run_tensor(const char *dir, const char *out, const char *const *sets)
+{
+  const char *args[48] = {"run", "--quiet", "--out", out, "--set", "run.algorithm=tensor", "--set",
+                          "platform.preset=dgx2h", "--set", "platform.hosts=16"};
+  size_t n = 10;
+  for (size_t i = 0; sets[i]; i++) {
+    args[n++] = "--set";
+    args[n++] = sets[i];
+  }
+  args[n] = NULL;
+  return cli_summary(dir, args, out);
+}
+
+static double tnum(json_t *j, const char *key)
+{
+  return json_number_value(json_object_get(json_object_get(j, "tensor"), key));
+}
+
+static double check_error(json_t *j)
+{
+  json_t *ck = json_object_get(json_object_get(j, "tensor"), "check");
+  ck_assert(json_is_true(json_object_get(ck, "numeric")));
+  return json_number_value(json_object_get(ck, "max_rel_error"));
+}
+
+/* t = 1, 2, 4 ranks (loop index), 3 layers of h = 32, 4 heads, 2 microbatches of 2 x 8:
+ * the last microbatch's output and input gradient and every layer's gradient summed over
+ * the microbatches equal the serial stack within 1e-12 (as check_transformer, max-norm). */
+static void numerics_case(int i, const char *seqpar)
+{
+  static const char *ranks[] = {"tensor.ranks=1", "tensor.ranks=2", "tensor.ranks=4"};
+  char *dir = cli_tmpdir();
+  const char *sets[] = {ranks[i], seqpar, "tensor.hidden=32", "tensor.heads=4", "tensor.layers=3", "tensor.seq=8",
+                        "tensor.microbatch=2", "tensor.microbatches=2", "tensor.steps=2", NULL};
+  json_t *j = run_tensor(dir, "out", sets);
+  double e = check_error(j);
+  ck_assert_msg(e <= 1e-12, "%s, %s: max relative error %g", ranks[i], seqpar, e);
+  ck_assert_int_eq(json_integer_value(json_object_get(j, "steps")), 2);
+  json_decref(j);
+  free(dir);
+}
+
+START_TEST(test_tensor_numerics)
+{
+  numerics_case(_i, "tensor.sequence_parallel=off");
+}
+END_TEST
+
+START_TEST(test_tensor_numerics_seqpar)
+{
+  numerics_case(_i, "tensor.sequence_parallel=on");
+}
+END_TEST
+
+/* PTD-P sec. 3.2: 8bsh(t-1)/t elements per layer per device per microbatch. Our ring
+ * allreduce of n elements on t ranks: each rank sends t-1 reduce-scatter and t-1
+ * allgather messages, one block each (coll_block: the blocks add up to n), 64 header
+ * bytes per message; summed over ranks, 2(t-1)(n eb + 64t) bytes. Four of them per layer
+ * and microbatch (n = bsh), and with sequence parallelism 4 allgathers and 4
+ * reduce-scatters of (t-1)(n eb + 64t) each: the same total. */
+static double expected_bytes(double t, double b, double s, double h, double eb, double layers, double mb)
+{
+  return layers * mb * 4 * 2 * (t - 1) * (b * s * h * eb + HEADER * t);
+}
+
+START_TEST(test_tensor_bytes)
+{
+  static const char *sp[] = {"tensor.sequence_parallel=off", "tensor.sequence_parallel=on"};
+  char *dir = cli_tmpdir();
+  const char *sets[] = {sp[_i],          "tensor.ranks=4",       "tensor.hidden=96",   "tensor.heads=8",
+                        "tensor.layers=5", "tensor.seq=12",        "tensor.microbatch=3", "tensor.microbatches=2",
+                        "model.dtype=fp16", "model.numerics=off", NULL};
+  json_t *j = run_tensor(dir, "out", sets);
+  double got = json_number_value(json_object_get(json_object_get(j, "comm"), "bytes_total"));
+  double want = expected_bytes(4, 3, 12, 96, 2, 5, 2);
+  /* per device: 8bsh(t-1)/t x 2 bytes + 8(t-1) headers of 64, per layer and microbatch */
+  ck_assert_double_eq(want / 4 / 5 / 2, 8.0 * 3 * 12 * 96 * 3 / 4 * 2 + 8 * 3 * HEADER);
+  ck_assert_msg(got == want, "%s: bytes_total %.17g, want %.17g", sp[_i], got, want);
+  json_decref(j);
+  free(dir);
+}
+END_TEST
+
+START_TEST(test_tensor_bytes_one_rank)
+{
+  char *dir = cli_tmpdir();
+  const char *sets[] = {"tensor.ranks=1", "model.numerics=off", NULL};
+  json_t *j = run_tensor(dir, "out", sets);
+  ck_assert_double_eq(json_number_value(json_object_get(json_object_get(j, "comm"), "bytes_total")), 0);
+  json_decref(j);
+  free(dir);
+}
+END_TEST
+
+/* Megatron-LM's baseline: the 1.2B model (h 1536, 16 heads, 40 layers, s 1024, b 8) on
+ * one V100 of dgx2h (125e12 flop/s) at efficiency 0.312 sustains 0.312 x 125 = 39 Tflop/s
+ * (Megatron-LM sec. 5.1: 39 Tflop/s, 30% of peak), and one step takes
+ * 3 x 40 x (24bsh^2 + 4bs^2h) / 39e12 s. */
+START_TEST(test_tensor_megatron_baseline)
+{
+  char *dir = cli_tmpdir();
+  const char *sets[] = {"tensor.ranks=1",     "tensor.hidden=1536",   "tensor.heads=16",   "tensor.layers=40",
+                        "tensor.seq=1024",    "tensor.microbatch=8",  "model.numerics=off", "model.dtype=fp16",
+                        "model.efficiency=0.312", NULL};
+  json_t *j = run_tensor(dir, "out", sets);
+  double b = 8, s = 1024, h = 1536, f = 24 * b * s * h * h + 4 * b * s * s * h;
+  ck_assert_double_eq(tnum(j, "layer_flops_forward"), f);
+  ck_assert_double_eq_tol(tnum(j, "step_time_s"), 3 * 40 * f / 39e12, 1e-12 * 3 * 40 * f / 39e12);
+  ck_assert_double_eq_tol(tnum(j, "tflops_per_gpu"), 39, 1e-9);
+  ck_assert_double_eq_tol(tnum(j, "fraction_of_peak"), 0.312, 1e-12);
+  json_decref(j);
+  free(dir);
+}
+END_TEST
+
+/* Without the asynchronous allreduce nothing overlaps: step time = compute + 4 L ring
+ * allreduces, each 2(t-1) steps of alpha + (block bytes + 64) / bw inside one DGX-2H node
+ * (alpha = 2 x 0.5 us, bw = 150e9 B/s). With it, the step is shorter (the input-gradient
+ * allreduces hide behind the weight-gradient GEMMs), but never below the compute alone. */
+START_TEST(test_tensor_time_and_overlap)
+{
+  char *dir = cli_tmpdir();
+  const char *common[] = {"tensor.ranks=2", "tensor.hidden=1024", "tensor.heads=8",  "tensor.layers=4",
+                          "tensor.seq=512", "tensor.microbatch=4", "model.numerics=off", "model.dtype=fp16",
+                          "model.efficiency=0.5"};
+  const char *sets[12];
+  for (size_t i = 0; i < 9; i++)
+    sets[i] = common[i];
+  sets[9] = "tensor.async_grad_allreduce=off";
+  sets[10] = NULL;
+  json_t *j = run_tensor(dir, "sync", sets);
+  double t = 2, b = 4, s = 512, h = 1024, L = 4, f = 24 * b * s * h * h + 4 * b * s * s * h;
+  double compute = 3 * L * f / t / (0.5 * 125e12);
+  double allreduce = 2 * (t - 1) * (1e-6 + (b * s * h * 2 / t + HEADER) / 150e9);
+  double want = compute + 4 * L * allreduce, got = tnum(j, "step_time_s");
+  ck_assert_msg(fabs(got - want) <= 1e-9 * want, "sync step %.17g s, closed form %.17g s", got, want);
+  json_decref(j);
+  sets[9] = "tensor.async_grad_allreduce=on";
+  j = run_tensor(dir, "async", sets);
+  double overlapped = tnum(j, "step_time_s");
+  ck_assert_msg(overlapped < got && overlapped >= compute, "async %.17g s, sync %.17g s, compute %.17g s",
+                overlapped, got, compute);
+  /* the two backward allreduces of each layer are shorter than their weight-gradient GEMMs
+   * here, so exactly the forward ones remain exposed */
+  ck_assert_msg(fabs(overlapped - (compute + 2 * L * allreduce)) <= 1e-9 * overlapped, "async %.17g s, want %.17g s",
+                overlapped, compute + 2 * L * allreduce);
+  json_decref(j);
+  free(dir);
+}
+END_TEST
+
+START_TEST(test_tensor_determinism)
+{
+  char *dir = cli_tmpdir();
+  const char *sets[] = {"tensor.ranks=4", "tensor.sequence_parallel=on", "tensor.seq=8", NULL};
+  json_decref(run_tensor(dir, "a", sets));
+  json_decref(run_tensor(dir, "b", sets));
+  const char *threads[] = {"run",   "--quiet", "--out", "c", "--set", "run.algorithm=tensor", "--set",
+                           "platform.preset=dgx2h", "--set", "platform.hosts=16", "--set", "tensor.ranks=4",
+                           "--set", "tensor.sequence_parallel=on", "--set", "tensor.seq=8",
+                           "--cfg=contexts/nthreads:2", NULL};
+  ck_assert_int_eq(cli_run(dir, threads), 0);
+  char *a = cli_read(dir, "a/summary.json"), *b = cli_read(dir, "b/summary.json"), *c = cli_read(dir, "c/summary.json");
+  ck_assert_ptr_nonnull(a);
+  ck_assert_str_eq(a, b);
+  ck_assert_str_eq(a, c);
+  free(a);
+  free(b);
+  free(c);
+  free(dir);
+}
+END_TEST
+
+START_TEST(test_tensor_bad_input)
+{
+  char *dir = cli_tmpdir();
+  const char *heads[] = {"run", "--set", "run.algorithm=tensor", "--set", "tensor.ranks=3", "--out", "out", NULL};
+  cli_assert_bad_input(dir, heads, "tensor.ranks");
+  const char *sp[] = {"run", "--set", "run.algorithm=tensor", "--set", "tensor.sequence_parallel=on", "--set",
+                      "tensor.seq=15", "--out", "out", NULL};
+  cli_assert_bad_input(dir, sp, "tensor.seq");
+  free(dir);
+}
+END_TEST
+
+static Suite *tensor_suite(void)
+{
+  Suite *s = suite_create("tensor");
+  TCase *tc = tcase_create("numerics");
+  tcase_set_timeout(tc, 120);
+  tcase_add_loop_test(tc, test_tensor_numerics, 0, 3);
+  tcase_add_loop_test(tc, test_tensor_numerics_seqpar, 0, 3);
+  suite_add_tcase(s, tc);
+  tc = tcase_create("bytes");
+  tcase_set_timeout(tc, 60);
+  tcase_add_loop_test(tc, test_tensor_bytes, 0, 2);
+  tcase_add_test(tc, test_tensor_bytes_one_rank);
+  suite_add_tcase(s, tc);
+  ADD_TCASE(s, "time", test_tensor_megatron_baseline, test_tensor_time_and_overlap);
+  ADD_TCASE(s, "determinism", test_tensor_determinism);
+  ADD_TCASE(s, "input", test_tensor_bad_input);
+  return s;
+}
+
+CHECK_MAIN(tensor_suite)
