@@ -1572,11 +1572,13 @@ int scenario_validate(const scenario *s, const char *origin, char *err, size_t e
   int archnet_split = s->numerics && !s->virtual_net[0] &&
                       ((strcmp(s->algorithm, "sgd") == 0 && s->sgd_partitions > 1) ||
                        (strcmp(s->algorithm, "downpour") == 0 && s->partitions > 1));
-  if (s->warm_steps > 0 && (!s->numerics || strcmp(s->algorithm, "consensus") == 0 || archnet_split)) {
+  int trains_layers = strcmp(s->algorithm, "downpour") == 0 || strcmp(s->algorithm, "sgd") == 0 ||
+                      strcmp(s->algorithm, "sandblaster") == 0 || strcmp(s->algorithm, "dataparallel") == 0;
+  if (s->warm_steps > 0 && (!s->numerics || !trains_layers || archnet_split)) {
     msgf(err, errlen, "%s: model.warmstart_steps: a warmstart trains model.layers before the run, which %s", o,
-         !s->numerics                               ? "a timing-only run (model.numerics = off) does not have"
-         : strcmp(s->algorithm, "consensus") == 0 ? "consensus (its own objectives) does not use"
-                                                   : "a numeric replica split over machines lays out otherwise");
+         !s->numerics     ? "a timing-only run (model.numerics = off) does not have"
+         : !trains_layers ? "this run.algorithm does not train"
+                          : "a numeric replica split over machines lays out otherwise");
     return -1;
   }
   if (strcmp(s->algorithm, "downpour") == 0 && s->partitions > 1 && s->overlap) {

@@ -93,6 +93,11 @@ START_TEST(test_warmstart_shared)
   json_decref(c);
   json_decref(d);
   json_decref(e);
+  /* a warmstart trains model.layers: nothing to warm in a timing-only run or for tensor */
+  const char *off[] = {"run", "--out", "out", "--set", "model.warmstart_steps=5", "--set", "model.numerics=off", NULL};
+  cli_assert_bad_input(dir, off, "model.warmstart_steps");
+  const char *tp[] = {"run", "--out", "out", "--set", "model.warmstart_steps=5", "--set", "run.algorithm=tensor", NULL};
+  cli_assert_bad_input(dir, tp, "model.warmstart_steps");
   free(dir);
 }
 END_TEST
