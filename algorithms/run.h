@@ -104,6 +104,7 @@ typedef struct tensor_params {
   int seqpar;      /* sequence parallelism: allgather + reduce-scatter instead of allreduce */
   int async_grad;  /* input-gradient allreduce concurrent with the weight-gradient GEMM */
   int algo;
+  size_t dp;       /* d: data-parallel replicas of the tensor group (t x d GPUs) */
 } tensor_params;
 
 /* Called by the evaluator after every evaluation (progress display); may be NULL. */

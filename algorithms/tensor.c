@@ -14,7 +14,16 @@
  * before f' and its Q, K, V weight gradient 6bsh^2/t: 3 x (24bsh^2 + 4bs^2h) in all. With
  * async_grad_allreduce, f' runs while the weight-gradient GEMM executes (Megatron's
  * asynchronous input-gradient allreduce of a column-parallel layer). Embeddings, logits,
- * the loss and the optimizer are not modelled. */
+ * the loss and the optimizer are not modelled.
+ *
+ * Data parallelism (tensor.data_parallel = d): d replicas of the tensor group, replica j on
+ * hosts [j t, (j + 1) t) (t consecutive hosts: inside a node for t <= GPUs per node), and
+ * one data-parallel communicator per tensor rank r over hosts r, r + t, ..., r + (d-1) t
+ * (Megatron: DP groups are the GPUs at the same position in each MP group). After the last
+ * microbatch's backward of a step, every rank allreduces its share of the gradients of
+ * every layer, (12h^2 + 7h)/t split entries plus 6h replicated ones (LayerNorms, bo, b2)
+ * per layer, as one ring allreduce (one bucket, not overlapped with backward); the step
+ * ends when it is done. Timing only: the scenario refuses numerics with d > 1. */
 #include "algorithms/tensor.h"
 
 #include <math.h>
@@ -31,7 +40,10 @@
 
 typedef struct rank {
   struct tensor *tp;
-  size_t me;
+  size_t me;           /* tensor rank */
+  size_t rep;          /* data-parallel replica */
+  coll_comm *tc;       /* this replica's tensor communicator */
+  double dp_s;         /* longest data-parallel allreduce of a step */
   transformer_part **parts;   /* per layer (numeric runs) */
   gsl_matrix **act;   /* act[l]: layer l's input rows, act[L]: the output (numeric) */
   gsl_matrix *dcur, *dnext; /* gradient w.r.t. a layer's output / input rows (numeric) */
@@ -44,14 +56,25 @@ struct tensor {
   const run_config *cfg;
   const tensor_params *p;
   metrics *m;
-  coll_comm *comm;
+  coll_comm **tcomm;   /* per replica */
+  coll_comm **dcomm;   /* per tensor rank (d > 1) */
+  size_t n_ranks;      /* t x d */
+  size_t dp_elems;     /* each rank's data-parallel allreduce, elements */
   transformer_dims d;
   size_t n;            /* rows: seq x microbatch */
   gsl_vector **w;      /* per layer weights (numeric), read by every rank */
   rank *ranks;
 };
 
-size_t tensor_hosts_needed(const tensor_params *p) { return p->ranks; }
+static size_t dp_of(const tensor_params *p) { return p->dp > 0 ? p->dp : 1; }
+
+size_t tensor_hosts_needed(const tensor_params *p) { return p->ranks * dp_of(p); }
+
+double tensor_dp_elements(const tensor_params *p)
+{
+  double h = (double)p->hidden;
+  return (double)p->layers * ((12 * h * h + 7 * h) / (double)p->ranks + 6 * h);
+}
 
 double tensor_layer_flops(const tensor_params *p)
 {
@@ -75,9 +98,9 @@ static void reduce_partial(rank *rk, size_t l)
 {
   tensor *t = rk->tp;
   if (t->p->seqpar)
-    coll_reduce_scatter(t->comm, rk->me, buf(rk, l, TRANSFORMER_RED), t->n * t->d.h);
+    coll_reduce_scatter(rk->tc, rk->me, buf(rk, l, TRANSFORMER_RED), t->n * t->d.h);
   else
-    coll_allreduce(t->comm, rk->me, buf(rk, l, TRANSFORMER_RED), t->n * t->d.h, (coll_algo)t->p->algo);
+    coll_allreduce(rk->tc, rk->me, buf(rk, l, TRANSFORMER_RED), t->n * t->d.h, (coll_algo)t->p->algo);
 }
 
 /* Sequence parallelism: every rank's rows of an n x h buffer onto every rank. */
@@ -85,7 +108,7 @@ static void gather_rows(rank *rk, size_t l, transformer_buf which)
 {
   tensor *t = rk->tp;
   if (t->p->seqpar)
-    coll_allgather(t->comm, rk->me, buf(rk, l, which), t->n * t->d.h);
+    coll_allgather(rk->tc, rk->me, buf(rk, l, which), t->n * t->d.h);
 }
 
 /* f' concurrent with (async) or followed by the weight-gradient GEMM. */
@@ -198,7 +221,12 @@ static void rank_actor(int argc, char **argv)
       for (size_t l = p->layers; l-- > 0;)
         backward_layer(rk, l);
     }
-    if (rk->me == 0)
+    if (rk->tp->dcomm) {
+      double t0 = simgrid_get_clock();
+      coll_allreduce(rk->tp->dcomm[rk->me], rk->rep, NULL, rk->tp->dp_elems, COLL_RING);
+      rk->dp_s = fmax(rk->dp_s, simgrid_get_clock() - t0);
+    }
+    if (rk->me == 0 && rk->rep == 0)
       metrics_slot_at(rk->tp->m, 0)->steps = step + 1;
   }
   rk->end = simgrid_get_clock();
@@ -228,7 +256,8 @@ tensor *tensor_deploy(const run_config *cfg, metrics *m)
 {
   const tensor_params *p = &cfg->tensor;
   transformer_dims d = {p->microbatch, p->seq, p->hidden, p->heads};
-  if (p->ranks == 0 || cfg->n_hosts < p->ranks || transformer_dims_check(&d) != 0 || p->heads % p->ranks != 0 ||
+  size_t dp = dp_of(p);
+  if (p->ranks == 0 || cfg->n_hosts < p->ranks * dp || (dp > 1 && cfg->numerics) || transformer_dims_check(&d) != 0 || p->heads % p->ranks != 0 ||
       (p->seqpar && p->seq % p->ranks != 0) || p->layers == 0 || p->microbatches < 1 || p->steps < 1)
     return NULL;
   tensor *t = xbt_malloc0(sizeof(*t));
@@ -237,9 +266,25 @@ tensor *tensor_deploy(const run_config *cfg, metrics *m)
   t->m = m;
   t->d = d;
   t->n = d.b * d.s;
+  t->n_ranks = p->ranks * dp;
+  t->dp_elems = (size_t)tensor_dp_elements(p);
   coll_opts o = {cfg->elem_bytes, 0, cfg, 0};
-  t->comm = coll_comm_create("tensor", cfg->hosts, p->ranks, &o);
-  xbt_assert(t->comm != NULL, "tensor: could not make the tensor communicator");
+  t->tcomm = xbt_malloc0(dp * sizeof(coll_comm *));
+  for (size_t j = 0; j < dp; j++) {
+    t->tcomm[j] = coll_comm_create("tensor", cfg->hosts + j * p->ranks, p->ranks, &o);
+    xbt_assert(t->tcomm[j] != NULL, "tensor: could not make a tensor communicator");
+  }
+  if (dp > 1) {
+    sg_host_t *g = xbt_malloc(dp * sizeof(sg_host_t));
+    t->dcomm = xbt_malloc0(p->ranks * sizeof(coll_comm *));
+    for (size_t r = 0; r < p->ranks; r++) {
+      for (size_t j = 0; j < dp; j++)
+        g[j] = cfg->hosts[r + j * p->ranks];
+      t->dcomm[r] = coll_comm_create("data", g, dp, &o);
+      xbt_assert(t->dcomm[r] != NULL, "tensor: could not make a data-parallel communicator");
+    }
+    xbt_free(g);
+  }
   if (cfg->numerics) {
     t->w = xbt_malloc0(p->layers * sizeof(gsl_vector *));
     for (size_t l = 0; l < p->layers; l++) {
@@ -249,11 +294,13 @@ tensor *tensor_deploy(const run_config *cfg, metrics *m)
       gsl_rng_free(r);
     }
   }
-  t->ranks = xbt_malloc0(p->ranks * sizeof(rank));
-  for (size_t i = 0; i < p->ranks; i++) {
+  t->ranks = xbt_malloc0(t->n_ranks * sizeof(rank));
+  for (size_t i = 0; i < t->n_ranks; i++) {
     rank *rk = &t->ranks[i];
     rk->tp = t;
-    rk->me = i;
+    rk->me = i % p->ranks;
+    rk->rep = i / p->ranks;
+    rk->tc = t->tcomm[rk->rep];
     if (cfg->numerics)
       rank_init_numerics(t, rk);
     char name[32];
@@ -269,7 +316,7 @@ void tensor_free(tensor *t)
 {
   if (t == NULL)
     return;
-  for (size_t i = 0; i < t->p->ranks; i++) {
+  for (size_t i = 0; i < t->n_ranks; i++) {
     rank *rk = &t->ranks[i];
     for (size_t l = 0; rk->parts && l < t->p->layers; l++) {
       transformer_part_free(rk->parts[l]);
@@ -290,7 +337,12 @@ void tensor_free(tensor *t)
     gsl_vector_free(t->w[l]);
   xbt_free(t->w);
   xbt_free(t->ranks);
-  coll_comm_free(t->comm);
+  for (size_t j = 0; j < dp_of(t->p); j++)
+    coll_comm_free(t->tcomm[j]);
+  for (size_t r = 0; t->dcomm && r < t->p->ranks; r++)
+    coll_comm_free(t->dcomm[r]);
+  xbt_free(t->tcomm);
+  xbt_free(t->dcomm);
   xbt_free(t);
 }
 
@@ -373,12 +425,15 @@ static double check(const tensor *t)
 void tensor_result_get(const tensor *t, tensor_result *r)
 {
   memset(r, 0, sizeof(*r));
-  for (size_t i = 0; i < t->p->ranks; i++)
+  for (size_t i = 0; i < t->n_ranks; i++) {
     r->time_s = fmax(r->time_s, t->ranks[i].end);
+    r->dp_allreduce_s = fmax(r->dp_allreduce_s, t->ranks[i].dp_s);
+  }
   r->step_s = r->time_s / (double)t->p->steps;
   r->model_flops = 3 * tensor_layer_flops(t->p) * (double)t->p->layers * (double)t->p->microbatches *
-                   (double)t->p->steps;
-  r->tflops_per_gpu = r->time_s > 0 ? r->model_flops / r->time_s / (double)t->p->ranks / 1e12 : 0;
+                   (double)t->p->steps * (double)dp_of(t->p);
+  r->tflops_per_gpu = r->time_s > 0 ? r->model_flops / r->time_s / (double)t->n_ranks / 1e12 : 0;
+  r->dp_elements = t->dcomm ? (double)t->dp_elems : 0;
   r->numeric = t->cfg->numerics;
   if (r->numeric)
     r->max_rel_error = check(t);

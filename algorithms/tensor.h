@@ -17,23 +17,32 @@ typedef struct tensor tensor;
 typedef struct tensor_result {
   double time_s;        /* simulated time when the last rank finished its last step */
   double step_s;        /* time_s / steps */
-  double model_flops;   /* 3 x forward flops of every layer and microbatch of every step */
-  double tflops_per_gpu; /* model_flops / time_s / ranks / 1e12 */
+  double model_flops;   /* 3 x forward flops of every layer and microbatch of every step, of
+                           every data-parallel replica */
+  double tflops_per_gpu; /* model_flops / time_s / (ranks x data_parallel) / 1e12 */
+  double dp_elements;   /* d > 1: elements of each rank's data-parallel allreduce; else 0 */
+  double dp_allreduce_s; /* d > 1: the longest data-parallel allreduce of any rank and step */
   int numeric;          /* 1: activations and gradients were real and checked */
   double max_rel_error; /* numeric: over the last microbatch's output and input gradient and
                            the last step's weight gradients of every layer, max |got - ref|
                            relative to the quantity's largest |ref| (serial stack as ref) */
 } tensor_result;
 
+/* ranks x data_parallel */
 size_t tensor_hosts_needed(const tensor_params *p);
+
+/* Elements each rank allreduces across its data-parallel group per step: its share of
+ * every layer's parameters, layers x ((12h^2 + 7h)/t + 6h). */
+double tensor_dp_elements(const tensor_params *p);
 
 /* Forward flops of one layer for one microbatch (24bsh^2 + 4bs^2h) of p. */
 double tensor_layer_flops(const tensor_params *p);
 
-/* Creates the tensor communicator over cfg->hosts[0..ranks-1] and one actor per rank;
+/* Creates one tensor communicator per data-parallel replica j over cfg->hosts[j t..j t + t-1],
+ * with d > 1 one data-parallel communicator per tensor rank, and one actor per rank;
  * records steps in m's slot 0. Returns NULL if the parameters do not split (heads % ranks,
- * hidden % heads, with sequence parallelism seq % ranks) or hosts are missing. cfg and m
- * outlive the run; free with tensor_free after the engine has run. */
+ * hidden % heads, with sequence parallelism seq % ranks), hosts are missing or numerics are
+ * asked with d > 1. cfg and m outlive the run; free with tensor_free after the engine has run. */
 tensor *tensor_deploy(const run_config *cfg, metrics *m);
 void tensor_free(tensor *t);
 

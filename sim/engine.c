@@ -250,7 +250,7 @@ static tensor_params tensor_of(const scenario *sc)
   coll_algo_parse(sc->tp_collective, &algo);
   return (tensor_params){(size_t)sc->tp_ranks, (size_t)sc->tp_hidden, (size_t)sc->tp_heads, (size_t)sc->tp_layers,
                          (size_t)sc->tp_seq, (size_t)sc->tp_microbatch, sc->tp_microbatches, sc->tp_steps,
-                         sc->tp_seqpar, sc->tp_async, (int)algo};
+                         sc->tp_seqpar, sc->tp_async, (int)algo, (size_t)sc->tp_dp};
 }
 
 /* collective.algorithm = auto: ring, or tree for broadcast and reduce. */
@@ -373,7 +373,7 @@ static size_t hosts_needed(const scenario *sc)
   if (is_dataparallel(sc))
     return (size_t)sc->dp_replicas;
   if (is_tensor(sc))
-    return (size_t)sc->tp_ranks;
+    return (size_t)sc->tp_ranks * (size_t)sc->tp_dp;
   if (strcmp(sc->algorithm, "sandblaster") == 0) {
     sandblaster_params p = sandblaster_of(sc);
     return sandblaster_hosts_needed(&p);
@@ -719,7 +719,7 @@ static int simulate(const scenario *sc, build *b, const engine_opts *o, int argc
     tensor_result_get(tp, &trep.r);
     trep.peak_flops = sg_host_get_speed(cfg.hosts[0]) * cfg.cores;
     res.tensor = &trep;
-    res.examples = cfg.tensor.steps * cfg.tensor.microbatches * (long)cfg.tensor.microbatch;
+    res.examples = cfg.tensor.steps * cfg.tensor.microbatches * (long)cfg.tensor.microbatch * (long)cfg.tensor.dp;
   }
   res.bytes_total = msg_bytes_sent();
   res.hosts_used = b->needed;
@@ -732,8 +732,8 @@ static int simulate(const scenario *sc, build *b, const engine_opts *o, int argc
            "busbw %.4g GB/s -> %s/\n", crep.op, crep.algorithm, res.status, crep.ranks, crep.bytes, crep.r.iter_s,
            crep.formula_s, crep.busbw_gbps, o->out_dir);
   } else if (rc == 0 && !o->quiet && tp) {
-    printf("dtsim: tensor %s: %zu ranks, %.6g simulated s per step, %.4g Tflop/s per GPU (%.3g of peak)%s -> %s/\n",
-           res.status, cfg.tensor.ranks, trep.r.step_s, trep.r.tflops_per_gpu,
+    printf("dtsim: tensor %s: %zu x %zu GPUs, %.6g simulated s per step, %.4g Tflop/s per GPU (%.3g of peak)%s -> %s/\n",
+           res.status, cfg.tensor.ranks, cfg.tensor.dp, trep.r.step_s, trep.r.tflops_per_gpu,
            trep.r.tflops_per_gpu * 1e12 / trep.peak_flops, trep.r.numeric ? ", numerics checked" : "", o->out_dir);
   } else if (rc == 0 && !o->quiet) {
     size_t ne = metrics_n_evals(m);
@@ -818,7 +818,7 @@ int engine_run(const scenario *sc, const engine_opts *o)
                : is_consensus(sc)                          ? "consensus.agents"
                : is_collective(sc)                         ? "collective.ranks"
                : is_dataparallel(sc)                       ? "dataparallel.replicas"
-               : is_tensor(sc)                             ? "tensor.ranks"
+               : is_tensor(sc)                             ? "tensor.ranks x tensor.data_parallel"
                                                            : "1 worker");
       rc = fail(err);
     }

@@ -212,6 +212,8 @@ static json_t *tensor_json(const tensor_report *t)
   const tensor_params *p = t->p;
   json_t *o = json_object();
   json_object_set_new(o, "ranks", json_integer((json_int_t)p->ranks));
+  json_object_set_new(o, "data_parallel", json_integer((json_int_t)p->dp));
+  json_object_set_new(o, "gpus", json_integer((json_int_t)(p->ranks * p->dp)));
   json_object_set_new(o, "hidden", json_integer((json_int_t)p->hidden));
   json_object_set_new(o, "heads", json_integer((json_int_t)p->heads));
   json_object_set_new(o, "layers", json_integer((json_int_t)p->layers));
@@ -224,6 +226,8 @@ static json_t *tensor_json(const tensor_report *t)
   json_object_set_new(o, "model_flops", json_num(t->r.model_flops));
   json_object_set_new(o, "step_time_s", json_num(t->r.step_s));
   json_object_set_new(o, "tflops_per_gpu", json_num(t->r.tflops_per_gpu));
+  json_object_set_new(o, "dp_allreduce_elements", json_num(t->r.dp_elements));
+  json_object_set_new(o, "dp_allreduce_s", json_num(t->r.dp_allreduce_s));
   json_object_set_new(o, "fraction_of_peak", json_num(t->r.tflops_per_gpu * 1e12 / t->peak_flops));
   json_t *ck = json_object();
   json_object_set_new(ck, "numeric", json_boolean(t->r.numeric));

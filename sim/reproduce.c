@@ -105,12 +105,14 @@ static const char usage[] =
     "             consensus (Nedic & Ozdaglar 2009: distributed subgradient on ring, torus\n"
     "             and complete graphs, each step rule, sync and async), collectives\n"
     "             (every collective against its alpha-beta formula, 2-64 ranks, 1 KiB-1 GiB),\n"
-    "             or all (each in turn, into results/NAME/ or DIR/NAME/); megatron and\n"
-    "             pipeline are not available yet\n"
+    "             megatron (Shoeybi et al. 2019, Table 1: 1.2B-8.3B GPT on 1-8 GPUs of tensor\n"
+    "             parallelism, and x64 data parallel up to 512 GPUs, on dgx2h), or all (each\n"
+    "             in turn, into results/NAME/ or DIR/NAME/); pipeline is not available yet\n"
     "  --quick    a reduced grid fit for CI, same code paths (fig3: machine counts 1..16;\n"
     "             consensus: ring and complete graphs, constant and harmonic steps, shorter;\n"
     "             collectives: 2, 8 and 64 ranks at 1 KiB, 1 MiB and 1 GiB; fig4/fig5: two\n"
-    "             rates, fewer methods and replica counts, fig4's runs cut at 10 minutes)\n"
+    "             rates, fewer methods and replica counts, fig4's runs cut at 10 minutes;\n"
+    "             megatron: the four model-parallel rows, 1-8 GPUs)\n"
     "  --jobs N   simulations run at once (default: the number of cores)\n"
     "  --check    compare with the committed results/NAME/NAME.csv (or DIR's) instead of writing:\n"
     "             exit 1 and print the first differing value\n";
@@ -540,6 +542,7 @@ static const struct {
     {"fig5", reproduce_fig5},
     {"consensus", reproduce_consensus},
     {"collectives", reproduce_collectives},
+    {"megatron", reproduce_megatron},
 };
 #define N_REPRODUCTIONS (sizeof(reproductions) / sizeof(reproductions[0]))
 
@@ -580,8 +583,8 @@ int reproduce_main(int argc, char **argv)
   for (size_t r = 0; r < N_REPRODUCTIONS; r++)
     found |= strcmp(name, reproductions[r].name) == 0;
   if (!found) {
-    snprintf(err, sizeof(err), "'%s' is not available%s (available: fig3, fig4, fig5, consensus, collectives, all)", name,
-             strstr(" megatron pipeline ", name) ? " yet" : "");
+    snprintf(err, sizeof(err), "'%s' is not available%s (available: fig3, fig4, fig5, consensus, collectives, megatron, all)",
+             name, strstr(" pipeline ", name) ? " yet" : "");
     return bad(err);
   }
   o.n_par = (size_t)n_par;

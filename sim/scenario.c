@@ -395,6 +395,12 @@ static const key_spec keys[] = {
    .doc = "Algorithm of the allreduces (sequence parallelism always uses the ring's allgather and "
           "reduce-scatter).",
    .choices = "ring|halving-doubling|tree"},
+  {"tensor", "data_parallel", KT_LONG, FIELD(tp_dp), .def = "1", .unit = "replicas",
+   .doc = "d: data-parallel replicas of the tensor group, ranks x d GPUs; replica j on hosts [j x ranks, "
+          "(j + 1) x ranks); after each step's backward every rank allreduces (ring, one bucket) its share "
+          "of the layer gradients with the ranks of the same tensor rank (Megatron's data-parallel groups); "
+          "global batch microbatch x microbatches x d. d > 1 runs timing only (`model.numerics = off`).",
+   GE(1), LE(4096)},
   /* [faults] */
   {"faults", "stragglers", KT_STR, FIELD(stragglers), .def = "", .unit = "fraction:factor",
    .doc = "`FRACTION:SLOWDOWN`: that share of the workers (sandblaster's replicas; round(FRACTION x "
@@ -1534,6 +1540,9 @@ static int validate_tensor(const scenario *s, char *msg, size_t len)
   else if (s->numerics && per_rank * (double)(s->tp_ranks + 1) > TP_NUMERIC_MAX)
     msgf(msg, len, "tensor.hidden: a numeric run this large holds more than 2^27 doubles; set model.numerics = "
          "off for a timing-only run");
+  else if (s->numerics && s->tp_dp > 1)
+    msgf(msg, len, "tensor.data_parallel: data parallelism across tensor groups (d = %ld) runs timing only; "
+         "set model.numerics = off", s->tp_dp);
   else if (s->target_accuracy > 0)
     msgf(msg, len, "run.target_accuracy: a tensor run has no accuracy to reach");
   else

@@ -117,6 +117,7 @@ typedef struct scenario {
   int tp_seqpar;
   int tp_async;
   char tp_collective[24];    /* ring | halving-doubling | tree (the allreduce) */
+  long tp_dp;                /* d: data-parallel replicas of the tensor group */
   /* [faults] */
   char stragglers[64];       /* FRACTION:SLOWDOWN, or "" */
 } scenario;

@@ -3,8 +3,10 @@
  * sec. 3), --check against a saved CSV, and bad names; `dtsim reproduce consensus
  * --quick`: its files, its claims (REFERENCES 5), and --check against the committed
  * results/consensus/consensus.csv; `dtsim reproduce fig4 --quick` and `fig5 --quick`:
- * files, a proxy that learns, and --check against results/fig4 and results/fig5. */
+ * files, a proxy that learns, and --check against results/fig4 and results/fig5;
+ * `dtsim reproduce megatron --quick`: its rows and --check against results/megatron. */
 #include <check.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -207,7 +209,7 @@ START_TEST(test_reproduce_bad_input)
   char *dir = cli_tmpdir();
   const char *none[] = {"reproduce", NULL};
   ck_assert_int_eq(cli_run(dir, none), 2);
-  const char *later[] = {"reproduce", "megatron", NULL};
+  const char *later[] = {"reproduce", "pipeline", NULL};
   ck_assert_int_eq(cli_run(dir, later), 2);
   char *err = cli_read(dir, "stderr");
   ck_assert_msg(strstr(err, "not available yet") && cli_lines(err) == 1, "%s", err);
@@ -270,6 +272,48 @@ START_TEST(test_reproduce_fig5_committed)
 }
 END_TEST
 
+/* megatron --quick: the four model-parallel rows, the 1.2B single-GPU row at exactly the
+ * calibrated 39 Tflop/s (125e12 x 0.312), efficiency falling with the model-parallel
+ * width, and the rows equal the committed full grid's (--check), which finds a change. */
+START_TEST(test_reproduce_megatron_quick)
+{
+  char *dir = cli_tmpdir();
+  const char *args[] = {"reproduce", "megatron", "--quick", "--quiet", "--jobs", "1", "--out", "meg", NULL};
+  ck_assert_int_eq(cli_run(dir, args), 0);
+  ck_assert(cli_exists(dir, "meg/megatron.png") && cli_exists(dir, "meg/megatron.ini") &&
+            cli_exists(dir, "meg/README.md"));
+  char *csv = cli_read(dir, "meg/megatron.csv");
+  ck_assert_msg(strncmp(csv, "params_b,gpus,mp,dp,tflops_per_gpu,efficiency\n", 46) == 0, "%.80s", csv);
+  ck_assert_int_eq(cli_lines(csv), 5);
+  double prev = 2, tf, eff, pb;
+  long gpus, mp, dp;
+  const char *p = strchr(csv, '\n') + 1;
+  for (int k = 0; k < 4; k++, p = strchr(p, '\n') + 1) {
+    ck_assert_int_eq(sscanf(p, "%lf,%ld,%ld,%ld,%lf,%lf", &pb, &gpus, &mp, &dp, &tf, &eff), 6);
+    ck_assert_int_eq(gpus, 1L << k);
+    ck_assert(mp == gpus && dp == 1);
+    if (k == 0)
+      ck_assert_msg(fabs(tf - 39) <= 1e-9 && eff == 1, "1 GPU: %g Tflop/s", tf);
+    ck_assert_msg(eff < prev && eff > 0.5, "%ld GPUs: efficiency %g after %g", gpus, eff, prev);
+    prev = eff;
+  }
+  free(csv);
+  const char *check[] = {"reproduce", "megatron", "--quick", "--quiet", "--jobs", "1", "--check", "--out",
+                         RESULTS_DIR "/megatron", NULL};
+  ck_assert_int_eq(cli_run(dir, check), 0);
+  char *full = cli_read("", RESULTS_DIR "/megatron/megatron.csv"); /* "/" + an absolute path */
+  ck_assert_int_eq(cli_lines(full), 9);  /* header + 4 MP rows + 4 MP x 64 DP rows */
+  char *row = strstr(full, "\n8.3170,8,8,1,");
+  ck_assert_ptr_nonnull(row);
+  row[15] = row[15] == '9' ? '8' : '9'; /* the 8-GPU row's Tflop/s, second digit */
+  cli_write(dir, "megatron.csv", full);
+  free(full);
+  const char *changed[] = {"reproduce", "megatron", "--quick", "--quiet", "--jobs", "1", "--check", "--out", ".", NULL};
+  ck_assert_int_eq(cli_run(dir, changed), 1);
+  free(dir);
+}
+END_TEST
+
 static Suite *reproduce_suite(void)
 {
   Suite *s = suite_create("reproduce");
@@ -287,6 +331,10 @@ static Suite *reproduce_suite(void)
   tcase_set_timeout(tc, 900);
   tcase_add_test(tc, test_reproduce_fig4_quick);
   tcase_add_test(tc, test_reproduce_fig5_committed);
+  suite_add_tcase(s, tc);
+  tc = tcase_create("megatron");
+  tcase_set_timeout(tc, 120);
+  tcase_add_test(tc, test_reproduce_megatron_quick);
   suite_add_tcase(s, tc);
   return s;
 }

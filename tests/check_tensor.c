@@ -2,7 +2,8 @@
  * CLI (one simulation per process): numerics through the collectives equal the serial
  * layer stack (plain and sequence-parallel), the exact bytes on the wire, the simulated
  * time against its closed form, the asynchronous input-gradient allreduce, Megatron's
- * 1.2B single-GPU baseline, determinism, and bad input. */
+ * 1.2B single-GPU baseline, data parallelism across tensor groups (bytes and step time),
+ * determinism, and bad input. */
 
 #include <check.h>
 #include <math.h>
@@ -110,6 +111,41 @@ START_TEST(test_tensor_bytes_one_rank)
 }
 END_TEST
 
+/* Data parallelism across tensor groups: t = 4, d = 8 on two dgx2h nodes (replicas 0-3 in
+ * node 0, 4-7 in node 1). Each of the d tensor groups sends the bytes above; each of the t
+ * data-parallel groups runs one ring allreduce on d ranks of a rank's share of every
+ * layer, n = L((12h^2 + 7h)/t + 6h) elements: 2(d-1)(n eb + 64d) bytes. The step is longer
+ * than d = 1's (same hosts) by more than 0 and at most the longest data-parallel
+ * allreduce: it runs after backward, and the tensor groups' own traffic stays in a node. */
+START_TEST(test_tensor_data_parallel)
+{
+  char *dir = cli_tmpdir();
+  const char *sets[] = {"platform.hosts=32",   "tensor.ranks=4",        "tensor.hidden=96",      "tensor.heads=8",
+                        "tensor.layers=5",     "tensor.seq=12",         "tensor.microbatch=3",   "tensor.microbatches=2",
+                        "model.dtype=fp16",    "model.numerics=off",    "tensor.data_parallel=8", NULL};
+  json_t *j = run_tensor(dir, "dp", sets);
+  double t = 4, d = 8, h = 96, L = 5, eb = 2, n = L * ((12 * h * h + 7 * h) / t + 6 * h);
+  ck_assert_double_eq(n, 141960);
+  ck_assert_double_eq(tnum(j, "dp_allreduce_elements"), n);
+  double got = json_number_value(json_object_get(json_object_get(j, "comm"), "bytes_total"));
+  double want = d * expected_bytes(t, 3, 12, h, eb, L, 2) + t * 2 * (d - 1) * (n * eb + HEADER * d);
+  ck_assert_msg(got == want, "bytes_total %.17g, want %.17g", got, want);
+  double f = 24 * 3 * 12 * h * h + 4 * 3 * 12 * 12 * h;
+  ck_assert_double_eq_tol(tnum(j, "model_flops"), d * 3 * L * 2 * f, 1e-9 * d * 3 * L * 2 * f);
+  ck_assert_int_eq(json_integer_value(json_object_get(json_object_get(j, "tensor"), "gpus")), 32);
+  double step_dp = tnum(j, "step_time_s"), ar = tnum(j, "dp_allreduce_s");
+  json_decref(j);
+  sets[10] = "tensor.data_parallel=1";
+  j = run_tensor(dir, "one", sets);
+  double step_one = tnum(j, "step_time_s");
+  ck_assert_double_eq(tnum(j, "dp_allreduce_s"), 0);
+  json_decref(j);
+  ck_assert_msg(ar > 0 && step_dp > step_one && step_dp - step_one <= ar * (1 + 1e-12),
+                "d = 8: step %.17g s, d = 1: %.17g s, data-parallel allreduce %.17g s", step_dp, step_one, ar);
+  free(dir);
+}
+END_TEST
+
 /* Megatron-LM's baseline: the 1.2B model (h 1536, 16 heads, 40 layers, s 1024, b 8) on
  * one V100 of dgx2h (125e12 flop/s) at efficiency 0.312 sustains 0.312 x 125 = 39 Tflop/s
  * (Megatron-LM sec. 5.1: 39 Tflop/s, 30% of peak), and one step takes
@@ -197,6 +233,9 @@ START_TEST(test_tensor_bad_input)
   const char *sp[] = {"run", "--set", "run.algorithm=tensor", "--set", "tensor.sequence_parallel=on", "--set",
                       "tensor.seq=15", "--out", "out", NULL};
   cli_assert_bad_input(dir, sp, "tensor.seq");
+  const char *dpnum[] = {"run", "--set", "run.algorithm=tensor", "--set", "tensor.data_parallel=2", "--out", "out",
+                         NULL};
+  cli_assert_bad_input(dir, dpnum, "tensor.data_parallel");
   free(dir);
 }
 END_TEST
@@ -213,6 +252,7 @@ static Suite *tensor_suite(void)
   tcase_set_timeout(tc, 60);
   tcase_add_loop_test(tc, test_tensor_bytes, 0, 2);
   tcase_add_test(tc, test_tensor_bytes_one_rank);
+  tcase_add_test(tc, test_tensor_data_parallel);
   suite_add_tcase(s, tc);
   ADD_TCASE(s, "time", test_tensor_megatron_baseline, test_tensor_time_and_overlap);
   ADD_TCASE(s, "determinism", test_tensor_determinism);

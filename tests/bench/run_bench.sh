@@ -3,7 +3,7 @@
 # Environment: DTSIM, REF, RING, GRAD = paths of dtsim, ref_downpour, ref_ring and bench_grad.
 # Knobs (environment): R (replicas, 200), S (shards, 10), STEPS (50), NR (numeric replicas, 20),
 # NSTEPS (numeric steps per replica, 50), P (ring allreduce ranks, 1024), PC (ranks of the callgrind
-# comparison, 256), CG (0: skip it), ONLY (run only that section, e.g. ONLY=7).
+# comparison, 256), CG (0: skip it), ONLY (run only that section, e.g. ONLY=8).
 set -euo pipefail
 R=${R:-200} S=${S:-10} STEPS=${STEPS:-50} NR=${NR:-20} NSTEPS=${NSTEPS:-50} P=${P:-1024} ONLY=${ONLY:-}
 work=$(mktemp -d)
@@ -169,4 +169,17 @@ t_f5=$(wall "$DTSIM" reproduce fig5 --quick --quiet --out "$work/fig5")
 printf '   fig4 --quick %.2f s, fig5 --quick %.2f s wall on %d cores (target < 180 s each); the full grids:\n' \
   "$t_f4" "$t_f5" "$(nproc)"
 printf '   dtsim reproduce fig4 --out DIR, and fig5 (minutes each)\n'
+fi
+
+if want 8; then
+echo
+echo "== 8. Megatron-LM's largest point: 8.3B on 512 GPUs (tensor parallel 8 x data parallel 64, dgx2h)"
+echo "   one step, timing only, fp16; the 512-GPU row of dtsim reproduce megatron"
+t_meg=$(wall "$DTSIM" run --quiet --out "$work/meg" --set run.algorithm=tensor --set platform.preset=dgx2h \
+  --set platform.hosts=512 --set model.numerics=off --set model.dtype=fp16 --set model.efficiency=0.312 \
+  --set tensor.ranks=8 --set tensor.data_parallel=64 --set tensor.hidden=3072 --set tensor.heads=32 \
+  --set tensor.layers=72 --set tensor.seq=1024 --set tensor.microbatch=8)
+printf '   %.2f s wall; simulated step %s s, %s Tflop/s per GPU, %s bytes on the wire\n' "$t_meg" \
+  "$(json step_time_s "$work/meg/summary.json")" "$(json tflops_per_gpu "$work/meg/summary.json")" \
+  "$(json bytes_total "$work/meg/summary.json")"
 fi
