@@ -69,11 +69,6 @@ static char *fresh_dir(void)
   return dir;
 }
 
-static double num(const json_t *j, const char *key)
-{
-  return json_number_value(json_object_get(j, key));
-}
-
 static double sub(const json_t *j, const char *obj, const char *key)
 {
   return json_number_value(json_object_get(json_object_get(j, obj), key));
@@ -363,7 +358,7 @@ START_TEST(test_consensus_async)
   trace *tr = read_trace(dir, "async");
   ck_assert_msg(tr->n > 10, "only %zu samples", tr->n);
   ck_assert_msg(tr->gap[tr->n - 1] < 1e-2 && tr->gap[0] > 100, "async gap %.6g -> %.6g", tr->gap[0], tr->gap[tr->n - 1]);
-  ck_assert_int_eq((long)num(a, "steps"), 8 * 400);
+  ck_assert_int_eq((long)cli_num(a, "steps"), 8 * 400);
   free(tr);
   json_decref(a);
   json_decref(s);
@@ -399,8 +394,8 @@ START_TEST(test_consensus_async_memory_flat)
   long peak_short = children_peak_kb();
   json_t *l = run_ok(dir, "long", longrun, NULL);
   long peak_long = children_peak_kb(); /* the largest so far, so >= peak_short */
-  ck_assert_int_eq((long)num(s, "steps"), 16 * 100);
-  ck_assert_int_eq((long)num(l, "steps"), 16 * 800);
+  ck_assert_int_eq((long)cli_num(s, "steps"), 16 * 100);
+  ck_assert_int_eq((long)cli_num(l, "steps"), 16 * 800);
   ck_assert_msg(peak_long - peak_short < 8 * 1024, "peak RSS %ld KB for 100 iterations, %ld KB for 800", peak_short,
                 peak_long);
   json_decref(s);
@@ -422,9 +417,9 @@ START_TEST(test_consensus_round_bytes)
   const char *sets[] = {"consensus.agents=6", "consensus.dim=7", "run.max_steps=1", dtype[_i], NULL};
   json_t *j = run_ok(dir, "out", sets, NULL);
   ck_assert_msg(sub(j, "comm", "bytes_total") == expect[_i], "%s: %.17g bytes", dtype[_i], sub(j, "comm", "bytes_total"));
-  ck_assert_int_eq((long)num(j, "steps"), 6);
-  ck_assert_int_eq((long)num(j, "examples"), 6 * 20);
-  ck_assert(num(j, "sim_time_s") > 0);
+  ck_assert_int_eq((long)cli_num(j, "steps"), 6);
+  ck_assert_int_eq((long)cli_num(j, "examples"), 6 * 20);
+  ck_assert(cli_num(j, "sim_time_s") > 0);
   json_decref(j);
   free(dir);
 }

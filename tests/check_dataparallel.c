@@ -26,24 +26,6 @@ static const char base_ini[] =
     "[model]\nlayers = 16,32,4\n"
     "[data]\ntrain = 4000\ntest = 1000\n";
 
-/* Runs `dtsim run base.ini --quiet --out OUT <sets...>` in dir; returns summary.json. */
-static json_t *run_with(const char *dir, const char *out, const char *const *sets)
-{
-  const char *args[48] = {"run", "base.ini", "--quiet", "--out", out};
-  int n = 5;
-  for (int i = 0; sets[i]; i++) {
-    args[n++] = "--set";
-    args[n++] = sets[i];
-  }
-  args[n] = NULL;
-  return cli_summary(dir, args, out);
-}
-
-static double num(const json_t *j, const char *key)
-{
-  return json_number_value(json_object_get(j, key));
-}
-
 static double comm_bytes(const json_t *j)
 {
   return json_number_value(json_object_get(json_object_get(j, "comm"), "bytes_total"));
@@ -62,13 +44,13 @@ START_TEST(test_dataparallel_one_replica_is_sgd)
   cli_write(dir, "base.ini", base_ini);
   const char *sgd[] = {"run.algorithm=sgd", "sgd.batch=16", "sgd.lr=0.1", NULL};
   const char *dp[] = {"dataparallel.replicas=1", "dataparallel.batch=16", "dataparallel.lr=0.1", NULL};
-  json_t *a = run_with(dir, "sgd", sgd), *b = run_with(dir, "dp", dp);
-  ck_assert_int_eq((long)num(b, "steps"), 40);
-  ck_assert_int_eq((long)num(b, "examples"), 40 * 16);
-  ck_assert_msg(num(a, "final_loss") == num(b, "final_loss"), "loss %.17g vs %.17g", num(a, "final_loss"),
-                num(b, "final_loss"));
-  ck_assert(num(a, "final_accuracy") == num(b, "final_accuracy"));
-  ck_assert_msg(num(b, "final_loss") < 1.3, "loss %.17g", num(b, "final_loss")); /* below ln 4: it trained */
+  json_t *a = cli_run_sets(dir, "sgd", sgd, NULL), *b = cli_run_sets(dir, "dp", dp, NULL);
+  ck_assert_int_eq((long)cli_num(b, "steps"), 40);
+  ck_assert_int_eq((long)cli_num(b, "examples"), 40 * 16);
+  ck_assert_msg(cli_num(a, "final_loss") == cli_num(b, "final_loss"), "loss %.17g vs %.17g", cli_num(a, "final_loss"),
+                cli_num(b, "final_loss"));
+  ck_assert(cli_num(a, "final_accuracy") == cli_num(b, "final_accuracy"));
+  ck_assert_msg(cli_num(b, "final_loss") < 1.3, "loss %.17g", cli_num(b, "final_loss")); /* below ln 4: it trained */
   ck_assert_double_eq(comm_bytes(b), 0);
   json_decref(a);
   json_decref(b);
@@ -133,10 +115,10 @@ START_TEST(test_dataparallel_equals_large_batch_sgd)
   char *dir = cli_tmpdir();
   cli_write(dir, "base.ini", base_ini);
   const char *dp[] = {"dataparallel.replicas=4", "dataparallel.batch=8", "dataparallel.lr=0.1", NULL};
-  json_t *j = run_with(dir, "dp", dp);
-  double want = large_batch_sgd(4, 8, 0.1, 40), got = num(j, "final_loss");
-  ck_assert_int_eq((long)num(j, "steps"), 40);
-  ck_assert_int_eq((long)num(j, "examples"), 40 * 4 * 8);
+  json_t *j = cli_run_sets(dir, "dp", dp, NULL);
+  double want = large_batch_sgd(4, 8, 0.1, 40), got = cli_num(j, "final_loss");
+  ck_assert_int_eq((long)cli_num(j, "steps"), 40);
+  ck_assert_int_eq((long)cli_num(j, "examples"), 40 * 4 * 8);
   ck_assert_msg(rel(got, want) < 1e-12, "loss %.17g, sequential %.17g", got, want);
   /* the comparison can tell draws apart: one replica of 32 rows draws other rows */
   double other = large_batch_sgd(1, 32, 0.1, 40);
@@ -144,7 +126,7 @@ START_TEST(test_dataparallel_equals_large_batch_sgd)
   ck_assert_msg(got < 1.3, "loss %.17g", got);
   ck_assert_str_eq(json_string_value(json_object_get(j, "status")), "ok");
   json_t *st = json_object_get(j, "staleness");
-  ck_assert(num(st, "max") == 0 && num(st, "mean") == 0);
+  ck_assert(cli_num(st, "max") == 0 && cli_num(st, "mean") == 0);
   json_decref(j);
   free(dir);
 }
@@ -213,12 +195,12 @@ START_TEST(test_dataparallel_bit_for_bit)
                         "dataparallel.bucket_mb=0", "dataparallel.collective=ring", NULL};
   const char *tree[] = {"dataparallel.replicas=5", "dataparallel.batch=8", "dataparallel.lr=0.1",
                         "dataparallel.bucket_mb=0", "dataparallel.collective=tree", NULL};
-  json_t *a = run_with(dir, "ring", ring), *b = run_with(dir, "tree", tree);
+  json_t *a = cli_run_sets(dir, "ring", ring, NULL), *b = cli_run_sets(dir, "tree", tree, NULL);
   double want_ring = serial_dataparallel(5, 8, 0.1, 40, COLL_RING);
   double want_tree = serial_dataparallel(5, 8, 0.1, 40, COLL_TREE);
   ck_assert_msg(want_ring != want_tree, "both orders give %.17g", want_ring);
-  ck_assert_msg(num(a, "final_loss") == want_ring, "ring %.17g, serial %.17g", num(a, "final_loss"), want_ring);
-  ck_assert_msg(num(b, "final_loss") == want_tree, "tree %.17g, serial %.17g", num(b, "final_loss"), want_tree);
+  ck_assert_msg(cli_num(a, "final_loss") == want_ring, "ring %.17g, serial %.17g", cli_num(a, "final_loss"), want_ring);
+  ck_assert_msg(cli_num(b, "final_loss") == want_tree, "tree %.17g, serial %.17g", cli_num(b, "final_loss"), want_tree);
   json_decref(a);
   json_decref(b);
   free(dir);
@@ -235,17 +217,17 @@ START_TEST(test_dataparallel_converges_and_stops)
   cli_write(dir, "base.ini", base_ini);
   const char *target[] = {"dataparallel.replicas=4", "dataparallel.batch=16", "dataparallel.lr=0.2",
                           "run.max_steps=400", "run.eval_every=0.05", "run.target_accuracy=0.8", NULL};
-  json_t *j = run_with(dir, "target", target);
-  ck_assert_msg(num(j, "final_accuracy") >= 0.8, "accuracy %.4f", num(j, "final_accuracy"));
+  json_t *j = cli_run_sets(dir, "target", target, NULL);
+  ck_assert_msg(cli_num(j, "final_accuracy") >= 0.8, "accuracy %.4f", cli_num(j, "final_accuracy"));
   ck_assert_str_eq(json_string_value(json_object_get(j, "status")), "ok");
   ck_assert(json_is_number(json_object_get(j, "time_to_target_s")));
-  ck_assert_msg(num(j, "steps") < 400, "steps %.0f", num(j, "steps"));
+  ck_assert_msg(cli_num(j, "steps") < 400, "steps %.0f", cli_num(j, "steps"));
   json_decref(j);
   const char *deadline[] = {"dataparallel.replicas=3", "run.max_steps=0", "run.max_sim_time=0.5", "run.eval_every=0.1",
                             NULL};
-  j = run_with(dir, "deadline", deadline);
-  ck_assert_msg(num(j, "sim_time_s") >= 0.5 && num(j, "sim_time_s") < 0.6, "%.9g s", num(j, "sim_time_s"));
-  ck_assert_msg(num(j, "steps") > 10, "steps %.0f", num(j, "steps"));
+  j = cli_run_sets(dir, "deadline", deadline, NULL);
+  ck_assert_msg(cli_num(j, "sim_time_s") >= 0.5 && cli_num(j, "sim_time_s") < 0.6, "%.9g s", cli_num(j, "sim_time_s"));
+  ck_assert_msg(cli_num(j, "steps") > 10, "steps %.0f", cli_num(j, "steps"));
   json_decref(j);
   free(dir);
 }
@@ -261,10 +243,12 @@ START_TEST(test_dataparallel_collective_independent)
   const char *hd[] = {"dataparallel.replicas=3", "dataparallel.bucket_mb=0.0001",
                       "dataparallel.collective=halving-doubling", NULL};
   const char *tree[] = {"dataparallel.replicas=3", "dataparallel.bucket_mb=0.0001", "dataparallel.collective=tree", NULL};
-  json_t *a = run_with(dir, "ring", ring), *b = run_with(dir, "hd", hd), *c = run_with(dir, "tree", tree);
-  double la = num(a, "final_loss"), lb = num(b, "final_loss"), lc = num(c, "final_loss");
+  json_t *a = cli_run_sets(dir, "ring", ring, NULL);
+  json_t *b = cli_run_sets(dir, "hd", hd, NULL);
+  json_t *c = cli_run_sets(dir, "tree", tree, NULL);
+  double la = cli_num(a, "final_loss"), lb = cli_num(b, "final_loss"), lc = cli_num(c, "final_loss");
   ck_assert_msg(rel(lb, la) < 1e-12 && rel(lc, la) < 1e-12, "ring %.17g, hd %.17g, tree %.17g", la, lb, lc);
-  ck_assert(fabs(num(b, "final_accuracy") - num(a, "final_accuracy")) < 1e-12);
+  ck_assert(fabs(cli_num(b, "final_accuracy") - cli_num(a, "final_accuracy")) < 1e-12);
   /* the three really ran different schedules: their traffic differs */
   ck_assert(comm_bytes(a) != comm_bytes(b) && comm_bytes(b) != comm_bytes(c));
   json_decref(a);
@@ -289,7 +273,7 @@ static json_t *run_timing(const char *dir, const char *out, const char *bucket_m
   sets[n++] = bucket_mb;
   sets[n++] = overlap;
   sets[n] = NULL;
-  return run_with(dir, out, sets);
+  return cli_run_sets(dir, out, sets, NULL);
 }
 
 START_TEST(test_dataparallel_bucket_bytes)
@@ -308,7 +292,7 @@ START_TEST(test_dataparallel_bucket_bytes)
   ck_assert_double_eq(comm_bytes(a), 5.0 * 6 * (4 * 150794 + 3 * 256));
   ck_assert_double_eq(comm_bytes(b), 5.0 * 6 * (4 * 150794 + 256));
   ck_assert(json_is_null(json_object_get(a, "final_loss")));
-  ck_assert_int_eq((long)num(a, "steps"), 5);
+  ck_assert_int_eq((long)cli_num(a, "steps"), 5);
   /* the buckets, and one allreduce per bucket and step */
   json_t *dp = json_object_get(a, "dataparallel"), *be = json_object_get(dp, "bucket_elements");
   ck_assert_int_eq(json_array_size(be), 3);
@@ -323,7 +307,7 @@ START_TEST(test_dataparallel_bucket_bytes)
   const char *half[] = {"model.numerics=off", "model.layers=64,256,256,256,10", "run.max_steps=5",
                         "run.eval_every=100", "dataparallel.replicas=4", "dataparallel.bucket_mb=0",
                         "model.dtype=fp16", NULL};
-  json_t *c = run_with(dir, "fp16", half);
+  json_t *c = cli_run_sets(dir, "fp16", half, NULL);
   ck_assert_double_eq(comm_bytes(c), 5.0 * 6 * (2 * 150794 + 256));
   json_decref(a);
   json_decref(b);
@@ -341,7 +325,7 @@ START_TEST(test_dataparallel_overlap_saves_time)
   cli_write(dir, "base.ini", base_ini);
   json_t *on = run_timing(dir, "on", "dataparallel.bucket_mb=0.25", "dataparallel.overlap=on");
   json_t *off = run_timing(dir, "off", "dataparallel.bucket_mb=0.25", "dataparallel.overlap=off");
-  double t_on = num(on, "sim_time_s"), t_off = num(off, "sim_time_s");
+  double t_on = cli_num(on, "sim_time_s"), t_off = cli_num(off, "sim_time_s");
   double backward = 5 * 4.0 * 150016 * 256 / 20.8e9; /* 150016 weights: 150794 less 778 biases */
   ck_assert_msg(t_on < t_off, "overlap %.9g s, none %.9g s", t_on, t_off);
   ck_assert_msg(t_off - t_on <= backward * 1.000001, "saved %.9g s of a %.9g s backward", t_off - t_on, backward);

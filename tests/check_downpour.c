@@ -15,24 +15,6 @@ static const char base_ini[] =
     "[model]\nlayers = 16,32,4\n"
     "[data]\ntrain = 4000\ntest = 1000\n";
 
-/* Runs `dtsim run base.ini --quiet --out OUT <sets...>` in dir; returns summary.json. */
-static json_t *run_with(const char *dir, const char *out, const char *const *sets)
-{
-  const char *args[48] = {"run", "base.ini", "--quiet", "--out", out};
-  int n = 5;
-  for (int i = 0; sets[i]; i++) {
-    args[n++] = "--set";
-    args[n++] = sets[i];
-  }
-  args[n] = NULL;
-  return cli_summary(dir, args, out);
-}
-
-static double num(const json_t *j, const char *key)
-{
-  return json_number_value(json_object_get(j, key));
-}
-
 static double staleness(const json_t *j, const char *key)
 {
   return json_number_value(json_object_get(json_object_get(j, "staleness"), key));
@@ -46,15 +28,15 @@ START_TEST(test_downpour_equals_sequential_sgd)
   const char *dp[] = {"run.algorithm=downpour", "downpour.replicas=1", "downpour.ps_shards=1",
                       "downpour.n_fetch=1", "downpour.n_push=1", "downpour.adagrad=off",
                       "downpour.batch=16", "downpour.lr=0.1", NULL};
-  json_t *a = run_with(dir, "sgd", sgd), *b = run_with(dir, "dp", dp);
-  ck_assert_int_eq((long)num(a, "steps"), 40);
-  ck_assert_int_eq((long)num(b, "steps"), 40);
+  json_t *a = cli_run_sets(dir, "sgd", sgd, NULL), *b = cli_run_sets(dir, "dp", dp, NULL);
+  ck_assert_int_eq((long)cli_num(a, "steps"), 40);
+  ck_assert_int_eq((long)cli_num(b, "steps"), 40);
   /* bit for bit: the same doubles, not merely close ones */
-  ck_assert_msg(num(a, "final_loss") == num(b, "final_loss"), "loss %.17g vs %.17g", num(a, "final_loss"),
-                num(b, "final_loss"));
-  ck_assert(num(a, "final_accuracy") == num(b, "final_accuracy"));
+  ck_assert_msg(cli_num(a, "final_loss") == cli_num(b, "final_loss"), "loss %.17g vs %.17g", cli_num(a, "final_loss"),
+                cli_num(b, "final_loss"));
+  ck_assert(cli_num(a, "final_accuracy") == cli_num(b, "final_accuracy"));
   /* and training did something: the loss fell below ln(4), that of zero weights */
-  ck_assert_msg(num(a, "final_loss") < 1.3, "loss %.17g", num(a, "final_loss"));
+  ck_assert_msg(cli_num(a, "final_loss") < 1.3, "loss %.17g", cli_num(a, "final_loss"));
   json_decref(a);
   json_decref(b);
   free(dir);
@@ -76,18 +58,20 @@ START_TEST(test_warmstart_shared)
                       "downpour.adagrad=off", "downpour.batch=16", "downpour.lr=0.1", "model.warmstart_steps=200",
                       "model.warmstart_lr=0.2", NULL};
   const char *cold[] = {"run.algorithm=sgd", "sgd.batch=16", "sgd.lr=0.1", NULL};
-  json_t *a = run_with(dir, "sgd", sgd), *b = run_with(dir, "dp", dp), *c = run_with(dir, "cold", cold);
-  ck_assert_msg(num(a, "final_loss") == num(b, "final_loss"), "loss %.17g vs %.17g", num(a, "final_loss"),
-                num(b, "final_loss"));
-  ck_assert_msg(num(a, "final_loss") < num(c, "final_loss") - 0.05, "warm %.17g, cold %.17g", num(a, "final_loss"),
-                num(c, "final_loss"));
+  json_t *a = cli_run_sets(dir, "sgd", sgd, NULL);
+  json_t *b = cli_run_sets(dir, "dp", dp, NULL);
+  json_t *c = cli_run_sets(dir, "cold", cold, NULL);
+  ck_assert_msg(cli_num(a, "final_loss") == cli_num(b, "final_loss"), "loss %.17g vs %.17g", cli_num(a, "final_loss"),
+                cli_num(b, "final_loss"));
+  ck_assert_msg(cli_num(a, "final_loss") < cli_num(c, "final_loss") - 0.05, "warm %.17g, cold %.17g",
+                cli_num(a, "final_loss"), cli_num(c, "final_loss"));
   const char *sbw[] = {"run.algorithm=sandblaster", "sandblaster.replicas=2", "sandblaster.ps_shards=2",
                        "run.max_steps=1", "model.warmstart_steps=200", "model.warmstart_lr=0.2", NULL};
   const char *sbc[] = {"run.algorithm=sandblaster", "sandblaster.replicas=2", "sandblaster.ps_shards=2",
                        "run.max_steps=1", NULL};
-  json_t *d = run_with(dir, "sbw", sbw), *e = run_with(dir, "sbc", sbc);
-  ck_assert_msg(num(d, "final_loss") < num(e, "final_loss") - 0.05, "warm %.17g, cold %.17g", num(d, "final_loss"),
-                num(e, "final_loss"));
+  json_t *d = cli_run_sets(dir, "sbw", sbw, NULL), *e = cli_run_sets(dir, "sbc", sbc, NULL);
+  ck_assert_msg(cli_num(d, "final_loss") < cli_num(e, "final_loss") - 0.05, "warm %.17g, cold %.17g",
+                cli_num(d, "final_loss"), cli_num(e, "final_loss"));
   json_decref(a);
   json_decref(b);
   json_decref(c);
@@ -111,8 +95,8 @@ START_TEST(test_downpour_adagrad_converges)
   cli_write(dir, "base.ini", base_ini);
   const char *sets[] = {"downpour.replicas=20", "downpour.ps_shards=4", "downpour.adagrad=on",
                         "downpour.adagrad_gamma=0.3", "run.max_steps=150", "run.target_accuracy=0.8", NULL};
-  json_t *j = run_with(dir, "out", sets);
-  ck_assert_msg(num(j, "final_accuracy") >= 0.8, "accuracy %.4f", num(j, "final_accuracy"));
+  json_t *j = cli_run_sets(dir, "out", sets, NULL);
+  ck_assert_msg(cli_num(j, "final_accuracy") >= 0.8, "accuracy %.4f", cli_num(j, "final_accuracy"));
   ck_assert_str_eq(json_string_value(json_object_get(j, "status")), "ok");
   ck_assert(json_is_number(json_object_get(j, "time_to_target_s")));
   json_decref(j);
@@ -127,7 +111,9 @@ START_TEST(test_downpour_staleness_grows)
   const char *one[] = {"downpour.replicas=1", "downpour.ps_shards=2", NULL};
   const char *four[] = {"downpour.replicas=4", "downpour.ps_shards=2", NULL};
   const char *sixteen[] = {"downpour.replicas=16", "downpour.ps_shards=2", NULL};
-  json_t *a = run_with(dir, "r1", one), *b = run_with(dir, "r4", four), *c = run_with(dir, "r16", sixteen);
+  json_t *a = cli_run_sets(dir, "r1", one, NULL);
+  json_t *b = cli_run_sets(dir, "r4", four, NULL);
+  json_t *c = cli_run_sets(dir, "r16", sixteen, NULL);
   ck_assert(staleness(a, "max") == 0 && staleness(a, "mean") == 0);
   ck_assert_msg(staleness(b, "mean") > 0, "mean %.3f", staleness(b, "mean"));
   ck_assert_msg(staleness(c, "mean") > staleness(b, "mean"), "%.3f <= %.3f", staleness(c, "mean"),
@@ -165,8 +151,8 @@ START_TEST(test_downpour_push_accounting)
   cli_write(dir, "base.ini", base_ini);
   const char *sets[] = {"downpour.replicas=3", "downpour.ps_shards=2", "downpour.n_push=3",
                         "downpour.n_fetch=2", NULL};
-  json_t *j = run_with(dir, "out", sets);
-  ck_assert_int_eq((long)num(j, "steps"), 120);
+  json_t *j = cli_run_sets(dir, "out", sets, NULL);
+  ck_assert_int_eq((long)cli_num(j, "steps"), 120);
   ck_assert_int_eq(staleness_updates(dir, "out"), 84);
   json_decref(j);
   free(dir);
@@ -179,21 +165,21 @@ START_TEST(test_downpour_overlap_and_warmstart)
   cli_write(dir, "base.ini", base_ini);
   const char *plain[] = {"downpour.replicas=1", "downpour.ps_shards=2", NULL};
   const char *overlap[] = {"downpour.replicas=1", "downpour.ps_shards=2", "downpour.overlap=on", NULL};
-  json_t *a = run_with(dir, "plain", plain), *b = run_with(dir, "overlap", overlap);
+  json_t *a = cli_run_sets(dir, "plain", plain, NULL), *b = cli_run_sets(dir, "overlap", overlap, NULL);
   /* one replica that prefetches while it computes uses parameters one update old */
   ck_assert(staleness(a, "max") == 0);
   ck_assert_msg(staleness(b, "p50") == 1, "p50 %.1f", staleness(b, "p50"));
   /* and overlapping communication with computation takes less simulated time */
-  ck_assert_msg(num(b, "sim_time_s") < num(a, "sim_time_s"), "%.6g >= %.6g", num(b, "sim_time_s"),
-                num(a, "sim_time_s"));
+  ck_assert_msg(cli_num(b, "sim_time_s") < cli_num(a, "sim_time_s"), "%.6g >= %.6g", cli_num(b, "sim_time_s"),
+                cli_num(a, "sim_time_s"));
   json_decref(a);
   json_decref(b);
   const char *warm[] = {"downpour.replicas=4", "downpour.ps_shards=2", "downpour.warmstart_steps=10", NULL};
   const char *cold[] = {"downpour.replicas=4", "downpour.ps_shards=2", NULL};
-  json_t *w = run_with(dir, "warm", warm), *c = run_with(dir, "cold", cold);
-  ck_assert_int_eq((long)num(w, "steps"), 160);
+  json_t *w = cli_run_sets(dir, "warm", warm, NULL), *c = cli_run_sets(dir, "cold", cold, NULL);
+  ck_assert_int_eq((long)cli_num(w, "steps"), 160);
   /* replica 0 trains alone first, so the run takes longer than without warmstart */
-  ck_assert(num(w, "sim_time_s") > num(c, "sim_time_s"));
+  ck_assert(cli_num(w, "sim_time_s") > cli_num(c, "sim_time_s"));
   json_decref(w);
   json_decref(c);
   free(dir);
@@ -206,9 +192,9 @@ START_TEST(test_sgd_determinism)
   cli_write(dir, "base.ini", base_ini);
   const char *s1[] = {"run.algorithm=sgd", NULL};
   const char *s2[] = {"run.algorithm=sgd", "run.seed=5", NULL};
-  json_decref(run_with(dir, "a", s1));
-  json_decref(run_with(dir, "b", s1));
-  json_decref(run_with(dir, "c", s2));
+  json_decref(cli_run_sets(dir, "a", s1, NULL));
+  json_decref(cli_run_sets(dir, "b", s1, NULL));
+  json_decref(cli_run_sets(dir, "c", s2, NULL));
   char *a = cli_read(dir, "a/progress.csv"), *b = cli_read(dir, "b/progress.csv"), *c = cli_read(dir, "c/progress.csv");
   ck_assert_str_eq(a, b);
   ck_assert_str_ne(a, c);
@@ -226,7 +212,7 @@ START_TEST(test_downpour_timing_only)
   cli_write(dir, "base.ini", base_ini);
   const char *sets[] = {"model.numerics=off", "model.virtual=speech-42m", "downpour.replicas=3",
                         "downpour.ps_shards=2", "run.max_steps=3", "run.eval_every=100", NULL};
-  json_t *j = run_with(dir, "out", sets);
+  json_t *j = cli_run_sets(dir, "out", sets, NULL);
   ck_assert(json_is_null(json_object_get(j, "final_loss")));
   /* 3 replicas x 3 steps, each fetching and pushing ~41.8M fp32 parameters: > 1 GB */
   double bytes = json_number_value(json_object_get(json_object_get(j, "comm"), "bytes_total"));
@@ -252,13 +238,15 @@ START_TEST(test_downpour_partitioned_equals_sgd)
                       "downpour.adagrad=off", "downpour.batch=16", "downpour.lr=0.1", NULL};
   const char *flat[] = {"downpour.replicas=1", "downpour.ps_shards=3", "downpour.adagrad=off",
                         "downpour.batch=16", "downpour.lr=0.1", NULL};
-  json_t *a = run_with(dir, "sgd", sgd), *b = run_with(dir, "dp", dp), *c = run_with(dir, "flat", flat);
-  ck_assert_int_eq((long)num(b, "steps"), 40);
-  ck_assert_msg(num(a, "final_loss") == num(b, "final_loss"), "loss %.17g vs %.17g", num(a, "final_loss"),
-                num(b, "final_loss"));
-  ck_assert_msg(fabs(num(c, "final_loss") - num(b, "final_loss")) < 1e-12, "loss %.17g vs %.17g",
-                num(c, "final_loss"), num(b, "final_loss"));
-  ck_assert_msg(num(b, "final_loss") < 1.3, "loss %.17g", num(b, "final_loss"));
+  json_t *a = cli_run_sets(dir, "sgd", sgd, NULL);
+  json_t *b = cli_run_sets(dir, "dp", dp, NULL);
+  json_t *c = cli_run_sets(dir, "flat", flat, NULL);
+  ck_assert_int_eq((long)cli_num(b, "steps"), 40);
+  ck_assert_msg(cli_num(a, "final_loss") == cli_num(b, "final_loss"), "loss %.17g vs %.17g", cli_num(a, "final_loss"),
+                cli_num(b, "final_loss"));
+  ck_assert_msg(fabs(cli_num(c, "final_loss") - cli_num(b, "final_loss")) < 1e-12, "loss %.17g vs %.17g",
+                cli_num(c, "final_loss"), cli_num(b, "final_loss"));
+  ck_assert_msg(cli_num(b, "final_loss") < 1.3, "loss %.17g", cli_num(b, "final_loss"));
   json_decref(a);
   json_decref(b);
   json_decref(c);
@@ -281,12 +269,12 @@ START_TEST(test_downpour_partitioned_own_shards)
   cli_write(dir, "base.ini", base_ini);
   const char *four[] = {"model.numerics=off", "model.layers=10,6,4", "downpour.partitions=2", "downpour.replicas=1",
                         "downpour.ps_shards=4", "downpour.batch=8", "run.max_steps=1", NULL};
-  json_t *j = run_with(dir, "four", four);
+  json_t *j = cli_run_sets(dir, "four", four, NULL);
   ck_assert_double_eq(json_number_value(json_object_get(json_object_get(j, "comm"), "bytes_total")), 3440.0);
   json_decref(j);
   const char *two[] = {"model.numerics=off", "model.layers=10,6,4", "downpour.partitions=2", "downpour.replicas=1",
                        "downpour.ps_shards=2", "downpour.batch=8", "run.max_steps=1", NULL};
-  j = run_with(dir, "two", two);
+  j = cli_run_sets(dir, "two", two, NULL);
   ck_assert_double_eq(json_number_value(json_object_get(json_object_get(j, "comm"), "bytes_total")), 2672.0);
   json_decref(j);
   free(dir);
@@ -312,8 +300,8 @@ START_TEST(test_downpour_partitioned_replicas)
   json_decref(cli_summary(dir, args2, "t2"));
   char *x = cli_read(dir, "t1/summary.json"), *y = cli_read(dir, "t2/summary.json");
   ck_assert_str_eq(x, y);
-  ck_assert_msg(num(a, "final_accuracy") > 0.8, "accuracy %.17g", num(a, "final_accuracy"));
-  ck_assert_msg(num(a, "steps") > 400, "steps %.17g", num(a, "steps"));
+  ck_assert_msg(cli_num(a, "final_accuracy") > 0.8, "accuracy %.17g", cli_num(a, "final_accuracy"));
+  ck_assert_msg(cli_num(a, "steps") > 400, "steps %.17g", cli_num(a, "steps"));
   ck_assert_str_eq(json_string_value(json_object_get(a, "status")), "ok");
   json_decref(a);
   free(x);

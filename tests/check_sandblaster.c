@@ -28,26 +28,6 @@ static const char base_ini[] =
     "[data]\ntrain = 512\ntest = 256\n"
     "[sandblaster]\nreplicas = 4\nps_shards = 3\nportion = 32\npush_every = 2\n";
 
-/* Runs `dtsim run base.ini --quiet --out OUT <sets...> [extra]` in dir; returns
- * summary.json (the run must succeed). */
-static json_t *run_with(const char *dir, const char *out, const char *const *sets, const char *extra)
-{
-  const char *args[48] = {"run", "base.ini", "--quiet", "--out", out};
-  int n = 5;
-  for (int i = 0; sets[i]; i++) {
-    args[n++] = "--set";
-    args[n++] = sets[i];
-  }
-  args[n++] = extra;
-  args[n] = NULL;
-  return cli_summary(dir, args, out);
-}
-
-static double num(const json_t *j, const char *key)
-{
-  return json_number_value(json_object_get(j, key));
-}
-
 static const json_t *sb_block(const json_t *j)
 {
   const json_t *b = json_object_get(j, "sandblaster");
@@ -108,7 +88,7 @@ static void assert_equals_reference(const json_t *j, const reference *ref)
 {
   ck_assert_msg(sbnum(j, "f") == ref->r.f, "f %.17g vs %.17g", sbnum(j, "f"), ref->r.f);
   ck_assert_msg(sbnum(j, "gnorm") == ref->r.gnorm, "gnorm %.17g vs %.17g", sbnum(j, "gnorm"), ref->r.gnorm);
-  ck_assert_msg(num(j, "final_loss") == ref->test_loss, "held-out loss %.17g vs %.17g", num(j, "final_loss"),
+  ck_assert_msg(cli_num(j, "final_loss") == ref->test_loss, "held-out loss %.17g vs %.17g", cli_num(j, "final_loss"),
                 ref->test_loss);
   ck_assert_int_eq((long)sbnum(j, "iterations"), ref->r.iterations);
   ck_assert_int_eq((long)sbnum(j, "evaluations"), ref->r.evaluations);
@@ -126,7 +106,7 @@ START_TEST(test_sandblaster_equals_sequential)
   char *dir = cli_tmpdir();
   cli_write(dir, "base.ini", base_ini);
   const char *sets[] = {"sandblaster.replicas=1", "sandblaster.ps_shards=1", "sandblaster.gtol=1e-7", NULL};
-  json_t *j = run_with(dir, "out", sets, NULL);
+  json_t *j = cli_run_sets(dir, "out", sets, NULL);
   size_t sizes[] = {8, 1};
   reference ref;
   sequential_reference(sizes, NET_LOSS_LOGISTIC, 2, 32, 10, 1e-7, LONG_MAX, &ref);
@@ -146,8 +126,8 @@ static void assert_converged(const json_t *j, double gtol)
   ck_assert_str_eq(json_string_value(json_object_get(j, "status")), "ok");
   ck_assert_str_eq(json_string_value(json_object_get(sb_block(j), "lbfgs_status")), "converged");
   ck_assert_msg(sbnum(j, "gnorm") <= gtol, "gnorm %.3g", sbnum(j, "gnorm"));
-  ck_assert_int_eq((long)num(j, "steps"), (long)sbnum(j, "iterations"));
-  ck_assert_int_eq((long)num(j, "examples"), 512 * (long)sbnum(j, "evaluations"));
+  ck_assert_int_eq((long)cli_num(j, "steps"), (long)sbnum(j, "iterations"));
+  ck_assert_int_eq((long)cli_num(j, "examples"), 512 * (long)sbnum(j, "evaluations"));
 }
 
 START_TEST(test_sandblaster_converges_logistic)
@@ -157,9 +137,9 @@ START_TEST(test_sandblaster_converges_logistic)
   char *dir = cli_tmpdir();
   cli_write(dir, "base.ini", base_ini);
   const char *sets[] = {"sandblaster.gtol=1e-6", NULL};
-  json_t *j = run_with(dir, "out", sets, NULL);
+  json_t *j = cli_run_sets(dir, "out", sets, NULL);
   assert_converged(j, 1e-6);
-  ck_assert_msg(num(j, "final_accuracy") > 0.85, "accuracy %.4f", num(j, "final_accuracy"));
+  ck_assert_msg(cli_num(j, "final_accuracy") > 0.85, "accuracy %.4f", cli_num(j, "final_accuracy"));
   ck_assert_msg(sbnum(j, "iterations") < 60, "iterations %.0f", sbnum(j, "iterations"));
   json_decref(j);
   free(dir);
@@ -172,9 +152,9 @@ START_TEST(test_sandblaster_converges_softmax)
   char *dir = cli_tmpdir();
   cli_write(dir, "base.ini", base_ini);
   const char *sets[] = {"model.type=softmax", "model.layers=8,4", "sandblaster.gtol=1e-6", NULL};
-  json_t *j = run_with(dir, "out", sets, NULL);
+  json_t *j = cli_run_sets(dir, "out", sets, NULL);
   assert_converged(j, 1e-6);
-  ck_assert_msg(num(j, "final_accuracy") > 0.6, "accuracy %.4f", num(j, "final_accuracy"));
+  ck_assert_msg(cli_num(j, "final_accuracy") > 0.6, "accuracy %.4f", cli_num(j, "final_accuracy"));
   ck_assert_msg(sbnum(j, "iterations") < 100, "iterations %.0f", sbnum(j, "iterations"));
   json_decref(j);
   free(dir);
@@ -251,7 +231,7 @@ START_TEST(test_sandblaster_backups_exact)
   char *dir = cli_tmpdir();
   straggler_setup(dir);
   const char *sets[] = {STRAGGLING, "sandblaster.ps_shards=1", "sandblaster.exact_sum=on", NULL};
-  json_t *j = run_with(dir, "out", sets, NULL);
+  json_t *j = cli_run_sets(dir, "out", sets, NULL);
   size_t sizes[] = {8, 1};
   reference ref;
   sequential_reference(sizes, NET_LOSS_LOGISTIC, 2, 32, 10, 1e-5, LONG_MAX, &ref);
@@ -294,7 +274,7 @@ START_TEST(test_sandblaster_backups_sum)
   char *dir = cli_tmpdir();
   straggler_setup(dir);
   const char *sets[] = {STRAGGLING, NULL};
-  json_t *j = run_with(dir, "out", sets, NULL);
+  json_t *j = cli_run_sets(dir, "out", sets, NULL);
   size_t sizes[] = {8, 1};
   reference ref;
   sequential_reference(sizes, NET_LOSS_LOGISTIC, 2, 32, 10, 1e-5, LONG_MAX, &ref);
@@ -319,7 +299,7 @@ START_TEST(test_sandblaster_backups_faster)
   straggler_setup(dir);
   const char *on[] = {STRAGGLING, "run.max_steps=5", NULL};
   const char *off[] = {STRAGGLING, "run.max_steps=5", "sandblaster.backups=off", NULL};
-  json_t *a = run_with(dir, "on", on, NULL), *b = run_with(dir, "off", off, NULL);
+  json_t *a = cli_run_sets(dir, "on", on, NULL), *b = cli_run_sets(dir, "off", off, NULL);
   double t_on = sbnum(a, "batch_time_mean_s"), t_off = sbnum(b, "batch_time_mean_s");
   ck_assert_msg(t_on < 0.85 * t_off, "mean batch time %.6g s with backups, %.6g s without", t_on, t_off);
   ck_assert_int_eq((long)sbnum(b, "backups"), 0);
@@ -341,9 +321,9 @@ START_TEST(test_sandblaster_determinism)
   straggler_setup(dir);
   const char *sets[] = {STRAGGLING, "run.eval_every=0.001", NULL};
   const char *other[] = {STRAGGLING, "run.eval_every=0.001", "run.seed=2", NULL};
-  json_decref(run_with(dir, "a", sets, NULL));
-  json_decref(run_with(dir, "b", sets, "--cfg=contexts/nthreads:2"));
-  json_decref(run_with(dir, "c", other, NULL));
+  json_decref(cli_run_sets(dir, "a", sets, NULL));
+  json_decref(cli_run_sets(dir, "b", sets, "--cfg=contexts/nthreads:2"));
+  json_decref(cli_run_sets(dir, "c", other, NULL));
   const char *files[] = {"summary.json", "progress.csv", "batches.csv", "links.csv", "staleness.csv"};
   for (size_t i = 0; i < sizeof files / sizeof files[0]; i++) {
     char pa[64], pb[64], pc[64];
@@ -386,7 +366,7 @@ START_TEST(test_sandblaster_iteration_traffic)
   char *dir = cli_tmpdir();
   cli_write(dir, "base.ini", base_ini);
   const char *sets[] = {"sandblaster.replicas=1", "sandblaster.ps_shards=2", "data.train=64", "run.max_steps=1", NULL};
-  json_t *j = run_with(dir, "out", sets, NULL);
+  json_t *j = cli_run_sets(dir, "out", sets, NULL);
   long H = 64, S = 2, n = 9, E = (long)sbnum(j, "evaluations"), t = E - 1;
   ck_assert_int_eq((long)sbnum(j, "iterations"), 1);
   ck_assert_int_ge(t, 1);

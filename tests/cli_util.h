@@ -146,4 +146,26 @@ static inline json_t *cli_summary(const char *dir, const char *const *args, cons
   return j;
 }
 
+/* Runs `dtsim run base.ini --quiet --out OUT --set S...` in dir (sets: NULL-terminated),
+ * then one more argument if extra is not NULL (e.g. a SimGrid --cfg); asserts (Check)
+ * that it succeeded and returns the parsed OUT/summary.json (caller json_decref's it). */
+static inline json_t *cli_run_sets(const char *dir, const char *out, const char *const *sets, const char *extra)
+{
+  const char *args[64] = {"run", "base.ini", "--quiet", "--out", out};
+  int n = 5;
+  for (int i = 0; sets[i] && n < 60; i++) {
+    args[n++] = "--set";
+    args[n++] = sets[i];
+  }
+  args[n++] = extra;
+  args[n] = NULL;
+  return cli_summary(dir, args, out);
+}
+
+/* A number at the top level of a summary.json. */
+static inline double cli_num(const json_t *j, const char *key)
+{
+  return json_number_value(json_object_get(j, key));
+}
+
 #endif
