@@ -366,6 +366,7 @@ START_TEST(test_consensus_async)
 }
 END_TEST
 
+#ifndef DTSIM_SANITIZE /* ASan keeps freed memory in quarantine: peak RSS grows with any allocation count */
 /* The largest peak resident set, in KB, of the dtsim runs this process has waited for. */
 static long children_peak_kb(void)
 {
@@ -403,6 +404,7 @@ START_TEST(test_consensus_async_memory_flat)
   free(dir);
 }
 END_TEST
+#endif
 
 /* ---- messages ----------------------------------------------------------------------- */
 
@@ -470,7 +472,9 @@ static Suite *consensus_suite(void)
   tc = tcase_create("async");
   tcase_set_timeout(tc, 120);
   tcase_add_test(tc, test_consensus_async);
+#ifndef DTSIM_SANITIZE
   tcase_add_test(tc, test_consensus_async_memory_flat);
+#endif
   suite_add_tcase(s, tc);
   tc = tcase_create("messages");
   tcase_set_timeout(tc, 60);
