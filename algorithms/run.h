@@ -105,6 +105,8 @@ typedef struct tensor_params {
   int async_grad;  /* input-gradient allreduce concurrent with the weight-gradient GEMM */
   int algo;
   size_t dp;       /* d: data-parallel replicas of the tensor group (t x d GPUs) */
+  int recompute;   /* activation recomputation: each layer's forward again before its backward */
+  size_t vocab;    /* V: vocabulary of the embedding and logits layers; 0: not modelled */
 } tensor_params;
 
 /* Called by the evaluator after every evaluation (progress display); may be NULL. */

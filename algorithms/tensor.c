@@ -13,8 +13,19 @@
  * 24bsh^2/t before f' and its W1 weight gradient 8bsh^2/t, attention (10bsh^2 + 8bs^2h)/t
  * before f' and its Q, K, V weight gradient 6bsh^2/t: 3 x (24bsh^2 + 4bs^2h) in all. With
  * async_grad_allreduce, f' runs while the weight-gradient GEMM executes (Megatron's
- * asynchronous input-gradient allreduce of a column-parallel layer). Embeddings, logits,
- * the loss and the optimizer are not modelled.
+ * asynchronous input-gradient allreduce of a column-parallel layer). With recomputation
+ * (activation checkpointing of every layer, PTD-P sec. 3.5), each layer's forward, its two
+ * reductions included, runs again just before its backward.
+ *
+ * With a vocabulary V (timing only), each microbatch also goes through Megatron's
+ * vocabulary-parallel input embedding (a lookup of the rank's V/t rows, then g = an
+ * allreduce of b*s*h: Shoeybi et al. sec. 3, "the input embedding ... requires an
+ * all-reduce") and the tied logits layer with the fused parallel cross-entropy: 2bshV/t
+ * flops forward and three allreduces of b*s elements (the maximum logit, the target logit
+ * and the sum of exponentials: Megatron-LM's vocab-parallel cross-entropy), backward
+ * 2bshV/t for the input gradient, then its f' (an allreduce of b*s*h) concurrent with the
+ * 2bshV/t weight gradient under async_grad_allreduce. Lookups, LayerNorms, the loss and the
+ * optimizer take no simulated time (no flops counted for them, as in PTD-P's formula).
  *
  * Data parallelism (tensor.data_parallel = d): d replicas of the tensor group, replica j on
  * hosts [j t, (j + 1) t) (t consecutive hosts: inside a node for t <= GPUs per node), and
@@ -73,7 +84,17 @@ size_t tensor_hosts_needed(const tensor_params *p) { return p->ranks * dp_of(p);
 double tensor_dp_elements(const tensor_params *p)
 {
   double h = (double)p->hidden;
-  return (double)p->layers * ((12 * h * h + 7 * h) / (double)p->ranks + 6 * h);
+  double layers = (double)p->layers * ((12 * h * h + 7 * h) / (double)p->ranks + 6 * h);
+  /* the rank's V/t embedding rows (tied with the logits), the replicated position
+   * embedding (s x h) and final LayerNorm (2h) */
+  double vocab = p->vocab ? (double)p->vocab * h / (double)p->ranks + (double)p->seq * h + 2 * h : 0;
+  return layers + vocab;
+}
+
+double tensor_microbatch_flops(const tensor_params *p)
+{
+  double logits = 2.0 * (double)p->microbatch * (double)p->seq * (double)p->hidden * (double)p->vocab;
+  return (p->recompute ? 4.0 : 3.0) * tensor_layer_flops(p) * (double)p->layers + 3.0 * logits;
 }
 
 double tensor_layer_flops(const tensor_params *p)
@@ -93,15 +114,18 @@ static double *buf(rank *rk, size_t l, transformer_buf which)
   return rk->parts ? transformer_part_buf(rk->parts[l], which) : NULL;
 }
 
-/* g forward, f backward: the sum over the group of a rank's partial n x h result. */
-static void reduce_partial(rank *rk, size_t l)
+/* The sum over the group of an n x h partial result b (NULL: timing only). */
+static void reduce_rows(rank *rk, double *b)
 {
   tensor *t = rk->tp;
   if (t->p->seqpar)
-    coll_reduce_scatter(rk->tc, rk->me, buf(rk, l, TRANSFORMER_RED), t->n * t->d.h);
+    coll_reduce_scatter(rk->tc, rk->me, b, t->n * t->d.h);
   else
-    coll_allreduce(rk->tc, rk->me, buf(rk, l, TRANSFORMER_RED), t->n * t->d.h, (coll_algo)t->p->algo);
+    coll_allreduce(rk->tc, rk->me, b, t->n * t->d.h, (coll_algo)t->p->algo);
 }
+
+/* g forward, f backward: the sum over the group of layer l's partial n x h result. */
+static void reduce_partial(rank *rk, size_t l) { reduce_rows(rk, buf(rk, l, TRANSFORMER_RED)); }
 
 /* Sequence parallelism: every rank's rows of an n x h buffer onto every rank. */
 static void gather_rows(rank *rk, size_t l, transformer_buf which)
@@ -111,18 +135,47 @@ static void gather_rows(rank *rk, size_t l, transformer_buf which)
     coll_allgather(rk->tc, rk->me, buf(rk, l, which), t->n * t->d.h);
 }
 
-/* f' concurrent with (async) or followed by the weight-gradient GEMM. */
-static void reduce_grad_with(rank *rk, size_t l, double wgrad_flops)
+/* f' of the n x h gradient b concurrent with (async) or followed by the weight-gradient GEMM. */
+static void reduce_rows_with(rank *rk, double *b, double wgrad_flops)
 {
   tensor *t = rk->tp;
   if (!t->p->async_grad) {
-    reduce_partial(rk, l);
+    reduce_rows(rk, b);
     compute(t, wgrad_flops);
     return;
   }
   sg_exec_t e = run_execute_async(t->cfg, wgrad_flops / (double)t->p->ranks);
-  reduce_partial(rk, l);
+  reduce_rows(rk, b);
   sg_exec_wait(e);
+}
+
+static void reduce_grad_with(rank *rk, size_t l, double wgrad_flops)
+{
+  reduce_rows_with(rk, buf(rk, l, TRANSFORMER_RED), wgrad_flops);
+}
+
+/* Forward flops of the logits layer for one microbatch, 2bshV (all ranks together). */
+static double logits_flops(const tensor *t) { return 2.0 * (double)t->n * (double)t->d.h * (double)t->p->vocab; }
+
+/* Vocabulary-parallel embedding: each rank's partial lookup, summed (g). */
+static void forward_embedding(rank *rk) { reduce_rows(rk, NULL); }
+
+/* Logits and the fused cross-entropy: three allreduces of one value per token. */
+static void forward_logits(rank *rk)
+{
+  tensor *t = rk->tp;
+  if (t->p->seqpar)
+    coll_allgather(rk->tc, rk->me, NULL, t->n * t->d.h);
+  compute(t, logits_flops(t));
+  for (int k = 0; k < 3; k++)
+    coll_allreduce(rk->tc, rk->me, NULL, t->n, (coll_algo)t->p->algo);
+}
+
+static void backward_logits(rank *rk)
+{
+  tensor *t = rk->tp;
+  compute(t, logits_flops(t));
+  reduce_rows_with(rk, NULL, logits_flops(t));
 }
 
 static void forward_layer(rank *rk, size_t l)
@@ -216,10 +269,19 @@ static void rank_actor(int argc, char **argv)
     start_step(rk);
     for (long k = 0; k < p->microbatches; k++) {
       load_microbatch(rk, k);
+      if (p->vocab)
+        forward_embedding(rk);
       for (size_t l = 0; l < p->layers; l++)
         forward_layer(rk, l);
-      for (size_t l = p->layers; l-- > 0;)
+      if (p->vocab) {
+        forward_logits(rk);
+        backward_logits(rk);
+      }
+      for (size_t l = p->layers; l-- > 0;) {
+        if (p->recompute)
+          forward_layer(rk, l); /* the same values again: the run is deterministic */
         backward_layer(rk, l);
+      }
     }
     if (rk->tp->dcomm) {
       double t0 = simgrid_get_clock();
@@ -257,7 +319,7 @@ tensor *tensor_deploy(const run_config *cfg, metrics *m)
   const tensor_params *p = &cfg->tensor;
   transformer_dims d = {p->microbatch, p->seq, p->hidden, p->heads};
   size_t dp = dp_of(p);
-  if (p->ranks == 0 || cfg->n_hosts < p->ranks * dp || (dp > 1 && cfg->numerics) || transformer_dims_check(&d) != 0 || p->heads % p->ranks != 0 ||
+  if (p->ranks == 0 || cfg->n_hosts < p->ranks * dp || ((dp > 1 || p->vocab) && cfg->numerics) || p->vocab % p->ranks || transformer_dims_check(&d) != 0 || p->heads % p->ranks != 0 ||
       (p->seqpar && p->seq % p->ranks != 0) || p->layers == 0 || p->microbatches < 1 || p->steps < 1)
     return NULL;
   tensor *t = xbt_malloc0(sizeof(*t));
@@ -430,8 +492,8 @@ void tensor_result_get(const tensor *t, tensor_result *r)
     r->dp_allreduce_s = fmax(r->dp_allreduce_s, t->ranks[i].dp_s);
   }
   r->step_s = r->time_s / (double)t->p->steps;
-  r->model_flops = 3 * tensor_layer_flops(t->p) * (double)t->p->layers * (double)t->p->microbatches *
-                   (double)t->p->steps * (double)dp_of(t->p);
+  r->model_flops = tensor_microbatch_flops(t->p) * (double)t->p->microbatches * (double)t->p->steps *
+                   (double)dp_of(t->p);
   r->tflops_per_gpu = r->time_s > 0 ? r->model_flops / r->time_s / (double)t->n_ranks / 1e12 : 0;
   r->dp_elements = t->dcomm ? (double)t->dp_elems : 0;
   r->numeric = t->cfg->numerics;

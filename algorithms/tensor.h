@@ -17,8 +17,7 @@ typedef struct tensor tensor;
 typedef struct tensor_result {
   double time_s;        /* simulated time when the last rank finished its last step */
   double step_s;        /* time_s / steps */
-  double model_flops;   /* 3 x forward flops of every layer and microbatch of every step, of
-                           every data-parallel replica */
+  double model_flops;   /* tensor_microbatch_flops x microbatches x steps x data_parallel */
   double tflops_per_gpu; /* model_flops / time_s / (ranks x data_parallel) / 1e12 */
   double dp_elements;   /* d > 1: elements of each rank's data-parallel allreduce; else 0 */
   double dp_allreduce_s; /* d > 1: the longest data-parallel allreduce of any rank and step */
@@ -38,11 +37,16 @@ double tensor_dp_elements(const tensor_params *p);
 /* Forward flops of one layer for one microbatch (24bsh^2 + 4bs^2h) of p. */
 double tensor_layer_flops(const tensor_params *p);
 
+/* Model flops of one microbatch, all ranks together: 3 (4 with recomputation) x the layers'
+ * forward flops, plus 3 x 2bshV for the logits layer; per step and batch B = b x
+ * microbatches this is PTD-P's F = 96 B s l h^2 (1 + s/6h + V/16lh) with recomputation. */
+double tensor_microbatch_flops(const tensor_params *p);
+
 /* Creates one tensor communicator per data-parallel replica j over cfg->hosts[j t..j t + t-1],
  * with d > 1 one data-parallel communicator per tensor rank, and one actor per rank;
  * records steps in m's slot 0. Returns NULL if the parameters do not split (heads % ranks,
- * hidden % heads, with sequence parallelism seq % ranks), hosts are missing or numerics are
- * asked with d > 1. cfg and m outlive the run; free with tensor_free after the engine has run. */
+ * hidden % heads, vocab % ranks, with sequence parallelism seq % ranks), hosts are missing or
+ * numerics are asked with d > 1 or a vocabulary. cfg and m outlive the run; free with tensor_free after the engine has run. */
 tensor *tensor_deploy(const run_config *cfg, metrics *m);
 void tensor_free(tensor *t);
 

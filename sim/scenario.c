@@ -401,6 +401,16 @@ static const key_spec keys[] = {
           "of the layer gradients with the ranks of the same tensor rank (Megatron's data-parallel groups); "
           "global batch microbatch x microbatches x d. d > 1 runs timing only (`model.numerics = off`).",
    GE(1), LE(4096)},
+  {"tensor", "recompute", KT_BOOL, FIELD(tp_recompute), .def = "off", .unit = "",
+   .doc = "`on`: activation recomputation (checkpointing every layer, as PTD-P): before each layer's "
+          "backward its forward runs again, with its two reductions; counted in the reported flop/s, as "
+          "PTD-P's 96 B s l h^2 formula counts it."},
+  {"tensor", "vocab", KT_LONG, FIELD(tp_vocab), .def = "0", .unit = "tokens",
+   .doc = "V: vocabulary of the vocabulary-parallel input embedding (an allreduce of b s h forward) and "
+          "the tied logits layer with the fused cross-entropy (2 b s h V / t flops forward, three "
+          "allreduces of b s elements, an allreduce of b s h backward); 0: neither is modelled. Timing only "
+          "(`model.numerics = off`); its V h / t weights join the data-parallel allreduce.",
+   GE(0), LE(1L << 24)},
   /* [faults] */
   {"faults", "stragglers", KT_STR, FIELD(stragglers), .def = "", .unit = "fraction:factor",
    .doc = "`FRACTION:SLOWDOWN`: that share of the workers (sandblaster's replicas; round(FRACTION x "
@@ -1540,6 +1550,12 @@ static int validate_tensor(const scenario *s, char *msg, size_t len)
   else if (s->numerics && per_rank * (double)(s->tp_ranks + 1) > TP_NUMERIC_MAX)
     msgf(msg, len, "tensor.hidden: a numeric run this large holds more than 2^27 doubles; set model.numerics = "
          "off for a timing-only run");
+  else if (s->numerics && s->tp_vocab > 0)
+    msgf(msg, len, "tensor.vocab: the embedding and logits layers (V = %ld) run timing only; set "
+         "model.numerics = off", s->tp_vocab);
+  else if (s->tp_vocab % s->tp_ranks != 0)
+    msgf(msg, len, "tensor.vocab: %ld ranks must divide the vocabulary V = %ld (each rank owns V / t rows)",
+         s->tp_ranks, s->tp_vocab);
   else if (s->numerics && s->tp_dp > 1)
     msgf(msg, len, "tensor.data_parallel: data parallelism across tensor groups (d = %ld) runs timing only; "
          "set model.numerics = off", s->tp_dp);

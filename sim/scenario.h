@@ -118,6 +118,8 @@ typedef struct scenario {
   int tp_async;
   char tp_collective[24];    /* ring | halving-doubling | tree (the allreduce) */
   long tp_dp;                /* d: data-parallel replicas of the tensor group */
+  int tp_recompute;          /* activation recomputation: forward again before each layer's backward */
+  long tp_vocab;             /* V: vocabulary of the embedding and logits layers; 0: not modelled */
   /* [faults] */
   char stragglers[64];       /* FRACTION:SLOWDOWN, or "" */
 } scenario;

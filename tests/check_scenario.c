@@ -39,13 +39,14 @@ static int scenario_equal(const scenario *a, const scenario *b)
          NUM_EQ(tp_ranks) && NUM_EQ(tp_hidden) &&
          NUM_EQ(tp_heads) && NUM_EQ(tp_layers) && NUM_EQ(tp_seq) && NUM_EQ(tp_microbatch) &&
          NUM_EQ(tp_microbatches) && NUM_EQ(tp_steps) && NUM_EQ(tp_seqpar) && NUM_EQ(tp_async) &&
-         STR_EQ(tp_collective) && NUM_EQ(tp_dp) && STR_EQ(stragglers);
+         STR_EQ(tp_collective) && NUM_EQ(tp_dp) && NUM_EQ(tp_recompute) && NUM_EQ(tp_vocab) &&
+         STR_EQ(stragglers);
 #undef STR_EQ
 #undef NUM_EQ
 }
 
-/* The struct has 94 fields (sim/scenario.h); each must have exactly one key. */
-#define N_FIELDS 94
+/* The struct has 96 fields (sim/scenario.h); each must have exactly one key. */
+#define N_FIELDS 96
 
 /* Writes text to a fresh file under /tmp; path receives its name. */
 static void write_temp(const char *text, char *path, size_t len)

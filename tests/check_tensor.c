@@ -225,6 +225,75 @@ START_TEST(test_tensor_determinism)
 }
 END_TEST
 
+/* Recomputation runs each layer's forward again before its backward: 6 of the layer's
+ * allreduces per microbatch instead of 4 (bytes x 1.5 exactly), 4 instead of 3 forwards of
+ * flops (model flops and, on one rank, where compute is all there is, step time x 4/3),
+ * and the numerics still equal the serial stack. */
+START_TEST(test_tensor_recompute)
+{
+  char *dir = cli_tmpdir();
+  const char *sets[] = {"tensor.ranks=4", "tensor.hidden=96", "tensor.heads=8", "tensor.layers=3",
+                        "tensor.seq=12",  "tensor.microbatch=3", "tensor.microbatches=2", "model.dtype=fp16",
+                        "model.numerics=off", "tensor.recompute=off", NULL};
+  json_t *j = run_tensor(dir, "plain", sets);
+  double bytes = json_number_value(json_object_get(json_object_get(j, "comm"), "bytes_total"));
+  double flops = tnum(j, "model_flops");
+  json_decref(j);
+  sets[9] = "tensor.recompute=on";
+  j = run_tensor(dir, "re", sets);
+  ck_assert_double_eq(json_number_value(json_object_get(json_object_get(j, "comm"), "bytes_total")), 1.5 * bytes);
+  ck_assert_double_eq_tol(tnum(j, "model_flops"), flops * 4 / 3, 1e-12 * flops);
+  json_decref(j);
+  sets[0] = "tensor.ranks=1";
+  j = run_tensor(dir, "one-re", sets);
+  double t_re = tnum(j, "step_time_s");
+  json_decref(j);
+  sets[9] = "tensor.recompute=off";
+  j = run_tensor(dir, "one", sets);
+  ck_assert_double_eq_tol(t_re, tnum(j, "step_time_s") * 4 / 3, 1e-12 * t_re);
+  json_decref(j);
+  sets[0] = "tensor.ranks=2";
+  sets[8] = "model.numerics=on";
+  sets[9] = "tensor.recompute=on";
+  j = run_tensor(dir, "num", sets);
+  ck_assert_msg(check_error(j) < 1e-12, "recompute: max relative error %.3g", check_error(j));
+  json_decref(j);
+  free(dir);
+}
+END_TEST
+
+/* The embedding and logits layers (V = 128): per microbatch, two more ring allreduces of
+ * b s h elements (the embedding's g, the logits' f') and three of b s (the fused
+ * cross-entropy), 2(t-1)(n eb + 64t) bytes each as above; 3 x 2bshV more model flops,
+ * which on one rank is all the extra time. */
+START_TEST(test_tensor_vocab)
+{
+  char *dir = cli_tmpdir();
+  const char *sets[] = {"tensor.ranks=4", "tensor.hidden=96", "tensor.heads=8", "tensor.layers=3",
+                        "tensor.seq=12",  "tensor.microbatch=3", "tensor.microbatches=2", "model.dtype=fp16",
+                        "model.numerics=off", "tensor.vocab=128", NULL};
+  json_t *j = run_tensor(dir, "v", sets);
+  double t = 4, b = 3, s = 12, h = 96, V = 128, eb = 2, mb = 2, L = 3;
+  double want = expected_bytes(t, b, s, h, eb, L, mb) +
+                mb * (2 * 2 * (t - 1) * (b * s * h * eb + HEADER * t) + 3 * 2 * (t - 1) * (b * s * eb + HEADER * t));
+  double got = json_number_value(json_object_get(json_object_get(j, "comm"), "bytes_total"));
+  ck_assert_msg(got == want, "bytes_total %.17g, want %.17g", got, want);
+  double f = 24 * b * s * h * h + 4 * b * s * s * h, logits = 2 * b * s * h * V;
+  ck_assert_double_eq_tol(tnum(j, "model_flops"), mb * (3 * L * f + 3 * logits), 1e-12 * mb * 3 * L * f);
+  json_decref(j);
+  sets[0] = "tensor.ranks=1";
+  j = run_tensor(dir, "v1", sets);
+  double t_v = tnum(j, "step_time_s");
+  json_decref(j);
+  sets[9] = "tensor.vocab=0";
+  j = run_tensor(dir, "n1", sets);
+  /* dgx2h: 125e12 flop/s per GPU, model.efficiency = 1 (its default) */
+  ck_assert_double_eq_tol(t_v - tnum(j, "step_time_s"), mb * 3 * logits / 125e12, 1e-9 * t_v);
+  json_decref(j);
+  free(dir);
+}
+END_TEST
+
 START_TEST(test_tensor_bad_input)
 {
   char *dir = cli_tmpdir();
@@ -236,6 +305,11 @@ START_TEST(test_tensor_bad_input)
   const char *dpnum[] = {"run", "--set", "run.algorithm=tensor", "--set", "tensor.data_parallel=2", "--out", "out",
                          NULL};
   cli_assert_bad_input(dir, dpnum, "tensor.data_parallel");
+  const char *vnum[] = {"run", "--set", "run.algorithm=tensor", "--set", "tensor.vocab=64", "--out", "out", NULL};
+  cli_assert_bad_input(dir, vnum, "tensor.vocab");
+  const char *vsplit[] = {"run", "--set", "run.algorithm=tensor", "--set", "tensor.vocab=63", "--set",
+                          "model.numerics=off", "--out", "out", NULL};
+  cli_assert_bad_input(dir, vsplit, "tensor.vocab");
   free(dir);
 }
 END_TEST
@@ -255,6 +329,7 @@ static Suite *tensor_suite(void)
   tcase_add_test(tc, test_tensor_data_parallel);
   suite_add_tcase(s, tc);
   ADD_TCASE(s, "time", test_tensor_megatron_baseline, test_tensor_time_and_overlap);
+  ADD_TCASE(s, "recompute and vocabulary", test_tensor_recompute, test_tensor_vocab);
   ADD_TCASE(s, "determinism", test_tensor_determinism);
   ADD_TCASE(s, "input", test_tensor_bad_input);
   return s;
