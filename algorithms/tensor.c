@@ -260,6 +260,31 @@ static void start_step(rank *rk)
     gsl_vector_set_zero(rk->gacc[l]);
 }
 
+/* One microbatch through the rank's layers: the embedding first when the stack starts the
+ * model, the logits last when it ends it (a pipeline stage may hold neither). */
+static void microbatch_forward(rank *rk, int first, int last)
+{
+  const tensor_params *p = rk->tp->p;
+  if (first && p->vocab)
+    forward_embedding(rk);
+  for (size_t l = 0; l < p->layers; l++)
+    forward_layer(rk, l);
+  if (last && p->vocab)
+    forward_logits(rk);
+}
+
+static void microbatch_backward(rank *rk, int last)
+{
+  const tensor_params *p = rk->tp->p;
+  if (last && p->vocab)
+    backward_logits(rk);
+  for (size_t l = p->layers; l-- > 0;) {
+    if (p->recompute)
+      forward_layer(rk, l); /* the same values again: the run is deterministic */
+    backward_layer(rk, l);
+  }
+}
+
 static void rank_actor(int argc, char **argv)
 {
   (void)argc, (void)argv;
@@ -269,19 +294,8 @@ static void rank_actor(int argc, char **argv)
     start_step(rk);
     for (long k = 0; k < p->microbatches; k++) {
       load_microbatch(rk, k);
-      if (p->vocab)
-        forward_embedding(rk);
-      for (size_t l = 0; l < p->layers; l++)
-        forward_layer(rk, l);
-      if (p->vocab) {
-        forward_logits(rk);
-        backward_logits(rk);
-      }
-      for (size_t l = p->layers; l-- > 0;) {
-        if (p->recompute)
-          forward_layer(rk, l); /* the same values again: the run is deterministic */
-        backward_layer(rk, l);
-      }
+      microbatch_forward(rk, 1, 1);
+      microbatch_backward(rk, 1);
     }
     if (rk->tp->dcomm) {
       double t0 = simgrid_get_clock();
@@ -500,3 +514,57 @@ void tensor_result_get(const tensor *t, tensor_result *r)
   if (r->numeric)
     r->max_rel_error = check(t);
 }
+
+/* ---- a tensor-parallel pipeline stage ---------------------------------------------- */
+
+struct tensor_stage {
+  tensor t;            /* the shapes and options, with p.layers = the stage's layers */
+  tensor_params p;
+  rank rk;
+  int first, last;
+};
+
+tensor_stage *tensor_stage_create(const run_config *cfg, const tensor_params *p, coll_comm *tc, size_t me,
+                                  size_t layers, int first, int last)
+{
+  transformer_dims d = {p->microbatch, p->seq, p->hidden, p->heads};
+  if (tc == NULL || me >= p->ranks || transformer_dims_check(&d) != 0 || p->heads % p->ranks != 0 ||
+      (p->seqpar && p->seq % p->ranks != 0) || (p->vocab && p->vocab % p->ranks != 0))
+    return NULL;
+  tensor_stage *ts = xbt_malloc0(sizeof(*ts));
+  ts->p = *p;
+  ts->p.layers = layers;
+  ts->t.cfg = cfg;
+  ts->t.p = &ts->p;
+  ts->t.d = d;
+  ts->t.n = d.b * d.s;
+  ts->rk.tp = &ts->t;
+  ts->rk.me = me;
+  ts->rk.tc = tc;
+  ts->first = first;
+  ts->last = last;
+  return ts;
+}
+
+void tensor_stage_forward(tensor_stage *ts) { microbatch_forward(&ts->rk, ts->first, ts->last); }
+
+void tensor_stage_backward(tensor_stage *ts) { microbatch_backward(&ts->rk, ts->last); }
+
+double tensor_stage_dp_elements(const tensor_stage *ts)
+{
+  tensor_params q = ts->p;
+  double h = (double)q.hidden;
+  q.vocab = 0;
+  double e = tensor_dp_elements(&q);
+  /* tied embedding: first and last stage each hold the V/t rows; position embedding on the
+   * first, final LayerNorm on the last */
+  if (ts->p.vocab && (ts->first || ts->last))
+    e += (double)ts->p.vocab * h / (double)ts->p.ranks;
+  if (ts->p.vocab && ts->first)
+    e += (double)ts->p.seq * h;
+  if (ts->p.vocab && ts->last)
+    e += 2 * h;
+  return e;
+}
+
+void tensor_stage_free(tensor_stage *ts) { xbt_free(ts); }

@@ -9,6 +9,7 @@
 
 #include <stddef.h>
 
+#include "algorithms/collectives.h"
 #include "algorithms/metrics.h"
 #include "algorithms/run.h"
 
@@ -52,5 +53,30 @@ void tensor_free(tensor *t);
 
 /* After the engine has run: the measurements and, for numeric runs, the check. */
 void tensor_result_get(const tensor *t, tensor_result *r);
+
+/* One tensor rank's share of a contiguous block of GPT layers, for another algorithm's
+ * actor to run (a pipeline stage of 3D parallelism: t ranks per stage, one communicator).
+ * Timing only. `first`: the block starts the model (the embedding runs before it); `last`:
+ * it ends the model (the logits and the cross-entropy after it); both only when p->vocab > 0.
+ * p->layers is ignored (the block has `layers`), p->ranks is t, p->microbatch, seq, hidden,
+ * heads, seqpar, async_grad, algo, recompute and vocab apply. Returns NULL if the shape does
+ * not split over p->ranks or me >= p->ranks. cfg, p and tc outlive the stage. */
+typedef struct tensor_stage tensor_stage;
+tensor_stage *tensor_stage_create(const run_config *cfg, const tensor_params *p, coll_comm *tc, size_t me,
+                                  size_t layers, int first, int last);
+
+/* One microbatch forward (and, with recomputation, nothing is kept but the input) or
+ * backward through the block, including the collectives on tc; the calling actor must be
+ * rank me of tc, and every rank of tc must make the same calls in the same order. */
+void tensor_stage_forward(tensor_stage *ts);
+void tensor_stage_backward(tensor_stage *ts);
+
+/* Elements of this rank's gradients that data parallelism allreduces: the block's layers
+ * (as tensor_dp_elements) plus the tied embedding's V/t rows on the first and last stage,
+ * the position embedding on the first, the final LayerNorm on the last. */
+double tensor_stage_dp_elements(const tensor_stage *ts);
+
+/* Frees ts; NULL is a no-op. */
+void tensor_stage_free(tensor_stage *ts);
 
 #endif
