@@ -1,6 +1,8 @@
 /* msg.c - messages and mailboxes shared by every algorithm. */
 #include "algorithms/msg.h"
 
+#include "algorithms/run.h"
+
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -152,7 +154,9 @@ sg_comm_t msg_send_async(sg_mailbox_t to, sg_host_t dst, msg *m, double bytes)
 
 msg *msg_recv(sg_mailbox_t from)
 {
+  run_comm_begin();
   msg *m = sg_mailbox_get(from);
+  run_comm_end();
   xbt_assert(m != NULL, "received a NULL message");
   return m;
 }

@@ -122,7 +122,7 @@ static void reduce_grad_with(rank *rk, size_t l, double wgrad_flops)
   }
   sg_exec_t e = run_execute_async(t->cfg, wgrad_flops / (double)t->p->ranks);
   reduce_partial(rk, l);
-  sg_exec_wait(e);
+  run_exec_wait(e);
 }
 
 static void forward_layer(rank *rk, size_t l)

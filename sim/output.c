@@ -236,6 +236,34 @@ static json_t *tensor_json(const tensor_report *t)
   return o;
 }
 
+/* "breakdown": per role (in order of first appearance), its actor count and the mean
+ * over its actors of each time. */
+static json_t *breakdown_json(const run_result *r)
+{
+  json_t *o = json_object();
+  for (size_t i = 0; i < r->n_actors; i++) {
+    const char *role = r->actors[i].role;
+    if (json_object_get(o, role))
+      continue;
+    size_t n = 0;
+    double c = 0, w = 0, x = 0;
+    for (size_t j = i; j < r->n_actors; j++)
+      if (strcmp(r->actors[j].role, role) == 0) {
+        n++;
+        c += r->actors[j].compute_s;
+        w += r->actors[j].comm_s;
+        x += r->actors[j].exposed_comm_s;
+      }
+    json_t *e = json_object();
+    json_object_set_new(e, "actors", json_integer((json_int_t)n));
+    json_object_set_new(e, "compute_s", json_real(c / (double)n));
+    json_object_set_new(e, "comm_s", json_real(w / (double)n));
+    json_object_set_new(e, "exposed_comm_s", json_real(x / (double)n));
+    json_object_set_new(o, role, e);
+  }
+  return o;
+}
+
 static char *summary_json(const run_result *r)
 {
   metrics *m = r->m;
@@ -286,6 +314,7 @@ static char *summary_json(const run_result *r)
   xbt_free(idx);
   json_object_set_new(comm, "top_links", top);
   json_object_set_new(root, "comm", comm);
+  json_object_set_new(root, "breakdown", breakdown_json(r));
   json_object_set_new(root, "hosts_used", json_integer((json_int_t)r->hosts_used));
   json_object_set_new(root, "status", json_string(r->status));
   if (r->sandblaster)
@@ -343,6 +372,20 @@ int output_write_all(const char *dir, const run_result *r, char *err, size_t err
     buf_printf(&b, "\n");
   }
   rc = rc ? rc : output_write_file(dir, "links.csv", b.s, b.len, err, errlen);
+
+  b.len = 0;
+  buf_printf(&b, "actor,role,host,compute_s,comm_s,exposed_comm_s\n");
+  for (size_t i = 0; i < r->n_actors; i++) {
+    const run_actor_time *a = &r->actors[i];
+    buf_printf(&b, "%s,%s,%s,", a->name, a->role, a->host);
+    buf_double(&b, a->compute_s);
+    buf_printf(&b, ",");
+    buf_double(&b, a->comm_s);
+    buf_printf(&b, ",");
+    buf_double(&b, a->exposed_comm_s);
+    buf_printf(&b, "\n");
+  }
+  rc = rc ? rc : output_write_file(dir, "breakdown.csv", b.s, b.len, err, errlen);
 
   if (r->trace != NULL) {
     b.len = 0;
