@@ -477,10 +477,20 @@ static sg_host_t *place_hosts(const scenario *sc, sg_host_t *all, size_t n_all, 
 
 
 /* Per-link bytes: the bytes of every (source, destination) host pair, added to
- * every link on the route between them. SimGrid 3.32's link-load plugin is not used:
- * it crashes on split-duplex links (their _UP/_DOWN halves carry no load extension;
- * checked on 3.32) and cannot find fat-tree links whose generated names collide.
- * Links are keyed by name, then told apart by identity when names collide. */
+ * every link on the route between them: exactly the bytes of the messages that crossed
+ * each link (tests/check_whatif.c checks hand-computed values).
+ * SimGrid 3.32's link-load plugin (src/plugins/link_load.cpp) is not used, for what it
+ * measures, not for crashes. Checked on 3.32: tracked before simgrid_run, every link
+ * loses its tracking (Engine::run seals the platform, Link::seal fires on_creation
+ * again and the plugin attaches a fresh, untracked LinkLoad) and split-duplex halves
+ * have no LinkLoad yet (sg_link_load_track dereferences NULL: a crash); tracked from an
+ * actor at time 0 it works on split-duplex and fat-tree links alike. But it integrates
+ * each link's LMM usage between comm start/end events with the rate seen at the end of
+ * the interval, so a transfer's latency phase is counted at its rate: one 1e6-byte
+ * message over a 2 us, 1.25e9 B/s route reads 1.0025e6 bytes, and over distbelief-2012's
+ * LV08 route (13.01 x 200 us) 1.356e6, the link's full 125e6 B/s times the whole
+ * transfer time; under LV08 usage also includes the reverse cross traffic. Links are keyed by name, then told apart
+ * by identity when names collide. */
 typedef struct link_acc {
   link_stat *st;
   sg_link_t *ids;
