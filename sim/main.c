@@ -60,7 +60,9 @@ static const char run_usage[] =
     "  --print-default print the built-in default scenario and exit\n"
     "\n"
     "Outputs: summary.json, progress.csv (sim_time_s,step,loss,accuracy),\n"
-    "staleness.csv (staleness,count), links.csv (link,bytes,utilization); consensus runs\n"
+    "staleness.csv (staleness,count), links.csv (link,bytes,utilization), breakdown.csv\n"
+    "(actor,role,host,compute_s,comm_s,exposed_comm_s: seconds computing, blocked on\n"
+    "communication, and blocked while nothing computed on its host); consensus runs\n"
     "add consensus.csv (iteration,sim_time_s,consensus_error,optimality_gap), sandblaster\n"
     "runs batches.csv (one row per batch: time, portions, backup copies, examples).\n";
 
