@@ -74,6 +74,7 @@ void msg_traffic_init(const sg_host_t *hosts, size_t n)
 
 static void account(sg_host_t dst, double bytes)
 {
+  run_trace_send(dst, bytes);
   const size_t *si = sg_host_get_data(sg_host_self()), *di = sg_host_get_data(dst);
   pthread_mutex_lock(&traffic.mu);
   traffic.total += (long long)bytes;

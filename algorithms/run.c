@@ -42,7 +42,19 @@ typedef struct bd_actor {
   run_actor_time t;
   bd_host *host;
   int blocked;            /* inside a communication wait */
+  double wait_start;      /* trace: when the current wait began */
+  long seq;               /* trace: events recorded so far */
 } bd_actor;
+
+/* A timeline event as recorded: by actor pid and the actor's own sequence number, which
+ * make the sorted order independent of the threads' interleaving. */
+typedef struct bd_event_rec {
+  run_trace_kind kind;
+  size_t pid;
+  long seq;
+  double start, dur, bytes;
+  const char *dst;
+} bd_event_rec;
 
 static struct {
   pthread_mutex_t mu;
@@ -53,6 +65,10 @@ static struct {
   bd_host **extra;        /* private states of actors on unnumbered hosts */
   size_t n_extra;
   run_actor_time *out;    /* run_breakdown's result */
+  int trace_on;
+  bd_event_rec *ev;       /* the timeline, in recording order */
+  size_t n_ev, cap_ev;
+  run_trace_event *trace; /* run_trace's result */
 } bd = {.mu = PTHREAD_MUTEX_INITIALIZER};
 
 static void *grow(void *p, size_t *cap, size_t need, size_t elem)
@@ -153,6 +169,16 @@ static bd_actor *self_actor(double now)
   return a;
 }
 
+/* Appends a timeline event of actor a (pid) when tracing. Call with bd.mu held. */
+static void trace_add(bd_actor *a, size_t pid, run_trace_kind kind, double start, double dur, double bytes,
+                      const char *dst)
+{
+  if (!bd.trace_on)
+    return;
+  bd.ev = grow(bd.ev, &bd.cap_ev, bd.n_ev + 1, sizeof(*bd.ev));
+  bd.ev[bd.n_ev++] = (bd_event_rec){kind, pid, a->seq++, start, dur, bytes, dst};
+}
+
 /* The calling actor starts (delta = +1) or ends (-1) an execution or a wait. */
 static void bd_event(int exec_delta, int wait_delta)
 {
@@ -162,6 +188,10 @@ static void bd_event(int exec_delta, int wait_delta)
   advance(a->host, now);
   a->host->n_exec += exec_delta;
   a->blocked += wait_delta;
+  if (wait_delta > 0)
+    a->wait_start = now;
+  else if (wait_delta < 0 && now > a->wait_start) /* a wait that did not block is no event */
+    trace_add(a, (size_t)sg_actor_self_get_pid(), RUN_TRACE_WAIT, a->wait_start, now - a->wait_start, 0, NULL);
   pthread_mutex_unlock(&bd.mu);
 }
 
@@ -193,6 +223,12 @@ void run_engine_teardown(void)
   xbt_free(bd.hosts);
   xbt_free(bd.extra);
   xbt_free(bd.out);
+  xbt_free(bd.ev);
+  xbt_free(bd.trace);
+  bd.ev = NULL;
+  bd.trace = NULL;
+  bd.n_ev = bd.cap_ev = 0;
+  bd.trace_on = 0;
   bd.actors = NULL;
   bd.hosts = bd.extra = NULL;
   bd.out = NULL;
@@ -210,8 +246,10 @@ static void execute_locked(double flops)
   sg_exec_wait(e);
   bd_event(-1, 0);
   double t1 = simgrid_get_clock();
+  size_t pid = (size_t)sg_actor_self_get_pid();
   pthread_mutex_lock(&bd.mu);
-  bd.actors[sg_actor_self_get_pid()]->t.compute_s += t1 - t0;
+  bd.actors[pid]->t.compute_s += t1 - t0;
+  trace_add(bd.actors[pid], pid, RUN_TRACE_COMPUTE, t0, t1 - t0, 0, NULL);
   pthread_mutex_unlock(&bd.mu);
 }
 
@@ -256,6 +294,7 @@ sg_exec_t run_execute_async(const run_config *cfg, double flops)
   h->cap_ends = cap;
   h->ends[h->n_ends++] = now + dur;
   a->t.compute_s += dur;
+  trace_add(a, (size_t)sg_actor_self_get_pid(), RUN_TRACE_COMPUTE, now, dur, 0, NULL);
   pthread_mutex_unlock(&bd.mu);
   sg_exec_start(e);
   return e;
@@ -307,6 +346,48 @@ size_t run_breakdown(double end_time, const run_actor_time **out)
   pthread_mutex_unlock(&bd.mu);
   *out = bd.out;
   return n;
+}
+
+void run_trace_enable(int on)
+{
+  bd.trace_on = on;
+}
+
+void run_trace_send(sg_host_t dst, double bytes)
+{
+  if (!bd.trace_on)
+    return;
+  double now = simgrid_get_clock();
+  pthread_mutex_lock(&bd.mu);
+  trace_add(self_actor(now), (size_t)sg_actor_self_get_pid(), RUN_TRACE_SEND, now, 0, bytes, sg_host_get_name(dst));
+  pthread_mutex_unlock(&bd.mu);
+}
+
+static int by_start(const void *pa, const void *pb)
+{
+  const bd_event_rec *a = pa, *b = pb;
+  if (a->start != b->start)
+    return a->start < b->start ? -1 : 1;
+  if (a->pid != b->pid)
+    return a->pid < b->pid ? -1 : 1;
+  return (a->seq > b->seq) - (a->seq < b->seq);
+}
+
+size_t run_trace(const run_trace_event **out)
+{
+  size_t *index = xbt_malloc0((bd.n_actors ? bd.n_actors : 1) * sizeof(size_t)), k = 0;
+  for (size_t i = 0; i < bd.n_actors; i++)
+    if (bd.actors[i])
+      index[i] = k++; /* run_breakdown's order */
+  qsort(bd.ev, bd.n_ev, sizeof(*bd.ev), by_start);
+  xbt_free(bd.trace);
+  bd.trace = xbt_malloc((bd.n_ev ? bd.n_ev : 1) * sizeof(*bd.trace));
+  for (size_t i = 0; i < bd.n_ev; i++)
+    bd.trace[i] = (run_trace_event){bd.ev[i].kind, index[bd.ev[i].pid], bd.ev[i].start, bd.ev[i].dur,
+                                    bd.ev[i].bytes, bd.ev[i].dst};
+  xbt_free(index);
+  *out = bd.trace;
+  return bd.n_ev;
 }
 
 gsl_vector *run_initial_params(const run_config *cfg)

@@ -197,6 +197,31 @@ void run_comm_wait_all(sg_comm_t *comms, size_t n);
 /* sg_exec_wait for an execution from run_execute_async (its time is already counted). */
 void run_exec_wait(sg_exec_t exec);
 
+/* ---- timeline (dtsim run --trace): the same events, kept one by one ----
+ * Off by default; run_trace_enable(1) before the run keeps every execution and wait of
+ * every accounted actor and every message sent (msg.c calls run_trace_send), for a
+ * Chrome trace. Memory grows with the events: meant for short runs. */
+typedef enum run_trace_kind {
+  RUN_TRACE_COMPUTE, /* an execution: start, duration */
+  RUN_TRACE_WAIT,    /* blocked on communication: start, duration */
+  RUN_TRACE_SEND     /* a message handed to the network: start, bytes, destination host */
+} run_trace_kind;
+
+typedef struct run_trace_event {
+  run_trace_kind kind;
+  size_t actor;       /* index into run_breakdown's records */
+  double start, dur;  /* simulated s (dur 0 for a send) */
+  double bytes;       /* sends */
+  const char *dst;    /* sends: the destination host's name (SimGrid's, valid during the run) */
+} run_trace_event;
+
+void run_trace_enable(int on);
+/* Records a send of `bytes` by the calling actor to host dst (no-op unless enabled). */
+void run_trace_send(sg_host_t dst, double bytes);
+/* After run_breakdown: the events sorted by start, actor and order within the actor;
+ * the array belongs to run.c (freed by run_engine_teardown). */
+size_t run_trace(const run_trace_event **out);
+
 /* One actor's breakdown, valid until run_engine_teardown. */
 typedef struct run_actor_time {
   char *name;            /* SimGrid actor name, e.g. "replica-3" */

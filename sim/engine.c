@@ -683,6 +683,7 @@ static int simulate(const scenario *sc, build *b, const engine_opts *o, int argc
   simgrid_load_platform(b->platform);
   scale_links(sc);
   run_engine_setup();
+  run_trace_enable(o->trace);
   sg_host_t *all;
   size_t n_all = platform_hosts_in_order(b->platform, &all);
   run_config cfg;
@@ -768,6 +769,8 @@ static int simulate(const scenario *sc, build *b, const engine_opts *o, int argc
   res.status = metrics_status_name(metrics_get_status(m));
   link_stat *links = collect_links(res.sim_time, &res.n_links);
   res.n_actors = run_breakdown(res.sim_time, &res.actors);
+  if (o->trace)
+    res.n_trace_ev = run_trace(&res.trace_ev);
   res.links = links;
   int rc = output_write_all(o->out_dir, &res, err, ERRLEN) == 0 ? 0 : fail(err);
   if (rc == 0 && !o->quiet && cb) {

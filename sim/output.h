@@ -61,10 +61,13 @@ typedef struct run_result {
   const tensor_report *tensor;         /* a tensor run, or NULL */
   const run_actor_time *actors;        /* time breakdown per actor (run_breakdown), pid order */
   size_t n_actors;
+  const run_trace_event *trace_ev;     /* dtsim run --trace: the timeline for trace.json, or NULL */
+  size_t n_trace_ev;
 } run_result;
 
 /* Creates dir if needed and writes the five result files (summary.json, progress.csv,
- * staleness.csv, links.csv, breakdown.csv) into it atomically, and
+ * staleness.csv, links.csv, breakdown.csv) into it atomically, trace.json when
+ * r->trace_ev is set, and
  * consensus.csv when r->trace is set, batches.csv for Sandblaster (summary.json then has
  * a "sandblaster" block).
  * Returns 0, or -1 with one line in err. */

@@ -425,6 +425,71 @@ START_TEST(test_whatif_breakdown_determinism)
 }
 END_TEST
 
+/* --trace: trace.json is valid JSON in Chrome's trace-event format, byte-identical across
+ * runs and with two threads, and leaves the other result files as they are without it.
+ * The tensor run of the breakdown test (synchronous): per rank, the compute events add
+ * up to compute_s and the wait events to comm_s; every message is one send event, whose
+ * bytes add up to comm.bytes_total. */
+START_TEST(test_whatif_trace)
+{
+  char *dir = cli_tmpdir();
+  static const char ini[] = "[run]\nalgorithm = tensor\n[platform]\npreset = dgx2h\n";
+  const char *sets[] = {"tensor.ranks=2", "tensor.hidden=1024", "tensor.heads=8", "tensor.layers=4",
+                        "tensor.seq=512", "tensor.microbatch=4", "model.numerics=off", "model.dtype=fp16",
+                        "model.efficiency=0.5", NULL};
+  json_t *plain = run_ini(dir, ini, "plain", sets);
+  json_decref(plain);
+  json_decref(cli_run_sets(dir, "a", sets, "--trace"));
+  json_t *j = cli_run_sets(dir, "b", sets, "--trace");
+  const char *two[32] = {"run", "base.ini", "--quiet", "--out", "c", "--trace", "--cfg=contexts/nthreads:2"};
+  size_t n = 7;
+  for (size_t k = 0; sets[k]; k++) {
+    two[n++] = "--set";
+    two[n++] = sets[k];
+  }
+  two[n] = NULL;
+  json_decref(cli_summary(dir, two, "c"));
+  char *ta = cli_read(dir, "a/trace.json"), *tb = cli_read(dir, "b/trace.json");
+  ck_assert_msg(ta && tb && strcmp(ta, tb) == 0, "trace.json differs between runs");
+  char *sp = cli_read(dir, "plain/summary.json"), *sa = cli_read(dir, "a/summary.json");
+  ck_assert_str_eq(sp, sa);
+  ck_assert(!cli_exists(dir, "plain/trace.json"));
+  json_error_t je;
+  json_t *tr = json_loads(ta, 0, &je);
+  ck_assert_msg(tr != NULL, "trace.json: %s (line %d)", je.text, je.line);
+  double compute[2] = {0, 0}, wait[2] = {0, 0}, bytes = 0;
+  size_t i;
+  json_t *e;
+  json_array_foreach(json_object_get(tr, "traceEvents"), i, e)
+  {
+    const char *name = json_string_value(json_object_get(e, "name"));
+    size_t tid = (size_t)json_integer_value(json_object_get(e, "tid"));
+    double dur = json_number_value(json_object_get(e, "dur")) * 1e-6;
+    if (strcmp(name, "compute") == 0)
+      compute[tid] += dur;
+    else if (strcmp(name, "wait") == 0)
+      wait[tid] += dur;
+    else if (strcmp(name, "send") == 0)
+      bytes += json_number_value(json_object_get(json_object_get(e, "args"), "bytes"));
+  }
+  for (int r = 0; r < 2; r++) {
+    ck_assert_double_eq_tol(compute[r], role_num(j, "tensor", "compute_s"), 1e-9 * compute[r]);
+    ck_assert_double_eq_tol(wait[r], role_num(j, "tensor", "comm_s"), 1e-9 * wait[r]);
+  }
+  ck_assert_double_eq(bytes, json_number_value(json_object_get(json_object_get(j, "comm"), "bytes_total")));
+  char *tc = cli_read(dir, "c/trace.json");
+  ck_assert_str_eq(ta, tc);
+  free(tc);
+  json_decref(tr);
+  json_decref(j);
+  free(ta);
+  free(tb);
+  free(sp);
+  free(sa);
+  free(dir);
+}
+END_TEST
+
 static Suite *whatif_suite(void)
 {
   Suite *s = suite_create("whatif");
@@ -448,6 +513,7 @@ static Suite *whatif_suite(void)
   tcase_add_test(tc, test_whatif_breakdown_tensor);
   tcase_add_test(tc, test_whatif_breakdown_dataparallel);
   tcase_add_test(tc, test_whatif_breakdown_determinism);
+  tcase_add_test(tc, test_whatif_trace);
   suite_add_tcase(s, tc);
   return s;
 }
