@@ -131,7 +131,7 @@ static void request_parameters(replica *r)
 static void install_parameters(replica *r)
 {
   int S = r->d->p->ps_shards;
-  sg_comm_wait_all(r->fetch_comms, (size_t)S);
+  run_comm_wait_all(r->fetch_comms, (size_t)S);
   for (int s = 0; s < S; s++) {
     msg *m = r->replies[s];
     xbt_assert(m->kind == MSG_PARAMS, "replica %d expected parameters, got kind %d", r->rank, (int)m->kind);
@@ -174,7 +174,7 @@ static void accrue_gradient(replica *r)
 static void wait_push(replica *r)
 {
   if (r->push_in_flight)
-    sg_comm_wait_all(r->push_comms, (size_t)r->d->p->ps_shards);
+    run_comm_wait_all(r->push_comms, (size_t)r->d->p->ps_shards);
   r->push_in_flight = 0;
 }
 
@@ -269,7 +269,7 @@ static void part_fetch_parameters(rpart *pt)
              MSG_HEADER_BYTES);
   for (int i = 0; i < lay->n_shards; i++)
     pt->comms[i] = sg_mailbox_get_async(pt->inbox, (void **)&pt->replies[i]);
-  sg_comm_wait_all(pt->comms, (size_t)lay->n_shards);
+  run_comm_wait_all(pt->comms, (size_t)lay->n_shards);
   gsl_vector *w = d->sets[pt->replica].w;
   for (int k = 0; k < lay->n_shards; k++) {
     msg *m = pt->replies[k];
@@ -319,7 +319,7 @@ static void part_push_gradient(rpart *pt)
     at += n;
     pt->comms[i] = msg_send_async(d->shard_box[s], shard_host(d, s), m, msg_bytes(lay->sim_elems[i], d->cfg->elem_bytes));
   }
-  sg_comm_wait_all(pt->comms, (size_t)lay->n_shards); /* the next fetch must see this push applied */
+  run_comm_wait_all(pt->comms, (size_t)lay->n_shards); /* the next fetch must see this push applied */
   pt->accrued_steps = 0;
 }
 

@@ -1,6 +1,8 @@
 /* msg.c - messages and mailboxes shared by every algorithm. */
 #include "algorithms/msg.h"
 
+#include "algorithms/run.h"
+
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -72,6 +74,7 @@ void msg_traffic_init(const sg_host_t *hosts, size_t n)
 
 static void account(sg_host_t dst, double bytes)
 {
+  run_trace_send(dst, bytes);
   const size_t *si = sg_host_get_data(sg_host_self()), *di = sg_host_get_data(dst);
   pthread_mutex_lock(&traffic.mu);
   traffic.total += (long long)bytes;
@@ -152,7 +155,9 @@ sg_comm_t msg_send_async(sg_mailbox_t to, sg_host_t dst, msg *m, double bytes)
 
 msg *msg_recv(sg_mailbox_t from)
 {
+  run_comm_begin();
   msg *m = sg_mailbox_get(from);
+  run_comm_end();
   xbt_assert(m != NULL, "received a NULL message");
   return m;
 }

@@ -323,7 +323,7 @@ static void shard_actor(int argc, char **argv)
 static void wait_push(replica *r)
 {
   if (r->pushing)
-    sg_comm_wait_all(r->push, (size_t)r->sb->S);
+    run_comm_wait_all(r->push, (size_t)r->sb->S);
   r->pushing = 0;
 }
 
@@ -338,7 +338,7 @@ static void fetch_parameters(replica *r, long batch, int slot)
   }
   for (int k = 0; k < sb->S; k++)
     r->comms[k] = sg_mailbox_get_async(r->inbox, (void **)&r->replies[k]);
-  sg_comm_wait_all(r->comms, (size_t)sb->S);
+  run_comm_wait_all(r->comms, (size_t)sb->S);
   for (int k = 0; k < sb->S; k++) {
     msg *m = r->replies[k];
     xbt_assert(m->kind == MSG_PARAMS, "replica %d expected parameters, got kind %d", r->rank, (int)m->kind);

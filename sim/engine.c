@@ -399,6 +399,16 @@ static int build_platform(const scenario *sc, build *b, char *err)
     snprintf(err, ERRLEN, "platform.preset: unknown preset '%s' (see dtsim list)", sc->preset);
     return -1;
   }
+  if (sc->gen_topology[0]) { /* as `dtsim platform PRESET --topology T` */
+    xbt_assert(platform_topology_parse(sc->gen_topology, &spec.topology) == 0, "validated topology");
+    spec.gpus_per_node = 0;
+    if (spec.topology != PLATFORM_FAT_TREE)
+      spec.hosts_per_rack = spec.uplinks = 0;
+  }
+  if (sc->host_cores > 0)
+    spec.cores = (int)sc->host_cores;
+  if (sc->sharing[0])
+    spec.sharing = platform_sharing_parse(sc->sharing);
   snprintf(b->tmpdir, sizeof(b->tmpdir), "/tmp/dtsim-XXXXXX");
   if (mkdtemp(b->tmpdir) == NULL) {
     snprintf(err, ERRLEN, "cannot create a temporary folder: %s", strerror(errno));
@@ -468,10 +478,20 @@ static sg_host_t *place_hosts(const scenario *sc, sg_host_t *all, size_t n_all, 
 
 
 /* Per-link bytes: the bytes of every (source, destination) host pair, added to
- * every link on the route between them. SimGrid 3.32's link-load plugin is not used:
- * it crashes on split-duplex links (their _UP/_DOWN halves carry no load extension;
- * checked on 3.32) and cannot find fat-tree links whose generated names collide.
- * Links are keyed by name, then told apart by identity when names collide. */
+ * every link on the route between them: exactly the bytes of the messages that crossed
+ * each link (tests/check_whatif.c checks hand-computed values).
+ * SimGrid 3.32's link-load plugin (src/plugins/link_load.cpp) is not used, for what it
+ * measures, not for crashes. Checked on 3.32: tracked before simgrid_run, every link
+ * loses its tracking (Engine::run seals the platform, Link::seal fires on_creation
+ * again and the plugin attaches a fresh, untracked LinkLoad) and split-duplex halves
+ * have no LinkLoad yet (sg_link_load_track dereferences NULL: a crash); tracked from an
+ * actor at time 0 it works on split-duplex and fat-tree links alike. But it integrates
+ * each link's LMM usage between comm start/end events with the rate seen at the end of
+ * the interval, so a transfer's latency phase is counted at its rate: one 1e6-byte
+ * message over a 2 us, 1.25e9 B/s route reads 1.0025e6 bytes, and over distbelief-2012's
+ * LV08 route (13.01 x 200 us) 1.356e6, the link's full 125e6 B/s times the whole
+ * transfer time; under LV08 usage also includes the reverse cross traffic. Links are keyed by name, then told apart
+ * by identity when names collide. */
 typedef struct link_acc {
   link_stat *st;
   sg_link_t *ids;
@@ -536,6 +556,26 @@ static link_stat *collect_links(double sim_time, size_t *n)
   return acc.st;
 }
 
+/* What-if factors on any platform, after loading and before the run: every link
+ * SimGrid lists (the _UP and _DOWN halves of split-duplex links are listed, checked on
+ * 3.32) gets its bandwidth and latency scaled. Host speed cannot be set through 3.32's
+ * C API (sg_host_set_pstate only picks among a file's pstates), so speed_factor divides
+ * the flops of every execution instead (run_execute): the same simulated times. */
+static void scale_links(const scenario *sc)
+{
+  if (sc->bw_factor == 1 && sc->lat_factor == 1)
+    return;
+  size_t n = sg_link_count();
+  sg_link_t *links = sg_link_list();
+  for (size_t i = 0; i < n; i++) {
+    if (sc->bw_factor != 1)
+      sg_link_set_bandwidth(links[i], sg_link_get_bandwidth(links[i]) * sc->bw_factor);
+    if (sc->lat_factor != 1)
+      sg_link_set_latency(links[i], sg_link_get_latency(links[i]) * sc->lat_factor);
+  }
+  xbt_free(links);
+}
+
 /* ---- the run --------------------------------------------------------------- */
 
 static void fill_config(const scenario *sc, const build *b, run_config *cfg)
@@ -557,6 +597,7 @@ static void fill_config(const scenario *sc, const build *b, run_config *cfg)
   cfg->sim_params = v ? arch_params(v) : (double)net_n_params(b->model);
   cfg->train_flops = v ? arch_train_flops(v) : cost_mlp_train_flops(n, sizes);
   cfg->efficiency = sc->efficiency;
+  cfg->speed_factor = sc->speed_factor;
   cost_dtype dt = COST_FP32;
   cost_dtype_parse(sc->dtype, &dt);
   cfg->elem_bytes = cost_dtype_bytes(dt);
@@ -610,7 +651,7 @@ static void collective_report_fill(collective_report *c, const scenario *sc, con
     c->beta_s_per_byte = 1 / bw;
     c->alpha_s = sg_host_get_route_latency(cfg->hosts[0], cfg->hosts[1]) + MSG_HEADER_BYTES / bw;
   }
-  double flops_per_s = sg_host_get_speed(cfg->hosts[0]) * cfg->efficiency * cfg->cores;
+  double flops_per_s = sg_host_get_speed(cfg->hosts[0]) * cfg->speed_factor * cfg->efficiency * cfg->cores;
   c->gamma_s_per_byte = p->reduce_flops / flops_per_s / (double)cfg->elem_bytes;
   c->formula_s = coll_formula((coll_op)p->op, (coll_algo)p->algo, p->ranks, c->bytes, c->alpha_s,
                               c->beta_s_per_byte, c->gamma_s_per_byte);
@@ -641,7 +682,9 @@ static int simulate(const scenario *sc, build *b, const engine_opts *o, int argc
   char err[ERRLEN];
   simgrid_init(&argc, argv);
   simgrid_load_platform(b->platform);
+  scale_links(sc);
   run_engine_setup();
+  run_trace_enable(o->trace);
   sg_host_t *all;
   size_t n_all = platform_hosts_in_order(b->platform, &all);
   run_config cfg;
@@ -718,7 +761,7 @@ static int simulate(const scenario *sc, build *b, const engine_opts *o, int argc
     memset(&trep, 0, sizeof(trep));
     trep.p = &cfg.tensor;
     tensor_result_get(tp, &trep.r);
-    trep.peak_flops = sg_host_get_speed(cfg.hosts[0]) * cfg.cores;
+    trep.peak_flops = sg_host_get_speed(cfg.hosts[0]) * cfg.speed_factor * cfg.cores;
     res.tensor = &trep;
     res.examples = cfg.tensor.steps * cfg.tensor.microbatches * (long)cfg.tensor.microbatch * (long)cfg.tensor.dp;
   }
@@ -726,6 +769,9 @@ static int simulate(const scenario *sc, build *b, const engine_opts *o, int argc
   res.hosts_used = b->needed;
   res.status = metrics_status_name(metrics_get_status(m));
   link_stat *links = collect_links(res.sim_time, &res.n_links);
+  res.n_actors = run_breakdown(res.sim_time, &res.actors);
+  if (o->trace)
+    res.n_trace_ev = run_trace(&res.trace_ev);
   res.links = links;
   int rc = output_write_all(o->out_dir, &res, err, ERRLEN) == 0 ? 0 : fail(err);
   if (rc == 0 && !o->quiet && cb) {

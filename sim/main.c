@@ -43,7 +43,7 @@ static const char usage[] =
 
 static const char run_usage[] =
     "usage: dtsim run [SCENARIO.ini] [--set SECTION.KEY=VALUE]... [--seed N] [--out DIR]\n"
-    "                 [--quiet] [--expect FILE] [--cfg=SIMGRID_OPTION:VALUE]... [--log=...]\n"
+    "                 [--quiet] [--expect FILE] [--trace] [--cfg=SIMGRID_OPTION:VALUE]... [--log=...]\n"
     "\n"
     "Runs one simulation. Without SCENARIO.ini, the built-in default scenario runs\n"
     "(print it with 'dtsim run --print-default'). Keys are listed by 'dtsim list keys'.\n"
@@ -58,9 +58,14 @@ static const char run_usage[] =
     "                  and print the first differing value if they differ\n"
     "  --cfg=..., --log=...   passed to SimGrid, e.g. --cfg=contexts/nthreads:2\n"
     "  --print-default print the built-in default scenario and exit\n"
+    "  --trace         also write trace.json, a timeline in Chrome's trace-event format\n"
+    "                  (Perfetto, chrome://tracing): per host and actor, every execution\n"
+    "                  and communication wait, every message sent; for short runs\n"
     "\n"
     "Outputs: summary.json, progress.csv (sim_time_s,step,loss,accuracy),\n"
-    "staleness.csv (staleness,count), links.csv (link,bytes,utilization); consensus runs\n"
+    "staleness.csv (staleness,count), links.csv (link,bytes,utilization), breakdown.csv\n"
+    "(actor,role,host,compute_s,comm_s,exposed_comm_s: seconds computing, blocked on\n"
+    "communication, and blocked while nothing computed on its host); consensus runs\n"
     "add consensus.csv (iteration,sim_time_s,consensus_error,optimality_gap), sandblaster\n"
     "runs batches.csv (one row per batch: time, portions, backup copies, examples).\n";
 
@@ -164,7 +169,7 @@ static int run_main(int argc, char **argv, const char *prog)
 {
   char err[ERRLEN];
   const char *path = NULL, *out = "dtsim-out", *expect = NULL, *seed = NULL;
-  int quiet = 0;
+  int quiet = 0, trace = 0;
   char **sets = calloc((size_t)argc + 1, sizeof(char *));
   char **sg = calloc((size_t)argc + 2, sizeof(char *));
   int nsets = 0, nsg = 0, rc = 0;
@@ -188,6 +193,8 @@ static int run_main(int argc, char **argv, const char *prog)
       expect = argv[++i];
     else if (strcmp(a, "--quiet") == 0 || strcmp(a, "-q") == 0)
       quiet = 1;
+    else if (strcmp(a, "--trace") == 0)
+      trace = 1;
     else if (is_simgrid_opt(a))
       sg[nsg++] = argv[i];
     else if (a[0] == '-' && a[1] != '\0') {
@@ -229,7 +236,7 @@ static int run_main(int argc, char **argv, const char *prog)
     rc = bad(NULL, err);
   }
   if (rc == 0) {
-    engine_opts o = {.out_dir = out, .quiet = quiet, .expect = expect, .sg_argc = nsg, .sg_argv = sg};
+    engine_opts o = {.out_dir = out, .quiet = quiet, .expect = expect, .trace = trace, .sg_argc = nsg, .sg_argv = sg};
     rc = engine_run(&sc, &o);
   }
   free(sets);

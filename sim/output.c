@@ -236,6 +236,75 @@ static json_t *tensor_json(const tensor_report *t)
   return o;
 }
 
+/* trace.json in Chrome's trace-event format (Perfetto, chrome://tracing): one process
+ * per host, numbered in order of its first actor, one thread per actor (its breakdown
+ * index); a complete event ("X") per execution and per communication wait, an instant
+ * event ("i") per message sent with its bytes and destination; simulated microseconds. */
+static void write_trace(buf *b, const run_result *r)
+{
+  size_t *host = xbt_malloc((r->n_actors ? r->n_actors : 1) * sizeof(size_t)), nh = 0;
+  buf_printf(b, "{\"displayTimeUnit\": \"ns\", \"traceEvents\": [\n");
+  for (size_t i = 0; i < r->n_actors; i++) {
+    size_t j = 0;
+    while (j < i && strcmp(r->actors[j].host, r->actors[i].host) != 0)
+      j++;
+    host[i] = j < i ? host[j] : nh++;
+    if (j == i)
+      buf_printf(b, "{\"name\": \"process_name\", \"ph\": \"M\", \"pid\": %zu, \"args\": {\"name\": \"%s\"}},\n",
+                 host[i], r->actors[i].host);
+    buf_printf(b, "{\"name\": \"thread_name\", \"ph\": \"M\", \"pid\": %zu, \"tid\": %zu, \"args\": {\"name\": \"%s\"}},\n",
+               host[i], i, r->actors[i].name);
+  }
+  static const char *const names[] = {"compute", "wait", "send"};
+  for (size_t i = 0; i < r->n_trace_ev; i++) {
+    const run_trace_event *e = &r->trace_ev[i];
+    buf_printf(b, "{\"name\": \"%s\", \"cat\": \"%s\", \"ph\": \"%s\", \"pid\": %zu, \"tid\": %zu, \"ts\": ",
+               names[e->kind], e->kind == RUN_TRACE_COMPUTE ? "compute" : "comm",
+               e->kind == RUN_TRACE_SEND ? "i" : "X", host[e->actor], e->actor);
+    buf_double(b, e->start * 1e6);
+    if (e->kind == RUN_TRACE_SEND) {
+      buf_printf(b, ", \"s\": \"t\", \"args\": {\"bytes\": ");
+      buf_double(b, e->bytes);
+      buf_printf(b, ", \"to\": \"%s\"}}", e->dst);
+    } else {
+      buf_printf(b, ", \"dur\": ");
+      buf_double(b, e->dur * 1e6);
+      buf_printf(b, "}");
+    }
+    buf_printf(b, "%s\n", i + 1 < r->n_trace_ev ? "," : "");
+  }
+  buf_printf(b, "]}\n");
+  xbt_free(host);
+}
+
+/* "breakdown": per role (in order of first appearance), its actor count and the mean
+ * over its actors of each time. */
+static json_t *breakdown_json(const run_result *r)
+{
+  json_t *o = json_object();
+  for (size_t i = 0; i < r->n_actors; i++) {
+    const char *role = r->actors[i].role;
+    if (json_object_get(o, role))
+      continue;
+    size_t n = 0;
+    double c = 0, w = 0, x = 0;
+    for (size_t j = i; j < r->n_actors; j++)
+      if (strcmp(r->actors[j].role, role) == 0) {
+        n++;
+        c += r->actors[j].compute_s;
+        w += r->actors[j].comm_s;
+        x += r->actors[j].exposed_comm_s;
+      }
+    json_t *e = json_object();
+    json_object_set_new(e, "actors", json_integer((json_int_t)n));
+    json_object_set_new(e, "compute_s", json_real(c / (double)n));
+    json_object_set_new(e, "comm_s", json_real(w / (double)n));
+    json_object_set_new(e, "exposed_comm_s", json_real(x / (double)n));
+    json_object_set_new(o, role, e);
+  }
+  return o;
+}
+
 static char *summary_json(const run_result *r)
 {
   metrics *m = r->m;
@@ -286,6 +355,7 @@ static char *summary_json(const run_result *r)
   xbt_free(idx);
   json_object_set_new(comm, "top_links", top);
   json_object_set_new(root, "comm", comm);
+  json_object_set_new(root, "breakdown", breakdown_json(r));
   json_object_set_new(root, "hosts_used", json_integer((json_int_t)r->hosts_used));
   json_object_set_new(root, "status", json_string(r->status));
   if (r->sandblaster)
@@ -343,6 +413,26 @@ int output_write_all(const char *dir, const run_result *r, char *err, size_t err
     buf_printf(&b, "\n");
   }
   rc = rc ? rc : output_write_file(dir, "links.csv", b.s, b.len, err, errlen);
+
+  b.len = 0;
+  buf_printf(&b, "actor,role,host,compute_s,comm_s,exposed_comm_s\n");
+  for (size_t i = 0; i < r->n_actors; i++) {
+    const run_actor_time *a = &r->actors[i];
+    buf_printf(&b, "%s,%s,%s,", a->name, a->role, a->host);
+    buf_double(&b, a->compute_s);
+    buf_printf(&b, ",");
+    buf_double(&b, a->comm_s);
+    buf_printf(&b, ",");
+    buf_double(&b, a->exposed_comm_s);
+    buf_printf(&b, "\n");
+  }
+  rc = rc ? rc : output_write_file(dir, "breakdown.csv", b.s, b.len, err, errlen);
+
+  if (r->trace_ev != NULL) {
+    b.len = 0;
+    write_trace(&b, r);
+    rc = rc ? rc : output_write_file(dir, "trace.json", b.s, b.len, err, errlen);
+  }
 
   if (r->trace != NULL) {
     b.len = 0;

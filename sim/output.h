@@ -18,7 +18,7 @@
 
 typedef struct link_stat {
   char *name;
-  double bytes;       /* cumulated load from SimGrid's link-load plugin */
+  double bytes;       /* bytes of every message whose route crosses the link */
   double utilization; /* bytes / (bandwidth * simulated time) */
 } link_stat;
 
@@ -59,9 +59,15 @@ typedef struct run_result {
   const collective_report *collective; /* a collective run, or NULL */
   const dataparallel *dataparallel;    /* a dataparallel run (its buckets), or NULL */
   const tensor_report *tensor;         /* a tensor run, or NULL */
+  const run_actor_time *actors;        /* time breakdown per actor (run_breakdown), pid order */
+  size_t n_actors;
+  const run_trace_event *trace_ev;     /* dtsim run --trace: the timeline for trace.json, or NULL */
+  size_t n_trace_ev;
 } run_result;
 
-/* Creates dir if needed and writes the four result files into it atomically, and
+/* Creates dir if needed and writes the five result files (summary.json, progress.csv,
+ * staleness.csv, links.csv, breakdown.csv) into it atomically, trace.json when
+ * r->trace_ev is set, and
  * consensus.csv when r->trace is set, batches.csv for Sandblaster (summary.json then has
  * a "sandblaster" block).
  * Returns 0, or -1 with one line in err. */

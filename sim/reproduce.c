@@ -446,7 +446,8 @@ int reproduce_check(const char *csv, const char *committed, int subset, unsigned
 
 void reproduce_remove_run(const reproduce_job *j)
 {
-  static const char *files[] = {"summary.json", "progress.csv", "staleness.csv", "links.csv", "consensus.csv"};
+  static const char *files[] = {"summary.json", "progress.csv", "staleness.csv", "links.csv", "breakdown.csv",
+                                "consensus.csv"};
   char path[700];
   if (j->failed)
     return;

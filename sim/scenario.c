@@ -64,6 +64,10 @@ static int check_source(const char *v, char *msg, size_t len);
 static int check_topology(const char *v, char *msg, size_t len);
 static int check_weights(const char *v, char *msg, size_t len);
 static int check_stragglers(const char *v, char *msg, size_t len);
+static int check_gen_topology(const char *v, char *msg, size_t len);
+static int check_sharing(const char *v, char *msg, size_t len);
+static const char *gen_topology_name_at(size_t i);
+static const char *sharing_name_at(size_t i);
 static const key_spec *key_find(const char *section, const char *key);
 static const key_spec *key_preset(void);
 static const char *preset_name_at(size_t i);
@@ -141,6 +145,26 @@ static const key_spec keys[] = {
    .doc = "CPU time of one core that sending or receiving one message costs a partition of a "
           "split replica (the RPC and TCP stack's per-message work).",
    GE(0)},
+  {"platform", "bw_factor", KT_DOUBLE, FIELD(bw_factor), .def = "1", .unit = "factor",
+   .doc = "What-if: every link's bandwidth times this, set through SimGrid after the platform "
+          "(preset or file) is loaded.", GT(0)},
+  {"platform", "lat_factor", KT_DOUBLE, FIELD(lat_factor), .def = "1", .unit = "factor",
+   .doc = "What-if: every link's latency times this, as `bw_factor` (any platform).", GT(0)},
+  {"platform", "speed_factor", KT_DOUBLE, FIELD(speed_factor), .def = "1", .unit = "factor",
+   .doc = "What-if: every host computes this many times faster (any platform; applied to the "
+          "flops of each execution, since SimGrid 3.32's C API cannot set a host's speed).", GT(0)},
+  {"platform", "topology", KT_STR, FIELD(gen_topology), .def = "", .unit = "",
+   .doc = "What-if, presets only: generate the preset's hosts and links as this topology instead "
+          "(a GPU-node preset becomes a flat cluster); empty: the preset's own.",
+   .check = check_gen_topology, .name_at = gen_topology_name_at},
+  {"platform", "host_cores", KT_LONG, FIELD(host_cores), .def = "0", .unit = "cores",
+   .doc = "What-if, presets only: cores per host written into the generated platform; 0: the "
+          "preset's own.", GE(0)},
+  {"platform", "sharing", KT_STR, FIELD(sharing), .def = "", .unit = "",
+   .doc = "What-if, presets only: sharing policy of the generated host (and node) links: "
+          "`shared` (one capacity for both directions), `splitduplex` (one per direction), "
+          "`fatpipe` (no sharing); empty: the preset's own (split-duplex).",
+   .check = check_sharing, .name_at = sharing_name_at},
   /* [model] */
   {"model", "type", KT_STR, FIELD(type), .def = "mlp", .unit = "",
    .doc = "Model trained: linear, logistic or softmax regression, or a multi-layer "
@@ -739,6 +763,38 @@ static int check_topology(const char *v, char *msg, size_t len)
 {
   return check_name_or_file(v, "ring|grid|torus|complete|star|erdos-renyi|geometric", "edgelist:", "a topology",
                             "ring, grid, torus, complete, star, erdos-renyi, geometric or edgelist:PATH", msg, len);
+}
+
+static const char *gen_topology_name_at(size_t i)
+{
+  platform_topology t;
+  const char *name = platform_topology_name((platform_topology)i);
+  return platform_topology_parse(name, &t) == 0 ? name : NULL;
+}
+
+static int check_gen_topology(const char *v, char *msg, size_t len)
+{
+  platform_topology t;
+  char q[QUOTE_MAX + 8];
+  if (!*v || platform_topology_parse(v, &t) == 0)
+    return 0;
+  msgf(msg, len, "%s is not a topology (star, fat-tree, torus, dragonfly, ring)", quote(v, q, sizeof q));
+  return -1;
+}
+
+static const char *sharing_name_at(size_t i)
+{
+  static const char *const names[] = {"shared", "splitduplex", "fatpipe"};
+  return i < sizeof names / sizeof names[0] ? names[i] : NULL;
+}
+
+static int check_sharing(const char *v, char *msg, size_t len)
+{
+  char q[QUOTE_MAX + 8];
+  if (!*v || platform_sharing_parse(v) != NULL)
+    return 0;
+  msgf(msg, len, "%s is not a sharing policy (shared, splitduplex, fatpipe)", quote(v, q, sizeof q));
+  return -1;
 }
 
 static int check_weights(const char *v, char *msg, size_t len)
@@ -1582,6 +1638,12 @@ int scenario_validate(const scenario *s, const char *origin, char *err, size_t e
   }
   if (!s->preset[0] && !s->file[0]) {
     msgf(err, errlen, "%s: platform.preset: give a preset or a platform.file, both are empty", o);
+    return -1;
+  }
+  if (s->file[0] && (s->gen_topology[0] || s->host_cores > 0 || s->sharing[0])) {
+    msgf(err, errlen, "%s: platform.%s: changes a preset's generated platform; with platform.file set, edit "
+         "the file (bw_factor, lat_factor and speed_factor work on any platform)", o,
+         s->gen_topology[0] ? "topology" : s->host_cores > 0 ? "host_cores" : "sharing");
     return -1;
   }
   if (validate_shapes(s, msg, sizeof msg) != 0) {

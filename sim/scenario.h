@@ -29,6 +29,12 @@ typedef struct scenario {
   long cores;                /* cores used per host; 0: all the host has */
   double jitter;             /* coefficient of variation of a machine's processing time per phase */
   double msg_overhead;       /* s of one core per message sent or received */
+  double bw_factor;          /* what-if: every link's bandwidth times this (after loading), > 0 */
+  double lat_factor;         /* what-if: every link's latency times this, > 0 */
+  double speed_factor;       /* what-if: every host's flop/s times this (run_execute), > 0 */
+  char gen_topology[16];     /* preset's topology replaced by star|fat-tree|...; "": its own */
+  long host_cores;           /* cores per host written into a preset; 0: its own */
+  char sharing[16];          /* shared|splitduplex|fatpipe for a preset's links; "": its own */
   /* [model] */
   char type[32];             /* linear | logistic | softmax | mlp */
   char layers[SCENARIO_STR]; /* comma-separated sizes, inputs first, outputs last */

@@ -40,13 +40,14 @@ static int scenario_equal(const scenario *a, const scenario *b)
          NUM_EQ(tp_heads) && NUM_EQ(tp_layers) && NUM_EQ(tp_seq) && NUM_EQ(tp_microbatch) &&
          NUM_EQ(tp_microbatches) && NUM_EQ(tp_steps) && NUM_EQ(tp_seqpar) && NUM_EQ(tp_async) &&
          STR_EQ(tp_collective) && NUM_EQ(tp_dp) && NUM_EQ(tp_recompute) && NUM_EQ(tp_vocab) &&
-         STR_EQ(stragglers);
+         STR_EQ(stragglers) && NUM_EQ(bw_factor) && NUM_EQ(lat_factor) && NUM_EQ(speed_factor) &&
+         STR_EQ(gen_topology) && NUM_EQ(host_cores) && STR_EQ(sharing);
 #undef STR_EQ
 #undef NUM_EQ
 }
 
-/* The struct has 96 fields (sim/scenario.h); each must have exactly one key. */
-#define N_FIELDS 96
+/* The struct has 102 fields (sim/scenario.h); each must have exactly one key. */
+#define N_FIELDS 102
 
 /* Writes text to a fresh file under /tmp; path receives its name. */
 static void write_temp(const char *text, char *path, size_t len)
@@ -118,6 +119,12 @@ START_TEST(test_scenario_defaults_valid)
   ck_assert_double_eq(s.adagrad_gamma, 0.1);
   ck_assert_int_eq(s.overlap, 0);
   ck_assert_int_eq(s.partitions, 1);
+  ck_assert_double_eq(s.bw_factor, 1); /* what-if knobs: the platform as it is */
+  ck_assert_double_eq(s.lat_factor, 1);
+  ck_assert_double_eq(s.speed_factor, 1);
+  ck_assert_str_eq(s.gen_topology, "");
+  ck_assert_int_eq(s.host_cores, 0);
+  ck_assert_str_eq(s.sharing, "");
 }
 END_TEST
 

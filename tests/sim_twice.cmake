@@ -10,7 +10,7 @@ execute_process(COMMAND ${DTSIM} ${args} --out ${WORK}/b --cfg=contexts/nthreads
 if(NOT rc1 EQUAL 0 OR NOT rc2 EQUAL 0)
   message(FATAL_ERROR "dtsim failed: exit ${rc1} and ${rc2}")
 endif()
-foreach(f summary.json progress.csv staleness.csv links.csv)
+foreach(f summary.json progress.csv staleness.csv links.csv breakdown.csv)
   execute_process(COMMAND ${CMAKE_COMMAND} -E compare_files ${WORK}/a/${f} ${WORK}/b/${f} RESULT_VARIABLE same)
   if(NOT same EQUAL 0)
     message(FATAL_ERROR "${f} differs between two runs of the same scenario")
