@@ -22,7 +22,6 @@
 #include <xbt/sysdep.h>
 
 #include "sim/output.h"
-#include "sim/reproduce.h"
 #include "sim/scenario.h"
 #include "sim/spawn.h"
 
@@ -650,6 +649,27 @@ static char *sweep_plot_script(const char *out, const point *ps, size_t n, size_
   return text;
 }
 
+/* Feeds script to gnuplot, which writes out/.sweep.png.tmp, renamed to sweep.png. Its
+ * warnings (a one-value axis) are not ours to show; a failure is. Returns 0 or -1. */
+static int plot(const char *out, const char *script, char *err, size_t len)
+{
+  FILE *g = popen("gnuplot >/dev/null 2>&1", "w");
+  if (g == NULL) {
+    snprintf(err, len, "cannot run gnuplot: %s", strerror(errno));
+    return -1;
+  }
+  fputs(script, g);
+  char tmp[PATHLEN], png[PATHLEN];
+  snprintf(tmp, sizeof(tmp), "%s/.sweep.png.tmp", out);
+  snprintf(png, sizeof(png), "%s/sweep.png", out);
+  if (pclose(g) != 0 || rename(tmp, png) != 0) {
+    snprintf(err, len, "gnuplot failed to draw %s (is gnuplot installed?)", png);
+    unlink(tmp);
+    return -1;
+  }
+  return 0;
+}
+
 /* Writes out/sweep.csv and out/sweep.png from the point folders in dirs (sweep folders
  * or point folders). Returns 0, or 2 with a message in err. */
 static int sweep_merge(const char *const *dirs, size_t nd, const char *out, size_t metric, int quiet, char *err,
@@ -691,11 +711,11 @@ static int sweep_merge(const char *const *dirs, size_t nd, const char *out, size
   }
   if (rc == 0) {
     char *script = sweep_plot_script(out, ps, n, metric);
-    rc = reproduce_plot(out, "sweep", script, err, len);
+    rc = plot(out, script, err, len);
     free(script);
   }
   if (rc == 0 && !quiet)
-    fprintf(stderr, "dtsim sweep: wrote %s/sweep.csv and sweep.png (%zu points)\n", out, n);
+    fprintf(stderr, "dtsim sweep: wrote %s/sweep.csv and sweep.png (%zu point%s)\n", out, n, n > 1 ? "s" : "");
   for (size_t i = 0; i < n; i++)
     point_clear(&ps[i]);
   xbt_free(ps);
@@ -828,20 +848,22 @@ typedef struct sweep_run {
   int failed;
 } sweep_run;
 
-/* The first line of a file (at most len - 1 characters), or "" . */
-static void first_line(const char *path, char *line, size_t len)
+/* The last non-empty line of a file (its end, at most len - 1 characters), or "": where
+ * a failed run says why, after any lines SimGrid printed first. */
+static void last_line(const char *path, char *line, size_t len)
 {
   line[0] = '\0';
-  FILE *f = fopen(path, "r");
-  if (f == NULL)
+  char *text = output_read_file(path, NULL);
+  if (text == NULL)
     return;
-  while (line[0] == '\0' || line[0] == '\n')
-    if (fgets(line, (int)len, f) == NULL) {
-      line[0] = '\0';
-      break;
-    }
-  line[strcspn(line, "\n")] = '\0';
-  fclose(f);
+  size_t n = strlen(text);
+  while (n > 0 && (text[n - 1] == '\n' || text[n - 1] == '\r'))
+    text[--n] = '\0';
+  char *start = strrchr(text, '\n');
+  start = start ? start + 1 : text;
+  size_t l = strlen(start);
+  snprintf(line, len, "%s", l >= len ? start + l - (len - 1) : start);
+  xbt_free(text);
 }
 
 static int point_done(void *ctx, size_t i, const spawn_job *j)
@@ -851,7 +873,7 @@ static int point_done(void *ctx, size_t i, const spawn_job *j)
   r->done++;
   if (j->status != 0 && j->status != 1) {
     char line[300], how[64];
-    first_line(j->log, line, sizeof(line));
+    last_line(j->log, line, sizeof(line));
     if (j->status > 128)
       snprintf(how, sizeof(how), "killed by signal %d", j->status - 128);
     else
