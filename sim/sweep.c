@@ -840,6 +840,22 @@ static void put_shell_word(FILE *f, const char *s)
   fputc('\'', f);
 }
 
+/* One --emit-jobs line: `cd CWD && SELF ARGV[1..n-1] >LOG 2>&1`, every word quoted. */
+static void emit_line(FILE *f, const char *cwd, const char *self, const char *const *argv, size_t n, const char *log)
+{
+  fputs("cd ", f);
+  put_shell_word(f, cwd);
+  fputs(" && ", f);
+  put_shell_word(f, self);
+  for (size_t a = 1; a < n; a++) {
+    fputc(' ', f);
+    put_shell_word(f, argv[a]);
+  }
+  fputs(" >", f);
+  put_shell_word(f, log);
+  fputs(" 2>&1\n", f);
+}
+
 /* Progress and failures of a direct sweep, as each point ends. */
 typedef struct sweep_run {
   const sweep_opts *o;
@@ -924,6 +940,9 @@ static size_t point_argv(const sweep_opts *o, const char *dir, const size_t *pic
   return k;
 }
 
+/* Writes the point folders (point.json each), then runs the points, count of them, and
+ * merges them into sweep.csv and sweep.png, or with --emit-jobs prints their commands.
+ * Returns 0, or 2 after one line on stderr. */
 static int sweep_run_all(const sweep_opts *o, size_t count)
 {
   char err[ERRLEN], self[PATHLEN], cwd[PATHLEN];
@@ -956,19 +975,8 @@ static int sweep_run_all(const sweep_opts *o, size_t count)
       assigns[i * o->nv + v] = xbt_malloc(SCENARIO_STR + 200);
     size_t na = point_argv(o, dirs[i], pick, assigns + i * o->nv, argv + i * width);
     jobs[i] = (spawn_job){.argv = argv + i * width, .log = logs[i]};
-    if (o->emit) {
-      fputs("cd ", stdout);
-      put_shell_word(stdout, cwd);
-      fputs(" && ", stdout);
-      put_shell_word(stdout, self);
-      for (size_t a = 1; a < na; a++) {
-        fputc(' ', stdout);
-        put_shell_word(stdout, argv[i * width + a]);
-      }
-      fputs(" >", stdout);
-      put_shell_word(stdout, logs[i]);
-      fputs(" 2>&1\n", stdout);
-    }
+    if (o->emit)
+      emit_line(stdout, cwd, self, argv + i * width, na, logs[i]);
   }
   if (rc == 0 && o->emit) {
     if (!o->quiet)
