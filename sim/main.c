@@ -1,4 +1,4 @@
-/* main.c - dtsim's command line: dispatch to run, platform and list. */
+/* main.c - dtsim's command line: dispatch to run, sweep, reproduce, platform and list. */
 #include <malloc.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -14,6 +14,7 @@
 #include "sim/platform.h"
 #include "sim/reproduce.h"
 #include "sim/scenario.h"
+#include "sim/sweep.h"
 
 #define ERRLEN 1024
 
@@ -31,6 +32,8 @@ static const char usage[] =
     "  (none)      run the built-in default scenario (Downpour SGD with Adagrad, 20\n"
     "              replicas, distbelief-2012 preset, small MLP); results in ./dtsim-out/\n"
     "  run         run a scenario file:  dtsim run [SCENARIO.ini] [OPTIONS]\n"
+    "  sweep       run a scenario over the cartesian product of --vary lists (or emit\n"
+    "              one shell command per point), results in sweep.csv and sweep.png\n"
     "  platform    write a preset or a generated cluster as SimGrid XML\n"
     "  reproduce   rerun a paper's simulations (fig3, consensus, collectives, all), results in results/NAME/\n"
     "  list        list presets, algorithms, models and datasets ('list keys': scenario keys)\n"
@@ -275,6 +278,8 @@ int main(int argc, char **argv)
     return list_main(argc - 1, argv + 1);
   if (strcmp(cmd, "reproduce") == 0)
     return reproduce_main(argc - 1, argv + 1);
+  if (strcmp(cmd, "sweep") == 0)
+    return sweep_main(argc - 1, argv + 1);
   char err[256];
   snprintf(err, sizeof(err), "unknown command '%s' (try: dtsim --help)", cmd);
   return bad(NULL, err);
