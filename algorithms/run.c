@@ -42,6 +42,14 @@ void run_busy(double seconds)
     execute_locked(seconds * sg_host_get_speed(sg_host_self()));
 }
 
+/* [faults] stragglers: the calling host's factor; msg_traffic_init numbers the run's
+ * hosts through their host data. Exactly 1 without stragglers. */
+static double straggler_factor(const run_config *cfg)
+{
+  const size_t *i = cfg->host_slowdown ? sg_host_get_data(sg_host_self()) : NULL;
+  return i ? cfg->host_slowdown[*i] : 1.0;
+}
+
 void run_execute(const run_config *cfg, double flops)
 {
   /* Spread evenly over C cores, the work takes flops / (C * speed). Every actor of a
@@ -49,13 +57,13 @@ void run_execute(const run_config *cfg, double flops)
    * takes exactly that time, with one SimGrid activity instead of C (SIMGRID-NOTES:
    * one execution uses one core). Co-locating actors on a host would need one
    * execution per core instead, so that they share the cores. */
-  execute_locked(flops / cfg->efficiency / cfg->cores);
+  execute_locked(flops / cfg->efficiency / cfg->cores * straggler_factor(cfg));
 }
 
 sg_exec_t run_execute_async(const run_config *cfg, double flops)
 {
   sg_mutex_lock(exec_init_lock);
-  sg_exec_t e = sg_actor_exec_init(flops / cfg->efficiency / cfg->cores);
+  sg_exec_t e = sg_actor_exec_init(flops / cfg->efficiency / cfg->cores * straggler_factor(cfg));
   sg_mutex_unlock(exec_init_lock);
   sg_exec_start(e);
   return e;
