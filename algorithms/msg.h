@@ -54,7 +54,8 @@ void mbox_name(char *buf, size_t len, const char *role, int rank);
 sg_mailbox_t mbox_of(const char *role, int rank);
 
 /* Fire and forget: the message travels as `bytes` simulated bytes to the actor on
- * host `dst` that listens on `to`, and is freed by the receiver. */
+ * host `dst` that listens on `to`, and is freed by the receiver. A message to a host
+ * that is off ([faults]) is dropped and freed here. */
 void msg_send(sg_mailbox_t to, sg_host_t dst, msg *m, double bytes);
 /* Asynchronous send to wait for with sg_comm_wait / wait_all. */
 sg_comm_t msg_send_async(sg_mailbox_t to, sg_host_t dst, msg *m, double bytes);
