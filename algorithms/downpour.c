@@ -288,7 +288,7 @@ static void push_gradient_ft(replica *r)
     ps_shard *sh = d->shards[s];
     r->push_msgs[s] = NULL;
     sg_mailbox_t box = ps_mailbox(sh);
-    if (box == NULL) {
+    if (box == NULL || !msg_route_ok(shard_host(d, s))) {
       lost++;
       continue;
     }

@@ -2,6 +2,7 @@
 #include "algorithms/faults.h"
 
 #include <errno.h>
+#include <pthread.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -10,7 +11,18 @@
 #include <simgrid/engine.h>
 #include <simgrid/host.h>
 #include <simgrid/link.h>
+#include <xbt/dynar.h>
 #include <xbt/sysdep.h>
+
+#include "algorithms/msg.h"
+
+/* Links that are down now, for the route filter; a plain mutex (no simulated effect)
+ * guards them against senders on other threads. One engine per process. */
+static struct {
+  pthread_mutex_t mu;
+  sg_link_t *down;
+  size_t n, cap;
+} links = {.mu = PTHREAD_MUTEX_INITIALIZER};
 
 static int parse_time(const char *s, char **end, double *t)
 {
@@ -56,9 +68,9 @@ static int parse_item(fault_kind kind, const char *item, fault_event ev[2], char
     return -1;
   }
   ev[1] = ev[0];
-  ev[1].kind = kind == FAULT_HOST_OFF ? FAULT_HOST_ON : FAULT_LINK_ON;
+  ev[1].kind = kind == FAULT_HOST_OFF ? FAULT_HOST_ON : kind == FAULT_LINK_OFF ? FAULT_LINK_ON : FAULT_LINK_DEGRADE;
   ev[1].time = ev[0].time + dur;
-  ev[1].factor = 0;
+  ev[1].factor = kind == FAULT_LINK_DEGRADE ? 1 : 0; /* a degradation ends at the nominal bandwidth */
   return 2;
 }
 
@@ -117,6 +129,12 @@ void faults_clear(fault_plan *p)
 {
   if (p == NULL)
     return;
+  msg_set_route_filter(NULL);
+  pthread_mutex_lock(&links.mu);
+  xbt_free(links.down);
+  links.down = NULL;
+  links.n = links.cap = 0;
+  pthread_mutex_unlock(&links.mu);
   xbt_free(p->ev);
   xbt_free(p->nominal);
   p->ev = NULL;
@@ -176,6 +194,57 @@ static void stop_run(fault_plan *p, int why, metrics_status st)
   sg_actor_kill_all();
 }
 
+static void set_link_down(sg_link_t l, int down)
+{
+  pthread_mutex_lock(&links.mu);
+  size_t k = 0;
+  while (k < links.n && links.down[k] != l)
+    k++;
+  if (down && k == links.n) {
+    if (links.n == links.cap) {
+      links.cap = links.cap ? 2 * links.cap : 4;
+      links.down = xbt_realloc(links.down, links.cap * sizeof(sg_link_t));
+    }
+    links.down[links.n++] = l;
+  } else if (!down && k < links.n) {
+    links.down[k] = links.down[--links.n];
+  }
+  pthread_mutex_unlock(&links.mu);
+}
+
+static int route_crosses(sg_host_t src, sg_host_t dst, const sg_link_t *set, size_t n)
+{
+  xbt_dynar_t route = xbt_dynar_new(sizeof(sg_link_t), NULL);
+  sg_host_get_route(src, dst, route);
+  int hit = 0;
+  sg_link_t l;
+  unsigned int i;
+  xbt_dynar_foreach (route, i, l)
+    for (size_t k = 0; k < n && !hit; k++)
+      hit = l == set[k];
+  xbt_dynar_free(&route);
+  return hit;
+}
+
+/* msg's route filter: a message whose route crosses a link that is down is lost. */
+static int route_ok(sg_host_t src, sg_host_t dst)
+{
+  pthread_mutex_lock(&links.mu);
+  int ok = links.n == 0 || !route_crosses(src, dst, links.down, links.n);
+  pthread_mutex_unlock(&links.mu);
+  return ok;
+}
+
+/* Whether the link lies on the route between two of the run's hosts. */
+static int on_run_route(const fault_plan *p, sg_link_t l)
+{
+  for (size_t a = 0; a < p->cfg->n_hosts; a++)
+    for (size_t b = 0; b < p->cfg->n_hosts; b++)
+      if (a != b && route_crosses(p->cfg->hosts[a], p->cfg->hosts[b], &l, 1))
+        return 1;
+  return 0;
+}
+
 static void apply(fault_plan *p, size_t i)
 {
   fault_event *ev = &p->ev[i];
@@ -193,10 +262,15 @@ static void apply(fault_plan *p, size_t i)
     sg_host_turn_on(ev->host);
     break;
   case FAULT_LINK_OFF:
-    sg_link_set_bandwidth(ev->link, p->nominal[i] * FAULT_LINK_OFF_FACTOR);
+    if (p->fail_stop && on_run_route(p, ev->link)) {
+      ev->applied = 1;
+      stop_run(p, 3, METRICS_LINK_FAILED);
+      return;
+    }
+    set_link_down(ev->link, 1);
     break;
   case FAULT_LINK_ON:
-    sg_link_set_bandwidth(ev->link, p->nominal[i]);
+    set_link_down(ev->link, 0);
     break;
   case FAULT_LINK_DEGRADE:
     sg_link_set_bandwidth(ev->link, p->nominal[i] * ev->factor);
@@ -229,6 +303,7 @@ static void injector_actor(int argc, char **argv)
 
 void faults_start(fault_plan *p, const run_config *cfg, metrics *m)
 {
+  msg_set_route_filter(route_ok);
   p->cfg = cfg;
   p->m = m;
   xbt_free(p->nominal);

@@ -14,15 +14,16 @@
 typedef enum fault_kind {
   FAULT_HOST_OFF,     /* sg_host_turn_off: kills the actors on the host */
   FAULT_HOST_ON,      /* sg_host_turn_on: the host is back (algorithms may restart actors) */
-  FAULT_LINK_OFF,     /* the link carries FAULT_LINK_OFF_FACTOR of its bandwidth */
-  FAULT_LINK_ON,      /* the link's bandwidth is restored */
+  FAULT_LINK_OFF,     /* messages sent across the link are lost (those on the wire arrive) */
+  FAULT_LINK_ON,      /* the link carries messages again */
   FAULT_LINK_DEGRADE  /* the link's bandwidth becomes factor x its nominal one */
 } fault_kind;
 
 /* SimGrid 3.32's C API cannot turn a link off (sg_link_turn_off is C++ only): a failed
- * link keeps 1e-9 of its bandwidth, so nothing of consequence crosses it until it is
- * restored (a 64-byte header takes 512 s on a 1 Gb/s link). */
-#define FAULT_LINK_OFF_FACTOR 1e-9
+ * link is modelled at the message level instead. While it is down, msg_send drops
+ * every message whose route crosses it, and senders that wait (Downpour's pushes) see
+ * it as undelivered at once; transfers already on the wire complete. A synchronous
+ * (fail-stop) run whose hosts talk across the link stops with status link_failed. */
 
 typedef struct fault_event {
   fault_kind kind;
@@ -57,7 +58,7 @@ typedef struct fault_plan {
   atomic_int workers_lost;
   atomic_long lost_updates, shard_restarts, checkpoints, undelivered_pushes, missed_fetches;
   atomic_long reissued_portions;
-  int stopped;                /* 1: fail-stop after a host failure, 2: watchdog */
+  int stopped;                /* 1: fail-stop after a host failure, 2: watchdog, 3: link failure */
   double stopped_at;
 } fault_plan;
 
@@ -68,7 +69,8 @@ typedef struct fault_plan {
 int faults_parse(fault_plan *p, fault_kind kind, const char *text, char *err, size_t errlen);
 /* Sorts the events by time (stable). Call once all keys are parsed. */
 void faults_sort(fault_plan *p);
-/* Frees the events; p itself belongs to the caller. faults_clear(NULL) is a no-op. */
+/* Frees the events and the link-failure state (and removes msg's route filter); p
+ * itself belongs to the caller. faults_clear(NULL) is a no-op. */
 void faults_clear(fault_plan *p);
 /* The link called name, or NULL. */
 sg_link_t faults_link_by_name(const char *name);

@@ -87,6 +87,8 @@ const char *metrics_status_name(metrics_status st)
     return "host_failed";
   case METRICS_STALLED:
     return "stalled";
+  case METRICS_LINK_FAILED:
+    return "link_failed";
   }
   return "unknown";
 }

@@ -13,7 +13,8 @@ typedef enum metrics_status {
   METRICS_TARGET_MISSED = -2,  /* a target accuracy was set and not reached */
   METRICS_LINESEARCH_FAILED = -3, /* L-BFGS found no point of sufficient decrease */
   METRICS_HOST_FAILED = -4,    /* [faults]: a host of a synchronous run failed; the run stopped */
-  METRICS_STALLED = -5         /* [faults]: the run outlived its deadline and was stopped */
+  METRICS_STALLED = -5,        /* [faults]: the run outlived its deadline and was stopped */
+  METRICS_LINK_FAILED = -6     /* [faults]: a link between hosts of a synchronous run failed */
 } metrics_status;
 
 typedef struct metrics_eval {

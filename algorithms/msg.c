@@ -137,9 +137,22 @@ double msg_bytes_sent(void)
   return (double)traffic.total;
 }
 
+static int (*route_filter)(sg_host_t src, sg_host_t dst);
+
+void msg_set_route_filter(int (*ok)(sg_host_t src, sg_host_t dst))
+{
+  route_filter = ok;
+}
+
+int msg_route_ok(sg_host_t dst)
+{
+  return route_filter == NULL || route_filter(sg_host_self(), dst);
+}
+
 void msg_send(sg_mailbox_t to, sg_host_t dst, msg *m, double bytes)
 {
-  if (!sg_host_is_on(dst)) { /* [faults]: SimGrid 3.32 aborts on a transfer to a host that is off */
+  /* [faults]: SimGrid 3.32 aborts on a transfer to a host that is off */
+  if (!sg_host_is_on(dst) || !msg_route_ok(dst)) {
     msg_free(m);
     return;
   }

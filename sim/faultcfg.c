@@ -6,6 +6,8 @@
 #include <string.h>
 #include <gsl/gsl_randist.h>
 #include <simgrid/host.h>
+#include <simgrid/link.h>
+#include <xbt/config.h>
 #include <xbt/sysdep.h>
 
 #include "models/rng.h"
@@ -71,10 +73,41 @@ static int resolve(const scenario *sc, fault_event *ev, const sg_host_t *hosts, 
     return 0;
   }
   ev->link = faults_link_by_name(ev->target);
-  if (ev->link == NULL) {
-    snprintf(err, errlen, "faults.%s: '%s' is not a link of the platform",
-             ev->kind == FAULT_LINK_DEGRADE ? "link_degrade" : "link_failures", ev->target);
+  if (ev->link == NULL) { /* name a few, in the platform's order: SimGrid makes up cluster link names */
+    sg_link_t *links = sg_link_list();
+    size_t nl = sg_link_count();
+    char some[256] = "";
+    for (size_t i = 0; i < nl && i < 3; i++)
+      snprintf(some + strlen(some), sizeof(some) - strlen(some), "%s%s", i ? ", " : "", sg_link_get_name(links[i]));
+    xbt_free(links);
+    snprintf(err, errlen, "faults.%s: '%s' is not a link of the platform (it has %zu, e.g. %s)",
+             ev->kind == FAULT_LINK_DEGRADE ? "link_degrade" : "link_failures", ev->target, nl, some);
     return -1;
+  }
+  return 0;
+}
+
+/* SimGrid 3.32's NetworkCm02Link::set_bandwidth adds S/new - S/old to the penalty of
+ * every flow on the link, including the reverse TCP cross traffic that never got the
+ * S/old term: raising a bandwidth then makes a penalty negative and aborts the run
+ * ("Variable penalty should not be negative"). Refuse what would raise one. */
+static int check_raises(const fault_plan *p, char *err, size_t errlen)
+{
+  if (!sg_cfg_get_boolean("network/crosstraffic") || sg_cfg_get_double("network/weight-S") <= 0)
+    return 0;
+  for (size_t i = 0; i < p->n; i++) {
+    if (p->ev[i].kind != FAULT_LINK_DEGRADE)
+      continue;
+    double before = 1;
+    for (size_t j = 0; j < i; j++)
+      if (p->ev[j].kind == FAULT_LINK_DEGRADE && p->ev[j].link == p->ev[i].link)
+        before = p->ev[j].factor;
+    if (p->ev[i].factor > before) {
+      snprintf(err, errlen, "faults.link_degrade: raising %s's bandwidth again at %.17g s aborts SimGrid 3.32 under "
+               "TCP cross traffic; leave it degraded (no +DURATION) or run with --cfg=network/crosstraffic:0",
+               p->ev[i].target, p->ev[i].time);
+      return -1;
+    }
   }
   return 0;
 }
@@ -113,6 +146,10 @@ int faultcfg_build(const scenario *sc, const sg_host_t *hosts, size_t n_hosts, s
       return -1;
     }
   faults_sort(&q);
+  if (check_raises(&q, err, errlen) != 0) {
+    faults_clear(&q);
+    return -1;
+  }
   q.safe_host = safe_host(&q, all, n_all);
   if (q.safe_host == NULL) {
     snprintf(err, errlen, "faults.host_failures: every host of the platform fails; the fault injector and the "

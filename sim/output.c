@@ -262,7 +262,10 @@ static json_t *faults_json(const fault_plan *p)
   json_object_set_new(o, "undelivered_pushes", json_integer(atomic_load(&p->undelivered_pushes)));
   json_object_set_new(o, "missed_fetches", json_integer(atomic_load(&p->missed_fetches)));
   json_object_set_new(o, "reissued_portions", json_integer(atomic_load(&p->reissued_portions)));
-  json_object_set_new(o, "stopped", json_string(p->stopped == 1 ? "host_failed" : p->stopped == 2 ? "stalled" : "no"));
+  json_object_set_new(o, "stopped", json_string(p->stopped == 1   ? "host_failed"
+                                                   : p->stopped == 2 ? "stalled"
+                                                   : p->stopped == 3 ? "link_failed"
+                                                                     : "no"));
   json_object_set_new(o, "stopped_at_s", p->stopped ? json_num(p->stopped_at) : json_null());
   return o;
 }
