@@ -301,6 +301,11 @@ static void injector_actor(int argc, char **argv)
   }
 }
 
+void faults_stop_run(fault_plan *p)
+{
+  stop_run(p, 1, METRICS_HOST_FAILED);
+}
+
 void faults_start(fault_plan *p, const run_config *cfg, metrics *m)
 {
   msg_set_route_filter(route_ok);

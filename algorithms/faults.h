@@ -86,6 +86,10 @@ int faults_has_host_failures(const fault_plan *p);
  * Call after the algorithm is deployed; p and m outlive the run. */
 void faults_start(fault_plan *p, const run_config *cfg, metrics *m);
 
+/* For an algorithm's hook: stops the whole run now with status host_failed (as a
+ * fail-stop run's first failure does). */
+void faults_stop_run(fault_plan *p);
+
 /* The bounded wait an algorithm uses under faults: cfg->faults->wait_timeout, or -1
  * (no bound) when the run has no fault plan. */
 double faults_wait_timeout(const run_config *cfg);

@@ -65,7 +65,8 @@ int msg_route_ok(sg_host_t dst);
 
 /* Asynchronous send to wait for with sg_comm_wait / wait_all. */
 sg_comm_t msg_send_async(sg_mailbox_t to, sg_host_t dst, msg *m, double bytes);
-/* Blocking receive; the caller owns (and frees) the message. */
+/* Blocking receive; the caller owns (and frees) the message. Under [faults] (a route
+ * filter is set) a transfer that fails because its sender died is skipped. */
 msg *msg_recv(sg_mailbox_t from);
 
 /* Traffic accounting: every send adds its bytes to the (source host, destination

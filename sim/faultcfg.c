@@ -160,8 +160,9 @@ int faultcfg_build(const scenario *sc, const sg_host_t *hosts, size_t n_hosts, s
   q.wait_timeout = sc->wait_timeout > 0 ? sc->wait_timeout : sc->eval_every;
   q.checkpoint_interval = sc->checkpoint_interval;
   q.checkpoint_bw = sc->checkpoint_bw;
-  /* Downpour survives failures; the others are fail-stop (README, Faults). */
-  q.fail_stop = !is_alg(sc, "downpour");
+  /* Downpour survives failures, Sandblaster the loss of replicas; the others are
+   * fail-stop (README, Faults). */
+  q.fail_stop = !is_alg(sc, "downpour") && !is_alg(sc, "sandblaster");
   q.workers_started = (int)faultcfg_workers(sc, n_hosts);
   double last = q.ev[q.n - 1].time;
   q.deadline = (last > sc->max_sim_time ? last : sc->max_sim_time) + 10 * q.wait_timeout;
