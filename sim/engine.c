@@ -708,6 +708,8 @@ static int simulate(const scenario *sc, build *b, const engine_opts *o, int argc
   res.sc = sc;
   res.m = m;
   res.sim_time = simgrid_get_clock();
+  if (cfg.faults && cfg.faults->stopped) /* messages on the wire outlive a stopped run */
+    res.sim_time = cfg.faults->stopped_at;
   res.steps = metrics_total_steps(m);
   res.examples = is_sb    ? sandblaster_examples(sb)
                  : is_sgd ? res.steps * sc->sgd_batch
