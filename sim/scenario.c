@@ -417,12 +417,13 @@ static const key_spec keys[] = {
           "(Downpour, Sandblaster, dataparallel), `rankI` (the I-th host the run uses). See Faults.",
    .empty_alias = "none", .check = check_host_failures},
   {"faults", "link_failures", KT_STR, FIELD(link_failures), .def = "", .unit = "link@s[+s],...",
-   .doc = "`LINK@TIME[+DURATION],...`: the platform link carries 1e-9 of its bandwidth from TIME "
-          "(SimGrid 3.32's C API cannot turn a link off) until DURATION later.",
+   .doc = "`LINK@TIME[+DURATION],...`: from TIME until DURATION later, messages sent across the "
+          "platform link are lost (transfers already on it finish: SimGrid 3.32's C API cannot turn a "
+          "link off). See Faults.",
    .empty_alias = "none", .check = check_link_failures},
   {"faults", "link_degrade", KT_STR, FIELD(link_degrade), .def = "", .unit = "link@s:factor[+s],...",
    .doc = "`LINK@TIME:FACTOR[+DURATION],...`: the link's bandwidth becomes FACTOR x its nominal one "
-          "at TIME (until DURATION later).",
+          "at TIME (until DURATION later; raising it needs `--cfg=network/crosstraffic:0`, see Faults).",
    .empty_alias = "none", .check = check_link_degrade},
   {"faults", "wait_timeout", KT_DOUBLE, FIELD(wait_timeout), .def = "0", .unit = "s (simulated)",
    .doc = "With failures or link faults, the bound of every wait a fault can prolong (a fetch, a push, "
