@@ -259,12 +259,21 @@ void run_busy(double seconds)
     execute_locked(seconds * sg_host_get_speed(sg_host_self()));
 }
 
+/* [faults] stragglers: the calling host's factor; msg_traffic_init numbers the run's
+ * hosts through their host data. Exactly 1 without stragglers. */
+static double straggler_factor(const run_config *cfg)
+{
+  const size_t *i = cfg->host_slowdown ? sg_host_get_data(sg_host_self()) : NULL;
+  return i ? cfg->host_slowdown[*i] : 1.0;
+}
+
 /* Flops one execution of the calling actor really runs: spread evenly over C cores at
- * the given efficiency, on hosts speed_factor times faster (what-if). */
+ * the given efficiency, on hosts speed_factor times faster (what-if), times the host's
+ * straggler slowdown ([faults]). */
 static double exec_flops(const run_config *cfg, double flops)
 {
   double f = cfg->speed_factor > 0 ? cfg->speed_factor : 1;
-  return flops / cfg->efficiency / cfg->cores / f;
+  return flops / cfg->efficiency / cfg->cores / f * straggler_factor(cfg);
 }
 
 void run_execute(const run_config *cfg, double flops)

@@ -138,6 +138,8 @@ typedef struct run_config {
 
   double straggler_fraction; /* [faults] stragglers: this share of the workers ... */
   double straggler_slowdown; /* ... computes this many times slower (>= 1) */
+  const double *host_slowdown; /* [i]: factor on what hosts[i] computes (stragglers), or NULL */
+  struct fault_plan *faults;   /* [faults] failures (faults.h), or NULL: no fault, no bounded waits */
 
   sgd_params sgd;
   downpour_params downpour;

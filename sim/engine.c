@@ -31,6 +31,7 @@
 #include "models/graph.h"
 #include "models/objective.h"
 #include "models/rng.h"
+#include "sim/faultcfg.h"
 #include "sim/output.h"
 #include "sim/platform.h"
 
@@ -694,15 +695,23 @@ static int simulate(const scenario *sc, build *b, const engine_opts *o, int argc
   msg_traffic_init(cfg.hosts, cfg.n_hosts);
   int host_cores = sg_host_core_count(cfg.hosts[0]);
   cfg.cores = sc->cores > 0 ? (int)sc->cores : host_cores;
-  if (cfg.cores > host_cores) {
+  fault_plan plan;
+  int faulty = faultcfg_build(sc, cfg.hosts, cfg.n_hosts, all, n_all, &plan, err, ERRLEN);
+  if (cfg.cores > host_cores)
     snprintf(err, ERRLEN, "platform.cores: %ld cores asked, but host %s has %d", sc->cores,
              sg_host_get_name(cfg.hosts[0]), host_cores);
+  if (cfg.cores > host_cores || faulty < 0) {
+    if (faulty > 0)
+      faults_clear(&plan);
     msg_traffic_free();
     run_engine_teardown();
     xbt_free(all);
     xbt_free(cfg.hosts);
     return fail(err);
   }
+  cfg.faults = faulty > 0 ? &plan : NULL;
+  double *slowdown = faultcfg_slowdown(sc, cfg.n_hosts);
+  cfg.host_slowdown = slowdown;
   progress prog = {0};
   if (!o->quiet && isatty(2)) {
     cfg.on_eval = show_progress;
@@ -733,6 +742,8 @@ static int simulate(const scenario *sc, build *b, const engine_opts *o, int argc
   downpour *d = is_sgd || is_cons || is_sb || is_coll || is_dp || is_tp
                     ? NULL
                     : downpour_deploy(&cfg, b->plan, b->numeric, output_coupled(sc), m);
+  if (cfg.faults)
+    faults_start(cfg.faults, &cfg, m);
   simgrid_run();
   if (prog.shown)
     fputc('\n', stderr);
@@ -741,6 +752,8 @@ static int simulate(const scenario *sc, build *b, const engine_opts *o, int argc
   res.sc = sc;
   res.m = m;
   res.sim_time = simgrid_get_clock();
+  if (cfg.faults && cfg.faults->stopped) /* messages on the wire outlive a stopped run */
+    res.sim_time = cfg.faults->stopped_at;
   res.steps = metrics_total_steps(m);
   res.examples = is_sb    ? sandblaster_examples(sb)
                  : is_sgd ? res.steps * sc->sgd_batch
@@ -749,6 +762,7 @@ static int simulate(const scenario *sc, build *b, const engine_opts *o, int argc
   if (cs)
     res.n_trace = consensus_trace(cs, &res.trace);
   res.sandblaster = sb;
+  res.faults = cfg.faults;
   res.dataparallel = dp;
   collective_report crep;
   if (cb) {
@@ -804,6 +818,9 @@ static int simulate(const scenario *sc, build *b, const engine_opts *o, int argc
   dataparallel_free(dp);
   tensor_free(tp);
   metrics_free(m);
+  if (cfg.faults)
+    faults_clear(cfg.faults);
+  xbt_free(slowdown);
   xbt_free(cfg.hosts);
   xbt_free(all);
   return rc;

@@ -305,6 +305,40 @@ static json_t *breakdown_json(const run_result *r)
   return o;
 }
 
+/* The "faults" block: the events (applied or not: a run may end first) and what
+ * the algorithm survived, recovered and lost. */
+static json_t *faults_json(const fault_plan *p)
+{
+  static const char *kinds[] = {"host_off", "host_on", "link_off", "link_on", "link_degrade"};
+  json_t *o = json_object(), *ev = json_array();
+  for (size_t i = 0; i < p->n; i++) {
+    json_t *e = json_object();
+    json_object_set_new(e, "kind", json_string(kinds[p->ev[i].kind]));
+    json_object_set_new(e, "target", json_string(p->ev[i].target));
+    json_object_set_new(e, "time_s", json_num(p->ev[i].time));
+    if (p->ev[i].kind == FAULT_LINK_DEGRADE)
+      json_object_set_new(e, "factor", json_num(p->ev[i].factor));
+    json_object_set_new(e, "applied", json_boolean(p->ev[i].applied));
+    json_array_append_new(ev, e);
+  }
+  json_object_set_new(o, "events", ev);
+  json_object_set_new(o, "wait_timeout_s", json_num(p->wait_timeout));
+  json_object_set_new(o, "workers_started", json_integer(p->workers_started));
+  json_object_set_new(o, "workers_alive_at_end", json_integer(p->workers_started - atomic_load(&p->workers_lost)));
+  json_object_set_new(o, "checkpoints", json_integer(atomic_load(&p->checkpoints)));
+  json_object_set_new(o, "shard_restarts", json_integer(atomic_load(&p->shard_restarts)));
+  json_object_set_new(o, "lost_updates", json_integer(atomic_load(&p->lost_updates)));
+  json_object_set_new(o, "undelivered_pushes", json_integer(atomic_load(&p->undelivered_pushes)));
+  json_object_set_new(o, "missed_fetches", json_integer(atomic_load(&p->missed_fetches)));
+  json_object_set_new(o, "reissued_portions", json_integer(atomic_load(&p->reissued_portions)));
+  json_object_set_new(o, "stopped", json_string(p->stopped == 1   ? "host_failed"
+                                                   : p->stopped == 2 ? "stalled"
+                                                   : p->stopped == 3 ? "link_failed"
+                                                                     : "no"));
+  json_object_set_new(o, "stopped_at_s", p->stopped ? json_num(p->stopped_at) : json_null());
+  return o;
+}
+
 static char *summary_json(const run_result *r)
 {
   metrics *m = r->m;
@@ -366,6 +400,8 @@ static char *summary_json(const run_result *r)
     json_object_set_new(root, "dataparallel", dataparallel_json(r));
   if (r->tensor)
     json_object_set_new(root, "tensor", tensor_json(r->tensor));
+  if (r->faults)
+    json_object_set_new(root, "faults", faults_json(r->faults));
   char *s = json_dumps(root, JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(17));
   json_decref(root);
   return s;

@@ -11,6 +11,7 @@
 #include "algorithms/collbench.h"
 #include "algorithms/consensus.h"
 #include "algorithms/dataparallel.h"
+#include "algorithms/faults.h"
 #include "algorithms/metrics.h"
 #include "algorithms/sandblaster.h"
 #include "algorithms/tensor.h"
@@ -63,6 +64,7 @@ typedef struct run_result {
   size_t n_actors;
   const run_trace_event *trace_ev;     /* dtsim run --trace: the timeline for trace.json, or NULL */
   size_t n_trace_ev;
+  const fault_plan *faults;            /* a run with [faults] events ("faults" block), or NULL */
 } run_result;
 
 /* Creates dir if needed and writes the five result files (summary.json, progress.csv,

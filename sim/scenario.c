@@ -29,6 +29,7 @@
 
 #include "models/arch.h"
 #include "models/cost.h"
+#include "algorithms/faults.h"
 #include "sim/platform.h"
 
 typedef enum key_type { KT_STR, KT_DOUBLE, KT_LONG, KT_U64, KT_BOOL } key_type;
@@ -68,6 +69,9 @@ static int check_gen_topology(const char *v, char *msg, size_t len);
 static int check_sharing(const char *v, char *msg, size_t len);
 static const char *gen_topology_name_at(size_t i);
 static const char *sharing_name_at(size_t i);
+static int check_host_failures(const char *v, char *msg, size_t len);
+static int check_link_failures(const char *v, char *msg, size_t len);
+static int check_link_degrade(const char *v, char *msg, size_t len);
 static const key_spec *key_find(const char *section, const char *key);
 static const key_spec *key_preset(void);
 static const char *preset_name_at(size_t i);
@@ -437,10 +441,38 @@ static const key_spec keys[] = {
    GE(0), LE(1L << 24)},
   /* [faults] */
   {"faults", "stragglers", KT_STR, FIELD(stragglers), .def = "", .unit = "fraction:factor",
-   .doc = "`FRACTION:SLOWDOWN`: that share of the workers (sandblaster's replicas; round(FRACTION x "
-          "replicas), at least one), drawn from the seed, compute SLOWDOWN times slower; empty or "
-          "`none`: no stragglers.",
+   .doc = "`FRACTION:SLOWDOWN`: that share of the workers (every host but Downpour's shards and "
+          "Sandblaster's shards and coordinator; round(FRACTION x workers), at least one), drawn from the "
+          "seed, compute SLOWDOWN times slower; empty or `none`: no stragglers.",
    .empty_alias = "none", .check = check_stragglers},
+  {"faults", "host_failures", KT_STR, FIELD(host_failures), .def = "", .unit = "host@s[+s],...",
+   .doc = "`HOST@TIME[+DURATION],...`: the host is turned off at TIME (its actors die) and back on "
+          "DURATION later. HOST: a platform host name, or a role: `replicaK`, `shardK`, `coordinator` "
+          "(Downpour, Sandblaster, dataparallel), `rankI` (the I-th host the run uses). See Faults.",
+   .empty_alias = "none", .check = check_host_failures},
+  {"faults", "link_failures", KT_STR, FIELD(link_failures), .def = "", .unit = "link@s[+s],...",
+   .doc = "`LINK@TIME[+DURATION],...`: from TIME until DURATION later, messages sent across the "
+          "platform link are lost (transfers already on it finish: SimGrid 3.32's C API cannot turn a "
+          "link off). See Faults.",
+   .empty_alias = "none", .check = check_link_failures},
+  {"faults", "link_degrade", KT_STR, FIELD(link_degrade), .def = "", .unit = "link@s:factor[+s],...",
+   .doc = "`LINK@TIME:FACTOR[+DURATION],...`: the link's bandwidth becomes FACTOR x its nominal one "
+          "at TIME (until DURATION later; raising it needs `--cfg=network/crosstraffic:0`, see Faults).",
+   .empty_alias = "none", .check = check_link_degrade},
+  {"faults", "wait_timeout", KT_DOUBLE, FIELD(wait_timeout), .def = "0", .unit = "s (simulated)",
+   .doc = "With failures or link faults, the bound of every wait a fault can prolong (a fetch, a push, "
+          "a shard's receive); 0: `run.eval_every`.",
+   GE(0)},
+  {"faults", "checkpoint_interval", KT_DOUBLE, FIELD(checkpoint_interval), .def = "0",
+   .unit = "s (simulated)",
+   .doc = "A Downpour shard saves its slice, Adagrad sums and version this often; a shard whose host "
+          "comes back restarts from its last checkpoint. 0: none (a restart starts from the initial "
+          "parameters).",
+   GE(0)},
+  {"faults", "checkpoint_bw", KT_DOUBLE, FIELD(checkpoint_bw), .def = "100e6", .unit = "bytes/s",
+   .doc = "Local-disk write bandwidth of a checkpoint: the shard is busy slice bytes / checkpoint_bw "
+          "(100e6: a 2012 SATA disk); 0: checkpoints take no time.",
+   GE(0)},
 };
 #define N_KEYS (sizeof keys / sizeof keys[0])
 
@@ -832,6 +864,32 @@ static int check_stragglers(const char *v, char *msg, size_t len)
   msgf(msg, len, "%s is not FRACTION:SLOWDOWN with FRACTION in [0, 1] and SLOWDOWN >= 1 (e.g. 0.1:4)",
        quote(v, q, sizeof q));
   return -1;
+}
+
+static int check_fault_list(fault_kind kind, const char *v, char *msg, size_t len)
+{
+  fault_plan p = {0};
+  char e[160];
+  int rc = faults_parse(&p, kind, v, e, sizeof e);
+  faults_clear(&p);
+  if (rc != 0)
+    msgf(msg, len, "%s", e);
+  return rc;
+}
+
+static int check_host_failures(const char *v, char *msg, size_t len)
+{
+  return check_fault_list(FAULT_HOST_OFF, v, msg, len);
+}
+
+static int check_link_failures(const char *v, char *msg, size_t len)
+{
+  return check_fault_list(FAULT_LINK_OFF, v, msg, len);
+}
+
+static int check_link_degrade(const char *v, char *msg, size_t len)
+{
+  return check_fault_list(FAULT_LINK_DEGRADE, v, msg, len);
 }
 
 /* ---------- conversions ---------- */
@@ -1696,9 +1754,10 @@ int scenario_validate(const scenario *s, const char *origin, char *err, size_t e
          "the values); time a large network with model.virtual and a small numeric model.layers instead", o);
     return -1;
   }
-  double frac, slow;
-  if (!sandblaster && scenario_stragglers(s->stragglers, &frac, &slow) == 0 && frac > 0) {
-    msgf(err, errlen, "%s: faults.stragglers: only run.algorithm = sandblaster has stragglers so far", o);
+  int faulty = s->host_failures[0] || s->link_failures[0] || s->link_degrade[0];
+  if (faulty && strcmp(s->algorithm, "downpour") == 0 && (s->overlap || s->partitions > 1)) {
+    msgf(err, errlen, "%s: faults: host and link faults are not supported with downpour.overlap = on or "
+         "downpour.partitions > 1", o);
     return -1;
   }
   return 0;

@@ -128,6 +128,12 @@ typedef struct scenario {
   long tp_vocab;             /* V: vocabulary of the embedding and logits layers; 0: not modelled */
   /* [faults] */
   char stragglers[64];       /* FRACTION:SLOWDOWN, or "" */
+  char host_failures[512];   /* HOST@TIME[+DURATION],... (faults.h) */
+  char link_failures[512];   /* LINK@TIME[+DURATION],... */
+  char link_degrade[512];    /* LINK@TIME:FACTOR[+DURATION],... */
+  double wait_timeout;       /* s; 0: run.eval_every */
+  double checkpoint_interval; /* s; 0: no checkpoints */
+  double checkpoint_bw;      /* bytes/s; 0: checkpoints are free */
 } scenario;
 
 /* Fills s with every key's default value. */
