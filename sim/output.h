@@ -12,6 +12,7 @@
 #include "algorithms/consensus.h"
 #include "algorithms/dataparallel.h"
 #include "algorithms/metrics.h"
+#include "algorithms/pipeline.h"
 #include "algorithms/sandblaster.h"
 #include "algorithms/tensor.h"
 #include "sim/scenario.h"
@@ -59,6 +60,7 @@ typedef struct run_result {
   const collective_report *collective; /* a collective run, or NULL */
   const dataparallel *dataparallel;    /* a dataparallel run (its buckets), or NULL */
   const tensor_report *tensor;         /* a tensor run, or NULL */
+  const pipeline *pipeline;            /* a pipeline run (summary "pipeline" block, pipeline.csv), or NULL */
 } run_result;
 
 /* Creates dir if needed and writes the four result files into it atomically, and
