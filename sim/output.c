@@ -423,11 +423,14 @@ int output_write_all(const char *dir, const run_result *r, char *err, size_t err
   b.len = 0;
   buf_printf(&b, "stage,params,forward_s,backward_s,recompute_s,update_s,busy_s,idle_s,idle_fraction,peak_stashed,"
              "peak_stash_bytes,bytes_sent\n");
+  pipeline_result pr = {0};
+  if (r->pipeline)
+    pipeline_result_get(r->pipeline, &pr);
   for (size_t s = 0; r->pipeline && s < (size_t)r->sc->pp_stages; s++) {
     pipeline_stage_stats st;
     pipeline_stage_get(r->pipeline, s, &st);
     double f[] = {st.params, st.forward_s, st.backward_s, st.recompute_s, st.update_s, st.busy_s, st.idle_s,
-                  r->sim_time > 0 ? st.idle_s / r->sim_time : 0};
+                  pr.makespan_s > 0 ? st.idle_s / pr.makespan_s : 0};
     buf_printf(&b, "%zu", s);
     for (size_t i = 0; i < sizeof f / sizeof f[0]; i++) {
       buf_printf(&b, ",");
