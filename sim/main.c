@@ -32,7 +32,8 @@ static const char usage[] =
     "              replicas, distbelief-2012 preset, small MLP); results in ./dtsim-out/\n"
     "  run         run a scenario file:  dtsim run [SCENARIO.ini] [OPTIONS]\n"
     "  platform    write a preset or a generated cluster as SimGrid XML\n"
-    "  reproduce   rerun a paper's simulations (fig3, consensus, collectives, all), results in results/NAME/\n"
+    "  reproduce   rerun a paper's simulations (fig3, fig4, fig5, megatron, pipeline,\n"
+    "              consensus, collectives, all), results in results/NAME/\n"
     "  list        list presets, algorithms, models and datasets ('list keys': scenario keys)\n"
     "\n"
     "  dtsim COMMAND --help   help on one command\n"
@@ -62,7 +63,8 @@ static const char run_usage[] =
     "Outputs: summary.json, progress.csv (sim_time_s,step,loss,accuracy),\n"
     "staleness.csv (staleness,count), links.csv (link,bytes,utilization); consensus runs\n"
     "add consensus.csv (iteration,sim_time_s,consensus_error,optimality_gap), sandblaster\n"
-    "runs batches.csv (one row per batch: time, portions, backup copies, examples).\n";
+    "runs batches.csv (one row per batch: time, portions, backup copies, examples),\n"
+    "pipeline runs pipeline.csv (one row per stage: busy and idle time, peak stash).\n";
 
 static const char list_usage[] =
     "usage: dtsim list [keys]\n"
@@ -115,6 +117,8 @@ static int list_main(int argc, char **argv)
          "synchronous data parallelism: replicas allreduce gradient buckets overlapping backward (PyTorch DDP)");
   printf("algorithm  %-22s %s\n", "tensor",
          "Megatron-LM tensor parallelism of a GPT layer stack over GPUs (Shoeybi et al. 2019)");
+  printf("algorithm  %-22s %s\n", "pipeline",
+         "pipeline parallelism: layer stages on hosts, GPipe / 1F1B / interleaved microbatch schedules with a flush");
   printf("model      %-22s %s\n", "linear", "linear regression, squared loss (layers = D,1)");
   printf("model      %-22s %s\n", "logistic", "binary logistic regression (layers = D,1)");
   printf("model      %-22s %s\n", "softmax", "multinomial logistic regression (layers = D,K)");
