@@ -23,9 +23,13 @@
  * msg_bytes(elements, elem_bytes) on the wire.
  *
  * Numerics: the parameters are one vector; chunk c's layers are a view of it (net.h's
- * layout keeps layers contiguous). The per-chunk work sits behind chunk_kernel, which
- * the MLP implements with net_forward_layers / net_backward_layers; a tensor-parallel
- * transformer stage would be another kernel with its own costs. A chunk's gradient for
+ * layout keeps layers contiguous). Everything a chunk computes sits behind chunk_kernel:
+ * its costs, the simulated time of a phase, and the numerics, which the layer stack
+ * implements with net_forward_layers / net_backward_layers. A tensor-parallel transformer
+ * stage (3D parallelism) would be another kernel: its costs from transformer shapes, its
+ * compute running GEMMs and its tensor group's collectives, its numerics
+ * models/transformer.h's. Device 0 draws the step's rows; the last chunk reads their
+ * labels from the same draw (a data loader at each end of the pipe). A chunk's gradient for
  * microbatch j is the mean over its b rows (as net_loss_grad on those rows); the chunk
  * adds them into its accumulator in microbatch order (every schedule runs a chunk's
  * backwards in that order), so the accumulated gradient does not depend on timing, and
@@ -163,6 +167,7 @@ typedef struct chunk {
   size_t first, last;     /* arch layers [first, last]: net layers [first-1, last) */
   size_t device;
   double fwd_flops;       /* per example (SPEC 5: 2 x fan-in per unit) */
+  double bwd_flops;       /* per example (SPEC 5: twice the forward) */
   double in_width;        /* units of layer first-1: what comes in (and its gradient goes back) */
   double out_width;       /* units of layer last: what goes out */
   double act_elems;       /* per example: its input and every layer's output, what backward reads */
@@ -181,14 +186,24 @@ typedef struct device {
   pipeline_stage_stats st;
 } device;
 
-/* What a stage computes for one microbatch of one chunk: the numerics, behind which a
- * tensor-parallel stage (3D parallelism) can later sit. in is the chunk's input (rows
- * of the data for chunk 0); forward writes the chunk's output into out (NULL for the
- * last chunk, which keeps its logits for the loss) and stashes what backward needs;
- * recompute rebuilds what a recomputing forward dropped; backward reads dout (NULL for
- * the last chunk: the loss) and writes din (NULL for chunk 0), adds the microbatch's
- * gradient into the accumulator, and drops the stash. */
+typedef enum kernel_phase { PHASE_FORWARD, PHASE_RECOMPUTE, PHASE_BACKWARD } kernel_phase;
+
+/* What a model chunk computes for one microbatch (see the top of the file).
+ * costs: fills c's fwd_flops, bwd_flops, in_width, out_width, act_elems and params from
+ *   its layers [c->first, c->last] (set before the call).
+ * compute: spends the simulated time of one phase for `examples` examples on the calling
+ *   actor's device.
+ * Numerics (only with cfg->numerics): create returns the chunk's state. forward reads
+ * the chunk's input (rows of the step's data for chunk 0, in_msg's data otherwise; the
+ * kernel keeps in_msg until backward), writes its output into out (NULL for the last
+ * chunk, which keeps its logits for the loss) and stashes what backward needs, all of
+ * it when keep is set, else only the input; recompute rebuilds what a forward without
+ * keep dropped; backward reads dout (NULL for the last chunk: the loss), writes din
+ * (NULL for chunk 0), adds the microbatch's gradient into the accumulator and drops the
+ * stash. */
 typedef struct chunk_kernel {
+  void (*costs)(const struct pipeline *pl, chunk *c);
+  void (*compute)(const struct pipeline *pl, const chunk *c, kernel_phase ph, double examples);
   void *(*create)(struct pipeline *pl, const chunk *c);
   void (*forward)(void *k, long mb, const gsl_matrix *in, msg *in_msg, double *out, int keep);
   void (*recompute)(void *k, long mb);
@@ -203,7 +218,8 @@ struct pipeline {
   size_t K;               /* chunks: p * v */
   chunk *chunks;
   device *devs;
-  const chunk_kernel *kernel; /* NULL: timing only */
+  const chunk_kernel *kernel;
+  int numeric;            /* the kernel's numerics run (cfg->numerics) */
   /* numerics */
   gsl_vector *w, *g, *acc, *w_pub; /* parameters, one microbatch's gradient, the step's sum, the evaluator's copy */
   gsl_matrix *X;          /* the step's m*b rows, drawn by device 0 */
@@ -220,7 +236,25 @@ struct pipeline {
 size_t pipeline_hosts_needed(const pipeline_params *p) { return p->stages; }
 size_t pipeline_metrics_slots(void) { return 1; }
 
-/* ---- the MLP kernel (models/net.h over a range of layers) ------------------- */
+/* ---- the dense-layer kernel: costs from arch shapes, numerics of models/net.h ---- */
+
+static void dense_costs(const struct pipeline *pl, chunk *c)
+{
+  c->in_width = (double)arch_units(pl->shapes, c->first - 1);
+  c->out_width = (double)arch_units(pl->shapes, c->last);
+  c->act_elems = c->in_width; /* backward reads the input and every layer's output */
+  for (size_t l = c->first; l <= c->last; l++) {
+    c->fwd_flops += arch_layer_train_flops(pl->shapes, l) / 3; /* training flops are 3x the forward (SPEC 5) */
+    c->act_elems += (double)arch_units(pl->shapes, l);
+    c->params += arch_layer_params(pl->shapes, l);
+  }
+  c->bwd_flops = 2 * c->fwd_flops;
+}
+
+static void dense_compute(const struct pipeline *pl, const chunk *c, kernel_phase ph, double examples)
+{
+  run_execute(pl->cfg, (ph == PHASE_BACKWARD ? c->bwd_flops : c->fwd_flops) * examples);
+}
 
 typedef struct mlp_chunk {
   struct pipeline *pl;
@@ -339,14 +373,16 @@ static void mlp_free(void *kp)
   xbt_free(k);
 }
 
-static const chunk_kernel mlp_kernel = {mlp_create, mlp_forward, mlp_recompute, mlp_backward, mlp_free};
+static const chunk_kernel dense_kernel = {dense_costs, dense_compute, mlp_create, mlp_forward,
+                                          mlp_recompute, mlp_backward, mlp_free};
 
 /* ---- a device's operations -------------------------------------------------- */
 
-static double timed_execute(device *d, double flops)
+/* Simulated seconds of one phase of chunk c on b examples. */
+static double timed_phase(device *d, const chunk *c, kernel_phase ph, double b)
 {
   double t0 = simgrid_get_clock();
-  run_execute(d->pl->cfg, flops);
+  d->pl->kernel->compute(d->pl, c, ph, b);
   return simgrid_get_clock() - t0;
 }
 
@@ -378,7 +414,7 @@ static void send_to(device *d, const chunk *to, msg *out, double elems)
  * and none when timing only. */
 static msg *message(pipeline *pl, msg_kind kind, size_t c, long step, long mb, double n)
 {
-  msg *out = msg_create(kind, (int)c, step, pl->kernel ? (size_t)n : 0);
+  msg *out = msg_create(kind, (int)c, step, pl->numeric ? (size_t)n : 0);
   out->version = mb;
   return out;
 }
@@ -391,8 +427,8 @@ static void forward_op(device *d, const pipeline_op *op, long step)
   msg *in = op->chunk > 0 ? receive_from(c->fwd_in, MSG_ACTIVATIONS, step, op->microbatch) : NULL;
   msg *out = op->chunk + 1 < pl->K ? message(pl, MSG_ACTIVATIONS, op->chunk, step, op->microbatch, b * c->out_width)
                                    : NULL;
-  d->st.forward_s += timed_execute(d, c->fwd_flops * b);
-  if (pl->kernel)
+  d->st.forward_s += timed_phase(d, c, PHASE_FORWARD, b);
+  if (pl->numeric)
     pl->kernel->forward(c->k, op->microbatch, in ? NULL : pl->X, in, out ? out->data : NULL, !pl->p->recompute);
   else
     msg_free(in);
@@ -411,14 +447,14 @@ static void backward_op(device *d, const pipeline_op *op, long step)
   double b = (double)pl->p->microbatch;
   msg *in = op->chunk + 1 < pl->K ? receive_from(c->bwd_in, MSG_GRADIENTS, step, op->microbatch) : NULL;
   if (pl->p->recompute) { /* one more forward, from the stashed input (Chen et al. 2016) */
-    d->st.recompute_s += timed_execute(d, c->fwd_flops * b);
-    if (pl->kernel)
+    d->st.recompute_s += timed_phase(d, c, PHASE_RECOMPUTE, b);
+    if (pl->numeric)
       pl->kernel->recompute(c->k, op->microbatch);
     stash_add(d, b * (c->act_elems - c->in_width));
   }
   msg *out = op->chunk > 0 ? message(pl, MSG_GRADIENTS, op->chunk, step, op->microbatch, b * c->in_width) : NULL;
-  d->st.backward_s += timed_execute(d, 2 * c->fwd_flops * b); /* SPEC 5: backward is twice the forward */
-  if (pl->kernel)
+  d->st.backward_s += timed_phase(d, c, PHASE_BACKWARD, b);
+  if (pl->numeric)
     pl->kernel->backward(c->k, op->microbatch, in ? in->data : NULL, out ? out->data : NULL);
   msg_free(in);
   if (out)
@@ -434,8 +470,10 @@ static void apply_update(device *d)
   double params = 0;
   for (size_t c = d->rank; c < pl->K; c += pl->p->stages)
     params += pl->chunks[c].params;
-  d->st.update_s += timed_execute(d, cost_update_flops((size_t)params, 0));
-  for (size_t c = d->rank; pl->kernel && c < pl->K; c += pl->p->stages) {
+  double t0 = simgrid_get_clock();
+  run_execute(pl->cfg, cost_update_flops((size_t)params, 0));
+  d->st.update_s += simgrid_get_clock() - t0;
+  for (size_t c = d->rank; pl->numeric && c < pl->K; c += pl->p->stages) {
     const chunk *ch = &pl->chunks[c];
     size_t off = net_layer_offset(pl->cfg->model, ch->first - 1);
     size_t len = net_layer_offset(pl->cfg->model, ch->last) - off;
@@ -452,7 +490,7 @@ static void between_steps(pipeline *pl, long step)
 {
   const run_config *cfg = pl->cfg;
   if (step > 0) {
-    if (pl->kernel) {
+    if (pl->numeric) {
       sg_mutex_lock(pl->mu);
       gsl_vector_memcpy(pl->w_pub, pl->w);
       sg_mutex_unlock(pl->mu);
@@ -463,7 +501,7 @@ static void between_steps(pipeline *pl, long step)
   pl->go = !eval_should_stop(pl->eval) && (cfg->max_steps == 0 || step < cfg->max_steps);
   if (!pl->go)
     pl->end = simgrid_get_clock();
-  else if (pl->kernel)
+  else if (pl->numeric)
     data_sample_batch(cfg->train, 0, data_n(cfg->train), pl->rng, pl->X->size1, pl->X, pl->y);
 }
 
@@ -532,14 +570,8 @@ static void chunks_init(pipeline *pl, const size_t *counts)
     ch->first = l;
     ch->last = l + counts[c] - 1;
     ch->device = c % pl->p->stages;
-    ch->in_width = (double)arch_units(pl->shapes, ch->first - 1);
-    ch->out_width = (double)arch_units(pl->shapes, ch->last);
-    ch->act_elems = ch->in_width;
-    for (; l <= ch->last; l++) {
-      ch->fwd_flops += arch_layer_train_flops(pl->shapes, l) / 3; /* forward is a third of 3x (SPEC 5) */
-      ch->act_elems += (double)arch_units(pl->shapes, l);
-      ch->params += arch_layer_params(pl->shapes, l);
-    }
+    pl->kernel->costs(pl, ch);
+    l = ch->last + 1;
     ch->fwd_in = mbox_of("pp-fwd", (int)c);
     ch->bwd_in = mbox_of("pp-bwd", (int)c);
   }
@@ -560,7 +592,7 @@ static void numerics_init(pipeline *pl)
 {
   const run_config *cfg = pl->cfg;
   size_t rows = (size_t)(pl->p->microbatches * pl->p->microbatch);
-  pl->kernel = &mlp_kernel;
+  pl->numeric = 1;
   pl->w = run_initial_params(cfg);
   pl->w_pub = gsl_vector_alloc(pl->w->size);
   gsl_vector_memcpy(pl->w_pub, pl->w);
@@ -596,6 +628,7 @@ pipeline *pipeline_deploy(const run_config *cfg, const arch *shapes, metrics *m)
     xbt_free(pl);
     return NULL;
   }
+  pl->kernel = &dense_kernel;
   chunks_init(pl, counts);
   xbt_free(counts);
   if (cfg->numerics)
@@ -629,7 +662,7 @@ void pipeline_free(pipeline *pl)
 {
   if (pl == NULL)
     return;
-  for (size_t c = 0; pl->kernel && c < pl->K; c++)
+  for (size_t c = 0; pl->numeric && c < pl->K; c++)
     pl->kernel->free(pl->chunks[c].k);
   for (size_t s = 0; s < pl->p->stages; s++)
     xbt_free(pl->devs[s].ops);
