@@ -30,8 +30,9 @@ int pipeline_schedule_parse(const char *s, pipeline_schedule *out);
 const char *pipeline_schedule_name(pipeline_schedule s);
 
 /* The ordered operations of `device` (< p) under schedule s with m microbatches and v
- * chunks per device: 2*m*v of them, written into ops (room for 2*m*v). Pure (no
- * SimGrid). Returns their number, or 0 if the arguments are impossible: p, m or v is 0,
+ * chunks per device: 2*m*v of them, written into ops (room for 2*m*v; NULL: only
+ * counted). Pure (no SimGrid). Returns their number, or 0 if the arguments are
+ * impossible: p, m or v is 0,
  * device >= p, v != 1 for gpipe and 1f1b, or interleaved with m not a multiple of p. On
  * every device forwards and backwards of one chunk each come in microbatch order. */
 size_t pipeline_schedule_ops(pipeline_schedule s, size_t p, long m, size_t v, size_t device, pipeline_op *ops);
