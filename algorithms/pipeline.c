@@ -27,8 +27,8 @@
  * its costs, the simulated time of a phase, and the numerics, which the layer stack
  * implements with net_forward_layers / net_backward_layers. A tensor-parallel transformer
  * stage (3D parallelism) would be another kernel: its costs from transformer shapes, its
- * compute running GEMMs and its tensor group's collectives, its numerics
- * models/transformer.h's. Device 0 draws the step's rows; the last chunk reads their
+ * compute running GEMMs and its tensor group's collectives (tensor_stage_forward and
+ * tensor_stage_backward, tensor.h), its numerics models/transformer.h's. Device 0 draws the step's rows; the last chunk reads their
  * labels from the same draw (a data loader at each end of the pipe). A chunk's gradient for
  * microbatch j is the mean over its b rows (as net_loss_grad on those rows); the chunk
  * adds them into its accumulator in microbatch order (every schedule runs a chunk's
