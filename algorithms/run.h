@@ -109,6 +109,22 @@ typedef struct tensor_params {
   size_t vocab;    /* V: vocabulary of the embedding and logits layers; 0: not modelled */
 } tensor_params;
 
+/* Pipeline parallelism (run.algorithm = pipeline, pipeline.c): the layers split into
+ * stages x chunks contiguous model chunks, chunk c on device c mod stages (device s on
+ * hosts[s]); each step runs `microbatches` microbatches of `microbatch` examples through
+ * the pipeline in the order `schedule` (a pipeline_schedule) gives, then one
+ * synchronous SGD update. */
+typedef struct pipeline_params {
+  size_t stages;       /* p: devices */
+  long microbatches;   /* m: per step */
+  long microbatch;     /* b: examples per microbatch */
+  int schedule;        /* pipeline_schedule (pipeline.h) */
+  size_t chunks;       /* v: model chunks per device (interleaved) */
+  int recompute;       /* activation recomputation: stash only each chunk's input */
+  double lr;
+  const size_t *split; /* [stages x chunks]: layers of each model chunk, or NULL: balanced by flops */
+} pipeline_params;
+
 /* Called by the evaluator after every evaluation (progress display); may be NULL. */
 typedef void (*run_eval_fn)(void *ctx, double sim_time, long steps, double loss, double accuracy);
 
@@ -148,6 +164,7 @@ typedef struct run_config {
   collective_params collective;
   dataparallel_params dataparallel;
   tensor_params tensor;
+  pipeline_params pipeline;
 
   run_eval_fn on_eval;
   void *on_eval_ctx;

@@ -24,6 +24,7 @@
 #include "algorithms/sandblaster.h"
 #include "algorithms/sgd.h"
 #include "algorithms/tensor.h"
+#include "algorithms/pipeline.h"
 #include "models/minibatch.h"
 #include "models/arch.h"
 #include "models/archnet.h"
@@ -52,6 +53,8 @@ typedef struct build {
   char tmpdir[64];        /* holds a generated preset, removed at the end */
   char platform[4096];
   size_t needed;          /* hosts the algorithm needs */
+  size_t pp_split[SCENARIO_MAX_LAYERS]; /* pipeline.split's counts ... */
+  int pp_nsplit;          /* ... and their number; 0: balanced */
 } build;
 
 static int fail(const char *text)
@@ -240,6 +243,11 @@ static void build_shapes(const scenario *sc, build *b)
   b->arch = b->own_arch;
 }
 
+static int is_pipeline(const scenario *sc)
+{
+  return strcmp(sc->algorithm, "pipeline") == 0;
+}
+
 static int is_tensor(const scenario *sc)
 {
   return strcmp(sc->algorithm, "tensor") == 0;
@@ -376,6 +384,8 @@ static size_t hosts_needed(const scenario *sc)
     return (size_t)sc->dp_replicas;
   if (is_tensor(sc))
     return (size_t)sc->tp_ranks * (size_t)sc->tp_dp;
+  if (is_pipeline(sc))
+    return (size_t)sc->pp_stages;
   if (strcmp(sc->algorithm, "sandblaster") == 0) {
     sandblaster_params p = sandblaster_of(sc);
     return sandblaster_hosts_needed(&p);
@@ -628,6 +638,13 @@ static void fill_config(const scenario *sc, const build *b, run_config *cfg)
   }
   if (is_tensor(sc))
     cfg->tensor = tensor_of(sc);
+  if (is_pipeline(sc)) {
+    pipeline_schedule sch = PIPELINE_1F1B;
+    pipeline_schedule_parse(sc->pp_schedule, &sch);
+    cfg->pipeline = (pipeline_params){(size_t)sc->pp_stages, sc->pp_microbatches, sc->pp_microbatch, (int)sch,
+                                      (size_t)sc->pp_chunks, sc->pp_recompute, sc->pp_lr,
+                                      b->pp_nsplit > 0 ? b->pp_split : NULL};
+  }
   scenario_stragglers(sc->stragglers, &cfg->straggler_fraction, &cfg->straggler_slowdown);
 }
 
@@ -719,8 +736,9 @@ static int simulate(const scenario *sc, build *b, const engine_opts *o, int argc
   }
   int is_sgd = strcmp(sc->algorithm, "sgd") == 0, is_mp = uses_modelpar(sc), is_cons = is_consensus(sc);
   int is_sb = strcmp(sc->algorithm, "sandblaster") == 0, is_coll = is_collective(sc), is_dp = is_dataparallel(sc);
-  int is_tp = is_tensor(sc);
+  int is_tp = is_tensor(sc), is_pp = is_pipeline(sc);
   metrics *m = metrics_create(is_coll || is_tp ? 1
+                              : is_pp   ? pipeline_metrics_slots()
                               : is_dp   ? dataparallel_metrics_slots()
                               : is_mp   ? modelpar_metrics_slots(b->plan)
                               : is_sgd  ? sgd_metrics_slots()
@@ -739,7 +757,9 @@ static int simulate(const scenario *sc, build *b, const engine_opts *o, int argc
   xbt_assert(!is_dp || dp, "dataparallel_deploy refused a configuration the engine checked");
   tensor *tp = is_tp ? tensor_deploy(&cfg, m) : NULL;
   xbt_assert(!is_tp || tp, "tensor_deploy refused a configuration the scenario checked");
-  downpour *d = is_sgd || is_cons || is_sb || is_coll || is_dp || is_tp
+  pipeline *pp = is_pp ? pipeline_deploy(&cfg, b->arch, m) : NULL;
+  xbt_assert(!is_pp || pp, "pipeline_deploy refused a configuration the scenario checked");
+  downpour *d = is_sgd || is_cons || is_sb || is_coll || is_dp || is_tp || is_pp
                     ? NULL
                     : downpour_deploy(&cfg, b->plan, b->numeric, output_coupled(sc), m);
   if (cfg.faults)
@@ -758,12 +778,14 @@ static int simulate(const scenario *sc, build *b, const engine_opts *o, int argc
   res.examples = is_sb    ? sandblaster_examples(sb)
                  : is_sgd ? res.steps * sc->sgd_batch
                  : is_dp  ? res.steps * sc->dp_batch * sc->dp_replicas
+                 : is_pp  ? res.steps * sc->pp_microbatches * sc->pp_microbatch
                           : res.steps * (is_cons ? sc->rows : sc->batch);
   if (cs)
     res.n_trace = consensus_trace(cs, &res.trace);
   res.sandblaster = sb;
   res.faults = cfg.faults;
   res.dataparallel = dp;
+  res.pipeline = pp;
   collective_report crep;
   if (cb) {
     collective_report_fill(&crep, sc, &cfg, cb);
@@ -817,6 +839,7 @@ static int simulate(const scenario *sc, build *b, const engine_opts *o, int argc
   collbench_free(cb);
   dataparallel_free(dp);
   tensor_free(tp);
+  pipeline_free(pp);
   metrics_free(m);
   if (cfg.faults)
     faults_clear(cfg.faults);
@@ -849,8 +872,10 @@ int engine_run(const scenario *sc, const engine_opts *o)
     rc = fail(err);
   if (rc == 0 && needs_plan(sc) && build_plan(sc, &b, err) != 0)
     rc = fail(err);
-  if (rc == 0 && is_dataparallel(sc))
+  if (rc == 0 && (is_dataparallel(sc) || is_pipeline(sc)))
     build_shapes(sc, &b);
+  if (rc == 0 && is_pipeline(sc) && strcmp(sc->pp_split, "balanced") != 0)
+    b.pp_nsplit = scenario_layers(sc->pp_split, b.pp_split, SCENARIO_MAX_LAYERS); /* checked by scenario_validate */
   if (rc == 0 && sc->numerics && is_dataparallel(sc) && data_n(b.train) < (size_t)sc->dp_replicas) {
     snprintf(err, ERRLEN, "dataparallel.replicas: %ld replicas need at least as many training examples, the data "
              "has %zu", sc->dp_replicas, data_n(b.train));
@@ -883,6 +908,7 @@ int engine_run(const scenario *sc, const engine_opts *o)
                : is_collective(sc)                         ? "collective.ranks"
                : is_dataparallel(sc)                       ? "dataparallel.replicas"
                : is_tensor(sc)                             ? "tensor.ranks x tensor.data_parallel"
+               : is_pipeline(sc)                           ? "pipeline.stages"
                                                            : "1 worker");
       rc = fail(err);
     }

@@ -35,7 +35,8 @@ static const char usage[] =
     "  sweep       run a scenario over the cartesian product of --vary lists (or emit\n"
     "              one shell command per point), results in sweep.csv and sweep.png\n"
     "  platform    write a preset or a generated cluster as SimGrid XML\n"
-    "  reproduce   rerun a paper's simulations (fig3, consensus, collectives, all), results in results/NAME/\n"
+    "  reproduce   rerun a paper's simulations (fig3, fig4, fig5, megatron, pipeline,\n"
+    "              consensus, collectives, all), results in results/NAME/\n"
     "  list        list presets, algorithms, models and datasets ('list keys': scenario keys)\n"
     "\n"
     "  dtsim COMMAND --help   help on one command\n"
@@ -70,7 +71,8 @@ static const char run_usage[] =
     "(actor,role,host,compute_s,comm_s,exposed_comm_s: seconds computing, blocked on\n"
     "communication, and blocked while nothing computed on its host); consensus runs\n"
     "add consensus.csv (iteration,sim_time_s,consensus_error,optimality_gap), sandblaster\n"
-    "runs batches.csv (one row per batch: time, portions, backup copies, examples).\n";
+    "runs batches.csv (one row per batch: time, portions, backup copies, examples),\n"
+    "pipeline runs pipeline.csv (one row per stage: busy and idle time, peak stash).\n";
 
 static const char list_usage[] =
     "usage: dtsim list [keys]\n"
@@ -123,6 +125,8 @@ static int list_main(int argc, char **argv)
          "synchronous data parallelism: replicas allreduce gradient buckets overlapping backward (PyTorch DDP)");
   printf("algorithm  %-22s %s\n", "tensor",
          "Megatron-LM tensor parallelism of a GPT layer stack over GPUs (Shoeybi et al. 2019)");
+  printf("algorithm  %-22s %s\n", "pipeline",
+         "pipeline parallelism: layer stages on hosts, GPipe / 1F1B / interleaved microbatch schedules with a flush");
   printf("model      %-22s %s\n", "linear", "linear regression, squared loss (layers = D,1)");
   printf("model      %-22s %s\n", "logistic", "binary logistic regression (layers = D,1)");
   printf("model      %-22s %s\n", "softmax", "multinomial logistic regression (layers = D,K)");

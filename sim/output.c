@@ -339,6 +339,49 @@ static json_t *faults_json(const fault_plan *p)
   return o;
 }
 
+/* summary.json's "pipeline" block: the schedule, the split, the bubble against its
+ * formula (both conventions) and per-stage busy, idle and stash (as pipeline.csv). */
+static json_t *pipeline_json(const run_result *r)
+{
+  const scenario *sc = r->sc;
+  pipeline_result pr;
+  pipeline_result_get(r->pipeline, &pr);
+  json_t *o = json_object(), *split = json_array(), *stages = json_array();
+  json_object_set_new(o, "schedule", json_string(sc->pp_schedule));
+  json_object_set_new(o, "stages", json_integer(sc->pp_stages));
+  json_object_set_new(o, "microbatches", json_integer(sc->pp_microbatches));
+  json_object_set_new(o, "microbatch", json_integer(sc->pp_microbatch));
+  json_object_set_new(o, "chunks", json_integer(sc->pp_chunks));
+  json_object_set_new(o, "recompute", json_boolean(sc->pp_recompute));
+  for (size_t c = 0; c < (size_t)(sc->pp_stages * sc->pp_chunks); c++) {
+    size_t first, last;
+    pipeline_chunk_layers(r->pipeline, c, &first, &last);
+    json_t *a = json_array();
+    json_array_append_new(a, json_integer((json_int_t)first));
+    json_array_append_new(a, json_integer((json_int_t)last));
+    json_array_append_new(split, a);
+  }
+  json_object_set_new(o, "chunk_layers", split);
+  json_object_set_new(o, "makespan_s", json_num(pr.makespan_s));
+  json_object_set_new(o, "bubble_fraction", json_num(pr.bubble_fraction));
+  json_object_set_new(o, "formula", json_num(pr.formula));
+  json_object_set_new(o, "formula_ideal", json_num(pr.formula_ideal));
+  json_object_set_new(o, "t_forward_s", json_num(pr.t_forward_s));
+  json_object_set_new(o, "t_backward_s", json_num(pr.t_backward_s));
+  for (size_t s = 0; s < (size_t)sc->pp_stages; s++) {
+    pipeline_stage_stats st;
+    pipeline_stage_get(r->pipeline, s, &st);
+    json_t *x = json_object();
+    json_object_set_new(x, "busy_s", json_num(st.busy_s));
+    json_object_set_new(x, "idle_s", json_num(st.idle_s));
+    json_object_set_new(x, "peak_stashed", json_integer(st.peak_stashed));
+    json_object_set_new(x, "peak_stash_bytes", json_num(st.peak_stash_bytes));
+    json_array_append_new(stages, x);
+  }
+  json_object_set_new(o, "per_stage", stages);
+  return o;
+}
+
 static char *summary_json(const run_result *r)
 {
   metrics *m = r->m;
@@ -402,6 +445,8 @@ static char *summary_json(const run_result *r)
     json_object_set_new(root, "tensor", tensor_json(r->tensor));
   if (r->faults)
     json_object_set_new(root, "faults", faults_json(r->faults));
+  if (r->pipeline)
+    json_object_set_new(root, "pipeline", pipeline_json(r));
   char *s = json_dumps(root, JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(17));
   json_decref(root);
   return s;
@@ -501,6 +546,30 @@ int output_write_all(const char *dir, const run_result *r, char *err, size_t err
   }
   if (r->sandblaster)
     rc = rc ? rc : output_write_file(dir, "batches.csv", b.s, b.len, err, errlen);
+  b.len = 0;
+  buf_printf(&b, "stage,params,forward_s,backward_s,recompute_s,update_s,busy_s,idle_s,idle_fraction,peak_stashed,"
+             "peak_stash_bytes,bytes_sent\n");
+  pipeline_result pr = {0};
+  if (r->pipeline)
+    pipeline_result_get(r->pipeline, &pr);
+  for (size_t s = 0; r->pipeline && s < (size_t)r->sc->pp_stages; s++) {
+    pipeline_stage_stats st;
+    pipeline_stage_get(r->pipeline, s, &st);
+    double f[] = {st.params, st.forward_s, st.backward_s, st.recompute_s, st.update_s, st.busy_s, st.idle_s,
+                  pr.makespan_s > 0 ? st.idle_s / pr.makespan_s : 0};
+    buf_printf(&b, "%zu", s);
+    for (size_t i = 0; i < sizeof f / sizeof f[0]; i++) {
+      buf_printf(&b, ",");
+      buf_double(&b, f[i]);
+    }
+    buf_printf(&b, ",%ld,", st.peak_stashed);
+    buf_double(&b, st.peak_stash_bytes);
+    buf_printf(&b, ",");
+    buf_double(&b, st.bytes_sent);
+    buf_printf(&b, "\n");
+  }
+  if (r->pipeline)
+    rc = rc ? rc : output_write_file(dir, "pipeline.csv", b.s, b.len, err, errlen);
   xbt_free(b.s);
   return rc;
 }

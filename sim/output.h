@@ -13,6 +13,7 @@
 #include "algorithms/dataparallel.h"
 #include "algorithms/faults.h"
 #include "algorithms/metrics.h"
+#include "algorithms/pipeline.h"
 #include "algorithms/sandblaster.h"
 #include "algorithms/tensor.h"
 #include "sim/scenario.h"
@@ -65,6 +66,7 @@ typedef struct run_result {
   const run_trace_event *trace_ev;     /* dtsim run --trace: the timeline for trace.json, or NULL */
   size_t n_trace_ev;
   const fault_plan *faults;            /* a run with [faults] events ("faults" block), or NULL */
+  const pipeline *pipeline;            /* a pipeline run (summary "pipeline" block, pipeline.csv), or NULL */
 } run_result;
 
 /* Creates dir if needed and writes the five result files (summary.json, progress.csv,

@@ -105,13 +105,16 @@ static const char usage[] =
     "             and complete graphs, each step rule, sync and async), collectives\n"
     "             (every collective against its alpha-beta formula, 2-64 ranks, 1 KiB-1 GiB),\n"
     "             megatron (Shoeybi et al. 2019, Table 1: 1.2B-8.3B GPT on 1-8 GPUs of tensor\n"
-    "             parallelism, and x64 data parallel up to 512 GPUs, on dgx2h), or all (each\n"
-    "             in turn, into results/NAME/ or DIR/NAME/); pipeline is not available yet\n"
+    "             parallelism, and x64 data parallel up to 512 GPUs, on dgx2h), pipeline\n"
+    "             (GPipe, 1F1B and interleaved 1F1B bubble against (p-1)/(m+p-1), 2-8 stages,\n"
+    "             1-32 microbatches, one selene node), or all (each in turn, into\n"
+    "             results/NAME/ or DIR/NAME/)\n"
     "  --quick    a reduced grid fit for CI, same code paths (fig3: machine counts 1..16;\n"
     "             consensus: ring and complete graphs, constant and harmonic steps, shorter;\n"
     "             collectives: 2, 8 and 64 ranks at 1 KiB, 1 MiB and 1 GiB; fig4/fig5: two\n"
     "             rates, fewer methods and replica counts, fig4's runs cut at 10 minutes;\n"
-    "             megatron: the four model-parallel rows, 1-8 GPUs)\n"
+    "             megatron: the four model-parallel rows, 1-8 GPUs; pipeline: 2 and 4\n"
+    "             stages, 1-8 microbatches)\n"
     "  --jobs N   simulations run at once (default: the number of cores)\n"
     "  --check    compare with the committed results/NAME/NAME.csv (or DIR's) instead of writing:\n"
     "             exit 1 and print the first differing value\n";
@@ -535,6 +538,7 @@ static const struct {
     {"consensus", reproduce_consensus},
     {"collectives", reproduce_collectives},
     {"megatron", reproduce_megatron},
+    {"pipeline", reproduce_pipeline},
 };
 #define N_REPRODUCTIONS (sizeof(reproductions) / sizeof(reproductions[0]))
 
@@ -575,8 +579,9 @@ int reproduce_main(int argc, char **argv)
   for (size_t r = 0; r < N_REPRODUCTIONS; r++)
     found |= strcmp(name, reproductions[r].name) == 0;
   if (!found) {
-    snprintf(err, sizeof(err), "'%s' is not available%s (available: fig3, fig4, fig5, consensus, collectives, megatron, all)",
-             name, strstr(" pipeline ", name) ? " yet" : "");
+    snprintf(err, sizeof(err),
+             "'%s' is not available (available: fig3, fig4, fig5, consensus, collectives, megatron, pipeline, all)",
+             name);
     return bad(err);
   }
   o.n_par = (size_t)n_par;

@@ -62,5 +62,7 @@ int reproduce_fig5(const reproduce_opts *o, char *err, size_t len);
 int reproduce_collectives(const reproduce_opts *o, char *err, size_t len);
 /* Megatron-LM Table 1 weak scaling, MP and MP + DP (reproduce_megatron.c): 0, 1 or 2. */
 int reproduce_megatron(const reproduce_opts *o, char *err, size_t len);
+/* The pipeline bubble against its formula (reproduce_pipeline.c): 0, 1 or 2. */
+int reproduce_pipeline(const reproduce_opts *o, char *err, size_t len);
 
 #endif

@@ -72,6 +72,7 @@ static const char *sharing_name_at(size_t i);
 static int check_host_failures(const char *v, char *msg, size_t len);
 static int check_link_failures(const char *v, char *msg, size_t len);
 static int check_link_degrade(const char *v, char *msg, size_t len);
+static int check_split(const char *v, char *msg, size_t len);
 static const key_spec *key_find(const char *section, const char *key);
 static const key_spec *key_preset(void);
 static const char *preset_name_at(size_t i);
@@ -97,6 +98,10 @@ static const section_spec sections[] = {
   {"tensor", "Megatron-LM tensor parallelism (`run.algorithm = tensor`): a GPT layer stack split over `ranks` "
              "GPUs; `model.numerics` (off: timing only), `model.dtype` (wire bytes per element) and "
              "`model.efficiency` apply"},
+  {"pipeline", "pipeline model parallelism (`run.algorithm = pipeline`): the layers split into stages on "
+               "`stages` hosts, `microbatches` microbatches per step scheduled as GPipe, 1F1B (PipeDream-Flush) or "
+               "Megatron's interleaved 1F1B, one synchronous update per step; `model.numerics` (off: timing "
+               "only), `model.dtype` (wire bytes per element) and `model.efficiency` apply"},
   {"faults", "faults injected into the run"},
 };
 #define N_SECTIONS (sizeof sections / sizeof sections[0])
@@ -112,8 +117,9 @@ static const key_spec keys[] = {
   {"run", "algorithm", KT_STR, FIELD(algorithm), .def = "downpour", .unit = "",
    .doc = "Training algorithm; `sgd` is the one-replica sequential baseline, `consensus` the "
           "distributed subgradient method, `collective` one collective timed alone, `dataparallel` "
-          "synchronous data parallelism over allreduces, `tensor` Megatron tensor parallelism.",
-   .choices = "downpour|sgd|consensus|sandblaster|collective|dataparallel|tensor"},
+          "synchronous data parallelism over allreduces, `tensor` Megatron tensor parallelism, `pipeline` "
+          "pipeline parallelism (GPipe, 1F1B, interleaved).",
+   .choices = "downpour|sgd|consensus|sandblaster|collective|dataparallel|tensor|pipeline"},
   {"run", "seed", KT_U64, FIELD(seed), .def = "1", .unit = "",
    .doc = "Master seed (0 to 2^64-1); every actor's random stream and the synthetic data "
           "derive from it."},
@@ -439,6 +445,36 @@ static const key_spec keys[] = {
           "allreduces of b s elements, an allreduce of b s h backward); 0: neither is modelled. Timing only "
           "(`model.numerics = off`); its V h / t weights join the data-parallel allreduce.",
    GE(0), LE(1L << 24)},
+  /* [pipeline] */
+  {"pipeline", "stages", KT_LONG, FIELD(pp_stages), .def = "2", .unit = "hosts",
+   .doc = "p: pipeline stages (devices), stage s on host s; stages x chunks model chunks need at least as "
+          "many layers.",
+   GE(1), LE(4096)},
+  {"pipeline", "microbatches", KT_LONG, FIELD(pp_microbatches), .def = "4", .unit = "microbatches",
+   .doc = "m: microbatches per step; the interleaved schedule needs a multiple of `stages`.", GE(1), LE(100000)},
+  {"pipeline", "microbatch", KT_LONG, FIELD(pp_microbatch), .def = "8", .unit = "examples",
+   .doc = "b: examples per microbatch; a step trains on microbatches x microbatch examples.", GE(1)},
+  {"pipeline", "schedule", KT_STR, FIELD(pp_schedule), .def = "1f1b", .unit = "",
+   .doc = "`gpipe`: every forward, then every backward (Huang et al. 2019); `1f1b`: PipeDream-Flush, "
+          "stages - s - 1 warm-up forwards on stage s, then one forward one backward, then the cool-down; "
+          "`interleaved`: Megatron's interleaved 1F1B over `chunks` model chunks per device (Narayanan et al. "
+          "2021).",
+   .choices = "gpipe|1f1b|interleaved"},
+  {"pipeline", "chunks", KT_LONG, FIELD(pp_chunks), .def = "1", .unit = "chunks",
+   .doc = "v: model chunks per device; device s holds chunks s, s + stages, ...; 1 for gpipe and 1f1b, at "
+          "least 2 for interleaved.",
+   GE(1), LE(64)},
+  {"pipeline", "recompute", KT_BOOL, FIELD(pp_recompute), .def = "off", .unit = "",
+   .doc = "`on`: activation recomputation, each stage stashes only its chunks' inputs and runs the forward "
+          "again before each backward."},
+  {"pipeline", "lr", KT_DOUBLE, FIELD(pp_lr), .def = "0.05", .unit = "",
+   .doc = "Learning rate of the synchronous update, applied with the mean gradient of the step's "
+          "microbatches x microbatch examples.",
+   GT(0)},
+  {"pipeline", "split", KT_STR, FIELD(pp_split), .def = "balanced", .unit = "layers",
+   .doc = "Layers of each model chunk in order, `stages x chunks` counts adding up to the dense layers "
+          "(e.g. `2,1,1`); `balanced`: contiguous chunks whose largest training flops are smallest.",
+   .check = check_split},
   /* [faults] */
   {"faults", "stragglers", KT_STR, FIELD(stragglers), .def = "", .unit = "fraction:factor",
    .doc = "`FRACTION:SLOWDOWN`: that share of the workers (every host but Downpour's shards and "
@@ -705,6 +741,16 @@ int scenario_layers(const char *text, size_t *sizes, size_t cap)
     p++;
   }
   return n > INT_MAX ? -1 : (int)n;
+}
+
+static int check_split(const char *v, char *msg, size_t len)
+{
+  char q[QUOTE_MAX + 8];
+  if (strcmp(v, "balanced") == 0 || scenario_layers(v, NULL, 0) > 0)
+    return 0;
+  msgf(msg, len, "%s is neither `balanced` nor a comma-separated list of layer counts (e.g. 2,1,1)",
+       quote(v, q, sizeof q));
+  return -1;
 }
 
 static int check_layers(const char *v, char *msg, size_t len)
@@ -1680,6 +1726,50 @@ static int validate_tensor(const scenario *s, char *msg, size_t len)
   return -1;
 }
 
+/* Dense layers of the network whose shapes the run times: model.virtual's, else model.layers'. */
+static size_t shape_layers(const scenario *s)
+{
+  const arch *v = s->virtual_net[0] ? arch_virtual_find(s->virtual_net) : NULL;
+  if (v)
+    return arch_n_layers(v) - 1;
+  int n = scenario_layers(s->layers, NULL, 0);
+  return n > 1 ? (size_t)n - 1 : 0;
+}
+
+static int validate_pipeline(const scenario *s, char *msg, size_t len)
+{
+  int inter = strcmp(s->pp_schedule, "interleaved") == 0;
+  long chunks = s->pp_stages * s->pp_chunks, layers = (long)shape_layers(s);
+  size_t counts[SCENARIO_MAX_LAYERS];
+  int n = strcmp(s->pp_split, "balanced") == 0 ? 0 : scenario_layers(s->pp_split, counts, SCENARIO_MAX_LAYERS);
+  long sum = 0;
+  for (int i = 0; i < n; i++)
+    sum += (long)counts[i];
+  if (!inter && s->pp_chunks != 1)
+    msgf(msg, len, "pipeline.chunks: %ld chunks per device need pipeline.schedule = interleaved (%s runs one)",
+         s->pp_chunks, s->pp_schedule);
+  else if (inter && s->pp_chunks < 2)
+    msgf(msg, len, "pipeline.chunks: the interleaved schedule needs at least 2 model chunks per device, got %ld",
+         s->pp_chunks);
+  else if (inter && s->pp_microbatches % s->pp_stages != 0)
+    msgf(msg, len, "pipeline.microbatches: the interleaved schedule needs a multiple of pipeline.stages = %ld, "
+         "got %ld", s->pp_stages, s->pp_microbatches);
+  else if (chunks > layers)
+    msgf(msg, len, "pipeline.stages: %ld stages x %ld chunks need at least %ld layers, the %s has %ld", s->pp_stages,
+         s->pp_chunks, chunks, s->virtual_net[0] ? "virtual network" : "model", layers);
+  else if (n < 0 || (n > 0 && (n != chunks || sum != layers)))
+    msgf(msg, len, "pipeline.split: '%s' must give %ld layer counts (stages x chunks) adding up to the %ld layers",
+         s->pp_split, chunks, layers);
+  else if (s->numerics && s->virtual_net[0])
+    msgf(msg, len, "model.virtual: a numeric pipeline splits model.layers; time a virtual network (%s) with "
+         "model.numerics = off", s->virtual_net);
+  else if (!s->numerics && s->target_accuracy > 0)
+    msgf(msg, len, "run.target_accuracy: a timing-only pipeline (model.numerics = off) has no accuracy to reach");
+  else
+    return 0;
+  return -1;
+}
+
 int scenario_validate(const scenario *s, const char *origin, char *err, size_t errlen)
 {
   char msg[400];
@@ -1718,7 +1808,8 @@ int scenario_validate(const scenario *s, const char *origin, char *err, size_t e
                       ((strcmp(s->algorithm, "sgd") == 0 && s->sgd_partitions > 1) ||
                        (strcmp(s->algorithm, "downpour") == 0 && s->partitions > 1));
   int trains_layers = strcmp(s->algorithm, "downpour") == 0 || strcmp(s->algorithm, "sgd") == 0 ||
-                      strcmp(s->algorithm, "sandblaster") == 0 || strcmp(s->algorithm, "dataparallel") == 0;
+                      strcmp(s->algorithm, "sandblaster") == 0 || strcmp(s->algorithm, "dataparallel") == 0 ||
+                      strcmp(s->algorithm, "pipeline") == 0;
   if (s->warm_steps > 0 && (!s->numerics || !trains_layers || archnet_split)) {
     msgf(err, errlen, "%s: model.warmstart_steps: a warmstart trains model.layers before the run, which %s", o,
          !s->numerics     ? "a timing-only run (model.numerics = off) does not have"
@@ -1736,6 +1827,10 @@ int scenario_validate(const scenario *s, const char *origin, char *err, size_t e
     return -1;
   }
   if (strcmp(s->algorithm, "tensor") == 0 && validate_tensor(s, msg, sizeof msg) != 0) {
+    msgf(err, errlen, "%s: %s", o, msg);
+    return -1;
+  }
+  if (strcmp(s->algorithm, "pipeline") == 0 && validate_pipeline(s, msg, sizeof msg) != 0) {
     msgf(err, errlen, "%s: %s", o, msg);
     return -1;
   }

@@ -15,7 +15,7 @@
 
 typedef struct scenario {
   /* [run] */
-  char algorithm[32];        /* downpour | sgd | consensus | sandblaster | collective | dataparallel | tensor */
+  char algorithm[32];        /* downpour | sgd | consensus | sandblaster | collective | dataparallel | tensor | pipeline */
   uint64_t seed;
   double max_sim_time;       /* simulated seconds, > 0 */
   long max_steps;            /* minibatches per worker / replica; 0: no limit */
@@ -126,6 +126,15 @@ typedef struct scenario {
   long tp_dp;                /* d: data-parallel replicas of the tensor group */
   int tp_recompute;          /* activation recomputation: forward again before each layer's backward */
   long tp_vocab;             /* V: vocabulary of the embedding and logits layers; 0: not modelled */
+  /* [pipeline] */
+  long pp_stages;            /* p: devices, stage s on host s */
+  long pp_microbatches;      /* m: per step */
+  long pp_microbatch;        /* b: examples per microbatch */
+  char pp_schedule[16];      /* gpipe | 1f1b | interleaved */
+  long pp_chunks;            /* v: model chunks per device */
+  int pp_recompute;
+  double pp_lr;
+  char pp_split[256];        /* balanced, or layers per model chunk "2,1,1" */
   /* [faults] */
   char stragglers[64];       /* FRACTION:SLOWDOWN, or "" */
   char host_failures[512];   /* HOST@TIME[+DURATION],... (faults.h) */

@@ -40,6 +40,8 @@ static int scenario_equal(const scenario *a, const scenario *b)
          NUM_EQ(tp_heads) && NUM_EQ(tp_layers) && NUM_EQ(tp_seq) && NUM_EQ(tp_microbatch) &&
          NUM_EQ(tp_microbatches) && NUM_EQ(tp_steps) && NUM_EQ(tp_seqpar) && NUM_EQ(tp_async) &&
          STR_EQ(tp_collective) && NUM_EQ(tp_dp) && NUM_EQ(tp_recompute) && NUM_EQ(tp_vocab) &&
+         NUM_EQ(pp_stages) && NUM_EQ(pp_microbatches) && NUM_EQ(pp_microbatch) && STR_EQ(pp_schedule) &&
+         NUM_EQ(pp_chunks) && NUM_EQ(pp_recompute) && NUM_EQ(pp_lr) && STR_EQ(pp_split) &&
          STR_EQ(stragglers) && NUM_EQ(bw_factor) && NUM_EQ(lat_factor) && NUM_EQ(speed_factor) &&
          STR_EQ(gen_topology) && NUM_EQ(host_cores) && STR_EQ(sharing) && STR_EQ(host_failures) &&
          STR_EQ(link_failures) && STR_EQ(link_degrade) && NUM_EQ(wait_timeout) && NUM_EQ(checkpoint_interval) &&
@@ -48,8 +50,8 @@ static int scenario_equal(const scenario *a, const scenario *b)
 #undef NUM_EQ
 }
 
-/* The struct has 108 fields (sim/scenario.h); each must have exactly one key. */
-#define N_FIELDS 108
+/* The struct has 116 fields (sim/scenario.h); each must have exactly one key. */
+#define N_FIELDS 116
 
 /* Writes text to a fresh file under /tmp; path receives its name. */
 static void write_temp(const char *text, char *path, size_t len)
@@ -672,7 +674,8 @@ START_TEST(test_scenario_reference_table)
   }
   ck_assert_ptr_nonnull(strstr(buf, "| `downpour.lr` | `0.05` |"));
   ck_assert_ptr_nonnull(
-      strstr(buf, "One of: `downpour`, `sgd`, `consensus`, `sandblaster`, `collective`, `dataparallel`, `tensor`."));
+      strstr(buf, "One of: `downpour`, `sgd`, `consensus`, `sandblaster`, `collective`, `dataparallel`, `tensor`, "
+                  "`pipeline`."));
   ck_assert_ptr_nonnull(strstr(buf, "Range: in (0, 1]."));
   free(buf);
 }
