@@ -11,6 +11,7 @@
 
 #include "models/arch.h"
 #include "sim/engine.h"
+#include "sim/output.h"
 #include "sim/platform.h"
 #include "sim/reproduce.h"
 #include "sim/scenario.h"
@@ -145,32 +146,6 @@ static int is_simgrid_opt(const char *a)
   return strncmp(a, "--cfg=", 6) == 0 || strncmp(a, "--log=", 6) == 0;
 }
 
-/* The result folder is created only after the run; make sure now that it can be:
- * the path, or else its nearest existing ancestor, must be a writable directory. */
-static int out_dir_unusable(const char *out, char *err, size_t len)
-{
-  char p[4096];
-  struct stat st;
-  snprintf(p, sizeof(p), "%s", out);
-  while (stat(p, &st) != 0) {
-    char *slash = strrchr(p, '/');
-    if (slash == NULL) {
-      snprintf(p, sizeof(p), ".");
-      continue;
-    }
-    *slash = '\0';
-    if (p[0] == '\0')
-      snprintf(p, sizeof(p), "/");
-  }
-  if (!S_ISDIR(st.st_mode))
-    snprintf(err, len, "--out %s: %s exists and is not a directory", out, p);
-  else if (access(p, W_OK | X_OK) != 0)
-    snprintf(err, len, "--out %s: cannot write into %s", out, p);
-  else
-    return 0;
-  return 1;
-}
-
 /* `dtsim run ...`; argv[0] is "run" (or "dtsim" for the bare default run). */
 static int run_main(int argc, char **argv, const char *prog)
 {
@@ -236,7 +211,7 @@ static int run_main(int argc, char **argv, const char *prog)
   }
   if (rc == 0 && scenario_validate(&sc, origin, err, sizeof(err)) != 0)
     rc = bad(NULL, err);
-  if (rc == 0 && out_dir_unusable(out, err, sizeof(err)))
+  if (rc == 0 && output_dir_unusable(out, err, sizeof(err)))
     rc = bad(NULL, err);
   if (rc == 0 && expect && access(expect, R_OK) != 0) {
     snprintf(err, sizeof(err), "--expect %s: cannot read the file", expect);

@@ -74,6 +74,32 @@ int output_write_file(const char *dir, const char *name, const char *data, size_
   return 0;
 }
 
+/* The result folder is created only after the run; make sure now that it can be:
+ * the path, or else its nearest existing ancestor, must be a writable directory. */
+int output_dir_unusable(const char *out, char *err, size_t len)
+{
+  char p[4096];
+  struct stat st;
+  snprintf(p, sizeof(p), "%s", out);
+  while (stat(p, &st) != 0) {
+    char *slash = strrchr(p, '/');
+    if (slash == NULL) {
+      snprintf(p, sizeof(p), ".");
+      continue;
+    }
+    *slash = '\0';
+    if (p[0] == '\0')
+      snprintf(p, sizeof(p), "/");
+  }
+  if (!S_ISDIR(st.st_mode))
+    snprintf(err, len, "--out %s: %s exists and is not a directory", out, p);
+  else if (access(p, W_OK | X_OK) != 0)
+    snprintf(err, len, "--out %s: cannot write into %s", out, p);
+  else
+    return 0;
+  return -1;
+}
+
 static int make_dirs(const char *dir, char *err, size_t errlen)
 {
   char p[4096];

@@ -83,6 +83,10 @@ int output_write_all(const char *dir, const run_result *r, char *err, size_t err
 int output_expect(const char *dir, const char *expect_path, char *msg, size_t msglen);
 
 /* Writes len bytes to dir/name through dir/.name.tmp and rename(2). Returns 0 or -1. */
+/* Whether a result folder can be created at out later: out, or else its nearest existing
+ * ancestor, must be a writable directory. Returns 0, or -1 with a one-line message. */
+int output_dir_unusable(const char *out, char *err, size_t len);
+
 int output_write_file(const char *dir, const char *name, const char *data, size_t len, char *err,
                       size_t errlen);
 

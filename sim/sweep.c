@@ -274,23 +274,7 @@ static int out_unusable(const char *out, char *err, size_t len)
     snprintf(err, len, "--out %s: already holds a sweep (%s); choose another folder or remove it", out, p);
     return -1;
   }
-  snprintf(p, sizeof(p), "%s", out);
-  while (stat(p, &st) != 0) {
-    char *slash = strrchr(p, '/');
-    if (slash == NULL)
-      snprintf(p, sizeof(p), ".");
-    else if (slash == p)
-      p[1] = '\0';
-    else
-      *slash = '\0';
-  }
-  if (!S_ISDIR(st.st_mode))
-    snprintf(err, len, "--out %s: %s exists and is not a directory", out, p);
-  else if (access(p, W_OK | X_OK) != 0)
-    snprintf(err, len, "--out %s: cannot write into %s", out, p);
-  else
-    return 0;
-  return -1;
+  return output_dir_unusable(out, err, len);
 }
 
 /* Writes dir/point.json: {"index": i, "count": n, "vary": [{"key": K, "value": V}...]}. */
