@@ -2,7 +2,6 @@
 #include "algorithms/faults.h"
 
 #include <errno.h>
-#include <pthread.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -16,13 +15,8 @@
 
 #include "algorithms/msg.h"
 
-/* Links that are down now, for the route filter; a plain mutex (no simulated effect)
- * guards them against senders on other threads. One engine per process. */
-static struct {
-  pthread_mutex_t mu;
-  sg_link_t *down;
-  size_t n, cap;
-} links = {.mu = PTHREAD_MUTEX_INITIALIZER};
+/* The running plan, for the route filter. One engine per process. */
+static const fault_plan *active_plan;
 
 static int parse_time(const char *s, char **end, double *t)
 {
@@ -130,11 +124,8 @@ void faults_clear(fault_plan *p)
   if (p == NULL)
     return;
   msg_set_route_filter(NULL);
-  pthread_mutex_lock(&links.mu);
-  xbt_free(links.down);
-  links.down = NULL;
-  links.n = links.cap = 0;
-  pthread_mutex_unlock(&links.mu);
+  if (active_plan == p)
+    active_plan = NULL;
   xbt_free(p->ev);
   xbt_free(p->nominal);
   p->ev = NULL;
@@ -194,24 +185,6 @@ static void stop_run(fault_plan *p, int why, metrics_status st)
   sg_actor_kill_all();
 }
 
-static void set_link_down(sg_link_t l, int down)
-{
-  pthread_mutex_lock(&links.mu);
-  size_t k = 0;
-  while (k < links.n && links.down[k] != l)
-    k++;
-  if (down && k == links.n) {
-    if (links.n == links.cap) {
-      links.cap = links.cap ? 2 * links.cap : 4;
-      links.down = xbt_realloc(links.down, links.cap * sizeof(sg_link_t));
-    }
-    links.down[links.n++] = l;
-  } else if (!down && k < links.n) {
-    links.down[k] = links.down[--links.n];
-  }
-  pthread_mutex_unlock(&links.mu);
-}
-
 static int route_crosses(sg_host_t src, sg_host_t dst, const sg_link_t *set, size_t n)
 {
   xbt_dynar_t route = xbt_dynar_new(sizeof(sg_link_t), NULL);
@@ -226,12 +199,44 @@ static int route_crosses(sg_host_t src, sg_host_t dst, const sg_link_t *set, siz
   return hit;
 }
 
+/* Whether link l is down at simulated time now: the last of its off/on events at or before
+ * now (in plan order among equal times, as the injector applies them) is an "off". Read
+ * from the plan and the clock, not from state the injector changes, so every actor
+ * decides the same way whatever thread runs it (--cfg=contexts/nthreads:N): a message sent
+ * at the very time of an event sees the event as applied. */
+static int link_down_at(const fault_plan *p, sg_link_t l, double now)
+{
+  int down = 0;
+  double at = -1;
+  for (size_t i = 0; i < p->n; i++) {
+    const fault_event *e = &p->ev[i];
+    if (e->link == l && (e->kind == FAULT_LINK_OFF || e->kind == FAULT_LINK_ON) && e->time <= now && e->time >= at) {
+      at = e->time;
+      down = e->kind == FAULT_LINK_OFF;
+    }
+  }
+  return down;
+}
+
 /* msg's route filter: a message whose route crosses a link that is down is lost. */
 static int route_ok(sg_host_t src, sg_host_t dst)
 {
-  pthread_mutex_lock(&links.mu);
-  int ok = links.n == 0 || !route_crosses(src, dst, links.down, links.n);
-  pthread_mutex_unlock(&links.mu);
+  const fault_plan *p = active_plan;
+  size_t k = 0;
+  while (p && k < p->n && p->ev[k].kind != FAULT_LINK_OFF)
+    k++;
+  if (p == NULL || k == p->n) /* no link ever fails */
+    return 1;
+  double now = simgrid_get_clock();
+  xbt_dynar_t route = xbt_dynar_new(sizeof(sg_link_t), NULL);
+  sg_host_get_route(src, dst, route);
+  int ok = 1;
+  sg_link_t l;
+  unsigned int i;
+  xbt_dynar_foreach (route, i, l)
+    if (ok && link_down_at(p, l, now))
+      ok = 0;
+  xbt_dynar_free(&route);
   return ok;
 }
 
@@ -267,10 +272,8 @@ static void apply(fault_plan *p, size_t i)
       stop_run(p, 3, METRICS_LINK_FAILED);
       return;
     }
-    set_link_down(ev->link, 1);
-    break;
+    break; /* route_ok reads it from the plan and the clock */
   case FAULT_LINK_ON:
-    set_link_down(ev->link, 0);
     break;
   case FAULT_LINK_DEGRADE:
     sg_link_set_bandwidth(ev->link, p->nominal[i] * ev->factor);
@@ -308,6 +311,7 @@ void faults_stop_run(fault_plan *p)
 
 void faults_start(fault_plan *p, const run_config *cfg, metrics *m)
 {
+  active_plan = p;
   msg_set_route_filter(route_ok);
   p->cfg = cfg;
   p->m = m;
