@@ -887,6 +887,11 @@ int engine_run(const scenario *sc, const engine_opts *o)
              sc->replicas, data_n(b.train));
     rc = fail(err);
   }
+  if (rc == 0 && strcmp(sc->algorithm, "downpour") == 0 && (size_t)sc->ps_shards > net_n_params(b.model)) {
+    snprintf(err, ERRLEN, "downpour.ps_shards: %ld shards, but the model has only %zu parameters to slice",
+             sc->ps_shards, net_n_params(b.model));
+    rc = fail(err);
+  }
   if (rc == 0 && strcmp(sc->algorithm, "sandblaster") == 0 && (size_t)sc->sb_ps_shards > net_n_params(b.model)) {
     snprintf(err, ERRLEN, "sandblaster.ps_shards: %ld shards, but the model has only %zu parameters to slice",
              sc->sb_ps_shards, net_n_params(b.model));

@@ -82,6 +82,10 @@ START_TEST(test_warmstart_shared)
   cli_assert_bad_input(dir, off, "model.warmstart_steps");
   const char *tp[] = {"run", "--out", "out", "--set", "model.warmstart_steps=5", "--set", "run.algorithm=tensor", NULL};
   cli_assert_bad_input(dir, tp, "model.warmstart_steps");
+  /* more shards than parameters (a 2-1 linear model has 3): refused, not a GSL abort */
+  const char *shards[] = {"run", "--out", "out", "--set", "model.type=linear", "--set", "model.layers=2,1",
+                          "--set", "downpour.ps_shards=10", NULL};
+  cli_assert_bad_input(dir, shards, "downpour.ps_shards");
   free(dir);
 }
 END_TEST
