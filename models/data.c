@@ -313,10 +313,8 @@ static int svm_line(char *line, const char *path, size_t lineno, dbuf *labels, s
   return 0;
 }
 
-dataset *data_load_libsvm(const char *path, char *err, size_t errlen)
+dataset *data_load_libsvm_stream(FILE *f, const char *path, char *err, size_t errlen)
 {
-  FILE *f = open_or_err(path, err, errlen);
-  if (f == NULL) return NULL;
   dbuf labels = {0};
   svm_entries e = {0};
   char *line = NULL;
@@ -333,7 +331,6 @@ dataset *data_load_libsvm(const char *path, char *err, size_t errlen)
     seterr(err, errlen, "%s: read error: %s", path, strerror(errno));
     bad = 1;
   }
-  fclose(f);
   free(line);
   dataset *d = bad ? NULL : finish(path, &labels, e.dim, err, errlen);
   for (size_t k = 0; d != NULL && k < e.val.n; k++)
@@ -342,6 +339,15 @@ dataset *data_load_libsvm(const char *path, char *err, size_t errlen)
   free(e.row.v);
   free(e.col.v);
   free(e.val.v);
+  return d;
+}
+
+dataset *data_load_libsvm(const char *path, char *err, size_t errlen)
+{
+  FILE *f = open_or_err(path, err, errlen);
+  if (f == NULL) return NULL;
+  dataset *d = data_load_libsvm_stream(f, path, err, errlen);
+  fclose(f);
   return d;
 }
 
@@ -414,10 +420,8 @@ static int csv_line(csv_reader *c, char *line, const char *path, size_t lineno, 
   return 0;
 }
 
-dataset *data_load_csv(const char *path, char *err, size_t errlen)
+dataset *data_load_csv_stream(FILE *f, const char *path, char *err, size_t errlen)
 {
-  FILE *f = open_or_err(path, err, errlen);
-  if (f == NULL) return NULL;
   dbuf X = {0}, labels = {0};
   csv_reader c = {0};
   char *line = NULL;
@@ -433,7 +437,6 @@ dataset *data_load_csv(const char *path, char *err, size_t errlen)
     seterr(err, errlen, "%s: read error: %s", path, strerror(errno));
     rc = -1;
   }
-  fclose(f);
   free(line);
   free(c.fields);
   free(c.vals);
@@ -441,6 +444,15 @@ dataset *data_load_csv(const char *path, char *err, size_t errlen)
   if (d != NULL) memcpy(d->X->data, X.v, X.n * sizeof *X.v);
   free(X.v);
   free(labels.v);
+  return d;
+}
+
+dataset *data_load_csv(const char *path, char *err, size_t errlen)
+{
+  FILE *f = open_or_err(path, err, errlen);
+  if (f == NULL) return NULL;
+  dataset *d = data_load_csv_stream(f, path, err, errlen);
+  fclose(f);
   return d;
 }
 

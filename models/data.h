@@ -4,6 +4,7 @@
  * deterministic train/test split, contiguous shards and minibatch draws. */
 
 #include <stddef.h>
+#include <stdio.h>
 #include <gsl/gsl_matrix.h>
 #include <gsl/gsl_rng.h>
 
@@ -39,6 +40,11 @@ dataset *data_load_libsvm(const char *path, char *err, size_t errlen);
 /* Loads a CSV file of numbers, label in the last column; a first line that does not
  * parse as numbers is a header and skipped. Same label rule and error contract. */
 dataset *data_load_csv(const char *path, char *err, size_t errlen);
+
+/* The same two loaders reading an open stream (a file, or fmemopen'd bytes) to its end;
+ * `name` stands for the path in messages. The caller keeps and closes f. */
+dataset *data_load_libsvm_stream(FILE *f, const char *name, char *err, size_t errlen);
+dataset *data_load_csv_stream(FILE *f, const char *name, char *err, size_t errlen);
 
 /* Shuffles the rows with r and puts round(test_fraction * n) of them in *test, the
  * rest in *train (both fresh copies). Returns 0, or -1 if either part would be empty. */

@@ -1295,20 +1295,26 @@ static load_ctx *load_ctx_new(scenario *s, const char *name)
   return c;
 }
 
+int scenario_load_stream(scenario *s, FILE *fp, const char *name, char *err, size_t errlen)
+{
+  load_ctx *c = load_ctx_new(s, name);
+  int rc;
+  c->fp = fp;
+  rc = load_run(c, err, errlen);
+  free(c);
+  return rc;
+}
+
 int scenario_load_file(scenario *s, const char *path, char *err, size_t errlen)
 {
-  load_ctx *c;
   int rc;
   FILE *fp = fopen(path, "r");
   if (!fp) {
     msgf(err, errlen, "%s: cannot open: %s", path, strerror(errno));
     return -1;
   }
-  c = load_ctx_new(s, path);
-  c->fp = fp;
-  rc = load_run(c, err, errlen);
+  rc = scenario_load_stream(s, fp, path, err, errlen);
   fclose(fp);
-  free(c);
   return rc;
 }
 
