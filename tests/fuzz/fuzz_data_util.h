@@ -1,8 +1,9 @@
 #ifndef TESTS_FUZZ_DATA_UTIL_H
 #define TESTS_FUZZ_DATA_UTIL_H
 /* fuzz_data_util.h - what the LIBSVM and CSV harnesses check of a loader's outcome:
- * an error is one line naming the file; a data set is consistent (shapes, finite
- * values, class labels 0..k-1 that all occur) and round-trips through both formats. */
+ * an error is one line naming the file; input with a NUL byte never loads; a data set
+ * is consistent (shapes, finite values, class labels 0..k-1 that all occur) and
+ * round-trips through both formats. */
 
 #include <math.h>
 
@@ -102,6 +103,9 @@ static inline void fuzz_data_input(const uint8_t *data, size_t size, fuzz_loader
     fuzz_check_error(err, prefix);
     return;
   }
+  /* A NUL byte cannot be part of a well-formed line: loading past one means some of the
+   * file was silently dropped. */
+  FUZZ_CHECK(memchr(data, '\0', size) == NULL, "input with a NUL byte loaded");
   check_dataset(d);
   /* Written out densely, a large data set (a high LIBSVM index) would cost seconds. */
   if (data_n(d) * data_dim(d) <= FUZZ_ROUND_TRIP_MAX) {
