@@ -1348,6 +1348,17 @@ int scenario_set(scenario *s, const char *assignment, char *err, size_t errlen)
   char *eq, *dot, *section, *key, *value;
   const key_spec *k;
   const char *shown = quote(assignment, q, sizeof q);
+  /* A line break inside the assignment (not around it, which trim drops) would split the
+   * one-line message quoting it; no value needs one. */
+  size_t lead = strspn(assignment, " \t\r\n\f\v"), end = strlen(assignment);
+  while (end > lead && strchr(" \t\r\n\f\v", assignment[end - 1]))
+    end--;
+  size_t brk = lead + strcspn(assignment + lead, "\r\n");
+  if (brk < end) {
+    msgf(err, errlen, "--set %.*s...: a line break cannot be part of SECTION.KEY=VALUE",
+         (int)(brk - lead < QUOTE_MAX ? brk - lead : QUOTE_MAX), assignment + lead);
+    return -1;
+  }
   if (strlen(assignment) >= sizeof buf) {
     msgf(err, errlen, "--set %s: too long", shown);
     return -1;

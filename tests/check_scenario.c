@@ -333,6 +333,9 @@ START_TEST(test_scenario_set_bad_forms)
     const char *assignment, *expect;
   } bad[] = {
       {"foo", "--set foo: expected SECTION.KEY=VALUE"},
+      /* found by fuzz_set: the messages quoted the newline (two lines on stderr) */
+      {"model.layers=3,\n1", "--set model.layers=3,...: a line break cannot be part of SECTION.KEY=VALUE"},
+      {" run.seed=1\r2", "--set run.seed=1...: a line break"},
       {"run.seed", "--set run.seed: expected SECTION.KEY=VALUE"},
       {".x=1", "--set .x=1: expected SECTION.KEY=VALUE, the section is empty"},
       {"run.=1", "the key is empty"},

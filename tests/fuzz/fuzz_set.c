@@ -1,6 +1,6 @@
-/* fuzz_set.c - libFuzzer harness: each input line (up to 16) is one `--set
- * SECTION.KEY=VALUE` string, applied in order over the defaults as `dtsim run` does,
- * then the scenario is validated. Invariants besides not crashing:
+/* fuzz_set.c - libFuzzer harness: the input is up to 16 NUL-separated `--set
+ * SECTION.KEY=VALUE` strings (an argument holds any other byte, newlines included),
+ * applied in order over the defaults as `dtsim run` does, then validated. Invariants besides not crashing:
  *  - a refused assignment leaves the scenario unchanged and reports one non-empty line
  *    starting with "--set ";
  *  - an accepted one changes one key (or platform.preset and platform.file together),
@@ -45,13 +45,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
   scenario s, before;
   char err[512];
-  char *text = malloc(size + 1), *line, *save = NULL;
+  char *text = malloc(size + 1);
   FUZZ_CHECK(text != NULL, "out of memory");
   memcpy(text, data, size);
   text[size] = '\0';
   scenario_defaults(&s);
-  line = strtok_r(text, "\n", &save);
-  for (int n = 0; line && n < MAX_SETS; n++, line = strtok_r(NULL, "\n", &save)) {
+  /* A command-line argument holds any byte but NUL, so NUL separates assignments. */
+  for (size_t at = 0, n = 0; at < size && n < MAX_SETS; at += strlen(text + at) + 1, n++) {
+    const char *line = text + at;
     before = s;
     int rc = scenario_set(&s, line, err, sizeof err);
     if (rc != 0) {
