@@ -1344,12 +1344,12 @@ static void trim(char *p)
 
 int scenario_set(scenario *s, const char *assignment, char *err, size_t errlen)
 {
-  char buf[SCENARIO_STR + 128], msg[400], q[QUOTE_MAX + 8];
+  char buf[SCENARIO_STR + 128], whole[SCENARIO_STR + 128], msg[400], q[QUOTE_MAX + 8];
   char *eq, *dot, *section, *key, *value;
   const key_spec *k;
-  const char *shown = quote(assignment, q, sizeof q);
-  /* A line break inside the assignment (not around it, which trim drops) would split the
-   * one-line message quoting it; no value needs one. */
+  /* Messages quote the assignment, so it is taken without the blanks and line breaks
+   * around it (trim drops those anyway), and one inside it, which would split the
+   * one-line message, is refused: no value needs one. */
   size_t lead = strspn(assignment, " \t\r\n\f\v"), end = strlen(assignment);
   while (end > lead && strchr(" \t\r\n\f\v", assignment[end - 1]))
     end--;
@@ -1359,10 +1359,13 @@ int scenario_set(scenario *s, const char *assignment, char *err, size_t errlen)
          (int)(brk - lead < QUOTE_MAX ? brk - lead : QUOTE_MAX), assignment + lead);
     return -1;
   }
-  if (strlen(assignment) >= sizeof buf) {
-    msgf(err, errlen, "--set %s: too long", shown);
+  if (end - lead >= sizeof buf) {
+    msgf(err, errlen, "--set %s: too long", quote(assignment + lead, q, sizeof q));
     return -1;
   }
+  memcpy(whole, assignment + lead, end - lead);
+  whole[end - lead] = '\0';
+  assignment = whole;
   strcpy(buf, assignment);
   eq = strchr(buf, '=');
   if (!eq) {

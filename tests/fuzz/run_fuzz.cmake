@@ -14,6 +14,7 @@ foreach(run ${runs})
   list(GET parts 2 dict)
   file(MAKE_DIRECTORY ${WORK}/corpus/${name} ${WORK}/artifacts/${name})
   set(log ${WORK}/${name}.log)
+  file(GLOB before ${WORK}/artifacts/${name}/*)
   message(STATUS "fuzz_${name}: ${SECONDS} s (log: ${log})")
   # -rss_limit_mb: a loader that turns a few bytes into gigabytes is a finding, not noise.
   execute_process(
@@ -38,6 +39,9 @@ foreach(run ${runs})
   file(GLOB corpus ${WORK}/corpus/${name}/*)
   list(LENGTH corpus ncorpus)
   file(GLOB found ${WORK}/artifacts/${name}/*)
+  if(before)
+    list(REMOVE_ITEM found ${before}) # earlier runs' findings are not this run's
+  endif()
   if(NOT rc EQUAL 0)
     set(status "FAILED (exit ${rc})")
     list(APPEND failed ${name})
