@@ -34,8 +34,8 @@ dataset *data_synthetic_gaussian(size_t n, size_t dim, size_t n_classes, double 
  * comments). Dimension = largest index seen. Labels: if every label is an integer and
  * there are at most 1000 distinct ones they are mapped, in increasing order, onto class
  * indices 0..k-1 (so {-1,+1} becomes {0,1}); otherwise the data set is a regression one.
- * A data set holds at most 2^27 values (examples x dimension: the matrix is dense); a
- * NUL byte or a '\r' not ending a line is an error, never a silently cut line.
+ * A data set holds at most 2^27 values (examples x dimension: the matrix is dense). A
+ * NUL byte is an error and only "\n" or "\r\n" ends a line, so no line is cut silently.
  * On error returns NULL and writes "PATH:LINE: problem" (or "PATH: problem") into err. */
 dataset *data_load_libsvm(const char *path, char *err, size_t errlen);
 

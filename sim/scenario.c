@@ -1348,14 +1348,14 @@ int scenario_set(scenario *s, const char *assignment, char *err, size_t errlen)
   char *eq, *dot, *section, *key, *value;
   const key_spec *k;
   /* Messages quote the assignment, so it is taken without the blanks and line breaks
-   * around it (trim drops those anyway), and one inside it, which would split the
-   * one-line message, is refused: no value needs one. */
+   * around it (trim drops those anyway), and a newline inside it, which would split the
+   * one-line message, is refused: no value needs one, and none can come from INI. */
   size_t lead = strspn(assignment, " \t\r\n\f\v"), end = strlen(assignment);
   while (end > lead && strchr(" \t\r\n\f\v", assignment[end - 1]))
     end--;
-  size_t brk = lead + strcspn(assignment + lead, "\r\n");
+  size_t brk = lead + strcspn(assignment + lead, "\n");
   if (brk < end) {
-    msgf(err, errlen, "--set %.*s...: a line break cannot be part of SECTION.KEY=VALUE",
+    msgf(err, errlen, "--set %.*s...: a newline cannot be part of SECTION.KEY=VALUE",
          (int)(brk - lead < QUOTE_MAX ? brk - lead : QUOTE_MAX), assignment + lead);
     return -1;
   }

@@ -334,8 +334,8 @@ START_TEST(test_scenario_set_bad_forms)
   } bad[] = {
       {"foo", "--set foo: expected SECTION.KEY=VALUE"},
       /* found by fuzz_set: the messages quoted the newline (two lines on stderr) */
-      {"model.layers=3,\n1", "--set model.layers=3,...: a line break cannot be part of SECTION.KEY=VALUE"},
-      {" run.seed=1\r2", "--set run.seed=1...: a line break"},
+      {"model.layers=3,\n1", "--set model.layers=3,...: a newline cannot be part of SECTION.KEY=VALUE"},
+      {" run.seed=1\n2", "--set run.seed=1...: a newline"},
       {"faults.scers=0r\n", "--set faults.scers=0r: unknown key 'scers' in section [faults]"},
       {"run.seed", "--set run.seed: expected SECTION.KEY=VALUE"},
       {".x=1", "--set .x=1: expected SECTION.KEY=VALUE, the section is empty"},
