@@ -1,6 +1,7 @@
 /* fuzz_set.c - libFuzzer harness: the input is up to 16 NUL-separated `--set
  * SECTION.KEY=VALUE` strings (an argument holds any other byte, newlines included),
- * applied in order over the defaults as `dtsim run` does, then validated. Invariants besides not crashing:
+ * applied in order over the defaults as `dtsim run` does, then validated. Invariants
+ * besides not crashing:
  *  - a refused assignment leaves the scenario unchanged and reports one non-empty line
  *    starting with "--set ";
  *  - an accepted one changes one key (or platform.preset and platform.file together),
@@ -12,7 +13,7 @@
 
 #define MAX_SETS 16
 
-/* The key index of platform.preset and platform.file, which one assignment may change
+/* Whether key i is platform.preset or platform.file, which one assignment may change
  * together (naming one forgets the other). */
 static int is_platform_source(size_t i)
 {
