@@ -188,7 +188,7 @@ static void take_recv(coll_comm *c, size_t me, pending *pd, double *buf, size_t 
 
 static void finish_recv(coll_comm *c, size_t me, pending *pd, double *buf, size_t off, size_t len, int reduce)
 {
-  sg_comm_wait(pd->comm);
+  run_comm_wait(pd->comm);
   take_recv(c, me, pd, buf, off, len, reduce);
 }
 
@@ -210,7 +210,7 @@ static void exchange(coll_comm *c, size_t me, size_t to, size_t soff, size_t sle
       post_recv(c, me, from, &win[0]);
       both[k++] = win[0].comm;
     }
-    sg_comm_wait_all(both, k);
+    run_comm_wait_all(both, k);
     if (nr)
       take_recv(c, me, &win[0], buf, roff, rlen, reduce);
     return;
@@ -231,7 +231,7 @@ static void exchange(coll_comm *c, size_t me, size_t to, size_t soff, size_t sle
       post_recv(c, me, from, &win[k % COLL_WINDOW]);
   }
   if (ns)
-    sg_comm_wait_all(sends, ns);
+    run_comm_wait_all(sends, ns);
   xbt_free(sends);
 }
 
@@ -379,7 +379,7 @@ static void tree_bcast(coll_comm *c, size_t me, size_t root, double *buf, size_t
     }
     for (size_t m = mask >> 1; m >= 1; m >>= 1)
       if (q + m < p)
-        sg_comm_wait(post_send(c, me, (q + m + root) % p, buf, o, l));
+        run_comm_wait(post_send(c, me, (q + m + root) % p, buf, o, l));
   }
 }
 
@@ -404,7 +404,7 @@ static void tree_reduce(coll_comm *c, size_t me, size_t root, double *buf, size_
       up[k] = post_send(c, me, parent, buf, o, l);
   }
   if (parent != NO_PEER)
-    sg_comm_wait_all(up, nc);
+    run_comm_wait_all(up, nc);
   xbt_free(up);
 }
 

@@ -130,9 +130,12 @@ static void backward_pass(replica *r)
     sg_sem_release(r->ready);
 }
 
+/* Blocked on the gradient allreduce: communication in the time breakdown (run.h). */
 static void wait_reduced(replica *r)
 {
+  run_comm_begin();
   sg_sem_acquire(r->reduced);
+  run_comm_end();
 }
 
 static void apply_update(replica *r)

@@ -17,10 +17,13 @@
 #include <gsl/gsl_blas.h>
 #include <simgrid/actor.h>
 #include <simgrid/comm.h>
+#include <simgrid/engine.h>
+#include <simgrid/mutex.h>
 #include <xbt/asserts.h>
 #include <xbt/sysdep.h>
 
 #include "algorithms/eval.h"
+#include "algorithms/faults.h"
 #include "algorithms/modelpar.h"
 #include "algorithms/msg.h"
 #include "algorithms/ps.h"
@@ -46,6 +49,8 @@ typedef struct replica {
   minibatch *mb;           /* draws from the replica's own shard of the data */
   metrics_slot *slot;
   int released;            /* warmstart: replica 0 has sent MSG_GO */
+  long fetch_serial;       /* [faults]: numbers fetches, so that a late reply is recognised */
+  msg **push_msgs;         /* [faults]: the push in flight, freed here if undelivered */
 } replica;
 
 /* What partition p of every replica fetches and pushes: per shard it talks to, its
@@ -98,6 +103,10 @@ struct downpour {
   part_layout *layouts;    /* [p] */
   rset *sets;              /* [replica] */
   archnet_ws *eval_ws;
+  /* [faults] */
+  fault_plan *fp;
+  sg_mutex_t gone_mu;      /* guards finished and dead */
+  int *finished, *dead;    /* [replica] */
 };
 
 size_t downpour_hosts_needed(const downpour_params *p)
@@ -131,7 +140,7 @@ static void request_parameters(replica *r)
 static void install_parameters(replica *r)
 {
   int S = r->d->p->ps_shards;
-  sg_comm_wait_all(r->fetch_comms, (size_t)S);
+  run_comm_wait_all(r->fetch_comms, (size_t)S);
   for (int s = 0; s < S; s++) {
     msg *m = r->replies[s];
     xbt_assert(m->kind == MSG_PARAMS, "replica %d expected parameters, got kind %d", r->rank, (int)m->kind);
@@ -174,7 +183,7 @@ static void accrue_gradient(replica *r)
 static void wait_push(replica *r)
 {
   if (r->push_in_flight)
-    sg_comm_wait_all(r->push_comms, (size_t)r->d->p->ps_shards);
+    run_comm_wait_all(r->push_comms, (size_t)r->d->p->ps_shards);
   r->push_in_flight = 0;
 }
 
@@ -229,6 +238,170 @@ static void say_done(replica *r)
     msg_send(r->d->shard_box[s], shard_host(r->d, s), msg_create(MSG_DONE, r->rank, 0, 0), MSG_HEADER_BYTES);
 }
 
+/* ---- a replica under [faults]: every wait is bounded ------------------------ */
+
+static double remaining(double deadline)
+{
+  double left = deadline - simgrid_get_clock();
+  return left > 0 ? left : 0;
+}
+
+/* Dean'12 4.1 fetch, bounded by faults.wait_timeout: asks the shards that are up,
+ * installs the replies of this fetch that come in time (late replies of an earlier one
+ * are dropped); a slice that does not come keeps its last fetched values. */
+static void fetch_parameters_ft(replica *r)
+{
+  downpour *d = r->d;
+  int S = d->p->ps_shards, asked = 0, got = 0;
+  long serial = ++r->fetch_serial;
+  for (int s = 0; s < S; s++) {
+    sg_mailbox_t box = ps_mailbox(d->shards[s]);
+    if (box) {
+      msg_send(box, shard_host(d, s), msg_create(MSG_FETCH, r->rank, serial, 0), MSG_HEADER_BYTES);
+      asked++;
+    }
+  }
+  double deadline = simgrid_get_clock() + d->fp->wait_timeout;
+  while (got < asked && remaining(deadline) > 0) {
+    msg *m = NULL;
+    sg_comm_t c = sg_mailbox_get_async(r->inbox, (void **)&m);
+    if (sg_comm_wait_for(c, remaining(deadline)) != SG_OK)
+      break;
+    if (m->kind == MSG_PARAMS && m->step == serial) {
+      r->fetched_version[m->src] = m->version;
+      if (m->n)
+        memcpy(r->w->data + ps_begin(d->shards[m->src]), m->data, m->n * sizeof(double));
+      got++;
+    }
+    msg_free(m);
+  }
+  atomic_fetch_add(&d->fp->missed_fetches, S - got);
+}
+
+/* Dean'12 4.1 push, bounded: a slice whose shard is down, or that is not delivered in
+ * faults.wait_timeout, is dropped and counted. */
+static void push_gradient_ft(replica *r)
+{
+  downpour *d = r->d;
+  int S = d->p->ps_shards, lost = 0;
+  for (int s = 0; s < S; s++) {
+    ps_shard *sh = d->shards[s];
+    r->push_msgs[s] = NULL;
+    sg_mailbox_t box = ps_mailbox(sh);
+    if (box == NULL || !msg_route_ok(shard_host(d, s))) {
+      lost++;
+      continue;
+    }
+    size_t n = r->cfg->numerics ? ps_end(sh) - ps_begin(sh) : 0;
+    msg *m = msg_create(MSG_PUSH, r->rank, r->accrued_steps, n);
+    m->version = r->accrued_version[s];
+    if (n)
+      memcpy(m->data, r->accrued->data + ps_begin(sh), n * sizeof(double));
+    r->push_msgs[s] = m;
+    r->push_comms[s] = msg_send_async(box, shard_host(d, s), m, msg_bytes(ps_sim_elems(sh), r->cfg->elem_bytes));
+  }
+  double deadline = simgrid_get_clock() + d->fp->wait_timeout;
+  for (int s = 0; s < S; s++)
+    if (r->push_msgs[s] && sg_comm_wait_for(r->push_comms[s], remaining(deadline)) != SG_OK) {
+      msg_free(r->push_msgs[s]); /* a failed put hands nothing over */
+      lost++;
+    }
+  atomic_fetch_add(&d->fp->undelivered_pushes, lost);
+  r->accrued_steps = 0;
+}
+
+static int replica_gone(void *ctx, int rank)
+{
+  downpour *d = ctx;
+  sg_mutex_lock(d->gone_mu);
+  int gone = d->finished[rank] || d->dead[rank];
+  sg_mutex_unlock(d->gone_mu);
+  return gone;
+}
+
+/* Warmstart under faults: replica 0 may die before it releases the others. */
+static void wait_for_warmstart_ft(replica *r)
+{
+  while (!replica_gone(r->d, 0)) {
+    msg *m = NULL;
+    sg_comm_t c = sg_mailbox_get_async(r->inbox, (void **)&m);
+    if (sg_comm_wait_for(c, r->d->fp->wait_timeout) == SG_OK) {
+      int go = m->kind == MSG_GO;
+      msg_free(m);
+      if (go)
+        return;
+    }
+  }
+}
+
+/* Pushes what it accrued and says MSG_DONE to the shards that are up; a shard also
+ * learns that it finished from the shared flag (ps_watch), since a shard down at the
+ * time never gets the message. */
+static void say_done_ft(replica *r)
+{
+  if (r->accrued_steps > 0)
+    push_gradient_ft(r);
+  release_warmstart(r);
+  sg_mutex_lock(r->d->gone_mu);
+  r->d->finished[r->rank] = 1;
+  sg_mutex_unlock(r->d->gone_mu);
+  for (int s = 0; s < r->d->p->ps_shards; s++) {
+    sg_mailbox_t box = ps_mailbox(r->d->shards[s]);
+    if (box)
+      msg_send(box, shard_host(r->d, s), msg_create(MSG_DONE, r->rank, 0, 0), MSG_HEADER_BYTES);
+  }
+}
+
+/* Injector hook: replicas on a dead host are lost for good; a shard's host going
+ * down rolls it back to its checkpoint, and coming back restarts it. */
+static void on_fault(void *ctx, const fault_event *ev)
+{
+  downpour *d = ctx;
+  if (ev->kind == FAULT_HOST_OFF) {
+    for (int i = 0; i < d->p->replicas; i++) {
+      if (d->cfg->hosts[i] != ev->host)
+        continue;
+      sg_mutex_lock(d->gone_mu);
+      int lost = !d->finished[i] && !d->dead[i];
+      d->dead[i] = 1;
+      sg_mutex_unlock(d->gone_mu);
+      if (lost)
+        atomic_fetch_add(&d->fp->workers_lost, 1);
+    }
+  }
+  for (int s = 0; s < d->p->ps_shards; s++) {
+    if (shard_host(d, s) != ev->host)
+      continue;
+    if (ev->kind == FAULT_HOST_OFF)
+      ps_fail(d->shards[s], ev->host);
+    else if (ev->kind == FAULT_HOST_ON)
+      ps_restart(d->shards[s], ev->host);
+  }
+}
+
+/* The replica's loop under [faults] (no overlap: the scenario refuses it). */
+static void replica_actor_ft(replica *r)
+{
+  const downpour_params *p = r->d->p;
+  sg_mailbox_set_receiver(sg_mailbox_get_name(r->inbox));
+  if (r->rank != 0 && p->warmstart_steps > 0)
+    wait_for_warmstart_ft(r);
+  for (long step = 0; step > 0 || !eval_should_stop(r->d->eval); step++) {
+    if (step % p->n_fetch == 0)
+      fetch_parameters_ft(r);
+    compute_gradient(r);
+    accrue_gradient(r);
+    if ((step + 1) % p->n_push == 0)
+      push_gradient_ft(r);
+    r->slot->steps++;
+    if (r->rank == 0 && step + 1 == p->warmstart_steps)
+      release_warmstart(r);
+    if (eval_step_done(r->d->eval) || (r->cfg->max_steps > 0 && step + 1 >= r->cfg->max_steps))
+      break;
+  }
+  say_done_ft(r);
+}
+
 /* One step of the overlapped loop fetches for the next step before computing. */
 static void replica_actor(int argc, char **argv)
 {
@@ -236,6 +409,10 @@ static void replica_actor(int argc, char **argv)
   (void)argv;
   replica *r = sg_actor_self_get_data();
   const downpour_params *p = r->d->p;
+  if (r->d->fp) {
+    replica_actor_ft(r);
+    return;
+  }
   sg_mailbox_set_receiver(sg_mailbox_get_name(r->inbox)); /* replies flow as sent */
   wait_for_warmstart(r);
   for (long step = 0; step > 0 || !eval_should_stop(r->d->eval); step++) {
@@ -269,7 +446,7 @@ static void part_fetch_parameters(rpart *pt)
              MSG_HEADER_BYTES);
   for (int i = 0; i < lay->n_shards; i++)
     pt->comms[i] = sg_mailbox_get_async(pt->inbox, (void **)&pt->replies[i]);
-  sg_comm_wait_all(pt->comms, (size_t)lay->n_shards);
+  run_comm_wait_all(pt->comms, (size_t)lay->n_shards);
   gsl_vector *w = d->sets[pt->replica].w;
   for (int k = 0; k < lay->n_shards; k++) {
     msg *m = pt->replies[k];
@@ -319,7 +496,7 @@ static void part_push_gradient(rpart *pt)
     at += n;
     pt->comms[i] = msg_send_async(d->shard_box[s], shard_host(d, s), m, msg_bytes(lay->sim_elems[i], d->cfg->elem_bytes));
   }
-  sg_comm_wait_all(pt->comms, (size_t)lay->n_shards); /* the next fetch must see this push applied */
+  run_comm_wait_all(pt->comms, (size_t)lay->n_shards); /* the next fetch must see this push applied */
   pt->accrued_steps = 0;
 }
 
@@ -568,6 +745,7 @@ static void replica_init(downpour *d, replica *r, int rank, metrics_slot *slot)
   r->fetch_comms = xbt_malloc0((size_t)S * sizeof(sg_comm_t));
   r->replies = xbt_malloc0((size_t)S * sizeof(msg *));
   r->push_comms = xbt_malloc0((size_t)S * sizeof(sg_comm_t));
+  r->push_msgs = xbt_malloc0((size_t)S * sizeof(msg *));
   if (cfg->numerics) {
     size_t P = net_n_params(cfg->model);
     r->w = gsl_vector_calloc(P);
@@ -587,6 +765,7 @@ static void replica_release(replica *r)
   xbt_free(r->fetch_comms);
   xbt_free(r->replies);
   xbt_free(r->push_comms);
+  xbt_free(r->push_msgs);
   if (r->w) {
     gsl_vector_free(r->w);
     gsl_vector_free(r->grad);
@@ -644,6 +823,16 @@ downpour *downpour_deploy(const run_config *cfg, const arch_plan *plan, const ar
       d->replicas[i].inbox = mbox_of("replica", i);
     }
   }
+  if (cfg->faults && !plan) {
+    d->fp = cfg->faults;
+    d->gone_mu = sg_mutex_init();
+    d->finished = xbt_malloc0((size_t)R * sizeof(int));
+    d->dead = xbt_malloc0((size_t)R * sizeof(int));
+    for (int s = 0; s < S; s++)
+      ps_watch(d->shards[s], replica_gone, d);
+    d->fp->hook = on_fault;
+    d->fp->hook_ctx = d;
+  }
   for (int s = 0; s < S; s++)
     ps_start(d->shards[s], shard_host(d, s));
   if (plan)
@@ -678,6 +867,11 @@ void downpour_free(downpour *d)
   xbt_free(d->shard_box);
   eval_ctl_free(d->eval);
   archnet_ws_free(d->eval_ws);
+  if (d->fp) {
+    sg_mutex_destroy(d->gone_mu);
+    xbt_free(d->finished);
+    xbt_free(d->dead);
+  }
   if (d->w)
     gsl_vector_free(d->w);
   xbt_free(d);

@@ -1,6 +1,8 @@
 /* eval.c - the evaluator actor and the run's stop control. */
 #include "algorithms/eval.h"
 
+#include "algorithms/faults.h"
+
 #include <math.h>
 #include <simgrid/actor.h>
 #include <simgrid/engine.h>
@@ -146,6 +148,8 @@ void eval_set_snapshot_size(eval_ctl *e, size_t n)
 
 void eval_start(eval_ctl *e, sg_host_t host)
 {
+  if (e->cfg->faults) /* it never computes nor sends: only its survival depends on its host */
+    host = e->cfg->faults->safe_host;
   sg_actor_t a = sg_actor_init("evaluator", host);
   sg_actor_set_data(a, e);
   sg_actor_start(a, evaluator_actor, 0, NULL);

@@ -83,6 +83,12 @@ const char *metrics_status_name(metrics_status st)
     return "target_not_reached";
   case METRICS_LINESEARCH_FAILED:
     return "linesearch_failed";
+  case METRICS_HOST_FAILED:
+    return "host_failed";
+  case METRICS_STALLED:
+    return "stalled";
+  case METRICS_LINK_FAILED:
+    return "link_failed";
   }
   return "unknown";
 }

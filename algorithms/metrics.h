@@ -11,7 +11,10 @@ typedef enum metrics_status {
   METRICS_OK = 0,              /* ran to its end (time, steps, or target reached) */
   METRICS_DIVERGED = -1,       /* a held-out loss was NaN or infinite */
   METRICS_TARGET_MISSED = -2,  /* a target accuracy was set and not reached */
-  METRICS_LINESEARCH_FAILED = -3 /* L-BFGS found no point of sufficient decrease */
+  METRICS_LINESEARCH_FAILED = -3, /* L-BFGS found no point of sufficient decrease */
+  METRICS_HOST_FAILED = -4,    /* [faults]: a host of a synchronous run failed; the run stopped */
+  METRICS_STALLED = -5,        /* [faults]: the run outlived its deadline and was stopped */
+  METRICS_LINK_FAILED = -6     /* [faults]: a link between hosts of a synchronous run failed */
 } metrics_status;
 
 typedef struct metrics_eval {

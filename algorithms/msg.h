@@ -54,11 +54,19 @@ void mbox_name(char *buf, size_t len, const char *role, int rank);
 sg_mailbox_t mbox_of(const char *role, int rank);
 
 /* Fire and forget: the message travels as `bytes` simulated bytes to the actor on
- * host `dst` that listens on `to`, and is freed by the receiver. */
+ * host `dst` that listens on `to`, and is freed by the receiver. A message to a host
+ * that is off, or across a failed link ([faults]), is dropped and freed here. */
 void msg_send(sg_mailbox_t to, sg_host_t dst, msg *m, double bytes);
+/* [faults]: ok(src, dst) says whether a message from src to dst can be sent now (no
+ * failed link on its route); NULL (the default) lets everything through. */
+void msg_set_route_filter(int (*ok)(sg_host_t src, sg_host_t dst));
+/* Whether a message from the calling actor's host to dst can be sent now. */
+int msg_route_ok(sg_host_t dst);
+
 /* Asynchronous send to wait for with sg_comm_wait / wait_all. */
 sg_comm_t msg_send_async(sg_mailbox_t to, sg_host_t dst, msg *m, double bytes);
-/* Blocking receive; the caller owns (and frees) the message. */
+/* Blocking receive; the caller owns (and frees) the message. Under [faults] (a route
+ * filter is set) a transfer that fails because its sender died is skipped. */
 msg *msg_recv(sg_mailbox_t from);
 
 /* Traffic accounting: every send adds its bytes to the (source host, destination

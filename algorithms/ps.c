@@ -1,12 +1,16 @@
 /* ps.c - parameter-server shard actor. */
 #include "algorithms/ps.h"
 
+#include <stdio.h>
 #include <string.h>
 #include <simgrid/actor.h>
+#include <simgrid/engine.h>
+#include <simgrid/mailbox.h>
 #include <simgrid/mutex.h>
 #include <xbt/asserts.h>
 #include <xbt/sysdep.h>
 
+#include "algorithms/faults.h"
 #include "algorithms/msg.h"
 #include "models/cost.h"
 #include "models/data.h"
@@ -40,6 +44,16 @@ struct ps_shard {
   metrics_slot *slot;
   eval_ctl *eval;
   int numerics;
+  /* [faults] */
+  fault_plan *fp;
+  int (*gone)(void *ctx, int client);
+  void *gone_ctx;
+  int *done;             /* [c]: client c's MSG_DONE arrived */
+  double *ck_w, *ck_acc; /* the last checkpoint (at first, the starting parameters) */
+  long ck_version;
+  double next_ckpt;
+  int down, ended;       /* guarded by mu */
+  int incarnation;       /* restarts so far: each incarnation listens on a fresh mailbox */
 };
 
 ps_shard *ps_create(const run_config *cfg, gsl_vector *w, int rank, int n_shards, ps_rule rule,
@@ -72,6 +86,7 @@ ps_shard *ps_create(const run_config *cfg, gsl_vector *w, int rank, int n_shards
       s->acc = xbt_malloc0((s->end - s->begin) * sizeof(double));
   }
   s->mu = sg_mutex_init();
+  s->fp = cfg->faults;
   return s;
 }
 
@@ -86,6 +101,9 @@ void ps_free(ps_shard *s)
   }
   xbt_free(s->clients);
   xbt_free(s->client_box);
+  xbt_free(s->done);
+  xbt_free(s->ck_w);
+  xbt_free(s->ck_acc);
   xbt_free(s->acc);
   xbt_free(s);
 }
@@ -152,10 +170,10 @@ void ps_snapshot(ps_shard *s, gsl_vector *w)
 }
 
 /* Replies to a fetch with a copy of the client's values and the version they are at. */
-static void send_parameters(ps_shard *s, int client)
+static void send_parameters(ps_shard *s, int client, long request)
 {
   size_t n = s->numerics ? client_values(s, client) : 0, at = 0, b, e;
-  msg *m = msg_create(MSG_PARAMS, s->rank, 0, n);
+  msg *m = msg_create(MSG_PARAMS, s->rank, request, n); /* the request's step: a late reply is recognised */
   m->version = s->version;
   for (size_t i = 0; n && i < client_range(s, client, i, &b, &e); i++) {
     memcpy(m->data + at, s->w.vector.data + (b - s->begin), (e - b) * sizeof(double));
@@ -169,7 +187,8 @@ static void send_parameters(ps_shard *s, int client)
  * applied since the parameters this gradient was computed on were fetched. */
 static void apply_update(ps_shard *s, const msg *push)
 {
-  metrics_slot_staleness(s->slot, s->version - push->version);
+  /* after a restart from a checkpoint the shard's version can be behind the fetch's */
+  metrics_slot_staleness(s->slot, s->version >= push->version ? s->version - push->version : 0);
   run_execute(s->cfg, cost_update_flops((size_t)s->clients[push->src].sim_elems, s->rule.adagrad));
   if (s->numerics) {
     xbt_assert(push->n == client_values(s, push->src), "shard %d: a push of %zu values from client %d",
@@ -189,6 +208,8 @@ static void apply_update(ps_shard *s, const msg *push)
   s->version++;
 }
 
+static void ps_actor_ft(ps_shard *s);
+
 /* Serves fetches and pushes in arrival order until every client said it is done. */
 static void ps_actor(int argc, char **argv)
 {
@@ -200,11 +221,15 @@ static void ps_actor(int argc, char **argv)
     clients += s->clients[c].served;
   /* A server's NIC takes messages as they come, not one rendezvous at a time: a
    * mailbox with a permanent receiver starts every transfer when it is sent. */
+  if (s->gone) {
+    ps_actor_ft(s);
+    return;
+  }
   sg_mailbox_set_receiver(sg_mailbox_get_name(s->inbox));
   while (done < clients) {
     msg *m = msg_recv(s->inbox);
     if (m->kind == MSG_FETCH)
-      send_parameters(s, m->src);
+      send_parameters(s, m->src, m->step);
     else if (m->kind == MSG_PUSH)
       apply_update(s, m);
     else if (m->kind == MSG_DONE)
@@ -214,11 +239,159 @@ static void ps_actor(int argc, char **argv)
   eval_finished(s->eval);
 }
 
+/* ---- [faults] --------------------------------------------------------------- */
+
+static int all_gone(ps_shard *s)
+{
+  for (int c = 0; c < s->n_clients; c++)
+    if (s->clients[c].served && !s->done[c] && !s->gone(s->gone_ctx, c))
+      return 0;
+  return 1;
+}
+
+static void handle(ps_shard *s, msg *m)
+{
+  if (m->kind == MSG_FETCH)
+    send_parameters(s, m->src, m->step);
+  else if (m->kind == MSG_PUSH)
+    apply_update(s, m);
+  else if (m->kind == MSG_DONE)
+    s->done[m->src] = 1;
+  msg_free(m);
+}
+
+/* One message already in the mailbox (sg_mailbox_listen said so), or NULL. */
+static msg *take_queued(ps_shard *s)
+{
+  msg *m = NULL;
+  sg_comm_t c = sg_mailbox_get_async(s->inbox, (void **)&m);
+  return sg_comm_wait_for(c, s->fp->wait_timeout) == SG_OK ? m : NULL;
+}
+
+/* Saves the slice, the Adagrad sums and the version, as they are when the write
+ * starts; the write takes slice bytes / checkpoint_bw of simulated time and counts
+ * only once complete (a shard that dies while writing keeps the previous one). */
+static void checkpoint_if_due(ps_shard *s)
+{
+  double now = simgrid_get_clock(), every = s->fp->checkpoint_interval;
+  if (every <= 0 || now < s->next_ckpt)
+    return;
+  size_t n = s->numerics ? s->end - s->begin : 0;
+  double *w = xbt_malloc((n + 1) * sizeof(double)), *acc = s->acc ? xbt_malloc((n + 1) * sizeof(double)) : NULL;
+  sg_mutex_lock(s->mu);
+  if (n)
+    memcpy(w, s->w.vector.data, n * sizeof(double));
+  if (acc)
+    memcpy(acc, s->acc, n * sizeof(double));
+  long version = s->version;
+  sg_mutex_unlock(s->mu);
+  double bytes = s->sim_elems * (double)s->cfg->elem_bytes * (s->rule.adagrad ? 2 : 1);
+  if (s->fp->checkpoint_bw > 0)
+    sg_actor_sleep_for(bytes / s->fp->checkpoint_bw);
+  sg_mutex_lock(s->mu);
+  xbt_free(s->ck_w);
+  xbt_free(s->ck_acc);
+  s->ck_w = w;
+  s->ck_acc = acc;
+  s->ck_version = version;
+  sg_mutex_unlock(s->mu);
+  atomic_fetch_add(&s->fp->checkpoints, 1);
+  while (s->next_ckpt <= simgrid_get_clock())
+    s->next_ckpt += every;
+}
+
+/* The shard's loop under [faults]: every receive is bounded, so that clients that
+ * died (and never say MSG_DONE) cannot hold it forever. */
+static void ps_actor_ft(ps_shard *s)
+{
+  sg_mailbox_set_receiver(sg_mailbox_get_name(s->inbox));
+  while (!all_gone(s)) {
+    msg *m = NULL;
+    sg_comm_t c = sg_mailbox_get_async(s->inbox, (void **)&m);
+    if (sg_comm_wait_for(c, s->fp->wait_timeout) == SG_OK)
+      handle(s, m);
+    checkpoint_if_due(s);
+  }
+  for (msg *m; sg_mailbox_listen(sg_mailbox_get_name(s->inbox)) && (m = take_queued(s)) != NULL;)
+    handle(s, m); /* pushes delivered before their senders finished */
+  sg_mutex_lock(s->mu);
+  s->ended = 1;
+  sg_mutex_unlock(s->mu);
+  eval_finished(s->eval);
+}
+
+void ps_watch(ps_shard *s, int (*gone)(void *ctx, int client), void *ctx)
+{
+  xbt_assert(s->fp, "ps_watch: the run has no fault plan");
+  s->gone = gone;
+  s->gone_ctx = ctx;
+  s->done = xbt_malloc0((size_t)(s->n_clients + 1) * sizeof(int));
+  size_t n = s->numerics ? s->end - s->begin : 0;
+  s->ck_w = xbt_malloc((n + 1) * sizeof(double));
+  if (n)
+    memcpy(s->ck_w, s->w.vector.data, n * sizeof(double));
+  s->ck_acc = s->acc ? xbt_malloc0((n + 1) * sizeof(double)) : NULL;
+  s->next_ckpt = s->fp->checkpoint_interval;
+}
+
+sg_mailbox_t ps_mailbox(ps_shard *s)
+{
+  sg_mutex_lock(s->mu);
+  sg_mailbox_t box = !s->down && !s->ended ? s->inbox : NULL;
+  sg_mutex_unlock(s->mu);
+  return box;
+}
+
+void ps_fail(ps_shard *s, sg_host_t host)
+{
+  sg_mutex_lock(s->mu);
+  int was_up = !s->down && !s->ended;
+  if (was_up) {
+    size_t n = s->numerics ? s->end - s->begin : 0;
+    if (n)
+      memcpy(s->w.vector.data, s->ck_w, n * sizeof(double));
+    if (s->acc)
+      memcpy(s->acc, s->ck_acc, n * sizeof(double));
+    atomic_fetch_add(&s->fp->lost_updates, s->version - s->ck_version);
+    s->version = s->ck_version;
+    s->down = 1;
+    if (!faults_host_returns(s->fp, host, simgrid_get_clock()))
+      s->ended = 1;
+  }
+  int gone_for_good = was_up && s->ended;
+  sg_mutex_unlock(s->mu);
+  if (gone_for_good)
+    eval_finished(s->eval);
+}
+
+void ps_restart(ps_shard *s, sg_host_t host)
+{
+  sg_mutex_lock(s->mu);
+  int restart = s->down && !s->ended;
+  s->down = 0;
+  sg_mutex_unlock(s->mu);
+  if (!restart)
+    return;
+  atomic_fetch_add(&s->fp->shard_restarts, 1);
+  s->next_ckpt = simgrid_get_clock() + s->fp->checkpoint_interval;
+  s->incarnation++;
+  ps_start(s, host);
+}
+
 void ps_start(ps_shard *s, sg_host_t host)
 {
-  char name[32];
+  char name[32], box[48];
   mbox_name(name, sizeof(name), "ps", s->rank);
-  s->inbox = sg_mailbox_by_name(name);
+  /* A restarted shard gets a fresh mailbox: SimGrid 3.32's mailbox of a dead permanent
+   * receiver still holds the transfers it had accepted, which never complete. */
+  if (s->incarnation > 0) { /* from the injector: replicas may be reading inbox */
+    snprintf(box, sizeof(box), "%s.%d", name, s->incarnation);
+    sg_mutex_lock(s->mu);
+    s->inbox = sg_mailbox_by_name(box);
+    sg_mutex_unlock(s->mu);
+  } else {
+    s->inbox = sg_mailbox_by_name(name);
+  }
   sg_actor_t a = sg_actor_init(name, host);
   sg_actor_set_data(a, s);
   sg_actor_start(a, ps_actor, 0, NULL);

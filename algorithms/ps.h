@@ -53,4 +53,20 @@ void ps_serve_ranges(ps_shard *s, int c, const size_t *rb, const size_t *re, siz
  * takes the shard's lock so that it never sees half an update). */
 void ps_snapshot(ps_shard *s, gsl_vector *w);
 
+/* [faults] (cfg->faults set): the shard then receives with bounded waits, counts client c
+ * as finished once gone(ctx, c) returns 1 (it finished or died) instead of waiting for
+ * its MSG_DONE, and checkpoints every faults.checkpoint_interval. Call before the run. */
+void ps_watch(ps_shard *s, int (*gone)(void *ctx, int client), void *ctx);
+/* The mailbox of the shard's current incarnation, or NULL while its host is down
+ * (between ps_fail and ps_restart) or after it ended. */
+sg_mailbox_t ps_mailbox(ps_shard *s);
+/* Its host died (injector hook): the slice, Adagrad sums and version roll back to the
+ * last checkpoint and the updates applied since count as lost. A shard whose host
+ * never comes back ends (for the evaluator) here. */
+void ps_fail(ps_shard *s, sg_host_t host);
+/* Its host is back (injector hook): a new shard actor starts from the checkpoint, on a
+ * fresh mailbox (messages the dead one had accepted are lost with it). No-op unless
+ * ps_fail came first. */
+void ps_restart(ps_shard *s, sg_host_t host);
+
 #endif

@@ -109,6 +109,22 @@ typedef struct tensor_params {
   size_t vocab;    /* V: vocabulary of the embedding and logits layers; 0: not modelled */
 } tensor_params;
 
+/* Pipeline parallelism (run.algorithm = pipeline, pipeline.c): the layers split into
+ * stages x chunks contiguous model chunks, chunk c on device c mod stages (device s on
+ * hosts[s]); each step runs `microbatches` microbatches of `microbatch` examples through
+ * the pipeline in the order `schedule` (a pipeline_schedule) gives, then one
+ * synchronous SGD update. */
+typedef struct pipeline_params {
+  size_t stages;       /* p: devices */
+  long microbatches;   /* m: per step */
+  long microbatch;     /* b: examples per microbatch */
+  int schedule;        /* pipeline_schedule (pipeline.h) */
+  size_t chunks;       /* v: model chunks per device (interleaved) */
+  int recompute;       /* activation recomputation: stash only each chunk's input */
+  double lr;
+  const size_t *split; /* [stages x chunks]: layers of each model chunk, or NULL: balanced by flops */
+} pipeline_params;
+
 /* Called by the evaluator after every evaluation (progress display); may be NULL. */
 typedef void (*run_eval_fn)(void *ctx, double sim_time, long steps, double loss, double accuracy);
 
@@ -131,12 +147,15 @@ typedef struct run_config {
   double sim_params;      /* parameters that set message sizes (virtual or numeric) */
   double train_flops;     /* forward + backward flops per example (virtual or numeric) */
   double efficiency;      /* fraction of peak flop/s achieved, (0, 1] */
+  double speed_factor;    /* what-if: hosts compute this many times faster; 0 counts as 1 */
   size_t elem_bytes;      /* bytes per element on the wire */
   double jitter;          /* coefficient of variation of per-phase processing time */
   double msg_overhead;    /* s of one core per message sent or received (RPC/TCP stack) */
 
   double straggler_fraction; /* [faults] stragglers: this share of the workers ... */
   double straggler_slowdown; /* ... computes this many times slower (>= 1) */
+  const double *host_slowdown; /* [i]: factor on what hosts[i] computes (stragglers), or NULL */
+  struct fault_plan *faults;   /* [faults] failures (faults.h), or NULL: no fault, no bounded waits */
 
   sgd_params sgd;
   downpour_params downpour;
@@ -145,6 +164,7 @@ typedef struct run_config {
   collective_params collective;
   dataparallel_params dataparallel;
   tensor_params tensor;
+  pipeline_params pipeline;
 
   run_eval_fn on_eval;
   void *on_eval_ctx;
@@ -171,5 +191,69 @@ gsl_vector *run_initial_params(const run_config *cfg);
 /* Keeps one core of the calling actor's host busy for `seconds` (per-message
  * protocol work, which does not spread over cores). No-op for seconds <= 0. */
 void run_busy(double seconds);
+
+/* ---- time breakdown: compute, communication and exposed communication per actor ----
+ * Every actor is accounted under its role, its name without a trailing "-<rank>"
+ * (mbox_name's names: "replica-3" is a "replica", "dp-comm-0" a "dp-comm"):
+ *  - compute_s: seconds of its executions (run_execute, run_busy, run_execute_async);
+ *  - comm_s: seconds it was blocked waiting for communication: msg_recv, run_comm_wait,
+ *    run_comm_wait_all, or any other blocking call bracketed by run_comm_begin/_end
+ *    (a server's idle wait for requests counts: it is blocked on the network);
+ *  - exposed_comm_s: the part of comm_s during which no execution ran on its host, i.e.
+ *    communication that compute did not hide (another actor on the same host computing,
+ *    as DDP's communicator beside its replica, or the actor's own asynchronous execution,
+ *    hides it).
+ * To adopt it in a new algorithm: name actors with mbox_name, compute with run_execute or
+ * run_execute_async + run_exec_wait, and wait with msg_recv / run_comm_wait /
+ * run_comm_wait_all instead of sg_comm_wait / sg_comm_wait_all. An asynchronous
+ * execution is taken to end flops / host speed after its start (exact when it has a
+ * core to itself, as every execution here has). Thread-safe under parallel contexts;
+ * sums do not depend on thread order. Needs run_engine_setup and host numbering
+ * (msg_traffic_init) before actors run. */
+void run_comm_begin(void);
+void run_comm_end(void);
+/* sg_comm_wait / sg_comm_wait_all, with the blocked time accounted. */
+void run_comm_wait(sg_comm_t comm);
+void run_comm_wait_all(sg_comm_t *comms, size_t n);
+/* sg_exec_wait for an execution from run_execute_async (its time is already counted). */
+void run_exec_wait(sg_exec_t exec);
+
+/* ---- timeline (dtsim run --trace): the same events, kept one by one ----
+ * Off by default; run_trace_enable(1) before the run keeps every execution and wait of
+ * every accounted actor and every message sent (msg.c calls run_trace_send), for a
+ * Chrome trace. Memory grows with the events: meant for short runs. */
+typedef enum run_trace_kind {
+  RUN_TRACE_COMPUTE, /* an execution: start, duration */
+  RUN_TRACE_WAIT,    /* blocked on communication: start, duration */
+  RUN_TRACE_SEND     /* a message handed to the network: start, bytes, destination host */
+} run_trace_kind;
+
+typedef struct run_trace_event {
+  run_trace_kind kind;
+  size_t actor;       /* index into run_breakdown's records */
+  double start, dur;  /* simulated s (dur 0 for a send) */
+  double bytes;       /* sends */
+  const char *dst;    /* sends: the destination host's name (SimGrid's, valid during the run) */
+} run_trace_event;
+
+void run_trace_enable(int on);
+/* Records a send of `bytes` by the calling actor to host dst (no-op unless enabled). */
+void run_trace_send(sg_host_t dst, double bytes);
+/* After run_breakdown: the events sorted by start, actor and order within the actor;
+ * the array belongs to run.c (freed by run_engine_teardown). */
+size_t run_trace(const run_trace_event **out);
+
+/* One actor's breakdown, valid until run_engine_teardown. */
+typedef struct run_actor_time {
+  char *name;            /* SimGrid actor name, e.g. "replica-3" */
+  char *role;            /* name without its "-<rank>", e.g. "replica" */
+  char *host;            /* its host's name */
+  double compute_s, comm_s, exposed_comm_s;
+} run_actor_time;
+
+/* After simgrid_run: closes every interval still open at end_time (actors blocked when
+ * the run ended) and returns the number of accounted actors, their records in *out in
+ * creation (pid) order. The array belongs to run.c (freed by run_engine_teardown). */
+size_t run_breakdown(double end_time, const run_actor_time **out);
 
 #endif

@@ -56,12 +56,13 @@
 #include <xbt/sysdep.h>
 
 #include "algorithms/eval.h"
+#include "algorithms/faults.h"
 #include "algorithms/msg.h"
 #include "models/minibatch.h"
 #include "models/rng.h"
 
 /* The commands a shard runs (msg.op). */
-enum { CMD_DOT, CMD_AXPY, CMD_SCALE, CMD_COPY, CMD_REDUCE };
+enum { CMD_DOT, CMD_AXPY, CMD_SCALE, CMD_COPY, CMD_REDUCE, CMD_FORGET };
 
 /* A portion's state within the current batch. */
 enum { PORTION_PENDING, PORTION_OUT, PORTION_COUNTED };
@@ -84,6 +85,7 @@ typedef struct shard {
   long *counts;       /* [r]: portions in it */
   gsl_matrix *parts;  /* [p]: portion p's gradient (exact_sum) */
   char *have;         /* [p]: received */
+  int *from;          /* [p]: the replica that pushed it (exact_sum) */
   int reduce_slot;    /* slot g of a reduce asked for, -1: none */
 } shard;
 
@@ -142,6 +144,12 @@ struct sandblaster {
   int n_parked;
   sandblaster_batch *log;
   size_t n_log, cap_log;
+  /* [faults]: replicas that died, and what their death handed back */
+  fault_plan *fp;
+  char *dead;         /* [r]: its death notice was served (the coordinator's) */
+  int *counted_by;    /* [p]: the replica a counted portion counted for */
+  long *reissue;      /* portions to hand out again, FIFO */
+  long n_reissue, reissue_head;
 };
 
 size_t sandblaster_hosts_needed(const sandblaster_params *p)
@@ -269,6 +277,7 @@ static void store_push(shard *s, const msg *m)
       xbt_assert(p >= 0 && p < sb->P && !s->have[p], "shard %d: portion %ld pushed twice", s->rank, p);
       memcpy(gsl_matrix_ptr(s->parts, (size_t)p, 0), m->data + k + i * len, len * sizeof(double));
       s->have[p] = 1;
+      s->from[p] = m->src;
     }
     s->received += (long)k;
   } else {
@@ -278,6 +287,25 @@ static void store_push(shard *s, const msg *m)
     s->counts[m->src] = m->version;
   }
   try_reduce(s);
+}
+
+/* [faults] Replica r died: what it pushed for the batch no longer counts (the
+ * coordinator hands its portions out again). Its pushes all came before this command:
+ * a dead host sends nothing more. */
+static void forget_replica(shard *s, const msg *m)
+{
+  int r = m->slot[0];
+  if (s->batch != m->step)
+    return;
+  for (long p = 0; s->sb->p->exact_sum && p < s->sb->P; p++)
+    if (s->have[p] && s->from[p] == r) {
+      s->have[p] = 0;
+      s->received--;
+    }
+  if (!s->sb->p->exact_sum) {
+    s->received -= s->counts[r];
+    s->counts[r] = 0;
+  }
 }
 
 /* A replica's fetch: a copy of the shard's slice of the slot asked for. */
@@ -303,7 +331,9 @@ static void shard_actor(int argc, char **argv)
       msg_free(m);
       break;
     }
-    if (m->kind == MSG_COMMAND && m->op == CMD_REDUCE) {
+    if (m->kind == MSG_COMMAND && m->op == CMD_FORGET) {
+      forget_replica(s, m);
+    } else if (m->kind == MSG_COMMAND && m->op == CMD_REDUCE) {
       s->reduce_slot = m->slot[0];
       try_reduce(s);
     } else if (m->kind == MSG_COMMAND) {
@@ -323,7 +353,7 @@ static void shard_actor(int argc, char **argv)
 static void wait_push(replica *r)
 {
   if (r->pushing)
-    sg_comm_wait_all(r->push, (size_t)r->sb->S);
+    run_comm_wait_all(r->push, (size_t)r->sb->S);
   r->pushing = 0;
 }
 
@@ -338,7 +368,7 @@ static void fetch_parameters(replica *r, long batch, int slot)
   }
   for (int k = 0; k < sb->S; k++)
     r->comms[k] = sg_mailbox_get_async(r->inbox, (void **)&r->replies[k]);
-  sg_comm_wait_all(r->comms, (size_t)sb->S);
+  run_comm_wait_all(r->comms, (size_t)sb->S);
   for (int k = 0; k < sb->S; k++) {
     msg *m = r->replies[k];
     xbt_assert(m->kind == MSG_PARAMS, "replica %d expected parameters, got kind %d", r->rank, (int)m->kind);
@@ -517,6 +547,17 @@ static void send_portion(sandblaster *sb, int r, long p, msg *verdict)
 static long next_portion(sandblaster *sb, int r)
 {
   sandblaster_batch *b = &sb->log[sb->n_log - 1];
+  while (sb->reissue_head < sb->n_reissue) { /* [faults]: a dead replica's portions first */
+    long p = sb->reissue[sb->reissue_head++];
+    if (sb->state[p] == PORTION_COUNTED)
+      continue; /* a backup copy counted meanwhile */
+    sb->state[p] = PORTION_OUT;
+    sb->copies[p] = 1;
+    sb->first_holder[p] = r;
+    b->copies++;
+    atomic_fetch_add(&sb->fp->reissued_portions, 1);
+    return p;
+  }
   if (sb->next_fresh < sb->P) {
     long p = sb->next_fresh++;
     sb->state[p] = PORTION_OUT;
@@ -571,6 +612,8 @@ static msg *count_portions(sandblaster *sb, const msg *done)
     }
     size_t begin;
     sb->state[p] = PORTION_COUNTED;
+    if (sb->counted_by)
+      sb->counted_by[p] = done->src;
     sb->loss[p] = done->data[2 * i + 1];
     sb->counted++;
     b->examples += (long)portion_rows(sb, p, &begin);
@@ -579,12 +622,49 @@ static msg *count_portions(sandblaster *sb, const msg *done)
   return v;
 }
 
+/* [faults] Replica r died (Dean'12 4.2: the coordinator hands a slow or dead replica's
+ * work to others): every portion of the batch that counted for it, or that it holds
+ * uncounted, is handed out again (pushes in flight died with it, so the shards forget
+ * what it pushed for the batch). */
+static void replica_died(sandblaster *sb, int r)
+{
+  sandblaster_batch *b = sb->n_log ? &sb->log[sb->n_log - 1] : NULL;
+  sb->dead[r] = 1;
+  sb->working[r] = 0;
+  sb->n_parked -= sb->parked[r];
+  sb->parked[r] = 0;
+  for (long p = 0; sb->batch > 0 && p < sb->P; p++) {
+    int counted = sb->state[p] == PORTION_COUNTED && sb->counted_by[p] == r;
+    if (!counted && !(sb->state[p] == PORTION_OUT && sb->first_holder[p] == r))
+      continue;
+    if (counted) {
+      size_t begin;
+      sb->state[p] = PORTION_OUT;
+      sb->counted--;
+      b->examples -= (long)portion_rows(sb, p, &begin);
+    }
+    sb->reissue[sb->n_reissue++] = p;
+  }
+  for (int k = 0; sb->batch > 0 && k < sb->S; k++) {
+    msg *c = msg_create(MSG_COMMAND, 0, sb->batch, 0);
+    c->op = CMD_FORGET;
+    c->slot[0] = r;
+    msg_send(sb->shards[k].inbox, shard_host(sb, k), c, MSG_HEADER_BYTES + SCALAR_BYTES);
+  }
+  dispatch_parked(sb);
+}
+
 /* One report from a replica: count its portions if it is time to (it holds push_every,
  * or no fresh portion is left, so that a slow replica never holds counted work back),
  * and answer with its next portion. A report from an earlier batch counts nothing. */
 static void serve_replica(sandblaster *sb)
 {
   msg *m = msg_recv(sb->coord_box);
+  if (m->kind == MSG_STOP) { /* [faults]: the death notice of replica src */
+    replica_died(sb, m->src);
+    msg_free(m);
+    return;
+  }
   xbt_assert(m->kind == MSG_DONE, "coordinator: expected a report, got kind %d", (int)m->kind);
   int r = m->src;
   long held = (long)m->n / 2;
@@ -606,6 +686,7 @@ static void begin_batch(sandblaster *sb, int x)
   sb->next_fresh = 0;
   sb->backup_from = 0;
   sb->counted = 0;
+  sb->n_reissue = sb->reissue_head = 0;
   memset(sb->state, PORTION_PENDING, (size_t)sb->P);
   memset(sb->copies, 0, (size_t)sb->P);
   if (sb->n_log == sb->cap_log) {
@@ -661,6 +742,12 @@ static void stop_everyone(sandblaster *sb)
   for (int r = 0; r < sb->R; r++)
     while (sb->working[r]) {
       msg *m = msg_recv(sb->coord_box);
+      if (m->kind == MSG_STOP) { /* [faults]: a death notice; the dead need no stop */
+        sb->dead[m->src] = 1;
+        sb->working[m->src] = 0;
+        msg_free(m);
+        continue;
+      }
       sb->log[m->step - 1].discarded += (long)m->n / 2;
       sb->working[m->src] = 0;
       msg_send(sb->replicas[m->src].inbox, sb->cfg->hosts[m->src], msg_create(MSG_STOP, 0, 0, 0), MSG_HEADER_BYTES);
@@ -767,6 +854,7 @@ static void shard_init(sandblaster *sb, shard *s, int k, const gsl_vector *x0)
   if (sb->p->exact_sum) {
     s->parts = gsl_matrix_alloc((size_t)sb->P, len);
     s->have = xbt_malloc0((size_t)sb->P);
+    s->from = xbt_malloc0((size_t)sb->P * sizeof(int));
   } else {
     s->totals = gsl_matrix_alloc((size_t)sb->R, len);
     s->counts = xbt_malloc0((size_t)sb->R * sizeof(long));
@@ -811,6 +899,28 @@ static size_t portion_size(const sandblaster_params *p, size_t N)
   return want < 1 ? 1 : want > N ? N : want;
 }
 
+/* Injector hook: the loss of a shard or of the coordinator stops the run (their state
+ * is not checkpointed); a replica's death is notified to the coordinator, which hands
+ * its work out again (replica_died). */
+static void on_fault(void *ctx, const fault_event *ev)
+{
+  sandblaster *sb = ctx;
+  if (ev->kind != FAULT_HOST_OFF)
+    return;
+  for (int k = 0; k <= sb->S; k++)
+    if (sb->cfg->hosts[sb->R + k] == ev->host) {
+      faults_stop_run(sb->fp);
+      return;
+    }
+  for (int r = 0; r < sb->R; r++)
+    if (sb->cfg->hosts[r] == ev->host) {
+      atomic_fetch_add(&sb->fp->workers_lost, 1);
+      msg_send(sb->coord_box, coord_host(sb), msg_create(MSG_STOP, r, 0, 0), MSG_HEADER_BYTES);
+    }
+  if (atomic_load(&sb->fp->workers_lost) >= sb->R)
+    faults_stop_run(sb->fp);
+}
+
 sandblaster *sandblaster_deploy(const run_config *cfg, metrics *m)
 {
   const sandblaster_params *p = &cfg->sandblaster;
@@ -848,6 +958,14 @@ sandblaster *sandblaster_deploy(const run_config *cfg, metrics *m)
   for (int r = 0; r < sb->R; r++)
     replica_init(sb, &sb->replicas[r], r);
   pick_stragglers(sb);
+  if (cfg->faults) {
+    sb->fp = cfg->faults;
+    sb->dead = xbt_malloc0((size_t)sb->R);
+    sb->counted_by = xbt_malloc0((size_t)sb->P * sizeof(int));
+    sb->reissue = xbt_malloc(((size_t)sb->P * ((size_t)sb->R + 1)) * sizeof(long)); /* each death adds <= P */
+    sb->fp->hook = on_fault;
+    sb->fp->hook_ctx = sb;
+  }
   sb->eval = eval_ctl_create(cfg, m, 1, snapshot, sb);
   for (int k = 0; k < sb->S; k++)
     start_actor("sb-shard", k, shard_host(sb, k), &sb->shards[k], shard_actor);
@@ -870,6 +988,7 @@ void sandblaster_free(sandblaster *sb)
     if (s->totals)
       gsl_matrix_free(s->totals);
     xbt_free(s->have);
+    xbt_free(s->from);
     xbt_free(s->counts);
   }
   for (int r = 0; r < sb->R; r++) {
@@ -895,6 +1014,9 @@ void sandblaster_free(sandblaster *sb)
   xbt_free(sb->loss);
   xbt_free(sb->working);
   xbt_free(sb->parked);
+  xbt_free(sb->dead);
+  xbt_free(sb->counted_by);
+  xbt_free(sb->reissue);
   xbt_free(sb->log);
   xbt_free(sb->stragglers);
   xbt_free(sb);

@@ -146,7 +146,7 @@ static void reduce_rows_with(rank *rk, double *b, double wgrad_flops)
   }
   sg_exec_t e = run_execute_async(t->cfg, wgrad_flops / (double)t->p->ranks);
   reduce_rows(rk, b);
-  sg_exec_wait(e);
+  run_exec_wait(e);
 }
 
 static void reduce_grad_with(rank *rk, size_t l, double wgrad_flops)

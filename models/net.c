@@ -277,6 +277,72 @@ static void backward(const net *n, const gsl_vector *w, const gsl_matrix *X, net
   }
 }
 
+/* ---- layer ranges (pipeline stages) ---- */
+
+static int range_fits(const net *n, const gsl_vector *w, size_t first, size_t last, const gsl_matrix *in)
+{
+  return first < last && last <= n->n_layers && w->size == net_n_params(n) && w->stride == 1 && in->size1 > 0 &&
+         in->size2 == n->sizes[first];
+}
+
+int net_forward_layers(const net *n, const gsl_vector *w, size_t first, size_t last, const gsl_matrix *in,
+                       gsl_matrix *const *out)
+{
+  if (!range_fits(n, w, first, last, in)) return -1;
+  size_t rows = in->size1;
+  for (size_t l = first; l < last; l++)
+    if (out[l - first]->size1 != rows || out[l - first]->size2 != n->sizes[l + 1]) return -1;
+  for (size_t l = first; l < last; l++) { /* as forward() */
+    gsl_matrix *o = out[l - first];
+    const gsl_matrix *x = l == first ? in : out[l - 1 - first];
+    gsl_matrix_const_view W = layer_weights(n, w, l);
+    gsl_vector_const_view b = layer_bias(n, w, l);
+    for (size_t i = 0; i < rows; i++) {
+      gsl_vector_view zi = gsl_matrix_row(o, i);
+      gsl_vector_memcpy(&zi.vector, &b.vector);
+    }
+    gsl_blas_dgemm(CblasNoTrans, CblasTrans, 1.0, x, &W.matrix, 1.0, o);
+    if (l + 1 < n->n_layers) act_apply(n->hidden, o, 0, o->size2);
+  }
+  return 0;
+}
+
+int net_output_delta(const net *n, const gsl_matrix *Z, const double *y, gsl_matrix *D, double *loss_sum)
+{
+  if (Z->size2 != net_n_outputs(n) || D->size1 != Z->size1 || D->size2 != Z->size2) return -1;
+  *loss_sum = output_loss(n, Z, y, D);
+  return 0;
+}
+
+int net_backward_layers(const net *n, const gsl_vector *w, size_t first, size_t last, const gsl_matrix *in,
+                        gsl_matrix *const *out, gsl_matrix *const *D, gsl_matrix *din, gsl_vector *grad)
+{
+  if (!range_fits(n, w, first, last, in) || grad->size != net_n_params(n) || grad->stride != 1) return -1;
+  size_t rows = in->size1;
+  for (size_t l = first; l < last; l++)
+    if (D[l - first]->size1 != rows || D[l - first]->size2 != n->sizes[l + 1] || out[l - first]->size1 != rows)
+      return -1;
+  if (din != NULL && (din->size1 != rows || din->size2 != n->sizes[first])) return -1;
+  gsl_vector *ones = gsl_vector_alloc(rows);
+  if (ones == NULL) mem_die("net", "out of memory");
+  gsl_vector_set_all(ones, 1.0);
+  for (size_t l = last; l-- > first;) { /* as backward() */
+    const gsl_matrix *Dl = D[l - first];
+    const gsl_matrix *x = l == first ? in : out[l - 1 - first];
+    gsl_matrix_view gW = grad_weights(n, grad, l);
+    gsl_vector_view gb = grad_bias(n, grad, l);
+    gsl_blas_dgemm(CblasTrans, CblasNoTrans, 1.0, Dl, x, 0.0, &gW.matrix);
+    gsl_blas_dgemv(CblasTrans, 1.0, Dl, ones, 0.0, &gb.vector);
+    gsl_matrix *Dprev = l > first ? D[l - 1 - first] : din;
+    if (l == 0 || Dprev == NULL) break;
+    gsl_matrix_const_view W = layer_weights(n, w, l);
+    gsl_blas_dgemm(CblasNoTrans, CblasNoTrans, 1.0, Dl, &W.matrix, 0.0, Dprev);
+    act_mul_deriv(n->hidden, x, Dprev, 0, Dprev->size2);
+  }
+  gsl_vector_free(ones);
+  return 0;
+}
+
 /* ---- public entry points ---- */
 
 static int shapes_fit(const net *n, const gsl_vector *w, const gsl_matrix *X, const net_ws *ws,

@@ -55,6 +55,27 @@ int net_loss_grad(const net *n, const gsl_vector *w, const gsl_matrix *X, const 
 int net_evaluate(const net *n, const gsl_vector *w, const gsl_matrix *X, const double *y,
                  net_ws *ws, double *loss, double *accuracy);
 
+/* Layer-range passes, for pipeline stages that each hold dense layers [first, last)
+ * (0 <= first < last <= net_n_layers) of one parameter vector. They run the same BLAS
+ * calls per layer as net_loss_grad, so chaining ranges over the whole network gives
+ * its gradient bit for bit. Each returns 0, or -1 if a shape does not fit.
+ * net_forward_layers: `in` is the range's input (rows x sizes[first]); layer l's output
+ * goes into out[l - first] (rows x sizes[l+1]), activated unless l is the network's last
+ * layer (then the logits). */
+int net_forward_layers(const net *n, const gsl_vector *w, size_t first, size_t last, const gsl_matrix *in,
+                       gsl_matrix *const *out);
+/* The loss of the logits Z (rows x n_outputs) against y: the sum of the per-example
+ * losses into *loss_sum, and d(mean loss over Z's rows)/dZ into D (same shape). */
+int net_output_delta(const net *n, const gsl_matrix *Z, const double *y, gsl_matrix *D, double *loss_sum);
+/* Backward through [first, last): D[l - first] (rows x sizes[l+1]) is scratch for layer
+ * l's delta, and D[last - 1 - first] must hold d(loss)/d(pre-activation of layer last-1)
+ * on entry; in and out are as net_forward_layers left them. Writes the range's weight
+ * and bias gradients into grad (net_n_params long; other entries untouched) and, when din
+ * is not NULL and first > 0, d(loss)/d(pre-activation of layer first-1) into din
+ * (rows x sizes[first]), whose activation derivative is taken from in. */
+int net_backward_layers(const net *n, const gsl_vector *w, size_t first, size_t last, const gsl_matrix *in,
+                        gsl_matrix *const *out, gsl_matrix *const *D, gsl_matrix *din, gsl_vector *grad);
+
 /* Parses "sigmoid|tanh|relu|identity" into *act; returns 0 or -1. */
 int net_act_parse(const char *s, net_act *act);
 const char *net_act_name(net_act act);

@@ -24,6 +24,7 @@
 #include "algorithms/sandblaster.h"
 #include "algorithms/sgd.h"
 #include "algorithms/tensor.h"
+#include "algorithms/pipeline.h"
 #include "models/minibatch.h"
 #include "models/arch.h"
 #include "models/archnet.h"
@@ -31,6 +32,7 @@
 #include "models/graph.h"
 #include "models/objective.h"
 #include "models/rng.h"
+#include "sim/faultcfg.h"
 #include "sim/output.h"
 #include "sim/platform.h"
 
@@ -51,6 +53,8 @@ typedef struct build {
   char tmpdir[64];        /* holds a generated preset, removed at the end */
   char platform[4096];
   size_t needed;          /* hosts the algorithm needs */
+  size_t pp_split[SCENARIO_MAX_LAYERS]; /* pipeline.split's counts ... */
+  int pp_nsplit;          /* ... and their number; 0: balanced */
 } build;
 
 static int fail(const char *text)
@@ -239,6 +243,11 @@ static void build_shapes(const scenario *sc, build *b)
   b->arch = b->own_arch;
 }
 
+static int is_pipeline(const scenario *sc)
+{
+  return strcmp(sc->algorithm, "pipeline") == 0;
+}
+
 static int is_tensor(const scenario *sc)
 {
   return strcmp(sc->algorithm, "tensor") == 0;
@@ -375,6 +384,8 @@ static size_t hosts_needed(const scenario *sc)
     return (size_t)sc->dp_replicas;
   if (is_tensor(sc))
     return (size_t)sc->tp_ranks * (size_t)sc->tp_dp;
+  if (is_pipeline(sc))
+    return (size_t)sc->pp_stages;
   if (strcmp(sc->algorithm, "sandblaster") == 0) {
     sandblaster_params p = sandblaster_of(sc);
     return sandblaster_hosts_needed(&p);
@@ -399,6 +410,16 @@ static int build_platform(const scenario *sc, build *b, char *err)
     snprintf(err, ERRLEN, "platform.preset: unknown preset '%s' (see dtsim list)", sc->preset);
     return -1;
   }
+  if (sc->gen_topology[0]) { /* as `dtsim platform PRESET --topology T` */
+    xbt_assert(platform_topology_parse(sc->gen_topology, &spec.topology) == 0, "validated topology");
+    spec.gpus_per_node = 0;
+    if (spec.topology != PLATFORM_FAT_TREE)
+      spec.hosts_per_rack = spec.uplinks = 0;
+  }
+  if (sc->host_cores > 0)
+    spec.cores = (int)sc->host_cores;
+  if (sc->sharing[0])
+    spec.sharing = platform_sharing_parse(sc->sharing);
   snprintf(b->tmpdir, sizeof(b->tmpdir), "/tmp/dtsim-XXXXXX");
   if (mkdtemp(b->tmpdir) == NULL) {
     snprintf(err, ERRLEN, "cannot create a temporary folder: %s", strerror(errno));
@@ -468,10 +489,20 @@ static sg_host_t *place_hosts(const scenario *sc, sg_host_t *all, size_t n_all, 
 
 
 /* Per-link bytes: the bytes of every (source, destination) host pair, added to
- * every link on the route between them. SimGrid 3.32's link-load plugin is not used:
- * it crashes on split-duplex links (their _UP/_DOWN halves carry no load extension;
- * checked on 3.32) and cannot find fat-tree links whose generated names collide.
- * Links are keyed by name, then told apart by identity when names collide. */
+ * every link on the route between them: exactly the bytes of the messages that crossed
+ * each link (tests/check_whatif.c checks hand-computed values).
+ * SimGrid 3.32's link-load plugin (src/plugins/link_load.cpp) is not used, for what it
+ * measures, not for crashes. Checked on 3.32: tracked before simgrid_run, every link
+ * loses its tracking (Engine::run seals the platform, Link::seal fires on_creation
+ * again and the plugin attaches a fresh, untracked LinkLoad) and split-duplex halves
+ * have no LinkLoad yet (sg_link_load_track dereferences NULL: a crash); tracked from an
+ * actor at time 0 it works on split-duplex and fat-tree links alike. But it integrates
+ * each link's LMM usage between comm start/end events with the rate seen at the end of
+ * the interval, so a transfer's latency phase is counted at its rate: one 1e6-byte
+ * message over a 2 us, 1.25e9 B/s route reads 1.0025e6 bytes, and over distbelief-2012's
+ * LV08 route (13.01 x 200 us) 1.356e6, the link's full 125e6 B/s times the whole
+ * transfer time; under LV08 usage also includes the reverse cross traffic. Links are keyed by name, then told apart
+ * by identity when names collide. */
 typedef struct link_acc {
   link_stat *st;
   sg_link_t *ids;
@@ -536,6 +567,26 @@ static link_stat *collect_links(double sim_time, size_t *n)
   return acc.st;
 }
 
+/* What-if factors on any platform, after loading and before the run: every link
+ * SimGrid lists (the _UP and _DOWN halves of split-duplex links are listed, checked on
+ * 3.32) gets its bandwidth and latency scaled. Host speed cannot be set through 3.32's
+ * C API (sg_host_set_pstate only picks among a file's pstates), so speed_factor divides
+ * the flops of every execution instead (run_execute): the same simulated times. */
+static void scale_links(const scenario *sc)
+{
+  if (sc->bw_factor == 1 && sc->lat_factor == 1)
+    return;
+  size_t n = sg_link_count();
+  sg_link_t *links = sg_link_list();
+  for (size_t i = 0; i < n; i++) {
+    if (sc->bw_factor != 1)
+      sg_link_set_bandwidth(links[i], sg_link_get_bandwidth(links[i]) * sc->bw_factor);
+    if (sc->lat_factor != 1)
+      sg_link_set_latency(links[i], sg_link_get_latency(links[i]) * sc->lat_factor);
+  }
+  xbt_free(links);
+}
+
 /* ---- the run --------------------------------------------------------------- */
 
 static void fill_config(const scenario *sc, const build *b, run_config *cfg)
@@ -557,6 +608,7 @@ static void fill_config(const scenario *sc, const build *b, run_config *cfg)
   cfg->sim_params = v ? arch_params(v) : (double)net_n_params(b->model);
   cfg->train_flops = v ? arch_train_flops(v) : cost_mlp_train_flops(n, sizes);
   cfg->efficiency = sc->efficiency;
+  cfg->speed_factor = sc->speed_factor;
   cost_dtype dt = COST_FP32;
   cost_dtype_parse(sc->dtype, &dt);
   cfg->elem_bytes = cost_dtype_bytes(dt);
@@ -586,6 +638,13 @@ static void fill_config(const scenario *sc, const build *b, run_config *cfg)
   }
   if (is_tensor(sc))
     cfg->tensor = tensor_of(sc);
+  if (is_pipeline(sc)) {
+    pipeline_schedule sch = PIPELINE_1F1B;
+    pipeline_schedule_parse(sc->pp_schedule, &sch);
+    cfg->pipeline = (pipeline_params){(size_t)sc->pp_stages, sc->pp_microbatches, sc->pp_microbatch, (int)sch,
+                                      (size_t)sc->pp_chunks, sc->pp_recompute, sc->pp_lr,
+                                      b->pp_nsplit > 0 ? b->pp_split : NULL};
+  }
   scenario_stragglers(sc->stragglers, &cfg->straggler_fraction, &cfg->straggler_slowdown);
 }
 
@@ -610,7 +669,7 @@ static void collective_report_fill(collective_report *c, const scenario *sc, con
     c->beta_s_per_byte = 1 / bw;
     c->alpha_s = sg_host_get_route_latency(cfg->hosts[0], cfg->hosts[1]) + MSG_HEADER_BYTES / bw;
   }
-  double flops_per_s = sg_host_get_speed(cfg->hosts[0]) * cfg->efficiency * cfg->cores;
+  double flops_per_s = sg_host_get_speed(cfg->hosts[0]) * cfg->speed_factor * cfg->efficiency * cfg->cores;
   c->gamma_s_per_byte = p->reduce_flops / flops_per_s / (double)cfg->elem_bytes;
   c->formula_s = coll_formula((coll_op)p->op, (coll_algo)p->algo, p->ranks, c->bytes, c->alpha_s,
                               c->beta_s_per_byte, c->gamma_s_per_byte);
@@ -641,7 +700,9 @@ static int simulate(const scenario *sc, build *b, const engine_opts *o, int argc
   char err[ERRLEN];
   simgrid_init(&argc, argv);
   simgrid_load_platform(b->platform);
+  scale_links(sc);
   run_engine_setup();
+  run_trace_enable(o->trace);
   sg_host_t *all;
   size_t n_all = platform_hosts_in_order(b->platform, &all);
   run_config cfg;
@@ -651,15 +712,23 @@ static int simulate(const scenario *sc, build *b, const engine_opts *o, int argc
   msg_traffic_init(cfg.hosts, cfg.n_hosts);
   int host_cores = sg_host_core_count(cfg.hosts[0]);
   cfg.cores = sc->cores > 0 ? (int)sc->cores : host_cores;
-  if (cfg.cores > host_cores) {
+  fault_plan plan;
+  int faulty = faultcfg_build(sc, cfg.hosts, cfg.n_hosts, all, n_all, &plan, err, ERRLEN);
+  if (cfg.cores > host_cores)
     snprintf(err, ERRLEN, "platform.cores: %ld cores asked, but host %s has %d", sc->cores,
              sg_host_get_name(cfg.hosts[0]), host_cores);
+  if (cfg.cores > host_cores || faulty < 0) {
+    if (faulty > 0)
+      faults_clear(&plan);
     msg_traffic_free();
     run_engine_teardown();
     xbt_free(all);
     xbt_free(cfg.hosts);
     return fail(err);
   }
+  cfg.faults = faulty > 0 ? &plan : NULL;
+  double *slowdown = faultcfg_slowdown(sc, cfg.n_hosts);
+  cfg.host_slowdown = slowdown;
   progress prog = {0};
   if (!o->quiet && isatty(2)) {
     cfg.on_eval = show_progress;
@@ -667,8 +736,9 @@ static int simulate(const scenario *sc, build *b, const engine_opts *o, int argc
   }
   int is_sgd = strcmp(sc->algorithm, "sgd") == 0, is_mp = uses_modelpar(sc), is_cons = is_consensus(sc);
   int is_sb = strcmp(sc->algorithm, "sandblaster") == 0, is_coll = is_collective(sc), is_dp = is_dataparallel(sc);
-  int is_tp = is_tensor(sc);
+  int is_tp = is_tensor(sc), is_pp = is_pipeline(sc);
   metrics *m = metrics_create(is_coll || is_tp ? 1
+                              : is_pp   ? pipeline_metrics_slots()
                               : is_dp   ? dataparallel_metrics_slots()
                               : is_mp   ? modelpar_metrics_slots(b->plan)
                               : is_sgd  ? sgd_metrics_slots()
@@ -687,9 +757,13 @@ static int simulate(const scenario *sc, build *b, const engine_opts *o, int argc
   xbt_assert(!is_dp || dp, "dataparallel_deploy refused a configuration the engine checked");
   tensor *tp = is_tp ? tensor_deploy(&cfg, m) : NULL;
   xbt_assert(!is_tp || tp, "tensor_deploy refused a configuration the scenario checked");
-  downpour *d = is_sgd || is_cons || is_sb || is_coll || is_dp || is_tp
+  pipeline *pp = is_pp ? pipeline_deploy(&cfg, b->arch, m) : NULL;
+  xbt_assert(!is_pp || pp, "pipeline_deploy refused a configuration the scenario checked");
+  downpour *d = is_sgd || is_cons || is_sb || is_coll || is_dp || is_tp || is_pp
                     ? NULL
                     : downpour_deploy(&cfg, b->plan, b->numeric, output_coupled(sc), m);
+  if (cfg.faults)
+    faults_start(cfg.faults, &cfg, m);
   simgrid_run();
   if (prog.shown)
     fputc('\n', stderr);
@@ -698,15 +772,20 @@ static int simulate(const scenario *sc, build *b, const engine_opts *o, int argc
   res.sc = sc;
   res.m = m;
   res.sim_time = simgrid_get_clock();
+  if (cfg.faults && cfg.faults->stopped) /* messages on the wire outlive a stopped run */
+    res.sim_time = cfg.faults->stopped_at;
   res.steps = metrics_total_steps(m);
   res.examples = is_sb    ? sandblaster_examples(sb)
                  : is_sgd ? res.steps * sc->sgd_batch
                  : is_dp  ? res.steps * sc->dp_batch * sc->dp_replicas
+                 : is_pp  ? res.steps * sc->pp_microbatches * sc->pp_microbatch
                           : res.steps * (is_cons ? sc->rows : sc->batch);
   if (cs)
     res.n_trace = consensus_trace(cs, &res.trace);
   res.sandblaster = sb;
+  res.faults = cfg.faults;
   res.dataparallel = dp;
+  res.pipeline = pp;
   collective_report crep;
   if (cb) {
     collective_report_fill(&crep, sc, &cfg, cb);
@@ -718,7 +797,7 @@ static int simulate(const scenario *sc, build *b, const engine_opts *o, int argc
     memset(&trep, 0, sizeof(trep));
     trep.p = &cfg.tensor;
     tensor_result_get(tp, &trep.r);
-    trep.peak_flops = sg_host_get_speed(cfg.hosts[0]) * cfg.cores;
+    trep.peak_flops = sg_host_get_speed(cfg.hosts[0]) * cfg.speed_factor * cfg.cores;
     res.tensor = &trep;
     res.examples = cfg.tensor.steps * cfg.tensor.microbatches * (long)cfg.tensor.microbatch * (long)cfg.tensor.dp;
   }
@@ -726,6 +805,9 @@ static int simulate(const scenario *sc, build *b, const engine_opts *o, int argc
   res.hosts_used = b->needed;
   res.status = metrics_status_name(metrics_get_status(m));
   link_stat *links = collect_links(res.sim_time, &res.n_links);
+  res.n_actors = run_breakdown(res.sim_time, &res.actors);
+  if (o->trace)
+    res.n_trace_ev = run_trace(&res.trace_ev);
   res.links = links;
   int rc = output_write_all(o->out_dir, &res, err, ERRLEN) == 0 ? 0 : fail(err);
   if (rc == 0 && !o->quiet && cb) {
@@ -757,7 +839,11 @@ static int simulate(const scenario *sc, build *b, const engine_opts *o, int argc
   collbench_free(cb);
   dataparallel_free(dp);
   tensor_free(tp);
+  pipeline_free(pp);
   metrics_free(m);
+  if (cfg.faults)
+    faults_clear(cfg.faults);
+  xbt_free(slowdown);
   xbt_free(cfg.hosts);
   xbt_free(all);
   return rc;
@@ -786,8 +872,10 @@ int engine_run(const scenario *sc, const engine_opts *o)
     rc = fail(err);
   if (rc == 0 && needs_plan(sc) && build_plan(sc, &b, err) != 0)
     rc = fail(err);
-  if (rc == 0 && is_dataparallel(sc))
+  if (rc == 0 && (is_dataparallel(sc) || is_pipeline(sc)))
     build_shapes(sc, &b);
+  if (rc == 0 && is_pipeline(sc) && strcmp(sc->pp_split, "balanced") != 0)
+    b.pp_nsplit = scenario_layers(sc->pp_split, b.pp_split, SCENARIO_MAX_LAYERS); /* checked by scenario_validate */
   if (rc == 0 && sc->numerics && is_dataparallel(sc) && data_n(b.train) < (size_t)sc->dp_replicas) {
     snprintf(err, ERRLEN, "dataparallel.replicas: %ld replicas need at least as many training examples, the data "
              "has %zu", sc->dp_replicas, data_n(b.train));
@@ -820,6 +908,7 @@ int engine_run(const scenario *sc, const engine_opts *o)
                : is_collective(sc)                         ? "collective.ranks"
                : is_dataparallel(sc)                       ? "dataparallel.replicas"
                : is_tensor(sc)                             ? "tensor.ranks x tensor.data_parallel"
+               : is_pipeline(sc)                           ? "pipeline.stages"
                                                            : "1 worker");
       rc = fail(err);
     }

@@ -11,6 +11,7 @@ typedef struct engine_opts {
   const char *out_dir;   /* where the result files go */
   int quiet;             /* no progress line, no closing line */
   const char *expect;    /* saved summary.json or progress.csv to compare with, or NULL */
+  int trace;             /* write trace.json (Chrome trace-event timeline) */
   int sg_argc;           /* SimGrid options (--cfg=..., --log=...), argv[0] first */
   char **sg_argv;
 } engine_opts;

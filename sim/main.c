@@ -1,4 +1,4 @@
-/* main.c - dtsim's command line: dispatch to run, platform and list. */
+/* main.c - dtsim's command line: dispatch to run, sweep, reproduce, platform and list. */
 #include <malloc.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -11,9 +11,11 @@
 
 #include "models/arch.h"
 #include "sim/engine.h"
+#include "sim/output.h"
 #include "sim/platform.h"
 #include "sim/reproduce.h"
 #include "sim/scenario.h"
+#include "sim/sweep.h"
 
 #define ERRLEN 1024
 
@@ -31,8 +33,11 @@ static const char usage[] =
     "  (none)      run the built-in default scenario (Downpour SGD with Adagrad, 20\n"
     "              replicas, distbelief-2012 preset, small MLP); results in ./dtsim-out/\n"
     "  run         run a scenario file:  dtsim run [SCENARIO.ini] [OPTIONS]\n"
+    "  sweep       run a scenario over the cartesian product of --vary lists (or emit\n"
+    "              one shell command per point), results in sweep.csv and sweep.png\n"
     "  platform    write a preset or a generated cluster as SimGrid XML\n"
-    "  reproduce   rerun a paper's simulations (fig3, consensus, collectives, all), results in results/NAME/\n"
+    "  reproduce   rerun a paper's simulations (fig3, fig4, fig5, megatron, pipeline,\n"
+    "              consensus, collectives, all), results in results/NAME/\n"
     "  list        list presets, algorithms, models and datasets ('list keys': scenario keys)\n"
     "\n"
     "  dtsim COMMAND --help   help on one command\n"
@@ -43,7 +48,7 @@ static const char usage[] =
 
 static const char run_usage[] =
     "usage: dtsim run [SCENARIO.ini] [--set SECTION.KEY=VALUE]... [--seed N] [--out DIR]\n"
-    "                 [--quiet] [--expect FILE] [--cfg=SIMGRID_OPTION:VALUE]... [--log=...]\n"
+    "                 [--quiet] [--expect FILE] [--trace] [--cfg=SIMGRID_OPTION:VALUE]... [--log=...]\n"
     "\n"
     "Runs one simulation. Without SCENARIO.ini, the built-in default scenario runs\n"
     "(print it with 'dtsim run --print-default'). Keys are listed by 'dtsim list keys'.\n"
@@ -58,11 +63,17 @@ static const char run_usage[] =
     "                  and print the first differing value if they differ\n"
     "  --cfg=..., --log=...   passed to SimGrid, e.g. --cfg=contexts/nthreads:2\n"
     "  --print-default print the built-in default scenario and exit\n"
+    "  --trace         also write trace.json, a timeline in Chrome's trace-event format\n"
+    "                  (Perfetto, chrome://tracing): per host and actor, every execution\n"
+    "                  and communication wait, every message sent; for short runs\n"
     "\n"
     "Outputs: summary.json, progress.csv (sim_time_s,step,loss,accuracy),\n"
-    "staleness.csv (staleness,count), links.csv (link,bytes,utilization); consensus runs\n"
+    "staleness.csv (staleness,count), links.csv (link,bytes,utilization), breakdown.csv\n"
+    "(actor,role,host,compute_s,comm_s,exposed_comm_s: seconds computing, blocked on\n"
+    "communication, and blocked while nothing computed on its host); consensus runs\n"
     "add consensus.csv (iteration,sim_time_s,consensus_error,optimality_gap), sandblaster\n"
-    "runs batches.csv (one row per batch: time, portions, backup copies, examples).\n";
+    "runs batches.csv (one row per batch: time, portions, backup copies, examples),\n"
+    "pipeline runs pipeline.csv (one row per stage: busy and idle time, peak stash).\n";
 
 static const char list_usage[] =
     "usage: dtsim list [keys]\n"
@@ -115,6 +126,8 @@ static int list_main(int argc, char **argv)
          "synchronous data parallelism: replicas allreduce gradient buckets overlapping backward (PyTorch DDP)");
   printf("algorithm  %-22s %s\n", "tensor",
          "Megatron-LM tensor parallelism of a GPT layer stack over GPUs (Shoeybi et al. 2019)");
+  printf("algorithm  %-22s %s\n", "pipeline",
+         "pipeline parallelism: layer stages on hosts, GPipe / 1F1B / interleaved microbatch schedules with a flush");
   printf("model      %-22s %s\n", "linear", "linear regression, squared loss (layers = D,1)");
   printf("model      %-22s %s\n", "logistic", "binary logistic regression (layers = D,1)");
   printf("model      %-22s %s\n", "softmax", "multinomial logistic regression (layers = D,K)");
@@ -133,38 +146,12 @@ static int is_simgrid_opt(const char *a)
   return strncmp(a, "--cfg=", 6) == 0 || strncmp(a, "--log=", 6) == 0;
 }
 
-/* The result folder is created only after the run; make sure now that it can be:
- * the path, or else its nearest existing ancestor, must be a writable directory. */
-static int out_dir_unusable(const char *out, char *err, size_t len)
-{
-  char p[4096];
-  struct stat st;
-  snprintf(p, sizeof(p), "%s", out);
-  while (stat(p, &st) != 0) {
-    char *slash = strrchr(p, '/');
-    if (slash == NULL) {
-      snprintf(p, sizeof(p), ".");
-      continue;
-    }
-    *slash = '\0';
-    if (p[0] == '\0')
-      snprintf(p, sizeof(p), "/");
-  }
-  if (!S_ISDIR(st.st_mode))
-    snprintf(err, len, "--out %s: %s exists and is not a directory", out, p);
-  else if (access(p, W_OK | X_OK) != 0)
-    snprintf(err, len, "--out %s: cannot write into %s", out, p);
-  else
-    return 0;
-  return 1;
-}
-
 /* `dtsim run ...`; argv[0] is "run" (or "dtsim" for the bare default run). */
 static int run_main(int argc, char **argv, const char *prog)
 {
   char err[ERRLEN];
   const char *path = NULL, *out = "dtsim-out", *expect = NULL, *seed = NULL;
-  int quiet = 0;
+  int quiet = 0, trace = 0;
   char **sets = calloc((size_t)argc + 1, sizeof(char *));
   char **sg = calloc((size_t)argc + 2, sizeof(char *));
   int nsets = 0, nsg = 0, rc = 0;
@@ -188,6 +175,8 @@ static int run_main(int argc, char **argv, const char *prog)
       expect = argv[++i];
     else if (strcmp(a, "--quiet") == 0 || strcmp(a, "-q") == 0)
       quiet = 1;
+    else if (strcmp(a, "--trace") == 0)
+      trace = 1;
     else if (is_simgrid_opt(a))
       sg[nsg++] = argv[i];
     else if (a[0] == '-' && a[1] != '\0') {
@@ -222,14 +211,14 @@ static int run_main(int argc, char **argv, const char *prog)
   }
   if (rc == 0 && scenario_validate(&sc, origin, err, sizeof(err)) != 0)
     rc = bad(NULL, err);
-  if (rc == 0 && out_dir_unusable(out, err, sizeof(err)))
+  if (rc == 0 && output_dir_unusable(out, err, sizeof(err)))
     rc = bad(NULL, err);
   if (rc == 0 && expect && access(expect, R_OK) != 0) {
     snprintf(err, sizeof(err), "--expect %s: cannot read the file", expect);
     rc = bad(NULL, err);
   }
   if (rc == 0) {
-    engine_opts o = {.out_dir = out, .quiet = quiet, .expect = expect, .sg_argc = nsg, .sg_argv = sg};
+    engine_opts o = {.out_dir = out, .quiet = quiet, .expect = expect, .trace = trace, .sg_argc = nsg, .sg_argv = sg};
     rc = engine_run(&sc, &o);
   }
   free(sets);
@@ -268,6 +257,8 @@ int main(int argc, char **argv)
     return list_main(argc - 1, argv + 1);
   if (strcmp(cmd, "reproduce") == 0)
     return reproduce_main(argc - 1, argv + 1);
+  if (strcmp(cmd, "sweep") == 0)
+    return sweep_main(argc - 1, argv + 1);
   char err[256];
   snprintf(err, sizeof(err), "unknown command '%s' (try: dtsim --help)", cmd);
   return bad(NULL, err);

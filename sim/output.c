@@ -74,6 +74,32 @@ int output_write_file(const char *dir, const char *name, const char *data, size_
   return 0;
 }
 
+/* The result folder is created only after the run; make sure now that it can be:
+ * the path, or else its nearest existing ancestor, must be a writable directory. */
+int output_dir_unusable(const char *out, char *err, size_t len)
+{
+  char p[4096];
+  struct stat st;
+  snprintf(p, sizeof(p), "%s", out);
+  while (stat(p, &st) != 0) {
+    char *slash = strrchr(p, '/');
+    if (slash == NULL) {
+      snprintf(p, sizeof(p), ".");
+      continue;
+    }
+    *slash = '\0';
+    if (p[0] == '\0')
+      snprintf(p, sizeof(p), "/");
+  }
+  if (!S_ISDIR(st.st_mode))
+    snprintf(err, len, "--out %s: %s exists and is not a directory", out, p);
+  else if (access(p, W_OK | X_OK) != 0)
+    snprintf(err, len, "--out %s: cannot write into %s", out, p);
+  else
+    return 0;
+  return -1;
+}
+
 static int make_dirs(const char *dir, char *err, size_t errlen)
 {
   char p[4096];
@@ -236,6 +262,152 @@ static json_t *tensor_json(const tensor_report *t)
   return o;
 }
 
+/* trace.json in Chrome's trace-event format (Perfetto, chrome://tracing): one process
+ * per host, numbered in order of its first actor, one thread per actor (its breakdown
+ * index); a complete event ("X") per execution and per communication wait, an instant
+ * event ("i") per message sent with its bytes and destination; simulated microseconds. */
+static void write_trace(buf *b, const run_result *r)
+{
+  size_t *host = xbt_malloc((r->n_actors ? r->n_actors : 1) * sizeof(size_t)), nh = 0;
+  buf_printf(b, "{\"displayTimeUnit\": \"ns\", \"traceEvents\": [\n");
+  for (size_t i = 0; i < r->n_actors; i++) {
+    size_t j = 0;
+    while (j < i && strcmp(r->actors[j].host, r->actors[i].host) != 0)
+      j++;
+    host[i] = j < i ? host[j] : nh++;
+    if (j == i)
+      buf_printf(b, "{\"name\": \"process_name\", \"ph\": \"M\", \"pid\": %zu, \"args\": {\"name\": \"%s\"}},\n",
+                 host[i], r->actors[i].host);
+    buf_printf(b, "{\"name\": \"thread_name\", \"ph\": \"M\", \"pid\": %zu, \"tid\": %zu, \"args\": {\"name\": \"%s\"}},\n",
+               host[i], i, r->actors[i].name);
+  }
+  static const char *const names[] = {"compute", "wait", "send"};
+  for (size_t i = 0; i < r->n_trace_ev; i++) {
+    const run_trace_event *e = &r->trace_ev[i];
+    buf_printf(b, "{\"name\": \"%s\", \"cat\": \"%s\", \"ph\": \"%s\", \"pid\": %zu, \"tid\": %zu, \"ts\": ",
+               names[e->kind], e->kind == RUN_TRACE_COMPUTE ? "compute" : "comm",
+               e->kind == RUN_TRACE_SEND ? "i" : "X", host[e->actor], e->actor);
+    buf_double(b, e->start * 1e6);
+    if (e->kind == RUN_TRACE_SEND) {
+      buf_printf(b, ", \"s\": \"t\", \"args\": {\"bytes\": ");
+      buf_double(b, e->bytes);
+      buf_printf(b, ", \"to\": \"%s\"}}", e->dst);
+    } else {
+      buf_printf(b, ", \"dur\": ");
+      buf_double(b, e->dur * 1e6);
+      buf_printf(b, "}");
+    }
+    buf_printf(b, "%s\n", i + 1 < r->n_trace_ev ? "," : "");
+  }
+  buf_printf(b, "]}\n");
+  xbt_free(host);
+}
+
+/* "breakdown": per role (in order of first appearance), its actor count and the mean
+ * over its actors of each time. */
+static json_t *breakdown_json(const run_result *r)
+{
+  json_t *o = json_object();
+  for (size_t i = 0; i < r->n_actors; i++) {
+    const char *role = r->actors[i].role;
+    if (json_object_get(o, role))
+      continue;
+    size_t n = 0;
+    double c = 0, w = 0, x = 0;
+    for (size_t j = i; j < r->n_actors; j++)
+      if (strcmp(r->actors[j].role, role) == 0) {
+        n++;
+        c += r->actors[j].compute_s;
+        w += r->actors[j].comm_s;
+        x += r->actors[j].exposed_comm_s;
+      }
+    json_t *e = json_object();
+    json_object_set_new(e, "actors", json_integer((json_int_t)n));
+    json_object_set_new(e, "compute_s", json_real(c / (double)n));
+    json_object_set_new(e, "comm_s", json_real(w / (double)n));
+    json_object_set_new(e, "exposed_comm_s", json_real(x / (double)n));
+    json_object_set_new(o, role, e);
+  }
+  return o;
+}
+
+/* The "faults" block: the events (applied or not: a run may end first) and what
+ * the algorithm survived, recovered and lost. */
+static json_t *faults_json(const fault_plan *p)
+{
+  static const char *kinds[] = {"host_off", "host_on", "link_off", "link_on", "link_degrade"};
+  json_t *o = json_object(), *ev = json_array();
+  for (size_t i = 0; i < p->n; i++) {
+    json_t *e = json_object();
+    json_object_set_new(e, "kind", json_string(kinds[p->ev[i].kind]));
+    json_object_set_new(e, "target", json_string(p->ev[i].target));
+    json_object_set_new(e, "time_s", json_num(p->ev[i].time));
+    if (p->ev[i].kind == FAULT_LINK_DEGRADE)
+      json_object_set_new(e, "factor", json_num(p->ev[i].factor));
+    json_object_set_new(e, "applied", json_boolean(p->ev[i].applied));
+    json_array_append_new(ev, e);
+  }
+  json_object_set_new(o, "events", ev);
+  json_object_set_new(o, "wait_timeout_s", json_num(p->wait_timeout));
+  json_object_set_new(o, "workers_started", json_integer(p->workers_started));
+  json_object_set_new(o, "workers_alive_at_end", json_integer(p->workers_started - atomic_load(&p->workers_lost)));
+  json_object_set_new(o, "checkpoints", json_integer(atomic_load(&p->checkpoints)));
+  json_object_set_new(o, "shard_restarts", json_integer(atomic_load(&p->shard_restarts)));
+  json_object_set_new(o, "lost_updates", json_integer(atomic_load(&p->lost_updates)));
+  json_object_set_new(o, "undelivered_pushes", json_integer(atomic_load(&p->undelivered_pushes)));
+  json_object_set_new(o, "missed_fetches", json_integer(atomic_load(&p->missed_fetches)));
+  json_object_set_new(o, "reissued_portions", json_integer(atomic_load(&p->reissued_portions)));
+  json_object_set_new(o, "stopped", json_string(p->stopped == 1   ? "host_failed"
+                                                   : p->stopped == 2 ? "stalled"
+                                                   : p->stopped == 3 ? "link_failed"
+                                                                     : "no"));
+  json_object_set_new(o, "stopped_at_s", p->stopped ? json_num(p->stopped_at) : json_null());
+  return o;
+}
+
+/* summary.json's "pipeline" block: the schedule, the split, the bubble against its
+ * formula (both conventions) and per-stage busy, idle and stash (as pipeline.csv). */
+static json_t *pipeline_json(const run_result *r)
+{
+  const scenario *sc = r->sc;
+  pipeline_result pr;
+  pipeline_result_get(r->pipeline, &pr);
+  json_t *o = json_object(), *split = json_array(), *stages = json_array();
+  json_object_set_new(o, "schedule", json_string(sc->pp_schedule));
+  json_object_set_new(o, "stages", json_integer(sc->pp_stages));
+  json_object_set_new(o, "microbatches", json_integer(sc->pp_microbatches));
+  json_object_set_new(o, "microbatch", json_integer(sc->pp_microbatch));
+  json_object_set_new(o, "chunks", json_integer(sc->pp_chunks));
+  json_object_set_new(o, "recompute", json_boolean(sc->pp_recompute));
+  for (size_t c = 0; c < (size_t)(sc->pp_stages * sc->pp_chunks); c++) {
+    size_t first, last;
+    pipeline_chunk_layers(r->pipeline, c, &first, &last);
+    json_t *a = json_array();
+    json_array_append_new(a, json_integer((json_int_t)first));
+    json_array_append_new(a, json_integer((json_int_t)last));
+    json_array_append_new(split, a);
+  }
+  json_object_set_new(o, "chunk_layers", split);
+  json_object_set_new(o, "makespan_s", json_num(pr.makespan_s));
+  json_object_set_new(o, "bubble_fraction", json_num(pr.bubble_fraction));
+  json_object_set_new(o, "formula", json_num(pr.formula));
+  json_object_set_new(o, "formula_ideal", json_num(pr.formula_ideal));
+  json_object_set_new(o, "t_forward_s", json_num(pr.t_forward_s));
+  json_object_set_new(o, "t_backward_s", json_num(pr.t_backward_s));
+  for (size_t s = 0; s < (size_t)sc->pp_stages; s++) {
+    pipeline_stage_stats st;
+    pipeline_stage_get(r->pipeline, s, &st);
+    json_t *x = json_object();
+    json_object_set_new(x, "busy_s", json_num(st.busy_s));
+    json_object_set_new(x, "idle_s", json_num(st.idle_s));
+    json_object_set_new(x, "peak_stashed", json_integer(st.peak_stashed));
+    json_object_set_new(x, "peak_stash_bytes", json_num(st.peak_stash_bytes));
+    json_array_append_new(stages, x);
+  }
+  json_object_set_new(o, "per_stage", stages);
+  return o;
+}
+
 static char *summary_json(const run_result *r)
 {
   metrics *m = r->m;
@@ -286,6 +458,7 @@ static char *summary_json(const run_result *r)
   xbt_free(idx);
   json_object_set_new(comm, "top_links", top);
   json_object_set_new(root, "comm", comm);
+  json_object_set_new(root, "breakdown", breakdown_json(r));
   json_object_set_new(root, "hosts_used", json_integer((json_int_t)r->hosts_used));
   json_object_set_new(root, "status", json_string(r->status));
   if (r->sandblaster)
@@ -296,6 +469,10 @@ static char *summary_json(const run_result *r)
     json_object_set_new(root, "dataparallel", dataparallel_json(r));
   if (r->tensor)
     json_object_set_new(root, "tensor", tensor_json(r->tensor));
+  if (r->faults)
+    json_object_set_new(root, "faults", faults_json(r->faults));
+  if (r->pipeline)
+    json_object_set_new(root, "pipeline", pipeline_json(r));
   char *s = json_dumps(root, JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(17));
   json_decref(root);
   return s;
@@ -344,6 +521,26 @@ int output_write_all(const char *dir, const run_result *r, char *err, size_t err
   }
   rc = rc ? rc : output_write_file(dir, "links.csv", b.s, b.len, err, errlen);
 
+  b.len = 0;
+  buf_printf(&b, "actor,role,host,compute_s,comm_s,exposed_comm_s\n");
+  for (size_t i = 0; i < r->n_actors; i++) {
+    const run_actor_time *a = &r->actors[i];
+    buf_printf(&b, "%s,%s,%s,", a->name, a->role, a->host);
+    buf_double(&b, a->compute_s);
+    buf_printf(&b, ",");
+    buf_double(&b, a->comm_s);
+    buf_printf(&b, ",");
+    buf_double(&b, a->exposed_comm_s);
+    buf_printf(&b, "\n");
+  }
+  rc = rc ? rc : output_write_file(dir, "breakdown.csv", b.s, b.len, err, errlen);
+
+  if (r->trace_ev != NULL) {
+    b.len = 0;
+    write_trace(&b, r);
+    rc = rc ? rc : output_write_file(dir, "trace.json", b.s, b.len, err, errlen);
+  }
+
   if (r->trace != NULL) {
     b.len = 0;
     buf_printf(&b, "iteration,sim_time_s,consensus_error,optimality_gap\n");
@@ -375,6 +572,30 @@ int output_write_all(const char *dir, const run_result *r, char *err, size_t err
   }
   if (r->sandblaster)
     rc = rc ? rc : output_write_file(dir, "batches.csv", b.s, b.len, err, errlen);
+  b.len = 0;
+  buf_printf(&b, "stage,params,forward_s,backward_s,recompute_s,update_s,busy_s,idle_s,idle_fraction,peak_stashed,"
+             "peak_stash_bytes,bytes_sent\n");
+  pipeline_result pr = {0};
+  if (r->pipeline)
+    pipeline_result_get(r->pipeline, &pr);
+  for (size_t s = 0; r->pipeline && s < (size_t)r->sc->pp_stages; s++) {
+    pipeline_stage_stats st;
+    pipeline_stage_get(r->pipeline, s, &st);
+    double f[] = {st.params, st.forward_s, st.backward_s, st.recompute_s, st.update_s, st.busy_s, st.idle_s,
+                  pr.makespan_s > 0 ? st.idle_s / pr.makespan_s : 0};
+    buf_printf(&b, "%zu", s);
+    for (size_t i = 0; i < sizeof f / sizeof f[0]; i++) {
+      buf_printf(&b, ",");
+      buf_double(&b, f[i]);
+    }
+    buf_printf(&b, ",%ld,", st.peak_stashed);
+    buf_double(&b, st.peak_stash_bytes);
+    buf_printf(&b, ",");
+    buf_double(&b, st.bytes_sent);
+    buf_printf(&b, "\n");
+  }
+  if (r->pipeline)
+    rc = rc ? rc : output_write_file(dir, "pipeline.csv", b.s, b.len, err, errlen);
   xbt_free(b.s);
   return rc;
 }

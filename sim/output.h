@@ -11,14 +11,16 @@
 #include "algorithms/collbench.h"
 #include "algorithms/consensus.h"
 #include "algorithms/dataparallel.h"
+#include "algorithms/faults.h"
 #include "algorithms/metrics.h"
+#include "algorithms/pipeline.h"
 #include "algorithms/sandblaster.h"
 #include "algorithms/tensor.h"
 #include "sim/scenario.h"
 
 typedef struct link_stat {
   char *name;
-  double bytes;       /* cumulated load from SimGrid's link-load plugin */
+  double bytes;       /* bytes of every message whose route crosses the link */
   double utilization; /* bytes / (bandwidth * simulated time) */
 } link_stat;
 
@@ -59,9 +61,17 @@ typedef struct run_result {
   const collective_report *collective; /* a collective run, or NULL */
   const dataparallel *dataparallel;    /* a dataparallel run (its buckets), or NULL */
   const tensor_report *tensor;         /* a tensor run, or NULL */
+  const run_actor_time *actors;        /* time breakdown per actor (run_breakdown), pid order */
+  size_t n_actors;
+  const run_trace_event *trace_ev;     /* dtsim run --trace: the timeline for trace.json, or NULL */
+  size_t n_trace_ev;
+  const fault_plan *faults;            /* a run with [faults] events ("faults" block), or NULL */
+  const pipeline *pipeline;            /* a pipeline run (summary "pipeline" block, pipeline.csv), or NULL */
 } run_result;
 
-/* Creates dir if needed and writes the four result files into it atomically, and
+/* Creates dir if needed and writes the five result files (summary.json, progress.csv,
+ * staleness.csv, links.csv, breakdown.csv) into it atomically, trace.json when
+ * r->trace_ev is set, and
  * consensus.csv when r->trace is set, batches.csv for Sandblaster (summary.json then has
  * a "sandblaster" block).
  * Returns 0, or -1 with one line in err. */
@@ -73,6 +83,10 @@ int output_write_all(const char *dir, const run_result *r, char *err, size_t err
 int output_expect(const char *dir, const char *expect_path, char *msg, size_t msglen);
 
 /* Writes len bytes to dir/name through dir/.name.tmp and rename(2). Returns 0 or -1. */
+/* Whether a result folder can be created at out later: out, or else its nearest existing
+ * ancestor, must be a writable directory. Returns 0, or -1 with a one-line message. */
+int output_dir_unusable(const char *out, char *err, size_t len);
+
 int output_write_file(const char *dir, const char *name, const char *data, size_t len, char *err,
                       size_t errlen);
 

@@ -72,6 +72,24 @@ const char *platform_topology_name(platform_topology t)
   return i < sizeof topology_names / sizeof *topology_names ? topology_names[i] : "unknown";
 }
 
+const char *platform_sharing_parse(const char *s)
+{
+  static const char *const names[][2] = {{"shared", "SHARED"}, {"splitduplex", "SPLITDUPLEX"}, {"fatpipe", "FATPIPE"}};
+  for (size_t i = 0; s && i < sizeof names / sizeof *names; i++)
+    if (strcmp(s, names[i][0]) == 0)
+      return names[i][1];
+  return NULL;
+}
+
+void platform_scale(platform_spec *spec, double bw_f, double lat_f, double speed_f)
+{
+  spec->bw *= bw_f;
+  spec->node_bw *= bw_f;
+  spec->lat *= lat_f;
+  spec->node_lat *= lat_f;
+  spec->speed *= speed_f;
+}
+
 /* ---------------------------------------------------------------- presets */
 
 typedef struct preset {
@@ -387,6 +405,7 @@ static int valid_name(const char *s)
 static int write_gpu_nodes(const platform_spec *spec, FILE *out, char *err, size_t errlen)
 {
   const char *name = spec->name ? spec->name : "gpu";
+  const char *sharing = spec->sharing ? spec->sharing : "SPLITDUPLEX";
   size_t g = spec->gpus_per_node, nodes = ceil_div(spec->hosts, g);
   char speed[64], bw[64], lat[64], nbw[64], nlat[64];
   if (!(spec->node_bw > 0) || !isfinite(spec->node_bw) || !(spec->node_lat >= 0) || !isfinite(spec->node_lat)) {
@@ -416,11 +435,11 @@ static int write_gpu_nodes(const platform_spec *spec, FILE *out, char *err, size
   for (size_t n = 0; n < nodes; n++)
     fprintf(out,
             "    <cluster id=\"%s-node-%zu\" prefix=\"%s-\" suffix=\"\" radical=\"%zu-%zu\" speed=\"%sf\" core=\"%d\"\n"
-            "             bw=\"%sBps\" lat=\"%ss\" sharing_policy=\"SPLITDUPLEX\" router_id=\"%s-node-%zu-router\"/>\n",
-            name, n, name, n * g, n * g + g - 1, speed, spec->cores, bw, lat, name, n);
+            "             bw=\"%sBps\" lat=\"%ss\" sharing_policy=\"%s\" router_id=\"%s-node-%zu-router\"/>\n",
+            name, n, name, n * g, n * g + g - 1, speed, spec->cores, bw, lat, sharing, name, n);
   for (size_t n = 0; n < nodes; n++)
-    fprintf(out, "    <link id=\"%s-ib-%zu\" bandwidth=\"%sBps\" latency=\"%ss\" sharing_policy=\"SPLITDUPLEX\"/>\n",
-            name, n, nbw, nlat);
+    fprintf(out, "    <link id=\"%s-ib-%zu\" bandwidth=\"%sBps\" latency=\"%ss\" sharing_policy=\"%s\"/>\n",
+            name, n, nbw, nlat, sharing);
   for (size_t a = 0; a < nodes; a++)
     for (size_t b = a + 1; b < nodes; b++)
       fprintf(out,
@@ -476,6 +495,11 @@ int platform_write(const platform_spec *spec, FILE *out, char *err, size_t errle
     set_err(err, errlen, "bad cluster name '%s' (letters, digits, '-', '_', '.')", name);
     return -1;
   }
+  if (spec->sharing && strcmp(spec->sharing, "SHARED") != 0 && strcmp(spec->sharing, "SPLITDUPLEX") != 0 &&
+      strcmp(spec->sharing, "FATPIPE") != 0) {
+    set_err(err, errlen, "unknown sharing policy '%s' (SHARED, SPLITDUPLEX or FATPIPE)", spec->sharing);
+    return -1;
+  }
   if (spec->gpus_per_node > 0)
     return write_gpu_nodes(spec, out, err, errlen);
   if (shape_of(spec, &sh, err, errlen) != 0)
@@ -502,7 +526,7 @@ int platform_write(const platform_spec *spec, FILE *out, char *err, size_t errle
   fmt_num(num, sizeof num, spec->bw);
   fprintf(out, "           bw=\"%sBps\"", num);
   fmt_num(num, sizeof num, spec->lat);
-  fprintf(out, " lat=\"%ss\" sharing_policy=\"SPLITDUPLEX\"", num);
+  fprintf(out, " lat=\"%ss\" sharing_policy=\"%s\"", num, spec->sharing ? spec->sharing : "SPLITDUPLEX");
   if (sh.tag) {
     fprintf(out, "\n           topology=\"%s\" topo_parameters=\"%s\"/>\n", sh.tag, sh.params);
   } else {
@@ -993,6 +1017,11 @@ static void platform_usage(FILE *out)
           "  --network-model M    CM02 (alpha-beta: latency + size/bandwidth; the default for\n"
           "                       generated clusters) or LV08 (TCP over Ethernet: latency x13.01,\n"
           "                       bandwidth x0.97); --cfg=network/model:M at run time overrides it\n"
+          "  --sharing P          sharing policy of host (and node) links: splitduplex (default:\n"
+          "                       one capacity per direction), shared (one for both), fatpipe\n"
+          "  --bw-factor F        what-if: every bandwidth (host and node links) times F\n"
+          "  --lat-factor F       what-if: every latency times F\n"
+          "  --speed-factor F     what-if: the speed times F\n"
           "  --name NAME          cluster id and host-name prefix (default host)\n"
           "  -o FILE              write FILE atomically (FILE.tmp, then rename), print nothing\n"
           "  -h, --help           show this help\n"
@@ -1052,7 +1081,7 @@ int platform_main(int argc, char **argv)
   platform_spec spec;
   const char *preset_name = NULL, *out = NULL;
   int have_topology = 0, have_hosts = 0, have_rack = 0;
-  double v;
+  double v, factor[3] = {1, 1, 1}; /* bandwidth, latency, speed */
 
   memset(&spec, 0, sizeof spec);
   spec.speed = GEN_SPEED;
@@ -1141,6 +1170,18 @@ int platform_main(int argc, char **argv)
       if (!valid_model(val))
         return usage_error("--network-model is LV08 or CM02, not", val);
       spec.network_model = strcmp(val, "LV08") == 0 ? "LV08" : "CM02";
+    } else if (strcmp(opt, "--sharing") == 0) {
+      if (platform_sharing_parse(val) == NULL)
+        return usage_error("--sharing is shared, splitduplex or fatpipe, not", val);
+      spec.sharing = platform_sharing_parse(val);
+    } else if (strcmp(opt, "--bw-factor") == 0 || strcmp(opt, "--lat-factor") == 0 ||
+               strcmp(opt, "--speed-factor") == 0) {
+      char *e;
+      errno = 0;
+      v = strtod(val, &e);
+      if (e == val || *e || errno == ERANGE || !isfinite(v) || !(v > 0))
+        return usage_error("a factor must be a positive number, not", val);
+      factor[opt[2] == 'b' ? 0 : opt[2] == 'l' ? 1 : 2] = v;
     } else if (strcmp(opt, "--name") == 0) {
       if (!valid_name(val))
         return usage_error("--name takes letters, digits, '-', '_' and '.', not", val);
@@ -1158,6 +1199,7 @@ int platform_main(int argc, char **argv)
       return usage_error("--rack-size and --uplinks apply to a fat tree only", NULL);
     spec.hosts_per_rack = spec.uplinks = 0; /* a preset's racks, topology overridden */
   }
+  platform_scale(&spec, factor[0], factor[1], factor[2]);
 
   char err[256];
   if (out)

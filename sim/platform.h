@@ -27,6 +27,8 @@ typedef struct platform_spec {
   size_t uplinks;            /* fat tree: uplinks per leaf switch (oversubscription) */
   const char *network_model; /* SimGrid network/model written into the file: LV08 | CM02 */
   const char *name;          /* zone id and host name prefix */
+  const char *sharing;       /* SimGrid sharing_policy of host (and node) links: SHARED,
+                              * SPLITDUPLEX or FATPIPE; NULL: SPLITDUPLEX */
   /* GPU nodes (dgx2h, selene): when gpus_per_node > 0, topology, hosts_per_rack and
    * uplinks are ignored and the file holds ceil(hosts / gpus_per_node) nodes, each a
    * cluster of gpus_per_node one-core hosts on `bw`/`lat` links to a non-blocking
@@ -41,6 +43,12 @@ typedef struct platform_spec {
 /* Parses "star|fat-tree|torus|dragonfly|ring"; returns 0 or -1. */
 int platform_topology_parse(const char *s, platform_topology *t);
 const char *platform_topology_name(platform_topology t);
+/* Parses "shared|splitduplex|fatpipe"; returns SimGrid's attribute value ("SHARED",
+ * "SPLITDUPLEX", "FATPIPE", static) or NULL if s is none of them. */
+const char *platform_sharing_parse(const char *s);
+/* What-if scaling of a spec: every bandwidth (host and node links) times bw_f, every
+ * latency times lat_f, the speed times speed_f. No effect for factors of 1. */
+void platform_scale(platform_spec *spec, double bw_f, double lat_f, double speed_f);
 
 /* Fills *spec with the named preset sized for at least `hosts` hosts (0: the preset's
  * own size). Returns 0, or -1 if the name is unknown. */

@@ -2,19 +2,18 @@
 #include "sim/reproduce.h"
 
 #include <errno.h>
-#include <fcntl.h>
 #include <jansson.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/wait.h>
 #include <unistd.h>
 #include <xbt/asserts.h>
 #include <xbt/sysdep.h>
 
 #include "models/arch.h"
 #include "sim/output.h"
+#include "sim/spawn.h"
 
 /* Dean et al. 2012, Fig. 3: mean time per minibatch of plain SGD on one model replica
  * split over 1..144 machines. One platform and cost calibration for all four nets:
@@ -106,13 +105,16 @@ static const char usage[] =
     "             and complete graphs, each step rule, sync and async), collectives\n"
     "             (every collective against its alpha-beta formula, 2-64 ranks, 1 KiB-1 GiB),\n"
     "             megatron (Shoeybi et al. 2019, Table 1: 1.2B-8.3B GPT on 1-8 GPUs of tensor\n"
-    "             parallelism, and x64 data parallel up to 512 GPUs, on dgx2h), or all (each\n"
-    "             in turn, into results/NAME/ or DIR/NAME/); pipeline is not available yet\n"
+    "             parallelism, and x64 data parallel up to 512 GPUs, on dgx2h), pipeline\n"
+    "             (GPipe, 1F1B and interleaved 1F1B bubble against (p-1)/(m+p-1), 2-8 stages,\n"
+    "             1-32 microbatches, one selene node), or all (each in turn, into\n"
+    "             results/NAME/ or DIR/NAME/)\n"
     "  --quick    a reduced grid fit for CI, same code paths (fig3: machine counts 1..16;\n"
     "             consensus: ring and complete graphs, constant and harmonic steps, shorter;\n"
     "             collectives: 2, 8 and 64 ranks at 1 KiB, 1 MiB and 1 GiB; fig4/fig5: two\n"
     "             rates, fewer methods and replica counts, fig4's runs cut at 10 minutes;\n"
-    "             megatron: the four model-parallel rows, 1-8 GPUs)\n"
+    "             megatron: the four model-parallel rows, 1-8 GPUs; pipeline: 2 and 4\n"
+    "             stages, 1-8 microbatches)\n"
     "  --jobs N   simulations run at once (default: the number of cores)\n"
     "  --check    compare with the committed results/NAME/NAME.csv (or DIR's) instead of writing:\n"
     "             exit 1 and print the first differing value\n";
@@ -123,75 +125,67 @@ static int bad(const char *msg)
   return 2;
 }
 
-static pid_t start_job(const char *self, const char *work, const char *ini, reproduce_job *j)
+/* Progress and failures of reproduce_run_jobs, as each run ends. */
+typedef struct run_ctx {
+  const reproduce_opts *o;
+  reproduce_job *jobs;
+  size_t n, done;
+  char *err;
+  size_t len;
+  int failed;
+} run_ctx;
+
+static int run_done(void *ctx, size_t i, const spawn_job *sj)
 {
-  const char *argv[32];
-  char log[600];
-  int n = 0;
-  snprintf(log, sizeof(log), "%s.log", j->dir);
-  argv[n++] = "dtsim";
-  argv[n++] = "run";
-  argv[n++] = ini;
-  argv[n++] = "--quiet";
-  argv[n++] = "--out";
-  argv[n++] = j->dir;
-  for (int i = 0; i < j->n_sets; i++) {
-    argv[n++] = "--set";
-    argv[n++] = j->sets[i];
+  run_ctx *c = ctx;
+  reproduce_job *j = &c->jobs[i];
+  c->done++;
+  if (sj->status != 0 && !(sj->status == 1 && j->may_miss)) {
+    if (!c->failed)
+      snprintf(c->err, c->len, "the run of %s failed (see %s.log)", j->label, j->dir);
+    j->failed = c->failed = 1;
+    return 1;
   }
-  if (j->cfg)
-    argv[n++] = j->cfg;
-  argv[n] = NULL;
-  pid_t pid = fork();
-  if (pid == 0) {
-    int fd = open(log, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    if (fd >= 0) {
-      dup2(fd, 1);
-      dup2(fd, 2);
-    }
-    if (chdir(work) != 0) /* a scenario names its platform file relative to itself */
-      _exit(126);
-    execv(self, (char *const *)argv);
-    _exit(127);
-  }
-  return pid;
+  if (!c->o->quiet)
+    fprintf(stderr, "dtsim reproduce: %zu/%zu done: %s\n", c->done, c->n, j->label);
+  return 0;
 }
 
 int reproduce_run_jobs(const reproduce_opts *o, const char *ini, reproduce_job *jobs, size_t n, char *err, size_t len)
 {
   char self[4096], path[700];
-  ssize_t k = readlink("/proc/self/exe", self, sizeof(self) - 1);
-  if (k <= 0) {
-    snprintf(err, len, "cannot find the dtsim executable: %s", strerror(errno));
+  if (spawn_self(self, sizeof(self), err, len) != 0)
     return -1;
-  }
-  self[k] = '\0';
   snprintf(path, sizeof(path), "%s/%s", o->work, ini);
-  size_t next = 0, running = 0, done = 0;
-  int failed = 0;
-  while (done < n) {
-    while (running < o->n_par && next < n && !failed) {
-      jobs[next].pid = start_job(self, o->work, path, &jobs[next]);
-      next++;
-      running++;
+  /* `dtsim run WORK/INI --quiet --out DIR --set S... [cfg]`, logged to DIR.log */
+  const char **argv = xbt_malloc0(n * 32 * sizeof(char *));
+  char(*logs)[600] = xbt_malloc(n * sizeof(*logs));
+  spawn_job *sj = xbt_malloc0(n * sizeof(spawn_job));
+  for (size_t i = 0; i < n; i++) {
+    const char **a = argv + 32 * i;
+    int k = 0;
+    a[k++] = "dtsim";
+    a[k++] = "run";
+    a[k++] = path;
+    a[k++] = "--quiet";
+    a[k++] = "--out";
+    a[k++] = jobs[i].dir;
+    for (int s = 0; s < jobs[i].n_sets; s++) {
+      a[k++] = "--set";
+      a[k++] = jobs[i].sets[s];
     }
-    if (running == 0)
-      break;
-    int st;
-    pid_t pid = wait(&st);
-    for (size_t i = 0; i < next; i++)
-      if (jobs[i].pid == pid) {
-        running--;
-        done++;
-        if (!WIFEXITED(st) || (WEXITSTATUS(st) != 0 && !(WEXITSTATUS(st) == 1 && jobs[i].may_miss))) {
-          snprintf(err, len, "the run of %s failed (see %s.log)", jobs[i].label, jobs[i].dir);
-          jobs[i].failed = failed = 1;
-        } else if (!o->quiet) {
-          fprintf(stderr, "dtsim reproduce: %zu/%zu done: %s\n", done, n, jobs[i].label);
-        }
-      }
+    if (jobs[i].cfg)
+      a[k++] = jobs[i].cfg;
+    a[k] = NULL;
+    snprintf(logs[i], sizeof(logs[i]), "%s.log", jobs[i].dir);
+    sj[i] = (spawn_job){.argv = a, .log = logs[i], .cwd = o->work};
   }
-  return failed ? -1 : 0;
+  run_ctx c = {.o = o, .jobs = jobs, .n = n, .err = err, .len = len};
+  spawn_run(self, sj, n, o->n_par, run_done, &c);
+  xbt_free(sj);
+  xbt_free(logs);
+  xbt_free(argv);
+  return c.failed ? -1 : 0;
 }
 
 static int read_step_time(job *j, const reproduce_job *run, char *err, size_t len)
@@ -446,7 +440,8 @@ int reproduce_check(const char *csv, const char *committed, int subset, unsigned
 
 void reproduce_remove_run(const reproduce_job *j)
 {
-  static const char *files[] = {"summary.json", "progress.csv", "staleness.csv", "links.csv", "consensus.csv"};
+  static const char *files[] = {"summary.json", "progress.csv", "staleness.csv", "links.csv", "breakdown.csv",
+                                "consensus.csv"};
   char path[700];
   if (j->failed)
     return;
@@ -543,6 +538,7 @@ static const struct {
     {"consensus", reproduce_consensus},
     {"collectives", reproduce_collectives},
     {"megatron", reproduce_megatron},
+    {"pipeline", reproduce_pipeline},
 };
 #define N_REPRODUCTIONS (sizeof(reproductions) / sizeof(reproductions[0]))
 
@@ -583,8 +579,9 @@ int reproduce_main(int argc, char **argv)
   for (size_t r = 0; r < N_REPRODUCTIONS; r++)
     found |= strcmp(name, reproductions[r].name) == 0;
   if (!found) {
-    snprintf(err, sizeof(err), "'%s' is not available%s (available: fig3, fig4, fig5, consensus, collectives, megatron, all)",
-             name, strstr(" pipeline ", name) ? " yet" : "");
+    snprintf(err, sizeof(err),
+             "'%s' is not available (available: fig3, fig4, fig5, consensus, collectives, megatron, pipeline, all)",
+             name);
     return bad(err);
   }
   o.n_par = (size_t)n_par;

@@ -4,7 +4,6 @@
  * each in its own process (one SimGrid engine per process), written as results/NAME/:
  * the scenario, NAME.csv, NAME.png (gnuplot) and a README comparing with the paper. */
 #include <stddef.h>
-#include <sys/types.h>
 
 /* argv[0] is "reproduce". Returns the exit status: 0; 1 when --check finds a
  * difference from the committed CSV; 2 on bad input. */
@@ -30,7 +29,6 @@ typedef struct reproduce_job {
   char dir[512];     /* the run's --out, inside work */
   int may_miss;      /* exit status 1 (the run missed its goal: target, divergence) is a result */
   int failed;        /* set when the run failed: its output and log are kept */
-  pid_t pid;
 } reproduce_job;
 
 /* Runs every job on scenario work/ini, at most o->n_par at a time; returns 0, or -1
@@ -64,5 +62,7 @@ int reproduce_fig5(const reproduce_opts *o, char *err, size_t len);
 int reproduce_collectives(const reproduce_opts *o, char *err, size_t len);
 /* Megatron-LM Table 1 weak scaling, MP and MP + DP (reproduce_megatron.c): 0, 1 or 2. */
 int reproduce_megatron(const reproduce_opts *o, char *err, size_t len);
+/* The pipeline bubble against its formula (reproduce_pipeline.c): 0, 1 or 2. */
+int reproduce_pipeline(const reproduce_opts *o, char *err, size_t len);
 
 #endif

@@ -29,6 +29,7 @@
 
 #include "models/arch.h"
 #include "models/cost.h"
+#include "algorithms/faults.h"
 #include "sim/platform.h"
 
 typedef enum key_type { KT_STR, KT_DOUBLE, KT_LONG, KT_U64, KT_BOOL } key_type;
@@ -64,6 +65,14 @@ static int check_source(const char *v, char *msg, size_t len);
 static int check_topology(const char *v, char *msg, size_t len);
 static int check_weights(const char *v, char *msg, size_t len);
 static int check_stragglers(const char *v, char *msg, size_t len);
+static int check_gen_topology(const char *v, char *msg, size_t len);
+static int check_sharing(const char *v, char *msg, size_t len);
+static const char *gen_topology_name_at(size_t i);
+static const char *sharing_name_at(size_t i);
+static int check_host_failures(const char *v, char *msg, size_t len);
+static int check_link_failures(const char *v, char *msg, size_t len);
+static int check_link_degrade(const char *v, char *msg, size_t len);
+static int check_split(const char *v, char *msg, size_t len);
 static const key_spec *key_find(const char *section, const char *key);
 static const key_spec *key_preset(void);
 static const char *preset_name_at(size_t i);
@@ -89,6 +98,10 @@ static const section_spec sections[] = {
   {"tensor", "Megatron-LM tensor parallelism (`run.algorithm = tensor`): a GPT layer stack split over `ranks` "
              "GPUs; `model.numerics` (off: timing only), `model.dtype` (wire bytes per element) and "
              "`model.efficiency` apply"},
+  {"pipeline", "pipeline model parallelism (`run.algorithm = pipeline`): the layers split into stages on "
+               "`stages` hosts, `microbatches` microbatches per step scheduled as GPipe, 1F1B (PipeDream-Flush) or "
+               "Megatron's interleaved 1F1B, one synchronous update per step; `model.numerics` (off: timing "
+               "only), `model.dtype` (wire bytes per element) and `model.efficiency` apply"},
   {"faults", "faults injected into the run"},
 };
 #define N_SECTIONS (sizeof sections / sizeof sections[0])
@@ -104,8 +117,9 @@ static const key_spec keys[] = {
   {"run", "algorithm", KT_STR, FIELD(algorithm), .def = "downpour", .unit = "",
    .doc = "Training algorithm; `sgd` is the one-replica sequential baseline, `consensus` the "
           "distributed subgradient method, `collective` one collective timed alone, `dataparallel` "
-          "synchronous data parallelism over allreduces, `tensor` Megatron tensor parallelism.",
-   .choices = "downpour|sgd|consensus|sandblaster|collective|dataparallel|tensor"},
+          "synchronous data parallelism over allreduces, `tensor` Megatron tensor parallelism, `pipeline` "
+          "pipeline parallelism (GPipe, 1F1B, interleaved).",
+   .choices = "downpour|sgd|consensus|sandblaster|collective|dataparallel|tensor|pipeline"},
   {"run", "seed", KT_U64, FIELD(seed), .def = "1", .unit = "",
    .doc = "Master seed (0 to 2^64-1); every actor's random stream and the synthetic data "
           "derive from it."},
@@ -141,6 +155,26 @@ static const key_spec keys[] = {
    .doc = "CPU time of one core that sending or receiving one message costs a partition of a "
           "split replica (the RPC and TCP stack's per-message work).",
    GE(0)},
+  {"platform", "bw_factor", KT_DOUBLE, FIELD(bw_factor), .def = "1", .unit = "factor",
+   .doc = "What-if: every link's bandwidth times this, set through SimGrid after the platform "
+          "(preset or file) is loaded.", GT(0)},
+  {"platform", "lat_factor", KT_DOUBLE, FIELD(lat_factor), .def = "1", .unit = "factor",
+   .doc = "What-if: every link's latency times this, as `bw_factor` (any platform).", GT(0)},
+  {"platform", "speed_factor", KT_DOUBLE, FIELD(speed_factor), .def = "1", .unit = "factor",
+   .doc = "What-if: every host computes this many times faster (any platform; applied to the "
+          "flops of each execution, since SimGrid 3.32's C API cannot set a host's speed).", GT(0)},
+  {"platform", "topology", KT_STR, FIELD(gen_topology), .def = "", .unit = "",
+   .doc = "What-if, presets only: generate the preset's hosts and links as this topology instead "
+          "(a GPU-node preset becomes a flat cluster); empty: the preset's own.",
+   .check = check_gen_topology, .name_at = gen_topology_name_at},
+  {"platform", "host_cores", KT_LONG, FIELD(host_cores), .def = "0", .unit = "cores",
+   .doc = "What-if, presets only: cores per host written into the generated platform; 0: the "
+          "preset's own.", GE(0)},
+  {"platform", "sharing", KT_STR, FIELD(sharing), .def = "", .unit = "",
+   .doc = "What-if, presets only: sharing policy of the generated host (and node) links: "
+          "`shared` (one capacity for both directions), `splitduplex` (one per direction), "
+          "`fatpipe` (no sharing); empty: the preset's own (split-duplex).",
+   .check = check_sharing, .name_at = sharing_name_at},
   /* [model] */
   {"model", "type", KT_STR, FIELD(type), .def = "mlp", .unit = "",
    .doc = "Model trained: linear, logistic or softmax regression, or a multi-layer "
@@ -411,12 +445,70 @@ static const key_spec keys[] = {
           "allreduces of b s elements, an allreduce of b s h backward); 0: neither is modelled. Timing only "
           "(`model.numerics = off`); its V h / t weights join the data-parallel allreduce.",
    GE(0), LE(1L << 24)},
+  /* [pipeline] */
+  {"pipeline", "stages", KT_LONG, FIELD(pp_stages), .def = "2", .unit = "hosts",
+   .doc = "p: pipeline stages (devices), stage s on host s; stages x chunks model chunks need at least as "
+          "many layers.",
+   GE(1), LE(4096)},
+  {"pipeline", "microbatches", KT_LONG, FIELD(pp_microbatches), .def = "4", .unit = "microbatches",
+   .doc = "m: microbatches per step; the interleaved schedule needs a multiple of `stages`.", GE(1), LE(100000)},
+  {"pipeline", "microbatch", KT_LONG, FIELD(pp_microbatch), .def = "8", .unit = "examples",
+   .doc = "b: examples per microbatch; a step trains on microbatches x microbatch examples.", GE(1)},
+  {"pipeline", "schedule", KT_STR, FIELD(pp_schedule), .def = "1f1b", .unit = "",
+   .doc = "`gpipe`: every forward, then every backward (Huang et al. 2019); `1f1b`: PipeDream-Flush, "
+          "stages - s - 1 warm-up forwards on stage s, then one forward one backward, then the cool-down; "
+          "`interleaved`: Megatron's interleaved 1F1B over `chunks` model chunks per device (Narayanan et al. "
+          "2021).",
+   .choices = "gpipe|1f1b|interleaved"},
+  {"pipeline", "chunks", KT_LONG, FIELD(pp_chunks), .def = "1", .unit = "chunks",
+   .doc = "v: model chunks per device; device s holds chunks s, s + stages, ...; 1 for gpipe and 1f1b, at "
+          "least 2 for interleaved.",
+   GE(1), LE(64)},
+  {"pipeline", "recompute", KT_BOOL, FIELD(pp_recompute), .def = "off", .unit = "",
+   .doc = "`on`: activation recomputation, each stage stashes only its chunks' inputs and runs the forward "
+          "again before each backward."},
+  {"pipeline", "lr", KT_DOUBLE, FIELD(pp_lr), .def = "0.05", .unit = "",
+   .doc = "Learning rate of the synchronous update, applied with the mean gradient of the step's "
+          "microbatches x microbatch examples.",
+   GT(0)},
+  {"pipeline", "split", KT_STR, FIELD(pp_split), .def = "balanced", .unit = "layers",
+   .doc = "Layers of each model chunk in order, `stages x chunks` counts adding up to the dense layers "
+          "(e.g. `2,1,1`); `balanced`: contiguous chunks whose largest training flops are smallest.",
+   .check = check_split},
   /* [faults] */
   {"faults", "stragglers", KT_STR, FIELD(stragglers), .def = "", .unit = "fraction:factor",
-   .doc = "`FRACTION:SLOWDOWN`: that share of the workers (sandblaster's replicas; round(FRACTION x "
-          "replicas), at least one), drawn from the seed, compute SLOWDOWN times slower; empty or "
-          "`none`: no stragglers.",
+   .doc = "`FRACTION:SLOWDOWN`: that share of the workers (every host but Downpour's shards and "
+          "Sandblaster's shards and coordinator; round(FRACTION x workers), at least one), drawn from the "
+          "seed, compute SLOWDOWN times slower; empty or `none`: no stragglers.",
    .empty_alias = "none", .check = check_stragglers},
+  {"faults", "host_failures", KT_STR, FIELD(host_failures), .def = "", .unit = "host@s[+s],...",
+   .doc = "`HOST@TIME[+DURATION],...`: the host is turned off at TIME (its actors die) and back on "
+          "DURATION later. HOST: a platform host name, or a role: `replicaK`, `shardK`, `coordinator` "
+          "(Downpour, Sandblaster, dataparallel), `rankI` (the I-th host the run uses). See Faults.",
+   .empty_alias = "none", .check = check_host_failures},
+  {"faults", "link_failures", KT_STR, FIELD(link_failures), .def = "", .unit = "link@s[+s],...",
+   .doc = "`LINK@TIME[+DURATION],...`: from TIME until DURATION later, messages sent across the "
+          "platform link are lost (transfers already on it finish: SimGrid 3.32's C API cannot turn a "
+          "link off). See Faults.",
+   .empty_alias = "none", .check = check_link_failures},
+  {"faults", "link_degrade", KT_STR, FIELD(link_degrade), .def = "", .unit = "link@s:factor[+s],...",
+   .doc = "`LINK@TIME:FACTOR[+DURATION],...`: the link's bandwidth becomes FACTOR x its nominal one "
+          "at TIME (until DURATION later; raising it needs `--cfg=network/crosstraffic:0`, see Faults).",
+   .empty_alias = "none", .check = check_link_degrade},
+  {"faults", "wait_timeout", KT_DOUBLE, FIELD(wait_timeout), .def = "0", .unit = "s (simulated)",
+   .doc = "With failures or link faults, the bound of every wait a fault can prolong (a fetch, a push, "
+          "a shard's receive); 0: `run.eval_every`.",
+   GE(0)},
+  {"faults", "checkpoint_interval", KT_DOUBLE, FIELD(checkpoint_interval), .def = "0",
+   .unit = "s (simulated)",
+   .doc = "A Downpour shard saves its slice, Adagrad sums and version this often; a shard whose host "
+          "comes back restarts from its last checkpoint. 0: none (a restart starts from the initial "
+          "parameters).",
+   GE(0)},
+  {"faults", "checkpoint_bw", KT_DOUBLE, FIELD(checkpoint_bw), .def = "100e6", .unit = "bytes/s",
+   .doc = "Local-disk write bandwidth of a checkpoint: the shard is busy slice bytes / checkpoint_bw "
+          "(100e6: a 2012 SATA disk); 0: checkpoints take no time.",
+   GE(0)},
 };
 #define N_KEYS (sizeof keys / sizeof keys[0])
 
@@ -651,6 +743,16 @@ int scenario_layers(const char *text, size_t *sizes, size_t cap)
   return n > INT_MAX ? -1 : (int)n;
 }
 
+static int check_split(const char *v, char *msg, size_t len)
+{
+  char q[QUOTE_MAX + 8];
+  if (strcmp(v, "balanced") == 0 || scenario_layers(v, NULL, 0) > 0)
+    return 0;
+  msgf(msg, len, "%s is neither `balanced` nor a comma-separated list of layer counts (e.g. 2,1,1)",
+       quote(v, q, sizeof q));
+  return -1;
+}
+
 static int check_layers(const char *v, char *msg, size_t len)
 {
   char q[QUOTE_MAX + 8];
@@ -741,6 +843,38 @@ static int check_topology(const char *v, char *msg, size_t len)
                             "ring, grid, torus, complete, star, erdos-renyi, geometric or edgelist:PATH", msg, len);
 }
 
+static const char *gen_topology_name_at(size_t i)
+{
+  platform_topology t;
+  const char *name = platform_topology_name((platform_topology)i);
+  return platform_topology_parse(name, &t) == 0 ? name : NULL;
+}
+
+static int check_gen_topology(const char *v, char *msg, size_t len)
+{
+  platform_topology t;
+  char q[QUOTE_MAX + 8];
+  if (!*v || platform_topology_parse(v, &t) == 0)
+    return 0;
+  msgf(msg, len, "%s is not a topology (star, fat-tree, torus, dragonfly, ring)", quote(v, q, sizeof q));
+  return -1;
+}
+
+static const char *sharing_name_at(size_t i)
+{
+  static const char *const names[] = {"shared", "splitduplex", "fatpipe"};
+  return i < sizeof names / sizeof names[0] ? names[i] : NULL;
+}
+
+static int check_sharing(const char *v, char *msg, size_t len)
+{
+  char q[QUOTE_MAX + 8];
+  if (!*v || platform_sharing_parse(v) != NULL)
+    return 0;
+  msgf(msg, len, "%s is not a sharing policy (shared, splitduplex, fatpipe)", quote(v, q, sizeof q));
+  return -1;
+}
+
 static int check_weights(const char *v, char *msg, size_t len)
 {
   return check_name_or_file(v, "metropolis|lazy-metropolis|max-degree|uniform", "matrix:", "a weight rule",
@@ -776,6 +910,32 @@ static int check_stragglers(const char *v, char *msg, size_t len)
   msgf(msg, len, "%s is not FRACTION:SLOWDOWN with FRACTION in [0, 1] and SLOWDOWN >= 1 (e.g. 0.1:4)",
        quote(v, q, sizeof q));
   return -1;
+}
+
+static int check_fault_list(fault_kind kind, const char *v, char *msg, size_t len)
+{
+  fault_plan p = {0};
+  char e[160];
+  int rc = faults_parse(&p, kind, v, e, sizeof e);
+  faults_clear(&p);
+  if (rc != 0)
+    msgf(msg, len, "%s", e);
+  return rc;
+}
+
+static int check_host_failures(const char *v, char *msg, size_t len)
+{
+  return check_fault_list(FAULT_HOST_OFF, v, msg, len);
+}
+
+static int check_link_failures(const char *v, char *msg, size_t len)
+{
+  return check_fault_list(FAULT_LINK_OFF, v, msg, len);
+}
+
+static int check_link_degrade(const char *v, char *msg, size_t len)
+{
+  return check_fault_list(FAULT_LINK_DEGRADE, v, msg, len);
 }
 
 /* ---------- conversions ---------- */
@@ -1586,6 +1746,50 @@ static int validate_tensor(const scenario *s, char *msg, size_t len)
   return -1;
 }
 
+/* Dense layers of the network whose shapes the run times: model.virtual's, else model.layers'. */
+static size_t shape_layers(const scenario *s)
+{
+  const arch *v = s->virtual_net[0] ? arch_virtual_find(s->virtual_net) : NULL;
+  if (v)
+    return arch_n_layers(v) - 1;
+  int n = scenario_layers(s->layers, NULL, 0);
+  return n > 1 ? (size_t)n - 1 : 0;
+}
+
+static int validate_pipeline(const scenario *s, char *msg, size_t len)
+{
+  int inter = strcmp(s->pp_schedule, "interleaved") == 0;
+  long chunks = s->pp_stages * s->pp_chunks, layers = (long)shape_layers(s);
+  size_t counts[SCENARIO_MAX_LAYERS];
+  int n = strcmp(s->pp_split, "balanced") == 0 ? 0 : scenario_layers(s->pp_split, counts, SCENARIO_MAX_LAYERS);
+  long sum = 0;
+  for (int i = 0; i < n; i++)
+    sum += (long)counts[i];
+  if (!inter && s->pp_chunks != 1)
+    msgf(msg, len, "pipeline.chunks: %ld chunks per device need pipeline.schedule = interleaved (%s runs one)",
+         s->pp_chunks, s->pp_schedule);
+  else if (inter && s->pp_chunks < 2)
+    msgf(msg, len, "pipeline.chunks: the interleaved schedule needs at least 2 model chunks per device, got %ld",
+         s->pp_chunks);
+  else if (inter && s->pp_microbatches % s->pp_stages != 0)
+    msgf(msg, len, "pipeline.microbatches: the interleaved schedule needs a multiple of pipeline.stages = %ld, "
+         "got %ld", s->pp_stages, s->pp_microbatches);
+  else if (chunks > layers)
+    msgf(msg, len, "pipeline.stages: %ld stages x %ld chunks need at least %ld layers, the %s has %ld", s->pp_stages,
+         s->pp_chunks, chunks, s->virtual_net[0] ? "virtual network" : "model", layers);
+  else if (n < 0 || (n > 0 && (n != chunks || sum != layers)))
+    msgf(msg, len, "pipeline.split: '%s' must give %ld layer counts (stages x chunks) adding up to the %ld layers",
+         s->pp_split, chunks, layers);
+  else if (s->numerics && s->virtual_net[0])
+    msgf(msg, len, "model.virtual: a numeric pipeline splits model.layers; time a virtual network (%s) with "
+         "model.numerics = off", s->virtual_net);
+  else if (!s->numerics && s->target_accuracy > 0)
+    msgf(msg, len, "run.target_accuracy: a timing-only pipeline (model.numerics = off) has no accuracy to reach");
+  else
+    return 0;
+  return -1;
+}
+
 int scenario_validate(const scenario *s, const char *origin, char *err, size_t errlen)
 {
   char msg[400];
@@ -1604,6 +1808,12 @@ int scenario_validate(const scenario *s, const char *origin, char *err, size_t e
     msgf(err, errlen, "%s: platform.preset: give a preset or a platform.file, both are empty", o);
     return -1;
   }
+  if (s->file[0] && (s->gen_topology[0] || s->host_cores > 0 || s->sharing[0])) {
+    msgf(err, errlen, "%s: platform.%s: changes a preset's generated platform; with platform.file set, edit "
+         "the file (bw_factor, lat_factor and speed_factor work on any platform)", o,
+         s->gen_topology[0] ? "topology" : s->host_cores > 0 ? "host_cores" : "sharing");
+    return -1;
+  }
   if (validate_shapes(s, msg, sizeof msg) != 0) {
     msgf(err, errlen, "%s: model.layers: %s", o, msg);
     return -1;
@@ -1618,7 +1828,8 @@ int scenario_validate(const scenario *s, const char *origin, char *err, size_t e
                       ((strcmp(s->algorithm, "sgd") == 0 && s->sgd_partitions > 1) ||
                        (strcmp(s->algorithm, "downpour") == 0 && s->partitions > 1));
   int trains_layers = strcmp(s->algorithm, "downpour") == 0 || strcmp(s->algorithm, "sgd") == 0 ||
-                      strcmp(s->algorithm, "sandblaster") == 0 || strcmp(s->algorithm, "dataparallel") == 0;
+                      strcmp(s->algorithm, "sandblaster") == 0 || strcmp(s->algorithm, "dataparallel") == 0 ||
+                      strcmp(s->algorithm, "pipeline") == 0;
   if (s->warm_steps > 0 && (!s->numerics || !trains_layers || archnet_split)) {
     msgf(err, errlen, "%s: model.warmstart_steps: a warmstart trains model.layers before the run, which %s", o,
          !s->numerics     ? "a timing-only run (model.numerics = off) does not have"
@@ -1639,6 +1850,10 @@ int scenario_validate(const scenario *s, const char *origin, char *err, size_t e
     msgf(err, errlen, "%s: %s", o, msg);
     return -1;
   }
+  if (strcmp(s->algorithm, "pipeline") == 0 && validate_pipeline(s, msg, sizeof msg) != 0) {
+    msgf(err, errlen, "%s: %s", o, msg);
+    return -1;
+  }
   if (strcmp(s->algorithm, "collective") == 0 && validate_collective(s, msg, sizeof msg) != 0) {
     msgf(err, errlen, "%s: %s", o, msg);
     return -1;
@@ -1654,9 +1869,10 @@ int scenario_validate(const scenario *s, const char *origin, char *err, size_t e
          "the values); time a large network with model.virtual and a small numeric model.layers instead", o);
     return -1;
   }
-  double frac, slow;
-  if (!sandblaster && scenario_stragglers(s->stragglers, &frac, &slow) == 0 && frac > 0) {
-    msgf(err, errlen, "%s: faults.stragglers: only run.algorithm = sandblaster has stragglers so far", o);
+  int faulty = s->host_failures[0] || s->link_failures[0] || s->link_degrade[0];
+  if (faulty && strcmp(s->algorithm, "downpour") == 0 && (s->overlap || s->partitions > 1)) {
+    msgf(err, errlen, "%s: faults: host and link faults are not supported with downpour.overlap = on or "
+         "downpour.partitions > 1", o);
     return -1;
   }
   return 0;

@@ -15,7 +15,7 @@
 
 typedef struct scenario {
   /* [run] */
-  char algorithm[32];        /* downpour | sgd | consensus | sandblaster | collective | dataparallel | tensor */
+  char algorithm[32];        /* downpour | sgd | consensus | sandblaster | collective | dataparallel | tensor | pipeline */
   uint64_t seed;
   double max_sim_time;       /* simulated seconds, > 0 */
   long max_steps;            /* minibatches per worker / replica; 0: no limit */
@@ -29,6 +29,12 @@ typedef struct scenario {
   long cores;                /* cores used per host; 0: all the host has */
   double jitter;             /* coefficient of variation of a machine's processing time per phase */
   double msg_overhead;       /* s of one core per message sent or received */
+  double bw_factor;          /* what-if: every link's bandwidth times this (after loading), > 0 */
+  double lat_factor;         /* what-if: every link's latency times this, > 0 */
+  double speed_factor;       /* what-if: every host's flop/s times this (run_execute), > 0 */
+  char gen_topology[16];     /* preset's topology replaced by star|fat-tree|...; "": its own */
+  long host_cores;           /* cores per host written into a preset; 0: its own */
+  char sharing[16];          /* shared|splitduplex|fatpipe for a preset's links; "": its own */
   /* [model] */
   char type[32];             /* linear | logistic | softmax | mlp */
   char layers[SCENARIO_STR]; /* comma-separated sizes, inputs first, outputs last */
@@ -120,8 +126,23 @@ typedef struct scenario {
   long tp_dp;                /* d: data-parallel replicas of the tensor group */
   int tp_recompute;          /* activation recomputation: forward again before each layer's backward */
   long tp_vocab;             /* V: vocabulary of the embedding and logits layers; 0: not modelled */
+  /* [pipeline] */
+  long pp_stages;            /* p: devices, stage s on host s */
+  long pp_microbatches;      /* m: per step */
+  long pp_microbatch;        /* b: examples per microbatch */
+  char pp_schedule[16];      /* gpipe | 1f1b | interleaved */
+  long pp_chunks;            /* v: model chunks per device */
+  int pp_recompute;
+  double pp_lr;
+  char pp_split[256];        /* balanced, or layers per model chunk "2,1,1" */
   /* [faults] */
   char stragglers[64];       /* FRACTION:SLOWDOWN, or "" */
+  char host_failures[512];   /* HOST@TIME[+DURATION],... (faults.h) */
+  char link_failures[512];   /* LINK@TIME[+DURATION],... */
+  char link_degrade[512];    /* LINK@TIME:FACTOR[+DURATION],... */
+  double wait_timeout;       /* s; 0: run.eval_every */
+  double checkpoint_interval; /* s; 0: no checkpoints */
+  double checkpoint_bw;      /* bytes/s; 0: checkpoints are free */
 } scenario;
 
 /* Fills s with every key's default value. */

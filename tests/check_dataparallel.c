@@ -351,16 +351,7 @@ START_TEST(test_dataparallel_determinism)
   json_decref(cli_summary(dir, a2, "t2"));
   json_decref(cli_summary(dir, a3, "t3"));
   const char *files[] = {"summary.json", "progress.csv", "links.csv", "staleness.csv"};
-  for (size_t i = 0; i < sizeof(files) / sizeof(files[0]); i++) {
-    char p1[64], p2[64];
-    snprintf(p1, sizeof(p1), "t1/%s", files[i]);
-    snprintf(p2, sizeof(p2), "t2/%s", files[i]);
-    char *x = cli_read(dir, p1), *y = cli_read(dir, p2);
-    ck_assert_msg(x != NULL && y != NULL, "%s missing", files[i]);
-    ck_assert_str_eq(x, y);
-    free(x);
-    free(y);
-  }
+  cli_assert_same_files(dir, "t1", "t2", files, sizeof(files) / sizeof(files[0]));
   char *x = cli_read(dir, "t1/progress.csv"), *z = cli_read(dir, "t3/progress.csv");
   ck_assert_str_ne(x, z);
   ck_assert_int_gt(cli_lines(x), 3);

@@ -4,7 +4,9 @@
  * --quick`: its files, its claims (REFERENCES 5), and --check against the committed
  * results/consensus/consensus.csv; `dtsim reproduce fig4 --quick` and `fig5 --quick`:
  * files, a proxy that learns, and --check against results/fig4 and results/fig5;
- * `dtsim reproduce megatron --quick`: its rows and --check against results/megatron. */
+ * `dtsim reproduce megatron --quick`: its rows and --check against results/megatron;
+ * `dtsim reproduce pipeline --quick`: its rows against their formula and --check against
+ * results/pipeline. */
 #include <check.h>
 #include <math.h>
 #include <stdio.h>
@@ -209,10 +211,10 @@ START_TEST(test_reproduce_bad_input)
   char *dir = cli_tmpdir();
   const char *none[] = {"reproduce", NULL};
   ck_assert_int_eq(cli_run(dir, none), 2);
-  const char *later[] = {"reproduce", "pipeline", NULL};
-  ck_assert_int_eq(cli_run(dir, later), 2);
+  const char *unknown[] = {"reproduce", "fig9", NULL};
+  ck_assert_int_eq(cli_run(dir, unknown), 2);
   char *err = cli_read(dir, "stderr");
-  ck_assert_msg(strstr(err, "not available yet") && cli_lines(err) == 1, "%s", err);
+  ck_assert_msg(strstr(err, "'fig9' is not available") && cli_lines(err) == 1, "%s", err);
   free(err);
   const char *jobs[] = {"reproduce", "fig3", "--jobs", "0", NULL};
   ck_assert_int_eq(cli_run(dir, jobs), 2);
@@ -314,6 +316,54 @@ START_TEST(test_reproduce_megatron_quick)
 }
 END_TEST
 
+/* pipeline --quick: 16 rows (gpipe and 1f1b at p in {2, 4}, m in {1, 4, 8}; interleaved v = 2
+ * where p divides m), each bubble at or above its formula and within 10% of it (on selene the
+ * messages cost a few percent of a stage's compute), GPipe's stash m and 1F1B's p; the rows
+ * equal the committed full grid's (--check), which finds a change. */
+START_TEST(test_reproduce_pipeline_quick)
+{
+  char *dir = cli_tmpdir();
+  const char *args[] = {"reproduce", "pipeline", "--quick", "--quiet", "--jobs", "1", "--out", "pp", NULL};
+  ck_assert_int_eq(cli_run(dir, args), 0);
+  ck_assert(cli_exists(dir, "pp/pipeline.png") && cli_exists(dir, "pp/pipeline.ini") && cli_exists(dir, "pp/README.md"));
+  char *csv = cli_read(dir, "pp/pipeline.csv");
+  ck_assert_msg(strncmp(csv, "schedule,stages,microbatches,chunks,bubble_fraction,formula,peak_stashed\n", 73) == 0,
+                "%.80s", csv);
+  ck_assert_int_eq(cli_lines(csv), 17);
+  const char *p = strchr(csv, '\n') + 1;
+  for (int k = 0; k < 16; k++, p = strchr(p, '\n') + 1) {
+    char sched[16];
+    long st, m, v, peak;
+    double bubble, formula;
+    ck_assert_int_eq(sscanf(p, "%15[^,],%ld,%ld,%ld,%lf,%lf,%ld", sched, &st, &m, &v, &bubble, &formula, &peak), 7);
+    double want = (double)(st - 1) / ((double)(v * m) + (double)(st - 1));
+    ck_assert_msg(fabs(formula - want) < 1e-15, "%s p %ld m %ld: formula %g", sched, st, m, formula);
+    ck_assert_msg(bubble >= formula && bubble < 1.1 * formula, "%s p %ld m %ld: bubble %g, formula %g", sched, st, m,
+                  bubble, formula);
+    if (strcmp(sched, "gpipe") == 0)
+      ck_assert_int_eq(peak, m);
+    else if (strcmp(sched, "1f1b") == 0)
+      ck_assert_int_eq(peak, m < st ? m : st);
+    else
+      ck_assert(strcmp(sched, "interleaved") == 0 && v == 2 && m % st == 0);
+  }
+  free(csv);
+  const char *check[] = {"reproduce", "pipeline", "--quick", "--quiet", "--jobs", "1", "--check", "--out",
+                         RESULTS_DIR "/pipeline", NULL};
+  ck_assert_int_eq(cli_run(dir, check), 0);
+  char *full = cli_read("", RESULTS_DIR "/pipeline/pipeline.csv"); /* "/" + an absolute path */
+  ck_assert_int_eq(cli_lines(full), 42); /* header + 15 gpipe + 15 1f1b + 11 interleaved */
+  char *row = strstr(full, "\n1f1b,4,8,1,0.");
+  ck_assert_ptr_nonnull(row);
+  row[15] = row[15] == '9' ? '8' : '9'; /* the bubble's second decimal */
+  cli_write(dir, "pipeline.csv", full);
+  free(full);
+  const char *changed[] = {"reproduce", "pipeline", "--quick", "--quiet", "--jobs", "1", "--check", "--out", ".", NULL};
+  ck_assert_int_eq(cli_run(dir, changed), 1);
+  free(dir);
+}
+END_TEST
+
 static Suite *reproduce_suite(void)
 {
   Suite *s = suite_create("reproduce");
@@ -335,6 +385,10 @@ static Suite *reproduce_suite(void)
   tc = tcase_create("megatron");
   tcase_set_timeout(tc, 120);
   tcase_add_test(tc, test_reproduce_megatron_quick);
+  suite_add_tcase(s, tc);
+  tc = tcase_create("pipeline");
+  tcase_set_timeout(tc, 120);
+  tcase_add_test(tc, test_reproduce_pipeline_quick);
   suite_add_tcase(s, tc);
   return s;
 }

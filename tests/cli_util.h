@@ -162,6 +162,23 @@ static inline json_t *cli_run_sets(const char *dir, const char *out, const char 
   return cli_summary(dir, args, out);
 }
 
+/* Asserts that every one of the n files exists in both run folders a and b (under dir)
+ * and is byte-identical. */
+static inline void cli_assert_same_files(const char *dir, const char *a, const char *b, const char *const *files,
+                                         size_t n)
+{
+  for (size_t i = 0; i < n; i++) {
+    char p1[256], p2[256];
+    snprintf(p1, sizeof(p1), "%s/%s", a, files[i]);
+    snprintf(p2, sizeof(p2), "%s/%s", b, files[i]);
+    char *x = cli_read(dir, p1), *y = cli_read(dir, p2);
+    ck_assert_msg(x != NULL && y != NULL, "%s missing", files[i]);
+    ck_assert_msg(strcmp(x, y) == 0, "%s differs between %s and %s", files[i], a, b);
+    free(x);
+    free(y);
+  }
+}
+
 /* A number at the top level of a summary.json. */
 static inline double cli_num(const json_t *j, const char *key)
 {

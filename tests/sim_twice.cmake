@@ -1,16 +1,17 @@
 # Runs the CLI twice on the same small scenario (once with two SimGrid threads) and
-# compares every result file byte for byte (STYLE 26, label sim).
-# -DDTSIM=path/to/dtsim -DWORK=scratch folder
+# compares the result files byte for byte (STYLE 26, label sim).
+# -DDTSIM=path/to/dtsim -DWORK=scratch folder -DARGS=run options -DFILES=files to compare (both
+# separated by |)
+string(REPLACE "|" ";" ARGS "${ARGS}")
+string(REPLACE "|" ";" FILES "${FILES}")
 file(REMOVE_RECURSE ${WORK})
 file(MAKE_DIRECTORY ${WORK})
-set(args run --quiet --set run.max_steps=20 --set run.eval_every=0.002 --set model.layers=16,32,4
-    --set data.train=2000 --set data.test=500 --set downpour.replicas=6 --set downpour.ps_shards=3)
-execute_process(COMMAND ${DTSIM} ${args} --out ${WORK}/a RESULT_VARIABLE rc1)
-execute_process(COMMAND ${DTSIM} ${args} --out ${WORK}/b --cfg=contexts/nthreads:2 RESULT_VARIABLE rc2)
+execute_process(COMMAND ${DTSIM} run --quiet ${ARGS} --out ${WORK}/a RESULT_VARIABLE rc1)
+execute_process(COMMAND ${DTSIM} run --quiet ${ARGS} --out ${WORK}/b --cfg=contexts/nthreads:2 RESULT_VARIABLE rc2)
 if(NOT rc1 EQUAL 0 OR NOT rc2 EQUAL 0)
   message(FATAL_ERROR "dtsim failed: exit ${rc1} and ${rc2}")
 endif()
-foreach(f summary.json progress.csv staleness.csv links.csv)
+foreach(f ${FILES})
   execute_process(COMMAND ${CMAKE_COMMAND} -E compare_files ${WORK}/a/${f} ${WORK}/b/${f} RESULT_VARIABLE same)
   if(NOT same EQUAL 0)
     message(FATAL_ERROR "${f} differs between two runs of the same scenario")

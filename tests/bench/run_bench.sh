@@ -3,7 +3,7 @@
 # Environment: DTSIM, REF, RING, GRAD = paths of dtsim, ref_downpour, ref_ring and bench_grad.
 # Knobs (environment): R (replicas, 200), S (shards, 10), STEPS (50), NR (numeric replicas, 20),
 # NSTEPS (numeric steps per replica, 50), P (ring allreduce ranks, 1024), PC (ranks of the callgrind
-# comparison, 256), CG (0: skip it), ONLY (run only that section, e.g. ONLY=8).
+# comparison, 256), CG (0: skip it), ONLY (run only that section, e.g. ONLY=8; ONLY=9: the sweep).
 set -euo pipefail
 R=${R:-200} S=${S:-10} STEPS=${STEPS:-50} NR=${NR:-20} NSTEPS=${NSTEPS:-50} P=${P:-1024} ONLY=${ONLY:-}
 work=$(mktemp -d)
@@ -182,4 +182,21 @@ t_meg=$(wall "$DTSIM" run --quiet --out "$work/meg" --set run.algorithm=tensor -
 printf '   %.2f s wall; simulated step %s s, %s Tflop/s per GPU, %s bytes on the wire\n' "$t_meg" \
   "$(json step_time_s "$work/meg/summary.json")" "$(json tflops_per_gpu "$work/meg/summary.json")" \
   "$(json bytes_total "$work/meg/summary.json")"
+fi
+
+if want 9; then
+echo
+echo "== 9. dtsim sweep: 8 points (sgd.lr x 4, sgd.batch x 2) of plain SGD on a 256-256-10 MLP, 200 steps"
+echo "   each point a dtsim run in its own process; --jobs 1, then --jobs 2"
+printf '[run]\nalgorithm = sgd\nmax_steps = 200\neval_every = 1e9\nmax_sim_time = 1e9\n[model]\nlayers = 256,256,10\n[data]\ntrain = 4000\ntest = 500\n' >"$work/sweep.ini"
+sweep() {
+  "$DTSIM" sweep "$work/sweep.ini" --vary sgd.lr=0.01,0.03,0.1,0.3 --vary sgd.batch=32,64 --quiet \
+    --out "$work/sweep-j$1" --jobs "$1"
+}
+t_s1=$(wall sweep 1)
+t_s2=$(wall sweep 2)
+same=$(cmp -s "$work/sweep-j1/sweep.csv" "$work/sweep-j2/sweep.csv" && echo identical || echo DIFFERENT)
+printf '   --jobs 1: %.2f s wall; --jobs 2: %.2f s wall; ratio %.3f (target about 0.5 on 2 free cores)\n' \
+  "$t_s1" "$t_s2" "$(awk -v a="$t_s2" -v b="$t_s1" 'BEGIN { print a / b }')"
+printf '   sweep.csv of the two: %s\n' "$same"
 fi

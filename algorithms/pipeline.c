@@ -1,0 +1,719 @@
+/* pipeline.c - pipeline model parallelism with a synchronous flush.
+ *
+ * The dense layers 1..L-1 of the shapes are cut into K = p*v contiguous model chunks;
+ * chunk c lives on device c mod p (Narayanan et al. 2021 sec. 2.2.2: device s holds
+ * chunks s, s+p, ...; v = 1 is the plain layout, chunk s on device s). Each step,
+ * device 0 (the data loader) draws m*b rows, and every device runs its list of
+ * operations from pipeline_schedule_ops in order:
+ *   forward (j, c)   receive_activations of microbatch j from chunk c-1 (chunk 0 reads
+ *                    its rows), compute_forward, send_activations to chunk c+1 (the last
+ *                    chunk computes the loss instead), stash what backward needs;
+ *   backward (j, c)  receive_gradients from chunk c+1 (the last chunk starts from its
+ *                    loss), recompute the forward from the stashed input if asked,
+ *                    compute_backward (accumulating the chunk's gradient), send the
+ *                    gradient of its input to chunk c-1;
+ * then apply_update (GPipe sec. 2.2: gradients accumulate over the m microbatches and
+ * are applied synchronously at the end of the mini-batch). Sends are fire-and-forget to
+ * a mailbox per (chunk, direction) that its device listens on, so a transfer overlaps
+ * the sender's next computation and the receiver waits only for data it needs.
+ *
+ * Costs (SPEC 5): a chunk's forward costs 2*fan_in flops per unit and example over its
+ * layers (arch_layer_train_flops / 3), backward twice that; an activation message carries
+ * b x (units of the chunk's last layer) elements, its gradient the same back, each
+ * msg_bytes(elements, elem_bytes) on the wire.
+ *
+ * Numerics: the parameters are one vector; chunk c's layers are a view of it (net.h's
+ * layout keeps layers contiguous). Everything a chunk computes sits behind chunk_kernel:
+ * its costs, the simulated time of a phase, and the numerics, which the layer stack
+ * implements with net_forward_layers / net_backward_layers. A tensor-parallel transformer
+ * stage (3D parallelism) would be another kernel: its costs from transformer shapes, its
+ * compute running GEMMs and its tensor group's collectives (tensor_stage_forward and
+ * tensor_stage_backward, tensor.h), its numerics models/transformer.h's. Device 0 draws the step's rows; the last chunk reads their
+ * labels from the same draw (a data loader at each end of the pipe). A chunk's gradient for
+ * microbatch j is the mean over its b rows (as net_loss_grad on those rows); the chunk
+ * adds them into its accumulator in microbatch order (every schedule runs a chunk's
+ * backwards in that order), so the accumulated gradient does not depend on timing, and
+ * the update is w -= lr * (sum / m). */
+#include "algorithms/pipeline.h"
+
+#include <string.h>
+#include <gsl/gsl_matrix.h>
+#include <simgrid/actor.h>
+#include <simgrid/barrier.h>
+#include <simgrid/engine.h>
+#include <simgrid/mailbox.h>
+#include <simgrid/mutex.h>
+#include <xbt/asserts.h>
+#include <xbt/sysdep.h>
+
+#include "algorithms/eval.h"
+#include "algorithms/msg.h"
+#include "models/cost.h"
+#include "models/data.h"
+#include "models/optim.h"
+#include "models/rng.h"
+
+/* ---- schedules (pure) ------------------------------------------------------ */
+
+static const char *const schedule_names[] = {"gpipe", "1f1b", "interleaved"};
+
+int pipeline_schedule_parse(const char *s, pipeline_schedule *out)
+{
+  for (int i = 0; i < 3; i++)
+    if (strcmp(s, schedule_names[i]) == 0) {
+      *out = (pipeline_schedule)i;
+      return 0;
+    }
+  return -1;
+}
+
+const char *pipeline_schedule_name(pipeline_schedule s)
+{
+  return (unsigned)s < 3 ? schedule_names[s] : "?";
+}
+
+/* Megatron-LM's interleaved schedule (schedules.py,
+ * forward_backward_pipelining_with_interleaving): the k-th forward of a device runs
+ * microbatch (k / pv) p + k mod p on its chunk (k mod pv) / p; the k-th backward the same
+ * microbatch on its chunk v-1 - (k mod pv) / p. */
+static pipeline_op interleaved_op(size_t p, size_t v, size_t device, long k, int backward)
+{
+  long group = (long)(p * v);
+  size_t local = (size_t)(k % group) / p;
+  if (backward)
+    local = v - 1 - local;
+  return (pipeline_op){backward, (k / group) * (long)p + k % (long)p, local * p + device};
+}
+
+size_t pipeline_schedule_ops(pipeline_schedule s, size_t p, long m, size_t v, size_t device, pipeline_op *ops)
+{
+  if (p == 0 || m <= 0 || v == 0 || device >= p || (s != PIPELINE_INTERLEAVED && v != 1) ||
+      (s == PIPELINE_INTERLEAVED && m % (long)p != 0) || (unsigned)s > PIPELINE_INTERLEAVED)
+    return 0;
+  long total = m * (long)v, warmup;
+  if (s == PIPELINE_GPIPE)
+    warmup = total; /* GPipe sec. 2.2: every forward, then every backward */
+  else if (s == PIPELINE_1F1B)
+    warmup = (long)(p - device - 1); /* PipeDream-Flush: fill the pipe below this stage */
+  else if (m == (long)p)
+    warmup = total; /* Megatron: with m = p every microbatch is warm-up */
+  else
+    warmup = (long)(p - device - 1) * 2 + (long)((v - 1) * p);
+  if (warmup > total)
+    warmup = total;
+  if (ops == NULL)
+    return 2 * (size_t)total;
+  size_t n = 0;
+  for (long k = 0; k < warmup; k++)
+    ops[n++] = interleaved_op(p, v, device, k, 0);
+  for (long i = 0; i < total - warmup; i++) { /* steady state: one forward, one backward */
+    ops[n++] = interleaved_op(p, v, device, warmup + i, 0);
+    ops[n++] = interleaved_op(p, v, device, i, 1);
+  }
+  for (long i = total - warmup; i < total; i++) /* cool-down */
+    ops[n++] = interleaved_op(p, v, device, i, 1);
+  return n;
+}
+
+double pipeline_bubble_formula(pipeline_schedule s, size_t p, long m, size_t v)
+{
+  double vm = (double)m * (double)(s == PIPELINE_INTERLEAVED ? v : 1);
+  return (double)(p - 1) / (vm + (double)(p - 1));
+}
+
+int pipeline_split_balanced(const arch *shapes, size_t k, size_t *counts)
+{
+  size_t n = arch_n_layers(shapes) - 1;
+  if (k == 0 || n < k)
+    return -1;
+  double *pre = xbt_malloc0((n + 1) * sizeof(double));
+  for (size_t i = 0; i < n; i++)
+    pre[i + 1] = pre[i] + arch_layer_train_flops(shapes, i + 1);
+  /* best[c][j]: the smallest largest chunk over splits of the first j layers into c chunks;
+   * cut[c][j]: where the last of those chunks starts */
+  double *best = xbt_malloc0((k + 1) * (n + 1) * sizeof(double));
+  size_t *cut = xbt_malloc0((k + 1) * (n + 1) * sizeof(size_t));
+  for (size_t j = 1; j <= n; j++)
+    best[1 * (n + 1) + j] = pre[j];
+  for (size_t c = 2; c <= k; c++)
+    for (size_t j = c; j <= n; j++) {
+      double b = -1;
+      for (size_t i = c - 1; i < j; i++) {
+        double prev = best[(c - 1) * (n + 1) + i], last = pre[j] - pre[i];
+        double worst = prev > last ? prev : last;
+        if (b < 0 || worst <= b) {
+          b = worst;
+          cut[c * (n + 1) + j] = i;
+        }
+      }
+      best[c * (n + 1) + j] = b;
+    }
+  size_t j = n;
+  for (size_t c = k; c >= 2; c--) {
+    size_t i = cut[c * (n + 1) + j];
+    counts[c - 1] = j - i;
+    j = i;
+  }
+  counts[0] = j;
+  xbt_free(pre);
+  xbt_free(best);
+  xbt_free(cut);
+  return 0;
+}
+
+/* ---- state ----------------------------------------------------------------- */
+
+typedef struct chunk {
+  size_t first, last;     /* arch layers [first, last]: net layers [first-1, last) */
+  size_t device;
+  double fwd_flops;       /* per example (SPEC 5: 2 x fan-in per unit) */
+  double bwd_flops;       /* per example (SPEC 5: twice the forward) */
+  double in_width;        /* units of layer first-1: what comes in (and its gradient goes back) */
+  double out_width;       /* units of layer last: what goes out */
+  double act_elems;       /* per example: its input and every layer's output, what backward reads */
+  double params;
+  sg_mailbox_t fwd_in, bwd_in;
+  void *k;                /* the kernel's state (numerics), or NULL */
+} chunk;
+
+typedef struct device {
+  struct pipeline *pl;
+  size_t rank;
+  pipeline_op *ops;
+  size_t n_ops;
+  long stashed;
+  double stash_bytes;
+  pipeline_stage_stats st;
+} device;
+
+typedef enum kernel_phase { PHASE_FORWARD, PHASE_RECOMPUTE, PHASE_BACKWARD } kernel_phase;
+
+/* What a model chunk computes for one microbatch (see the top of the file).
+ * costs: fills c's fwd_flops, bwd_flops, in_width, out_width, act_elems and params from
+ *   its layers [c->first, c->last] (set before the call).
+ * compute: spends the simulated time of one phase for `examples` examples on the calling
+ *   actor's device.
+ * Numerics (only with cfg->numerics): create returns the chunk's state. forward reads
+ * the chunk's input (rows of the step's data for chunk 0, in_msg's data otherwise; the
+ * kernel keeps in_msg until backward), writes its output into out (NULL for the last
+ * chunk, which keeps its logits for the loss) and stashes what backward needs, all of
+ * it when keep is set, else only the input; recompute rebuilds what a forward without
+ * keep dropped; backward reads dout (NULL for the last chunk: the loss), writes din
+ * (NULL for chunk 0), adds the microbatch's gradient into the accumulator and drops the
+ * stash. */
+typedef struct chunk_kernel {
+  void (*costs)(const struct pipeline *pl, chunk *c);
+  void (*compute)(const struct pipeline *pl, const chunk *c, kernel_phase ph, double examples);
+  void *(*create)(struct pipeline *pl, const chunk *c);
+  void (*forward)(void *k, long mb, const gsl_matrix *in, msg *in_msg, double *out, int keep);
+  void (*recompute)(void *k, long mb);
+  void (*backward)(void *k, long mb, const double *dout, double *din);
+  void (*free)(void *k);
+} chunk_kernel;
+
+struct pipeline {
+  const run_config *cfg;
+  const pipeline_params *p;
+  const arch *shapes;
+  size_t K;               /* chunks: p * v */
+  chunk *chunks;
+  device *devs;
+  const chunk_kernel *kernel;
+  int numeric;            /* the kernel's numerics run (cfg->numerics) */
+  /* numerics */
+  gsl_vector *w, *g, *acc, *w_pub; /* parameters, one microbatch's gradient, the step's sum, the evaluator's copy */
+  gsl_matrix *X;          /* the step's m*b rows, drawn by device 0 */
+  double *y;
+  gsl_rng *rng;           /* device 0's draws: sgd's stream (worker rank 0) */
+  sg_bar_t start;
+  int go;
+  double end;             /* when the last step ended */
+  sg_mutex_t mu;          /* guards w_pub */
+  metrics_slot *slot;
+  eval_ctl *eval;
+};
+
+size_t pipeline_hosts_needed(const pipeline_params *p) { return p->stages; }
+size_t pipeline_metrics_slots(void) { return 1; }
+
+/* ---- the dense-layer kernel: costs from arch shapes, numerics of models/net.h ---- */
+
+static void dense_costs(const struct pipeline *pl, chunk *c)
+{
+  c->in_width = (double)arch_units(pl->shapes, c->first - 1);
+  c->out_width = (double)arch_units(pl->shapes, c->last);
+  c->act_elems = c->in_width; /* backward reads the input and every layer's output */
+  for (size_t l = c->first; l <= c->last; l++) {
+    c->fwd_flops += arch_layer_train_flops(pl->shapes, l) / 3; /* training flops are 3x the forward (SPEC 5) */
+    c->act_elems += (double)arch_units(pl->shapes, l);
+    c->params += arch_layer_params(pl->shapes, l);
+  }
+  c->bwd_flops = 2 * c->fwd_flops;
+}
+
+static void dense_compute(const struct pipeline *pl, const chunk *c, kernel_phase ph, double examples)
+{
+  run_execute(pl->cfg, (ph == PHASE_BACKWARD ? c->bwd_flops : c->fwd_flops) * examples);
+}
+
+typedef struct mlp_chunk {
+  struct pipeline *pl;
+  const net *n;
+  size_t first, last, nl; /* net layers [first, last), nl of them */
+  size_t b;
+  gsl_matrix **in;        /* [mb]: the stashed input (a view of the rows or of in_msg) */
+  msg **in_msg;           /* [mb]: the message it came in, freed after backward */
+  gsl_matrix ***out;      /* [mb][l]: outputs, NULL when not kept */
+  gsl_matrix **D;         /* [l]: deltas, scratch */
+  double *y;              /* last chunk: labels of the step (pl->y) */
+} mlp_chunk;
+
+static gsl_matrix **mlp_outputs(mlp_chunk *k)
+{
+  gsl_matrix **o = xbt_malloc(k->nl * sizeof(gsl_matrix *));
+  for (size_t l = 0; l < k->nl; l++)
+    o[l] = gsl_matrix_alloc(k->b, net_layer_size(k->n, k->first + l + 1));
+  return o;
+}
+
+static void mlp_drop_outputs(mlp_chunk *k, long mb)
+{
+  for (size_t l = 0; k->out[mb] && l < k->nl; l++)
+    gsl_matrix_free(k->out[mb][l]);
+  xbt_free(k->out[mb]);
+  k->out[mb] = NULL;
+}
+
+static void *mlp_create(struct pipeline *pl, const chunk *c)
+{
+  mlp_chunk *k = xbt_malloc0(sizeof(*k));
+  size_t m = (size_t)pl->p->microbatches;
+  k->pl = pl;
+  k->n = pl->cfg->model;
+  k->first = c->first - 1;
+  k->last = c->last;
+  k->nl = k->last - k->first;
+  k->b = (size_t)pl->p->microbatch;
+  k->in = xbt_malloc0(m * sizeof(gsl_matrix *));
+  k->in_msg = xbt_malloc0(m * sizeof(msg *));
+  k->out = xbt_malloc0(m * sizeof(gsl_matrix **));
+  k->D = mlp_outputs(k);
+  return k;
+}
+
+static void mlp_forward(void *kp, long mb, const gsl_matrix *in, msg *in_msg, double *out, int keep)
+{
+  mlp_chunk *k = kp;
+  gsl_matrix_const_view rows = in ? gsl_matrix_const_submatrix(in, (size_t)mb * k->b, 0, k->b, in->size2)
+                                  : gsl_matrix_const_view_array(in_msg->data, k->b, in_msg->n / k->b);
+  k->in[mb] = xbt_malloc(sizeof(gsl_matrix));
+  *k->in[mb] = rows.matrix;
+  k->in_msg[mb] = in_msg;
+  k->out[mb] = mlp_outputs(k);
+  xbt_assert(net_forward_layers(k->n, k->pl->w, k->first, k->last, k->in[mb], k->out[mb]) == 0,
+             "chunk layers %zu..%zu: forward shapes", k->first, k->last);
+  gsl_matrix *o = k->out[mb][k->nl - 1];
+  if (out)
+    memcpy(out, o->data, o->size1 * o->size2 * sizeof(double));
+  if (!keep)
+    mlp_drop_outputs(k, mb);
+}
+
+static void mlp_recompute(void *kp, long mb)
+{
+  mlp_chunk *k = kp;
+  k->out[mb] = mlp_outputs(k);
+  xbt_assert(net_forward_layers(k->n, k->pl->w, k->first, k->last, k->in[mb], k->out[mb]) == 0,
+             "chunk layers %zu..%zu: recompute shapes", k->first, k->last);
+}
+
+static void mlp_backward(void *kp, long mb, const double *dout, double *din)
+{
+  mlp_chunk *k = kp;
+  pipeline *pl = k->pl;
+  gsl_matrix *top = k->D[k->nl - 1];
+  if (dout) {
+    memcpy(top->data, dout, top->size1 * top->size2 * sizeof(double));
+  } else { /* the last chunk: d(mean loss over the microbatch)/dlogits, as net_loss_grad */
+    double loss_sum;
+    xbt_assert(net_output_delta(k->n, k->out[mb][k->nl - 1], pl->y + (size_t)mb * k->b, top, &loss_sum) == 0,
+               "output delta shapes");
+  }
+  gsl_matrix_view dv = gsl_matrix_view_array(din ? din : top->data, k->b, net_layer_size(k->n, k->first));
+  xbt_assert(net_backward_layers(k->n, pl->w, k->first, k->last, k->in[mb], k->out[mb], k->D, din ? &dv.matrix : NULL,
+                                 pl->g) == 0,
+             "chunk layers %zu..%zu: backward shapes", k->first, k->last);
+  size_t off = net_layer_offset(k->n, k->first), len = net_layer_offset(k->n, k->last) - off;
+  gsl_vector_view acc = gsl_vector_subvector(pl->acc, off, len);
+  gsl_vector_const_view g = gsl_vector_const_subvector(pl->g, off, len);
+  gsl_vector_add(&acc.vector, &g.vector); /* in microbatch order: see the top of the file */
+  mlp_drop_outputs(k, mb);
+  xbt_free(k->in[mb]);
+  k->in[mb] = NULL;
+  msg_free(k->in_msg[mb]);
+  k->in_msg[mb] = NULL;
+}
+
+static void mlp_free(void *kp)
+{
+  mlp_chunk *k = kp;
+  if (k == NULL)
+    return;
+  for (long mb = 0; mb < k->pl->p->microbatches; mb++) {
+    mlp_drop_outputs(k, mb);
+    xbt_free(k->in[mb]);
+    msg_free(k->in_msg[mb]);
+  }
+  for (size_t l = 0; l < k->nl; l++)
+    gsl_matrix_free(k->D[l]);
+  xbt_free(k->D);
+  xbt_free(k->in);
+  xbt_free(k->in_msg);
+  xbt_free(k->out);
+  xbt_free(k);
+}
+
+static const chunk_kernel dense_kernel = {dense_costs, dense_compute, mlp_create, mlp_forward,
+                                          mlp_recompute, mlp_backward, mlp_free};
+
+/* ---- a device's operations -------------------------------------------------- */
+
+/* Simulated seconds of one phase of chunk c on b examples. */
+static double timed_phase(device *d, const chunk *c, kernel_phase ph, double b)
+{
+  double t0 = simgrid_get_clock();
+  d->pl->kernel->compute(d->pl, c, ph, b);
+  return simgrid_get_clock() - t0;
+}
+
+static void stash_add(device *d, double elems)
+{
+  d->stash_bytes += elems * (double)d->pl->cfg->elem_bytes;
+  if (d->stash_bytes > d->st.peak_stash_bytes)
+    d->st.peak_stash_bytes = d->stash_bytes;
+}
+
+static msg *receive_from(sg_mailbox_t box, msg_kind kind, long step, long mb)
+{
+  msg *in = msg_recv(box);
+  xbt_assert(in->kind == kind && in->step == step && in->version == mb,
+             "pipeline: expected %s of step %ld microbatch %ld, got step %ld microbatch %ld",
+             kind == MSG_ACTIVATIONS ? "activations" : "gradients", step, mb, in->step, in->version);
+  return in;
+}
+
+/* Sends out, which stands for `elems` elements (its data holds them with numerics). */
+static void send_to(device *d, const chunk *to, msg *out, double elems)
+{
+  double bytes = msg_bytes(elems, d->pl->cfg->elem_bytes);
+  d->st.bytes_sent += bytes;
+  msg_send(out->kind == MSG_ACTIVATIONS ? to->fwd_in : to->bwd_in, d->pl->cfg->hosts[to->device], out, bytes);
+}
+
+/* A message for microbatch mb of step `step` with room for n elements with numerics,
+ * and none when timing only. */
+static msg *message(pipeline *pl, msg_kind kind, size_t c, long step, long mb, double n)
+{
+  msg *out = msg_create(kind, (int)c, step, pl->numeric ? (size_t)n : 0);
+  out->version = mb;
+  return out;
+}
+
+static void forward_op(device *d, const pipeline_op *op, long step)
+{
+  pipeline *pl = d->pl;
+  chunk *c = &pl->chunks[op->chunk];
+  double b = (double)pl->p->microbatch;
+  msg *in = op->chunk > 0 ? receive_from(c->fwd_in, MSG_ACTIVATIONS, step, op->microbatch) : NULL;
+  msg *out = op->chunk + 1 < pl->K ? message(pl, MSG_ACTIVATIONS, op->chunk, step, op->microbatch, b * c->out_width)
+                                   : NULL;
+  d->st.forward_s += timed_phase(d, c, PHASE_FORWARD, b);
+  if (pl->numeric)
+    pl->kernel->forward(c->k, op->microbatch, in ? NULL : pl->X, in, out ? out->data : NULL, !pl->p->recompute);
+  else
+    msg_free(in);
+  if (out)
+    send_to(d, &pl->chunks[op->chunk + 1], out, b * c->out_width);
+  d->stashed++;
+  if (d->stashed > d->st.peak_stashed)
+    d->st.peak_stashed = d->stashed;
+  stash_add(d, b * (pl->p->recompute ? c->in_width : c->act_elems));
+}
+
+static void backward_op(device *d, const pipeline_op *op, long step)
+{
+  pipeline *pl = d->pl;
+  chunk *c = &pl->chunks[op->chunk];
+  double b = (double)pl->p->microbatch;
+  msg *in = op->chunk + 1 < pl->K ? receive_from(c->bwd_in, MSG_GRADIENTS, step, op->microbatch) : NULL;
+  if (pl->p->recompute) { /* one more forward, from the stashed input (Chen et al. 2016) */
+    d->st.recompute_s += timed_phase(d, c, PHASE_RECOMPUTE, b);
+    if (pl->numeric)
+      pl->kernel->recompute(c->k, op->microbatch);
+    stash_add(d, b * (c->act_elems - c->in_width));
+  }
+  msg *out = op->chunk > 0 ? message(pl, MSG_GRADIENTS, op->chunk, step, op->microbatch, b * c->in_width) : NULL;
+  d->st.backward_s += timed_phase(d, c, PHASE_BACKWARD, b);
+  if (pl->numeric)
+    pl->kernel->backward(c->k, op->microbatch, in ? in->data : NULL, out ? out->data : NULL);
+  msg_free(in);
+  if (out)
+    send_to(d, &pl->chunks[op->chunk - 1], out, b * c->in_width);
+  d->stashed--;
+  stash_add(d, -b * c->act_elems);
+}
+
+/* The flush: every chunk of the device applies w -= lr * (accumulated / m). */
+static void apply_update(device *d)
+{
+  pipeline *pl = d->pl;
+  double params = 0;
+  for (size_t c = d->rank; c < pl->K; c += pl->p->stages)
+    params += pl->chunks[c].params;
+  double t0 = simgrid_get_clock();
+  run_execute(pl->cfg, cost_update_flops((size_t)params, 0));
+  d->st.update_s += simgrid_get_clock() - t0;
+  for (size_t c = d->rank; pl->numeric && c < pl->K; c += pl->p->stages) {
+    const chunk *ch = &pl->chunks[c];
+    size_t off = net_layer_offset(pl->cfg->model, ch->first - 1);
+    size_t len = net_layer_offset(pl->cfg->model, ch->last) - off;
+    gsl_vector_view w = gsl_vector_subvector(pl->w, off, len), acc = gsl_vector_subvector(pl->acc, off, len);
+    gsl_vector_scale(&acc.vector, 1.0 / (double)pl->p->microbatches);
+    optim_sgd_apply(w.vector.data, acc.vector.data, len, pl->p->lr);
+    gsl_vector_set_zero(&acc.vector);
+  }
+}
+
+/* Device 0, between steps, with every device at the barrier: the finished step is
+ * published and counted, the run's end decided, and the next step's rows drawn. */
+static void between_steps(pipeline *pl, long step)
+{
+  const run_config *cfg = pl->cfg;
+  if (step > 0) {
+    if (pl->numeric) {
+      sg_mutex_lock(pl->mu);
+      gsl_vector_memcpy(pl->w_pub, pl->w);
+      sg_mutex_unlock(pl->mu);
+    }
+    pl->slot->steps++;
+    eval_step_done(pl->eval);
+  }
+  pl->go = !eval_should_stop(pl->eval) && (cfg->max_steps == 0 || step < cfg->max_steps);
+  if (!pl->go)
+    pl->end = simgrid_get_clock();
+  else if (pl->numeric)
+    data_sample_batch(cfg->train, 0, data_n(cfg->train), pl->rng, pl->X->size1, pl->X, pl->y);
+}
+
+static int all_go_on(device *d, long step)
+{
+  pipeline *pl = d->pl;
+  sg_barrier_wait(pl->start);
+  if (d->rank == 0)
+    between_steps(pl, step);
+  sg_barrier_wait(pl->start);
+  return pl->go;
+}
+
+static void listen(device *d)
+{
+  pipeline *pl = d->pl;
+  for (size_t c = d->rank; c < pl->K; c += pl->p->stages) {
+    sg_mailbox_set_receiver(sg_mailbox_get_name(pl->chunks[c].fwd_in));
+    sg_mailbox_set_receiver(sg_mailbox_get_name(pl->chunks[c].bwd_in));
+  }
+}
+
+static void device_actor(int argc, char **argv)
+{
+  (void)argc;
+  (void)argv;
+  device *d = sg_actor_self_get_data();
+  listen(d);
+  for (long step = 0; all_go_on(d, step); step++) {
+    for (size_t i = 0; i < d->n_ops; i++)
+      if (d->ops[i].backward)
+        backward_op(d, &d->ops[i], step);
+      else
+        forward_op(d, &d->ops[i], step);
+    apply_update(d);
+  }
+  eval_finished(d->pl->eval);
+}
+
+/* ---- set-up ---------------------------------------------------------------- */
+
+static void snapshot(void *ctx, gsl_vector *w)
+{
+  pipeline *pl = ctx;
+  sg_mutex_lock(pl->mu);
+  gsl_vector_memcpy(w, pl->w_pub);
+  sg_mutex_unlock(pl->mu);
+}
+
+static int shapes_fit_model(const arch *shapes, const net *model)
+{
+  if (arch_n_layers(shapes) != net_n_layers(model) + 1)
+    return 0;
+  for (size_t l = 0; l < arch_n_layers(shapes); l++)
+    if (arch_units(shapes, l) != net_layer_size(model, l))
+      return 0;
+  return 1;
+}
+
+static void chunks_init(pipeline *pl, const size_t *counts)
+{
+  pl->chunks = xbt_malloc0(pl->K * sizeof(chunk));
+  size_t l = 1;
+  for (size_t c = 0; c < pl->K; c++) {
+    chunk *ch = &pl->chunks[c];
+    ch->first = l;
+    ch->last = l + counts[c] - 1;
+    ch->device = c % pl->p->stages;
+    pl->kernel->costs(pl, ch);
+    l = ch->last + 1;
+    ch->fwd_in = mbox_of("pp-fwd", (int)c);
+    ch->bwd_in = mbox_of("pp-bwd", (int)c);
+  }
+}
+
+static int counts_fit(const pipeline *pl, const size_t *counts)
+{
+  size_t sum = 0;
+  for (size_t c = 0; c < pl->K; c++) {
+    if (counts[c] == 0)
+      return 0;
+    sum += counts[c];
+  }
+  return sum == arch_n_layers(pl->shapes) - 1;
+}
+
+static void numerics_init(pipeline *pl)
+{
+  const run_config *cfg = pl->cfg;
+  size_t rows = (size_t)(pl->p->microbatches * pl->p->microbatch);
+  pl->numeric = 1;
+  pl->w = run_initial_params(cfg);
+  pl->w_pub = gsl_vector_alloc(pl->w->size);
+  gsl_vector_memcpy(pl->w_pub, pl->w);
+  pl->g = gsl_vector_calloc(pl->w->size);
+  pl->acc = gsl_vector_calloc(pl->w->size);
+  pl->X = gsl_matrix_alloc(rows, net_n_inputs(cfg->model));
+  pl->y = xbt_malloc0(rows * sizeof(double));
+  pl->rng = rng_create(cfg->seed, RNG_ROLE_WORKER, 0);
+  for (size_t c = 0; c < pl->K; c++)
+    pl->chunks[c].k = pl->kernel->create(pl, &pl->chunks[c]);
+}
+
+pipeline *pipeline_deploy(const run_config *cfg, const arch *shapes, metrics *m)
+{
+  const pipeline_params *p = &cfg->pipeline;
+  size_t K = p->stages * p->chunks;
+  if (p->stages == 0 || cfg->n_hosts < p->stages || K == 0 || arch_n_layers(shapes) < K + 1 ||
+      pipeline_schedule_ops((pipeline_schedule)p->schedule, p->stages, p->microbatches, p->chunks, 0, NULL) == 0 ||
+      (cfg->numerics && !shapes_fit_model(shapes, cfg->model)))
+    return NULL;
+  pipeline *pl = xbt_malloc0(sizeof(*pl));
+  pl->cfg = cfg;
+  pl->p = p;
+  pl->shapes = shapes;
+  pl->K = K;
+  size_t *counts = xbt_malloc0(K * sizeof(size_t));
+  if (p->split)
+    memcpy(counts, p->split, K * sizeof(size_t));
+  else
+    pipeline_split_balanced(shapes, K, counts);
+  if (!counts_fit(pl, counts)) {
+    xbt_free(counts);
+    xbt_free(pl);
+    return NULL;
+  }
+  pl->kernel = &dense_kernel;
+  chunks_init(pl, counts);
+  xbt_free(counts);
+  if (cfg->numerics)
+    numerics_init(pl);
+  pl->start = sg_barrier_init((unsigned)p->stages);
+  pl->mu = sg_mutex_init();
+  pl->slot = metrics_slot_at(m, 0);
+  pl->eval = eval_ctl_create(cfg, m, (int)p->stages, cfg->numerics ? snapshot : NULL, pl);
+  pl->devs = xbt_malloc0(p->stages * sizeof(device));
+  size_t n_ops = 2 * (size_t)p->microbatches * p->chunks;
+  for (size_t s = 0; s < p->stages; s++) {
+    device *d = &pl->devs[s];
+    char name[48];
+    d->pl = pl;
+    d->rank = s;
+    d->ops = xbt_malloc(n_ops * sizeof(pipeline_op));
+    d->n_ops = pipeline_schedule_ops((pipeline_schedule)p->schedule, p->stages, p->microbatches, p->chunks, s, d->ops);
+    xbt_assert(d->n_ops == n_ops, "device %zu: %zu operations, want %zu", s, d->n_ops, n_ops);
+    for (size_t c = s; c < K; c += p->stages)
+      d->st.params += pl->chunks[c].params;
+    mbox_name(name, sizeof(name), "pp-device", (int)s);
+    sg_actor_t a = sg_actor_init(name, cfg->hosts[s]);
+    sg_actor_set_data(a, d);
+    sg_actor_start(a, device_actor, 0, NULL);
+  }
+  eval_start(pl->eval, cfg->hosts[0]);
+  return pl;
+}
+
+void pipeline_free(pipeline *pl)
+{
+  if (pl == NULL)
+    return;
+  for (size_t c = 0; pl->numeric && c < pl->K; c++)
+    pl->kernel->free(pl->chunks[c].k);
+  for (size_t s = 0; s < pl->p->stages; s++)
+    xbt_free(pl->devs[s].ops);
+  xbt_free(pl->devs);
+  xbt_free(pl->chunks);
+  if (pl->w) {
+    gsl_vector_free(pl->w);
+    gsl_vector_free(pl->w_pub);
+    gsl_vector_free(pl->g);
+    gsl_vector_free(pl->acc);
+    gsl_matrix_free(pl->X);
+    xbt_free(pl->y);
+    gsl_rng_free(pl->rng);
+  }
+  eval_ctl_free(pl->eval);
+  sg_mutex_destroy(pl->mu);
+  sg_barrier_destroy(pl->start);
+  xbt_free(pl);
+}
+
+void pipeline_stage_get(const pipeline *pl, size_t s, pipeline_stage_stats *st)
+{
+  xbt_assert(s < pl->p->stages, "stage %zu of %zu", s, pl->p->stages);
+  *st = pl->devs[s].st;
+  st->busy_s = st->forward_s + st->backward_s + st->recompute_s;
+  st->idle_s = pl->end - st->busy_s - st->update_s;
+}
+
+void pipeline_result_get(const pipeline *pl, pipeline_result *r)
+{
+  const pipeline_params *p = pl->p;
+  memset(r, 0, sizeof(*r));
+  r->makespan_s = pl->end;
+  r->steps = pl->slot->steps;
+  for (size_t s = 0; s < p->stages; s++) {
+    pipeline_stage_stats st;
+    pipeline_stage_get(pl, s, &st);
+    r->bubble_fraction += pl->end > 0 ? st.idle_s / pl->end / (double)p->stages : 0;
+  }
+  pipeline_schedule sch = (pipeline_schedule)p->schedule;
+  r->formula = pipeline_bubble_formula(sch, p->stages, p->microbatches, p->chunks);
+  double vm = (double)p->microbatches * (double)(sch == PIPELINE_INTERLEAVED ? p->chunks : 1);
+  r->formula_ideal = (double)(p->stages - 1) / vm;
+  double mb = (double)r->steps * (double)p->microbatches;
+  r->t_forward_s = mb > 0 ? pl->devs[0].st.forward_s / mb : 0;
+  r->t_backward_s = mb > 0 ? pl->devs[0].st.backward_s / mb : 0;
+}
+
+void pipeline_chunk_layers(const pipeline *pl, size_t c, size_t *first, size_t *last)
+{
+  xbt_assert(c < pl->K, "chunk %zu of %zu", c, pl->K);
+  *first = pl->chunks[c].first;
+  *last = pl->chunks[c].last;
+}

@@ -1,0 +1,95 @@
+#ifndef ALGORITHMS_PIPELINE_H
+#define ALGORITHMS_PIPELINE_H
+/* pipeline.h - pipeline model parallelism (run.algorithm = pipeline): the layers split
+ * into stages on p devices, m microbatches per step scheduled as GPipe, 1F1B
+ * (PipeDream-Flush) or Megatron's interleaved 1F1B, activations and their gradients sent
+ * between stages as messages, gradients accumulated and applied at the flush. */
+
+#include <stddef.h>
+
+#include "algorithms/metrics.h"
+#include "algorithms/run.h"
+#include "models/arch.h"
+
+typedef enum pipeline_schedule {
+  PIPELINE_GPIPE,      /* all forwards, then all backwards (Huang et al. 2019) */
+  PIPELINE_1F1B,       /* PipeDream-Flush: p-s-1 warm-up forwards, then one forward one backward */
+  PIPELINE_INTERLEAVED /* Megatron's interleaved 1F1B over v chunks per device (Narayanan et al. 2021) */
+} pipeline_schedule;
+
+/* One entry of a device's schedule: a forward or backward pass of one microbatch
+ * through one model chunk (chunk c = k*p + s is device s's k-th chunk). */
+typedef struct pipeline_op {
+  int backward; /* 0: forward, 1: backward */
+  long microbatch;
+  size_t chunk;
+} pipeline_op;
+
+/* Parses "gpipe|1f1b|interleaved"; returns 0 or -1. */
+int pipeline_schedule_parse(const char *s, pipeline_schedule *out);
+const char *pipeline_schedule_name(pipeline_schedule s);
+
+/* The ordered operations of `device` (< p) under schedule s with m microbatches and v
+ * chunks per device: 2*m*v of them, written into ops (room for 2*m*v; NULL: only
+ * counted). Pure (no SimGrid). Returns their number, or 0 if the arguments are
+ * impossible: p, m or v is 0,
+ * device >= p, v != 1 for gpipe and 1f1b, or interleaved with m not a multiple of p. On
+ * every device forwards and backwards of one chunk each come in microbatch order. */
+size_t pipeline_schedule_ops(pipeline_schedule s, size_t p, long m, size_t v, size_t device, pipeline_op *ops);
+
+/* The bubble fraction as a share of the step's time with equal stages and free
+ * communication: (p-1)/(m+p-1), or (p-1)/(v*m+p-1) for interleaved (PTD-P sec. 2.2's
+ * (p-1)/m and (p-1)/(v*m), which are relative to the ideal time, turned into shares of
+ * ideal + bubble). */
+double pipeline_bubble_formula(pipeline_schedule s, size_t p, long m, size_t v);
+
+/* Splits layers 1..n_layers-1 of shapes into k contiguous chunks, writing chunk c's
+ * layer count into counts[c]: the split whose largest chunk (training flops per example)
+ * is smallest, ties going to the split with the latest boundaries. Returns 0, or -1 if
+ * k is 0 or there are fewer layers than chunks. */
+int pipeline_split_balanced(const arch *shapes, size_t k, size_t *counts);
+
+typedef struct pipeline pipeline;
+
+/* Per stage (device) measurements after the run, over all steps. */
+typedef struct pipeline_stage_stats {
+  double forward_s, backward_s, recompute_s; /* time computing (busy = their sum) */
+  double update_s;                /* applying the step's update */
+  double busy_s, idle_s;          /* idle = makespan - busy - update */
+  long peak_stashed;              /* microbatch-chunks whose forward is done and backward not */
+  double peak_stash_bytes;        /* elem_bytes x activations kept for them at that peak */
+  double params;                  /* parameters it holds */
+  double bytes_sent;              /* activations and gradients it sent */
+} pipeline_stage_stats;
+
+typedef struct pipeline_result {
+  double makespan_s;        /* when the last device finished its last step */
+  long steps;
+  double bubble_fraction;   /* mean over stages of idle_s / makespan_s */
+  double formula;           /* pipeline_bubble_formula */
+  double formula_ideal;     /* PTD-P's convention: (p-1)/m or (p-1)/(v*m) */
+  double t_forward_s, t_backward_s; /* stage 0's forward and backward of one microbatch
+                                       through all its chunks, measured */
+} pipeline_result;
+
+/* Device s runs on cfg->hosts[s], s < stages. */
+size_t pipeline_hosts_needed(const pipeline_params *p);
+/* One slot: the steps (device 0 counts them). */
+size_t pipeline_metrics_slots(void);
+
+/* Creates the device actors and the evaluator. shapes gives each layer's flops and
+ * widths (a virtual net, or model.layers as an arch); a numeric run needs shapes to be
+ * cfg->model's layers and trains cfg->model on cfg->train. cfg, shapes and m outlive
+ * the run. Returns NULL if the configuration is impossible (too few hosts or layers, a
+ * split that does not add up, a schedule that refuses p, m, v, numerics with shapes
+ * other than the model's). Free with pipeline_free after the engine has run. */
+pipeline *pipeline_deploy(const run_config *cfg, const arch *shapes, metrics *m);
+void pipeline_free(pipeline *pl);
+
+/* After the run: the totals, and stage s's measurements (s < stages). */
+void pipeline_result_get(const pipeline *pl, pipeline_result *r);
+void pipeline_stage_get(const pipeline *pl, size_t s, pipeline_stage_stats *st);
+/* Model chunk c's layers [*first, *last] (arch layers, input = 0), c < stages x chunks. */
+void pipeline_chunk_layers(const pipeline *pl, size_t c, size_t *first, size_t *last);
+
+#endif

@@ -1,0 +1,1086 @@
+/* sweep.c - `dtsim sweep`: the cartesian product of --vary lists, one `dtsim run` per
+ * point (spawn.c), and sweep.csv + sweep.png rebuilt from the point folders.
+ *
+ * A sweep folder OUT holds points/NNN-KEY=VALUE-.../ per point: point.json (its index,
+ * the point count and the varied keys with their values, written before the run),
+ * run.log (the run's stdout and stderr) and the run's own result files. sweep.csv and
+ * sweep.png are made from those folders only, the same way after a direct sweep and
+ * after `--merge`, so both give the same bytes. */
+#include "sim/sweep.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <jansson.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <xbt/asserts.h>
+#include <xbt/sysdep.h>
+
+#include "sim/output.h"
+#include "sim/scenario.h"
+#include "sim/spawn.h"
+
+#define ERRLEN 1400
+#define PATHLEN 4096
+
+static const char usage[] =
+    "usage: dtsim sweep SCENARIO.ini --vary SECTION.KEY=V1,V2,... [--vary ...] [--set S.K=V]...\n"
+    "                   [--seed N] [--jobs N] [--out DIR] [--plot-metric M] [--emit-jobs]\n"
+    "                   [--quiet] [--cfg=...] [--log=...]\n"
+    "       dtsim sweep --merge DIR... [--out DIR] [--plot-metric M] [--quiet]\n"
+    "\n"
+    "Runs SCENARIO.ini at every point of the cartesian product of the --vary lists (the\n"
+    "first --vary varies slowest), each point a `dtsim run` in its own process, and writes\n"
+    "into DIR (default ./dtsim-sweep):\n"
+    "  points/NNN-KEY=VALUE-.../  one folder per point: point.json (its varied keys),\n"
+    "                             run.log (the run's stdout and stderr) and its results\n"
+    "  sweep.csv   one row per point in product order: the varied keys (section.key), then\n"
+    "              sim_time_s,steps,examples,final_loss,final_accuracy,time_to_target_s,\n"
+    "              status,bytes_total,hosts_used from each summary.json (empty: null)\n"
+    "  sweep.png   the --plot-metric against the first varied key, one line per\n"
+    "              combination of the other keys (categories when a value is not a number)\n"
+    "The whole sweep is checked before anything runs: every key, every value and every\n"
+    "point's scenario. A point that misses its goal (diverged, target not reached) is a\n"
+    "row with its status; a point whose run fails otherwise (bad input found late, crash)\n"
+    "stops the sweep with exit status 2 and a line naming its log.\n"
+    "\n"
+    "  --vary S.K=V1,V2,...  values of one key; separate them with ';' when a value holds\n"
+    "                  commas: --vary 'model.layers=8,16,3;8,64,3'. A key is varied once\n"
+    "                  and cannot also be given by --set or --seed\n"
+    "  --set S.K=V     a key fixed for every point, as in dtsim run\n"
+    "  --seed N        master seed of every point (same as --set run.seed=N)\n"
+    "  --jobs N        points run at once (default: 1)\n"
+    "  --out DIR       the sweep folder (default ./dtsim-sweep); it must not hold a sweep already\n"
+    "  --plot-metric M y axis of sweep.png: sim_time_s (default), steps, examples, final_loss,\n"
+    "                  final_accuracy, time_to_target_s, bytes_total or hosts_used\n"
+    "  --emit-jobs     write DIR's point folders, run nothing, and print one shell command per\n"
+    "                  point (in order; line N is point N) for GNU parallel or a Slurm array;\n"
+    "                  then `dtsim sweep --merge DIR` writes sweep.csv and sweep.png\n"
+    "  --merge DIR...  rebuild sweep.csv and sweep.png from sweep folders or point folders\n"
+    "                  (every point of the sweep, each once); written into --out, by default\n"
+    "                  the sweep folder of the first point\n"
+    "  --quiet         no progress line on stderr (one per finished point)\n"
+    "  --cfg=..., --log=...   passed to every point's SimGrid\n"
+    "\n"
+    "Many machines: the commands cd to this folder and use absolute paths for dtsim, so\n"
+    "they run anywhere the file system is shared:\n"
+    "  dtsim sweep base.ini --vary sgd.lr=0.01,0.1 --vary sgd.batch=8,32 --out sw --emit-jobs > jobs.txt\n"
+    "  parallel -j 2 < jobs.txt                    # or: parallel --sshlogin 8/node1,8/node2 < jobs.txt\n"
+    "  sbatch --array=1-$(wc -l < jobs.txt) --wrap 'sed -n \"${SLURM_ARRAY_TASK_ID}p\" jobs.txt | sh'\n"
+    "  dtsim sweep --merge sw\n";
+
+/* Columns after the varied keys: name, and the summary.json member it comes from. */
+static const struct {
+  const char *name, *parent, *member;
+} metrics_cols[] = {
+    {"sim_time_s", NULL, "sim_time_s"},
+    {"steps", NULL, "steps"},
+    {"examples", NULL, "examples"},
+    {"final_loss", NULL, "final_loss"},
+    {"final_accuracy", NULL, "final_accuracy"},
+    {"time_to_target_s", NULL, "time_to_target_s"},
+    {"status", NULL, "status"},
+    {"bytes_total", "comm", "bytes_total"},
+    {"hosts_used", NULL, "hosts_used"},
+};
+#define N_METRICS (sizeof(metrics_cols) / sizeof(metrics_cols[0]))
+
+/* One --vary: the key as written ("section.key", trimmed) and its values. */
+typedef struct vary {
+  const char *arg; /* the option's text, for messages */
+  char *key;
+  char **values;
+  size_t n;
+} vary;
+
+/* One point as the merge sees it: from point.json and summary.json. */
+typedef struct point {
+  char *dir;
+  size_t index; /* 1-based, product order */
+  json_t *info; /* point.json */
+  json_t *summary;
+} point;
+
+static int bad(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static int bad(const char *fmt, ...)
+{
+  va_list ap;
+  va_start(ap, fmt);
+  fputs("dtsim sweep: ", stderr);
+  vfprintf(stderr, fmt, ap);
+  fputc('\n', stderr);
+  va_end(ap);
+  return 2;
+}
+
+static char *trimmed(const char *s, size_t n)
+{
+  while (n > 0 && (*s == ' ' || *s == '\t')) {
+    s++;
+    n--;
+  }
+  while (n > 0 && (s[n - 1] == ' ' || s[n - 1] == '\t'))
+    n--;
+  char *t = xbt_malloc(n + 1);
+  memcpy(t, s, n);
+  t[n] = '\0';
+  return t;
+}
+
+static void vary_clear(vary *v)
+{
+  for (size_t i = 0; i < v->n; i++)
+    xbt_free(v->values[i]);
+  xbt_free(v->values);
+  xbt_free(v->key);
+}
+
+/* Splits "S.K=V1,V2" (or "S.K=V1;V2" when a value holds commas) into v. Returns 0, or
+ * -1 with a message in err. */
+static int vary_parse(const char *arg, vary *v, char *err, size_t len)
+{
+  *v = (vary){.arg = arg};
+  const char *eq = strchr(arg, '=');
+  if (eq == NULL || memchr(arg, '.', (size_t)(eq - arg)) == NULL) {
+    snprintf(err, len, "--vary %s: expected SECTION.KEY=V1,V2,..., e.g. sgd.lr=0.01,0.1", arg);
+    return -1;
+  }
+  v->key = trimmed(arg, (size_t)(eq - arg));
+  const char *list = eq + 1;
+  char sep = strchr(list, ';') ? ';' : ',';
+  size_t cap = 1;
+  for (const char *c = list; *c; c++)
+    cap += *c == sep;
+  v->values = xbt_malloc0(cap * sizeof(char *));
+  for (const char *p = list;;) {
+    size_t n = strcspn(p, sep == ';' ? ";" : ",");
+    char *val = trimmed(p, n);
+    if (val[0] == '\0') {
+      xbt_free(val);
+      snprintf(err, len, "--vary %s: %s", arg,
+               list[strspn(list, " \t")] == '\0' ? "no values after '='" : "an empty value in the list");
+      return -1;
+    }
+    for (size_t i = 0; i < v->n; i++)
+      if (strcmp(v->values[i], val) == 0) {
+        snprintf(err, len, "--vary %s: value '%s' is listed twice", arg, val);
+        xbt_free(val);
+        return -1;
+      }
+    v->values[v->n++] = val;
+    if (p[n] == '\0')
+      break;
+    p += n + 1;
+  }
+  return 0;
+}
+
+/* scenario_set's message without its "--set ASSIGNMENT: " prefix (we name the --vary). */
+static const char *set_problem(const char *msg, const char *assignment)
+{
+  size_t n = strlen(assignment);
+  if (strncmp(msg, "--set ", 6) == 0 && strncmp(msg + 6, assignment, n) == 0 && strncmp(msg + 6 + n, ": ", 2) == 0)
+    return msg + 8 + n;
+  return msg;
+}
+
+/* Applies key=value to s; on error writes the problem (without a --set prefix). */
+static int set_one(scenario *s, const char *key, const char *value, char *err, size_t len)
+{
+  char assign[SCENARIO_STR + 200], msg[ERRLEN];
+  snprintf(assign, sizeof(assign), "%s=%s", key, value);
+  if (scenario_set(s, assign, msg, sizeof(msg)) == 0)
+    return 0;
+  snprintf(err, len, "%s", set_problem(msg, assign));
+  return -1;
+}
+
+/* ---- point names ----------------------------------------------------------- */
+
+/* "007-lr=0.1-batch=32": the 1-based index, zero-padded to the width of the count (at
+ * least 3), then each varied key (without its section unless two varied keys share a
+ * name) and its value, with characters other than [A-Za-z0-9._+-] as '_'. */
+static void point_name(char *out, size_t len, size_t index, size_t count, const vary *vs, size_t nv,
+                       const size_t *pick)
+{
+  int width = 3;
+  for (size_t c = count; c >= 1000; c /= 10)
+    width++;
+  size_t o = (size_t)snprintf(out, len, "%0*zu", width, index);
+  for (size_t k = 0; k < nv && o + 1 < len; k++) {
+    const char *dot = strchr(vs[k].key, '.');
+    const char *name = dot ? dot + 1 : vs[k].key;
+    for (size_t j = 0; j < nv; j++) {
+      const char *d = strchr(vs[j].key, '.');
+      if (j != k && strcmp(d ? d + 1 : vs[j].key, name) == 0)
+        name = vs[k].key;
+    }
+    char val[48];
+    const char *v = vs[k].values[pick[k]];
+    size_t i = 0;
+    for (; v[i] && i + 1 < sizeof(val); i++)
+      val[i] = (strchr("._+-", v[i]) || (v[i] >= '0' && v[i] <= '9') || (v[i] >= 'a' && v[i] <= 'z') ||
+                (v[i] >= 'A' && v[i] <= 'Z'))
+                   ? v[i]
+                   : '_';
+    val[i] = '\0';
+    o += (size_t)snprintf(out + o, len - o, "-%s=%s", name, val);
+  }
+}
+
+/* The value indices of point i (0-based) in product order: the last --vary fastest. */
+static void point_pick(size_t i, const vary *vs, size_t nv, size_t *pick)
+{
+  for (size_t k = nv; k-- > 0;) {
+    pick[k] = i % vs[k].n;
+    i /= vs[k].n;
+  }
+}
+
+/* ---- files and folders ------------------------------------------------------- */
+
+static int mkdir_p(const char *dir, char *err, size_t len)
+{
+  char p[PATHLEN];
+  snprintf(p, sizeof(p), "%s", dir);
+  for (char *c = p + 1;; c++) {
+    if (*c != '/' && *c != '\0')
+      continue;
+    char was = *c;
+    *c = '\0';
+    if (mkdir(p, 0777) != 0 && errno != EEXIST) {
+      snprintf(err, len, "%s: cannot create: %s", p, strerror(errno));
+      return -1;
+    }
+    *c = was;
+    if (was == '\0')
+      return 0;
+  }
+}
+
+/* Whether a sweep can be written into out: not a sweep folder already, and out or its
+ * nearest existing ancestor a writable folder. Returns 0, or -1 with a message. */
+static int out_unusable(const char *out, char *err, size_t len)
+{
+  char p[PATHLEN];
+  struct stat st;
+  snprintf(p, sizeof(p), "%s/points", out);
+  if (stat(p, &st) == 0) {
+    snprintf(err, len, "--out %s: already holds a sweep (%s); choose another folder or remove it", out, p);
+    return -1;
+  }
+  return output_dir_unusable(out, err, len);
+}
+
+/* Writes dir/point.json: {"index": i, "count": n, "vary": [{"key": K, "value": V}...]}. */
+static int write_point_info(const char *dir, size_t index, size_t count, const vary *vs, size_t nv,
+                            const size_t *pick, char *err, size_t len)
+{
+  json_t *o = json_object(), *a = json_array();
+  json_object_set_new(o, "index", json_integer((json_int_t)index));
+  json_object_set_new(o, "count", json_integer((json_int_t)count));
+  for (size_t k = 0; k < nv; k++) {
+    json_t *e = json_object();
+    json_object_set_new(e, "key", json_string(vs[k].key));
+    json_object_set_new(e, "value", json_string(vs[k].values[pick[k]]));
+    json_array_append_new(a, e);
+  }
+  json_object_set_new(o, "vary", a);
+  char *text = json_dumps(o, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
+  json_decref(o);
+  size_t n = strlen(text);
+  text = xbt_realloc(text, n + 2); /* jansson's allocator is malloc */
+  text[n] = '\n';
+  text[n + 1] = '\0';
+  int rc = output_write_file(dir, "point.json", text, n + 1, err, len);
+  xbt_free(text);
+  return rc;
+}
+
+/* ---- merge: point folders to sweep.csv and sweep.png -------------------------- */
+
+static void point_clear(point *p)
+{
+  xbt_free(p->dir);
+  json_decref(p->info);
+  json_decref(p->summary);
+}
+
+/* Reads dir/point.json into p (summary.json later). Returns 0, or -1 with a message. */
+static int point_load(const char *dir, point *p, char *err, size_t len)
+{
+  char path[PATHLEN];
+  json_error_t je;
+  snprintf(path, sizeof(path), "%s/point.json", dir);
+  *p = (point){.dir = xbt_strdup(dir)};
+  p->info = json_load_file(path, 0, &je);
+  if (p->info == NULL) {
+    snprintf(err, len, "%s: cannot read: %s", path, je.text);
+    return -1;
+  }
+  json_t *idx = json_object_get(p->info, "index"), *cnt = json_object_get(p->info, "count");
+  json_t *vs = json_object_get(p->info, "vary");
+  int ok = json_is_integer(idx) && json_is_integer(cnt) && json_is_array(vs) && json_array_size(vs) > 0 &&
+           json_integer_value(idx) >= 1 && json_integer_value(idx) <= json_integer_value(cnt);
+  for (size_t k = 0; ok && k < json_array_size(vs); k++) {
+    json_t *e = json_array_get(vs, k);
+    ok = json_is_string(json_object_get(e, "key")) && json_is_string(json_object_get(e, "value"));
+  }
+  if (!ok) {
+    snprintf(err, len, "%s: not a dtsim sweep point (index, count, vary)", path);
+    return -1;
+  }
+  p->index = (size_t)json_integer_value(idx);
+  return 0;
+}
+
+static const char *point_key(const point *p, size_t k)
+{
+  return json_string_value(json_object_get(json_array_get(json_object_get(p->info, "vary"), k), "key"));
+}
+
+static const char *point_value(const point *p, size_t k)
+{
+  return json_string_value(json_object_get(json_array_get(json_object_get(p->info, "vary"), k), "value"));
+}
+
+static size_t point_nkeys(const point *p)
+{
+  return json_array_size(json_object_get(p->info, "vary"));
+}
+
+static size_t point_count(const point *p)
+{
+  return (size_t)json_integer_value(json_object_get(p->info, "count"));
+}
+
+/* Adds the points of arg (a point folder, or every point folder in a sweep folder's points/) to *ps. */
+static int collect(const char *arg, point **ps, size_t *n, size_t *cap, char *err, size_t len)
+{
+  char path[PATHLEN];
+  snprintf(path, sizeof(path), "%s/point.json", arg);
+  if (access(path, F_OK) == 0) {
+    if (*n == *cap) {
+      *cap = *cap * 2 + 16;
+      *ps = xbt_realloc(*ps, *cap * sizeof(point));
+    }
+    return point_load(arg, &(*ps)[(*n)++], err, len);
+  }
+  snprintf(path, sizeof(path), "%s/points", arg);
+  DIR *d = opendir(path);
+  if (d == NULL) {
+    snprintf(err, len, "--merge %s: neither a sweep folder (no %s/points/) nor a point folder (no point.json)", arg,
+             arg);
+    return -1;
+  }
+  int rc = 0;
+  for (struct dirent *e; rc == 0 && (e = readdir(d)) != NULL;) {
+    char sub[PATHLEN], info[PATHLEN];
+    if (e->d_name[0] == '.')
+      continue;
+    snprintf(sub, sizeof(sub), "%s/%s", path, e->d_name);
+    snprintf(info, sizeof(info), "%s/point.json", sub);
+    if (access(info, F_OK) != 0)
+      continue;
+    if (*n == *cap) {
+      *cap = *cap * 2 + 16;
+      *ps = xbt_realloc(*ps, *cap * sizeof(point));
+    }
+    rc = point_load(sub, &(*ps)[(*n)++], err, len);
+  }
+  closedir(d);
+  return rc;
+}
+
+static int by_index(const void *a, const void *b)
+{
+  size_t x = ((const point *)a)->index, y = ((const point *)b)->index;
+  return (x > y) - (x < y);
+}
+
+/* Sorts ps by index and checks they are one whole sweep: the same keys, indices 1..count
+ * each once; then reads every summary.json. Returns 0, or -1 with a message. */
+static int check_points(point *ps, size_t n, char *err, size_t len)
+{
+  if (n == 0) {
+    snprintf(err, len, "--merge: no point folders found");
+    return -1;
+  }
+  qsort(ps, n, sizeof(point), by_index);
+  size_t count = point_count(&ps[0]), nk = point_nkeys(&ps[0]);
+  for (size_t i = 0; i < n; i++) {
+    int same = point_count(&ps[i]) == count && point_nkeys(&ps[i]) == nk;
+    for (size_t k = 0; same && k < nk; k++)
+      same = strcmp(point_key(&ps[i], k), point_key(&ps[0], k)) == 0;
+    if (!same) {
+      snprintf(err, len, "--merge: %s and %s are points of different sweeps (keys or point counts differ)", ps[0].dir,
+               ps[i].dir);
+      return -1;
+    }
+    if (i > 0 && ps[i].index == ps[i - 1].index) {
+      snprintf(err, len, "--merge: point %zu is given twice (%s and %s)", ps[i].index, ps[i - 1].dir, ps[i].dir);
+      return -1;
+    }
+    if (ps[i].index != i + 1) {
+      snprintf(err, len, "--merge: point %zu of %zu is missing (give its folder too)", i + 1, count);
+      return -1;
+    }
+  }
+  if (n != count) {
+    snprintf(err, len, "--merge: point %zu of %zu is missing (give its folder too)", n + 1, count);
+    return -1;
+  }
+  for (size_t i = 0; i < n; i++) {
+    char path[PATHLEN];
+    snprintf(path, sizeof(path), "%s/summary.json", ps[i].dir);
+    ps[i].summary = json_load_file(path, 0, NULL);
+    if (!json_is_object(ps[i].summary)) {
+      snprintf(err, len, "point %s has no result (%s): its run failed or has not run; see %s/run.log", ps[i].dir,
+               path, ps[i].dir);
+      return -1;
+    }
+  }
+  return 0;
+}
+
+static const json_t *metric_of(const point *p, size_t m)
+{
+  const json_t *o = p->summary;
+  if (metrics_cols[m].parent)
+    o = json_object_get(o, metrics_cols[m].parent);
+  return json_object_get(o, metrics_cols[m].member);
+}
+
+/* A CSV field: quoted (RFC 4180) when it holds a comma, a quote or a line break. */
+static void put_field(FILE *f, const char *s)
+{
+  if (strpbrk(s, ",\"\r\n") == NULL) {
+    fputs(s, f);
+    return;
+  }
+  fputc('"', f);
+  for (; *s; s++) {
+    if (*s == '"')
+      fputc('"', f);
+    fputc(*s, f);
+  }
+  fputc('"', f);
+}
+
+/* A summary.json value as a CSV cell: %.17g for reals (round-trip), empty for null. */
+static void put_value(FILE *f, const json_t *v)
+{
+  if (json_is_integer(v))
+    fprintf(f, "%" JSON_INTEGER_FORMAT, json_integer_value(v));
+  else if (json_is_real(v))
+    fprintf(f, "%.17g", json_real_value(v));
+  else if (json_is_string(v))
+    put_field(f, json_string_value(v));
+  else if (json_is_true(v) || json_is_false(v))
+    fputs(json_is_true(v) ? "true" : "false", f);
+}
+
+static char *sweep_csv(const point *ps, size_t n)
+{
+  char *text = NULL;
+  size_t size = 0;
+  FILE *f = open_memstream(&text, &size);
+  xbt_assert(f, "open_memstream failed");
+  size_t nk = point_nkeys(&ps[0]);
+  for (size_t k = 0; k < nk; k++) {
+    put_field(f, point_key(&ps[0], k));
+    fputc(',', f);
+  }
+  for (size_t m = 0; m < N_METRICS; m++)
+    fprintf(f, "%s%s", metrics_cols[m].name, m + 1 < N_METRICS ? "," : "\n");
+  for (size_t i = 0; i < n; i++) {
+    for (size_t k = 0; k < nk; k++) {
+      put_field(f, point_value(&ps[i], k));
+      fputc(',', f);
+    }
+    for (size_t m = 0; m < N_METRICS; m++) {
+      put_value(f, metric_of(&ps[i], m));
+      fputc(m + 1 < N_METRICS ? ',' : '\n', f);
+    }
+  }
+  fclose(f);
+  return text;
+}
+
+/* A gnuplot single-quoted string ('' stands for one quote). */
+static void put_gp_string(FILE *f, const char *s)
+{
+  fputc('\'', f);
+  for (; *s; s++) {
+    if (*s == '\'')
+      fputc('\'', f);
+    fputc(*s, f);
+  }
+  fputc('\'', f);
+}
+
+static int is_number(const char *s, double *x)
+{
+  char *end;
+  errno = 0;
+  *x = strtod(s, &end);
+  return end != s && *end == '\0' && errno == 0 && isfinite(*x);
+}
+
+/* sweep.png's script: the data inline (one datablock per combination of the other keys,
+ * in product order), the first key's values on x (as numbers, or as categories 0..n-1
+ * labelled with the values when one is not a number). */
+static char *sweep_plot_script(const char *out, const point *ps, size_t n, size_t metric)
+{
+  size_t nk = point_nkeys(&ps[0]);
+  /* distinct values of the first key, and of the other keys' combinations, in order */
+  const char **xs = xbt_malloc0(n * sizeof(char *));
+  size_t nx = 0, *xi = xbt_malloc0(n * sizeof(size_t)), *si = xbt_malloc0(n * sizeof(size_t)), ns = 0;
+  size_t *first = xbt_malloc0(n * sizeof(size_t)); /* a point of each series */
+  int numeric = 1;
+  double lo = INFINITY, hi = -INFINITY;
+  for (size_t i = 0; i < n; i++) {
+    const char *x = point_value(&ps[i], 0);
+    size_t j = 0;
+    while (j < nx && strcmp(xs[j], x) != 0)
+      j++;
+    if (j == nx) {
+      double v;
+      xs[nx++] = x;
+      numeric &= is_number(x, &v);
+      lo = fmin(lo, v);
+      hi = fmax(hi, v);
+    }
+    xi[i] = j;
+    size_t s = 0;
+    for (; s < ns; s++) {
+      int same = 1;
+      for (size_t k = 1; same && k < nk; k++)
+        same = strcmp(point_value(&ps[first[s]], k), point_value(&ps[i], k)) == 0;
+      if (same)
+        break;
+    }
+    if (s == ns)
+      first[ns++] = i;
+    si[i] = s;
+  }
+  char *text = NULL;
+  size_t size = 0;
+  FILE *f = open_memstream(&text, &size);
+  xbt_assert(f, "open_memstream failed");
+  fputs("set terminal pngcairo size 800,560 noenhanced\nset output ", f);
+  char tmp[PATHLEN];
+  snprintf(tmp, sizeof(tmp), "%s/.sweep.png.tmp", out);
+  put_gp_string(f, tmp);
+  fputs("\nset datafile missing '?'\nset key outside right top\nset grid\nset xlabel ", f);
+  put_gp_string(f, point_key(&ps[0], 0));
+  fputs("\nset ylabel ", f);
+  put_gp_string(f, metrics_cols[metric].name);
+  fputs("\nset title 'dtsim sweep'\n", f);
+  if (numeric && lo > 0 && hi / lo >= 100)
+    fputs("set logscale x\n", f);
+  if (!numeric) {
+    fputs("set xrange [-0.5:", f);
+    fprintf(f, "%zu.5]\nset xtics (", nx - 1);
+    for (size_t j = 0; j < nx; j++) {
+      put_gp_string(f, xs[j]);
+      fprintf(f, " %zu%s", j, j + 1 < nx ? ", " : ")\n");
+    }
+  }
+  for (size_t s = 0; s < ns; s++) {
+    fprintf(f, "$s%zu << EOD\n", s);
+    for (size_t i = 0; i < n; i++) {
+      if (si[i] != s)
+        continue;
+      if (numeric)
+        fputs(point_value(&ps[i], 0), f);
+      else
+        fprintf(f, "%zu", xi[i]);
+      const json_t *y = metric_of(&ps[i], metric);
+      if (json_is_number(y))
+        fprintf(f, " %.17g\n", json_number_value(y));
+      else
+        fputs(" ?\n", f);
+    }
+    fputs("EOD\n", f);
+  }
+  fputs("plot ", f);
+  for (size_t s = 0; s < ns; s++) {
+    fprintf(f, "$s%zu using 1:2 with linespoints pt 7 ", s);
+    if (nk == 1)
+      fputs("notitle", f);
+    else {
+      char title[1024];
+      size_t o = 0;
+      for (size_t k = 1; k < nk && o < sizeof(title); k++)
+        o += (size_t)snprintf(title + o, sizeof(title) - o, "%s%s=%s", k > 1 ? ", " : "", point_key(&ps[first[s]], k),
+                              point_value(&ps[first[s]], k));
+      fputs("title ", f);
+      put_gp_string(f, title);
+    }
+    fputs(s + 1 < ns ? ", \\\n     " : "\n", f);
+  }
+  fclose(f);
+  xbt_free(first);
+  xbt_free(si);
+  xbt_free(xi);
+  xbt_free(xs);
+  return text;
+}
+
+/* Feeds script to gnuplot, which writes out/.sweep.png.tmp, renamed to sweep.png. Its
+ * warnings (a one-value axis) are not ours to show; a failure is. Returns 0 or -1. */
+static int plot(const char *out, const char *script, char *err, size_t len)
+{
+  FILE *g = popen("gnuplot >/dev/null 2>&1", "w");
+  if (g == NULL) {
+    snprintf(err, len, "cannot run gnuplot: %s", strerror(errno));
+    return -1;
+  }
+  fputs(script, g);
+  char tmp[PATHLEN], png[PATHLEN];
+  snprintf(tmp, sizeof(tmp), "%s/.sweep.png.tmp", out);
+  snprintf(png, sizeof(png), "%s/sweep.png", out);
+  if (pclose(g) != 0 || rename(tmp, png) != 0) {
+    snprintf(err, len, "gnuplot failed to draw %s (is gnuplot installed?)", png);
+    unlink(tmp);
+    return -1;
+  }
+  return 0;
+}
+
+/* Writes out/sweep.csv and out/sweep.png from the point folders in dirs (sweep folders
+ * or point folders). Returns 0, or 2 with a message in err. */
+static int sweep_merge(const char *const *dirs, size_t nd, const char *out, size_t metric, int quiet, char *err,
+                       size_t len)
+{
+  point *ps = NULL;
+  size_t n = 0, cap = 0;
+  int rc = 0;
+  for (size_t d = 0; d < nd && rc == 0; d++)
+    rc = collect(dirs[d], &ps, &n, &cap, err, len);
+  if (rc == 0)
+    rc = check_points(ps, n, err, len);
+  char outdir[PATHLEN];
+  if (rc == 0 && out == NULL) {
+    /* the sweep folder holding the first point: OUT/points/NNN-... */
+    snprintf(outdir, sizeof(outdir), "%s", ps[0].dir);
+    for (int up = 0; up < 2 && rc == 0; up++) {
+      size_t l = strlen(outdir);
+      while (l > 1 && outdir[l - 1] == '/')
+        outdir[--l] = '\0';
+      char *slash = strrchr(outdir, '/');
+      if (up == 1 && strcmp(slash ? slash + 1 : outdir, "points") != 0) {
+        snprintf(err, len, "--merge: %s is not inside a sweep's points/ folder; say where to write with --out",
+                 ps[0].dir);
+        rc = -1;
+      } else if (slash == NULL)
+        snprintf(outdir, sizeof(outdir), ".");
+      else
+        *(slash == outdir ? slash + 1 : slash) = '\0';
+    }
+    out = outdir;
+  }
+  if (rc == 0)
+    rc = mkdir_p(out, err, len);
+  if (rc == 0) {
+    char *csv = sweep_csv(ps, n);
+    rc = output_write_file(out, "sweep.csv", csv, strlen(csv), err, len);
+    free(csv); /* open_memstream's */
+  }
+  if (rc == 0) {
+    char *script = sweep_plot_script(out, ps, n, metric);
+    rc = plot(out, script, err, len);
+    free(script);
+  }
+  if (rc == 0 && !quiet)
+    fprintf(stderr, "dtsim sweep: wrote %s/sweep.csv and sweep.png (%zu point%s)\n", out, n, n > 1 ? "s" : "");
+  for (size_t i = 0; i < n; i++)
+    point_clear(&ps[i]);
+  xbt_free(ps);
+  return rc == 0 ? 0 : 2;
+}
+
+/* ---- the sweep ----------------------------------------------------------------- */
+
+typedef struct sweep_opts {
+  const char *scenario, *out, *seed;
+  vary *vs;
+  size_t nv;
+  const char **sets, **sg; /* --set values; SimGrid options */
+  size_t nsets, nsg;
+  size_t n_par, metric;
+  int emit, quiet;
+} sweep_opts;
+
+/* The product's size, or 0 if it exceeds max. */
+static size_t product_size(const vary *vs, size_t nv, size_t max)
+{
+  size_t n = 1;
+  for (size_t k = 0; k < nv; k++) {
+    if (n > max / vs[k].n)
+      return 0;
+    n *= vs[k].n;
+  }
+  return n;
+}
+
+/* Checks the whole sweep before anything runs: the base scenario, every --set, every
+ * --vary key and value, and every point's scenario. Returns 0, or 2 after one line. */
+static int sweep_validate(const sweep_opts *o, size_t count)
+{
+  char err[ERRLEN];
+  scenario base;
+  scenario_defaults(&base);
+  if (scenario_load_file(&base, o->scenario, err, sizeof(err)) != 0)
+    return bad("%s", err);
+  for (size_t i = 0; i < o->nsets; i++)
+    if (scenario_set(&base, o->sets[i], err, sizeof(err)) != 0)
+      return bad("%s", err);
+  if (o->seed && set_one(&base, "run.seed", o->seed, err, sizeof(err)) != 0)
+    return bad("--seed: '%s' is not a valid seed (a non-negative integer)", o->seed);
+  /* keys: known, varied once, not also fixed */
+  for (size_t k = 0; k < o->nv; k++) {
+    const vary *v = &o->vs[k];
+    int known = 0;
+    for (size_t i = 0; i < scenario_key_count() && !known; i++) {
+      const char *section, *key, *def, *unit, *doc;
+      char value[SCENARIO_STR + 64], full[200];
+      scenario_key_at(&base, i, &section, &key, value, sizeof(value), &def, &unit, &doc);
+      snprintf(full, sizeof(full), "%s.%s", section, key);
+      known = strcmp(full, v->key) == 0;
+    }
+    if (!known) {
+      scenario scratch = base;
+      if (set_one(&scratch, v->key, v->values[0], err, sizeof(err)) != 0)
+        return bad("--vary %s: %s", v->arg, err);
+      return bad("--vary %s: unknown key '%s' (see: dtsim list keys)", v->arg, v->key);
+    }
+    for (size_t j = 0; j < k; j++)
+      if (strcmp(o->vs[j].key, v->key) == 0)
+        return bad("--vary %s: %s is already varied by --vary %s", v->arg, v->key, o->vs[j].arg);
+    for (size_t i = 0; i < o->nsets; i++) {
+      size_t l = strcspn(o->sets[i], "=");
+      char *fixed = trimmed(o->sets[i], l);
+      int same = strcmp(fixed, v->key) == 0;
+      xbt_free(fixed);
+      if (same)
+        return bad("--vary %s: %s is also fixed by --set %s", v->arg, v->key, o->sets[i]);
+    }
+    if (o->seed && strcmp(v->key, "run.seed") == 0)
+      return bad("--vary %s: run.seed is also fixed by --seed", v->arg);
+    for (size_t i = 0; i < v->n; i++) {
+      scenario s = base;
+      if (set_one(&s, v->key, v->values[i], err, sizeof(err)) != 0)
+        return bad("--vary %s: value '%s': %s", v->arg, v->values[i], err);
+    }
+  }
+  /* every point; a failure is blamed on one --vary value when that value alone fails */
+  size_t *pick = xbt_malloc0(o->nv * sizeof(size_t));
+  int rc = 0;
+  for (size_t i = 0; i < count && rc == 0; i++) {
+    scenario s = base;
+    point_pick(i, o->vs, o->nv, pick);
+    for (size_t k = 0; k < o->nv; k++)
+      xbt_assert(set_one(&s, o->vs[k].key, o->vs[k].values[pick[k]], err, sizeof(err)) == 0, "checked above");
+    if (scenario_validate(&s, o->scenario, err, sizeof(err)) == 0)
+      continue;
+    for (size_t k = 0; k < o->nv && rc == 0; k++) {
+      scenario one = base;
+      char msg[ERRLEN];
+      set_one(&one, o->vs[k].key, o->vs[k].values[pick[k]], msg, sizeof(msg));
+      if (scenario_validate(&one, o->scenario, msg, sizeof(msg)) != 0)
+        rc = bad("--vary %s: value '%s': %s", o->vs[k].arg, o->vs[k].values[pick[k]], msg);
+    }
+    if (rc == 0) {
+      char name[1024];
+      point_name(name, sizeof(name), i + 1, count, o->vs, o->nv, pick);
+      rc = bad("point %s: %s", name, err);
+    }
+  }
+  xbt_free(pick);
+  return rc;
+}
+
+/* Shell word: as is when made only of safe characters, else single-quoted. */
+static void put_shell_word(FILE *f, const char *s)
+{
+  if (*s && strspn(s, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_./=:,+-@%") == strlen(s)) {
+    fputs(s, f);
+    return;
+  }
+  fputc('\'', f);
+  for (; *s; s++) {
+    if (*s == '\'')
+      fputs("'\\''", f);
+    else
+      fputc(*s, f);
+  }
+  fputc('\'', f);
+}
+
+/* One --emit-jobs line: `cd CWD && SELF ARGV[1..n-1] >LOG 2>&1`, every word quoted. */
+static void emit_line(FILE *f, const char *cwd, const char *self, const char *const *argv, size_t n, const char *log)
+{
+  fputs("cd ", f);
+  put_shell_word(f, cwd);
+  fputs(" && ", f);
+  put_shell_word(f, self);
+  for (size_t a = 1; a < n; a++) {
+    fputc(' ', f);
+    put_shell_word(f, argv[a]);
+  }
+  fputs(" >", f);
+  put_shell_word(f, log);
+  fputs(" 2>&1\n", f);
+}
+
+/* Progress and failures of a direct sweep, as each point ends. */
+typedef struct sweep_run {
+  const sweep_opts *o;
+  char (*dirs)[PATHLEN];
+  size_t count, done;
+  int failed;
+} sweep_run;
+
+/* The last non-empty line of a file (its end, at most len - 1 characters), or "": where
+ * a failed run says why, after any lines SimGrid printed first. */
+static void last_line(const char *path, char *line, size_t len)
+{
+  line[0] = '\0';
+  char *text = output_read_file(path, NULL);
+  if (text == NULL)
+    return;
+  size_t n = strlen(text);
+  while (n > 0 && (text[n - 1] == '\n' || text[n - 1] == '\r'))
+    text[--n] = '\0';
+  char *start = strrchr(text, '\n');
+  start = start ? start + 1 : text;
+  size_t l = strlen(start);
+  snprintf(line, len, "%s", l >= len ? start + l - (len - 1) : start);
+  xbt_free(text);
+}
+
+static int point_done(void *ctx, size_t i, const spawn_job *j)
+{
+  sweep_run *r = ctx;
+  const char *dir = r->dirs[i];
+  r->done++;
+  if (j->status != 0 && j->status != 1) {
+    char line[300], how[64];
+    last_line(j->log, line, sizeof(line));
+    if (j->status > 128)
+      snprintf(how, sizeof(how), "killed by signal %d", j->status - 128);
+    else
+      snprintf(how, sizeof(how), "exit status %d", j->status);
+    if (!r->failed)
+      bad("point %s failed (%s; log: %s)%s%s", dir, how, j->log, line[0] ? ": " : "", line);
+    r->failed = 1;
+    return 1;
+  }
+  if (!r->o->quiet) {
+    char path[PATHLEN + 16];
+    snprintf(path, sizeof(path), "%s/summary.json", dir);
+    json_t *s = json_load_file(path, 0, NULL);
+    const char *st = json_string_value(json_object_get(s, "status"));
+    fprintf(stderr, "dtsim sweep: %zu/%zu done: %s (%s)\n", r->done, r->count, strrchr(dir, '/') + 1,
+            st ? st : "no status");
+    json_decref(s);
+  }
+  return 0;
+}
+
+/* The arguments of point i's `dtsim run`, into argv (room for 8 + 2 * (nsets + nv) + nsg). */
+static size_t point_argv(const sweep_opts *o, const char *dir, const size_t *pick, char **assigns, const char **argv)
+{
+  size_t k = 0;
+  argv[k++] = "dtsim";
+  argv[k++] = "run";
+  argv[k++] = o->scenario;
+  argv[k++] = "--quiet";
+  argv[k++] = "--out";
+  argv[k++] = dir;
+  for (size_t i = 0; i < o->nsets; i++) {
+    argv[k++] = "--set";
+    argv[k++] = o->sets[i];
+  }
+  if (o->seed) {
+    argv[k++] = "--seed";
+    argv[k++] = o->seed;
+  }
+  for (size_t v = 0; v < o->nv; v++) {
+    snprintf(assigns[v], SCENARIO_STR + 200, "%s=%s", o->vs[v].key, o->vs[v].values[pick[v]]);
+    argv[k++] = "--set";
+    argv[k++] = assigns[v];
+  }
+  for (size_t i = 0; i < o->nsg; i++)
+    argv[k++] = o->sg[i];
+  argv[k] = NULL;
+  return k;
+}
+
+/* Writes the point folders (point.json each), then runs the points, count of them, and
+ * merges them into sweep.csv and sweep.png, or with --emit-jobs prints their commands.
+ * Returns 0, or 2 after one line on stderr. */
+static int sweep_run_all(const sweep_opts *o, size_t count)
+{
+  char err[ERRLEN], self[PATHLEN], cwd[PATHLEN];
+  if (spawn_self(self, sizeof(self), err, sizeof(err)) != 0)
+    return bad("%s", err);
+  if (o->emit && getcwd(cwd, sizeof(cwd)) == NULL)
+    return bad("cannot read the current folder: %s", strerror(errno));
+  size_t width = 8 + 2 * (o->nsets + o->nv) + o->nsg;
+  const char **argv = xbt_malloc0(count * width * sizeof(char *));
+  char(*dirs)[PATHLEN] = xbt_malloc(count * sizeof(*dirs));
+  char(*logs)[PATHLEN + 16] = xbt_malloc(count * sizeof(*logs));
+  char **assigns = xbt_malloc0(count * o->nv * sizeof(char *));
+  spawn_job *jobs = xbt_malloc0(count * sizeof(spawn_job));
+  size_t *pick = xbt_malloc0(o->nv * sizeof(size_t));
+  char points[PATHLEN];
+  snprintf(points, sizeof(points), "%s/points", o->out);
+  int rc = mkdir_p(points, err, sizeof(err)) == 0 ? 0 : bad("%s", err);
+  for (size_t i = 0; i < count && rc == 0; i++) {
+    char name[1024];
+    point_pick(i, o->vs, o->nv, pick);
+    point_name(name, sizeof(name), i + 1, count, o->vs, o->nv, pick);
+    snprintf(dirs[i], sizeof(dirs[i]), "%s/%s", points, name);
+    snprintf(logs[i], sizeof(logs[i]), "%s/run.log", dirs[i]);
+    if (mkdir_p(dirs[i], err, sizeof(err)) != 0 ||
+        write_point_info(dirs[i], i + 1, count, o->vs, o->nv, pick, err, sizeof(err)) != 0) {
+      rc = bad("%s", err);
+      break;
+    }
+    for (size_t v = 0; v < o->nv; v++)
+      assigns[i * o->nv + v] = xbt_malloc(SCENARIO_STR + 200);
+    size_t na = point_argv(o, dirs[i], pick, assigns + i * o->nv, argv + i * width);
+    jobs[i] = (spawn_job){.argv = argv + i * width, .log = logs[i]};
+    if (o->emit)
+      emit_line(stdout, cwd, self, argv + i * width, na, logs[i]);
+  }
+  if (rc == 0 && o->emit) {
+    if (!o->quiet)
+      fprintf(stderr, "dtsim sweep: %zu commands; when they have run: dtsim sweep --merge %s\n", count, o->out);
+  } else if (rc == 0) {
+    sweep_run r = {.o = o, .dirs = dirs, .count = count};
+    spawn_run(self, jobs, count, o->n_par, point_done, &r);
+    if (r.failed)
+      rc = 2;
+    else {
+      const char *dirs1[] = {o->out};
+      rc = sweep_merge(dirs1, 1, o->out, o->metric, o->quiet, err, sizeof(err));
+      if (rc != 0)
+        bad("%s", err);
+    }
+  }
+  for (size_t i = 0; i < count * o->nv; i++)
+    xbt_free(assigns[i]);
+  xbt_free(pick);
+  xbt_free(jobs);
+  xbt_free(assigns);
+  xbt_free(logs);
+  xbt_free(dirs);
+  xbt_free(argv);
+  return rc;
+}
+
+static int metric_find(const char *name, size_t *m)
+{
+  for (size_t i = 0; i < N_METRICS; i++)
+    if (strcmp(metrics_cols[i].name, name) == 0 && strcmp(name, "status") != 0) {
+      *m = i;
+      return 0;
+    }
+  return -1;
+}
+
+/* More points than this is surely a mistake in the --vary lists. */
+#define SWEEP_MAX_POINTS 100000
+
+int sweep_main(int argc, char **argv)
+{
+  sweep_opts o = {.out = "dtsim-sweep", .n_par = 1};
+  const char *out = NULL, *metric = "sim_time_s";
+  int merge = 0, rc = 0;
+  char err[ERRLEN];
+  o.vs = xbt_malloc0((size_t)argc * sizeof(vary));
+  o.sets = xbt_malloc0((size_t)argc * sizeof(char *));
+  o.sg = xbt_malloc0((size_t)argc * sizeof(char *));
+  const char **dirs = xbt_malloc0((size_t)argc * sizeof(char *));
+  size_t nd = 0;
+  for (int i = 1; i < argc && rc == 0; i++) {
+    const char *a = argv[i];
+    int has_next = i + 1 < argc;
+    if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
+      fputs(usage, stdout);
+      rc = -1;
+    } else if (strcmp(a, "--vary") == 0 && has_next) {
+      if (vary_parse(argv[++i], &o.vs[o.nv++], err, sizeof(err)) != 0)
+        rc = bad("%s", err);
+    } else if (strcmp(a, "--set") == 0 && has_next)
+      o.sets[o.nsets++] = argv[++i];
+    else if (strcmp(a, "--seed") == 0 && has_next)
+      o.seed = argv[++i];
+    else if (strcmp(a, "--out") == 0 && has_next)
+      out = argv[++i];
+    else if (strcmp(a, "--plot-metric") == 0 && has_next)
+      metric = argv[++i];
+    else if (strcmp(a, "--jobs") == 0 && has_next) {
+      char *end;
+      long n = strtol(argv[++i], &end, 10);
+      if (*end || end == argv[i] || n < 1)
+        rc = bad("--jobs %s: needs a positive whole number", argv[i]);
+      o.n_par = (size_t)n;
+    } else if (strcmp(a, "--emit-jobs") == 0)
+      o.emit = 1;
+    else if (strcmp(a, "--merge") == 0)
+      merge = 1;
+    else if (strcmp(a, "--quiet") == 0 || strcmp(a, "-q") == 0)
+      o.quiet = 1;
+    else if (strncmp(a, "--cfg=", 6) == 0 || strncmp(a, "--log=", 6) == 0)
+      o.sg[o.nsg++] = a;
+    else if (a[0] == '-' && a[1] != '\0')
+      rc = bad("unknown or incomplete option '%s' (try: dtsim sweep --help)", a);
+    else
+      dirs[nd++] = a;
+  }
+  if (rc == 0 && metric_find(metric, &o.metric) != 0)
+    rc = bad("--plot-metric %s: not a numeric column of sweep.csv (try: dtsim sweep --help)", metric);
+  if (rc == 0 && merge) {
+    if (nd == 0)
+      rc = bad("--merge: which folders? (a sweep's --out folder, or point folders)");
+    else if (o.nv || o.nsets || o.seed || o.emit || o.nsg)
+      rc = bad("--merge takes only folders, --out, --plot-metric and --quiet");
+    else if ((rc = sweep_merge(dirs, nd, out, o.metric, o.quiet, err, sizeof(err))) != 0)
+      bad("%s", err);
+  } else if (rc == 0) {
+    o.scenario = nd > 0 ? dirs[0] : NULL;
+    o.out = out ? out : o.out;
+    size_t count = product_size(o.vs, o.nv, SWEEP_MAX_POINTS);
+    if (o.scenario == NULL)
+      rc = bad("which scenario? (usage: dtsim sweep SCENARIO.ini --vary SECTION.KEY=V1,V2,...)");
+    else if (nd > 1)
+      rc = bad("only one scenario file can be given (got '%s' and '%s')", dirs[0], dirs[1]);
+    else if (o.nv == 0)
+      rc = bad("nothing to vary: give at least one --vary SECTION.KEY=V1,V2,...");
+    else if (count == 0)
+      rc = bad("the --vary lists make more than %d points", SWEEP_MAX_POINTS);
+    else if ((rc = sweep_validate(&o, count)) == 0) {
+      if (out_unusable(o.out, err, sizeof(err)) != 0)
+        rc = bad("%s", err);
+      else
+        rc = sweep_run_all(&o, count);
+    }
+  }
+  for (size_t k = 0; k < o.nv; k++)
+    vary_clear(&o.vs[k]);
+  xbt_free(dirs);
+  xbt_free(o.sg);
+  xbt_free(o.sets);
+  xbt_free(o.vs);
+  return rc < 0 ? 0 : rc;
+}

@@ -1,0 +1,642 @@
+/* check_pipeline.c - Check suite for algorithms/pipeline (run.algorithm = pipeline): the
+ * pure schedule generator (every operation once, dependencies, 1F1B warm-up, Megatron's
+ * interleaved order), the balanced split, the layer-range passes behind the MLP stage
+ * kernel, and through the CLI (one simulation per process): makespan and bubble against
+ * (m+p-1)(t_f+t_b) on a fast star, peak stash, the interleaved bubble, recomputation,
+ * the pipelined SGD against unpipelined SGD on the same rows, determinism and bad input. */
+#include <check.h>
+#include <jansson.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "algorithms/pipeline.h"
+#include "cli_util.h"
+#include "models/arch.h"
+#include "models/data.h"
+#include "models/minibatch.h"
+#include "models/net.h"
+#include "models/optim.h"
+#include "models/rng.h"
+
+static double rel(double a, double b)
+{
+  return fabs(a - b) / fabs(b);
+}
+
+/* ---- the schedule generator (pure) ----------------------------------------- */
+
+/* Runs the p devices' lists as a pipeline would, with unbounded buffers: a device
+ * executes its next operation once its input exists (forward (j, c): forward (j, c-1)
+ * done; backward (j, c): forward (j, c) done on this device and backward (j, c+1) done).
+ * Checks every (direction, microbatch, chunk) of each device appears once and that a
+ * chunk's forwards and backwards each come in microbatch order. Returns 1 if every list
+ * runs to its end (no deadlock), 0 otherwise. */
+static int schedule_runs(pipeline_schedule s, size_t p, long m, size_t v)
+{
+  size_t K = p * v, n = 2 * (size_t)m * v;
+  pipeline_op **ops = malloc(p * sizeof(*ops));
+  size_t *next = calloc(p, sizeof(size_t));
+  char *fdone = calloc(K * (size_t)m, 1), *bdone = calloc(K * (size_t)m, 1);
+  long *nextf = calloc(K, sizeof(long)), *nextb = calloc(K, sizeof(long));
+  for (size_t d = 0; d < p; d++) {
+    ops[d] = malloc(n * sizeof(pipeline_op));
+    ck_assert_uint_eq(pipeline_schedule_ops(s, p, m, v, d, ops[d]), n);
+    ck_assert_uint_eq(pipeline_schedule_ops(s, p, m, v, d, NULL), n);
+    for (size_t i = 0; i < n; i++) {
+      const pipeline_op *o = &ops[d][i];
+      ck_assert_uint_eq(o->chunk % p, d); /* device d holds chunks d, d+p, ... */
+      ck_assert(o->microbatch >= 0 && o->microbatch < m && o->chunk < K);
+      long *want = o->backward ? &nextb[o->chunk] : &nextf[o->chunk];
+      ck_assert_int_eq(o->microbatch, *want); /* once each, in microbatch order */
+      (*want)++;
+    }
+  }
+  for (size_t c = 0; c < K; c++)
+    ck_assert(nextf[c] == m && nextb[c] == m);
+  int progress = 1;
+  while (progress) {
+    progress = 0;
+    for (size_t d = 0; d < p; d++)
+      while (next[d] < n) {
+        const pipeline_op *o = &ops[d][next[d]];
+        size_t at = o->chunk * (size_t)m + (size_t)o->microbatch;
+        int ready = o->backward ? fdone[at] && (o->chunk + 1 == K || bdone[at + (size_t)m])
+                                : o->chunk == 0 || fdone[at - (size_t)m];
+        if (!ready)
+          break;
+        (o->backward ? bdone : fdone)[at] = 1;
+        next[d]++;
+        progress = 1;
+      }
+  }
+  int all = 1;
+  for (size_t d = 0; d < p; d++) {
+    all &= next[d] == n;
+    free(ops[d]);
+  }
+  free(ops);
+  free(next);
+  free(fdone);
+  free(bdone);
+  free(nextf);
+  free(nextb);
+  return all;
+}
+
+START_TEST(test_pipeline_schedule_complete)
+{
+  for (size_t p = 1; p <= 8; p++)
+    for (long m = 1; m <= 17; m++) {
+      ck_assert_msg(schedule_runs(PIPELINE_GPIPE, p, m, 1), "gpipe p %zu m %ld", p, m);
+      ck_assert_msg(schedule_runs(PIPELINE_1F1B, p, m, 1), "1f1b p %zu m %ld", p, m);
+      for (size_t v = 2; v <= 4 && m % (long)p == 0; v++)
+        ck_assert_msg(schedule_runs(PIPELINE_INTERLEAVED, p, m, v), "interleaved p %zu m %ld v %zu", p, m, v);
+    }
+}
+END_TEST
+
+/* The most forwards a device has done whose backward it has not: its stash. */
+static long in_flight(const pipeline_op *ops, size_t n)
+{
+  long cur = 0, peak = 0;
+  for (size_t i = 0; i < n; i++) {
+    cur += ops[i].backward ? -1 : 1;
+    peak = cur > peak ? cur : peak;
+  }
+  return peak;
+}
+
+START_TEST(test_pipeline_schedule_warmup)
+{
+  /* PipeDream-Flush (Narayanan et al. 2021 Fig. 4 top): stage s runs p-s-1 forwards, then
+   * alternates forward and backward, then drains; GPipe runs all m forwards first. */
+  pipeline_op ops[64];
+  size_t p = 4;
+  long m = 8;
+  for (size_t s = 0; s < p; s++) {
+    ck_assert_uint_eq(pipeline_schedule_ops(PIPELINE_1F1B, p, m, 1, s, ops), 16);
+    size_t w = p - s - 1;
+    for (size_t i = 0; i < w; i++)
+      ck_assert_msg(!ops[i].backward && ops[i].microbatch == (long)i, "stage %zu op %zu", s, i);
+    for (size_t i = 0; i < (size_t)m - w; i++) {
+      ck_assert(!ops[w + 2 * i].backward && ops[w + 2 * i].microbatch == (long)(w + i));
+      ck_assert(ops[w + 2 * i + 1].backward && ops[w + 2 * i + 1].microbatch == (long)i);
+    }
+    for (size_t i = w + 2 * ((size_t)m - w); i < 16; i++)
+      ck_assert(ops[i].backward);
+    ck_assert_int_eq(in_flight(ops, 16), (long)(p - s));
+    ck_assert_uint_eq(pipeline_schedule_ops(PIPELINE_GPIPE, p, m, 1, s, ops), 16);
+    for (size_t i = 0; i < 16; i++)
+      ck_assert(ops[i].backward == (i >= 8) && ops[i].microbatch == (long)(i % 8));
+    ck_assert_int_eq(in_flight(ops, 16), m);
+  }
+  /* fewer microbatches than stages: the warm-up is cut at m */
+  ck_assert_uint_eq(pipeline_schedule_ops(PIPELINE_1F1B, 8, 2, 1, 0, ops), 4);
+  ck_assert(!ops[0].backward && !ops[1].backward && ops[2].backward && ops[3].backward);
+}
+END_TEST
+
+START_TEST(test_pipeline_schedule_interleaved)
+{
+  /* p = 2, v = 2, m = 4, device 0 (chunks 0 and 2). Expected order worked out by hand from
+   * Megatron-LM's schedules.py (forward_backward_pipelining_with_interleaving): warm-up
+   * (p-s-1)*2 + (v-1)*p = 4 forwards; the k-th forward runs microbatch (k / pv) p + k mod p
+   * on local chunk (k mod pv) / p, the k-th backward local chunk v-1 - (k mod pv) / p. */
+  static const int want[16][3] = {{0, 0, 0}, {0, 1, 0}, {0, 0, 2}, {0, 1, 2}, {0, 2, 0}, {1, 0, 2},
+                                  {0, 3, 0}, {1, 1, 2}, {0, 2, 2}, {1, 0, 0}, {0, 3, 2}, {1, 1, 0},
+                                  {1, 2, 2}, {1, 3, 2}, {1, 2, 0}, {1, 3, 0}};
+  pipeline_op ops[16];
+  ck_assert_uint_eq(pipeline_schedule_ops(PIPELINE_INTERLEAVED, 2, 4, 2, 0, ops), 16);
+  for (size_t i = 0; i < 16; i++)
+    ck_assert_msg(ops[i].backward == want[i][0] && ops[i].microbatch == want[i][1] &&
+                      ops[i].chunk == (size_t)want[i][2],
+                  "op %zu: got (%d, %ld, %zu)", i, ops[i].backward, ops[i].microbatch, ops[i].chunk);
+  /* refusals: chunks without interleaving, m not a multiple of p, zeros */
+  ck_assert_uint_eq(pipeline_schedule_ops(PIPELINE_1F1B, 2, 4, 2, 0, ops), 0);
+  ck_assert_uint_eq(pipeline_schedule_ops(PIPELINE_GPIPE, 2, 4, 2, 0, ops), 0);
+  ck_assert_uint_eq(pipeline_schedule_ops(PIPELINE_INTERLEAVED, 4, 6, 2, 0, ops), 0);
+  ck_assert_uint_eq(pipeline_schedule_ops(PIPELINE_1F1B, 2, 4, 1, 2, ops), 0);
+  ck_assert_uint_eq(pipeline_schedule_ops(PIPELINE_1F1B, 0, 4, 1, 0, ops), 0);
+  pipeline_schedule s;
+  ck_assert_int_eq(pipeline_schedule_parse("interleaved", &s), 0);
+  ck_assert_int_eq(s, PIPELINE_INTERLEAVED);
+  ck_assert_int_eq(pipeline_schedule_parse("zb-h1", &s), -1);
+}
+END_TEST
+
+START_TEST(test_pipeline_formula_and_split)
+{
+  /* GPipe sec. 2.3's example: K = 4 partitions, M = 16 micro-batches: 3/19 = 15.8% idle;
+   * PTD-P sec. 2.2.2: interleaving divides the bubble time by v. */
+  ck_assert_double_eq_tol(pipeline_bubble_formula(PIPELINE_GPIPE, 4, 16, 1), 3.0 / 19, 1e-15);
+  ck_assert_double_eq_tol(pipeline_bubble_formula(PIPELINE_1F1B, 4, 1, 1), 0.75, 1e-15);
+  ck_assert_double_eq_tol(pipeline_bubble_formula(PIPELINE_INTERLEAVED, 4, 8, 2), 3.0 / 19, 1e-15);
+  /* 16 inputs, layers of 64, 64, 64, 64 units: flops per example 2x16x64, then 2x64x64
+   * three times (x3 for training); into 2 chunks the largest is smallest as {2, 2}
+   * (2048 + 8192 vs 16384); into 4, one each; 5 chunks of 4 layers: impossible. */
+  arch *a = arch_create();
+  arch_add_input(a, 16, 1, 1);
+  for (int i = 0; i < 4; i++)
+    arch_add_dense(a, 64);
+  size_t c[5];
+  ck_assert_int_eq(pipeline_split_balanced(a, 2, c), 0);
+  ck_assert(c[0] == 2 && c[1] == 2);
+  ck_assert_int_eq(pipeline_split_balanced(a, 3, c), 0);
+  ck_assert(c[0] + c[1] + c[2] == 4 && c[0] == 2); /* {2,1,1}: the first two layers weigh one 64x64 */
+  ck_assert_int_eq(pipeline_split_balanced(a, 4, c), 0);
+  ck_assert(c[0] == 1 && c[1] == 1 && c[2] == 1 && c[3] == 1);
+  ck_assert_int_eq(pipeline_split_balanced(a, 5, c), -1);
+  arch_free(a);
+}
+END_TEST
+
+START_TEST(test_pipeline_layer_ranges)
+{
+  /* The MLP stage kernel's passes: a 16-32-32-32-4 tanh softmax net split as layers
+   * {0}, {1, 2}, {3}, chained by hand, gives net_loss_grad's gradient on the same 8 rows
+   * bit for bit (the same BLAS calls per layer), and the same loss. */
+  size_t sizes[] = {16, 32, 32, 32, 4}, b = 8;
+  net *n = net_create(5, sizes, NET_ACT_TANH, NET_LOSS_SOFTMAX);
+  gsl_rng *r = rng_create(3, RNG_ROLE_DATA, 0);
+  dataset *d = data_synthetic_teacher(64, 16, 8, 4, r);
+  gsl_matrix *X = gsl_matrix_alloc(b, 16);
+  double y[8], loss, lsum;
+  data_sample_batch(d, 0, 64, r, b, X, y);
+  gsl_vector *w = minibatch_initial_params(n, 5), *g = gsl_vector_alloc(w->size), *h = gsl_vector_alloc(w->size);
+  net_ws *ws = net_ws_create(n, b);
+  ck_assert_int_eq(net_loss_grad(n, w, X, y, ws, &loss, g), 0);
+  size_t first[] = {0, 1, 3}, last[] = {1, 3, 4};
+  gsl_matrix *out[4], *D[4], *din[3];
+  for (size_t l = 0; l < 4; l++) {
+    out[l] = gsl_matrix_alloc(b, sizes[l + 1]);
+    D[l] = gsl_matrix_alloc(b, sizes[l + 1]);
+  }
+  for (size_t k = 0; k < 3; k++) {
+    din[k] = gsl_matrix_alloc(b, sizes[first[k]]);
+    ck_assert_int_eq(net_forward_layers(n, w, first[k], last[k], k ? out[first[k] - 1] : X, out + first[k]), 0);
+  }
+  ck_assert_int_eq(net_output_delta(n, out[3], y, D[3], &lsum), 0);
+  ck_assert(lsum / (double)b == loss);
+  for (size_t k = 3; k-- > 0;) {
+    if (k < 2) /* the next stage's input gradient is this stage's top delta */
+      gsl_matrix_memcpy(D[last[k] - 1], din[k + 1]);
+    ck_assert_int_eq(net_backward_layers(n, w, first[k], last[k], k ? out[first[k] - 1] : X, out + first[k],
+                                         D + first[k], k ? din[k] : NULL, h),
+                     0);
+  }
+  for (size_t i = 0; i < w->size; i++)
+    ck_assert_msg(g->data[i] == h->data[i], "entry %zu: %.17g vs %.17g", i, g->data[i], h->data[i]);
+  /* a range that does not fit is refused */
+  ck_assert_int_eq(net_forward_layers(n, w, 1, 3, X, out + 1), -1);
+  ck_assert_int_eq(net_forward_layers(n, w, 2, 2, out[1], out + 2), -1);
+  for (size_t l = 0; l < 4; l++) {
+    gsl_matrix_free(out[l]);
+    gsl_matrix_free(D[l]);
+  }
+  for (size_t k = 0; k < 3; k++)
+    gsl_matrix_free(din[k]);
+  net_ws_free(ws);
+  gsl_vector_free(w);
+  gsl_vector_free(g);
+  gsl_vector_free(h);
+  gsl_matrix_free(X);
+  data_free(d);
+  gsl_rng_free(r);
+  net_free(n);
+}
+END_TEST
+
+/* ---- timing on a fast star ------------------------------------------------- */
+
+/* 16 dense layers of 64 units (17 sizes), timing only, on 8 hosts of 1 Gflop/s joined by
+ * 1e15 B/s, zero-latency links (communication takes ~1e-11 s per message). A 64 x 64
+ * layer costs 2 x 64 x 64 = 8192 flops per example forward (SPEC 5), twice that backward. */
+#define LAYERS64 "model.layers=64,64,64,64,64,64,64,64,64,64,64,64,64,64,64,64,64"
+#define SPEED 1e9
+#define B64 64
+
+static json_t *run_fast(const char *dir, const char *out, const char *const *sets)
+{
+  const char *args[64] = {"run", "--quiet", "--out", out, "--set", "run.algorithm=pipeline", "--set",
+                          "model.numerics=off", "--set", LAYERS64, "--set", "platform.preset=", "--set",
+                          "platform.file=fast.xml", "--set", "pipeline.microbatch=64", "--set", "run.max_steps=2"};
+  size_t n = 18;
+  for (size_t i = 0; sets[i]; i++) {
+    args[n++] = "--set";
+    args[n++] = sets[i];
+  }
+  args[n] = NULL;
+  return cli_summary(dir, args, out);
+}
+
+static char *fast_dir(void)
+{
+  char *dir = cli_tmpdir();
+  const char *gen[] = {"platform", "--hosts", "8", "--topology", "star", "--bw", "1e15", "--lat", "0", "-o",
+                       "fast.xml", NULL};
+  ck_assert_int_eq(cli_run(dir, gen), 0);
+  return dir;
+}
+
+static json_t *pp(json_t *j)
+{
+  return json_object_get(j, "pipeline");
+}
+
+static double pnum(json_t *j, const char *key)
+{
+  return json_number_value(json_object_get(pp(j), key));
+}
+
+static json_t *stage(json_t *j, size_t s)
+{
+  return json_array_get(json_object_get(pp(j), "per_stage"), s);
+}
+
+static double mean_idle(json_t *j)
+{
+  json_t *a = json_object_get(pp(j), "per_stage");
+  double sum = 0;
+  for (size_t s = 0; s < json_array_size(a); s++)
+    sum += json_number_value(json_object_get(json_array_get(a, s), "idle_s"));
+  return sum / (double)json_array_size(a);
+}
+
+START_TEST(test_pipeline_bubble_matches_formula)
+{
+  /* Equal stages, free communication: a step takes (m+p-1)(t_f+t_b) and the idle share
+   * is (p-1)/(m+p-1) (GPipe sec. 2.3), for both flush schedules, within 1%. The update
+   * (2 flops per parameter, ~1/(3 b m) of a step) is the only other work. */
+  static const long cases[][2] = {{2, 1}, {2, 8}, {4, 4}, {4, 16}, {8, 8}, {8, 32}};
+  static const char *sched[] = {"pipeline.schedule=gpipe", "pipeline.schedule=1f1b"};
+  char *dir = fast_dir();
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
+    for (size_t k = 0; k < 2; k++) {
+      long p = cases[i][0], m = cases[i][1];
+      char sp[64], sm[64];
+      snprintf(sp, sizeof sp, "pipeline.stages=%ld", p);
+      snprintf(sm, sizeof sm, "pipeline.microbatches=%ld", m);
+      const char *sets[] = {sp, sm, sched[k], NULL};
+      json_t *j = run_fast(dir, "out", sets);
+      double tf = (16.0 / (double)p) * 8192 * B64 / SPEED, tb = 2 * tf;
+      double want = 2 * (double)(m + p - 1) * (tf + tb), formula = (double)(p - 1) / (double)(m + p - 1);
+      ck_assert_msg(rel(pnum(j, "t_forward_s"), tf) < 1e-9, "t_f %.17g want %.17g", pnum(j, "t_forward_s"), tf);
+      ck_assert_msg(rel(pnum(j, "makespan_s"), want) < 0.01, "%s p %ld m %ld: makespan %.9g want %.9g", sched[k], p, m,
+                    pnum(j, "makespan_s"), want);
+      ck_assert_msg(rel(pnum(j, "bubble_fraction"), formula) < 0.01, "%s p %ld m %ld: bubble %.9g formula %.9g",
+                    sched[k], p, m, pnum(j, "bubble_fraction"), formula);
+      ck_assert(pnum(j, "formula") == formula);
+      ck_assert_int_eq((long)cli_num(j, "steps"), 2);
+      json_decref(j);
+    }
+  free(dir);
+}
+END_TEST
+
+START_TEST(test_pipeline_stash)
+{
+  /* p = 4, m = 8, 4 layers of 64 per stage, b = 64: a stashed microbatch keeps its input
+   * and 4 outputs, 5 x 64 x 64 fp32 = 81920 bytes. GPipe stashes all m on every stage,
+   * 1F1B p - s on stage s (Narayanan et al. 2021 sec. 2.2.1: at most p). */
+  char *dir = fast_dir();
+  const char *g[] = {"pipeline.stages=4", "pipeline.microbatches=8", "pipeline.schedule=gpipe", NULL};
+  const char *f[] = {"pipeline.stages=4", "pipeline.microbatches=8", "pipeline.schedule=1f1b", NULL};
+  json_t *jg = run_fast(dir, "g", g), *jf = run_fast(dir, "f", f);
+  for (size_t s = 0; s < 4; s++) {
+    ck_assert_int_eq(json_integer_value(json_object_get(stage(jg, s), "peak_stashed")), 8);
+    ck_assert_double_eq(json_number_value(json_object_get(stage(jg, s), "peak_stash_bytes")), 8 * 81920.0);
+    ck_assert_int_eq(json_integer_value(json_object_get(stage(jf, s), "peak_stashed")), (long)(4 - s));
+    ck_assert_double_eq(json_number_value(json_object_get(stage(jf, s), "peak_stash_bytes")), (4 - s) * 81920.0);
+  }
+  /* the CSV holds the same per stage */
+  char *csv = cli_read(dir, "f/pipeline.csv");
+  ck_assert_int_eq(cli_lines(csv), 5);
+  ck_assert(strncmp(csv, "stage,params,forward_s,backward_s,recompute_s,update_s,busy_s,idle_s,idle_fraction,"
+                         "peak_stashed,peak_stash_bytes,bytes_sent\n", 120) == 0);
+  free(csv);
+  json_decref(jg);
+  json_decref(jf);
+  free(dir);
+}
+END_TEST
+
+START_TEST(test_pipeline_interleaved_bubble)
+{
+  /* p = 4, m = 8: with v chunks per device the bubble time is (p-1)(t_f+t_b)/v (PTD-P
+   * sec. 2.2.2), so the mean idle time is 1/v of 1F1B's. Tolerance 2%: the v-fold
+   * messages are ~1e-11 s each here, and the update time, counted apart from idle,
+   * differs by the same ~0.4% between runs; each bubble fraction is also within 1% of
+   * (p-1)/(vm+p-1). */
+  char *dir = fast_dir();
+  const char *f[] = {"pipeline.stages=4", "pipeline.microbatches=8", NULL};
+  const char *i2[] = {"pipeline.stages=4", "pipeline.microbatches=8", "pipeline.schedule=interleaved",
+                      "pipeline.chunks=2", NULL};
+  const char *i4[] = {"pipeline.stages=4", "pipeline.microbatches=8", "pipeline.schedule=interleaved",
+                      "pipeline.chunks=4", NULL};
+  json_t *jf = run_fast(dir, "f", f), *j2 = run_fast(dir, "i2", i2), *j4 = run_fast(dir, "i4", i4);
+  ck_assert_msg(rel(mean_idle(j2), mean_idle(jf) / 2) < 0.02, "v=2 idle %.9g, 1f1b %.9g", mean_idle(j2), mean_idle(jf));
+  ck_assert_msg(rel(mean_idle(j4), mean_idle(jf) / 4) < 0.02, "v=4 idle %.9g, 1f1b %.9g", mean_idle(j4), mean_idle(jf));
+  ck_assert_msg(rel(pnum(j2, "bubble_fraction"), 3.0 / 19) < 0.01, "v=2 bubble %.9g", pnum(j2, "bubble_fraction"));
+  ck_assert_msg(rel(pnum(j4, "bubble_fraction"), 3.0 / 35) < 0.01, "v=4 bubble %.9g", pnum(j4, "bubble_fraction"));
+  /* interleaving sends v times as many messages (activations and gradients per chunk) */
+  double cf = json_number_value(json_object_get(json_object_get(jf, "comm"), "bytes_total"));
+  double c2 = json_number_value(json_object_get(json_object_get(j2, "comm"), "bytes_total"));
+  /* 1f1b: 3 boundaries; v = 2: 7; each 2 x 2 steps x 8 microbatches x (64 x 64 x 4 + 64) bytes */
+  ck_assert_double_eq(cf, 3 * 32 * (64 * 64 * 4 + 64.0));
+  ck_assert_double_eq(c2, 7 * 32 * (64 * 64 * 4 + 64.0));
+  json_decref(jf);
+  json_decref(j2);
+  json_decref(j4);
+  free(dir);
+}
+END_TEST
+
+START_TEST(test_pipeline_recompute_timing)
+{
+  /* Recomputation adds one forward per microbatch and chunk before its backward (busy
+   * grows by m t_f per stage and step) and stashes only the stage inputs: on stage s of
+   * 1F1B, (p-s) inputs of 64 x 64 fp32 plus, during a backward, one microbatch's other 4
+   * outputs: (4-s) x 16384 + 65536 bytes. */
+  char *dir = fast_dir();
+  const char *off[] = {"pipeline.stages=4", "pipeline.microbatches=8", NULL};
+  const char *on[] = {"pipeline.stages=4", "pipeline.microbatches=8", "pipeline.recompute=on", NULL};
+  json_t *a = run_fast(dir, "off", off), *b = run_fast(dir, "on", on);
+  double tf = 4.0 * 8192 * B64 / SPEED;
+  for (size_t s = 0; s < 4; s++) {
+    double ba = json_number_value(json_object_get(stage(a, s), "busy_s"));
+    double bb = json_number_value(json_object_get(stage(b, s), "busy_s"));
+    ck_assert_msg(rel(bb - ba, 2 * 8 * tf) < 1e-6, "stage %zu: busy %.9g -> %.9g", s, ba, bb);
+    ck_assert_int_eq(json_integer_value(json_object_get(stage(b, s), "peak_stashed")), (long)(4 - s));
+    ck_assert_double_eq(json_number_value(json_object_get(stage(b, s), "peak_stash_bytes")),
+                        (4 - s) * 16384.0 + 65536.0);
+  }
+  ck_assert(pnum(b, "makespan_s") > pnum(a, "makespan_s"));
+  json_decref(a);
+  json_decref(b);
+  free(dir);
+}
+END_TEST
+
+/* ---- numerics ---------------------------------------------------------------- */
+
+static const char base_ini[] =
+    "[run]\nalgorithm = pipeline\nmax_steps = 30\neval_every = 0.01\n"
+    "[model]\nlayers = 16,32,32,32,32,4\n"
+    "[data]\ntrain = 4000\ntest = 1000\n"
+    "[pipeline]\nmicrobatches = 4\nmicrobatch = 8\nlr = 0.1\n";
+
+/* Unpipelined SGD on the rows the pipeline trains on: every step m*b rows drawn as
+ * sgd draws them (rng_create(seed 1, worker, 0) over all 4000 rows). accumulate = 1:
+ * the gradient is the sum over microbatches j of net_loss_grad on rows [jb, (j+1)b)
+ * (their mean), added in microbatch order, times 1/m; 0: one net_loss_grad over all m*b
+ * rows. Then w -= lr * gradient. Returns the held-out loss after `steps` steps as the
+ * evaluator measures it. The data and initial parameters are the engine's for base_ini
+ * (seed 1, synthetic-teacher with 16 hidden units, tanh mlp). */
+static double reference_sgd(size_t m, size_t b, double lr, long steps, int accumulate)
+{
+  size_t sizes[] = {16, 32, 32, 32, 32, 4}, rows = m * b;
+  net *model = net_create(6, sizes, NET_ACT_TANH, NET_LOSS_SOFTMAX);
+  gsl_rng *dr = rng_create(1, RNG_ROLE_DATA, 0);
+  dataset *all = data_synthetic_teacher(5000, 16, 16, 4, dr);
+  gsl_rng_free(dr);
+  dataset *train = data_slice(all, 0, 4000), *test = data_slice(all, 4000, 5000);
+  gsl_vector *w = minibatch_initial_params(model, 1), *g = gsl_vector_alloc(w->size), *acc = gsl_vector_alloc(w->size);
+  gsl_rng *rng = rng_create(1, RNG_ROLE_WORKER, 0);
+  gsl_matrix *X = gsl_matrix_alloc(rows, 16);
+  double *y = malloc(rows * sizeof(double)), loss, accuracy;
+  net_ws *ws = net_ws_create(model, rows);
+  for (long s = 0; s < steps; s++) {
+    data_sample_batch(train, 0, 4000, rng, rows, X, y);
+    if (accumulate) {
+      gsl_vector_set_zero(acc);
+      for (size_t j = 0; j < m; j++) {
+        gsl_matrix_view Xj = gsl_matrix_submatrix(X, j * b, 0, b, 16);
+        ck_assert_int_eq(net_loss_grad(model, w, &Xj.matrix, y + j * b, ws, &loss, g), 0);
+        gsl_vector_add(acc, g);
+      }
+      gsl_vector_scale(acc, 1.0 / (double)m);
+    } else {
+      ck_assert_int_eq(net_loss_grad(model, w, X, y, ws, &loss, acc), 0);
+    }
+    optim_sgd_apply(w->data, acc->data, w->size, lr);
+  }
+  net_ws *ews = net_ws_create(model, 1024);
+  ck_assert_int_eq(net_evaluate(model, w, test->X, test->y, ews, &loss, &accuracy), 0);
+  net_ws_free(ews);
+  net_ws_free(ws);
+  free(y);
+  gsl_matrix_free(X);
+  gsl_rng_free(rng);
+  gsl_vector_free(acc);
+  gsl_vector_free(g);
+  gsl_vector_free(w);
+  data_free(train);
+  data_free(test);
+  data_free(all);
+  net_free(model);
+  return loss;
+}
+
+START_TEST(test_pipeline_equals_unpipelined_sgd)
+{
+  /* The pipelined gradient is each chunk's per-microbatch gradient (the same BLAS calls
+   * as net_loss_grad, see test_pipeline_layer_ranges) added in microbatch order: after 1
+   * and 30 steps the held-out loss equals gradient accumulation bit for bit, for every
+   * schedule, with and without recomputation. One gradient over all m*b rows sums in
+   * another order inside dgemm (and divides by mb once instead of b then m), so it
+   * agrees within 1e-12 relative, not bit for bit. */
+  static const char *cfgs[][4] = {
+      {"pipeline.schedule=gpipe", "pipeline.stages=4", "pipeline.recompute=off", NULL},
+      {"pipeline.schedule=1f1b", "pipeline.stages=4", "pipeline.recompute=off", NULL},
+      {"pipeline.schedule=1f1b", "pipeline.stages=3", "pipeline.recompute=on", NULL},
+      {"pipeline.schedule=interleaved", "pipeline.stages=2", "pipeline.chunks=2", NULL},
+      {"pipeline.schedule=interleaved", "pipeline.stages=2", "pipeline.chunks=2", "pipeline.recompute=on"}};
+  char *dir = cli_tmpdir();
+  cli_write(dir, "base.ini", base_ini);
+  double want1 = reference_sgd(4, 8, 0.1, 1, 1), want30 = reference_sgd(4, 8, 0.1, 30, 1);
+  double full30 = reference_sgd(4, 8, 0.1, 30, 0);
+  for (size_t i = 0; i < sizeof cfgs / sizeof cfgs[0]; i++) {
+    const char *s30[] = {cfgs[i][0], cfgs[i][1], cfgs[i][2], cfgs[i][3], NULL};
+    const char *s1[] = {"run.max_steps=1", cfgs[i][0], cfgs[i][1], cfgs[i][2], cfgs[i][3], NULL};
+    json_t *a = cli_run_sets(dir, "a", s30, NULL), *b = cli_run_sets(dir, "b", s1, NULL);
+    ck_assert_int_eq((long)cli_num(a, "steps"), 30);
+    ck_assert_int_eq((long)cli_num(a, "examples"), 30 * 32);
+    ck_assert_msg(cli_num(a, "final_loss") == want30, "%s %s %s: loss %.17g, accumulated %.17g", cfgs[i][0],
+                  cfgs[i][1], cfgs[i][2], cli_num(a, "final_loss"), want30);
+    ck_assert_msg(cli_num(b, "final_loss") == want1, "%s: 1 step: loss %.17g, accumulated %.17g", cfgs[i][0],
+                  cli_num(b, "final_loss"), want1);
+    ck_assert_msg(rel(cli_num(a, "final_loss"), full30) < 1e-12, "loss %.17g, full batch %.17g",
+                  cli_num(a, "final_loss"), full30);
+    json_decref(a);
+    json_decref(b);
+  }
+  /* the comparison sees the rows: another batch size trains otherwise */
+  ck_assert_msg(rel(reference_sgd(2, 8, 0.1, 30, 1), want30) > 1e-6, "draws do not matter?");
+  ck_assert_msg(want30 < 1.3, "loss %.17g: it did not train", want30); /* below ln 4 */
+  free(dir);
+}
+END_TEST
+
+START_TEST(test_pipeline_converges_and_stops)
+{
+  /* Run to a target accuracy through the evaluator, as sgd and dataparallel do. */
+  char *dir = cli_tmpdir();
+  cli_write(dir, "base.ini", base_ini);
+  const char *sets[] = {"run.max_steps=0", "run.target_accuracy=0.6", "run.max_sim_time=100", NULL};
+  json_t *j = cli_run_sets(dir, "t", sets, NULL);
+  ck_assert_str_eq(json_string_value(json_object_get(j, "status")), "ok");
+  ck_assert_msg(json_is_real(json_object_get(j, "time_to_target_s")), "target not reached");
+  ck_assert(cli_num(j, "final_accuracy") >= 0.6);
+  ck_assert(cli_num(j, "steps") > 0);
+  json_decref(j);
+  free(dir);
+}
+END_TEST
+
+START_TEST(test_pipeline_determinism)
+{
+  /* Same seed: identical files, with 1 or 2 SimGrid threads; another seed: other files. */
+  char *dir = cli_tmpdir();
+  cli_write(dir, "base.ini", base_ini);
+  const char *a1[] = {"run", "base.ini", "--quiet", "--out", "t1", "--set", "pipeline.stages=3", NULL};
+  const char *a2[] = {"run", "base.ini", "--quiet", "--out", "t2", "--set", "pipeline.stages=3",
+                      "--cfg=contexts/nthreads:2", NULL};
+  const char *a3[] = {"run", "base.ini", "--quiet", "--out", "t3", "--set", "pipeline.stages=3", "--seed", "7", NULL};
+  json_decref(cli_summary(dir, a1, "t1"));
+  json_decref(cli_summary(dir, a2, "t2"));
+  json_decref(cli_summary(dir, a3, "t3"));
+  const char *files[] = {"summary.json", "progress.csv", "links.csv", "pipeline.csv"};
+  cli_assert_same_files(dir, "t1", "t2", files, sizeof(files) / sizeof(files[0]));
+  char *x = cli_read(dir, "t1/progress.csv"), *z = cli_read(dir, "t3/progress.csv");
+  ck_assert_str_ne(x, z);
+  ck_assert_int_gt(cli_lines(x), 3);
+  free(x);
+  free(z);
+  free(dir);
+}
+END_TEST
+
+START_TEST(test_pipeline_bad_input)
+{
+  char *dir = cli_tmpdir();
+  struct {
+    const char *set[3];
+    const char *needle;
+  } cases[] = {
+      {{"pipeline.stages=3", NULL}, "pipeline.stages: 3 stages x 1 chunks need at least 3 layers, the model has 2"},
+      {{"pipeline.schedule=interleaved", "pipeline.chunks=2"}, "pipeline.stages: 2 stages x 2 chunks need at least 4"},
+      {{"pipeline.chunks=2", NULL}, "pipeline.chunks: 2 chunks per device need pipeline.schedule = interleaved"},
+      {{"pipeline.schedule=interleaved", NULL}, "pipeline.chunks: the interleaved schedule needs at least 2"},
+      {{"pipeline.schedule=zb", NULL}, "pipeline.schedule"},
+      {{"pipeline.split=1,2", NULL}, "pipeline.split: '1,2' must give 2 layer counts"},
+      {{"pipeline.split=even", NULL}, "pipeline.split"},
+      {{"pipeline.microbatches=0", NULL}, "pipeline.microbatches"},
+      {{"model.virtual=speech-42m", NULL}, "model.virtual: a numeric pipeline splits model.layers"},
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    const char *args[16] = {"run", "--out", "out", "--set", "run.algorithm=pipeline"};
+    size_t n = 5;
+    for (size_t k = 0; k < 2 && cases[i].set[k]; k++) {
+      args[n++] = "--set";
+      args[n++] = cases[i].set[k];
+    }
+    args[n] = NULL;
+    cli_assert_bad_input(dir, args, cases[i].needle);
+  }
+  const char *inter[] = {"run", "--out", "out", "--set", "run.algorithm=pipeline", "--set",
+                         "model.layers=8,8,8,8,8,8,8,8,4", "--set", "pipeline.stages=4", "--set",
+                         "pipeline.schedule=interleaved", "--set", "pipeline.chunks=2", "--set",
+                         "pipeline.microbatches=6", NULL};
+  cli_assert_bad_input(dir, inter, "pipeline.microbatches: the interleaved schedule needs a multiple of "
+                                   "pipeline.stages = 4, got 6");
+  const char *gen[] = {"platform", "--hosts", "2", "--topology", "star", "-o", "two.xml", NULL};
+  ck_assert_int_eq(cli_run(dir, gen), 0);
+  const char *hosts[] = {"run", "--out", "out", "--set", "run.algorithm=pipeline", "--set", "platform.file=two.xml",
+                         "--set", "model.layers=8,8,8,4", "--set", "pipeline.stages=3", NULL};
+  cli_assert_bad_input(dir, hosts, "the platform has 2 hosts, the run needs 3 (pipeline.stages)");
+  free(dir);
+}
+END_TEST
+
+static Suite *pipeline_suite(void)
+{
+  Suite *s = suite_create("pipeline");
+  TCase *tc = tcase_create("schedule");
+  tcase_add_test(tc, test_pipeline_schedule_complete);
+  tcase_add_test(tc, test_pipeline_schedule_warmup);
+  tcase_add_test(tc, test_pipeline_schedule_interleaved);
+  tcase_add_test(tc, test_pipeline_formula_and_split);
+  tcase_add_test(tc, test_pipeline_layer_ranges);
+  suite_add_tcase(s, tc);
+  tc = tcase_create("timing");
+  tcase_set_timeout(tc, 120);
+  tcase_add_test(tc, test_pipeline_bubble_matches_formula);
+  tcase_add_test(tc, test_pipeline_stash);
+  tcase_add_test(tc, test_pipeline_interleaved_bubble);
+  tcase_add_test(tc, test_pipeline_recompute_timing);
+  suite_add_tcase(s, tc);
+  tc = tcase_create("gradient");
+  tcase_set_timeout(tc, 120);
+  tcase_add_test(tc, test_pipeline_equals_unpipelined_sgd);
+  tcase_add_test(tc, test_pipeline_converges_and_stops);
+  suite_add_tcase(s, tc);
+  tc = tcase_create("determinism");
+  tcase_set_timeout(tc, 120);
+  tcase_add_test(tc, test_pipeline_determinism);
+  suite_add_tcase(s, tc);
+  tc = tcase_create("limits");
+  tcase_set_timeout(tc, 60);
+  tcase_add_test(tc, test_pipeline_bad_input);
+  suite_add_tcase(s, tc);
+  return s;
+}
+
+int main(void)
+{
+  SRunner *sr = srunner_create(pipeline_suite());
+  srunner_run_all(sr, CK_NORMAL);
+  int failed = srunner_ntests_failed(sr);
+  srunner_free(sr);
+  return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
