@@ -16,6 +16,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/types.h>
 #include <gsl/gsl_blas.h>
 #include <gsl/gsl_randist.h>
 
@@ -23,6 +24,9 @@
 #define DATA_MAX_CLASSES 1000
 /* Largest LIBSVM feature index accepted: the matrix is dense. */
 #define DATA_MAX_INDEX 16777216UL
+/* Most values a loaded data set holds: 2^27 doubles, 1 GiB, as the matrix is dense. A
+ * LIBSVM file is sparse: without this, each 13-byte line "1 16777216:1" costs 128 MiB. */
+#define DATA_MAX_VALUES (1UL << 27)
 
 static dataset *dataset_alloc(size_t n, size_t dim, size_t n_classes)
 {
@@ -184,9 +188,17 @@ static FILE *open_or_err(const char *path, char *err, size_t errlen)
   return f;
 }
 
-static void chomp(char *line)
+/* Cuts the line's "\n" or "\r\n". Returns -1 if it holds a NUL byte, which would hide
+ * the rest of the line (a binary file); a '\r' elsewhere is left to fail parsing, as
+ * cutting there would silently drop the rest of a "\r"-only file. */
+static int chomp(char *line, ssize_t len)
 {
-  line[strcspn(line, "\r\n")] = '\0';
+  size_t n = (size_t)len;
+  if (memchr(line, '\0', n) != NULL) return -1;
+  if (n > 0 && line[n - 1] == '\n') n--;
+  if (n > 0 && line[n - 1] == '\r') n--;
+  line[n] = '\0';
+  return 0;
 }
 
 static int cmp_double(const void *a, const void *b)
@@ -237,8 +249,9 @@ static dataset *finish(const char *path, const dbuf *labels, size_t dim, char *e
     seterr(err, errlen, "%s: no features", path);
     return NULL;
   }
-  if (n > SIZE_MAX / sizeof(double) / dim) {
-    seterr(err, errlen, "%s: %zu x %zu values do not fit in memory", path, n, dim);
+  if (n > DATA_MAX_VALUES / dim) {
+    seterr(err, errlen, "%s: %zu examples x %zu features is more than 2^27 values (1 GiB dense), the most "
+           "a data set holds", path, n, dim);
     return NULL;
   }
   dataset *d = dataset_alloc(n, dim, 0);
@@ -313,18 +326,21 @@ static int svm_line(char *line, const char *path, size_t lineno, dbuf *labels, s
   return 0;
 }
 
-dataset *data_load_libsvm(const char *path, char *err, size_t errlen)
+dataset *data_load_libsvm_stream(FILE *f, const char *path, char *err, size_t errlen)
 {
-  FILE *f = open_or_err(path, err, errlen);
-  if (f == NULL) return NULL;
   dbuf labels = {0};
   svm_entries e = {0};
   char *line = NULL;
   size_t cap = 0, lineno = 0;
   int bad = 0;
-  while (!bad && getline(&line, &cap, f) != -1) {
+  ssize_t len;
+  while (!bad && (len = getline(&line, &cap, f)) != -1) {
     lineno++;
-    chomp(line);
+    if (chomp(line, len) != 0) {
+      seterr(err, errlen, "%s:%zu: NUL byte in the line (not a text file?)", path, lineno);
+      bad = 1;
+      break;
+    }
     line[strcspn(line, "#")] = '\0';
     if (line[strspn(line, " \t")] == '\0') continue;
     bad = svm_line(line, path, lineno, &labels, &e, err, errlen) != 0;
@@ -333,7 +349,6 @@ dataset *data_load_libsvm(const char *path, char *err, size_t errlen)
     seterr(err, errlen, "%s: read error: %s", path, strerror(errno));
     bad = 1;
   }
-  fclose(f);
   free(line);
   dataset *d = bad ? NULL : finish(path, &labels, e.dim, err, errlen);
   for (size_t k = 0; d != NULL && k < e.val.n; k++)
@@ -342,6 +357,15 @@ dataset *data_load_libsvm(const char *path, char *err, size_t errlen)
   free(e.row.v);
   free(e.col.v);
   free(e.val.v);
+  return d;
+}
+
+dataset *data_load_libsvm(const char *path, char *err, size_t errlen)
+{
+  FILE *f = open_or_err(path, err, errlen);
+  if (f == NULL) return NULL;
+  dataset *d = data_load_libsvm_stream(f, path, err, errlen);
+  fclose(f);
   return d;
 }
 
@@ -414,18 +438,21 @@ static int csv_line(csv_reader *c, char *line, const char *path, size_t lineno, 
   return 0;
 }
 
-dataset *data_load_csv(const char *path, char *err, size_t errlen)
+dataset *data_load_csv_stream(FILE *f, const char *path, char *err, size_t errlen)
 {
-  FILE *f = open_or_err(path, err, errlen);
-  if (f == NULL) return NULL;
   dbuf X = {0}, labels = {0};
   csv_reader c = {0};
   char *line = NULL;
   size_t cap = 0, lineno = 0;
   int rc = 0;
-  while (rc >= 0 && getline(&line, &cap, f) != -1) {
+  ssize_t len;
+  while (rc >= 0 && (len = getline(&line, &cap, f)) != -1) {
     lineno++;
-    chomp(line);
+    if (chomp(line, len) != 0) {
+      seterr(err, errlen, "%s:%zu: NUL byte in the line (not a text file?)", path, lineno);
+      rc = -1;
+      break;
+    }
     if (line[strspn(line, " \t")] == '\0') continue;
     rc = csv_line(&c, line, path, lineno, &X, &labels, err, errlen);
   }
@@ -433,7 +460,6 @@ dataset *data_load_csv(const char *path, char *err, size_t errlen)
     seterr(err, errlen, "%s: read error: %s", path, strerror(errno));
     rc = -1;
   }
-  fclose(f);
   free(line);
   free(c.fields);
   free(c.vals);
@@ -441,6 +467,15 @@ dataset *data_load_csv(const char *path, char *err, size_t errlen)
   if (d != NULL) memcpy(d->X->data, X.v, X.n * sizeof *X.v);
   free(X.v);
   free(labels.v);
+  return d;
+}
+
+dataset *data_load_csv(const char *path, char *err, size_t errlen)
+{
+  FILE *f = open_or_err(path, err, errlen);
+  if (f == NULL) return NULL;
+  dataset *d = data_load_csv_stream(f, path, err, errlen);
+  fclose(f);
   return d;
 }
 

@@ -4,6 +4,7 @@
  * deterministic train/test split, contiguous shards and minibatch draws. */
 
 #include <stddef.h>
+#include <stdio.h>
 #include <gsl/gsl_matrix.h>
 #include <gsl/gsl_rng.h>
 
@@ -33,12 +34,19 @@ dataset *data_synthetic_gaussian(size_t n, size_t dim, size_t n_classes, double 
  * comments). Dimension = largest index seen. Labels: if every label is an integer and
  * there are at most 1000 distinct ones they are mapped, in increasing order, onto class
  * indices 0..k-1 (so {-1,+1} becomes {0,1}); otherwise the data set is a regression one.
+ * A data set holds at most 2^27 values (examples x dimension: the matrix is dense). A
+ * NUL byte is an error and only "\n" or "\r\n" ends a line, so no line is cut silently.
  * On error returns NULL and writes "PATH:LINE: problem" (or "PATH: problem") into err. */
 dataset *data_load_libsvm(const char *path, char *err, size_t errlen);
 
 /* Loads a CSV file of numbers, label in the last column; a first line that does not
  * parse as numbers is a header and skipped. Same label rule and error contract. */
 dataset *data_load_csv(const char *path, char *err, size_t errlen);
+
+/* The same two loaders reading an open stream (a file, or fmemopen'd bytes) to its end;
+ * `name` stands for the path in messages. The caller keeps and closes f. */
+dataset *data_load_libsvm_stream(FILE *f, const char *name, char *err, size_t errlen);
+dataset *data_load_csv_stream(FILE *f, const char *name, char *err, size_t errlen);
 
 /* Shuffles the rows with r and puts round(test_fraction * n) of them in *test, the
  * rest in *train (both fresh copies). Returns 0, or -1 if either part would be empty. */

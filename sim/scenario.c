@@ -1455,20 +1455,26 @@ static load_ctx *load_ctx_new(scenario *s, const char *name)
   return c;
 }
 
+int scenario_load_stream(scenario *s, FILE *fp, const char *name, char *err, size_t errlen)
+{
+  load_ctx *c = load_ctx_new(s, name);
+  int rc;
+  c->fp = fp;
+  rc = load_run(c, err, errlen);
+  free(c);
+  return rc;
+}
+
 int scenario_load_file(scenario *s, const char *path, char *err, size_t errlen)
 {
-  load_ctx *c;
   int rc;
   FILE *fp = fopen(path, "r");
   if (!fp) {
     msgf(err, errlen, "%s: cannot open: %s", path, strerror(errno));
     return -1;
   }
-  c = load_ctx_new(s, path);
-  c->fp = fp;
-  rc = load_run(c, err, errlen);
+  rc = scenario_load_stream(s, fp, path, err, errlen);
   fclose(fp);
-  free(c);
   return rc;
 }
 
@@ -1498,14 +1504,28 @@ static void trim(char *p)
 
 int scenario_set(scenario *s, const char *assignment, char *err, size_t errlen)
 {
-  char buf[SCENARIO_STR + 128], msg[400], q[QUOTE_MAX + 8];
+  char buf[SCENARIO_STR + 128], whole[SCENARIO_STR + 128], msg[400], q[QUOTE_MAX + 8];
   char *eq, *dot, *section, *key, *value;
   const key_spec *k;
-  const char *shown = quote(assignment, q, sizeof q);
-  if (strlen(assignment) >= sizeof buf) {
-    msgf(err, errlen, "--set %s: too long", shown);
+  /* Messages quote the assignment, so it is taken without the blanks and line breaks
+   * around it (trim drops those anyway), and a newline inside it, which would split the
+   * one-line message, is refused: no value needs one, and none can come from INI. */
+  size_t lead = strspn(assignment, " \t\r\n\f\v"), end = strlen(assignment);
+  while (end > lead && strchr(" \t\r\n\f\v", assignment[end - 1]))
+    end--;
+  size_t brk = lead + strcspn(assignment + lead, "\n");
+  if (brk < end) {
+    msgf(err, errlen, "--set %.*s...: a newline cannot be part of SECTION.KEY=VALUE",
+         (int)(brk - lead < QUOTE_MAX ? brk - lead : QUOTE_MAX), assignment + lead);
     return -1;
   }
+  if (end - lead >= sizeof buf) {
+    msgf(err, errlen, "--set %s: too long", quote(assignment + lead, q, sizeof q));
+    return -1;
+  }
+  memcpy(whole, assignment + lead, end - lead);
+  whole[end - lead] = '\0';
+  assignment = whole;
   strcpy(buf, assignment);
   eq = strchr(buf, '=');
   if (!eq) {

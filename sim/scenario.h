@@ -152,6 +152,10 @@ void scenario_defaults(scenario *s);
  * line "PATH:LINE: problem" (or "PATH: problem") into err; s may be partly updated. */
 int scenario_load_file(scenario *s, const char *path, char *err, size_t errlen);
 
+/* Same, from an open stream read to its end (the caller closes it); `name` stands for
+ * the path in messages. */
+int scenario_load_stream(scenario *s, FILE *fp, const char *name, char *err, size_t errlen);
+
 /* Same, from a string; `name` stands for the path in messages. */
 int scenario_load_string(scenario *s, const char *text, const char *name, char *err, size_t errlen);
 

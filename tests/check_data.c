@@ -237,6 +237,56 @@ START_TEST(test_data_csv_no_header)
 }
 END_TEST
 
+/* Found by fuzzing (tests/fuzz/regressions/): both loaders used to cut a line at a NUL
+ * byte or at its first '\r', loading what came before and dropping the rest silently. */
+static void expect_stream_error(dataset *(*load)(FILE *, const char *, char *, size_t), const char *bytes,
+                                size_t len, const char *want)
+{
+  char err[ERRLEN] = "";
+  FILE *f = fmemopen((void *)bytes, len, "r");
+  ck_assert_ptr_nonnull(f);
+  dataset *d = load(f, "mem", err, sizeof err);
+  fclose(f);
+  ck_assert_msg(d == NULL, "'%s' loaded", want);
+  ck_assert_msg(strcmp(err, want) == 0, "'%s' is not '%s'", err, want);
+}
+
+START_TEST(test_data_hidden_bytes)
+{
+  static const char svm_nul[] = "1 1:1\n0\0 1:2\n", csv_nul[] = "1,0\n2,1\0,3\n";
+  expect_stream_error(data_load_libsvm_stream, svm_nul, sizeof svm_nul - 1,
+                      "mem:2: NUL byte in the line (not a text file?)");
+  expect_stream_error(data_load_csv_stream, csv_nul, sizeof csv_nul - 1,
+                      "mem:2: NUL byte in the line (not a text file?)");
+  /* A "\r"-only file is one line: it used to load as its first example alone. */
+  expect_error(data_load_libsvm, "0.5 1:1\r1.5 1:2\r", 1, "bad feature '1:1\r1.5'");
+  expect_error(data_load_csv, "x,y\r1,0.5\r2,1.5\r", 0, "no examples");
+  expect_error(data_load_csv, "1,2,0\n3,4\r5,1\n", 2, "column 2: '4\r5' is not a number");
+  /* "\r\n" line ends still load. */
+  char path[64], err[ERRLEN];
+  dataset *d = load_text(data_load_csv, "1,2,0\r\n3,4,1\r\n", path, err);
+  ck_assert_msg(d != NULL, "%s", err);
+  ck_assert_uint_eq(data_n(d), 2);
+  data_free(d);
+}
+END_TEST
+
+/* Found by fuzzing: a LIBSVM line of 13 bytes made a dense row of 2^24 doubles, so a
+ * 230-byte file asked for 2 GiB. 2^27 values is the limit: 8 rows of 2^24 load, 9 do not. */
+START_TEST(test_data_size_limit)
+{
+  char text[256] = "", path[64], err[ERRLEN];
+  for (int i = 0; i < 8; i++)
+    strcat(text, i % 2 ? "1 16777216:1\n" : "0 1:1\n");
+  dataset *d = load_text(data_load_libsvm, text, path, err);
+  ck_assert_msg(d != NULL, "%s", err);
+  ck_assert_uint_eq(data_dim(d), 16777216);
+  data_free(d);
+  strcat(text, "0 1:1\n");
+  expect_error(data_load_libsvm, text, 0, "9 examples x 16777216 features is more than 2^27 values");
+}
+END_TEST
+
 START_TEST(test_data_csv_errors)
 {
   expect_error(data_load_csv, "a,b,y\n1,2,0\n3,4\n", 3, "expected 3 columns, found 2");
@@ -404,6 +454,7 @@ Suite *data_suite(void)
   ADD_TCASE(s, "libsvm", test_data_libsvm_load, test_data_libsvm_labels, test_data_libsvm_errors);
   ADD_TCASE(s, "csv", test_data_csv_load, test_data_csv_no_header, test_data_csv_errors);
   ADD_TCASE(s, "missing_file", test_data_missing_file);
+  ADD_TCASE(s, "hostile", test_data_hidden_bytes, test_data_size_limit);
   ADD_TCASE(s, "split", test_data_split, test_data_split_rejects);
   ADD_TCASE(s, "shard", test_data_shard_bounds, test_data_slice);
   ADD_TCASE(s, "batch", test_data_sample_batch, test_data_sample_batch_draws);

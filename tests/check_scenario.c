@@ -318,7 +318,7 @@ START_TEST(test_scenario_set_overrides)
   scenario_defaults(&s);
   ck_assert_int_eq(load_temp(&s, "[downpour]\nlr = 0.3\nreplicas = 4\n", path, sizeof path, err), 0);
   ck_assert_msg(scenario_set(&s, "downpour.lr=0.01", err, sizeof err) == 0, "%s", err);
-  ck_assert_msg(scenario_set(&s, " downpour . replicas = 9 ", err, sizeof err) == 0, "%s", err);
+  ck_assert_msg(scenario_set(&s, "\n downpour . replicas = 9 \r\n", err, sizeof err) == 0, "%s", err);
   ck_assert_msg(scenario_set(&s, "data.source=csv:x=y.csv", err, sizeof err) == 0, "%s", err);
   ck_assert_msg(scenario_set(&s, "model.virtual=none", err, sizeof err) == 0, "%s", err);
   ck_assert_msg(scenario_set(&s, "downpour.overlap=yes", err, sizeof err) == 0, "%s", err);
@@ -344,6 +344,10 @@ START_TEST(test_scenario_set_bad_forms)
     const char *assignment, *expect;
   } bad[] = {
       {"foo", "--set foo: expected SECTION.KEY=VALUE"},
+      /* found by fuzz_set: the messages quoted the newline (two lines on stderr) */
+      {"model.layers=3,\n1", "--set model.layers=3,...: a newline cannot be part of SECTION.KEY=VALUE"},
+      {" run.seed=1\n2", "--set run.seed=1...: a newline"},
+      {"faults.scers=0r\n", "--set faults.scers=0r: unknown key 'scers' in section [faults]"},
       {"run.seed", "--set run.seed: expected SECTION.KEY=VALUE"},
       {".x=1", "--set .x=1: expected SECTION.KEY=VALUE, the section is empty"},
       {"run.=1", "the key is empty"},
