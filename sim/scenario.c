@@ -447,8 +447,8 @@ static const key_spec keys[] = {
    GE(0), LE(1L << 24)},
   /* [pipeline] */
   {"pipeline", "stages", KT_LONG, FIELD(pp_stages), .def = "2", .unit = "hosts",
-   .doc = "p: pipeline stages (devices), stage s on host s; stages x chunks model chunks need at least as "
-          "many layers.",
+   .doc = "p: pipeline stages (devices), stage s on host s (with `model = transformer`, t x d GPUs per stage: "
+          "see `model`); stages x chunks model chunks need at least as many layers.",
    GE(1), LE(4096)},
   {"pipeline", "microbatches", KT_LONG, FIELD(pp_microbatches), .def = "4", .unit = "microbatches",
    .doc = "m: microbatches per step; the interleaved schedule needs a multiple of `stages`.", GE(1), LE(100000)},
