@@ -181,7 +181,7 @@ typedef struct chunk {
   double out_width;       /* units of layer last: what goes out */
   double act_elems;       /* per example: its input and every layer's output, what backward reads */
   double params;
-  sg_mailbox_t *fwd_in, *bwd_in; /* [lane]: one per (replica, tensor rank) of its stage */
+  sg_mailbox_t *fwd_in, *bwd_in; /* by lane: one per (replica, tensor rank) of its stage */
   void *k;                /* the kernel's state (numerics), or NULL */
 } chunk;
 
@@ -245,9 +245,9 @@ struct pipeline {
   size_t lanes;           /* t x dp devices per stage */
   size_t n_devs;          /* stages x lanes */
   tensor_params tp;       /* transformer: cfg->tensor with layers = the model's */
-  coll_comm **tcomm;      /* transformer: [s dp + j] tensor group of stage s, replica j */
-  coll_comm **dcomm;      /* dp > 1: [s t + r] data-parallel group of stage s, tensor rank r */
-  coll_comm **ecomm;      /* vocab and stages > 1: [lane] first and last stage's embedding pair */
+  coll_comm **tcomm;      /* transformer: tensor group of stage s, replica j, at s dp + j */
+  coll_comm **dcomm;      /* dp > 1: data-parallel group of stage s, tensor rank r, at s t + r */
+  coll_comm **ecomm;      /* vocab and stages > 1: by lane, the first and last stage's embedding pair */
   int numeric;            /* the kernel's numerics run (cfg->numerics) */
   /* numerics */
   gsl_vector *w, *g, *acc, *w_pub; /* parameters, one microbatch's gradient, the step's sum, the evaluator's copy */
@@ -434,7 +434,7 @@ static const chunk_kernel dense_kernel = {dense_costs, NULL, NULL, dense_compute
 /* A device's state: its tensor rank's share of each of its chunks, and the elements of its
  * data-parallel gradient allreduce (all its chunks, one bucket, as tensor.c). */
 typedef struct tf_device {
-  tensor_stage **ts; /* [local chunk k]: chunk k p + stage */
+  tensor_stage **ts; /* by local chunk k: chunk k p + stage */
   double dp_elems;
 } tf_device;
 
@@ -508,8 +508,8 @@ static void tf_received(const struct pipeline *pl, device *d, const chunk *c, do
 
 /* The flush (PTD-P sec. 2, Megatron-LM's finalize): each (stage, tensor rank) allreduces
  * its gradients across the d replicas (ring, one bucket), then the first and last stage
- * allreduce the tied embedding's V h / t rows; the optimizer takes no simulated time (as
- * tensor.c). */
+ * allreduce the tied embedding's V h / t rows; the optimizer costs no simulated time, as in
+ * tensor.c. */
 static void tf_flush(struct pipeline *pl, device *d)
 {
   tf_device *k = d->ks;
