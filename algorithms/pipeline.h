@@ -90,10 +90,14 @@ size_t pipeline_metrics_slots(void);
 
 /* Creates the device actors and the evaluator. shapes gives each layer's flops and
  * widths (a virtual net, or model.layers as an arch); a numeric run needs shapes to be
- * cfg->model's layers and trains cfg->model on cfg->train. cfg, shapes and m outlive
- * the run. Returns NULL if the configuration is impossible (too few hosts or layers, a
- * split that does not add up, a schedule that refuses p, m, v, numerics with shapes
- * other than the model's). Free with pipeline_free after the engine has run. */
+ * cfg->model's layers and trains cfg->model on cfg->train. With p->transformer (3D
+ * parallelism) shapes is unused: the chunks are cfg->tensor's GPT layers, with one
+ * communicator per tensor group, per data-parallel group and per embedding pair. cfg,
+ * shapes and m outlive the run. Returns NULL if the configuration is impossible (too few
+ * hosts or layers, a split that does not add up, a schedule that refuses p, m, v, numerics
+ * with shapes other than the model's or with transformer stages, transformer shapes that
+ * do not split over tensor.ranks, pipeline.recompute with transformer stages). Free with
+ * pipeline_free after the engine has run. */
 pipeline *pipeline_deploy(const run_config *cfg, const arch *shapes, metrics *m);
 void pipeline_free(pipeline *pl);
 
