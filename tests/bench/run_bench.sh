@@ -4,7 +4,7 @@
 # Knobs (environment): R (replicas, 200), S (shards, 10), STEPS (50), NR (numeric replicas, 20),
 # NSTEPS (numeric steps per replica, 50), P (ring allreduce ranks, 1024), PC (ranks of the callgrind
 # comparison, 256), CG (0: skip it), ONLY (run only that section, e.g. ONLY=8; ONLY=9: the sweep),
-# M3D (microbatches of the 1T 3D run of section 10, 64; its full step has 512).
+# M3D (microbatches of the 1T 3D run of section 10, 64; its full step has 512; it also runs M3D / 2).
 set -euo pipefail
 R=${R:-200} S=${S:-10} STEPS=${STEPS:-50} NR=${NR:-20} NSTEPS=${NSTEPS:-50} P=${P:-1024} ONLY=${ONLY:-}
 work=$(mktemp -d)
@@ -211,7 +211,7 @@ echo "   of M3D = $M3D microbatches per replica (the paper's batch of 3,072 is 5
 echo "   microbatch each of the 3,072 ranks sends 2 layers x 6 allreduces x 2(t-1) = 168 tensor messages"
 echo "   plus 14 for the boundary allgathers, so wall time is about linear in the microbatches"
 run1t() { # microbatches, output folder
-  /usr/bin/time -f '%M' -o "$work/rss.out" "$DTSIM" run --quiet --out "$2" --set run.algorithm=pipeline \
+  /usr/bin/time -f '%M %U %S' -o "$work/rss.out" "$DTSIM" run --quiet --out "$2" --set run.algorithm=pipeline \
     --set pipeline.model=transformer --set platform.preset=selene --set model.numerics=off \
     --set model.dtype=fp16 --set model.efficiency=0.44315 --set tensor.ranks=8 --set tensor.data_parallel=6 \
     --set pipeline.stages=64 --set pipeline.microbatches="$1" --set tensor.layers=128 --set tensor.hidden=25600 \
@@ -220,14 +220,15 @@ run1t() { # microbatches, output folder
 }
 half=$((M3D / 2))
 t_half=$(wall run1t "$half" "$work/p3d-half")
-rss_half=$(cat "$work/rss.out")
+read -r rss_half c_half <<<"$(awk '{ printf "%d %.1f", $1, $2 + $3 }' "$work/rss.out")"
 t_full=$(wall run1t "$M3D" "$work/p3d")
-rss_full=$(cat "$work/rss.out")
-printf '   m = %d: %.1f s wall, peak RSS %d MB; m = %d: %.1f s wall, peak RSS %d MB\n' "$half" "$t_half" \
-  $((rss_half / 1024)) "$M3D" "$t_full" $((rss_full / 1024))
+read -r rss_full c_full <<<"$(awk '{ printf "%d %.1f", $1, $2 + $3 }' "$work/rss.out")"
+printf '   m = %d: %.1f s wall, %s s CPU, peak RSS %d MB; m = %d: %.1f s wall, %s s CPU, peak RSS %d MB\n' \
+  "$half" "$t_half" "$c_half" $((rss_half / 1024)) "$M3D" "$t_full" "$c_full" $((rss_full / 1024))
 printf '   m = %d: simulated step %s s, %s Tflop/s per GPU, bubble %s, %s bytes on the wire\n' "$M3D" \
   "$(json makespan_s "$work/p3d/summary.json")" "$(json tflops_per_gpu "$work/p3d/summary.json")" \
   "$(json bubble_fraction "$work/p3d/summary.json")" "$(json bytes_total "$work/p3d/summary.json")"
-printf '   extrapolated wall time of the full step (m = 512), linear through the two: %.0f s\n' \
-  "$(awk -v a="$t_half" -v b="$t_full" -v h="$half" -v f="$M3D" 'BEGIN { print b + (b - a) / (f - h) * (512 - f) }')"
+# CPU time, not wall time, is extrapolated: on a shared machine wall time follows the load
+printf '   extrapolated CPU time of the full step (m = 512), linear through the two: %.0f s\n' \
+  "$(awk -v a="$c_half" -v b="$c_full" -v h="$half" -v f="$M3D" 'BEGIN { print b + (b - a) / (f - h) * (512 - f) }')"
 fi
