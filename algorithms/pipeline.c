@@ -25,10 +25,16 @@
  * Numerics: the parameters are one vector; chunk c's layers are a view of it (net.h's
  * layout keeps layers contiguous). Everything a chunk computes sits behind chunk_kernel:
  * its costs, the simulated time of a phase, and the numerics, which the layer stack
- * implements with net_forward_layers / net_backward_layers. A tensor-parallel transformer
- * stage (3D parallelism) would be another kernel: its costs from transformer shapes, its
- * compute running GEMMs and its tensor group's collectives (tensor_stage_forward and
- * tensor_stage_backward, tensor.h), its numerics models/transformer.h's. Device 0 draws the step's rows; the last chunk reads their
+ * implements with net_forward_layers / net_backward_layers.
+ *
+ * 3D parallelism (pipeline.model = transformer, timing only) is the other kernel: each
+ * chunk is a block of GPT layers, each stage a tensor group of t devices (one actor per
+ * GPU) running tensor_stage_forward / _backward (tensor.h) with its group's collectives,
+ * and d replicas of the whole pipeline. Device (s, j, r) sends its chunk's boundary to
+ * device (s+1, j, r): with scatter/gather (PTD-P sec. 4.1) its 1/t slice, which the
+ * receiving group allgathers; without, the whole b s h. At the flush each (stage, tensor
+ * rank) allreduces its gradients across the d replicas and the first and last stage the
+ * tied embedding's. Device 0 draws the step's rows; the last chunk reads their
  * labels from the same draw (a data loader at each end of the pipe). A chunk's gradient for
  * microbatch j is the mean over its b rows (as net_loss_grad on those rows); the chunk
  * adds them into its accumulator in microbatch order (every schedule runs a chunk's
@@ -36,6 +42,7 @@
  * the update is w -= lr * (sum / m). */
 #include "algorithms/pipeline.h"
 
+#include <stdio.h>
 #include <string.h>
 #include <gsl/gsl_matrix.h>
 #include <simgrid/actor.h>
@@ -46,8 +53,10 @@
 #include <xbt/asserts.h>
 #include <xbt/sysdep.h>
 
+#include "algorithms/collectives.h"
 #include "algorithms/eval.h"
 #include "algorithms/msg.h"
+#include "algorithms/tensor.h"
 #include "models/cost.h"
 #include "models/data.h"
 #include "models/optim.h"
@@ -172,13 +181,16 @@ typedef struct chunk {
   double out_width;       /* units of layer last: what goes out */
   double act_elems;       /* per example: its input and every layer's output, what backward reads */
   double params;
-  sg_mailbox_t fwd_in, bwd_in;
+  sg_mailbox_t *fwd_in, *bwd_in; /* by lane: one per (replica, tensor rank) of its stage */
   void *k;                /* the kernel's state (numerics), or NULL */
 } chunk;
 
 typedef struct device {
   struct pipeline *pl;
-  size_t rank;
+  size_t rank;            /* its stage */
+  size_t lane;            /* j t + r: replica j, tensor rank r (0 for dense stages) */
+  size_t idx;             /* rank x lanes + lane: the device's actor runs on cfg->hosts[idx] */
+  void *ks;               /* the kernel's per-device state, or NULL */
   pipeline_op *ops;
   size_t n_ops;
   long stashed;
@@ -190,9 +202,15 @@ typedef enum kernel_phase { PHASE_FORWARD, PHASE_RECOMPUTE, PHASE_BACKWARD } ker
 
 /* What a model chunk computes for one microbatch (see the top of the file).
  * costs: fills c's fwd_flops, bwd_flops, in_width, out_width, act_elems and params from
- *   its layers [c->first, c->last] (set before the call).
+ *   its layers [c->first, c->last] (set before the call); in_width and out_width are what
+ *   one device sends per example across the chunk's boundaries.
+ * attach / detach (may be NULL): create and free d->ks, the device's state, at deployment
+ *   and after the run.
  * compute: spends the simulated time of one phase for `examples` examples on the calling
- *   actor's device.
+ *   actor's device d (for a tensor-parallel stage, with its group's collectives).
+ * received (may be NULL): what the device does with an incoming boundary message before
+ *   computing on it (PTD-P sec. 4.1: the tensor group allgathers its scattered slices).
+ * flush: the end of the step on device d: gradient reductions and the update.
  * Numerics (only with cfg->numerics): create returns the chunk's state. forward reads
  * the chunk's input (rows of the step's data for chunk 0, in_msg's data otherwise; the
  * kernel keeps in_msg until backward), writes its output into out (NULL for the last
@@ -203,7 +221,11 @@ typedef enum kernel_phase { PHASE_FORWARD, PHASE_RECOMPUTE, PHASE_BACKWARD } ker
  * stash. */
 typedef struct chunk_kernel {
   void (*costs)(const struct pipeline *pl, chunk *c);
-  void (*compute)(const struct pipeline *pl, const chunk *c, kernel_phase ph, double examples);
+  void (*attach)(struct pipeline *pl, device *d);
+  void (*detach)(device *d);
+  void (*compute)(const struct pipeline *pl, device *d, const chunk *c, kernel_phase ph, double examples);
+  void (*received)(const struct pipeline *pl, device *d, const chunk *c, double examples);
+  void (*flush)(struct pipeline *pl, device *d);
   void *(*create)(struct pipeline *pl, const chunk *c);
   void (*forward)(void *k, long mb, const gsl_matrix *in, msg *in_msg, double *out, int keep);
   void (*recompute)(void *k, long mb);
@@ -219,6 +241,13 @@ struct pipeline {
   chunk *chunks;
   device *devs;
   const chunk_kernel *kernel;
+  size_t t, dp;           /* tensor ranks per stage, pipeline replicas (1 and 1 for dense) */
+  size_t lanes;           /* t x dp devices per stage */
+  size_t n_devs;          /* stages x lanes */
+  tensor_params tp;       /* transformer: cfg->tensor with layers = the model's */
+  coll_comm **tcomm;      /* transformer: tensor group of stage s, replica j, at s dp + j */
+  coll_comm **dcomm;      /* dp > 1: data-parallel group of stage s, tensor rank r, at s t + r */
+  coll_comm **ecomm;      /* vocab and stages > 1: by lane, the first and last stage's embedding pair */
   int numeric;            /* the kernel's numerics run (cfg->numerics) */
   /* numerics */
   gsl_vector *w, *g, *acc, *w_pub; /* parameters, one microbatch's gradient, the step's sum, the evaluator's copy */
@@ -233,7 +262,10 @@ struct pipeline {
   eval_ctl *eval;
 };
 
-size_t pipeline_hosts_needed(const pipeline_params *p) { return p->stages; }
+size_t pipeline_hosts_needed(const pipeline_params *p, const tensor_params *t)
+{
+  return p->transformer ? p->stages * t->ranks * (t->dp > 0 ? t->dp : 1) : p->stages;
+}
 size_t pipeline_metrics_slots(void) { return 1; }
 
 /* ---- the dense-layer kernel: costs from arch shapes, numerics of models/net.h ---- */
@@ -251,8 +283,9 @@ static void dense_costs(const struct pipeline *pl, chunk *c)
   c->bwd_flops = 2 * c->fwd_flops;
 }
 
-static void dense_compute(const struct pipeline *pl, const chunk *c, kernel_phase ph, double examples)
+static void dense_compute(const struct pipeline *pl, device *d, const chunk *c, kernel_phase ph, double examples)
 {
+  (void)d;
   run_execute(pl->cfg, (ph == PHASE_BACKWARD ? c->bwd_flops : c->fwd_flops) * examples);
 }
 
@@ -373,16 +406,135 @@ static void mlp_free(void *kp)
   xbt_free(k);
 }
 
-static const chunk_kernel dense_kernel = {dense_costs, dense_compute, mlp_create, mlp_forward,
-                                          mlp_recompute, mlp_backward, mlp_free};
+/* The flush: every chunk of the device applies w -= lr * (accumulated / m). */
+static void dense_flush(struct pipeline *pl, device *d)
+{
+  double params = 0;
+  for (size_t c = d->rank; c < pl->K; c += pl->p->stages)
+    params += pl->chunks[c].params;
+  double t0 = simgrid_get_clock();
+  run_execute(pl->cfg, cost_update_flops((size_t)params, 0));
+  d->st.update_s += simgrid_get_clock() - t0;
+  for (size_t c = d->rank; pl->numeric && c < pl->K; c += pl->p->stages) {
+    const chunk *ch = &pl->chunks[c];
+    size_t off = net_layer_offset(pl->cfg->model, ch->first - 1);
+    size_t len = net_layer_offset(pl->cfg->model, ch->last) - off;
+    gsl_vector_view w = gsl_vector_subvector(pl->w, off, len), acc = gsl_vector_subvector(pl->acc, off, len);
+    gsl_vector_scale(&acc.vector, 1.0 / (double)pl->p->microbatches);
+    optim_sgd_apply(w.vector.data, acc.vector.data, len, pl->p->lr);
+    gsl_vector_set_zero(&acc.vector);
+  }
+}
+
+static const chunk_kernel dense_kernel = {dense_costs, NULL, NULL, dense_compute, NULL, dense_flush,
+                                          mlp_create, mlp_forward, mlp_recompute, mlp_backward, mlp_free};
+
+/* ---- the transformer kernel: each stage a tensor group running tensor.c's GPT layers ---- */
+
+/* A device's state: its tensor rank's share of each of its chunks, and the elements of its
+ * data-parallel gradient allreduce (all its chunks, one bucket, as tensor.c). */
+typedef struct tf_device {
+  tensor_stage **ts; /* by local chunk k: chunk k p + stage */
+  double dp_elems;
+} tf_device;
+
+static void tf_costs(const struct pipeline *pl, chunk *c)
+{
+  const tensor_params *q = &pl->tp;
+  double sh = (double)q->seq * (double)q->hidden, t = (double)pl->t, n = (double)(c->last - c->first + 1);
+  double b = (double)q->microbatch;
+  /* PTD-P sec. 4.1: with scatter/gather each rank sends b s h / t of a boundary's b s h */
+  c->in_width = c->out_width = pl->p->scatter_gather ? sh / t : sh;
+  c->fwd_flops = n * tensor_layer_flops(q) / b / t; /* per example (sequence) and rank */
+  c->bwd_flops = 2 * c->fwd_flops;
+  /* stash per sequence: with recomputation each layer's input (Megatron's full
+   * checkpointing); without, Korthikanti et al. 2022 eq. 2 with tensor parallelism,
+   * s h (10 + 24/t + 5 a s/(h t)) bytes per layer at 2 bytes an element */
+  double a = (double)q->heads, s = (double)q->seq, h = (double)q->hidden;
+  c->act_elems = q->recompute ? n * sh : n * sh * (10 + 24 / t + 5 * a * s / (h * t)) / 2;
+  c->params = 0; /* counted per device from tensor_stage_dp_elements (tf_attach) */
+}
+
+static void tf_attach(struct pipeline *pl, device *d)
+{
+  tf_device *k = xbt_malloc0(sizeof(*k));
+  size_t p = pl->p->stages, j = d->lane / pl->t, r = d->lane % pl->t;
+  k->ts = xbt_malloc0(pl->p->chunks * sizeof(tensor_stage *));
+  for (size_t c = d->rank; c < pl->K; c += p) {
+    const chunk *ch = &pl->chunks[c];
+    tensor_stage *ts = tensor_stage_create(pl->cfg, &pl->tp, pl->tcomm[d->rank * pl->dp + j], r,
+                                           ch->last - ch->first + 1, c == 0, c + 1 == pl->K);
+    xbt_assert(ts != NULL, "pipeline: tensor_stage_create refused a validated shape");
+    k->ts[c / p] = ts;
+    k->dp_elems += tensor_stage_dp_elements(ts);
+  }
+  d->st.params = k->dp_elems;
+  d->ks = k;
+}
+
+static void tf_detach(device *d)
+{
+  tf_device *k = d->ks;
+  if (k == NULL)
+    return;
+  for (size_t i = 0; i < d->pl->p->chunks; i++)
+    tensor_stage_free(k->ts[i]);
+  xbt_free(k->ts);
+  xbt_free(k);
+  d->ks = NULL;
+}
+
+static void tf_compute(const struct pipeline *pl, device *d, const chunk *c, kernel_phase ph, double examples)
+{
+  (void)examples; /* the stage's microbatch is tensor.microbatch */
+  tensor_stage *ts = ((tf_device *)d->ks)->ts[(size_t)(c - pl->chunks) / pl->p->stages];
+  xbt_assert(ph != PHASE_RECOMPUTE, "pipeline: transformer stages recompute inside their backward");
+  if (ph == PHASE_FORWARD)
+    tensor_stage_forward(ts);
+  else
+    tensor_stage_backward(ts);
+}
+
+/* PTD-P sec. 4.1: the slices that came from the t ranks of the other stage, allgathered
+ * so every rank of the group holds the whole b s h. */
+static void tf_received(const struct pipeline *pl, device *d, const chunk *c, double examples)
+{
+  (void)c;
+  if (!pl->p->scatter_gather || pl->t == 1)
+    return;
+  size_t j = d->lane / pl->t, r = d->lane % pl->t;
+  coll_allgather(pl->tcomm[d->rank * pl->dp + j], r, NULL, (size_t)examples * pl->tp.seq * pl->tp.hidden);
+}
+
+/* The flush (PTD-P sec. 2, Megatron-LM's finalize): each (stage, tensor rank) allreduces
+ * its gradients across the d replicas (ring, one bucket), then the first and last stage
+ * allreduce the tied embedding's V h / t rows; the optimizer costs no simulated time, as in
+ * tensor.c. */
+static void tf_flush(struct pipeline *pl, device *d)
+{
+  tf_device *k = d->ks;
+  size_t j = d->lane / pl->t, r = d->lane % pl->t, p = pl->p->stages;
+  double t0 = simgrid_get_clock();
+  if (pl->dcomm)
+    coll_allreduce(pl->dcomm[d->rank * pl->t + r], j, NULL, (size_t)k->dp_elems, COLL_RING);
+  if (pl->ecomm && (d->rank == 0 || d->rank == p - 1))
+    coll_allreduce(pl->ecomm[d->lane], d->rank == 0 ? 0 : 1, NULL, pl->tp.vocab * pl->tp.hidden / pl->t, COLL_RING);
+  d->st.update_s += simgrid_get_clock() - t0;
+}
+
+static const chunk_kernel transformer_kernel = {tf_costs, tf_attach, tf_detach, tf_compute, tf_received, tf_flush,
+                                                NULL, NULL, NULL, NULL, NULL};
 
 /* ---- a device's operations -------------------------------------------------- */
 
-/* Simulated seconds of one phase of chunk c on b examples. */
-static double timed_phase(device *d, const chunk *c, kernel_phase ph, double b)
+/* Simulated seconds of one phase of chunk c on b examples, after handling the message
+ * it computes on (got). */
+static double timed_phase(device *d, const chunk *c, kernel_phase ph, double b, int got)
 {
   double t0 = simgrid_get_clock();
-  d->pl->kernel->compute(d->pl, c, ph, b);
+  if (got && d->pl->kernel->received)
+    d->pl->kernel->received(d->pl, d, c, b);
+  d->pl->kernel->compute(d->pl, d, c, ph, b);
   return simgrid_get_clock() - t0;
 }
 
@@ -407,7 +559,8 @@ static void send_to(device *d, const chunk *to, msg *out, double elems)
 {
   double bytes = msg_bytes(elems, d->pl->cfg->elem_bytes);
   d->st.bytes_sent += bytes;
-  msg_send(out->kind == MSG_ACTIVATIONS ? to->fwd_in : to->bwd_in, d->pl->cfg->hosts[to->device], out, bytes);
+  msg_send(out->kind == MSG_ACTIVATIONS ? to->fwd_in[d->lane] : to->bwd_in[d->lane],
+           d->pl->cfg->hosts[to->device * d->pl->lanes + d->lane], out, bytes);
 }
 
 /* A message for microbatch mb of step `step` with room for n elements with numerics,
@@ -424,10 +577,10 @@ static void forward_op(device *d, const pipeline_op *op, long step)
   pipeline *pl = d->pl;
   chunk *c = &pl->chunks[op->chunk];
   double b = (double)pl->p->microbatch;
-  msg *in = op->chunk > 0 ? receive_from(c->fwd_in, MSG_ACTIVATIONS, step, op->microbatch) : NULL;
+  msg *in = op->chunk > 0 ? receive_from(c->fwd_in[d->lane], MSG_ACTIVATIONS, step, op->microbatch) : NULL;
   msg *out = op->chunk + 1 < pl->K ? message(pl, MSG_ACTIVATIONS, op->chunk, step, op->microbatch, b * c->out_width)
                                    : NULL;
-  d->st.forward_s += timed_phase(d, c, PHASE_FORWARD, b);
+  d->st.forward_s += timed_phase(d, c, PHASE_FORWARD, b, in != NULL);
   if (pl->numeric)
     pl->kernel->forward(c->k, op->microbatch, in ? NULL : pl->X, in, out ? out->data : NULL, !pl->p->recompute);
   else
@@ -445,15 +598,15 @@ static void backward_op(device *d, const pipeline_op *op, long step)
   pipeline *pl = d->pl;
   chunk *c = &pl->chunks[op->chunk];
   double b = (double)pl->p->microbatch;
-  msg *in = op->chunk + 1 < pl->K ? receive_from(c->bwd_in, MSG_GRADIENTS, step, op->microbatch) : NULL;
+  msg *in = op->chunk + 1 < pl->K ? receive_from(c->bwd_in[d->lane], MSG_GRADIENTS, step, op->microbatch) : NULL;
   if (pl->p->recompute) { /* one more forward, from the stashed input (Chen et al. 2016) */
-    d->st.recompute_s += timed_phase(d, c, PHASE_RECOMPUTE, b);
+    d->st.recompute_s += timed_phase(d, c, PHASE_RECOMPUTE, b, 0);
     if (pl->numeric)
       pl->kernel->recompute(c->k, op->microbatch);
     stash_add(d, b * (c->act_elems - c->in_width));
   }
   msg *out = op->chunk > 0 ? message(pl, MSG_GRADIENTS, op->chunk, step, op->microbatch, b * c->in_width) : NULL;
-  d->st.backward_s += timed_phase(d, c, PHASE_BACKWARD, b);
+  d->st.backward_s += timed_phase(d, c, PHASE_BACKWARD, b, in != NULL);
   if (pl->numeric)
     pl->kernel->backward(c->k, op->microbatch, in ? in->data : NULL, out ? out->data : NULL);
   msg_free(in);
@@ -461,27 +614,6 @@ static void backward_op(device *d, const pipeline_op *op, long step)
     send_to(d, &pl->chunks[op->chunk - 1], out, b * c->in_width);
   d->stashed--;
   stash_add(d, -b * c->act_elems);
-}
-
-/* The flush: every chunk of the device applies w -= lr * (accumulated / m). */
-static void apply_update(device *d)
-{
-  pipeline *pl = d->pl;
-  double params = 0;
-  for (size_t c = d->rank; c < pl->K; c += pl->p->stages)
-    params += pl->chunks[c].params;
-  double t0 = simgrid_get_clock();
-  run_execute(pl->cfg, cost_update_flops((size_t)params, 0));
-  d->st.update_s += simgrid_get_clock() - t0;
-  for (size_t c = d->rank; pl->numeric && c < pl->K; c += pl->p->stages) {
-    const chunk *ch = &pl->chunks[c];
-    size_t off = net_layer_offset(pl->cfg->model, ch->first - 1);
-    size_t len = net_layer_offset(pl->cfg->model, ch->last) - off;
-    gsl_vector_view w = gsl_vector_subvector(pl->w, off, len), acc = gsl_vector_subvector(pl->acc, off, len);
-    gsl_vector_scale(&acc.vector, 1.0 / (double)pl->p->microbatches);
-    optim_sgd_apply(w.vector.data, acc.vector.data, len, pl->p->lr);
-    gsl_vector_set_zero(&acc.vector);
-  }
 }
 
 /* Device 0, between steps, with every device at the barrier: the finished step is
@@ -509,7 +641,7 @@ static int all_go_on(device *d, long step)
 {
   pipeline *pl = d->pl;
   sg_barrier_wait(pl->start);
-  if (d->rank == 0)
+  if (d->idx == 0)
     between_steps(pl, step);
   sg_barrier_wait(pl->start);
   return pl->go;
@@ -519,10 +651,12 @@ static void listen(device *d)
 {
   pipeline *pl = d->pl;
   for (size_t c = d->rank; c < pl->K; c += pl->p->stages) {
-    sg_mailbox_set_receiver(sg_mailbox_get_name(pl->chunks[c].fwd_in));
-    sg_mailbox_set_receiver(sg_mailbox_get_name(pl->chunks[c].bwd_in));
+    sg_mailbox_set_receiver(sg_mailbox_get_name(pl->chunks[c].fwd_in[d->lane]));
+    sg_mailbox_set_receiver(sg_mailbox_get_name(pl->chunks[c].bwd_in[d->lane]));
   }
 }
+
+static void pl_flush(device *d) { d->pl->kernel->flush(d->pl, d); }
 
 static void device_actor(int argc, char **argv)
 {
@@ -536,7 +670,7 @@ static void device_actor(int argc, char **argv)
         backward_op(d, &d->ops[i], step);
       else
         forward_op(d, &d->ops[i], step);
-    apply_update(d);
+    pl_flush(d);
   }
   eval_finished(d->pl->eval);
 }
@@ -572,9 +706,35 @@ static void chunks_init(pipeline *pl, const size_t *counts)
     ch->device = c % pl->p->stages;
     pl->kernel->costs(pl, ch);
     l = ch->last + 1;
-    ch->fwd_in = mbox_of("pp-fwd", (int)c);
-    ch->bwd_in = mbox_of("pp-bwd", (int)c);
+    ch->fwd_in = xbt_malloc(pl->lanes * sizeof(sg_mailbox_t));
+    ch->bwd_in = xbt_malloc(pl->lanes * sizeof(sg_mailbox_t));
+    if (pl->lanes == 1) {
+      ch->fwd_in[0] = mbox_of("pp-fwd", (int)c);
+      ch->bwd_in[0] = mbox_of("pp-bwd", (int)c);
+    }
+    for (size_t lane = 0; pl->lanes > 1 && lane < pl->lanes; lane++) {
+      char fwd[32], bwd[32];
+      snprintf(fwd, sizeof(fwd), "pp-fwd-%zu", c);
+      snprintf(bwd, sizeof(bwd), "pp-bwd-%zu", c);
+      ch->fwd_in[lane] = mbox_of(fwd, (int)lane);
+      ch->bwd_in[lane] = mbox_of(bwd, (int)lane);
+    }
   }
+}
+
+/* Layers the chunks split: the transformer's, or the dense layers of the shapes. */
+static size_t model_layers(const pipeline *pl)
+{
+  return pl->p->transformer ? pl->tp.layers : arch_n_layers(pl->shapes) - 1;
+}
+
+/* Megatron-LM's split of transformer layers: the same number on every chunk (the
+ * embedding and the logits ride on the first and last); a remainder goes one layer each
+ * to the first chunks. */
+static void split_uniform(size_t layers, size_t k, size_t *counts)
+{
+  for (size_t c = 0; c < k; c++)
+    counts[c] = layers / k + (c < layers % k ? 1 : 0);
 }
 
 static int counts_fit(const pipeline *pl, const size_t *counts)
@@ -585,7 +745,7 @@ static int counts_fit(const pipeline *pl, const size_t *counts)
       return 0;
     sum += counts[c];
   }
-  return sum == arch_n_layers(pl->shapes) - 1;
+  return sum == model_layers(pl);
 }
 
 static void numerics_init(pipeline *pl)
@@ -605,22 +765,71 @@ static void numerics_init(pipeline *pl)
     pl->chunks[c].k = pl->kernel->create(pl, &pl->chunks[c]);
 }
 
+/* 3D parallelism's communicators, Megatron-LM's order (initialize_model_parallel): device
+ * (s, j, r) on hosts[(s dp + j) t + r]; the tensor group of (s, j) is t consecutive hosts,
+ * the data-parallel group of (s, r) the hosts r apart by t within stage s's d t hosts, the
+ * embedding pair of lane (j, r) its devices on the first and the last stage. */
+static void comms_init(pipeline *pl)
+{
+  const run_config *cfg = pl->cfg;
+  size_t p = pl->p->stages, t = pl->t, dp = pl->dp;
+  coll_opts o = {cfg->elem_bytes, 0, cfg, 0};
+  pl->tcomm = xbt_malloc0(p * dp * sizeof(coll_comm *));
+  for (size_t g = 0; g < p * dp; g++)
+    pl->tcomm[g] = coll_comm_create("pp-tensor", cfg->hosts + g * t, t, &o);
+  sg_host_t *h = xbt_malloc((dp > 2 ? dp : 2) * sizeof(sg_host_t));
+  if (dp > 1) {
+    pl->dcomm = xbt_malloc0(p * t * sizeof(coll_comm *));
+    for (size_t s = 0; s < p; s++)
+      for (size_t r = 0; r < t; r++) {
+        for (size_t j = 0; j < dp; j++)
+          h[j] = cfg->hosts[(s * dp + j) * t + r];
+        pl->dcomm[s * t + r] = coll_comm_create("pp-data", h, dp, &o);
+      }
+  }
+  if (pl->tp.vocab > 0 && p > 1) {
+    pl->ecomm = xbt_malloc0(pl->lanes * sizeof(coll_comm *));
+    for (size_t lane = 0; lane < pl->lanes; lane++) {
+      h[0] = cfg->hosts[lane];
+      h[1] = cfg->hosts[(p - 1) * pl->lanes + lane];
+      pl->ecomm[lane] = coll_comm_create("pp-embedding", h, 2, &o);
+    }
+  }
+  xbt_free(h);
+}
+
+/* The shapes a transformer pipeline can run (as tensor_stage_create checks them). */
+static int transformer_fits(const tensor_params *q)
+{
+  return q->ranks > 0 && q->heads > 0 && q->hidden % q->heads == 0 && q->heads % q->ranks == 0 &&
+         (!q->seqpar || q->seq % q->ranks == 0) && (q->vocab % q->ranks == 0);
+}
+
 pipeline *pipeline_deploy(const run_config *cfg, const arch *shapes, metrics *m)
 {
   const pipeline_params *p = &cfg->pipeline;
   size_t K = p->stages * p->chunks;
-  if (p->stages == 0 || cfg->n_hosts < p->stages || K == 0 || arch_n_layers(shapes) < K + 1 ||
+  size_t layers = p->transformer ? cfg->tensor.layers : arch_n_layers(shapes) - 1;
+  if (p->stages == 0 || cfg->n_hosts < pipeline_hosts_needed(p, &cfg->tensor) || K == 0 || layers < K ||
       pipeline_schedule_ops((pipeline_schedule)p->schedule, p->stages, p->microbatches, p->chunks, 0, NULL) == 0 ||
-      (cfg->numerics && !shapes_fit_model(shapes, cfg->model)))
+      (cfg->numerics && (p->transformer || !shapes_fit_model(shapes, cfg->model))) ||
+      (p->transformer && (p->recompute || !transformer_fits(&cfg->tensor))))
     return NULL;
   pipeline *pl = xbt_malloc0(sizeof(*pl));
   pl->cfg = cfg;
   pl->p = p;
   pl->shapes = shapes;
   pl->K = K;
+  pl->tp = cfg->tensor;
+  pl->t = p->transformer ? cfg->tensor.ranks : 1;
+  pl->dp = p->transformer && cfg->tensor.dp > 0 ? cfg->tensor.dp : 1;
+  pl->lanes = pl->t * pl->dp;
+  pl->n_devs = p->stages * pl->lanes;
   size_t *counts = xbt_malloc0(K * sizeof(size_t));
   if (p->split)
     memcpy(counts, p->split, K * sizeof(size_t));
+  else if (p->transformer)
+    split_uniform(layers, K, counts);
   else
     pipeline_split_balanced(shapes, K, counts);
   if (!counts_fit(pl, counts)) {
@@ -628,34 +837,48 @@ pipeline *pipeline_deploy(const run_config *cfg, const arch *shapes, metrics *m)
     xbt_free(pl);
     return NULL;
   }
-  pl->kernel = &dense_kernel;
+  pl->kernel = p->transformer ? &transformer_kernel : &dense_kernel;
   chunks_init(pl, counts);
   xbt_free(counts);
+  if (p->transformer)
+    comms_init(pl);
   if (cfg->numerics)
     numerics_init(pl);
-  pl->start = sg_barrier_init((unsigned)p->stages);
+  pl->start = sg_barrier_init((unsigned)pl->n_devs);
   pl->mu = sg_mutex_init();
   pl->slot = metrics_slot_at(m, 0);
-  pl->eval = eval_ctl_create(cfg, m, (int)p->stages, cfg->numerics ? snapshot : NULL, pl);
-  pl->devs = xbt_malloc0(p->stages * sizeof(device));
+  pl->eval = eval_ctl_create(cfg, m, (int)pl->n_devs, cfg->numerics ? snapshot : NULL, pl);
+  pl->devs = xbt_malloc0(pl->n_devs * sizeof(device));
   size_t n_ops = 2 * (size_t)p->microbatches * p->chunks;
-  for (size_t s = 0; s < p->stages; s++) {
-    device *d = &pl->devs[s];
+  for (size_t i = 0; i < pl->n_devs; i++) {
+    device *d = &pl->devs[i];
     char name[48];
     d->pl = pl;
-    d->rank = s;
+    d->idx = i;
+    d->rank = i / pl->lanes;
+    d->lane = i % pl->lanes;
+    size_t s = d->rank;
     d->ops = xbt_malloc(n_ops * sizeof(pipeline_op));
     d->n_ops = pipeline_schedule_ops((pipeline_schedule)p->schedule, p->stages, p->microbatches, p->chunks, s, d->ops);
     xbt_assert(d->n_ops == n_ops, "device %zu: %zu operations, want %zu", s, d->n_ops, n_ops);
     for (size_t c = s; c < K; c += p->stages)
       d->st.params += pl->chunks[c].params;
-    mbox_name(name, sizeof(name), "pp-device", (int)s);
-    sg_actor_t a = sg_actor_init(name, cfg->hosts[s]);
+    if (pl->kernel->attach)
+      pl->kernel->attach(pl, d);
+    mbox_name(name, sizeof(name), "pp-device", (int)i);
+    sg_actor_t a = sg_actor_init(name, cfg->hosts[i]);
     sg_actor_set_data(a, d);
     sg_actor_start(a, device_actor, 0, NULL);
   }
   eval_start(pl->eval, cfg->hosts[0]);
   return pl;
+}
+
+static void comms_free(coll_comm **c, size_t n)
+{
+  for (size_t i = 0; c && i < n; i++)
+    coll_comm_free(c[i]);
+  xbt_free(c);
 }
 
 void pipeline_free(pipeline *pl)
@@ -664,8 +887,18 @@ void pipeline_free(pipeline *pl)
     return;
   for (size_t c = 0; pl->numeric && c < pl->K; c++)
     pl->kernel->free(pl->chunks[c].k);
-  for (size_t s = 0; s < pl->p->stages; s++)
-    xbt_free(pl->devs[s].ops);
+  for (size_t i = 0; i < pl->n_devs; i++) {
+    if (pl->kernel->detach)
+      pl->kernel->detach(&pl->devs[i]);
+    xbt_free(pl->devs[i].ops);
+  }
+  for (size_t c = 0; c < pl->K; c++) {
+    xbt_free(pl->chunks[c].fwd_in);
+    xbt_free(pl->chunks[c].bwd_in);
+  }
+  comms_free(pl->tcomm, pl->p->stages * pl->dp);
+  comms_free(pl->dcomm, pl->p->stages * pl->t);
+  comms_free(pl->ecomm, pl->lanes);
   xbt_free(pl->devs);
   xbt_free(pl->chunks);
   if (pl->w) {
@@ -686,7 +919,7 @@ void pipeline_free(pipeline *pl)
 void pipeline_stage_get(const pipeline *pl, size_t s, pipeline_stage_stats *st)
 {
   xbt_assert(s < pl->p->stages, "stage %zu of %zu", s, pl->p->stages);
-  *st = pl->devs[s].st;
+  *st = pl->devs[s * pl->lanes].st; /* replica 0's tensor rank 0 */
   st->busy_s = st->forward_s + st->backward_s + st->recompute_s;
   st->idle_s = pl->end - st->busy_s - st->update_s;
 }
@@ -709,6 +942,25 @@ void pipeline_result_get(const pipeline *pl, pipeline_result *r)
   double mb = (double)r->steps * (double)p->microbatches;
   r->t_forward_s = mb > 0 ? pl->devs[0].st.forward_s / mb : 0;
   r->t_backward_s = mb > 0 ? pl->devs[0].st.backward_s / mb : 0;
+  r->gpus = pl->n_devs;
+  for (size_t i = 0; i < pl->n_devs; i++)
+    r->p2p_bytes += pl->devs[i].st.bytes_sent;
+  if (p->transformer) {
+    r->model_flops = tensor_microbatch_flops(&pl->tp) * mb * (double)pl->dp;
+    r->tflops_per_gpu = pl->end > 0 ? r->model_flops / pl->end / (double)pl->n_devs / 1e12 : 0;
+  }
+}
+
+const coll_comm *pipeline_tensor_comm(const pipeline *pl, size_t s, size_t j)
+{
+  xbt_assert(s < pl->p->stages && j < pl->dp, "stage %zu replica %zu", s, j);
+  return pl->tcomm ? pl->tcomm[s * pl->dp + j] : NULL;
+}
+
+const coll_comm *pipeline_dp_comm(const pipeline *pl, size_t s, size_t r)
+{
+  xbt_assert(s < pl->p->stages && r < pl->t, "stage %zu tensor rank %zu", s, r);
+  return pl->dcomm ? pl->dcomm[s * pl->t + r] : NULL;
 }
 
 void pipeline_chunk_layers(const pipeline *pl, size_t c, size_t *first, size_t *last)

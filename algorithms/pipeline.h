@@ -7,6 +7,7 @@
 
 #include <stddef.h>
 
+#include "algorithms/collectives.h"
 #include "algorithms/metrics.h"
 #include "algorithms/run.h"
 #include "models/arch.h"
@@ -51,7 +52,10 @@ int pipeline_split_balanced(const arch *shapes, size_t k, size_t *counts);
 
 typedef struct pipeline pipeline;
 
-/* Per stage (device) measurements after the run, over all steps. */
+/* Per stage (device) measurements after the run, over all steps; for transformer stages,
+ * those of the stage's replica 0, tensor rank 0 (forward_s and backward_s include its
+ * tensor group's collectives and the allgather of incoming slices, update_s the flush's
+ * data-parallel and embedding allreduces, params its gradient elements). */
 typedef struct pipeline_stage_stats {
   double forward_s, backward_s, recompute_s; /* time computing (busy = their sum) */
   double update_s;                /* applying the step's update */
@@ -70,19 +74,30 @@ typedef struct pipeline_result {
   double formula_ideal;     /* PTD-P's convention: (p-1)/m or (p-1)/(v*m) */
   double t_forward_s, t_backward_s; /* stage 0's forward and backward of one microbatch
                                        through all its chunks, measured */
+  size_t gpus;              /* devices: stages, or stages x tensor.ranks x tensor.data_parallel */
+  double p2p_bytes;         /* wire bytes of every device's activation and gradient messages */
+  double model_flops;       /* transformer: tensor_microbatch_flops (the whole model) x m x steps x d */
+  double tflops_per_gpu;    /* transformer: model_flops / makespan_s / gpus / 1e12; else 0 */
 } pipeline_result;
 
-/* Device s runs on cfg->hosts[s], s < stages. */
-size_t pipeline_hosts_needed(const pipeline_params *p);
+/* Dense stages: device s runs on cfg->hosts[s], s < stages. Transformer stages (3D): the
+ * device of stage s, replica j < d, tensor rank r < t runs on cfg->hosts[(s d + j) t + r]
+ * (Megatron-LM's order: a tensor group is t consecutive hosts, a stage's d replicas are
+ * adjacent). Returns stages, or stages x t x d. */
+size_t pipeline_hosts_needed(const pipeline_params *p, const tensor_params *t);
 /* One slot: the steps (device 0 counts them). */
 size_t pipeline_metrics_slots(void);
 
 /* Creates the device actors and the evaluator. shapes gives each layer's flops and
  * widths (a virtual net, or model.layers as an arch); a numeric run needs shapes to be
- * cfg->model's layers and trains cfg->model on cfg->train. cfg, shapes and m outlive
- * the run. Returns NULL if the configuration is impossible (too few hosts or layers, a
- * split that does not add up, a schedule that refuses p, m, v, numerics with shapes
- * other than the model's). Free with pipeline_free after the engine has run. */
+ * cfg->model's layers and trains cfg->model on cfg->train. With p->transformer (3D
+ * parallelism) shapes is unused: the chunks are cfg->tensor's GPT layers, with one
+ * communicator per tensor group, per data-parallel group and per embedding pair. cfg,
+ * shapes and m outlive the run. Returns NULL if the configuration is impossible (too few
+ * hosts or layers, a split that does not add up, a schedule that refuses p, m, v, numerics
+ * with shapes other than the model's or with transformer stages, transformer shapes that
+ * do not split over tensor.ranks, pipeline.recompute with transformer stages). Free with
+ * pipeline_free after the engine has run. */
 pipeline *pipeline_deploy(const run_config *cfg, const arch *shapes, metrics *m);
 void pipeline_free(pipeline *pl);
 
@@ -91,5 +106,10 @@ void pipeline_result_get(const pipeline *pl, pipeline_result *r);
 void pipeline_stage_get(const pipeline *pl, size_t s, pipeline_stage_stats *st);
 /* Model chunk c's layers [*first, *last] (arch layers, input = 0), c < stages x chunks. */
 void pipeline_chunk_layers(const pipeline *pl, size_t c, size_t *first, size_t *last);
+/* Transformer stages: the tensor communicator of stage s, replica j, and the data-parallel
+ * communicator of stage s, tensor rank r (members in rank order; coll_comm_host names
+ * them); NULL for dense stages, and for the second when d = 1. */
+const coll_comm *pipeline_tensor_comm(const pipeline *pl, size_t s, size_t j);
+const coll_comm *pipeline_dp_comm(const pipeline *pl, size_t s, size_t r);
 
 #endif

@@ -123,6 +123,11 @@ typedef struct pipeline_params {
   int recompute;       /* activation recomputation: stash only each chunk's input */
   double lr;
   const size_t *split; /* [stages x chunks]: layers of each model chunk, or NULL: balanced by flops */
+  int transformer;     /* 1: the chunks are GPT layers with the shapes of cfg->tensor, each stage a
+                          tensor group of tensor.ranks GPUs, tensor.data_parallel pipeline
+                          replicas (3D parallelism, timing only); 0: dense layers of the shapes */
+  int scatter_gather;  /* transformer: PTD-P sec. 4.1, each tensor rank sends its 1/t of a
+                          boundary's b s h elements and the receiving group allgathers them */
 } pipeline_params;
 
 /* Called by the evaluator after every evaluation (progress display); may be NULL. */

@@ -253,6 +253,12 @@ static int is_tensor(const scenario *sc)
   return strcmp(sc->algorithm, "tensor") == 0;
 }
 
+/* run.algorithm = pipeline with pipeline.model = transformer (3D parallelism). */
+static int is_pipeline3d(const scenario *sc)
+{
+  return is_pipeline(sc) && strcmp(sc->pp_model, "transformer") == 0;
+}
+
 static tensor_params tensor_of(const scenario *sc)
 {
   coll_algo algo = COLL_RING;
@@ -385,7 +391,7 @@ static size_t hosts_needed(const scenario *sc)
   if (is_tensor(sc))
     return (size_t)sc->tp_ranks * (size_t)sc->tp_dp;
   if (is_pipeline(sc))
-    return (size_t)sc->pp_stages;
+    return (size_t)sc->pp_stages * (is_pipeline3d(sc) ? (size_t)sc->tp_ranks * (size_t)sc->tp_dp : 1);
   if (strcmp(sc->algorithm, "sandblaster") == 0) {
     sandblaster_params p = sandblaster_of(sc);
     return sandblaster_hosts_needed(&p);
@@ -636,14 +642,17 @@ static void fill_config(const scenario *sc, const build *b, run_config *cfg)
     cfg->dataparallel = (dataparallel_params){(int)sc->dp_replicas, sc->dp_batch, sc->dp_lr, (int)algo,
                                               sc->dp_bucket_mb * 1024 * 1024, sc->dp_overlap};
   }
-  if (is_tensor(sc))
+  if (is_tensor(sc) || is_pipeline3d(sc))
     cfg->tensor = tensor_of(sc);
   if (is_pipeline(sc)) {
     pipeline_schedule sch = PIPELINE_1F1B;
     pipeline_schedule_parse(sc->pp_schedule, &sch);
     cfg->pipeline = (pipeline_params){(size_t)sc->pp_stages, sc->pp_microbatches, sc->pp_microbatch, (int)sch,
                                       (size_t)sc->pp_chunks, sc->pp_recompute, sc->pp_lr,
-                                      b->pp_nsplit > 0 ? b->pp_split : NULL};
+                                      b->pp_nsplit > 0 ? b->pp_split : NULL, is_pipeline3d(sc),
+                                      sc->pp_scatter_gather};
+    if (is_pipeline3d(sc))
+      cfg->pipeline.microbatch = sc->tp_microbatch;
   }
   scenario_stragglers(sc->stragglers, &cfg->straggler_fraction, &cfg->straggler_slowdown);
 }
@@ -778,7 +787,8 @@ static int simulate(const scenario *sc, build *b, const engine_opts *o, int argc
   res.examples = is_sb    ? sandblaster_examples(sb)
                  : is_sgd ? res.steps * sc->sgd_batch
                  : is_dp  ? res.steps * sc->dp_batch * sc->dp_replicas
-                 : is_pp  ? res.steps * sc->pp_microbatches * sc->pp_microbatch
+                 : is_pp  ? res.steps * sc->pp_microbatches * cfg.pipeline.microbatch *
+                                (is_pipeline3d(sc) ? sc->tp_dp : 1)
                           : res.steps * (is_cons ? sc->rows : sc->batch);
   if (cs)
     res.n_trace = consensus_trace(cs, &res.trace);
@@ -818,6 +828,14 @@ static int simulate(const scenario *sc, build *b, const engine_opts *o, int argc
     printf("dtsim: tensor %s: %zu x %zu GPUs, %.6g simulated s per step, %.4g Tflop/s per GPU (%.3g of peak)%s -> %s/\n",
            res.status, cfg.tensor.ranks, cfg.tensor.dp, trep.r.step_s, trep.r.tflops_per_gpu,
            trep.r.tflops_per_gpu * 1e12 / trep.peak_flops, trep.r.numeric ? ", numerics checked" : "", o->out_dir);
+  } else if (rc == 0 && !o->quiet && is_pipeline3d(sc)) {
+    pipeline_result pr;
+    pipeline_result_get(pp, &pr);
+    double peak = sg_host_get_speed(cfg.hosts[0]) * cfg.speed_factor * cfg.cores;
+    printf("dtsim: pipeline %s: %ld x %ld x %ld GPUs (p x t x d), %.6g simulated s per step, %.4g Tflop/s per GPU "
+           "(%.3g of peak), bubble %.4g -> %s/\n", res.status, sc->pp_stages, sc->tp_ranks, sc->tp_dp,
+           pr.steps > 0 ? pr.makespan_s / (double)pr.steps : 0, pr.tflops_per_gpu, pr.tflops_per_gpu * 1e12 / peak,
+           pr.bubble_fraction, o->out_dir);
   } else if (rc == 0 && !o->quiet) {
     size_t ne = metrics_n_evals(m);
     const metrics_eval *last = ne ? metrics_eval_at(m, ne - 1) : NULL;
@@ -913,6 +931,7 @@ int engine_run(const scenario *sc, const engine_opts *o)
                : is_collective(sc)                         ? "collective.ranks"
                : is_dataparallel(sc)                       ? "dataparallel.replicas"
                : is_tensor(sc)                             ? "tensor.ranks x tensor.data_parallel"
+               : is_pipeline3d(sc)                         ? "pipeline.stages x tensor.ranks x tensor.data_parallel"
                : is_pipeline(sc)                           ? "pipeline.stages"
                                                            : "1 worker");
       rc = fail(err);

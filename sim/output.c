@@ -10,6 +10,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include <simgrid/host.h>
 #include <xbt/sysdep.h>
 
 /* ---- a growing text buffer ---------------------------------------------- */
@@ -365,6 +366,38 @@ static json_t *faults_json(const fault_plan *p)
   return o;
 }
 
+/* Host names of a communicator's members in rank order. */
+static json_t *comm_hosts(const coll_comm *c)
+{
+  json_t *a = json_array();
+  for (size_t i = 0; i < coll_comm_size(c); i++)
+    json_array_append_new(a, json_string(sg_host_get_name(coll_comm_host(c, i))));
+  return a;
+}
+
+/* The 3D part of the pipeline block: shapes, flop rate, and the groups the run used
+ * (tensor_groups[s d + j]: stage s replica j's hosts; dp_groups[s t + r]: stage s tensor
+ * rank r's data-parallel hosts). */
+static void pipeline3d_json(json_t *o, const run_result *r, const pipeline_result *pr)
+{
+  const scenario *sc = r->sc;
+  json_object_set_new(o, "model", json_string("transformer"));
+  json_object_set_new(o, "scatter_gather", json_boolean(sc->pp_scatter_gather));
+  json_object_set_new(o, "tensor_ranks", json_integer(sc->tp_ranks));
+  json_object_set_new(o, "data_parallel", json_integer(sc->tp_dp));
+  json_object_set_new(o, "model_flops", json_num(pr->model_flops));
+  json_object_set_new(o, "tflops_per_gpu", json_num(pr->tflops_per_gpu));
+  json_t *tg = json_array(), *dg = json_array();
+  for (size_t s = 0; s < (size_t)sc->pp_stages; s++)
+    for (size_t j = 0; j < (size_t)sc->tp_dp; j++)
+      json_array_append_new(tg, comm_hosts(pipeline_tensor_comm(r->pipeline, s, j)));
+  for (size_t s = 0; sc->tp_dp > 1 && s < (size_t)sc->pp_stages; s++)
+    for (size_t k = 0; k < (size_t)sc->tp_ranks; k++)
+      json_array_append_new(dg, comm_hosts(pipeline_dp_comm(r->pipeline, s, k)));
+  json_object_set_new(o, "tensor_groups", tg);
+  json_object_set_new(o, "dp_groups", dg);
+}
+
 /* summary.json's "pipeline" block: the schedule, the split, the bubble against its
  * formula (both conventions) and per-stage busy, idle and stash (as pipeline.csv). */
 static json_t *pipeline_json(const run_result *r)
@@ -376,7 +409,7 @@ static json_t *pipeline_json(const run_result *r)
   json_object_set_new(o, "schedule", json_string(sc->pp_schedule));
   json_object_set_new(o, "stages", json_integer(sc->pp_stages));
   json_object_set_new(o, "microbatches", json_integer(sc->pp_microbatches));
-  json_object_set_new(o, "microbatch", json_integer(sc->pp_microbatch));
+  json_object_set_new(o, "microbatch", json_integer(strcmp(sc->pp_model, "transformer") == 0 ? sc->tp_microbatch : sc->pp_microbatch));
   json_object_set_new(o, "chunks", json_integer(sc->pp_chunks));
   json_object_set_new(o, "recompute", json_boolean(sc->pp_recompute));
   for (size_t c = 0; c < (size_t)(sc->pp_stages * sc->pp_chunks); c++) {
@@ -402,9 +435,16 @@ static json_t *pipeline_json(const run_result *r)
     json_object_set_new(x, "idle_s", json_num(st.idle_s));
     json_object_set_new(x, "peak_stashed", json_integer(st.peak_stashed));
     json_object_set_new(x, "peak_stash_bytes", json_num(st.peak_stash_bytes));
+    json_object_set_new(x, "bytes_sent", json_num(st.bytes_sent));
+    json_object_set_new(x, "update_s", json_num(st.update_s));
+    json_object_set_new(x, "params", json_num(st.params));
     json_array_append_new(stages, x);
   }
   json_object_set_new(o, "per_stage", stages);
+  json_object_set_new(o, "gpus", json_integer((json_int_t)pr.gpus));
+  json_object_set_new(o, "p2p_bytes", json_num(pr.p2p_bytes));
+  if (strcmp(sc->pp_model, "transformer") == 0)
+    pipeline3d_json(o, r, &pr);
   return o;
 }
 

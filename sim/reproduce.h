@@ -23,7 +23,7 @@ typedef struct reproduce_opts {
 /* One `dtsim run WORK/INI --quiet --out DIR --set S...` [cfg] in its own process. */
 typedef struct reproduce_job {
   char label[160];   /* "speech-42m on 8 machines": progress and error lines */
-  char sets[6][160]; /* SECTION.KEY=VALUE, n_sets of them */
+  char sets[12][160]; /* SECTION.KEY=VALUE, n_sets of them (12 at most: reproduce.c gives a run 32 arguments) */
   int n_sets;
   const char *cfg;   /* one more argument (a SimGrid --cfg), or NULL */
   char dir[512];     /* the run's --out, inside work */

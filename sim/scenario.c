@@ -447,8 +447,8 @@ static const key_spec keys[] = {
    GE(0), LE(1L << 24)},
   /* [pipeline] */
   {"pipeline", "stages", KT_LONG, FIELD(pp_stages), .def = "2", .unit = "hosts",
-   .doc = "p: pipeline stages (devices), stage s on host s; stages x chunks model chunks need at least as "
-          "many layers.",
+   .doc = "p: pipeline stages (devices), stage s on host s (with `model = transformer`, t x d GPUs per stage: "
+          "see `model`); stages x chunks model chunks need at least as many layers.",
    GE(1), LE(4096)},
   {"pipeline", "microbatches", KT_LONG, FIELD(pp_microbatches), .def = "4", .unit = "microbatches",
    .doc = "m: microbatches per step; the interleaved schedule needs a multiple of `stages`.", GE(1), LE(100000)},
@@ -471,6 +471,20 @@ static const key_spec keys[] = {
    .doc = "Learning rate of the synchronous update, applied with the mean gradient of the step's "
           "microbatches x microbatch examples.",
    GT(0)},
+  {"pipeline", "model", KT_STR, FIELD(pp_model), .def = "dense", .unit = "",
+   .doc = "`dense`: the stages are dense layers of `model.layers` (or `model.virtual`); `transformer`: 3D "
+          "parallelism, timing only: the stages are GPT layers with the shapes of `[tensor]` (hidden, "
+          "heads, layers, seq, microbatch as b, vocab, recompute, sequence_parallel, "
+          "async_grad_allreduce, collective), each stage a tensor group of `tensor.ranks` GPUs, "
+          "`tensor.data_parallel` pipeline replicas; stage s, replica j, tensor rank r on host "
+          "(s x d + j) x t + r; layers split evenly (`split` may set them), the embedding on the first "
+          "chunk and the logits on the last; `pipeline.microbatch` is replaced by `tensor.microbatch` and "
+          "`pipeline.recompute` by `tensor.recompute`.",
+   .choices = "dense|transformer"},
+  {"pipeline", "scatter_gather", KT_BOOL, FIELD(pp_scatter_gather), .def = "on", .unit = "",
+   .doc = "Transformer stages: `on`: each tensor rank sends its b x seq x hidden / t slice of a stage "
+          "boundary to the same rank of the next stage, which allgathers it in its tensor group (PTD-P "
+          "sec. 4.1); `off`: every rank sends the whole b x seq x hidden."},
   {"pipeline", "split", KT_STR, FIELD(pp_split), .def = "balanced", .unit = "layers",
    .doc = "Layers of each model chunk in order, `stages x chunks` counts adding up to the dense layers "
           "(e.g. `2,1,1`); `balanced`: contiguous chunks whose largest training flops are smallest.",
@@ -1758,8 +1772,19 @@ static size_t shape_layers(const scenario *s)
 
 static int validate_pipeline(const scenario *s, char *msg, size_t len)
 {
-  int inter = strcmp(s->pp_schedule, "interleaved") == 0;
-  long chunks = s->pp_stages * s->pp_chunks, layers = (long)shape_layers(s);
+  int inter = strcmp(s->pp_schedule, "interleaved") == 0, tf = strcmp(s->pp_model, "transformer") == 0;
+  long chunks = s->pp_stages * s->pp_chunks, layers = tf ? s->tp_layers : (long)shape_layers(s);
+  if (tf && s->numerics) {
+    msgf(msg, len, "pipeline.model: transformer stages run timing only; set model.numerics = off");
+    return -1;
+  }
+  if (tf && s->pp_recompute) {
+    msgf(msg, len, "pipeline.recompute: transformer stages recompute as tensor.recompute says; set "
+         "pipeline.recompute = off and tensor.recompute = on");
+    return -1;
+  }
+  if (tf && validate_tensor(s, msg, len) != 0)
+    return -1;
   size_t counts[SCENARIO_MAX_LAYERS];
   int n = strcmp(s->pp_split, "balanced") == 0 ? 0 : scenario_layers(s->pp_split, counts, SCENARIO_MAX_LAYERS);
   long sum = 0;
@@ -1776,11 +1801,12 @@ static int validate_pipeline(const scenario *s, char *msg, size_t len)
          "got %ld", s->pp_stages, s->pp_microbatches);
   else if (chunks > layers)
     msgf(msg, len, "pipeline.stages: %ld stages x %ld chunks need at least %ld layers, the %s has %ld", s->pp_stages,
-         s->pp_chunks, chunks, s->virtual_net[0] ? "virtual network" : "model", layers);
+         s->pp_chunks, chunks, tf ? "transformer (tensor.layers)" : s->virtual_net[0] ? "virtual network" : "model",
+         layers);
   else if (n < 0 || (n > 0 && (n != chunks || sum != layers)))
     msgf(msg, len, "pipeline.split: '%s' must give %ld layer counts (stages x chunks) adding up to the %ld layers",
          s->pp_split, chunks, layers);
-  else if (s->numerics && s->virtual_net[0])
+  else if (s->numerics && s->virtual_net[0] && !tf)
     msgf(msg, len, "model.virtual: a numeric pipeline splits model.layers; time a virtual network (%s) with "
          "model.numerics = off", s->virtual_net);
   else if (!s->numerics && s->target_accuracy > 0)

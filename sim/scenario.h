@@ -135,6 +135,8 @@ typedef struct scenario {
   int pp_recompute;
   double pp_lr;
   char pp_split[256];        /* balanced, or layers per model chunk "2,1,1" */
+  char pp_model[16];         /* dense | transformer (3D: GPT stages of [tensor]'s shapes) */
+  int pp_scatter_gather;     /* transformer: PTD-P sec. 4.1 scatter/gather of boundary messages */
   /* [faults] */
   char stragglers[64];       /* FRACTION:SLOWDOWN, or "" */
   char host_failures[512];   /* HOST@TIME[+DURATION],... (faults.h) */

@@ -5,8 +5,8 @@
  * results/consensus/consensus.csv; `dtsim reproduce fig4 --quick` and `fig5 --quick`:
  * files, a proxy that learns, and --check against results/fig4 and results/fig5;
  * `dtsim reproduce megatron --quick`: its rows and --check against results/megatron;
- * `dtsim reproduce pipeline --quick`: its rows against their formula and --check against
- * results/pipeline. */
+ * `dtsim reproduce pipeline --quick`: its rows against their formula, the PTD-P Table 1 rows
+ * (ptdp.csv), and --check against results/pipeline. */
 #include <check.h>
 #include <math.h>
 #include <stdio.h>
@@ -359,6 +359,42 @@ START_TEST(test_reproduce_pipeline_quick)
   cli_write(dir, "pipeline.csv", full);
   free(full);
   const char *changed[] = {"reproduce", "pipeline", "--quick", "--quiet", "--jobs", "1", "--check", "--out", ".", NULL};
+  ck_assert_int_eq(cli_run(dir, changed), 1);
+  /* PTD-P Table 1, --quick: the three smallest rows (1.7B, 3.6B, 7.5B), the paper's 137, 138
+   * and 142 Tflop/s per GPU beside dtsim's; model.efficiency is calibrated on the first, so it
+   * gives 137 to 0.1%; error = dtsim / paper - 1. --check finds a changed ptdp.csv value when
+   * pipeline.csv matches. */
+  ck_assert(cli_exists(dir, "pp/ptdp.png") && cli_exists(dir, "pp/ptdp.ini"));
+  char *pt = cli_read(dir, "pp/ptdp.csv");
+  ck_assert_msg(strncmp(pt, "params_b,hidden,heads,layers,t,p,d,gpus,batch,microbatch,microbatches,chunks,"
+                            "paper_tflops_per_gpu,tflops_per_gpu,error,", 106) == 0, "%.120s", pt);
+  ck_assert_int_eq(cli_lines(pt), 4);
+  static const double paper[] = {137, 138, 142};
+  static const long tp[] = {1, 2, 4};
+  const char *q = strchr(pt, '\n') + 1;
+  for (int k = 0; k < 3; k++, q = strchr(q, '\n') + 1) {
+    double pb, pap, tf, err;
+    long h, a, l, t, pp, d, g, bt, b, m, v;
+    ck_assert_int_eq(sscanf(q, "%lf,%ld,%ld,%ld,%ld,%ld,%ld,%ld,%ld,%ld,%ld,%ld,%lf,%lf,%lf", &pb, &h, &a, &l, &t, &pp,
+                            &d, &g, &bt, &b, &m, &v, &pap, &tf, &err), 15);
+    ck_assert(pap == paper[k] && t == tp[k] && pp == 1 && d == 32 && b == 16 && m == 1);
+    ck_assert_msg(fabs(err - (tf / pap - 1)) < 1e-12, "row %d: error %g", k, err);
+    ck_assert_msg(tf > 0.5 * pap && tf < 1.5 * pap, "row %d: %g Tflop/s per GPU", k, tf);
+    if (k == 0)
+      ck_assert_msg(fabs(err) < 1e-3, "the calibrated row gives %g Tflop/s per GPU", tf);
+  }
+  free(pt);
+  char *fullpp = cli_read("", RESULTS_DIR "/pipeline/pipeline.csv"), *ptdp = cli_read("", RESULTS_DIR "/pipeline/ptdp.csv");
+  cli_write(dir, "pipeline.csv", fullpp);
+  char *row2 = strstr(ptdp, "\n3.6,");
+  ck_assert_ptr_nonnull(row2);
+  char *tfield = row2;
+  for (int c = 0; c < 13; c++) /* to the 14th field, tflops_per_gpu */
+    tfield = strchr(tfield + 1, ',');
+  tfield[1] = tfield[1] == '9' ? '8' : '9';
+  cli_write(dir, "ptdp.csv", ptdp);
+  free(fullpp);
+  free(ptdp);
   ck_assert_int_eq(cli_run(dir, changed), 1);
   free(dir);
 }

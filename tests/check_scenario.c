@@ -50,8 +50,8 @@ static int scenario_equal(const scenario *a, const scenario *b)
 #undef NUM_EQ
 }
 
-/* The struct has 116 fields (sim/scenario.h); each must have exactly one key. */
-#define N_FIELDS 116
+/* The struct has 118 fields (sim/scenario.h); each must have exactly one key. */
+#define N_FIELDS 118
 
 /* Writes text to a fresh file under /tmp; path receives its name. */
 static void write_temp(const char *text, char *path, size_t len)

@@ -3,7 +3,8 @@
 # Environment: DTSIM, REF, RING, GRAD = paths of dtsim, ref_downpour, ref_ring and bench_grad.
 # Knobs (environment): R (replicas, 200), S (shards, 10), STEPS (50), NR (numeric replicas, 20),
 # NSTEPS (numeric steps per replica, 50), P (ring allreduce ranks, 1024), PC (ranks of the callgrind
-# comparison, 256), CG (0: skip it), ONLY (run only that section, e.g. ONLY=8; ONLY=9: the sweep).
+# comparison, 256), CG (0: skip it), ONLY (run only that section, e.g. ONLY=8; ONLY=9: the sweep),
+# M3D (microbatches of the 1T 3D run of section 10, 64; its full step has 512; it also runs M3D / 2).
 set -euo pipefail
 R=${R:-200} S=${S:-10} STEPS=${STEPS:-50} NR=${NR:-20} NSTEPS=${NSTEPS:-50} P=${P:-1024} ONLY=${ONLY:-}
 work=$(mktemp -d)
@@ -199,4 +200,35 @@ same=$(cmp -s "$work/sweep-j1/sweep.csv" "$work/sweep-j2/sweep.csv" && echo iden
 printf '   --jobs 1: %.2f s wall; --jobs 2: %.2f s wall; ratio %.3f (target about 0.5 on 2 free cores)\n' \
   "$t_s1" "$t_s2" "$(awk -v a="$t_s2" -v b="$t_s1" 'BEGIN { print a / b }')"
 printf '   sweep.csv of the two: %s\n' "$same"
+fi
+
+if want 10; then
+M3D=${M3D:-64}
+echo
+echo "== 10. PTD-P's 1T row: 3D parallelism on 3,072 GPUs (t = 8, p = 64, d = 6; 128 layers, h = 25,600,"
+echo "   160 heads, s = 2048, V = 51,200, b = 1, recomputation, 1F1B), selene preset, timing only, one step"
+echo "   of M3D = $M3D microbatches per replica (the paper's batch of 3,072 is 512) and of M3D / 2; per"
+echo "   microbatch each of the 3,072 ranks sends 2 layers x 6 allreduces x 2(t-1) = 168 tensor messages"
+echo "   plus 14 for the boundary allgathers, so wall time is about linear in the microbatches"
+run1t() { # microbatches, output folder
+  /usr/bin/time -f '%M %U %S' -o "$work/rss.out" "$DTSIM" run --quiet --out "$2" --set run.algorithm=pipeline \
+    --set pipeline.model=transformer --set platform.preset=selene --set model.numerics=off \
+    --set model.dtype=fp16 --set model.efficiency=0.44315 --set tensor.ranks=8 --set tensor.data_parallel=6 \
+    --set pipeline.stages=64 --set pipeline.microbatches="$1" --set tensor.layers=128 --set tensor.hidden=25600 \
+    --set tensor.heads=160 --set tensor.seq=2048 --set tensor.vocab=51200 --set tensor.microbatch=1 \
+    --set tensor.recompute=on --set run.max_steps=1
+}
+half=$((M3D / 2))
+t_half=$(wall run1t "$half" "$work/p3d-half")
+read -r rss_half c_half <<<"$(awk '{ printf "%d %.1f", $1, $2 + $3 }' "$work/rss.out")"
+t_full=$(wall run1t "$M3D" "$work/p3d")
+read -r rss_full c_full <<<"$(awk '{ printf "%d %.1f", $1, $2 + $3 }' "$work/rss.out")"
+printf '   m = %d: %.1f s wall, %s s CPU, peak RSS %d MB; m = %d: %.1f s wall, %s s CPU, peak RSS %d MB\n' \
+  "$half" "$t_half" "$c_half" $((rss_half / 1024)) "$M3D" "$t_full" "$c_full" $((rss_full / 1024))
+printf '   m = %d: simulated step %s s, %s Tflop/s per GPU, bubble %s, %s bytes on the wire\n' "$M3D" \
+  "$(json makespan_s "$work/p3d/summary.json")" "$(json tflops_per_gpu "$work/p3d/summary.json")" \
+  "$(json bubble_fraction "$work/p3d/summary.json")" "$(json bytes_total "$work/p3d/summary.json")"
+# CPU time, not wall time, is extrapolated: on a shared machine wall time follows the load
+printf '   extrapolated CPU time of the full step (m = 512), linear through the two: %.0f s\n' \
+  "$(awk -v a="$c_half" -v b="$c_full" -v h="$half" -v f="$M3D" 'BEGIN { print b + (b - a) / (f - h) * (512 - f) }')"
 fi

@@ -1,0 +1,374 @@
+/* check_pipeline3d.c - Check suite for 3D parallelism (run.algorithm = pipeline with
+ * pipeline.model = transformer, algorithms/pipeline.c's transformer kernel over
+ * tensor.c's stages), through the CLI, one simulation per process: one stage equals the
+ * tensor algorithm, the bubble of t = d = 1 against (m+p-1)(t_f+t_b), the exact
+ * stage-boundary bytes with and without PTD-P's scatter/gather, Megatron's host order of
+ * the tensor and data-parallel groups, the exact data-parallel allreduce bytes,
+ * determinism and bad input. */
+#include <check.h>
+#include <jansson.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "algorithms/msg.h"
+#include "cli_util.h"
+
+#define H MSG_HEADER_BYTES /* every message's header (msg.h) */
+#define FP16 2.0           /* model.dtype = fp16: bytes per element on the wire */
+
+static double rel(double a, double b)
+{
+  return fabs(a - b) / fmax(fabs(b), 1e-300);
+}
+
+/* `dtsim run` of 3D parallelism on `platform` (a preset, or a file name in dir when it
+ * ends in .xml), timing only, fp16, one step, with the extra sets; returns summary.json. */
+static json_t *run3d(const char *dir, const char *out, const char *platform, const char *const *sets)
+{
+  char plat[160];
+  int file = strstr(platform, ".xml") != NULL;
+  snprintf(plat, sizeof plat, "platform.%s=%s", file ? "file" : "preset", platform);
+  const char *args[96] = {"run", "--quiet", "--out", out, "--set", "run.algorithm=pipeline", "--set",
+                          "pipeline.model=transformer", "--set", "model.numerics=off", "--set", "model.dtype=fp16",
+                          "--set", "run.max_steps=1", "--set", file ? "platform.preset=" : "platform.file=",
+                          "--set", plat};
+  size_t n = 18;
+  for (size_t i = 0; sets[i]; i++) {
+    args[n++] = "--set";
+    args[n++] = sets[i];
+  }
+  args[n] = NULL;
+  return cli_summary(dir, args, out);
+}
+
+static json_t *pp(json_t *j)
+{
+  return json_object_get(j, "pipeline");
+}
+
+static double pnum(json_t *j, const char *key)
+{
+  return json_number_value(json_object_get(pp(j), key));
+}
+
+static double stage_num(json_t *j, size_t s, const char *key)
+{
+  return json_number_value(json_object_get(json_array_get(json_object_get(pp(j), "per_stage"), s), key));
+}
+
+static double bytes_total(json_t *j)
+{
+  return json_number_value(json_object_get(json_object_get(j, "comm"), "bytes_total"));
+}
+
+/* A star of n hosts host-0 .. host-(n-1): 1 Gflop/s, 1e15 B/s, no latency (communication
+ * next to free), written to dir/fast.xml. */
+static char *fast_dir(int n)
+{
+  char *dir = cli_tmpdir(), hosts[16];
+  snprintf(hosts, sizeof hosts, "%d", n);
+  const char *gen[] = {"platform", "--hosts", hosts, "--topology", "star", "--bw", "1e15", "--lat", "0", "-o",
+                       "fast.xml", NULL};
+  ck_assert_int_eq(cli_run(dir, gen), 0);
+  return dir;
+}
+
+START_TEST(test_pipeline3d_one_stage_equals_tensor)
+{
+  /* p = 1: one chunk holds every layer, the embedding and the logits; its microbatches
+   * run forward then backward as tensor.c's ranks do, and the flush's data-parallel
+   * allreduce is tensor.c's (tensor_stage_dp_elements of the whole model equals
+   * tensor_dp_elements; the optimizer is free in both). The same collectives in the same
+   * order on the same hosts: the same simulated time and bytes, exactly. Two shapes: with
+   * recomputation, a vocabulary and d = 2; with sequence parallelism, no vocabulary. */
+  static const char *shapes[][6] = {
+      {"tensor.recompute=on", "tensor.vocab=512", "tensor.data_parallel=2", "tensor.sequence_parallel=off",
+       "tensor.async_grad_allreduce=on", NULL},
+      {"tensor.recompute=off", "tensor.vocab=0", "tensor.data_parallel=1", "tensor.sequence_parallel=on",
+       "tensor.async_grad_allreduce=off", NULL},
+  };
+  char *dir = cli_tmpdir();
+  for (size_t k = 0; k < 2; k++) {
+    const char *common[] = {"tensor.ranks=2", "tensor.hidden=256", "tensor.heads=8", "tensor.layers=4",
+                            "tensor.seq=128", "tensor.microbatch=2"};
+    const char *sets[32];
+    size_t n = 0;
+    for (size_t i = 0; i < 6; i++)
+      sets[n++] = common[i];
+    for (size_t i = 0; shapes[k][i]; i++)
+      sets[n++] = shapes[k][i];
+    sets[n++] = "pipeline.stages=1";
+    sets[n++] = "pipeline.microbatches=3";
+    sets[n] = NULL;
+    json_t *a = run3d(dir, "pp", "selene", sets);
+    sets[n - 2] = "run.algorithm=tensor";
+    sets[n - 1] = "tensor.microbatches=3";
+    sets[n++] = "tensor.steps=1";
+    sets[n] = NULL;
+    json_t *b = run3d(dir, "tp", "selene", sets);
+    json_t *tb = json_object_get(b, "tensor");
+    double t_tensor = json_number_value(json_object_get(tb, "step_time_s"));
+    ck_assert_msg(pnum(a, "makespan_s") == t_tensor, "case %zu: pipeline %.17g s, tensor %.17g s", k,
+                  pnum(a, "makespan_s"), t_tensor);
+    ck_assert_msg(bytes_total(a) == bytes_total(b), "case %zu: pipeline %.17g bytes, tensor %.17g", k, bytes_total(a),
+                  bytes_total(b));
+    ck_assert_msg(rel(pnum(a, "tflops_per_gpu"), json_number_value(json_object_get(tb, "tflops_per_gpu"))) < 1e-12,
+                  "case %zu: Tflop/s per GPU differ", k);
+    ck_assert(pnum(a, "makespan_s") > 0);
+    json_decref(a);
+    json_decref(b);
+  }
+  free(dir);
+}
+END_TEST
+
+START_TEST(test_pipeline3d_bubble)
+{
+  /* t = d = 1, no vocabulary, on a 1 Gflop/s star with next to free communication: a
+   * stage of 2 GPT layers (b = 1, s = 64, h = 128) takes t_f = 2 (24 b s h^2 + 4 b s^2 h)
+   * flops forward and twice that backward (tensor.c: 48 b s h^2 + 8 b s^2 h), so a step is
+   * (m+p-1)(t_f+t_b) within 1% (GPipe sec. 2.3) and the idle share (p-1)/(m+p-1);
+   * interleaved with v = 2 chunks of one layer, the bubble time is 1/v of that (PTD-P
+   * sec. 2.2.2), within 2%. */
+  static const struct {
+    const char *sched;
+    long p, m, v;
+  } cases[] = {{"1f1b", 4, 8, 1}, {"gpipe", 2, 4, 1}, {"1f1b", 4, 16, 1}, {"interleaved", 2, 4, 2}};
+  char *dir = fast_dir(8);
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    char sp[48], sm[48], ss[48], sv[48], sl[48];
+    long p = cases[i].p, m = cases[i].m, v = cases[i].v;
+    snprintf(sp, sizeof sp, "pipeline.stages=%ld", p);
+    snprintf(sm, sizeof sm, "pipeline.microbatches=%ld", m);
+    snprintf(ss, sizeof ss, "pipeline.schedule=%s", cases[i].sched);
+    snprintf(sv, sizeof sv, "pipeline.chunks=%ld", v);
+    snprintf(sl, sizeof sl, "tensor.layers=%ld", 2 * p);
+    const char *sets[] = {"tensor.ranks=1", "tensor.data_parallel=1", "tensor.hidden=128", "tensor.heads=4", sl,
+                          "tensor.seq=64", "tensor.microbatch=1", "tensor.vocab=0", "tensor.recompute=off",
+                          "model.efficiency=1", "platform.cores=1", sp, sm, ss, sv, NULL};
+    json_t *j = run3d(dir, "out", "fast.xml", sets);
+    double b = 1, s = 64, h = 128;
+    double tf = 2 * (24 * b * s * h * h + 4 * b * s * s * h) / 1e9, tb = 2 * tf;
+    double want = (double)(m + p - 1) * (tf + tb) / (double)v + (double)m * (tf + tb) * (1 - 1.0 / (double)v);
+    double formula = (double)(p - 1) / (double)(v * m + p - 1);
+    ck_assert_msg(rel(pnum(j, "t_forward_s"), tf) < 1e-6, "t_f %.17g want %.17g", pnum(j, "t_forward_s"), tf);
+    ck_assert_msg(rel(pnum(j, "makespan_s"), want) < (v > 1 ? 0.02 : 0.01), "%s p %ld m %ld: makespan %.9g want %.9g",
+                  cases[i].sched, p, m, pnum(j, "makespan_s"), want);
+    ck_assert_msg(rel(pnum(j, "bubble_fraction"), formula) < (v > 1 ? 0.02 : 0.01),
+                  "%s p %ld m %ld: bubble %.9g formula %.9g", cases[i].sched, p, m, pnum(j, "bubble_fraction"),
+                  formula);
+    json_decref(j);
+  }
+  free(dir);
+}
+END_TEST
+
+START_TEST(test_pipeline3d_p2p_bytes)
+{
+  /* p = 2, t = 4, d = 1, m = 3, b = 2, s = 64, h = 128. Every microbatch crosses the one
+   * boundary forward and back. Scatter/gather on (PTD-P sec. 4.1): each of the t ranks
+   * sends b s h / t elements, so p2p = 2 m t (b s h / t x 2 + H) bytes; off: every rank
+   * sends the whole b s h, 2 m t (b s h x 2 + H). Each received slice set is allgathered
+   * in the receiving group: a ring allgather of b s h elements over t ranks sends t - 1
+   * rounds of t blocks, (t - 1)(b s h x 2 + t H) bytes, once per microbatch and
+   * direction; nothing else changes, so bytes_total(on) - bytes_total(off) is exactly
+   * 2 m (t - 1)(b s h x 2 + t H) - (p2p(off) - p2p(on)). Stage 0 sends only activations,
+   * m t-th slices of replica 0 rank 0: m (b s h / t x 2 + H). */
+  char *dir = cli_tmpdir();
+  const double m = 3, t = 4, bsh = 2.0 * 64 * 128;
+  const char *on[] = {"tensor.ranks=4", "tensor.hidden=128", "tensor.heads=4", "tensor.layers=2", "tensor.seq=64",
+                      "tensor.microbatch=2", "tensor.vocab=0", "pipeline.stages=2", "pipeline.microbatches=3",
+                      "pipeline.scatter_gather=on", NULL};
+  json_t *a = run3d(dir, "on", "selene", on);
+  const char *off[] = {"tensor.ranks=4", "tensor.hidden=128", "tensor.heads=4", "tensor.layers=2", "tensor.seq=64",
+                       "tensor.microbatch=2", "tensor.vocab=0", "pipeline.stages=2", "pipeline.microbatches=3",
+                       "pipeline.scatter_gather=off", NULL};
+  json_t *b = run3d(dir, "off", "selene", off);
+  double p2p_on = 2 * m * t * (bsh / t * FP16 + H), p2p_off = 2 * m * t * (bsh * FP16 + H);
+  ck_assert_msg(pnum(a, "p2p_bytes") == p2p_on, "p2p on %.17g want %.17g", pnum(a, "p2p_bytes"), p2p_on);
+  ck_assert_msg(pnum(b, "p2p_bytes") == p2p_off, "p2p off %.17g want %.17g", pnum(b, "p2p_bytes"), p2p_off);
+  ck_assert(stage_num(a, 0, "bytes_sent") == m * (bsh / t * FP16 + H));
+  ck_assert(stage_num(b, 1, "bytes_sent") == m * (bsh * FP16 + H));
+  double gathers = 2 * m * (t - 1) * (bsh * FP16 + t * H);
+  ck_assert_msg(bytes_total(a) - bytes_total(b) == gathers - (p2p_off - p2p_on), "total on %.17g off %.17g",
+                bytes_total(a), bytes_total(b));
+  json_decref(a);
+  json_decref(b);
+  free(dir);
+}
+END_TEST
+
+static const char *host_at(json_t *groups, size_t g, size_t i)
+{
+  return json_string_value(json_array_get(json_array_get(groups, g), i));
+}
+
+START_TEST(test_pipeline3d_host_mapping)
+{
+  /* Megatron-LM's order: device (stage s, replica j, tensor rank r) on host
+   * (s d + j) t + r, so a tensor group is t consecutive hosts and the data-parallel group
+   * of (s, r) the hosts r, r + t, ... of stage s's d t. p = 3, t = 2, d = 2 on a star of
+   * 12 hosts. On selene (host i = GPU i mod 8 of node i / 8), t = 8 puts each tensor
+   * group on one node: group g on gpu-8g .. gpu-8g+7. */
+  char *dir = fast_dir(12);
+  const char *sets[] = {"tensor.ranks=2", "tensor.data_parallel=2", "tensor.hidden=64", "tensor.heads=2",
+                        "tensor.layers=3", "tensor.seq=16", "tensor.microbatch=1", "pipeline.stages=3",
+                        "pipeline.microbatches=3", NULL};
+  json_t *j = run3d(dir, "out", "fast.xml", sets);
+  json_t *tg = json_object_get(pp(j), "tensor_groups"), *dg = json_object_get(pp(j), "dp_groups");
+  ck_assert_int_eq(json_array_size(tg), 6);
+  ck_assert_int_eq(json_array_size(dg), 6);
+  for (size_t s = 0; s < 3; s++)
+    for (size_t jj = 0; jj < 2; jj++)
+      for (size_t r = 0; r < 2; r++) {
+        char want[32];
+        snprintf(want, sizeof want, "host-%zu", (s * 2 + jj) * 2 + r);
+        ck_assert_str_eq(host_at(tg, s * 2 + jj, r), want);
+        ck_assert_str_eq(host_at(dg, s * 2 + r, jj), want);
+      }
+  ck_assert_int_eq((long)pnum(j, "gpus"), 12);
+  json_decref(j);
+  const char *sel[] = {"tensor.ranks=8", "tensor.data_parallel=2", "tensor.hidden=64", "tensor.heads=8",
+                       "tensor.layers=2", "tensor.seq=16", "tensor.microbatch=1", "pipeline.stages=2",
+                       "pipeline.microbatches=2", NULL};
+  j = run3d(dir, "sel", "selene", sel);
+  tg = json_object_get(pp(j), "tensor_groups");
+  ck_assert_int_eq(json_array_size(tg), 4);
+  for (size_t g = 0; g < 4; g++)
+    for (size_t r = 0; r < 8; r++) {
+      char want[32];
+      snprintf(want, sizeof want, "gpu-%zu", 8 * g + r);
+      ck_assert_str_eq(host_at(tg, g, r), want);
+    }
+  json_decref(j);
+  free(dir);
+}
+END_TEST
+
+/* Gradient elements of a rank of a stage of `layers` GPT layers: Megatron's layer holds
+ * 12h^2 + 13h parameters, of which QKV (3h^2 + 3h), Wo (h^2), W1 (4h^2 + 4h) and W2 (4h^2)
+ * are split over t and bo, b2 and the two LayerNorms (6h) replicated; the first stage adds
+ * its V/t rows of the tied embedding and the s x h position embedding, the last the V/t
+ * rows and the final LayerNorm (2h). */
+static double stage_elements(double layers, double h, double t, double V, double s, int first, int last)
+{
+  return layers * ((12 * h * h + 7 * h) / t + 6 * h) + (first ? V * h / t + s * h : 0) + (last ? V * h / t + 2 * h : 0);
+}
+
+START_TEST(test_pipeline3d_dp_bytes)
+{
+  /* p = 2, t = 2, h = 64, 3 layers (2 on stage 0, 1 on stage 1), V = 256, s = 16. Going
+   * from d = 1 to d = 2 doubles every tensor collective, boundary message and embedding
+   * allreduce, and adds one ring allreduce of n_s elements per (stage, tensor rank) over
+   * 2 replicas: 2 (d - 1) rounds of d blocks, 2 (d - 1)(n_s x 2 + d H) bytes. So
+   * bytes_total(d = 2) - 2 bytes_total(d = 1) = sum over s, r of 2 (n_s x 2 + 2 H). */
+  char *dir = cli_tmpdir();
+  const char *d1[] = {"tensor.ranks=2", "tensor.data_parallel=1", "tensor.hidden=64", "tensor.heads=4",
+                      "tensor.layers=3", "tensor.seq=16", "tensor.microbatch=1", "tensor.vocab=256",
+                      "tensor.recompute=on", "pipeline.stages=2", "pipeline.microbatches=2", NULL};
+  json_t *a = run3d(dir, "d1", "selene", d1);
+  const char *d2[] = {"tensor.ranks=2", "tensor.data_parallel=2", "tensor.hidden=64", "tensor.heads=4",
+                      "tensor.layers=3", "tensor.seq=16", "tensor.microbatch=1", "tensor.vocab=256",
+                      "tensor.recompute=on", "pipeline.stages=2", "pipeline.microbatches=2", NULL};
+  json_t *b = run3d(dir, "d2", "selene", d2);
+  double n0 = stage_elements(2, 64, 2, 256, 16, 1, 0), n1 = stage_elements(1, 64, 2, 256, 16, 0, 1);
+  ck_assert_msg(stage_num(b, 0, "params") == n0, "stage 0: %.17g elements, want %.17g", stage_num(b, 0, "params"), n0);
+  ck_assert_msg(stage_num(b, 1, "params") == n1, "stage 1: %.17g elements, want %.17g", stage_num(b, 1, "params"), n1);
+  double dp = 2 * (2 * (n0 * FP16 + 2 * H)) + 2 * (2 * (n1 * FP16 + 2 * H)); /* 2 tensor ranks per stage */
+  ck_assert_msg(bytes_total(b) - 2 * bytes_total(a) == dp, "data-parallel bytes %.17g, want %.17g",
+                bytes_total(b) - 2 * bytes_total(a), dp);
+  ck_assert(stage_num(b, 0, "update_s") > stage_num(a, 0, "update_s"));
+  json_decref(a);
+  json_decref(b);
+  free(dir);
+}
+END_TEST
+
+START_TEST(test_pipeline3d_determinism)
+{
+  char *dir = cli_tmpdir();
+  const char *sets[] = {"tensor.ranks=2", "tensor.data_parallel=2", "tensor.hidden=64", "tensor.heads=4",
+                        "tensor.layers=4", "tensor.seq=16", "tensor.microbatch=1", "tensor.vocab=256",
+                        "pipeline.stages=2", "pipeline.microbatches=4", "pipeline.schedule=interleaved",
+                        "pipeline.chunks=2", NULL};
+  json_decref(run3d(dir, "a", "selene", sets));
+  json_decref(run3d(dir, "b", "selene", sets));
+  char *x = cli_read(dir, "a/summary.json"), *y = cli_read(dir, "b/summary.json");
+  ck_assert_str_eq(x, y);
+  free(x);
+  free(y);
+  free(dir);
+}
+END_TEST
+
+START_TEST(test_pipeline3d_bad_input)
+{
+  char *dir = cli_tmpdir();
+  struct {
+    const char *set[3];
+    const char *needle;
+  } cases[] = {
+      {{"tensor.ranks=3", NULL}, "tensor.ranks: 3 ranks must divide tensor.heads = 4"},
+      {{"model.numerics=on", NULL}, "pipeline.model: transformer stages run timing only"},
+      {{"pipeline.recompute=on", NULL}, "pipeline.recompute: transformer stages recompute as tensor.recompute says"},
+      {{"pipeline.stages=3", NULL}, "pipeline.stages: 3 stages x 1 chunks need at least 3 layers, the transformer"},
+      {{"pipeline.model=cnn", NULL}, "pipeline.model"},
+      {{"tensor.data_parallel=4", "pipeline.stages=2"},
+       "the platform has 8 hosts, the run needs 16 (pipeline.stages x tensor.ranks x tensor.data_parallel)"},
+  };
+  const char *gen[] = {"platform", "--hosts", "8", "--topology", "star", "-o", "eight.xml", NULL};
+  ck_assert_int_eq(cli_run(dir, gen), 0);
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    const char *args[24] = {"run", "--out", "out", "--set", "run.algorithm=pipeline", "--set",
+                            "pipeline.model=transformer", "--set", "model.numerics=off", "--set",
+                            "platform.preset=", "--set", "platform.file=eight.xml"};
+    size_t n = 13;
+    for (size_t k = 0; k < 2 && cases[i].set[k]; k++) {
+      args[n++] = "--set";
+      args[n++] = cases[i].set[k];
+    }
+    args[n] = NULL;
+    cli_assert_bad_input(dir, args, cases[i].needle);
+  }
+  free(dir);
+}
+END_TEST
+
+static Suite *pipeline3d_suite(void)
+{
+  Suite *s = suite_create("pipeline3d");
+  TCase *tc = tcase_create("timing");
+  tcase_set_timeout(tc, 120);
+  tcase_add_test(tc, test_pipeline3d_one_stage_equals_tensor);
+  tcase_add_test(tc, test_pipeline3d_bubble);
+  suite_add_tcase(s, tc);
+  tc = tcase_create("bytes");
+  tcase_set_timeout(tc, 120);
+  tcase_add_test(tc, test_pipeline3d_p2p_bytes);
+  tcase_add_test(tc, test_pipeline3d_dp_bytes);
+  suite_add_tcase(s, tc);
+  tc = tcase_create("mapping");
+  tcase_set_timeout(tc, 120);
+  tcase_add_test(tc, test_pipeline3d_host_mapping);
+  suite_add_tcase(s, tc);
+  tc = tcase_create("determinism");
+  tcase_set_timeout(tc, 120);
+  tcase_add_test(tc, test_pipeline3d_determinism);
+  suite_add_tcase(s, tc);
+  tc = tcase_create("limits");
+  tcase_set_timeout(tc, 60);
+  tcase_add_test(tc, test_pipeline3d_bad_input);
+  suite_add_tcase(s, tc);
+  return s;
+}
+
+int main(void)
+{
+  SRunner *sr = srunner_create(pipeline3d_suite());
+  srunner_run_all(sr, CK_NORMAL);
+  int failed = srunner_ntests_failed(sr);
+  srunner_free(sr);
+  return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
