@@ -262,6 +262,7 @@ START_TEST(test_reproduce_fig4_quick)
 END_TEST
 
 /* fig5 --quick: its points are points of the committed full grid (the same whole runs). */
+#ifndef DTSIM_SANITIZE /* see reproduce_suite */
 START_TEST(test_reproduce_fig5_committed)
 {
   char *dir = cli_tmpdir();
@@ -273,6 +274,7 @@ START_TEST(test_reproduce_fig5_committed)
   free(dir);
 }
 END_TEST
+#endif
 
 /* megatron --quick: the four model-parallel rows, the 1.2B single-GPU row at exactly the
  * calibrated 39 Tflop/s (125e12 x 0.312), efficiency falling with the model-parallel

@@ -45,7 +45,7 @@ static int scenario_equal(const scenario *a, const scenario *b)
          STR_EQ(stragglers) && NUM_EQ(bw_factor) && NUM_EQ(lat_factor) && NUM_EQ(speed_factor) &&
          STR_EQ(gen_topology) && NUM_EQ(host_cores) && STR_EQ(sharing) && STR_EQ(host_failures) &&
          STR_EQ(link_failures) && STR_EQ(link_degrade) && NUM_EQ(wait_timeout) && NUM_EQ(checkpoint_interval) &&
-         NUM_EQ(checkpoint_bw);
+         NUM_EQ(checkpoint_bw) && STR_EQ(pp_model) && NUM_EQ(pp_scatter_gather);
 #undef STR_EQ
 #undef NUM_EQ
 }
