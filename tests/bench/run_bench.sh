@@ -232,3 +232,23 @@ printf '   m = %d: simulated step %s s, %s Tflop/s per GPU, bubble %s, %s bytes 
 printf '   extrapolated CPU time of the full step (m = 512), linear through the two: %.0f s\n' \
   "$(awk -v a="$c_half" -v b="$c_full" -v h="$half" -v f="$M3D" 'BEGIN { print b + (b - a) / (f - h) * (512 - f) }')"
 fi
+
+if want 11; then
+echo
+echo "== 11. Parallel numerics (issue 8.6): synchronous data parallelism, 32 replicas each computing a real"
+echo "   gradient of a 256-512-512-10 MLP on 256 examples per step, 2 steps, dgx2h hosts; wall time with"
+echo "   one and two SimGrid threads (target: two at least 1.6x faster) and the result files compared"
+par() { # threads, output folder
+  "$DTSIM" run --quiet --out "$2" --set run.algorithm=dataparallel --set run.max_steps=2 --set run.eval_every=1000 \
+    --set platform.preset=dgx2h --set platform.hosts=32 --set model.layers=256,512,512,10 --set data.train=20000 \
+    --set data.test=1000 --set dataparallel.replicas=32 --set dataparallel.batch=256 "--cfg=contexts/nthreads:$1"
+}
+t1=$(wall par 1 "$work/par1")
+t2=$(wall par 2 "$work/par2")
+same=identical
+for f in summary.json progress.csv links.csv breakdown.csv; do
+  cmp -s "$work/par1/$f" "$work/par2/$f" || same="DIFFERENT ($f)"
+done
+printf '   one thread %.2f s, two threads %.2f s: %.2fx; result files %s\n' "$t1" "$t2" \
+  "$(awk -v a="$t1" -v b="$t2" 'BEGIN { print a / b }')" "$same"
+fi
