@@ -4,7 +4,9 @@
 
 #include "models/minibatch.h"
 
+#include <math.h>
 #include <pthread.h>
+#include <stdlib.h>
 #include <string.h>
 #include <simgrid/actor.h>
 #include <simgrid/comm.h>
@@ -12,6 +14,7 @@
 #include <simgrid/exec.h>
 #include <simgrid/host.h>
 #include <simgrid/mutex.h>
+#include <xbt/asserts.h>
 #include <xbt/sysdep.h>
 
 /* SimGrid 3.32's Exec::init() (src/s4u/s4u_Exec.cpp) registers every new execution
@@ -284,6 +287,28 @@ void run_execute(const run_config *cfg, double flops)
    * one execution uses one core). Co-locating actors on a host would need one
    * execution per core instead, so that they share the cores. */
   execute_locked(exec_flops(cfg, flops));
+}
+
+double run_host_mem_bw(sg_host_t host)
+{
+  const char *v = sg_host_get_property_value(host, "mem_bw");
+  if (!v)
+    return 0;
+  char *end;
+  double bw = strtod(v, &end);
+  return end != v && *end == '\0' && bw > 0 && isfinite(bw) ? bw : 0;
+}
+
+void run_execute_mem(const run_config *cfg, double flops, double bytes)
+{
+  double amount = exec_flops(cfg, flops);
+  if (bytes > 0) {
+    sg_host_t h = sg_host_self();
+    double bw = run_host_mem_bw(h);
+    xbt_assert(bw > 0, "host %s has no mem_bw property", sg_host_get_name(h));
+    amount += bytes / bw * sg_host_get_speed(h) * straggler_factor(cfg);
+  }
+  execute_locked(amount);
 }
 
 sg_exec_t run_execute_async(const run_config *cfg, double flops)

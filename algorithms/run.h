@@ -107,6 +107,7 @@ typedef struct tensor_params {
   size_t dp;       /* d: data-parallel replicas of the tensor group (t x d GPUs) */
   int recompute;   /* activation recomputation: each layer's forward again before its backward */
   size_t vocab;    /* V: vocabulary of the embedding and logits layers; 0: not modelled */
+  int kernels;     /* a transformer_kernels: the memory-bound kernels' traffic (transformer.h) */
 } tensor_params;
 
 /* Pipeline parallelism (run.algorithm = pipeline, pipeline.c): the layers split into
@@ -184,6 +185,18 @@ void run_engine_teardown(void);
  * actor's host, at cfg->efficiency of peak: it takes flops / (efficiency * cores * speed)
  * when the actor has its host to itself, as every actor here has. */
 void run_execute(const run_config *cfg, double flops);
+
+/* As run_execute, plus `bytes` of memory-bound work (elementwise kernels) at the host's
+ * memory bandwidth, run_host_mem_bw: bytes / mem_bw seconds more, in the same execution.
+ * Model efficiency and platform.speed_factor do not apply to that part (a faster ALU
+ * does not move bytes faster); a straggler's slowdown does. The host must have mem_bw
+ * when bytes > 0 (sim/ checks it before the run). */
+void run_execute_mem(const run_config *cfg, double flops, double bytes);
+
+/* The host's memory bandwidth in bytes/s: its `mem_bw` property (the dgx2h and selene
+ * presets set it; <prop id="mem_bw" value="900e9"/> in a host or cluster of a platform
+ * file), or 0 when it has none or it is not a positive finite number. */
+double run_host_mem_bw(sg_host_t host);
 
 /* As run_execute, but returns at once with the execution started; the caller waits for
  * it with sg_exec_wait (which frees it), so the actor can communicate meanwhile. */

@@ -109,6 +109,15 @@ static double bs2h(const tensor *t) { return (double)t->d.b * t->d.s * t->d.s * 
 
 static void compute(const tensor *t, double flops) { run_execute(t->cfg, flops / (double)t->p->ranks); }
 
+/* A layer phase: its GEMM flops (all ranks together) and the rank's memory-bound kernels. */
+static void compute_phase(const tensor *t, double flops, transformer_phase ph)
+{
+  const tensor_params *p = t->p;
+  double bytes = transformer_phase_mem_elems(&t->d, (transformer_kernels)p->kernels, p->ranks, p->seqpar, ph) *
+                 t->cfg->elem_bytes;
+  run_execute_mem(t->cfg, flops / (double)p->ranks, bytes);
+}
+
 static double *buf(rank *rk, size_t l, transformer_buf which)
 {
   return rk->parts ? transformer_part_buf(rk->parts[l], which) : NULL;
@@ -185,14 +194,14 @@ static void forward_layer(rank *rk, size_t l)
   if (rk->parts)
     transformer_fwd_ln1(rk->parts[l], w, rk->act[l]);
   gather_rows(rk, l, TRANSFORMER_XN);
-  compute(t, 8 * bsh2(t) + 4 * bs2h(t));
+  compute_phase(t, 8 * bsh2(t) + 4 * bs2h(t), TRANSFORMER_FWD_ATTN);
   if (rk->parts)
     transformer_fwd_attn(rk->parts[l], w);
   reduce_partial(rk, l);
   if (rk->parts)
     transformer_fwd_ln2(rk->parts[l], w);
   gather_rows(rk, l, TRANSFORMER_YN);
-  compute(t, 16 * bsh2(t));
+  compute_phase(t, 16 * bsh2(t), TRANSFORMER_FWD_MLP);
   if (rk->parts)
     transformer_fwd_mlp(rk->parts[l], w);
   reduce_partial(rk, l);
@@ -209,14 +218,14 @@ static void backward_layer(rank *rk, size_t l)
     transformer_bwd_out(rk->parts[l], rk->dcur, rk->gtmp);
   }
   gather_rows(rk, l, TRANSFORMER_DFULL);
-  compute(t, 24 * bsh2(t));
+  compute_phase(t, 24 * bsh2(t), TRANSFORMER_BWD_MLP);
   if (rk->parts)
     transformer_bwd_mlp(rk->parts[l], w, rk->gtmp);
   reduce_grad_with(rk, l, 8 * bsh2(t));
   if (rk->parts)
     transformer_bwd_ln2(rk->parts[l], w, rk->gtmp);
   gather_rows(rk, l, TRANSFORMER_DFULL);
-  compute(t, 10 * bsh2(t) + 8 * bs2h(t));
+  compute_phase(t, 10 * bsh2(t) + 8 * bs2h(t), TRANSFORMER_BWD_ATTN);
   if (rk->parts)
     transformer_bwd_attn(rk->parts[l], w, rk->gtmp);
   reduce_grad_with(rk, l, 6 * bsh2(t));

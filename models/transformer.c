@@ -59,6 +59,50 @@ double transformer_layer_flops(const transformer_dims *d)
   return 24.0 * b * s * h * h + 4.0 * b * s * s * h;
 }
 
+/* Element passes (one element read, or written, once) of the memory-bound kernels per
+ * phase, as {R, S, A} (transformer.h). Read off the two code bases' layer (Megatron-LM
+ * 2019 mpu/transformer.py; 2021 megatron/model/transformer.py, fused_*), counting for
+ * each kernel its inputs and outputs, a dropout mask as half an element (one byte per
+ * fp16 element) and a broadcast bias or mask as nothing:
+ *   unfused, forward attention: LayerNorm 2; the MLP's bias 2, dropout 2.5 and residual
+ *     add 3 (R 9.5); Q, K, V made contiguous 6 and the context 2 (S 8); scores scaled 2,
+ *     masked (multiply, subtract) 4, softmax 2, dropout 2.5 (A 10.5);
+ *   unfused, forward MLP: the attention's bias 2, dropout 2.5, residual 3 and LayerNorm 2
+ *     (R 9.5); GeLU of 4h columns read and written (S 8);
+ *   unfused, backward MLP: dropout 2.5, bias gradient 1, LayerNorm 1 backward 3 and the
+ *     residual gradient's sum 3 (R 9.5); GeLU backward 12 and b1's gradient 4 (S 16);
+ *   unfused, backward attention: LayerNorm 2 backward 3, residual sum 3, dropout 2.5,
+ *     bias gradient 1 (R 9.5); context 2, Q, K, V 6 and their bias gradient 3 (S 11);
+ *     dropout 2.5, softmax 3, mask 2 and scale 2 backward (A 9.5);
+ *   fused: bias-dropout-add 3.5 in place of 7.5 forward, no Q, K, V copies, fused
+ *     scale-mask-softmax 2 forward and 3 backward; GeLU's bias gradient inside its kernel
+ *     stays a read of 4h columns. */
+static const double mem_passes[3][4][3] = {
+    {{0, 0, 0}, {0, 0, 0}, {0, 0, 0}, {0, 0, 0}},
+    {{9.5, 8, 10.5}, {9.5, 8, 0}, {9.5, 16, 0}, {9.5, 11, 9.5}},
+    {{5.5, 2, 4.5}, {5.5, 8, 0}, {9.5, 16, 0}, {9.5, 5, 5.5}},
+};
+
+int transformer_kernels_parse(const char *s, transformer_kernels *k)
+{
+  static const char *const names[] = {"none", "unfused", "fused"};
+  for (int i = 0; i < 3; i++)
+    if (strcmp(s, names[i]) == 0) {
+      *k = (transformer_kernels)i;
+      return 0;
+    }
+  return -1;
+}
+
+double transformer_phase_mem_elems(const transformer_dims *d, transformer_kernels k, size_t t, int seqpar,
+                                   transformer_phase ph)
+{
+  const double *p = mem_passes[k][ph];
+  double b = (double)d->b, s = (double)d->s, h = (double)d->h, a = (double)d->heads, tt = (double)t;
+  double bsh = b * s * h;
+  return p[0] * bsh / (seqpar ? tt : 1) + p[1] * bsh / tt + p[2] * b * a * s * s / tt;
+}
+
 static void fill_uniform(gsl_rng *r, double *x, size_t n, double g)
 {
   for (size_t i = 0; i < n; i++)

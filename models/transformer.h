@@ -38,6 +38,45 @@ size_t transformer_n_params(size_t h);
  * SPEC 5); backward is twice that. */
 double transformer_layer_flops(const transformer_dims *d);
 
+/* ---- Memory-bound kernels ----
+ * The elementwise kernels between a layer's GEMMs (LayerNorm, bias, dropout, residual,
+ * GeLU, scale/mask/softmax, layout copies) run at the GPU's memory bandwidth, not its
+ * flop rate. Their traffic per layer per microbatch, in elements read or written, is
+ *   R x b s h     (replicated on every tensor rank; split t ways with sequence parallelism)
+ * + S x b s h / t (split: the rank's heads or MLP columns)
+ * + A x b a s^2 / t (the rank's attention scores, a heads)
+ * with R, S, A per phase from a table for two software generations (transformer.c):
+ *   TRANSFORMER_KERNELS_UNFUSED: Megatron-LM 2019 (PyTorch eager ops, apex LayerNorm,
+ *     TorchScript GeLU), forward R 19, S 16, A 10.5; backward R 19, S 27, A 9.5;
+ *   TRANSFORMER_KERNELS_FUSED: Megatron-LM 2021 (PTD-P: fused bias-GeLU, bias-dropout-add,
+ *     scale-mask-softmax), forward R 11, S 10, A 4.5; backward R 19, S 21, A 5.5.
+ * The optimizer's traffic (per parameter, per step) is not in it. */
+typedef enum transformer_kernels {
+  TRANSFORMER_KERNELS_NONE,    /* no memory-bound time (GEMM flops only) */
+  TRANSFORMER_KERNELS_UNFUSED,
+  TRANSFORMER_KERNELS_FUSED
+} transformer_kernels;
+
+/* The four compute phases of a tensor-parallel layer, each ending at a collective:
+ * forward attention (to g), forward MLP (to g), backward MLP (to f'), backward attention
+ * (to f'). A kernel that runs just after a collective is counted in the phase before the
+ * next one, and the layer's last ones (forward: the MLP's bias-dropout-residual; backward:
+ * LayerNorm 1 and the residual gradient) in its first phase: the same total per layer. */
+typedef enum transformer_phase {
+  TRANSFORMER_FWD_ATTN,
+  TRANSFORMER_FWD_MLP,
+  TRANSFORMER_BWD_MLP,
+  TRANSFORMER_BWD_ATTN
+} transformer_phase;
+
+/* Parses "none|unfused|fused"; returns 0 or -1. */
+int transformer_kernels_parse(const char *s, transformer_kernels *k);
+/* Elements one of t tensor ranks reads or writes in memory-bound kernels in phase ph of
+ * one layer for one microbatch (seqpar: sequence parallelism splits the replicated ones);
+ * 0 for TRANSFORMER_KERNELS_NONE. */
+double transformer_phase_mem_elems(const transformer_dims *d, transformer_kernels k, size_t t, int seqpar,
+                                   transformer_phase ph);
+
 /* LayerNorm gains 1 and biases 0; matrices U(-g, g) with g = sqrt(6 / (in + out))
  * (Glorot), biases U(-0.1, 0.1) so that their gradients are exercised. Draws from r in
  * layout order. w has transformer_n_params(h) entries, contiguous. */

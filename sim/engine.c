@@ -32,6 +32,7 @@
 #include "models/graph.h"
 #include "models/objective.h"
 #include "models/rng.h"
+#include "models/transformer.h"
 #include "sim/faultcfg.h"
 #include "sim/output.h"
 #include "sim/platform.h"
@@ -263,10 +264,12 @@ static tensor_params tensor_of(const scenario *sc)
 {
   coll_algo algo = COLL_RING;
   coll_algo_parse(sc->tp_collective, &algo);
+  transformer_kernels kernels = TRANSFORMER_KERNELS_NONE;
+  transformer_kernels_parse(sc->tp_kernels, &kernels);
   return (tensor_params){(size_t)sc->tp_ranks, (size_t)sc->tp_hidden, (size_t)sc->tp_heads, (size_t)sc->tp_layers,
                          (size_t)sc->tp_seq, (size_t)sc->tp_microbatch, sc->tp_microbatches, sc->tp_steps,
                          sc->tp_seqpar, sc->tp_async, (int)algo, (size_t)sc->tp_dp, sc->tp_recompute,
-                         (size_t)sc->tp_vocab};
+                         (size_t)sc->tp_vocab, (int)kernels};
 }
 
 /* collective.algorithm = auto: ring, or tree for broadcast and reduce. */
@@ -726,7 +729,15 @@ static int simulate(const scenario *sc, build *b, const engine_opts *o, int argc
   if (cfg.cores > host_cores)
     snprintf(err, ERRLEN, "platform.cores: %ld cores asked, but host %s has %d", sc->cores,
              sg_host_get_name(cfg.hosts[0]), host_cores);
-  if (cfg.cores > host_cores || faulty < 0) {
+  int no_mem_bw = 0;
+  if ((is_tensor(sc) || is_pipeline3d(sc)) && strcmp(sc->tp_kernels, "none") != 0)
+    for (size_t i = 0; i < cfg.n_hosts && !no_mem_bw; i++)
+      if (run_host_mem_bw(cfg.hosts[i]) <= 0) {
+        no_mem_bw = 1;
+        snprintf(err, ERRLEN, "tensor.kernels = %s: host %s has no mem_bw property (bytes/s, e.g. <prop id=\"mem_bw\" "
+                 "value=\"900e9\"/>); the dgx2h and selene presets have it", sc->tp_kernels, sg_host_get_name(cfg.hosts[i]));
+      }
+  if (cfg.cores > host_cores || faulty < 0 || no_mem_bw) {
     if (faulty > 0)
       faults_clear(&plan);
     msg_traffic_free();

@@ -160,24 +160,27 @@ static void fill_gpu_nodes(size_t hosts, size_t per_node, size_t default_nodes, 
 
 /* Megatron-LM (Shoeybi et al. 2019): up to 32 DGX-2H of 16 V100 each; 125 Tflop/s fp16
  * tensor-core peak per V100 (NVIDIA's V100 SXM3 figure, of which Megatron's 39 Tflop/s
- * is 30%); 0.5 us per NVSwitch link and 1 us per IB link are ASSUMPTIONS. */
+ * is 30%); 900 GB/s of HBM2 per V100 (NVIDIA's V100 datasheet); 0.5 us per NVSwitch link
+ * and 1 us per IB link are ASSUMPTIONS. */
 static void fill_dgx2h(size_t hosts, platform_spec *spec)
 {
   fill_gpu_nodes(hosts, 16, 32, spec);
   spec->speed = 125e12;
+  spec->mem_bw = 900e9;
   spec->bw = 150e9;
   spec->lat = 0.5e-6;
   spec->node_bw = 8 * 100e9 / 8;
   spec->node_lat = 1e-6;
 }
 
-/* PTD-P (Narayanan et al. 2021): Selene, 8 A100 per node, 312 Tflop/s fp16 peak,
- * NVSwitch, 8 x 200 Gb/s HDR IB per node in a (non-blocking) 3-level fat tree; 8 nodes
+/* PTD-P (Narayanan et al. 2021): Selene, 8 A100 80GB per node, 312 Tflop/s fp16 peak,
+ * 2,039 GB/s of HBM2e (NVIDIA's A100 80GB SXM datasheet), NVSwitch, 8 x 200 Gb/s HDR IB per node in a (non-blocking) 3-level fat tree; 8 nodes
  * (64 GPUs) by default; latencies as dgx2h (ASSUMPTIONS). */
 static void fill_selene(size_t hosts, platform_spec *spec)
 {
   fill_gpu_nodes(hosts, 8, 8, spec);
   spec->speed = 312e12;
+  spec->mem_bw = 2039e9;
   spec->bw = 300e9;
   spec->lat = 0.5e-6;
   spec->node_bw = 8 * 200e9 / 8;
@@ -393,6 +396,19 @@ static int valid_name(const char *s)
   return 1;
 }
 
+/* Closes a <cluster> element whose attributes are written: with mem_bw, a property every
+ * host of the cluster gets (SimGrid copies a cluster's properties to its hosts). */
+static void end_cluster(const platform_spec *spec, FILE *out, const char *indent)
+{
+  if (!(spec->mem_bw > 0)) {
+    fputs("/>\n", out);
+    return;
+  }
+  char num[64];
+  fmt_num(num, sizeof num, spec->mem_bw);
+  fprintf(out, ">\n%s  <prop id=\"mem_bw\" value=\"%s\"/>\n%s</cluster>\n", indent, num, indent);
+}
+
 /* One cluster per node (hosts on private split-duplex links and no backbone: the node's
  * switch is non-blocking, NVSwitch), one
  * link per node to the fabric, and a zoneRoute for every pair of nodes through both nodes'
@@ -432,11 +448,13 @@ static int write_gpu_nodes(const platform_spec *spec, FILE *out, char *err, size
                "    <prop id=\"network/crosstraffic\" value=\"0\"/>\n  </config>\n",
           spec->network_model ? spec->network_model : GEN_MODEL);
   fprintf(out, "  <zone id=\"%s\" routing=\"Full\">\n", name);
-  for (size_t n = 0; n < nodes; n++)
+  for (size_t n = 0; n < nodes; n++) {
     fprintf(out,
             "    <cluster id=\"%s-node-%zu\" prefix=\"%s-\" suffix=\"\" radical=\"%zu-%zu\" speed=\"%sf\" core=\"%d\"\n"
-            "             bw=\"%sBps\" lat=\"%ss\" sharing_policy=\"%s\" router_id=\"%s-node-%zu-router\"/>\n",
+            "             bw=\"%sBps\" lat=\"%ss\" sharing_policy=\"%s\" router_id=\"%s-node-%zu-router\"",
             name, n, name, n * g, n * g + g - 1, speed, spec->cores, bw, lat, sharing, name, n);
+    end_cluster(spec, out, "    ");
+  }
   for (size_t n = 0; n < nodes; n++)
     fprintf(out, "    <link id=\"%s-ib-%zu\" bandwidth=\"%sBps\" latency=\"%ss\" sharing_policy=\"%s\"/>\n",
             name, n, nbw, nlat, sharing);
@@ -528,12 +546,14 @@ int platform_write(const platform_spec *spec, FILE *out, char *err, size_t errle
   fmt_num(num, sizeof num, spec->lat);
   fprintf(out, " lat=\"%ss\" sharing_policy=\"%s\"", num, spec->sharing ? spec->sharing : "SPLITDUPLEX");
   if (sh.tag) {
-    fprintf(out, "\n           topology=\"%s\" topo_parameters=\"%s\"/>\n", sh.tag, sh.params);
+    fprintf(out, "\n           topology=\"%s\" topo_parameters=\"%s\"", sh.tag, sh.params);
+    end_cluster(spec, out, "  ");
   } else {
     /* The backbone is the switch: FATPIPE bounds each flow by bb_bw without sharing it, so
      * with bb_bw = bw and no latency only the host links shape a transfer. */
     fmt_num(num, sizeof num, spec->bw);
-    fprintf(out, "\n           bb_bw=\"%sBps\" bb_lat=\"0s\" bb_sharing_policy=\"FATPIPE\"/>\n", num);
+    fprintf(out, "\n           bb_bw=\"%sBps\" bb_lat=\"0s\" bb_sharing_policy=\"FATPIPE\"", num);
+    end_cluster(spec, out, "  ");
   }
   fprintf(out, "</platform>\n");
   if (ferror(out)) {
@@ -1008,6 +1028,9 @@ static void platform_usage(FILE *out)
           "  --topology T         star | fat-tree | torus | dragonfly | ring\n"
           "  --speed S            flop/s of one core (default 1G); e.g. 20.8G, 2.08e10\n"
           "  --cores C            cores per host (default 1)\n"
+          "  --mem-bw B           bytes/s of each host's memory, written as its mem_bw property\n"
+          "                       (tensor.kernels needs it); e.g. 900G; 0: none (the default,\n"
+          "                       except dgx2h 900G and selene 2039G)\n"
           "  --bw B               bytes/s of every link (default 1.25G, i.e. 10 Gb/s);\n"
           "                       e.g. 125M, 125MBps, or bits with bps: 1Gbps = 125M\n"
           "  --lat L              seconds of every link (default 1us); e.g. 50us, 0.5ms, 5e-5\n"
@@ -1144,6 +1167,10 @@ int platform_main(int argc, char **argv)
       if (parse_quantity(val, Q_SPEED, &v) != 0 || !(v > 0))
         return usage_error("--speed needs a positive flop/s value, not", val);
       spec.speed = v;
+    } else if (strcmp(opt, "--mem-bw") == 0) {
+      if (parse_quantity(val, Q_BW, &v) != 0 || !(v >= 0))
+        return usage_error("--mem-bw needs a non-negative bytes/s value, not", val);
+      spec.mem_bw = v;
     } else if (strcmp(opt, "--cores") == 0) {
       if (parse_quantity(val, Q_COUNT, &v) != 0 || v < 1 || v > INT_MAX)
         return usage_error("--cores needs a positive whole number, not", val);

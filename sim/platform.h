@@ -38,6 +38,8 @@ typedef struct platform_spec {
   size_t gpus_per_node;
   double node_bw;            /* bytes/s per direction of a node's inter-node link */
   double node_lat;           /* seconds */
+  double mem_bw;             /* bytes/s of a host's memory, written as each host's mem_bw
+                              * property (tensor.kernels); 0: none */
 } platform_spec;
 
 /* Parses "star|fat-tree|torus|dragonfly|ring"; returns 0 or -1. */

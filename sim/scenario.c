@@ -445,6 +445,14 @@ static const key_spec keys[] = {
           "allreduces of b s elements, an allreduce of b s h backward); 0: neither is modelled. Timing only "
           "(`model.numerics = off`); its V h / t weights join the data-parallel allreduce.",
    GE(0), LE(1L << 24)},
+  {"tensor", "kernels", KT_STR, FIELD(tp_kernels), .def = "none", .unit = "",
+   .doc = "The memory-bound kernels between a layer's GEMMs (LayerNorm, bias, dropout, residual, GeLU, "
+          "scale-mask-softmax, layout copies), run at each host's `mem_bw` property (bytes/s; the dgx2h "
+          "and selene presets have it) in model.dtype elements: `unfused` counts Megatron-LM 2019's "
+          "separate kernels, `fused` Megatron-LM 2021's fused ones (models/transformer.h has the "
+          "per-layer table), `none` gives them no time (GEMM flops only). The replicated ones split t "
+          "ways with sequence parallelism.",
+   .choices = "none|unfused|fused"},
   /* [pipeline] */
   {"pipeline", "stages", KT_LONG, FIELD(pp_stages), .def = "2", .unit = "hosts",
    .doc = "p: pipeline stages (devices), stage s on host s (with `model = transformer`, t x d GPUs per stage: "

@@ -126,6 +126,7 @@ typedef struct scenario {
   long tp_dp;                /* d: data-parallel replicas of the tensor group */
   int tp_recompute;          /* activation recomputation: forward again before each layer's backward */
   long tp_vocab;             /* V: vocabulary of the embedding and logits layers; 0: not modelled */
+  char tp_kernels[16];       /* none | unfused | fused: memory-bound kernels (models/transformer.h) */
   /* [pipeline] */
   long pp_stages;            /* p: devices, stage s on host s */
   long pp_microbatches;      /* m: per step */

@@ -199,6 +199,7 @@ START_TEST(test_platform_preset_dgx2h)
   ck_assert_double_eq(spec.node_bw, 100e9);    /* 8 x 100 Gb/s IB = "100 GB/s between servers" */
   ck_assert_double_eq(spec.lat, 0.5e-6);       /* assumption */
   ck_assert_double_eq(spec.node_lat, 1e-6);    /* assumption */
+  ck_assert_double_eq(spec.mem_bw, 900e9);     /* V100 HBM2, NVIDIA's datasheet */
   ck_assert_str_eq(spec.network_model, "CM02");
   ck_assert_int_eq(platform_preset("dgx2h", 20, &spec), 0);
   ck_assert_uint_eq(spec.hosts, 20);           /* written as 2 whole nodes */
@@ -215,7 +216,10 @@ START_TEST(test_platform_preset_selene)
   ck_assert_int_eq(spec.cores, 1);
   ck_assert_double_eq(spec.bw, 300e9);         /* NVSwitch 600 GB/s, both directions */
   ck_assert_double_eq(spec.node_bw, 200e9);    /* 8 x 200 Gb/s HDR IB */
+  ck_assert_double_eq(spec.mem_bw, 2039e9);    /* A100 80GB HBM2e, NVIDIA's datasheet */
   ck_assert_str_eq(spec.network_model, "CM02");
+  ck_assert_int_eq(platform_preset("distbelief-2012", 0, &spec), 0);
+  ck_assert_double_eq(spec.mem_bw, 0);         /* no mem_bw property written */
 }
 END_TEST
 

@@ -3,7 +3,7 @@
  * layer stack (plain and sequence-parallel), the exact bytes on the wire, the simulated
  * time against its closed form, the asynchronous input-gradient allreduce, Megatron's
  * 1.2B single-GPU baseline, data parallelism across tensor groups (bytes and step time),
- * determinism, and bad input. */
+ * the memory-bound kernels' time (tensor.kernels), determinism, and bad input. */
 
 #include <check.h>
 #include <math.h>
@@ -203,6 +203,60 @@ START_TEST(test_tensor_time_and_overlap)
 }
 END_TEST
 
+/* tensor.kernels: the step is the GEMMs' closed form (as above, no messages at t = 1) plus
+ * every phase's memory-bound elements x 2 bytes at the V100's 900e9 B/s, counted here from
+ * transformer.h's totals per layer: unfused R 38, S 43, A 20 (x b s h, b s h / t, b a s^2 / t),
+ * fused R 30, S 31, A 10; t = 2 with sequence parallelism splits R too and the two ranks
+ * add the same time; recompute adds the forward's R 19, S 16, A 10.5 (unfused). */
+START_TEST(test_tensor_kernels)
+{
+  char *dir = cli_tmpdir();
+  double b = 4, s = 512, h = 1024, a = 8, L = 4, f = 24 * b * s * h * h + 4 * b * s * s * h;
+  double bsh = b * s * h, as2 = b * a * s * s;
+  static const struct {
+    const char *kernels, *ranks, *seqpar, *recompute;
+    double R, S, A, passes; /* passes: GEMM passes, 3 or 4 with recomputation */
+  } cases[] = {{"tensor.kernels=unfused", "tensor.ranks=1", "tensor.sequence_parallel=off", "tensor.recompute=off", 38,
+                43, 20, 3},
+               {"tensor.kernels=fused", "tensor.ranks=1", "tensor.sequence_parallel=off", "tensor.recompute=off", 30, 31,
+                10, 3},
+               {"tensor.kernels=unfused", "tensor.ranks=1", "tensor.sequence_parallel=off", "tensor.recompute=on",
+                38 + 19, 43 + 16, 20 + 10.5, 4},
+               {"tensor.kernels=none", "tensor.ranks=1", "tensor.sequence_parallel=off", "tensor.recompute=off", 0, 0, 0,
+                3}};
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    const char *sets[] = {cases[i].kernels, cases[i].ranks, cases[i].seqpar, cases[i].recompute,
+                          "tensor.hidden=1024", "tensor.heads=8", "tensor.layers=4", "tensor.seq=512",
+                          "tensor.microbatch=4", "model.numerics=off", "model.dtype=fp16", "model.efficiency=0.5", NULL};
+    json_t *j = run_tensor(dir, "out", sets);
+    double gemm = cases[i].passes * L * f / (0.5 * 125e12);
+    double mem = L * 2 * (cases[i].R * bsh + cases[i].S * bsh + cases[i].A * as2) / 900e9;
+    double got = tnum(j, "step_time_s");
+    ck_assert_msg(fabs(got - (gemm + mem)) <= 1e-9 * got, "%s %s: step %.17g s, closed form %.17g s",
+                  cases[i].kernels, cases[i].recompute, got, gemm + mem);
+    json_decref(j);
+  }
+  /* sequence parallelism at t = 2: without messages' time this would be half of t = 1's
+   * memory time; check that the memory part scales as (R + S) / 2 by comparing with the
+   * plain t = 2 run, whose replicated part is not split: the difference is R b s h / 2. */
+  const char *sp[] = {"tensor.kernels=unfused", "tensor.ranks=2", "tensor.sequence_parallel=on", "tensor.hidden=1024",
+                      "tensor.heads=8", "tensor.layers=4", "tensor.seq=512", "tensor.microbatch=4",
+                      "model.numerics=off", "model.dtype=fp16", "model.efficiency=0.5", NULL};
+  json_t *j = run_tensor(dir, "sp", sp);
+  double with_sp = tnum(j, "step_time_s");
+  json_decref(j);
+  const char *sp_none[] = {"tensor.kernels=none", "tensor.ranks=2", "tensor.sequence_parallel=on", "tensor.hidden=1024",
+                           "tensor.heads=8", "tensor.layers=4", "tensor.seq=512", "tensor.microbatch=4",
+                           "model.numerics=off", "model.dtype=fp16", "model.efficiency=0.5", NULL};
+  j = run_tensor(dir, "spn", sp_none);
+  double mem_sp = L * 2 * (38 * bsh / 2 + 43 * bsh / 2 + 20 * as2 / 2) / 900e9;
+  ck_assert_msg(fabs(with_sp - tnum(j, "step_time_s") - mem_sp) <= 1e-9 * with_sp, "seqpar: %.17g s more, want %.17g s",
+                with_sp - tnum(j, "step_time_s"), mem_sp);
+  json_decref(j);
+  free(dir);
+}
+END_TEST
+
 START_TEST(test_tensor_determinism)
 {
   char *dir = cli_tmpdir();
@@ -310,6 +364,11 @@ START_TEST(test_tensor_bad_input)
   const char *vsplit[] = {"run", "--set", "run.algorithm=tensor", "--set", "tensor.vocab=63", "--set",
                           "model.numerics=off", "--out", "out", NULL};
   cli_assert_bad_input(dir, vsplit, "tensor.vocab");
+  const char *nobw[] = {"run", "--set", "run.algorithm=tensor", "--set", "tensor.kernels=fused", "--set",
+                        "model.numerics=off", "--out", "out", NULL}; /* distbelief-2012: no mem_bw */
+  cli_assert_bad_input(dir, nobw, "mem_bw");
+  const char *kname[] = {"run", "--set", "run.algorithm=tensor", "--set", "tensor.kernels=fast", "--out", "out", NULL};
+  cli_assert_bad_input(dir, kname, "tensor.kernels");
   free(dir);
 }
 END_TEST
@@ -330,6 +389,7 @@ static Suite *tensor_suite(void)
   suite_add_tcase(s, tc);
   ADD_TCASE(s, "time", test_tensor_megatron_baseline, test_tensor_time_and_overlap);
   ADD_TCASE(s, "recompute and vocabulary", test_tensor_recompute, test_tensor_vocab);
+  ADD_TCASE(s, "memory-bound kernels", test_tensor_kernels);
   ADD_TCASE(s, "determinism", test_tensor_determinism);
   ADD_TCASE(s, "input", test_tensor_bad_input);
   return s;
