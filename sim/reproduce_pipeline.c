@@ -47,9 +47,11 @@ static const char pp_ini[] =
  * recomputation (Megatron's --recompute-method uniform; PTD-P's flop count includes it).
  * The microbatch size and the interleaving come from Megatron-LM's
  * examples/sc21/run_table_1.sh (the SC'21 paper's scripts): MBS and
- * --num-layers-per-virtual-pipeline-stage. model.efficiency is calibrated once, on the
- * first row (1.7B, 32 GPUs, 137 Tflop/s per GPU): 0.44315 gives 137.0 (bisection to
- * 5 digits with `dtsim run ptdp.ini` on that row); every other row is a prediction. */
+ * --num-layers-per-virtual-pipeline-stage. The memory-bound kernels are Megatron-LM 2021's
+ * fused ones (tensor.kernels = fused) at the A100's 2,039 GB/s. model.efficiency, the GEMMs'
+ * share of peak, is calibrated once, on the first row (1.7B, 32 GPUs, 137 Tflop/s per GPU):
+ * 0.55321 gives 137.0 (the step time is a + c / efficiency: two runs of `dtsim run ptdp.ini`
+ * on that row give a and c); every other row is a prediction. */
 static const char ptdp_ini[] =
     "; dtsim reproduce pipeline: PTD-P (Narayanan et al. 2021) Table 1 on Selene, 3D parallelism, timing only.\n"
     "; Each run sets the model shape (tensor.*), t, d, p, the microbatch size b, m and the schedule.\n"
@@ -61,7 +63,7 @@ static const char ptdp_ini[] =
     "[model]\n"
     "numerics = off             ; timing only\n"
     "dtype = fp16               ; 2 bytes per element on the wire\n"
-    "efficiency = 0.44315       ; calibrated once on the first row (1.7B, 32 GPUs: 137 Tflop/s per GPU)\n"
+    "efficiency = 0.55321       ; GEMMs; calibrated once on the first row (1.7B, 32 GPUs: 137 Tflop/s per GPU)\n"
     "[pipeline]\n"
     "model = transformer        ; GPT stages of [tensor]'s shapes: 3D parallelism\n"
     "scatter_gather = on        ; PTD-P sec. 4.1\n"
@@ -71,7 +73,8 @@ static const char ptdp_ini[] =
     "vocab = 51200              ; V (GPT-2's 50,257 padded)\n"
     "recompute = on             ; activation recomputation of every layer\n"
     "async_grad_allreduce = on\n"
-    "collective = ring          ; NCCL's ring inside the node\n";
+    "collective = ring          ; NCCL's ring inside the node\n"
+    "kernels = fused            ; Megatron-LM 2021's fused elementwise kernels at 2,039 GB/s (selene's mem_bw)\n";
 
 typedef struct ptdp_row {
   const char *params_b;
@@ -287,8 +290,13 @@ static void ptdp_readme(FILE *f, const ptdp_run *runs, size_t n, int quick)
           "  (`--num-layers-per-virtual-pipeline-stage` 5, 5, 3 and 1 on the 76B, 145B, 310B and 530B\n"
           "  rows, i.e. v = layers / (p x that) chunks per device with the interleaved schedule; 1F1B\n"
           "  elsewhere). Full recomputation (`--recompute-method uniform`) on every row.\n"
-          "- Calibration, once: `model.efficiency = 0.44315` makes the first row (1.7B on 32 GPUs) give\n"
-          "  137 Tflop/s per GPU; it is found by bisection on that row alone and every other row is a\n"
+          "- Memory-bound kernels: `tensor.kernels = fused`, Megatron-LM 2021's fused LayerNorm,\n"
+          "  bias-GeLU, bias-dropout-add and scale-mask-softmax, per layer 30 b s h (replicated) +\n"
+          "  31 b s h / t + 10 b a s^2 / t elements read or written, plus the forward's share again\n"
+          "  with recomputation (`models/transformer.h`), at selene's 2,039 GB/s per A100.\n"
+          "- Calibration, once: `model.efficiency = 0.55321` (the GEMMs' share of the 312 Tflop/s\n"
+          "  peak) makes the first row (1.7B on 32 GPUs) give 137 Tflop/s per GPU; the step is\n"
+          "  a + c / efficiency, so two runs of that row alone fix it, and every other row is a\n"
           "  prediction with it. Tflop/s per GPU counts PTD-P's flops, 96 B s l h^2 (1 + s/6h + V/16lh)\n"
           "  per step, over the simulated step time and the GPUs.\n"
           "- Left out of this run:",
@@ -333,18 +341,20 @@ static void ptdp_readme(FILE *f, const ptdp_run *runs, size_t n, int quick)
           n ? runs[0].tflops : 0, n ? runs[n - 1].tflops : 0, n ? runs[0].row->paper : 0,
           n ? runs[n - 1].row->paper : 0,
           falls > rises ? "**The trend is not preserved.**" : "The direction of the trend is preserved.");
-  fputs("Why. dtsim runs every GEMM at one efficiency, so a larger model is not faster per flop;\n"
-        "what changes from row to row is only what is *not* GEMM time at that efficiency, and it all\n"
-        "costs: the tensor-parallel allreduces (t = 1, 2, 4, then 8) sit on the critical path\n"
-        "between the GEMMs of every layer (Megatron overlaps none of them either, except the\n"
-        "input-gradient allreduce modelled by `async_grad_allreduce`), the pipeline bubble\n"
-        "(p-1)/(v m) of the rows with p > 1, the boundary messages and their allgathers, and the\n"
-        "data-parallel allreduce, one bucket after the flush, not overlapped with backward. In the\n"
-        "paper the share of these grows too, but it is outweighed by larger GEMMs (h from 2,304 to\n"
-        "25,600) running closer to the A100's peak: the rise from 137 to 163 Tflop/s per GPU is\n"
-        "mostly that, and one constant `model.efficiency` cannot produce it. To follow it, the\n"
-        "efficiency would have to depend on the GEMM shape (a roofline or a measured table per h,\n"
-        "b s and t), which dtsim does not model.\n\n",
+  fputs("Why. A row's rate in dtsim is set by its GEMMs, all at one efficiency, and by what is\n"
+        "not GEMM time. Part of that shrinks as the model grows: the memory-bound kernels\n"
+        "(`tensor.kernels = fused`) move b s h and b a s^2 elements per layer while the GEMMs do\n"
+        "b s h^2 flops, so a larger h spends a smaller share in them (`--set tensor.kernels=none`,\n"
+        "with `model.efficiency` calibrated again on the first row, shows the rows without them).\n"
+        "The rest grows: the tensor-parallel allreduces (t = 1, 2, 4, then 8)\n"
+        "on the critical path between the GEMMs of every layer (Megatron overlaps none of them\n"
+        "either, except the input-gradient allreduce modelled by `async_grad_allreduce`), the\n"
+        "pipeline bubble (p-1)/(v m) of the rows with p > 1, the boundary messages and their\n"
+        "allgathers, and the data-parallel allreduce, one bucket after the flush, not overlapped\n"
+        "with backward. In the paper the larger GEMMs (h from 2,304 to 25,600) also run closer to the\n"
+        "A100's peak, which one constant `model.efficiency` cannot produce; that is the remaining\n"
+        "fall. To follow it, the GEMM efficiency would have to depend on the GEMM's shape (a\n"
+        "measured table per h, b s and t), which dtsim does not model.\n\n",
         f);
 }
 
