@@ -108,6 +108,8 @@ typedef struct tensor_params {
   int recompute;   /* activation recomputation: each layer's forward again before its backward */
   size_t vocab;    /* V: vocabulary of the embedding and logits layers; 0: not modelled */
   int kernels;     /* a transformer_kernels: the memory-bound kernels' traffic (transformer.h) */
+  int dp_overlap;  /* d > 1: bucketed data-parallel allreduces overlap the last backward */
+  double bucket_bytes; /* dp_overlap: wire bytes at which a gradient bucket is handed over */
 } tensor_params;
 
 /* Pipeline parallelism (run.algorithm = pipeline, pipeline.c): the layers split into

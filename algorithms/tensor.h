@@ -21,7 +21,10 @@ typedef struct tensor_result {
   double model_flops;   /* tensor_microbatch_flops x microbatches x steps x data_parallel */
   double tflops_per_gpu; /* model_flops / time_s / (ranks x data_parallel) / 1e12 */
   double dp_elements;   /* d > 1: elements of each rank's data-parallel allreduce; else 0 */
-  double dp_allreduce_s; /* d > 1: the longest data-parallel allreduce of any rank and step */
+  double dp_allreduce_s; /* d > 1: the longest data-parallel allreduce of any rank and step;
+                           dp_overlap: from its first bucket's start to its last one's end */
+  size_t dp_buckets;    /* d > 1: data-parallel allreduces per rank and step (1 without
+                           dp_overlap); d = 1: 0 */
   int numeric;          /* 1: activations and gradients were real and checked */
   double max_rel_error; /* numeric: over the last microbatch's output and input gradient and
                            the last step's weight gradients of every layer, max |got - ref|
@@ -34,6 +37,14 @@ size_t tensor_hosts_needed(const tensor_params *p);
 /* Elements each rank allreduces across its data-parallel group per step: its share of
  * every layer's parameters, layers x ((12h^2 + 7h)/t + 6h). */
 double tensor_dp_elements(const tensor_params *p);
+
+/* dp_overlap's buckets: the gradient units in backward order (layer L-1 down to layer 0,
+ * then, with p->vocab, the embedding's V h / t + s h + 2h entries) join a bucket until its
+ * wire bytes (elements x elem_bytes) reach p->bucket_bytes; the last bucket holds the rest.
+ * Returns the number of buckets, at most layers + 1; when non-NULL, elems[b] receives
+ * bucket b's elements (they sum to tensor_dp_elements) and last[b] the index of the unit
+ * that completes it. */
+size_t tensor_dp_buckets(const tensor_params *p, size_t elem_bytes, double *elems, size_t *last);
 
 /* Forward flops of one layer for one microbatch (24bsh^2 + 4bs^2h) of p. */
 double tensor_layer_flops(const tensor_params *p);

@@ -269,7 +269,7 @@ static tensor_params tensor_of(const scenario *sc)
   return (tensor_params){(size_t)sc->tp_ranks, (size_t)sc->tp_hidden, (size_t)sc->tp_heads, (size_t)sc->tp_layers,
                          (size_t)sc->tp_seq, (size_t)sc->tp_microbatch, sc->tp_microbatches, sc->tp_steps,
                          sc->tp_seqpar, sc->tp_async, (int)algo, (size_t)sc->tp_dp, sc->tp_recompute,
-                         (size_t)sc->tp_vocab, (int)kernels};
+                         (size_t)sc->tp_vocab, (int)kernels, sc->tp_dp_overlap, sc->tp_bucket_bytes};
 }
 
 /* collective.algorithm = auto: ring, or tree for broadcast and reduce. */

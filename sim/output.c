@@ -255,6 +255,7 @@ static json_t *tensor_json(const tensor_report *t)
   json_object_set_new(o, "tflops_per_gpu", json_num(t->r.tflops_per_gpu));
   json_object_set_new(o, "dp_allreduce_elements", json_num(t->r.dp_elements));
   json_object_set_new(o, "dp_allreduce_s", json_num(t->r.dp_allreduce_s));
+  json_object_set_new(o, "dp_buckets", json_integer((json_int_t)t->r.dp_buckets));
   json_object_set_new(o, "fraction_of_peak", json_num(t->r.tflops_per_gpu * 1e12 / t->peak_flops));
   json_t *ck = json_object();
   json_object_set_new(ck, "numeric", json_boolean(t->r.numeric));

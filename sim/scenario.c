@@ -432,9 +432,25 @@ static const key_spec keys[] = {
   {"tensor", "data_parallel", KT_LONG, FIELD(tp_dp), .def = "1", .unit = "replicas",
    .doc = "d: data-parallel replicas of the tensor group, ranks x d GPUs; replica j on hosts [j x ranks, "
           "(j + 1) x ranks); after each step's backward every rank allreduces (ring, one bucket) its share "
-          "of the layer gradients with the ranks of the same tensor rank (Megatron's data-parallel groups); "
-          "global batch microbatch x microbatches x d. d > 1 runs timing only (`model.numerics = off`).",
+          "of the layer gradients with the ranks of the same tensor rank (Megatron's data-parallel groups; "
+          "`dp_overlap` overlaps it with backward); global batch microbatch x microbatches x d. d > 1 runs "
+          "timing only (`model.numerics = off`).",
    GE(1), LE(4096)},
+  {"tensor", "dp_overlap", KT_BOOL, FIELD(tp_dp_overlap), .def = "off", .unit = "",
+   .doc = "`on` (with `data_parallel` > 1): during the last microbatch's backward of a step, each layer's "
+          "gradients (last layer first, the embedding's last) join a bucket, and a bucket whose wire bytes "
+          "reach `bucket_bytes` is allreduced (ring) by the rank's communicator while backward goes on, "
+          "buckets one after the other; the last, partial one goes when backward ends (PyTorch DDP, which "
+          "took Megatron-LM 2019's 8.3B model from 60% to 74% scaling); `off`: one allreduce of all "
+          "gradients after backward (Megatron's own DDP). With `data_parallel = 1` there is nothing to "
+          "reduce and `on` changes nothing. `run.algorithm = tensor` only. summary.json's "
+          "`tensor.dp_allreduce_s` is then the longest time from a rank's first bucket's start to its last "
+          "one's end, `tensor.dp_buckets` the buckets per step."},
+  {"tensor", "bucket_bytes", KT_DOUBLE, FIELD(tp_bucket_bytes), .def = "26214400", .unit = "bytes",
+   .doc = "`dp_overlap`: a gradient bucket is full when its wire bytes (elements x `model.dtype`'s bytes) "
+          "reach this (PyTorch DDP's bucket_cap_mb = 25 MiB); buckets hold whole layers, so one may "
+          "exceed it.",
+   GT(0)},
   {"tensor", "recompute", KT_BOOL, FIELD(tp_recompute), .def = "off", .unit = "",
    .doc = "`on`: activation recomputation (checkpointing every layer, as PTD-P): before each layer's "
           "backward its forward runs again, with its two reductions; counted in the reported flop/s, as "

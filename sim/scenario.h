@@ -127,6 +127,8 @@ typedef struct scenario {
   int tp_recompute;          /* activation recomputation: forward again before each layer's backward */
   long tp_vocab;             /* V: vocabulary of the embedding and logits layers; 0: not modelled */
   char tp_kernels[16];       /* none | unfused | fused: memory-bound kernels (models/transformer.h) */
+  int tp_dp_overlap;         /* bucketed data-parallel allreduces overlap the last backward */
+  double tp_bucket_bytes;    /* wire bytes per data-parallel gradient bucket (tp_dp_overlap) */
   /* [pipeline] */
   long pp_stages;            /* p: devices, stage s on host s */
   long pp_microbatches;      /* m: per step */

@@ -40,6 +40,7 @@ static int scenario_equal(const scenario *a, const scenario *b)
          NUM_EQ(tp_heads) && NUM_EQ(tp_layers) && NUM_EQ(tp_seq) && NUM_EQ(tp_microbatch) &&
          NUM_EQ(tp_microbatches) && NUM_EQ(tp_steps) && NUM_EQ(tp_seqpar) && NUM_EQ(tp_async) &&
          STR_EQ(tp_collective) && NUM_EQ(tp_dp) && NUM_EQ(tp_recompute) && NUM_EQ(tp_vocab) && STR_EQ(tp_kernels) &&
+         NUM_EQ(tp_dp_overlap) && NUM_EQ(tp_bucket_bytes) &&
          NUM_EQ(pp_stages) && NUM_EQ(pp_microbatches) && NUM_EQ(pp_microbatch) && STR_EQ(pp_schedule) &&
          NUM_EQ(pp_chunks) && NUM_EQ(pp_recompute) && NUM_EQ(pp_lr) && STR_EQ(pp_split) &&
          STR_EQ(stragglers) && NUM_EQ(bw_factor) && NUM_EQ(lat_factor) && NUM_EQ(speed_factor) &&
@@ -50,8 +51,8 @@ static int scenario_equal(const scenario *a, const scenario *b)
 #undef NUM_EQ
 }
 
-/* The struct has 118 fields (sim/scenario.h); each must have exactly one key. */
-#define N_FIELDS 119
+/* The struct has 121 fields (sim/scenario.h); each must have exactly one key. */
+#define N_FIELDS 121
 
 /* Writes text to a fresh file under /tmp; path receives its name. */
 static void write_temp(const char *text, char *path, size_t len)

@@ -3,7 +3,9 @@
  * layer stack (plain and sequence-parallel), the exact bytes on the wire, the simulated
  * time against its closed form, the asynchronous input-gradient allreduce, Megatron's
  * 1.2B single-GPU baseline, data parallelism across tensor groups (bytes and step time),
- * the memory-bound kernels' time (tensor.kernels), determinism, and bad input. */
+ * the memory-bound kernels' time (tensor.kernels), data parallelism's bucketed allreduce
+ * overlapped with backward (tensor.dp_overlap: buckets, bytes, time against the closed
+ * form), determinism, and bad input. */
 
 #include <check.h>
 #include <math.h>
@@ -11,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "algorithms/tensor.h"
 #include "check_util.h"
 #include "cli_util.h"
 
@@ -257,6 +260,200 @@ START_TEST(test_tensor_kernels)
 }
 END_TEST
 
+/* ---- tensor.dp_overlap: bucketed data-parallel allreduce overlapped with backward ---- */
+
+static double bytes_total(json_t *j)
+{
+  return json_number_value(json_object_get(json_object_get(j, "comm"), "bytes_total"));
+}
+
+static long buckets_of(json_t *j)
+{
+  return (long)json_integer_value(json_object_get(json_object_get(j, "tensor"), "dp_buckets"));
+}
+
+/* Buckets expected from the layer sizes alone: a bucket closes on the layer that brings it
+ * to `cap` bytes, so it holds k = ceil(cap / layer bytes) layers ((k - 1) layers stay below
+ * cap); the L layers fill ceil(L / k) buckets, the last possibly partial. The embedding
+ * comes last: it joins a partial last bucket, and makes its own when k divides L. */
+static long expected_buckets(double layers, double layer_bytes, double cap, int vocab)
+{
+  double k = ceil(cap / layer_bytes);
+  return (long)ceil(layers / k) + (vocab && fmod(layers, k) == 0 ? 1 : 0);
+}
+
+/* tensor_dp_buckets on Megatron's 8.3B shape (t = 8, h 3072, 72 layers, V 51200, s 1024,
+ * fp16) and on check_tensor's small shapes: the buckets' elements add up to
+ * tensor_dp_elements exactly, each bucket but the last reaches the cap and none holds a
+ * layer more than it needs, the count is expected_buckets's, and the last bucket ends with
+ * the last unit (the embedding, or layer 0). */
+START_TEST(test_tensor_dp_buckets)
+{
+  static const struct {
+    size_t t, h, heads, L, V, s;
+    double cap;
+  } cases[] = {{8, 3072, 32, 72, 51200, 1024, 26214400},   {8, 3072, 32, 72, 51200, 1024, 1},
+               {8, 3072, 32, 72, 0, 1024, 26214400 * 4.0}, {4, 96, 8, 5, 128, 12, 150000},
+               {4, 96, 8, 6, 128, 12, 150000},             {4, 96, 8, 5, 0, 12, 1e18}};
+  for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+    tensor_params p = {.ranks = cases[c].t, .hidden = cases[c].h, .heads = cases[c].heads, .layers = cases[c].L,
+                       .seq = cases[c].s, .microbatch = 8, .microbatches = 1, .steps = 1, .dp = 2,
+                       .vocab = cases[c].V, .dp_overlap = 1, .bucket_bytes = cases[c].cap};
+    double elems[80], h = (double)p.hidden, eb = 2;
+    size_t last[80], nb = tensor_dp_buckets(&p, 2, NULL, NULL);
+    ck_assert_uint_le(nb, p.layers + 1);
+    ck_assert_uint_eq(tensor_dp_buckets(&p, 2, elems, last), nb);
+    double layer = (12 * h * h + 7 * h) / (double)p.ranks + 6 * h, sum = 0;
+    for (size_t b = 0; b < nb; b++) {
+      sum += elems[b];
+      if (b + 1 < nb)
+        ck_assert_msg(elems[b] * eb >= p.bucket_bytes && (elems[b] - layer) * eb < p.bucket_bytes,
+                      "case %zu bucket %zu: %.17g elements, cap %.17g bytes", c, b, elems[b], p.bucket_bytes);
+    }
+    ck_assert_msg(sum == tensor_dp_elements(&p), "case %zu: buckets hold %.17g elements, want %.17g", c, sum,
+                  tensor_dp_elements(&p));
+    ck_assert_uint_eq(last[nb - 1], p.layers + (p.vocab ? 1 : 0) - 1);
+    ck_assert_int_eq((long)nb, expected_buckets((double)p.layers, layer * eb, p.bucket_bytes, p.vocab > 0));
+  }
+}
+END_TEST
+
+/* t = 4, d = 8 as test_tensor_data_parallel, with V = 128; layer bytes 2 x 28392 = 56784,
+ * embedding 2 x (128 x 96 / 4 + 12 x 96 + 2 x 96) = 8832. Overlap on: the same elements
+ * reach the wire (dp_allreduce_elements unchanged), in dp_buckets ring allreduces instead
+ * of one, each with its own 2(d-1) messages of 64 header bytes per rank: bytes_total
+ * exceeds off's by exactly t (buckets - 1) 2(d-1) 64d. Caps of 1 byte (one bucket per
+ * layer and one for the embedding), 60000 (two layers), 150000 (three) and 1e18 (one). */
+START_TEST(test_tensor_dp_overlap_bytes)
+{
+  static const char *caps[] = {"tensor.bucket_bytes=1", "tensor.bucket_bytes=60000", "tensor.bucket_bytes=150000",
+                               "tensor.bucket_bytes=1e18"};
+  static const double cap[] = {1, 60000, 150000, 1e18};
+  char *dir = cli_tmpdir();
+  const char *sets[] = {"platform.hosts=32",   "tensor.ranks=4",        "tensor.hidden=96",      "tensor.heads=8",
+                        "tensor.layers=5",     "tensor.seq=12",         "tensor.microbatch=3",   "tensor.microbatches=2",
+                        "model.dtype=fp16",    "model.numerics=off",    "tensor.data_parallel=8", "tensor.vocab=128",
+                        "tensor.dp_overlap=off", caps[_i], NULL};
+  json_t *j = run_tensor(dir, "off", sets);
+  double off = bytes_total(j), n = tnum(j, "dp_allreduce_elements");
+  ck_assert_int_eq(buckets_of(j), 1);
+  json_decref(j);
+  sets[12] = "tensor.dp_overlap=on";
+  j = run_tensor(dir, "on", sets);
+  double t = 4, d = 8, h = 96;
+  ck_assert_double_eq(n, 5 * ((12 * h * h + 7 * h) / t + 6 * h) + 128 * h / t + 12 * h + 2 * h);
+  ck_assert_double_eq(tnum(j, "dp_allreduce_elements"), n);
+  long nb = buckets_of(j);
+  ck_assert_int_eq(nb, expected_buckets(5, 56784, cap[_i], 1));
+  double got = bytes_total(j), want = off + t * (double)(nb - 1) * 2 * (d - 1) * HEADER * d;
+  ck_assert_msg(got == want, "cap %g: bytes_total %.17g, want %.17g (%ld buckets)", cap[_i], got, want, nb);
+  ck_assert(tnum(j, "dp_allreduce_s") > 0);
+  json_decref(j);
+  free(dir);
+}
+END_TEST
+
+/* t = 1, d = 4 on one dgx2h node (hosts 0-3: NVSwitch, alpha = 2 x 0.5 us, 150e9 B/s per
+ * GPU, as test_tensor_time_and_overlap), h = 1024, L = 4, s = 512, b = 4, fp16, efficiency
+ * 0.5: a layer's backward (2 x 5.58e10 flops at 62.5e12 flop/s, 1.8 ms) outlasts the ring
+ * allreduce of its n = 12h^2 + 13h entries (2(d-1)(alpha + (2n/d + 64)/bw), 0.26 ms), so
+ * compute dominates. Off: the step is compute + the ring of 4n, both closed forms. With
+ * one layer per bucket (bucket_bytes = 1), every bucket but the last is reduced during the
+ * next layer's backward and only the last one's ring, after backward, is exposed: the
+ * step exceeds compute by at most (and, since that ring must run after backward, at least)
+ * that ring's time. One huge bucket is off's schedule: the same step time. */
+START_TEST(test_tensor_dp_overlap_time)
+{
+  char *dir = cli_tmpdir();
+  const char *sets[] = {"platform.hosts=4",    "tensor.ranks=1",      "tensor.hidden=1024",     "tensor.heads=8",
+                        "tensor.layers=4",     "tensor.seq=512",      "tensor.microbatch=4",    "model.numerics=off",
+                        "model.dtype=fp16",    "model.efficiency=0.5", "tensor.data_parallel=4", "tensor.dp_overlap=off",
+                        "tensor.bucket_bytes=1", NULL};
+  double d = 4, b = 4, s = 512, h = 1024, L = 4, f = 24 * b * s * h * h + 4 * b * s * s * h;
+  double compute = 3 * L * f / (0.5 * 125e12), n = 12 * h * h + 13 * h;
+  double ring_all = 2 * (d - 1) * (1e-6 + (L * n * 2 / d + HEADER) / 150e9);
+  double ring_one = 2 * (d - 1) * (1e-6 + (n * 2 / d + HEADER) / 150e9);
+  json_t *j = run_tensor(dir, "off", sets);
+  double off = tnum(j, "step_time_s");
+  ck_assert_msg(fabs(off - (compute + ring_all)) <= 1e-9 * off, "off: step %.17g s, closed form %.17g s", off,
+                compute + ring_all);
+  json_decref(j);
+  sets[11] = "tensor.dp_overlap=on";
+  j = run_tensor(dir, "on", sets);
+  double on = tnum(j, "step_time_s"), exposed = on - compute;
+  ck_assert_int_eq(buckets_of(j), 4);
+  ck_assert_msg(on < off, "on: step %.17g s, off: %.17g s", on, off);
+  ck_assert_msg(exposed <= ring_one * (1 + 1e-9) && exposed >= ring_one * (1 - 1e-9),
+                "on: %.17g s exposed beyond compute, last bucket's ring %.17g s (all: %.17g s)", exposed, ring_one,
+                ring_all);
+  /* first bucket's start (end of layer 3's backward) to the last one's end */
+  double span = tnum(j, "dp_allreduce_s");
+  ck_assert_msg(fabs(span - (3 * compute / L * 2 / 3 + ring_one)) <= 1e-9 * span, "dp_allreduce_s %.17g s", span);
+  json_decref(j);
+  sets[12] = "tensor.bucket_bytes=1e18";
+  j = run_tensor(dir, "one", sets);
+  ck_assert_int_eq(buckets_of(j), 1);
+  ck_assert_msg(fabs(tnum(j, "step_time_s") - off) <= 1e-9 * off, "one bucket: step %.17g s, off %.17g s",
+                tnum(j, "step_time_s"), off);
+  ck_assert_double_eq_tol(tnum(j, "dp_allreduce_s"), ring_all, 1e-9 * ring_all);
+  json_decref(j);
+  free(dir);
+}
+END_TEST
+
+/* Megatron-LM's 8.3B layer shape cut to 4 layers on two dgx2h nodes (t = 8, d = 4: each
+ * data-parallel ring crosses InfiniBand while the tensor groups use NVSwitch), with the
+ * vocabulary, recomputation and synchronous input-gradient allreduces: overlap on at the
+ * default 25 MiB cap (one layer per bucket, the embedding last) is strictly faster than
+ * off, never slower than d = 1 on the same hosts, and its data-parallel span ends no
+ * earlier than off's single allreduce would need. */
+START_TEST(test_tensor_dp_overlap_megatron_layer)
+{
+  char *dir = cli_tmpdir();
+  const char *sets[] = {"platform.hosts=32",     "tensor.ranks=8",       "tensor.hidden=3072",
+                        "tensor.heads=32",       "tensor.layers=4",      "tensor.seq=1024",
+                        "tensor.microbatch=8",   "model.numerics=off",   "model.dtype=fp16",
+                        "model.efficiency=0.312", "tensor.vocab=51200",  "tensor.recompute=on",
+                        "tensor.async_grad_allreduce=off", "tensor.data_parallel=4", "tensor.dp_overlap=off",
+                        NULL};
+  json_t *j = run_tensor(dir, "off", sets);
+  double off = tnum(j, "step_time_s"), ar = tnum(j, "dp_allreduce_s");
+  json_decref(j);
+  sets[14] = "tensor.dp_overlap=on";
+  j = run_tensor(dir, "on", sets);
+  double on = tnum(j, "step_time_s");
+  ck_assert_int_eq(buckets_of(j), 5);
+  json_decref(j);
+  sets[13] = "tensor.data_parallel=1";
+  j = run_tensor(dir, "one", sets);
+  double one = tnum(j, "step_time_s");
+  ck_assert_int_eq(buckets_of(j), 0);
+  json_decref(j);
+  ck_assert_msg(one < on && on < off && off - one <= ar * (1 + 1e-12),
+                "d = 1: %.17g s, overlap on: %.17g s, off: %.17g s (allreduce %.17g s)", one, on, off, ar);
+  free(dir);
+}
+END_TEST
+
+/* With d = 1 there is nothing to reduce: dp_overlap = on is accepted and changes nothing. */
+START_TEST(test_tensor_dp_overlap_one_replica)
+{
+  char *dir = cli_tmpdir();
+  const char *sets[] = {"tensor.ranks=4", "tensor.hidden=96", "tensor.heads=8", "tensor.layers=3",
+                        "tensor.seq=12", "model.numerics=off", "tensor.dp_overlap=off", NULL};
+  json_t *a = run_tensor(dir, "off", sets);
+  sets[6] = "tensor.dp_overlap=on";
+  json_t *b = run_tensor(dir, "on", sets);
+  ck_assert_double_eq(tnum(a, "step_time_s"), tnum(b, "step_time_s"));
+  ck_assert_double_eq(bytes_total(a), bytes_total(b));
+  ck_assert_int_eq(buckets_of(b), 0);
+  ck_assert_double_eq(tnum(b, "dp_allreduce_s"), 0);
+  json_decref(a);
+  json_decref(b);
+  free(dir);
+}
+END_TEST
+
 START_TEST(test_tensor_determinism)
 {
   char *dir = cli_tmpdir();
@@ -275,6 +472,37 @@ START_TEST(test_tensor_determinism)
   free(a);
   free(b);
   free(c);
+  free(dir);
+}
+END_TEST
+
+/* dp_overlap's communicator actors: the same summary twice and with two SimGrid threads. */
+START_TEST(test_tensor_dp_overlap_determinism)
+{
+  char *dir = cli_tmpdir();
+  const char *base[] = {"run", "--quiet", "--out", "a", "--set", "run.algorithm=tensor", "--set",
+                        "platform.preset=dgx2h", "--set", "platform.hosts=32", "--set", "tensor.ranks=4",
+                        "--set", "tensor.data_parallel=8", "--set", "tensor.dp_overlap=on", "--set",
+                        "tensor.bucket_bytes=20000", "--set", "tensor.vocab=64", "--set", "model.numerics=off",
+                        "--set", "tensor.microbatches=2", "--set", "tensor.steps=2", NULL, NULL};
+  ck_assert_int_eq(cli_run(dir, base), 0);
+  base[3] = "b";
+  ck_assert_int_eq(cli_run(dir, base), 0);
+  base[3] = "c";
+  base[26] = "--cfg=contexts/nthreads:2";
+  ck_assert_int_eq(cli_run(dir, base), 0);
+  char *a = cli_read(dir, "a/summary.json"), *b = cli_read(dir, "b/summary.json"), *c = cli_read(dir, "c/summary.json");
+  ck_assert_ptr_nonnull(a);
+  ck_assert_str_eq(a, b);
+  ck_assert_str_eq(a, c);
+  char *ba = cli_read(dir, "a/breakdown.csv"), *bc = cli_read(dir, "c/breakdown.csv");
+  ck_assert_ptr_nonnull(ba);
+  ck_assert_str_eq(ba, bc);
+  free(a);
+  free(b);
+  free(c);
+  free(ba);
+  free(bc);
   free(dir);
 }
 END_TEST
@@ -369,6 +597,10 @@ START_TEST(test_tensor_bad_input)
   cli_assert_bad_input(dir, nobw, "mem_bw");
   const char *kname[] = {"run", "--set", "run.algorithm=tensor", "--set", "tensor.kernels=fast", "--out", "out", NULL};
   cli_assert_bad_input(dir, kname, "tensor.kernels");
+  const char *cap[] = {"run", "--set", "run.algorithm=tensor", "--set", "tensor.bucket_bytes=0", "--out", "out", NULL};
+  cli_assert_bad_input(dir, cap, "tensor.bucket_bytes");
+  const char *ov[] = {"run", "--set", "run.algorithm=tensor", "--set", "tensor.dp_overlap=maybe", "--out", "out", NULL};
+  cli_assert_bad_input(dir, ov, "tensor.dp_overlap");
   free(dir);
 }
 END_TEST
@@ -390,7 +622,14 @@ static Suite *tensor_suite(void)
   ADD_TCASE(s, "time", test_tensor_megatron_baseline, test_tensor_time_and_overlap);
   ADD_TCASE(s, "recompute and vocabulary", test_tensor_recompute, test_tensor_vocab);
   ADD_TCASE(s, "memory-bound kernels", test_tensor_kernels);
-  ADD_TCASE(s, "determinism", test_tensor_determinism);
+  ADD_TCASE(s, "dp buckets", test_tensor_dp_buckets, test_tensor_dp_overlap_one_replica);
+  tc = tcase_create("dp overlap");
+  tcase_set_timeout(tc, 120);
+  tcase_add_loop_test(tc, test_tensor_dp_overlap_bytes, 0, 4);
+  tcase_add_test(tc, test_tensor_dp_overlap_time);
+  tcase_add_test(tc, test_tensor_dp_overlap_megatron_layer);
+  suite_add_tcase(s, tc);
+  ADD_TCASE(s, "determinism", test_tensor_determinism, test_tensor_dp_overlap_determinism);
   ADD_TCASE(s, "input", test_tensor_bad_input);
   return s;
 }
