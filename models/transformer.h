@@ -52,7 +52,7 @@ double transformer_layer_flops(const transformer_dims *d);
  *     scale-mask-softmax), forward R 11, S 10, A 4.5; backward R 19, S 21, A 5.5.
  * The optimizer's traffic (per parameter, per step) is not in it. */
 typedef enum transformer_kernels {
-  TRANSFORMER_KERNELS_NONE,    /* no memory-bound time (GEMM flops only) */
+  TRANSFORMER_KERNELS_NONE,    /* memory-bound kernels take no simulated time: GEMM flops only */
   TRANSFORMER_KERNELS_UNFUSED,
   TRANSFORMER_KERNELS_FUSED
 } transformer_kernels;
