@@ -84,16 +84,16 @@ typedef struct ptdp_row {
   int quick, full;      /* in --quick; in the full run */
 } ptdp_row;
 
-/* Table 1 (REFERENCES 3) with run_table_1.sh's MBS and virtual stages. The rows from 1,024
- * GPUs on are left out of the full run: one step of each is many minutes to about an hour of
- * wall time on a shared 2-core machine (README; tests/bench/run_bench.sh times the 1T row). */
+/* Table 1 (REFERENCES 3) with run_table_1.sh's MBS and virtual stages. The rows above 1,024
+ * GPUs are left out of the full run: one step of each is ten minutes to an hour of CPU time
+ * (README; tests/bench/run_bench.sh times the 1T row); 76.1B takes about 4.5 minutes. */
 static const ptdp_row ptdp_rows[] = {
     {"1.7", 24, 2304, 24, 1, 1, 32, 512, 137, 16, 0, 1, 1},
     {"3.6", 32, 3072, 30, 2, 1, 64, 512, 138, 16, 0, 1, 1},
     {"7.5", 32, 4096, 36, 4, 1, 128, 512, 142, 16, 0, 1, 1},
     {"18.4", 48, 6144, 40, 8, 1, 256, 1024, 135, 8, 0, 0, 1},
     {"39.1", 64, 8192, 48, 8, 2, 512, 1536, 138, 4, 0, 0, 1},
-    {"76.1", 80, 10240, 60, 8, 4, 1024, 1792, 140, 2, 5, 0, 0},
+    {"76.1", 80, 10240, 60, 8, 4, 1024, 1792, 140, 2, 5, 0, 1},
     {"145.6", 96, 12288, 80, 8, 8, 1536, 2304, 148, 2, 5, 0, 0},
     {"310.1", 128, 16384, 96, 8, 16, 1920, 2160, 155, 1, 3, 0, 0},
     {"529.6", 128, 20480, 105, 8, 35, 2520, 2520, 163, 1, 1, 0, 0},
@@ -308,8 +308,8 @@ static void ptdp_readme(FILE *f, const ptdp_run *runs, size_t n, int quick)
   for (size_t i = 0; i < PTDP_ROWS; i++)
     most = ptdp_rows[i].full && ptdp_rows[i].gpus > most ? ptdp_rows[i].gpus : most;
   fprintf(f,
-          ".%s The full run leaves out the rows above %ld GPUs: one simulated step of each is many\n"
-          "  minutes to about an hour of wall time on a shared 2-core machine, as SimGrid handles every\n"
+          ".%s The full run leaves out the rows above %ld GPUs: one simulated step of each is ten\n"
+          "  minutes (145.6B) to an hour of CPU time on a shared 2-core machine, as SimGrid handles every\n"
           "  ring step of every tensor allreduce as a message (6 allreduces per layer and microbatch\n"
           "  with recomputation, 2(t-1) messages each per rank, about 10 us of wall time each here);\n"
           "  `tests/bench/run_bench.sh` (section 10) times the 1T row.\n\n"
