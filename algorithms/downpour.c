@@ -433,6 +433,7 @@ static void replica_actor(int argc, char **argv)
       break;
   }
   say_done(r);
+  msg_flush();
 }
 
 /* ---- steps of one machine of a partitioned replica ------------------------ */
@@ -569,6 +570,7 @@ static void partition_actor(int argc, char **argv)
       part_release_warmstart(pt);
   }
   part_say_done(pt);
+  msg_flush();
 }
 
 /* ---- set-up of partitioned replicas ---------------------------------------- */
@@ -797,6 +799,7 @@ downpour *downpour_deploy(const run_config *cfg, const arch_plan *plan, const ar
   } else if (cfg->numerics) {
     d->w = run_initial_params(cfg);
   }
+  msg_set_waited_sends(p->waited_sends);
   d->eval = eval_ctl_create(cfg, m, S, snapshot, d);
   if (d->eval_ws)
     eval_set_measure(d->eval, measure, d);

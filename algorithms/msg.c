@@ -6,6 +6,9 @@
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
+#include <sys/types.h>
+#include <simgrid/actor.h>
 #include <simgrid/host.h>
 #include <xbt/asserts.h>
 #include <xbt/sysdep.h>
@@ -152,6 +155,95 @@ int msg_route_ok(sg_host_t dst)
   return route_filter == NULL || route_filter(sg_host_self(), dst);
 }
 
+/* Waited sends: each actor's sends not yet reaped, by actor pid. Only the actor
+ * touches its own outbox; the mutex guards the table's growth against actors running
+ * on other threads (contexts/nthreads). */
+typedef struct outbox {
+  sg_comm_t *c;
+  size_t n, cap;
+} outbox;
+
+static struct {
+  pthread_mutex_t mu;
+  int on;
+  outbox **by_pid;
+  size_t n;
+} outboxes = {.mu = PTHREAD_MUTEX_INITIALIZER};
+
+void msg_set_waited_sends(int on)
+{
+  outboxes.on = on;
+}
+
+/* The calling actor's outbox, created on first use. */
+static outbox *own_outbox(void)
+{
+  size_t pid = (size_t)sg_actor_self_get_pid();
+  pthread_mutex_lock(&outboxes.mu);
+  if (pid >= outboxes.n) {
+    size_t n = outboxes.n ? outboxes.n : 64;
+    while (n <= pid)
+      n *= 2;
+    outboxes.by_pid = xbt_realloc(outboxes.by_pid, n * sizeof(outbox *));
+    for (size_t i = outboxes.n; i < n; i++)
+      outboxes.by_pid[i] = NULL;
+    outboxes.n = n;
+  }
+  if (outboxes.by_pid[pid] == NULL)
+    outboxes.by_pid[pid] = xbt_malloc0(sizeof(outbox));
+  outbox *o = outboxes.by_pid[pid];
+  pthread_mutex_unlock(&outboxes.mu);
+  return o;
+}
+
+/* Waits until the n comms of `want` are done; the outbox's sends that finish first are
+ * reaped. sg_comm_wait_any answers with the first finished comm in array order, so the
+ * awaited ones come first. Never sg_comm_test: in SimGrid 3.32 a comm completed through
+ * a test stays in its actor's activity list, which every execution then scans. */
+static void wait_reaping(outbox *o, sg_comm_t *want, size_t n)
+{
+  /* a[0, left): awaited, not done; a[left, len): sends not yet reaped */
+  size_t left = n, len = n + o->n;
+  sg_comm_t *a = xbt_malloc(len * sizeof(*a));
+  memcpy(a, want, n * sizeof(*a));
+  memcpy(a + n, o->c, o->n * sizeof(*a));
+  while (left > 0) {
+    ssize_t got = sg_comm_wait_any(a, len);
+    xbt_assert(got >= 0, "sg_comm_wait_any without a timeout returned %zd", got);
+    size_t i = (size_t)got;
+    if (i < left) {
+      a[i] = a[left - 1];
+      a[left - 1] = a[len - 1];
+      left--;
+    } else {
+      a[i] = a[len - 1];
+    }
+    len--;
+  }
+  memcpy(o->c, a, len * sizeof(*a));
+  o->n = len;
+  xbt_free(a);
+}
+
+void msg_wait_all(sg_comm_t *comms, size_t n)
+{
+  outbox *o = outboxes.on ? own_outbox() : NULL;
+  if (o == NULL || o->n == 0)
+    sg_comm_wait_all(comms, n);
+  else
+    wait_reaping(o, comms, n);
+}
+
+void msg_flush(void)
+{
+  if (!outboxes.on)
+    return;
+  outbox *o = own_outbox();
+  sg_comm_wait_all(o->c, o->n);
+  xbt_free(o->c);
+  *o = (outbox){0};
+}
+
 void msg_send(sg_mailbox_t to, sg_host_t dst, msg *m, double bytes)
 {
   /* [faults]: SimGrid 3.32 aborts on a transfer to a host that is off */
@@ -160,6 +252,15 @@ void msg_send(sg_mailbox_t to, sg_host_t dst, msg *m, double bytes)
     return;
   }
   account(dst, bytes);
+  if (outboxes.on) { /* the scenario refuses waited sends under [faults]: nothing fails */
+    outbox *o = own_outbox();
+    if (o->n == o->cap) {
+      o->cap = o->cap ? 2 * o->cap : 16;
+      o->c = xbt_realloc(o->c, o->cap * sizeof(sg_comm_t));
+    }
+    o->c[o->n++] = sg_mailbox_put_async(to, m, (long)bytes);
+    return;
+  }
   sg_comm_t c = sg_mailbox_put_init(to, m, (long)bytes);
   sg_comm_detach(c, msg_free);
 }
@@ -184,7 +285,14 @@ msg *msg_recv(sg_mailbox_t from)
       return m;
     }
   }
-  msg *m = sg_mailbox_get(from);
+  msg *m = NULL;
+  outbox *o = outboxes.on ? own_outbox() : NULL;
+  if (o && o->n > 0) {
+    sg_comm_t c = sg_mailbox_get_async(from, (void **)&m);
+    wait_reaping(o, &c, 1);
+  } else {
+    m = sg_mailbox_get(from);
+  }
   run_comm_end();
   xbt_assert(m != NULL, "received a NULL message");
   return m;

@@ -63,6 +63,20 @@ void msg_set_route_filter(int (*ok)(sg_host_t src, sg_host_t dst));
 /* Whether a message from the calling actor's host to dst can be sent now. */
 int msg_route_ok(sg_host_t dst);
 
+/* How msg_send sends (downpour.sends). Off (the default): a detached put, which SimGrid
+ * 3.32 keeps in one global list that every completion scans, so a run with N messages
+ * in flight pays O(N) per message. On: an asynchronous put kept in the sending actor's
+ * outbox and reaped with sg_comm_wait_any where the actor blocks anyway (msg_recv,
+ * msg_wait_all), so that the actor's own activity list stays short; each actor that
+ * sends must call msg_flush before it returns. Call before the simulation starts. */
+void msg_set_waited_sends(int on);
+/* Waits for the n comms, reaping the caller's finished sends meanwhile (waited sends);
+ * otherwise sg_comm_wait_all. */
+void msg_wait_all(sg_comm_t *comms, size_t n);
+/* Waited sends: blocks until every send of the calling actor is delivered and frees
+ * its outbox. A no-op otherwise. */
+void msg_flush(void);
+
 /* Asynchronous send to wait for with sg_comm_wait / wait_all. */
 sg_comm_t msg_send_async(sg_mailbox_t to, sg_host_t dst, msg *m, double bytes);
 /* Blocking receive; the caller owns (and frees) the message. Under [faults] (a route

@@ -236,6 +236,7 @@ static void ps_actor(int argc, char **argv)
       done++;
     msg_free(m);
   }
+  msg_flush(); /* downpour.sends = waited: the last replies are delivered before the shard returns */
   eval_finished(s->eval);
 }
 

@@ -2,6 +2,8 @@
  * breakdown (compute, communication, exposed communication) it records. */
 #include "algorithms/run.h"
 
+#include "algorithms/msg.h"
+
 #include "models/minibatch.h"
 
 #include <math.h>
@@ -359,7 +361,7 @@ void run_comm_wait(sg_comm_t comm)
 void run_comm_wait_all(sg_comm_t *comms, size_t n)
 {
   run_comm_begin();
-  sg_comm_wait_all(comms, n);
+  msg_wait_all(comms, n);
   run_comm_end();
 }
 

@@ -31,6 +31,7 @@ typedef struct downpour_params {
   long warmstart_steps;
   int overlap;
   int partitions;         /* machines per replica (model parallelism) */
+  int waited_sends;       /* downpour.sends = waited (msg_set_waited_sends) */
 } downpour_params;
 
 /* How a consensus agent's step alpha(k) shrinks with its own iteration count k. */

@@ -626,7 +626,7 @@ static void fill_config(const scenario *sc, const build *b, run_config *cfg)
   cfg->sgd = (sgd_params){sc->sgd_batch, sc->sgd_lr};
   cfg->downpour = (downpour_params){(int)sc->replicas, (int)sc->ps_shards, sc->n_fetch, sc->n_push, sc->batch,
                                     sc->lr, sc->adagrad, sc->adagrad_gamma, sc->warmstart_steps, sc->overlap,
-                                    (int)sc->partitions};
+                                    (int)sc->partitions, strcmp(sc->sends, "waited") == 0};
   if (is_consensus(sc)) {
     graph_wrule rule = GRAPH_W_METROPOLIS;
     consensus_step step = CONSENSUS_STEP_HARMONIC;

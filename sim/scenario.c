@@ -267,6 +267,14 @@ static const key_spec keys[] = {
    .doc = "Machines each replica is split over (model parallelism, as `sgd.partitions`); each "
           "machine fetches from and pushes to only the shards holding its own parameters.",
    GE(1)},
+  {"downpour", "sends", KT_STR, FIELD(sends), .def = "detached", .unit = "",
+   .doc = "How fire-and-forget messages (fetch requests, replies, activations, done) are sent: "
+          "`detached` SimGrid sends; `waited`: asynchronous sends that the sender reaps where it "
+          "blocks anyway, for runs of thousands of hosts, where SimGrid 3.32's global list of "
+          "detached sends makes each message cost time proportional to those in flight (see "
+          "Scale). Same messages; same-instant events may be ordered differently. Not with "
+          "host or link faults.",
+   .choices = "detached|waited"},
   /* [consensus] */
   {"consensus", "agents", KT_LONG, FIELD(agents), .def = "8", .unit = "agents",
    .doc = "Agents m, agent i on host i, each with its own objective f_i on its own data shard.",
@@ -1920,6 +1928,10 @@ int scenario_validate(const scenario *s, const char *origin, char *err, size_t e
     return -1;
   }
   int faulty = s->host_failures[0] || s->link_failures[0] || s->link_degrade[0];
+  if (faulty && strcmp(s->algorithm, "downpour") == 0 && strcmp(s->sends, "waited") == 0) {
+    msgf(err, errlen, "%s: faults: host and link faults are not supported with downpour.sends = waited", o);
+    return -1;
+  }
   if (faulty && strcmp(s->algorithm, "downpour") == 0 && (s->overlap || s->partitions > 1)) {
     msgf(err, errlen, "%s: faults: host and link faults are not supported with downpour.overlap = on or "
          "downpour.partitions > 1", o);

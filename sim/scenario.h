@@ -69,6 +69,7 @@ typedef struct scenario {
   long warmstart_steps;
   int overlap;
   long partitions;           /* machines each Downpour replica is split over */
+  char sends[16];            /* detached | waited: how fire-and-forget messages are sent */
   /* [consensus] */
   long agents;               /* m agents, one per host */
   char topology[SCENARIO_STR]; /* ring | grid | torus | complete | star | erdos-renyi | geometric | edgelist:PATH */

@@ -334,6 +334,44 @@ START_TEST(test_downpour_partitioned_bad_input)
 }
 END_TEST
 
+/* ---- downpour.sends = waited ---- */
+
+START_TEST(test_downpour_waited_sends)
+{
+  /* Waited sends put the same messages on the wire at the same instants as detached
+   * ones; only their bookkeeping in SimGrid differs. On these runs (split numeric
+   * replicas with warmstart until a deadline; unsplit replicas with overlap) the
+   * result files are the same, and 2 threads give the same summary.json. */
+  char *dir = cli_tmpdir();
+  cli_write(dir, "base.ini", base_ini);
+  const char *sd[] = {"run.max_steps=0", "run.max_sim_time=1", "run.eval_every=0.25", "downpour.partitions=3",
+                      "downpour.replicas=4", "downpour.ps_shards=3", "downpour.warmstart_steps=5",
+                      "downpour.sends=detached", NULL};
+  const char *sw[] = {"run.max_steps=0", "run.max_sim_time=1", "run.eval_every=0.25", "downpour.partitions=3",
+                      "downpour.replicas=4", "downpour.ps_shards=3", "downpour.warmstart_steps=5",
+                      "downpour.sends=waited", NULL};
+  json_decref(cli_run_sets(dir, "sd", sd, NULL));
+  json_decref(cli_run_sets(dir, "sw", sw, NULL));
+  json_decref(cli_run_sets(dir, "sw2", sw, "--cfg=contexts/nthreads:2"));
+  const char *files[] = {"progress.csv", "staleness.csv", "links.csv", "breakdown.csv"};
+  cli_assert_same_files(dir, "sd", "sw", files, 4);
+  const char *summary[] = {"summary.json"};
+  cli_assert_same_files(dir, "sw", "sw2", summary, 1);
+  const char *fd[] = {"downpour.replicas=5", "downpour.ps_shards=3", "downpour.overlap=on", "downpour.sends=detached",
+                      NULL};
+  const char *fw[] = {"downpour.replicas=5", "downpour.ps_shards=3", "downpour.overlap=on", "downpour.sends=waited",
+                      NULL};
+  json_decref(cli_run_sets(dir, "fd", fd, NULL));
+  json_decref(cli_run_sets(dir, "fw", fw, NULL));
+  cli_assert_same_files(dir, "fd", "fw", files, 4);
+  /* not with host or link faults */
+  const char *bad[] = {"run", "--out", "out", "--set", "downpour.sends=waited", "--set",
+                       "faults.host_failures=host-1@1", NULL};
+  cli_assert_bad_input(dir, bad, "downpour.sends");
+  free(dir);
+}
+END_TEST
+
 static Suite *downpour_suite(void)
 {
   Suite *s = suite_create("downpour");
@@ -359,6 +397,10 @@ static Suite *downpour_suite(void)
   tcase_add_test(tc, test_downpour_partitioned_own_shards);
   tcase_add_test(tc, test_downpour_partitioned_replicas);
   tcase_add_test(tc, test_downpour_partitioned_bad_input);
+  suite_add_tcase(s, tc);
+  tc = tcase_create("sends");
+  tcase_set_timeout(tc, 300);
+  tcase_add_test(tc, test_downpour_waited_sends);
   suite_add_tcase(s, tc);
   tc = tcase_create("timing");
   tcase_set_timeout(tc, 120);

@@ -27,7 +27,7 @@ static int scenario_equal(const scenario *a, const scenario *b)
          NUM_EQ(sgd_batch) && NUM_EQ(sgd_partitions) && NUM_EQ(sgd_lr) && NUM_EQ(replicas) && NUM_EQ(ps_shards) &&
          NUM_EQ(n_fetch) && NUM_EQ(n_push) && NUM_EQ(batch) && NUM_EQ(lr) && NUM_EQ(adagrad) &&
          NUM_EQ(adagrad_gamma) && NUM_EQ(warmstart_steps) && NUM_EQ(overlap) &&
-         NUM_EQ(partitions) && NUM_EQ(agents) && STR_EQ(topology) && NUM_EQ(grid_rows) && NUM_EQ(er_p) &&
+         NUM_EQ(partitions) && STR_EQ(sends) && NUM_EQ(agents) && STR_EQ(topology) && NUM_EQ(grid_rows) && NUM_EQ(er_p) &&
          NUM_EQ(radius) && NUM_EQ(q) && NUM_EQ(interval) && STR_EQ(weights) && STR_EQ(objective) &&
          NUM_EQ(dim) && NUM_EQ(rows) && NUM_EQ(lambda) && STR_EQ(step_rule) && NUM_EQ(alpha0) && STR_EQ(mode) &&
          NUM_EQ(sb_replicas) && NUM_EQ(sb_ps_shards) && NUM_EQ(sb_history) &&
@@ -51,8 +51,8 @@ static int scenario_equal(const scenario *a, const scenario *b)
 #undef NUM_EQ
 }
 
-/* The struct has 121 fields (sim/scenario.h); each must have exactly one key. */
-#define N_FIELDS 121
+/* The struct has 122 fields (sim/scenario.h); each must have exactly one key. */
+#define N_FIELDS 122
 
 /* Writes text to a fresh file under /tmp; path receives its name. */
 static void write_temp(const char *text, char *path, size_t len)

@@ -4,7 +4,13 @@
 # Knobs (environment): R (replicas, 200), S (shards, 10), STEPS (50), NR (numeric replicas, 20),
 # NSTEPS (numeric steps per replica, 50), P (ring allreduce ranks, 1024), PC (ranks of the callgrind
 # comparison, 256), CG (0: skip it), ONLY (run only that section, e.g. ONLY=8; ONLY=9: the sweep),
-# M3D (microbatches of the 1T 3D run of section 10, 64; its full step has 512; it also runs M3D / 2).
+# M3D (microbatches of the 1T 3D run of section 10, 64; its full step has 512; it also runs M3D / 2),
+# SCALES (section 12: the fractions 1/F of the 10,000-host scale run, "20 10"; 1 is the full run),
+# SCFG (section 12: SimGrid settings for dtsim and its reference, the recommended
+# "--cfg=surf/precision:1e-6 --cfg=maxmin/precision:1e-2"; empty: the defaults),
+# SENDS (section 12: downpour.sends and the reference's send mode, waited).
+# REPS12 (section 12: runs of each program, alternated; the smallest times count; 1).
+# REFSPLIT = path of ref_downpour_split (section 12).
 set -euo pipefail
 R=${R:-200} S=${S:-10} STEPS=${STEPS:-50} NR=${NR:-20} NSTEPS=${NSTEPS:-50} P=${P:-1024} ONLY=${ONLY:-}
 work=$(mktemp -d)
@@ -252,3 +258,55 @@ done
 printf '   one thread %.2f s, two threads %.2f s: %.2fx; result files %s\n' "$t1" "$t2" \
   "$(awk -v a="$t1" -v b="$t2" 'BEGIN { print a / b }')" "$same"
 fi
+
+if want 12; then
+SCALES=${SCALES:-20 10} SCFG=${SCFG---cfg=surf/precision:1e-6 --cfg=maxmin/precision:1e-2} SENDS=${SENDS:-waited}
+echo
+echo "== 12. Scale (issue 8.5): timing-only Downpour on a fat tree, tests/bench/scale-10k.ini at 1/F of its"
+echo "   10,000 hosts (1,100/F replicas x 9 machines of image-80m + 100/F shards, 5 steps, distbelief-2012"
+echo "   hosts and links as a fat tree), dtsim vs ref_downpour_split.c sending the same messages"
+echo "   SimGrid settings for both: ${SCFG:-(defaults)}; downpour.sends = $SENDS (reference: $SENDS sends)"
+ini="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)/scale-10k.ini"
+min() { awk -v a="$1" -v b="$2" 'BEGIN { print (a == "" || b < a) ? b : a }'; }
+timed() { # command...: sets wall, cpu, rss (MB) from /usr/bin/time; output to $work/last.out
+  /usr/bin/time -f '%e %U %S %M' -o "$work/time.out" "$@" >"$work/last.out" 2>&1
+  read -r wall u s rss <"$work/time.out"
+  cpu=$(awk -v a="$u" -v b="$s" 'BEGIN { printf "%.2f", a + b }')
+  rss=$((rss / 1024))
+}
+printf '   %5s %6s %9s %9s %7s %9s %9s %7s %11s %11s %21s %21s\n' F hosts dtsim_s ref_s ratio dtsim_cpu \
+  ref_cpu cpu_rat dtsim_rss_MB ref_rss_MB dtsim_sim_s ref_sim_s
+pts=()
+for F in $SCALES; do
+  R=$((1100 / F)) S=$((100 / F)) H=$((10000 / F))
+  "$DTSIM" platform distbelief-2012 --hosts $H --topology fat-tree -o "$work/scale.xml"
+  dw= dc= rw= rc=
+  for ((k = 0; k < ${REPS12:-1}; k++)); do # alternated; the smallest times count (a shared machine)
+    # shellcheck disable=SC2086 # SCFG holds several options
+    timed "$DTSIM" run "$ini" --quiet --out "$work/scale" --set downpour.replicas=$R --set downpour.ps_shards=$S \
+      --set platform.hosts=$H --set downpour.sends="$SENDS" $SCFG
+    dw=$(min "$dw" "$wall") dc=$(min "$dc" "$cpu") dr=$rss
+    # shellcheck disable=SC2086
+    timed "$REFSPLIT" "$work/scale.xml" $R 9 $S 5 image-80m 32 4 "$SENDS" $SCFG --log=xbt_cfg.thres:warning
+    rw=$(min "$rw" "$wall") rc=$(min "$rc" "$cpu") rr=$rss
+  done
+  ds=$(json sim_time_s "$work/scale/summary.json")
+  rs=$(sed -n 's/^simulated \([^ ]*\) s.*/\1/p' "$work/last.out")
+  wall=$rw cpu=$rc rss=$rr
+  printf '   %5s %6d %9.2f %9.2f %7.3f %9.2f %9.2f %7.3f %11d %11d %21s %21s\n' "1/$F" $H "$dw" "$wall" \
+    "$(awk -v a="$dw" -v b="$wall" 'BEGIN { print a / b }')" "$dc" "$cpu" \
+    "$(awk -v a="$dc" -v b="$cpu" 'BEGIN { print a / b }')" "$dr" "$rss" "$ds" "$rs"
+  pts+=("$H $dc $cpu $dr")
+done
+if [ ${#pts[@]} -ge 2 ]; then
+  # CPU seconds grow as hosts^k: k from the two largest scales, extrapolated to 10,000 hosts
+  read -r h1 d1 r1 m1 <<<"${pts[-2]}"
+  read -r h2 d2 r2 m2 <<<"${pts[-1]}"
+  awk -v h1="$h1" -v h2="$h2" -v d1="$d1" -v d2="$d2" -v r1="$r1" -v r2="$r2" -v m2="$m2" 'BEGIN {
+    kd = log(d2 / d1) / log(h2 / h1); kr = log(r2 / r1) / log(h2 / h1); x = 10000 / h2
+    printf "   CPU time grows as hosts^%.2f (dtsim) and hosts^%.2f (reference) between %d and %d hosts;\n", kd, kr, h1, h2
+    printf "   extrapolated to 10,000 hosts: dtsim %.0f s, reference %.0f s of CPU; peak RSS about %.0f MB (linear)\n",
+      d2 * x ^ kd, r2 * x ^ kr, m2 * x }'
+fi
+fi
+
