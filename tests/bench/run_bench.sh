@@ -181,7 +181,7 @@ fi
 if want 8; then
 echo
 echo "== 8. Megatron-LM's largest point: 8.3B on 512 GPUs (tensor parallel 8 x data parallel 64, dgx2h)"
-echo "   one step, timing only, fp16; the 512-GPU row of dtsim reproduce megatron"
+echo "   one step, timing only, fp16, GEMM flops alone (reproduce megatron runs this shape with the 2019 software)"
 t_meg=$(wall "$DTSIM" run --quiet --out "$work/meg" --set run.algorithm=tensor --set platform.preset=dgx2h \
   --set platform.hosts=512 --set model.numerics=off --set model.dtype=fp16 --set model.efficiency=0.312 \
   --set tensor.ranks=8 --set tensor.data_parallel=64 --set tensor.hidden=3072 --set tensor.heads=32 \
