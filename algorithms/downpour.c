@@ -208,12 +208,13 @@ static void push_gradient(replica *r)
   r->accrued_steps = 0;
 }
 
+/* Detached: at the end of a run (say_done) nobody may be waiting for it. */
 static void release_warmstart(replica *r)
 {
   if (r->rank != 0 || r->released)
     return;
   for (int i = 1; i < r->d->p->replicas; i++)
-    msg_send(r->d->replicas[i].inbox, r->cfg->hosts[i], msg_create(MSG_GO, 0, 0, 0), MSG_HEADER_BYTES);
+    msg_send_detached(r->d->replicas[i].inbox, r->cfg->hosts[i], msg_create(MSG_GO, 0, 0, 0), MSG_HEADER_BYTES);
   r->released = 1;
 }
 

@@ -244,7 +244,8 @@ void msg_flush(void)
   *o = (outbox){0};
 }
 
-void msg_send(sg_mailbox_t to, sg_host_t dst, msg *m, double bytes)
+/* msg_send; waited: whether it goes through the sender's outbox (waited sends on). */
+static void put(sg_mailbox_t to, sg_host_t dst, msg *m, double bytes, int waited)
 {
   /* [faults]: SimGrid 3.32 aborts on a transfer to a host that is off */
   if (!sg_host_is_on(dst) || !msg_route_ok(dst)) {
@@ -252,7 +253,7 @@ void msg_send(sg_mailbox_t to, sg_host_t dst, msg *m, double bytes)
     return;
   }
   account(dst, bytes);
-  if (outboxes.on) { /* the scenario refuses waited sends under [faults]: nothing fails */
+  if (waited) { /* the scenario refuses waited sends under [faults]: nothing fails */
     outbox *o = own_outbox();
     if (o->n == o->cap) {
       o->cap = o->cap ? 2 * o->cap : 16;
@@ -264,6 +265,10 @@ void msg_send(sg_mailbox_t to, sg_host_t dst, msg *m, double bytes)
   sg_comm_t c = sg_mailbox_put_init(to, m, (long)bytes);
   sg_comm_detach(c, msg_free);
 }
+
+void msg_send(sg_mailbox_t to, sg_host_t dst, msg *m, double bytes) { put(to, dst, m, bytes, outboxes.on); }
+
+void msg_send_detached(sg_mailbox_t to, sg_host_t dst, msg *m, double bytes) { put(to, dst, m, bytes, 0); }
 
 sg_comm_t msg_send_async(sg_mailbox_t to, sg_host_t dst, msg *m, double bytes)
 {

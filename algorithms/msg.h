@@ -57,6 +57,10 @@ sg_mailbox_t mbox_of(const char *role, int rank);
  * host `dst` that listens on `to`, and is freed by the receiver. A message to a host
  * that is off, or across a failed link ([faults]), is dropped and freed here. */
 void msg_send(sg_mailbox_t to, sg_host_t dst, msg *m, double bytes);
+/* As msg_send, but always a detached put, also with waited sends: for a message its
+ * receiver may never take (SimGrid frees it with the run), which an outbox would wait
+ * for forever. */
+void msg_send_detached(sg_mailbox_t to, sg_host_t dst, msg *m, double bytes);
 /* [faults]: ok(src, dst) says whether a message from src to dst can be sent now (no
  * failed link on its route); NULL (the default) lets everything through. */
 void msg_set_route_filter(int (*ok)(sg_host_t src, sg_host_t dst));
