@@ -65,21 +65,21 @@ double transformer_layer_flops(const transformer_dims *d)
  * each kernel its inputs and outputs, a dropout mask as half an element (one byte per
  * fp16 element) and a broadcast bias or mask as nothing:
  *   unfused, forward attention: LayerNorm 2; the MLP's bias 2, dropout 2.5 and residual
- *     add 3 (R 9.5); Q, K, V made contiguous 6 and the context 2 (S 8); scores scaled 2,
- *     masked (multiply, subtract) 4, softmax 2, dropout 2.5 (A 10.5);
+ *     add 3 (R 9.5); Q and K each divided by d^(1/4) 4, Q, K, V made contiguous 6 and the
+ *     context 2 (S 12); scores masked (multiply, subtract) 4, softmax 2, dropout 2.5 (A 8.5);
  *   unfused, forward MLP: the attention's bias 2, dropout 2.5, residual 3 and LayerNorm 2
  *     (R 9.5); GeLU of 4h columns read and written (S 8);
  *   unfused, backward MLP: dropout 2.5, bias gradient 1, LayerNorm 1 backward 3 and the
  *     residual gradient's sum 3 (R 9.5); GeLU backward 12 and b1's gradient 4 (S 16);
  *   unfused, backward attention: LayerNorm 2 backward 3, residual sum 3, dropout 2.5,
- *     bias gradient 1 (R 9.5); context 2, Q, K, V 6 and their bias gradient 3 (S 11);
- *     dropout 2.5, softmax 3, mask 2 and scale 2 backward (A 9.5);
+ *     bias gradient 1 (R 9.5); context 2, Q, K, V 6, their scaling 4 and bias gradient 3
+ *     (S 15); dropout 2.5, softmax 3 and mask 2 backward (A 7.5);
  *   fused: bias-dropout-add 3.5 in place of 7.5 forward, no Q, K, V copies, fused
  *     scale-mask-softmax 2 forward and 3 backward; GeLU's bias gradient inside its kernel
  *     stays a read of 4h columns. */
 static const double mem_passes[3][4][3] = {
     {{0, 0, 0}, {0, 0, 0}, {0, 0, 0}, {0, 0, 0}},
-    {{9.5, 8, 10.5}, {9.5, 8, 0}, {9.5, 16, 0}, {9.5, 11, 9.5}},
+    {{9.5, 12, 8.5}, {9.5, 8, 0}, {9.5, 16, 0}, {9.5, 15, 7.5}},
     {{5.5, 2, 4.5}, {5.5, 8, 0}, {9.5, 16, 0}, {9.5, 5, 5.5}},
 };
 

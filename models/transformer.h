@@ -47,7 +47,7 @@ double transformer_layer_flops(const transformer_dims *d);
  * + A x b a s^2 / t (the rank's attention scores, a heads)
  * with R, S, A per phase from a table for two software generations (transformer.c):
  *   TRANSFORMER_KERNELS_UNFUSED: Megatron-LM 2019 (PyTorch eager ops, apex LayerNorm,
- *     TorchScript GeLU), forward R 19, S 16, A 10.5; backward R 19, S 27, A 9.5;
+ *     TorchScript GeLU), forward R 19, S 20, A 8.5; backward R 19, S 31, A 7.5;
  *   TRANSFORMER_KERNELS_FUSED: Megatron-LM 2021 (PTD-P: fused bias-GeLU, bias-dropout-add,
  *     scale-mask-softmax), forward R 11, S 10, A 4.5; backward R 19, S 21, A 5.5.
  * The optimizer's traffic (per parameter, per step) is not in it. */
