@@ -140,16 +140,16 @@ static void chunk_at(const coll_comm *c, size_t off, size_t len, size_t k, size_
 static sg_comm_t post_send(coll_comm *c, size_t me, size_t to, const double *buf, size_t off, size_t len)
 {
   peer_box *b = box_of(c, me, to);
-  msg *m = msg_create(MSG_COLL, (int)me, b->sent++, buf ? len : 0);
+  gmsg *m = gmsg_create(MSG_COLL, (int)me, b->sent++, buf ? len : 0);
   m->version = (long)len;
   if (buf && len) /* an empty block's message has no data array */
     memcpy(m->data, buf + off, len * sizeof(double));
-  return msg_send_async(b->out, c->hosts[to], m, msg_bytes((double)len, c->o.elem_bytes));
+  return gmsg_send_async(b->out, c->hosts[to], m, msg_bytes((double)len, c->o.elem_bytes));
 }
 
 typedef struct pending {
   sg_comm_t comm;
-  msg *m;
+  gmsg *m;
   peer_box *from;
 } pending;
 
@@ -171,7 +171,7 @@ static void reduce_cost(const coll_comm *c, size_t len)
  * buf[off, off + len). */
 static void take_recv(coll_comm *c, size_t me, pending *pd, double *buf, size_t off, size_t len, int reduce)
 {
-  msg *m = pd->m;
+  gmsg *m = pd->m;
   xbt_assert(m != NULL && m->kind == MSG_COLL, "%s: member %zu got a foreign message", c->ns, me);
   xbt_assert(m->step == pd->from->got++ && m->version == (long)len && m->n == (buf ? len : 0),
              "%s: member %zu expected %zu elements%s from %d and got %ld%s: members called different collectives",

@@ -108,7 +108,7 @@ typedef struct agent {
   long *latest_step;    /* [p]: its round */
   long *sent;           /* [p]: values sent to nb[p] */
   int *nb_done;         /* [p]: async: nb[p] was done when the agent last took its inbox */
-  msg **early;          /* sync: values of rounds the agent has not reached yet */
+  gmsg **early;          /* sync: values of rounds the agent has not reached yet */
   size_t n_early, cap_early;
   inbox in;             /* async */
   sg_mutex_t mu;        /* guards x and k_done against the async evaluator */
@@ -421,7 +421,7 @@ static size_t nbr_pos(const agent *a, size_t j)
 
 /* Copies the value a STATE message carries into *x (dim values) and its round into
  * *step, unless *step is already later; returns whether it did. */
-static int keep_newer(size_t dim, double *x, long *step, const msg *m)
+static int keep_newer(size_t dim, double *x, long *step, const gmsg *m)
 {
   if (m->step < *step)
     return 0;
@@ -431,7 +431,7 @@ static int keep_newer(size_t dim, double *x, long *step, const msg *m)
 }
 
 /* Sync: keeps a STATE message's value as its sender's latest; frees the message. */
-static void keep_value(agent *a, msg *m)
+static void keep_value(agent *a, gmsg *m)
 {
   size_t p = nbr_pos(a, (size_t)m->src), dim = a->c->dim;
   keep_newer(dim, a->latest + p * dim, &a->latest_step[p], m);
@@ -439,7 +439,7 @@ static void keep_value(agent *a, msg *m)
 }
 
 /* Async, in the inbox actor: a value or a neighbour's DONE; frees the message. */
-static void inbox_keep(agent *a, msg *m)
+static void inbox_keep(agent *a, gmsg *m)
 {
   inbox *in = &a->in;
   size_t p = nbr_pos(a, (size_t)m->src), dim = a->c->dim;
@@ -502,11 +502,11 @@ static size_t take_early(agent *a, long k)
   return got;
 }
 
-static void keep_early(agent *a, msg *m)
+static void keep_early(agent *a, gmsg *m)
 {
   if (a->n_early == a->cap_early) {
     a->cap_early = a->cap_early ? 2 * a->cap_early : 4;
-    a->early = xbt_realloc(a->early, a->cap_early * sizeof(msg *));
+    a->early = xbt_realloc(a->early, a->cap_early * sizeof(gmsg *));
   }
   a->early[a->n_early++] = m;
 }
@@ -545,9 +545,9 @@ static void send_state(agent *a, const round_w *w, long k)
     size_t p = nbr_pos(a, j);
     if (c->p->async && a->nb_done[p])
       continue;
-    msg *m = msg_create(MSG_STATE, (int)a->rank, k, c->dim);
+    gmsg *m = gmsg_create(MSG_STATE, (int)a->rank, k, c->dim);
     memcpy(m->data, a->x->data, c->dim * sizeof(double));
-    msg_send(c->agents[j].mbox, c->cfg->hosts[j], m, msg_bytes((double)c->dim, c->cfg->elem_bytes));
+    gmsg_send(c->agents[j].mbox, c->cfg->hosts[j], m, msg_bytes((double)c->dim, c->cfg->elem_bytes));
     a->sent[p]++;
   }
 }
@@ -569,7 +569,7 @@ static void receive_neighbours(agent *a, const round_w *w, long k)
   }
   size_t need = row_len(w, a->rank) - 1, got = take_early(a, k);
   while (got < need) {
-    msg *m = msg_recv(a->mbox);
+    gmsg *m = gmsg_recv(a->mbox);
     xbt_assert(m->kind == MSG_STATE && m->step >= k, "agent %zu in round %ld got kind %d of round %ld", a->rank,
                k, (int)m->kind, m->step);
     if (m->step == k) {
@@ -633,7 +633,7 @@ static void say_done(agent *a)
   }
   eval_finished(c->eval);
   for (size_t p = 0; p < a->deg; p++)
-    msg_send(c->agents[a->nb[p]].mbox, c->cfg->hosts[a->nb[p]], msg_create(MSG_DONE, (int)a->rank, a->sent[p], 0),
+    gmsg_send(c->agents[a->nb[p]].mbox, c->cfg->hosts[a->nb[p]], gmsg_create(MSG_DONE, (int)a->rank, a->sent[p], 0),
              MSG_HEADER_BYTES);
 }
 
@@ -672,7 +672,7 @@ static void inbox_actor(int argc, char **argv)
   sg_mailbox_set_receiver(sg_mailbox_get_name(a->mbox)); /* values travel as they are sent */
   sg_barrier_wait(a->c->ready);
   while (expecting(a))
-    inbox_keep(a, msg_recv(a->mbox));
+    inbox_keep(a, gmsg_recv(a->mbox));
 }
 
 /* ---- set-up ---------------------------------------------------------------------------- */

@@ -38,7 +38,7 @@ typedef struct part {
   gsl_matrix **dprev;     /* [l]: p's contribution to dLoss/dA of layer l-1 */
   const gsl_matrix **parts; /* [q]: contributions to p's units, for archnet_sum_parts */
   gsl_matrix_view *views; /* [q]: over the messages they came in */
-  msg **held;             /* [q]: those messages */
+  gmsg **held;             /* [q]: those messages */
   double *y;              /* the minibatch's labels */
   gsl_rng *batch_rng;     /* the replica's minibatch stream: the same on every machine */
 } part;
@@ -117,16 +117,16 @@ static void send_values(const part *pt, msg_kind kind, sg_mailbox_t to, size_t q
 {
   const modelpar_replica *mp = pt->mp;
   size_t n = mp->net && M ? M->size1 * M->size2 : 0;
-  msg *m = msg_create(kind, pt->p, step, n);
+  gmsg *m = gmsg_create(kind, pt->p, step, n);
   if (n)
     memcpy(m->data, M->data, n * sizeof(double)); /* M is contiguous: tda == size2 */
   double values = (double)count * (double)mp->batch;
   run_busy(mp->cfg->msg_overhead);
-  msg_send(to, mp->hosts[q], m, msg_bytes(values, mp->cfg->elem_bytes));
+  gmsg_send(to, mp->hosts[q], m, msg_bytes(values, mp->cfg->elem_bytes));
 }
 
 /* Copies the columns partition q owns in layer l from a message's matrix into M. */
-static void install_block(const modelpar_replica *mp, size_t l, size_t q, const msg *m, gsl_matrix *M)
+static void install_block(const modelpar_replica *mp, size_t l, size_t q, const gmsg *m, gsl_matrix *M)
 {
   for (size_t k = 0; k < arch_plan_runs(mp->plan, l, q); k++) {
     size_t u0, u1;
@@ -141,7 +141,7 @@ static void install_block(const modelpar_replica *mp, size_t l, size_t q, const 
 static void receive_values(part *pt, sg_mailbox_t from, size_t n, size_t l, gsl_matrix *M, long step)
 {
   for (size_t i = 0; i < n; i++) {
-    msg *m = msg_recv(from);
+    gmsg *m = gmsg_recv(from);
     run_busy(pt->mp->cfg->msg_overhead);
     xbt_assert(m->step == step, "partition message of step %ld arrived during step %ld", m->step, step);
     if (pt->mp->net && M)
@@ -300,7 +300,7 @@ static void part_numerics_init(modelpar_replica *mp, part *pt)
   }
   pt->parts = xbt_malloc0(mp->P * sizeof(gsl_matrix *));
   pt->views = xbt_malloc0(mp->P * sizeof(gsl_matrix_view));
-  pt->held = xbt_malloc0(mp->P * sizeof(msg *));
+  pt->held = xbt_malloc0(mp->P * sizeof(gmsg *));
   pt->y = xbt_malloc0(B * sizeof(double));
   /* every machine draws the replica's minibatch from the same stream (minibatch.c's) */
   pt->batch_rng = rng_create(mp->cfg->seed, RNG_ROLE_WORKER, mp->rank);

@@ -13,9 +13,18 @@
 #include <xbt/asserts.h>
 #include <xbt/sysdep.h>
 
-msg *msg_create(msg_kind kind, int src, long step, size_t n)
+static void gmsg_free(msg *hdr)
 {
-  msg *m = xbt_malloc0(sizeof(*m));
+  gmsg *m = (gmsg *)hdr;
+  xbt_free(m->data);
+  xbt_free(m);
+}
+
+gmsg *gmsg_create(msg_kind kind, int src, long step, size_t n)
+{
+  gmsg *m = xbt_malloc0(sizeof(*m));
+  m->hdr.kind = (int)kind;
+  m->hdr.free_fn = gmsg_free;
   m->kind = kind;
   m->src = src;
   m->step = step;
@@ -27,10 +36,8 @@ msg *msg_create(msg_kind kind, int src, long step, size_t n)
 void msg_free(void *p)
 {
   msg *m = p;
-  if (m == NULL)
-    return;
-  xbt_free(m->data);
-  xbt_free(m);
+  if (m != NULL)
+    m->free_fn(m);
 }
 
 void mbox_name(char *buf, size_t len, const char *role, int rank)

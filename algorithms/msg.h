@@ -12,6 +12,18 @@
  * version, length): a fixed, documented allowance, not sizeof(msg). */
 #define MSG_HEADER_BYTES 64
 
+/* Every message starts with a msg: the transport below (send, receive, drop, account)
+ * reads nothing else. A protocol declares its message kinds and payloads in its own
+ * header, as a struct whose first member is a msg, and its constructor sets free_fn. */
+typedef struct msg {
+  int kind;                       /* the protocol's own kind */
+  void (*free_fn)(struct msg *m); /* frees the whole message */
+} msg;
+
+/* Frees m through its free_fn; msg_free(NULL) is a no-op. Takes void * so that it can
+ * serve as a detached communication's clean-up function. */
+void msg_free(void *m);
+
 typedef enum msg_kind {
   MSG_FETCH,  /* replica -> shard: send me your parameters */
   MSG_PARAMS, /* shard -> replica: a copy of the shard's parameters and version */
@@ -30,7 +42,10 @@ typedef enum msg_kind {
                   version = elements it stands for (data holds them, or nothing: timing only) */
 } msg_kind;
 
-typedef struct msg {
+/* The generic message of the protocols not yet typed (being replaced by one header per
+ * protocol): fields whose meaning depends on the kind. */
+typedef struct gmsg {
+  msg hdr;
   msg_kind kind;
   int src;      /* rank of the sender in its role */
   long step;    /* sender's step when it sent the message */
@@ -40,13 +55,10 @@ typedef struct msg {
   double scalar; /* COMMAND: the command's coefficient; ANSWER: a partial dot product */
   size_t n;     /* elements in data */
   double *data; /* owned by the message; NULL when n == 0 */
-} msg;
+} gmsg;
 
 /* Returns a message with room for n doubles (uninitialised). Never NULL. */
-msg *msg_create(msg_kind kind, int src, long step, size_t n);
-/* Frees m and its data; msg_free(NULL) is a no-op. Takes void * so that it can
- * serve as a detached communication's clean-up function. */
-void msg_free(void *m);
+gmsg *gmsg_create(msg_kind kind, int src, long step, size_t n);
 
 /* Writes the mailbox name of (role, rank), e.g. "ps-3", into buf. */
 void mbox_name(char *buf, size_t len, const char *role, int rank);
@@ -102,5 +114,17 @@ double msg_bytes_sent(void);
 
 /* Simulated bytes of a message that carries n elements of elem_bytes each. */
 double msg_bytes(double n, size_t elem_bytes);
+
+/* The transport for generic messages (interim, as gmsg). */
+static inline void gmsg_send(sg_mailbox_t to, sg_host_t dst, gmsg *m, double bytes) { msg_send(to, dst, &m->hdr, bytes); }
+static inline void gmsg_send_detached(sg_mailbox_t to, sg_host_t dst, gmsg *m, double bytes)
+{
+  msg_send_detached(to, dst, &m->hdr, bytes);
+}
+static inline sg_comm_t gmsg_send_async(sg_mailbox_t to, sg_host_t dst, gmsg *m, double bytes)
+{
+  return msg_send_async(to, dst, &m->hdr, bytes);
+}
+static inline gmsg *gmsg_recv(sg_mailbox_t from) { return (gmsg *)msg_recv(from); }
 
 #endif

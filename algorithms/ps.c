@@ -173,19 +173,19 @@ void ps_snapshot(ps_shard *s, gsl_vector *w)
 static void send_parameters(ps_shard *s, int client, long request)
 {
   size_t n = s->numerics ? client_values(s, client) : 0, at = 0, b, e;
-  msg *m = msg_create(MSG_PARAMS, s->rank, request, n); /* the request's step: a late reply is recognised */
+  gmsg *m = gmsg_create(MSG_PARAMS, s->rank, request, n); /* the request's step: a late reply is recognised */
   m->version = s->version;
   for (size_t i = 0; n && i < client_range(s, client, i, &b, &e); i++) {
     memcpy(m->data + at, s->w.vector.data + (b - s->begin), (e - b) * sizeof(double));
     at += e - b;
   }
-  msg_send(s->client_box[client], s->client_hosts[client], m,
+  gmsg_send(s->client_box[client], s->client_hosts[client], m,
            msg_bytes(s->clients[client].sim_elems, s->cfg->elem_bytes));
 }
 
 /* Dean'12 4.1: the shard applies each gradient as it arrives. Staleness = updates
  * applied since the parameters this gradient was computed on were fetched. */
-static void apply_update(ps_shard *s, const msg *push)
+static void apply_update(ps_shard *s, const gmsg *push)
 {
   /* after a restart from a checkpoint the shard's version can be behind the fetch's */
   metrics_slot_staleness(s->slot, s->version >= push->version ? s->version - push->version : 0);
@@ -227,7 +227,7 @@ static void ps_actor(int argc, char **argv)
   }
   sg_mailbox_set_receiver(sg_mailbox_get_name(s->inbox));
   while (done < clients) {
-    msg *m = msg_recv(s->inbox);
+    gmsg *m = gmsg_recv(s->inbox);
     if (m->kind == MSG_FETCH)
       send_parameters(s, m->src, m->step);
     else if (m->kind == MSG_PUSH)
@@ -250,7 +250,7 @@ static int all_gone(ps_shard *s)
   return 1;
 }
 
-static void handle(ps_shard *s, msg *m)
+static void handle(ps_shard *s, gmsg *m)
 {
   if (m->kind == MSG_FETCH)
     send_parameters(s, m->src, m->step);
@@ -262,9 +262,9 @@ static void handle(ps_shard *s, msg *m)
 }
 
 /* One message already in the mailbox (sg_mailbox_listen said so), or NULL. */
-static msg *take_queued(ps_shard *s)
+static gmsg *take_queued(ps_shard *s)
 {
-  msg *m = NULL;
+  gmsg *m = NULL;
   sg_comm_t c = sg_mailbox_get_async(s->inbox, (void **)&m);
   return sg_comm_wait_for(c, s->fp->wait_timeout) == SG_OK ? m : NULL;
 }
@@ -307,13 +307,13 @@ static void ps_actor_ft(ps_shard *s)
 {
   sg_mailbox_set_receiver(sg_mailbox_get_name(s->inbox));
   while (!all_gone(s)) {
-    msg *m = NULL;
+    gmsg *m = NULL;
     sg_comm_t c = sg_mailbox_get_async(s->inbox, (void **)&m);
     if (sg_comm_wait_for(c, s->fp->wait_timeout) == SG_OK)
       handle(s, m);
     checkpoint_if_due(s);
   }
-  for (msg *m; sg_mailbox_listen(sg_mailbox_get_name(s->inbox)) && (m = take_queued(s)) != NULL;)
+  for (gmsg *m; sg_mailbox_listen(sg_mailbox_get_name(s->inbox)) && (m = take_queued(s)) != NULL;)
     handle(s, m); /* pushes delivered before their senders finished */
   sg_mutex_lock(s->mu);
   s->ended = 1;

@@ -106,7 +106,7 @@ typedef struct replica {
   sg_comm_t *push;    /* the push in flight, one comm per shard */
   int pushing;
   sg_comm_t *comms;   /* fetch replies */
-  msg **replies;
+  gmsg **replies;
 } replica;
 
 struct sandblaster {
@@ -180,9 +180,9 @@ static double portion_weight(const sandblaster *sb, long p)
 
 static void answer(shard *s, double partial, int has_value)
 {
-  msg *a = msg_create(MSG_ANSWER, s->rank, 0, 0);
+  gmsg *a = gmsg_create(MSG_ANSWER, s->rank, 0, 0);
   a->scalar = partial;
-  msg_send(s->sb->answer_box, coord_host(s->sb), a, MSG_HEADER_BYTES + (has_value ? SCALAR_BYTES : 0));
+  gmsg_send(s->sb->answer_box, coord_host(s->sb), a, MSG_HEADER_BYTES + (has_value ? SCALAR_BYTES : 0));
 }
 
 static gsl_vector_view slot_row(shard *s, int slot)
@@ -192,7 +192,7 @@ static gsl_vector_view slot_row(shard *s, int slot)
 }
 
 /* A dot, axpy, scale or copy on the shard's slice; answers when done. */
-static void run_command(shard *s, const msg *m)
+static void run_command(shard *s, const gmsg *m)
 {
   gsl_vector_view a = slot_row(s, m->slot[0]), b = slot_row(s, m->slot[1]);
   double partial = 0, n = s->sim_elems;
@@ -262,7 +262,7 @@ static void try_reduce(shard *s)
  * it (step = batch, version = portions), or (exact_sum) version portions, their ids
  * then their gradients. A replica's pushes arrive in order (it waits for one before the
  * next), each counting more portions than the last. */
-static void store_push(shard *s, const msg *m)
+static void store_push(shard *s, const gmsg *m)
 {
   sandblaster *sb = s->sb;
   size_t len = s->end - s->begin;
@@ -292,7 +292,7 @@ static void store_push(shard *s, const msg *m)
 /* [faults] Replica r died: what it pushed for the batch no longer counts (the
  * coordinator hands its portions out again). Its pushes all came before this command:
  * a dead host sends nothing more. */
-static void forget_replica(shard *s, const msg *m)
+static void forget_replica(shard *s, const gmsg *m)
 {
   int r = m->slot[0];
   if (s->batch != m->step)
@@ -309,12 +309,12 @@ static void forget_replica(shard *s, const msg *m)
 }
 
 /* A replica's fetch: a copy of the shard's slice of the slot asked for. */
-static void send_slot(shard *s, const msg *m)
+static void send_slot(shard *s, const gmsg *m)
 {
   gsl_vector_view v = slot_row(s, m->slot[0]);
-  msg *r = msg_create(MSG_PARAMS, s->rank, m->step, v.vector.size);
+  gmsg *r = gmsg_create(MSG_PARAMS, s->rank, m->step, v.vector.size);
   memcpy(r->data, v.vector.data, v.vector.size * sizeof(double));
-  msg_send(s->sb->replicas[m->src].inbox, s->sb->cfg->hosts[m->src], r,
+  gmsg_send(s->sb->replicas[m->src].inbox, s->sb->cfg->hosts[m->src], r,
            msg_bytes(s->sim_elems, s->sb->cfg->elem_bytes));
 }
 
@@ -326,7 +326,7 @@ static void shard_actor(int argc, char **argv)
   shard *s = sg_actor_self_get_data();
   sg_mailbox_set_receiver(sg_mailbox_get_name(s->inbox));
   for (;;) {
-    msg *m = msg_recv(s->inbox);
+    gmsg *m = gmsg_recv(s->inbox);
     if (m->kind == MSG_STOP) {
       msg_free(m);
       break;
@@ -362,15 +362,15 @@ static void fetch_parameters(replica *r, long batch, int slot)
 {
   sandblaster *sb = r->sb;
   for (int k = 0; k < sb->S; k++) {
-    msg *f = msg_create(MSG_FETCH, r->rank, batch, 0);
+    gmsg *f = gmsg_create(MSG_FETCH, r->rank, batch, 0);
     f->slot[0] = slot;
-    msg_send(sb->shards[k].inbox, shard_host(sb, k), f, MSG_HEADER_BYTES);
+    gmsg_send(sb->shards[k].inbox, shard_host(sb, k), f, MSG_HEADER_BYTES);
   }
   for (int k = 0; k < sb->S; k++)
     r->comms[k] = sg_mailbox_get_async(r->inbox, (void **)&r->replies[k]);
   run_comm_wait_all(r->comms, (size_t)sb->S);
   for (int k = 0; k < sb->S; k++) {
-    msg *m = r->replies[k];
+    gmsg *m = r->replies[k];
     xbt_assert(m->kind == MSG_PARAMS, "replica %d expected parameters, got kind %d", r->rank, (int)m->kind);
     memcpy(r->w->data + sb->shards[m->src].begin, m->data, m->n * sizeof(double));
     msg_free(m);
@@ -406,7 +406,7 @@ static void push_gradient(replica *r, const long *ids, long k)
   for (int s = 0; s < sb->S; s++) {
     const shard *sh = &sb->shards[s];
     size_t len = sh->end - sh->begin;
-    msg *m = msg_create(MSG_PUSH, r->rank, r->batch, sb->p->exact_sum ? (size_t)k * (len + 1) : len);
+    gmsg *m = gmsg_create(MSG_PUSH, r->rank, r->batch, sb->p->exact_sum ? (size_t)k * (len + 1) : len);
     m->version = sb->p->exact_sum ? k : r->n_counted;
     for (long i = 0; sb->p->exact_sum && i < k; i++) {
       m->data[i] = (double)ids[i];
@@ -417,7 +417,7 @@ static void push_gradient(replica *r, const long *ids, long k)
       memcpy(m->data, r->total->data + sh->begin, len * sizeof(double));
     double elems = sb->p->exact_sum ? (double)k * sh->sim_elems : sh->sim_elems;
     double bytes = msg_bytes(elems, sb->cfg->elem_bytes) + (sb->p->exact_sum ? (double)k * SCALAR_BYTES : 0);
-    r->push[s] = msg_send_async(sh->inbox, shard_host(sb, s), m, bytes);
+    r->push[s] = gmsg_send_async(sh->inbox, shard_host(sb, s), m, bytes);
   }
   r->pushing = 1;
 }
@@ -425,7 +425,7 @@ static void push_gradient(replica *r, const long *ids, long k)
 /* The coordinator's verdict on the held portions (data[i] != 0: portion i counts):
  * add the counted ones, weighted, to the running total in the order they were finished
  * (with one replica: portion order, as lbfgs_net_fdf), then push. */
-static void accumulate_gradient(replica *r, const msg *verdict)
+static void accumulate_gradient(replica *r, const gmsg *verdict)
 {
   sandblaster *sb = r->sb;
   xbt_assert(verdict->n == (size_t)r->n_held, "replica %d: a verdict on %zu of %ld portions", r->rank, verdict->n,
@@ -450,16 +450,16 @@ static void accumulate_gradient(replica *r, const msg *verdict)
 
 /* Tells the coordinator a portion is finished, with every held one; returns its answer
  * (the verdict and the next portion, or MSG_STOP). */
-static msg *report_portion(replica *r)
+static gmsg *report_portion(replica *r)
 {
   sandblaster *sb = r->sb;
-  msg *m = msg_create(MSG_DONE, r->rank, r->batch, 2 * (size_t)r->n_held);
+  gmsg *m = gmsg_create(MSG_DONE, r->rank, r->batch, 2 * (size_t)r->n_held);
   for (long i = 0; i < r->n_held; i++) {
     m->data[2 * i] = (double)r->held_id[i];
     m->data[2 * i + 1] = r->held_loss[i];
   }
-  msg_send(sb->coord_box, coord_host(sb), m, MSG_HEADER_BYTES + 2 * SCALAR_BYTES * (double)r->n_held);
-  return msg_recv(r->inbox);
+  gmsg_send(sb->coord_box, coord_host(sb), m, MSG_HEADER_BYTES + 2 * SCALAR_BYTES * (double)r->n_held);
+  return gmsg_recv(r->inbox);
 }
 
 /* Works on the portions the coordinator hands out until it says stop. */
@@ -469,13 +469,13 @@ static void replica_actor(int argc, char **argv)
   (void)argv;
   replica *r = sg_actor_self_get_data();
   sg_mailbox_set_receiver(sg_mailbox_get_name(r->inbox));
-  msg *m = msg_recv(r->inbox); /* the first portion, or MSG_STOP */
+  gmsg *m = gmsg_recv(r->inbox); /* the first portion, or MSG_STOP */
   while (m->kind == MSG_PORTION) {
     if (m->op)
       accumulate_gradient(r, m);
     if (m->version < 0) { /* nothing to do for now */
       msg_free(m);
-      m = msg_recv(r->inbox);
+      m = gmsg_recv(r->inbox);
       continue;
     }
     if (m->step != r->batch)
@@ -501,15 +501,15 @@ static double command(sandblaster *sb, int op, int a, int b, double alpha, int w
     sg_mutex_lock(sb->x_lock);
   double bytes = MSG_HEADER_BYTES + (op == CMD_AXPY || op == CMD_SCALE ? SCALAR_BYTES : 0);
   for (int k = 0; k < sb->S; k++) {
-    msg *m = msg_create(MSG_COMMAND, 0, sb->batch, 0);
+    gmsg *m = gmsg_create(MSG_COMMAND, 0, sb->batch, 0);
     m->op = op;
     m->slot[0] = a;
     m->slot[1] = b;
     m->scalar = alpha;
-    msg_send(sb->shards[k].inbox, shard_host(sb, k), m, bytes);
+    gmsg_send(sb->shards[k].inbox, shard_host(sb, k), m, bytes);
   }
   for (int k = 0; k < sb->S; k++) {
-    msg *m = msg_recv(sb->answer_box);
+    gmsg *m = gmsg_recv(sb->answer_box);
     xbt_assert(m->kind == MSG_ANSWER, "coordinator: expected an answer, got kind %d", (int)m->kind);
     sb->partials[m->src] = m->scalar;
     msg_free(m);
@@ -529,16 +529,16 @@ static void shard_copy(void *ctx, int src, int dst) { command(ctx, CMD_COPY, src
 
 /* ---- the coordinator: batches ---------------------------------------------------- */
 
-static void send_portion(sandblaster *sb, int r, long p, msg *verdict)
+static void send_portion(sandblaster *sb, int r, long p, gmsg *verdict)
 {
-  msg *m = verdict ? verdict : msg_create(MSG_PORTION, 0, 0, 0);
+  gmsg *m = verdict ? verdict : gmsg_create(MSG_PORTION, 0, 0, 0);
   m->step = sb->batch;
   m->version = p;
   m->slot[0] = sb->slot_x;
   sb->working[r] = p >= 0 ? sb->batch : 0;
   sb->n_parked += (p < 0) - sb->parked[r];
   sb->parked[r] = p < 0;
-  msg_send(sb->replicas[r].inbox, sb->cfg->hosts[r], m, MSG_HEADER_BYTES + (double)m->n);
+  gmsg_send(sb->replicas[r].inbox, sb->cfg->hosts[r], m, MSG_HEADER_BYTES + (double)m->n);
 }
 
 /* The next portion for idle replica r: a fresh one in order; else, with backups on,
@@ -596,11 +596,11 @@ static void dispatch_parked(sandblaster *sb)
 
 /* Counts the held portions of a report: each one that has not counted yet counts now,
  * for this replica; the others are discarded. Returns the verdict message. */
-static msg *count_portions(sandblaster *sb, const msg *done)
+static gmsg *count_portions(sandblaster *sb, const gmsg *done)
 {
   size_t k = done->n / 2;
   sandblaster_batch *b = &sb->log[sb->n_log - 1];
-  msg *v = msg_create(MSG_PORTION, 0, 0, k);
+  gmsg *v = gmsg_create(MSG_PORTION, 0, 0, k);
   v->op = 1;
   for (size_t i = 0; i < k; i++) {
     long p = (long)done->data[2 * i];
@@ -646,10 +646,10 @@ static void replica_died(sandblaster *sb, int r)
     sb->reissue[sb->n_reissue++] = p;
   }
   for (int k = 0; sb->batch > 0 && k < sb->S; k++) {
-    msg *c = msg_create(MSG_COMMAND, 0, sb->batch, 0);
+    gmsg *c = gmsg_create(MSG_COMMAND, 0, sb->batch, 0);
     c->op = CMD_FORGET;
     c->slot[0] = r;
-    msg_send(sb->shards[k].inbox, shard_host(sb, k), c, MSG_HEADER_BYTES + SCALAR_BYTES);
+    gmsg_send(sb->shards[k].inbox, shard_host(sb, k), c, MSG_HEADER_BYTES + SCALAR_BYTES);
   }
   dispatch_parked(sb);
 }
@@ -659,7 +659,7 @@ static void replica_died(sandblaster *sb, int r)
  * and answer with its next portion. A report from an earlier batch counts nothing. */
 static void serve_replica(sandblaster *sb)
 {
-  msg *m = msg_recv(sb->coord_box);
+  gmsg *m = gmsg_recv(sb->coord_box);
   if (m->kind == MSG_STOP) { /* [faults]: the death notice of replica src */
     replica_died(sb, m->src);
     msg_free(m);
@@ -668,7 +668,7 @@ static void serve_replica(sandblaster *sb)
   xbt_assert(m->kind == MSG_DONE, "coordinator: expected a report, got kind %d", (int)m->kind);
   int r = m->src;
   long held = (long)m->n / 2;
-  msg *verdict = NULL;
+  gmsg *verdict = NULL;
   sb->working[r] = 0;
   if (m->step != sb->batch)
     sb->log[m->step - 1].discarded += held;
@@ -701,13 +701,13 @@ static void begin_batch(sandblaster *sb, int x)
 static void reduce_gradient(sandblaster *sb, int g)
 {
   for (int k = 0; k < sb->S; k++) {
-    msg *m = msg_create(MSG_COMMAND, 0, sb->batch, 0);
+    gmsg *m = gmsg_create(MSG_COMMAND, 0, sb->batch, 0);
     m->op = CMD_REDUCE;
     m->slot[0] = g;
-    msg_send(sb->shards[k].inbox, shard_host(sb, k), m, MSG_HEADER_BYTES);
+    gmsg_send(sb->shards[k].inbox, shard_host(sb, k), m, MSG_HEADER_BYTES);
   }
   for (int k = 0; k < sb->S; k++)
-    msg_free(msg_recv(sb->answer_box));
+    msg_free(gmsg_recv(sb->answer_box));
 }
 
 /* lbfgs's evaluate: one batch over the training set (Dean'12 4.2, load balancing and
@@ -738,10 +738,10 @@ static void stop_everyone(sandblaster *sb)
 {
   for (int r = 0; r < sb->R; r++)
     if (!sb->working[r])
-      msg_send(sb->replicas[r].inbox, sb->cfg->hosts[r], msg_create(MSG_STOP, 0, 0, 0), MSG_HEADER_BYTES);
+      gmsg_send(sb->replicas[r].inbox, sb->cfg->hosts[r], gmsg_create(MSG_STOP, 0, 0, 0), MSG_HEADER_BYTES);
   for (int r = 0; r < sb->R; r++)
     while (sb->working[r]) {
-      msg *m = msg_recv(sb->coord_box);
+      gmsg *m = gmsg_recv(sb->coord_box);
       if (m->kind == MSG_STOP) { /* [faults]: a death notice; the dead need no stop */
         sb->dead[m->src] = 1;
         sb->working[m->src] = 0;
@@ -750,11 +750,11 @@ static void stop_everyone(sandblaster *sb)
       }
       sb->log[m->step - 1].discarded += (long)m->n / 2;
       sb->working[m->src] = 0;
-      msg_send(sb->replicas[m->src].inbox, sb->cfg->hosts[m->src], msg_create(MSG_STOP, 0, 0, 0), MSG_HEADER_BYTES);
+      gmsg_send(sb->replicas[m->src].inbox, sb->cfg->hosts[m->src], gmsg_create(MSG_STOP, 0, 0, 0), MSG_HEADER_BYTES);
       msg_free(m);
     }
   for (int k = 0; k < sb->S; k++)
-    msg_send(sb->shards[k].inbox, shard_host(sb, k), msg_create(MSG_STOP, 0, 0, 0), MSG_HEADER_BYTES);
+    gmsg_send(sb->shards[k].inbox, shard_host(sb, k), gmsg_create(MSG_STOP, 0, 0, 0), MSG_HEADER_BYTES);
 }
 
 /* L-BFGS's outcome as the run's status: no point of sufficient decrease is a failure
@@ -878,7 +878,7 @@ static void replica_init(sandblaster *sb, replica *r, int rank)
   r->held_loss = xbt_malloc(hold * sizeof(double));
   r->push = xbt_malloc0((size_t)sb->S * sizeof(sg_comm_t));
   r->comms = xbt_malloc0((size_t)sb->S * sizeof(sg_comm_t));
-  r->replies = xbt_malloc0((size_t)sb->S * sizeof(msg *));
+  r->replies = xbt_malloc0((size_t)sb->S * sizeof(gmsg *));
   r->inbox = mbox_of("sb-replica", rank);
 }
 
@@ -915,7 +915,7 @@ static void on_fault(void *ctx, const fault_event *ev)
   for (int r = 0; r < sb->R; r++)
     if (sb->cfg->hosts[r] == ev->host) {
       atomic_fetch_add(&sb->fp->workers_lost, 1);
-      msg_send(sb->coord_box, coord_host(sb), msg_create(MSG_STOP, r, 0, 0), MSG_HEADER_BYTES);
+      gmsg_send(sb->coord_box, coord_host(sb), gmsg_create(MSG_STOP, r, 0, 0), MSG_HEADER_BYTES);
     }
   if (atomic_load(&sb->fp->workers_lost) >= sb->R)
     faults_stop_run(sb->fp);

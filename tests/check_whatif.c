@@ -264,7 +264,7 @@ static void plugin_sender(int argc, char **argv)
 {
   (void)argc;
   (void)argv;
-  msg_send(sg_mailbox_by_name("in-2"), sg_host_by_name("host-2"), msg_create(MSG_STOP, 0, 0, 0), 1e6);
+  gmsg_send(sg_mailbox_by_name("in-2"), sg_host_by_name("host-2"), gmsg_create(MSG_STOP, 0, 0, 0), 1e6);
 }
 
 static void plugin_receiver(int argc, char **argv)
