@@ -12,13 +12,17 @@
 #include "algorithms/collbench.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <string.h>
+#include <simgrid/host.h>
 #include <simgrid/actor.h>
 #include <simgrid/engine.h>
 #include <xbt/asserts.h>
 #include <xbt/sysdep.h>
 
 #include "algorithms/collectives.h"
+#include "algorithms/msg.h"
+#include "models/cost.h"
 #include "models/rng.h"
 
 typedef struct member {
@@ -31,13 +35,12 @@ typedef struct member {
 
 struct collbench {
   const run_config *cfg;
-  const collective_params *p;
+  const collbench_setup *p;
   metrics *m;
   coll_comm *comm;
   member *members;
 };
 
-size_t collbench_hosts_needed(const collective_params *p) { return p->ranks; }
 
 static void load_input(member *mb)
 {
@@ -48,7 +51,7 @@ static void load_input(member *mb)
 static void collective(member *mb)
 {
   collbench *b = mb->b;
-  const collective_params *p = b->p;
+  const collbench_setup *p = b->p;
   size_t me = mb->rank, n = p->elements;
   switch ((coll_op)p->op) {
   case COLL_ALLREDUCE: coll_allreduce(b->comm, me, mb->buf, n, (coll_algo)p->algo); return;
@@ -73,9 +76,8 @@ static void member_actor(int argc, char **argv)
     metrics_slot_at(mb->b->m, 0)->steps = mb->b->p->iterations;
 }
 
-collbench *collbench_deploy(const run_config *cfg, metrics *m)
+collbench *collbench_deploy(const run_config *cfg, const collbench_setup *p, metrics *m)
 {
-  const collective_params *p = &cfg->collective;
   if (cfg->n_hosts < p->ranks || p->ranks == 0 || p->elements == 0)
     return NULL;
   collbench *b = xbt_malloc0(sizeof(*b));
@@ -124,7 +126,7 @@ void collbench_free(collbench *b)
 
 /* Whether member me holds element i of the result (reduce-scatter: its block; reduce:
  * the root only). */
-static int holds(const collective_params *p, size_t me, size_t i)
+static int holds(const collbench_setup *p, size_t me, size_t i)
 {
   size_t off, len;
   if (p->op == COLL_REDUCE)
@@ -139,7 +141,7 @@ static int holds(const collective_params *p, size_t me, size_t i)
  * bit) and with the plain rank-order sum (relative to sum_j |x_j|). */
 static void check(const collbench *b, collbench_result *r)
 {
-  const collective_params *p = b->p;
+  const collbench_setup *p = b->p;
   size_t n = p->elements, P = p->ranks;
   int sums = p->op != COLL_ALLGATHER && p->op != COLL_BCAST;
   const double **x = xbt_malloc(P * sizeof(double *));
@@ -185,3 +187,202 @@ void collbench_result_get(const collbench *b, collbench_result *r)
   if (r->numeric)
     check(b, r);
 }
+
+/* ---- the descriptor: run.algorithm = collective --------------------------------- */
+
+static const key_spec collective_keys[] = {
+  {"collective", "op", KEY_CHOICE, KEY_FIELD(collective_params, op), .def = "allreduce", .unit = "",
+   .doc = "The collective: allreduce (sum on every member), reduce-scatter and allgather (ring), "
+          "broadcast and reduce (binomial tree from `root`).",
+   .choices = "allreduce|reduce-scatter|allgather|broadcast|reduce"},
+  {"collective", "algorithm", KEY_CHOICE, KEY_FIELD(collective_params, algorithm), .def = "auto", .unit = "",
+   .doc = "Allreduce: `ring` (reduce-scatter + allgather), `halving-doubling` (Rabenseifner) or `tree` "
+          "(binomial reduce + broadcast); `auto`: ring for allreduce, reduce-scatter and allgather, tree "
+          "for broadcast and reduce (their only algorithms).",
+   .values = (const int[]){-1, COLL_RING, COLL_HALVING_DOUBLING, COLL_TREE}, .choices = "auto|ring|halving-doubling|tree"},
+  {"collective", "bytes", KEY_LONG, KEY_FIELD(collective_params, bytes), .def = "1048576", .unit = "bytes",
+   .doc = "Size of each member's vector on the wire (nccl-tests' size): bytes / `model.dtype`'s size "
+          "elements, so a whole number of them.",
+   KEY_GE(1)},
+  {"collective", "ranks", KEY_SIZE, KEY_FIELD(collective_params, ranks), .def = "8", .unit = "hosts",
+   .doc = "Members of the communicator, member i on host i.", KEY_GE(1), KEY_LE(1000000)},
+  {"collective", "root", KEY_SIZE, KEY_FIELD(collective_params, root), .def = "0", .unit = "rank",
+   .doc = "Broadcast and reduce: the root member, below `ranks`.", KEY_GE(0)},
+  {"collective", "chunk", KEY_DOUBLE, KEY_FIELD(collective_params, chunk_bytes), .def = "0", .unit = "bytes",
+   .doc = "Transfers longer than this go as chunks of at most this, pipelined (a chunk is added or "
+          "forwarded while the next travels); 0: one message per transfer.",
+   KEY_GE(0)},
+  {"collective", "iterations", KEY_LONG, KEY_FIELD(collective_params, iterations), .def = "1", .unit = "iterations",
+   .doc = "Times each member runs the collective, back to back; time per iteration = simulated time / "
+          "iterations.",
+   KEY_GE(1), KEY_LE(1000000)},
+  {"collective", "reduce_flops", KEY_DOUBLE, KEY_FIELD(collective_params, reduce_flops), .def = "0", .unit = "flops/element",
+   .doc = "Simulated cost of adding one received element (the gamma term), at the host's speed x "
+          "`model.efficiency` x cores; 0: additions take no simulated time (pure alpha-beta).",
+   KEY_GE(0)},
+};
+
+/* Numeric collectives hold every member's input and buffer: ranks x elements doubles
+ * twice, at most 2^26 x 16 bytes = 1 GiB. */
+#define COLL_NUMERIC_MAX (1L << 26)
+
+/* collective.algorithm = auto: ring, or tree for broadcast and reduce (their only ones). */
+static coll_algo own_algo(const collective_params *p)
+{
+  return p->op == COLL_BCAST || p->op == COLL_REDUCE ? COLL_TREE : COLL_RING;
+}
+
+static int validate(const scenario *sc, const void *params, char *why, size_t len)
+{
+  const collective_params *p = params;
+  cost_dtype dt = COST_FP32;
+  cost_dtype_parse(sc->model.dtype, &dt);
+  long eb = (long)cost_dtype_bytes(dt), elems = p->bytes / eb;
+  coll_algo own = own_algo(p);
+  if (p->bytes % eb != 0)
+    snprintf(why, len, "collective.bytes: %ld bytes is not a whole number of %s elements (%ld bytes each)", p->bytes,
+             sc->model.dtype, eb);
+  else if (p->op != COLL_ALLREDUCE && p->algorithm >= 0 && p->algorithm != (int)own)
+    snprintf(why, len, "collective.algorithm: %s runs only as %s here (or set auto), not %s",
+             coll_op_name((coll_op)p->op), coll_algo_name(own), coll_algo_name((coll_algo)p->algorithm));
+  else if (p->root >= p->ranks)
+    snprintf(why, len, "collective.root: %zu is not a member of %zu ranks", p->root, p->ranks);
+  else if (sc->model.numerics && elems > COLL_NUMERIC_MAX / (long)p->ranks)
+    snprintf(why, len, "collective.bytes: a numeric run of %zu ranks x %ld elements holds more than 2^26 doubles "
+             "twice; set model.numerics = off for a timing-only run", p->ranks, elems);
+  else if (sc->run.target_accuracy > 0)
+    snprintf(why, len, "run.target_accuracy: a collective has no accuracy to reach");
+  else
+    return 0;
+  return -1;
+}
+
+static size_t hosts_needed(const scenario *sc, const void *params, const char **why)
+{
+  (void)sc;
+  *why = "collective.ranks";
+  return ((const collective_params *)params)->ranks;
+}
+
+typedef struct collective_run {
+  const collective_params *p;
+  collbench_setup setup;
+  collbench *b;
+  collbench_result res;
+  double alpha_s, beta_s_per_byte, gamma_s_per_byte, formula_s;
+  double algbw_gbps, busbw_gbps; /* nccl-tests: bytes / time per iteration / 1e9, x busbw factor */
+} collective_run;
+
+static void *prepare(const run_config *cfg, char *err, size_t len)
+{
+  (void)err;
+  (void)len;
+  collective_run *r = xbt_malloc0(sizeof(*r));
+  const collective_params *p = r->p = algorithm_params(cfg->sc, &collective_algorithm);
+  r->setup = (collbench_setup){.op = p->op,
+                               .algo = p->algorithm >= 0 ? p->algorithm : (int)own_algo(p),
+                               .ranks = p->ranks,
+                               .elements = (size_t)p->bytes / cfg->elem_bytes,
+                               .root = p->root,
+                               .chunk_bytes = p->chunk_bytes,
+                               .iterations = p->iterations,
+                               .reduce_flops = p->reduce_flops};
+  return r;
+}
+
+static void deploy(void *state, const run_config *cfg, metrics *m)
+{
+  collective_run *r = state;
+  r->b = collbench_deploy(cfg, &r->setup, m);
+  xbt_assert(r->b, "collbench_deploy refused a configuration the engine checked");
+}
+
+/* The measured time against the alpha-beta(-gamma) formula on this platform: alpha is
+ * the latency of the route from member 0 to member 1 plus the header bytes at its
+ * bandwidth, beta 1 / that bandwidth, gamma the time of reduce_flops on member 0's host
+ * (as run_execute spends it) per byte. Exact on a star of equal links (algorithms/README.md). */
+static void measure(collective_run *r, const run_config *cfg)
+{
+  const collbench_setup *p = &r->setup;
+  collbench_result_get(r->b, &r->res);
+  double bytes = (double)r->p->bytes;
+  if (p->ranks >= 2) {
+    double bw = sg_host_get_route_bandwidth(cfg->hosts[0], cfg->hosts[1]);
+    r->beta_s_per_byte = 1 / bw;
+    r->alpha_s = sg_host_get_route_latency(cfg->hosts[0], cfg->hosts[1]) + MSG_HEADER_BYTES / bw;
+  }
+  double flops_per_s = sg_host_get_speed(cfg->hosts[0]) * cfg->speed_factor * cfg->efficiency * cfg->cores;
+  r->gamma_s_per_byte = p->reduce_flops / flops_per_s / (double)cfg->elem_bytes;
+  r->formula_s = coll_formula((coll_op)p->op, (coll_algo)p->algo, p->ranks, bytes, r->alpha_s, r->beta_s_per_byte,
+                              r->gamma_s_per_byte);
+  r->algbw_gbps = r->res.iter_s > 0 ? bytes / r->res.iter_s / 1e9 : 0;
+  r->busbw_gbps = r->algbw_gbps * coll_busbw_factor((coll_op)p->op, p->ranks);
+}
+
+/* summary.json's "collective" block: nccl-tests' figures and the formula's. */
+static void report_run(void *state, const run_config *cfg, metrics *m, report *rep)
+{
+  (void)m;
+  collective_run *r = state;
+  const collbench_setup *p = &r->setup;
+  measure(r, cfg);
+  rep->examples = 0;
+  json_t *o = json_object();
+  json_object_set_new(o, "op", json_string(coll_op_name((coll_op)p->op)));
+  json_object_set_new(o, "algorithm", json_string(coll_algo_name((coll_algo)p->algo)));
+  json_object_set_new(o, "ranks", json_integer((json_int_t)p->ranks));
+  json_object_set_new(o, "bytes", json_real((double)r->p->bytes));
+  json_object_set_new(o, "elements", json_integer((json_int_t)p->elements));
+  json_object_set_new(o, "chunk_bytes", json_real(p->chunk_bytes));
+  json_object_set_new(o, "iterations", json_integer(p->iterations));
+  json_object_set_new(o, "time_s", report_num(r->res.iter_s));
+  json_object_set_new(o, "algbw_gbps", report_num(r->algbw_gbps));
+  json_object_set_new(o, "busbw_gbps", report_num(r->busbw_gbps));
+  json_object_set_new(o, "formula_s", report_num(r->formula_s));
+  json_object_set_new(o, "rel_error", report_num(r->formula_s > 0 ? (r->res.iter_s - r->formula_s) / r->formula_s : 0));
+  json_object_set_new(o, "alpha_s", report_num(r->alpha_s));
+  json_object_set_new(o, "beta_s_per_byte", report_num(r->beta_s_per_byte));
+  json_object_set_new(o, "gamma_s_per_byte", report_num(r->gamma_s_per_byte));
+  json_t *ck = json_object();
+  json_object_set_new(ck, "numeric", json_boolean(r->res.numeric));
+  json_object_set_new(ck, "exact", r->res.numeric ? json_boolean(r->res.exact) : json_null());
+  json_object_set_new(ck, "max_rel_error", r->res.numeric ? report_num(r->res.max_rel_error) : json_null());
+  json_object_set_new(o, "check", ck);
+  report_add_block(rep, "collective", o);
+}
+
+static void closing(void *state, const run_config *cfg, const report_outcome *o, char *line, size_t len)
+{
+  (void)cfg;
+  const collective_run *r = state;
+  snprintf(line, len, "collective %s %s %s: %zu ranks, %.0f bytes, %.6g simulated s per iteration (formula %.6g), "
+           "busbw %.4g GB/s", coll_op_name((coll_op)r->setup.op), coll_algo_name((coll_algo)r->setup.algo), o->status,
+           r->setup.ranks, (double)r->p->bytes, r->res.iter_s, r->formula_s, r->busbw_gbps);
+}
+
+static void free_run(void *state)
+{
+  collective_run *r = state;
+  collbench_free(r->b);
+  xbt_free(r);
+}
+
+const algorithm collective_algorithm = {
+  .name = "collective",
+  .summary = "one collective (allreduce ring/halving-doubling/tree, reduce-scatter, allgather, broadcast, reduce) "
+             "timed like nccl-tests",
+  .section_doc = "one collective timed like nccl-tests (`run.algorithm = collective`): every member runs it "
+                 "`iterations` times back to back; `model.numerics` (off: timing only) and `model.dtype` (wire bytes "
+                 "per element) apply",
+  .keys = collective_keys,
+  .n_keys = sizeof collective_keys / sizeof collective_keys[0],
+  .params_size = sizeof(collective_params),
+  .fail_stop = 1,
+  .validate = validate,
+  .hosts_needed = hosts_needed,
+  .prepare = prepare,
+  .deploy = deploy,
+  .report = report_run,
+  .closing = closing,
+  .free = free_run,
+};

@@ -26,6 +26,7 @@
  * all replicas run the same steps and no allreduce is left half-done. */
 #include "algorithms/dataparallel.h"
 
+#include <stdio.h>
 #include <string.h>
 #include <simgrid/actor.h>
 #include <simgrid/barrier.h>
@@ -71,7 +72,6 @@ struct dataparallel {
   eval_ctl *eval;
 };
 
-size_t dataparallel_hosts_needed(const dataparallel_params *p) { return (size_t)p->replicas; }
 size_t dataparallel_metrics_slots(void) { return 1; }
 
 size_t dataparallel_buckets(const arch *shapes, double bucket_bytes, size_t elem_bytes, size_t *first,
@@ -244,7 +244,7 @@ static void costs_init(dataparallel *d, const arch *shapes)
   }
   d->first = xbt_malloc0(d->n_layers * sizeof(size_t));
   d->elems = xbt_malloc0(d->n_layers * sizeof(double));
-  d->nb = dataparallel_buckets(shapes, d->p->bucket_bytes, d->cfg->elem_bytes, d->first, d->elems);
+  d->nb = dataparallel_buckets(shapes, d->p->bucket_mb * 1024 * 1024, d->cfg->elem_bytes, d->first, d->elems);
   d->off = xbt_malloc0(d->nb * sizeof(size_t));
   d->len = xbt_malloc0(d->nb * sizeof(size_t));
   for (size_t b = 0; d->cfg->numerics && b < d->nb; b++) {
@@ -280,9 +280,9 @@ static void start_actor(const char *role, size_t rank, sg_host_t host, void *dat
   sg_actor_start(a, fn, 0, NULL);
 }
 
-dataparallel *dataparallel_deploy(const run_config *cfg, const arch *shapes, metrics *m)
+dataparallel *dataparallel_deploy(const run_config *cfg, const dataparallel_params *p, const arch *shapes,
+                                  metrics *m)
 {
-  const dataparallel_params *p = &cfg->dataparallel;
   size_t k = (size_t)p->replicas;
   if (k == 0 || cfg->n_hosts < k || arch_n_layers(shapes) < 2 ||
       (cfg->numerics && (!shapes_fit_model(shapes, cfg->model) || data_n(cfg->train) < k)))
@@ -343,3 +343,125 @@ size_t dataparallel_bucket_elems(const dataparallel *d, const double **elems)
 }
 
 long dataparallel_allreduces(const dataparallel *d) { return d->reps[0].allreduces; }
+
+/* ---- the descriptor: run.algorithm = dataparallel -------------------------------- */
+
+static const key_spec dataparallel_keys[] = {
+  {"dataparallel", "replicas", KEY_INT, KEY_FIELD(dataparallel_params, replicas), .def = "4", .unit = "replicas",
+   .doc = "Replicas, replica r on host r with its own data shard and random stream.", KEY_GE(1), KEY_LE(1000000)},
+  {"dataparallel", "batch", KEY_LONG, KEY_FIELD(dataparallel_params, batch), .def = "32", .unit = "examples",
+   .doc = "Minibatch size of each replica; a step trains on replicas x batch examples.", KEY_GT(0)},
+  {"dataparallel", "lr", KEY_DOUBLE, KEY_FIELD(dataparallel_params, lr), .def = "0.05", .unit = "",
+   .doc = "Learning rate of the update every replica applies with the mean of the replicas' gradients.",
+   KEY_GT(0)},
+  {"dataparallel", "collective", KEY_CHOICE, KEY_FIELD(dataparallel_params, algo), .def = "ring", .unit = "",
+   .doc = "Allreduce of each bucket: `ring`, `halving-doubling` (Rabenseifner) or `tree` (binomial "
+          "reduce + broadcast), as `collective.algorithm`.",
+   .choices = "ring|halving-doubling|tree"},
+  {"dataparallel", "bucket_mb", KEY_DOUBLE, KEY_FIELD(dataparallel_params, bucket_mb), .def = "25", .unit = "MiB",
+   .doc = "Gradient bucket size (PyTorch DDP's bucket_cap_mb): whole layers from the last one "
+          "backwards until their wire bytes (`model.dtype`) reach this; 0: one bucket, the whole model.",
+   KEY_GE(0)},
+  {"dataparallel", "overlap", KEY_BOOL, KEY_FIELD(dataparallel_params, overlap), .def = "on", .unit = "",
+   .doc = "`on`: a bucket's allreduce starts as soon as backward has produced it, overlapping the "
+          "rest of backward; `off`: all buckets start after backward."},
+};
+
+static int validate(const scenario *sc, const void *params, char *why, size_t len)
+{
+  (void)params;
+  if (sc->model.numerics && sc->model.virtual_net[0]) {
+    snprintf(why, len, "model.virtual: dataparallel reduces the numeric model's gradient buckets; time a virtual "
+             "network (%s) with model.numerics = off", sc->model.virtual_net);
+    return -1;
+  }
+  return 0;
+}
+
+static size_t hosts_needed(const scenario *sc, const void *params, const char **why)
+{
+  (void)sc;
+  *why = "dataparallel.replicas";
+  return (size_t)((const dataparallel_params *)params)->replicas;
+}
+
+/* [faults]: replicaK is replica K's host. */
+static long fault_role(const scenario *sc, const char *name, size_t n_hosts)
+{
+  (void)n_hosts;
+  long k, R = ((const dataparallel_params *)algorithm_params(sc, &dataparallel_algorithm))->replicas;
+  return run_role_number(name, "replica", &k) && k >= 0 && k < R ? k : -1;
+}
+
+typedef struct dataparallel_run {
+  const dataparallel_params *p;
+  const arch *shapes;     /* the layers whose parameters and flops set the buckets and backward */
+  arch *own_shapes;
+  dataparallel *d;
+} dataparallel_run;
+
+static void *prepare(const run_config *cfg, char *err, size_t len)
+{
+  const dataparallel_params *p = algorithm_params(cfg->sc, &dataparallel_algorithm);
+  if (cfg->numerics && data_n(cfg->train) < (size_t)p->replicas) {
+    snprintf(err, len, "dataparallel.replicas: %d replicas need at least as many training examples, the data has %zu",
+             p->replicas, data_n(cfg->train));
+    return NULL;
+  }
+  dataparallel_run *r = xbt_malloc0(sizeof(*r));
+  r->p = p;
+  r->shapes = run_shapes(cfg, &r->own_shapes);
+  return r;
+}
+
+static void deploy(void *state, const run_config *cfg, metrics *m)
+{
+  dataparallel_run *r = state;
+  r->d = dataparallel_deploy(cfg, r->p, r->shapes, m);
+  xbt_assert(r->d, "dataparallel_deploy refused a configuration the engine checked");
+}
+
+/* summary.json's "dataparallel" block: the buckets and the allreduces. */
+static void report_run(void *state, const run_config *cfg, metrics *m, report *rep)
+{
+  (void)cfg;
+  dataparallel_run *r = state;
+  rep->examples = metrics_total_steps(m) * r->p->batch * r->p->replicas;
+  const double *elems;
+  size_t nb = dataparallel_bucket_elems(r->d, &elems);
+  json_t *o = json_object(), *b = json_array();
+  json_object_set_new(o, "collective", json_string(coll_algo_name((coll_algo)r->p->algo)));
+  for (size_t i = 0; i < nb; i++)
+    json_array_append_new(b, json_real(elems[i]));
+  json_object_set_new(o, "bucket_elements", b);
+  json_object_set_new(o, "allreduces_per_replica", json_integer(dataparallel_allreduces(r->d)));
+  report_add_block(rep, "dataparallel", o);
+}
+
+static void free_run(void *state)
+{
+  dataparallel_run *r = state;
+  dataparallel_free(r->d);
+  arch_free(r->own_shapes);
+  xbt_free(r);
+}
+
+const algorithm dataparallel_algorithm = {
+  .name = "dataparallel",
+  .summary = "synchronous data parallelism: replicas allreduce gradient buckets overlapping backward (PyTorch DDP)",
+  .section_doc = "synchronous data parallelism (`run.algorithm = dataparallel`): replicas sum their gradients with "
+                 "allreduces of gradient buckets that overlap the backward pass (PyTorch DDP)",
+  .keys = dataparallel_keys,
+  .n_keys = sizeof dataparallel_keys / sizeof dataparallel_keys[0],
+  .params_size = sizeof(dataparallel_params),
+  .trains_layers = 1,
+  .uses_data = 1,
+  .fail_stop = 1,
+  .validate = validate,
+  .hosts_needed = hosts_needed,
+  .fault_role = fault_role,
+  .prepare = prepare,
+  .deploy = deploy,
+  .report = report_run,
+  .free = free_run,
+};

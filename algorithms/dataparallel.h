@@ -6,14 +6,27 @@
 
 #include <stddef.h>
 
+#include "algorithms/algorithm.h"
 #include "algorithms/metrics.h"
 #include "algorithms/run.h"
 #include "models/arch.h"
 
+/* The [dataparallel] section: replica r on hosts[r]. algo holds a coll_algo value
+ * (collectives.h). */
+typedef struct dataparallel_params {
+  int replicas;
+  long batch;          /* examples per replica per step */
+  double lr;
+  int algo;
+  double bucket_mb;    /* MiB of wire bytes a gradient bucket reaches before it closes; 0: one bucket */
+  int overlap;         /* 1: a bucket's allreduce starts as soon as backward has produced it */
+} dataparallel_params;
+
+/* run.algorithm = dataparallel */
+extern const algorithm dataparallel_algorithm;
+
 typedef struct dataparallel dataparallel;
 
-/* Replica r runs on cfg->hosts[r]. */
-size_t dataparallel_hosts_needed(const dataparallel_params *p);
 /* One slot: the global steps (replica 0 counts them). */
 size_t dataparallel_metrics_slots(void);
 
@@ -30,7 +43,8 @@ size_t dataparallel_buckets(const arch *shapes, double bucket_bytes, size_t elem
  * if cfg has fewer hosts than replicas, or a numeric run's shapes do not match
  * cfg->model or its data has fewer rows than replicas. Free with dataparallel_free
  * after the engine has run. */
-dataparallel *dataparallel_deploy(const run_config *cfg, const arch *shapes, metrics *m);
+dataparallel *dataparallel_deploy(const run_config *cfg, const dataparallel_params *p, const arch *shapes,
+                                  metrics *m);
 void dataparallel_free(dataparallel *d);
 
 /* After the run: the buckets (returns their number; their simulated elements, last

@@ -13,6 +13,7 @@
  * its own parameters, only those parameters (sec. 4.1). */
 #include "algorithms/downpour.h"
 
+#include <stdio.h>
 #include <string.h>
 #include <gsl/gsl_blas.h>
 #include <simgrid/actor.h>
@@ -777,10 +778,9 @@ static void replica_release(replica *r)
   }
 }
 
-downpour *downpour_deploy(const run_config *cfg, const arch_plan *plan, const archnet *numeric, int gather_logits,
-                          metrics *m)
+downpour *downpour_deploy(const run_config *cfg, const downpour_params *p, const arch_plan *plan,
+                          const archnet *numeric, int gather_logits, metrics *m)
 {
-  const downpour_params *p = &cfg->downpour;
   int R = p->replicas, S = p->ps_shards, K = p->partitions;
   if (cfg->n_hosts < downpour_hosts_needed(p) || (K > 1) != (plan != NULL) ||
       (plan && arch_plan_parts(plan) != (size_t)K) || (K > 1 && cfg->numerics && numeric == NULL))
@@ -880,3 +880,175 @@ void downpour_free(downpour *d)
     gsl_vector_free(d->w);
   xbt_free(d);
 }
+
+/* ---- the descriptor: run.algorithm = downpour ---------------------------------- */
+
+static const key_spec downpour_keys[] = {
+  {"downpour", "replicas", KEY_INT, KEY_FIELD(downpour_params, replicas), .def = "20", .unit = "replicas",
+   .doc = "Model replicas, each on its own host.", KEY_GE(1)},
+  {"downpour", "ps_shards", KEY_INT, KEY_FIELD(downpour_params, ps_shards), .def = "10", .unit = "shards",
+   .doc = "Parameter-server shards, each on its own host, each owning a contiguous slice "
+          "of the parameters.",
+   KEY_GE(1)},
+  {"downpour", "n_fetch", KEY_LONG, KEY_FIELD(downpour_params, n_fetch), .def = "1", .unit = "steps",
+   .doc = "A replica fetches fresh parameters every n_fetch steps.", KEY_GE(1)},
+  {"downpour", "n_push", KEY_LONG, KEY_FIELD(downpour_params, n_push), .def = "1", .unit = "steps",
+   .doc = "A replica pushes its accumulated gradient every n_push steps.", KEY_GE(1)},
+  {"downpour", "batch", KEY_LONG, KEY_FIELD(downpour_params, batch), .def = "32", .unit = "examples",
+   .doc = "Minibatch size of one replica step.", KEY_GT(0)},
+  {"downpour", "lr", KEY_DOUBLE, KEY_FIELD(downpour_params, lr), .def = "0.05", .unit = "",
+   .doc = "Fixed learning rate of the shards' updates (when `adagrad = off`).", KEY_GT(0)},
+  {"downpour", "adagrad", KEY_BOOL, KEY_FIELD(downpour_params, adagrad), .def = "on", .unit = "",
+   .doc = "Per-parameter Adagrad on the shards: rate = adagrad_gamma / sqrt(sum of squared "
+          "gradients)."},
+  {"downpour", "adagrad_gamma", KEY_DOUBLE, KEY_FIELD(downpour_params, adagrad_gamma), .def = "0.1", .unit = "",
+   .doc = "Adagrad's base rate gamma.", KEY_GT(0)},
+  {"downpour", "warmstart_steps", KEY_LONG, KEY_FIELD(downpour_params, warmstart_steps), .def = "0", .unit = "steps",
+   .doc = "One replica trains alone for this many steps before the others join; 0: all "
+          "start together.",
+   KEY_GE(0)},
+  {"downpour", "overlap", KEY_BOOL, KEY_FIELD(downpour_params, overlap), .def = "off", .unit = "",
+   .doc = "`on`: fetch, compute and push run as three weakly synchronised activities."},
+  {"downpour", "partitions", KEY_INT, KEY_FIELD(downpour_params, partitions), .def = "1", .unit = "machines",
+   .doc = "Machines each replica is split over (model parallelism, as `sgd.partitions`); each "
+          "machine fetches from and pushes to only the shards holding its own parameters.",
+   KEY_GE(1)},
+  {"downpour", "sends", KEY_CHOICE, KEY_FIELD(downpour_params, waited_sends), .def = "detached", .unit = "",
+   .doc = "How fire-and-forget messages (fetch requests, replies, activations, done) are sent: "
+          "`detached` SimGrid sends; `waited`: asynchronous sends that the sender reaps where it "
+          "blocks anyway, for runs of thousands of hosts, where SimGrid 3.32's global list of "
+          "detached sends makes each message cost time proportional to those in flight (see "
+          "Scale). Same messages; same-instant events may be ordered differently. Not with "
+          "host or link faults.",
+   .choices = "detached|waited"},
+};
+
+static int validate(const scenario *sc, const void *params, char *why, size_t len)
+{
+  const downpour_params *p = params;
+  int faulty = settings_faulty(sc);
+  if (p->partitions > 1 && sc->model.numerics && sc->model.virtual_net[0])
+    snprintf(why, len, "downpour.partitions: a numeric replica is split as model.layers says; a split replica of a "
+             "virtual network (model.virtual = %s) runs timing only (model.numerics = off)", sc->model.virtual_net);
+  else if (sc->model.warm_steps > 0 && p->partitions > 1)
+    snprintf(why, len, "model.warmstart_steps: a warmstart trains model.layers before the run, which a numeric "
+             "replica split over machines lays out otherwise");
+  else if (p->partitions > 1 && p->overlap)
+    snprintf(why, len, "downpour.overlap: not available with partitioned replicas (downpour.partitions = %d)",
+             p->partitions);
+  else if (faulty && p->waited_sends)
+    snprintf(why, len, "faults: host and link faults are not supported with downpour.sends = waited");
+  else if (faulty && (p->overlap || p->partitions > 1))
+    snprintf(why, len, "faults: host and link faults are not supported with downpour.overlap = on or "
+             "downpour.partitions > 1");
+  else
+    return 0;
+  return -1;
+}
+
+static size_t hosts_needed(const scenario *sc, const void *params, const char **why)
+{
+  (void)sc;
+  *why = "downpour.replicas x downpour.partitions + downpour.ps_shards";
+  return downpour_hosts_needed(params);
+}
+
+/* [faults]: the replicas' machines are the workers; replicaK is replica K's first
+ * machine, shardK shard K's host. */
+static size_t fault_workers(const scenario *sc, size_t n_hosts)
+{
+  (void)n_hosts;
+  const downpour_params *p = algorithm_params(sc, &downpour_algorithm);
+  return (size_t)p->replicas * (size_t)p->partitions;
+}
+
+static long fault_role(const scenario *sc, const char *name, size_t n_hosts)
+{
+  (void)n_hosts;
+  const downpour_params *p = algorithm_params(sc, &downpour_algorithm);
+  long k, R = p->replicas, K = p->partitions;
+  if (run_role_number(name, "replica", &k))
+    return k >= 0 && k < R ? k * K : -1;
+  if (run_role_number(name, "shard", &k))
+    return k >= 0 && k < p->ps_shards ? R * K + k : -1;
+  return -1;
+}
+
+typedef struct downpour_run {
+  const downpour_params *p;
+  modelpar_split *split; /* partitions > 1 */
+  downpour *d;
+} downpour_run;
+
+static void *prepare(const run_config *cfg, char *err, size_t len)
+{
+  const downpour_params *p = algorithm_params(cfg->sc, &downpour_algorithm);
+  if (cfg->numerics && data_n(cfg->train) < (size_t)p->replicas) {
+    snprintf(err, len, "downpour.replicas: %d replicas need at least as many training examples, the data has %zu",
+             p->replicas, data_n(cfg->train));
+    return NULL;
+  }
+  if ((size_t)p->ps_shards > net_n_params(cfg->model)) {
+    snprintf(err, len, "downpour.ps_shards: %d shards, but the model has only %zu parameters to slice",
+             p->ps_shards, net_n_params(cfg->model));
+    return NULL;
+  }
+  downpour_run *r = xbt_malloc0(sizeof(*r));
+  r->p = p;
+  if (p->partitions > 1) {
+    r->split = modelpar_split_create(cfg, (size_t)p->partitions, "downpour.partitions", err, len);
+    if (r->split == NULL) {
+      xbt_free(r);
+      return NULL;
+    }
+  }
+  return r;
+}
+
+static size_t metrics_slots(void *state, const run_config *cfg)
+{
+  (void)cfg;
+  return downpour_metrics_slots(((downpour_run *)state)->p);
+}
+
+static void deploy(void *state, const run_config *cfg, metrics *m)
+{
+  downpour_run *r = state;
+  modelpar_split *s = r->split;
+  r->d = downpour_deploy(cfg, r->p, s ? s->plan : NULL, s ? s->numeric : NULL, s ? s->gather_logits : 0, m);
+  xbt_assert(r->d, "downpour: a configuration the engine checked could not be deployed");
+}
+
+static void report_run(void *state, const run_config *cfg, metrics *m, report *rep)
+{
+  (void)cfg;
+  rep->examples = metrics_total_steps(m) * ((downpour_run *)state)->p->batch;
+}
+
+static void free_run(void *state)
+{
+  downpour_run *r = state;
+  downpour_free(r->d);
+  modelpar_split_free(r->split);
+  xbt_free(r);
+}
+
+const algorithm downpour_algorithm = {
+  .name = "downpour",
+  .summary = "Downpour SGD: async replicas, sharded parameter server (Dean et al. 2012)",
+  .section_doc = "Downpour SGD (Dean et al. 2012): model replicas and parameter-server shards",
+  .keys = downpour_keys,
+  .n_keys = sizeof downpour_keys / sizeof downpour_keys[0],
+  .params_size = sizeof(downpour_params),
+  .trains_layers = 1,
+  .uses_data = 1,
+  .validate = validate,
+  .hosts_needed = hosts_needed,
+  .fault_workers = fault_workers,
+  .fault_role = fault_role,
+  .prepare = prepare,
+  .metrics_slots = metrics_slots,
+  .deploy = deploy,
+  .report = report_run,
+  .free = free_run,
+};

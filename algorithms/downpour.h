@@ -6,10 +6,30 @@
 
 #include <stddef.h>
 
+#include "algorithms/algorithm.h"
 #include "algorithms/metrics.h"
 #include "algorithms/run.h"
 #include "models/arch.h"
 #include "models/archnet.h"
+
+/* The [downpour] section. */
+typedef struct downpour_params {
+  int replicas;
+  int ps_shards;
+  long n_fetch;
+  long n_push;
+  long batch;
+  double lr;
+  int adagrad;
+  double adagrad_gamma;
+  long warmstart_steps;
+  int overlap;
+  int partitions;         /* machines per replica (model parallelism) */
+  int waited_sends;       /* downpour.sends = waited (msg_set_waited_sends) */
+} downpour_params;
+
+/* run.algorithm = downpour */
+extern const algorithm downpour_algorithm;
 
 typedef struct downpour downpour;
 
@@ -25,8 +45,8 @@ size_t downpour_hosts_needed(const downpour_params *p);
  * plan is NULL for K = 1. All outlive the run. Returns NULL if cfg has fewer hosts
  * than downpour_hosts_needed or the plan does not fit K. Run the engine, then free
  * with downpour_free. */
-downpour *downpour_deploy(const run_config *cfg, const arch_plan *plan, const archnet *numeric, int gather_logits,
-                          metrics *m);
+downpour *downpour_deploy(const run_config *cfg, const downpour_params *p, const arch_plan *plan,
+                          const archnet *numeric, int gather_logits, metrics *m);
 void downpour_free(downpour *d);
 
 /* The metrics slots a run uses: S shard slots then R replica slots. */

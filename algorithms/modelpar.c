@@ -10,6 +10,7 @@
 #include "algorithms/modelpar.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <string.h>
 #include <gsl/gsl_randist.h>
 #include <simgrid/actor.h>
@@ -20,6 +21,7 @@
 
 #include "algorithms/eval.h"
 #include "algorithms/msg.h"
+#include "algorithms/sgd.h"
 #include "models/cost.h"
 #include "models/minibatch.h"
 #include "models/optim.h"
@@ -73,6 +75,7 @@ typedef struct sgd_part {
 
 struct modelpar {
   const run_config *cfg;
+  const sgd_params *p;
   modelpar_replica *rep;
   sgd_part *parts;
   eval_ctl *eval;
@@ -417,7 +420,7 @@ static void apply_update(modelpar *mp, size_t p)
       size_t u0, u1, b, e;
       arch_plan_run(plan, l, p, k, &u0, &u1);
       archnet_param_range(numeric, l, u0, u1, &b, &e);
-      optim_sgd_apply(mp->w->data + b, mp->grad->data + b, e - b, mp->cfg->sgd.lr);
+      optim_sgd_apply(mp->w->data + b, mp->grad->data + b, e - b, mp->p->lr);
     }
   sg_mutex_unlock(mp->w_lock);
 }
@@ -429,7 +432,7 @@ static void proxy_step(modelpar *mp)
 {
   minibatch_gradient(mp->proxy, mp->w, mp->grad, NULL);
   sg_mutex_lock(mp->w_lock);
-  optim_sgd_apply(mp->w->data, mp->grad->data, mp->w->size, mp->cfg->sgd.lr);
+  optim_sgd_apply(mp->w->data, mp->grad->data, mp->w->size, mp->p->lr);
   sg_mutex_unlock(mp->w_lock);
 }
 
@@ -475,14 +478,62 @@ static int measure(void *ctx, const gsl_vector *w, double *loss, double *accurac
   return archnet_evaluate(mp->rep->net, w, t->X, t->y, mp->eval_ws, loss, accuracy);
 }
 
-modelpar *modelpar_deploy(const run_config *cfg, const arch_plan *plan, const archnet *numeric, int gather_logits,
-                          metrics *m)
+/* Whether the output layer couples its units, so that the logits must be gathered:
+ * a softmax does (the numeric mlp and softmax models, and speech-42m's 8192 states,
+ * Dean'12 sec. 5); the image nets' 21k one-vs-all logistic outputs do not. */
+static int output_coupled(const scenario *sc)
+{
+  if (sc->model.virtual_net[0])
+    return strcmp(sc->model.virtual_net, "speech-42m") == 0;
+  return strcmp(sc->model.type, "mlp") == 0 || strcmp(sc->model.type, "softmax") == 0;
+}
+
+modelpar_split *modelpar_split_create(const run_config *cfg, size_t parts, const char *key, char *err, size_t len)
+{
+  const scenario *sc = cfg->sc;
+  modelpar_split *s = xbt_malloc0(sizeof(*s));
+  s->shapes = run_shapes(cfg, &s->own_shapes);
+  s->gather_logits = output_coupled(sc);
+  s->plan = arch_plan_square(s->shapes, parts);
+  if (s->plan == NULL) {
+    snprintf(err, len, "%s: %s cannot be split over %zu machines (a tile would be empty)", key,
+             sc->model.virtual_net[0] ? sc->model.virtual_net : "the model", parts);
+    modelpar_split_free(s);
+    return NULL;
+  }
+  xbt_assert(arch_plan_parts(s->plan) == parts, "a plan over %zu machines has other parts", parts);
+  if (cfg->numerics && !sc->model.virtual_net[0]) { /* a virtual net is timed; model.layers trains (a proxy) */
+    net_act act = NET_ACT_TANH;
+    net_act_parse(sc->model.activation, &act);
+    s->numeric = archnet_create(s->shapes, act, net_get_loss(cfg->model));
+    if (s->numeric == NULL) {
+      snprintf(err, len, "model: cannot build the partitioned numerics of this network");
+      modelpar_split_free(s);
+      return NULL;
+    }
+  }
+  return s;
+}
+
+void modelpar_split_free(modelpar_split *s)
+{
+  if (s == NULL)
+    return;
+  archnet_free(s->numeric);
+  arch_plan_free(s->plan);
+  arch_free(s->own_shapes);
+  xbt_free(s);
+}
+
+modelpar *modelpar_deploy(const run_config *cfg, const sgd_params *p, const arch_plan *plan, const archnet *numeric,
+                          int gather_logits, metrics *m)
 {
   size_t P = arch_plan_parts(plan);
   if (cfg->n_hosts < P)
     return NULL;
   modelpar *mp = xbt_malloc0(sizeof(*mp));
   mp->cfg = cfg;
+  mp->p = p;
   mp->w_lock = sg_mutex_init();
   if (cfg->numerics && numeric) {
     gsl_rng *init = rng_create(cfg->seed, RNG_ROLE_INIT, 0);
@@ -494,22 +545,22 @@ modelpar *modelpar_deploy(const run_config *cfg, const arch_plan *plan, const ar
   } else if (cfg->numerics) { /* sequential SGD's parameters and stream (sgd.c) */
     mp->w = run_initial_params(cfg);
     mp->grad = gsl_vector_calloc(mp->w->size);
-    mp->proxy = minibatch_create(cfg->model, cfg->train, 0, data_n(cfg->train), (size_t)cfg->sgd.batch, cfg->seed, 0);
+    mp->proxy = minibatch_create(cfg->model, cfg->train, 0, data_n(cfg->train), (size_t)p->batch, cfg->seed, 0);
     xbt_assert(mp->proxy, "the numeric model has no training rows");
   }
   size_t rows = cfg->numerics ? data_n(cfg->train) : 0; /* sequential SGD's stream: all rows */
-  mp->rep = modelpar_replica_create(cfg, plan, mp->proxy ? NULL : numeric, gather_logits, 0, cfg->sgd.batch,
+  mp->rep = modelpar_replica_create(cfg, plan, mp->proxy ? NULL : numeric, gather_logits, 0, p->batch,
                                     cfg->hosts, 0, rows, mp->w, mp->grad);
   mp->eval = eval_ctl_create(cfg, m, (int)P, mp->w ? snapshot : NULL, mp);
   if (mp->eval_ws)
     eval_set_measure(mp->eval, measure, mp);
   mp->parts = xbt_malloc0(P * sizeof(sgd_part));
-  for (size_t p = 0; p < P; p++) {
-    mp->parts[p] = (sgd_part){mp, (int)p, metrics_slot_at(m, p)};
+  for (size_t q = 0; q < P; q++) {
+    mp->parts[q] = (sgd_part){mp, (int)q, metrics_slot_at(m, q)};
     char name[32];
-    mbox_name(name, sizeof(name), "partition", (int)p);
-    sg_actor_t actor = sg_actor_init(name, cfg->hosts[p]);
-    sg_actor_set_data(actor, &mp->parts[p]);
+    mbox_name(name, sizeof(name), "partition", (int)q);
+    sg_actor_t actor = sg_actor_init(name, cfg->hosts[q]);
+    sg_actor_set_data(actor, &mp->parts[q]);
     sg_actor_start(actor, partition_actor, 0, NULL);
   }
   eval_start(mp->eval, cfg->hosts[0]);

@@ -21,13 +21,31 @@
 
 typedef struct modelpar modelpar;
 typedef struct modelpar_replica modelpar_replica;
+struct sgd_params;
+
+/* A replica split over machines, as sgd.partitions and downpour.partitions ask: the
+ * shapes timed (model.virtual's, or model.layers'), their partition plan, and with
+ * numerics on a numeric model.layers the partitioned numerics. */
+typedef struct modelpar_split {
+  const arch *shapes;
+  arch *own_shapes;       /* model.layers as an arch, when no virtual network is set */
+  arch_plan *plan;
+  archnet *numeric;       /* NULL: timing only, or a virtual net timed while model.layers trains (a proxy) */
+  int gather_logits;      /* the output layer couples its units (softmax): see modelpar_deploy */
+} modelpar_split;
+
+/* Plans cfg's network over `parts` machines; NULL with one line in err (naming `key`)
+ * when a tile would be empty or the numerics cannot be partitioned. Free with
+ * modelpar_split_free (NULL is a no-op). */
+modelpar_split *modelpar_split_create(const run_config *cfg, size_t parts, const char *key, char *err, size_t len);
+void modelpar_split_free(modelpar_split *s);
 
 /* Partition p runs on cfg->hosts[p], p < arch_plan_parts(plan). */
 size_t modelpar_hosts_needed(const arch_plan *plan);
 size_t modelpar_metrics_slots(const arch_plan *plan);
 
 /* Creates the partition actors for a replica split by plan (which outlives the run);
- * every partition runs the same steps of cfg->sgd.batch examples, until cfg->max_steps
+ * every partition runs the same steps of p->batch examples, until cfg->max_steps
  * (0: no limit) or the evaluator's stop (max_sim_time, target accuracy), and updates
  * its own parameters with plain SGD. With cfg->numerics and `numeric` (made for the
  * plan's arch; outlives the run) the partitions compute the numerics; with
@@ -37,8 +55,8 @@ size_t modelpar_metrics_slots(const arch_plan *plan);
  * `gather_logits`: the output layer couples its units (softmax), so every partition
  * receives all logits before the loss; 1 whenever numerics are on with a softmax
  * loss. Returns NULL if cfg has too few hosts. Free after the run. */
-modelpar *modelpar_deploy(const run_config *cfg, const arch_plan *plan, const archnet *numeric, int gather_logits,
-                          metrics *m);
+modelpar *modelpar_deploy(const run_config *cfg, const struct sgd_params *p, const arch_plan *plan,
+                          const archnet *numeric, int gather_logits, metrics *m);
 void modelpar_free(modelpar *mp);
 
 /* The forward and backward passes of one replica split by plan (Dean'12 sec. 3),

@@ -42,10 +42,12 @@
  * the update is w -= lr * (sum / m). */
 #include "algorithms/pipeline.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
 #include <gsl/gsl_matrix.h>
 #include <simgrid/actor.h>
+#include <simgrid/host.h>
 #include <simgrid/barrier.h>
 #include <simgrid/engine.h>
 #include <simgrid/mailbox.h>
@@ -244,7 +246,7 @@ struct pipeline {
   size_t t, dp;           /* tensor ranks per stage, pipeline replicas (1 and 1 for dense) */
   size_t lanes;           /* t x dp devices per stage */
   size_t n_devs;          /* stages x lanes */
-  tensor_params tp;       /* transformer: cfg->tensor with layers = the model's */
+  tensor_params tp;       /* transformer: [tensor] with layers = the model's */
   coll_comm **tcomm;      /* transformer: tensor group of stage s, replica j, at s dp + j */
   coll_comm **dcomm;      /* dp > 1: data-parallel group of stage s, tensor rank r, at s t + r */
   coll_comm **ecomm;      /* vocab and stages > 1: by lane, the first and last stage's embedding pair */
@@ -805,24 +807,24 @@ static int transformer_fits(const tensor_params *q)
          (!q->seqpar || q->seq % q->ranks == 0) && (q->vocab % q->ranks == 0);
 }
 
-pipeline *pipeline_deploy(const run_config *cfg, const arch *shapes, metrics *m)
+pipeline *pipeline_deploy(const run_config *cfg, const pipeline_params *p, const tensor_params *tp, const arch *shapes,
+                          metrics *m)
 {
-  const pipeline_params *p = &cfg->pipeline;
   size_t K = p->stages * p->chunks;
-  size_t layers = p->transformer ? cfg->tensor.layers : arch_n_layers(shapes) - 1;
-  if (p->stages == 0 || cfg->n_hosts < pipeline_hosts_needed(p, &cfg->tensor) || K == 0 || layers < K ||
+  size_t layers = p->transformer ? tp->layers : arch_n_layers(shapes) - 1;
+  if (p->stages == 0 || cfg->n_hosts < pipeline_hosts_needed(p, tp) || K == 0 || layers < K ||
       pipeline_schedule_ops((pipeline_schedule)p->schedule, p->stages, p->microbatches, p->chunks, 0, NULL) == 0 ||
       (cfg->numerics && (p->transformer || !shapes_fit_model(shapes, cfg->model))) ||
-      (p->transformer && (p->recompute || !transformer_fits(&cfg->tensor))))
+      (p->transformer && (p->recompute || !transformer_fits(tp))))
     return NULL;
   pipeline *pl = xbt_malloc0(sizeof(*pl));
   pl->cfg = cfg;
   pl->p = p;
   pl->shapes = shapes;
   pl->K = K;
-  pl->tp = cfg->tensor;
-  pl->t = p->transformer ? cfg->tensor.ranks : 1;
-  pl->dp = p->transformer && cfg->tensor.dp > 0 ? cfg->tensor.dp : 1;
+  pl->tp = *tp;
+  pl->t = p->transformer ? tp->ranks : 1;
+  pl->dp = p->transformer && tp->dp > 0 ? tp->dp : 1;
   pl->lanes = pl->t * pl->dp;
   pl->n_devs = p->stages * pl->lanes;
   size_t *counts = xbt_malloc0(K * sizeof(size_t));
@@ -969,3 +971,320 @@ void pipeline_chunk_layers(const pipeline *pl, size_t c, size_t *first, size_t *
   *first = pl->chunks[c].first;
   *last = pl->chunks[c].last;
 }
+
+/* ---- the descriptor: run.algorithm = pipeline ----------------------------------- */
+
+static int check_split(const char *v, char *why, size_t len)
+{
+  char q[KEY_QUOTE_MAX + 8];
+  if (strcmp(v, "balanced") == 0 || key_sizes_parse(v, NULL, 0) > 0)
+    return 0;
+  snprintf(why, len, "%s is neither `balanced` nor a comma-separated list of layer counts (e.g. 2,1,1)",
+           key_quote(v, q, sizeof q));
+  return -1;
+}
+
+static const key_spec pipeline_keys[] = {
+  {"pipeline", "stages", KEY_SIZE, KEY_FIELD(pipeline_params, stages), .def = "2", .unit = "hosts",
+   .doc = "p: pipeline stages (devices), stage s on host s (with `model = transformer`, t x d GPUs per stage: "
+          "see `model`); stages x chunks model chunks need at least as many layers.",
+   KEY_GE(1), KEY_LE(4096)},
+  {"pipeline", "microbatches", KEY_LONG, KEY_FIELD(pipeline_params, microbatches), .def = "4", .unit = "microbatches",
+   .doc = "m: microbatches per step; the interleaved schedule needs a multiple of `stages`.", KEY_GE(1), KEY_LE(100000)},
+  {"pipeline", "microbatch", KEY_LONG, KEY_FIELD(pipeline_params, microbatch), .def = "8", .unit = "examples",
+   .doc = "b: examples per microbatch; a step trains on microbatches x microbatch examples.", KEY_GE(1)},
+  {"pipeline", "schedule", KEY_CHOICE, KEY_FIELD(pipeline_params, schedule), .def = "1f1b", .unit = "",
+   .doc = "`gpipe`: every forward, then every backward (Huang et al. 2019); `1f1b`: PipeDream-Flush, "
+          "stages - s - 1 warm-up forwards on stage s, then one forward one backward, then the cool-down; "
+          "`interleaved`: Megatron's interleaved 1F1B over `chunks` model chunks per device (Narayanan et al. "
+          "2021).",
+   .choices = "gpipe|1f1b|interleaved"},
+  {"pipeline", "chunks", KEY_SIZE, KEY_FIELD(pipeline_params, chunks), .def = "1", .unit = "chunks",
+   .doc = "v: model chunks per device; device s holds chunks s, s + stages, ...; 1 for gpipe and 1f1b, at "
+          "least 2 for interleaved.",
+   KEY_GE(1), KEY_LE(64)},
+  {"pipeline", "recompute", KEY_BOOL, KEY_FIELD(pipeline_params, recompute), .def = "off", .unit = "",
+   .doc = "`on`: activation recomputation, each stage stashes only its chunks' inputs and runs the forward "
+          "again before each backward."},
+  {"pipeline", "lr", KEY_DOUBLE, KEY_FIELD(pipeline_params, lr), .def = "0.05", .unit = "",
+   .doc = "Learning rate of the synchronous update, applied with the mean gradient of the step's "
+          "microbatches x microbatch examples.",
+   KEY_GT(0)},
+  {"pipeline", "model", KEY_CHOICE, KEY_FIELD(pipeline_params, transformer), .def = "dense", .unit = "",
+   .doc = "`dense`: the stages are dense layers of `model.layers` (or `model.virtual`); `transformer`: 3D "
+          "parallelism, timing only: the stages are GPT layers with the shapes of `[tensor]` (hidden, "
+          "heads, layers, seq, microbatch as b, vocab, recompute, sequence_parallel, "
+          "async_grad_allreduce, collective), each stage a tensor group of `tensor.ranks` GPUs, "
+          "`tensor.data_parallel` pipeline replicas; stage s, replica j, tensor rank r on host "
+          "(s x d + j) x t + r; layers split evenly (`split` may set them), the embedding on the first "
+          "chunk and the logits on the last; `pipeline.microbatch` is replaced by `tensor.microbatch` and "
+          "`pipeline.recompute` by `tensor.recompute`.",
+   .choices = "dense|transformer"},
+  {"pipeline", "scatter_gather", KEY_BOOL, KEY_FIELD(pipeline_params, scatter_gather), .def = "on", .unit = "",
+   .doc = "Transformer stages: `on`: each tensor rank sends its b x seq x hidden / t slice of a stage "
+          "boundary to the same rank of the next stage, which allgathers it in its tensor group (PTD-P "
+          "sec. 4.1); `off`: every rank sends the whole b x seq x hidden."},
+  {"pipeline", "split", KEY_STR, KEY_FIELD(pipeline_params, split_text), .def = "balanced", .unit = "layers",
+   .doc = "Layers of each model chunk in order, `stages x chunks` counts adding up to the dense layers "
+          "(e.g. `2,1,1`); `balanced`: contiguous chunks whose largest training flops are smallest.",
+   .check = check_split},
+};
+
+/* Dense layers of the network whose shapes the run times: model.virtual's, else model.layers'. */
+static size_t shape_layers(const scenario *sc)
+{
+  const arch *v = sc->model.virtual_net[0] ? arch_virtual_find(sc->model.virtual_net) : NULL;
+  if (v)
+    return arch_n_layers(v) - 1;
+  int n = key_sizes_parse(sc->model.layers, NULL, 0);
+  return n > 1 ? (size_t)n - 1 : 0;
+}
+
+static const tensor_params *tensor_of(const scenario *sc)
+{
+  return algorithm_params(sc, &tensor_algorithm);
+}
+
+static int validate(const scenario *sc, const void *params, char *why, size_t len)
+{
+  const pipeline_params *p = params;
+  const tensor_params *tp = tensor_of(sc);
+  int inter = p->schedule == PIPELINE_INTERLEAVED, tf = p->transformer;
+  long chunks = (long)(p->stages * p->chunks), layers = tf ? (long)tp->layers : (long)shape_layers(sc);
+  if (tf && sc->model.numerics) {
+    snprintf(why, len, "pipeline.model: transformer stages run timing only; set model.numerics = off");
+    return -1;
+  }
+  if (tf && p->recompute) {
+    snprintf(why, len, "pipeline.recompute: transformer stages recompute as tensor.recompute says; set "
+             "pipeline.recompute = off and tensor.recompute = on");
+    return -1;
+  }
+  if (tf && tensor_validate(sc, tp, why, len) != 0)
+    return -1;
+  size_t counts[SETTINGS_MAX_LAYERS];
+  int n = strcmp(p->split_text, "balanced") == 0 ? 0 : key_sizes_parse(p->split_text, counts, SETTINGS_MAX_LAYERS);
+  long sum = 0;
+  for (int i = 0; i < n; i++)
+    sum += (long)counts[i];
+  if (!inter && p->chunks != 1)
+    snprintf(why, len, "pipeline.chunks: %zu chunks per device need pipeline.schedule = interleaved (%s runs one)",
+             p->chunks, pipeline_schedule_name((pipeline_schedule)p->schedule));
+  else if (inter && p->chunks < 2)
+    snprintf(why, len, "pipeline.chunks: the interleaved schedule needs at least 2 model chunks per device, got %zu",
+             p->chunks);
+  else if (inter && p->microbatches % (long)p->stages != 0)
+    snprintf(why, len, "pipeline.microbatches: the interleaved schedule needs a multiple of pipeline.stages = %zu, "
+             "got %ld", p->stages, p->microbatches);
+  else if (chunks > layers)
+    snprintf(why, len, "pipeline.stages: %zu stages x %zu chunks need at least %ld layers, the %s has %ld", p->stages,
+             p->chunks, chunks, tf ? "transformer (tensor.layers)" : sc->model.virtual_net[0] ? "virtual network" : "model",
+             layers);
+  else if (n < 0 || (n > 0 && (n != chunks || sum != layers)))
+    snprintf(why, len, "pipeline.split: '%s' must give %ld layer counts (stages x chunks) adding up to the %ld layers",
+             p->split_text, chunks, layers);
+  else if (sc->model.numerics && sc->model.virtual_net[0] && !tf)
+    snprintf(why, len, "model.virtual: a numeric pipeline splits model.layers; time a virtual network (%s) with "
+             "model.numerics = off", sc->model.virtual_net);
+  else if (!sc->model.numerics && sc->run.target_accuracy > 0)
+    snprintf(why, len, "run.target_accuracy: a timing-only pipeline (model.numerics = off) has no accuracy to reach");
+  else
+    return 0;
+  return -1;
+}
+
+static size_t hosts_needed(const scenario *sc, const void *params, const char **why)
+{
+  const pipeline_params *p = params;
+  *why = p->transformer ? "pipeline.stages x tensor.ranks x tensor.data_parallel" : "pipeline.stages";
+  return pipeline_hosts_needed(p, tensor_of(sc));
+}
+
+typedef struct pipeline_run {
+  pipeline_params p;       /* the section, with split parsed and (3D) tensor.microbatch as b */
+  const tensor_params *tp;
+  size_t split[SETTINGS_MAX_LAYERS];
+  const arch *shapes;
+  arch *own_shapes;
+  pipeline *pl;
+} pipeline_run;
+
+static void *prepare(const run_config *cfg, char *err, size_t len)
+{
+  (void)err;
+  (void)len;
+  pipeline_run *r = xbt_malloc0(sizeof(*r));
+  r->p = *(const pipeline_params *)algorithm_params(cfg->sc, &pipeline_algorithm);
+  r->tp = tensor_of(cfg->sc);
+  r->p.split = NULL;
+  if (strcmp(r->p.split_text, "balanced") != 0 && key_sizes_parse(r->p.split_text, r->split, SETTINGS_MAX_LAYERS) > 0)
+    r->p.split = r->split; /* checked by validate */
+  if (r->p.transformer)
+    r->p.microbatch = (long)r->tp->microbatch;
+  r->shapes = run_shapes(cfg, &r->own_shapes);
+  return r;
+}
+
+static int check_hosts(void *state, const run_config *cfg, char *err, size_t len)
+{
+  pipeline_run *r = state;
+  return r->p.transformer ? tensor_check_mem_bw(r->tp, cfg, err, len) : 0;
+}
+
+static void deploy(void *state, const run_config *cfg, metrics *m)
+{
+  pipeline_run *r = state;
+  r->pl = pipeline_deploy(cfg, &r->p, r->tp, r->shapes, m);
+  xbt_assert(r->pl, "pipeline_deploy refused a configuration the scenario checked");
+}
+
+/* Host names of a communicator's members in rank order. */
+static json_t *comm_hosts(const coll_comm *c)
+{
+  json_t *a = json_array();
+  for (size_t i = 0; i < coll_comm_size(c); i++)
+    json_array_append_new(a, json_string(sg_host_get_name(coll_comm_host(c, i))));
+  return a;
+}
+
+/* The 3D part of the pipeline block: shapes, flop rate, and the groups the run used
+ * (tensor_groups[s d + j]: stage s replica j's hosts; dp_groups[s t + r]: stage s tensor
+ * rank r's data-parallel hosts). */
+static void pipeline3d_json(json_t *o, const pipeline_run *r, const pipeline_result *pr)
+{
+  const pipeline_params *p = &r->p;
+  const tensor_params *tp = r->tp;
+  json_object_set_new(o, "model", json_string("transformer"));
+  json_object_set_new(o, "scatter_gather", json_boolean(p->scatter_gather));
+  json_object_set_new(o, "tensor_ranks", json_integer((json_int_t)tp->ranks));
+  json_object_set_new(o, "data_parallel", json_integer((json_int_t)tp->dp));
+  json_object_set_new(o, "model_flops", report_num(pr->model_flops));
+  json_object_set_new(o, "tflops_per_gpu", report_num(pr->tflops_per_gpu));
+  json_t *tg = json_array(), *dg = json_array();
+  for (size_t s = 0; s < p->stages; s++)
+    for (size_t j = 0; j < tp->dp; j++)
+      json_array_append_new(tg, comm_hosts(pipeline_tensor_comm(r->pl, s, j)));
+  for (size_t s = 0; tp->dp > 1 && s < p->stages; s++)
+    for (size_t k = 0; k < tp->ranks; k++)
+      json_array_append_new(dg, comm_hosts(pipeline_dp_comm(r->pl, s, k)));
+  json_object_set_new(o, "tensor_groups", tg);
+  json_object_set_new(o, "dp_groups", dg);
+}
+
+/* summary.json's "pipeline" block (the schedule, the split, the bubble against its
+ * formula in both conventions, per-stage busy, idle and stash) and pipeline.csv, one row
+ * per stage. */
+static void report_run(void *state, const run_config *cfg, metrics *m, report *rep)
+{
+  (void)cfg;
+  pipeline_run *r = state;
+  const pipeline_params *p = &r->p;
+  pipeline_result pr;
+  pipeline_result_get(r->pl, &pr);
+  rep->examples = metrics_total_steps(m) * p->microbatches * p->microbatch * (p->transformer ? (long)r->tp->dp : 1);
+  json_t *o = json_object(), *split = json_array(), *stages = json_array();
+  json_object_set_new(o, "schedule", json_string(pipeline_schedule_name((pipeline_schedule)p->schedule)));
+  json_object_set_new(o, "stages", json_integer((json_int_t)p->stages));
+  json_object_set_new(o, "microbatches", json_integer(p->microbatches));
+  json_object_set_new(o, "microbatch", json_integer(p->microbatch));
+  json_object_set_new(o, "chunks", json_integer((json_int_t)p->chunks));
+  json_object_set_new(o, "recompute", json_boolean(p->recompute));
+  for (size_t c = 0; c < p->stages * p->chunks; c++) {
+    size_t first, last;
+    pipeline_chunk_layers(r->pl, c, &first, &last);
+    json_t *a = json_array();
+    json_array_append_new(a, json_integer((json_int_t)first));
+    json_array_append_new(a, json_integer((json_int_t)last));
+    json_array_append_new(split, a);
+  }
+  json_object_set_new(o, "chunk_layers", split);
+  json_object_set_new(o, "makespan_s", report_num(pr.makespan_s));
+  json_object_set_new(o, "bubble_fraction", report_num(pr.bubble_fraction));
+  json_object_set_new(o, "formula", report_num(pr.formula));
+  json_object_set_new(o, "formula_ideal", report_num(pr.formula_ideal));
+  json_object_set_new(o, "t_forward_s", report_num(pr.t_forward_s));
+  json_object_set_new(o, "t_backward_s", report_num(pr.t_backward_s));
+  report_text t = {0};
+  report_printf(&t, "stage,params,forward_s,backward_s,recompute_s,update_s,busy_s,idle_s,idle_fraction,peak_stashed,"
+                "peak_stash_bytes,bytes_sent\n");
+  for (size_t s = 0; s < p->stages; s++) {
+    pipeline_stage_stats st;
+    pipeline_stage_get(r->pl, s, &st);
+    json_t *x = json_object();
+    json_object_set_new(x, "busy_s", report_num(st.busy_s));
+    json_object_set_new(x, "idle_s", report_num(st.idle_s));
+    json_object_set_new(x, "peak_stashed", json_integer(st.peak_stashed));
+    json_object_set_new(x, "peak_stash_bytes", report_num(st.peak_stash_bytes));
+    json_object_set_new(x, "bytes_sent", report_num(st.bytes_sent));
+    json_object_set_new(x, "update_s", report_num(st.update_s));
+    json_object_set_new(x, "params", report_num(st.params));
+    json_array_append_new(stages, x);
+    double f[] = {st.params, st.forward_s, st.backward_s, st.recompute_s, st.update_s, st.busy_s, st.idle_s,
+                  pr.makespan_s > 0 ? st.idle_s / pr.makespan_s : 0};
+    report_printf(&t, "%zu", s);
+    for (size_t i = 0; i < sizeof f / sizeof f[0]; i++) {
+      report_printf(&t, ",");
+      report_double(&t, f[i]);
+    }
+    report_printf(&t, ",%ld,", st.peak_stashed);
+    report_double(&t, st.peak_stash_bytes);
+    report_printf(&t, ",");
+    report_double(&t, st.bytes_sent);
+    report_printf(&t, "\n");
+  }
+  json_object_set_new(o, "per_stage", stages);
+  json_object_set_new(o, "gpus", json_integer((json_int_t)pr.gpus));
+  json_object_set_new(o, "p2p_bytes", report_num(pr.p2p_bytes));
+  if (p->transformer)
+    pipeline3d_json(o, r, &pr);
+  report_add_block(rep, "pipeline", o);
+  report_add_file(rep, "pipeline.csv", &t);
+}
+
+static void closing(void *state, const run_config *cfg, const report_outcome *o, char *line, size_t len)
+{
+  pipeline_run *r = state;
+  if (!r->p.transformer) {
+    snprintf(line, len, "pipeline %s: %.6g simulated s, %ld steps, loss %.6g, accuracy %.6g", o->status, o->sim_time,
+             o->steps, o->evaluated ? o->loss : NAN, o->evaluated ? o->accuracy : NAN);
+    return;
+  }
+  pipeline_result pr;
+  pipeline_result_get(r->pl, &pr);
+  double peak = sg_host_get_speed(cfg->hosts[0]) * cfg->speed_factor * cfg->cores;
+  snprintf(line, len, "pipeline %s: %zu x %zu x %zu GPUs (p x t x d), %.6g simulated s per step, %.4g Tflop/s per GPU "
+           "(%.3g of peak), bubble %.4g", o->status, r->p.stages, r->tp->ranks, r->tp->dp,
+           pr.steps > 0 ? pr.makespan_s / (double)pr.steps : 0, pr.tflops_per_gpu, pr.tflops_per_gpu * 1e12 / peak,
+           pr.bubble_fraction);
+}
+
+static void free_run(void *state)
+{
+  pipeline_run *r = state;
+  pipeline_free(r->pl);
+  arch_free(r->own_shapes);
+  xbt_free(r);
+}
+
+const algorithm pipeline_algorithm = {
+  .name = "pipeline",
+  .summary = "pipeline parallelism: layer stages on hosts, GPipe / 1F1B / interleaved microbatch schedules with a flush",
+  .section_doc = "pipeline model parallelism (`run.algorithm = pipeline`): the layers split into stages on `stages` "
+                 "hosts, `microbatches` microbatches per step scheduled as GPipe, 1F1B (PipeDream-Flush) or Megatron's "
+                 "interleaved 1F1B, one synchronous update per step; `model.numerics` (off: timing only), "
+                 "`model.dtype` (wire bytes per element) and `model.efficiency` apply",
+  .keys = pipeline_keys,
+  .n_keys = sizeof pipeline_keys / sizeof pipeline_keys[0],
+  .params_size = sizeof(pipeline_params),
+  .trains_layers = 1,
+  .uses_data = 1,
+  .fail_stop = 1,
+  .validate = validate,
+  .hosts_needed = hosts_needed,
+  .prepare = prepare,
+  .check_hosts = check_hosts,
+  .deploy = deploy,
+  .report = report_run,
+  .closing = closing,
+  .free = free_run,
+};

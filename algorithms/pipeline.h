@@ -7,10 +7,38 @@
 
 #include <stddef.h>
 
+#include "algorithms/algorithm.h"
 #include "algorithms/collectives.h"
 #include "algorithms/metrics.h"
 #include "algorithms/run.h"
+#include "algorithms/tensor.h"
 #include "models/arch.h"
+
+/* The [pipeline] section (run.algorithm = pipeline): the layers split into
+ * stages x chunks contiguous model chunks, chunk c on device c mod stages (device s on
+ * hosts[s]); each step runs `microbatches` microbatches of `microbatch` examples through
+ * the pipeline in the order `schedule` (a pipeline_schedule) gives, then one
+ * synchronous SGD update. */
+typedef struct pipeline_params {
+  size_t stages;       /* p: devices */
+  long microbatches;   /* m: per step */
+  long microbatch;     /* b: examples per microbatch */
+  int schedule;        /* pipeline_schedule (pipeline.h) */
+  size_t chunks;       /* v: model chunks per device (interleaved) */
+  int recompute;       /* activation recomputation: stash only each chunk's input */
+  double lr;
+  char split_text[256]; /* pipeline.split: "balanced", or layers per model chunk "2,1,1" */
+  const size_t *split; /* [stages x chunks]: layers of each model chunk, or NULL: balanced by flops (not a
+                          key: the descriptor's prepare parses split_text into it) */
+  int transformer;     /* 1: the chunks are GPT layers with the shapes of cfg->tensor, each stage a
+                          tensor group of tensor.ranks GPUs, tensor.data_parallel pipeline
+                          replicas (3D parallelism, timing only); 0: dense layers of the shapes */
+  int scatter_gather;  /* transformer: PTD-P sec. 4.1, each tensor rank sends its 1/t of a
+                          boundary's b s h elements and the receiving group allgathers them */
+} pipeline_params;
+
+/* run.algorithm = pipeline */
+extern const algorithm pipeline_algorithm;
 
 typedef enum pipeline_schedule {
   PIPELINE_GPIPE,      /* all forwards, then all backwards (Huang et al. 2019) */
@@ -91,14 +119,15 @@ size_t pipeline_metrics_slots(void);
 /* Creates the device actors and the evaluator. shapes gives each layer's flops and
  * widths (a virtual net, or model.layers as an arch); a numeric run needs shapes to be
  * cfg->model's layers and trains cfg->model on cfg->train. With p->transformer (3D
- * parallelism) shapes is unused: the chunks are cfg->tensor's GPT layers, with one
+ * parallelism) shapes is unused: the chunks are tp's GPT layers, with one
  * communicator per tensor group, per data-parallel group and per embedding pair. cfg,
  * shapes and m outlive the run. Returns NULL if the configuration is impossible (too few
  * hosts or layers, a split that does not add up, a schedule that refuses p, m, v, numerics
  * with shapes other than the model's or with transformer stages, transformer shapes that
  * do not split over tensor.ranks, pipeline.recompute with transformer stages). Free with
  * pipeline_free after the engine has run. */
-pipeline *pipeline_deploy(const run_config *cfg, const arch *shapes, metrics *m);
+pipeline *pipeline_deploy(const run_config *cfg, const pipeline_params *p, const tensor_params *tp, const arch *shapes,
+                          metrics *m);
 void pipeline_free(pipeline *pl);
 
 /* After the run: the totals, and stage s's measurements (s < stages). */

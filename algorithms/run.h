@@ -10,129 +10,9 @@
 #include <simgrid/forward.h>
 
 #include "models/data.h"
-#include "models/graph.h"
 #include "models/net.h"
 #include "models/objective.h"
-
-typedef struct sgd_params {
-  long batch;
-  double lr;
-} sgd_params;
-
-typedef struct downpour_params {
-  int replicas;
-  int ps_shards;
-  long n_fetch;
-  long n_push;
-  long batch;
-  double lr;
-  int adagrad;
-  double adagrad_gamma;
-  long warmstart_steps;
-  int overlap;
-  int partitions;         /* machines per replica (model parallelism) */
-  int waited_sends;       /* downpour.sends = waited (msg_set_waited_sends) */
-} downpour_params;
-
-/* How a consensus agent's step alpha(k) shrinks with its own iteration count k. */
-typedef enum consensus_step {
-  CONSENSUS_STEP_CONSTANT, /* alpha0 */
-  CONSENSUS_STEP_HARMONIC, /* alpha0 / (k + 1) */
-  CONSENSUS_STEP_SQRT      /* alpha0 / sqrt(k + 1) */
-} consensus_step;
-
-/* Distributed subgradient consensus (Nedic and Ozdaglar 2009). sim/ builds and checks
- * the graph, the weights and the problem before the engine starts; all of it outlives
- * the run. */
-typedef struct consensus_params {
-  size_t agents;              /* m: agent i runs on hosts[i] */
-  const graph *g;             /* union communication graph, connected */
-  const gsl_matrix *W;        /* fixed weights, doubly stochastic on g; NULL when time-varying */
-  graph_wrule rule;           /* weights of each round's active subgraph (time-varying) */
-  double q;                   /* probability that an edge of g is active in a round; 1: fixed g */
-  size_t interval;            /* B: each edge of g is active at least once every B rounds */
-  objective *const *fs;       /* fs[i]: agent i's private f_i, all of one kind and dimension */
-  double fstar;               /* min_x sum_i f_i(x) (objective_reference) */
-  consensus_step step_rule;
-  double alpha0;
-  int async;                  /* 0: synchronous rounds; 1: mix with the latest values arrived */
-} consensus_params;
-typedef struct sandblaster_params {
-  int replicas;
-  int ps_shards;
-  int history;            /* L-BFGS pairs kept (m) */
-  long portion;           /* examples per portion; 0: about ten portions per replica */
-  long push_every;        /* a replica pushes after this many counted portions */
-  int backups;            /* backup copies of outstanding portions near a batch's end */
-  double backup_at;       /* fraction of a batch's portions counted before backups start */
-  double gtol;            /* converged when ||grad||_2 <= gtol */
-  int exact_sum;          /* pushes carry per-portion gradients, shards add them in portion order */
-} sandblaster_params;
-
-/* One collective timed like nccl-tests (run.algorithm = collective, collbench.c): member i
- * of one communicator runs on hosts[i]. op and algo hold coll_op and coll_algo values
- * (collectives.h). */
-typedef struct collective_params {
-  int op;
-  int algo;
-  size_t ranks;
-  size_t elements;     /* per member's vector: bytes / elem_bytes */
-  size_t root;         /* broadcast and reduce */
-  double chunk_bytes;  /* 0: unchunked */
-  long iterations;
-  double reduce_flops; /* per element added; 0: reductions take no simulated time */
-} collective_params;
-
-/* Synchronous data parallelism (dataparallel.c): replica r on hosts[r]. algo holds a
- * coll_algo value (collectives.h). */
-typedef struct dataparallel_params {
-  int replicas;
-  long batch;          /* examples per replica per step */
-  double lr;
-  int algo;
-  double bucket_bytes; /* wire bytes a gradient bucket reaches before it closes; 0: one bucket */
-  int overlap;         /* 1: a bucket's allreduce starts as soon as backward has produced it */
-} dataparallel_params;
-/* Megatron tensor parallelism (run.algorithm = tensor, tensor.c): rank i of one tensor
- * group on hosts[i] runs `layers` GPT layers (models/transformer.h) per microbatch of
- * `microbatch` sequences of `seq` tokens, `microbatches` per step. algo holds a coll_algo
- * for the allreduces (collectives.h). */
-typedef struct tensor_params {
-  size_t ranks;
-  size_t hidden, heads, layers, seq, microbatch;
-  long microbatches;
-  long steps;
-  int seqpar;      /* sequence parallelism: allgather + reduce-scatter instead of allreduce */
-  int async_grad;  /* input-gradient allreduce concurrent with the weight-gradient GEMM */
-  int algo;
-  size_t dp;       /* d: data-parallel replicas of the tensor group (t x d GPUs) */
-  int recompute;   /* activation recomputation: each layer's forward again before its backward */
-  size_t vocab;    /* V: vocabulary of the embedding and logits layers; 0: not modelled */
-  int kernels;     /* a transformer_kernels: the memory-bound kernels' traffic (transformer.h) */
-  int dp_overlap;  /* d > 1: bucketed data-parallel allreduces overlap the last backward */
-  double bucket_bytes; /* dp_overlap: wire bytes at which a gradient bucket is handed over */
-} tensor_params;
-
-/* Pipeline parallelism (run.algorithm = pipeline, pipeline.c): the layers split into
- * stages x chunks contiguous model chunks, chunk c on device c mod stages (device s on
- * hosts[s]); each step runs `microbatches` microbatches of `microbatch` examples through
- * the pipeline in the order `schedule` (a pipeline_schedule) gives, then one
- * synchronous SGD update. */
-typedef struct pipeline_params {
-  size_t stages;       /* p: devices */
-  long microbatches;   /* m: per step */
-  long microbatch;     /* b: examples per microbatch */
-  int schedule;        /* pipeline_schedule (pipeline.h) */
-  size_t chunks;       /* v: model chunks per device (interleaved) */
-  int recompute;       /* activation recomputation: stash only each chunk's input */
-  double lr;
-  const size_t *split; /* [stages x chunks]: layers of each model chunk, or NULL: balanced by flops */
-  int transformer;     /* 1: the chunks are GPT layers with the shapes of cfg->tensor, each stage a
-                          tensor group of tensor.ranks GPUs, tensor.data_parallel pipeline
-                          replicas (3D parallelism, timing only); 0: dense layers of the shapes */
-  int scatter_gather;  /* transformer: PTD-P sec. 4.1, each tensor rank sends its 1/t of a
-                          boundary's b s h elements and the receiving group allgathers them */
-} pipeline_params;
+#include "algorithms/settings.h"
 
 /* Called by the evaluator after every evaluation (progress display); may be NULL. */
 typedef void (*run_eval_fn)(void *ctx, double sim_time, long steps, double loss, double accuracy);
@@ -166,14 +46,8 @@ typedef struct run_config {
   const double *host_slowdown; /* [i]: factor on what hosts[i] computes (stragglers), or NULL */
   struct fault_plan *faults;   /* [faults] failures (faults.h), or NULL: no fault, no bounded waits */
 
-  sgd_params sgd;
-  downpour_params downpour;
-  consensus_params consensus;
-  sandblaster_params sandblaster;
-  collective_params collective;
-  dataparallel_params dataparallel;
-  tensor_params tensor;
-  pipeline_params pipeline;
+  const scenario *sc;     /* the whole validated scenario: each algorithm reads its own section
+                             (algorithm_params) and the common sections there */
 
   run_eval_fn on_eval;
   void *on_eval_ctx;
@@ -204,6 +78,15 @@ double run_host_mem_bw(sg_host_t host);
 /* As run_execute, but returns at once with the execution started; the caller waits for
  * it with sg_exec_wait (which frees it), so the actor can communicate meanwhile. */
 sg_exec_t run_execute_async(const run_config *cfg, double flops);
+
+/* The network whose shapes set the run's costs: model.virtual's, or else cfg->model's
+ * layers as an arch, which *own then holds (the caller frees it with arch_free; *own is
+ * NULL otherwise). */
+const struct arch *run_shapes(const run_config *cfg, struct arch **own);
+
+/* A role address "<prefix><number>" with nothing after ("replica3"): 1 with the number
+ * in *k, else 0. */
+int run_role_number(const char *name, const char *prefix, long *k);
 
 /* A fresh copy of the run's starting parameters of cfg->model: cfg->init, or
  * minibatch_initial_params when it is NULL. Caller frees with gsl_vector_free. */

@@ -44,6 +44,7 @@
 #include <limits.h>
 #include <math.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <string.h>
 #include <gsl/gsl_blas.h>
 #include <gsl/gsl_randist.h>
@@ -921,9 +922,8 @@ static void on_fault(void *ctx, const fault_event *ev)
     faults_stop_run(sb->fp);
 }
 
-sandblaster *sandblaster_deploy(const run_config *cfg, metrics *m)
+sandblaster *sandblaster_deploy(const run_config *cfg, const sandblaster_params *p, metrics *m)
 {
-  const sandblaster_params *p = &cfg->sandblaster;
   if (!cfg->numerics || cfg->n_hosts < sandblaster_hosts_needed(p) || (size_t)p->ps_shards > net_n_params(cfg->model))
     return NULL;
   sandblaster *sb = xbt_malloc0(sizeof(*sb));
@@ -1043,3 +1043,198 @@ size_t sandblaster_stragglers(const sandblaster *sb, const int **ranks)
   *ranks = sb->stragglers;
   return sb->n_stragglers;
 }
+
+/* ---- the descriptor: run.algorithm = sandblaster -------------------------------- */
+
+static const key_spec sandblaster_keys[] = {
+  {"sandblaster", "replicas", KEY_INT, KEY_FIELD(sandblaster_params, replicas), .def = "20", .unit = "replicas",
+   .doc = "Model replicas, each on its own host, computing portions of every batch.", KEY_GE(1)},
+  {"sandblaster", "ps_shards", KEY_INT, KEY_FIELD(sandblaster_params, ps_shards), .def = "10", .unit = "shards",
+   .doc = "Parameter-server shards, each on its own host, each owning a contiguous slice of every "
+          "vector (parameters, gradients, L-BFGS history); at most the model's parameters.",
+   KEY_GE(1)},
+  {"sandblaster", "history", KEY_INT, KEY_FIELD(sandblaster_params, history), .def = "10", .unit = "pairs",
+   .doc = "L-BFGS memory m: (s, y) pairs kept on the shards.", KEY_GE(1), KEY_LE(10000)},
+  {"sandblaster", "portion", KEY_LONG, KEY_FIELD(sandblaster_params, portion), .def = "0", .unit = "examples",
+   .doc = "Examples per portion of a batch (the training set); 0: the training set / (10 x "
+          "replicas), rounded up.",
+   KEY_GE(0)},
+  {"sandblaster", "push_every", KEY_LONG, KEY_FIELD(sandblaster_params, push_every), .def = "4", .unit = "portions",
+   .doc = "A replica pushes its accumulated gradient every this many counted portions (and at once "
+          "when no fresh portion is left).",
+   KEY_GE(1), KEY_LE(100000)},
+  {"sandblaster", "backups", KEY_BOOL, KEY_FIELD(sandblaster_params, backups), .def = "on", .unit = "",
+   .doc = "Backup tasks: near the end of a batch idle replicas get copies of outstanding portions; "
+          "the first copy the coordinator counts wins, the other is discarded."},
+  {"sandblaster", "backup_at", KEY_DOUBLE, KEY_FIELD(sandblaster_params, backup_at), .def = "0", .unit = "fraction",
+   .doc = "Backup copies start once every portion is handed out and this share of the batch's "
+          "portions counts.",
+   KEY_GE(0), KEY_LE(1)},
+  {"sandblaster", "gtol", KEY_DOUBLE, KEY_FIELD(sandblaster_params, gtol), .def = "1e-05", .unit = "",
+   .doc = "L-BFGS stops, converged, when the gradient's 2-norm is at most this.", KEY_GE(0)},
+  {"sandblaster", "exact_sum", KEY_BOOL, KEY_FIELD(sandblaster_params, exact_sum), .def = "off", .unit = "",
+   .doc = "`on`: pushes carry each counted portion's gradient and shards add them in portion order, "
+          "so the gradient equals the sequential full-batch one bit for bit (one slice per portion on "
+          "the wire); `off`: pushes carry the replica's accumulated gradient."},
+};
+
+static int validate(const scenario *sc, const void *params, char *why, size_t len)
+{
+  (void)params;
+  if (!sc->model.numerics) {
+    snprintf(why, len, "model.numerics: sandblaster needs numerics (its line search and stopping test read "
+             "the values); time a large network with model.virtual and a small numeric model.layers instead");
+    return -1;
+  }
+  return 0;
+}
+
+static size_t hosts_needed(const scenario *sc, const void *params, const char **why)
+{
+  (void)sc;
+  *why = "sandblaster.replicas + sandblaster.ps_shards + 1 coordinator";
+  return sandblaster_hosts_needed(params);
+}
+
+/* [faults]: the replicas are the workers; replicaK, shardK and the coordinator are
+ * addressed by role. */
+static size_t fault_workers(const scenario *sc, size_t n_hosts)
+{
+  (void)n_hosts;
+  return (size_t)((const sandblaster_params *)algorithm_params(sc, &sandblaster_algorithm))->replicas;
+}
+
+static long fault_role(const scenario *sc, const char *name, size_t n_hosts)
+{
+  (void)n_hosts;
+  const sandblaster_params *p = algorithm_params(sc, &sandblaster_algorithm);
+  long k, R = p->replicas, S = p->ps_shards;
+  if (run_role_number(name, "replica", &k))
+    return k >= 0 && k < R ? k : -1;
+  if (run_role_number(name, "shard", &k))
+    return k >= 0 && k < S ? R + k : -1;
+  if (strcmp(name, "coordinator") == 0)
+    return R + S;
+  return -1;
+}
+
+typedef struct sandblaster_run {
+  const sandblaster_params *p;
+  sandblaster *sb;
+} sandblaster_run;
+
+static void *prepare(const run_config *cfg, char *err, size_t len)
+{
+  const sandblaster_params *p = algorithm_params(cfg->sc, &sandblaster_algorithm);
+  if ((size_t)p->ps_shards > net_n_params(cfg->model)) {
+    snprintf(err, len, "sandblaster.ps_shards: %d shards, but the model has only %zu parameters to slice",
+             p->ps_shards, net_n_params(cfg->model));
+    return NULL;
+  }
+  sandblaster_run *r = xbt_malloc0(sizeof(*r));
+  r->p = p;
+  return r;
+}
+
+static void deploy(void *state, const run_config *cfg, metrics *m)
+{
+  sandblaster_run *r = state;
+  r->sb = sandblaster_deploy(cfg, r->p, m);
+  xbt_assert(r->sb, "sandblaster_deploy refused a configuration the engine checked");
+}
+
+static json_t *counts_json(const lbfgs_counts *c)
+{
+  json_t *o = json_object();
+  json_object_set_new(o, "dot", json_integer(c->dot));
+  json_object_set_new(o, "axpy", json_integer(c->axpy));
+  json_object_set_new(o, "scale", json_integer(c->scale));
+  json_object_set_new(o, "copy", json_integer(c->copy));
+  json_object_set_new(o, "evaluate", json_integer(c->evaluate));
+  return o;
+}
+
+/* summary.json's "sandblaster" block (L-BFGS's final state and command counts, the
+ * batches' backup work, the straggling replicas) and batches.csv, one row per batch. */
+static void report_run(void *state, const run_config *cfg, metrics *m, report *rep)
+{
+  (void)cfg;
+  (void)m;
+  const sandblaster *sb = ((sandblaster_run *)state)->sb;
+  rep->examples = sandblaster_examples(sb);
+  lbfgs_result lr;
+  sandblaster_result(sb, &lr);
+  json_t *o = json_object();
+  json_object_set_new(o, "lbfgs_status", json_string(lbfgs_status_name(lr.status)));
+  json_object_set_new(o, "iterations", json_integer(lr.iterations));
+  json_object_set_new(o, "evaluations", json_integer(lr.evaluations));
+  json_object_set_new(o, "skipped_pairs", json_integer(lr.skipped));
+  json_object_set_new(o, "f", report_num(lr.f));
+  json_object_set_new(o, "gnorm", report_num(lr.gnorm));
+  json_object_set_new(o, "commands", counts_json(&lr.total));
+  json_object_set_new(o, "last_iteration_commands", counts_json(&lr.last));
+  const sandblaster_batch *b;
+  size_t nb = sandblaster_batches(sb, &b);
+  long backups = 0, wins = 0, discarded = 0;
+  double time = 0;
+  for (size_t i = 0; i < nb; i++) {
+    backups += b[i].backups;
+    wins += b[i].backup_wins;
+    discarded += b[i].discarded;
+    time += b[i].end - b[i].start;
+  }
+  json_object_set_new(o, "batches", json_integer((json_int_t)nb));
+  json_object_set_new(o, "batch_time_mean_s", report_num(nb ? time / (double)nb : NAN));
+  json_object_set_new(o, "backups", json_integer(backups));
+  json_object_set_new(o, "backup_wins", json_integer(wins));
+  json_object_set_new(o, "discarded", json_integer(discarded));
+  const int *ranks;
+  size_t ns = sandblaster_stragglers(sb, &ranks);
+  json_t *st = json_array();
+  for (size_t i = 0; i < ns; i++)
+    json_array_append_new(st, json_integer(ranks[i]));
+  json_object_set_new(o, "stragglers", st);
+  report_add_block(rep, "sandblaster", o);
+
+  report_text t = {0};
+  report_printf(&t, "batch,iteration,start_s,time_s,portions,copies,backups,backup_wins,discarded,examples,loss\n");
+  for (size_t i = 0; i < nb; i++) {
+    report_printf(&t, "%zu,%ld,", i + 1, b[i].iteration);
+    report_double(&t, b[i].start);
+    report_printf(&t, ",");
+    report_double(&t, b[i].end - b[i].start);
+    report_printf(&t, ",%ld,%ld,%ld,%ld,%ld,%ld,", b[i].portions, b[i].copies, b[i].backups, b[i].backup_wins,
+                  b[i].discarded, b[i].examples);
+    report_double(&t, b[i].f);
+    report_printf(&t, "\n");
+  }
+  report_add_file(rep, "batches.csv", &t);
+}
+
+static void free_run(void *state)
+{
+  sandblaster_run *r = state;
+  sandblaster_free(r->sb);
+  xbt_free(r);
+}
+
+const algorithm sandblaster_algorithm = {
+  .name = "sandblaster",
+  .summary = "Sandblaster L-BFGS: coordinator, sharded vectors, load-balanced replicas (Dean et al. 2012)",
+  .section_doc = "Sandblaster L-BFGS (Dean et al. 2012): a coordinator, parameter-server shards holding every "
+                 "vector, and replicas computing the full-batch gradient in portions",
+  .keys = sandblaster_keys,
+  .n_keys = sizeof sandblaster_keys / sizeof sandblaster_keys[0],
+  .params_size = sizeof(sandblaster_params),
+  .trains_layers = 1,
+  .uses_data = 1,
+  .own_stragglers = 1,
+  .validate = validate,
+  .hosts_needed = hosts_needed,
+  .fault_workers = fault_workers,
+  .fault_role = fault_role,
+  .prepare = prepare,
+  .deploy = deploy,
+  .report = report_run,
+  .free = free_run,
+};

@@ -7,9 +7,26 @@
 
 #include <stddef.h>
 
+#include "algorithms/algorithm.h"
 #include "algorithms/metrics.h"
 #include "algorithms/run.h"
 #include "models/lbfgs.h"
+
+/* The [sandblaster] section. */
+typedef struct sandblaster_params {
+  int replicas;
+  int ps_shards;
+  int history;            /* L-BFGS pairs kept (m) */
+  long portion;           /* examples per portion; 0: about ten portions per replica */
+  long push_every;        /* a replica pushes after this many counted portions */
+  int backups;            /* backup copies of outstanding portions near a batch's end */
+  double backup_at;       /* fraction of a batch's portions counted before backups start */
+  double gtol;            /* converged when ||grad||_2 <= gtol */
+  int exact_sum;          /* pushes carry per-portion gradients, shards add them in portion order */
+} sandblaster_params;
+
+/* run.algorithm = sandblaster */
+extern const algorithm sandblaster_algorithm;
 
 typedef struct sandblaster sandblaster;
 
@@ -36,7 +53,7 @@ size_t sandblaster_metrics_slots(void);
  * cfg->train is the batch; cfg and m outlive the run). Returns NULL if numerics are off,
  * cfg has fewer hosts than sandblaster_hosts_needed or more shards than parameters.
  * Run the engine, then read the results below and free with sandblaster_free. */
-sandblaster *sandblaster_deploy(const run_config *cfg, metrics *m);
+sandblaster *sandblaster_deploy(const run_config *cfg, const sandblaster_params *p, metrics *m);
 void sandblaster_free(sandblaster *sb);
 
 /* After the run: L-BFGS's final state and counters. */

@@ -48,8 +48,10 @@
 #include "algorithms/tensor.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <string.h>
 #include <simgrid/actor.h>
+#include <simgrid/host.h>
 #include <simgrid/engine.h>
 #include <simgrid/exec.h>
 #include <simgrid/semaphore.h>
@@ -462,9 +464,8 @@ static void start_actor(const char *role, size_t i, sg_host_t host, rank *rk, vo
   sg_actor_start(a, fn, 0, NULL);
 }
 
-tensor *tensor_deploy(const run_config *cfg, metrics *m)
+tensor *tensor_deploy(const run_config *cfg, const tensor_params *p, metrics *m)
 {
-  const tensor_params *p = &cfg->tensor;
   transformer_dims d = {p->microbatch, p->seq, p->hidden, p->heads};
   size_t dp = dp_of(p);
   if (p->ranks == 0 || cfg->n_hosts < p->ranks * dp || ((dp > 1 || p->vocab) && cfg->numerics) || p->vocab % p->ranks || transformer_dims_check(&d) != 0 || p->heads % p->ranks != 0 ||
@@ -718,3 +719,238 @@ double tensor_stage_dp_elements(const tensor_stage *ts)
 }
 
 void tensor_stage_free(tensor_stage *ts) { xbt_free(ts); }
+
+/* ---- the descriptor: run.algorithm = tensor ------------------------------------- */
+
+static const key_spec tensor_keys[] = {
+  {"tensor", "ranks", KEY_SIZE, KEY_FIELD(tensor_params, ranks), .def = "2", .unit = "GPUs",
+   .doc = "t: tensor-parallel ranks, rank i on host i (hosts i = GPU i mod G of node i / G on `dgx2h` and "
+          "`selene`, so t <= G stays in one node).",
+   KEY_GE(1), KEY_LE(4096)},
+  {"tensor", "hidden", KEY_SIZE, KEY_FIELD(tensor_params, hidden), .def = "64", .unit = "units", .doc = "h: hidden size.", KEY_GE(1)},
+  {"tensor", "heads", KEY_SIZE, KEY_FIELD(tensor_params, heads), .def = "4", .unit = "heads",
+   .doc = "a: attention heads, dividing `hidden` and divisible by `ranks`.", KEY_GE(1)},
+  {"tensor", "layers", KEY_SIZE, KEY_FIELD(tensor_params, layers), .def = "2", .unit = "layers", .doc = "L: transformer layers.",
+   KEY_GE(1)},
+  {"tensor", "seq", KEY_SIZE, KEY_FIELD(tensor_params, seq), .def = "16", .unit = "tokens", .doc = "s: sequence length.", KEY_GE(1)},
+  {"tensor", "microbatch", KEY_SIZE, KEY_FIELD(tensor_params, microbatch), .def = "2", .unit = "sequences",
+   .doc = "b: sequences per microbatch.", KEY_GE(1)},
+  {"tensor", "microbatches", KEY_LONG, KEY_FIELD(tensor_params, microbatches), .def = "1", .unit = "microbatches",
+   .doc = "Microbatches per step, each forward then backward through every layer (gradients accumulate).",
+   KEY_GE(1)},
+  {"tensor", "steps", KEY_LONG, KEY_FIELD(tensor_params, steps), .def = "1", .unit = "steps", .doc = "Steps to run.", KEY_GE(1)},
+  {"tensor", "sequence_parallel", KEY_BOOL, KEY_FIELD(tensor_params, seqpar), .def = "off", .unit = "",
+   .doc = "`on`: sequence parallelism (LayerNorm and residuals on sequence shards; allgather before and "
+          "reduce-scatter after each parallel block instead of allreduce; `seq` divisible by `ranks`)."},
+  {"tensor", "async_grad_allreduce", KEY_BOOL, KEY_FIELD(tensor_params, async_grad), .def = "on", .unit = "",
+   .doc = "`on`: the input-gradient reduction of each column-parallel backward runs concurrently with "
+          "its weight-gradient GEMM (Megatron's asynchronous allreduce); `off`: one after the other."},
+  {"tensor", "collective", KEY_CHOICE, KEY_FIELD(tensor_params, algo), .def = "ring", .unit = "",
+   .doc = "Algorithm of the allreduces (sequence parallelism always uses the ring's allgather and "
+          "reduce-scatter).",
+   .choices = "ring|halving-doubling|tree"},
+  {"tensor", "data_parallel", KEY_SIZE, KEY_FIELD(tensor_params, dp), .def = "1", .unit = "replicas",
+   .doc = "d: data-parallel replicas of the tensor group, ranks x d GPUs; replica j on hosts [j x ranks, "
+          "(j + 1) x ranks); after each step's backward every rank allreduces (ring, one bucket) its share "
+          "of the layer gradients with the ranks of the same tensor rank (Megatron's data-parallel groups; "
+          "`dp_overlap` overlaps it with backward); global batch microbatch x microbatches x d. d > 1 runs "
+          "timing only (`model.numerics = off`).",
+   KEY_GE(1), KEY_LE(4096)},
+  {"tensor", "dp_overlap", KEY_BOOL, KEY_FIELD(tensor_params, dp_overlap), .def = "off", .unit = "",
+   .doc = "`on` (with `data_parallel` > 1): during the last microbatch's backward of a step, each layer's "
+          "gradients (last layer first, the embedding's last) join a bucket, and a bucket whose wire bytes "
+          "reach `bucket_bytes` is allreduced (ring) by the rank's communicator while backward goes on, "
+          "buckets one after the other; the last, partial one goes when backward ends (PyTorch DDP, which "
+          "took Megatron-LM 2019's 8.3B model from 60% to 74% scaling); `off`: one allreduce of all "
+          "gradients after backward (Megatron's own DDP). With `data_parallel = 1` there is nothing to "
+          "reduce and `on` changes nothing. `run.algorithm = tensor` only. summary.json's "
+          "`tensor.dp_allreduce_s` is then the longest time from a rank's first bucket's start to its last "
+          "one's end, `tensor.dp_buckets` the buckets per step."},
+  {"tensor", "bucket_bytes", KEY_DOUBLE, KEY_FIELD(tensor_params, bucket_bytes), .def = "26214400", .unit = "bytes",
+   .doc = "`dp_overlap`: a gradient bucket is full when its wire bytes (elements x `model.dtype`'s bytes) "
+          "reach this (PyTorch DDP's bucket_cap_mb = 25 MiB); buckets hold whole layers, so one may "
+          "exceed it.",
+   KEY_GT(0)},
+  {"tensor", "recompute", KEY_BOOL, KEY_FIELD(tensor_params, recompute), .def = "off", .unit = "",
+   .doc = "`on`: activation recomputation (checkpointing every layer, as PTD-P): before each layer's "
+          "backward its forward runs again, with its two reductions; counted in the reported flop/s, as "
+          "PTD-P's 96 B s l h^2 formula counts it."},
+  {"tensor", "vocab", KEY_SIZE, KEY_FIELD(tensor_params, vocab), .def = "0", .unit = "tokens",
+   .doc = "V: vocabulary of the vocabulary-parallel input embedding (an allreduce of b s h forward) and "
+          "the tied logits layer with the fused cross-entropy (2 b s h V / t flops forward, three "
+          "allreduces of b s elements, an allreduce of b s h backward); 0: neither is modelled. Timing only "
+          "(`model.numerics = off`); its V h / t weights join the data-parallel allreduce.",
+   KEY_GE(0), KEY_LE(1L << 24)},
+  {"tensor", "kernels", KEY_CHOICE, KEY_FIELD(tensor_params, kernels), .def = "none", .unit = "",
+   .doc = "The memory-bound kernels between a layer's GEMMs (LayerNorm, bias, dropout, residual, GeLU, "
+          "scale-mask-softmax, layout copies), run at each host's `mem_bw` property (bytes/s; the dgx2h "
+          "and selene presets have it) in model.dtype elements: `unfused` counts Megatron-LM 2019's "
+          "separate kernels, `fused` Megatron-LM 2021's fused ones (models/transformer.h has the "
+          "per-layer table), `none` gives them no time (GEMM flops only). The replicated ones split t "
+          "ways with sequence parallelism.",
+   .choices = "none|unfused|fused"},
+};
+
+/* A numeric tensor run holds, per rank and layer, about 24 n x h activations and
+ * buffers plus the attention probabilities; with the serial check, about 2^27 doubles
+ * (1 GiB) in all at most. */
+#define TP_NUMERIC_MAX (1.0 * (1L << 27))
+
+int tensor_validate(const scenario *sc, const tensor_params *p, char *why, size_t len)
+{
+  double n = (double)p->seq * (double)p->microbatch, h = (double)p->hidden;
+  double per_rank = (double)p->layers * (24 * n * h + 2 * (double)p->microbatch * (double)p->heads *
+                                         (double)p->seq * (double)p->seq / (double)p->ranks);
+  if (p->hidden % p->heads != 0)
+    snprintf(why, len, "tensor.heads: %zu heads do not divide tensor.hidden = %zu", p->heads, p->hidden);
+  else if (p->heads % p->ranks != 0)
+    snprintf(why, len, "tensor.ranks: %zu ranks must divide tensor.heads = %zu (each rank owns whole heads)",
+             p->ranks, p->heads);
+  else if (p->seqpar && p->seq % p->ranks != 0)
+    snprintf(why, len, "tensor.seq: sequence parallelism cuts %zu tokens into %zu equal shards", p->seq, p->ranks);
+  else if (sc->model.numerics && per_rank * (double)(p->ranks + 1) > TP_NUMERIC_MAX)
+    snprintf(why, len, "tensor.hidden: a numeric run this large holds more than 2^27 doubles; set model.numerics = "
+             "off for a timing-only run");
+  else if (sc->model.numerics && p->vocab > 0)
+    snprintf(why, len, "tensor.vocab: the embedding and logits layers (V = %zu) run timing only; set "
+             "model.numerics = off", p->vocab);
+  else if (p->vocab % p->ranks != 0)
+    snprintf(why, len, "tensor.vocab: %zu ranks must divide the vocabulary V = %zu (each rank owns V / t rows)",
+             p->ranks, p->vocab);
+  else if (sc->model.numerics && p->dp > 1)
+    snprintf(why, len, "tensor.data_parallel: data parallelism across tensor groups (d = %zu) runs timing only; "
+             "set model.numerics = off", p->dp);
+  else if (sc->run.target_accuracy > 0)
+    snprintf(why, len, "run.target_accuracy: a tensor run has no accuracy to reach");
+  else
+    return 0;
+  return -1;
+}
+
+static int validate(const scenario *sc, const void *params, char *why, size_t len)
+{
+  return tensor_validate(sc, params, why, len);
+}
+
+static size_t hosts_needed(const scenario *sc, const void *params, const char **why)
+{
+  (void)sc;
+  *why = "tensor.ranks x tensor.data_parallel";
+  return tensor_hosts_needed(params);
+}
+
+int tensor_check_mem_bw(const tensor_params *p, const run_config *cfg, char *err, size_t len)
+{
+  static const char *const names[] = {"none", "unfused", "fused"};
+  if (p->kernels == TRANSFORMER_KERNELS_NONE)
+    return 0;
+  for (size_t i = 0; i < cfg->n_hosts; i++)
+    if (run_host_mem_bw(cfg->hosts[i]) <= 0) {
+      snprintf(err, len, "tensor.kernels = %s: host %s has no mem_bw property (bytes/s, e.g. <prop id=\"mem_bw\" "
+               "value=\"900e9\"/>); the dgx2h and selene presets have it", names[p->kernels],
+               sg_host_get_name(cfg->hosts[i]));
+      return -1;
+    }
+  return 0;
+}
+
+typedef struct tensor_run {
+  const tensor_params *p;
+  tensor *t;
+  tensor_result r;
+  double peak_flops;   /* per GPU host: its speed (model.efficiency not applied) */
+} tensor_run;
+
+static void *prepare(const run_config *cfg, char *err, size_t len)
+{
+  (void)err;
+  (void)len;
+  tensor_run *r = xbt_malloc0(sizeof(*r));
+  r->p = algorithm_params(cfg->sc, &tensor_algorithm);
+  return r;
+}
+
+static int check_hosts(void *state, const run_config *cfg, char *err, size_t len)
+{
+  return tensor_check_mem_bw(((tensor_run *)state)->p, cfg, err, len);
+}
+
+static void deploy(void *state, const run_config *cfg, metrics *m)
+{
+  tensor_run *r = state;
+  r->t = tensor_deploy(cfg, r->p, m);
+  xbt_assert(r->t, "tensor_deploy refused a configuration the scenario checked");
+}
+
+/* summary.json's "tensor" block: the shapes, the flop rate, the data-parallel allreduce
+ * and the numeric check. */
+static void report_run(void *state, const run_config *cfg, metrics *m, report *rep)
+{
+  (void)m;
+  tensor_run *r = state;
+  const tensor_params *p = r->p;
+  tensor_result_get(r->t, &r->r);
+  r->peak_flops = sg_host_get_speed(cfg->hosts[0]) * cfg->speed_factor * cfg->cores;
+  rep->examples = p->steps * p->microbatches * (long)p->microbatch * (long)p->dp;
+  json_t *o = json_object();
+  json_object_set_new(o, "ranks", json_integer((json_int_t)p->ranks));
+  json_object_set_new(o, "data_parallel", json_integer((json_int_t)p->dp));
+  json_object_set_new(o, "gpus", json_integer((json_int_t)(p->ranks * p->dp)));
+  json_object_set_new(o, "hidden", json_integer((json_int_t)p->hidden));
+  json_object_set_new(o, "heads", json_integer((json_int_t)p->heads));
+  json_object_set_new(o, "layers", json_integer((json_int_t)p->layers));
+  json_object_set_new(o, "seq", json_integer((json_int_t)p->seq));
+  json_object_set_new(o, "microbatch", json_integer((json_int_t)p->microbatch));
+  json_object_set_new(o, "microbatches", json_integer(p->microbatches));
+  json_object_set_new(o, "sequence_parallel", json_boolean(p->seqpar));
+  json_object_set_new(o, "async_grad_allreduce", json_boolean(p->async_grad));
+  json_object_set_new(o, "layer_flops_forward", report_num(tensor_layer_flops(p)));
+  json_object_set_new(o, "model_flops", report_num(r->r.model_flops));
+  json_object_set_new(o, "step_time_s", report_num(r->r.step_s));
+  json_object_set_new(o, "tflops_per_gpu", report_num(r->r.tflops_per_gpu));
+  json_object_set_new(o, "dp_allreduce_elements", report_num(r->r.dp_elements));
+  json_object_set_new(o, "dp_allreduce_s", report_num(r->r.dp_allreduce_s));
+  json_object_set_new(o, "dp_buckets", json_integer((json_int_t)r->r.dp_buckets));
+  json_object_set_new(o, "fraction_of_peak", report_num(r->r.tflops_per_gpu * 1e12 / r->peak_flops));
+  json_t *ck = json_object();
+  json_object_set_new(ck, "numeric", json_boolean(r->r.numeric));
+  json_object_set_new(ck, "max_rel_error", r->r.numeric ? report_num(r->r.max_rel_error) : json_null());
+  json_object_set_new(o, "check", ck);
+  report_add_block(rep, "tensor", o);
+}
+
+static void closing(void *state, const run_config *cfg, const report_outcome *o, char *line, size_t len)
+{
+  (void)cfg;
+  const tensor_run *r = state;
+  snprintf(line, len, "tensor %s: %zu x %zu GPUs, %.6g simulated s per step, %.4g Tflop/s per GPU (%.3g of peak)%s",
+           o->status, r->p->ranks, r->p->dp, r->r.step_s, r->r.tflops_per_gpu,
+           r->r.tflops_per_gpu * 1e12 / r->peak_flops, r->r.numeric ? ", numerics checked" : "");
+}
+
+static void free_run(void *state)
+{
+  tensor_run *r = state;
+  tensor_free(r->t);
+  xbt_free(r);
+}
+
+const algorithm tensor_algorithm = {
+  .name = "tensor",
+  .summary = "Megatron-LM tensor parallelism of a GPT layer stack over GPUs (Shoeybi et al. 2019)",
+  .section_doc = "Megatron-LM tensor parallelism (`run.algorithm = tensor`): a GPT layer stack split over `ranks` "
+                 "GPUs; `model.numerics` (off: timing only), `model.dtype` (wire bytes per element) and "
+                 "`model.efficiency` apply",
+  .keys = tensor_keys,
+  .n_keys = sizeof tensor_keys / sizeof tensor_keys[0],
+  .params_size = sizeof(tensor_params),
+  .fail_stop = 1,
+  .validate = validate,
+  .hosts_needed = hosts_needed,
+  .prepare = prepare,
+  .check_hosts = check_hosts,
+  .deploy = deploy,
+  .report = report_run,
+  .closing = closing,
+  .free = free_run,
+};

@@ -9,9 +9,33 @@
 
 #include <stddef.h>
 
+#include "algorithms/algorithm.h"
 #include "algorithms/collectives.h"
 #include "algorithms/metrics.h"
 #include "algorithms/run.h"
+
+/* The [tensor] section (run.algorithm = tensor): rank i of one tensor
+ * group on hosts[i] runs `layers` GPT layers (models/transformer.h) per microbatch of
+ * `microbatch` sequences of `seq` tokens, `microbatches` per step. algo holds a coll_algo
+ * for the allreduces (collectives.h). */
+typedef struct tensor_params {
+  size_t ranks;
+  size_t hidden, heads, layers, seq, microbatch;
+  long microbatches;
+  long steps;
+  int seqpar;      /* sequence parallelism: allgather + reduce-scatter instead of allreduce */
+  int async_grad;  /* input-gradient allreduce concurrent with the weight-gradient GEMM */
+  int algo;
+  size_t dp;       /* d: data-parallel replicas of the tensor group (t x d GPUs) */
+  int recompute;   /* activation recomputation: each layer's forward again before its backward */
+  size_t vocab;    /* V: vocabulary of the embedding and logits layers; 0: not modelled */
+  int kernels;     /* a transformer_kernels: the memory-bound kernels' traffic (transformer.h) */
+  int dp_overlap;  /* d > 1: bucketed data-parallel allreduces overlap the last backward */
+  double bucket_bytes; /* dp_overlap: wire bytes at which a gradient bucket is handed over */
+} tensor_params;
+
+/* run.algorithm = tensor */
+extern const algorithm tensor_algorithm;
 
 typedef struct tensor tensor;
 
@@ -30,6 +54,13 @@ typedef struct tensor_result {
                            the last step's weight gradients of every layer, max |got - ref|
                            relative to the quantity's largest |ref| (serial stack as ref) */
 } tensor_result;
+
+/* Checks the shapes split over the ranks and what a numeric run can hold (pipeline's 3D
+ * stages check the same); 0, or -1 with one line in msg starting with the key. */
+int tensor_validate(const scenario *sc, const tensor_params *p, char *why, size_t len);
+/* With tensor.kernels, every host of cfg must have a mem_bw property: 0, or -1 naming
+ * the first that has none. */
+int tensor_check_mem_bw(const tensor_params *p, const run_config *cfg, char *err, size_t len);
 
 /* ranks x data_parallel */
 size_t tensor_hosts_needed(const tensor_params *p);
@@ -59,7 +90,7 @@ double tensor_microbatch_flops(const tensor_params *p);
  * records steps in m's slot 0. Returns NULL if the parameters do not split (heads % ranks,
  * hidden % heads, vocab % ranks, with sequence parallelism seq % ranks), hosts are missing or
  * numerics are asked with d > 1 or a vocabulary. cfg and m outlive the run; free with tensor_free after the engine has run. */
-tensor *tensor_deploy(const run_config *cfg, metrics *m);
+tensor *tensor_deploy(const run_config *cfg, const tensor_params *p, metrics *m);
 void tensor_free(tensor *t);
 
 /* After the engine has run: the measurements and, for numeric runs, the check. */

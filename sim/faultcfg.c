@@ -10,49 +10,24 @@
 #include <xbt/config.h>
 #include <xbt/sysdep.h>
 
+#include "algorithms/algorithm.h"
 #include "models/rng.h"
-
-static int is_alg(const scenario *sc, const char *name)
-{
-  return strcmp(sc->algorithm, name) == 0;
-}
 
 size_t faultcfg_workers(const scenario *sc, size_t n_hosts)
 {
-  if (is_alg(sc, "downpour"))
-    return (size_t)(sc->replicas * sc->partitions);
-  if (is_alg(sc, "sandblaster"))
-    return (size_t)sc->sb_replicas;
-  return n_hosts;
+  const algorithm *a = algorithm_find(sc->run.algorithm);
+  return a->fault_workers ? a->fault_workers(sc, n_hosts) : n_hosts;
 }
 
-/* "<prefix><number>" with nothing after: the number into *k. */
-static int role_number(const char *name, const char *prefix, long *k)
-{
-  size_t n = strlen(prefix);
-  if (strncmp(name, prefix, n) != 0 || name[n] < '0' || name[n] > '9')
-    return 0;
-  char *end;
-  *k = strtol(name + n, &end, 10);
-  return *end == '\0';
-}
-
-/* Index in the run's hosts of a role address, or -1. */
+/* Index in the run's hosts of a role address, or -1: rankI for every algorithm, the
+ * others as the algorithm names its roles. */
 static long role_index(const scenario *sc, const char *name, size_t n_hosts)
 {
   long k;
-  int dp = is_alg(sc, "downpour"), sb = is_alg(sc, "sandblaster");
-  long R = dp ? sc->replicas : sb ? sc->sb_replicas : is_alg(sc, "dataparallel") ? sc->dp_replicas : 0;
-  long K = dp ? sc->partitions : 1, S = dp ? sc->ps_shards : sb ? sc->sb_ps_shards : 0;
-  if (role_number(name, "rank", &k))
+  const algorithm *a = algorithm_find(sc->run.algorithm);
+  if (run_role_number(name, "rank", &k))
     return k >= 0 && (size_t)k < n_hosts ? k : -1;
-  if (role_number(name, "replica", &k))
-    return k >= 0 && k < R ? k * K : -1;
-  if (role_number(name, "shard", &k))
-    return k >= 0 && k < S ? R * K + k : -1;
-  if (strcmp(name, "coordinator") == 0)
-    return sb ? R + S : -1;
-  return -1;
+  return a->fault_role ? a->fault_role(sc, name, n_hosts) : -1;
 }
 
 static int resolve(const scenario *sc, fault_event *ev, const sg_host_t *hosts, size_t n_hosts, sg_host_t *all,
@@ -131,9 +106,9 @@ int faultcfg_build(const scenario *sc, const sg_host_t *hosts, size_t n_hosts, s
   fault_plan q;
   memset(&q, 0, sizeof(q));
   char e[512];
-  if (faults_parse(&q, FAULT_HOST_OFF, sc->host_failures, e, sizeof e) != 0 ||
-      faults_parse(&q, FAULT_LINK_OFF, sc->link_failures, e, sizeof e) != 0 ||
-      faults_parse(&q, FAULT_LINK_DEGRADE, sc->link_degrade, e, sizeof e) != 0) {
+  if (faults_parse(&q, FAULT_HOST_OFF, sc->faults.host_failures, e, sizeof e) != 0 ||
+      faults_parse(&q, FAULT_LINK_OFF, sc->faults.link_failures, e, sizeof e) != 0 ||
+      faults_parse(&q, FAULT_LINK_DEGRADE, sc->faults.link_degrade, e, sizeof e) != 0) {
     snprintf(err, errlen, "faults: %s", e); /* the scenario checks made this unreachable */
     faults_clear(&q);
     return -1;
@@ -157,15 +132,14 @@ int faultcfg_build(const scenario *sc, const sg_host_t *hosts, size_t n_hosts, s
     faults_clear(&q);
     return -1;
   }
-  q.wait_timeout = sc->wait_timeout > 0 ? sc->wait_timeout : sc->eval_every;
-  q.checkpoint_interval = sc->checkpoint_interval;
-  q.checkpoint_bw = sc->checkpoint_bw;
-  /* Downpour survives failures, Sandblaster the loss of replicas; the others are
-   * fail-stop (README, Faults). */
-  q.fail_stop = !is_alg(sc, "downpour") && !is_alg(sc, "sandblaster");
+  q.wait_timeout = sc->faults.wait_timeout > 0 ? sc->faults.wait_timeout : sc->run.eval_every;
+  q.checkpoint_interval = sc->faults.checkpoint_interval;
+  q.checkpoint_bw = sc->faults.checkpoint_bw;
+  /* each algorithm says whether it survives failures (algorithms/README.md, Faults) */
+  q.fail_stop = algorithm_find(sc->run.algorithm)->fail_stop;
   q.workers_started = (int)faultcfg_workers(sc, n_hosts);
   double last = q.ev[q.n - 1].time;
-  q.deadline = (last > sc->max_sim_time ? last : sc->max_sim_time) + 10 * q.wait_timeout;
+  q.deadline = (last > sc->run.max_sim_time ? last : sc->run.max_sim_time) + 10 * q.wait_timeout;
   *p = q;
   return 1;
 }
@@ -173,7 +147,8 @@ int faultcfg_build(const scenario *sc, const sg_host_t *hosts, size_t n_hosts, s
 double *faultcfg_slowdown(const scenario *sc, size_t n_hosts)
 {
   double f, s;
-  if (is_alg(sc, "sandblaster") || scenario_stragglers(sc->stragglers, &f, &s) != 0 || f <= 0)
+  if (algorithm_find(sc->run.algorithm)->own_stragglers || scenario_stragglers(sc->faults.stragglers, &f, &s) != 0 ||
+      f <= 0)
     return NULL;
   size_t W = faultcfg_workers(sc, n_hosts);
   size_t k = (size_t)(f * (double)W + 0.5);
@@ -181,7 +156,7 @@ double *faultcfg_slowdown(const scenario *sc, size_t n_hosts)
   size_t *idx = xbt_malloc(W * sizeof(size_t)), *pick = xbt_malloc(k * sizeof(size_t));
   for (size_t i = 0; i < W; i++)
     idx[i] = i;
-  gsl_rng *rng = rng_create(sc->seed, RNG_ROLE_STRAGGLER, 0);
+  gsl_rng *rng = rng_create(sc->run.seed, RNG_ROLE_STRAGGLER, 0);
   gsl_ran_choose(rng, pick, k, idx, W, sizeof(size_t)); /* as sandblaster's pick_stragglers */
   gsl_rng_free(rng);
   double *slow = xbt_malloc(n_hosts * sizeof(double));

@@ -10,7 +10,7 @@
 #include "sim/scenario.h"
 
 /* Hosts of the run (placement order) that are workers for [faults] stragglers and
- * role names: every host but Downpour's and Sandblaster's shards and coordinator. */
+ * role names, as the algorithm's descriptor counts them (fault_workers); all by default. */
 size_t faultcfg_workers(const scenario *sc, size_t n_hosts);
 
 /* Fills p from sc: parses the lists, resolves every HOST (a platform host name or a

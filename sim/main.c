@@ -9,6 +9,7 @@
 #include <simgrid/forward.h> /* version.h needs SG_BEGIN_DECL from here */
 #include <simgrid/version.h>
 
+#include "algorithms/algorithm.h"
 #include "models/arch.h"
 #include "sim/engine.h"
 #include "sim/output.h"
@@ -113,21 +114,8 @@ static int list_main(int argc, char **argv)
   const char *desc;
   for (size_t i = 0; platform_preset_at(i, &desc); i++)
     printf("preset     %-22s %s\n", platform_preset_at(i, &desc), desc);
-  printf("algorithm  %-22s %s\n", "downpour", "Downpour SGD: async replicas, sharded parameter server (Dean et al. 2012)");
-  printf("algorithm  %-22s %s\n", "sgd", "sequential minibatch SGD on one host (the baseline)");
-  printf("algorithm  %-22s %s\n", "consensus",
-         "distributed subgradient consensus: agents mix neighbours' iterates (Nedic and Ozdaglar 2009)");
-  printf("algorithm  %-22s %s\n", "sandblaster",
-         "Sandblaster L-BFGS: coordinator, sharded vectors, load-balanced replicas (Dean et al. 2012)");
-  printf("algorithm  %-22s %s\n", "collective",
-         "one collective (allreduce ring/halving-doubling/tree, reduce-scatter, allgather, broadcast, reduce) timed "
-         "like nccl-tests");
-  printf("algorithm  %-22s %s\n", "dataparallel",
-         "synchronous data parallelism: replicas allreduce gradient buckets overlapping backward (PyTorch DDP)");
-  printf("algorithm  %-22s %s\n", "tensor",
-         "Megatron-LM tensor parallelism of a GPT layer stack over GPUs (Shoeybi et al. 2019)");
-  printf("algorithm  %-22s %s\n", "pipeline",
-         "pipeline parallelism: layer stages on hosts, GPipe / 1F1B / interleaved microbatch schedules with a flush");
+  for (size_t i = 0; i < algorithm_count; i++)
+    printf("algorithm  %-22s %s\n", algorithm_registry[i]->name, algorithm_registry[i]->summary);
   printf("model      %-22s %s\n", "linear", "linear regression, squared loss (layers = D,1)");
   printf("model      %-22s %s\n", "logistic", "binary logistic regression (layers = D,1)");
   printf("model      %-22s %s\n", "softmax", "multinomial logistic regression (layers = D,K)");

@@ -13,40 +13,6 @@
 #include <simgrid/host.h>
 #include <xbt/sysdep.h>
 
-/* ---- a growing text buffer ---------------------------------------------- */
-
-typedef struct buf {
-  char *s;
-  size_t len, cap;
-} buf;
-
-static void buf_printf(buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void buf_printf(buf *b, const char *fmt, ...)
-{
-  va_list ap;
-  for (;;) {
-    size_t room = b->cap - b->len;
-    va_start(ap, fmt);
-    int n = vsnprintf(b->s ? b->s + b->len : NULL, room, fmt, ap);
-    va_end(ap);
-    if (n >= 0 && (size_t)n < room) {
-      b->len += (size_t)n;
-      return;
-    }
-    b->cap = b->cap * 2 + (size_t)n + 64;
-    b->s = xbt_realloc(b->s, b->cap);
-  }
-}
-
-/* %.17g round-trips a double; NaN is written "nan" whatever its sign bit. */
-static void buf_double(buf *b, double x)
-{
-  if (isnan(x))
-    buf_printf(b, "nan");
-  else
-    buf_printf(b, "%.17g", x);
-}
-
 /* ---- atomic files -------------------------------------------------------- */
 
 int output_write_file(const char *dir, const char *name, const char *data, size_t len, char *err,
@@ -123,10 +89,6 @@ fail:
 
 /* ---- the four files ------------------------------------------------------ */
 
-static json_t *json_num(double x)
-{
-  return isfinite(x) ? json_real(x) : json_null();
-}
 
 static json_t *scenario_json(const scenario *sc)
 {
@@ -145,163 +107,44 @@ static json_t *scenario_json(const scenario *sc)
   return root;
 }
 
-static json_t *json_counts(const lbfgs_counts *c)
-{
-  json_t *o = json_object();
-  json_object_set_new(o, "dot", json_integer(c->dot));
-  json_object_set_new(o, "axpy", json_integer(c->axpy));
-  json_object_set_new(o, "scale", json_integer(c->scale));
-  json_object_set_new(o, "copy", json_integer(c->copy));
-  json_object_set_new(o, "evaluate", json_integer(c->evaluate));
-  return o;
-}
-
-/* Sandblaster's own results: L-BFGS's final state and command counts, the batches'
- * backup work, the straggling replicas. */
-static json_t *sandblaster_json(const sandblaster *sb)
-{
-  lbfgs_result lr;
-  sandblaster_result(sb, &lr);
-  json_t *o = json_object();
-  json_object_set_new(o, "lbfgs_status", json_string(lbfgs_status_name(lr.status)));
-  json_object_set_new(o, "iterations", json_integer(lr.iterations));
-  json_object_set_new(o, "evaluations", json_integer(lr.evaluations));
-  json_object_set_new(o, "skipped_pairs", json_integer(lr.skipped));
-  json_object_set_new(o, "f", json_num(lr.f));
-  json_object_set_new(o, "gnorm", json_num(lr.gnorm));
-  json_object_set_new(o, "commands", json_counts(&lr.total));
-  json_object_set_new(o, "last_iteration_commands", json_counts(&lr.last));
-  const sandblaster_batch *b;
-  size_t nb = sandblaster_batches(sb, &b);
-  long backups = 0, wins = 0, discarded = 0;
-  double time = 0;
-  for (size_t i = 0; i < nb; i++) {
-    backups += b[i].backups;
-    wins += b[i].backup_wins;
-    discarded += b[i].discarded;
-    time += b[i].end - b[i].start;
-  }
-  json_object_set_new(o, "batches", json_integer((json_int_t)nb));
-  json_object_set_new(o, "batch_time_mean_s", json_num(nb ? time / (double)nb : NAN));
-  json_object_set_new(o, "backups", json_integer(backups));
-  json_object_set_new(o, "backup_wins", json_integer(wins));
-  json_object_set_new(o, "discarded", json_integer(discarded));
-  const int *ranks;
-  size_t ns = sandblaster_stragglers(sb, &ranks);
-  json_t *st = json_array();
-  for (size_t i = 0; i < ns; i++)
-    json_array_append_new(st, json_integer(ranks[i]));
-  json_object_set_new(o, "stragglers", st);
-  return o;
-}
-
-static json_t *collective_json(const collective_report *c)
-{
-  json_t *o = json_object();
-  json_object_set_new(o, "op", json_string(c->op));
-  json_object_set_new(o, "algorithm", json_string(c->algorithm));
-  json_object_set_new(o, "ranks", json_integer((json_int_t)c->ranks));
-  json_object_set_new(o, "bytes", json_real(c->bytes));
-  json_object_set_new(o, "elements", json_integer((json_int_t)c->elements));
-  json_object_set_new(o, "chunk_bytes", json_real(c->chunk_bytes));
-  json_object_set_new(o, "iterations", json_integer(c->iterations));
-  json_object_set_new(o, "time_s", json_num(c->r.iter_s));
-  json_object_set_new(o, "algbw_gbps", json_num(c->algbw_gbps));
-  json_object_set_new(o, "busbw_gbps", json_num(c->busbw_gbps));
-  json_object_set_new(o, "formula_s", json_num(c->formula_s));
-  json_object_set_new(o, "rel_error", json_num(c->formula_s > 0 ? (c->r.iter_s - c->formula_s) / c->formula_s : 0));
-  json_object_set_new(o, "alpha_s", json_num(c->alpha_s));
-  json_object_set_new(o, "beta_s_per_byte", json_num(c->beta_s_per_byte));
-  json_object_set_new(o, "gamma_s_per_byte", json_num(c->gamma_s_per_byte));
-  json_t *ck = json_object();
-  json_object_set_new(ck, "numeric", json_boolean(c->r.numeric));
-  json_object_set_new(ck, "exact", c->r.numeric ? json_boolean(c->r.exact) : json_null());
-  json_object_set_new(ck, "max_rel_error", c->r.numeric ? json_num(c->r.max_rel_error) : json_null());
-  json_object_set_new(o, "check", ck);
-  return o;
-}
-
-static json_t *dataparallel_json(const run_result *r)
-{
-  const double *elems;
-  size_t nb = dataparallel_bucket_elems(r->dataparallel, &elems);
-  json_t *o = json_object(), *b = json_array();
-  json_object_set_new(o, "collective", json_string(r->sc->dp_collective));
-  for (size_t i = 0; i < nb; i++)
-    json_array_append_new(b, json_real(elems[i]));
-  json_object_set_new(o, "bucket_elements", b);
-  json_object_set_new(o, "allreduces_per_replica", json_integer(dataparallel_allreduces(r->dataparallel)));
-  return o;
-}
-
-static json_t *tensor_json(const tensor_report *t)
-{
-  const tensor_params *p = t->p;
-  json_t *o = json_object();
-  json_object_set_new(o, "ranks", json_integer((json_int_t)p->ranks));
-  json_object_set_new(o, "data_parallel", json_integer((json_int_t)p->dp));
-  json_object_set_new(o, "gpus", json_integer((json_int_t)(p->ranks * p->dp)));
-  json_object_set_new(o, "hidden", json_integer((json_int_t)p->hidden));
-  json_object_set_new(o, "heads", json_integer((json_int_t)p->heads));
-  json_object_set_new(o, "layers", json_integer((json_int_t)p->layers));
-  json_object_set_new(o, "seq", json_integer((json_int_t)p->seq));
-  json_object_set_new(o, "microbatch", json_integer((json_int_t)p->microbatch));
-  json_object_set_new(o, "microbatches", json_integer(p->microbatches));
-  json_object_set_new(o, "sequence_parallel", json_boolean(p->seqpar));
-  json_object_set_new(o, "async_grad_allreduce", json_boolean(p->async_grad));
-  json_object_set_new(o, "layer_flops_forward", json_num(tensor_layer_flops(p)));
-  json_object_set_new(o, "model_flops", json_num(t->r.model_flops));
-  json_object_set_new(o, "step_time_s", json_num(t->r.step_s));
-  json_object_set_new(o, "tflops_per_gpu", json_num(t->r.tflops_per_gpu));
-  json_object_set_new(o, "dp_allreduce_elements", json_num(t->r.dp_elements));
-  json_object_set_new(o, "dp_allreduce_s", json_num(t->r.dp_allreduce_s));
-  json_object_set_new(o, "dp_buckets", json_integer((json_int_t)t->r.dp_buckets));
-  json_object_set_new(o, "fraction_of_peak", json_num(t->r.tflops_per_gpu * 1e12 / t->peak_flops));
-  json_t *ck = json_object();
-  json_object_set_new(ck, "numeric", json_boolean(t->r.numeric));
-  json_object_set_new(ck, "max_rel_error", t->r.numeric ? json_num(t->r.max_rel_error) : json_null());
-  json_object_set_new(o, "check", ck);
-  return o;
-}
-
 /* trace.json in Chrome's trace-event format (Perfetto, chrome://tracing): one process
  * per host, numbered in order of its first actor, one thread per actor (its breakdown
  * index); a complete event ("X") per execution and per communication wait, an instant
  * event ("i") per message sent with its bytes and destination; simulated microseconds. */
-static void write_trace(buf *b, const run_result *r)
+static void write_trace(report_text *b, const run_result *r)
 {
   size_t *host = xbt_malloc((r->n_actors ? r->n_actors : 1) * sizeof(size_t)), nh = 0;
-  buf_printf(b, "{\"displayTimeUnit\": \"ns\", \"traceEvents\": [\n");
+  report_printf(b, "{\"displayTimeUnit\": \"ns\", \"traceEvents\": [\n");
   for (size_t i = 0; i < r->n_actors; i++) {
     size_t j = 0;
     while (j < i && strcmp(r->actors[j].host, r->actors[i].host) != 0)
       j++;
     host[i] = j < i ? host[j] : nh++;
     if (j == i)
-      buf_printf(b, "{\"name\": \"process_name\", \"ph\": \"M\", \"pid\": %zu, \"args\": {\"name\": \"%s\"}},\n",
+      report_printf(b, "{\"name\": \"process_name\", \"ph\": \"M\", \"pid\": %zu, \"args\": {\"name\": \"%s\"}},\n",
                  host[i], r->actors[i].host);
-    buf_printf(b, "{\"name\": \"thread_name\", \"ph\": \"M\", \"pid\": %zu, \"tid\": %zu, \"args\": {\"name\": \"%s\"}},\n",
+    report_printf(b, "{\"name\": \"thread_name\", \"ph\": \"M\", \"pid\": %zu, \"tid\": %zu, \"args\": {\"name\": \"%s\"}},\n",
                host[i], i, r->actors[i].name);
   }
   static const char *const names[] = {"compute", "wait", "send"};
   for (size_t i = 0; i < r->n_trace_ev; i++) {
     const run_trace_event *e = &r->trace_ev[i];
-    buf_printf(b, "{\"name\": \"%s\", \"cat\": \"%s\", \"ph\": \"%s\", \"pid\": %zu, \"tid\": %zu, \"ts\": ",
+    report_printf(b, "{\"name\": \"%s\", \"cat\": \"%s\", \"ph\": \"%s\", \"pid\": %zu, \"tid\": %zu, \"ts\": ",
                names[e->kind], e->kind == RUN_TRACE_COMPUTE ? "compute" : "comm",
                e->kind == RUN_TRACE_SEND ? "i" : "X", host[e->actor], e->actor);
-    buf_double(b, e->start * 1e6);
+    report_double(b, e->start * 1e6);
     if (e->kind == RUN_TRACE_SEND) {
-      buf_printf(b, ", \"s\": \"t\", \"args\": {\"bytes\": ");
-      buf_double(b, e->bytes);
-      buf_printf(b, ", \"to\": \"%s\"}}", e->dst);
+      report_printf(b, ", \"s\": \"t\", \"args\": {\"bytes\": ");
+      report_double(b, e->bytes);
+      report_printf(b, ", \"to\": \"%s\"}}", e->dst);
     } else {
-      buf_printf(b, ", \"dur\": ");
-      buf_double(b, e->dur * 1e6);
-      buf_printf(b, "}");
+      report_printf(b, ", \"dur\": ");
+      report_double(b, e->dur * 1e6);
+      report_printf(b, "}");
     }
-    buf_printf(b, "%s\n", i + 1 < r->n_trace_ev ? "," : "");
+    report_printf(b, "%s\n", i + 1 < r->n_trace_ev ? "," : "");
   }
-  buf_printf(b, "]}\n");
+  report_printf(b, "]}\n");
   xbt_free(host);
 }
 
@@ -343,14 +186,14 @@ static json_t *faults_json(const fault_plan *p)
     json_t *e = json_object();
     json_object_set_new(e, "kind", json_string(kinds[p->ev[i].kind]));
     json_object_set_new(e, "target", json_string(p->ev[i].target));
-    json_object_set_new(e, "time_s", json_num(p->ev[i].time));
+    json_object_set_new(e, "time_s", report_num(p->ev[i].time));
     if (p->ev[i].kind == FAULT_LINK_DEGRADE)
-      json_object_set_new(e, "factor", json_num(p->ev[i].factor));
+      json_object_set_new(e, "factor", report_num(p->ev[i].factor));
     json_object_set_new(e, "applied", json_boolean(p->ev[i].applied));
     json_array_append_new(ev, e);
   }
   json_object_set_new(o, "events", ev);
-  json_object_set_new(o, "wait_timeout_s", json_num(p->wait_timeout));
+  json_object_set_new(o, "wait_timeout_s", report_num(p->wait_timeout));
   json_object_set_new(o, "workers_started", json_integer(p->workers_started));
   json_object_set_new(o, "workers_alive_at_end", json_integer(p->workers_started - atomic_load(&p->workers_lost)));
   json_object_set_new(o, "checkpoints", json_integer(atomic_load(&p->checkpoints)));
@@ -363,89 +206,7 @@ static json_t *faults_json(const fault_plan *p)
                                                    : p->stopped == 2 ? "stalled"
                                                    : p->stopped == 3 ? "link_failed"
                                                                      : "no"));
-  json_object_set_new(o, "stopped_at_s", p->stopped ? json_num(p->stopped_at) : json_null());
-  return o;
-}
-
-/* Host names of a communicator's members in rank order. */
-static json_t *comm_hosts(const coll_comm *c)
-{
-  json_t *a = json_array();
-  for (size_t i = 0; i < coll_comm_size(c); i++)
-    json_array_append_new(a, json_string(sg_host_get_name(coll_comm_host(c, i))));
-  return a;
-}
-
-/* The 3D part of the pipeline block: shapes, flop rate, and the groups the run used
- * (tensor_groups[s d + j]: stage s replica j's hosts; dp_groups[s t + r]: stage s tensor
- * rank r's data-parallel hosts). */
-static void pipeline3d_json(json_t *o, const run_result *r, const pipeline_result *pr)
-{
-  const scenario *sc = r->sc;
-  json_object_set_new(o, "model", json_string("transformer"));
-  json_object_set_new(o, "scatter_gather", json_boolean(sc->pp_scatter_gather));
-  json_object_set_new(o, "tensor_ranks", json_integer(sc->tp_ranks));
-  json_object_set_new(o, "data_parallel", json_integer(sc->tp_dp));
-  json_object_set_new(o, "model_flops", json_num(pr->model_flops));
-  json_object_set_new(o, "tflops_per_gpu", json_num(pr->tflops_per_gpu));
-  json_t *tg = json_array(), *dg = json_array();
-  for (size_t s = 0; s < (size_t)sc->pp_stages; s++)
-    for (size_t j = 0; j < (size_t)sc->tp_dp; j++)
-      json_array_append_new(tg, comm_hosts(pipeline_tensor_comm(r->pipeline, s, j)));
-  for (size_t s = 0; sc->tp_dp > 1 && s < (size_t)sc->pp_stages; s++)
-    for (size_t k = 0; k < (size_t)sc->tp_ranks; k++)
-      json_array_append_new(dg, comm_hosts(pipeline_dp_comm(r->pipeline, s, k)));
-  json_object_set_new(o, "tensor_groups", tg);
-  json_object_set_new(o, "dp_groups", dg);
-}
-
-/* summary.json's "pipeline" block: the schedule, the split, the bubble against its
- * formula (both conventions) and per-stage busy, idle and stash (as pipeline.csv). */
-static json_t *pipeline_json(const run_result *r)
-{
-  const scenario *sc = r->sc;
-  pipeline_result pr;
-  pipeline_result_get(r->pipeline, &pr);
-  json_t *o = json_object(), *split = json_array(), *stages = json_array();
-  json_object_set_new(o, "schedule", json_string(sc->pp_schedule));
-  json_object_set_new(o, "stages", json_integer(sc->pp_stages));
-  json_object_set_new(o, "microbatches", json_integer(sc->pp_microbatches));
-  json_object_set_new(o, "microbatch", json_integer(strcmp(sc->pp_model, "transformer") == 0 ? sc->tp_microbatch : sc->pp_microbatch));
-  json_object_set_new(o, "chunks", json_integer(sc->pp_chunks));
-  json_object_set_new(o, "recompute", json_boolean(sc->pp_recompute));
-  for (size_t c = 0; c < (size_t)(sc->pp_stages * sc->pp_chunks); c++) {
-    size_t first, last;
-    pipeline_chunk_layers(r->pipeline, c, &first, &last);
-    json_t *a = json_array();
-    json_array_append_new(a, json_integer((json_int_t)first));
-    json_array_append_new(a, json_integer((json_int_t)last));
-    json_array_append_new(split, a);
-  }
-  json_object_set_new(o, "chunk_layers", split);
-  json_object_set_new(o, "makespan_s", json_num(pr.makespan_s));
-  json_object_set_new(o, "bubble_fraction", json_num(pr.bubble_fraction));
-  json_object_set_new(o, "formula", json_num(pr.formula));
-  json_object_set_new(o, "formula_ideal", json_num(pr.formula_ideal));
-  json_object_set_new(o, "t_forward_s", json_num(pr.t_forward_s));
-  json_object_set_new(o, "t_backward_s", json_num(pr.t_backward_s));
-  for (size_t s = 0; s < (size_t)sc->pp_stages; s++) {
-    pipeline_stage_stats st;
-    pipeline_stage_get(r->pipeline, s, &st);
-    json_t *x = json_object();
-    json_object_set_new(x, "busy_s", json_num(st.busy_s));
-    json_object_set_new(x, "idle_s", json_num(st.idle_s));
-    json_object_set_new(x, "peak_stashed", json_integer(st.peak_stashed));
-    json_object_set_new(x, "peak_stash_bytes", json_num(st.peak_stash_bytes));
-    json_object_set_new(x, "bytes_sent", json_num(st.bytes_sent));
-    json_object_set_new(x, "update_s", json_num(st.update_s));
-    json_object_set_new(x, "params", json_num(st.params));
-    json_array_append_new(stages, x);
-  }
-  json_object_set_new(o, "per_stage", stages);
-  json_object_set_new(o, "gpus", json_integer((json_int_t)pr.gpus));
-  json_object_set_new(o, "p2p_bytes", json_num(pr.p2p_bytes));
-  if (strcmp(sc->pp_model, "transformer") == 0)
-    pipeline3d_json(o, r, &pr);
+  json_object_set_new(o, "stopped_at_s", p->stopped ? report_num(p->stopped_at) : json_null());
   return o;
 }
 
@@ -457,14 +218,14 @@ static char *summary_json(const run_result *r)
   json_t *root = json_object();
   json_object_set_new(root, "dtsim_version", json_string(DTSIM_VERSION));
   json_object_set_new(root, "blas", json_string(DTSIM_BLAS_NAME));
-  json_object_set_new(root, "seed", json_integer((json_int_t)r->sc->seed));
-  json_object_set_new(root, "algorithm", json_string(r->sc->algorithm));
+  json_object_set_new(root, "seed", json_integer((json_int_t)r->sc->run.seed));
+  json_object_set_new(root, "algorithm", json_string(r->sc->run.algorithm));
   json_object_set_new(root, "scenario", scenario_json(r->sc));
-  json_object_set_new(root, "sim_time_s", json_num(r->sim_time));
+  json_object_set_new(root, "sim_time_s", report_num(r->sim_time));
   json_object_set_new(root, "steps", json_integer(r->steps));
-  json_object_set_new(root, "examples", json_integer(r->examples));
-  json_object_set_new(root, "final_loss", json_num(last ? last->loss : NAN));
-  json_object_set_new(root, "final_accuracy", json_num(last ? last->accuracy : NAN));
+  json_object_set_new(root, "examples", json_integer(r->rep->examples));
+  json_object_set_new(root, "final_loss", report_num(last ? last->loss : NAN));
+  json_object_set_new(root, "final_accuracy", report_num(last ? last->accuracy : NAN));
   double ttt = metrics_time_to_target(m);
   json_object_set_new(root, "time_to_target_s", ttt >= 0 ? json_real(ttt) : json_null());
   json_t *st = json_object();
@@ -493,7 +254,7 @@ static char *summary_json(const run_result *r)
     json_t *o = json_object();
     json_object_set_new(o, "name", json_string(l->name));
     json_object_set_new(o, "bytes", json_real(l->bytes));
-    json_object_set_new(o, "utilization", json_num(l->utilization));
+    json_object_set_new(o, "utilization", report_num(l->utilization));
     json_array_append_new(top, o);
   }
   xbt_free(idx);
@@ -502,18 +263,12 @@ static char *summary_json(const run_result *r)
   json_object_set_new(root, "breakdown", breakdown_json(r));
   json_object_set_new(root, "hosts_used", json_integer((json_int_t)r->hosts_used));
   json_object_set_new(root, "status", json_string(r->status));
-  if (r->sandblaster)
-    json_object_set_new(root, "sandblaster", sandblaster_json(r->sandblaster));
-  if (r->collective)
-    json_object_set_new(root, "collective", collective_json(r->collective));
-  if (r->dataparallel)
-    json_object_set_new(root, "dataparallel", dataparallel_json(r));
-  if (r->tensor)
-    json_object_set_new(root, "tensor", tensor_json(r->tensor));
+  const char *key;
+  json_t *block;
+  json_object_foreach(r->rep->blocks, key, block)
+    json_object_set(root, key, block);
   if (r->faults)
     json_object_set_new(root, "faults", faults_json(r->faults));
-  if (r->pipeline)
-    json_object_set_new(root, "pipeline", pipeline_json(r));
   char *s = json_dumps(root, JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(17));
   json_decref(root);
   return s;
@@ -524,55 +279,55 @@ int output_write_all(const char *dir, const run_result *r, char *err, size_t err
   if (make_dirs(dir, err, errlen) != 0)
     return -1;
   char *summary = summary_json(r);
-  buf b = {0};
-  buf_printf(&b, "%s\n", summary);
+  report_text b = {0};
+  report_printf(&b, "%s\n", summary);
   free(summary);
   int rc = output_write_file(dir, "summary.json", b.s, b.len, err, errlen);
 
   b.len = 0;
-  buf_printf(&b, "sim_time_s,step,loss,accuracy\n");
+  report_printf(&b, "sim_time_s,step,loss,accuracy\n");
   for (size_t i = 0; i < metrics_n_evals(r->m); i++) {
     const metrics_eval *e = metrics_eval_at(r->m, i);
-    buf_double(&b, e->sim_time);
-    buf_printf(&b, ",%ld,", e->steps);
-    buf_double(&b, e->loss);
-    buf_printf(&b, ",");
-    buf_double(&b, e->accuracy);
-    buf_printf(&b, "\n");
+    report_double(&b, e->sim_time);
+    report_printf(&b, ",%ld,", e->steps);
+    report_double(&b, e->loss);
+    report_printf(&b, ",");
+    report_double(&b, e->accuracy);
+    report_printf(&b, "\n");
   }
   rc = rc ? rc : output_write_file(dir, "progress.csv", b.s, b.len, err, errlen);
 
   b.len = 0;
-  buf_printf(&b, "staleness,count\n");
+  report_printf(&b, "staleness,count\n");
   const long *counts;
   size_t n = metrics_staleness(r->m, &counts);
   for (size_t s = 0; s < n; s++)
     if (counts[s])
-      buf_printf(&b, "%zu,%ld\n", s, counts[s]);
+      report_printf(&b, "%zu,%ld\n", s, counts[s]);
   rc = rc ? rc : output_write_file(dir, "staleness.csv", b.s, b.len, err, errlen);
 
   b.len = 0;
-  buf_printf(&b, "link,bytes,utilization\n");
+  report_printf(&b, "link,bytes,utilization\n");
   for (size_t i = 0; i < r->n_links; i++) {
-    buf_printf(&b, "%s,", r->links[i].name);
-    buf_double(&b, r->links[i].bytes);
-    buf_printf(&b, ",");
-    buf_double(&b, r->links[i].utilization);
-    buf_printf(&b, "\n");
+    report_printf(&b, "%s,", r->links[i].name);
+    report_double(&b, r->links[i].bytes);
+    report_printf(&b, ",");
+    report_double(&b, r->links[i].utilization);
+    report_printf(&b, "\n");
   }
   rc = rc ? rc : output_write_file(dir, "links.csv", b.s, b.len, err, errlen);
 
   b.len = 0;
-  buf_printf(&b, "actor,role,host,compute_s,comm_s,exposed_comm_s\n");
+  report_printf(&b, "actor,role,host,compute_s,comm_s,exposed_comm_s\n");
   for (size_t i = 0; i < r->n_actors; i++) {
     const run_actor_time *a = &r->actors[i];
-    buf_printf(&b, "%s,%s,%s,", a->name, a->role, a->host);
-    buf_double(&b, a->compute_s);
-    buf_printf(&b, ",");
-    buf_double(&b, a->comm_s);
-    buf_printf(&b, ",");
-    buf_double(&b, a->exposed_comm_s);
-    buf_printf(&b, "\n");
+    report_printf(&b, "%s,%s,%s,", a->name, a->role, a->host);
+    report_double(&b, a->compute_s);
+    report_printf(&b, ",");
+    report_double(&b, a->comm_s);
+    report_printf(&b, ",");
+    report_double(&b, a->exposed_comm_s);
+    report_printf(&b, "\n");
   }
   rc = rc ? rc : output_write_file(dir, "breakdown.csv", b.s, b.len, err, errlen);
 
@@ -582,61 +337,10 @@ int output_write_all(const char *dir, const run_result *r, char *err, size_t err
     rc = rc ? rc : output_write_file(dir, "trace.json", b.s, b.len, err, errlen);
   }
 
-  if (r->trace != NULL) {
-    b.len = 0;
-    buf_printf(&b, "iteration,sim_time_s,consensus_error,optimality_gap\n");
-    for (size_t i = 0; i < r->n_trace; i++) {
-      const consensus_point *p = &r->trace[i];
-      buf_printf(&b, "%ld,", p->iteration);
-      buf_double(&b, p->sim_time);
-      buf_printf(&b, ",");
-      buf_double(&b, p->consensus_error);
-      buf_printf(&b, ",");
-      buf_double(&b, p->optimality_gap);
-      buf_printf(&b, "\n");
-    }
-    rc = rc ? rc : output_write_file(dir, "consensus.csv", b.s, b.len, err, errlen);
+  for (size_t i = 0; i < r->rep->n_files; i++) {
+    const report_file *f = &r->rep->files[i];
+    rc = rc ? rc : output_write_file(dir, f->name, f->text.s ? f->text.s : "", f->text.len, err, errlen);
   }
-  const sandblaster_batch *sb;
-  size_t nb = r->sandblaster ? sandblaster_batches(r->sandblaster, &sb) : 0;
-  b.len = 0;
-  buf_printf(&b, "batch,iteration,start_s,time_s,portions,copies,backups,backup_wins,discarded,examples,loss\n");
-  for (size_t i = 0; i < nb; i++) {
-    buf_printf(&b, "%zu,%ld,", i + 1, sb[i].iteration);
-    buf_double(&b, sb[i].start);
-    buf_printf(&b, ",");
-    buf_double(&b, sb[i].end - sb[i].start);
-    buf_printf(&b, ",%ld,%ld,%ld,%ld,%ld,%ld,", sb[i].portions, sb[i].copies, sb[i].backups, sb[i].backup_wins,
-               sb[i].discarded, sb[i].examples);
-    buf_double(&b, sb[i].f);
-    buf_printf(&b, "\n");
-  }
-  if (r->sandblaster)
-    rc = rc ? rc : output_write_file(dir, "batches.csv", b.s, b.len, err, errlen);
-  b.len = 0;
-  buf_printf(&b, "stage,params,forward_s,backward_s,recompute_s,update_s,busy_s,idle_s,idle_fraction,peak_stashed,"
-             "peak_stash_bytes,bytes_sent\n");
-  pipeline_result pr = {0};
-  if (r->pipeline)
-    pipeline_result_get(r->pipeline, &pr);
-  for (size_t s = 0; r->pipeline && s < (size_t)r->sc->pp_stages; s++) {
-    pipeline_stage_stats st;
-    pipeline_stage_get(r->pipeline, s, &st);
-    double f[] = {st.params, st.forward_s, st.backward_s, st.recompute_s, st.update_s, st.busy_s, st.idle_s,
-                  pr.makespan_s > 0 ? st.idle_s / pr.makespan_s : 0};
-    buf_printf(&b, "%zu", s);
-    for (size_t i = 0; i < sizeof f / sizeof f[0]; i++) {
-      buf_printf(&b, ",");
-      buf_double(&b, f[i]);
-    }
-    buf_printf(&b, ",%ld,", st.peak_stashed);
-    buf_double(&b, st.peak_stash_bytes);
-    buf_printf(&b, ",");
-    buf_double(&b, st.bytes_sent);
-    buf_printf(&b, "\n");
-  }
-  if (r->pipeline)
-    rc = rc ? rc : output_write_file(dir, "pipeline.csv", b.s, b.len, err, errlen);
   xbt_free(b.s);
   return rc;
 }
@@ -702,7 +406,7 @@ char *output_read_file(const char *path, size_t *len)
   FILE *f = fopen(path, "rb");
   if (f == NULL)
     return NULL;
-  buf b = {0};
+  report_text b = {0};
   char chunk[65536];
   size_t n;
   while ((n = fread(chunk, 1, sizeof(chunk), f)) > 0) {

@@ -8,50 +8,49 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "algorithms/downpour.h"
+#include "algorithms/sgd.h"
 #include "sim/scenario.h"
 
 #define ERRLEN 1024
 
-/* Every field compared explicitly, so a field without a key (never written by
- * scenario_defaults or scenario_set) makes two differently pre-filled structs differ. */
+/* Every field of the common sections compared explicitly, so a field without a key
+ * (never written by scenario_defaults or scenario_set) makes two differently pre-filled
+ * structs differ; the algorithms' sections compared key by key. */
 static int scenario_equal(const scenario *a, const scenario *b)
 {
 #define STR_EQ(f) (strcmp(a->f, b->f) == 0)
 #define NUM_EQ(f) (a->f == b->f)
-  return STR_EQ(algorithm) && NUM_EQ(seed) && NUM_EQ(max_sim_time) && NUM_EQ(max_steps) &&
-         NUM_EQ(target_accuracy) && NUM_EQ(eval_every) && STR_EQ(preset) && STR_EQ(file) &&
-         NUM_EQ(hosts) && STR_EQ(placement) && NUM_EQ(cores) && NUM_EQ(jitter) && NUM_EQ(msg_overhead) && STR_EQ(type) && STR_EQ(layers) &&
-         STR_EQ(activation) && STR_EQ(virtual_net) && NUM_EQ(numerics) && NUM_EQ(efficiency) &&
-         STR_EQ(dtype) && NUM_EQ(warm_steps) && NUM_EQ(warm_batch) && NUM_EQ(warm_lr) && STR_EQ(source) && NUM_EQ(train) && NUM_EQ(test) &&
-         NUM_EQ(test_fraction) && NUM_EQ(teacher_hidden) && NUM_EQ(separation) &&
-         NUM_EQ(sgd_batch) && NUM_EQ(sgd_partitions) && NUM_EQ(sgd_lr) && NUM_EQ(replicas) && NUM_EQ(ps_shards) &&
-         NUM_EQ(n_fetch) && NUM_EQ(n_push) && NUM_EQ(batch) && NUM_EQ(lr) && NUM_EQ(adagrad) &&
-         NUM_EQ(adagrad_gamma) && NUM_EQ(warmstart_steps) && NUM_EQ(overlap) &&
-         NUM_EQ(partitions) && STR_EQ(sends) && NUM_EQ(agents) && STR_EQ(topology) && NUM_EQ(grid_rows) && NUM_EQ(er_p) &&
-         NUM_EQ(radius) && NUM_EQ(q) && NUM_EQ(interval) && STR_EQ(weights) && STR_EQ(objective) &&
-         NUM_EQ(dim) && NUM_EQ(rows) && NUM_EQ(lambda) && STR_EQ(step_rule) && NUM_EQ(alpha0) && STR_EQ(mode) &&
-         NUM_EQ(sb_replicas) && NUM_EQ(sb_ps_shards) && NUM_EQ(sb_history) &&
-         NUM_EQ(sb_portion) && NUM_EQ(sb_push_every) && NUM_EQ(sb_backups) && NUM_EQ(sb_backup_at) &&
-         NUM_EQ(sb_gtol) && NUM_EQ(sb_exact_sum) && STR_EQ(coll_op) && STR_EQ(coll_algorithm) &&
-         NUM_EQ(coll_bytes) && NUM_EQ(coll_ranks) && NUM_EQ(coll_root) && NUM_EQ(coll_chunk) &&
-         NUM_EQ(coll_iterations) && NUM_EQ(coll_reduce_flops) && NUM_EQ(dp_replicas) && NUM_EQ(dp_batch) &&
-         NUM_EQ(dp_lr) && STR_EQ(dp_collective) && NUM_EQ(dp_bucket_mb) && NUM_EQ(dp_overlap) &&
-         NUM_EQ(tp_ranks) && NUM_EQ(tp_hidden) &&
-         NUM_EQ(tp_heads) && NUM_EQ(tp_layers) && NUM_EQ(tp_seq) && NUM_EQ(tp_microbatch) &&
-         NUM_EQ(tp_microbatches) && NUM_EQ(tp_steps) && NUM_EQ(tp_seqpar) && NUM_EQ(tp_async) &&
-         STR_EQ(tp_collective) && NUM_EQ(tp_dp) && NUM_EQ(tp_recompute) && NUM_EQ(tp_vocab) && STR_EQ(tp_kernels) &&
-         NUM_EQ(tp_dp_overlap) && NUM_EQ(tp_bucket_bytes) &&
-         NUM_EQ(pp_stages) && NUM_EQ(pp_microbatches) && NUM_EQ(pp_microbatch) && STR_EQ(pp_schedule) &&
-         NUM_EQ(pp_chunks) && NUM_EQ(pp_recompute) && NUM_EQ(pp_lr) && STR_EQ(pp_split) &&
-         STR_EQ(stragglers) && NUM_EQ(bw_factor) && NUM_EQ(lat_factor) && NUM_EQ(speed_factor) &&
-         STR_EQ(gen_topology) && NUM_EQ(host_cores) && STR_EQ(sharing) && STR_EQ(host_failures) &&
-         STR_EQ(link_failures) && STR_EQ(link_degrade) && NUM_EQ(wait_timeout) && NUM_EQ(checkpoint_interval) &&
-         NUM_EQ(checkpoint_bw) && STR_EQ(pp_model) && NUM_EQ(pp_scatter_gather);
+  int common = STR_EQ(run.algorithm) && NUM_EQ(run.seed) && NUM_EQ(run.max_sim_time) && NUM_EQ(run.max_steps) &&
+               NUM_EQ(run.target_accuracy) && NUM_EQ(run.eval_every) && STR_EQ(platform.preset) &&
+               STR_EQ(platform.file) && NUM_EQ(platform.hosts) && STR_EQ(platform.placement) &&
+               NUM_EQ(platform.cores) && NUM_EQ(platform.jitter) && NUM_EQ(platform.msg_overhead) &&
+               STR_EQ(model.type) && STR_EQ(model.layers) && STR_EQ(model.activation) && STR_EQ(model.virtual_net) &&
+               NUM_EQ(model.numerics) && NUM_EQ(model.efficiency) && STR_EQ(model.dtype) && NUM_EQ(model.warm_steps) &&
+               NUM_EQ(model.warm_batch) && NUM_EQ(model.warm_lr) && STR_EQ(data.source) && NUM_EQ(data.train) &&
+               NUM_EQ(data.test) && NUM_EQ(data.test_fraction) && NUM_EQ(data.teacher_hidden) &&
+               NUM_EQ(data.separation) && STR_EQ(faults.stragglers) && NUM_EQ(platform.bw_factor) &&
+               NUM_EQ(platform.lat_factor) && NUM_EQ(platform.speed_factor) && STR_EQ(platform.gen_topology) &&
+               NUM_EQ(platform.host_cores) && STR_EQ(platform.sharing) && STR_EQ(faults.host_failures) &&
+               STR_EQ(faults.link_failures) && STR_EQ(faults.link_degrade) && NUM_EQ(faults.wait_timeout) &&
+               NUM_EQ(faults.checkpoint_interval) && NUM_EQ(faults.checkpoint_bw);
 #undef STR_EQ
 #undef NUM_EQ
+  for (size_t i = 0; common && i < scenario_key_count(); i++) {
+    char va[SCENARIO_STR + 64], vb[SCENARIO_STR + 64];
+    scenario_key_at(a, i, NULL, NULL, va, sizeof va, NULL, NULL, NULL);
+    scenario_key_at(b, i, NULL, NULL, vb, sizeof vb, NULL, NULL, NULL);
+    common = strcmp(va, vb) == 0;
+  }
+  return common;
 }
 
-/* The struct has 122 fields (sim/scenario.h); each must have exactly one key. */
+/* Each algorithm's section, as its descriptor's key table fills it. */
+#define SGD(s) ((const sgd_params *)algorithm_params(&(s), &sgd_algorithm))
+#define DP(s) ((const downpour_params *)algorithm_params(&(s), &downpour_algorithm))
+#define DPW(s) ((downpour_params *)algorithm_params_mut(&(s), &downpour_algorithm))
+
+/* Keys in all: the common sections' and every registered algorithm's. */
 #define N_FIELDS 122
 
 /* Writes text to a fresh file under /tmp; path receives its name. */
@@ -96,40 +95,40 @@ START_TEST(test_scenario_defaults_valid)
   scenario_defaults(&s);
   ck_assert_msg(scenario_validate(&s, NULL, err, sizeof err) == 0, "%s", err);
   /* The values SPEC section 4 and the lead's key list give. */
-  ck_assert_str_eq(s.algorithm, "downpour");
-  ck_assert_uint_eq(s.seed, 1);
-  ck_assert_double_eq(s.max_sim_time, 3600);
-  ck_assert_int_eq(s.max_steps, 0);
-  ck_assert_double_eq(s.target_accuracy, 0);
-  ck_assert_double_eq(s.eval_every, 60);
-  ck_assert_str_eq(s.preset, "distbelief-2012");
-  ck_assert_str_eq(s.file, "");
-  ck_assert_str_eq(s.placement, "packed");
-  ck_assert_str_eq(s.type, "mlp");
-  ck_assert_str_eq(s.layers, "32,64,10");
-  ck_assert_str_eq(s.activation, "tanh");
-  ck_assert_str_eq(s.virtual_net, "");
-  ck_assert_int_eq(s.numerics, 1);
-  ck_assert_double_eq(s.efficiency, 1);
-  ck_assert_str_eq(s.dtype, "fp32");
-  ck_assert_str_eq(s.source, "synthetic-teacher");
-  ck_assert_int_eq(s.train, 20000);
-  ck_assert_int_eq(s.test, 5000);
-  ck_assert_double_eq(s.test_fraction, 0.2);
-  ck_assert_int_eq(s.sgd_batch, 32);
-  ck_assert_double_eq(s.sgd_lr, 0.05);
-  ck_assert_int_eq(s.replicas, 20);
-  ck_assert_int_eq(s.ps_shards, 10);
-  ck_assert_int_eq(s.adagrad, 1);
-  ck_assert_double_eq(s.adagrad_gamma, 0.1);
-  ck_assert_int_eq(s.overlap, 0);
-  ck_assert_int_eq(s.partitions, 1);
-  ck_assert_double_eq(s.bw_factor, 1); /* what-if knobs: the platform as it is */
-  ck_assert_double_eq(s.lat_factor, 1);
-  ck_assert_double_eq(s.speed_factor, 1);
-  ck_assert_str_eq(s.gen_topology, "");
-  ck_assert_int_eq(s.host_cores, 0);
-  ck_assert_str_eq(s.sharing, "");
+  ck_assert_str_eq(s.run.algorithm, "downpour");
+  ck_assert_uint_eq(s.run.seed, 1);
+  ck_assert_double_eq(s.run.max_sim_time, 3600);
+  ck_assert_int_eq(s.run.max_steps, 0);
+  ck_assert_double_eq(s.run.target_accuracy, 0);
+  ck_assert_double_eq(s.run.eval_every, 60);
+  ck_assert_str_eq(s.platform.preset, "distbelief-2012");
+  ck_assert_str_eq(s.platform.file, "");
+  ck_assert_str_eq(s.platform.placement, "packed");
+  ck_assert_str_eq(s.model.type, "mlp");
+  ck_assert_str_eq(s.model.layers, "32,64,10");
+  ck_assert_str_eq(s.model.activation, "tanh");
+  ck_assert_str_eq(s.model.virtual_net, "");
+  ck_assert_int_eq(s.model.numerics, 1);
+  ck_assert_double_eq(s.model.efficiency, 1);
+  ck_assert_str_eq(s.model.dtype, "fp32");
+  ck_assert_str_eq(s.data.source, "synthetic-teacher");
+  ck_assert_int_eq(s.data.train, 20000);
+  ck_assert_int_eq(s.data.test, 5000);
+  ck_assert_double_eq(s.data.test_fraction, 0.2);
+  ck_assert_int_eq(SGD(s)->batch, 32);
+  ck_assert_double_eq(SGD(s)->lr, 0.05);
+  ck_assert_int_eq(DP(s)->replicas, 20);
+  ck_assert_int_eq(DP(s)->ps_shards, 10);
+  ck_assert_int_eq(DP(s)->adagrad, 1);
+  ck_assert_double_eq(DP(s)->adagrad_gamma, 0.1);
+  ck_assert_int_eq(DP(s)->overlap, 0);
+  ck_assert_int_eq(DP(s)->partitions, 1);
+  ck_assert_double_eq(s.platform.bw_factor, 1); /* what-if knobs: the platform as it is */
+  ck_assert_double_eq(s.platform.lat_factor, 1);
+  ck_assert_double_eq(s.platform.speed_factor, 1);
+  ck_assert_str_eq(s.platform.gen_topology, "");
+  ck_assert_int_eq(s.platform.host_cores, 0);
+  ck_assert_str_eq(s.platform.sharing, "");
 }
 END_TEST
 
@@ -153,12 +152,12 @@ START_TEST(test_scenario_default_ini_valid)
   ck_assert_msg(scenario_load_string(&s, scenario_default_ini, "<default>", err, sizeof err) == 0,
                 "%s", err);
   ck_assert_msg(scenario_validate(&s, "<default>", err, sizeof err) == 0, "%s", err);
-  ck_assert_str_eq(s.algorithm, "downpour");
-  ck_assert_int_eq(s.replicas, 20);
-  ck_assert_int_eq(s.adagrad, 1);
-  ck_assert_str_eq(s.preset, "distbelief-2012");
-  ck_assert_str_eq(s.type, "mlp");
-  ck_assert_str_eq(s.source, "synthetic-teacher");
+  ck_assert_str_eq(s.run.algorithm, "downpour");
+  ck_assert_int_eq(DP(s)->replicas, 20);
+  ck_assert_int_eq(DP(s)->adagrad, 1);
+  ck_assert_str_eq(s.platform.preset, "distbelief-2012");
+  ck_assert_str_eq(s.model.type, "mlp");
+  ck_assert_str_eq(s.data.source, "synthetic-teacher");
 }
 END_TEST
 
@@ -216,42 +215,42 @@ START_TEST(test_scenario_parse_every_section)
   scenario_defaults(&s);
   ck_assert_msg(load_temp(&s, every_section, path, sizeof path, err) == 0, "%s", err);
   ck_assert_msg(scenario_validate(&s, path, err, sizeof err) == 0, "%s", err);
-  ck_assert_str_eq(s.algorithm, "sgd");
-  ck_assert_uint_eq(s.seed, UINT64_MAX);
-  ck_assert_double_eq(s.max_sim_time, 12.5);
-  ck_assert_int_eq(s.max_steps, 700);
-  ck_assert_double_eq(s.target_accuracy, 0.9);
-  ck_assert_double_eq(s.eval_every, 0.25);
-  ck_assert_str_eq(s.preset, ""); /* setting file empties the preset */
-  ck_assert_str_eq(s.file, "plat/my cluster.xml");
-  ck_assert_int_eq(s.hosts, 33);
-  ck_assert_str_eq(s.placement, "spread");
-  ck_assert_int_eq(s.cores, 4);
-  ck_assert_str_eq(s.type, "softmax");
-  ck_assert_str_eq(s.layers, "784, 10");
-  ck_assert_str_eq(s.activation, "relu");
-  ck_assert_str_eq(s.virtual_net, "speech-42m");
-  ck_assert_int_eq(s.numerics, 0);
-  ck_assert_double_eq(s.efficiency, 0.5);
-  ck_assert_str_eq(s.dtype, "bf16");
-  ck_assert_str_eq(s.source, "libsvm:data/a9a.txt");
-  ck_assert_int_eq(s.train, 100);
-  ck_assert_int_eq(s.test, 50);
-  ck_assert_double_eq(s.test_fraction, 0.1);
-  ck_assert_int_eq(s.teacher_hidden, 7);
-  ck_assert_double_eq(s.separation, 2.5);
-  ck_assert_int_eq(s.sgd_batch, 8);
-  ck_assert_double_eq(s.sgd_lr, 1e-3);
-  ck_assert_int_eq(s.replicas, 3);
-  ck_assert_int_eq(s.ps_shards, 2);
-  ck_assert_int_eq(s.n_fetch, 5);
-  ck_assert_int_eq(s.n_push, 6);
-  ck_assert_int_eq(s.batch, 16);
-  ck_assert_double_eq(s.lr, 0.25);
-  ck_assert_int_eq(s.adagrad, 0);
-  ck_assert_double_eq(s.adagrad_gamma, 0.125);
-  ck_assert_int_eq(s.warmstart_steps, 40);
-  ck_assert_int_eq(s.overlap, 1);
+  ck_assert_str_eq(s.run.algorithm, "sgd");
+  ck_assert_uint_eq(s.run.seed, UINT64_MAX);
+  ck_assert_double_eq(s.run.max_sim_time, 12.5);
+  ck_assert_int_eq(s.run.max_steps, 700);
+  ck_assert_double_eq(s.run.target_accuracy, 0.9);
+  ck_assert_double_eq(s.run.eval_every, 0.25);
+  ck_assert_str_eq(s.platform.preset, ""); /* setting file empties the preset */
+  ck_assert_str_eq(s.platform.file, "plat/my cluster.xml");
+  ck_assert_int_eq(s.platform.hosts, 33);
+  ck_assert_str_eq(s.platform.placement, "spread");
+  ck_assert_int_eq(s.platform.cores, 4);
+  ck_assert_str_eq(s.model.type, "softmax");
+  ck_assert_str_eq(s.model.layers, "784, 10");
+  ck_assert_str_eq(s.model.activation, "relu");
+  ck_assert_str_eq(s.model.virtual_net, "speech-42m");
+  ck_assert_int_eq(s.model.numerics, 0);
+  ck_assert_double_eq(s.model.efficiency, 0.5);
+  ck_assert_str_eq(s.model.dtype, "bf16");
+  ck_assert_str_eq(s.data.source, "libsvm:data/a9a.txt");
+  ck_assert_int_eq(s.data.train, 100);
+  ck_assert_int_eq(s.data.test, 50);
+  ck_assert_double_eq(s.data.test_fraction, 0.1);
+  ck_assert_int_eq(s.data.teacher_hidden, 7);
+  ck_assert_double_eq(s.data.separation, 2.5);
+  ck_assert_int_eq(SGD(s)->batch, 8);
+  ck_assert_double_eq(SGD(s)->lr, 1e-3);
+  ck_assert_int_eq(DP(s)->replicas, 3);
+  ck_assert_int_eq(DP(s)->ps_shards, 2);
+  ck_assert_int_eq(DP(s)->n_fetch, 5);
+  ck_assert_int_eq(DP(s)->n_push, 6);
+  ck_assert_int_eq(DP(s)->batch, 16);
+  ck_assert_double_eq(DP(s)->lr, 0.25);
+  ck_assert_int_eq(DP(s)->adagrad, 0);
+  ck_assert_double_eq(DP(s)->adagrad_gamma, 0.125);
+  ck_assert_int_eq(DP(s)->warmstart_steps, 40);
+  ck_assert_int_eq(DP(s)->overlap, 1);
 }
 END_TEST
 
@@ -283,10 +282,10 @@ START_TEST(test_scenario_parse_syntax)
                      "[model]\n"
                      "virtual = none";  /* no final newline */
   ck_assert_msg(scenario_load_string(&s, good, "t.ini", err, sizeof err) == 0, "%s", err);
-  ck_assert_double_eq(s.lr, 0.1);
-  ck_assert_double_eq(s.adagrad_gamma, 0.2);
-  ck_assert_int_eq(s.replicas, 7);
-  ck_assert_str_eq(s.virtual_net, "");
+  ck_assert_double_eq(DP(s)->lr, 0.1);
+  ck_assert_double_eq(DP(s)->adagrad_gamma, 0.2);
+  ck_assert_int_eq(DP(s)->replicas, 7);
+  ck_assert_str_eq(s.model.virtual_net, "");
   /* An empty file and a file of comments change nothing. */
   scenario d;
   scenario_defaults(&d);
@@ -305,8 +304,8 @@ START_TEST(test_scenario_parse_over_values)
   scenario_defaults(&s);
   ck_assert_int_eq(scenario_load_string(&s, "[sgd]\nlr = 0.5\n", "a.ini", err, sizeof err), 0);
   ck_assert_int_eq(scenario_load_string(&s, "[sgd]\nbatch = 2\n", "b.ini", err, sizeof err), 0);
-  ck_assert_double_eq(s.sgd_lr, 0.5);
-  ck_assert_int_eq(s.sgd_batch, 2);
+  ck_assert_double_eq(SGD(s)->lr, 0.5);
+  ck_assert_int_eq(SGD(s)->batch, 2);
 }
 END_TEST
 
@@ -323,17 +322,17 @@ START_TEST(test_scenario_set_overrides)
   ck_assert_msg(scenario_set(&s, "data.source=csv:x=y.csv", err, sizeof err) == 0, "%s", err);
   ck_assert_msg(scenario_set(&s, "model.virtual=none", err, sizeof err) == 0, "%s", err);
   ck_assert_msg(scenario_set(&s, "downpour.overlap=yes", err, sizeof err) == 0, "%s", err);
-  ck_assert_double_eq(s.lr, 0.01);
-  ck_assert_int_eq(s.replicas, 9);
-  ck_assert_str_eq(s.source, "csv:x=y.csv");
-  ck_assert_str_eq(s.virtual_net, "");
-  ck_assert_int_eq(s.overlap, 1);
+  ck_assert_double_eq(DP(s)->lr, 0.01);
+  ck_assert_int_eq(DP(s)->replicas, 9);
+  ck_assert_str_eq(s.data.source, "csv:x=y.csv");
+  ck_assert_str_eq(s.model.virtual_net, "");
+  ck_assert_int_eq(DP(s)->overlap, 1);
   /* A platform is a preset or a file: naming one empties the other. */
   ck_assert_int_eq(scenario_set(&s, "platform.file=my.xml", err, sizeof err), 0);
-  ck_assert_str_eq(s.preset, "");
+  ck_assert_str_eq(s.platform.preset, "");
   ck_assert_int_eq(scenario_validate(&s, "x.ini", err, sizeof err), 0);
   ck_assert_int_eq(scenario_set(&s, "platform.preset=distbelief-2012", err, sizeof err), 0);
-  ck_assert_str_eq(s.file, "");
+  ck_assert_str_eq(s.platform.file, "");
 }
 END_TEST
 
@@ -367,7 +366,7 @@ START_TEST(test_scenario_set_bad_forms)
       {"run.max_sim_time=inf", "'inf' is not a finite number"},
       {"run.max_sim_time=nan", "'nan' is not a finite number"},
       {"run.max_sim_time=1e999", "out of range"},
-      {"run.algorithm=adam", "'adam' is not one of: downpour, sgd"},
+      {"run.algorithm=adam", "'adam' is not one of: sgd, downpour"},
       {"model.numerics=maybe", "'maybe' is not on or off"},
       {"model.dtype=fp64", "'fp64' is not one of: fp32, fp16, bf16"},
       {"model.virtual=speech-43m", "unknown virtual network 'speech-43m'"},
@@ -399,9 +398,9 @@ START_TEST(test_scenario_set_round_trip)
   char err[ERRLEN] = "", path[64];
   scenario_defaults(&a);
   ck_assert_int_eq(load_temp(&a, every_section, path, sizeof path, err), 0);
-  a.max_sim_time = 0.1 + 0.2; /* a double whose shortest form needs 17 digits */
-  a.lr = 1.0 / 3.0;
-  a.seed = 12345678901234567890ULL;
+  a.run.max_sim_time = 0.1 + 0.2; /* a double whose shortest form needs 17 digits */
+  DPW(a)->lr = 1.0 / 3.0;
+  a.run.seed = 12345678901234567890ULL;
   for (int pass = 0; pass < 2; pass++) {
     memset(&b, pass ? 0xFF : 0x00, sizeof b);
     scenario_defaults(&b);
@@ -557,33 +556,33 @@ START_TEST(test_scenario_validate_fields)
   scenario s;
   char err[ERRLEN] = "";
   scenario_defaults(&s);
-  s.lr = -1;
+  DPW(s)->lr = -1;
   ck_assert_int_eq(scenario_validate(&s, NULL, err, sizeof err), -1);
   ck_assert_str_eq(err, "<default>: downpour.lr: must be > 0, got -1");
   scenario_defaults(&s);
-  s.eval_every = NAN;
+  s.run.eval_every = NAN;
   ck_assert_int_eq(scenario_validate(&s, "a.ini", err, sizeof err), -1);
   ck_assert_msg(strstr(err, "a.ini: run.eval_every: must be a finite number") != NULL, "%s", err);
   scenario_defaults(&s);
-  strcpy(s.algorithm, "hogwild");
+  strcpy(s.run.algorithm, "hogwild");
   ck_assert_int_eq(scenario_validate(&s, "a.ini", err, sizeof err), -1);
   ck_assert_msg(strstr(err, "a.ini: run.algorithm: 'hogwild' is not one of") != NULL, "%s",
                 err);
   scenario_defaults(&s);
-  strcpy(s.source, "csv:");
+  strcpy(s.data.source, "csv:");
   ck_assert_int_eq(scenario_validate(&s, "a.ini", err, sizeof err), -1);
   ck_assert_msg(strstr(err, "a.ini: data.source: 'csv:' needs a file name") != NULL, "%s", err);
   scenario_defaults(&s);
-  strcpy(s.file, "x.xml"); /* both preset and file */
+  strcpy(s.platform.file, "x.xml"); /* both preset and file */
   ck_assert_int_eq(scenario_validate(&s, "a.ini", err, sizeof err), -1);
   ck_assert_msg(strstr(err, "a.ini: platform.preset: must be empty when platform.file is set") !=
                     NULL, "%s", err);
   scenario_defaults(&s);
-  s.preset[0] = '\0'; /* neither */
+  s.platform.preset[0] = '\0'; /* neither */
   ck_assert_int_eq(scenario_validate(&s, "a.ini", err, sizeof err), -1);
   ck_assert_msg(strstr(err, "a.ini: platform.preset:") != NULL, "%s", err);
   scenario_defaults(&s);
-  s.numerics = 0; /* timing only needs nothing else */
+  s.model.numerics = 0; /* timing only needs nothing else */
   ck_assert_int_eq(scenario_validate(&s, "a.ini", err, sizeof err), 0);
 }
 END_TEST
@@ -679,7 +678,7 @@ START_TEST(test_scenario_reference_table)
   }
   ck_assert_ptr_nonnull(strstr(buf, "| `downpour.lr` | `0.05` |"));
   ck_assert_ptr_nonnull(
-      strstr(buf, "One of: `downpour`, `sgd`, `consensus`, `sandblaster`, `collective`, `dataparallel`, `tensor`, "
+      strstr(buf, "One of: `sgd`, `downpour`, `consensus`, `sandblaster`, `collective`, `dataparallel`, `tensor`, "
                   "`pipeline`."));
   ck_assert_ptr_nonnull(strstr(buf, "Range: in (0, 1]."));
   free(buf);
@@ -707,13 +706,13 @@ START_TEST(test_scenario_faults)
   }
   scenario_defaults(&s);
   ck_assert_int_eq(scenario_set(&s, "faults.stragglers=none", err, sizeof err), 0);
-  ck_assert_str_eq(s.stragglers, "");
+  ck_assert_str_eq(s.faults.stragglers, "");
   ck_assert_int_eq(scenario_set(&s, "faults.stragglers=0.1:4", err, sizeof err), 0);
   /* every algorithm's workers can straggle (faults.c, run_execute) */
   ck_assert_msg(scenario_validate(&s, "a.ini", err, sizeof err) == 0, "%s", err);
   ck_assert_int_eq(scenario_set(&s, "run.algorithm=sandblaster", err, sizeof err), 0);
   ck_assert_msg(scenario_validate(&s, "a.ini", err, sizeof err) == 0, "%s", err);
-  s.numerics = 0;
+  s.model.numerics = 0;
   ck_assert_int_eq(scenario_validate(&s, "a.ini", err, sizeof err), -1);
   ck_assert_msg(strstr(err, "a.ini: model.numerics: sandblaster needs numerics") != NULL, "%s", err);
   scenario_defaults(&s);

@@ -1,0 +1,78 @@
+#ifndef ALGORITHMS_ALGORITHM_H
+#define ALGORITHMS_ALGORITHM_H
+/* algorithm.h - what an algorithm is to the rest of dtsim: one descriptor (its name, its
+ * scenario section's keys, its checks, the hosts it needs, how it is deployed and what it
+ * reports) and the registry that lists every descriptor. sim/ reaches the algorithms only
+ * through these: adding an algorithm is its file, its descriptor, and one registry line. */
+
+#include <stddef.h>
+
+#include "algorithms/keys.h"
+#include "algorithms/metrics.h"
+#include "algorithms/report.h"
+#include "algorithms/run.h"
+#include "algorithms/settings.h"
+
+typedef struct algorithm algorithm;
+
+/* Lifecycle, as sim/engine drives it: validate when the scenario is read; hosts_needed
+ * to size the platform; prepare (before SimGrid starts: build plans, graphs, check what
+ * only the model and data tell); after the platform is loaded check_hosts, then
+ * metrics_slots and deploy (create the actors); the engine runs; report and closing;
+ * free. Every hook but validate, hosts_needed, prepare, deploy and free may be NULL. */
+struct algorithm {
+  const char *name;        /* run.algorithm, and its scenario section */
+  const char *summary;     /* one line, for `dtsim list` */
+  const char *section_doc; /* one line on the section, for the key reference */
+  const key_spec *keys;    /* the section's keys: offsets into its parameter struct */
+  size_t n_keys;
+  size_t params_size;      /* sizeof its parameter struct, at most SETTINGS_PARAMS_BYTES */
+
+  int trains_layers;       /* it trains model.layers (a warmstart may apply) */
+  int uses_data;           /* with numerics on, it needs the data set */
+  int fail_stop;           /* [faults]: the first failure of one of its hosts stops the run */
+  int own_stragglers;      /* it draws [faults] stragglers itself (not the engine's host slowdowns) */
+
+  /* Checks its keys together and against the common sections; 0, or -1 with one line in
+   * msg that starts with the key at fault ("sgd.partitions: ..."). */
+  int (*validate)(const scenario *sc, const void *params, char *msg, size_t len);
+  /* Hosts the run needs; *why says how they are counted ("downpour.replicas x ..."). */
+  size_t (*hosts_needed)(const scenario *sc, const void *params, const char **why);
+  /* [faults] workers (hosts a straggler may be drawn from: hosts[0..workers-1]) and the
+   * host index of a role address ("replica3", "shard1", "coordinator"), or -1 when it
+   * names none; NULL: every host is a worker, no role addresses. */
+  size_t (*fault_workers)(const scenario *sc, size_t n_hosts);
+  long (*fault_role)(const scenario *sc, const char *name, size_t n_hosts);
+
+  /* Builds the state the run needs from cfg (hosts not set yet); NULL with one line in
+   * err when the model or data cannot be run so. The state outlives the run. */
+  void *(*prepare)(const run_config *cfg, char *err, size_t len);
+  /* With the hosts placed (cfg->hosts): 0, or -1 with one line in err. */
+  int (*check_hosts)(void *state, const run_config *cfg, char *err, size_t len);
+  /* Private metrics slots its actors record into; NULL: one. */
+  size_t (*metrics_slots)(void *state, const run_config *cfg);
+  /* Creates its actors; cfg and m outlive the run. */
+  void (*deploy)(void *state, const run_config *cfg, metrics *m);
+  /* After the run: r->examples, its summary.json blocks and its files. */
+  void (*report)(void *state, const run_config *cfg, metrics *m, report *r);
+  /* The closing line's text after "dtsim: " and before " -> DIR/"; NULL: the common one
+   * (name, status, simulated time, steps, last loss and accuracy). */
+  void (*closing)(void *state, const run_config *cfg, const report_outcome *o, char *line, size_t len);
+  void (*free)(void *state);
+};
+
+/* The registry, in the order of the key reference. */
+extern const algorithm *const algorithm_registry[];
+extern const size_t algorithm_count;
+
+/* The descriptor called name, or NULL. */
+const algorithm *algorithm_find(const char *name);
+/* Its position in the registry (the index of its section in scenario.sections). */
+size_t algorithm_index(const algorithm *a);
+/* Its parameter struct in sc (as its keys fill it). */
+const void *algorithm_params(const scenario *sc, const algorithm *a);
+void *algorithm_params_mut(scenario *sc, const algorithm *a);
+/* The registry's i-th name, or NULL past its end (for name lists). */
+const char *algorithm_name_at(size_t i);
+
+#endif

@@ -1,0 +1,95 @@
+#ifndef ALGORITHMS_SETTINGS_H
+#define ALGORITHMS_SETTINGS_H
+/* settings.h - the validated scenario as the algorithms read it: the common sections
+ * ([run], [platform], [model], [data], [faults]) and each algorithm's own section, kept
+ * by its position in the registry (algorithm.h). sim/scenario.c fills it from scenario
+ * files and --set; everything else only reads it. */
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define SETTINGS_STR 512
+/* Most sizes model.layers may list (inputs, hidden layers, outputs). */
+#define SETTINGS_MAX_LAYERS 64
+/* Most algorithms the registry may hold, and the largest parameter struct of one. */
+#define SETTINGS_MAX_ALGORITHMS 16
+#define SETTINGS_PARAMS_BYTES 2048
+
+typedef struct run_keys {
+  char algorithm[32];        /* a registry name (algorithm_find) */
+  uint64_t seed;
+  double max_sim_time;       /* simulated seconds, > 0 */
+  long max_steps;            /* minibatches per worker / replica; 0: no limit */
+  double target_accuracy;    /* stop when held-out accuracy >= this; 0: none */
+  double eval_every;         /* simulated seconds between evaluations, > 0 */
+} run_keys;
+
+typedef struct platform_keys {
+  char preset[64];           /* preset name, or "" when file is set */
+  char file[SETTINGS_STR];   /* SimGrid platform XML, or "" */
+  long hosts;                /* hosts to generate for a preset; 0: as many as the run needs */
+  char placement[16];        /* packed | spread */
+  long cores;                /* cores used per host; 0: all the host has */
+  double jitter;             /* coefficient of variation of a machine's processing time per phase */
+  double msg_overhead;       /* s of one core per message sent or received */
+  double bw_factor;          /* what-if: every link's bandwidth times this (after loading), > 0 */
+  double lat_factor;         /* what-if: every link's latency times this, > 0 */
+  double speed_factor;       /* what-if: every host's flop/s times this, > 0 */
+  char gen_topology[16];     /* preset's topology replaced by star|fat-tree|...; "": its own */
+  long host_cores;           /* cores per host written into a preset; 0: its own */
+  char sharing[16];          /* shared|splitduplex|fatpipe for a preset's links; "": its own */
+} platform_keys;
+
+typedef struct model_keys {
+  char type[32];             /* linear | logistic | softmax | mlp */
+  char layers[SETTINGS_STR]; /* comma-separated sizes, inputs first, outputs last */
+  char activation[16];       /* hidden activation: sigmoid | tanh | relu */
+  char virtual_net[64];      /* virtual network for costs, "": the numeric one */
+  int numerics;              /* 1: real numerics; 0: timing only */
+  double efficiency;         /* fraction of peak flop/s achieved, (0, 1] */
+  char dtype[8];             /* fp32 | fp16 | bf16: element size of messages */
+  long warm_steps;           /* shared SGD warmstart: steps before the run (no simulated time) */
+  long warm_batch;           /* its minibatch size */
+  double warm_lr;            /* its learning rate */
+} model_keys;
+
+typedef struct data_keys {
+  char source[SETTINGS_STR]; /* synthetic-teacher | synthetic-gaussian | libsvm:PATH | csv:PATH */
+  long train;                /* synthetic training examples */
+  long test;                 /* synthetic held-out examples */
+  double test_fraction;      /* held-out share of a loaded file, (0, 1) */
+  long teacher_hidden;       /* hidden units of the synthetic teacher network */
+  double separation;         /* synthetic-gaussian: spread of the class means */
+} data_keys;
+
+typedef struct fault_keys {
+  char stragglers[64];       /* FRACTION:SLOWDOWN, or "" */
+  char host_failures[512];   /* HOST@TIME[+DURATION],... (faults.h) */
+  char link_failures[512];   /* LINK@TIME[+DURATION],... */
+  char link_degrade[512];    /* LINK@TIME:FACTOR[+DURATION],... */
+  double wait_timeout;       /* s; 0: run.eval_every */
+  double checkpoint_interval; /* s; 0: no checkpoints */
+  double checkpoint_bw;      /* bytes/s; 0: checkpoints are free */
+} fault_keys;
+
+/* One algorithm's section: its own parameter struct (algorithm.h), opaque here. */
+typedef struct settings_params {
+  _Alignas(16) unsigned char bytes[SETTINGS_PARAMS_BYTES];
+} settings_params;
+
+typedef struct scenario {
+  run_keys run;
+  platform_keys platform;
+  model_keys model;
+  data_keys data;
+  fault_keys faults;
+  settings_params sections[SETTINGS_MAX_ALGORITHMS]; /* [i]: the registry's i-th algorithm's keys */
+} scenario;
+
+/* Whether [faults] turns hosts or links off or degrades links. */
+static inline int settings_faulty(const scenario *sc)
+{
+  return sc->faults.host_failures[0] || sc->faults.link_failures[0] || sc->faults.link_degrade[0];
+}
+
+#endif
