@@ -14,7 +14,10 @@
 
 /* Every message starts with a msg: the transport below (send, receive, drop, account)
  * reads nothing else. A protocol declares its message kinds and payloads in its own
- * header, as a struct whose first member is a msg, and its constructor sets free_fn. */
+ * header, as a struct whose first member is a msg, and its constructor sets free_fn.
+ * Each protocol numbers its kinds from a multiple of 100 of its own (modelpar_msg.h
+ * 100, ...; msg_kind below from 0), so that a message that reaches another protocol's
+ * mailbox fails that protocol's checked down-cast instead of passing for one of its own. */
 typedef struct msg {
   int kind;                       /* the protocol's own kind */
   void (*free_fn)(struct msg *m); /* frees the whole message */
