@@ -34,8 +34,6 @@ typedef enum msg_kind {
   MSG_GO,     /* replica 0 -> other replicas: warmstart is over, start training */
   MSG_DONE,   /* a worker or shard has finished; consensus: step = values it sent to the receiver;
                  Sandblaster: a replica finished a portion */
-  MSG_ACTIVATIONS, /* model partition -> partition: activations its units need */
-  MSG_GRADIENTS,   /* model partition -> partition: gradients of the sender's inputs */
   MSG_STOP,   /* stop now */
   MSG_STATE,  /* consensus agent -> neighbour: its iterate x_i(k), step = k */
   MSG_COMMAND, /* Sandblaster coordinator -> shard: run a slot command on your slice */
