@@ -37,8 +37,6 @@ typedef enum msg_kind {
   MSG_COMMAND, /* Sandblaster coordinator -> shard: run a slot command on your slice */
   MSG_ANSWER,  /* shard -> coordinator: the command is done (a dot: the slice's partial sum) */
   MSG_PORTION, /* coordinator -> replica: which portions count, and the next portion */
-  MSG_COLL     /* a collective's chunk: step = its index on the (sender, receiver) pair,
-                  version = elements it stands for (data holds them, or nothing: timing only) */
 } msg_kind;
 
 /* The generic message of the protocols not yet typed (being replaced by one header per
