@@ -26,7 +26,7 @@
 #include <xbt/asserts.h>
 #include <xbt/sysdep.h>
 
-#include "algorithms/msg.h"
+#include "algorithms/coll_msg.h"
 
 /* Receives kept posted per transfer: combine one chunk while the next travels. */
 #define COLL_WINDOW 2
@@ -140,16 +140,15 @@ static void chunk_at(const coll_comm *c, size_t off, size_t len, size_t k, size_
 static sg_comm_t post_send(coll_comm *c, size_t me, size_t to, const double *buf, size_t off, size_t len)
 {
   peer_box *b = box_of(c, me, to);
-  gmsg *m = gmsg_create(MSG_COLL, (int)me, b->sent++, buf ? len : 0);
-  m->version = (long)len;
-  if (buf && len) /* an empty block's message has no data array */
+  coll_msg *m = coll_msg_create((int)me, b->sent++, len, buf ? len : 0);
+  if (m->n)
     memcpy(m->data, buf + off, len * sizeof(double));
-  return gmsg_send_async(b->out, c->hosts[to], m, msg_bytes((double)len, c->o.elem_bytes));
+  return msg_send_async(b->out, c->hosts[to], &m->hdr, msg_bytes((double)len, c->o.elem_bytes));
 }
 
 typedef struct pending {
   sg_comm_t comm;
-  gmsg *m;
+  msg *m;
   peer_box *from;
 } pending;
 
@@ -171,11 +170,11 @@ static void reduce_cost(const coll_comm *c, size_t len)
  * buf[off, off + len). */
 static void take_recv(coll_comm *c, size_t me, pending *pd, double *buf, size_t off, size_t len, int reduce)
 {
-  gmsg *m = pd->m;
-  xbt_assert(m != NULL && m->kind == MSG_COLL, "%s: member %zu got a foreign message", c->ns, me);
-  xbt_assert(m->step == pd->from->got++ && m->version == (long)len && m->n == (buf ? len : 0),
-             "%s: member %zu expected %zu elements%s from %d and got %ld%s: members called different collectives",
-             c->ns, me, len, buf ? "" : " (timing only)", m->src, m->version, m->n ? " with data" : "");
+  xbt_assert(pd->m != NULL, "%s: member %zu received no message", c->ns, me);
+  coll_msg *m = coll_msg_of(pd->m);
+  xbt_assert(m->index == pd->from->got++ && m->elems == len && m->n == (buf ? len : 0),
+             "%s: member %zu expected %zu elements%s from %d and got %zu%s: members called different collectives",
+             c->ns, me, len, buf ? "" : " (timing only)", m->src, m->elems, m->n ? " with data" : "");
   if (buf && reduce)
     for (size_t i = 0; i < len; i++)
       buf[off + i] += m->data[i];

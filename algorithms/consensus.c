@@ -53,7 +53,7 @@
 #include <xbt/sysdep.h>
 
 #include "algorithms/eval.h"
-#include "algorithms/msg.h"
+#include "algorithms/consensus_msg.h"
 #include "models/rng.h"
 
 /* One round's mixing weights, row by row: agent i mixes with weight a[e] the value of
@@ -109,7 +109,7 @@ typedef struct agent {
   long *latest_step;    /* [p]: its round */
   long *sent;           /* [p]: values sent to nb[p] */
   int *nb_done;         /* [p]: async: nb[p] was done when the agent last took its inbox */
-  gmsg **early;          /* sync: values of rounds the agent has not reached yet */
+  consensus_state_msg **early; /* sync: values of rounds the agent has not reached yet */
   size_t n_early, cap_early;
   inbox in;             /* async */
   sg_mutex_t mu;        /* guards x and k_done against the async evaluator */
@@ -419,41 +419,56 @@ static size_t nbr_pos(const agent *a, size_t j)
   return lo;
 }
 
-/* Copies the value a STATE message carries into *x (dim values) and its round into
- * *step, unless *step is already later; returns whether it did. */
-static int keep_newer(size_t dim, double *x, long *step, const gmsg *m)
+/* Copies the iterate m carries into *x (dim values) and its round into *step, unless
+ * *step is already later; returns whether it did. */
+static int keep_newer(size_t dim, double *x, long *step, const consensus_state_msg *m)
 {
-  if (m->step < *step)
+  xbt_assert(m->dim == dim, "agent %d sent %zu values, not %zu", m->src, m->dim, dim);
+  if (m->k < *step)
     return 0;
-  memcpy(x, m->data, dim * sizeof(double));
-  *step = m->step;
+  memcpy(x, m->x, dim * sizeof(double));
+  *step = m->k;
   return 1;
 }
 
-/* Sync: keeps a STATE message's value as its sender's latest; frees the message. */
-static void keep_value(agent *a, gmsg *m)
+/* Sync: keeps an iterate as its sender's latest; frees the message. */
+static void keep_value(agent *a, consensus_state_msg *m)
 {
   size_t p = nbr_pos(a, (size_t)m->src), dim = a->c->dim;
   keep_newer(dim, a->latest + p * dim, &a->latest_step[p], m);
   msg_free(m);
 }
 
-/* Async, in the inbox actor: a value or a neighbour's DONE; frees the message. */
-static void inbox_keep(agent *a, gmsg *m)
+/* Async, in the inbox actor: a neighbour's iterate. */
+static void inbox_keep_state(agent *a, const consensus_state_msg *m)
 {
   inbox *in = &a->in;
   size_t p = nbr_pos(a, (size_t)m->src), dim = a->c->dim;
   sg_mutex_lock(in->mu);
-  if (m->kind == MSG_STATE) {
-    in->received[p]++;
-    if (keep_newer(dim, in->newest + p * dim, &in->newest_step[p], m))
-      in->fresh[p] = 1;
-  } else {
-    xbt_assert(m->kind == MSG_DONE, "agent %zu: unexpected message kind %d", a->rank, (int)m->kind);
-    in->done[p] = 1;
-    in->announced[p] = m->step;
-  }
+  in->received[p]++;
+  if (keep_newer(dim, in->newest + p * dim, &in->newest_step[p], m))
+    in->fresh[p] = 1;
   sg_mutex_unlock(in->mu);
+}
+
+/* Async, in the inbox actor: a neighbour has stopped, after `sent` iterates to us. */
+static void inbox_keep_done(agent *a, const consensus_done_msg *m)
+{
+  inbox *in = &a->in;
+  size_t p = nbr_pos(a, (size_t)m->src);
+  sg_mutex_lock(in->mu);
+  in->done[p] = 1;
+  in->announced[p] = m->sent;
+  sg_mutex_unlock(in->mu);
+}
+
+/* Async, in the inbox actor: an iterate or a done notice; frees the message. */
+static void inbox_keep(agent *a, msg *m)
+{
+  if (m->kind == CONSENSUS_MSG_STATE)
+    inbox_keep_state(a, consensus_state_msg_of(m));
+  else
+    inbox_keep_done(a, consensus_done_msg_of(m));
   msg_free(m);
 }
 
@@ -491,7 +506,7 @@ static size_t take_early(agent *a, long k)
 {
   size_t got = 0, kept = 0;
   for (size_t e = 0; e < a->n_early; e++) {
-    if (a->early[e]->step == k) {
+    if (a->early[e]->k == k) {
       keep_value(a, a->early[e]);
       got++;
     } else {
@@ -502,11 +517,11 @@ static size_t take_early(agent *a, long k)
   return got;
 }
 
-static void keep_early(agent *a, gmsg *m)
+static void keep_early(agent *a, consensus_state_msg *m)
 {
   if (a->n_early == a->cap_early) {
     a->cap_early = a->cap_early ? 2 * a->cap_early : 4;
-    a->early = xbt_realloc(a->early, a->cap_early * sizeof(gmsg *));
+    a->early = xbt_realloc(a->early, a->cap_early * sizeof(consensus_state_msg *));
   }
   a->early[a->n_early++] = m;
 }
@@ -545,9 +560,9 @@ static void send_state(agent *a, const round_w *w, long k)
     size_t p = nbr_pos(a, j);
     if (c->p->async && a->nb_done[p])
       continue;
-    gmsg *m = gmsg_create(MSG_STATE, (int)a->rank, k, c->dim);
-    memcpy(m->data, a->x->data, c->dim * sizeof(double));
-    gmsg_send(c->agents[j].mbox, c->cfg->hosts[j], m, msg_bytes((double)c->dim, c->cfg->elem_bytes));
+    consensus_state_msg *m = consensus_state_msg_create((int)a->rank, k, c->dim);
+    memcpy(m->x, a->x->data, c->dim * sizeof(double));
+    msg_send(c->agents[j].mbox, c->cfg->hosts[j], &m->hdr, msg_bytes((double)c->dim, c->cfg->elem_bytes));
     a->sent[p]++;
   }
 }
@@ -569,10 +584,9 @@ static void receive_neighbours(agent *a, const round_w *w, long k)
   }
   size_t need = row_len(w, a->rank) - 1, got = take_early(a, k);
   while (got < need) {
-    gmsg *m = gmsg_recv(a->mbox);
-    xbt_assert(m->kind == MSG_STATE && m->step >= k, "agent %zu in round %ld got kind %d of round %ld", a->rank,
-               k, (int)m->kind, m->step);
-    if (m->step == k) {
+    consensus_state_msg *m = consensus_state_msg_of(msg_recv(a->mbox));
+    xbt_assert(m->k >= k, "agent %zu in round %ld got the iterate of round %ld", a->rank, k, m->k);
+    if (m->k == k) {
       keep_value(a, m);
       got++;
     } else {
@@ -632,9 +646,10 @@ static void say_done(agent *a)
     return;
   }
   eval_finished(c->eval);
-  for (size_t p = 0; p < a->deg; p++)
-    gmsg_send(c->agents[a->nb[p]].mbox, c->cfg->hosts[a->nb[p]], gmsg_create(MSG_DONE, (int)a->rank, a->sent[p], 0),
-             MSG_HEADER_BYTES);
+  for (size_t p = 0; p < a->deg; p++) {
+    consensus_done_msg *m = consensus_done_msg_create((int)a->rank, a->sent[p]);
+    msg_send(c->agents[a->nb[p]].mbox, c->cfg->hosts[a->nb[p]], &m->hdr, MSG_HEADER_BYTES);
+  }
 }
 
 static void agent_actor(int argc, char **argv)
@@ -672,7 +687,7 @@ static void inbox_actor(int argc, char **argv)
   sg_mailbox_set_receiver(sg_mailbox_get_name(a->mbox)); /* values travel as they are sent */
   sg_barrier_wait(a->c->ready);
   while (expecting(a))
-    inbox_keep(a, gmsg_recv(a->mbox));
+    inbox_keep(a, msg_recv(a->mbox));
 }
 
 /* ---- set-up ---------------------------------------------------------------------------- */

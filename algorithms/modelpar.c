@@ -20,7 +20,7 @@
 #include <xbt/sysdep.h>
 
 #include "algorithms/eval.h"
-#include "algorithms/msg.h"
+#include "algorithms/modelpar_msg.h"
 #include "algorithms/sgd.h"
 #include "models/cost.h"
 #include "models/minibatch.h"
@@ -40,7 +40,7 @@ typedef struct part {
   gsl_matrix **dprev;     /* [l]: p's contribution to dLoss/dA of layer l-1 */
   const gsl_matrix **parts; /* [q]: contributions to p's units, for archnet_sum_parts */
   gsl_matrix_view *views; /* [q]: over the messages they came in */
-  gmsg **held;             /* [q]: those messages */
+  modelpar_msg **held;    /* [q]: those messages */
   double *y;              /* the minibatch's labels */
   gsl_rng *batch_rng;     /* the replica's minibatch stream: the same on every machine */
 } part;
@@ -115,21 +115,21 @@ static double forward_flops(const modelpar_replica *mp, size_t l, size_t p)
 /* Sends `count` values per example (what the receiver needs) to partition q; with
  * numerics the message carries the matrix M (the sender's block of it is what the
  * receiver reads; the simulated size counts only the values it needs). */
-static void send_values(const part *pt, msg_kind kind, sg_mailbox_t to, size_t q, size_t count,
+static void send_values(const part *pt, modelpar_msg_kind kind, sg_mailbox_t to, size_t q, size_t count,
                         const gsl_matrix *M, long step)
 {
   const modelpar_replica *mp = pt->mp;
   size_t n = mp->net && M ? M->size1 * M->size2 : 0;
-  gmsg *m = gmsg_create(kind, pt->p, step, n);
+  modelpar_msg *m = modelpar_msg_create(kind, pt->p, step, n);
   if (n)
     memcpy(m->data, M->data, n * sizeof(double)); /* M is contiguous: tda == size2 */
   double values = (double)count * (double)mp->batch;
   run_busy(mp->cfg->msg_overhead);
-  gmsg_send(to, mp->hosts[q], m, msg_bytes(values, mp->cfg->elem_bytes));
+  msg_send(to, mp->hosts[q], &m->hdr, msg_bytes(values, mp->cfg->elem_bytes));
 }
 
 /* Copies the columns partition q owns in layer l from a message's matrix into M. */
-static void install_block(const modelpar_replica *mp, size_t l, size_t q, const gmsg *m, gsl_matrix *M)
+static void install_block(const modelpar_replica *mp, size_t l, size_t q, const modelpar_msg *m, gsl_matrix *M)
 {
   for (size_t k = 0; k < arch_plan_runs(mp->plan, l, q); k++) {
     size_t u0, u1;
@@ -139,12 +139,13 @@ static void install_block(const modelpar_replica *mp, size_t l, size_t q, const 
   }
 }
 
-/* Receives n messages of this step; with numerics, installs the senders' columns of
- * layer l into M (M NULL: keep them, by sender, in pt->held). */
-static void receive_values(part *pt, sg_mailbox_t from, size_t n, size_t l, gsl_matrix *M, long step)
+/* Receives n messages of `kind` of this step; with numerics, installs the senders'
+ * columns of layer l into M (M NULL: keep them, by sender, in pt->held). */
+static void receive_values(part *pt, modelpar_msg_kind kind, sg_mailbox_t from, size_t n, size_t l, gsl_matrix *M,
+                           long step)
 {
   for (size_t i = 0; i < n; i++) {
-    gmsg *m = gmsg_recv(from);
+    modelpar_msg *m = modelpar_msg_of(msg_recv(from), kind);
     run_busy(pt->mp->cfg->msg_overhead);
     xbt_assert(m->step == step, "partition message of step %ld arrived during step %ld", m->step, step);
     if (pt->mp->net && M)
@@ -190,12 +191,12 @@ static void gather_logits(part *pt, long step)
   size_t p = (size_t)pt->p, L = mp->L - 1;
   for (size_t r = 0; r < mp->P && arch_plan_units(mp->plan, L, p) > 0; r++)
     if (r != p && arch_plan_units(mp->plan, L, r) > 0)
-      send_values(pt, MSG_ACTIVATIONS, mp->parts[r].logits_in, r, arch_plan_units(mp->plan, L, p),
+      send_values(pt, MODELPAR_MSG_ACTIVATIONS, mp->parts[r].logits_in, r, arch_plan_units(mp->plan, L, p),
                   mp->net ? pt->A[L] : NULL, step);
   size_t n = 0; /* a partition with no output unit computes no loss: it needs none */
   for (size_t q = 0; q < mp->P && arch_plan_units(mp->plan, L, p) > 0; q++)
     n += q != p && arch_plan_units(mp->plan, L, q) > 0;
-  receive_values(pt, pt->logits_in, n, L, mp->net ? pt->A[L] : NULL, step);
+  receive_values(pt, MODELPAR_MSG_ACTIVATIONS, pt->logits_in, n, L, mp->net ? pt->A[L] : NULL, step);
 }
 
 static void forward_pass(part *pt, long step)
@@ -207,15 +208,16 @@ static void forward_pass(part *pt, long step)
     draw_batch(pt);
   for (size_t l = 1; l < mp->L; l++) {
     if (l > 1)
-      receive_values(pt, pt->fwd_in[l], providers(mp, l, p), l - 1, mp->net ? pt->A[l - 1] : NULL, step);
+      receive_values(pt, MODELPAR_MSG_ACTIVATIONS, pt->fwd_in[l], providers(mp, l, p), l - 1,
+                     mp->net ? pt->A[l - 1] : NULL, step);
     if (mp->net)
       archnet_forward_part(mp->net, mp->plan, l, p, mp->w, pt->A[l - 1], pt->A[l]);
     compute(pt, forward_flops(mp, l, p) * batch);
     if (l + 1 < mp->L)
       for (size_t r = 0; r < mp->P; r++)
         if (r != p && arch_plan_halo(mp->plan, l + 1, r, p) > 0)
-          send_values(pt, MSG_ACTIVATIONS, mp->parts[r].fwd_in[l + 1], r, arch_plan_halo(mp->plan, l + 1, r, p),
-                      mp->net ? pt->A[l] : NULL, step);
+          send_values(pt, MODELPAR_MSG_ACTIVATIONS, mp->parts[r].fwd_in[l + 1], r,
+                      arch_plan_halo(mp->plan, l + 1, r, p), mp->net ? pt->A[l] : NULL, step);
   }
   if (mp->gather_logits)
     gather_logits(pt, step);
@@ -255,7 +257,7 @@ static void backward_pass(part *pt, long step)
   }
   for (size_t l = mp->L - 1; l >= 1; l--) {
     if (l + 1 < mp->L) {
-      receive_values(pt, pt->bwd_in[l], users(mp, l + 1, p), l, NULL, step);
+      receive_values(pt, MODELPAR_MSG_GRADIENTS, pt->bwd_in[l], users(mp, l + 1, p), l, NULL, step);
       if (mp->net)
         add_contributions(pt, l);
     }
@@ -266,7 +268,7 @@ static void backward_pass(part *pt, long step)
     if (l > 1)
       for (size_t q = 0; q < mp->P; q++)
         if (q != p && arch_plan_halo(mp->plan, l, p, q) > 0)
-          send_values(pt, MSG_GRADIENTS, mp->parts[q].bwd_in[l - 1], q, arch_plan_halo(mp->plan, l, p, q),
+          send_values(pt, MODELPAR_MSG_GRADIENTS, mp->parts[q].bwd_in[l - 1], q, arch_plan_halo(mp->plan, l, p, q),
                       mp->net ? pt->dprev[l] : NULL, step);
   }
 }
@@ -303,7 +305,7 @@ static void part_numerics_init(modelpar_replica *mp, part *pt)
   }
   pt->parts = xbt_malloc0(mp->P * sizeof(gsl_matrix *));
   pt->views = xbt_malloc0(mp->P * sizeof(gsl_matrix_view));
-  pt->held = xbt_malloc0(mp->P * sizeof(gmsg *));
+  pt->held = xbt_malloc0(mp->P * sizeof(modelpar_msg *));
   pt->y = xbt_malloc0(B * sizeof(double));
   /* every machine draws the replica's minibatch from the same stream (minibatch.c's) */
   pt->batch_rng = rng_create(mp->cfg->seed, RNG_ROLE_WORKER, mp->rank);

@@ -14,7 +14,10 @@
 
 /* Every message starts with a msg: the transport below (send, receive, drop, account)
  * reads nothing else. A protocol declares its message kinds and payloads in its own
- * header, as a struct whose first member is a msg, and its constructor sets free_fn. */
+ * header, as a struct whose first member is a msg, and its constructor sets free_fn.
+ * Each protocol numbers its kinds from a multiple of 100 of its own (modelpar_msg.h
+ * 100, ...; msg_kind below from 0), so that a message that reaches another protocol's
+ * mailbox fails that protocol's checked down-cast instead of passing for one of its own. */
 typedef struct msg {
   int kind;                       /* the protocol's own kind */
   void (*free_fn)(struct msg *m); /* frees the whole message */
@@ -29,17 +32,11 @@ typedef enum msg_kind {
   MSG_PARAMS, /* shard -> replica: a copy of the shard's parameters and version */
   MSG_PUSH,   /* replica -> shard: an accumulated gradient for the shard's slice */
   MSG_GO,     /* replica 0 -> other replicas: warmstart is over, start training */
-  MSG_DONE,   /* a worker or shard has finished; consensus: step = values it sent to the receiver;
-                 Sandblaster: a replica finished a portion */
-  MSG_ACTIVATIONS, /* model partition -> partition: activations its units need */
-  MSG_GRADIENTS,   /* model partition -> partition: gradients of the sender's inputs */
+  MSG_DONE,   /* a worker or shard has finished; Sandblaster: a replica finished a portion */
   MSG_STOP,   /* stop now */
-  MSG_STATE,  /* consensus agent -> neighbour: its iterate x_i(k), step = k */
   MSG_COMMAND, /* Sandblaster coordinator -> shard: run a slot command on your slice */
   MSG_ANSWER,  /* shard -> coordinator: the command is done (a dot: the slice's partial sum) */
   MSG_PORTION, /* coordinator -> replica: which portions count, and the next portion */
-  MSG_COLL     /* a collective's chunk: step = its index on the (sender, receiver) pair,
-                  version = elements it stands for (data holds them, or nothing: timing only) */
 } msg_kind;
 
 /* The generic message of the protocols not yet typed (being replaced by one header per

@@ -57,7 +57,7 @@
 
 #include "algorithms/collectives.h"
 #include "algorithms/eval.h"
-#include "algorithms/msg.h"
+#include "algorithms/pipeline_msg.h"
 #include "algorithms/tensor.h"
 #include "models/cost.h"
 #include "models/data.h"
@@ -229,7 +229,7 @@ typedef struct chunk_kernel {
   void (*received)(const struct pipeline *pl, device *d, const chunk *c, double examples);
   void (*flush)(struct pipeline *pl, device *d);
   void *(*create)(struct pipeline *pl, const chunk *c);
-  void (*forward)(void *k, long mb, const gsl_matrix *in, gmsg *in_msg, double *out, int keep);
+  void (*forward)(void *k, long mb, const gsl_matrix *in, pipeline_msg *in_msg, double *out, int keep);
   void (*recompute)(void *k, long mb);
   void (*backward)(void *k, long mb, const double *dout, double *din);
   void (*free)(void *k);
@@ -297,7 +297,7 @@ typedef struct mlp_chunk {
   size_t first, last, nl; /* net layers [first, last), nl of them */
   size_t b;
   gsl_matrix **in;        /* [mb]: the stashed input (a view of the rows or of in_msg) */
-  gmsg **in_msg;           /* [mb]: the message it came in, freed after backward */
+  pipeline_msg **in_msg;  /* [mb]: the message it came in, freed after backward */
   gsl_matrix ***out;      /* [mb][l]: outputs, NULL when not kept */
   gsl_matrix **D;         /* [l]: deltas, scratch */
   double *y;              /* last chunk: labels of the step (pl->y) */
@@ -330,13 +330,13 @@ static void *mlp_create(struct pipeline *pl, const chunk *c)
   k->nl = k->last - k->first;
   k->b = (size_t)pl->p->microbatch;
   k->in = xbt_malloc0(m * sizeof(gsl_matrix *));
-  k->in_msg = xbt_malloc0(m * sizeof(gmsg *));
+  k->in_msg = xbt_malloc0(m * sizeof(pipeline_msg *));
   k->out = xbt_malloc0(m * sizeof(gsl_matrix **));
   k->D = mlp_outputs(k);
   return k;
 }
 
-static void mlp_forward(void *kp, long mb, const gsl_matrix *in, gmsg *in_msg, double *out, int keep)
+static void mlp_forward(void *kp, long mb, const gsl_matrix *in, pipeline_msg *in_msg, double *out, int keep)
 {
   mlp_chunk *k = kp;
   gsl_matrix_const_view rows = in ? gsl_matrix_const_submatrix(in, (size_t)mb * k->b, 0, k->b, in->size2)
@@ -547,31 +547,29 @@ static void stash_add(device *d, double elems)
     d->st.peak_stash_bytes = d->stash_bytes;
 }
 
-static gmsg *receive_from(sg_mailbox_t box, msg_kind kind, long step, long mb)
+static pipeline_msg *receive_from(sg_mailbox_t box, pipeline_msg_kind kind, long step, long mb)
 {
-  gmsg *in = gmsg_recv(box);
-  xbt_assert(in->kind == kind && in->step == step && in->version == mb,
+  pipeline_msg *in = pipeline_msg_of(msg_recv(box), kind);
+  xbt_assert(in->step == step && in->microbatch == mb,
              "pipeline: expected %s of step %ld microbatch %ld, got step %ld microbatch %ld",
-             kind == MSG_ACTIVATIONS ? "activations" : "gradients", step, mb, in->step, in->version);
+             kind == PIPELINE_MSG_ACTIVATIONS ? "activations" : "gradients", step, mb, in->step, in->microbatch);
   return in;
 }
 
 /* Sends out, which stands for `elems` elements (its data holds them with numerics). */
-static void send_to(device *d, const chunk *to, gmsg *out, double elems)
+static void send_to(device *d, const chunk *to, pipeline_msg *out, double elems)
 {
   double bytes = msg_bytes(elems, d->pl->cfg->elem_bytes);
   d->st.bytes_sent += bytes;
-  gmsg_send(out->kind == MSG_ACTIVATIONS ? to->fwd_in[d->lane] : to->bwd_in[d->lane],
-           d->pl->cfg->hosts[to->device * d->pl->lanes + d->lane], out, bytes);
+  msg_send(out->hdr.kind == PIPELINE_MSG_ACTIVATIONS ? to->fwd_in[d->lane] : to->bwd_in[d->lane],
+           d->pl->cfg->hosts[to->device * d->pl->lanes + d->lane], &out->hdr, bytes);
 }
 
 /* A message for microbatch mb of step `step` with room for n elements with numerics,
  * and none when timing only. */
-static gmsg *message(pipeline *pl, msg_kind kind, size_t c, long step, long mb, double n)
+static pipeline_msg *message(pipeline *pl, pipeline_msg_kind kind, size_t c, long step, long mb, double n)
 {
-  gmsg *out = gmsg_create(kind, (int)c, step, pl->numeric ? (size_t)n : 0);
-  out->version = mb;
-  return out;
+  return pipeline_msg_create(kind, (int)c, step, mb, pl->numeric ? (size_t)n : 0);
 }
 
 static void forward_op(device *d, const pipeline_op *op, long step)
@@ -579,9 +577,11 @@ static void forward_op(device *d, const pipeline_op *op, long step)
   pipeline *pl = d->pl;
   chunk *c = &pl->chunks[op->chunk];
   double b = (double)pl->p->microbatch;
-  gmsg *in = op->chunk > 0 ? receive_from(c->fwd_in[d->lane], MSG_ACTIVATIONS, step, op->microbatch) : NULL;
-  gmsg *out = op->chunk + 1 < pl->K ? message(pl, MSG_ACTIVATIONS, op->chunk, step, op->microbatch, b * c->out_width)
-                                   : NULL;
+  pipeline_msg *in =
+      op->chunk > 0 ? receive_from(c->fwd_in[d->lane], PIPELINE_MSG_ACTIVATIONS, step, op->microbatch) : NULL;
+  pipeline_msg *out =
+      op->chunk + 1 < pl->K ? message(pl, PIPELINE_MSG_ACTIVATIONS, op->chunk, step, op->microbatch, b * c->out_width)
+                            : NULL;
   d->st.forward_s += timed_phase(d, c, PHASE_FORWARD, b, in != NULL);
   if (pl->numeric)
     pl->kernel->forward(c->k, op->microbatch, in ? NULL : pl->X, in, out ? out->data : NULL, !pl->p->recompute);
@@ -600,14 +600,16 @@ static void backward_op(device *d, const pipeline_op *op, long step)
   pipeline *pl = d->pl;
   chunk *c = &pl->chunks[op->chunk];
   double b = (double)pl->p->microbatch;
-  gmsg *in = op->chunk + 1 < pl->K ? receive_from(c->bwd_in[d->lane], MSG_GRADIENTS, step, op->microbatch) : NULL;
+  pipeline_msg *in =
+      op->chunk + 1 < pl->K ? receive_from(c->bwd_in[d->lane], PIPELINE_MSG_GRADIENTS, step, op->microbatch) : NULL;
   if (pl->p->recompute) { /* one more forward, from the stashed input (Chen et al. 2016) */
     d->st.recompute_s += timed_phase(d, c, PHASE_RECOMPUTE, b, 0);
     if (pl->numeric)
       pl->kernel->recompute(c->k, op->microbatch);
     stash_add(d, b * (c->act_elems - c->in_width));
   }
-  gmsg *out = op->chunk > 0 ? message(pl, MSG_GRADIENTS, op->chunk, step, op->microbatch, b * c->in_width) : NULL;
+  pipeline_msg *out =
+      op->chunk > 0 ? message(pl, PIPELINE_MSG_GRADIENTS, op->chunk, step, op->microbatch, b * c->in_width) : NULL;
   d->st.backward_s += timed_phase(d, c, PHASE_BACKWARD, b, in != NULL);
   if (pl->numeric)
     pl->kernel->backward(c->k, op->microbatch, in ? in->data : NULL, out ? out->data : NULL);
