@@ -10,13 +10,7 @@
 #include <gsl/gsl_rng.h>
 #include <gsl/gsl_vector.h>
 
-typedef enum net_act { NET_ACT_IDENTITY, NET_ACT_SIGMOID, NET_ACT_TANH, NET_ACT_RELU } net_act;
-
-/* Output layer and loss:
- *  NET_LOSS_MSE      identity output, 0.5*(f(x)-y)^2, y real (linear regression; needs 1 output)
- *  NET_LOSS_LOGISTIC sigmoid output, binary cross-entropy, y in {0,1} (needs 1 output)
- *  NET_LOSS_SOFTMAX  softmax output, cross-entropy, y = class index 0..k-1 (k >= 2 outputs) */
-typedef enum net_loss { NET_LOSS_MSE, NET_LOSS_LOGISTIC, NET_LOSS_SOFTMAX } net_loss;
+#include "models/act.h" /* net_act, net_loss */
 
 typedef struct net net;
 typedef struct net_ws net_ws;

@@ -1,6 +1,8 @@
 /* output.c - result files, atomic writes, and the --expect comparison. */
 #include "sim/output.h"
 
+#include "sim/fileio.h"
+
 #include <errno.h>
 #include <stdarg.h>
 #include <jansson.h>
@@ -14,32 +16,6 @@
 #include <xbt/sysdep.h>
 
 /* ---- atomic files -------------------------------------------------------- */
-
-int output_write_file(const char *dir, const char *name, const char *data, size_t len, char *err,
-                      size_t errlen)
-{
-  char tmp[4096], path[4096];
-  snprintf(tmp, sizeof(tmp), "%s/.%s.tmp", dir, name);
-  snprintf(path, sizeof(path), "%s/%s", dir, name);
-  FILE *f = fopen(tmp, "wb");
-  if (f == NULL) {
-    snprintf(err, errlen, "%s: cannot write: %s", tmp, strerror(errno));
-    return -1;
-  }
-  size_t w = fwrite(data, 1, len, f);
-  int bad = w != len || fflush(f) != 0 || fsync(fileno(f)) != 0;
-  if (fclose(f) != 0 || bad) {
-    snprintf(err, errlen, "%s: write failed: %s", tmp, strerror(errno));
-    unlink(tmp);
-    return -1;
-  }
-  if (rename(tmp, path) != 0) {
-    snprintf(err, errlen, "%s: cannot rename into place: %s", path, strerror(errno));
-    unlink(tmp);
-    return -1;
-  }
-  return 0;
-}
 
 /* The result folder is created only after the run; make sure now that it can be:
  * the path, or else its nearest existing ancestor, must be a writable directory. */
@@ -282,7 +258,7 @@ int output_write_all(const char *dir, const run_result *r, char *err, size_t err
   report_text b = {0};
   report_printf(&b, "%s\n", summary);
   free(summary);
-  int rc = output_write_file(dir, "summary.json", b.s, b.len, err, errlen);
+  int rc = fileio_write(dir, "summary.json", b.s, b.len, err, errlen);
 
   b.len = 0;
   report_printf(&b, "sim_time_s,step,loss,accuracy\n");
@@ -295,7 +271,7 @@ int output_write_all(const char *dir, const run_result *r, char *err, size_t err
     report_double(&b, e->accuracy);
     report_printf(&b, "\n");
   }
-  rc = rc ? rc : output_write_file(dir, "progress.csv", b.s, b.len, err, errlen);
+  rc = rc ? rc : fileio_write(dir, "progress.csv", b.s, b.len, err, errlen);
 
   b.len = 0;
   report_printf(&b, "staleness,count\n");
@@ -304,7 +280,7 @@ int output_write_all(const char *dir, const run_result *r, char *err, size_t err
   for (size_t s = 0; s < n; s++)
     if (counts[s])
       report_printf(&b, "%zu,%ld\n", s, counts[s]);
-  rc = rc ? rc : output_write_file(dir, "staleness.csv", b.s, b.len, err, errlen);
+  rc = rc ? rc : fileio_write(dir, "staleness.csv", b.s, b.len, err, errlen);
 
   b.len = 0;
   report_printf(&b, "link,bytes,utilization\n");
@@ -315,7 +291,7 @@ int output_write_all(const char *dir, const run_result *r, char *err, size_t err
     report_double(&b, r->links[i].utilization);
     report_printf(&b, "\n");
   }
-  rc = rc ? rc : output_write_file(dir, "links.csv", b.s, b.len, err, errlen);
+  rc = rc ? rc : fileio_write(dir, "links.csv", b.s, b.len, err, errlen);
 
   b.len = 0;
   report_printf(&b, "actor,role,host,compute_s,comm_s,exposed_comm_s\n");
@@ -329,17 +305,17 @@ int output_write_all(const char *dir, const run_result *r, char *err, size_t err
     report_double(&b, a->exposed_comm_s);
     report_printf(&b, "\n");
   }
-  rc = rc ? rc : output_write_file(dir, "breakdown.csv", b.s, b.len, err, errlen);
+  rc = rc ? rc : fileio_write(dir, "breakdown.csv", b.s, b.len, err, errlen);
 
   if (r->trace_ev != NULL) {
     b.len = 0;
     write_trace(&b, r);
-    rc = rc ? rc : output_write_file(dir, "trace.json", b.s, b.len, err, errlen);
+    rc = rc ? rc : fileio_write(dir, "trace.json", b.s, b.len, err, errlen);
   }
 
   for (size_t i = 0; i < r->rep->n_files; i++) {
     const report_file *f = &r->rep->files[i];
-    rc = rc ? rc : output_write_file(dir, f->name, f->text.s ? f->text.s : "", f->text.len, err, errlen);
+    rc = rc ? rc : fileio_write(dir, f->name, f->text.s ? f->text.s : "", f->text.len, err, errlen);
   }
   xbt_free(b.s);
   return rc;
@@ -401,30 +377,6 @@ static int json_diff(const json_t *want, const json_t *got, char *path, size_t p
   return 1;
 }
 
-char *output_read_file(const char *path, size_t *len)
-{
-  FILE *f = fopen(path, "rb");
-  if (f == NULL)
-    return NULL;
-  report_text b = {0};
-  char chunk[65536];
-  size_t n;
-  while ((n = fread(chunk, 1, sizeof(chunk), f)) > 0) {
-    if (b.len + n + 1 > b.cap) {
-      b.cap = 2 * (b.len + n + 1);
-      b.s = xbt_realloc(b.s, b.cap);
-    }
-    memcpy(b.s + b.len, chunk, n);
-    b.len += n;
-  }
-  fclose(f);
-  if (b.s == NULL)
-    b.s = xbt_malloc0(1);
-  b.s[b.len] = '\0';
-  if (len)
-    *len = b.len;
-  return b.s;
-}
 
 static int expect_csv(const char *want, const char *got, const char *name, char *msg, size_t msglen)
 {
@@ -476,7 +428,7 @@ int output_expect(const char *dir, const char *expect_path, char *msg, size_t ms
     snprintf(msg, msglen, "%s: --expect takes a saved summary.json, progress.csv or consensus.csv", expect_path);
     return 2;
   }
-  char *want = output_read_file(expect_path, NULL);
+  char *want = fileio_read(expect_path, NULL);
   if (want == NULL) {
     snprintf(msg, msglen, "%s: cannot open: %s", expect_path, strerror(errno));
     return 2;
@@ -484,7 +436,7 @@ int output_expect(const char *dir, const char *expect_path, char *msg, size_t ms
   const char *name = is_json ? "summary.json" : strcmp(base, "consensus.csv") == 0 ? "consensus.csv" : "progress.csv";
   char mine[4096];
   snprintf(mine, sizeof(mine), "%s/%s", dir, name);
-  char *got = output_read_file(mine, NULL);
+  char *got = fileio_read(mine, NULL);
   int rc;
   if (got == NULL) {
     snprintf(msg, msglen, "%s: cannot open: %s", mine, strerror(errno));

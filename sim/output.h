@@ -49,16 +49,9 @@ int output_write_all(const char *dir, const run_result *r, char *err, size_t err
  * msg, or 2 if expect_path cannot be read or is neither kind of file. */
 int output_expect(const char *dir, const char *expect_path, char *msg, size_t msglen);
 
-/* Writes len bytes to dir/name through dir/.name.tmp and rename(2). Returns 0 or -1. */
 /* Whether a result folder can be created at out later: out, or else its nearest existing
  * ancestor, must be a writable directory. Returns 0, or -1 with a one-line message. */
 int output_dir_unusable(const char *out, char *err, size_t len);
 
-int output_write_file(const char *dir, const char *name, const char *data, size_t len, char *err,
-                      size_t errlen);
-
-/* The whole file at path, NUL-terminated (its length, without the NUL, into *len if
- * len is not NULL), or NULL if it cannot be opened. Caller frees with xbt_free. */
-char *output_read_file(const char *path, size_t *len);
 
 #endif

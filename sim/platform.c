@@ -12,8 +12,9 @@
  * SimGrid aborts the process on a malformed platform, so platform_check loads the file in
  * a child process first and turns a crash into one line of error text. */
 
-#include "platform.h"
-#include "output.h"
+#include "sim/platform.h"
+
+#include "sim/fileio.h"
 
 #include <errno.h>
 #include <limits.h>
@@ -937,7 +938,7 @@ size_t platform_hosts_in_order(const char *path, sg_host_t **hosts)
   ix.order = xbt_malloc(ix.n * sizeof *ix.order);
 
   size_t len = 0;
-  char *doc = path ? output_read_file(path, &len) : NULL;
+  char *doc = path ? fileio_read(path, &len) : NULL;
   if (doc)
     scan_document(&ix, doc, len);
   xbt_free(doc);

@@ -1,5 +1,6 @@
 /* reproduce.c - reproductions of published figures, one simulation per process. */
 #include "sim/reproduce.h"
+#include "sim/fileio.h"
 
 #include <errno.h>
 #include <jansson.h>
@@ -404,7 +405,7 @@ static const char *find_row(const char *text, const char *row, unsigned key_fiel
 
 int reproduce_check(const char *csv, const char *committed, int subset, unsigned key_fields, char *msg, size_t len)
 {
-  char *want = output_read_file(committed, NULL);
+  char *want = fileio_read(committed, NULL);
   if (want == NULL) {
     snprintf(msg, len, "%s: cannot open: %s (nothing committed to check against)", committed, strerror(errno));
     return 2;
@@ -462,7 +463,7 @@ int reproduce_write(const char *dir, const char *const *files, size_t n, char *e
     return -1;
   }
   for (size_t i = 0; i < n; i++)
-    if (output_write_file(dir, files[2 * i], files[2 * i + 1], strlen(files[2 * i + 1]), err, len) != 0)
+    if (fileio_write(dir, files[2 * i], files[2 * i + 1], strlen(files[2 * i + 1]), err, len) != 0)
       return -1;
   return 0;
 }
@@ -470,7 +471,7 @@ int reproduce_write(const char *dir, const char *const *files, size_t n, char *e
 /* Dean et al. 2012 Fig. 3 into o->out: 0, 1 (--check mismatch) or 2 with err. */
 static int reproduce_fig3(const reproduce_opts *o, char *err, size_t len)
 {
-  if (output_write_file(o->work, "fig3.ini", fig3_ini, strlen(fig3_ini), err, len) != 0)
+  if (fileio_write(o->work, "fig3.ini", fig3_ini, strlen(fig3_ini), err, len) != 0)
     return 2;
   const size_t *counts = o->quick ? fig3_quick_machines : fig3_machines;
   size_t n_counts = o->quick ? sizeof(fig3_quick_machines) / sizeof(size_t) : sizeof(fig3_machines) / sizeof(size_t);

@@ -13,6 +13,7 @@
 #include <xbt/sysdep.h>
 
 #include "sim/output.h"
+#include "sim/fileio.h"
 #include "sim/reproduce.h"
 
 /* 64 one-core hosts, each on its own full-duplex (SPLITDUPLEX) 12.5e9 B/s link of 1 us to
@@ -322,8 +323,8 @@ static int coll_plot(const char *dir, char *err, size_t len)
 
 int reproduce_collectives(const reproduce_opts *o, char *err, size_t len)
 {
-  if (output_write_file(o->work, "collectives.ini", coll_ini, strlen(coll_ini), err, len) != 0 ||
-      output_write_file(o->work, "collectives-64.xml", coll_platform, strlen(coll_platform), err, len) != 0)
+  if (fileio_write(o->work, "collectives.ini", coll_ini, strlen(coll_ini), err, len) != 0 ||
+      fileio_write(o->work, "collectives-64.xml", coll_platform, strlen(coll_platform), err, len) != 0)
     return 2;
   size_t cap = N_SHIFTS * N_OPS * (sizeof(coll_ranks) / sizeof(long)) * (SIZE_MAX_LOG2 - SIZE_MIN_LOG2 + 1);
   coll_run *runs = xbt_malloc0(cap * sizeof(coll_run));

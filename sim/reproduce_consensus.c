@@ -11,6 +11,7 @@
 #include <xbt/sysdep.h>
 
 #include "sim/output.h"
+#include "sim/fileio.h"
 #include "sim/reproduce.h"
 
 /* 16 one-core hosts of 1 Mflop/s on a 1 GbE star, as tests/data/consensus-16.xml: a
@@ -109,7 +110,7 @@ static int cons_read(cons_run *r, const reproduce_job *job, char *err, size_t le
   r->staleness = s ? json_number_value(json_object_get(json_object_get(s, "staleness"), "mean")) : 0;
   json_decref(s);
   snprintf(path, sizeof(path), "%s/consensus.csv", job->dir);
-  r->text = output_read_file(path, NULL);
+  r->text = fileio_read(path, NULL);
   if (r->text == NULL || s == NULL) {
     snprintf(err, len, "%s: no result", path);
     return -1;
@@ -429,8 +430,8 @@ static size_t cons_grid(int quick, cons_run *runs, reproduce_job *jobs, const ch
 
 int reproduce_consensus(const reproduce_opts *o, char *err, size_t len)
 {
-  if (output_write_file(o->work, "consensus.ini", cons_ini, strlen(cons_ini), err, len) != 0 ||
-      output_write_file(o->work, "consensus-16.xml", cons_platform, strlen(cons_platform), err, len) != 0)
+  if (fileio_write(o->work, "consensus.ini", cons_ini, strlen(cons_ini), err, len) != 0 ||
+      fileio_write(o->work, "consensus-16.xml", cons_platform, strlen(cons_platform), err, len) != 0)
     return 2;
   size_t cap = N_TOPOLOGIES * N_RULES * 2;
   cons_run *runs = xbt_malloc0(cap * sizeof(cons_run));

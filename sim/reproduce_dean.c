@@ -15,6 +15,7 @@
 #include <xbt/sysdep.h>
 
 #include "sim/output.h"
+#include "sim/fileio.h"
 #include "sim/reproduce.h"
 
 /* The proxy's target: held-out accuracy of the 32-64-10 MLP on the teacher's labels
@@ -163,7 +164,7 @@ static int read_run(run *r, const reproduce_job *j, int fig4, char *err, size_t 
   if (!fig4)
     return 0;
   snprintf(path, sizeof(path), "%s/progress.csv", j->dir);
-  char *text = output_read_file(path, NULL);
+  char *text = fileio_read(path, NULL);
   if (text == NULL) {
     snprintf(err, len, "%s: no result", path);
     return -1;
@@ -562,7 +563,7 @@ static int reproduce_dean(const reproduce_opts *o, int fig4, char *err, size_t l
   size_t n_grid = o->quick ? sizeof(quick_rates) / sizeof(quick_rates[0]) : N_RATES;
   char ini_name[32];
   snprintf(ini_name, sizeof(ini_name), "%s.ini", name);
-  if (output_write_file(o->work, ini_name, dean_ini, strlen(dean_ini), err, len) != 0)
+  if (fileio_write(o->work, ini_name, dean_ini, strlen(dean_ini), err, len) != 0)
     return 2;
   run *runs = xbt_malloc0(nc * N_RATES * sizeof(run));
   reproduce_job *jobs = xbt_malloc0(nc * N_RATES * sizeof(reproduce_job));

@@ -13,6 +13,7 @@
 #include <xbt/sysdep.h>
 
 #include "sim/output.h"
+#include "sim/fileio.h"
 #include "sim/reproduce.h"
 
 /* The calibration, at the single-GPU point only: a 1-GPU run (t = 1, d = 1) sends no
@@ -324,7 +325,7 @@ static int meg_plot(const char *dir, const meg_run *runs, size_t n, char *err, s
 
 int reproduce_megatron(const reproduce_opts *o, char *err, size_t len)
 {
-  if (output_write_file(o->work, "megatron.ini", meg_ini, strlen(meg_ini), err, len) != 0)
+  if (fileio_write(o->work, "megatron.ini", meg_ini, strlen(meg_ini), err, len) != 0)
     return 2;
   meg_run runs[2 * N_MODELS + 1];
   reproduce_job *jobs = xbt_malloc0((2 * N_MODELS + 1) * sizeof(reproduce_job));

@@ -13,6 +13,7 @@
 #include <xbt/sysdep.h>
 
 #include "sim/output.h"
+#include "sim/fileio.h"
 #include "sim/reproduce.h"
 
 /* 16 dense layers of 8192 units (a GPT MLP's width at PTD-P's 8.3B-class scale); each stage
@@ -479,9 +480,9 @@ static int pp_plot(const char *dir, const pp_run *runs, size_t n, char *err, siz
 
 int reproduce_pipeline(const reproduce_opts *o, char *err, size_t len)
 {
-  if (output_write_file(o->work, "pipeline.ini", pp_ini, strlen(pp_ini), err, len) != 0)
+  if (fileio_write(o->work, "pipeline.ini", pp_ini, strlen(pp_ini), err, len) != 0)
     return 2;
-  if (output_write_file(o->work, "ptdp.ini", ptdp_ini, strlen(ptdp_ini), err, len) != 0)
+  if (fileio_write(o->work, "ptdp.ini", ptdp_ini, strlen(ptdp_ini), err, len) != 0)
     return 2;
   pp_run runs[PP_MAX_RUNS];
   ptdp_run pt[PTDP_ROWS];

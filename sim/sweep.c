@@ -7,6 +7,7 @@
  * sweep.png are made from those folders only, the same way after a direct sweep and
  * after `--merge`, so both give the same bytes. */
 #include "sim/sweep.h"
+#include "sim/fileio.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -297,7 +298,7 @@ static int write_point_info(const char *dir, size_t index, size_t count, const v
   text = xbt_realloc(text, n + 2); /* jansson's allocator is malloc */
   text[n] = '\n';
   text[n + 1] = '\0';
-  int rc = output_write_file(dir, "point.json", text, n + 1, err, len);
+  int rc = fileio_write(dir, "point.json", text, n + 1, err, len);
   xbt_free(text);
   return rc;
 }
@@ -690,7 +691,7 @@ static int sweep_merge(const char *const *dirs, size_t nd, const char *out, size
     rc = mkdir_p(out, err, len);
   if (rc == 0) {
     char *csv = sweep_csv(ps, n);
-    rc = output_write_file(out, "sweep.csv", csv, strlen(csv), err, len);
+    rc = fileio_write(out, "sweep.csv", csv, strlen(csv), err, len);
     free(csv); /* open_memstream's */
   }
   if (rc == 0) {
@@ -853,7 +854,7 @@ typedef struct sweep_run {
 static void last_line(const char *path, char *line, size_t len)
 {
   line[0] = '\0';
-  char *text = output_read_file(path, NULL);
+  char *text = fileio_read(path, NULL);
   if (text == NULL)
     return;
   size_t n = strlen(text);

@@ -1,0 +1,59 @@
+/* fileio.c - whole files in and out: a file read at once, a file written atomically. */
+#include "sim/fileio.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+#include <xbt/sysdep.h>
+
+int fileio_write(const char *dir, const char *name, const char *data, size_t len, char *err,
+                      size_t errlen)
+{
+  char tmp[4096], path[4096];
+  snprintf(tmp, sizeof(tmp), "%s/.%s.tmp", dir, name);
+  snprintf(path, sizeof(path), "%s/%s", dir, name);
+  FILE *f = fopen(tmp, "wb");
+  if (f == NULL) {
+    snprintf(err, errlen, "%s: cannot write: %s", tmp, strerror(errno));
+    return -1;
+  }
+  size_t w = fwrite(data, 1, len, f);
+  int bad = w != len || fflush(f) != 0 || fsync(fileno(f)) != 0;
+  if (fclose(f) != 0 || bad) {
+    snprintf(err, errlen, "%s: write failed: %s", tmp, strerror(errno));
+    unlink(tmp);
+    return -1;
+  }
+  if (rename(tmp, path) != 0) {
+    snprintf(err, errlen, "%s: cannot rename into place: %s", path, strerror(errno));
+    unlink(tmp);
+    return -1;
+  }
+  return 0;
+}
+
+char *fileio_read(const char *path, size_t *len)
+{
+  FILE *f = fopen(path, "rb");
+  if (f == NULL)
+    return NULL;
+  struct { char *s; size_t len, cap; } b = {0};
+  char chunk[65536];
+  size_t n;
+  while ((n = fread(chunk, 1, sizeof(chunk), f)) > 0) {
+    if (b.len + n + 1 > b.cap) {
+      b.cap = 2 * (b.len + n + 1);
+      b.s = xbt_realloc(b.s, b.cap);
+    }
+    memcpy(b.s + b.len, chunk, n);
+    b.len += n;
+  }
+  fclose(f);
+  if (b.s == NULL)
+    b.s = xbt_malloc0(1);
+  b.s[b.len] = '\0';
+  if (len)
+    *len = b.len;
+  return b.s;
+}
