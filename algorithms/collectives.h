@@ -86,12 +86,12 @@ void coll_reduce(coll_comm *c, size_t me, size_t root, double *buf, size_t n);
 void coll_reference(coll_op op, coll_algo algo, size_t p, size_t root, size_t me, size_t n, const double *const *x,
                     double *out);
 
-/* Alpha-beta(-gamma) time of op on p members for n bytes (REFERENCES 6; Thakur,
+/* Alpha-beta(-gamma) time of op on p members for n bytes (Thakur,
  * Rabenseifner and Gropp 2005): alpha s per message, beta s per byte, gamma s per byte
  * reduced. Unchunked transfers; every member on its own full-duplex link to a
  * non-blocking switch. ceil(lg p) steps for trees. */
 double coll_formula(coll_op op, coll_algo algo, size_t p, double n, double alpha, double beta, double gamma);
-/* nccl-tests' bus-bandwidth factor: busbw = algbw x factor (REFERENCES 6). */
+/* nccl-tests' bus-bandwidth factor: busbw = algbw x factor (nccl-tests' doc/PERFORMANCE.md). */
 double coll_busbw_factor(coll_op op, size_t p);
 
 /* Names: "allreduce|reduce-scatter|allgather|broadcast|reduce" and

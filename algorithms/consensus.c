@@ -1,6 +1,6 @@
 /* consensus.c - distributed subgradient consensus over real messages.
  *
- * Agent i repeats, for k = 0, 1, ... (Nedic and Ozdaglar 2009; REFERENCES 5):
+ * Agent i repeats, for k = 0, 1, ... (Nedic and Ozdaglar, IEEE TAC 2009):
  *   send_state           x_i(k) to every neighbour j whose edge is active in round k
  *   compute_subgradient  d_i(k), a subgradient of f_i at x_i(k), while the values travel
  *   receive_neighbours   sync: x_j(k) from every active neighbour j;
@@ -37,7 +37,7 @@
  * from a per-round slot array that each agent deposits its iterate into; the last to
  * deposit measures. Async mode uses the shared evaluator (eval.c) every run.eval_every
  * simulated seconds, which copies all x_i under their agents' locks. Both reduce in
- * rank order (STYLE 13). */
+ * rank order, so that the sum does not depend on arrival order. */
 #include "algorithms/consensus.h"
 
 #include <math.h>
@@ -163,7 +163,7 @@ const char *consensus_step_name(consensus_step rule)
 /* ---- costs ------------------------------------------------------------------ */
 
 /* One subgradient of f_i: two passes over the agent's rows x dim shard, the residuals
- * A x and then A^T s, each a multiply and an add per entry (as SPEC 5 counts a dense
+ * A x and then A^T s, each a multiply and an add per entry (as the cost model counts a dense
  * layer); the ridge term's 2 dim flops are left out. */
 static double subgradient_flops(const consensus *c)
 {

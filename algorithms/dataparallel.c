@@ -237,7 +237,7 @@ static void costs_init(dataparallel *d, const arch *shapes)
 {
   d->n_layers = arch_n_layers(shapes);
   d->bwd_flops = xbt_malloc0(d->n_layers * sizeof(double));
-  for (size_t l = 1; l < d->n_layers; l++) { /* SPEC 5: backward is twice the forward */
+  for (size_t l = 1; l < d->n_layers; l++) { /* backward is twice the forward */
     double f = arch_layer_train_flops(shapes, l) / 3;
     d->fwd_flops += f;
     d->bwd_flops[l] = 2 * f;

@@ -17,7 +17,7 @@
  * a mailbox per (chunk, direction) that its device listens on, so a transfer overlaps
  * the sender's next computation and the receiver waits only for data it needs.
  *
- * Costs (SPEC 5): a chunk's forward costs 2*fan_in flops per unit and example over its
+ * Costs (models/README.md, Cost model): a chunk's forward costs 2*fan_in flops per unit and example over its
  * layers (arch_layer_train_flops / 3), backward twice that; an activation message carries
  * b x (units of the chunk's last layer) elements, its gradient the same back, each
  * msg_bytes(elements, elem_bytes) on the wire.
@@ -177,8 +177,8 @@ int pipeline_split_balanced(const arch *shapes, size_t k, size_t *counts)
 typedef struct chunk {
   size_t first, last;     /* arch layers [first, last]: net layers [first-1, last) */
   size_t device;
-  double fwd_flops;       /* per example (SPEC 5: 2 x fan-in per unit) */
-  double bwd_flops;       /* per example (SPEC 5: twice the forward) */
+  double fwd_flops;       /* per example (2 x fan-in per unit) */
+  double bwd_flops;       /* per example (twice the forward) */
   double in_width;        /* units of layer first-1: what comes in (and its gradient goes back) */
   double out_width;       /* units of layer last: what goes out */
   double act_elems;       /* per example: its input and every layer's output, what backward reads */
@@ -278,7 +278,7 @@ static void dense_costs(const struct pipeline *pl, chunk *c)
   c->out_width = (double)arch_units(pl->shapes, c->last);
   c->act_elems = c->in_width; /* backward reads the input and every layer's output */
   for (size_t l = c->first; l <= c->last; l++) {
-    c->fwd_flops += arch_layer_train_flops(pl->shapes, l) / 3; /* training flops are 3x the forward (SPEC 5) */
+    c->fwd_flops += arch_layer_train_flops(pl->shapes, l) / 3; /* training flops are 3x the forward */
     c->act_elems += (double)arch_units(pl->shapes, l);
     c->params += arch_layer_params(pl->shapes, l);
   }

@@ -192,7 +192,7 @@ static const arch_layer speech_42m[] = {
   V_INPUT(440, 1, 1), V_DENSE(2560), V_DENSE(2560), V_DENSE(2560), V_DENSE(2560), V_DENSE(8192),
 };
 
-/* The image nets follow Dean et al. 2012 sec. 5 (REFERENCES 1.1): 100x100 images,
+/* The image nets follow Dean et al. 2012 sec. 5: 100x100 images,
  * 3 stages of locally connected filtering with 10x10 windows and 8 to 36 nodes
  * per patch, then 21k one-vs-all logistic outputs. Assumed where the paper is
  * silent (it gives no strides, channel counts or colour depth per model):
@@ -202,7 +202,7 @@ static const arch_layer speech_42m[] = {
  *   shrink the output layer by 3.8%);
  * - strides standing in for the pooling between stages, and channel counts,
  *   chosen so the totals land on Fig. 3's sizes: 1.7B from the paper's text, 80M
- *   and 330M from secondary summaries (REFERENCES 1.1). Stage 1 has stride 1.
+ *   and 330M from secondary summaries of the paper. Stage 1 has stride 1.
  * The 80M and 330M nets share one geometry (strides 1, 2, 2) and differ in nodes
  * per patch only, which is the knob the paper says it varied. */
 #define IMG_SIDE 100

@@ -46,7 +46,7 @@ size_t arch_units(const arch *a, size_t l);
 double arch_layer_params(const arch *a, size_t l);
 double arch_params(const arch *a);
 /* Forward + backward flops per example: 2*fan_in per unit forward, twice that
- * backward (SPEC 5), summed over layers. */
+ * backward, summed over layers. */
 double arch_layer_train_flops(const arch *a, size_t l);
 double arch_train_flops(const arch *a);
 

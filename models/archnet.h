@@ -109,7 +109,7 @@ int archnet_backward_part(const archnet *n, const arch_plan *plan, size_t l, siz
 /* The owner q of units of layer l-1 (2 <= l <= L) adds the contributions parts[p]
  * (full-width, from archnet_backward_part of layer l) into its columns of D_prev,
  * which then hold dLoss/dA_{l-1}, ready for archnet_backward_part: the sum over
- * p = 0..P-1 in rank order (STYLE 13) of those p that sent one, that is p == q or
+ * p = 0..P-1 in rank order (so that sums do not depend on arrival order) of those p that sent one, that is p == q or
  * arch_plan_halo(plan, l, p, q) > 0; parts[p] may be NULL for the others. The
  * first term is copied, so P = 1 reproduces archnet_loss_grad bit for bit. */
 int archnet_sum_parts(const archnet *n, const arch_plan *plan, size_t l, size_t q,

@@ -1,4 +1,4 @@
-/* cost.c - flops and bytes from layer shapes (SPEC section 5).
+/* cost.c - flops and bytes from layer shapes (models/README.md, Cost model).
  *
  * Simulated compute time is flops / host speed, so every figure here is a
  * count of multiply-adds derived from shapes, never a measurement. The
@@ -67,7 +67,7 @@ double cost_mlp_params(size_t n_sizes, const size_t *sizes)
 }
 
 /* Bias additions and activations are O(n_out) per layer against O(n_in*n_out)
- * for the products, so they are left out, as in SPEC section 5. */
+ * for the products, so they are left out, as the cost model does everywhere. */
 double cost_mlp_train_flops(size_t n_sizes, const size_t *sizes)
 {
   double f = 0.0;

@@ -1,6 +1,6 @@
 #ifndef MODELS_COST_H
 #define MODELS_COST_H
-/* cost.h - flops and bytes from layer shapes (SPEC section 5), and the virtual
+/* cost.h - flops and bytes from layer shapes (models/README.md, Cost model), and the virtual
  * networks whose shapes set simulated costs when the numeric model is smaller. */
 
 #include <stddef.h>

@@ -35,7 +35,7 @@ int transformer_dims_check(const transformer_dims *d);
 void transformer_layout_of(size_t h, transformer_layout *l);
 size_t transformer_n_params(size_t h);
 /* Forward flops of one layer, 24*b*s*h^2 + 4*b*s^2*h (Narayanan et al. 2021, sec. 5.1;
- * SPEC 5); backward is twice that. */
+ * Narayanan et al. 2021); backward is twice that. */
 double transformer_layer_flops(const transformer_dims *d);
 
 /* ---- Memory-bound kernels ----

@@ -104,7 +104,7 @@ typedef struct preset {
  *   machine and says machines have at most 20 cores.
  * - 20.8 Gflop/s per core: ASSUMPTION, a 2012 Xeon E5 (Sandy Bridge) at 2.6 GHz doing
  *   8 double-precision flops per cycle with AVX; the paper names no CPU.
- * - 1 GbE NICs, 125e6 bytes/s: the "1 GbE-class" machines of SPEC 7.
+ * - 1 GbE NICs, 125e6 bytes/s: 2012 commodity machines of the 1 GbE class.
  * - 40 hosts per rack and 4 uplinks per rack switch (10:1 oversubscription), 50 us per
  *   link: ASSUMPTIONS typical of 2012 datacenter designs, not from the paper. SimGrid's
  *   FAT_TREE gives every link the same bandwidth, so oversubscription is the uplink count.

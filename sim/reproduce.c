@@ -205,7 +205,7 @@ static int read_step_time(job *j, const reproduce_job *run, char *err, size_t le
   return 0;
 }
 
-/* The CSV of SPEC 6: model,machines,step_time_s,speedup (speed-up over 1 machine). */
+/* fig3.csv: model,machines,step_time_s,speedup (speed-up over 1 machine). */
 static char *fig3_csv(const job *jobs, size_t n)
 {
   size_t cap = 256 + n * 128, len = 0;

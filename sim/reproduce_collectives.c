@@ -1,6 +1,6 @@
 /* reproduce_collectives.c - `dtsim reproduce collectives`: every collective of
  * algorithms/collectives.c, timing only, on 2 to 64 members of a 100 Gb/s star, 1 KiB to
- * 1 GiB, against the alpha-beta formulas of Thakur, Rabenseifner and Gropp (REFERENCES 6),
+ * 1 GiB, against the alpha-beta formulas of Thakur, Rabenseifner and Gropp (IJHPCA 2005),
  * with nccl-tests' algbw and busbw; and the same allreduces under the settings that shift
  * SimGrid away from the formulas (LV08, TCP cross traffic). One simulation per process. */
 #include <jansson.h>
@@ -243,7 +243,7 @@ static char *coll_readme(const coll_run *runs, size_t n, int quick)
           "sharing) with **TCP cross traffic off** (`network/crosstraffic:0`, written in the file): this\n"
           "is the alpha-beta model the formulas assume, and close to an RDMA fabric. Full duplex\n"
           "matters: in a ring or a halving-doubling step every host sends and receives at once.\n\n"
-          "## Formulas (REFERENCES 6: Thakur, Rabenseifner and Gropp 2005; MPICH)\n\n"
+          "## Formulas (Thakur, Rabenseifner and Gropp 2005; MPICH)\n\n"
           "n bytes per member's vector, p ranks, lg = ceil(log2). `rel_error` = (simulated - formula) /\n"
           "formula. nccl-tests' `algbw` = n / time (GB/s = 1e9 bytes/s) and `busbw` = algbw x 2(p-1)/p\n"
           "(allreduce), (p-1)/p (reduce-scatter, allgather) or 1 (broadcast, reduce).\n\n",

@@ -1,5 +1,5 @@
 /* reproduce_consensus.c - `dtsim reproduce consensus`: Nedic & Ozdaglar's distributed
- * subgradient method (IEEE TAC 2009; REFERENCES 5) on ring, torus and complete graphs of
+ * subgradient method (IEEE TAC 54(1):48-61, 2009) on ring, torus and complete graphs of
  * 16 agents, each step rule, synchronous and asynchronous, one simulation per process;
  * the claims of the README's table are computed from the runs' traces. */
 #include <jansson.h>
@@ -159,7 +159,7 @@ static int kept(const cons_run *r, size_t i)
   return r->it[i] <= r->steps - ASYNC_TAIL;
 }
 
-/* SPEC 6's columns, then `mode` (sync or async), which they cannot tell apart. */
+/* The documented columns, then `mode` (sync or async), which they cannot tell apart. */
 static char *cons_csv(const cons_run *runs, size_t n)
 {
   char *text = NULL;
@@ -226,8 +226,8 @@ static void claims(FILE *f, const cons_run *runs, size_t n, long steps)
 {
   fprintf(f,
           "## Claim vs dtsim\n\n"
-          "The claims are read from the paper's abstract and secondary sources: REFERENCES 5\n"
-          "marks every statement of Nedic & Ozdaglar 2009 past its abstract as unverified (the\n"
+          "The claims are read from the paper's abstract and secondary sources, which\n"
+          "mark every statement of Nedic & Ozdaglar 2009 past its abstract as unverified (the\n"
           "full text was found in no corpus), and the diminishing-step result as Ram, Nedic &\n"
           "Veeravalli's (2010). Every dtsim number below is computed from the runs: synchronous\n"
           "rounds unless the row says async; \"reaches " TOL_TEXT "\" = the optimality gap stays at\n"
@@ -313,7 +313,7 @@ static char *cons_readme(const cons_run *runs, size_t n, int quick)
           "long as a value's trip (1.3 ms), so async agents mix values about one iteration old;\n"
           "on a preset a subgradient takes nanoseconds and async agents would finish before any\n"
           "value arrived. Synchronous iterates do not depend on the platform, only their times.\n\n"
-          "`consensus.csv` has SPEC 6's columns and a trailing `mode` (`sync` or `async`),\n"
+          "`consensus.csv` has the documented columns and a trailing `mode` (`sync` or `async`),\n"
           "which they cannot tell apart. Synchronous runs measure every round; the CSV keeps\n"
           "iterations 0-%d and every %dth after. Asynchronous runs are sampled every %s s of\n"
           "simulated time (`iteration` = agent updates so far / 16); the CSV keeps the samples\n"

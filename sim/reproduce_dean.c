@@ -1,5 +1,5 @@
 /* reproduce_dean.c - `dtsim reproduce fig4` and `fig5`: Dean et al. 2012, Figs. 4 and 5
- * (REFERENCES 1.5): accuracy against time of SGD on 8 partitions, one GPU, Downpour with a
+ * (Dean et al. 2012, sec. 5): accuracy against time of SGD on 8 partitions, one GPU, Downpour with a
  * fixed rate and with Adagrad, and Sandblaster L-BFGS; then time to a target accuracy
  * against machines and cores. Timing comes from the virtual speech-42m net on the
  * distbelief-2012 (or gpu-2012) preset, accuracy from a small numeric proxy trained for
@@ -229,7 +229,7 @@ static void put_label(FILE *f, const config *c)
     fprintf(f, "%s %d", method_names[c->m], c->replicas);
 }
 
-/* fig4.csv: SPEC 6's method,sim_time_h,accuracy, then replicas and rate: every run's
+/* fig4.csv: the documented method,sim_time_h,accuracy, then replicas and rate: every run's
  * evaluations (each rate's, so that a --quick grid's rows are rows of the full one). */
 static char *fig4_csv(const run *runs, size_t n)
 {
@@ -246,7 +246,7 @@ static char *fig4_csv(const run *runs, size_t n)
   return text;
 }
 
-/* fig5.csv: SPEC 6's method,replicas,machines,cores,time_to_target_h, then the rate;
+/* fig5.csv: the documented method,replicas,machines,cores,time_to_target_h, then the rate;
  * time_to_target_h is empty when the target was not reached. */
 static char *fig5_csv(const run *runs, size_t n)
 {
@@ -317,7 +317,7 @@ static const char dean_why[] =
     "target, Downpour-Adagrad with 200 replicas too, but SGD on 8 machines still arrives first,\n"
     "which is the second limit.\n";
 
-/* The paper's Fig. 4 order, slowest first (REFERENCES 1.5). */
+/* The paper's Fig. 4 order, slowest first (Dean et al. 2012, sec. 5 and Fig. 4). */
 static const config paper_order[] = {
     {M_SGD, 1, 0}, {M_DOWNPOUR, 20, 0}, {M_ADAGRAD, 20, 0}, {M_SANDBLASTER, 125, 0}, {M_ADAGRAD, 200, 0}};
 

@@ -1,5 +1,5 @@
 /* reproduce_megatron.c - `dtsim reproduce megatron`: Megatron-LM's weak scaling (Shoeybi et
- * al. 2019, Table 1 and sec. 5.1; REFERENCES 2): GPT models of 1.2B to 8.3B parameters on
+ * al. 2019, arXiv 1909.08053, Table 1 and sec. 5.1): GPT models of 1.2B to 8.3B parameters on
  * 1 to 8 GPUs of tensor (model) parallelism, and the same with 64-way data parallelism (64
  * to 512 GPUs), on the dgx2h preset, timing only, one calibration at the single-GPU point.
  * One simulation per process. */
@@ -247,7 +247,7 @@ static char *meg_readme(const meg_run *runs, size_t n, int quick)
             own ? " (2019 README)" : low ? " (Fig. 5, low confidence)" : " (text)");
   }
   fputs("\nThe paper's 77% (8 GPUs, MP) and 74% (512 GPUs, MP + DP) are in its text (sec. 5.1); the\n"
-        "middle values are read off Fig. 5 (REFERENCES 2 marks them low confidence). `DP allreduce`\n"
+        "middle values are read off Fig. 5, so they are of low confidence. `DP allreduce`\n"
         "is, with torch's DDP, the time from the first bucket's start to the last one's end (mostly\n"
         "hidden behind backward).\n\n"
         "## Targets\n\n",

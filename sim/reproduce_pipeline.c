@@ -1,5 +1,5 @@
 /* reproduce_pipeline.c - `dtsim reproduce pipeline`: the pipeline bubble of GPipe, 1F1B
- * (PipeDream-Flush) and Megatron's interleaved 1F1B (REFERENCES 3 and 4) against its
+ * (PipeDream-Flush) and Megatron's interleaved 1F1B (Narayanan et al. 2021; Huang et al. 2019) against its
  * formula (p-1)/(m+p-1), or (p-1)/(vm+p-1) interleaved, for p in {2, 4, 8} stages and m in
  * {1, 4, 8, 16, 32} microbatches, on one Selene node (the PTD-P cluster), timing only. One
  * simulation per process. */
@@ -43,7 +43,7 @@ static const char pp_ini[] =
     "chunks = 1                 ; set per run: v (interleaved: 2)\n"
     "recompute = off\n";
 
-/* PTD-P Table 1 (REFERENCES 3) on the selene preset, 3D parallelism (pipeline.model =
+/* PTD-P Table 1 (Narayanan et al. 2021, arXiv 2104.04473) on the selene preset, 3D parallelism (pipeline.model =
  * transformer), timing only, one step. s = 2048, V = 51,200, fp16, full activation
  * recomputation (Megatron's --recompute-method uniform; PTD-P's flop count includes it).
  * The microbatch size and the interleaving come from Megatron-LM's
@@ -85,7 +85,7 @@ typedef struct ptdp_row {
   int quick, full;      /* in --quick; in the full run */
 } ptdp_row;
 
-/* Table 1 (REFERENCES 3) with run_table_1.sh's MBS and virtual stages. The rows above 1,024
+/* Table 1 (Narayanan et al. 2021) with run_table_1.sh's MBS and virtual stages. The rows above 1,024
  * GPUs are left out of the full run: one step of each is ten minutes to an hour of CPU time
  * (README; tests/bench/run_bench.sh times the 1T row); 76.1B takes about 4.5 minutes. */
 static const ptdp_row ptdp_rows[] = {
@@ -284,7 +284,7 @@ static void ptdp_readme(FILE *f, const ptdp_run *runs, size_t n, int quick)
           "pipeline.microbatches=12`). Each row is one training step of 3D parallelism\n"
           "(`pipeline.model = transformer`): p stages of t-way tensor-parallel GPT layers, d pipeline\n"
           "replicas, on the `selene` preset, timing only.\n\n"
-          "- Shapes: Table 1's (REFERENCES 3) heads, h, layers, t, p, GPUs and batch B; s = 2048,\n"
+          "- Shapes: Table 1's (Narayanan et al. 2021) heads, h, layers, t, p, GPUs and batch B; s = 2048,\n"
           "  V = 51,200, fp16, recomputation of every layer; d = GPUs / (t p), m = B / (b d).\n"
           "- Not in the table, from Megatron-LM's `examples/sc21/run_table_1.sh` (the paper's scripts):\n"
           "  the microbatch size b (`MBS`: 16, 16, 16, 8, 4, 2, 2, 1, 1, 1) and the interleaving\n"

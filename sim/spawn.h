@@ -1,6 +1,6 @@
 #ifndef SIM_SPAWN_H
 #define SIM_SPAWN_H
-/* spawn.h - runs dtsim child processes (one SimGrid engine per process, SPEC 1.5), at
+/* spawn.h - runs dtsim child processes (one SimGrid engine per process), at
  * most N at a time, each with its own arguments, working folder and log file. Shared by
  * `dtsim reproduce` and `dtsim sweep`. */
 #include <stddef.h>
