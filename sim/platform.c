@@ -143,7 +143,7 @@ static void fill_gpu_2012(size_t hosts, platform_spec *spec)
 }
 
 /* GPU nodes for tensor parallelism (the writer's gpus_per_node form): every number and
- * its source is in the README's Presets section. Link bandwidths are per direction
+ * its source is in platforms/README.md, Presets. Link bandwidths are per direction
  * (SPLITDUPLEX): NVIDIA's "300 GB/s" (V100, 6 NVLink2 links x 50 GB/s) and "600 GB/s"
  * (A100, 12 NVLink3 links x 50 GB/s) count both directions, so a GPU sends at 150e9
  * and 300e9 B/s; InfiniBand rates are per direction: 8 x 100 Gb/s = 100e9 B/s per DGX-2H

@@ -54,7 +54,7 @@ static const char fig3_ini[] =
 /* The calibration section of results/fig3/README.md: every number and where it comes from. */
 static const char fig3_calibration[] =
     "## Calibration: one for all four networks\n\n"
-    "The platform is the `distbelief-2012` preset as it is (the repository README, \"Presets\",\n"
+    "The platform is the `distbelief-2012` preset as it is (platforms/README.md, \"Presets\",\n"
     "gives the source of each number):\n\n"
     "- 16 cores per machine, 20.8 Gflop/s per core. The paper trained its largest models on 32\n"
     "  machines averaging 16 cores each (512 cores) and used at most 20 cores per machine for the\n"

@@ -18,7 +18,7 @@
  * subgradient of a 20 x 10 shard (800 flops) takes 0.8 ms, about a value's trip (LV08:
  * 13.01 x 2 x 50 us = 1.3 ms), so async agents really mix stale values. On a preset a
  * subgradient takes nanoseconds and async agents finish before any value arrives
- * (README, consensus section). Sync iterates do not depend on the platform. */
+ * (algorithms/README.md, consensus). Sync iterates do not depend on the platform. */
 static const char cons_platform[] =
     "<?xml version='1.0'?>\n"
     "<!DOCTYPE platform SYSTEM \"https://simgrid.org/simgrid.dtd\">\n"

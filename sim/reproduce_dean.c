@@ -312,7 +312,7 @@ static const char dean_why[] =
     "   200,000 examples; asynchronous replicas must use smaller rates against staleness and then\n"
     "   need several times more examples. Extra replicas pay off only when a problem needs many\n"
     "   more examples than one worker can process (the paper's speech net trained for days).\n\n"
-    "The repository README (\"Limits\") gives a what-if run of the same configurations on a\n"
+    "results/README.md (\"Limits of the reproductions\") gives a what-if run of the same configurations on a\n"
     "platform without the first limit (10 GbE, no oversubscription): Sandblaster then reaches the\n"
     "target, Downpour-Adagrad with 200 replicas too, but SGD on 8 machines still arrives first,\n"
     "which is the second limit.\n";

@@ -87,7 +87,7 @@ typedef struct ptdp_row {
 
 /* Table 1 (Narayanan et al. 2021) with run_table_1.sh's MBS and virtual stages. The rows above 1,024
  * GPUs are left out of the full run: one step of each is ten minutes to an hour of CPU time
- * (README; tests/bench/run_bench.sh times the 1T row); 76.1B takes about 4.5 minutes. */
+ * (algorithms/README.md, Limits; tests/bench/run_bench.sh times the 1T row); 76.1B takes about 4.5 minutes. */
 static const ptdp_row ptdp_rows[] = {
     {"1.7", 24, 2304, 24, 1, 1, 32, 512, 137, 16, 0, 1, 1},
     {"3.6", 32, 3072, 30, 2, 1, 64, 512, 138, 16, 0, 1, 1},

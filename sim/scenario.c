@@ -1,9 +1,12 @@
 /* scenario.c - the scenario file (INI, parsed with inih) as a validated config.
  *
- * Everything about a key lives in one row of `keys` below: section, name, type, where
- * it is stored, its default, unit, documentation and the values it accepts. Defaults,
- * INI parsing, --set, validation, formatting for summary.json and the README's key
- * reference are all loops over that table, so they cannot disagree.
+ * Everything about a key lives in one row of a key table (algorithms/keys.h): section,
+ * name, type, where it is stored, its default, unit, documentation and the values it
+ * accepts. The common sections' rows are below; each algorithm's section comes from its
+ * descriptor in the registry (algorithms/algorithm.h), checked by its own validate hook
+ * after the rows. Defaults, INI parsing, --set, validation, formatting for summary.json
+ * and sim/README.md's key reference are all loops over the tables, so they cannot
+ * disagree.
  *
  * inih is fed through our own line reader (ini_parse_stream), which
  *  - counts physical lines, so every message carries the right line number even though

@@ -1,9 +1,10 @@
 #ifndef SIM_SCENARIO_H
 #define SIM_SCENARIO_H
 /* scenario.h - the scenario file (INI, parsed with inih) as a validated config.
- * One table lists every key with its section, type, default, unit and one line of
- * documentation; parsing, --set overrides, validation, the "scenario" block of
- * summary.json and the README's key reference all come from that table. */
+ * Key tables list every key with its section, type, default, unit and one line of
+ * documentation: the common sections' here, each algorithm's in its descriptor
+ * (algorithms/algorithm.h); parsing, --set overrides, validation, the "scenario" block of
+ * summary.json and the key reference of sim/README.md all come from the tables. */
 
 #include <stddef.h>
 #include <stdint.h>
@@ -52,7 +53,7 @@ int scenario_layers(const char *text, size_t *sizes, size_t cap);
  * finite and >= 1; "" means 0:1). Returns 0, or -1 if malformed or out of range. */
 int scenario_stragglers(const char *text, double *fraction, double *slowdown);
 
-/* Prints the key reference as a Markdown table (the README's, and `dtsim list keys`). */
+/* Prints the key reference as a Markdown table (sim/README.md's, and `dtsim list keys`). */
 void scenario_print_reference(FILE *out);
 
 /* The built-in default scenario (INI text) that `dtsim` alone runs. */
