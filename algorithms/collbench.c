@@ -20,6 +20,7 @@
 #include <xbt/asserts.h>
 #include <xbt/sysdep.h>
 
+#include "algorithms/compute.h"
 #include "algorithms/collectives.h"
 #include "algorithms/msg.h"
 #include "models/cost.h"
@@ -300,7 +301,7 @@ static void deploy(void *state, const run_config *cfg, metrics *m)
 /* The measured time against the alpha-beta(-gamma) formula on this platform: alpha is
  * the latency of the route from member 0 to member 1 plus the header bytes at its
  * bandwidth, beta 1 / that bandwidth, gamma the time of reduce_flops on member 0's host
- * (as run_execute spends it) per byte. Exact on a star of equal links (algorithms/README.md). */
+ * (as compute_execute spends it) per byte. Exact on a star of equal links (algorithms/README.md). */
 static void measure(collective_run *r, const run_config *cfg)
 {
   const collbench_setup *p = &r->setup;

@@ -26,6 +26,8 @@
 #include <xbt/asserts.h>
 #include <xbt/sysdep.h>
 
+#include "algorithms/compute.h"
+#include "algorithms/account.h"
 #include "algorithms/coll_msg.h"
 
 /* Receives kept posted per transfer: combine one chunk while the next travels. */
@@ -159,11 +161,11 @@ static void post_recv(coll_comm *c, size_t me, size_t from, pending *pd)
   pd->comm = sg_mailbox_get_async(pd->from->in, (void **)&pd->m);
 }
 
-/* Reduction cost: reduce_flops per element through run_execute (the gamma term). */
+/* Reduction cost: reduce_flops per element through compute_execute (the gamma term). */
 static void reduce_cost(const coll_comm *c, size_t len)
 {
   if (c->o.cfg != NULL && c->o.reduce_flops > 0 && len > 0)
-    run_execute(c->o.cfg, c->o.reduce_flops * (double)len);
+    compute_execute(c->o.cfg, c->o.reduce_flops * (double)len);
 }
 
 /* Adds (reduce) or copies the payload of pd, whose receive is complete, into
@@ -187,7 +189,7 @@ static void take_recv(coll_comm *c, size_t me, pending *pd, double *buf, size_t 
 
 static void finish_recv(coll_comm *c, size_t me, pending *pd, double *buf, size_t off, size_t len, int reduce)
 {
-  run_comm_wait(pd->comm);
+  account_comm_wait(pd->comm);
   take_recv(c, me, pd, buf, off, len, reduce);
 }
 
@@ -209,7 +211,7 @@ static void exchange(coll_comm *c, size_t me, size_t to, size_t soff, size_t sle
       post_recv(c, me, from, &win[0]);
       both[k++] = win[0].comm;
     }
-    run_comm_wait_all(both, k);
+    msg_wait_all(both, k);
     if (nr)
       take_recv(c, me, &win[0], buf, roff, rlen, reduce);
     return;
@@ -230,7 +232,7 @@ static void exchange(coll_comm *c, size_t me, size_t to, size_t soff, size_t sle
       post_recv(c, me, from, &win[k % COLL_WINDOW]);
   }
   if (ns)
-    run_comm_wait_all(sends, ns);
+    msg_wait_all(sends, ns);
   xbt_free(sends);
 }
 
@@ -378,7 +380,7 @@ static void tree_bcast(coll_comm *c, size_t me, size_t root, double *buf, size_t
     }
     for (size_t m = mask >> 1; m >= 1; m >>= 1)
       if (q + m < p)
-        run_comm_wait(post_send(c, me, (q + m + root) % p, buf, o, l));
+        account_comm_wait(post_send(c, me, (q + m + root) % p, buf, o, l));
   }
 }
 
@@ -403,7 +405,7 @@ static void tree_reduce(coll_comm *c, size_t me, size_t root, double *buf, size_
       up[k] = post_send(c, me, parent, buf, o, l);
   }
   if (parent != NO_PEER)
-    run_comm_wait_all(up, nc);
+    msg_wait_all(up, nc);
   xbt_free(up);
 }
 

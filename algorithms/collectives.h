@@ -27,7 +27,7 @@ typedef enum coll_algo {
 typedef struct coll_opts {
   size_t elem_bytes;     /* wire bytes per element (fp32 4, fp16/bf16 2); numerics stay double */
   double chunk_bytes;    /* a transfer larger than this goes as chunks of at most it; 0: whole */
-  const run_config *cfg; /* reductions cost reduce_flops per element through run_execute;  */
+  const run_config *cfg; /* reductions cost reduce_flops per element through compute_execute;  */
   double reduce_flops;   /* NULL cfg or 0 flops: reductions take no simulated time */
 } coll_opts;
 

@@ -52,6 +52,7 @@
 #include <xbt/asserts.h>
 #include <xbt/sysdep.h>
 
+#include "algorithms/compute.h"
 #include "algorithms/eval.h"
 #include "algorithms/consensus_msg.h"
 #include "models/rng.h"
@@ -572,7 +573,7 @@ static void compute_subgradient(agent *a)
 {
   consensus *c = a->c;
   objective_subgrad(c->p->fs[a->rank], a->x, a->d);
-  run_execute(c->cfg, subgradient_flops(c));
+  compute_execute(c->cfg, subgradient_flops(c));
 }
 
 /* Sync: every active neighbour's x_j(k); async: what has arrived. */
@@ -617,7 +618,7 @@ static void mix(agent *a, const round_w *w, long k)
 static void subgradient_step(agent *a, const round_w *w, long k)
 {
   consensus *c = a->c;
-  run_execute(c->cfg, mix_flops(c, row_len(w, a->rank)));
+  compute_execute(c->cfg, mix_flops(c, row_len(w, a->rank)));
   sg_mutex_lock(a->mu);
   gsl_vector_memcpy(a->x, a->v);
   gsl_blas_daxpy(-step_size(c->p, k), a->d, a->x);

@@ -35,6 +35,8 @@
 #include <xbt/asserts.h>
 #include <xbt/sysdep.h>
 
+#include "algorithms/compute.h"
+#include "algorithms/account.h"
 #include "algorithms/collectives.h"
 #include "algorithms/eval.h"
 #include "algorithms/msg.h"
@@ -109,7 +111,7 @@ static void forward_pass(replica *r)
   const run_config *cfg = r->d->cfg;
   if (cfg->numerics)
     minibatch_gradient(r->mb, r->w, r->grad, NULL);
-  run_execute(cfg, r->d->fwd_flops * (double)r->d->p->batch);
+  compute_execute(cfg, r->d->fwd_flops * (double)r->d->p->batch);
 }
 
 /* Layer l's backward yields its gradient; the bucket whose lowest layer it is is
@@ -119,7 +121,7 @@ static void backward_pass(replica *r)
   dataparallel *d = r->d;
   size_t b = 0;
   for (size_t l = d->n_layers - 1; l >= 1; l--) {
-    run_execute(d->cfg, d->bwd_flops[l] * (double)d->p->batch);
+    compute_execute(d->cfg, d->bwd_flops[l] * (double)d->p->batch);
     if (l == d->first[b]) {
       if (d->p->overlap)
         sg_sem_release(r->ready);
@@ -133,16 +135,16 @@ static void backward_pass(replica *r)
 /* Blocked on the gradient allreduce: communication in the time breakdown (run.h). */
 static void wait_reduced(replica *r)
 {
-  run_comm_begin();
+  account_comm_begin();
   sg_sem_acquire(r->reduced);
-  run_comm_end();
+  account_comm_end();
 }
 
 static void apply_update(replica *r)
 {
   dataparallel *d = r->d;
   const run_config *cfg = d->cfg;
-  run_execute(cfg, cost_update_flops((size_t)cfg->sim_params, 0));
+  compute_execute(cfg, cost_update_flops((size_t)cfg->sim_params, 0));
   if (!cfg->numerics)
     return;
   double k = (double)d->p->replicas; /* the mean of k minibatch means: k = 1 divides exactly */

@@ -23,6 +23,7 @@
 #include <xbt/asserts.h>
 #include <xbt/sysdep.h>
 
+#include "algorithms/compute.h"
 #include "algorithms/eval.h"
 #include "algorithms/faults.h"
 #include "algorithms/modelpar.h"
@@ -141,7 +142,7 @@ static void request_parameters(replica *r)
 static void install_parameters(replica *r)
 {
   int S = r->d->p->ps_shards;
-  run_comm_wait_all(r->fetch_comms, (size_t)S);
+  msg_wait_all(r->fetch_comms, (size_t)S);
   for (int s = 0; s < S; s++) {
     gmsg *m = r->replies[s];
     xbt_assert(m->kind == MSG_PARAMS, "replica %d expected parameters, got kind %d", r->rank, (int)m->kind);
@@ -165,7 +166,7 @@ static void compute_gradient(replica *r)
   long batch = r->d->p->batch;
   if (cfg->numerics)
     minibatch_gradient(r->mb, r->w, r->grad, NULL);
-  run_execute(cfg, cfg->train_flops * (double)batch);
+  compute_execute(cfg, cfg->train_flops * (double)batch);
 }
 
 static void accrue_gradient(replica *r)
@@ -184,7 +185,7 @@ static void accrue_gradient(replica *r)
 static void wait_push(replica *r)
 {
   if (r->push_in_flight)
-    run_comm_wait_all(r->push_comms, (size_t)r->d->p->ps_shards);
+    msg_wait_all(r->push_comms, (size_t)r->d->p->ps_shards);
   r->push_in_flight = 0;
 }
 
@@ -449,7 +450,7 @@ static void part_fetch_parameters(rpart *pt)
              MSG_HEADER_BYTES);
   for (int i = 0; i < lay->n_shards; i++)
     pt->comms[i] = sg_mailbox_get_async(pt->inbox, (void **)&pt->replies[i]);
-  run_comm_wait_all(pt->comms, (size_t)lay->n_shards);
+  msg_wait_all(pt->comms, (size_t)lay->n_shards);
   gsl_vector *w = d->sets[pt->replica].w;
   for (int k = 0; k < lay->n_shards; k++) {
     gmsg *m = pt->replies[k];
@@ -499,7 +500,7 @@ static void part_push_gradient(rpart *pt)
     at += n;
     pt->comms[i] = gmsg_send_async(d->shard_box[s], shard_host(d, s), m, msg_bytes(lay->sim_elems[i], d->cfg->elem_bytes));
   }
-  run_comm_wait_all(pt->comms, (size_t)lay->n_shards); /* the next fetch must see this push applied */
+  msg_wait_all(pt->comms, (size_t)lay->n_shards); /* the next fetch must see this push applied */
   pt->accrued_steps = 0;
 }
 

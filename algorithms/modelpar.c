@@ -19,6 +19,7 @@
 #include <xbt/asserts.h>
 #include <xbt/sysdep.h>
 
+#include "algorithms/compute.h"
 #include "algorithms/eval.h"
 #include "algorithms/modelpar_msg.h"
 #include "algorithms/sgd.h"
@@ -102,7 +103,7 @@ static void compute(part *pt, double flops)
 {
   double s = pt->mp->jitter_sigma;
   double factor = s > 0 ? gsl_ran_lognormal(pt->rng, -0.5 * s * s, s) : 1.0;
-  run_execute(pt->mp->cfg, flops * factor);
+  compute_execute(pt->mp->cfg, flops * factor);
 }
 
 /* Flops per example of p's units in layer l, forward (backward is twice this). */
@@ -124,7 +125,7 @@ static void send_values(const part *pt, modelpar_msg_kind kind, sg_mailbox_t to,
   if (n)
     memcpy(m->data, M->data, n * sizeof(double)); /* M is contiguous: tda == size2 */
   double values = (double)count * (double)mp->batch;
-  run_busy(mp->cfg->msg_overhead);
+  compute_busy(mp->cfg->msg_overhead);
   msg_send(to, mp->hosts[q], &m->hdr, msg_bytes(values, mp->cfg->elem_bytes));
 }
 
@@ -146,7 +147,7 @@ static void receive_values(part *pt, modelpar_msg_kind kind, sg_mailbox_t from, 
 {
   for (size_t i = 0; i < n; i++) {
     modelpar_msg *m = modelpar_msg_of(msg_recv(from), kind);
-    run_busy(pt->mp->cfg->msg_overhead);
+    compute_busy(pt->mp->cfg->msg_overhead);
     xbt_assert(m->step == step, "partition message of step %ld arrived during step %ld", m->step, step);
     if (pt->mp->net && M)
       install_block(pt->mp, l, (size_t)m->src, m, M);
@@ -412,7 +413,7 @@ int modelpar_replica_goes_on(modelpar_replica *mp, long step, int stop)
 static void apply_update(modelpar *mp, size_t p)
 {
   const arch_plan *plan = mp->rep->plan;
-  run_execute(mp->cfg, cost_update_flops((size_t)arch_plan_params(plan, p), 0));
+  compute_execute(mp->cfg, cost_update_flops((size_t)arch_plan_params(plan, p), 0));
   if (!mp->w || mp->proxy)
     return;
   const archnet *numeric = mp->rep->net;

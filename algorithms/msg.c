@@ -1,7 +1,7 @@
 /* msg.c - messages and mailboxes shared by every algorithm. */
 #include "algorithms/msg.h"
 
-#include "algorithms/run.h"
+#include "algorithms/account.h"
 
 #include <pthread.h>
 #include <stdio.h>
@@ -84,7 +84,7 @@ void msg_traffic_init(const sg_host_t *hosts, size_t n)
 
 static void account(sg_host_t dst, double bytes)
 {
-  run_trace_send(dst, bytes);
+  account_trace_send(dst, bytes);
   const size_t *si = sg_host_get_data(sg_host_self()), *di = sg_host_get_data(dst);
   pthread_mutex_lock(&traffic.mu);
   traffic.total += (long long)bytes;
@@ -234,11 +234,13 @@ static void wait_reaping(outbox *o, sg_comm_t *want, size_t n)
 
 void msg_wait_all(sg_comm_t *comms, size_t n)
 {
+  account_comm_begin();
   outbox *o = outboxes.on ? own_outbox() : NULL;
   if (o == NULL || o->n == 0)
     sg_comm_wait_all(comms, n);
   else
     wait_reaping(o, comms, n);
+  account_comm_end();
 }
 
 void msg_flush(void)
@@ -285,14 +287,14 @@ sg_comm_t msg_send_async(sg_mailbox_t to, sg_host_t dst, msg *m, double bytes)
 
 msg *msg_recv(sg_mailbox_t from)
 {
-  run_comm_begin();
+  account_comm_begin();
   /* [faults]: a transfer whose sender died fails on the receiving side too (the blocking
    * get would throw and abort): that message is lost, wait for the next one. */
   while (route_filter != NULL) {
     msg *m = NULL;
     sg_comm_t c = sg_mailbox_get_async(from, (void **)&m);
     if (sg_comm_wait(c) == SG_OK) {
-      run_comm_end();
+      account_comm_end();
       xbt_assert(m != NULL, "received a NULL message");
       return m;
     }
@@ -305,7 +307,7 @@ msg *msg_recv(sg_mailbox_t from)
   } else {
     m = sg_mailbox_get(from);
   }
-  run_comm_end();
+  account_comm_end();
   xbt_assert(m != NULL, "received a NULL message");
   return m;
 }

@@ -83,8 +83,8 @@ int msg_route_ok(sg_host_t dst);
  * msg_wait_all), so that the actor's own activity list stays short; each actor that
  * sends must call msg_flush before it returns. Call before the simulation starts. */
 void msg_set_waited_sends(int on);
-/* Waits for the n comms, reaping the caller's finished sends meanwhile (waited sends);
- * otherwise sg_comm_wait_all. */
+/* sg_comm_wait_all of the n comms, accounted as communication time (account.h), reaping
+ * the caller's finished sends meanwhile (waited sends). */
 void msg_wait_all(sg_comm_t *comms, size_t n);
 /* Waited sends: blocks until every send of the calling actor is delivered and frees
  * its outbox. A no-op otherwise. */

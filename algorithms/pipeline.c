@@ -55,6 +55,7 @@
 #include <xbt/asserts.h>
 #include <xbt/sysdep.h>
 
+#include "algorithms/compute.h"
 #include "algorithms/collectives.h"
 #include "algorithms/eval.h"
 #include "algorithms/pipeline_msg.h"
@@ -288,7 +289,7 @@ static void dense_costs(const struct pipeline *pl, chunk *c)
 static void dense_compute(const struct pipeline *pl, device *d, const chunk *c, kernel_phase ph, double examples)
 {
   (void)d;
-  run_execute(pl->cfg, (ph == PHASE_BACKWARD ? c->bwd_flops : c->fwd_flops) * examples);
+  compute_execute(pl->cfg, (ph == PHASE_BACKWARD ? c->bwd_flops : c->fwd_flops) * examples);
 }
 
 typedef struct mlp_chunk {
@@ -415,7 +416,7 @@ static void dense_flush(struct pipeline *pl, device *d)
   for (size_t c = d->rank; c < pl->K; c += pl->p->stages)
     params += pl->chunks[c].params;
   double t0 = simgrid_get_clock();
-  run_execute(pl->cfg, cost_update_flops((size_t)params, 0));
+  compute_execute(pl->cfg, cost_update_flops((size_t)params, 0));
   d->st.update_s += simgrid_get_clock() - t0;
   for (size_t c = d->rank; pl->numeric && c < pl->K; c += pl->p->stages) {
     const chunk *ch = &pl->chunks[c];

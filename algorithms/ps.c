@@ -10,6 +10,7 @@
 #include <xbt/asserts.h>
 #include <xbt/sysdep.h>
 
+#include "algorithms/compute.h"
 #include "algorithms/faults.h"
 #include "algorithms/msg.h"
 #include "models/cost.h"
@@ -189,7 +190,7 @@ static void apply_update(ps_shard *s, const gmsg *push)
 {
   /* after a restart from a checkpoint the shard's version can be behind the fetch's */
   metrics_slot_staleness(s->slot, s->version >= push->version ? s->version - push->version : 0);
-  run_execute(s->cfg, cost_update_flops((size_t)s->clients[push->src].sim_elems, s->rule.adagrad));
+  compute_execute(s->cfg, cost_update_flops((size_t)s->clients[push->src].sim_elems, s->rule.adagrad));
   if (s->numerics) {
     xbt_assert(push->n == client_values(s, push->src), "shard %d: a push of %zu values from client %d",
                s->rank, push->n, push->src);

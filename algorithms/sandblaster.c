@@ -56,6 +56,7 @@
 #include <xbt/asserts.h>
 #include <xbt/sysdep.h>
 
+#include "algorithms/compute.h"
 #include "algorithms/eval.h"
 #include "algorithms/faults.h"
 #include "algorithms/msg.h"
@@ -200,19 +201,19 @@ static void run_command(shard *s, const gmsg *m)
   switch (m->op) {
   case CMD_DOT:
     gsl_blas_ddot(&a.vector, &b.vector, &partial);
-    run_execute(s->sb->cfg, 2 * n);
+    compute_execute(s->sb->cfg, 2 * n);
     break;
   case CMD_AXPY:
     gsl_blas_daxpy(m->scalar, &a.vector, &b.vector);
-    run_execute(s->sb->cfg, 2 * n);
+    compute_execute(s->sb->cfg, 2 * n);
     break;
   case CMD_SCALE:
     gsl_blas_dscal(m->scalar, &a.vector);
-    run_execute(s->sb->cfg, n);
+    compute_execute(s->sb->cfg, n);
     break;
   case CMD_COPY:
     gsl_blas_dcopy(&a.vector, &b.vector);
-    run_execute(s->sb->cfg, n);
+    compute_execute(s->sb->cfg, n);
     break;
   default:
     xbt_die("shard %d: unknown command %d", s->rank, m->op);
@@ -252,7 +253,7 @@ static void try_reduce(shard *s)
     flops += s->sim_elems;
     s->counts[r] = 0;
   }
-  run_execute(sb->cfg, flops);
+  compute_execute(sb->cfg, flops);
   s->batch = 0;
   s->received = 0;
   s->reduce_slot = -1;
@@ -354,7 +355,7 @@ static void shard_actor(int argc, char **argv)
 static void wait_push(replica *r)
 {
   if (r->pushing)
-    run_comm_wait_all(r->push, (size_t)r->sb->S);
+    msg_wait_all(r->push, (size_t)r->sb->S);
   r->pushing = 0;
 }
 
@@ -369,7 +370,7 @@ static void fetch_parameters(replica *r, long batch, int slot)
   }
   for (int k = 0; k < sb->S; k++)
     r->comms[k] = sg_mailbox_get_async(r->inbox, (void **)&r->replies[k]);
-  run_comm_wait_all(r->comms, (size_t)sb->S);
+  msg_wait_all(r->comms, (size_t)sb->S);
   for (int k = 0; k < sb->S; k++) {
     gmsg *m = r->replies[k];
     xbt_assert(m->kind == MSG_PARAMS, "replica %d expected parameters, got kind %d", r->rank, (int)m->kind);
@@ -395,7 +396,7 @@ static void compute_gradient(replica *r, long p)
   int rc = net_loss_grad(sb->cfg->model, r->w, &X.matrix, d->y + begin, r->ws, &r->held_loss[r->n_held], &g.vector);
   xbt_assert(rc == 0, "replica %d: portion %ld does not fit the model", r->rank, p);
   r->held_id[r->n_held++] = p;
-  run_execute(sb->cfg, sb->cfg->train_flops * (double)rows * r->slowdown);
+  compute_execute(sb->cfg, sb->cfg->train_flops * (double)rows * r->slowdown);
 }
 
 /* Dean'12 4.2: send the gradients every few completed portions. Sum mode: the running

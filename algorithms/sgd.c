@@ -7,6 +7,7 @@
 #include <simgrid/mutex.h>
 #include <xbt/sysdep.h>
 
+#include "algorithms/compute.h"
 #include "algorithms/eval.h"
 #include "algorithms/modelpar.h"
 #include "models/cost.h"
@@ -32,13 +33,13 @@ static void compute_gradient(sgd *s)
   const run_config *cfg = s->cfg;
   if (cfg->numerics)
     minibatch_gradient(s->mb, s->w, s->grad, NULL);
-  run_execute(cfg, cfg->train_flops * (double)s->p->batch);
+  compute_execute(cfg, cfg->train_flops * (double)s->p->batch);
 }
 
 static void apply_update(sgd *s)
 {
   const run_config *cfg = s->cfg;
-  run_execute(cfg, cost_update_flops((size_t)cfg->sim_params, 0));
+  compute_execute(cfg, cost_update_flops((size_t)cfg->sim_params, 0));
   if (cfg->numerics) {
     sg_mutex_lock(s->mu);
     optim_sgd_apply(s->w->data, s->grad->data, s->w->size, s->p->lr);

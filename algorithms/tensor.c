@@ -8,7 +8,7 @@
  * so 2 allreduces forward and 2 backward per layer (PTD-P: 8bsh(t-1)/t elements per layer
  * per device per microbatch). With sequence parallelism, each g is a reduce-scatter and
  * each LayerNorm input is allgathered (forward; and the incoming gradient backward).
- * Compute is each rank's 1/t of the layer's flops through run_execute, split at the
+ * Compute is each rank's 1/t of the layer's flops through compute_execute, split at the
  * collectives: forward attention (8bsh^2 + 4bs^2h)/t, MLP 16bsh^2/t; backward MLP
  * 24bsh^2/t before f' and its W1 weight gradient 8bsh^2/t, attention (10bsh^2 + 8bs^2h)/t
  * before f' and its Q, K, V weight gradient 6bsh^2/t: 3 x (24bsh^2 + 4bs^2h) in all. With
@@ -58,6 +58,8 @@
 #include <xbt/asserts.h>
 #include <xbt/sysdep.h>
 
+#include "algorithms/compute.h"
+#include "algorithms/account.h"
 #include "algorithms/collectives.h"
 #include "models/rng.h"
 #include "models/transformer.h"
@@ -158,7 +160,7 @@ double tensor_layer_flops(const tensor_params *p)
 static double bsh2(const tensor *t) { return (double)t->d.b * t->d.s * t->d.h * t->d.h; }
 static double bs2h(const tensor *t) { return (double)t->d.b * t->d.s * t->d.s * t->d.h; }
 
-static void compute(const tensor *t, double flops) { run_execute(t->cfg, flops / (double)t->p->ranks); }
+static void compute(const tensor *t, double flops) { compute_execute(t->cfg, flops / (double)t->p->ranks); }
 
 /* A layer phase: its GEMM flops (all ranks together) and the rank's memory-bound kernels. */
 static void compute_phase(const tensor *t, double flops, transformer_phase ph)
@@ -166,7 +168,7 @@ static void compute_phase(const tensor *t, double flops, transformer_phase ph)
   const tensor_params *p = t->p;
   double bytes = transformer_phase_mem_elems(&t->d, (transformer_kernels)p->kernels, p->ranks, p->seqpar, ph) *
                  t->cfg->elem_bytes;
-  run_execute_mem(t->cfg, flops / (double)p->ranks, bytes);
+  compute_execute_mem(t->cfg, flops / (double)p->ranks, bytes);
 }
 
 static double *buf(rank *rk, size_t l, transformer_buf which)
@@ -204,9 +206,9 @@ static void reduce_rows_with(rank *rk, double *b, double wgrad_flops)
     compute(t, wgrad_flops);
     return;
   }
-  sg_exec_t e = run_execute_async(t->cfg, wgrad_flops / (double)t->p->ranks);
+  sg_exec_t e = compute_execute_async(t->cfg, wgrad_flops / (double)t->p->ranks);
   reduce_rows(rk, b);
-  run_exec_wait(e);
+  account_exec_wait(e);
 }
 
 static void reduce_grad_with(rank *rk, size_t l, double wgrad_flops)
@@ -366,9 +368,9 @@ static void allreduce_gradients(rank *rk)
     gradients_ready(rk); /* the embedding's backward is the last thing: its rows are final */
   xbt_assert(rk->bucket == t->nb, "tensor: %zu of %zu buckets handed over", rk->bucket, t->nb);
   rk->handing = 0;
-  run_comm_begin();
+  account_comm_begin();
   sg_sem_acquire(rk->reduced);
-  run_comm_end();
+  account_comm_end();
 }
 
 static void microbatch_backward(rank *rk, int last)
@@ -845,7 +847,7 @@ int tensor_check_mem_bw(const tensor_params *p, const run_config *cfg, char *err
   if (p->kernels == TRANSFORMER_KERNELS_NONE)
     return 0;
   for (size_t i = 0; i < cfg->n_hosts; i++)
-    if (run_host_mem_bw(cfg->hosts[i]) <= 0) {
+    if (compute_host_mem_bw(cfg->hosts[i]) <= 0) {
       snprintf(err, len, "tensor.kernels = %s: host %s has no mem_bw property (bytes/s, e.g. <prop id=\"mem_bw\" "
                "value=\"900e9\"/>); the dgx2h and selene presets have it", names[p->kernels],
                sg_host_get_name(cfg->hosts[i]));

@@ -16,6 +16,8 @@
 #include <xbt/dynar.h>
 #include <xbt/sysdep.h>
 
+#include "algorithms/compute.h"
+#include "algorithms/account.h"
 #include "algorithms/algorithm.h"
 #include "algorithms/msg.h"
 #include "models/arch.h"
@@ -328,7 +330,7 @@ static link_stat *collect_links(double sim_time, size_t *n)
  * SimGrid lists (the _UP and _DOWN halves of split-duplex links are listed, checked on
  * 3.32) gets its bandwidth and latency scaled. Host speed cannot be set through 3.32's
  * C API (sg_host_set_pstate only picks among a file's pstates), so speed_factor divides
- * the flops of every execution instead (run_execute): the same simulated times. */
+ * the flops of every execution instead (compute_execute): the same simulated times. */
 static void scale_links(const scenario *sc)
 {
   if (sc->platform.bw_factor == 1 && sc->platform.lat_factor == 1)
@@ -378,8 +380,8 @@ static int simulate(const scenario *sc, build *b, const engine_opts *o, int argc
   simgrid_init(&argc, argv);
   simgrid_load_platform(b->platform);
   scale_links(sc);
-  run_engine_setup();
-  run_trace_enable(o->trace);
+  account_setup();
+  account_trace_enable(o->trace);
   sg_host_t *all;
   size_t n_all = platform_hosts_in_order(b->platform, &all);
   run_config cfg = b->cfg;
@@ -402,7 +404,7 @@ static int simulate(const scenario *sc, build *b, const engine_opts *o, int argc
     if (faulty > 0)
       faults_clear(&plan);
     msg_traffic_free();
-    run_engine_teardown();
+    account_teardown();
     xbt_free(all);
     xbt_free(cfg.hosts);
     return fail(err);
@@ -439,9 +441,9 @@ static int simulate(const scenario *sc, build *b, const engine_opts *o, int argc
   res.hosts_used = b->needed;
   res.status = metrics_status_name(metrics_get_status(m));
   link_stat *links = collect_links(res.sim_time, &res.n_links);
-  res.n_actors = run_breakdown(res.sim_time, &res.actors);
+  res.n_actors = account_breakdown(res.sim_time, &res.actors);
   if (o->trace)
-    res.n_trace_ev = run_trace(&res.trace_ev);
+    res.n_trace_ev = account_trace(&res.trace_ev);
   res.links = links;
   int rc = output_write_all(o->out_dir, &res, err, ERRLEN) == 0 ? 0 : fail(err);
   if (rc == 0 && !o->quiet) {
@@ -463,7 +465,7 @@ static int simulate(const scenario *sc, build *b, const engine_opts *o, int argc
   xbt_free(links);
   report_free(rep);
   msg_traffic_free();
-  run_engine_teardown();
+  account_teardown();
   alg->free(b->state);
   b->state = NULL;
   metrics_free(m);

@@ -1,6 +1,7 @@
 /* output.c - result files, atomic writes, and the --expect comparison. */
 #include "sim/output.h"
 
+#include "algorithms/account.h"
 #include "sim/fileio.h"
 
 #include <errno.h>
@@ -104,12 +105,12 @@ static void write_trace(report_text *b, const run_result *r)
   }
   static const char *const names[] = {"compute", "wait", "send"};
   for (size_t i = 0; i < r->n_trace_ev; i++) {
-    const run_trace_event *e = &r->trace_ev[i];
+    const account_event *e = &r->trace_ev[i];
     report_printf(b, "{\"name\": \"%s\", \"cat\": \"%s\", \"ph\": \"%s\", \"pid\": %zu, \"tid\": %zu, \"ts\": ",
-               names[e->kind], e->kind == RUN_TRACE_COMPUTE ? "compute" : "comm",
-               e->kind == RUN_TRACE_SEND ? "i" : "X", host[e->actor], e->actor);
+               names[e->kind], e->kind == ACCOUNT_COMPUTE ? "compute" : "comm",
+               e->kind == ACCOUNT_SEND ? "i" : "X", host[e->actor], e->actor);
     report_double(b, e->start * 1e6);
-    if (e->kind == RUN_TRACE_SEND) {
+    if (e->kind == ACCOUNT_SEND) {
       report_printf(b, ", \"s\": \"t\", \"args\": {\"bytes\": ");
       report_double(b, e->bytes);
       report_printf(b, ", \"to\": \"%s\"}}", e->dst);
@@ -296,7 +297,7 @@ int output_write_all(const char *dir, const run_result *r, char *err, size_t err
   b.len = 0;
   report_printf(&b, "actor,role,host,compute_s,comm_s,exposed_comm_s\n");
   for (size_t i = 0; i < r->n_actors; i++) {
-    const run_actor_time *a = &r->actors[i];
+    const account_actor *a = &r->actors[i];
     report_printf(&b, "%s,%s,%s,", a->name, a->role, a->host);
     report_double(&b, a->compute_s);
     report_printf(&b, ",");

@@ -8,6 +8,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "algorithms/account.h"
 #include "algorithms/faults.h"
 #include "algorithms/metrics.h"
 #include "algorithms/report.h"
@@ -30,9 +31,9 @@ typedef struct run_result {
   size_t hosts_used;
   const char *status;
   const report *rep;      /* what the algorithm adds: examples, summary blocks, result files */
-  const run_actor_time *actors;        /* time breakdown per actor (run_breakdown), pid order */
+  const account_actor *actors;        /* time breakdown per actor (account_breakdown), pid order */
   size_t n_actors;
-  const run_trace_event *trace_ev;     /* dtsim run --trace: the timeline for trace.json, or NULL */
+  const account_event *trace_ev;     /* dtsim run --trace: the timeline for trace.json, or NULL */
   size_t n_trace_ev;
   const fault_plan *faults;            /* a run with [faults] events ("faults" block), or NULL */
 } run_result;

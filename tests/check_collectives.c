@@ -23,6 +23,7 @@
 #include <simgrid/host.h>
 #include <xbt/sysdep.h>
 
+#include "algorithms/account.h"
 #include "algorithms/collectives.h"
 #include "algorithms/msg.h"
 #include "algorithms/run.h"
@@ -127,7 +128,7 @@ static void simulate(const spec *s, const char *path, const char *plat)
   int argc = (int)(sizeof(argv) / sizeof(argv[0])) - 1;
   simgrid_init(&argc, argv);
   simgrid_load_platform(plat);
-  run_engine_setup();
+  account_setup();
   sg_host_t *all = xbt_malloc(HOSTS * sizeof(sg_host_t));
   for (size_t h = 0; h < HOSTS; h++) {
     char name[32];

@@ -708,7 +708,7 @@ START_TEST(test_scenario_faults)
   ck_assert_int_eq(scenario_set(&s, "faults.stragglers=none", err, sizeof err), 0);
   ck_assert_str_eq(s.faults.stragglers, "");
   ck_assert_int_eq(scenario_set(&s, "faults.stragglers=0.1:4", err, sizeof err), 0);
-  /* every algorithm's workers can straggle (faults.c, run_execute) */
+  /* every algorithm's workers can straggle (faults.c, compute_execute) */
   ck_assert_msg(scenario_validate(&s, "a.ini", err, sizeof err) == 0, "%s", err);
   ck_assert_int_eq(scenario_set(&s, "run.algorithm=sandblaster", err, sizeof err), 0);
   ck_assert_msg(scenario_validate(&s, "a.ini", err, sizeof err) == 0, "%s", err);

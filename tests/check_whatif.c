@@ -17,6 +17,7 @@
 #include <xbt/dynar.h>
 #include <xbt/sysdep.h>
 
+#include "algorithms/account.h"
 #include "algorithms/msg.h"
 #include "algorithms/run.h"
 #include "cli_util.h"
@@ -301,7 +302,7 @@ START_TEST(test_whatif_links_plugin)
   size_t nh = platform_hosts_in_order(path, &hosts);
   ck_assert_uint_eq(nh, 4);
   msg_traffic_init(hosts, nh);
-  run_engine_setup();
+  account_setup();
   plugin_n = sg_link_count();
   plugin_links = sg_link_list();
   sg_actor_create("tracker-0", hosts[0], plugin_tracker, 0, NULL);
@@ -326,7 +327,7 @@ START_TEST(test_whatif_links_plugin)
   }
   ck_assert_double_eq_tol(on_route, 3 * 1.0025e6, 1e-6);
   msg_traffic_free();
-  run_engine_teardown();
+  account_teardown();
   xbt_free(plugin_links);
   xbt_free(hosts);
   remove(path);

@@ -37,7 +37,7 @@ static void send_detached(sg_mailbox_t to, void *m, double bytes)
   sg_comm_detach(sg_mailbox_put_init(to, m, (long)bytes), NULL);
 }
 
-static void compute(double flops) /* spread over the host's cores, as run_execute does */
+static void compute(double flops) /* spread over the host's cores, as compute_execute does */
 {
   sg_actor_execute(flops / sg_host_core_count(sg_host_self()));
 }

@@ -108,7 +108,7 @@ static void flush(outbox *o)
   free(o->c);
 }
 
-static void compute(double flops) /* spread over the host's cores, as run_execute does */
+static void compute(double flops) /* spread over the host's cores, as compute_execute does */
 {
   sg_actor_execute(flops / sg_host_core_count(sg_host_self()));
 }

@@ -1,0 +1,360 @@
+/* account.c - every actor's simulated executions and waits, timed and recorded per
+ * actor and host (the breakdown), and kept one by one for the timeline on request. */
+#include "algorithms/account.h"
+
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <simgrid/actor.h>
+#include <simgrid/comm.h>
+#include <simgrid/engine.h>
+#include <simgrid/exec.h>
+#include <simgrid/host.h>
+#include <simgrid/mutex.h>
+#include <xbt/asserts.h>
+#include <xbt/sysdep.h>
+
+/* SimGrid 3.32's Exec::init() (src/s4u/s4u_Exec.cpp) registers every new execution
+ * in the global Host::on_state_change signal from the calling actor's thread, without
+ * a lock: with parallel contexts (--cfg=contexts/nthreads:N) two actors creating an
+ * execution at once corrupt that map, and the engine crashes later in ExecImpl::post.
+ * Creating executions under one SimGrid mutex serialises exactly that step (a mutex
+ * takes no simulated time, and its grant order is deterministic). */
+static sg_mutex_t exec_init_lock;
+
+/* ---- breakdown state ----
+ * Per host (placement index from msg_traffic_init's host data): the executions running
+ * on it, the predicted ends of its asynchronous ones, and its actors. Time advances per
+ * host in order: every event first settles the interval since the host's last event
+ * (with the state that held during it), so each sum adds the same intervals whatever
+ * order actors of one scheduling round (same simulated time) run in. A plain mutex (no
+ * simulated effect) guards it all against actors on other threads. */
+typedef struct bd_host {
+  double last;            /* time up to which its actors are settled */
+  int n_exec;             /* executions running on the host */
+  double *ends;           /* predicted ends of running asynchronous executions */
+  size_t n_ends, cap_ends;
+  size_t *actors;         /* indices into bd.actors (by pid) */
+  size_t n_actors, cap_actors;
+} bd_host;
+
+typedef struct bd_actor {
+  account_actor t;
+  bd_host *host;
+  int blocked;            /* inside a communication wait */
+  double wait_start;      /* trace: when the current wait began */
+  long seq;               /* trace: events recorded so far */
+} bd_actor;
+
+/* A timeline event as recorded: by actor pid and the actor's own sequence number, which
+ * make the sorted order independent of the threads' interleaving. */
+typedef struct bd_event_rec {
+  account_event_kind kind;
+  size_t pid;
+  long seq;
+  double start, dur, bytes;
+  const char *dst;
+} bd_event_rec;
+
+static struct {
+  pthread_mutex_t mu;
+  bd_actor **actors;      /* by pid; NULL for actors that never recorded */
+  size_t n_actors;
+  bd_host **hosts;        /* by placement index */
+  size_t n_hosts;
+  bd_host **extra;        /* private states of actors on unnumbered hosts */
+  size_t n_extra;
+  account_actor *out;    /* account_breakdown's result */
+  int trace_on;
+  bd_event_rec *ev;       /* the timeline, in recording order */
+  size_t n_ev, cap_ev;
+  account_event *trace; /* run_trace's result */
+} bd = {.mu = PTHREAD_MUTEX_INITIALIZER};
+
+static void *grow(void *p, size_t *cap, size_t need, size_t elem)
+{
+  if (need <= *cap)
+    return p;
+  size_t c = *cap ? *cap : 8;
+  while (c < need)
+    c *= 2;
+  p = xbt_realloc(p, c * elem);
+  memset((char *)p + *cap * elem, 0, (c - *cap) * elem);
+  *cap = c;
+  return p;
+}
+
+static void settle(bd_host *h, double t)
+{
+  double dt = t - h->last;
+  if (dt <= 0)
+    return;
+  for (size_t i = 0; i < h->n_actors; i++) {
+    bd_actor *a = bd.actors[h->actors[i]];
+    if (a->blocked) {
+      a->t.comm_s += dt;
+      if (h->n_exec == 0)
+        a->t.exposed_comm_s += dt;
+    }
+  }
+  h->last = t;
+}
+
+/* Settles h up to t, ending on the way the asynchronous executions predicted to end. */
+static void advance(bd_host *h, double t)
+{
+  for (;;) {
+    size_t k = h->n_ends;
+    for (size_t i = 0; i < h->n_ends; i++)
+      if (h->ends[i] <= t && (k == h->n_ends || h->ends[i] < h->ends[k]))
+        k = i;
+    if (k == h->n_ends)
+      break;
+    settle(h, h->ends[k]);
+    h->n_exec--;
+    h->ends[k] = h->ends[--h->n_ends];
+  }
+  settle(h, t);
+}
+
+static bd_host *host_state(sg_host_t host, double now)
+{
+  const size_t *ix = sg_host_get_data(host);
+  bd_host **slot;
+  if (ix == NULL) {
+    size_t cap = bd.n_extra;
+    bd.extra = grow(bd.extra, &cap, bd.n_extra + 1, sizeof(*bd.extra));
+    slot = &bd.extra[bd.n_extra++];
+  } else {
+    size_t cap = bd.n_hosts;
+    bd.hosts = grow(bd.hosts, &cap, *ix + 1, sizeof(*bd.hosts));
+    bd.n_hosts = cap;
+    slot = &bd.hosts[*ix];
+  }
+  if (*slot == NULL) {
+    *slot = xbt_malloc0(sizeof(**slot));
+    (*slot)->last = now;
+  }
+  return *slot;
+}
+
+/* The calling actor's record, created on its first event. Call with bd.mu held. */
+static bd_actor *self_actor(double now)
+{
+  size_t pid = (size_t)sg_actor_self_get_pid();
+  if (pid >= bd.n_actors) {
+    size_t cap = bd.n_actors;
+    bd.actors = grow(bd.actors, &cap, pid + 1, sizeof(*bd.actors));
+    bd.n_actors = cap;
+  }
+  bd_actor *a = bd.actors[pid];
+  if (a != NULL)
+    return a;
+  a = bd.actors[pid] = xbt_malloc0(sizeof(*a));
+  sg_host_t host = sg_host_self();
+  a->t.name = xbt_strdup(sg_actor_self_get_name());
+  a->t.role = xbt_strdup(a->t.name);
+  size_t n = strlen(a->t.role), k = n;
+  while (k > 0 && a->t.role[k - 1] >= '0' && a->t.role[k - 1] <= '9')
+    k--;
+  if (k > 1 && k < n && a->t.role[k - 1] == '-')
+    a->t.role[k - 1] = '\0';
+  a->t.host = xbt_strdup(sg_host_get_name(host));
+  a->host = host_state(host, now);
+  advance(a->host, now);
+  size_t cap = a->host->cap_actors;
+  a->host->actors = grow(a->host->actors, &cap, a->host->n_actors + 1, sizeof(size_t));
+  a->host->cap_actors = cap;
+  a->host->actors[a->host->n_actors++] = pid;
+  return a;
+}
+
+/* Appends a timeline event of actor a (pid) when tracing. Call with bd.mu held. */
+static void trace_add(bd_actor *a, size_t pid, account_event_kind kind, double start, double dur, double bytes,
+                      const char *dst)
+{
+  if (!bd.trace_on)
+    return;
+  bd.ev = grow(bd.ev, &bd.cap_ev, bd.n_ev + 1, sizeof(*bd.ev));
+  bd.ev[bd.n_ev++] = (bd_event_rec){kind, pid, a->seq++, start, dur, bytes, dst};
+}
+
+/* The calling actor starts (delta = +1) or ends (-1) an execution or a wait. */
+static void bd_event(int exec_delta, int wait_delta)
+{
+  double now = simgrid_get_clock();
+  pthread_mutex_lock(&bd.mu);
+  bd_actor *a = self_actor(now);
+  advance(a->host, now);
+  a->host->n_exec += exec_delta;
+  a->blocked += wait_delta;
+  if (wait_delta > 0)
+    a->wait_start = now;
+  else if (wait_delta < 0 && now > a->wait_start) /* a wait that did not block is no event */
+    trace_add(a, (size_t)sg_actor_self_get_pid(), ACCOUNT_WAIT, a->wait_start, now - a->wait_start, 0, NULL);
+  pthread_mutex_unlock(&bd.mu);
+}
+
+void account_setup(void)
+{
+  exec_init_lock = sg_mutex_init();
+}
+
+void account_teardown(void)
+{
+  sg_mutex_destroy(exec_init_lock);
+  exec_init_lock = NULL;
+  for (size_t i = 0; i < bd.n_actors; i++)
+    if (bd.actors[i]) {
+      xbt_free(bd.actors[i]->t.name);
+      xbt_free(bd.actors[i]->t.role);
+      xbt_free(bd.actors[i]->t.host);
+      xbt_free(bd.actors[i]);
+    }
+  for (size_t i = 0; i < bd.n_hosts + bd.n_extra; i++) {
+    bd_host *h = i < bd.n_hosts ? bd.hosts[i] : bd.extra[i - bd.n_hosts];
+    if (h) {
+      xbt_free(h->ends);
+      xbt_free(h->actors);
+      xbt_free(h);
+    }
+  }
+  xbt_free(bd.actors);
+  xbt_free(bd.hosts);
+  xbt_free(bd.extra);
+  xbt_free(bd.out);
+  xbt_free(bd.ev);
+  xbt_free(bd.trace);
+  bd.ev = NULL;
+  bd.trace = NULL;
+  bd.n_ev = bd.cap_ev = 0;
+  bd.trace_on = 0;
+  bd.actors = NULL;
+  bd.hosts = bd.extra = NULL;
+  bd.out = NULL;
+  bd.n_actors = bd.n_hosts = bd.n_extra = 0;
+}
+
+void account_exec(double flops)
+{
+  sg_mutex_lock(exec_init_lock);
+  sg_exec_t e = sg_actor_exec_init(flops);
+  sg_mutex_unlock(exec_init_lock);
+  double t0 = simgrid_get_clock();
+  bd_event(+1, 0);
+  sg_exec_start(e);
+  sg_exec_wait(e);
+  bd_event(-1, 0);
+  double t1 = simgrid_get_clock();
+  size_t pid = (size_t)sg_actor_self_get_pid();
+  pthread_mutex_lock(&bd.mu);
+  bd.actors[pid]->t.compute_s += t1 - t0;
+  trace_add(bd.actors[pid], pid, ACCOUNT_COMPUTE, t0, t1 - t0, 0, NULL);
+  pthread_mutex_unlock(&bd.mu);
+}
+
+sg_exec_t account_exec_async(double amount)
+{
+  sg_mutex_lock(exec_init_lock);
+  sg_exec_t e = sg_actor_exec_init(amount);
+  sg_mutex_unlock(exec_init_lock);
+  double now = simgrid_get_clock(), dur = amount / sg_host_get_speed(sg_host_self());
+  pthread_mutex_lock(&bd.mu);
+  bd_actor *a = self_actor(now);
+  bd_host *h = a->host;
+  advance(h, now);
+  h->n_exec++;
+  size_t cap = h->cap_ends;
+  h->ends = grow(h->ends, &cap, h->n_ends + 1, sizeof(double));
+  h->cap_ends = cap;
+  h->ends[h->n_ends++] = now + dur;
+  a->t.compute_s += dur;
+  trace_add(a, (size_t)sg_actor_self_get_pid(), ACCOUNT_COMPUTE, now, dur, 0, NULL);
+  pthread_mutex_unlock(&bd.mu);
+  sg_exec_start(e);
+  return e;
+}
+
+void account_exec_wait(sg_exec_t exec)
+{
+  sg_exec_wait(exec);
+}
+
+void account_comm_begin(void)
+{
+  bd_event(0, +1);
+}
+
+void account_comm_end(void)
+{
+  bd_event(0, -1);
+}
+
+void account_comm_wait(sg_comm_t comm)
+{
+  account_comm_begin();
+  sg_comm_wait(comm);
+  account_comm_end();
+}
+
+size_t account_breakdown(double end_time, const account_actor **out)
+{
+  pthread_mutex_lock(&bd.mu);
+  for (size_t i = 0; i < bd.n_hosts + bd.n_extra; i++) {
+    bd_host *h = i < bd.n_hosts ? bd.hosts[i] : bd.extra[i - bd.n_hosts];
+    if (h)
+      advance(h, end_time);
+  }
+  xbt_free(bd.out);
+  bd.out = xbt_malloc((bd.n_actors ? bd.n_actors : 1) * sizeof(*bd.out));
+  size_t n = 0;
+  for (size_t i = 0; i < bd.n_actors; i++)
+    if (bd.actors[i])
+      bd.out[n++] = bd.actors[i]->t;
+  pthread_mutex_unlock(&bd.mu);
+  *out = bd.out;
+  return n;
+}
+
+void account_trace_enable(int on)
+{
+  bd.trace_on = on;
+}
+
+void account_trace_send(sg_host_t dst, double bytes)
+{
+  if (!bd.trace_on)
+    return;
+  double now = simgrid_get_clock();
+  pthread_mutex_lock(&bd.mu);
+  trace_add(self_actor(now), (size_t)sg_actor_self_get_pid(), ACCOUNT_SEND, now, 0, bytes, sg_host_get_name(dst));
+  pthread_mutex_unlock(&bd.mu);
+}
+
+static int by_start(const void *pa, const void *pb)
+{
+  const bd_event_rec *a = pa, *b = pb;
+  if (a->start != b->start)
+    return a->start < b->start ? -1 : 1;
+  if (a->pid != b->pid)
+    return a->pid < b->pid ? -1 : 1;
+  return (a->seq > b->seq) - (a->seq < b->seq);
+}
+
+size_t account_trace(const account_event **out)
+{
+  size_t *index = xbt_malloc0((bd.n_actors ? bd.n_actors : 1) * sizeof(size_t)), k = 0;
+  for (size_t i = 0; i < bd.n_actors; i++)
+    if (bd.actors[i])
+      index[i] = k++; /* account_breakdown's order */
+  qsort(bd.ev, bd.n_ev, sizeof(*bd.ev), by_start);
+  xbt_free(bd.trace);
+  bd.trace = xbt_malloc((bd.n_ev ? bd.n_ev : 1) * sizeof(*bd.trace));
+  for (size_t i = 0; i < bd.n_ev; i++)
+    bd.trace[i] = (account_event){bd.ev[i].kind, index[bd.ev[i].pid], bd.ev[i].start, bd.ev[i].dur,
+                                    bd.ev[i].bytes, bd.ev[i].dst};
+  xbt_free(index);
+  *out = bd.trace;
+  return bd.n_ev;
+}
+

@@ -1,0 +1,85 @@
+#ifndef ALGORITHMS_ACCOUNT_H
+#define ALGORITHMS_ACCOUNT_H
+/* account.h - every actor's simulated executions and waits, timed and recorded: the
+ * time breakdown per actor (compute, communication, exposed communication) and, on
+ * request, the timeline of each execution, wait and send (dtsim run --trace). */
+
+#include <stddef.h>
+#include <simgrid/forward.h>
+
+/* Call account_setup once after simgrid_init and before any actor runs, and
+ * account_teardown after simgrid_run: they hold the lock executions are created under. */
+void account_setup(void);
+void account_teardown(void);
+
+/* Runs an execution of `amount` flops on the calling actor's host, blocking, and records
+ * its time as the actor's compute. */
+void account_exec(double amount);
+/* Starts an execution of `amount` flops and returns it; its time (amount / host speed,
+ * exact when it has a core to itself) is recorded at once. Wait with account_exec_wait. */
+sg_exec_t account_exec_async(double amount);
+
+/* ---- time breakdown: compute, communication and exposed communication per actor ----
+ * Every actor is accounted under its role, its name without a trailing "-<rank>"
+ * (mbox_name's names: "replica-3" is a "replica", "dp-comm-0" a "dp-comm"):
+ *  - compute_s: seconds of its executions (compute_execute, compute_busy, compute_execute_async);
+ *  - comm_s: seconds it was blocked waiting for communication: msg_recv, account_comm_wait,
+ *    msg_wait_all, or any other blocking call bracketed by account_comm_begin/_end
+ *    (a server's idle wait for requests counts: it is blocked on the network);
+ *  - exposed_comm_s: the part of comm_s during which no execution ran on its host, i.e.
+ *    communication that compute did not hide (another actor on the same host computing,
+ *    as DDP's communicator beside its replica, or the actor's own asynchronous execution,
+ *    hides it).
+ * To adopt it in a new algorithm: name actors with mbox_name, compute with compute_execute or
+ * compute_execute_async + account_exec_wait, and wait with msg_recv / account_comm_wait /
+ * msg_wait_all instead of sg_comm_wait / sg_comm_wait_all. An asynchronous
+ * execution is taken to end flops / host speed after its start (exact when it has a
+ * core to itself, as every execution here has). Thread-safe under parallel contexts;
+ * sums do not depend on thread order. Needs account_setup and host numbering
+ * (msg_traffic_init) before actors run. */
+void account_comm_begin(void);
+void account_comm_end(void);
+/* sg_comm_wait, with the blocked time accounted (msg_wait_all waits for several). */
+void account_comm_wait(sg_comm_t comm);
+/* sg_exec_wait for an execution from compute_execute_async (its time is already counted). */
+void account_exec_wait(sg_exec_t exec);
+
+/* ---- timeline (dtsim run --trace): the same events, kept one by one ----
+ * Off by default; account_trace_enable(1) before the run keeps every execution and wait of
+ * every accounted actor and every message sent (msg.c calls account_trace_send), for a
+ * Chrome trace. Memory grows with the events: meant for short runs. */
+typedef enum account_event_kind {
+  ACCOUNT_COMPUTE, /* an execution: start, duration */
+  ACCOUNT_WAIT,    /* blocked on communication: start, duration */
+  ACCOUNT_SEND     /* a message handed to the network: start, bytes, destination host */
+} account_event_kind;
+
+typedef struct account_event {
+  account_event_kind kind;
+  size_t actor;       /* index into account_breakdown's records */
+  double start, dur;  /* simulated s (dur 0 for a send) */
+  double bytes;       /* sends */
+  const char *dst;    /* sends: the destination host's name (SimGrid's, valid during the run) */
+} account_event;
+
+void account_trace_enable(int on);
+/* Records a send of `bytes` by the calling actor to host dst (no-op unless enabled). */
+void account_trace_send(sg_host_t dst, double bytes);
+/* After account_breakdown: the events sorted by start, actor and order within the actor;
+ * the array belongs to run.c (freed by account_teardown). */
+size_t account_trace(const account_event **out);
+
+/* One actor's breakdown, valid until account_teardown. */
+typedef struct account_actor {
+  char *name;            /* SimGrid actor name, e.g. "replica-3" */
+  char *role;            /* name without its "-<rank>", e.g. "replica" */
+  char *host;            /* its host's name */
+  double compute_s, comm_s, exposed_comm_s;
+} account_actor;
+
+/* After simgrid_run: closes every interval still open at end_time (actors blocked when
+ * the run ended) and returns the number of accounted actors, their records in *out in
+ * creation (pid) order. The array belongs to run.c (freed by account_teardown). */
+size_t account_breakdown(double end_time, const account_actor **out);
+
+#endif
