@@ -6,7 +6,7 @@
  * arrive (ps.c). With overlap = on, fetch, compute and push run as three weakly
  * synchronised activities: the next fetch and the last push travel while the
  * replica computes. Warmstart: replica 0 trains alone for warmstart_steps steps,
- * then sends MSG_GO to the others.
+ * then releases the others (PS_RELEASE).
  *
  * With partitions = K > 1 each replica is split over K machines (Dean'12 sec. 3,
  * modelpar.c) and each machine fetches from and pushes to only the shards that hold
@@ -27,6 +27,7 @@
 #include "algorithms/modelpar.h"
 #include "algorithms/msg.h"
 #include "algorithms/ps.h"
+#include "algorithms/ps_msg.h"
 #include "models/minibatch.h"
 #include "models/rng.h"
 
@@ -42,15 +43,15 @@ typedef struct replica {
   long *accrued_version;   /* per shard: version the oldest accrued gradient used */
   long accrued_steps;
   sg_comm_t *fetch_comms;  /* overlap: replies of the fetch in flight */
-  gmsg **replies;
+  msg **replies;
   int fetch_in_flight;
   sg_comm_t *push_comms;   /* overlap: the push in flight */
   int push_in_flight;
   minibatch *mb;           /* draws from the replica's own shard of the data */
   metrics_slot *slot;
-  int released;            /* warmstart: replica 0 has sent MSG_GO */
+  int released;            /* warmstart: replica 0 has released the others */
   long fetch_serial;       /* [faults]: numbers fetches, so that a late reply is recognised */
-  gmsg **push_msgs;         /* [faults]: the push in flight, freed here if undelivered */
+  ps_push_msg **push_msgs; /* [faults]: the push in flight, freed here if undelivered */
 } replica;
 
 /* What partition p of every replica fetches and pushes: per shard it talks to, its
@@ -75,7 +76,7 @@ typedef struct rpart {
   double *accrued;         /* own gradient entries accrued since the last push, in lay order */
   long accrued_steps;
   sg_comm_t *comms;
-  gmsg **replies;
+  msg **replies;
   int released;
 } rpart;
 
@@ -130,7 +131,7 @@ static void request_parameters(replica *r)
 {
   int S = r->d->p->ps_shards;
   for (int s = 0; s < S; s++)
-    gmsg_send(r->d->shard_box[s], shard_host(r->d, s), gmsg_create(MSG_FETCH, r->rank, 0, 0), MSG_HEADER_BYTES);
+    msg_send(r->d->shard_box[s], shard_host(r->d, s), &ps_fetch_create(r->rank, 0)->hdr, MSG_HEADER_BYTES);
   for (int s = 0; s < S; s++)
     r->fetch_comms[s] = sg_mailbox_get_async(r->inbox, (void **)&r->replies[s]);
   r->fetch_in_flight = 1;
@@ -142,11 +143,11 @@ static void install_parameters(replica *r)
   int S = r->d->p->ps_shards;
   run_comm_wait_all(r->fetch_comms, (size_t)S);
   for (int s = 0; s < S; s++) {
-    gmsg *m = r->replies[s];
-    xbt_assert(m->kind == MSG_PARAMS, "replica %d expected parameters, got kind %d", r->rank, (int)m->kind);
-    r->fetched_version[m->src] = m->version;
+    ps_params_msg *m = ps_params_of(r->replies[s]);
+    xbt_assert(m, "replica %d expected parameters, got kind %d", r->rank, r->replies[s]->kind);
+    r->fetched_version[m->shard] = m->version;
     if (m->n)
-      memcpy(r->w->data + ps_begin(r->d->shards[m->src]), m->data, m->n * sizeof(double));
+      memcpy(r->w->data + ps_begin(r->d->shards[m->shard]), m->values, m->n * sizeof(double));
     msg_free(m);
   }
   r->fetch_in_flight = 0;
@@ -195,11 +196,10 @@ static void push_gradient(replica *r)
   for (int s = 0; s < S; s++) {
     ps_shard *sh = r->d->shards[s];
     size_t n = r->cfg->numerics ? ps_end(sh) - ps_begin(sh) : 0;
-    gmsg *m = gmsg_create(MSG_PUSH, r->rank, r->accrued_steps, n);
-    m->version = r->accrued_version[s];
+    ps_push_msg *m = ps_push_create(r->rank, r->accrued_version[s], n);
     if (n)
-      memcpy(m->data, r->accrued->data + ps_begin(sh), n * sizeof(double));
-    r->push_comms[s] = gmsg_send_async(r->d->shard_box[s], shard_host(r->d, s), m,
+      memcpy(m->grad, r->accrued->data + ps_begin(sh), n * sizeof(double));
+    r->push_comms[s] = msg_send_async(r->d->shard_box[s], shard_host(r->d, s), &m->hdr,
                                       msg_bytes(ps_sim_elems(sh), r->cfg->elem_bytes));
   }
   r->push_in_flight = 1;
@@ -214,7 +214,7 @@ static void release_warmstart(replica *r)
   if (r->rank != 0 || r->released)
     return;
   for (int i = 1; i < r->d->p->replicas; i++)
-    gmsg_send_detached(r->d->replicas[i].inbox, r->cfg->hosts[i], gmsg_create(MSG_GO, 0, 0, 0), MSG_HEADER_BYTES);
+    msg_send_detached(r->d->replicas[i].inbox, r->cfg->hosts[i], &ps_release_create()->hdr, MSG_HEADER_BYTES);
   r->released = 1;
 }
 
@@ -222,8 +222,8 @@ static void wait_for_warmstart(replica *r)
 {
   if (r->rank == 0 || r->d->p->warmstart_steps == 0)
     return;
-  gmsg *m = gmsg_recv(r->inbox);
-  xbt_assert(m->kind == MSG_GO, "replica %d expected MSG_GO, got kind %d", r->rank, (int)m->kind);
+  msg *m = msg_recv(r->inbox);
+  xbt_assert(ps_release_of(m), "replica %d expected the warmstart release, got kind %d", r->rank, m->kind);
   msg_free(m);
 }
 
@@ -236,7 +236,7 @@ static void say_done(replica *r)
     install_parameters(r);
   release_warmstart(r);
   for (int s = 0; s < r->d->p->ps_shards; s++)
-    gmsg_send(r->d->shard_box[s], shard_host(r->d, s), gmsg_create(MSG_DONE, r->rank, 0, 0), MSG_HEADER_BYTES);
+    msg_send(r->d->shard_box[s], shard_host(r->d, s), &ps_done_create(r->rank)->hdr, MSG_HEADER_BYTES);
 }
 
 /* ---- a replica under [faults]: every wait is bounded ------------------------ */
@@ -258,20 +258,21 @@ static void fetch_parameters_ft(replica *r)
   for (int s = 0; s < S; s++) {
     sg_mailbox_t box = ps_mailbox(d->shards[s]);
     if (box) {
-      gmsg_send(box, shard_host(d, s), gmsg_create(MSG_FETCH, r->rank, serial, 0), MSG_HEADER_BYTES);
+      msg_send(box, shard_host(d, s), &ps_fetch_create(r->rank, serial)->hdr, MSG_HEADER_BYTES);
       asked++;
     }
   }
   double deadline = simgrid_get_clock() + d->fp->wait_timeout;
   while (got < asked && remaining(deadline) > 0) {
-    gmsg *m = NULL;
+    msg *m = NULL;
     sg_comm_t c = sg_mailbox_get_async(r->inbox, (void **)&m);
     if (sg_comm_wait_for(c, remaining(deadline)) != SG_OK)
       break;
-    if (m->kind == MSG_PARAMS && m->step == serial) {
-      r->fetched_version[m->src] = m->version;
-      if (m->n)
-        memcpy(r->w->data + ps_begin(d->shards[m->src]), m->data, m->n * sizeof(double));
+    ps_params_msg *pm = ps_params_of(m);
+    if (pm && pm->serial == serial) {
+      r->fetched_version[pm->shard] = pm->version;
+      if (pm->n)
+        memcpy(r->w->data + ps_begin(d->shards[pm->shard]), pm->values, pm->n * sizeof(double));
       got++;
     }
     msg_free(m);
@@ -294,12 +295,11 @@ static void push_gradient_ft(replica *r)
       continue;
     }
     size_t n = r->cfg->numerics ? ps_end(sh) - ps_begin(sh) : 0;
-    gmsg *m = gmsg_create(MSG_PUSH, r->rank, r->accrued_steps, n);
-    m->version = r->accrued_version[s];
+    ps_push_msg *m = ps_push_create(r->rank, r->accrued_version[s], n);
     if (n)
-      memcpy(m->data, r->accrued->data + ps_begin(sh), n * sizeof(double));
+      memcpy(m->grad, r->accrued->data + ps_begin(sh), n * sizeof(double));
     r->push_msgs[s] = m;
-    r->push_comms[s] = gmsg_send_async(box, shard_host(d, s), m, msg_bytes(ps_sim_elems(sh), r->cfg->elem_bytes));
+    r->push_comms[s] = msg_send_async(box, shard_host(d, s), &m->hdr, msg_bytes(ps_sim_elems(sh), r->cfg->elem_bytes));
   }
   double deadline = simgrid_get_clock() + d->fp->wait_timeout;
   for (int s = 0; s < S; s++)
@@ -324,10 +324,10 @@ static int replica_gone(void *ctx, int rank)
 static void wait_for_warmstart_ft(replica *r)
 {
   while (!replica_gone(r->d, 0)) {
-    gmsg *m = NULL;
+    msg *m = NULL;
     sg_comm_t c = sg_mailbox_get_async(r->inbox, (void **)&m);
     if (sg_comm_wait_for(c, r->d->fp->wait_timeout) == SG_OK) {
-      int go = m->kind == MSG_GO;
+      int go = ps_release_of(m) != NULL;
       msg_free(m);
       if (go)
         return;
@@ -335,7 +335,7 @@ static void wait_for_warmstart_ft(replica *r)
   }
 }
 
-/* Pushes what it accrued and says MSG_DONE to the shards that are up; a shard also
+/* Pushes what it accrued and says it is done to the shards that are up; a shard also
  * learns that it finished from the shared flag (ps_watch), since a shard down at the
  * time never gets the message. */
 static void say_done_ft(replica *r)
@@ -349,7 +349,7 @@ static void say_done_ft(replica *r)
   for (int s = 0; s < r->d->p->ps_shards; s++) {
     sg_mailbox_t box = ps_mailbox(r->d->shards[s]);
     if (box)
-      gmsg_send(box, shard_host(r->d, s), gmsg_create(MSG_DONE, r->rank, 0, 0), MSG_HEADER_BYTES);
+      msg_send(box, shard_host(r->d, s), &ps_done_create(r->rank)->hdr, MSG_HEADER_BYTES);
   }
 }
 
@@ -444,21 +444,21 @@ static void part_fetch_parameters(rpart *pt)
   downpour *d = pt->d;
   const part_layout *lay = pt->lay;
   for (int i = 0; i < lay->n_shards; i++)
-    gmsg_send(d->shard_box[lay->shard[i]], shard_host(d, lay->shard[i]), gmsg_create(MSG_FETCH, pt->client, 0, 0),
+    msg_send(d->shard_box[lay->shard[i]], shard_host(d, lay->shard[i]), &ps_fetch_create(pt->client, 0)->hdr,
              MSG_HEADER_BYTES);
   for (int i = 0; i < lay->n_shards; i++)
     pt->comms[i] = sg_mailbox_get_async(pt->inbox, (void **)&pt->replies[i]);
   run_comm_wait_all(pt->comms, (size_t)lay->n_shards);
   gsl_vector *w = d->sets[pt->replica].w;
   for (int k = 0; k < lay->n_shards; k++) {
-    gmsg *m = pt->replies[k];
-    xbt_assert(m->kind == MSG_PARAMS, "partition %d expected parameters, got kind %d", pt->client, (int)m->kind);
+    ps_params_msg *m = ps_params_of(pt->replies[k]);
+    xbt_assert(m, "partition %d expected parameters, got kind %d", pt->client, pt->replies[k]->kind);
     int i = 0;
-    while (lay->shard[i] != m->src)
+    while (lay->shard[i] != m->shard)
       i++;
     pt->fetched_version[i] = m->version;
     for (size_t j = 0, at = 0; w && j < lay->n_ranges[i]; j++) {
-      memcpy(w->data + lay->rb[i][j], m->data + at, (lay->re[i][j] - lay->rb[i][j]) * sizeof(double));
+      memcpy(w->data + lay->rb[i][j], m->values + at, (lay->re[i][j] - lay->rb[i][j]) * sizeof(double));
       at += lay->re[i][j] - lay->rb[i][j];
     }
     msg_free(m);
@@ -491,12 +491,11 @@ static void part_push_gradient(rpart *pt)
     size_t n = 0;
     for (size_t j = 0; j < lay->n_ranges[i]; j++)
       n += lay->re[i][j] - lay->rb[i][j];
-    gmsg *m = gmsg_create(MSG_PUSH, pt->client, pt->accrued_steps, n);
-    m->version = pt->accrued_version[i];
+    ps_push_msg *m = ps_push_create(pt->client, pt->accrued_version[i], n);
     if (n)
-      memcpy(m->data, pt->accrued + at, n * sizeof(double));
+      memcpy(m->grad, pt->accrued + at, n * sizeof(double));
     at += n;
-    pt->comms[i] = gmsg_send_async(d->shard_box[s], shard_host(d, s), m, msg_bytes(lay->sim_elems[i], d->cfg->elem_bytes));
+    pt->comms[i] = msg_send_async(d->shard_box[s], shard_host(d, s), &m->hdr, msg_bytes(lay->sim_elems[i], d->cfg->elem_bytes));
   }
   run_comm_wait_all(pt->comms, (size_t)lay->n_shards); /* the next fetch must see this push applied */
   pt->accrued_steps = 0;
@@ -509,7 +508,7 @@ static void part_release_warmstart(rpart *pt)
   if (pt->replica != 0 || pt->released)
     return;
   for (int i = 1; i < d->p->replicas; i++)
-    gmsg_send(d->sets[i].parts[pt->p].inbox, d->cfg->hosts[i * K + pt->p], gmsg_create(MSG_GO, pt->client, 0, 0),
+    msg_send(d->sets[i].parts[pt->p].inbox, d->cfg->hosts[i * K + pt->p], &ps_release_create()->hdr,
              MSG_HEADER_BYTES);
   pt->released = 1;
 }
@@ -518,8 +517,8 @@ static void part_wait_for_warmstart(rpart *pt)
 {
   if (pt->replica == 0 || pt->d->p->warmstart_steps == 0)
     return;
-  gmsg *m = gmsg_recv(pt->inbox);
-  xbt_assert(m->kind == MSG_GO, "partition %d expected MSG_GO, got kind %d", pt->client, (int)m->kind);
+  msg *m = msg_recv(pt->inbox);
+  xbt_assert(ps_release_of(m), "partition %d expected the warmstart release, got kind %d", pt->client, m->kind);
   msg_free(m);
 }
 
@@ -538,7 +537,7 @@ static void part_say_done(rpart *pt)
     part_push_gradient(pt);
   part_release_warmstart(pt);
   for (int i = 0; i < pt->lay->n_shards; i++)
-    gmsg_send(d->shard_box[pt->lay->shard[i]], shard_host(d, pt->lay->shard[i]), gmsg_create(MSG_DONE, pt->client, 0, 0),
+    msg_send(d->shard_box[pt->lay->shard[i]], shard_host(d, pt->lay->shard[i]), &ps_done_create(pt->client)->hdr,
              MSG_HEADER_BYTES);
 }
 
@@ -683,7 +682,7 @@ static void rset_init(downpour *d, rset *set, int r, metrics_slot *slot)
     pt->fetched_version = xbt_malloc0(((size_t)lay->n_shards + 1) * sizeof(long));
     pt->accrued_version = xbt_malloc0(((size_t)lay->n_shards + 1) * sizeof(long));
     pt->comms = xbt_malloc0(((size_t)lay->n_shards + 1) * sizeof(sg_comm_t));
-    pt->replies = xbt_malloc0(((size_t)lay->n_shards + 1) * sizeof(gmsg *));
+    pt->replies = xbt_malloc0(((size_t)lay->n_shards + 1) * sizeof(msg *));
     pt->accrued = xbt_malloc0((lay->n_values + 1) * sizeof(double));
   }
 }
@@ -746,9 +745,9 @@ static void replica_init(downpour *d, replica *r, int rank, metrics_slot *slot)
   r->fetched_version = xbt_malloc0((size_t)S * sizeof(long));
   r->accrued_version = xbt_malloc0((size_t)S * sizeof(long));
   r->fetch_comms = xbt_malloc0((size_t)S * sizeof(sg_comm_t));
-  r->replies = xbt_malloc0((size_t)S * sizeof(gmsg *));
+  r->replies = xbt_malloc0((size_t)S * sizeof(msg *));
   r->push_comms = xbt_malloc0((size_t)S * sizeof(sg_comm_t));
-  r->push_msgs = xbt_malloc0((size_t)S * sizeof(gmsg *));
+  r->push_msgs = xbt_malloc0((size_t)S * sizeof(ps_push_msg *));
   if (cfg->numerics) {
     size_t P = net_n_params(cfg->model);
     r->w = gsl_vector_calloc(P);

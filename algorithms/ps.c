@@ -12,6 +12,7 @@
 
 #include "algorithms/faults.h"
 #include "algorithms/msg.h"
+#include "algorithms/ps_msg.h"
 #include "models/cost.h"
 #include "models/data.h"
 #include "models/optim.h"
@@ -48,7 +49,7 @@ struct ps_shard {
   fault_plan *fp;
   int (*gone)(void *ctx, int client);
   void *gone_ctx;
-  int *done;             /* [c]: client c's MSG_DONE arrived */
+  int *done;             /* [c]: client c's PS_DONE arrived */
   double *ck_w, *ck_acc; /* the last checkpoint (at first, the starting parameters) */
   long ck_version;
   double next_ckpt;
@@ -170,37 +171,37 @@ void ps_snapshot(ps_shard *s, gsl_vector *w)
 }
 
 /* Replies to a fetch with a copy of the client's values and the version they are at. */
-static void send_parameters(ps_shard *s, int client, long request)
+static void send_parameters(ps_shard *s, const ps_fetch_msg *fetch)
 {
+  int client = fetch->client;
   size_t n = s->numerics ? client_values(s, client) : 0, at = 0, b, e;
-  gmsg *m = gmsg_create(MSG_PARAMS, s->rank, request, n); /* the request's step: a late reply is recognised */
-  m->version = s->version;
+  ps_params_msg *m = ps_params_create(s->rank, fetch->serial, s->version, n);
   for (size_t i = 0; n && i < client_range(s, client, i, &b, &e); i++) {
-    memcpy(m->data + at, s->w.vector.data + (b - s->begin), (e - b) * sizeof(double));
+    memcpy(m->values + at, s->w.vector.data + (b - s->begin), (e - b) * sizeof(double));
     at += e - b;
   }
-  gmsg_send(s->client_box[client], s->client_hosts[client], m,
+  msg_send(s->client_box[client], s->client_hosts[client], &m->hdr,
            msg_bytes(s->clients[client].sim_elems, s->cfg->elem_bytes));
 }
 
 /* Dean'12 4.1: the shard applies each gradient as it arrives. Staleness = updates
  * applied since the parameters this gradient was computed on were fetched. */
-static void apply_update(ps_shard *s, const gmsg *push)
+static void apply_update(ps_shard *s, const ps_push_msg *push)
 {
   /* after a restart from a checkpoint the shard's version can be behind the fetch's */
   metrics_slot_staleness(s->slot, s->version >= push->version ? s->version - push->version : 0);
-  run_execute(s->cfg, cost_update_flops((size_t)s->clients[push->src].sim_elems, s->rule.adagrad));
+  run_execute(s->cfg, cost_update_flops((size_t)s->clients[push->client].sim_elems, s->rule.adagrad));
   if (s->numerics) {
-    xbt_assert(push->n == client_values(s, push->src), "shard %d: a push of %zu values from client %d",
-               s->rank, push->n, push->src);
+    xbt_assert(push->n == client_values(s, push->client), "shard %d: a push of %zu values from client %d",
+               s->rank, push->n, push->client);
     sg_mutex_lock(s->mu);
     size_t at = 0, b, e;
-    for (size_t i = 0; i < client_range(s, push->src, i, &b, &e); i++) {
+    for (size_t i = 0; i < client_range(s, push->client, i, &b, &e); i++) {
       double *w = s->w.vector.data + (b - s->begin);
       if (s->rule.adagrad)
-        optim_adagrad_apply(w, s->acc + (b - s->begin), push->data + at, e - b, s->rule.gamma);
+        optim_adagrad_apply(w, s->acc + (b - s->begin), push->grad + at, e - b, s->rule.gamma);
       else
-        optim_sgd_apply(w, push->data + at, e - b, s->rule.lr);
+        optim_sgd_apply(w, push->grad + at, e - b, s->rule.lr);
       at += e - b;
     }
     sg_mutex_unlock(s->mu);
@@ -227,12 +228,12 @@ static void ps_actor(int argc, char **argv)
   }
   sg_mailbox_set_receiver(sg_mailbox_get_name(s->inbox));
   while (done < clients) {
-    gmsg *m = gmsg_recv(s->inbox);
-    if (m->kind == MSG_FETCH)
-      send_parameters(s, m->src, m->step);
-    else if (m->kind == MSG_PUSH)
-      apply_update(s, m);
-    else if (m->kind == MSG_DONE)
+    msg *m = msg_recv(s->inbox);
+    if (m->kind == PS_FETCH)
+      send_parameters(s, ps_fetch_of(m));
+    else if (m->kind == PS_PUSH)
+      apply_update(s, ps_push_of(m));
+    else if (m->kind == PS_DONE)
       done++;
     msg_free(m);
   }
@@ -250,21 +251,21 @@ static int all_gone(ps_shard *s)
   return 1;
 }
 
-static void handle(ps_shard *s, gmsg *m)
+static void handle(ps_shard *s, msg *m)
 {
-  if (m->kind == MSG_FETCH)
-    send_parameters(s, m->src, m->step);
-  else if (m->kind == MSG_PUSH)
-    apply_update(s, m);
-  else if (m->kind == MSG_DONE)
-    s->done[m->src] = 1;
+  if (m->kind == PS_FETCH)
+    send_parameters(s, ps_fetch_of(m));
+  else if (m->kind == PS_PUSH)
+    apply_update(s, ps_push_of(m));
+  else if (m->kind == PS_DONE)
+    s->done[ps_done_of(m)->client] = 1;
   msg_free(m);
 }
 
 /* One message already in the mailbox (sg_mailbox_listen said so), or NULL. */
-static gmsg *take_queued(ps_shard *s)
+static msg *take_queued(ps_shard *s)
 {
-  gmsg *m = NULL;
+  msg *m = NULL;
   sg_comm_t c = sg_mailbox_get_async(s->inbox, (void **)&m);
   return sg_comm_wait_for(c, s->fp->wait_timeout) == SG_OK ? m : NULL;
 }
@@ -302,18 +303,18 @@ static void checkpoint_if_due(ps_shard *s)
 }
 
 /* The shard's loop under [faults]: every receive is bounded, so that clients that
- * died (and never say MSG_DONE) cannot hold it forever. */
+ * died (and never say PS_DONE) cannot hold it forever. */
 static void ps_actor_ft(ps_shard *s)
 {
   sg_mailbox_set_receiver(sg_mailbox_get_name(s->inbox));
   while (!all_gone(s)) {
-    gmsg *m = NULL;
+    msg *m = NULL;
     sg_comm_t c = sg_mailbox_get_async(s->inbox, (void **)&m);
     if (sg_comm_wait_for(c, s->fp->wait_timeout) == SG_OK)
       handle(s, m);
     checkpoint_if_due(s);
   }
-  for (gmsg *m; sg_mailbox_listen(sg_mailbox_get_name(s->inbox)) && (m = take_queued(s)) != NULL;)
+  for (msg *m; sg_mailbox_listen(sg_mailbox_get_name(s->inbox)) && (m = take_queued(s)) != NULL;)
     handle(s, m); /* pushes delivered before their senders finished */
   sg_mutex_lock(s->mu);
   s->ended = 1;
