@@ -54,23 +54,12 @@ typedef struct replica {
   ps_push_msg **push_msgs; /* [faults]: the push in flight, freed here if undelivered */
 } replica;
 
-/* What partition p of every replica fetches and pushes: per shard it talks to, its
- * own parameters in that shard's slice (arch_plan_param_ranges). */
-typedef struct part_layout {
-  int n_shards;
-  int *shard;              /* [i]: the i-th shard it talks to, in rank order */
-  size_t *n_ranges;        /* [i]: numeric ranges in that shard (0 when timing only) */
-  size_t **rb, **re;
-  double *sim_elems;       /* [i]: simulated elements in that shard (the virtual net's, timing) */
-  size_t n_values;         /* numeric values over all of them */
-} part_layout;
-
 /* One machine of a partitioned replica. */
 typedef struct rpart {
   struct downpour *d;
   int replica, p, client;  /* client = replica * K + p: its rank at the shards */
   sg_mailbox_t inbox;
-  const part_layout *lay;
+  const ps_layout *lay;
   long *fetched_version;   /* [i]: as replica's, per shard of lay */
   long *accrued_version;
   double *accrued;         /* own gradient entries accrued since the last push, in lay order */
@@ -101,7 +90,7 @@ struct downpour {
   const arch_plan *plan;
   const archnet *numeric;
   int gather_logits;
-  part_layout *layouts;    /* [p] */
+  ps_layout **layouts;     /* [p]: what partition p of every replica exchanges with the shards */
   rset *sets;              /* [replica] */
   archnet_ws *eval_ws;
   /* [faults] */
@@ -442,25 +431,21 @@ static void replica_actor(int argc, char **argv)
 static void part_fetch_parameters(rpart *pt)
 {
   downpour *d = pt->d;
-  const part_layout *lay = pt->lay;
-  for (int i = 0; i < lay->n_shards; i++)
-    msg_send(d->shard_box[lay->shard[i]], shard_host(d, lay->shard[i]), &ps_fetch_create(pt->client, 0)->hdr,
+  const ps_layout *lay = pt->lay;
+  for (size_t i = 0; i < lay->n_links; i++)
+    msg_send(d->shard_box[lay->link[i].shard], shard_host(d, lay->link[i].shard), &ps_fetch_create(pt->client, 0)->hdr,
              MSG_HEADER_BYTES);
-  for (int i = 0; i < lay->n_shards; i++)
+  for (size_t i = 0; i < lay->n_links; i++)
     pt->comms[i] = sg_mailbox_get_async(pt->inbox, (void **)&pt->replies[i]);
-  run_comm_wait_all(pt->comms, (size_t)lay->n_shards);
+  run_comm_wait_all(pt->comms, lay->n_links);
   gsl_vector *w = d->sets[pt->replica].w;
-  for (int k = 0; k < lay->n_shards; k++) {
+  for (size_t k = 0; k < lay->n_links; k++) {
     ps_params_msg *m = ps_params_of(pt->replies[k]);
     xbt_assert(m, "partition %d expected parameters, got kind %d", pt->client, pt->replies[k]->kind);
-    int i = 0;
-    while (lay->shard[i] != m->shard)
-      i++;
+    int i = ps_layout_find(lay, m->shard);
     pt->fetched_version[i] = m->version;
-    for (size_t j = 0, at = 0; w && j < lay->n_ranges[i]; j++) {
-      memcpy(w->data + lay->rb[i][j], m->values + at, (lay->re[i][j] - lay->rb[i][j]) * sizeof(double));
-      at += lay->re[i][j] - lay->rb[i][j];
-    }
+    if (w)
+      ps_ranges_scatter(w->data, 0, m->values, lay->link[i].rb, lay->link[i].re, lay->link[i].n_ranges);
     msg_free(m);
   }
 }
@@ -468,15 +453,12 @@ static void part_fetch_parameters(rpart *pt)
 /* Adds (or, first, copies) the machine's own gradient entries into the accrual. */
 static void part_accrue_gradient(rpart *pt)
 {
-  const part_layout *lay = pt->lay;
+  const ps_layout *lay = pt->lay;
   const gsl_vector *grad = pt->d->sets[pt->replica].grad;
   if (pt->accrued_steps == 0)
-    memcpy(pt->accrued_version, pt->fetched_version, (size_t)lay->n_shards * sizeof(long));
-  double *acc = pt->accrued;
-  for (int i = 0; grad && i < lay->n_shards; i++)
-    for (size_t j = 0; j < lay->n_ranges[i]; j++)
-      for (size_t k = lay->rb[i][j]; k < lay->re[i][j]; k++, acc++)
-        *acc = pt->accrued_steps == 0 ? grad->data[k] : *acc + grad->data[k];
+    memcpy(pt->accrued_version, pt->fetched_version, lay->n_links * sizeof(long));
+  if (grad)
+    ps_layout_accrue(lay, pt->accrued, grad->data, pt->accrued_steps == 0);
   pt->accrued_steps++;
 }
 
@@ -484,20 +466,15 @@ static void part_accrue_gradient(rpart *pt)
 static void part_push_gradient(rpart *pt)
 {
   downpour *d = pt->d;
-  const part_layout *lay = pt->lay;
-  size_t at = 0;
-  for (int i = 0; i < lay->n_shards; i++) {
-    int s = lay->shard[i];
-    size_t n = 0;
-    for (size_t j = 0; j < lay->n_ranges[i]; j++)
-      n += lay->re[i][j] - lay->rb[i][j];
-    ps_push_msg *m = ps_push_create(pt->client, pt->accrued_version[i], n);
-    if (n)
-      memcpy(m->grad, pt->accrued + at, n * sizeof(double));
-    at += n;
-    pt->comms[i] = msg_send_async(d->shard_box[s], shard_host(d, s), &m->hdr, msg_bytes(lay->sim_elems[i], d->cfg->elem_bytes));
+  const ps_layout *lay = pt->lay;
+  for (size_t i = 0; i < lay->n_links; i++) {
+    const ps_link *k = &lay->link[i];
+    ps_push_msg *m = ps_push_create(pt->client, pt->accrued_version[i], k->values);
+    memcpy(m->grad, pt->accrued + k->offset, k->values * sizeof(double));
+    pt->comms[i] = msg_send_async(d->shard_box[k->shard], shard_host(d, k->shard), &m->hdr,
+                                  msg_bytes(k->sim_elems, d->cfg->elem_bytes));
   }
-  run_comm_wait_all(pt->comms, (size_t)lay->n_shards); /* the next fetch must see this push applied */
+  run_comm_wait_all(pt->comms, lay->n_links); /* the next fetch must see this push applied */
   pt->accrued_steps = 0;
 }
 
@@ -536,9 +513,9 @@ static void part_say_done(rpart *pt)
   if (pt->accrued_steps > 0)
     part_push_gradient(pt);
   part_release_warmstart(pt);
-  for (int i = 0; i < pt->lay->n_shards; i++)
-    msg_send(d->shard_box[pt->lay->shard[i]], shard_host(d, pt->lay->shard[i]), &ps_done_create(pt->client)->hdr,
-             MSG_HEADER_BYTES);
+  for (size_t i = 0; i < pt->lay->n_links; i++)
+    msg_send(d->shard_box[pt->lay->link[i].shard], shard_host(d, pt->lay->link[i].shard),
+             &ps_done_create(pt->client)->hdr, MSG_HEADER_BYTES);
 }
 
 /* Dean'12 4.1 on a replica split as in sec. 3: each machine fetches its own
@@ -575,83 +552,18 @@ static void partition_actor(int argc, char **argv)
 
 /* ---- set-up of partitioned replicas ---------------------------------------- */
 
-/* Partition p's ranges in [begin, end) into freshly allocated arrays; returns their
- * number and the values they hold. */
-static size_t own_ranges(const arch_plan *plan, size_t p, size_t begin, size_t end, size_t **rb, size_t **re,
-                         size_t *values)
-{
-  size_t n = arch_plan_param_ranges(plan, p, begin, end, NULL, NULL, 0);
-  *rb = xbt_malloc((n + 1) * sizeof(size_t));
-  *re = xbt_malloc((n + 1) * sizeof(size_t));
-  arch_plan_param_ranges(plan, p, begin, end, *rb, *re, n);
-  *values = 0;
-  for (size_t j = 0; j < n; j++)
-    *values += (*re)[j] - (*rb)[j];
-  return n;
-}
-
-/* Which shards partition p talks to and what it exchanges with each: numerically its
- * parameters in the shard's slice, in time the virtual network's (same plan). */
-static void layout_init(downpour *d, size_t p, part_layout *lay)
-{
-  int S = d->p->ps_shards;
-  lay->shard = xbt_malloc0((size_t)S * sizeof(int));
-  lay->n_ranges = xbt_malloc0((size_t)S * sizeof(size_t));
-  lay->rb = xbt_malloc0((size_t)S * sizeof(size_t *));
-  lay->re = xbt_malloc0((size_t)S * sizeof(size_t *));
-  lay->sim_elems = xbt_malloc0((size_t)S * sizeof(double));
-  for (int s = 0; s < S; s++) {
-    size_t sb, se, *rb = NULL, *re = NULL, sim = 0, values = 0, n = 0;
-    ps_sim_slice(d->shards[s], &sb, &se);
-    own_ranges(d->plan, p, sb, se, &rb, &re, &sim); /* the simulated parameters */
-    xbt_free(rb);
-    xbt_free(re);
-    rb = re = NULL;
-    if (d->w)
-      n = own_ranges(d->plan, p, ps_begin(d->shards[s]), ps_end(d->shards[s]), &rb, &re, &values);
-    int i = lay->n_shards;
-    if (sim == 0 && values == 0) {
-      xbt_free(rb);
-      xbt_free(re);
-      continue;
-    }
-    lay->shard[i] = s;
-    lay->n_ranges[i] = n;
-    lay->rb[i] = rb;
-    lay->re[i] = re;
-    lay->sim_elems[i] = (double)sim;
-    lay->n_values += values;
-    lay->n_shards++;
-  }
-}
-
-static void layout_free(part_layout *lay)
-{
-  for (int i = 0; i < lay->n_shards; i++) {
-    xbt_free(lay->rb[i]);
-    xbt_free(lay->re[i]);
-  }
-  xbt_free(lay->shard);
-  xbt_free(lay->n_ranges);
-  xbt_free(lay->rb);
-  xbt_free(lay->re);
-  xbt_free(lay->sim_elems);
-}
-
 /* Tells every shard what each machine of every replica fetches and pushes. */
 static void serve_partitions(downpour *d)
 {
   int K = d->p->partitions;
   for (int r = 0; r < d->p->replicas; r++)
     for (int p = 0; p < K; p++) {
-      const part_layout *lay = &d->layouts[p];
-      for (int s = 0, i = 0; s < d->p->ps_shards; s++) {
-        if (i < lay->n_shards && lay->shard[i] == s) {
-          ps_serve_ranges(d->shards[s], r * K + p, lay->rb[i], lay->re[i], lay->n_ranges[i], lay->sim_elems[i]);
-          i++;
-        } else {
-          ps_serve_ranges(d->shards[s], r * K + p, NULL, NULL, 0, 0.0);
-        }
+      const ps_layout *lay = d->layouts[p];
+      for (int s = 0; s < d->p->ps_shards; s++) {
+        int i = ps_layout_find(lay, s);
+        const ps_link *k = i >= 0 ? &lay->link[i] : NULL;
+        ps_serve_ranges(d->shards[s], r * K + p, k ? k->rb : NULL, k ? k->re : NULL, k ? k->n_ranges : 0,
+                        k ? k->sim_elems : 0.0);
       }
     }
 }
@@ -672,17 +584,17 @@ static void rset_init(downpour *d, rset *set, int r, metrics_slot *slot)
   set->parts = xbt_malloc0((size_t)K * sizeof(rpart));
   for (int p = 0; p < K; p++) {
     rpart *pt = &set->parts[p];
-    const part_layout *lay = &d->layouts[p];
+    const ps_layout *lay = d->layouts[p];
     pt->d = d;
     pt->replica = r;
     pt->p = p;
     pt->client = r * K + p;
     pt->lay = lay;
     pt->inbox = mbox_of("dpart", pt->client);
-    pt->fetched_version = xbt_malloc0(((size_t)lay->n_shards + 1) * sizeof(long));
-    pt->accrued_version = xbt_malloc0(((size_t)lay->n_shards + 1) * sizeof(long));
-    pt->comms = xbt_malloc0(((size_t)lay->n_shards + 1) * sizeof(sg_comm_t));
-    pt->replies = xbt_malloc0(((size_t)lay->n_shards + 1) * sizeof(msg *));
+    pt->fetched_version = xbt_malloc0((lay->n_links + 1) * sizeof(long));
+    pt->accrued_version = xbt_malloc0((lay->n_links + 1) * sizeof(long));
+    pt->comms = xbt_malloc0((lay->n_links + 1) * sizeof(sg_comm_t));
+    pt->replies = xbt_malloc0((lay->n_links + 1) * sizeof(msg *));
     pt->accrued = xbt_malloc0((lay->n_values + 1) * sizeof(double));
   }
 }
@@ -812,9 +724,10 @@ downpour *downpour_deploy(const run_config *cfg, const arch_plan *plan, const ar
     d->shard_box[s] = mbox_of("ps", s);
   }
   if (plan) {
-    d->layouts = xbt_malloc0((size_t)K * sizeof(part_layout));
+    d->layouts = xbt_malloc0((size_t)K * sizeof(*d->layouts));
     for (int q = 0; q < K; q++)
-      layout_init(d, (size_t)q, &d->layouts[q]);
+      d->layouts[q] = ps_layout_partition(plan, (size_t)q, d->w ? net_n_params(cfg->model) : 0, (size_t)cfg->sim_params,
+                                          (size_t)S);
     serve_partitions(d);
     d->sets = xbt_malloc0((size_t)R * sizeof(rset));
     for (int i = 0; i < R; i++)
@@ -860,7 +773,7 @@ void downpour_free(downpour *d)
   for (int i = 0; d->sets && i < d->p->replicas; i++)
     rset_release(d, &d->sets[i]);
   for (int q = 0; d->layouts && q < d->p->partitions; q++)
-    layout_free(&d->layouts[q]);
+    ps_layout_free(d->layouts[q]);
   for (int s = 0; s < d->p->ps_shards; s++)
     ps_free(d->shards[s]);
   xbt_free(d->replicas);

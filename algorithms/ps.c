@@ -14,14 +14,13 @@
 #include "algorithms/msg.h"
 #include "algorithms/ps_msg.h"
 #include "models/cost.h"
-#include "models/data.h"
-#include "models/optim.h"
 
-/* What one client fetches and pushes (ps_serve_ranges); n_ranges 0 and served 1:
- * the whole slice. */
+/* What one client fetches and pushes: the whole slice unless ps_serve_ranges says
+ * otherwise. */
 typedef struct ps_client {
-  size_t n_ranges;
+  size_t n_ranges; /* numeric ranges (0 when numerics are off) */
   size_t *rb, *re;
+  size_t values;   /* numeric values in them */
   double sim_elems;
   int served;
 } ps_client;
@@ -64,10 +63,6 @@ ps_shard *ps_create(const run_config *cfg, gsl_vector *w, int rank, int n_shards
   ps_shard *s = xbt_malloc0(sizeof(*s));
   s->client_box = xbt_malloc((size_t)n_clients * sizeof(sg_mailbox_t));
   s->clients = xbt_malloc0((size_t)n_clients * sizeof(ps_client));
-  for (int c = 0; c < n_clients; c++) {
-    s->client_box[c] = mbox_of(client_role, c);
-    s->clients[c].served = 1;
-  }
   s->client_hosts = client_hosts;
   s->cfg = cfg;
   s->rank = rank;
@@ -76,11 +71,21 @@ ps_shard *ps_create(const run_config *cfg, gsl_vector *w, int rank, int n_shards
   s->slot = slot;
   s->eval = eval;
   s->numerics = cfg->numerics && w != NULL;
-  data_shard_bounds(net_n_params(cfg->model), (size_t)n_shards, (size_t)rank, &s->begin, &s->end);
-  data_shard_bounds((size_t)cfg->sim_params, (size_t)n_shards, (size_t)rank, &s->sim_begin, &s->sim_end);
+  ps_slice(net_n_params(cfg->model), (size_t)n_shards, (size_t)rank, &s->begin, &s->end);
+  ps_slice((size_t)cfg->sim_params, (size_t)n_shards, (size_t)rank, &s->sim_begin, &s->sim_end);
   s->sim_elems = (double)(s->sim_end - s->sim_begin);
-  for (int c = 0; c < n_clients; c++)
-    s->clients[c].sim_elems = s->sim_elems;
+  for (int c = 0; c < n_clients; c++) { /* the whole slice */
+    ps_client *cl = &s->clients[c];
+    s->client_box[c] = mbox_of(client_role, c);
+    cl->rb = xbt_malloc(sizeof(size_t));
+    cl->re = xbt_malloc(sizeof(size_t));
+    cl->rb[0] = s->begin;
+    cl->re[0] = s->end;
+    cl->n_ranges = s->numerics && s->end > s->begin ? 1 : 0;
+    cl->values = cl->n_ranges ? s->end - s->begin : 0;
+    cl->sim_elems = s->sim_elems;
+    cl->served = 1;
+  }
   if (s->numerics) {
     s->w = gsl_vector_subvector(w, s->begin, s->end - s->begin);
     if (rule.adagrad)
@@ -124,41 +129,19 @@ void ps_serve_ranges(ps_shard *s, int c, const size_t *rb, const size_t *re, siz
   xbt_assert(c >= 0 && c < s->n_clients, "ps_serve_ranges: client %d of %d", c, s->n_clients);
   ps_client *cl = &s->clients[c];
   cl->n_ranges = s->numerics ? n : 0;
+  xbt_assert(ps_ranges_inside(rb, re, cl->n_ranges, s->begin, s->end),
+             "ps_serve_ranges: the ranges of client %d are not inside shard %d's slice", c, s->rank);
+  xbt_free(cl->rb);
+  xbt_free(cl->re);
   cl->rb = xbt_malloc((cl->n_ranges + 1) * sizeof(size_t));
   cl->re = xbt_malloc((cl->n_ranges + 1) * sizeof(size_t));
   for (size_t i = 0; i < cl->n_ranges; i++) {
-    xbt_assert(rb[i] < re[i] && rb[i] >= s->begin && re[i] <= s->end && (i == 0 || rb[i] >= re[i - 1]),
-               "ps_serve_ranges: range %zu of client %d is not inside shard %d's slice", i, c, s->rank);
     cl->rb[i] = rb[i];
     cl->re[i] = re[i];
   }
+  cl->values = ps_ranges_len(rb, re, cl->n_ranges);
   cl->sim_elems = sim_elems;
   cl->served = n > 0 || sim_elems > 0;
-}
-
-/* Client c's view of the slice: its ranges, or the whole slice. */
-static size_t client_range(const ps_shard *s, int c, size_t i, size_t *b, size_t *e)
-{
-  const ps_client *cl = &s->clients[c];
-  if (cl->rb == NULL) {
-    *b = s->begin;
-    *e = s->end;
-    return 1;
-  }
-  if (i < cl->n_ranges) {
-    *b = cl->rb[i];
-    *e = cl->re[i];
-  }
-  return cl->n_ranges;
-}
-
-/* Values client c fetches and pushes. */
-static size_t client_values(const ps_shard *s, int c)
-{
-  size_t n = 0, b, e;
-  for (size_t i = 0; i < client_range(s, c, i, &b, &e); i++)
-    n += e - b;
-  return n;
 }
 
 void ps_snapshot(ps_shard *s, gsl_vector *w)
@@ -173,15 +156,11 @@ void ps_snapshot(ps_shard *s, gsl_vector *w)
 /* Replies to a fetch with a copy of the client's values and the version they are at. */
 static void send_parameters(ps_shard *s, const ps_fetch_msg *fetch)
 {
-  int client = fetch->client;
-  size_t n = s->numerics ? client_values(s, client) : 0, at = 0, b, e;
-  ps_params_msg *m = ps_params_create(s->rank, fetch->serial, s->version, n);
-  for (size_t i = 0; n && i < client_range(s, client, i, &b, &e); i++) {
-    memcpy(m->values + at, s->w.vector.data + (b - s->begin), (e - b) * sizeof(double));
-    at += e - b;
-  }
-  msg_send(s->client_box[client], s->client_hosts[client], &m->hdr,
-           msg_bytes(s->clients[client].sim_elems, s->cfg->elem_bytes));
+  const ps_client *cl = &s->clients[fetch->client];
+  ps_params_msg *m = ps_params_create(s->rank, fetch->serial, s->version, cl->values);
+  ps_ranges_gather(m->values, s->w.vector.data, s->begin, cl->rb, cl->re, cl->n_ranges);
+  msg_send(s->client_box[fetch->client], s->client_hosts[fetch->client], &m->hdr,
+           msg_bytes(cl->sim_elems, s->cfg->elem_bytes));
 }
 
 /* Dean'12 4.1: the shard applies each gradient as it arrives. Staleness = updates
@@ -189,21 +168,14 @@ static void send_parameters(ps_shard *s, const ps_fetch_msg *fetch)
 static void apply_update(ps_shard *s, const ps_push_msg *push)
 {
   /* after a restart from a checkpoint the shard's version can be behind the fetch's */
+  const ps_client *cl = &s->clients[push->client];
   metrics_slot_staleness(s->slot, s->version >= push->version ? s->version - push->version : 0);
-  run_execute(s->cfg, cost_update_flops((size_t)s->clients[push->client].sim_elems, s->rule.adagrad));
+  run_execute(s->cfg, cost_update_flops((size_t)cl->sim_elems, s->rule.adagrad));
   if (s->numerics) {
-    xbt_assert(push->n == client_values(s, push->client), "shard %d: a push of %zu values from client %d",
-               s->rank, push->n, push->client);
+    xbt_assert(push->n == cl->values, "shard %d: a push of %zu values from client %d", s->rank, push->n,
+               push->client);
     sg_mutex_lock(s->mu);
-    size_t at = 0, b, e;
-    for (size_t i = 0; i < client_range(s, push->client, i, &b, &e); i++) {
-      double *w = s->w.vector.data + (b - s->begin);
-      if (s->rule.adagrad)
-        optim_adagrad_apply(w, s->acc + (b - s->begin), push->grad + at, e - b, s->rule.gamma);
-      else
-        optim_sgd_apply(w, push->grad + at, e - b, s->rule.lr);
-      at += e - b;
-    }
+    ps_rule_apply(s->rule, s->w.vector.data, s->acc, s->begin, cl->rb, cl->re, cl->n_ranges, push->grad);
     sg_mutex_unlock(s->mu);
   }
   s->version++;

@@ -11,18 +11,13 @@
 
 #include "algorithms/eval.h"
 #include "algorithms/metrics.h"
+#include "algorithms/ps_layout.h"
 #include "algorithms/run.h"
 
 typedef struct ps_shard ps_shard;
 
-typedef struct ps_rule {
-  double lr;    /* fixed-rate SGD step */
-  int adagrad;  /* 1: per-parameter Adagrad with gamma below */
-  double gamma;
-} ps_rule;
-
 /* Shard `rank` of n_shards over the global parameter vector w (NULL when numerics
- * are off; the shard's slice is a view of it, never a copy). Client c listens on
+ * are off; the shard's slice, ps_slice's, is a view of it, never a copy). Client c listens on
  * mailbox "<client_role>-<c>" on host client_hosts[c] (the array outlives the shard).
  * The shard exits after n_clients PS_DONE messages, then calls eval_finished.
  * slot receives its staleness counts. Never NULL. */
