@@ -135,6 +135,8 @@ void ps_layout_free(ps_layout *l)
 
 int ps_layout_find(const ps_layout *l, int s)
 {
+  if (s >= 0 && (size_t)s < l->n_links && l->link[s].shard == s) /* a whole replica's */
+    return s;
   for (size_t i = 0; i < l->n_links; i++)
     if (l->link[i].shard == s)
       return (int)i;
