@@ -462,9 +462,7 @@ static void serve_partitions(downpour *d)
       const ps_layout *lay = d->layouts[p];
       for (int s = 0; s < d->p->ps_shards; s++) {
         int i = ps_layout_find(lay, s);
-        const ps_link *k = i >= 0 ? &lay->link[i] : NULL;
-        ps_serve_ranges(d->shards[s], r * K + p, k ? k->rb : NULL, k ? k->re : NULL, k ? k->n_ranges : 0,
-                        k ? k->sim_elems : 0.0);
+        ps_serve_link(d->shards[s], r * K + p, i >= 0 ? &lay->link[i] : NULL);
       }
     }
 }
