@@ -50,8 +50,8 @@ typedef struct ps_release_msg {
   msg hdr;
 } ps_release_msg;
 
-/* Constructors: each sets hdr.kind and hdr.free_fn; values and grad are left
- * uninitialised. Never NULL; the receiver frees with msg_free. */
+/* Constructors: each sets hdr.kind and hdr.free_fn; values and grad start zeroed.
+ * Never NULL; the receiver frees with msg_free. */
 ps_fetch_msg *ps_fetch_create(int client, long serial);
 ps_params_msg *ps_params_create(int shard, long serial, long version, size_t n);
 ps_push_msg *ps_push_create(int client, long version, size_t n);
