@@ -136,7 +136,7 @@ static void wait_for_release_bounded(replica *r)
     msg *m = NULL;
     sg_comm_t c = sg_mailbox_get_async(r->inbox, (void **)&m);
     if (sg_comm_wait_for(c, r->d->fp->wait_timeout) == SG_OK) {
-      int go = ps_release_of(m) != NULL;
+      int go = m->kind == PS_MSG_RELEASE;
       msg_free(m);
       if (go)
         return;
@@ -153,9 +153,7 @@ static void wait_for_warmstart(replica *r)
     wait_for_release_bounded(r);
     return;
   }
-  msg *m = msg_recv(r->inbox);
-  xbt_assert(ps_release_of(m), "replica %d expected the warmstart release, got kind %d", r->client, m->kind);
-  msg_free(m);
+  msg_free(ps_release_msg_of(msg_recv(r->inbox))); /* aborts on any other kind */
 }
 
 /* Detached: at the end of a run (say_done) nobody may be waiting for it. */
@@ -166,7 +164,7 @@ static void release_warmstart(replica *r)
     return;
   for (int i = 1; i < d->p->replicas; i++) {
     const replica *peer = &d->replicas[i * d->p->partitions + r->part];
-    msg_send_detached(peer->inbox, d->cfg->hosts[peer->client], &ps_release_create()->hdr, MSG_HEADER_BYTES);
+    msg_send_detached(peer->inbox, d->cfg->hosts[peer->client], &ps_release_msg_create()->hdr, MSG_HEADER_BYTES);
   }
   r->released = 1;
 }
@@ -208,7 +206,7 @@ static void request_parameters(replica *r)
   const ps_layout *lay = r->lay;
   for (size_t i = 0; i < lay->n_links; i++) {
     int s = lay->link[i].shard;
-    msg_send(r->d->shard_box[s], shard_host(r->d, s), &ps_fetch_create(r->client, 0)->hdr, MSG_HEADER_BYTES);
+    msg_send(r->d->shard_box[s], shard_host(r->d, s), &ps_fetch_msg_create(r->client, 0)->hdr, MSG_HEADER_BYTES);
   }
   for (size_t i = 0; i < lay->n_links; i++)
     r->fetch_comms[i] = sg_mailbox_get_async(r->inbox, (void **)&r->replies[i]);
@@ -232,8 +230,7 @@ static void install_parameters(replica *r)
 {
   run_comm_wait_all(r->fetch_comms, r->lay->n_links);
   for (size_t i = 0; i < r->lay->n_links; i++) {
-    ps_params_msg *m = ps_params_of(r->replies[i]);
-    xbt_assert(m, "replica %d expected parameters, got kind %d", r->client, r->replies[i]->kind);
+    ps_params_msg *m = ps_params_msg_of(r->replies[i]);
     install(r, m);
     msg_free(m);
   }
@@ -252,7 +249,7 @@ static void fetch_parameters_bounded(replica *r)
     int s = r->lay->link[i].shard;
     sg_mailbox_t box = ps_mailbox(d->shards[s]);
     if (box) {
-      msg_send(box, shard_host(d, s), &ps_fetch_create(r->client, serial)->hdr, MSG_HEADER_BYTES);
+      msg_send(box, shard_host(d, s), &ps_fetch_msg_create(r->client, serial)->hdr, MSG_HEADER_BYTES);
       asked++;
     }
   }
@@ -262,9 +259,8 @@ static void fetch_parameters_bounded(replica *r)
     sg_comm_t c = sg_mailbox_get_async(r->inbox, (void **)&m);
     if (sg_comm_wait_for(c, remaining(deadline)) != SG_OK)
       break;
-    ps_params_msg *pm = ps_params_of(m);
-    if (pm && pm->serial == serial) {
-      install(r, pm);
+    if (m->kind == PS_MSG_PARAMS && ps_params_msg_of(m)->serial == serial) {
+      install(r, ps_params_msg_of(m));
       got++;
     }
     msg_free(m);
@@ -319,7 +315,7 @@ static void wait_push(replica *r)
 static ps_push_msg *push_message(const replica *r, size_t i)
 {
   const ps_link *k = &r->lay->link[i];
-  ps_push_msg *m = ps_push_create(r->client, r->accrued_version[i], k->values);
+  ps_push_msg *m = ps_push_msg_create(r->client, r->accrued_version[i], k->values);
   memcpy(m->grad, r->accrued + k->offset, k->values * sizeof(double));
   return m;
 }
@@ -393,7 +389,7 @@ static void say_done(replica *r)
     int s = r->lay->link[i].shard;
     sg_mailbox_t box = d->fp ? ps_mailbox(d->shards[s]) : d->shard_box[s];
     if (box)
-      msg_send(box, shard_host(d, s), &ps_done_create(r->client)->hdr, MSG_HEADER_BYTES);
+      msg_send(box, shard_host(d, s), &ps_done_msg_create(r->client)->hdr, MSG_HEADER_BYTES);
   }
   msg_flush(); /* downpour.sends = waited: its sends are delivered before it returns */
 }

@@ -44,7 +44,7 @@ struct ps_shard {
   metrics_slot *slot;
   eval_ctl *eval;
   int numerics;
-  int *done;             /* [c]: client c's PS_DONE arrived */
+  int *done;             /* [c]: client c's PS_MSG_DONE arrived */
   int n_done, n_served;  /* clients done; clients served (ps_serve_link) */
   /* [faults] */
   fault_plan *fp;
@@ -156,7 +156,7 @@ void ps_snapshot(ps_shard *s, gsl_vector *w)
 static void send_parameters(ps_shard *s, const ps_fetch_msg *fetch)
 {
   const ps_client *cl = &s->clients[fetch->client];
-  ps_params_msg *m = ps_params_create(s->rank, fetch->serial, s->version, cl->values);
+  ps_params_msg *m = ps_params_msg_create(s->rank, fetch->serial, s->version, cl->values);
   ps_ranges_gather(m->values, s->w.vector.data, s->begin, cl->rb, cl->re, cl->n_ranges);
   msg_send(s->client_box[fetch->client], s->client_hosts[fetch->client], &m->hdr,
            msg_bytes(cl->sim_elems, s->cfg->elem_bytes));
@@ -220,12 +220,12 @@ static void client_done(ps_shard *s, int client)
 
 static void serve(ps_shard *s, msg *m)
 {
-  if (m->kind == PS_FETCH)
-    send_parameters(s, ps_fetch_of(m));
-  else if (m->kind == PS_PUSH)
-    apply_update(s, ps_push_of(m));
-  else if (m->kind == PS_DONE)
-    client_done(s, ps_done_of(m)->client);
+  if (m->kind == PS_MSG_FETCH)
+    send_parameters(s, ps_fetch_msg_of(m));
+  else if (m->kind == PS_MSG_PUSH)
+    apply_update(s, ps_push_msg_of(m));
+  else if (m->kind == PS_MSG_DONE)
+    client_done(s, ps_done_msg_of(m)->client);
   else
     xbt_die("shard %d: a message of kind %d", s->rank, m->kind);
   msg_free(m);

@@ -20,7 +20,7 @@ typedef struct ps_shard ps_shard;
  * are off): it holds ps_slice's slice of w, a view, never a copy, and of the
  * cfg->sim_params simulated parameters. Client c listens on mailbox "<client_role>-<c>"
  * on host client_hosts[c] (the array outlives the shard). The shard exits once every
- * client it serves has sent PS_DONE (ps_msg.h), then calls eval_finished. slot
+ * client it serves has sent PS_MSG_DONE (ps_msg.h), then calls eval_finished. slot
  * receives its staleness counts. Never NULL. */
 ps_shard *ps_create(const run_config *cfg, gsl_vector *w, int rank, int n_shards, ps_rule rule,
                     const char *client_role, const sg_host_t *client_hosts, int n_clients,
@@ -44,7 +44,7 @@ void ps_snapshot(ps_shard *s, gsl_vector *w);
 
 /* [faults] (cfg->faults set): the shard then receives with bounded waits, counts client c
  * as finished once gone(ctx, c) returns 1 (it finished or died) instead of waiting for
- * its PS_DONE, and checkpoints every faults.checkpoint_interval. Call before the run. */
+ * its PS_MSG_DONE, and checkpoints every faults.checkpoint_interval. Call before the run. */
 void ps_watch(ps_shard *s, int (*gone)(void *ctx, int client), void *ctx);
 /* The mailbox of the shard's current incarnation, or NULL while its host is down
  * (between ps_fail and ps_restart) or after it ended. */
