@@ -228,7 +228,7 @@ static void install(replica *r, const ps_params_msg *m)
 /* Waits for the replies of the fetch in flight and installs them. */
 static void install_parameters(replica *r)
 {
-  run_comm_wait_all(r->fetch_comms, r->lay->n_links);
+  msg_wait_all(r->fetch_comms, r->lay->n_links);
   for (size_t i = 0; i < r->lay->n_links; i++) {
     ps_params_msg *m = ps_params_msg_of(r->replies[i]);
     install(r, m);
@@ -292,7 +292,7 @@ static void compute_gradient(replica *r, long step)
   }
   if (cfg->numerics)
     minibatch_gradient(r->mb, r->w, r->grad, NULL);
-  run_execute(cfg, cfg->train_flops * (double)r->d->p->batch);
+  compute_execute(cfg, cfg->train_flops * (double)r->d->p->batch);
 }
 
 static void accrue_gradient(replica *r)
@@ -307,7 +307,7 @@ static void accrue_gradient(replica *r)
 static void wait_push(replica *r)
 {
   if (r->push_in_flight)
-    run_comm_wait_all(r->push_comms, r->lay->n_links);
+    msg_wait_all(r->push_comms, r->lay->n_links);
   r->push_in_flight = 0;
 }
 

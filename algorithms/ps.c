@@ -169,7 +169,7 @@ static void apply_update(ps_shard *s, const ps_push_msg *push)
   /* after a restart from a checkpoint the shard's version can be behind the fetch's */
   const ps_client *cl = &s->clients[push->client];
   metrics_slot_staleness(s->slot, s->version >= push->version ? s->version - push->version : 0);
-  run_execute(s->cfg, cost_update_flops((size_t)cl->sim_elems, s->rule.adagrad));
+  compute_execute(s->cfg, cost_update_flops((size_t)cl->sim_elems, s->rule.adagrad));
   if (s->numerics) {
     xbt_assert(push->n == cl->values, "shard %d: a push of %zu values from client %d", s->rank, push->n,
                push->client);
