@@ -1,21 +1,23 @@
 /* downpour.c - Downpour SGD: asynchronous replicas against a sharded parameter server.
  *
- * Each replica loops (Dean'12 4.1): every n_fetch steps fetch_parameters from all
+ * Each replica loops (Dean'12 4.1): every n_fetch steps fetch_parameters from the
  * shards; compute_gradient on a minibatch of its own data shard; accrue it; every
  * n_push steps push_gradient, one slice to each shard. Shards apply updates as they
  * arrive (ps.c). With overlap = on, fetch, compute and push run as three weakly
  * synchronised activities: the next fetch and the last push travel while the
  * replica computes. Warmstart: replica 0 trains alone for warmstart_steps steps,
- * then sends MSG_GO to the others.
+ * then releases the others.
  *
  * With partitions = K > 1 each replica is split over K machines (Dean'12 sec. 3,
  * modelpar.c) and each machine fetches from and pushes to only the shards that hold
- * its own parameters, only those parameters (sec. 4.1). */
+ * its own parameters, only those parameters (sec. 4.1): what a machine exchanges with
+ * which shard is its layout (ps_layout.h), and a whole replica's layout is every
+ * shard's whole slice, so that one loop runs both. Under [faults] (whole replicas
+ * only) every wait of a step is bounded. */
 #include "algorithms/downpour.h"
 
 #include <stdio.h>
 #include <string.h>
-#include <gsl/gsl_blas.h>
 #include <simgrid/actor.h>
 #include <simgrid/comm.h>
 #include <simgrid/engine.h>
@@ -29,65 +31,44 @@
 #include "algorithms/modelpar.h"
 #include "algorithms/msg.h"
 #include "algorithms/ps.h"
+#include "algorithms/ps_layout.h"
+#include "algorithms/ps_msg.h"
 #include "models/minibatch.h"
 #include "models/rng.h"
 
+/* One client of the shards: a whole replica, or machine `part` of a replica split over
+ * K machines. */
 typedef struct replica {
-  const run_config *cfg;
-  downpour *d;
-  int rank;
+  struct downpour *d;
+  int rank;                /* the replica */
+  int part;                /* its machine; 0 for a whole replica */
+  int client;              /* rank * K + part: its rank at the shards, its host and mailbox */
   sg_mailbox_t inbox;
-  gsl_vector *w;           /* parameters last fetched */
-  gsl_vector *grad;        /* gradient of one minibatch */
-  gsl_vector *accrued;     /* gradients accrued since the last push */
-  long *fetched_version;   /* per shard: version of the parameters in w */
-  long *accrued_version;   /* per shard: version the oldest accrued gradient used */
+  const ps_layout *lay;    /* what it exchanges with which shard: link i below is lay->link[i] */
+  gsl_vector *w;           /* parameters last fetched (numerics); a split replica's machines share it, */
+  gsl_vector *grad;        /* and the gradient of one minibatch: each touches its own entries */
+  double *accrued;         /* gradients accrued since the last push, packed as lay says */
+  long *fetched_version;   /* [i]: the shard's version of the parameters in w */
+  long *accrued_version;   /* [i]: the version the oldest accrued gradient used */
   long accrued_steps;
   sg_comm_t *fetch_comms;  /* overlap: replies of the fetch in flight */
-  gmsg **replies;
+  msg **replies;
   int fetch_in_flight;
   sg_comm_t *push_comms;   /* overlap: the push in flight */
+  ps_push_msg **push_msgs; /* [faults]: the push in flight, freed here if undelivered */
   int push_in_flight;
-  minibatch *mb;           /* draws from the replica's own shard of the data */
+  minibatch *mb;           /* a whole replica's draws from its own shard of the data */
+  modelpar_replica *mp;    /* a split replica's passes, run with its partners; NULL when whole */
   metrics_slot *slot;
-  int released;            /* warmstart: replica 0 has sent MSG_GO */
+  int stop;                /* a whole replica: the evaluator said stop after the last step */
+  int released;            /* warmstart: replica 0 has released the others */
   long fetch_serial;       /* [faults]: numbers fetches, so that a late reply is recognised */
-  gmsg **push_msgs;         /* [faults]: the push in flight, freed here if undelivered */
 } replica;
 
-/* What partition p of every replica fetches and pushes: per shard it talks to, its
- * own parameters in that shard's slice (arch_plan_param_ranges). */
-typedef struct part_layout {
-  int n_shards;
-  int *shard;              /* [i]: the i-th shard it talks to, in rank order */
-  size_t *n_ranges;        /* [i]: numeric ranges in that shard (0 when timing only) */
-  size_t **rb, **re;
-  double *sim_elems;       /* [i]: simulated elements in that shard (the virtual net's, timing) */
-  size_t n_values;         /* numeric values over all of them */
-} part_layout;
-
-/* One machine of a partitioned replica. */
-typedef struct rpart {
-  struct downpour *d;
-  int replica, p, client;  /* client = replica * K + p: its rank at the shards */
-  sg_mailbox_t inbox;
-  const part_layout *lay;
-  long *fetched_version;   /* [i]: as replica's, per shard of lay */
-  long *accrued_version;
-  double *accrued;         /* own gradient entries accrued since the last push, in lay order */
-  long accrued_steps;
-  sg_comm_t *comms;
-  gmsg **replies;
-  int released;
-} rpart;
-
-/* A partitioned replica's shared state; its machines stop together
- * (modelpar_replica_goes_on). */
+/* A split replica's shared state; its machines stop together (modelpar_replica_goes_on). */
 typedef struct rset {
   modelpar_replica *rep;
-  gsl_vector *w, *grad;    /* the replica's parameters (numerics): each machine touches its own */
-  rpart *parts;
-  metrics_slot *slot;
+  gsl_vector *w, *grad;    /* the replica's parameters and gradient (numerics) */
 } rset;
 
 struct downpour {
@@ -96,13 +77,13 @@ struct downpour {
   gsl_vector *w;           /* the global parameters, sliced by the shards */
   ps_shard **shards;
   sg_mailbox_t *shard_box;
-  replica *replicas;
+  replica *replicas;       /* [r * K + q]: replica r's machine q */
+  ps_layout **layouts;     /* [q]: what machine q of every replica exchanges with the shards */
   eval_ctl *eval;
   /* partitioned replicas (p->partitions > 1) */
   const arch_plan *plan;
   const archnet *numeric;
   int gather_logits;
-  part_layout *layouts;    /* [p] */
   rset *sets;              /* [replica] */
   archnet_ws *eval_ws;
   /* [faults] */
@@ -128,189 +109,17 @@ static sg_host_t shard_host(const downpour *d, int s)
   return d->cfg->hosts[d->p->replicas * d->p->partitions + s];
 }
 
-static void request_parameters(replica *r)
-{
-  int S = r->d->p->ps_shards;
-  for (int s = 0; s < S; s++)
-    gmsg_send(r->d->shard_box[s], shard_host(r->d, s), gmsg_create(MSG_FETCH, r->rank, 0, 0), MSG_HEADER_BYTES);
-  for (int s = 0; s < S; s++)
-    r->fetch_comms[s] = sg_mailbox_get_async(r->inbox, (void **)&r->replies[s]);
-  r->fetch_in_flight = 1;
-}
-
-/* Waits for the S replies of the fetch in flight and installs them. */
-static void install_parameters(replica *r)
-{
-  int S = r->d->p->ps_shards;
-  msg_wait_all(r->fetch_comms, (size_t)S);
-  for (int s = 0; s < S; s++) {
-    gmsg *m = r->replies[s];
-    xbt_assert(m->kind == MSG_PARAMS, "replica %d expected parameters, got kind %d", r->rank, (int)m->kind);
-    r->fetched_version[m->src] = m->version;
-    if (m->n)
-      memcpy(r->w->data + ps_begin(r->d->shards[m->src]), m->data, m->n * sizeof(double));
-    msg_free(m);
-  }
-  r->fetch_in_flight = 0;
-}
-
-static void fetch_parameters(replica *r)
-{
-  request_parameters(r);
-  install_parameters(r);
-}
-
-static void compute_gradient(replica *r)
-{
-  const run_config *cfg = r->cfg;
-  long batch = r->d->p->batch;
-  if (cfg->numerics)
-    minibatch_gradient(r->mb, r->w, r->grad, NULL);
-  compute_execute(cfg, cfg->train_flops * (double)batch);
-}
-
-static void accrue_gradient(replica *r)
-{
-  if (r->accrued_steps == 0) {
-    memcpy(r->accrued_version, r->fetched_version, (size_t)r->d->p->ps_shards * sizeof(long));
-    gsl_vector *t = r->accrued; /* the first gradient is the accrual: swap, don't copy */
-    r->accrued = r->grad;
-    r->grad = t;
-  } else if (r->cfg->numerics) {
-    gsl_vector_add(r->accrued, r->grad);
-  }
-  r->accrued_steps++;
-}
-
-static void wait_push(replica *r)
-{
-  if (r->push_in_flight)
-    msg_wait_all(r->push_comms, (size_t)r->d->p->ps_shards);
-  r->push_in_flight = 0;
-}
-
-/* Dean'12 4.1: push the accrued gradient, one slice to each shard. */
-static void push_gradient(replica *r)
-{
-  int S = r->d->p->ps_shards;
-  wait_push(r);
-  for (int s = 0; s < S; s++) {
-    ps_shard *sh = r->d->shards[s];
-    size_t n = r->cfg->numerics ? ps_end(sh) - ps_begin(sh) : 0;
-    gmsg *m = gmsg_create(MSG_PUSH, r->rank, r->accrued_steps, n);
-    m->version = r->accrued_version[s];
-    if (n)
-      memcpy(m->data, r->accrued->data + ps_begin(sh), n * sizeof(double));
-    r->push_comms[s] = gmsg_send_async(r->d->shard_box[s], shard_host(r->d, s), m,
-                                      msg_bytes(ps_sim_elems(sh), r->cfg->elem_bytes));
-  }
-  r->push_in_flight = 1;
-  if (!r->d->p->overlap)
-    wait_push(r);
-  r->accrued_steps = 0;
-}
-
-/* Detached: at the end of a run (say_done) nobody may be waiting for it. */
-static void release_warmstart(replica *r)
-{
-  if (r->rank != 0 || r->released)
-    return;
-  for (int i = 1; i < r->d->p->replicas; i++)
-    gmsg_send_detached(r->d->replicas[i].inbox, r->cfg->hosts[i], gmsg_create(MSG_GO, 0, 0, 0), MSG_HEADER_BYTES);
-  r->released = 1;
-}
-
-static void wait_for_warmstart(replica *r)
-{
-  if (r->rank == 0 || r->d->p->warmstart_steps == 0)
-    return;
-  gmsg *m = gmsg_recv(r->inbox);
-  xbt_assert(m->kind == MSG_GO, "replica %d expected MSG_GO, got kind %d", r->rank, (int)m->kind);
-  msg_free(m);
-}
-
-static void say_done(replica *r)
-{
-  if (r->accrued_steps > 0)
-    push_gradient(r);
-  wait_push(r);
-  if (r->fetch_in_flight)
-    install_parameters(r);
-  release_warmstart(r);
-  for (int s = 0; s < r->d->p->ps_shards; s++)
-    gmsg_send(r->d->shard_box[s], shard_host(r->d, s), gmsg_create(MSG_DONE, r->rank, 0, 0), MSG_HEADER_BYTES);
-}
-
-/* ---- a replica under [faults]: every wait is bounded ------------------------ */
-
 static double remaining(double deadline)
 {
   double left = deadline - simgrid_get_clock();
   return left > 0 ? left : 0;
 }
 
-/* Dean'12 4.1 fetch, bounded by faults.wait_timeout: asks the shards that are up,
- * installs the replies of this fetch that come in time (late replies of an earlier one
- * are dropped); a slice that does not come keeps its last fetched values. */
-static void fetch_parameters_ft(replica *r)
+static void start_listening(replica *r)
 {
-  downpour *d = r->d;
-  int S = d->p->ps_shards, asked = 0, got = 0;
-  long serial = ++r->fetch_serial;
-  for (int s = 0; s < S; s++) {
-    sg_mailbox_t box = ps_mailbox(d->shards[s]);
-    if (box) {
-      gmsg_send(box, shard_host(d, s), gmsg_create(MSG_FETCH, r->rank, serial, 0), MSG_HEADER_BYTES);
-      asked++;
-    }
-  }
-  double deadline = simgrid_get_clock() + d->fp->wait_timeout;
-  while (got < asked && remaining(deadline) > 0) {
-    gmsg *m = NULL;
-    sg_comm_t c = sg_mailbox_get_async(r->inbox, (void **)&m);
-    if (sg_comm_wait_for(c, remaining(deadline)) != SG_OK)
-      break;
-    if (m->kind == MSG_PARAMS && m->step == serial) {
-      r->fetched_version[m->src] = m->version;
-      if (m->n)
-        memcpy(r->w->data + ps_begin(d->shards[m->src]), m->data, m->n * sizeof(double));
-      got++;
-    }
-    msg_free(m);
-  }
-  atomic_fetch_add(&d->fp->missed_fetches, S - got);
-}
-
-/* Dean'12 4.1 push, bounded: a slice whose shard is down, or that is not delivered in
- * faults.wait_timeout, is dropped and counted. */
-static void push_gradient_ft(replica *r)
-{
-  downpour *d = r->d;
-  int S = d->p->ps_shards, lost = 0;
-  for (int s = 0; s < S; s++) {
-    ps_shard *sh = d->shards[s];
-    r->push_msgs[s] = NULL;
-    sg_mailbox_t box = ps_mailbox(sh);
-    if (box == NULL || !msg_route_ok(shard_host(d, s))) {
-      lost++;
-      continue;
-    }
-    size_t n = r->cfg->numerics ? ps_end(sh) - ps_begin(sh) : 0;
-    gmsg *m = gmsg_create(MSG_PUSH, r->rank, r->accrued_steps, n);
-    m->version = r->accrued_version[s];
-    if (n)
-      memcpy(m->data, r->accrued->data + ps_begin(sh), n * sizeof(double));
-    r->push_msgs[s] = m;
-    r->push_comms[s] = gmsg_send_async(box, shard_host(d, s), m, msg_bytes(ps_sim_elems(sh), r->cfg->elem_bytes));
-  }
-  double deadline = simgrid_get_clock() + d->fp->wait_timeout;
-  for (int s = 0; s < S; s++)
-    if (r->push_msgs[s] && sg_comm_wait_for(r->push_comms[s], remaining(deadline)) != SG_OK) {
-      msg_free(r->push_msgs[s]); /* a failed put hands nothing over */
-      lost++;
-    }
-  atomic_fetch_add(&d->fp->undelivered_pushes, lost);
-  r->accrued_steps = 0;
+  sg_mailbox_set_receiver(sg_mailbox_get_name(r->inbox)); /* replies flow as sent */
+  if (r->mp)
+    modelpar_replica_listen(r->mp, (size_t)r->part);
 }
 
 static int replica_gone(void *ctx, int rank)
@@ -322,14 +131,14 @@ static int replica_gone(void *ctx, int rank)
   return gone;
 }
 
-/* Warmstart under faults: replica 0 may die before it releases the others. */
-static void wait_for_warmstart_ft(replica *r)
+/* [faults]: replica 0 may die before it releases the others. */
+static void wait_for_release_bounded(replica *r)
 {
   while (!replica_gone(r->d, 0)) {
-    gmsg *m = NULL;
+    msg *m = NULL;
     sg_comm_t c = sg_mailbox_get_async(r->inbox, (void **)&m);
     if (sg_comm_wait_for(c, r->d->fp->wait_timeout) == SG_OK) {
-      int go = m->kind == MSG_GO;
+      int go = m->kind == PS_MSG_RELEASE;
       msg_free(m);
       if (go)
         return;
@@ -337,22 +146,280 @@ static void wait_for_warmstart_ft(replica *r)
   }
 }
 
-/* Pushes what it accrued and says MSG_DONE to the shards that are up; a shard also
- * learns that it finished from the shared flag (ps_watch), since a shard down at the
- * time never gets the message. */
-static void say_done_ft(replica *r)
+/* Dean'12 4.1: warmstart with replica 0 alone; the others wait for its release. */
+static void wait_for_warmstart(replica *r)
 {
-  if (r->accrued_steps > 0)
-    push_gradient_ft(r);
-  release_warmstart(r);
-  sg_mutex_lock(r->d->gone_mu);
-  r->d->finished[r->rank] = 1;
-  sg_mutex_unlock(r->d->gone_mu);
-  for (int s = 0; s < r->d->p->ps_shards; s++) {
-    sg_mailbox_t box = ps_mailbox(r->d->shards[s]);
-    if (box)
-      gmsg_send(box, shard_host(r->d, s), gmsg_create(MSG_DONE, r->rank, 0, 0), MSG_HEADER_BYTES);
+  if (r->rank == 0 || r->d->p->warmstart_steps == 0)
+    return;
+  if (r->d->fp) {
+    wait_for_release_bounded(r);
+    return;
   }
+  msg_free(ps_release_msg_of(msg_recv(r->inbox))); /* aborts on any other kind */
+}
+
+/* Detached: at the end of a run (say_done) nobody may be waiting for it. */
+static void release_warmstart(replica *r)
+{
+  downpour *d = r->d;
+  if (r->rank != 0 || r->released)
+    return;
+  for (int i = 1; i < d->p->replicas; i++) {
+    const replica *peer = &d->replicas[i * d->p->partitions + r->part];
+    msg_send_detached(peer->inbox, d->cfg->hosts[peer->client], &ps_release_msg_create()->hdr, MSG_HEADER_BYTES);
+  }
+  r->released = 1;
+}
+
+/* Whether the replica starts step `step`: not after a stop request or max_steps. A whole
+ * replica asks the evaluator before its first step, then takes end_step's answer; a
+ * split one's machines agree on the same last step (modelpar_replica_goes_on). */
+static int goes_on(replica *r, long step)
+{
+  const run_config *cfg = r->d->cfg;
+  int last = cfg->max_steps > 0 && step >= cfg->max_steps;
+  if (r->mp == NULL)
+    return step == 0 ? !eval_should_stop(r->d->eval) : !r->stop && !last;
+  return modelpar_replica_goes_on(r->mp, step, eval_should_stop(r->d->eval) || last);
+}
+
+/* The step is counted (by a split replica's machine 0) and told to the evaluator, and
+ * the end of warmstart releases the others: a whole replica releases first, a split one
+ * last, each in the order of simulation calls its results were recorded with. */
+static void end_step(replica *r, long step)
+{
+  int release = step + 1 == r->d->p->warmstart_steps;
+  if (r->part == 0)
+    r->slot->steps++;
+  if (r->mp == NULL) {
+    if (release)
+      release_warmstart(r);
+    r->stop = eval_step_done(r->d->eval);
+    return;
+  }
+  if (r->part == 0)
+    eval_step_done(r->d->eval);
+  if (release)
+    release_warmstart(r);
+}
+
+static void request_parameters(replica *r)
+{
+  const ps_layout *lay = r->lay;
+  for (size_t i = 0; i < lay->n_links; i++) {
+    int s = lay->link[i].shard;
+    msg_send(r->d->shard_box[s], shard_host(r->d, s), &ps_fetch_msg_create(r->client, 0)->hdr, MSG_HEADER_BYTES);
+  }
+  for (size_t i = 0; i < lay->n_links; i++)
+    r->fetch_comms[i] = sg_mailbox_get_async(r->inbox, (void **)&r->replies[i]);
+  r->fetch_in_flight = 1;
+}
+
+/* Puts a shard's reply into w and notes its version. */
+static void install(replica *r, const ps_params_msg *m)
+{
+  int i = ps_layout_find(r->lay, m->shard);
+  xbt_assert(i >= 0 && m->n == r->lay->link[i].values, "replica %d: %zu values from shard %d", r->client, m->n,
+             m->shard);
+  const ps_link *k = &r->lay->link[i];
+  r->fetched_version[i] = m->version;
+  if (r->w)
+    ps_ranges_scatter(r->w->data, 0, m->values, k->rb, k->re, k->n_ranges);
+}
+
+/* Waits for the replies of the fetch in flight and installs them. */
+static void install_parameters(replica *r)
+{
+  msg_wait_all(r->fetch_comms, r->lay->n_links);
+  for (size_t i = 0; i < r->lay->n_links; i++) {
+    ps_params_msg *m = ps_params_msg_of(r->replies[i]);
+    install(r, m);
+    msg_free(m);
+  }
+  r->fetch_in_flight = 0;
+}
+
+/* [faults]: asks the shards that are up and installs the replies of this fetch that
+ * come within faults.wait_timeout (late replies of an earlier one are dropped); a
+ * slice that does not come keeps its last fetched values. */
+static void fetch_parameters_bounded(replica *r)
+{
+  downpour *d = r->d;
+  int asked = 0, got = 0;
+  long serial = ++r->fetch_serial;
+  for (size_t i = 0; i < r->lay->n_links; i++) {
+    int s = r->lay->link[i].shard;
+    sg_mailbox_t box = ps_mailbox(d->shards[s]);
+    if (box) {
+      msg_send(box, shard_host(d, s), &ps_fetch_msg_create(r->client, serial)->hdr, MSG_HEADER_BYTES);
+      asked++;
+    }
+  }
+  double deadline = simgrid_get_clock() + d->fp->wait_timeout;
+  while (got < asked && remaining(deadline) > 0) {
+    msg *m = NULL;
+    sg_comm_t c = sg_mailbox_get_async(r->inbox, (void **)&m);
+    if (sg_comm_wait_for(c, remaining(deadline)) != SG_OK)
+      break;
+    if (m->kind == PS_MSG_PARAMS && ps_params_msg_of(m)->serial == serial) {
+      install(r, ps_params_msg_of(m));
+      got++;
+    }
+    msg_free(m);
+  }
+  atomic_fetch_add(&d->fp->missed_fetches, (int)r->lay->n_links - got);
+}
+
+/* Dean'12 4.1: fetch the parameters it holds from their shards; with overlap, the
+ * reply to the request sent during the step before. */
+static void fetch_parameters(replica *r)
+{
+  if (r->d->fp) {
+    fetch_parameters_bounded(r);
+    return;
+  }
+  if (!r->fetch_in_flight)
+    request_parameters(r);
+  install_parameters(r);
+}
+
+/* Dean'12 4.1: the gradient of a minibatch of the replica's own data at w; a split
+ * replica's machine runs its share of the passes with its partners (sec. 3). */
+static void compute_gradient(replica *r, long step)
+{
+  const run_config *cfg = r->d->cfg;
+  if (r->mp) {
+    modelpar_replica_step(r->mp, (size_t)r->part, step);
+    return;
+  }
+  if (cfg->numerics)
+    minibatch_gradient(r->mb, r->w, r->grad, NULL);
+  compute_execute(cfg, cfg->train_flops * (double)r->d->p->batch);
+}
+
+static void accrue_gradient(replica *r)
+{
+  if (r->accrued_steps == 0)
+    memcpy(r->accrued_version, r->fetched_version, r->lay->n_links * sizeof(long));
+  if (r->grad)
+    ps_layout_accrue(r->lay, r->accrued, r->grad->data, r->accrued_steps == 0);
+  r->accrued_steps++;
+}
+
+static void wait_push(replica *r)
+{
+  if (r->push_in_flight)
+    msg_wait_all(r->push_comms, r->lay->n_links);
+  r->push_in_flight = 0;
+}
+
+/* The accrued gradient of link i's values. */
+static ps_push_msg *push_message(const replica *r, size_t i)
+{
+  const ps_link *k = &r->lay->link[i];
+  ps_push_msg *m = ps_push_msg_create(r->client, r->accrued_version[i], k->values);
+  memcpy(m->grad, r->accrued + k->offset, k->values * sizeof(double));
+  return m;
+}
+
+/* [faults]: a slice whose shard is down, or that is not delivered within
+ * faults.wait_timeout, is dropped and counted. */
+static void push_gradient_bounded(replica *r)
+{
+  downpour *d = r->d;
+  int lost = 0;
+  for (size_t i = 0; i < r->lay->n_links; i++) {
+    const ps_link *k = &r->lay->link[i];
+    r->push_msgs[i] = NULL;
+    sg_mailbox_t box = ps_mailbox(d->shards[k->shard]);
+    if (box == NULL || !msg_route_ok(shard_host(d, k->shard))) {
+      lost++;
+      continue;
+    }
+    r->push_msgs[i] = push_message(r, i);
+    r->push_comms[i] = msg_send_async(box, shard_host(d, k->shard), &r->push_msgs[i]->hdr,
+                                      msg_bytes(k->sim_elems, d->cfg->elem_bytes));
+  }
+  double deadline = simgrid_get_clock() + d->fp->wait_timeout;
+  for (size_t i = 0; i < r->lay->n_links; i++)
+    if (r->push_msgs[i] && sg_comm_wait_for(r->push_comms[i], remaining(deadline)) != SG_OK) {
+      msg_free(r->push_msgs[i]); /* a failed put hands nothing over */
+      lost++;
+    }
+  atomic_fetch_add(&d->fp->undelivered_pushes, lost);
+  r->accrued_steps = 0;
+}
+
+/* Dean'12 4.1: push the accrued gradient, each shard its own values. Without overlap it
+ * waits for the delivery: the next fetch must see this push applied. */
+static void push_gradient(replica *r)
+{
+  if (r->d->fp) {
+    push_gradient_bounded(r);
+    return;
+  }
+  wait_push(r);
+  for (size_t i = 0; i < r->lay->n_links; i++) {
+    const ps_link *k = &r->lay->link[i];
+    r->push_comms[i] = msg_send_async(r->d->shard_box[k->shard], shard_host(r->d, k->shard), &push_message(r, i)->hdr,
+                                      msg_bytes(k->sim_elems, r->d->cfg->elem_bytes));
+  }
+  r->push_in_flight = 1;
+  if (!r->d->p->overlap)
+    wait_push(r);
+  r->accrued_steps = 0;
+}
+
+/* Pushes what it accrued, lets the fetch in flight land, releases the warmstart if it
+ * has not yet and tells its shards it is done; under [faults] only those that are up,
+ * which is why a shard also learns it from the shared flag (ps_watch). */
+static void say_done(replica *r)
+{
+  downpour *d = r->d;
+  if (r->accrued_steps > 0)
+    push_gradient(r);
+  wait_push(r);
+  if (r->fetch_in_flight)
+    install_parameters(r);
+  release_warmstart(r);
+  if (d->fp) {
+    sg_mutex_lock(d->gone_mu);
+    d->finished[r->rank] = 1;
+    sg_mutex_unlock(d->gone_mu);
+  }
+  for (size_t i = 0; i < r->lay->n_links; i++) {
+    int s = r->lay->link[i].shard;
+    sg_mailbox_t box = d->fp ? ps_mailbox(d->shards[s]) : d->shard_box[s];
+    if (box)
+      msg_send(box, shard_host(d, s), &ps_done_msg_create(r->client)->hdr, MSG_HEADER_BYTES);
+  }
+  msg_flush(); /* downpour.sends = waited: its sends are delivered before it returns */
+}
+
+/* Dean'12 4.1, a model replica (or one machine of a replica split as in sec. 3): every
+ * n_fetch steps fetch the parameters, compute a minibatch's gradient, accrue it, and
+ * every n_push steps push the accrued gradient. With overlap the next fetch is asked
+ * for during the step before, so that it travels while the replica computes. */
+static void replica_actor(int argc, char **argv)
+{
+  (void)argc;
+  (void)argv;
+  replica *r = sg_actor_self_get_data();
+  const downpour_params *p = r->d->p;
+  start_listening(r);
+  wait_for_warmstart(r);
+  for (long step = 0; goes_on(r, step); step++) {
+    if (step % p->n_fetch == 0)
+      fetch_parameters(r);
+    if (p->overlap && (step + 1) % p->n_fetch == 0)
+      request_parameters(r);
+    compute_gradient(r, step);
+    accrue_gradient(r);
+    if ((step + 1) % p->n_push == 0)
+      push_gradient(r);
+    end_step(r, step);
+  }
+  say_done(r);
 }
 
 /* Injector hook: replicas on a dead host are lost for good; a shard's host going
@@ -382,264 +449,7 @@ static void on_fault(void *ctx, const fault_event *ev)
   }
 }
 
-/* The replica's loop under [faults] (no overlap: the scenario refuses it). */
-static void replica_actor_ft(replica *r)
-{
-  const downpour_params *p = r->d->p;
-  sg_mailbox_set_receiver(sg_mailbox_get_name(r->inbox));
-  if (r->rank != 0 && p->warmstart_steps > 0)
-    wait_for_warmstart_ft(r);
-  for (long step = 0; step > 0 || !eval_should_stop(r->d->eval); step++) {
-    if (step % p->n_fetch == 0)
-      fetch_parameters_ft(r);
-    compute_gradient(r);
-    accrue_gradient(r);
-    if ((step + 1) % p->n_push == 0)
-      push_gradient_ft(r);
-    r->slot->steps++;
-    if (r->rank == 0 && step + 1 == p->warmstart_steps)
-      release_warmstart(r);
-    if (eval_step_done(r->d->eval) || (r->cfg->max_steps > 0 && step + 1 >= r->cfg->max_steps))
-      break;
-  }
-  say_done_ft(r);
-}
-
-/* One step of the overlapped loop fetches for the next step before computing. */
-static void replica_actor(int argc, char **argv)
-{
-  (void)argc;
-  (void)argv;
-  replica *r = sg_actor_self_get_data();
-  const downpour_params *p = r->d->p;
-  if (r->d->fp) {
-    replica_actor_ft(r);
-    return;
-  }
-  sg_mailbox_set_receiver(sg_mailbox_get_name(r->inbox)); /* replies flow as sent */
-  wait_for_warmstart(r);
-  for (long step = 0; step > 0 || !eval_should_stop(r->d->eval); step++) {
-    if (r->fetch_in_flight)
-      install_parameters(r);
-    else if (step % p->n_fetch == 0)
-      fetch_parameters(r);
-    if (p->overlap && (step + 1) % p->n_fetch == 0)
-      request_parameters(r);
-    compute_gradient(r);
-    accrue_gradient(r);
-    if ((step + 1) % p->n_push == 0)
-      push_gradient(r);
-    r->slot->steps++;
-    if (r->rank == 0 && step + 1 == p->warmstart_steps)
-      release_warmstart(r);
-    if (eval_step_done(r->d->eval) || (r->cfg->max_steps > 0 && step + 1 >= r->cfg->max_steps))
-      break;
-  }
-  say_done(r);
-  msg_flush();
-}
-
-/* ---- steps of one machine of a partitioned replica ------------------------ */
-
-static void part_fetch_parameters(rpart *pt)
-{
-  downpour *d = pt->d;
-  const part_layout *lay = pt->lay;
-  for (int i = 0; i < lay->n_shards; i++)
-    gmsg_send(d->shard_box[lay->shard[i]], shard_host(d, lay->shard[i]), gmsg_create(MSG_FETCH, pt->client, 0, 0),
-             MSG_HEADER_BYTES);
-  for (int i = 0; i < lay->n_shards; i++)
-    pt->comms[i] = sg_mailbox_get_async(pt->inbox, (void **)&pt->replies[i]);
-  msg_wait_all(pt->comms, (size_t)lay->n_shards);
-  gsl_vector *w = d->sets[pt->replica].w;
-  for (int k = 0; k < lay->n_shards; k++) {
-    gmsg *m = pt->replies[k];
-    xbt_assert(m->kind == MSG_PARAMS, "partition %d expected parameters, got kind %d", pt->client, (int)m->kind);
-    int i = 0;
-    while (lay->shard[i] != m->src)
-      i++;
-    pt->fetched_version[i] = m->version;
-    for (size_t j = 0, at = 0; w && j < lay->n_ranges[i]; j++) {
-      memcpy(w->data + lay->rb[i][j], m->data + at, (lay->re[i][j] - lay->rb[i][j]) * sizeof(double));
-      at += lay->re[i][j] - lay->rb[i][j];
-    }
-    msg_free(m);
-  }
-}
-
-/* Adds (or, first, copies) the machine's own gradient entries into the accrual. */
-static void part_accrue_gradient(rpart *pt)
-{
-  const part_layout *lay = pt->lay;
-  const gsl_vector *grad = pt->d->sets[pt->replica].grad;
-  if (pt->accrued_steps == 0)
-    memcpy(pt->accrued_version, pt->fetched_version, (size_t)lay->n_shards * sizeof(long));
-  double *acc = pt->accrued;
-  for (int i = 0; grad && i < lay->n_shards; i++)
-    for (size_t j = 0; j < lay->n_ranges[i]; j++)
-      for (size_t k = lay->rb[i][j]; k < lay->re[i][j]; k++, acc++)
-        *acc = pt->accrued_steps == 0 ? grad->data[k] : *acc + grad->data[k];
-  pt->accrued_steps++;
-}
-
-/* Dean'12 4.1: push the accrued gradient of its own parameters to the shards holding them. */
-static void part_push_gradient(rpart *pt)
-{
-  downpour *d = pt->d;
-  const part_layout *lay = pt->lay;
-  size_t at = 0;
-  for (int i = 0; i < lay->n_shards; i++) {
-    int s = lay->shard[i];
-    size_t n = 0;
-    for (size_t j = 0; j < lay->n_ranges[i]; j++)
-      n += lay->re[i][j] - lay->rb[i][j];
-    gmsg *m = gmsg_create(MSG_PUSH, pt->client, pt->accrued_steps, n);
-    m->version = pt->accrued_version[i];
-    if (n)
-      memcpy(m->data, pt->accrued + at, n * sizeof(double));
-    at += n;
-    pt->comms[i] = gmsg_send_async(d->shard_box[s], shard_host(d, s), m, msg_bytes(lay->sim_elems[i], d->cfg->elem_bytes));
-  }
-  msg_wait_all(pt->comms, (size_t)lay->n_shards); /* the next fetch must see this push applied */
-  pt->accrued_steps = 0;
-}
-
-static void part_release_warmstart(rpart *pt)
-{
-  downpour *d = pt->d;
-  int K = d->p->partitions;
-  if (pt->replica != 0 || pt->released)
-    return;
-  for (int i = 1; i < d->p->replicas; i++)
-    gmsg_send(d->sets[i].parts[pt->p].inbox, d->cfg->hosts[i * K + pt->p], gmsg_create(MSG_GO, pt->client, 0, 0),
-             MSG_HEADER_BYTES);
-  pt->released = 1;
-}
-
-static void part_wait_for_warmstart(rpart *pt)
-{
-  if (pt->replica == 0 || pt->d->p->warmstart_steps == 0)
-    return;
-  gmsg *m = gmsg_recv(pt->inbox);
-  xbt_assert(m->kind == MSG_GO, "partition %d expected MSG_GO, got kind %d", pt->client, (int)m->kind);
-  msg_free(m);
-}
-
-/* Whether the machine starts step `step`; the replica's machines all run the same steps. */
-static int part_goes_on(rpart *pt, long step)
-{
-  downpour *d = pt->d;
-  int stop = eval_should_stop(d->eval) || (d->cfg->max_steps > 0 && step >= d->cfg->max_steps);
-  return modelpar_replica_goes_on(d->sets[pt->replica].rep, step, stop);
-}
-
-static void part_say_done(rpart *pt)
-{
-  downpour *d = pt->d;
-  if (pt->accrued_steps > 0)
-    part_push_gradient(pt);
-  part_release_warmstart(pt);
-  for (int i = 0; i < pt->lay->n_shards; i++)
-    gmsg_send(d->shard_box[pt->lay->shard[i]], shard_host(d, pt->lay->shard[i]), gmsg_create(MSG_DONE, pt->client, 0, 0),
-             MSG_HEADER_BYTES);
-}
-
-/* Dean'12 4.1 on a replica split as in sec. 3: each machine fetches its own
- * parameters, runs its share of the minibatch with its partners, and pushes its own
- * gradient. */
-static void partition_actor(int argc, char **argv)
-{
-  (void)argc;
-  (void)argv;
-  rpart *pt = sg_actor_self_get_data();
-  downpour *d = pt->d;
-  const downpour_params *p = d->p;
-  rset *set = &d->sets[pt->replica];
-  sg_mailbox_set_receiver(sg_mailbox_get_name(pt->inbox));
-  modelpar_replica_listen(set->rep, (size_t)pt->p);
-  part_wait_for_warmstart(pt);
-  for (long step = 0; part_goes_on(pt, step); step++) {
-    if (step % p->n_fetch == 0)
-      part_fetch_parameters(pt);
-    modelpar_replica_step(set->rep, (size_t)pt->p, step);
-    part_accrue_gradient(pt);
-    if ((step + 1) % p->n_push == 0)
-      part_push_gradient(pt);
-    if (pt->p == 0) {
-      set->slot->steps++;
-      eval_step_done(d->eval);
-    }
-    if (pt->replica == 0 && step + 1 == p->warmstart_steps)
-      part_release_warmstart(pt);
-  }
-  part_say_done(pt);
-  msg_flush();
-}
-
-/* ---- set-up of partitioned replicas ---------------------------------------- */
-
-/* Partition p's ranges in [begin, end) into freshly allocated arrays; returns their
- * number and the values they hold. */
-static size_t own_ranges(const arch_plan *plan, size_t p, size_t begin, size_t end, size_t **rb, size_t **re,
-                         size_t *values)
-{
-  size_t n = arch_plan_param_ranges(plan, p, begin, end, NULL, NULL, 0);
-  *rb = xbt_malloc((n + 1) * sizeof(size_t));
-  *re = xbt_malloc((n + 1) * sizeof(size_t));
-  arch_plan_param_ranges(plan, p, begin, end, *rb, *re, n);
-  *values = 0;
-  for (size_t j = 0; j < n; j++)
-    *values += (*re)[j] - (*rb)[j];
-  return n;
-}
-
-/* Which shards partition p talks to and what it exchanges with each: numerically its
- * parameters in the shard's slice, in time the virtual network's (same plan). */
-static void layout_init(downpour *d, size_t p, part_layout *lay)
-{
-  int S = d->p->ps_shards;
-  lay->shard = xbt_malloc0((size_t)S * sizeof(int));
-  lay->n_ranges = xbt_malloc0((size_t)S * sizeof(size_t));
-  lay->rb = xbt_malloc0((size_t)S * sizeof(size_t *));
-  lay->re = xbt_malloc0((size_t)S * sizeof(size_t *));
-  lay->sim_elems = xbt_malloc0((size_t)S * sizeof(double));
-  for (int s = 0; s < S; s++) {
-    size_t sb, se, *rb = NULL, *re = NULL, sim = 0, values = 0, n = 0;
-    ps_sim_slice(d->shards[s], &sb, &se);
-    own_ranges(d->plan, p, sb, se, &rb, &re, &sim); /* the simulated parameters */
-    xbt_free(rb);
-    xbt_free(re);
-    rb = re = NULL;
-    if (d->w)
-      n = own_ranges(d->plan, p, ps_begin(d->shards[s]), ps_end(d->shards[s]), &rb, &re, &values);
-    int i = lay->n_shards;
-    if (sim == 0 && values == 0) {
-      xbt_free(rb);
-      xbt_free(re);
-      continue;
-    }
-    lay->shard[i] = s;
-    lay->n_ranges[i] = n;
-    lay->rb[i] = rb;
-    lay->re[i] = re;
-    lay->sim_elems[i] = (double)sim;
-    lay->n_values += values;
-    lay->n_shards++;
-  }
-}
-
-static void layout_free(part_layout *lay)
-{
-  for (int i = 0; i < lay->n_shards; i++) {
-    xbt_free(lay->rb[i]);
-    xbt_free(lay->re[i]);
-  }
-  xbt_free(lay->shard);
-  xbt_free(lay->n_ranges);
-  xbt_free(lay->rb);
-  xbt_free(lay->re);
-  xbt_free(lay->sim_elems);
-}
+/* ---- set-up -------------------------------------------------------------- */
 
 /* Tells every shard what each machine of every replica fetches and pushes. */
 static void serve_partitions(downpour *d)
@@ -647,22 +457,17 @@ static void serve_partitions(downpour *d)
   int K = d->p->partitions;
   for (int r = 0; r < d->p->replicas; r++)
     for (int p = 0; p < K; p++) {
-      const part_layout *lay = &d->layouts[p];
-      for (int s = 0, i = 0; s < d->p->ps_shards; s++) {
-        if (i < lay->n_shards && lay->shard[i] == s) {
-          ps_serve_ranges(d->shards[s], r * K + p, lay->rb[i], lay->re[i], lay->n_ranges[i], lay->sim_elems[i]);
-          i++;
-        } else {
-          ps_serve_ranges(d->shards[s], r * K + p, NULL, NULL, 0, 0.0);
-        }
+      const ps_layout *lay = d->layouts[p];
+      for (int s = 0; s < d->p->ps_shards; s++) {
+        int i = ps_layout_find(lay, s);
+        ps_serve_link(d->shards[s], r * K + p, i >= 0 ? &lay->link[i] : NULL);
       }
     }
 }
 
-static void rset_init(downpour *d, rset *set, int r, metrics_slot *slot)
+static void rset_init(downpour *d, rset *set, int r)
 {
   const run_config *cfg = d->cfg;
-  int K = d->p->partitions;
   size_t begin = 0, end = 0;
   if (d->w) {
     set->w = gsl_vector_calloc(d->w->size);
@@ -670,37 +475,11 @@ static void rset_init(downpour *d, rset *set, int r, metrics_slot *slot)
     data_shard_bounds(data_n(cfg->train), (size_t)d->p->replicas, (size_t)r, &begin, &end);
   }
   set->rep = modelpar_replica_create(cfg, d->plan, d->numeric, d->gather_logits, r, d->p->batch,
-                                     cfg->hosts + (size_t)r * (size_t)K, begin, end, set->w, set->grad);
-  set->slot = slot;
-  set->parts = xbt_malloc0((size_t)K * sizeof(rpart));
-  for (int p = 0; p < K; p++) {
-    rpart *pt = &set->parts[p];
-    const part_layout *lay = &d->layouts[p];
-    pt->d = d;
-    pt->replica = r;
-    pt->p = p;
-    pt->client = r * K + p;
-    pt->lay = lay;
-    pt->inbox = mbox_of("dpart", pt->client);
-    pt->fetched_version = xbt_malloc0(((size_t)lay->n_shards + 1) * sizeof(long));
-    pt->accrued_version = xbt_malloc0(((size_t)lay->n_shards + 1) * sizeof(long));
-    pt->comms = xbt_malloc0(((size_t)lay->n_shards + 1) * sizeof(sg_comm_t));
-    pt->replies = xbt_malloc0(((size_t)lay->n_shards + 1) * sizeof(gmsg *));
-    pt->accrued = xbt_malloc0((lay->n_values + 1) * sizeof(double));
-  }
+                                     cfg->hosts + (size_t)r * (size_t)d->p->partitions, begin, end, set->w, set->grad);
 }
 
-static void rset_release(downpour *d, rset *set)
+static void rset_release(rset *set)
 {
-  for (int p = 0; set->parts && p < d->p->partitions; p++) {
-    rpart *pt = &set->parts[p];
-    xbt_free(pt->fetched_version);
-    xbt_free(pt->accrued_version);
-    xbt_free(pt->comms);
-    xbt_free(pt->replies);
-    xbt_free(pt->accrued);
-  }
-  xbt_free(set->parts);
   modelpar_replica_free(set->rep);
   if (set->w) {
     gsl_vector_free(set->w);
@@ -715,21 +494,6 @@ static int measure(void *ctx, const gsl_vector *w, double *loss, double *accurac
   return archnet_evaluate(d->numeric, w, t->X, t->y, d->eval_ws, loss, accuracy);
 }
 
-static void start_partitions(downpour *d)
-{
-  int K = d->p->partitions;
-  for (int r = 0; r < d->p->replicas; r++)
-    for (int p = 0; p < K; p++) {
-      char name[32];
-      mbox_name(name, sizeof(name), "dpart", r * K + p);
-      sg_actor_t a = sg_actor_init(name, d->cfg->hosts[r * K + p]);
-      sg_actor_set_data(a, &d->sets[r].parts[p]);
-      sg_actor_start(a, partition_actor, 0, NULL);
-    }
-}
-
-/* ---- set-up -------------------------------------------------------------- */
-
 static void snapshot(void *ctx, gsl_vector *w)
 {
   downpour *d = ctx;
@@ -737,26 +501,33 @@ static void snapshot(void *ctx, gsl_vector *w)
     ps_snapshot(d->shards[s], w);
 }
 
-static void replica_init(downpour *d, replica *r, int rank, metrics_slot *slot)
+/* Machine `part` of replica `rank`; a split replica's (set) holds its numerics. */
+static void replica_init(downpour *d, replica *r, int rank, int part, rset *set, metrics_slot *slot)
 {
   const run_config *cfg = d->cfg;
-  int S = d->p->ps_shards;
-  r->cfg = cfg;
   r->d = d;
   r->rank = rank;
+  r->part = part;
+  r->client = rank * d->p->partitions + part;
+  r->inbox = mbox_of(set ? "dpart" : "replica", r->client);
+  r->lay = d->layouts[part];
   r->slot = slot;
-  r->fetched_version = xbt_malloc0((size_t)S * sizeof(long));
-  r->accrued_version = xbt_malloc0((size_t)S * sizeof(long));
-  r->fetch_comms = xbt_malloc0((size_t)S * sizeof(sg_comm_t));
-  r->replies = xbt_malloc0((size_t)S * sizeof(gmsg *));
-  r->push_comms = xbt_malloc0((size_t)S * sizeof(sg_comm_t));
-  r->push_msgs = xbt_malloc0((size_t)S * sizeof(gmsg *));
-  if (cfg->numerics) {
-    size_t P = net_n_params(cfg->model);
+  size_t n = r->lay->n_links + 1;
+  r->fetched_version = xbt_malloc0(n * sizeof(long));
+  r->accrued_version = xbt_malloc0(n * sizeof(long));
+  r->fetch_comms = xbt_malloc0(n * sizeof(sg_comm_t));
+  r->replies = xbt_malloc0(n * sizeof(msg *));
+  r->push_comms = xbt_malloc0(n * sizeof(sg_comm_t));
+  r->push_msgs = xbt_malloc0(n * sizeof(ps_push_msg *));
+  r->accrued = xbt_malloc0((r->lay->n_values + 1) * sizeof(double));
+  if (set) {
+    r->mp = set->rep;
+    r->w = set->w;
+    r->grad = set->grad;
+  } else if (cfg->numerics) {
+    size_t P = net_n_params(cfg->model), begin, end;
     r->w = gsl_vector_calloc(P);
     r->grad = gsl_vector_calloc(P);
-    r->accrued = gsl_vector_calloc(P);
-    size_t begin, end;
     data_shard_bounds(data_n(cfg->train), (size_t)d->p->replicas, (size_t)rank, &begin, &end);
     r->mb = minibatch_create(cfg->model, cfg->train, begin, end, (size_t)d->p->batch, cfg->seed, rank);
     xbt_assert(r->mb, "replica %d has no training rows", rank);
@@ -771,11 +542,47 @@ static void replica_release(replica *r)
   xbt_free(r->replies);
   xbt_free(r->push_comms);
   xbt_free(r->push_msgs);
-  if (r->w) {
+  xbt_free(r->accrued);
+  if (r->mb) { /* a whole replica's own numerics */
     gsl_vector_free(r->w);
     gsl_vector_free(r->grad);
-    gsl_vector_free(r->accrued);
     minibatch_free(r->mb);
+  }
+}
+
+/* The layouts, and every machine of every replica (a split replica's shared state
+ * first); the shards learn what split replicas exchange with them. */
+static void replicas_init(downpour *d, metrics *m)
+{
+  const run_config *cfg = d->cfg;
+  int R = d->p->replicas, S = d->p->ps_shards, K = d->p->partitions;
+  size_t n_params = d->w ? net_n_params(cfg->model) : 0;
+  d->layouts = xbt_malloc0((size_t)K * sizeof(*d->layouts));
+  for (int q = 0; q < K; q++)
+    d->layouts[q] = d->plan ? ps_layout_partition(d->plan, (size_t)q, n_params, (size_t)cfg->sim_params, (size_t)S)
+                            : ps_layout_whole(n_params, (size_t)cfg->sim_params, (size_t)S);
+  if (d->plan) {
+    serve_partitions(d);
+    d->sets = xbt_malloc0((size_t)R * sizeof(rset));
+  }
+  d->replicas = xbt_malloc0((size_t)R * (size_t)K * sizeof(*d->replicas));
+  for (int i = 0; i < R; i++) {
+    if (d->plan)
+      rset_init(d, &d->sets[i], i);
+    for (int q = 0; q < K; q++)
+      replica_init(d, &d->replicas[i * K + q], i, q, d->plan ? &d->sets[i] : NULL,
+                   metrics_slot_at(m, (size_t)(S + i)));
+  }
+}
+
+static void start_replicas(downpour *d)
+{
+  for (int c = 0; c < d->p->replicas * d->p->partitions; c++) {
+    char name[32];
+    mbox_name(name, sizeof(name), d->plan ? "dpart" : "replica", c);
+    sg_actor_t a = sg_actor_init(name, d->cfg->hosts[c]);
+    sg_actor_set_data(a, &d->replicas[c]);
+    sg_actor_start(a, replica_actor, 0, NULL);
   }
 }
 
@@ -813,21 +620,7 @@ downpour *downpour_deploy(const run_config *cfg, const downpour_params *p, const
                              metrics_slot_at(m, (size_t)s), d->eval);
     d->shard_box[s] = mbox_of("ps", s);
   }
-  if (plan) {
-    d->layouts = xbt_malloc0((size_t)K * sizeof(part_layout));
-    for (int q = 0; q < K; q++)
-      layout_init(d, (size_t)q, &d->layouts[q]);
-    serve_partitions(d);
-    d->sets = xbt_malloc0((size_t)R * sizeof(rset));
-    for (int i = 0; i < R; i++)
-      rset_init(d, &d->sets[i], i, metrics_slot_at(m, (size_t)(S + i)));
-  } else {
-    d->replicas = xbt_malloc0((size_t)R * sizeof(*d->replicas));
-    for (int i = 0; i < R; i++) {
-      replica_init(d, &d->replicas[i], i, metrics_slot_at(m, (size_t)(S + i)));
-      d->replicas[i].inbox = mbox_of("replica", i);
-    }
-  }
+  replicas_init(d, m);
   if (cfg->faults && !plan) {
     d->fp = cfg->faults;
     d->gone_mu = sg_mutex_init();
@@ -840,15 +633,7 @@ downpour *downpour_deploy(const run_config *cfg, const downpour_params *p, const
   }
   for (int s = 0; s < S; s++)
     ps_start(d->shards[s], shard_host(d, s));
-  if (plan)
-    start_partitions(d);
-  for (int i = 0; !plan && i < R; i++) {
-    char name[32];
-    mbox_name(name, sizeof(name), "replica", i);
-    sg_actor_t a = sg_actor_init(name, cfg->hosts[i]);
-    sg_actor_set_data(a, &d->replicas[i]);
-    sg_actor_start(a, replica_actor, 0, NULL);
-  }
+  start_replicas(d);
   eval_start(d->eval, cfg->hosts[0]);
   return d;
 }
@@ -857,12 +642,12 @@ void downpour_free(downpour *d)
 {
   if (d == NULL)
     return;
-  for (int i = 0; d->replicas && i < d->p->replicas; i++)
-    replica_release(&d->replicas[i]);
+  for (int c = 0; d->replicas && c < d->p->replicas * d->p->partitions; c++)
+    replica_release(&d->replicas[c]);
   for (int i = 0; d->sets && i < d->p->replicas; i++)
-    rset_release(d, &d->sets[i]);
+    rset_release(&d->sets[i]);
   for (int q = 0; d->layouts && q < d->p->partitions; q++)
-    layout_free(&d->layouts[q]);
+    ps_layout_free(d->layouts[q]);
   for (int s = 0; s < d->p->ps_shards; s++)
     ps_free(d->shards[s]);
   xbt_free(d->replicas);

@@ -31,7 +31,6 @@ typedef enum msg_kind {
   MSG_FETCH,  /* replica -> shard: send me your parameters */
   MSG_PARAMS, /* shard -> replica: a copy of the shard's parameters and version */
   MSG_PUSH,   /* replica -> shard: an accumulated gradient for the shard's slice */
-  MSG_GO,     /* replica 0 -> other replicas: warmstart is over, start training */
   MSG_DONE,   /* a worker or shard has finished; Sandblaster: a replica finished a portion */
   MSG_STOP,   /* stop now */
   MSG_COMMAND, /* Sandblaster coordinator -> shard: run a slot command on your slice */

@@ -1,4 +1,5 @@
-/* ps.c - parameter-server shard actor. */
+/* ps.c - parameter-server shard actor: one loop over the steps of serving fetches,
+ * applying pushes and, under [faults], checkpointing. */
 #include "algorithms/ps.h"
 
 #include <stdio.h>
@@ -13,15 +14,15 @@
 #include "algorithms/compute.h"
 #include "algorithms/faults.h"
 #include "algorithms/msg.h"
+#include "algorithms/ps_msg.h"
 #include "models/cost.h"
-#include "models/data.h"
-#include "models/optim.h"
 
-/* What one client fetches and pushes (ps_serve_ranges); n_ranges 0 and served 1:
- * the whole slice. */
+/* What one client fetches and pushes: the whole slice unless ps_serve_link says
+ * otherwise. */
 typedef struct ps_client {
-  size_t n_ranges;
+  size_t n_ranges; /* numeric ranges (0 when numerics are off) */
   size_t *rb, *re;
+  size_t values;   /* numeric values in them */
   double sim_elems;
   int served;
 } ps_client;
@@ -31,7 +32,6 @@ struct ps_shard {
   int rank;
   size_t begin, end;     /* numeric slice */
   double sim_elems;      /* simulated elements of the slice (virtual network share) */
-  size_t sim_begin, sim_end;
   gsl_vector_view w;     /* view of the global parameters (numerics on) */
   double *acc;           /* Adagrad sums of squared gradients */
   ps_rule rule;
@@ -45,11 +45,12 @@ struct ps_shard {
   metrics_slot *slot;
   eval_ctl *eval;
   int numerics;
+  int *done;             /* [c]: client c's PS_MSG_DONE arrived */
+  int n_done, n_served;  /* clients done; clients served (ps_serve_link) */
   /* [faults] */
   fault_plan *fp;
   int (*gone)(void *ctx, int client);
   void *gone_ctx;
-  int *done;             /* [c]: client c's MSG_DONE arrived */
   double *ck_w, *ck_acc; /* the last checkpoint (at first, the starting parameters) */
   long ck_version;
   double next_ckpt;
@@ -64,10 +65,8 @@ ps_shard *ps_create(const run_config *cfg, gsl_vector *w, int rank, int n_shards
   ps_shard *s = xbt_malloc0(sizeof(*s));
   s->client_box = xbt_malloc((size_t)n_clients * sizeof(sg_mailbox_t));
   s->clients = xbt_malloc0((size_t)n_clients * sizeof(ps_client));
-  for (int c = 0; c < n_clients; c++) {
-    s->client_box[c] = mbox_of(client_role, c);
-    s->clients[c].served = 1;
-  }
+  s->done = xbt_malloc0((size_t)(n_clients + 1) * sizeof(int));
+  s->n_served = n_clients;
   s->client_hosts = client_hosts;
   s->cfg = cfg;
   s->rank = rank;
@@ -76,11 +75,22 @@ ps_shard *ps_create(const run_config *cfg, gsl_vector *w, int rank, int n_shards
   s->slot = slot;
   s->eval = eval;
   s->numerics = cfg->numerics && w != NULL;
-  data_shard_bounds(net_n_params(cfg->model), (size_t)n_shards, (size_t)rank, &s->begin, &s->end);
-  data_shard_bounds((size_t)cfg->sim_params, (size_t)n_shards, (size_t)rank, &s->sim_begin, &s->sim_end);
-  s->sim_elems = (double)(s->sim_end - s->sim_begin);
-  for (int c = 0; c < n_clients; c++)
-    s->clients[c].sim_elems = s->sim_elems;
+  ps_slice(net_n_params(cfg->model), (size_t)n_shards, (size_t)rank, &s->begin, &s->end);
+  size_t sim_begin, sim_end;
+  ps_slice((size_t)cfg->sim_params, (size_t)n_shards, (size_t)rank, &sim_begin, &sim_end);
+  s->sim_elems = (double)(sim_end - sim_begin);
+  for (int c = 0; c < n_clients; c++) { /* the whole slice */
+    ps_client *cl = &s->clients[c];
+    s->client_box[c] = mbox_of(client_role, c);
+    cl->rb = xbt_malloc(sizeof(size_t));
+    cl->re = xbt_malloc(sizeof(size_t));
+    cl->rb[0] = s->begin;
+    cl->re[0] = s->end;
+    cl->n_ranges = s->numerics && s->end > s->begin ? 1 : 0;
+    cl->values = cl->n_ranges ? s->end - s->begin : 0;
+    cl->sim_elems = s->sim_elems;
+    cl->served = 1;
+  }
   if (s->numerics) {
     s->w = gsl_vector_subvector(w, s->begin, s->end - s->begin);
     if (rule.adagrad)
@@ -109,56 +119,29 @@ void ps_free(ps_shard *s)
   xbt_free(s);
 }
 
-size_t ps_begin(const ps_shard *s) { return s->begin; }
-size_t ps_end(const ps_shard *s) { return s->end; }
-double ps_sim_elems(const ps_shard *s) { return s->sim_elems; }
-
-void ps_sim_slice(const ps_shard *s, size_t *begin, size_t *end)
+void ps_serve_link(ps_shard *s, int c, const ps_link *k)
 {
-  *begin = s->sim_begin;
-  *end = s->sim_end;
-}
-
-void ps_serve_ranges(ps_shard *s, int c, const size_t *rb, const size_t *re, size_t n, double sim_elems)
-{
-  xbt_assert(c >= 0 && c < s->n_clients, "ps_serve_ranges: client %d of %d", c, s->n_clients);
+  xbt_assert(c >= 0 && c < s->n_clients, "ps_serve_link: client %d of %d", c, s->n_clients);
+  xbt_assert(k == NULL || k->shard == s->rank, "ps_serve_link: a link to shard %d given to shard %d", k->shard,
+             s->rank);
   ps_client *cl = &s->clients[c];
+  size_t n = k ? k->n_ranges : 0;
   cl->n_ranges = s->numerics ? n : 0;
+  xbt_assert(cl->n_ranges == 0 || ps_ranges_inside(k->rb, k->re, cl->n_ranges, s->begin, s->end),
+             "ps_serve_link: the ranges of client %d are not inside shard %d's slice", c, s->rank);
+  xbt_free(cl->rb);
+  xbt_free(cl->re);
   cl->rb = xbt_malloc((cl->n_ranges + 1) * sizeof(size_t));
   cl->re = xbt_malloc((cl->n_ranges + 1) * sizeof(size_t));
   for (size_t i = 0; i < cl->n_ranges; i++) {
-    xbt_assert(rb[i] < re[i] && rb[i] >= s->begin && re[i] <= s->end && (i == 0 || rb[i] >= re[i - 1]),
-               "ps_serve_ranges: range %zu of client %d is not inside shard %d's slice", i, c, s->rank);
-    cl->rb[i] = rb[i];
-    cl->re[i] = re[i];
+    cl->rb[i] = k->rb[i];
+    cl->re[i] = k->re[i];
   }
-  cl->sim_elems = sim_elems;
-  cl->served = n > 0 || sim_elems > 0;
-}
-
-/* Client c's view of the slice: its ranges, or the whole slice. */
-static size_t client_range(const ps_shard *s, int c, size_t i, size_t *b, size_t *e)
-{
-  const ps_client *cl = &s->clients[c];
-  if (cl->rb == NULL) {
-    *b = s->begin;
-    *e = s->end;
-    return 1;
-  }
-  if (i < cl->n_ranges) {
-    *b = cl->rb[i];
-    *e = cl->re[i];
-  }
-  return cl->n_ranges;
-}
-
-/* Values client c fetches and pushes. */
-static size_t client_values(const ps_shard *s, int c)
-{
-  size_t n = 0, b, e;
-  for (size_t i = 0; i < client_range(s, c, i, &b, &e); i++)
-    n += e - b;
-  return n;
+  cl->values = ps_ranges_len(cl->rb, cl->re, cl->n_ranges);
+  cl->sim_elems = k ? k->sim_elems : 0.0;
+  s->n_served -= cl->served;
+  cl->served = n > 0 || cl->sim_elems > 0;
+  s->n_served += cl->served;
 }
 
 void ps_snapshot(ps_shard *s, gsl_vector *w)
@@ -171,110 +154,100 @@ void ps_snapshot(ps_shard *s, gsl_vector *w)
 }
 
 /* Replies to a fetch with a copy of the client's values and the version they are at. */
-static void send_parameters(ps_shard *s, int client, long request)
+static void send_parameters(ps_shard *s, const ps_fetch_msg *fetch)
 {
-  size_t n = s->numerics ? client_values(s, client) : 0, at = 0, b, e;
-  gmsg *m = gmsg_create(MSG_PARAMS, s->rank, request, n); /* the request's step: a late reply is recognised */
-  m->version = s->version;
-  for (size_t i = 0; n && i < client_range(s, client, i, &b, &e); i++) {
-    memcpy(m->data + at, s->w.vector.data + (b - s->begin), (e - b) * sizeof(double));
-    at += e - b;
-  }
-  gmsg_send(s->client_box[client], s->client_hosts[client], m,
-           msg_bytes(s->clients[client].sim_elems, s->cfg->elem_bytes));
+  const ps_client *cl = &s->clients[fetch->client];
+  ps_params_msg *m = ps_params_msg_create(s->rank, fetch->serial, s->version, cl->values);
+  ps_ranges_gather(m->values, s->w.vector.data, s->begin, cl->rb, cl->re, cl->n_ranges);
+  msg_send(s->client_box[fetch->client], s->client_hosts[fetch->client], &m->hdr,
+           msg_bytes(cl->sim_elems, s->cfg->elem_bytes));
 }
 
 /* Dean'12 4.1: the shard applies each gradient as it arrives. Staleness = updates
  * applied since the parameters this gradient was computed on were fetched. */
-static void apply_update(ps_shard *s, const gmsg *push)
+static void apply_update(ps_shard *s, const ps_push_msg *push)
 {
   /* after a restart from a checkpoint the shard's version can be behind the fetch's */
+  const ps_client *cl = &s->clients[push->client];
   metrics_slot_staleness(s->slot, s->version >= push->version ? s->version - push->version : 0);
-  compute_execute(s->cfg, cost_update_flops((size_t)s->clients[push->src].sim_elems, s->rule.adagrad));
+  compute_execute(s->cfg, cost_update_flops((size_t)cl->sim_elems, s->rule.adagrad));
   if (s->numerics) {
-    xbt_assert(push->n == client_values(s, push->src), "shard %d: a push of %zu values from client %d",
-               s->rank, push->n, push->src);
+    xbt_assert(push->n == cl->values, "shard %d: a push of %zu values from client %d", s->rank, push->n,
+               push->client);
     sg_mutex_lock(s->mu);
-    size_t at = 0, b, e;
-    for (size_t i = 0; i < client_range(s, push->src, i, &b, &e); i++) {
-      double *w = s->w.vector.data + (b - s->begin);
-      if (s->rule.adagrad)
-        optim_adagrad_apply(w, s->acc + (b - s->begin), push->data + at, e - b, s->rule.gamma);
-      else
-        optim_sgd_apply(w, push->data + at, e - b, s->rule.lr);
-      at += e - b;
-    }
+    ps_rule_apply(s->rule, s->w.vector.data, s->acc, s->begin, cl->rb, cl->re, cl->n_ranges, push->grad);
     sg_mutex_unlock(s->mu);
   }
   s->version++;
 }
 
-static void ps_actor_ft(ps_shard *s);
+/* ---- steps of a shard --------------------------------------------------------- */
 
-/* Serves fetches and pushes in arrival order until every client said it is done. */
-static void ps_actor(int argc, char **argv)
+/* [faults]: ps_watch was called. */
+static int watched(const ps_shard *s)
 {
-  (void)argc;
-  (void)argv;
-  ps_shard *s = sg_actor_self_get_data();
-  int done = 0, clients = 0;
-  for (int c = 0; c < s->n_clients; c++)
-    clients += s->clients[c].served;
-  /* A server's NIC takes messages as they come, not one rendezvous at a time: a
-   * mailbox with a permanent receiver starts every transfer when it is sent. */
-  if (s->gone) {
-    ps_actor_ft(s);
-    return;
-  }
-  sg_mailbox_set_receiver(sg_mailbox_get_name(s->inbox));
-  while (done < clients) {
-    gmsg *m = gmsg_recv(s->inbox);
-    if (m->kind == MSG_FETCH)
-      send_parameters(s, m->src, m->step);
-    else if (m->kind == MSG_PUSH)
-      apply_update(s, m);
-    else if (m->kind == MSG_DONE)
-      done++;
-    msg_free(m);
-  }
-  msg_flush(); /* downpour.sends = waited: the last replies are delivered before the shard returns */
-  eval_finished(s->eval);
+  return s->gone != NULL;
 }
 
-/* ---- [faults] --------------------------------------------------------------- */
-
-static int all_gone(ps_shard *s)
+/* Whether every client it serves is done: it said so, or ([faults]) it finished or
+ * died, which a shard that was down when it said so only learns this way. */
+static int all_done(const ps_shard *s)
 {
+  if (!watched(s))
+    return s->n_done >= s->n_served;
   for (int c = 0; c < s->n_clients; c++)
     if (s->clients[c].served && !s->done[c] && !s->gone(s->gone_ctx, c))
       return 0;
   return 1;
 }
 
-static void handle(ps_shard *s, gmsg *m)
+/* The next message; under [faults] a wait bounded by faults.wait_timeout, NULL when
+ * nothing came, so that clients that died cannot hold the shard forever. */
+static msg *next_message(ps_shard *s)
 {
-  if (m->kind == MSG_FETCH)
-    send_parameters(s, m->src, m->step);
-  else if (m->kind == MSG_PUSH)
-    apply_update(s, m);
-  else if (m->kind == MSG_DONE)
-    s->done[m->src] = 1;
-  msg_free(m);
-}
-
-/* One message already in the mailbox (sg_mailbox_listen said so), or NULL. */
-static gmsg *take_queued(ps_shard *s)
-{
-  gmsg *m = NULL;
+  if (!watched(s))
+    return msg_recv(s->inbox);
+  msg *m = NULL;
   sg_comm_t c = sg_mailbox_get_async(s->inbox, (void **)&m);
   return sg_comm_wait_for(c, s->fp->wait_timeout) == SG_OK ? m : NULL;
 }
 
-/* Saves the slice, the Adagrad sums and the version, as they are when the write
- * starts; the write takes slice bytes / checkpoint_bw of simulated time and counts
- * only once complete (a shard that dies while writing keeps the previous one). */
+static void client_done(ps_shard *s, int client)
+{
+  xbt_assert(client >= 0 && client < s->n_clients, "shard %d: done from client %d", s->rank, client);
+  s->n_done += !s->done[client];
+  s->done[client] = 1;
+}
+
+static void serve(ps_shard *s, msg *m)
+{
+  if (m->kind == PS_MSG_FETCH)
+    send_parameters(s, ps_fetch_msg_of(m));
+  else if (m->kind == PS_MSG_PUSH)
+    apply_update(s, ps_push_msg_of(m));
+  else if (m->kind == PS_MSG_DONE)
+    client_done(s, ps_done_msg_of(m)->client);
+  else
+    xbt_die("shard %d: a message of kind %d", s->rank, m->kind);
+  msg_free(m);
+}
+
+/* [faults]: the messages already in the mailbox when the last client was done (pushes
+ * delivered before their senders finished). */
+static void serve_queued(ps_shard *s)
+{
+  for (msg *m; watched(s) && sg_mailbox_listen(sg_mailbox_get_name(s->inbox)) && (m = next_message(s)) != NULL;)
+    serve(s, m);
+}
+
+/* [faults]: saves the slice, the Adagrad sums and the version, as they are when the
+ * write starts, every faults.checkpoint_interval; the write takes slice bytes /
+ * checkpoint_bw of simulated time and counts only once complete (a shard that dies
+ * while writing keeps the previous one). */
 static void checkpoint_if_due(ps_shard *s)
 {
+  if (!watched(s))
+    return;
   double now = simgrid_get_clock(), every = s->fp->checkpoint_interval;
   if (every <= 0 || now < s->next_ckpt)
     return;
@@ -302,24 +275,37 @@ static void checkpoint_if_due(ps_shard *s)
     s->next_ckpt += every;
 }
 
-/* The shard's loop under [faults]: every receive is bounded, so that clients that
- * died (and never say MSG_DONE) cannot hold it forever. */
-static void ps_actor_ft(ps_shard *s)
+/* Its last replies are delivered (downpour.sends = waited); [faults] the injector
+ * no longer sees it up; the evaluator learns that training lost one more shard. */
+static void finish(ps_shard *s)
 {
+  msg_flush();
+  if (watched(s)) {
+    sg_mutex_lock(s->mu);
+    s->ended = 1;
+    sg_mutex_unlock(s->mu);
+  }
+  eval_finished(s->eval);
+}
+
+/* Dean'12 4.1: a shard serves fetches and applies pushes in arrival order until every
+ * client it serves is done; under [faults] it also checkpoints its slice. */
+static void ps_actor(int argc, char **argv)
+{
+  (void)argc;
+  (void)argv;
+  ps_shard *s = sg_actor_self_get_data();
+  /* A server's NIC takes messages as they come, not one rendezvous at a time: a
+   * mailbox with a permanent receiver starts every transfer when it is sent. */
   sg_mailbox_set_receiver(sg_mailbox_get_name(s->inbox));
-  while (!all_gone(s)) {
-    gmsg *m = NULL;
-    sg_comm_t c = sg_mailbox_get_async(s->inbox, (void **)&m);
-    if (sg_comm_wait_for(c, s->fp->wait_timeout) == SG_OK)
-      handle(s, m);
+  while (!all_done(s)) {
+    msg *m = next_message(s);
+    if (m)
+      serve(s, m);
     checkpoint_if_due(s);
   }
-  for (gmsg *m; sg_mailbox_listen(sg_mailbox_get_name(s->inbox)) && (m = take_queued(s)) != NULL;)
-    handle(s, m); /* pushes delivered before their senders finished */
-  sg_mutex_lock(s->mu);
-  s->ended = 1;
-  sg_mutex_unlock(s->mu);
-  eval_finished(s->eval);
+  serve_queued(s);
+  finish(s);
 }
 
 void ps_watch(ps_shard *s, int (*gone)(void *ctx, int client), void *ctx)
@@ -327,7 +313,6 @@ void ps_watch(ps_shard *s, int (*gone)(void *ctx, int client), void *ctx)
   xbt_assert(s->fp, "ps_watch: the run has no fault plan");
   s->gone = gone;
   s->gone_ctx = ctx;
-  s->done = xbt_malloc0((size_t)(s->n_clients + 1) * sizeof(int));
   size_t n = s->numerics ? s->end - s->begin : 0;
   s->ck_w = xbt_malloc((n + 1) * sizeof(double));
   if (n)

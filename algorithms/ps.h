@@ -11,21 +11,17 @@
 
 #include "algorithms/eval.h"
 #include "algorithms/metrics.h"
+#include "algorithms/ps_layout.h"
 #include "algorithms/run.h"
 
 typedef struct ps_shard ps_shard;
 
-typedef struct ps_rule {
-  double lr;    /* fixed-rate SGD step */
-  int adagrad;  /* 1: per-parameter Adagrad with gamma below */
-  double gamma;
-} ps_rule;
-
 /* Shard `rank` of n_shards over the global parameter vector w (NULL when numerics
- * are off; the shard's slice is a view of it, never a copy). Client c listens on
- * mailbox "<client_role>-<c>" on host client_hosts[c] (the array outlives the shard).
- * The shard exits after n_clients MSG_DONE messages, then calls eval_finished.
- * slot receives its staleness counts. Never NULL. */
+ * are off): it holds ps_slice's slice of w, a view, never a copy, and of the
+ * cfg->sim_params simulated parameters. Client c listens on mailbox "<client_role>-<c>"
+ * on host client_hosts[c] (the array outlives the shard). The shard exits once every
+ * client it serves has sent PS_MSG_DONE (ps_msg.h), then calls eval_finished. slot
+ * receives its staleness counts. Never NULL. */
 ps_shard *ps_create(const run_config *cfg, gsl_vector *w, int rank, int n_shards, ps_rule rule,
                     const char *client_role, const sg_host_t *client_hosts, int n_clients,
                     metrics_slot *slot, eval_ctl *eval);
@@ -34,20 +30,13 @@ void ps_free(ps_shard *s);
 /* Creates the shard's actor on host; it listens on mailbox "ps-<rank>". */
 void ps_start(ps_shard *s, sg_host_t host);
 
-/* Numeric slice [begin, end) of the global vector, and simulated elements it stands for. */
-size_t ps_begin(const ps_shard *s);
-size_t ps_end(const ps_shard *s);
-double ps_sim_elems(const ps_shard *s);
-/* The slice of the simulated parameter vector (cfg->sim_params elements) it stands for. */
-void ps_sim_slice(const ps_shard *s, size_t *begin, size_t *end);
-
-/* Restricts what client c fetches and pushes to n ranges [rb[i], re[i]) of the global
- * vector (increasing, inside the numeric slice; ignored when numerics are off), which
- * stand for sim_elems simulated elements: a fetch is answered with those values, a
- * push carries them in the same order. n == 0 with sim_elems == 0: c never talks to
- * this shard (nor says it is done). Without a call, c gets the whole slice. Call
- * before the run; the arrays are copied. */
-void ps_serve_ranges(ps_shard *s, int c, const size_t *rb, const size_t *re, size_t n, double sim_elems);
+/* Restricts what client c fetches and pushes to k, its layout's link to this shard
+ * (ps_layout.h; its ranges inside the numeric slice, ignored when numerics are off,
+ * else an abort): a fetch is answered with those values, a push carries them in the
+ * same order, and both are sized by k->sim_elems. k NULL, or with no range and no
+ * simulated element: c never talks to this shard (nor says it is done). Without a
+ * call, c gets the whole slice. Call before the run; the ranges are copied. */
+void ps_serve_link(ps_shard *s, int c, const ps_link *k);
 
 /* Copies the shard's current slice into the same positions of w (evaluator only;
  * takes the shard's lock so that it never sees half an update). */
@@ -55,7 +44,7 @@ void ps_snapshot(ps_shard *s, gsl_vector *w);
 
 /* [faults] (cfg->faults set): the shard then receives with bounded waits, counts client c
  * as finished once gone(ctx, c) returns 1 (it finished or died) instead of waiting for
- * its MSG_DONE, and checkpoints every faults.checkpoint_interval. Call before the run. */
+ * its PS_MSG_DONE, and checkpoints every faults.checkpoint_interval. Call before the run. */
 void ps_watch(ps_shard *s, int (*gone)(void *ctx, int client), void *ctx);
 /* The mailbox of the shard's current incarnation, or NULL while its host is down
  * (between ps_fail and ps_restart) or after it ended. */
