@@ -29,15 +29,11 @@ typedef enum msg_kind {
   MSG_PARAMS, /* shard -> replica: a copy of the shard's parameters and version */
   MSG_PUSH,   /* replica -> shard: an accumulated gradient for the shard's slice */
   MSG_GO,     /* replica 0 -> other replicas: warmstart is over, start training */
-  MSG_DONE,   /* a worker or shard has finished; consensus: step = values it sent to the receiver;
-                 Sandblaster: a replica finished a portion */
+  MSG_DONE,   /* a worker or shard has finished; consensus: step = values it sent to the receiver */
   MSG_ACTIVATIONS, /* model partition -> partition: activations its units need */
   MSG_GRADIENTS,   /* model partition -> partition: gradients of the sender's inputs */
   MSG_STOP,   /* stop now */
   MSG_STATE,  /* consensus agent -> neighbour: its iterate x_i(k), step = k */
-  MSG_COMMAND, /* Sandblaster coordinator -> shard: run a slot command on your slice */
-  MSG_ANSWER,  /* shard -> coordinator: the command is done (a dot: the slice's partial sum) */
-  MSG_PORTION, /* coordinator -> replica: which portions count, and the next portion */
   MSG_COLL     /* a collective's chunk: step = its index on the (sender, receiver) pair,
                   version = elements it stands for (data holds them, or nothing: timing only) */
 } msg_kind;
