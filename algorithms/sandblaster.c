@@ -461,42 +461,38 @@ static void accumulate_gradient(replica *r, const sandblaster_portion_msg *verdi
   xbt_free(ids);
 }
 
-/* Tells the coordinator a portion is finished, with every held one; returns its answer
- * (the verdict and the next portion, or SANDBLASTER_MSG_STOP). */
-static msg *report_portion(replica *r)
+/* Tells the coordinator a portion is finished, with every held one. */
+static void report_portion(replica *r)
 {
   sandblaster *sb = r->sb;
   sandblaster_done_msg *m = sandblaster_done_msg_create(r->rank, r->batch, (size_t)r->n_held);
   memcpy(m->ids, r->held_id, (size_t)r->n_held * sizeof(long));
   memcpy(m->loss, r->held_loss, (size_t)r->n_held * sizeof(double));
   msg_send(sb->coord_box, coord_host(sb), &m->hdr, MSG_HEADER_BYTES + 2 * SCALAR_BYTES * (double)r->n_held);
-  return msg_recv(r->inbox);
 }
 
-/* Works on the portions the coordinator hands out until it says stop. */
+/* Dean'12 4.2: a replica asks for a portion, computes its gradient and reports it; the
+ * coordinator's answer may say which finished portions count, and those it pushes to
+ * the shards. Until stopped. */
 static void replica_actor(int argc, char **argv)
 {
   (void)argc;
   (void)argv;
   replica *r = sg_actor_self_get_data();
   sg_mailbox_set_receiver(sg_mailbox_get_name(r->inbox));
-  msg *m = msg_recv(r->inbox); /* the first portion, or a stop */
-  while (m->kind == SANDBLASTER_MSG_PORTION) {
+  msg *m;
+  while ((m = msg_recv(r->inbox))->kind != SANDBLASTER_MSG_STOP) {
     const sandblaster_portion_msg *w = sandblaster_portion_msg_of(m);
     if (w->judged)
       accumulate_gradient(r, w);
-    if (w->portion == SANDBLASTER_NO_PORTION) { /* nothing to do for now */
-      msg_free(m);
-      m = msg_recv(r->inbox);
-      continue;
+    if (w->portion != SANDBLASTER_NO_PORTION) { /* else nothing to do for now */
+      if (w->batch != r->batch)
+        fetch_parameters(r, w->batch, w->slot_x);
+      compute_gradient(r, w->portion);
+      report_portion(r);
     }
-    if (w->batch != r->batch)
-      fetch_parameters(r, w->batch, w->slot_x);
-    compute_gradient(r, w->portion);
     msg_free(m);
-    m = report_portion(r);
   }
-  xbt_assert(m->kind == SANDBLASTER_MSG_STOP, "replica %d: unexpected message kind %d", r->rank, m->kind);
   msg_free(m);
   wait_push(r);
 }
@@ -651,21 +647,13 @@ static void replica_died(sandblaster *sb, int r)
   for (int k = 0; sb->batch > 0 && k < sb->S; k++)
     msg_send(sb->shards[k].inbox, shard_host(sb, k), &sandblaster_forget_msg_create(sb->batch, r)->hdr,
              MSG_HEADER_BYTES + SCALAR_BYTES);
-  dispatch_parked(sb);
 }
 
-/* One report from a replica: count its portions if it is time to (it holds push_every,
+/* A report from a replica: count its portions if it is time to (it holds push_every,
  * or no fresh portion is left, so that a slow replica never holds counted work back),
  * and answer with its next portion. A report from an earlier batch counts nothing. */
-static void serve_replica(sandblaster *sb)
+static void on_report(sandblaster *sb, const sandblaster_done_msg *d)
 {
-  msg *m = msg_recv(sb->coord_box);
-  if (m->kind == SANDBLASTER_MSG_DEATH) { /* [faults] */
-    replica_died(sb, sandblaster_death_msg_of(m)->replica);
-    msg_free(m);
-    return;
-  }
-  const sandblaster_done_msg *d = sandblaster_done_msg_of(m);
   int r = d->replica;
   long held = (long)d->n;
   char *verdict = NULL;
@@ -676,8 +664,6 @@ static void serve_replica(sandblaster *sb)
     count_portions(sb, d, verdict = xbt_malloc((size_t)held));
   send_portion(sb, r, next_portion(sb, r), verdict, (size_t)held);
   xbt_free(verdict);
-  msg_free(m);
-  dispatch_parked(sb);
 }
 
 static void begin_batch(sandblaster *sb, int x)
@@ -718,8 +704,15 @@ static int batch_evaluate(void *ctx, int x, int g, double *f)
   sandblaster *sb = ctx;
   begin_batch(sb, x);
   dispatch_parked(sb);
-  while (sb->counted < sb->P)
-    serve_replica(sb);
+  while (sb->counted < sb->P) {
+    msg *m = msg_recv(sb->coord_box);
+    if (m->kind == SANDBLASTER_MSG_DEATH) /* [faults] */
+      replica_died(sb, sandblaster_death_msg_of(m)->replica);
+    else
+      on_report(sb, sandblaster_done_msg_of(m));
+    msg_free(m);
+    dispatch_parked(sb); /* work freed or handed back goes to the idle */
+  }
   reduce_gradient(sb, g);
   double sum = 0;
   for (long p = 0; p < sb->P; p++)
@@ -732,32 +725,42 @@ static int batch_evaluate(void *ctx, int x, int g, double *f)
 
 static const lbfgs_ops shard_ops = {shard_dot, shard_axpy, shard_scale, shard_copy, batch_evaluate};
 
+static void send_stop(sg_mailbox_t box, sg_host_t host)
+{
+  msg_send(box, host, &sandblaster_stop_msg_create()->hdr, MSG_HEADER_BYTES);
+}
+
+static int anyone_working(const sandblaster *sb)
+{
+  for (int r = 0; r < sb->R; r++)
+    if (sb->working[r])
+      return 1;
+  return 0;
+}
+
 /* Every replica stops: an idle one at once, a busy one when it reports its copy (which
  * cannot count: every batch is complete). Then the shards. */
 static void stop_everyone(sandblaster *sb)
 {
   for (int r = 0; r < sb->R; r++)
     if (!sb->working[r])
-      msg_send(sb->replicas[r].inbox, sb->cfg->hosts[r], &sandblaster_stop_msg_create()->hdr, MSG_HEADER_BYTES);
-  for (int r = 0; r < sb->R; r++)
-    while (sb->working[r]) {
-      msg *m = msg_recv(sb->coord_box);
-      if (m->kind == SANDBLASTER_MSG_DEATH) { /* [faults]: the dead need no stop */
-        int dead = sandblaster_death_msg_of(m)->replica;
-        sb->dead[dead] = 1;
-        sb->working[dead] = 0;
-        msg_free(m);
-        continue;
-      }
+      send_stop(sb->replicas[r].inbox, sb->cfg->hosts[r]);
+  while (anyone_working(sb)) {
+    msg *m = msg_recv(sb->coord_box);
+    if (m->kind == SANDBLASTER_MSG_DEATH) { /* [faults]: the dead need no stop */
+      int dead = sandblaster_death_msg_of(m)->replica;
+      sb->dead[dead] = 1;
+      sb->working[dead] = 0;
+    } else {
       const sandblaster_done_msg *d = sandblaster_done_msg_of(m);
       sb->log[d->batch - 1].discarded += (long)d->n;
       sb->working[d->replica] = 0;
-      msg_send(sb->replicas[d->replica].inbox, sb->cfg->hosts[d->replica], &sandblaster_stop_msg_create()->hdr,
-               MSG_HEADER_BYTES);
-      msg_free(m);
+      send_stop(sb->replicas[d->replica].inbox, sb->cfg->hosts[d->replica]);
     }
+    msg_free(m);
+  }
   for (int k = 0; k < sb->S; k++)
-    msg_send(sb->shards[k].inbox, shard_host(sb, k), &sandblaster_stop_msg_create()->hdr, MSG_HEADER_BYTES);
+    send_stop(sb->shards[k].inbox, shard_host(sb, k));
 }
 
 /* L-BFGS's outcome as the run's status: no point of sufficient decrease is a failure
