@@ -7,28 +7,30 @@
  * the coordinator holds only lbfgs's scalars.
  *
  * Commands. The coordinator runs lbfgs_step (models/lbfgs.c) with `shard_ops`: dot,
- * axpy, scale and copy each become one SANDBLASTER_MSG_COMMAND to every shard and one SANDBLASTER_MSG_ANSWER
+ * axpy, scale and copy each become one COMMAND message to every shard and one ANSWER
  * back from each, the coordinator waiting for all S answers; a dot's answers carry the
  * slices' partial sums, added in shard-rank order (never in arrival order, which
- * could differ between runs with several threads), so one shard gives the
- * sequential reference's dot exactly. Each command costs its shard 2n flops (dot,
+ * could differ between runs with several threads), so one shard gives the sequential
+ * reference's dot exactly. Each command costs its shard 2n flops (dot,
  * axpy) or n (scale, copy), n the shard's slice of the simulated parameters.
  *
  * Batches. evaluate(x, g) is one pass over the whole training set (full-batch L-BFGS),
  * cut into P portions of `portion` contiguous rows, as lbfgs_net cuts it. The
  * coordinator hands portions out in order, one at a time, to the replica that asks;
  * a replica fetches slot x from the shards only when it gets its first portion of a
- * batch. When it finishes a portion it reports it (SANDBLASTER_MSG_DONE, carrying every portion it
- * finished and has not yet had counted, with their losses); the coordinator answers
- * with the next portion, or none, and, once the replica holds push_every finished
- * portions or no fresh portion is left, with which of them count: the first copy of a
- * portion to be reported that way counts, a later one is discarded. The replica adds
- * the counted portions' gradients (weighted rows / N) to its running total and pushes
- * it to the shards, which keep each replica's latest total. Backup tasks: once every
- * portion is handed out and backup_at of them count, an idle replica gets a copy of
- * the oldest portion still outstanding with one copy. When all P count, the
- * coordinator tells the shards to add the replicas' totals, in rank order, into slot
- * g; the loss is the sum of the counted portions' losses in portion order.
+ * batch. When it finishes a portion it reports it (a DONE message, carrying every
+ * portion it finished and has not yet had counted, with their losses); the
+ * coordinator answers with the next portion, or none, and, once the replica holds
+ * push_every finished portions or no fresh portion is left, with which of them count:
+ * the first copy of a portion to be reported that way counts, a later one is
+ * discarded. The replica adds the counted portions' gradients (weighted rows / N) to
+ * its running total and pushes it to the shards, which keep each replica's latest
+ * total. Backup tasks: once every portion is handed out and backup_at of them count,
+ * an idle replica gets a copy of the oldest portion still outstanding with one copy.
+ * When all P count, the coordinator tells the shards to add the replicas' totals, in
+ * rank order, into slot g; the loss is the sum of the counted portions' losses in
+ * portion order. Which replica computes which portion, and which copy counts, is
+ * portions.c's decision; the coordinator sends what it decides.
  *
  * Exactness. A portion counts exactly once, and a replica adds only the portions the
  * coordinator counted for it, so every example's gradient enters g once. With one
@@ -37,9 +39,9 @@
  * shards add them in portion order, so g is lbfgs_net_fdf's for any number of
  * replicas, stragglers and backups.
  *
- * Stopping. Replicas wait for work until SANDBLASTER_MSG_STOP; shards serve until SANDBLASTER_MSG_STOP. At the
- * end the coordinator collects the report of every replica still computing (a copy
- * that will not count) and answers it with SANDBLASTER_MSG_STOP. The messages are declared in
+ * Stopping. Replicas wait for work until a STOP message; shards serve until one. At
+ * the end the coordinator collects the report of every replica still computing (a
+ * copy that will not count) and answers it with STOP. The messages are declared in
  * sandblaster_msg.h. */
 #include "algorithms/sandblaster.h"
 
@@ -60,12 +62,10 @@
 #include "algorithms/eval.h"
 #include "algorithms/faults.h"
 #include "algorithms/msg.h"
+#include "algorithms/portions.h"
 #include "algorithms/sandblaster_msg.h"
 #include "models/minibatch.h"
 #include "models/rng.h"
-
-/* A portion's state within the current batch. */
-enum { PORTION_PENDING, PORTION_OUT, PORTION_COUNTED };
 
 /* Simulated bytes of a scalar (a dot's partial sum, a command's coefficient, a loss, a
  * portion id): one double. A counted-or-not flag is one byte. */
@@ -132,24 +132,12 @@ struct sandblaster {
   /* the current batch, the coordinator's alone */
   long batch;         /* 1-based; 0 before the first */
   int slot_x;
-  char *state;        /* [p]: PORTION_* */
-  char *copies;       /* [p]: copies handed out */
-  int *first_holder;  /* [p]: the replica given the first copy */
+  portions *plan;     /* who computes which portion, and which copy counts */
   double *loss;       /* [p]: the counted copy's loss */
-  long next_fresh;    /* portions handed out at least once */
-  long backup_from;   /* portions before it are counted or have their backup */
-  long counted;
-  long *working;      /* [r]: batch of the portion replica r computes; 0: idle */
-  char *parked;       /* [r]: idle, waiting for work */
-  int n_parked;
   sandblaster_batch *log;
   size_t n_log, cap_log;
-  /* [faults]: replicas that died, and what their death handed back */
-  fault_plan *fp;
-  char *dead;         /* [r]: its death notice was served (the coordinator's) */
-  int *counted_by;    /* [p]: the replica a counted portion counted for */
-  long *reissue;      /* portions to hand out again, FIFO */
-  long n_reissue, reissue_head;
+  fault_plan *fp;     /* [faults] */
+  long reissued_logged; /* the batch's reissues already added to fp */
 };
 
 size_t sandblaster_hosts_needed(const sandblaster_params *p)
@@ -162,19 +150,12 @@ size_t sandblaster_metrics_slots(void) { return 1; }
 static sg_host_t shard_host(const sandblaster *sb, int k) { return sb->cfg->hosts[sb->R + k]; }
 static sg_host_t coord_host(const sandblaster *sb) { return sb->cfg->hosts[sb->R + sb->S]; }
 
-/* Rows of portion p: [*begin, *begin + return value). */
 static size_t portion_rows(const sandblaster *sb, long p, size_t *begin)
 {
-  *begin = (size_t)p * sb->portion;
-  return sb->N - *begin < sb->portion ? sb->N - *begin : sb->portion;
+  return portions_rows(sb->N, sb->portion, p, begin);
 }
 
-/* lbfgs_net_fdf's weight of a portion: its share of the batch. */
-static double portion_weight(const sandblaster *sb, long p)
-{
-  size_t b;
-  return (double)portion_rows(sb, p, &b) / (double)sb->N;
-}
+static double portion_weight(const sandblaster *sb, long p) { return portions_weight(sb->N, sb->portion, p); }
 
 /* ---- shards ------------------------------------------------------------------- */
 
@@ -270,11 +251,11 @@ static void push_batch(shard *s, long batch)
 static void store_total(shard *s, const sandblaster_push_total_msg *m)
 {
   push_batch(s, m->batch);
-  xbt_assert(m->n == s->end - s->begin && m->portions > s->counts[m->replica], "shard %d: a stale or malformed push",
+  xbt_assert(m->n == s->end - s->begin && m->counted > s->counts[m->replica], "shard %d: a stale or malformed push",
              s->rank);
   memcpy(gsl_matrix_ptr(s->totals, (size_t)m->replica, 0), m->total, m->n * sizeof(double));
-  s->received += m->portions - s->counts[m->replica];
-  s->counts[m->replica] = m->portions;
+  s->received += m->counted - s->counts[m->replica];
+  s->counts[m->replica] = m->counted;
   try_reduce(s);
 }
 
@@ -325,7 +306,7 @@ static void send_slot(shard *s, const sandblaster_fetch_msg *m)
            msg_bytes(s->sim_elems, s->sb->cfg->elem_bytes));
 }
 
-/* Serves commands, fetches and pushes in arrival order until SANDBLASTER_MSG_STOP. */
+/* Serves commands, fetches and pushes in arrival order until stopped. */
 static void shard_actor(int argc, char **argv)
 {
   (void)argc;
@@ -531,151 +512,84 @@ static void shard_copy(void *ctx, int src, int dst) { command(ctx, SANDBLASTER_C
 
 /* ---- the coordinator: batches ---------------------------------------------------- */
 
-/* Portion p (or none: p < 0) for replica r, with the verdict on the n portions it
+/* The batch's log entry follows the scheduler's tally after every change, before the
+ * next send: a run stopped mid-batch ([faults]) reports the batch as far as it went. */
+static void log_tally(sandblaster *sb)
+{
+  const portions_tally *t = portions_tally_of(sb->plan);
+  sandblaster_batch *b = &sb->log[sb->n_log - 1];
+  b->copies = t->copies;
+  b->backups = t->backups;
+  b->backup_wins = t->backup_wins;
+  b->discarded = t->discarded;
+  b->examples = t->examples;
+  if (t->reissued > sb->reissued_logged)
+    atomic_fetch_add(&sb->fp->reissued_portions, t->reissued - sb->reissued_logged);
+  sb->reissued_logged = t->reissued;
+}
+
+/* Portion p (or PORTIONS_NONE) for replica r, with the verdict on the n portions it
  * held when it reported, if counts is not NULL. */
 static void send_portion(sandblaster *sb, int r, long p, const char *counts, size_t n)
 {
-  long portion = p < 0 ? SANDBLASTER_NO_PORTION : p;
+  long portion = p == PORTIONS_NONE ? SANDBLASTER_NO_PORTION : p;
   sandblaster_portion_msg *m = sandblaster_portion_msg_create(sb->batch, portion, sb->slot_x, counts, n);
-  sb->working[r] = p >= 0 ? sb->batch : 0;
-  sb->n_parked += (p < 0) - sb->parked[r];
-  sb->parked[r] = p < 0;
   msg_send(sb->replicas[r].inbox, sb->cfg->hosts[r], &m->hdr, MSG_HEADER_BYTES + (double)m->n);
 }
 
-/* The next portion for idle replica r: a fresh one in order; else, with backups on,
- * once backup_at of the batch counts (Dean'12 4.2: "near the end of a batch"), a copy
- * of the oldest portion still outstanding with one copy; else -1. */
-static long next_portion(sandblaster *sb, int r)
+/* Gives work to the waiting replicas, in rank order, while there is some. */
+static void dispatch_waiting(sandblaster *sb)
 {
-  sandblaster_batch *b = &sb->log[sb->n_log - 1];
-  while (sb->reissue_head < sb->n_reissue) { /* [faults]: a dead replica's portions first */
-    long p = sb->reissue[sb->reissue_head++];
-    if (sb->state[p] == PORTION_COUNTED)
-      continue; /* a backup copy counted meanwhile */
-    sb->state[p] = PORTION_OUT;
-    sb->copies[p] = 1;
-    sb->first_holder[p] = r;
-    b->copies++;
-    atomic_fetch_add(&sb->fp->reissued_portions, 1);
-    return p;
-  }
-  if (sb->next_fresh < sb->P) {
-    long p = sb->next_fresh++;
-    sb->state[p] = PORTION_OUT;
-    sb->copies[p] = 1;
-    sb->first_holder[p] = r;
-    b->copies++;
-    return p;
-  }
-  if (!sb->p->backups || (double)sb->counted < sb->p->backup_at * (double)sb->P)
-    return -1;
-  while (sb->backup_from < sb->P &&
-         (sb->state[sb->backup_from] == PORTION_COUNTED || sb->copies[sb->backup_from] == 2))
-    sb->backup_from++; /* both are final within a batch */
-  long p = sb->backup_from;
-  if (p == sb->P)
-    return -1;
-  xbt_assert(sb->first_holder[p] != r, "replica %d asked for work while it holds portion %ld", r, p);
-  sb->copies[p] = 2;
-  b->copies++;
-  b->backups++;
-  return p;
-}
-
-/* Gives work to idle replicas, in rank order, while there is some. */
-static void dispatch_parked(sandblaster *sb)
-{
-  for (int r = 0; r < sb->R && sb->n_parked > 0; r++) {
-    if (!sb->parked[r])
-      continue;
-    long p = next_portion(sb, r);
-    if (p < 0)
-      return;
+  long p;
+  int r;
+  while ((r = portions_dispatch(sb->plan, &p)) >= 0) {
+    log_tally(sb);
     send_portion(sb, r, p, NULL, 0);
   }
 }
 
-/* Counts the held portions of a report: each one that has not counted yet counts now,
- * for this replica; the others are discarded. Writes the verdict into v[0..done->n). */
-static void count_portions(sandblaster *sb, const sandblaster_done_msg *done, char *v)
-{
-  size_t k = done->n;
-  sandblaster_batch *b = &sb->log[sb->n_log - 1];
-  for (size_t i = 0; i < k; i++) {
-    long p = done->ids[i];
-    int counts = sb->state[p] == PORTION_OUT;
-    v[i] = (char)counts;
-    if (!counts) {
-      b->discarded++;
-      continue;
-    }
-    size_t begin;
-    sb->state[p] = PORTION_COUNTED;
-    if (sb->counted_by)
-      sb->counted_by[p] = done->replica;
-    sb->loss[p] = done->loss[i];
-    sb->counted++;
-    b->examples += (long)portion_rows(sb, p, &begin);
-    b->backup_wins += sb->first_holder[p] != done->replica;
-  }
-}
-
-/* [faults] Replica r died (Dean'12 4.2: the coordinator hands a slow or dead replica's
- * work to others): every portion of the batch that counted for it, or that it holds
- * uncounted, is handed out again (pushes in flight died with it, so the shards forget
- * what it pushed for the batch). */
-static void replica_died(sandblaster *sb, int r)
-{
-  sandblaster_batch *b = sb->n_log ? &sb->log[sb->n_log - 1] : NULL;
-  sb->dead[r] = 1;
-  sb->working[r] = 0;
-  sb->n_parked -= sb->parked[r];
-  sb->parked[r] = 0;
-  for (long p = 0; sb->batch > 0 && p < sb->P; p++) {
-    int counted = sb->state[p] == PORTION_COUNTED && sb->counted_by[p] == r;
-    if (!counted && !(sb->state[p] == PORTION_OUT && sb->first_holder[p] == r))
-      continue;
-    if (counted) {
-      size_t begin;
-      sb->state[p] = PORTION_OUT;
-      sb->counted--;
-      b->examples -= (long)portion_rows(sb, p, &begin);
-    }
-    sb->reissue[sb->n_reissue++] = p;
-  }
-  for (int k = 0; sb->batch > 0 && k < sb->S; k++)
-    msg_send(sb->shards[k].inbox, shard_host(sb, k), &sandblaster_forget_msg_create(sb->batch, r)->hdr,
-             MSG_HEADER_BYTES + SCALAR_BYTES);
-}
-
-/* A report from a replica: count its portions if it is time to (it holds push_every,
- * or no fresh portion is left, so that a slow replica never holds counted work back),
- * and answer with its next portion. A report from an earlier batch counts nothing. */
+/* A report from a replica: if it is time to judge (portions_judge_now), each held
+ * portion that has not counted yet counts now, for this replica, the others are
+ * discarded; the answer carries that verdict and its next portion. A report from an
+ * earlier batch counts nothing. */
 static void on_report(sandblaster *sb, const sandblaster_done_msg *d)
 {
-  int r = d->replica;
-  long held = (long)d->n;
   char *verdict = NULL;
-  sb->working[r] = 0;
-  if (d->batch != sb->batch)
-    sb->log[d->batch - 1].discarded += held;
-  else if (held >= sb->p->push_every || sb->next_fresh == sb->P)
-    count_portions(sb, d, verdict = xbt_malloc((size_t)held));
-  send_portion(sb, r, next_portion(sb, r), verdict, (size_t)held);
+  if (d->batch != sb->batch) {
+    sb->log[d->batch - 1].discarded += (long)d->n;
+  } else if (portions_judge_now(sb->plan, (long)d->n)) {
+    verdict = xbt_malloc(d->n);
+    for (size_t i = 0; i < d->n; i++) {
+      verdict[i] = (char)portions_done(sb->plan, d->replica, d->ids[i]);
+      if (verdict[i])
+        sb->loss[d->ids[i]] = d->loss[i];
+    }
+  }
+  long p = portions_next(sb->plan, d->replica);
+  log_tally(sb);
+  send_portion(sb, d->replica, p, verdict, d->n);
   xbt_free(verdict);
+}
+
+/* [faults] A replica died (Dean'12 4.2: the coordinator hands a slow or dead replica's
+ * work to others): the scheduler hands its portions out again, and the shards forget
+ * what it pushed for the batch (its pushes in flight died with it). */
+static void on_death(sandblaster *sb, const sandblaster_death_msg *d)
+{
+  if (!portions_replica_lost(sb->plan, d->replica))
+    return;
+  log_tally(sb);
+  for (int k = 0; k < sb->S; k++)
+    msg_send(sb->shards[k].inbox, shard_host(sb, k), &sandblaster_forget_msg_create(sb->batch, d->replica)->hdr,
+             MSG_HEADER_BYTES + SCALAR_BYTES);
 }
 
 static void begin_batch(sandblaster *sb, int x)
 {
   sb->batch++;
   sb->slot_x = x;
-  sb->next_fresh = 0;
-  sb->backup_from = 0;
-  sb->counted = 0;
-  sb->n_reissue = sb->reissue_head = 0;
-  memset(sb->state, PORTION_PENDING, (size_t)sb->P);
-  memset(sb->copies, 0, (size_t)sb->P);
+  portions_begin(sb->plan);
+  sb->reissued_logged = 0;
   if (sb->n_log == sb->cap_log) {
     sb->cap_log = sb->cap_log ? 2 * sb->cap_log : 64;
     sb->log = xbt_realloc(sb->log, sb->cap_log * sizeof(*sb->log));
@@ -697,21 +611,22 @@ static void reduce_gradient(sandblaster *sb, int g)
 }
 
 /* lbfgs's evaluate: one batch over the training set (Dean'12 4.2, load balancing and
- * backup tasks). f is the portions' losses weighted and added in portion order, as
- * lbfgs_net_fdf adds them. */
+ * backup tasks). Portions go to the replicas that ask until every one counts; then the
+ * shards sum the gradient. f is the portions' losses weighted and added in portion
+ * order, as lbfgs_net_fdf adds them. */
 static int batch_evaluate(void *ctx, int x, int g, double *f)
 {
   sandblaster *sb = ctx;
   begin_batch(sb, x);
-  dispatch_parked(sb);
-  while (sb->counted < sb->P) {
+  dispatch_waiting(sb);
+  while (!portions_complete(sb->plan)) {
     msg *m = msg_recv(sb->coord_box);
-    if (m->kind == SANDBLASTER_MSG_DEATH) /* [faults] */
-      replica_died(sb, sandblaster_death_msg_of(m)->replica);
+    if (m->kind == SANDBLASTER_MSG_DEATH)
+      on_death(sb, sandblaster_death_msg_of(m));
     else
       on_report(sb, sandblaster_done_msg_of(m));
     msg_free(m);
-    dispatch_parked(sb); /* work freed or handed back goes to the idle */
+    dispatch_waiting(sb); /* work freed or handed back goes to the waiting */
   }
   reduce_gradient(sb, g);
   double sum = 0;
@@ -730,31 +645,21 @@ static void send_stop(sg_mailbox_t box, sg_host_t host)
   msg_send(box, host, &sandblaster_stop_msg_create()->hdr, MSG_HEADER_BYTES);
 }
 
-static int anyone_working(const sandblaster *sb)
-{
-  for (int r = 0; r < sb->R; r++)
-    if (sb->working[r])
-      return 1;
-  return 0;
-}
-
 /* Every replica stops: an idle one at once, a busy one when it reports its copy (which
  * cannot count: every batch is complete). Then the shards. */
 static void stop_everyone(sandblaster *sb)
 {
   for (int r = 0; r < sb->R; r++)
-    if (!sb->working[r])
+    if (!portions_busy(sb->plan, r))
       send_stop(sb->replicas[r].inbox, sb->cfg->hosts[r]);
-  while (anyone_working(sb)) {
+  while (portions_n_busy(sb->plan) > 0) {
     msg *m = msg_recv(sb->coord_box);
-    if (m->kind == SANDBLASTER_MSG_DEATH) { /* [faults]: the dead need no stop */
-      int dead = sandblaster_death_msg_of(m)->replica;
-      sb->dead[dead] = 1;
-      sb->working[dead] = 0;
+    if (m->kind == SANDBLASTER_MSG_DEATH) {
+      on_death(sb, sandblaster_death_msg_of(m)); /* the batch is complete: nothing to redo, no stop */
     } else {
       const sandblaster_done_msg *d = sandblaster_done_msg_of(m);
       sb->log[d->batch - 1].discarded += (long)d->n;
-      sb->working[d->replica] = 0;
+      portions_replica_stopped(sb->plan, d->replica);
       send_stop(sb->replicas[d->replica].inbox, sb->cfg->hosts[d->replica]);
     }
     msg_free(m);
@@ -784,6 +689,10 @@ static void coordinator_actor(int argc, char **argv)
   sandblaster *sb = sg_actor_self_get_data();
   sg_mailbox_set_receiver(sg_mailbox_get_name(sb->coord_box));
   sg_mailbox_set_receiver(sg_mailbox_get_name(sb->answer_box));
+  portions_params pp = {.examples = sb->N, .rows = sb->portion, .replicas = sb->R, .backups = sb->p->backups,
+                        .backup_at = sb->p->backup_at, .push_every = sb->p->push_every};
+  sb->plan = portions_create(&pp);
+  xbt_assert(portions_count(sb->plan) == sb->P, "coordinator: %ld portions, not %ld", portions_count(sb->plan), sb->P);
   lbfgs_params lp;
   lbfgs_params_default(&lp);
   lp.m = sb->p->history;
@@ -897,13 +806,7 @@ static void start_actor(const char *role, int rank, sg_host_t host, void *data, 
   sg_actor_start(a, body, 0, NULL);
 }
 
-/* Rows per portion: the key, or about ten portions per replica (Dean'12 4.2: portions
- * much smaller than 1/R of a batch). */
-static size_t portion_size(const sandblaster_params *p, size_t N)
-{
-  size_t want = p->portion > 0 ? (size_t)p->portion : (N + 10 * (size_t)p->replicas - 1) / (10 * (size_t)p->replicas);
-  return want < 1 ? 1 : want > N ? N : want;
-}
+static size_t portion_size(const sandblaster_params *p, size_t N) { return portions_size(p->portion, p->replicas, N); }
 
 /* Injector hook: the loss of a shard or of the coordinator stops the run (their state
  * is not checkpointed); a replica's death is notified to the coordinator, which hands
@@ -945,14 +848,7 @@ sandblaster *sandblaster_deploy(const run_config *cfg, metrics *m)
   sb->slot = metrics_slot_at(m, 0);
   sb->x_lock = sg_mutex_init();
   sb->partials = xbt_malloc0((size_t)sb->S * sizeof(double));
-  sb->state = xbt_malloc0((size_t)sb->P);
-  sb->copies = xbt_malloc0((size_t)sb->P);
-  sb->first_holder = xbt_malloc0((size_t)sb->P * sizeof(int));
   sb->loss = xbt_malloc0((size_t)sb->P * sizeof(double));
-  sb->working = xbt_malloc0((size_t)sb->R * sizeof(long));
-  sb->parked = xbt_malloc((size_t)sb->R);
-  memset(sb->parked, 1, (size_t)sb->R);
-  sb->n_parked = sb->R;
   sb->coord_box = mbox_of("sb-coord", 0);
   sb->answer_box = mbox_of("sb-answers", 0);
   gsl_vector *x0 = run_initial_params(cfg);
@@ -966,9 +862,6 @@ sandblaster *sandblaster_deploy(const run_config *cfg, metrics *m)
   pick_stragglers(sb);
   if (cfg->faults) {
     sb->fp = cfg->faults;
-    sb->dead = xbt_malloc0((size_t)sb->R);
-    sb->counted_by = xbt_malloc0((size_t)sb->P * sizeof(int));
-    sb->reissue = xbt_malloc(((size_t)sb->P * ((size_t)sb->R + 1)) * sizeof(long)); /* each death adds <= P */
     sb->fp->hook = on_fault;
     sb->fp->hook_ctx = sb;
   }
@@ -1014,15 +907,8 @@ void sandblaster_free(sandblaster *sb)
   xbt_free(sb->shards);
   xbt_free(sb->replicas);
   xbt_free(sb->partials);
-  xbt_free(sb->state);
-  xbt_free(sb->copies);
-  xbt_free(sb->first_holder);
+  portions_free(sb->plan);
   xbt_free(sb->loss);
-  xbt_free(sb->working);
-  xbt_free(sb->parked);
-  xbt_free(sb->dead);
-  xbt_free(sb->counted_by);
-  xbt_free(sb->reissue);
   xbt_free(sb->log);
   xbt_free(sb->stragglers);
   xbt_free(sb);

@@ -80,7 +80,7 @@ typedef struct sandblaster_push_total_msg {
   msg hdr;
   int replica;
   long batch;
-  long portions; /* counted portions in the total: more with each push */
+  long counted;  /* portions in the total: more with each push */
   size_t n;      /* elements in total */
   double total[];
 } sandblaster_push_total_msg;
@@ -199,14 +199,14 @@ static inline sandblaster_slice_msg *sandblaster_slice_msg_create(int shard, siz
 }
 
 /* Room for n elements. */
-static inline sandblaster_push_total_msg *sandblaster_push_total_msg_create(int replica, long batch, long portions,
+static inline sandblaster_push_total_msg *sandblaster_push_total_msg_create(int replica, long batch, long counted,
                                                                             size_t n)
 {
   sandblaster_push_total_msg *m =
       sandblaster_msg_alloc(sizeof(*m) + n * sizeof(double), SANDBLASTER_MSG_PUSH_TOTAL);
   m->replica = replica;
   m->batch = batch;
-  m->portions = portions;
+  m->counted = counted;
   m->n = n;
   return m;
 }
