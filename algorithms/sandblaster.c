@@ -179,19 +179,19 @@ static void run_command(shard *s, const sandblaster_command_msg *m)
   switch (m->op) {
   case SANDBLASTER_DOT:
     gsl_blas_ddot(&a.vector, &b.vector, &partial);
-    run_execute(s->sb->cfg, 2 * n);
+    compute_execute(s->sb->cfg, 2 * n);
     break;
   case SANDBLASTER_AXPY:
     gsl_blas_daxpy(m->alpha, &a.vector, &b.vector);
-    run_execute(s->sb->cfg, 2 * n);
+    compute_execute(s->sb->cfg, 2 * n);
     break;
   case SANDBLASTER_SCALE:
     gsl_blas_dscal(m->alpha, &a.vector);
-    run_execute(s->sb->cfg, n);
+    compute_execute(s->sb->cfg, n);
     break;
   case SANDBLASTER_COPY:
     gsl_blas_dcopy(&a.vector, &b.vector);
-    run_execute(s->sb->cfg, n);
+    compute_execute(s->sb->cfg, n);
     break;
   default:
     xbt_die("shard %d: unknown command %d", s->rank, (int)m->op);
@@ -231,7 +231,7 @@ static void try_reduce(shard *s)
     flops += s->sim_elems;
     s->counts[r] = 0;
   }
-  run_execute(sb->cfg, flops);
+  compute_execute(sb->cfg, flops);
   s->batch = 0;
   s->received = 0;
   s->reduce_slot = -1;
@@ -345,7 +345,7 @@ static void shard_actor(int argc, char **argv)
 static void wait_push(replica *r)
 {
   if (r->pushing)
-    run_comm_wait_all(r->push, (size_t)r->sb->S);
+    msg_wait_all(r->push, (size_t)r->sb->S);
   r->pushing = 0;
 }
 
@@ -358,7 +358,7 @@ static void fetch_parameters(replica *r, long batch, int slot)
              MSG_HEADER_BYTES);
   for (int k = 0; k < sb->S; k++)
     r->comms[k] = sg_mailbox_get_async(r->inbox, (void **)&r->replies[k]);
-  run_comm_wait_all(r->comms, (size_t)sb->S);
+  msg_wait_all(r->comms, (size_t)sb->S);
   for (int k = 0; k < sb->S; k++) {
     const sandblaster_slice_msg *m = sandblaster_slice_msg_of(r->replies[k]);
     memcpy(r->w->data + sb->shards[m->shard].begin, m->data, m->n * sizeof(double));
@@ -383,7 +383,7 @@ static void compute_gradient(replica *r, long p)
   int rc = net_loss_grad(sb->cfg->model, r->w, &X.matrix, d->y + begin, r->ws, &r->held_loss[r->n_held], &g.vector);
   xbt_assert(rc == 0, "replica %d: portion %ld does not fit the model", r->rank, p);
   r->held_id[r->n_held++] = p;
-  run_execute(sb->cfg, sb->cfg->train_flops * (double)rows * r->slowdown);
+  compute_execute(sb->cfg, sb->cfg->train_flops * (double)rows * r->slowdown);
 }
 
 /* Dean'12 4.2: send the gradients every few completed portions. Sum mode: the running
