@@ -13,26 +13,6 @@
 #include <xbt/asserts.h>
 #include <xbt/sysdep.h>
 
-static void gmsg_free(msg *hdr)
-{
-  gmsg *m = (gmsg *)hdr;
-  xbt_free(m->data);
-  xbt_free(m);
-}
-
-gmsg *gmsg_create(msg_kind kind, int src, long step, size_t n)
-{
-  gmsg *m = xbt_malloc0(sizeof(*m));
-  m->hdr.kind = (int)kind;
-  m->hdr.free_fn = gmsg_free;
-  m->kind = kind;
-  m->src = src;
-  m->step = step;
-  m->n = n;
-  m->data = n ? xbt_malloc(n * sizeof(double)) : NULL;
-  return m;
-}
-
 void msg_free(void *p)
 {
   msg *m = p;

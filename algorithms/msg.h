@@ -8,16 +8,17 @@
 #include <simgrid/comm.h>
 #include <simgrid/mailbox.h>
 
-/* Bytes of framing every message carries on the wire (kind, source, step,
- * version, length): a fixed, documented allowance, not sizeof(msg). */
+/* Bytes of framing every message carries on the wire (kind, sender, sequence numbers,
+ * length): a fixed, documented allowance, not sizeof of any struct. */
 #define MSG_HEADER_BYTES 64
 
 /* Every message starts with a msg: the transport below (send, receive, drop, account)
  * reads nothing else. A protocol declares its message kinds and payloads in its own
  * header, as a struct whose first member is a msg, and its constructor sets free_fn.
- * Each protocol numbers its kinds from a multiple of 100 of its own (modelpar_msg.h
- * 100, ...; msg_kind below from 0), so that a message that reaches another protocol's
- * mailbox fails that protocol's checked down-cast instead of passing for one of its own. */
+ * Each protocol numbers its kinds from a multiple of 100 of its own (modelpar_msg.h 100,
+ * pipeline_msg.h 200, consensus_msg.h 300, coll_msg.h 400, ps_msg.h 500,
+ * sandblaster_msg.h 600), so that a message that reaches another protocol's mailbox
+ * fails that protocol's checked down-cast instead of passing for one of its own. */
 typedef struct msg {
   int kind;                       /* the protocol's own kind */
   void (*free_fn)(struct msg *m); /* frees the whole message */
@@ -26,35 +27,6 @@ typedef struct msg {
 /* Frees m through its free_fn; msg_free(NULL) is a no-op. Takes void * so that it can
  * serve as a detached communication's clean-up function. */
 void msg_free(void *m);
-
-typedef enum msg_kind {
-  MSG_FETCH,  /* replica -> shard: send me your parameters */
-  MSG_PARAMS, /* shard -> replica: a copy of the shard's parameters and version */
-  MSG_PUSH,   /* replica -> shard: an accumulated gradient for the shard's slice */
-  MSG_DONE,   /* a worker or shard has finished; Sandblaster: a replica finished a portion */
-  MSG_STOP,   /* stop now */
-  MSG_COMMAND, /* Sandblaster coordinator -> shard: run a slot command on your slice */
-  MSG_ANSWER,  /* shard -> coordinator: the command is done (a dot: the slice's partial sum) */
-  MSG_PORTION, /* coordinator -> replica: which portions count, and the next portion */
-} msg_kind;
-
-/* The generic message of the protocols not yet typed (being replaced by one header per
- * protocol): fields whose meaning depends on the kind. */
-typedef struct gmsg {
-  msg hdr;
-  msg_kind kind;
-  int src;      /* rank of the sender in its role */
-  long step;    /* sender's step when it sent the message */
-  long version; /* PARAMS: shard version; PUSH: version of the oldest parameters used */
-  int op;       /* COMMAND: which command (the algorithm's own numbering) */
-  int slot[2];  /* COMMAND, FETCH, PORTION: slot ids (Sandblaster's sliced vectors) */
-  double scalar; /* COMMAND: the command's coefficient; ANSWER: a partial dot product */
-  size_t n;     /* elements in data */
-  double *data; /* owned by the message; NULL when n == 0 */
-} gmsg;
-
-/* Returns a message with room for n doubles (uninitialised). Never NULL. */
-gmsg *gmsg_create(msg_kind kind, int src, long step, size_t n);
 
 /* Writes the mailbox name of (role, rank), e.g. "ps-3", into buf. */
 void mbox_name(char *buf, size_t len, const char *role, int rank);
@@ -110,17 +82,5 @@ double msg_bytes_sent(void);
 
 /* Simulated bytes of a message that carries n elements of elem_bytes each. */
 double msg_bytes(double n, size_t elem_bytes);
-
-/* The transport for generic messages (interim, as gmsg). */
-static inline void gmsg_send(sg_mailbox_t to, sg_host_t dst, gmsg *m, double bytes) { msg_send(to, dst, &m->hdr, bytes); }
-static inline void gmsg_send_detached(sg_mailbox_t to, sg_host_t dst, gmsg *m, double bytes)
-{
-  msg_send_detached(to, dst, &m->hdr, bytes);
-}
-static inline sg_comm_t gmsg_send_async(sg_mailbox_t to, sg_host_t dst, gmsg *m, double bytes)
-{
-  return msg_send_async(to, dst, &m->hdr, bytes);
-}
-static inline gmsg *gmsg_recv(sg_mailbox_t from) { return (gmsg *)msg_recv(from); }
 
 #endif

@@ -7,27 +7,30 @@
  * the coordinator holds only lbfgs's scalars.
  *
  * Commands. The coordinator runs lbfgs_step (models/lbfgs.c) with `shard_ops`: dot,
- * axpy, scale and copy each become one MSG_COMMAND to every shard and one MSG_ANSWER
+ * axpy, scale and copy each become one COMMAND message to every shard and one ANSWER
  * back from each, the coordinator waiting for all S answers; a dot's answers carry the
- * slices' partial sums, added in shard-rank order (STYLE 13), so one shard gives the
- * sequential reference's dot exactly. Each command costs its shard 2n flops (dot,
+ * slices' partial sums, added in shard-rank order (never in arrival order, which
+ * could differ between runs with several threads), so one shard gives the sequential
+ * reference's dot exactly. Each command costs its shard 2n flops (dot,
  * axpy) or n (scale, copy), n the shard's slice of the simulated parameters.
  *
  * Batches. evaluate(x, g) is one pass over the whole training set (full-batch L-BFGS),
  * cut into P portions of `portion` contiguous rows, as lbfgs_net cuts it. The
  * coordinator hands portions out in order, one at a time, to the replica that asks;
  * a replica fetches slot x from the shards only when it gets its first portion of a
- * batch. When it finishes a portion it reports it (MSG_DONE, carrying every portion it
- * finished and has not yet had counted, with their losses); the coordinator answers
- * with the next portion, or none, and, once the replica holds push_every finished
- * portions or no fresh portion is left, with which of them count: the first copy of a
- * portion to be reported that way counts, a later one is discarded. The replica adds
- * the counted portions' gradients (weighted rows / N) to its running total and pushes
- * it to the shards, which keep each replica's latest total. Backup tasks: once every
- * portion is handed out and backup_at of them count, an idle replica gets a copy of
- * the oldest portion still outstanding with one copy. When all P count, the
- * coordinator tells the shards to add the replicas' totals, in rank order, into slot
- * g; the loss is the sum of the counted portions' losses in portion order.
+ * batch. When it finishes a portion it reports it (a DONE message, carrying every
+ * portion it finished and has not yet had counted, with their losses); the
+ * coordinator answers with the next portion, or none, and, once the replica holds
+ * push_every finished portions or no fresh portion is left, with which of them count:
+ * the first copy of a portion to be reported that way counts, a later one is
+ * discarded. The replica adds the counted portions' gradients (weighted rows / N) to
+ * its running total and pushes it to the shards, which keep each replica's latest
+ * total. Backup tasks: once every portion is handed out and backup_at of them count,
+ * an idle replica gets a copy of the oldest portion still outstanding with one copy.
+ * When all P count, the coordinator tells the shards to add the replicas' totals, in
+ * rank order, into slot g; the loss is the sum of the counted portions' losses in
+ * portion order. Which replica computes which portion, and which copy counts, is
+ * portions.c's decision; the coordinator sends what it decides.
  *
  * Exactness. A portion counts exactly once, and a replica adds only the portions the
  * coordinator counted for it, so every example's gradient enters g once. With one
@@ -36,9 +39,10 @@
  * shards add them in portion order, so g is lbfgs_net_fdf's for any number of
  * replicas, stragglers and backups.
  *
- * Stopping. Replicas wait for work until MSG_STOP; shards serve until MSG_STOP. At the
- * end the coordinator collects the report of every replica still computing (a copy
- * that will not count) and answers it with MSG_STOP. */
+ * Stopping. Replicas wait for work until a STOP message; shards serve until one. At
+ * the end the coordinator collects the report of every replica still computing (a
+ * copy that will not count) and answers it with STOP. The messages are declared in
+ * sandblaster_msg.h. */
 #include "algorithms/sandblaster.h"
 
 #include <limits.h>
@@ -60,14 +64,10 @@
 #include "algorithms/eval.h"
 #include "algorithms/faults.h"
 #include "algorithms/msg.h"
+#include "algorithms/portions.h"
+#include "algorithms/sandblaster_msg.h"
 #include "models/minibatch.h"
 #include "models/rng.h"
-
-/* The commands a shard runs (msg.op). */
-enum { CMD_DOT, CMD_AXPY, CMD_SCALE, CMD_COPY, CMD_REDUCE, CMD_FORGET };
-
-/* A portion's state within the current batch. */
-enum { PORTION_PENDING, PORTION_OUT, PORTION_COUNTED };
 
 /* Simulated bytes of a scalar (a dot's partial sum, a command's coefficient, a loss, a
  * portion id): one double. A counted-or-not flag is one byte. */
@@ -108,7 +108,7 @@ typedef struct replica {
   sg_comm_t *push;    /* the push in flight, one comm per shard */
   int pushing;
   sg_comm_t *comms;   /* fetch replies */
-  gmsg **replies;
+  msg **replies;
 } replica;
 
 struct sandblaster {
@@ -134,24 +134,12 @@ struct sandblaster {
   /* the current batch, the coordinator's alone */
   long batch;         /* 1-based; 0 before the first */
   int slot_x;
-  char *state;        /* [p]: PORTION_* */
-  char *copies;       /* [p]: copies handed out */
-  int *first_holder;  /* [p]: the replica given the first copy */
+  portions *plan;     /* who computes which portion, and which copy counts */
   double *loss;       /* [p]: the counted copy's loss */
-  long next_fresh;    /* portions handed out at least once */
-  long backup_from;   /* portions before it are counted or have their backup */
-  long counted;
-  long *working;      /* [r]: batch of the portion replica r computes; 0: idle */
-  char *parked;       /* [r]: idle, waiting for work */
-  int n_parked;
   sandblaster_batch *log;
   size_t n_log, cap_log;
-  /* [faults]: replicas that died, and what their death handed back */
-  fault_plan *fp;
-  char *dead;         /* [r]: its death notice was served (the coordinator's) */
-  int *counted_by;    /* [p]: the replica a counted portion counted for */
-  long *reissue;      /* portions to hand out again, FIFO */
-  long n_reissue, reissue_head;
+  fault_plan *fp;     /* [faults] */
+  long reissued_logged; /* the batch's reissues already added to fp */
 };
 
 size_t sandblaster_hosts_needed(const sandblaster_params *p)
@@ -164,27 +152,19 @@ size_t sandblaster_metrics_slots(void) { return 1; }
 static sg_host_t shard_host(const sandblaster *sb, int k) { return sb->cfg->hosts[sb->R + k]; }
 static sg_host_t coord_host(const sandblaster *sb) { return sb->cfg->hosts[sb->R + sb->S]; }
 
-/* Rows of portion p: [*begin, *begin + return value). */
 static size_t portion_rows(const sandblaster *sb, long p, size_t *begin)
 {
-  *begin = (size_t)p * sb->portion;
-  return sb->N - *begin < sb->portion ? sb->N - *begin : sb->portion;
+  return portions_rows(sb->N, sb->portion, p, begin);
 }
 
-/* lbfgs_net_fdf's weight of a portion: its share of the batch. */
-static double portion_weight(const sandblaster *sb, long p)
-{
-  size_t b;
-  return (double)portion_rows(sb, p, &b) / (double)sb->N;
-}
+static double portion_weight(const sandblaster *sb, long p) { return portions_weight(sb->N, sb->portion, p); }
 
 /* ---- shards ------------------------------------------------------------------- */
 
 static void answer(shard *s, double partial, int has_value)
 {
-  gmsg *a = gmsg_create(MSG_ANSWER, s->rank, 0, 0);
-  a->scalar = partial;
-  gmsg_send(s->sb->answer_box, coord_host(s->sb), a, MSG_HEADER_BYTES + (has_value ? SCALAR_BYTES : 0));
+  sandblaster_answer_msg *a = sandblaster_answer_msg_create(s->rank, partial);
+  msg_send(s->sb->answer_box, coord_host(s->sb), &a->hdr, MSG_HEADER_BYTES + (has_value ? SCALAR_BYTES : 0));
 }
 
 static gsl_vector_view slot_row(shard *s, int slot)
@@ -194,31 +174,31 @@ static gsl_vector_view slot_row(shard *s, int slot)
 }
 
 /* A dot, axpy, scale or copy on the shard's slice; answers when done. */
-static void run_command(shard *s, const gmsg *m)
+static void run_command(shard *s, const sandblaster_command_msg *m)
 {
-  gsl_vector_view a = slot_row(s, m->slot[0]), b = slot_row(s, m->slot[1]);
+  gsl_vector_view a = slot_row(s, m->a), b = slot_row(s, m->b);
   double partial = 0, n = s->sim_elems;
   switch (m->op) {
-  case CMD_DOT:
+  case SANDBLASTER_DOT:
     gsl_blas_ddot(&a.vector, &b.vector, &partial);
     compute_execute(s->sb->cfg, 2 * n);
     break;
-  case CMD_AXPY:
-    gsl_blas_daxpy(m->scalar, &a.vector, &b.vector);
+  case SANDBLASTER_AXPY:
+    gsl_blas_daxpy(m->alpha, &a.vector, &b.vector);
     compute_execute(s->sb->cfg, 2 * n);
     break;
-  case CMD_SCALE:
-    gsl_blas_dscal(m->scalar, &a.vector);
+  case SANDBLASTER_SCALE:
+    gsl_blas_dscal(m->alpha, &a.vector);
     compute_execute(s->sb->cfg, n);
     break;
-  case CMD_COPY:
+  case SANDBLASTER_COPY:
     gsl_blas_dcopy(&a.vector, &b.vector);
     compute_execute(s->sb->cfg, n);
     break;
   default:
-    xbt_die("shard %d: unknown command %d", s->rank, m->op);
+    xbt_die("shard %d: unknown command %d", s->rank, (int)m->op);
   }
-  answer(s, partial, m->op == CMD_DOT);
+  answer(s, partial, m->op == SANDBLASTER_DOT);
 }
 
 /* Once every portion of the batch is in and the coordinator asked: slot g = the
@@ -260,44 +240,52 @@ static void try_reduce(shard *s)
   answer(s, 0, 0);
 }
 
-/* A replica's push for the batch being gathered: its running total and the portions in
- * it (step = batch, version = portions), or (exact_sum) version portions, their ids
- * then their gradients. A replica's pushes arrive in order (it waits for one before the
- * next), each counting more portions than the last. */
-static void store_push(shard *s, const gmsg *m)
+/* A push belongs to the batch being gathered. A replica's pushes arrive in order (it
+ * waits for one before the next). */
+static void push_batch(shard *s, long batch)
+{
+  xbt_assert(s->batch == 0 || s->batch == batch, "shard %d: a push of batch %ld during batch %ld", s->rank, batch,
+             s->batch);
+  s->batch = batch;
+}
+
+/* Sum mode: a replica's running total replaces its last one, counting more portions. */
+static void store_total(shard *s, const sandblaster_push_total_msg *m)
+{
+  push_batch(s, m->batch);
+  xbt_assert(m->n == s->end - s->begin && m->counted > s->counts[m->replica], "shard %d: a stale or malformed push",
+             s->rank);
+  memcpy(gsl_matrix_ptr(s->totals, (size_t)m->replica, 0), m->total, m->n * sizeof(double));
+  s->received += m->counted - s->counts[m->replica];
+  s->counts[m->replica] = m->counted;
+  try_reduce(s);
+}
+
+/* exact_sum: the gradients of portions newly counted, each kept apart. */
+static void store_portions(shard *s, const sandblaster_push_portions_msg *m)
 {
   sandblaster *sb = s->sb;
   size_t len = s->end - s->begin;
-  xbt_assert(s->batch == 0 || s->batch == m->step, "shard %d: a push of batch %ld during batch %ld", s->rank,
-             m->step, s->batch);
-  s->batch = m->step;
-  if (sb->p->exact_sum) {
-    size_t k = (size_t)m->version;
-    xbt_assert(m->n == k * (len + 1), "shard %d: a push of %zu values for %zu portions", s->rank, m->n, k);
-    for (size_t i = 0; i < k; i++) {
-      long p = (long)m->data[i];
-      xbt_assert(p >= 0 && p < sb->P && !s->have[p], "shard %d: portion %ld pushed twice", s->rank, p);
-      memcpy(gsl_matrix_ptr(s->parts, (size_t)p, 0), m->data + k + i * len, len * sizeof(double));
-      s->have[p] = 1;
-      s->from[p] = m->src;
-    }
-    s->received += (long)k;
-  } else {
-    xbt_assert(m->n == len && m->version > s->counts[m->src], "shard %d: a stale or malformed push", s->rank);
-    memcpy(gsl_matrix_ptr(s->totals, (size_t)m->src, 0), m->data, len * sizeof(double));
-    s->received += m->version - s->counts[m->src];
-    s->counts[m->src] = m->version;
+  push_batch(s, m->batch);
+  xbt_assert(m->len == len, "shard %d: a push of %zu values per portion for a slice of %zu", s->rank, m->len, len);
+  for (size_t i = 0; i < m->k; i++) {
+    long p = m->ids[i];
+    xbt_assert(p >= 0 && p < sb->P && !s->have[p], "shard %d: portion %ld pushed twice", s->rank, p);
+    memcpy(gsl_matrix_ptr(s->parts, (size_t)p, 0), m->grads + i * len, len * sizeof(double));
+    s->have[p] = 1;
+    s->from[p] = m->replica;
   }
+  s->received += (long)m->k;
   try_reduce(s);
 }
 
 /* [faults] Replica r died: what it pushed for the batch no longer counts (the
  * coordinator hands its portions out again). Its pushes all came before this command:
  * a dead host sends nothing more. */
-static void forget_replica(shard *s, const gmsg *m)
+static void forget_replica(shard *s, const sandblaster_forget_msg *m)
 {
-  int r = m->slot[0];
-  if (s->batch != m->step)
+  int r = m->replica;
+  if (s->batch != m->batch)
     return;
   for (long p = 0; s->sb->p->exact_sum && p < s->sb->P; p++)
     if (s->have[p] && s->from[p] == r) {
@@ -311,43 +299,47 @@ static void forget_replica(shard *s, const gmsg *m)
 }
 
 /* A replica's fetch: a copy of the shard's slice of the slot asked for. */
-static void send_slot(shard *s, const gmsg *m)
+static void send_slot(shard *s, const sandblaster_fetch_msg *m)
 {
-  gsl_vector_view v = slot_row(s, m->slot[0]);
-  gmsg *r = gmsg_create(MSG_PARAMS, s->rank, m->step, v.vector.size);
+  gsl_vector_view v = slot_row(s, m->slot);
+  sandblaster_slice_msg *r = sandblaster_slice_msg_create(s->rank, v.vector.size);
   memcpy(r->data, v.vector.data, v.vector.size * sizeof(double));
-  gmsg_send(s->sb->replicas[m->src].inbox, s->sb->cfg->hosts[m->src], r,
+  msg_send(s->sb->replicas[m->replica].inbox, s->sb->cfg->hosts[m->replica], &r->hdr,
            msg_bytes(s->sim_elems, s->sb->cfg->elem_bytes));
 }
 
-/* Serves commands, fetches and pushes in arrival order until MSG_STOP. */
+/* Serves commands, fetches and pushes in arrival order until stopped. */
 static void shard_actor(int argc, char **argv)
 {
   (void)argc;
   (void)argv;
   shard *s = sg_actor_self_get_data();
   sg_mailbox_set_receiver(sg_mailbox_get_name(s->inbox));
-  for (;;) {
-    gmsg *m = gmsg_recv(s->inbox);
-    if (m->kind == MSG_STOP) {
-      msg_free(m);
+  msg *m;
+  while ((m = msg_recv(s->inbox))->kind != SANDBLASTER_MSG_STOP) {
+    switch (m->kind) {
+    case SANDBLASTER_MSG_COMMAND:
+      run_command(s, sandblaster_command_msg_of(m));
       break;
-    }
-    if (m->kind == MSG_COMMAND && m->op == CMD_FORGET) {
-      forget_replica(s, m);
-    } else if (m->kind == MSG_COMMAND && m->op == CMD_REDUCE) {
-      s->reduce_slot = m->slot[0];
+    case SANDBLASTER_MSG_REDUCE:
+      s->reduce_slot = sandblaster_reduce_msg_of(m)->slot;
       try_reduce(s);
-    } else if (m->kind == MSG_COMMAND) {
-      run_command(s, m);
-    } else if (m->kind == MSG_FETCH) {
-      send_slot(s, m);
-    } else {
-      xbt_assert(m->kind == MSG_PUSH, "shard %d: unexpected message kind %d", s->rank, (int)m->kind);
-      store_push(s, m);
+      break;
+    case SANDBLASTER_MSG_FORGET:
+      forget_replica(s, sandblaster_forget_msg_of(m));
+      break;
+    case SANDBLASTER_MSG_FETCH:
+      send_slot(s, sandblaster_fetch_msg_of(m));
+      break;
+    case SANDBLASTER_MSG_PUSH_TOTAL:
+      store_total(s, sandblaster_push_total_msg_of(m));
+      break;
+    default:
+      store_portions(s, sandblaster_push_portions_msg_of(m));
     }
     msg_free(m);
   }
+  msg_free(m);
 }
 
 /* ---- replicas ----------------------------------------------------------------- */
@@ -363,19 +355,16 @@ static void wait_push(replica *r)
 static void fetch_parameters(replica *r, long batch, int slot)
 {
   sandblaster *sb = r->sb;
-  for (int k = 0; k < sb->S; k++) {
-    gmsg *f = gmsg_create(MSG_FETCH, r->rank, batch, 0);
-    f->slot[0] = slot;
-    gmsg_send(sb->shards[k].inbox, shard_host(sb, k), f, MSG_HEADER_BYTES);
-  }
+  for (int k = 0; k < sb->S; k++)
+    msg_send(sb->shards[k].inbox, shard_host(sb, k), &sandblaster_fetch_msg_create(r->rank, slot)->hdr,
+             MSG_HEADER_BYTES);
   for (int k = 0; k < sb->S; k++)
     r->comms[k] = sg_mailbox_get_async(r->inbox, (void **)&r->replies[k]);
   msg_wait_all(r->comms, (size_t)sb->S);
   for (int k = 0; k < sb->S; k++) {
-    gmsg *m = r->replies[k];
-    xbt_assert(m->kind == MSG_PARAMS, "replica %d expected parameters, got kind %d", r->rank, (int)m->kind);
-    memcpy(r->w->data + sb->shards[m->src].begin, m->data, m->n * sizeof(double));
-    msg_free(m);
+    const sandblaster_slice_msg *m = sandblaster_slice_msg_of(r->replies[k]);
+    memcpy(r->w->data + sb->shards[m->shard].begin, m->data, m->n * sizeof(double));
+    msg_free(r->replies[k]);
   }
   r->batch = batch;
   r->n_held = 0;
@@ -408,33 +397,38 @@ static void push_gradient(replica *r, const long *ids, long k)
   for (int s = 0; s < sb->S; s++) {
     const shard *sh = &sb->shards[s];
     size_t len = sh->end - sh->begin;
-    gmsg *m = gmsg_create(MSG_PUSH, r->rank, r->batch, sb->p->exact_sum ? (size_t)k * (len + 1) : len);
-    m->version = sb->p->exact_sum ? k : r->n_counted;
-    for (long i = 0; sb->p->exact_sum && i < k; i++) {
-      m->data[i] = (double)ids[i];
-      memcpy(m->data + k + (size_t)i * len, gsl_matrix_const_ptr(r->held, (size_t)ids[k + i], sh->begin),
-             len * sizeof(double));
+    msg *m;
+    if (sb->p->exact_sum) {
+      sandblaster_push_portions_msg *pp = sandblaster_push_portions_msg_create(r->rank, r->batch, (size_t)k, len);
+      for (long i = 0; i < k; i++) {
+        pp->ids[i] = ids[i];
+        memcpy(pp->grads + (size_t)i * len, gsl_matrix_const_ptr(r->held, (size_t)ids[k + i], sh->begin),
+               len * sizeof(double));
+      }
+      m = &pp->hdr;
+    } else {
+      sandblaster_push_total_msg *pt = sandblaster_push_total_msg_create(r->rank, r->batch, r->n_counted, len);
+      memcpy(pt->total, r->total->data + sh->begin, len * sizeof(double));
+      m = &pt->hdr;
     }
-    if (!sb->p->exact_sum)
-      memcpy(m->data, r->total->data + sh->begin, len * sizeof(double));
     double elems = sb->p->exact_sum ? (double)k * sh->sim_elems : sh->sim_elems;
     double bytes = msg_bytes(elems, sb->cfg->elem_bytes) + (sb->p->exact_sum ? (double)k * SCALAR_BYTES : 0);
-    r->push[s] = gmsg_send_async(sh->inbox, shard_host(sb, s), m, bytes);
+    r->push[s] = msg_send_async(sh->inbox, shard_host(sb, s), m, bytes);
   }
   r->pushing = 1;
 }
 
-/* The coordinator's verdict on the held portions (data[i] != 0: portion i counts):
+/* The coordinator's verdict on the held portions (counts[i]: held portion i counts):
  * add the counted ones, weighted, to the running total in the order they were finished
  * (with one replica: portion order, as lbfgs_net_fdf), then push. */
-static void accumulate_gradient(replica *r, const gmsg *verdict)
+static void accumulate_gradient(replica *r, const sandblaster_portion_msg *verdict)
 {
   sandblaster *sb = r->sb;
   xbt_assert(verdict->n == (size_t)r->n_held, "replica %d: a verdict on %zu of %ld portions", r->rank, verdict->n,
              r->n_held);
   long *ids = xbt_malloc((2 * (size_t)r->n_held + 1) * sizeof(long)), k = 0;
   for (long i = 0; i < r->n_held; i++) {
-    if (verdict->data[i] == 0)
+    if (verdict->counts[i] == 0)
       continue;
     gsl_vector_view g = gsl_matrix_row(r->held, (size_t)i);
     if (!sb->p->exact_sum)
@@ -450,43 +444,38 @@ static void accumulate_gradient(replica *r, const gmsg *verdict)
   xbt_free(ids);
 }
 
-/* Tells the coordinator a portion is finished, with every held one; returns its answer
- * (the verdict and the next portion, or MSG_STOP). */
-static gmsg *report_portion(replica *r)
+/* Tells the coordinator a portion is finished, with every held one. */
+static void report_portion(replica *r)
 {
   sandblaster *sb = r->sb;
-  gmsg *m = gmsg_create(MSG_DONE, r->rank, r->batch, 2 * (size_t)r->n_held);
-  for (long i = 0; i < r->n_held; i++) {
-    m->data[2 * i] = (double)r->held_id[i];
-    m->data[2 * i + 1] = r->held_loss[i];
-  }
-  gmsg_send(sb->coord_box, coord_host(sb), m, MSG_HEADER_BYTES + 2 * SCALAR_BYTES * (double)r->n_held);
-  return gmsg_recv(r->inbox);
+  sandblaster_done_msg *m = sandblaster_done_msg_create(r->rank, r->batch, (size_t)r->n_held);
+  memcpy(m->ids, r->held_id, (size_t)r->n_held * sizeof(long));
+  memcpy(m->loss, r->held_loss, (size_t)r->n_held * sizeof(double));
+  msg_send(sb->coord_box, coord_host(sb), &m->hdr, MSG_HEADER_BYTES + 2 * SCALAR_BYTES * (double)r->n_held);
 }
 
-/* Works on the portions the coordinator hands out until it says stop. */
+/* Dean'12 4.2: a replica asks for a portion, computes its gradient and reports it; the
+ * coordinator's answer may say which finished portions count, and those it pushes to
+ * the shards. Until stopped. */
 static void replica_actor(int argc, char **argv)
 {
   (void)argc;
   (void)argv;
   replica *r = sg_actor_self_get_data();
   sg_mailbox_set_receiver(sg_mailbox_get_name(r->inbox));
-  gmsg *m = gmsg_recv(r->inbox); /* the first portion, or MSG_STOP */
-  while (m->kind == MSG_PORTION) {
-    if (m->op)
-      accumulate_gradient(r, m);
-    if (m->version < 0) { /* nothing to do for now */
-      msg_free(m);
-      m = gmsg_recv(r->inbox);
-      continue;
+  msg *m;
+  while ((m = msg_recv(r->inbox))->kind != SANDBLASTER_MSG_STOP) {
+    const sandblaster_portion_msg *w = sandblaster_portion_msg_of(m);
+    if (w->judged)
+      accumulate_gradient(r, w);
+    if (w->portion != SANDBLASTER_NO_PORTION) { /* else nothing to do for now */
+      if (w->batch != r->batch)
+        fetch_parameters(r, w->batch, w->slot_x);
+      compute_gradient(r, w->portion);
+      report_portion(r);
     }
-    if (m->step != r->batch)
-      fetch_parameters(r, m->step, m->slot[0]);
-    compute_gradient(r, m->version);
     msg_free(m);
-    m = report_portion(r);
   }
-  xbt_assert(m->kind == MSG_STOP, "replica %d: unexpected message kind %d", r->rank, (int)m->kind);
   msg_free(m);
   wait_push(r);
 }
@@ -496,24 +485,18 @@ static void replica_actor(int argc, char **argv)
 /* One command to every shard, then their S answers; returns the sum of the partial
  * results in shard-rank order. A command that writes slot X holds x_lock, so that the
  * evaluator's snapshot never mixes two iterates. */
-static double command(sandblaster *sb, int op, int a, int b, double alpha, int writes)
+static double command(sandblaster *sb, sandblaster_op op, int a, int b, double alpha, int writes)
 {
   int locks = writes == LBFGS_SLOT_X;
   if (locks)
     sg_mutex_lock(sb->x_lock);
-  double bytes = MSG_HEADER_BYTES + (op == CMD_AXPY || op == CMD_SCALE ? SCALAR_BYTES : 0);
+  double bytes = MSG_HEADER_BYTES + (op == SANDBLASTER_AXPY || op == SANDBLASTER_SCALE ? SCALAR_BYTES : 0);
+  for (int k = 0; k < sb->S; k++)
+    msg_send(sb->shards[k].inbox, shard_host(sb, k), &sandblaster_command_msg_create(op, a, b, alpha)->hdr, bytes);
   for (int k = 0; k < sb->S; k++) {
-    gmsg *m = gmsg_create(MSG_COMMAND, 0, sb->batch, 0);
-    m->op = op;
-    m->slot[0] = a;
-    m->slot[1] = b;
-    m->scalar = alpha;
-    gmsg_send(sb->shards[k].inbox, shard_host(sb, k), m, bytes);
-  }
-  for (int k = 0; k < sb->S; k++) {
-    gmsg *m = gmsg_recv(sb->answer_box);
-    xbt_assert(m->kind == MSG_ANSWER, "coordinator: expected an answer, got kind %d", (int)m->kind);
-    sb->partials[m->src] = m->scalar;
+    msg *m = msg_recv(sb->answer_box);
+    const sandblaster_answer_msg *ans = sandblaster_answer_msg_of(m);
+    sb->partials[ans->shard] = ans->partial;
     msg_free(m);
   }
   if (locks)
@@ -524,173 +507,91 @@ static double command(sandblaster *sb, int op, int a, int b, double alpha, int w
   return sum;
 }
 
-static double shard_dot(void *ctx, int a, int b) { return command(ctx, CMD_DOT, a, b, 0, -1); }
-static void shard_axpy(void *ctx, double alpha, int x, int y) { command(ctx, CMD_AXPY, x, y, alpha, y); }
-static void shard_scale(void *ctx, double alpha, int x) { command(ctx, CMD_SCALE, x, x, alpha, x); }
-static void shard_copy(void *ctx, int src, int dst) { command(ctx, CMD_COPY, src, dst, 0, dst); }
+static double shard_dot(void *ctx, int a, int b) { return command(ctx, SANDBLASTER_DOT, a, b, 0, -1); }
+static void shard_axpy(void *ctx, double alpha, int x, int y) { command(ctx, SANDBLASTER_AXPY, x, y, alpha, y); }
+static void shard_scale(void *ctx, double alpha, int x) { command(ctx, SANDBLASTER_SCALE, x, x, alpha, x); }
+static void shard_copy(void *ctx, int src, int dst) { command(ctx, SANDBLASTER_COPY, src, dst, 0, dst); }
 
 /* ---- the coordinator: batches ---------------------------------------------------- */
 
-static void send_portion(sandblaster *sb, int r, long p, gmsg *verdict)
+/* The batch's log entry follows the scheduler's tally after every change, before the
+ * next send: a run stopped mid-batch ([faults]) reports the batch as far as it went. */
+static void log_tally(sandblaster *sb)
 {
-  gmsg *m = verdict ? verdict : gmsg_create(MSG_PORTION, 0, 0, 0);
-  m->step = sb->batch;
-  m->version = p;
-  m->slot[0] = sb->slot_x;
-  sb->working[r] = p >= 0 ? sb->batch : 0;
-  sb->n_parked += (p < 0) - sb->parked[r];
-  sb->parked[r] = p < 0;
-  gmsg_send(sb->replicas[r].inbox, sb->cfg->hosts[r], m, MSG_HEADER_BYTES + (double)m->n);
-}
-
-/* The next portion for idle replica r: a fresh one in order; else, with backups on,
- * once backup_at of the batch counts (Dean'12 4.2: "near the end of a batch"), a copy
- * of the oldest portion still outstanding with one copy; else -1. */
-static long next_portion(sandblaster *sb, int r)
-{
+  const portions_tally *t = portions_tally_of(sb->plan);
   sandblaster_batch *b = &sb->log[sb->n_log - 1];
-  while (sb->reissue_head < sb->n_reissue) { /* [faults]: a dead replica's portions first */
-    long p = sb->reissue[sb->reissue_head++];
-    if (sb->state[p] == PORTION_COUNTED)
-      continue; /* a backup copy counted meanwhile */
-    sb->state[p] = PORTION_OUT;
-    sb->copies[p] = 1;
-    sb->first_holder[p] = r;
-    b->copies++;
-    atomic_fetch_add(&sb->fp->reissued_portions, 1);
-    return p;
-  }
-  if (sb->next_fresh < sb->P) {
-    long p = sb->next_fresh++;
-    sb->state[p] = PORTION_OUT;
-    sb->copies[p] = 1;
-    sb->first_holder[p] = r;
-    b->copies++;
-    return p;
-  }
-  if (!sb->p->backups || (double)sb->counted < sb->p->backup_at * (double)sb->P)
-    return -1;
-  while (sb->backup_from < sb->P &&
-         (sb->state[sb->backup_from] == PORTION_COUNTED || sb->copies[sb->backup_from] == 2))
-    sb->backup_from++; /* both are final within a batch */
-  long p = sb->backup_from;
-  if (p == sb->P)
-    return -1;
-  xbt_assert(sb->first_holder[p] != r, "replica %d asked for work while it holds portion %ld", r, p);
-  sb->copies[p] = 2;
-  b->copies++;
-  b->backups++;
-  return p;
+  b->copies = t->copies;
+  b->backups = t->backups;
+  b->backup_wins = t->backup_wins;
+  b->discarded = t->discarded;
+  b->examples = t->examples;
+  if (t->reissued > sb->reissued_logged)
+    atomic_fetch_add(&sb->fp->reissued_portions, t->reissued - sb->reissued_logged);
+  sb->reissued_logged = t->reissued;
 }
 
-/* Gives work to idle replicas, in rank order, while there is some. */
-static void dispatch_parked(sandblaster *sb)
+/* Portion p (or PORTIONS_NONE) for replica r, with the verdict on the n portions it
+ * held when it reported, if counts is not NULL. */
+static void send_portion(sandblaster *sb, int r, long p, const char *counts, size_t n)
 {
-  for (int r = 0; r < sb->R && sb->n_parked > 0; r++) {
-    if (!sb->parked[r])
-      continue;
-    long p = next_portion(sb, r);
-    if (p < 0)
-      return;
-    send_portion(sb, r, p, NULL);
+  long portion = p == PORTIONS_NONE ? SANDBLASTER_NO_PORTION : p;
+  sandblaster_portion_msg *m = sandblaster_portion_msg_create(sb->batch, portion, sb->slot_x, counts, n);
+  msg_send(sb->replicas[r].inbox, sb->cfg->hosts[r], &m->hdr, MSG_HEADER_BYTES + (double)m->n);
+}
+
+/* Gives work to the waiting replicas, in rank order, while there is some. */
+static void dispatch_waiting(sandblaster *sb)
+{
+  long p;
+  int r;
+  while ((r = portions_dispatch(sb->plan, &p)) >= 0) {
+    log_tally(sb);
+    send_portion(sb, r, p, NULL, 0);
   }
 }
 
-/* Counts the held portions of a report: each one that has not counted yet counts now,
- * for this replica; the others are discarded. Returns the verdict message. */
-static gmsg *count_portions(sandblaster *sb, const gmsg *done)
+/* A report from a replica: if it is time to judge (portions_judge_now), each held
+ * portion that has not counted yet counts now, for this replica, the others are
+ * discarded; the answer carries that verdict and its next portion. A report from an
+ * earlier batch counts nothing. */
+static void on_report(sandblaster *sb, const sandblaster_done_msg *d)
 {
-  size_t k = done->n / 2;
-  sandblaster_batch *b = &sb->log[sb->n_log - 1];
-  gmsg *v = gmsg_create(MSG_PORTION, 0, 0, k);
-  v->op = 1;
-  for (size_t i = 0; i < k; i++) {
-    long p = (long)done->data[2 * i];
-    int counts = sb->state[p] == PORTION_OUT;
-    v->data[i] = counts;
-    if (!counts) {
-      b->discarded++;
-      continue;
+  char *verdict = NULL;
+  if (d->batch != sb->batch) {
+    sb->log[d->batch - 1].discarded += (long)d->n;
+  } else if (portions_judge_now(sb->plan, (long)d->n)) {
+    verdict = xbt_malloc(d->n);
+    for (size_t i = 0; i < d->n; i++) {
+      verdict[i] = (char)portions_done(sb->plan, d->replica, d->ids[i]);
+      if (verdict[i])
+        sb->loss[d->ids[i]] = d->loss[i];
     }
-    size_t begin;
-    sb->state[p] = PORTION_COUNTED;
-    if (sb->counted_by)
-      sb->counted_by[p] = done->src;
-    sb->loss[p] = done->data[2 * i + 1];
-    sb->counted++;
-    b->examples += (long)portion_rows(sb, p, &begin);
-    b->backup_wins += sb->first_holder[p] != done->src;
   }
-  return v;
+  long p = portions_next(sb->plan, d->replica);
+  log_tally(sb);
+  send_portion(sb, d->replica, p, verdict, d->n);
+  xbt_free(verdict);
 }
 
-/* [faults] Replica r died (Dean'12 4.2: the coordinator hands a slow or dead replica's
- * work to others): every portion of the batch that counted for it, or that it holds
- * uncounted, is handed out again (pushes in flight died with it, so the shards forget
- * what it pushed for the batch). */
-static void replica_died(sandblaster *sb, int r)
+/* [faults] A replica died (Dean'12 4.2: the coordinator hands a slow or dead replica's
+ * work to others): the scheduler hands its portions out again, and the shards forget
+ * what it pushed for the batch (its pushes in flight died with it). */
+static void on_death(sandblaster *sb, const sandblaster_death_msg *d)
 {
-  sandblaster_batch *b = sb->n_log ? &sb->log[sb->n_log - 1] : NULL;
-  sb->dead[r] = 1;
-  sb->working[r] = 0;
-  sb->n_parked -= sb->parked[r];
-  sb->parked[r] = 0;
-  for (long p = 0; sb->batch > 0 && p < sb->P; p++) {
-    int counted = sb->state[p] == PORTION_COUNTED && sb->counted_by[p] == r;
-    if (!counted && !(sb->state[p] == PORTION_OUT && sb->first_holder[p] == r))
-      continue;
-    if (counted) {
-      size_t begin;
-      sb->state[p] = PORTION_OUT;
-      sb->counted--;
-      b->examples -= (long)portion_rows(sb, p, &begin);
-    }
-    sb->reissue[sb->n_reissue++] = p;
-  }
-  for (int k = 0; sb->batch > 0 && k < sb->S; k++) {
-    gmsg *c = gmsg_create(MSG_COMMAND, 0, sb->batch, 0);
-    c->op = CMD_FORGET;
-    c->slot[0] = r;
-    gmsg_send(sb->shards[k].inbox, shard_host(sb, k), c, MSG_HEADER_BYTES + SCALAR_BYTES);
-  }
-  dispatch_parked(sb);
-}
-
-/* One report from a replica: count its portions if it is time to (it holds push_every,
- * or no fresh portion is left, so that a slow replica never holds counted work back),
- * and answer with its next portion. A report from an earlier batch counts nothing. */
-static void serve_replica(sandblaster *sb)
-{
-  gmsg *m = gmsg_recv(sb->coord_box);
-  if (m->kind == MSG_STOP) { /* [faults]: the death notice of replica src */
-    replica_died(sb, m->src);
-    msg_free(m);
+  if (!portions_replica_lost(sb->plan, d->replica))
     return;
-  }
-  xbt_assert(m->kind == MSG_DONE, "coordinator: expected a report, got kind %d", (int)m->kind);
-  int r = m->src;
-  long held = (long)m->n / 2;
-  gmsg *verdict = NULL;
-  sb->working[r] = 0;
-  if (m->step != sb->batch)
-    sb->log[m->step - 1].discarded += held;
-  else if (held >= sb->p->push_every || sb->next_fresh == sb->P)
-    verdict = count_portions(sb, m);
-  msg_free(m);
-  send_portion(sb, r, next_portion(sb, r), verdict);
-  dispatch_parked(sb);
+  log_tally(sb);
+  for (int k = 0; k < sb->S; k++)
+    msg_send(sb->shards[k].inbox, shard_host(sb, k), &sandblaster_forget_msg_create(sb->batch, d->replica)->hdr,
+             MSG_HEADER_BYTES + SCALAR_BYTES);
 }
 
 static void begin_batch(sandblaster *sb, int x)
 {
   sb->batch++;
   sb->slot_x = x;
-  sb->next_fresh = 0;
-  sb->backup_from = 0;
-  sb->counted = 0;
-  sb->n_reissue = sb->reissue_head = 0;
-  memset(sb->state, PORTION_PENDING, (size_t)sb->P);
-  memset(sb->copies, 0, (size_t)sb->P);
+  portions_begin(sb->plan);
+  sb->reissued_logged = 0;
   if (sb->n_log == sb->cap_log) {
     sb->cap_log = sb->cap_log ? 2 * sb->cap_log : 64;
     sb->log = xbt_realloc(sb->log, sb->cap_log * sizeof(*sb->log));
@@ -702,26 +603,33 @@ static void begin_batch(sandblaster *sb, int x)
 /* The shards add what the replicas pushed into slot g (try_reduce). */
 static void reduce_gradient(sandblaster *sb, int g)
 {
-  for (int k = 0; k < sb->S; k++) {
-    gmsg *m = gmsg_create(MSG_COMMAND, 0, sb->batch, 0);
-    m->op = CMD_REDUCE;
-    m->slot[0] = g;
-    gmsg_send(sb->shards[k].inbox, shard_host(sb, k), m, MSG_HEADER_BYTES);
-  }
   for (int k = 0; k < sb->S; k++)
-    msg_free(gmsg_recv(sb->answer_box));
+    msg_send(sb->shards[k].inbox, shard_host(sb, k), &sandblaster_reduce_msg_create(g)->hdr, MSG_HEADER_BYTES);
+  for (int k = 0; k < sb->S; k++) {
+    msg *m = msg_recv(sb->answer_box);
+    sandblaster_answer_msg_of(m);
+    msg_free(m);
+  }
 }
 
 /* lbfgs's evaluate: one batch over the training set (Dean'12 4.2, load balancing and
- * backup tasks). f is the portions' losses weighted and added in portion order, as
- * lbfgs_net_fdf adds them. */
+ * backup tasks). Portions go to the replicas that ask until every one counts; then the
+ * shards sum the gradient. f is the portions' losses weighted and added in portion
+ * order, as lbfgs_net_fdf adds them. */
 static int batch_evaluate(void *ctx, int x, int g, double *f)
 {
   sandblaster *sb = ctx;
   begin_batch(sb, x);
-  dispatch_parked(sb);
-  while (sb->counted < sb->P)
-    serve_replica(sb);
+  dispatch_waiting(sb);
+  while (!portions_complete(sb->plan)) {
+    msg *m = msg_recv(sb->coord_box);
+    if (m->kind == SANDBLASTER_MSG_DEATH)
+      on_death(sb, sandblaster_death_msg_of(m));
+    else
+      on_report(sb, sandblaster_done_msg_of(m));
+    msg_free(m);
+    dispatch_waiting(sb); /* work freed or handed back goes to the waiting */
+  }
   reduce_gradient(sb, g);
   double sum = 0;
   for (long p = 0; p < sb->P; p++)
@@ -734,29 +642,32 @@ static int batch_evaluate(void *ctx, int x, int g, double *f)
 
 static const lbfgs_ops shard_ops = {shard_dot, shard_axpy, shard_scale, shard_copy, batch_evaluate};
 
+static void send_stop(sg_mailbox_t box, sg_host_t host)
+{
+  msg_send(box, host, &sandblaster_stop_msg_create()->hdr, MSG_HEADER_BYTES);
+}
+
 /* Every replica stops: an idle one at once, a busy one when it reports its copy (which
  * cannot count: every batch is complete). Then the shards. */
 static void stop_everyone(sandblaster *sb)
 {
   for (int r = 0; r < sb->R; r++)
-    if (!sb->working[r])
-      gmsg_send(sb->replicas[r].inbox, sb->cfg->hosts[r], gmsg_create(MSG_STOP, 0, 0, 0), MSG_HEADER_BYTES);
-  for (int r = 0; r < sb->R; r++)
-    while (sb->working[r]) {
-      gmsg *m = gmsg_recv(sb->coord_box);
-      if (m->kind == MSG_STOP) { /* [faults]: a death notice; the dead need no stop */
-        sb->dead[m->src] = 1;
-        sb->working[m->src] = 0;
-        msg_free(m);
-        continue;
-      }
-      sb->log[m->step - 1].discarded += (long)m->n / 2;
-      sb->working[m->src] = 0;
-      gmsg_send(sb->replicas[m->src].inbox, sb->cfg->hosts[m->src], gmsg_create(MSG_STOP, 0, 0, 0), MSG_HEADER_BYTES);
-      msg_free(m);
+    if (!portions_busy(sb->plan, r))
+      send_stop(sb->replicas[r].inbox, sb->cfg->hosts[r]);
+  while (portions_n_busy(sb->plan) > 0) {
+    msg *m = msg_recv(sb->coord_box);
+    if (m->kind == SANDBLASTER_MSG_DEATH) {
+      on_death(sb, sandblaster_death_msg_of(m)); /* the batch is complete: nothing to redo, no stop */
+    } else {
+      const sandblaster_done_msg *d = sandblaster_done_msg_of(m);
+      sb->log[d->batch - 1].discarded += (long)d->n;
+      portions_replica_stopped(sb->plan, d->replica);
+      send_stop(sb->replicas[d->replica].inbox, sb->cfg->hosts[d->replica]);
     }
+    msg_free(m);
+  }
   for (int k = 0; k < sb->S; k++)
-    gmsg_send(sb->shards[k].inbox, shard_host(sb, k), gmsg_create(MSG_STOP, 0, 0, 0), MSG_HEADER_BYTES);
+    send_stop(sb->shards[k].inbox, shard_host(sb, k));
 }
 
 /* L-BFGS's outcome as the run's status: no point of sufficient decrease is a failure
@@ -780,6 +691,10 @@ static void coordinator_actor(int argc, char **argv)
   sandblaster *sb = sg_actor_self_get_data();
   sg_mailbox_set_receiver(sg_mailbox_get_name(sb->coord_box));
   sg_mailbox_set_receiver(sg_mailbox_get_name(sb->answer_box));
+  portions_params pp = {.examples = sb->N, .rows = sb->portion, .replicas = sb->R, .backups = sb->p->backups,
+                        .backup_at = sb->p->backup_at, .push_every = sb->p->push_every};
+  sb->plan = portions_create(&pp);
+  xbt_assert(portions_count(sb->plan) == sb->P, "coordinator: %ld portions, not %ld", portions_count(sb->plan), sb->P);
   lbfgs_params lp;
   lbfgs_params_default(&lp);
   lp.m = sb->p->history;
@@ -880,7 +795,7 @@ static void replica_init(sandblaster *sb, replica *r, int rank)
   r->held_loss = xbt_malloc(hold * sizeof(double));
   r->push = xbt_malloc0((size_t)sb->S * sizeof(sg_comm_t));
   r->comms = xbt_malloc0((size_t)sb->S * sizeof(sg_comm_t));
-  r->replies = xbt_malloc0((size_t)sb->S * sizeof(gmsg *));
+  r->replies = xbt_malloc0((size_t)sb->S * sizeof(msg *));
   r->inbox = mbox_of("sb-replica", rank);
 }
 
@@ -893,13 +808,7 @@ static void start_actor(const char *role, int rank, sg_host_t host, void *data, 
   sg_actor_start(a, body, 0, NULL);
 }
 
-/* Rows per portion: the key, or about ten portions per replica (Dean'12 4.2: portions
- * much smaller than 1/R of a batch). */
-static size_t portion_size(const sandblaster_params *p, size_t N)
-{
-  size_t want = p->portion > 0 ? (size_t)p->portion : (N + 10 * (size_t)p->replicas - 1) / (10 * (size_t)p->replicas);
-  return want < 1 ? 1 : want > N ? N : want;
-}
+static size_t portion_size(const sandblaster_params *p, size_t N) { return portions_size(p->portion, p->replicas, N); }
 
 /* Injector hook: the loss of a shard or of the coordinator stops the run (their state
  * is not checkpointed); a replica's death is notified to the coordinator, which hands
@@ -917,7 +826,7 @@ static void on_fault(void *ctx, const fault_event *ev)
   for (int r = 0; r < sb->R; r++)
     if (sb->cfg->hosts[r] == ev->host) {
       atomic_fetch_add(&sb->fp->workers_lost, 1);
-      gmsg_send(sb->coord_box, coord_host(sb), gmsg_create(MSG_STOP, r, 0, 0), MSG_HEADER_BYTES);
+      msg_send(sb->coord_box, coord_host(sb), &sandblaster_death_msg_create(r)->hdr, MSG_HEADER_BYTES);
     }
   if (atomic_load(&sb->fp->workers_lost) >= sb->R)
     faults_stop_run(sb->fp);
@@ -940,14 +849,7 @@ sandblaster *sandblaster_deploy(const run_config *cfg, const sandblaster_params 
   sb->slot = metrics_slot_at(m, 0);
   sb->x_lock = sg_mutex_init();
   sb->partials = xbt_malloc0((size_t)sb->S * sizeof(double));
-  sb->state = xbt_malloc0((size_t)sb->P);
-  sb->copies = xbt_malloc0((size_t)sb->P);
-  sb->first_holder = xbt_malloc0((size_t)sb->P * sizeof(int));
   sb->loss = xbt_malloc0((size_t)sb->P * sizeof(double));
-  sb->working = xbt_malloc0((size_t)sb->R * sizeof(long));
-  sb->parked = xbt_malloc((size_t)sb->R);
-  memset(sb->parked, 1, (size_t)sb->R);
-  sb->n_parked = sb->R;
   sb->coord_box = mbox_of("sb-coord", 0);
   sb->answer_box = mbox_of("sb-answers", 0);
   gsl_vector *x0 = run_initial_params(cfg);
@@ -961,9 +863,6 @@ sandblaster *sandblaster_deploy(const run_config *cfg, const sandblaster_params 
   pick_stragglers(sb);
   if (cfg->faults) {
     sb->fp = cfg->faults;
-    sb->dead = xbt_malloc0((size_t)sb->R);
-    sb->counted_by = xbt_malloc0((size_t)sb->P * sizeof(int));
-    sb->reissue = xbt_malloc(((size_t)sb->P * ((size_t)sb->R + 1)) * sizeof(long)); /* each death adds <= P */
     sb->fp->hook = on_fault;
     sb->fp->hook_ctx = sb;
   }
@@ -1009,15 +908,8 @@ void sandblaster_free(sandblaster *sb)
   xbt_free(sb->shards);
   xbt_free(sb->replicas);
   xbt_free(sb->partials);
-  xbt_free(sb->state);
-  xbt_free(sb->copies);
-  xbt_free(sb->first_holder);
+  portions_free(sb->plan);
   xbt_free(sb->loss);
-  xbt_free(sb->working);
-  xbt_free(sb->parked);
-  xbt_free(sb->dead);
-  xbt_free(sb->counted_by);
-  xbt_free(sb->reissue);
   xbt_free(sb->log);
   xbt_free(sb->stragglers);
   xbt_free(sb);

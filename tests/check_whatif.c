@@ -261,11 +261,19 @@ static void plugin_tracker(int argc, char **argv)
     sg_link_load_track(plugin_links[i]);
 }
 
+/* One message of 1e6 simulated bytes and no payload. */
+static void plain_free(msg *m)
+{
+  xbt_free(m);
+}
+
 static void plugin_sender(int argc, char **argv)
 {
   (void)argc;
   (void)argv;
-  gmsg_send(sg_mailbox_by_name("in-2"), sg_host_by_name("host-2"), gmsg_create(MSG_STOP, 0, 0, 0), 1e6);
+  msg *m = xbt_malloc0(sizeof(*m));
+  m->free_fn = plain_free;
+  msg_send(sg_mailbox_by_name("in-2"), sg_host_by_name("host-2"), m, 1e6);
 }
 
 static void plugin_receiver(int argc, char **argv)
