@@ -61,6 +61,10 @@ struct algorithm {
   void (*free)(void *state);
 };
 
+/* A descriptor's key table and parameter struct: ALGORITHM_SECTION(X_keys, X_params). */
+#define ALGORITHM_SECTION(table, params_type)                                  \
+  .keys = (table), .n_keys = sizeof(table) / sizeof((table)[0]), .params_size = sizeof(params_type)
+
 /* The registry, in the order of the key reference. */
 extern const algorithm *const algorithm_registry[];
 extern const size_t algorithm_count;

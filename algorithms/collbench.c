@@ -375,9 +375,7 @@ const algorithm collective_algorithm = {
   .section_doc = "one collective timed like nccl-tests (`run.algorithm = collective`): every member runs it "
                  "`iterations` times back to back; `model.numerics` (off: timing only) and `model.dtype` (wire bytes "
                  "per element) apply",
-  .keys = collective_keys,
-  .n_keys = sizeof collective_keys / sizeof collective_keys[0],
-  .params_size = sizeof(collective_params),
+  ALGORITHM_SECTION(collective_keys, collective_params),
   .fail_stop = 1,
   .validate = validate,
   .hosts_needed = hosts_needed,

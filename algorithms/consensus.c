@@ -1103,9 +1103,7 @@ const algorithm consensus_algorithm = {
   .summary = "distributed subgradient consensus: agents mix neighbours' iterates (Nedic and Ozdaglar 2009)",
   .section_doc = "distributed subgradient consensus (Nedic and Ozdaglar 2009, `run.algorithm = consensus`): agents, "
                  "their graph and weights, the problem, the step",
-  .keys = consensus_keys,
-  .n_keys = sizeof consensus_keys / sizeof consensus_keys[0],
-  .params_size = sizeof(consensus_params),
+  ALGORITHM_SECTION(consensus_keys, consensus_params),
   .fail_stop = 1,
   .validate = validate,
   .hosts_needed = hosts_needed,

@@ -453,9 +453,7 @@ const algorithm dataparallel_algorithm = {
   .summary = "synchronous data parallelism: replicas allreduce gradient buckets overlapping backward (PyTorch DDP)",
   .section_doc = "synchronous data parallelism (`run.algorithm = dataparallel`): replicas sum their gradients with "
                  "allreduces of gradient buckets that overlap the backward pass (PyTorch DDP)",
-  .keys = dataparallel_keys,
-  .n_keys = sizeof dataparallel_keys / sizeof dataparallel_keys[0],
-  .params_size = sizeof(dataparallel_params),
+  ALGORITHM_SECTION(dataparallel_keys, dataparallel_params),
   .trains_layers = 1,
   .uses_data = 1,
   .fail_stop = 1,

@@ -1276,9 +1276,7 @@ const algorithm pipeline_algorithm = {
                  "hosts, `microbatches` microbatches per step scheduled as GPipe, 1F1B (PipeDream-Flush) or Megatron's "
                  "interleaved 1F1B, one synchronous update per step; `model.numerics` (off: timing only), "
                  "`model.dtype` (wire bytes per element) and `model.efficiency` apply",
-  .keys = pipeline_keys,
-  .n_keys = sizeof pipeline_keys / sizeof pipeline_keys[0],
-  .params_size = sizeof(pipeline_params),
+  ALGORITHM_SECTION(pipeline_keys, pipeline_params),
   .trains_layers = 1,
   .uses_data = 1,
   .fail_stop = 1,

@@ -1116,9 +1116,7 @@ const algorithm sandblaster_algorithm = {
   .summary = "Sandblaster L-BFGS: coordinator, sharded vectors, load-balanced replicas (Dean et al. 2012)",
   .section_doc = "Sandblaster L-BFGS (Dean et al. 2012): a coordinator, parameter-server shards holding every "
                  "vector, and replicas computing the full-batch gradient in portions",
-  .keys = sandblaster_keys,
-  .n_keys = sizeof sandblaster_keys / sizeof sandblaster_keys[0],
-  .params_size = sizeof(sandblaster_params),
+  ALGORITHM_SECTION(sandblaster_keys, sandblaster_params),
   .trains_layers = 1,
   .uses_data = 1,
   .own_stragglers = 1,

@@ -943,9 +943,7 @@ const algorithm tensor_algorithm = {
   .section_doc = "Megatron-LM tensor parallelism (`run.algorithm = tensor`): a GPT layer stack split over `ranks` "
                  "GPUs; `model.numerics` (off: timing only), `model.dtype` (wire bytes per element) and "
                  "`model.efficiency` apply",
-  .keys = tensor_keys,
-  .n_keys = sizeof tensor_keys / sizeof tensor_keys[0],
-  .params_size = sizeof(tensor_params),
+  ALGORITHM_SECTION(tensor_keys, tensor_params),
   .fail_stop = 1,
   .validate = validate,
   .hosts_needed = hosts_needed,
