@@ -1,4 +1,4 @@
-/* check_pipeline3d.c - Check suite for 3D parallelism (run.algorithm = pipeline with
+/* sim_pipeline3d.c - Check suite for 3D parallelism (run.algorithm = pipeline with
  * pipeline.model = transformer, algorithms/pipeline.c's transformer kernel over
  * tensor.c's stages), through the CLI, one simulation per process: one stage equals the
  * tensor algorithm, the bubble of t = d = 1 against (m+p-1)(t_f+t_b), the exact

@@ -1,4 +1,4 @@
-/* check_pipeline.c - Check suite for algorithms/pipeline (run.algorithm = pipeline): the
+/* sim_pipeline.c - Check suite for algorithms/pipeline (run.algorithm = pipeline): the
  * pure schedule generator (every operation once, dependencies, 1F1B warm-up, Megatron's
  * interleaved order), the balanced split, the layer-range passes behind the MLP stage
  * kernel, and through the CLI (one simulation per process): makespan and bubble against

@@ -1,4 +1,4 @@
-/* check_whatif.c - what-if knobs ([platform] bw_factor, lat_factor, speed_factor,
+/* sim_whatif.c - what-if knobs ([platform] bw_factor, lat_factor, speed_factor,
  * topology, host_cores, sharing; dtsim platform --sharing and --*-factor) and the
  * bottleneck reports (links.csv against hand-computed bytes, SimGrid's link-load plugin
  * against them, the compute / communication / exposed-communication breakdown). Every
@@ -337,7 +337,7 @@ END_TEST
 
 /* ---- breakdown ------------------------------------------------------------ */
 
-/* Megatron tensor ranks (check_tensor's closed forms: 2 ranks in one DGX-2H node, 4
+/* Megatron tensor ranks (sim_tensor's closed forms: 2 ranks in one DGX-2H node, 4
  * layers, hidden 1024, 4 x 512 tokens, fp16, efficiency 0.5). Per rank: compute =
  * 3 L f / t / (0.5 x 125e12); 4 L ring allreduces of 2(t-1) steps each. Synchronous, all
  * of them are exposed; with the asynchronous input-gradient allreduce the two backward

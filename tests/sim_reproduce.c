@@ -1,4 +1,4 @@
-/* check_reproduce.c - `dtsim reproduce fig3 --quick`: the CSV, plot, scenario and
+/* sim_reproduce.c - `dtsim reproduce fig3 --quick`: the CSV, plot, scenario and
  * README it writes, the speech net's curve peaking at 8 machines (Dean et al. 2012,
  * sec. 3), --check against a saved CSV, and bad names; `dtsim reproduce consensus
  * --quick`: its files, its claims (REFERENCES 5), and --check against the committed

@@ -1,4 +1,4 @@
-/* check_sandblaster.c - Sandblaster L-BFGS end to end through the CLI (each simulation
+/* sim_sandblaster.c - Sandblaster L-BFGS end to end through the CLI (each simulation
  * in its own process): convergence on logistic and softmax regression, determinism
  * with one and two SimGrid threads, equality with the sequential L-BFGS reference
  * (models/lbfgs.c's lbfgs_net_minimize, run in this process on the same data), the
@@ -435,7 +435,7 @@ START_TEST(test_sandblaster_bad_input)
   assert_rejected(dir, malformed, "faults.stragglers");
   const char *slowdown[] = {"faults.stragglers=0.5:0.5", NULL};
   assert_rejected(dir, slowdown, "faults.stragglers");
-  /* other algorithms accept stragglers too since [faults] (check_faults) */
+  /* other algorithms accept stragglers too since [faults] (sim_faults) */
   const char *timing[] = {"model.numerics=off", NULL};
   assert_rejected(dir, timing, "model.numerics");
   const char *shards[] = {"sandblaster.ps_shards=10", NULL}; /* 9 parameters */

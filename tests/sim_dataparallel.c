@@ -1,4 +1,4 @@
-/* check_dataparallel.c - synchronous data parallelism end to end through the CLI (one
+/* sim_dataparallel.c - synchronous data parallelism end to end through the CLI (one
  * simulation per process): one replica is sequential SGD bit for bit; k replicas are
  * sequential SGD on the union of their minibatches (a reference computed here from the
  * same draws), and bit for bit the serial sum in the collective's order; the collective

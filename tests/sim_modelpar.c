@@ -1,4 +1,4 @@
-/* check_modelpar.c - a model replica split over machines (Dean'12 sec. 3), timing
+/* sim_modelpar.c - a model replica split over machines (Dean'12 sec. 3), timing
  * only: the bytes that cross partition boundaries equal the hand-computed boundary
  * sizes, one machine sends nothing, and more machines take less time per step for a
  * locally connected net. One simulation per process, through the CLI. */

@@ -1,4 +1,4 @@
-/* check_downpour.c - Downpour SGD and the sequential SGD baseline, end to end
+/* sim_downpour.c - Downpour SGD and the sequential SGD baseline, end to end
  * through the CLI (one simulation per process): equality with sequential SGD,
  * convergence with Adagrad, staleness, pushes accounted, determinism of sgd, and
  * replicas split over machines (downpour.partitions). */
@@ -267,7 +267,7 @@ START_TEST(test_downpour_partitioned_own_shards)
    * and machine 1 to shards 1-3 only: 7 (machine, shard) pairs, each a fetch request,
    * a reply, a push and a done (4 x 64 header bytes), and the replies and pushes
    * carry every parameter once each: 2 x 94 x 4 bytes. With the 896 bytes of
-   * activations and gradients between the machines (check_modelpar): 3440. Two
+   * activations and gradients between the machines (sim_modelpar): 3440. Two
    * shards, [0, 47) and [47, 94), are each shared by both machines: 4 pairs, 2672. */
   char *dir = cli_tmpdir();
   cli_write(dir, "base.ini", base_ini);

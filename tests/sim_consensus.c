@@ -1,4 +1,4 @@
-/* check_consensus.c - distributed subgradient consensus end to end through the CLI,
+/* sim_consensus.c - distributed subgradient consensus end to end through the CLI,
  * each simulation in its own process: every topology generator runs with Metropolis
  * weights, diminishing steps converge, a constant step stalls at an O(alpha) floor, a
  * complete graph beats a ring, bad graphs and weights are refused, results are

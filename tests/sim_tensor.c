@@ -1,4 +1,4 @@
-/* check_tensor.c - Check suite for algorithms/tensor (run.algorithm = tensor), through the
+/* sim_tensor.c - Check suite for algorithms/tensor (run.algorithm = tensor), through the
  * CLI (one simulation per process): numerics through the collectives equal the serial
  * layer stack (plain and sequence-parallel), the exact bytes on the wire, the simulated
  * time against its closed form, the asynchronous input-gradient allreduce, Megatron's

@@ -1,4 +1,4 @@
-/* check_faults.c - [faults] end to end through the CLI, one simulation per forked test:
+/* sim_faults.c - [faults] end to end through the CLI, one simulation per forked test:
  * Downpour survives a replica's death and a parameter-server shard's restart from its
  * checkpoint, Sandblaster re-issues a dead replica's portions, synchronous runs stop
  * with status host_failed or link_failed, failed links give bounded waits, faulty runs
@@ -28,7 +28,7 @@ static const char dataparallel_ini[] =
     "[data]\ntrain = 4000\ntest = 1000\n"
     "[dataparallel]\nreplicas = 4\n";
 
-/* check_sandblaster's problem: logistic regression, 512 rows in 16 portions. */
+/* sim_sandblaster's problem: logistic regression, 512 rows in 16 portions. */
 static const char sandblaster_ini[] =
     "[run]\nalgorithm = sandblaster\neval_every = 1000\n"
     "[model]\ntype = logistic\nlayers = 8,1\n"
