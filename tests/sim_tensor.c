@@ -1,11 +1,12 @@
-/* sim_tensor.c - Check suite for algorithms/tensor (run.algorithm = tensor), through the
- * CLI (one simulation per process): numerics through the collectives equal the serial
+/* sim_tensor.c - algorithms/tensor (run.algorithm = tensor) through the CLI (one
+ * simulation per process): numerics through the collectives equal the serial
  * layer stack (plain and sequence-parallel), the exact bytes on the wire, the simulated
  * time against its closed form, the asynchronous input-gradient allreduce, Megatron's
  * 1.2B single-GPU baseline, data parallelism across tensor groups (bytes and step time),
  * the memory-bound kernels' time (tensor.kernels), data parallelism's bucketed allreduce
  * overlapped with backward (tensor.dp_overlap: buckets, bytes, time against the closed
- * form), determinism, and bad input. */
+ * form), determinism, and bad input. The bucket split itself (tensor_dp_buckets) is tested
+ * in process in check_tensor.c. */
 
 #include <check.h>
 #include <math.h>
@@ -13,7 +14,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "algorithms/tensor.h"
 #include "check_util.h"
 #include "cli_util.h"
 
@@ -281,42 +281,6 @@ static long expected_buckets(double layers, double layer_bytes, double cap, int 
   double k = ceil(cap / layer_bytes);
   return (long)ceil(layers / k) + (vocab && fmod(layers, k) == 0 ? 1 : 0);
 }
-
-/* tensor_dp_buckets on Megatron's 8.3B shape (t = 8, h 3072, 72 layers, V 51200, s 1024,
- * fp16) and on check_tensor's small shapes: the buckets' elements add up to
- * tensor_dp_elements exactly, each bucket but the last reaches the cap and none holds a
- * layer more than it needs, the count is expected_buckets's, and the last bucket ends with
- * the last unit (the embedding, or layer 0). */
-START_TEST(test_tensor_dp_buckets)
-{
-  static const struct {
-    size_t t, h, heads, L, V, s;
-    double cap;
-  } cases[] = {{8, 3072, 32, 72, 51200, 1024, 26214400},   {8, 3072, 32, 72, 51200, 1024, 1},
-               {8, 3072, 32, 72, 0, 1024, 26214400 * 4.0}, {4, 96, 8, 5, 128, 12, 150000},
-               {4, 96, 8, 6, 128, 12, 150000},             {4, 96, 8, 5, 0, 12, 1e18}};
-  for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
-    tensor_params p = {.ranks = cases[c].t, .hidden = cases[c].h, .heads = cases[c].heads, .layers = cases[c].L,
-                       .seq = cases[c].s, .microbatch = 8, .microbatches = 1, .steps = 1, .dp = 2,
-                       .vocab = cases[c].V, .dp_overlap = 1, .bucket_bytes = cases[c].cap};
-    double elems[80], h = (double)p.hidden, eb = 2;
-    size_t last[80], nb = tensor_dp_buckets(&p, 2, NULL, NULL);
-    ck_assert_uint_le(nb, p.layers + 1);
-    ck_assert_uint_eq(tensor_dp_buckets(&p, 2, elems, last), nb);
-    double layer = (12 * h * h + 7 * h) / (double)p.ranks + 6 * h, sum = 0;
-    for (size_t b = 0; b < nb; b++) {
-      sum += elems[b];
-      if (b + 1 < nb)
-        ck_assert_msg(elems[b] * eb >= p.bucket_bytes && (elems[b] - layer) * eb < p.bucket_bytes,
-                      "case %zu bucket %zu: %.17g elements, cap %.17g bytes", c, b, elems[b], p.bucket_bytes);
-    }
-    ck_assert_msg(sum == tensor_dp_elements(&p), "case %zu: buckets hold %.17g elements, want %.17g", c, sum,
-                  tensor_dp_elements(&p));
-    ck_assert_uint_eq(last[nb - 1], p.layers + (p.vocab ? 1 : 0) - 1);
-    ck_assert_int_eq((long)nb, expected_buckets((double)p.layers, layer * eb, p.bucket_bytes, p.vocab > 0));
-  }
-}
-END_TEST
 
 /* t = 4, d = 8 as test_tensor_data_parallel, with V = 128; layer bytes 2 x 28392 = 56784,
  * embedding 2 x (128 x 96 / 4 + 12 x 96 + 2 x 96) = 8832. Overlap on: the same elements
@@ -622,7 +586,7 @@ static Suite *tensor_suite(void)
   ADD_TCASE(s, "time", test_tensor_megatron_baseline, test_tensor_time_and_overlap);
   ADD_TCASE(s, "recompute and vocabulary", test_tensor_recompute, test_tensor_vocab);
   ADD_TCASE(s, "memory-bound kernels", test_tensor_kernels);
-  ADD_TCASE(s, "dp buckets", test_tensor_dp_buckets, test_tensor_dp_overlap_one_replica);
+  ADD_TCASE(s, "dp buckets", test_tensor_dp_overlap_one_replica);
   tc = tcase_create("dp overlap");
   tcase_set_timeout(tc, 120);
   tcase_add_loop_test(tc, test_tensor_dp_overlap_bytes, 0, 4);
