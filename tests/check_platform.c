@@ -3,6 +3,7 @@
  * latency + size/bandwidth under each network model. Fork mode: one SimGrid engine per
  * test process. */
 
+#include "check_util.h"
 #include "sim/platform.h"
 
 #include <check.h>
@@ -802,11 +803,4 @@ Suite *platform_suite(void)
   return s;
 }
 
-int main(void)
-{
-  SRunner *sr = srunner_create(platform_suite());
-  srunner_run_all(sr, CK_NORMAL);
-  int failed = srunner_ntests_failed(sr);
-  srunner_free(sr);
-  return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
-}
+CHECK_MAIN(platform_suite)

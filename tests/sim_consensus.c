@@ -16,6 +16,7 @@
 #include <string.h>
 #include <sys/resource.h>
 
+#include "check_util.h"
 #include "cli_util.h"
 
 static const char base_ini[] =
@@ -483,11 +484,4 @@ static Suite *consensus_suite(void)
   return s;
 }
 
-int main(void)
-{
-  SRunner *sr = srunner_create(consensus_suite());
-  srunner_run_all(sr, CK_NORMAL);
-  int failed = srunner_ntests_failed(sr);
-  srunner_free(sr);
-  return failed ? EXIT_FAILURE : EXIT_SUCCESS;
-}
+CHECK_MAIN(consensus_suite)

@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "algorithms/collectives.h"
+#include "check_util.h"
 #include "cli_util.h"
 #include "models/data.h"
 #include "models/minibatch.h"
@@ -414,11 +415,4 @@ static Suite *dataparallel_suite(void)
   return s;
 }
 
-int main(void)
-{
-  SRunner *sr = srunner_create(dataparallel_suite());
-  srunner_run_all(sr, CK_NORMAL);
-  int failed = srunner_ntests_failed(sr);
-  srunner_free(sr);
-  return failed ? EXIT_FAILURE : EXIT_SUCCESS;
-}
+CHECK_MAIN(dataparallel_suite)

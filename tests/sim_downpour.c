@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "check_util.h"
 #include "cli_util.h"
 
 static const char base_ini[] =
@@ -409,11 +410,4 @@ static Suite *downpour_suite(void)
   return s;
 }
 
-int main(void)
-{
-  SRunner *sr = srunner_create(downpour_suite());
-  srunner_run_all(sr, CK_NORMAL);
-  int failed = srunner_ntests_failed(sr);
-  srunner_free(sr);
-  return failed ? EXIT_FAILURE : EXIT_SUCCESS;
-}
+CHECK_MAIN(downpour_suite)

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "check_util.h"
 #include "cli_util.h"
 
 /* 4 replicas, 2 shards, fixed-rate SGD at a small rate so that 80% held-out accuracy
@@ -384,11 +385,4 @@ static Suite *faults_suite(void)
   return s;
 }
 
-int main(void)
-{
-  SRunner *sr = srunner_create(faults_suite());
-  srunner_run_all(sr, CK_NORMAL);
-  int failed = srunner_ntests_failed(sr);
-  srunner_free(sr);
-  return failed ? EXIT_FAILURE : EXIT_SUCCESS;
-}
+CHECK_MAIN(faults_suite)

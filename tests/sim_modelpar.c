@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "check_util.h"
 #include "cli_util.h"
 
 /* Runs a timing-only sgd step with the given model and partitions; returns summary.json. */
@@ -199,11 +200,4 @@ static Suite *modelpar_suite(void)
   return s;
 }
 
-int main(void)
-{
-  SRunner *sr = srunner_create(modelpar_suite());
-  srunner_run_all(sr, CK_NORMAL);
-  int failed = srunner_ntests_failed(sr);
-  srunner_free(sr);
-  return failed ? EXIT_FAILURE : EXIT_SUCCESS;
-}
+CHECK_MAIN(modelpar_suite)

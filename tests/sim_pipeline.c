@@ -2,6 +2,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "check_util.h"
 #include "cli_util.h"
 #include "models/data.h"
 #include "models/minibatch.h"
@@ -392,11 +393,4 @@ static Suite *pipeline_suite(void)
   return s;
 }
 
-int main(void)
-{
-  SRunner *sr = srunner_create(pipeline_suite());
-  srunner_run_all(sr, CK_NORMAL);
-  int failed = srunner_ntests_failed(sr);
-  srunner_free(sr);
-  return failed ? EXIT_FAILURE : EXIT_SUCCESS;
-}
+CHECK_MAIN(pipeline_suite)

@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "algorithms/msg.h"
+#include "check_util.h"
 #include "cli_util.h"
 
 #define H MSG_HEADER_BYTES /* every message's header (msg.h) */
@@ -364,11 +365,4 @@ static Suite *pipeline3d_suite(void)
   return s;
 }
 
-int main(void)
-{
-  SRunner *sr = srunner_create(pipeline3d_suite());
-  srunner_run_all(sr, CK_NORMAL);
-  int failed = srunner_ntests_failed(sr);
-  srunner_free(sr);
-  return failed ? EXIT_FAILURE : EXIT_SUCCESS;
-}
+CHECK_MAIN(pipeline3d_suite)

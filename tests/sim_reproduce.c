@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "check_util.h"
 #include "cli_util.h"
 
 /* Speed-up of `model` on `machines` from fig3.csv text, or -1. */
@@ -443,11 +444,4 @@ static Suite *reproduce_suite(void)
   return s;
 }
 
-int main(void)
-{
-  SRunner *sr = srunner_create(reproduce_suite());
-  srunner_run_all(sr, CK_NORMAL);
-  int failed = srunner_ntests_failed(sr);
-  srunner_free(sr);
-  return failed ? EXIT_FAILURE : EXIT_SUCCESS;
-}
+CHECK_MAIN(reproduce_suite)

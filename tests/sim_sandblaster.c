@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "check_util.h"
 #include "cli_util.h"
 #include "models/data.h"
 #include "models/lbfgs.h"
@@ -504,11 +505,4 @@ static Suite *sandblaster_suite(void)
   return s;
 }
 
-int main(void)
-{
-  SRunner *sr = srunner_create(sandblaster_suite());
-  srunner_run_all(sr, CK_NORMAL);
-  int failed = srunner_ntests_failed(sr);
-  srunner_free(sr);
-  return failed ? EXIT_FAILURE : EXIT_SUCCESS;
-}
+CHECK_MAIN(sandblaster_suite)

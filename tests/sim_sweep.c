@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "check_util.h"
 #include "cli_util.h"
 
 /* Plain SGD of a tiny MLP for 20 steps: about 40 ms per point. */
@@ -347,11 +348,4 @@ static Suite *sweep_suite(void)
   return s;
 }
 
-int main(void)
-{
-  SRunner *sr = srunner_create(sweep_suite());
-  srunner_run_all(sr, CK_NORMAL);
-  int failed = srunner_ntests_failed(sr);
-  srunner_free(sr);
-  return failed ? EXIT_FAILURE : EXIT_SUCCESS;
-}
+CHECK_MAIN(sweep_suite)

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "check_util.h"
 #include "cli_util.h"
 
 /* An 8-rank ring allreduce inside one DGX-2H node (16 GPUs on 150e9 B/s, 0.5 us
@@ -413,11 +414,4 @@ static Suite *whatif_suite(void)
   return s;
 }
 
-int main(void)
-{
-  SRunner *sr = srunner_create(whatif_suite());
-  srunner_run_all(sr, CK_NORMAL);
-  int failed = srunner_ntests_failed(sr);
-  srunner_free(sr);
-  return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
-}
+CHECK_MAIN(whatif_suite)
