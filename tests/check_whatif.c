@@ -23,6 +23,14 @@
 #include "cli_util.h"
 #include "sim/platform.h"
 
+/* Tolerances, each with where it comes from (u = 2^-53 ~ 1.1e-16). */
+/* TOL_TIME_S: latency + size / bandwidth = 8.02e-4 s rounds by ~1e-19 s; 1e-15 s is far
+ * above that and far below one byte more (8e-10 s at 1.25e9 B/s). */
+#define TOL_TIME_S 1e-15
+/* TOL_LOAD_BYTES: the plugin's load is bandwidth x time, 1.0025e6 bytes, rounding ~u x 1e6
+ * ~ 1e-10 per product (three summed on the route); 1e-6 bytes leaves a margin. */
+#define TOL_LOAD_BYTES 1e-6
+
 /* SimGrid's link-load plugin against our count, in this (forked) process: one 1e6-byte
  * message from host-0 to host-2 of a 4-host star (1.25e9 B/s, 1 us links, CM02, no cross
  * traffic). Tracked from an actor at time 0 (after Engine::run sealed the platform) it
@@ -89,7 +97,7 @@ START_TEST(test_whatif_links_plugin)
   sg_actor_create("receiver-2", hosts[2], plugin_receiver, 0, NULL);
   simgrid_run();
   double t = simgrid_get_clock(), counted[1] = {0};
-  ck_assert_double_eq_tol(t, 2e-6 + 1e6 / 1.25e9, 1e-15);
+  ck_assert_double_eq_tol(t, 2e-6 + 1e6 / 1.25e9, TOL_TIME_S);
   msg_traffic_foreach(add_route_bytes, counted);
   ck_assert_double_eq(counted[0], 3 * 1e6); /* host_link_0_UP, backbone, host_link_2_DOWN */
   double on_route = 0;
@@ -98,13 +106,13 @@ START_TEST(test_whatif_links_plugin)
     double load = sg_link_get_cum_load(plugin_links[i]);
     if (strcmp(name, "host_link_0_UP") == 0 || strcmp(name, "host_backbone") == 0 ||
         strcmp(name, "host_link_2_DOWN") == 0) {
-      ck_assert_msg(fabs(load - (1e6 + 1.25e9 * 2e-6)) <= 1e-6, "%s: plugin %.17g bytes", name, load);
+      ck_assert_msg(fabs(load - (1e6 + 1.25e9 * 2e-6)) <= TOL_LOAD_BYTES, "%s: plugin %.17g bytes", name, load);
       on_route += load;
     } else {
       ck_assert_msg(load == 0, "%s: plugin %.17g bytes off the route", name, load);
     }
   }
-  ck_assert_double_eq_tol(on_route, 3 * 1.0025e6, 1e-6);
+  ck_assert_double_eq_tol(on_route, 3 * 1.0025e6, TOL_LOAD_BYTES);
   msg_traffic_free();
   run_engine_teardown();
   xbt_free(plugin_links);
