@@ -550,8 +550,10 @@ START_TEST(test_collectives_formula)
   ck_assert_double_eq_tol(coll_formula(COLL_ALLREDUCE, COLL_RING, 8, n, a, b, g), 14e-6 + 14e-3 + 0.7e-3, TOL_KNOWN_S);
   ck_assert_double_eq_tol(coll_formula(COLL_ALLREDUCE, COLL_HALVING_DOUBLING, 8, n, a, b, g), 6e-6 + 14e-3 + 0.7e-3,
                           TOL_KNOWN_S);
-  ck_assert_double_eq_tol(coll_formula(COLL_ALLREDUCE, COLL_TREE, 8, n, a, b, g), 6 * (a + 8e-3) + 3 * 8e-4, TOL_KNOWN_S);
-  ck_assert_double_eq_tol(coll_formula(COLL_REDUCE_SCATTER, COLL_RING, 8, n, a, b, g), 7 * (a + 1e-3 + 1e-4), TOL_KNOWN_S);
+  ck_assert_double_eq_tol(coll_formula(COLL_ALLREDUCE, COLL_TREE, 8, n, a, b, g), 6 * (a + 8e-3) + 3 * 8e-4,
+                          TOL_KNOWN_S);
+  ck_assert_double_eq_tol(coll_formula(COLL_REDUCE_SCATTER, COLL_RING, 8, n, a, b, g), 7 * (a + 1e-3 + 1e-4),
+                          TOL_KNOWN_S);
   ck_assert_double_eq_tol(coll_formula(COLL_ALLGATHER, COLL_RING, 8, n, a, b, g), 7 * (a + 1e-3), TOL_KNOWN_S);
   ck_assert_double_eq_tol(coll_formula(COLL_BCAST, COLL_TREE, 8, n, a, b, g), 3 * (a + 8e-3), TOL_KNOWN_S);
   ck_assert_double_eq_tol(coll_formula(COLL_REDUCE, COLL_TREE, 8, n, a, b, g), 3 * (a + 8e-3 + 8e-4), TOL_KNOWN_S);

@@ -677,8 +677,9 @@ START_TEST(test_objective_reference_brute_force)
         gsl_vector_view x = gsl_vector_subvector(xs, 0, shapes[s].dim);
         double fstar, fbf = shapes[s].dim == 1 ? brute_force_1d(&p) : brute_force_2d(&p);
         ck_assert_int_eq(objective_reference(p.m, p.fs, &x.vector, &fstar), OBJECTIVE_EXACT);
-        ck_assert_msg(fabs(fstar - fbf) <= TOL_BRUTE_REL * (1.0 + fbf), "%s dim %zu lam %g: f* = %.17g, brute force %.17g",
-                      objective_kind_name(kinds[kd]), shapes[s].dim, shapes[s].lam, fstar, fbf);
+        ck_assert_msg(fabs(fstar - fbf) <= TOL_BRUTE_REL * (1.0 + fbf),
+                      "%s dim %zu lam %g: f* = %.17g, brute force %.17g", objective_kind_name(kinds[kd]), shapes[s].dim,
+                      shapes[s].lam, fstar, fbf);
         problem_free(&p);
       }
   gsl_vector_free(xs);

@@ -169,7 +169,8 @@ START_TEST(test_collectives_reproduce_quick)
   char netw[16];
   ck_assert(csv_row(csv, "allreduce,ring,8,1024,", &rel, netw) && strcmp(netw, "cm02") == 0);
   const char *lv = strstr(csv, "\nallreduce,ring,8,1024,"), *lv08 = lv ? strstr(lv + 1, "\nallreduce,ring,8,1024,") : NULL;
-  ck_assert(lv08 && csv_row(lv08 + 1, "allreduce,ring,8,1024,", &rel, netw) && strcmp(netw, "lv08") == 0 && rel > LV08_MIN_REL);
+  ck_assert(lv08 && csv_row(lv08 + 1, "allreduce,ring,8,1024,", &rel, netw) && strcmp(netw, "lv08") == 0 &&
+            rel > LV08_MIN_REL);
   const char *ct = strstr(csv, "\nallreduce,ring,8,1073741824,");
   for (int k = 0; k < 2 && ct; k++)
     ct = strstr(ct + 1, "\nallreduce,ring,8,1073741824,");
