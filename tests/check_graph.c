@@ -362,7 +362,7 @@ START_TEST(test_graph_weights_doubly_stochastic)
 END_TEST
 
 /* Star on 4 vertices (centre 0) plus edge 1-2: degrees 3, 2, 2, 1, d_max = 3.
- * By hand from REFERENCES.md section 5 and the issue's formulas:
+ * By hand from the rules' formulas (README, consensus.weights):
  *  Metropolis: W01 = W02 = W03 = 1/4, W12 = 1/3, diagonal 1/4, 5/12, 5/12, 3/4;
  *  lazy: off-diagonals halved, diagonal (1 + W_ii)/2 = 5/8, 17/24, 17/24, 7/8;
  *  max-degree: every edge 1/4, diagonal 1 - d_i/4 = 1/4, 1/2, 1/2, 3/4;

@@ -54,7 +54,7 @@
 #define GAMMA_MIN_S 0.9
 
 /* simgrid_init with quiet logs, an optional extra option, and thread contexts under the
- * sanitizers (STYLE 25: ASan does not follow SimGrid's own stack switching). */
+ * sanitizers (ASan does not follow SimGrid's own stack switching). */
 static void start_engine(const char *cfg)
 {
   static char arg0[] = "check_platform", quiet[] = "--log=root.thresh:warning",

@@ -42,7 +42,7 @@ static double rel(double a, double b)
 
 /* 16 dense layers of 64 units (17 sizes), timing only, on 8 hosts of 1 Gflop/s joined by
  * 1e15 B/s, zero-latency links (communication takes ~1e-11 s per message). A 64 x 64
- * layer costs 2 x 64 x 64 = 8192 flops per example forward (SPEC 5), twice that backward. */
+ * layer costs 2 x 64 x 64 = 8192 flops per example forward, twice that backward. */
 #define LAYERS64 "model.layers=64,64,64,64,64,64,64,64,64,64,64,64,64,64,64,64,64"
 #define SPEED 1e9
 #define B64 64

@@ -1,7 +1,7 @@
 /* sim_reproduce.c - `dtsim reproduce fig3 --quick`: the CSV, plot, scenario and
  * README it writes, the speech net's curve peaking at 8 machines (Dean et al. 2012,
  * sec. 3), --check against a saved CSV, and bad names; `dtsim reproduce consensus
- * --quick`: its files, its claims (REFERENCES 5), and --check against the committed
+ * --quick`: its files, its claims (Nedic and Ozdaglar 2009), and --check against the committed
  * results/consensus/consensus.csv; `dtsim reproduce fig4 --quick` and `fig5 --quick`:
  * files, a proxy that learns, and --check against results/fig4 and results/fig5;
  * `dtsim reproduce megatron --quick`: its rows and --check against results/megatron;
@@ -176,11 +176,11 @@ START_TEST(test_reproduce_consensus_quick)
             cli_exists(dir, "cons/consensus-16.xml") && cli_exists(dir, "cons/README.md"));
   char *csv = cli_read(dir, "cons/consensus.csv");
   ck_assert_ptr_nonnull(csv);
-  /* SPEC 6's columns, then mode */
+  /* the documented columns (results/consensus/README.md), then mode */
   static const char header[] =
       "topology,weights,step_rule,alpha0,iteration,sim_time_s,consensus_error,optimality_gap,mode\n";
   ck_assert(strncmp(csv, header, strlen(header)) == 0);
-  /* REFERENCES 5: a diminishing step ends below the constant step's plateau, the
+  /* Nedic and Ozdaglar 2009: a diminishing step ends below the constant step's plateau, the
    * plateau shrinks with alpha, and the complete graph reaches a gap of 1 before the
    * ring (measured with --quick, 300 rounds: complete 25, ring 287) */
   static long it[4096];
