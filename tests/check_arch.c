@@ -253,7 +253,7 @@ START_TEST(test_arch_plan_sums)
 }
 END_TEST
 
-/* Dense layers are split as data_shard_bounds splits rows (SPEC: one split rule). */
+/* Dense layers are split as data_shard_bounds splits rows: one split rule everywhere. */
 START_TEST(test_arch_plan_dense_blocks)
 {
   const arch *a = arch_virtual_find("speech-42m");

@@ -47,7 +47,7 @@ static const char sgd_ini[] =
     "[run]\nalgorithm = sgd\nmax_steps = 50\neval_every = 1000\n[model]\nlayers = 16,32,4\n"
     "[data]\ntrain = 1000\ntest = 200\n";
 
-/* The small Downpour run of check_cli: 4 replicas, 2 shards, 30 steps each. */
+/* The small Downpour run of sim_cli: 4 replicas, 2 shards, 30 steps each. */
 static const char downpour_ini[] =
     "[run]\nalgorithm = downpour\nmax_steps = 30\neval_every = 0.002\n[model]\nlayers = 16,32,4\n"
     "[data]\ntrain = 2000\ntest = 500\n[downpour]\nreplicas = 4\nps_shards = 2\n";
