@@ -31,6 +31,7 @@ typedef struct platform_keys {
   char placement[16];        /* packed | spread */
   long cores;                /* cores used per host; 0: all the host has */
   double jitter;             /* coefficient of variation of a machine's processing time per phase */
+  double speed_spread;       /* coefficient of variation of a host's fixed slowdown factor */
   double msg_overhead;       /* s of one core per message sent or received */
   double bw_factor;          /* what-if: every link's bandwidth times this (after loading), > 0 */
   double lat_factor;         /* what-if: every link's latency times this, > 0 */

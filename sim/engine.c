@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <gsl/gsl_randist.h>
 #include <simgrid/engine.h>
 #include <simgrid/host.h>
 #include <simgrid/link.h>
@@ -237,6 +238,27 @@ static void show_progress(void *ctx, double t, long steps, double loss, double a
 
 /* ---- hosts and links ------------------------------------------------------- */
 
+/* platform.speed_spread: every host's slowdown (stragglers' or 1) times a factor drawn once
+ * per host, in host order, lognormal of mean 1 and coefficient of variation speed_spread.
+ * Returns slowdown, allocated when it was NULL and a spread is asked, or NULL. */
+static double *spread_speeds(const scenario *sc, double *slowdown, size_t n_hosts)
+{
+  double cv = sc->platform.speed_spread;
+  if (!(cv > 0))
+    return slowdown;
+  if (slowdown == NULL) {
+    slowdown = xbt_malloc(n_hosts * sizeof(double));
+    for (size_t i = 0; i < n_hosts; i++)
+      slowdown[i] = 1.0;
+  }
+  double sigma = sqrt(log1p(cv * cv));
+  gsl_rng *r = rng_create(sc->run.seed, RNG_ROLE_HOST_SPEED, 0);
+  for (size_t i = 0; i < n_hosts; i++)
+    slowdown[i] *= gsl_ran_lognormal(r, -0.5 * sigma * sigma, sigma);
+  gsl_rng_free(r);
+  return slowdown;
+}
+
 static sg_host_t *place_hosts(const scenario *sc, sg_host_t *all, size_t n_all, size_t needed)
 {
   sg_host_t *h = xbt_malloc(needed * sizeof(*h));
@@ -410,7 +432,7 @@ static int simulate(const scenario *sc, build *b, const engine_opts *o, int argc
     return fail(err);
   }
   cfg.faults = faulty > 0 ? &plan : NULL;
-  double *slowdown = faultcfg_slowdown(sc, cfg.n_hosts);
+  double *slowdown = spread_speeds(sc, faultcfg_slowdown(sc, cfg.n_hosts), cfg.n_hosts);
   cfg.host_slowdown = slowdown;
   progress prog = {0};
   if (!o->quiet && isatty(2)) {

@@ -117,6 +117,11 @@ static const key_spec head_keys[] = {
    .doc = "Per-machine processing-time variance: each compute phase of a partitioned replica "
           "takes its time times a lognormal factor of mean 1 and this coefficient of variation.",
    GE(0)},
+  {"platform", "speed_spread", KEY_DOUBLE, FIELD(platform.speed_spread), .def = "0", .unit = "fraction",
+   .doc = "Per-machine speed spread (Dean et al. 2012 sec. 3: machines wait for the slowest in each "
+          "phase): every host's computation takes its time times a factor drawn once per host, "
+          "lognormal of mean 1 and this coefficient of variation, for the whole run.",
+   GE(0)},
   {"platform", "msg_overhead", KEY_DOUBLE, FIELD(platform.msg_overhead), .def = "0", .unit = "s",
    .doc = "CPU time of one core that sending or receiving one message costs a partition of a "
           "split replica (the RPC and TCP stack's per-message work).",

@@ -197,6 +197,28 @@ START_TEST(test_modelpar_numerics_equal_unpartitioned)
 }
 END_TEST
 
+/* platform.speed_spread (Dean'12 sec. 3: all machines wait for the slowest in each phase):
+ * each host keeps one slowdown factor of mean 1 for the run, so a replica on 8 machines
+ * runs at its slowest machine's pace, slower than without the spread, and the same
+ * seed gives the same hosts' factors again. */
+START_TEST(test_modelpar_speed_spread)
+{
+  char *dir = cli_tmpdir();
+  const char *flat[] = {"model.virtual=speech-42m", "sgd.partitions=8", "sgd.batch=32", "run.max_steps=3", NULL};
+  const char *spread[] = {"model.virtual=speech-42m", "sgd.partitions=8", "sgd.batch=32", "run.max_steps=3",
+                          "platform.speed_spread=0.2", NULL};
+  json_t *a = run_partitioned(dir, flat), *b = run_partitioned(dir, spread), *c = run_partitioned(dir, spread);
+  double ta = json_number_value(json_object_get(a, "sim_time_s"));
+  double tb = json_number_value(json_object_get(b, "sim_time_s"));
+  ck_assert_msg(tb > ta, "spread %.6g s, none %.6g s", tb, ta);
+  ck_assert(tb == json_number_value(json_object_get(c, "sim_time_s")));
+  json_decref(a);
+  json_decref(b);
+  json_decref(c);
+  free(dir);
+}
+END_TEST
+
 static Suite *modelpar_suite(void)
 {
   Suite *s = suite_create("modelpar");
@@ -214,6 +236,7 @@ static Suite *modelpar_suite(void)
   tcase_add_test(tc, test_modelpar_one_machine_and_speedup);
   tcase_add_test(tc, test_modelpar_bad_partitions);
   tcase_add_test(tc, test_modelpar_proxy);
+  tcase_add_test(tc, test_modelpar_speed_spread);
   suite_add_tcase(s, tc);
   return s;
 }
