@@ -60,6 +60,8 @@ typedef struct data_keys {
   long test;                 /* synthetic held-out examples */
   double test_fraction;      /* held-out share of a loaded file, (0, 1) */
   long teacher_hidden;       /* hidden units of the synthetic teacher network */
+  double label_noise;        /* synthetic-teacher: share of labels replaced by a uniform class */
+  int stream;                /* synthetic-teacher: training draws are fresh examples, never reused */
   double separation;         /* synthetic-gaussian: spread of the class means */
 } data_keys;
 

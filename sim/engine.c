@@ -36,6 +36,7 @@ typedef struct build {
   void *state;            /* the algorithm's, from its prepare */
   net *model;
   dataset *train, *test;
+  data_teacher *teacher;  /* data.stream: the teacher training draws come from, or NULL */
   gsl_vector *init;       /* the warmstart's parameters, or NULL */
   char tmpdir[64];        /* holds a generated preset, removed at the end */
   char platform[4096];
@@ -102,18 +103,28 @@ static int build_data(const scenario *sc, build *b, char *err)
   size_t dim = net_n_inputs(b->model), classes = model_classes(b->model);
   if (strncmp(sc->data.source, "synthetic-", 10) == 0) {
     size_t ntr = (size_t)sc->data.train, nte = (size_t)sc->data.test;
+    int teacher = strcmp(sc->data.source, "synthetic-teacher") == 0;
     gsl_rng *r = rng_create(sc->run.seed, RNG_ROLE_DATA, 0);
-    dataset *all = strcmp(sc->data.source, "synthetic-teacher") == 0
-                       ? data_synthetic_teacher(ntr + nte, dim, (size_t)sc->data.teacher_hidden, classes, r)
-                       : data_synthetic_gaussian(ntr + nte, dim, classes, sc->data.separation, r);
+    data_teacher *t = teacher ? data_teacher_create(dim, (size_t)sc->data.teacher_hidden, classes,
+                                                    sc->data.label_noise, r)
+                              : NULL;
+    dataset *all = teacher ? (t ? data_teacher_sample(t, ntr + nte, r) : NULL)
+                           : data_synthetic_gaussian(ntr + nte, dim, classes, sc->data.separation, r);
     gsl_rng_free(r);
     if (all == NULL) {
+      data_teacher_free(t);
       snprintf(err, ERRLEN, "data.source: cannot generate %s data for this model", sc->data.source);
       return -1;
     }
     b->train = data_slice(all, 0, ntr);
     b->test = data_slice(all, ntr, ntr + nte);
     data_free(all);
+    if (t && sc->data.stream) {
+      data_set_stream(b->train, t);
+      b->teacher = t;
+    } else {
+      data_teacher_free(t);
+    }
     return 0;
   }
   const char *path = strchr(sc->data.source, ':') + 1;
@@ -216,6 +227,7 @@ static void build_free(build *b)
   if (b->init)
     gsl_vector_free(b->init);
   data_free(b->test);
+  data_teacher_free(b->teacher);
   if (b->tmpdir[0]) {
     unlink(b->platform);
     rmdir(b->tmpdir);

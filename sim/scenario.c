@@ -195,6 +195,16 @@ static const key_spec head_keys[] = {
    .doc = "Share of a loaded file held out for evaluation.", GT(0), LT(1)},
   {"data", "teacher_hidden", KEY_LONG, FIELD(data.teacher_hidden), .def = "16", .unit = "units",
    .doc = "Hidden units of the teacher network that labels `synthetic-teacher` data.", GT(0)},
+  {"data", "label_noise", KEY_DOUBLE, FIELD(data.label_noise), .def = "0", .unit = "fraction",
+   .doc = "`synthetic-teacher`: each label, training and held-out, is replaced with this "
+          "probability by a class drawn uniformly (the held-out accuracy tops out at 1 - noise "
+          "+ noise / classes).",
+   GE(0), LE(1)},
+  {"data", "stream", KEY_BOOL, FIELD(data.stream), .def = "off", .unit = "",
+   .doc = "`synthetic-teacher`: `on` draws every training minibatch as fresh examples of the "
+          "teacher (each worker from its own random stream), so no example is seen twice; the "
+          "`data.train` examples are still made (sizes, a full-batch method's batch).",
+  },
   {"data", "separation", KEY_DOUBLE, FIELD(data.separation), .def = "1", .unit = "",
    .doc = "`synthetic-gaussian`: standard deviation of the class means (larger is easier).",
    GT(0)},
@@ -1497,6 +1507,16 @@ int scenario_validate(const scenario *s, const char *origin, char *err, size_t e
   }
   if (validate_shapes(s, msg, sizeof msg) != 0) {
     msgf(err, errlen, "%s: model.layers: %s", o, msg);
+    return -1;
+  }
+  int teacher = strcmp(s->data.source, "synthetic-teacher") == 0;
+  if ((s->data.stream || s->data.label_noise > 0) && !teacher) {
+    msgf(err, errlen, "%s: data.%s: only the synthetic-teacher source has a teacher to draw from (data.source = %s)",
+         o, s->data.stream ? "stream" : "label_noise", s->data.source);
+    return -1;
+  }
+  if (s->data.label_noise > 0 && strcmp(s->model.type, "linear") == 0) {
+    msgf(err, errlen, "%s: data.label_noise: needs class labels to replace; model.type = linear has real targets", o);
     return -1;
   }
   if (s->model.warm_steps > 0 && (!s->model.numerics || !alg->trains_layers)) {
