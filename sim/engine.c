@@ -108,6 +108,14 @@ static int build_data(const scenario *sc, build *b, char *err)
     data_teacher *t = teacher ? data_teacher_create(dim, (size_t)sc->data.teacher_hidden, classes,
                                                     sc->data.label_noise, r)
                               : NULL;
+    if (t && sc->data.stream) { /* the held-out set first: the same whatever data.train */
+      b->test = data_teacher_sample(t, nte, r);
+      b->train = data_teacher_sample(t, ntr, r);
+      gsl_rng_free(r);
+      data_set_stream(b->train, t);
+      b->teacher = t;
+      return 0;
+    }
     dataset *all = teacher ? (t ? data_teacher_sample(t, ntr + nte, r) : NULL)
                            : data_synthetic_gaussian(ntr + nte, dim, classes, sc->data.separation, r);
     gsl_rng_free(r);
@@ -119,12 +127,7 @@ static int build_data(const scenario *sc, build *b, char *err)
     b->train = data_slice(all, 0, ntr);
     b->test = data_slice(all, ntr, ntr + nte);
     data_free(all);
-    if (t && sc->data.stream) {
-      data_set_stream(b->train, t);
-      b->teacher = t;
-    } else {
-      data_teacher_free(t);
-    }
+    data_teacher_free(t);
     return 0;
   }
   const char *path = strchr(sc->data.source, ':') + 1;

@@ -203,7 +203,8 @@ static const key_spec head_keys[] = {
   {"data", "stream", KEY_BOOL, FIELD(data.stream), .def = "off", .unit = "",
    .doc = "`synthetic-teacher`: `on` draws every training minibatch as fresh examples of the "
           "teacher (each worker from its own random stream), so no example is seen twice; the "
-          "`data.train` examples are still made (sizes, a full-batch method's batch).",
+          "`data.train` examples are still made (sizes, a full-batch method's batch), after the "
+          "held-out ones, which are then the same whatever data.train.",
   },
   {"data", "separation", KEY_DOUBLE, FIELD(data.separation), .def = "1", .unit = "",
    .doc = "`synthetic-gaussian`: standard deviation of the class means (larger is easier).",
