@@ -109,8 +109,8 @@ static const char usage[] =
     "             results/NAME/ or DIR/NAME/)\n"
     "  --quick    a reduced grid fit for CI, same code paths (fig3: machine counts 1..16;\n"
     "             consensus: ring and complete graphs, constant and harmonic steps, shorter;\n"
-    "             collectives: 2, 8 and 64 ranks at 1 KiB, 1 MiB and 1 GiB; fig4/fig5: two\n"
-    "             rates, fewer methods and replica counts, fig4's runs cut at 10 minutes;\n"
+    "             collectives: 2, 8 and 64 ranks at 1 KiB, 1 MiB and 1 GiB; fig4/fig5: the\n"
+    "             same calibration, then one rate of fewer methods and replica counts;\n"
     "             megatron: the four model-parallel rows, 1-8 GPUs; pipeline: 2 and 4\n"
     "             stages, 1-8 microbatches)\n"
     "  --jobs N   simulations run at once (default: the number of cores)\n"
@@ -140,7 +140,9 @@ static int run_done(void *ctx, size_t i, const spawn_job *sj)
   c->done++;
   if (sj->status != 0 && !(sj->status == 1 && j->may_miss)) {
     if (!c->failed)
-      snprintf(c->err, c->len, "the run of %s failed (see %s.log)", j->label, j->dir);
+      snprintf(c->err, c->len, "the run of %s failed (%s %d; see %s.log)", j->label,
+               sj->status > 128 ? "killed by signal" : "exit status", sj->status > 128 ? sj->status - 128 : sj->status,
+               j->dir);
     j->failed = c->failed = 1;
     return 1;
   }
