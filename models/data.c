@@ -145,13 +145,14 @@ static uint64_t mix64(uint64_t x)
   return x ^ (x >> 31);
 }
 
-/* The successors of context (a, b): hashes of (salt, a, b, attempt) mod vocab, keeping the
- * first DATA_TOKENS_SUCCESSORS distinct ones. */
+/* The successors of context (a, b): the first a hash of (salt, b) alone, the others hashes of
+ * (salt, a, b, attempt), all mod vocab, keeping the first DATA_TOKENS_SUCCESSORS distinct ones. */
 static void tokens_successors(uint64_t salt, size_t vocab, size_t a, size_t b, size_t *out)
 {
-  size_t n = 0;
+  size_t n = 1;
+  out[0] = (size_t)(mix64(salt ^ mix64((uint64_t)b)) % vocab);
   for (uint64_t j = 0; n < DATA_TOKENS_SUCCESSORS; j++) {
-    size_t c = (size_t)(mix64(salt ^ mix64(((uint64_t)a * vocab + b) * 1024 + j)) % vocab), k = 0;
+    size_t c = (size_t)(mix64(salt ^ mix64((((uint64_t)a + 1) * vocab + b) * 1024 + j)) % vocab), k = 0;
     while (k < n && out[k] != c)
       k++;
     if (k == n)

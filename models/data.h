@@ -32,9 +32,10 @@ dataset *data_synthetic_gaussian(size_t n, size_t dim, size_t n_classes, double 
 
 /* A synthetic language for next-token prediction: an order-2 Markov chain over `vocab`
  * tokens drawn from r. Each context (a, b) of two tokens has DATA_TOKENS_SUCCESSORS distinct
- * successors, a hash of (a salt drawn from r first, a, b) picks them, taken with probabilities
- * 8/15, 4/15, 2/15 and 1/15. Then n sequences of len tokens: the first two uniform, each next
- * one drawn from its context's successors. Row i of X is sequence i (token ids as exact
+ * successors, taken with probabilities 8/15, 4/15, 2/15 and 1/15: the first depends on b alone
+ * (a bigram a model learns first), the others on both; hashes of a salt drawn from r first and
+ * of b, or of (a, b), pick them. Then n sequences of len tokens: the first two uniform, each
+ * next one drawn from its context's successors. Row i of X is sequence i (token ids as exact
  * doubles), y is 0, n_classes is vocab. NULL if n is 0, len < 2 or vocab < 4. */
 #define DATA_TOKENS_SUCCESSORS 4
 dataset *data_synthetic_tokens(size_t n, size_t len, size_t vocab, gsl_rng *r);
