@@ -17,7 +17,7 @@
  * (activation checkpointing of every layer, PTD-P sec. 3.5), each layer's forward, its two
  * reductions included, runs again just before its backward.
  *
- * With a vocabulary V (timing only), each microbatch also goes through Megatron's
+ * With a vocabulary V, each microbatch also goes through Megatron's
  * vocabulary-parallel input embedding (a lookup of the rank's V/t rows, then g = an
  * allreduce of b*s*h: Shoeybi et al. sec. 3, "the input embedding ... requires an
  * all-reduce") and the tied logits layer with the fused parallel cross-entropy: 2bshV/t
@@ -25,7 +25,9 @@
  * and the sum of exponentials: Megatron-LM's vocab-parallel cross-entropy), backward
  * 2bshV/t for the input gradient, then its f' (an allreduce of b*s*h) concurrent with the
  * 2bshV/t weight gradient under async_grad_allreduce. Lookups, LayerNorms, the loss and the
- * optimizer take no simulated time (no flops counted for them, as in PTD-P's formula).
+ * optimizer take no simulated time (no flops counted for them, as in PTD-P's formula). A
+ * tensor run times them only; a numeric pipeline stage (tensor_stage_numerics, models/gpt.h)
+ * computes them between the same collectives, with the real buffers.
  *
  * Data parallelism (tensor.data_parallel = d): d replicas of the tensor group, replica j on
  * hosts [j t, (j + 1) t) (t consecutive hosts: inside a node for t <= GPUs per node), and
@@ -34,7 +36,8 @@
  * microbatch's backward of a step, every rank allreduces its share of the gradients of
  * every layer, (12h^2 + 7h)/t split entries plus 6h replicated ones (LayerNorms, bo, b2)
  * per layer, as one ring allreduce (one bucket, not overlapped with backward); the step
- * ends when it is done. Timing only: the scenario refuses numerics with d > 1.
+ * ends when it is done. Timing only: the scenario refuses numerics with d > 1 (the 3D
+ * pipeline's numeric stages do their data-parallel sum in pipeline.c).
  *
  * With dp_overlap (PyTorch DDP, Li et al. VLDB 2020 sec. 3.2.3, which Megatron-LM 2019's
  * README credits with 60% -> 74% scaling at 512 GPUs), the gradients are bucketed as
@@ -1141,8 +1144,9 @@ static const key_spec tensor_keys[] = {
    .doc = "d: data-parallel replicas of the tensor group, ranks x d GPUs; replica j on hosts [j x ranks, "
           "(j + 1) x ranks); after each step's backward every rank allreduces (ring, one bucket) its share "
           "of the layer gradients with the ranks of the same tensor rank (Megatron's data-parallel groups; "
-          "`dp_overlap` overlaps it with backward); global batch microbatch x microbatches x d. d > 1 runs "
-          "timing only (`model.numerics = off`).",
+          "`dp_overlap` overlaps it with backward); global batch microbatch x microbatches x d. With "
+          "`run.algorithm = tensor`, d > 1 runs timing only (`model.numerics = off`); numeric 3D stages "
+          "(`pipeline.model = transformer`) train with it.",
    KEY_GE(1), KEY_LE(4096)},
   {"tensor", "dp_overlap", KEY_BOOL, KEY_FIELD(tensor_params, dp_overlap), .def = "off", .unit = "",
    .doc = "`on` (with `data_parallel` > 1): during the last microbatch's backward of a step, each layer's "
@@ -1166,8 +1170,10 @@ static const key_spec tensor_keys[] = {
   {"tensor", "vocab", KEY_SIZE, KEY_FIELD(tensor_params, vocab), .def = "0", .unit = "tokens",
    .doc = "V: vocabulary of the vocabulary-parallel input embedding (an allreduce of b s h forward) and "
           "the tied logits layer with the fused cross-entropy (2 b s h V / t flops forward, three "
-          "allreduces of b s elements, an allreduce of b s h backward); 0: neither is modelled. Timing only "
-          "(`model.numerics = off`); its V h / t weights join the data-parallel allreduce.",
+          "allreduces of b s elements, an allreduce of b s h backward); 0: neither is modelled. "
+          "`run.algorithm = tensor` runs them timing only (`model.numerics = off`); numeric 3D stages "
+          "(`pipeline.model = transformer`) train them, as the GPT's vocabulary. Its V h / t weights join "
+          "the data-parallel allreduce.",
    KEY_GE(0), KEY_LE(1L << 24)},
   {"tensor", "kernels", KEY_CHOICE, KEY_FIELD(tensor_params, kernels), .def = "none", .unit = "",
    .doc = "The memory-bound kernels between a layer's GEMMs (LayerNorm, bias, dropout, residual, GeLU, "
@@ -1212,8 +1218,8 @@ int tensor_validate(const scenario *sc, const tensor_params *p, char *why, size_
     snprintf(why, len, "tensor.hidden: a numeric run this large holds more than 2^27 doubles; set model.numerics = "
              "off for a timing-only run");
   else if (sc->model.numerics && p->vocab > 0)
-    snprintf(why, len, "tensor.vocab: the embedding and logits layers (V = %zu) run timing only; set "
-             "model.numerics = off", p->vocab);
+    snprintf(why, len, "tensor.vocab: run.algorithm = tensor runs the embedding and logits layers (V = %zu) timing "
+             "only; set model.numerics = off (numeric 3D stages, pipeline.model = transformer, train them)", p->vocab);
   else if (sc->model.numerics && p->dp > 1)
     snprintf(why, len, "tensor.data_parallel: data parallelism across tensor groups (d = %zu) runs timing only; "
              "set model.numerics = off", p->dp);
