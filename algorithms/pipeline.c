@@ -27,14 +27,20 @@
  * its costs, the simulated time of a phase, and the numerics, which the layer stack
  * implements with net_forward_layers / net_backward_layers.
  *
- * 3D parallelism (pipeline.model = transformer, timing only) is the other kernel: each
+ * 3D parallelism (pipeline.model = transformer) is the other kernel: each
  * chunk is a block of GPT layers, each stage a tensor group of t devices (one actor per
  * GPU) running tensor_stage_forward / _backward (tensor.h) with its group's collectives,
  * and d replicas of the whole pipeline. Device (s, j, r) sends its chunk's boundary to
  * device (s+1, j, r): with scatter/gather (PTD-P sec. 4.1) its 1/t slice, which the
  * receiving group allgathers; without, the whole b s h. At the flush each (stage, tensor
  * rank) allreduces its gradients across the d replicas and the first and last stage the
- * tied embedding's. Device 0 draws the step's rows; the last chunk reads their
+ * tied embedding's. With numerics the stages are models/gpt.h's GPT, each device holding
+ * its tensor rank's entries only: the boundary's values are the messages' payload, the
+ * collectives sum real buffers, and the flush's optimizer updates the device's entries
+ * (packed as its data-parallel allreduce sends them). The numerics change no simulated
+ * time: they run between the timing model's collectives, except, with sequence
+ * parallelism, two collectives the timing model lacks (tf_sum_replicated, and
+ * tensor.c's backward_embedding). Device 0 draws the step's rows; the last chunk reads their
  * labels from the same draw (a data loader at each end of the pipe). A chunk's gradient for
  * microbatch j is the mean over its b rows (as net_loss_grad on those rows); the chunk
  * adds them into its accumulator in microbatch order (every schedule runs a chunk's
