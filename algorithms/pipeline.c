@@ -1085,7 +1085,8 @@ pipeline *pipeline_deploy(const run_config *cfg, const pipeline_params *p, const
       pipeline_schedule_ops((pipeline_schedule)p->schedule, p->stages, p->microbatches, p->chunks, 0, NULL) == 0 ||
       (cfg->numerics && !p->transformer && !shapes_fit_model(shapes, cfg->model)) ||
       (cfg->numerics && p->transformer && tp->vocab < DATA_TOKENS_SUCCESSORS) ||
-      (p->transformer && (p->recompute || !transformer_fits(tp))) || (!p->transformer && p->optimizer != PIPELINE_OPT_SGD))
+      (p->transformer && (p->recompute || !transformer_fits(tp))) ||
+      (!p->transformer && p->optimizer != PIPELINE_OPT_SGD))
     return NULL;
   pipeline *pl = xbt_malloc0(sizeof(*pl));
   pl->cfg = cfg;

@@ -134,8 +134,8 @@ START_TEST(test_gpt_gradient)
       gpt_loss_grad(&small, w, b, q, &lm, NULL);
       w->data[i] = keep;
       double fd = (lp - lm) / (2 * FD_STEP);
-      ck_assert_msg(fabs(fd - g->data[i]) <= FD_RTOL * fabs(fd) + FD_ATOL, "entry %zu: gradient %.10g, differences %.10g",
-                    i, g->data[i], fd);
+      ck_assert_msg(fabs(fd - g->data[i]) <= FD_RTOL * fabs(fd) + FD_ATOL,
+                    "entry %zu: gradient %.10g, differences %.10g", i, g->data[i], fd);
       checked += fabs(g->data[i]) > 1e-6;
     }
   ck_assert_msg(checked > 40, "only %zu of the checked entries have a gradient above 1e-6", checked);
