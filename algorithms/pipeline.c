@@ -1371,8 +1371,8 @@ static const key_spec pipeline_keys[] = {
   {"pipeline", "serial_check", KEY_BOOL, KEY_FIELD(pipeline_params, serial_check), .def = "off", .unit = "",
    .doc = "Numeric transformer stages: `on`: after the run, train the serial GPT (plain loops, one "
           "process) from the same start on the same batches for the same steps and report in "
-          "summary.json how far the 3D run's parameters are from it (`pipeline.check`); about as "
-          "much CPU again as the run."},
+          "summary.json how far the 3D run's parameters are from it (`pipeline.check`); five to ten "
+          "times the run's CPU (plain loops): for small shapes."},
   {"pipeline", "scatter_gather", KEY_BOOL, KEY_FIELD(pipeline_params, scatter_gather), .def = "on", .unit = "",
    .doc = "Transformer stages: `on`: each tensor rank sends its b x seq x hidden / t slice of a stage "
           "boundary to the same rank of the next stage, which allgathers it in its tensor group (PTD-P "
