@@ -236,14 +236,13 @@ typedef struct kernel_io {
  *   devices attach; publish: device 0, between steps, copies the parameters into w_pub for
  *   the evaluator (under mu); draw: device 0 draws the next step's data.
  * Dense numerics (NULL for transformer stages, whose compute does them): create returns the
- * chunk's state. forward reads
- * the chunk's input (rows of the step's data for chunk 0, in_msg's data otherwise; the
- * kernel keeps in_msg until backward), writes its output into out (NULL for the last
- * chunk, which keeps its logits for the loss) and stashes what backward needs, all of
- * it when keep is set, else only the input; recompute rebuilds what a forward without
- * keep dropped; backward reads dout (NULL for the last chunk: the loss), writes din
- * (NULL for chunk 0), adds the microbatch's gradient into the accumulator and drops the
- * stash. */
+ * chunk's state. forward reads the chunk's input (rows of the step's data for chunk 0,
+ * in_msg's data otherwise; the kernel keeps in_msg until backward), writes its output into
+ * out (NULL for the last chunk, which keeps its logits for the loss) and stashes what
+ * backward needs, all of it when keep is set, else only the input; recompute rebuilds what
+ * a forward without keep dropped; backward reads dout (NULL for the last chunk: the loss),
+ * writes din (NULL for chunk 0), adds the microbatch's gradient into the accumulator and
+ * drops the stash. */
 typedef struct chunk_kernel {
   void (*costs)(const struct pipeline *pl, chunk *c);
   void (*attach)(struct pipeline *pl, device *d);
