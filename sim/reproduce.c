@@ -3,6 +3,7 @@
 #include "sim/fileio.h"
 
 #include <errno.h>
+#include <math.h>
 #include <jansson.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -13,7 +14,10 @@
 #include <xbt/sysdep.h>
 
 #include "models/arch.h"
+#include "models/gemm.h"
+#include "models/transformer.h"
 #include "sim/output.h"
+#include "sim/platform.h"
 #include "sim/spawn.h"
 
 /* Dean et al. 2012, Fig. 3: mean time per minibatch of plain SGD on one model replica
@@ -526,6 +530,62 @@ static int reproduce_fig3(const reproduce_opts *o, char *err, size_t len)
   xbt_free(runs);
   xbt_free(jobs);
   return rc;
+}
+
+double reproduce_gemm_share(const char *preset, double efficiency, size_t b, size_t s, size_t h, size_t heads,
+                            size_t t)
+{
+  platform_spec spec;
+  xbt_assert(platform_preset(preset, 1, &spec) == 0 && spec.gpu_sms > 0, "%s: no GPU description", preset);
+  gemm_device d = {.peak = spec.speed, .sms = spec.gpu_sms, .mem_bw = spec.mem_bw, .l2_bw = spec.gpu_l2_bw,
+                   .launch_s = spec.gpu_launch, .efficiency = efficiency};
+  gemm_device_default_tiles(&d);
+  transformer_dims dims = {b, s, h, heads};
+  double flops = 0, secs = 0;
+  for (int ph = 0; ph < 4; ph++) {
+    gemm_shape g[TRANSFORMER_MAX_GEMMS + 1];
+    size_t n = transformer_phase_gemms(&dims, t, (transformer_phase)ph, g);
+    n += transformer_wgrad_gemm(&dims, t, (transformer_phase)ph, &g[n]);
+    double times = ph < 2 ? 2 : 1; /* recomputation runs the forward again */
+    for (size_t i = 0; i < n; i++) {
+      flops += times * 2 * g[i].m * g[i].n * g[i].k * g[i].batch;
+      secs += times * gemm_time(&d, g[i].m, g[i].n, g[i].k, g[i].batch, 2, NULL);
+    }
+  }
+  return flops / secs / d.peak;
+}
+
+/* Ranks 1..n of x, ties at their mean rank. */
+static void ranks_of(const double *x, size_t n, double *r)
+{
+  for (size_t i = 0; i < n; i++) {
+    size_t below = 0, equal = 0;
+    for (size_t j = 0; j < n; j++) {
+      below += x[j] < x[i];
+      equal += x[j] == x[i];
+    }
+    r[i] = (double)below + ((double)equal + 1) / 2;
+  }
+}
+
+double reproduce_spearman(const double *x, const double *y, size_t n)
+{
+  double *rx = xbt_malloc(n * sizeof(double)), *ry = xbt_malloc(n * sizeof(double));
+  ranks_of(x, n, rx);
+  ranks_of(y, n, ry);
+  double mx = 0, my = 0, sxy = 0, sxx = 0, syy = 0;
+  for (size_t i = 0; i < n; i++) {
+    mx += rx[i] / (double)n;
+    my += ry[i] / (double)n;
+  }
+  for (size_t i = 0; i < n; i++) {
+    sxy += (rx[i] - mx) * (ry[i] - my);
+    sxx += (rx[i] - mx) * (rx[i] - mx);
+    syy += (ry[i] - my) * (ry[i] - my);
+  }
+  xbt_free(rx);
+  xbt_free(ry);
+  return sxx > 0 && syy > 0 ? sxy / sqrt(sxx * syy) : 0;
 }
 
 /* The reproductions that are built, in the order `all` runs them. */

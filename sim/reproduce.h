@@ -53,6 +53,17 @@ int reproduce_plot(const char *dir, const char *name, const char *script, char *
  * 0 or -1 with a message. */
 int reproduce_write(const char *dir, const char *const *files, size_t n, char *err, size_t len);
 
+/* The share of its GPU's peak that one tensor rank's GEMMs of one GPT layer sustain, with
+ * recomputation (the forward's GEMMs twice, the backward's once), as the kernel model times
+ * them on `preset`'s GPU description (models/gemm.h) at main-loop efficiency `efficiency`:
+ * their flops over the sum of their gemm_time, over the peak. For a reproduction's README:
+ * how far from the calibrated efficiency a row's shapes put it. */
+double reproduce_gemm_share(const char *preset, double efficiency, size_t b, size_t s, size_t h, size_t heads,
+                            size_t t);
+/* Spearman's rank correlation of x and y (n values each, n >= 2), ties given their mean
+ * rank. */
+double reproduce_spearman(const double *x, const double *y, size_t n);
+
 /* The consensus reproduction (reproduce_consensus.c): 0, 1 (--check mismatch) or 2. */
 int reproduce_consensus(const reproduce_opts *o, char *err, size_t len);
 /* Dean et al. 2012 Figs. 4 and 5, optimizers compared (reproduce_dean.c): 0, 1 or 2. */
