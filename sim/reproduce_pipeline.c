@@ -200,16 +200,16 @@ static char *ptdp_csv(const ptdp_run *runs, size_t n)
   size_t len = 0;
   FILE *f = open_memstream(&text, &len);
   xbt_assert(f, "open_memstream failed");
-  fputs("params_b,hidden,heads,layers,t,p,d,gpus,batch,microbatch,microbatches,chunks,paper_tflops_per_gpu,"
+  static const char *const variants[PTDP_VARIANTS] = {"committed", "flat-gemms", "nominal-links"};
+  fputs("params_b,variant,hidden,heads,layers,t,p,d,gpus,batch,microbatch,microbatches,chunks,paper_tflops_per_gpu,"
         "tflops_per_gpu,error,bubble_fraction,step_s,gemm_share\n",
         f);
   for (size_t k = 0; k < n; k++) {
     const ptdp_row *r = runs[k].row;
-    if (runs[k].variant != PTDP_MAIN)
-      continue;
-    fprintf(f, "%s,%ld,%ld,%ld,%ld,%ld,%ld,%ld,%ld,%ld,%ld,%ld,%.17g,%.17g,%.17g,%.17g,%.17g,%.17g\n", r->params_b,
-            r->hidden, r->heads, r->layers, r->t, r->p, runs[k].d, r->gpus, r->batch, r->b, runs[k].m, runs[k].v,
-            r->paper, runs[k].tflops, ptdp_error(&runs[k]), runs[k].bubble, runs[k].step_s, runs[k].gemm_share);
+    fprintf(f, "%s,%s,%ld,%ld,%ld,%ld,%ld,%ld,%ld,%ld,%ld,%ld,%ld,%.17g,%.17g,%.17g,%.17g,%.17g,%.17g\n", r->params_b,
+            variants[runs[k].variant], r->hidden, r->heads, r->layers, r->t, r->p, runs[k].d, r->gpus, r->batch, r->b,
+            runs[k].m, runs[k].v, r->paper, runs[k].tflops, ptdp_error(&runs[k]), runs[k].bubble, runs[k].step_s,
+            runs[k].gemm_share);
   }
   fclose(f);
   return text;
@@ -545,11 +545,11 @@ static char *pp_readme(const pp_run *runs, size_t n, int quick, const ptdp_run *
           "`pipeline.png`: bubble fraction against microbatches, simulated points over the formula's\n"
           "lines. `--quick` runs p in {2, 4} and m in {1, 4, 8} (16 of the 41 runs), the same runs as the\n"
           "full grid's, so `dtsim reproduce pipeline --quick --check` compares them with this CSV.\n"
-          "`ptdp.csv`: `params_b,hidden,heads,layers,t,p,d,gpus,batch,microbatch,microbatches,chunks,\n"
-          "paper_tflops_per_gpu,tflops_per_gpu,error,bubble_fraction,step_s,gemm_share` (error = dtsim /\n"
-          "paper - 1), one line per PTD-P row (the robustness runs are in the README only); `--quick`\n"
-          "runs the three smallest, and `--check` compares them\n"
-          "with this file's rows of the same size. `ptdp.png`: paper and dtsim side by side.\n");
+          "`ptdp.csv`: `params_b,variant,hidden,heads,layers,t,p,d,gpus,batch,microbatch,microbatches,\n"
+          "chunks,paper_tflops_per_gpu,tflops_per_gpu,error,bubble_fraction,step_s,gemm_share` (error =\n"
+          "dtsim / paper - 1; variant `committed` for the table's rows, `flat-gemms` and `nominal-links`\n"
+          "for the robustness runs), one line per run; `--quick` runs the three smallest rows as\n"
+          "committed, and `--check` compares them\n"          "with this file's rows of the same size. `ptdp.png`: paper and dtsim side by side.\n");
   fclose(f);
   return text;
 }
@@ -626,7 +626,7 @@ int reproduce_pipeline(const reproduce_opts *o, char *err, size_t len)
     rc = reproduce_check(csv, committed, o->quick, 0xFu, err, len); /* key: schedule,stages,microbatches,chunks */
     if (rc == 0) {
       snprintf(committed, sizeof(committed), "%s/ptdp.csv", o->out);
-      rc = reproduce_check(pcsv, committed, o->quick, 0x1u, err, len); /* key: params_b */
+      rc = reproduce_check(pcsv, committed, o->quick, 0x3u, err, len); /* key: params_b,variant */
     }
     if (rc == 0 && !o->quiet)
       fprintf(stderr, "dtsim reproduce: pipeline matches %s/pipeline.csv and ptdp.csv\n", o->out);
