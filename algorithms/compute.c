@@ -94,7 +94,8 @@ int compute_gpu(const run_config *cfg, sg_host_t host, gemm_device *d)
   d->mem_bw = compute_host_mem_bw(host);
   d->l2_bw = host_number(host, "gpu_l2_bw", 0);
   d->launch_s = host_number(host, "gpu_launch", 0);
-  d->efficiency = cfg->efficiency;
+  d->efficiency = host_number(host, "gpu_gemm_eff", 1);
+  d->software = cfg->efficiency;
   const char *tiles = sg_host_get_property_value(host, "gpu_tiles");
   if (tiles == NULL || gemm_tiles_parse(tiles, d) != 0)
     gemm_device_default_tiles(d);
@@ -125,6 +126,11 @@ int compute_check_gpus(const run_config *cfg, char *err, size_t len)
         snprintf(err, len, "host %s: %s must be a number >= 0", name, numbers[k]);
         return -1;
       }
+    double eff = host_number(h, "gpu_gemm_eff", 1);
+    if (!(eff > 0 && eff <= 1)) {
+      snprintf(err, len, "host %s: gpu_gemm_eff must be a share of peak in (0, 1]", name);
+      return -1;
+    }
     if (tiles && gemm_tiles_parse(tiles, &d) != 0) {
       snprintf(err, len, "host %s: gpu_tiles must be a list such as 256x128,128x128 (sides 8 to 1024)", name);
       return -1;

@@ -29,14 +29,16 @@ double compute_host_mem_bw(sg_host_t host);
 
 /* The kernel model of a GPU host (models/gemm.h; platforms/README.md, GPU description):
  * 1 with *d filled when cfg's model.kernel_model is `shapes` and the host has a gpu_sms
- * property: peak = its speed x platform.speed_factor x cfg->cores, efficiency =
- * model.efficiency, mem_bw, gpu_l2_bw (0 if absent), gpu_launch (0 if absent), gpu_tiles
- * (cuBLAS's if absent); 0 otherwise (no GPU, or `flat`: flops at efficiency x peak). sim/
- * checks the properties before the run, so a host that has gpu_sms has valid ones. */
+ * property: peak = its speed x platform.speed_factor x cfg->cores, efficiency = its
+ * gpu_gemm_eff (the library's main loop; 1 if absent), software = model.efficiency (the
+ * share of the device's speed the training software's kernels get), mem_bw, gpu_l2_bw (0
+ * if absent), gpu_launch (0 if absent), gpu_tiles (cuBLAS's if absent); 0 otherwise (no
+ * GPU, or `flat`: flops at efficiency x peak). sim/ checks the properties before the run,
+ * so a host that has gpu_sms has valid ones. */
 int compute_gpu(const run_config *cfg, sg_host_t host, gemm_device *d);
 /* Before the run: every host of cfg that has a gpu_sms property has a usable description
  * (gpu_sms a whole number >= 1, mem_bw > 0, gpu_l2_bw and gpu_launch numbers >= 0,
- * gpu_tiles a tile list): 0, or -1 with one line in err naming the host and property. */
+ * gpu_gemm_eff in (0, 1], gpu_tiles a tile list): 0, or -1 with one line in err naming the host and property. */
 int compute_check_gpus(const run_config *cfg, char *err, size_t len);
 
 /* The work of one compute phase: GEMMs, then memory-bound kernels moving mem_bytes in all,

@@ -58,11 +58,14 @@ int gemm_device_check(const gemm_device *d)
 {
   if (d == NULL || !(d->peak > 0) || !isfinite(d->peak) || d->sms == 0 || !(d->mem_bw > 0) ||
       !isfinite(d->mem_bw) || !(d->l2_bw >= 0) || !isfinite(d->l2_bw) || !(d->launch_s >= 0) ||
-      !isfinite(d->launch_s) || !(d->efficiency > 0) || d->efficiency > 1 || d->n_tiles == 0 ||
+      !isfinite(d->launch_s) || !(d->efficiency > 0) || d->efficiency > 1 || !(d->software >= 0) ||
+      d->software > 1 || d->n_tiles == 0 ||
       d->n_tiles > GEMM_MAX_TILES)
     return -1;
   return 0;
 }
+
+static double software_of(const gemm_device *d) { return d->software > 0 ? d->software : 1; }
 
 /* One plan: tile t, split s; returns its seconds and fills *p. */
 static double plan_time(const gemm_device *d, const gemm_tile *t, double s, double m, double n, double k,
@@ -83,7 +86,7 @@ static double plan_time(const gemm_device *d, const gemm_tile *t, double s, doub
   p->memory_s = memory_s;
   p->reduce_s = s > 1 ? 2 * s * m * n * batch * GEMM_PARTIAL_BYTES / d->mem_bw : 0;
   p->memory_bound = memory_s > p->compute_s;
-  p->time_s = d->launch_s + fmax(p->compute_s, memory_s) + p->reduce_s;
+  p->time_s = d->launch_s + (fmax(p->compute_s, memory_s) + p->reduce_s) / software_of(d);
   return p->time_s;
 }
 
@@ -101,7 +104,7 @@ double gemm_time(const gemm_device *d, double m, double n, double k, double batc
   for (size_t i = 0; i < d->n_tiles; i++)
     for (size_t j = 0; j < sizeof splits / sizeof *splits; j++) {
       /* a split that leaves a block less than one K slice is no plan */
-      if (splits[j] > 1 && ceil(k / splits[j]) < GEMM_TILE_K)
+      if (splits[j] > 1 && (ceil(k / splits[j]) < GEMM_TILE_K || (d->max_split > 0 && splits[j] > (double)d->max_split)))
         continue;
       double t = plan_time(d, &d->tiles[i], splits[j], m, n, k, batch, e, memory_s, &p);
       /* ties keep the earlier plan: the larger tile, the smaller split (the list's order) */
@@ -117,5 +120,5 @@ double gemm_time(const gemm_device *d, double m, double n, double k, double batc
 
 double gemm_mem_time(const gemm_device *d, double bytes, double kernels)
 {
-  return bytes / d->mem_bw + kernels * d->launch_s;
+  return bytes / (d->mem_bw * software_of(d)) + kernels * d->launch_s;
 }

@@ -26,7 +26,11 @@ typedef struct gemm_device {
   double mem_bw;     /* DRAM bytes/s */
   double l2_bw;      /* L2 bytes/s, all SMs together; 0: no L2 limit */
   double launch_s;   /* fixed seconds of every kernel (launch and the smallest kernel's latency) */
-  double efficiency; /* share of an SM's peak a block sustains in its main loop, (0, 1] */
+  double efficiency; /* share of an SM's peak a block sustains in its main loop, (0, 1]: the
+                        library's (cuBLAS's), as a GEMM benchmark measures it */
+  double software;   /* share of the device's speed the software's kernels get, (0, 1]: every
+                        kernel's time but its launch is divided by it; 0 counts as 1 */
+  size_t max_split;  /* the largest split-K factor tried (1: none); 0 counts as 16 */
   size_t n_tiles;    /* the tile shapes the library chooses from (cuBLAS's, by default) */
   gemm_tile tiles[GEMM_MAX_TILES];
 } gemm_device;
@@ -40,7 +44,7 @@ typedef struct gemm_plan {
   double compute_s; /* waves x one block's time (its main loop, or its L2 traffic if slower) */
   double memory_s;  /* the operands read once and the output written once, at mem_bw */
   double reduce_s;  /* split-K: the fp32 partial sums written and read back, at mem_bw */
-  double time_s;    /* launch_s + max(compute_s, memory_s) + reduce_s */
+  double time_s;    /* launch_s + (max(compute_s, memory_s) + reduce_s) / software */
   int memory_bound; /* memory_s > compute_s */
 } gemm_plan;
 
@@ -59,18 +63,19 @@ int gemm_device_check(const gemm_device *d);
 
 /* Seconds of a batch of `batch` GEMMs C (m x n) = A (m x k) B (k x n) launched as one kernel,
  * elements of elem_bytes in A, B and C, on d (gemm_device_check must pass): the fastest of
- * d's tiles and the split-K factors 1, 2, 4, 8, 16, each timed as
+ * d's tiles and the split-K factors 1, 2, 4, 8, 16 (up to d->max_split), each timed as
  *   blocks = ceil(m / tm) ceil(n / tn) batch split, waves = ceil(blocks / sms)
  *   block  = max(2 tm tn k' / (efficiency peak / sms), (tm + tn) k' elem_bytes min(sms, blocks) / l2_bw)
  * with k' = ceil(ceil(k / split) / GEMM_TILE_K) GEMM_TILE_K (tile quantisation of the
  * output and of K; wave quantisation), against the roofline (m k + k n + m n) elem_bytes
- * batch / mem_bw, plus split-K's 2 split m n batch 4 bytes / mem_bw and launch_s. plan
- * (may be NULL) gets the chosen plan. Returns 0 when any dimension is 0. */
+ * batch / mem_bw, plus split-K's 2 split m n batch 4 bytes / mem_bw, all divided by
+ * d->software, plus launch_s. plan (may be NULL) gets the chosen plan. Returns 0 when any
+ * dimension is 0. */
 double gemm_time(const gemm_device *d, double m, double n, double k, double batch, size_t elem_bytes,
                  gemm_plan *plan);
 
-/* Seconds of `kernels` memory-bound kernels moving `bytes` in all: bytes / mem_bw +
- * kernels x launch_s. */
+/* Seconds of `kernels` memory-bound kernels moving `bytes` in all: bytes / (mem_bw x
+ * software) + kernels x launch_s. */
 double gemm_mem_time(const gemm_device *d, double bytes, double kernels);
 
 #endif

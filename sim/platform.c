@@ -160,6 +160,13 @@ static void fill_gpu_nodes(size_t hosts, size_t per_node, size_t default_nodes, 
   spec->name = "gpu";
 }
 
+/* The share of an SM's peak cuBLAS's GEMM main loop sustains on a full tile: the kernel
+ * model's one fitted number per GPU, fitted on the largest of Baidu DeepBench's V100 GEMMs
+ * (8448 x 48000 x 2816, 107.6 Tflop/s; `dtsim reproduce gemm` fits it again and checks the
+ * other 159 rows with it), to 4 digits. The A100 takes the V100's (ASSUMPTION: DeepBench has
+ * no A100 results). */
+#define CUBLAS_GEMM_EFF 0.8631
+
 /* Megatron-LM (Shoeybi et al. 2019): up to 32 DGX-2H of 16 V100 each; 125 Tflop/s fp16
  * tensor-core peak per V100 (NVIDIA's V100 SXM3 figure, of which Megatron's 39 Tflop/s
  * is 30%); 900 GB/s of HBM2 per V100 (NVIDIA's V100 datasheet); 0.5 us per NVSwitch link
@@ -179,6 +186,7 @@ static void fill_dgx2h(size_t hosts, platform_spec *spec)
   spec->node_bw = 8 * 100e9 / 8;
   spec->node_lat = 1e-6;
   spec->gpu_sms = 80;
+  spec->gpu_gemm_eff = CUBLAS_GEMM_EFF;
   spec->gpu_l2_bw = 2155e9;
   spec->gpu_launch = 7e-6;
   spec->bw_eff = 20.0 / 25;
@@ -204,6 +212,7 @@ static void fill_selene(size_t hosts, platform_spec *spec)
   spec->node_bw = 8 * 200e9 / 8;
   spec->node_lat = 1e-6;
   spec->gpu_sms = 108;
+  spec->gpu_gemm_eff = CUBLAS_GEMM_EFF;
   spec->gpu_l2_bw = A100_L2_BW;
   spec->gpu_launch = 7e-6;
   spec->bw_eff = 230.0 / 300;
@@ -424,9 +433,9 @@ static int valid_name(const char *s)
  * properties to its hosts). */
 static void end_cluster(const platform_spec *spec, FILE *out, const char *indent)
 {
-  const char *names[] = {"mem_bw", "gpu_sms", "gpu_l2_bw", "gpu_launch"};
-  double values[] = {spec->mem_bw, (double)spec->gpu_sms, spec->gpu_sms ? spec->gpu_l2_bw : 0,
-                     spec->gpu_sms ? spec->gpu_launch : 0};
+  const char *names[] = {"mem_bw", "gpu_sms", "gpu_gemm_eff", "gpu_l2_bw", "gpu_launch"};
+  double values[] = {spec->mem_bw, (double)spec->gpu_sms, spec->gpu_sms ? spec->gpu_gemm_eff : 0,
+                     spec->gpu_sms ? spec->gpu_l2_bw : 0, spec->gpu_sms ? spec->gpu_launch : 0};
   int any = spec->gpu_sms > 0 && spec->gpu_tiles != NULL;
   for (size_t i = 0; i < sizeof values / sizeof *values; i++)
     any |= values[i] > 0;
@@ -546,9 +555,11 @@ int platform_write(const platform_spec *nominal, FILE *out, char *err, size_t er
     return -1;
   }
   if (nominal->gpu_sms > 0 && (!(nominal->gpu_l2_bw >= 0) || !isfinite(nominal->gpu_l2_bw) ||
+                               !(nominal->gpu_gemm_eff >= 0 && nominal->gpu_gemm_eff <= 1) ||
                                !(nominal->gpu_launch >= 0) || !isfinite(nominal->gpu_launch) ||
                                (nominal->gpu_tiles && gemm_tiles_parse(nominal->gpu_tiles, &tiles) != 0))) {
-    set_err(err, errlen, "bad GPU description (L2 bandwidth and launch time >= 0, tiles such as 256x128,128x128)");
+    set_err(err, errlen, "bad GPU description (GEMM efficiency in (0, 1], L2 bandwidth and launch time >= 0, tiles "
+            "such as 256x128,128x128)");
     return -1;
   }
   if (nominal->gpu_sms > 0 && !(nominal->mem_bw > 0)) {
@@ -1114,6 +1125,8 @@ static void platform_usage(FILE *out)
           "  --gpu-sms N          a GPU description for the kernel model (model.kernel_model):\n"
           "                       SMs per host, written as its gpu_sms property (needs --mem-bw);\n"
           "                       0: none (the default, except dgx2h 80 and selene 108)\n"
+          "  --gpu-gemm-eff F     share of an SM's peak the GEMM library's main loop sustains\n"
+          "                       (gpu_gemm_eff; dgx2h and selene 0.8631, fitted on DeepBench)\n"
           "  --gpu-l2-bw B        bytes/s of the GPU's L2 cache (gpu_l2_bw)\n"
           "  --gpu-launch S       seconds every kernel takes at least (gpu_launch); e.g. 7us\n"
           "  --gpu-tiles LIST     GEMM tile shapes, e.g. 256x128,128x128,64x64 (gpu_tiles;\n"
@@ -1266,6 +1279,13 @@ int platform_main(int argc, char **argv)
       if (parse_quantity(val, Q_COUNT, &v) != 0 || v > 1e6)
         return usage_error("--gpu-sms needs a whole number of SMs, not", val);
       spec.gpu_sms = (size_t)v;
+    } else if (strcmp(opt, "--gpu-gemm-eff") == 0) {
+      char *e;
+      errno = 0;
+      v = strtod(val, &e);
+      if (e == val || *e || errno == ERANGE || !(v > 0 && v <= 1))
+        return usage_error("--gpu-gemm-eff needs a share of peak in (0, 1], not", val);
+      spec.gpu_gemm_eff = v;
     } else if (strcmp(opt, "--gpu-l2-bw") == 0) {
       if (parse_quantity(val, Q_BW, &v) != 0 || !(v >= 0))
         return usage_error("--gpu-l2-bw needs a non-negative bytes/s value, not", val);

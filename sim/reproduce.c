@@ -109,17 +109,19 @@ static const char usage[] =
     "             consensus (Nedic & Ozdaglar 2009: distributed subgradient on ring, torus\n"
     "             and complete graphs, each step rule, sync and async), collectives\n"
     "             (every collective against its alpha-beta formula, 2-64 ranks, 1 KiB-1 GiB),\n"
-    "             megatron (Shoeybi et al. 2019, Table 1: 1.2B-8.3B GPT on 1-8 GPUs of tensor\n"
-    "             parallelism, and x64 data parallel up to 512 GPUs, on dgx2h), pipeline\n"
-    "             (GPipe, 1F1B and interleaved 1F1B bubble against (p-1)/(m+p-1), 2-8 stages,\n"
-    "             1-32 microbatches, one selene node), or all (each in turn, into\n"
-    "             results/NAME/ or DIR/NAME/)\n"
+    "             megatron (Shoeybi et al. 2019, Tables 1, 7, 8: 1.2B-8.3B GPT on 1-8 GPUs of\n"
+    "             tensor parallelism, x64 data parallel up to 512 GPUs, heads, strong scaling,\n"
+    "             on dgx2h), pipeline (GPipe, 1F1B and interleaved 1F1B bubble against\n"
+    "             (p-1)/(m+p-1), 2-8 stages, 1-32 microbatches, one selene node; PTD-P's\n"
+    "             Table 1, 32-3,072 GPUs), gemm (the kernel model against DeepBench's V100\n"
+    "             GEMMs and NVIDIA's quantisation examples; no simulation), or all (each in\n"
+    "             turn, into results/NAME/ or DIR/NAME/)\n"
     "  --quick    a reduced grid fit for CI, same code paths (fig3: machine counts 1..16;\n"
     "             consensus: ring and complete graphs, constant and harmonic steps, shorter;\n"
     "             collectives: 2, 8 and 64 ranks at 1 KiB, 1 MiB and 1 GiB; fig4/fig5: two\n"
     "             rates, fewer methods and replica counts, fig4's runs cut at 10 minutes;\n"
-    "             megatron: the four model-parallel rows, 1-8 GPUs; pipeline: 2 and 4\n"
-    "             stages, 1-8 microbatches)\n"
+    "             megatron: the rows of one node, 1-8 GPUs; pipeline: 2 and 4 stages, 1-8\n"
+    "             microbatches, PTD-P's three smallest rows; gemm: all of it)\n"
     "  --jobs N   simulations run at once (default: the number of cores)\n"
     "  --check    compare with the committed results/NAME/NAME.csv (or DIR's) instead of writing:\n"
     "             exit 1 and print the first differing value\n";
@@ -538,7 +540,7 @@ double reproduce_gemm_share(const char *preset, double efficiency, size_t b, siz
   platform_spec spec;
   xbt_assert(platform_preset(preset, 1, &spec) == 0 && spec.gpu_sms > 0, "%s: no GPU description", preset);
   gemm_device d = {.peak = spec.speed, .sms = spec.gpu_sms, .mem_bw = spec.mem_bw, .l2_bw = spec.gpu_l2_bw,
-                   .launch_s = spec.gpu_launch, .efficiency = efficiency};
+                   .launch_s = spec.gpu_launch, .efficiency = spec.gpu_gemm_eff, .software = efficiency};
   gemm_device_default_tiles(&d);
   transformer_dims dims = {b, s, h, heads};
   double flops = 0, secs = 0;
@@ -600,6 +602,7 @@ static const struct {
     {"collectives", reproduce_collectives},
     {"megatron", reproduce_megatron},
     {"pipeline", reproduce_pipeline},
+    {"gemm", reproduce_gemm},
 };
 #define N_REPRODUCTIONS (sizeof(reproductions) / sizeof(reproductions[0]))
 
@@ -641,7 +644,8 @@ int reproduce_main(int argc, char **argv)
     found |= strcmp(name, reproductions[r].name) == 0;
   if (!found) {
     snprintf(err, sizeof(err),
-             "'%s' is not available (available: fig3, fig4, fig5, consensus, collectives, megatron, pipeline, all)",
+             "'%s' is not available (available: fig3, fig4, fig5, consensus, collectives, megatron, pipeline, gemm, "
+             "all)",
              name);
     return bad(err);
   }

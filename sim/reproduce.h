@@ -55,7 +55,7 @@ int reproduce_write(const char *dir, const char *const *files, size_t n, char *e
 
 /* The share of its GPU's peak that one tensor rank's GEMMs of one GPT layer sustain, with
  * recomputation (the forward's GEMMs twice, the backward's once), as the kernel model times
- * them on `preset`'s GPU description (models/gemm.h) at main-loop efficiency `efficiency`:
+ * them on `preset`'s GPU description (models/gemm.h) with model.efficiency `efficiency`:
  * their flops over the sum of their gemm_time, over the peak. For a reproduction's README:
  * how far from the calibrated efficiency a row's shapes put it. */
 double reproduce_gemm_share(const char *preset, double efficiency, size_t b, size_t s, size_t h, size_t heads,
@@ -75,5 +75,10 @@ int reproduce_collectives(const reproduce_opts *o, char *err, size_t len);
 int reproduce_megatron(const reproduce_opts *o, char *err, size_t len);
 /* The pipeline bubble against its formula (reproduce_pipeline.c): 0, 1 or 2. */
 int reproduce_pipeline(const reproduce_opts *o, char *err, size_t len);
+/* The kernel model against DeepBench's V100 GEMMs and the guide's examples (reproduce_gemm.c):
+ * 0, 1 or 2. */
+int reproduce_gemm(const reproduce_opts *o, char *err, size_t len);
+/* The main-loop efficiency fitted on DeepBench's largest V100 GEMM (reproduce_gemm.c). */
+double reproduce_gemm_v100_efficiency(void);
 
 #endif

@@ -166,8 +166,10 @@ static const key_spec head_keys[] = {
           "computed."},
   {"model", "efficiency", KEY_DOUBLE, FIELD(model.efficiency), .def = "1", .unit = "fraction",
    .doc = "Fraction of a host's peak flop/s that training compute achieves; on a GPU host with "
-          "`model.kernel_model = shapes`, the share of an SM's peak a GEMM's thread block sustains "
-          "in its main loop (models/README.md, Kernel model).", GT(0), LE(1)},
+          "`model.kernel_model = shapes`, the share of the device's speed the training software's "
+          "kernels get: every kernel's time but its launch is the kernel model's (the library's, "
+          "as a GEMM benchmark measures it) divided by it (models/README.md, Kernel model).",
+   GT(0), LE(1)},
   {"model", "kernel_model", KEY_CHOICE, FIELD(model.kernel_model), .def = "shapes", .unit = "",
    .doc = "`shapes`: on hosts with a GPU description (a `gpu_sms` property: the `dgx2h` and `selene` "
           "presets, platforms/README.md) GEMMs are timed from their shapes (tile and wave "

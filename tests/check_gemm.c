@@ -90,6 +90,13 @@ START_TEST(test_gemm_main_loop)
   /* efficiency 0.5 doubles the main loop */
   d.efficiency = 0.5;
   ck_assert_double_le(rel(gemm_time(&d, 512, 512, 1024, 1, 2, NULL), 8 * 33.554432e-6 + 1e-6), GEMM_TOL);
+  /* so does a software share of 0.5, on everything but the launch, memory-bound kernels too */
+  d.efficiency = 1;
+  d.software = 0.5;
+  ck_assert_double_le(rel(gemm_time(&d, 512, 512, 1024, 1, 2, NULL), 8 * 33.554432e-6 + 1e-6), GEMM_TOL);
+  ck_assert_double_le(rel(gemm_mem_time(&d, 2e6, 3), 4e-6 + 3e-6), GEMM_TOL);
+  d.software = 1.5;
+  ck_assert_int_eq(gemm_device_check(&d), -1);
 }
 END_TEST
 
@@ -159,6 +166,11 @@ START_TEST(test_gemm_split_k)
   double block = 2.0 * 128 * 128 * 16384 / 1e12, reduce = 2.0 * 4 * 128 * 128 * 4 / 1e12;
   ck_assert_double_le(rel(t, 1e-6 + block + reduce), GEMM_TOL);
   ck_assert_double_le(rel(p.reduce_s, reduce), GEMM_TOL);
+  /* max_split = 1: the one block runs the whole K loop, 2.147 ms */
+  d.max_split = 1;
+  t = gemm_time(&d, 128, 128, 65536, 1, 2, &p);
+  ck_assert_uint_eq(p.split, 1);
+  ck_assert_double_le(rel(t, 1e-6 + 2.0 * 128 * 128 * 65536 / 1e12), GEMM_TOL);
 }
 END_TEST
 

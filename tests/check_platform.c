@@ -221,6 +221,7 @@ START_TEST(test_platform_preset_dgx2h)
   ck_assert_double_eq(spec.node_lat, 1e-6);    /* assumption */
   ck_assert_double_eq(spec.mem_bw, 900e9);     /* V100 HBM2, NVIDIA's datasheet */
   ck_assert_uint_eq(spec.gpu_sms, 80);         /* V100: 80 SMs */
+  ck_assert_double_eq(spec.gpu_gemm_eff, 0.8631); /* fitted on DeepBench's largest V100 GEMM */
   ck_assert_double_eq(spec.gpu_l2_bw, 2155e9); /* measured by Jia et al. 2018 */
   ck_assert_double_eq(spec.gpu_launch, 7e-6);  /* DeepBench's V100 GEMM floor */
   ck_assert_ptr_null(spec.gpu_tiles);          /* cuBLAS's tiles, models/gemm.h */
@@ -244,6 +245,7 @@ START_TEST(test_platform_preset_selene)
   ck_assert_double_eq(spec.node_bw, 200e9);    /* 8 x 200 Gb/s HDR IB */
   ck_assert_double_eq(spec.mem_bw, 2039e9);    /* A100 80GB HBM2e, NVIDIA's datasheet */
   ck_assert_uint_eq(spec.gpu_sms, 108);        /* A100: 108 SMs */
+  ck_assert_double_eq(spec.gpu_gemm_eff, 0.8631); /* the V100's (no A100 DeepBench results) */
   ck_assert_double_eq(spec.gpu_l2_bw, 4.965e12); /* V100's measured x the whitepapers' ratio */
   ck_assert_double_eq(spec.bw_eff, 230.0 / 300); /* NCCL: ~230 of 300 GB/s on A100 */
   ck_assert_double_eq(spec.node_bw_eff, 0.96); /* NCCL: 24 of a 200 Gb/s NIC's 25 GB/s */
@@ -651,6 +653,7 @@ START_TEST(test_platform_gpu_description)
   platform_spec spec = generated(PLATFORM_STAR, 4);
   spec.mem_bw = 1e12;
   spec.gpu_sms = 10;
+  spec.gpu_gemm_eff = 0.75;
   spec.gpu_l2_bw = 2e12;
   spec.gpu_launch = 5e-6;
   spec.gpu_tiles = "128x128,64x64";
@@ -662,6 +665,7 @@ START_TEST(test_platform_gpu_description)
   xbt_free(path);
   sg_host_t h = sg_host_by_name("host-2");
   ck_assert_str_eq(sg_host_get_property_value(h, "gpu_sms"), "10");
+  ck_assert_str_eq(sg_host_get_property_value(h, "gpu_gemm_eff"), "0.75");
   ck_assert_str_eq(sg_host_get_property_value(h, "gpu_l2_bw"), "2000000000000");
   ck_assert_str_eq(sg_host_get_property_value(h, "gpu_launch"), "5e-06");
   ck_assert_str_eq(sg_host_get_property_value(h, "gpu_tiles"), "128x128,64x64");
@@ -801,6 +805,7 @@ START_TEST(test_platform_main_bad_input)
       {"platform", "dgx2h", "--node-bw-eff", "0", NULL},
       {"platform", "dgx2h", "--gpu-sms", "-1", NULL},
       {"platform", "dgx2h", "--gpu-launch", "fast", NULL},
+      {"platform", "dgx2h", "--gpu-gemm-eff", "1.5", NULL},
   };
   ck_assert_ptr_nonnull(freopen("/dev/null", "w", stderr));
   for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {

@@ -247,7 +247,8 @@ END_TEST
  * fused R 30, S 31, A 10; t = 2 with sequence parallelism splits R too and the two ranks
  * add the same time; recompute adds the forward's R 19, S 20, A 8.5 (unfused). */
 /* The kernel model (model.kernel_model = shapes, the default) on dgx2h's V100 description
- * (sim/platform.c: 80 SMs, 900e9 B/s, L2 2155e9 B/s, 7 us per kernel): with t = 1 and no
+ * (sim/platform.c: 80 SMs, cuBLAS's main loop at 0.8631 of peak, 900e9 B/s, L2 2155e9 B/s,
+ * 7 us per kernel), model.efficiency = 0.5 as the software's share of it: with t = 1 and no
  * message, one step is the layers' phases, each the sum of its GEMMs' gemm_time and its
  * memory-bound kernels' gemm_mem_time, plus the two weight-gradient GEMMs, worked out here
  * from models/gemm.h and transformer.h. With t = 2 (async_grad_allreduce off) the 4 L ring
@@ -259,7 +260,7 @@ START_TEST(test_tensor_kernel_model)
   platform_spec spec;
   ck_assert_int_eq(platform_preset("dgx2h", 16, &spec), 0);
   gemm_device d = {.peak = spec.speed, .sms = spec.gpu_sms, .mem_bw = spec.mem_bw, .l2_bw = spec.gpu_l2_bw,
-                   .launch_s = spec.gpu_launch, .efficiency = 0.5};
+                   .launch_s = spec.gpu_launch, .efficiency = spec.gpu_gemm_eff, .software = 0.5};
   gemm_device_default_tiles(&d);
   transformer_dims dims = {4, 512, 1024, 8};
   double L = 4, bw = spec.bw * spec.bw_eff;
