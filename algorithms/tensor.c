@@ -184,7 +184,7 @@ static void compute_phase(rank *rk, transformer_phase ph)
 }
 
 /* One GEMM and `launches` more kernel launches (the collectives after it). */
-static void compute_gemm(rank *rk, gemm_shape g, double launches)
+static void gemm_phase(rank *rk, gemm_shape g, double launches)
 {
   compute_work w = {&g, 1, 0, launches};
   compute_work_execute(rk->tp->cfg, gpu_of(rk), &w);
@@ -222,7 +222,7 @@ static void reduce_rows_with(rank *rk, double *b, gemm_shape wgrad)
   tensor *t = rk->tp;
   if (!t->p->async_grad) {
     reduce_rows(rk, b);
-    compute_gemm(rk, wgrad, 0);
+    gemm_phase(rk, wgrad, 0);
     return;
   }
   compute_work w = {&wgrad, 1, 0, 0};
@@ -257,7 +257,7 @@ static void forward_logits(rank *rk)
   tensor *t = rk->tp;
   if (t->p->seqpar)
     coll_allgather(rk->tc, rk->me, NULL, t->n * t->d.h);
-  compute_gemm(rk, logits_gemm(t, 0), t->p->ranks > 1 ? 3 : 0);
+  gemm_phase(rk, logits_gemm(t, 0), t->p->ranks > 1 ? 3 : 0);
   for (int k = 0; k < 3; k++)
     coll_allreduce(rk->tc, rk->me, NULL, t->n, (coll_algo)t->p->algo);
 }
@@ -265,7 +265,7 @@ static void forward_logits(rank *rk)
 static void backward_logits(rank *rk)
 {
   tensor *t = rk->tp;
-  compute_gemm(rk, logits_gemm(t, 1), phase_collectives(t));
+  gemm_phase(rk, logits_gemm(t, 1), phase_collectives(t));
   reduce_rows_with(rk, NULL, logits_gemm(t, 2));
 }
 
