@@ -156,6 +156,11 @@ static double work_amount(const run_config *cfg, const gemm_device *gpu, const c
     }
     return amount;
   }
+  return compute_work_seconds(cfg, gpu, w) * sg_host_get_speed(h) * straggler_factor(cfg);
+}
+
+double compute_work_seconds(const run_config *cfg, const gemm_device *gpu, const compute_work *w)
+{
   double s = 0;
   for (size_t i = 0; i < w->n_gemms; i++) {
     const gemm_shape *g = &w->gemms[i];
@@ -163,7 +168,17 @@ static double work_amount(const run_config *cfg, const gemm_device *gpu, const c
   }
   if (w->mem_bytes > 0 || w->kernels > 0)
     s += gemm_mem_time(gpu, w->mem_bytes, w->kernels);
-  return s * sg_host_get_speed(h) * straggler_factor(cfg);
+  return s;
+}
+
+void compute_gpu_execute(const run_config *cfg, double seconds)
+{
+  account_exec(seconds * sg_host_get_speed(sg_host_self()) * straggler_factor(cfg));
+}
+
+sg_exec_t compute_gpu_execute_async(const run_config *cfg, double seconds)
+{
+  return account_exec_async(seconds * sg_host_get_speed(sg_host_self()) * straggler_factor(cfg));
 }
 
 void compute_work_execute(const run_config *cfg, const gemm_device *gpu, const compute_work *w)

@@ -57,6 +57,13 @@ typedef struct compute_work {
 void compute_work_execute(const run_config *cfg, const gemm_device *gpu, const compute_work *w);
 /* As compute_work_execute, started and returned at once (wait with account_exec_wait). */
 sg_exec_t compute_work_execute_async(const run_config *cfg, const gemm_device *gpu, const compute_work *w);
+/* The device seconds of w on a GPU (before a straggler's slowdown), as compute_work_execute
+ * spends them: for a caller that runs the same work many times (compute_gpu_execute). */
+double compute_work_seconds(const run_config *cfg, const gemm_device *gpu, const compute_work *w);
+/* Simulates `seconds` of a GPU's work (compute_work_seconds) as one execution of the calling
+ * actor, times its host's straggler slowdown; the _async form returns it started. */
+void compute_gpu_execute(const run_config *cfg, double seconds);
+sg_exec_t compute_gpu_execute_async(const run_config *cfg, double seconds);
 
 /* As compute_execute, but returns at once with the execution started; the caller waits for
  * it with sg_exec_wait (which frees it), so the actor can communicate meanwhile. */

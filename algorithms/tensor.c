@@ -88,6 +88,8 @@ typedef struct rank {
   double end;
   int has_gpu;         /* the rank's host has a GPU description (compute_gpu) */
   gemm_device gpu;
+  double phase_s[4];   /* has_gpu: each phase's device seconds (compute_work_seconds), once */
+  double wgrad_s[4];   /* has_gpu: each backward phase's weight-gradient GEMM's */
 } rank;
 
 struct tensor {
@@ -170,17 +172,38 @@ static const gemm_device *gpu_of(const rank *rk) { return rk->has_gpu ? &rk->gpu
 static double phase_collectives(const tensor *t) { return t->p->ranks > 1 ? 1.0 + (t->p->seqpar ? 1 : 0) : 0; }
 
 /* A layer phase: the rank's GEMMs (models/transformer.h), its memory-bound kernels, and
- * the launch of the collectives it ends at, as one execution. */
-static void compute_phase(rank *rk, transformer_phase ph)
+ * the launch of the collectives it ends at, as one execution. On a GPU its seconds are the
+ * same for every layer and microbatch of the rank: they are worked out once (gpu_times). */
+static compute_work phase_work(const tensor *t, transformer_phase ph, gemm_shape *g)
+{
+  const tensor_params *p = t->p;
+  transformer_kernels k = (transformer_kernels)p->kernels;
+  return (compute_work){g, transformer_phase_gemms(&t->d, p->ranks, ph, g),
+                        transformer_phase_mem_elems(&t->d, k, p->ranks, p->seqpar, ph) * (double)t->cfg->elem_bytes,
+                        (double)transformer_phase_kernels(k, ph) + phase_collectives(t)};
+}
+
+static void gpu_times(rank *rk)
 {
   const tensor *t = rk->tp;
-  const tensor_params *p = t->p;
+  for (int ph = 0; ph < 4; ph++) {
+    gemm_shape g[TRANSFORMER_MAX_GEMMS], w;
+    compute_work pw = phase_work(t, (transformer_phase)ph, g);
+    rk->phase_s[ph] = compute_work_seconds(t->cfg, &rk->gpu, &pw);
+    compute_work ww = {&w, transformer_wgrad_gemm(&t->d, t->p->ranks, (transformer_phase)ph, &w), 0, 0};
+    rk->wgrad_s[ph] = ww.n_gemms ? compute_work_seconds(t->cfg, &rk->gpu, &ww) : 0;
+  }
+}
+
+static void compute_phase(rank *rk, transformer_phase ph)
+{
+  if (rk->has_gpu) {
+    compute_gpu_execute(rk->tp->cfg, rk->phase_s[ph]);
+    return;
+  }
   gemm_shape g[TRANSFORMER_MAX_GEMMS];
-  transformer_kernels k = (transformer_kernels)p->kernels;
-  compute_work w = {g, transformer_phase_gemms(&t->d, p->ranks, ph, g),
-                    transformer_phase_mem_elems(&t->d, k, p->ranks, p->seqpar, ph) * (double)t->cfg->elem_bytes,
-                    (double)transformer_phase_kernels(k, ph) + phase_collectives(t)};
-  compute_work_execute(t->cfg, gpu_of(rk), &w);
+  compute_work w = phase_work(rk->tp, ph, g);
+  compute_work_execute(rk->tp->cfg, NULL, &w);
 }
 
 /* One GEMM and `launches` more kernel launches (the collectives after it). */
@@ -216,17 +239,21 @@ static void gather_rows(rank *rk, size_t l, transformer_buf which)
     coll_allgather(rk->tc, rk->me, buf(rk, l, which), t->n * t->d.h);
 }
 
-/* f' of the n x h gradient b concurrent with (async) or followed by the weight-gradient GEMM. */
-static void reduce_rows_with(rank *rk, double *b, gemm_shape wgrad)
+/* f' of the n x h gradient b concurrent with (async) or followed by the weight-gradient GEMM
+ * (its device seconds on a GPU, gpu_s, else the GEMM at the flat rate). */
+static void reduce_rows_with(rank *rk, double *b, gemm_shape wgrad, double gpu_s)
 {
   tensor *t = rk->tp;
+  compute_work w = {&wgrad, 1, 0, 0};
   if (!t->p->async_grad) {
     reduce_rows(rk, b);
-    gemm_phase(rk, wgrad, 0);
+    if (rk->has_gpu)
+      compute_gpu_execute(t->cfg, gpu_s);
+    else
+      compute_work_execute(t->cfg, NULL, &w);
     return;
   }
-  compute_work w = {&wgrad, 1, 0, 0};
-  sg_exec_t e = compute_work_execute_async(t->cfg, gpu_of(rk), &w);
+  sg_exec_t e = rk->has_gpu ? compute_gpu_execute_async(t->cfg, gpu_s) : compute_work_execute_async(t->cfg, NULL, &w);
   reduce_rows(rk, b);
   account_exec_wait(e);
 }
@@ -235,7 +262,7 @@ static void reduce_grad_with(rank *rk, size_t l, transformer_phase ph)
 {
   gemm_shape g;
   xbt_assert(transformer_wgrad_gemm(&rk->tp->d, rk->tp->p->ranks, ph, &g) == 1, "tensor: no weight gradient");
-  reduce_rows_with(rk, buf(rk, l, TRANSFORMER_RED), g);
+  reduce_rows_with(rk, buf(rk, l, TRANSFORMER_RED), g, rk->wgrad_s[ph]);
 }
 
 static gemm_shape logits_gemm(const tensor *t, int which) { return transformer_logits_gemm(&t->d, t->p->ranks, t->p->vocab, which); }
@@ -266,7 +293,9 @@ static void backward_logits(rank *rk)
 {
   tensor *t = rk->tp;
   gemm_phase(rk, logits_gemm(t, 1), phase_collectives(t));
-  reduce_rows_with(rk, NULL, logits_gemm(t, 2));
+  gemm_shape wg = logits_gemm(t, 2);
+  compute_work w = {&wg, 1, 0, 0};
+  reduce_rows_with(rk, NULL, wg, rk->has_gpu ? compute_work_seconds(t->cfg, &rk->gpu, &w) : 0);
 }
 
 static void forward_layer(rank *rk, size_t l)
@@ -551,6 +580,8 @@ tensor *tensor_deploy(const run_config *cfg, const tensor_params *p, metrics *m)
     rk->rep = i / p->ranks;
     rk->tc = t->tcomm[rk->rep];
     rk->has_gpu = compute_gpu(cfg, cfg->hosts[i], &rk->gpu);
+    if (rk->has_gpu)
+      gpu_times(rk);
     if (cfg->numerics)
       rank_init_numerics(t, rk);
     if (t->b_elems) {
@@ -725,6 +756,8 @@ tensor_stage *tensor_stage_create(const run_config *cfg, const tensor_params *p,
   ts->rk.me = me;
   ts->rk.tc = tc;
   ts->rk.has_gpu = compute_gpu(cfg, coll_comm_host(tc, me), &ts->rk.gpu);
+  if (ts->rk.has_gpu)
+    gpu_times(&ts->rk);
   ts->first = first;
   ts->last = last;
   return ts;
