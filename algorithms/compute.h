@@ -2,7 +2,8 @@
 #define ALGORITHMS_COMPUTE_H
 /* compute.h - what an actor's work costs in simulated time: flops from the model's
  * shapes at the host's speed, spread over its cores at the model's efficiency, slowed by
- * [faults] stragglers; memory-bound kernels at the host's memory bandwidth; per-message
+ * [faults] stragglers; memory-bound kernels at the host's memory bandwidth; on a GPU host,
+ * GEMMs and kernels timed by their shapes (the kernel model, models/gemm.h); per-message
  * protocol work on one core. Every execution is recorded by account.h. */
 
 #include <simgrid/forward.h>
@@ -38,7 +39,8 @@ double compute_host_mem_bw(sg_host_t host);
 int compute_gpu(const run_config *cfg, sg_host_t host, gemm_device *d);
 /* Before the run: every host of cfg that has a gpu_sms property has a usable description
  * (gpu_sms a whole number >= 1, mem_bw > 0, gpu_l2_bw and gpu_launch numbers >= 0,
- * gpu_gemm_eff in (0, 1], gpu_tiles a tile list): 0, or -1 with one line in err naming the host and property. */
+ * gpu_gemm_eff in (0, 1], gpu_tiles a tile list): 0, or -1 with one line in err naming the
+ * host and property. */
 int compute_check_gpus(const run_config *cfg, char *err, size_t len);
 
 /* The work of one compute phase: GEMMs, then memory-bound kernels moving mem_bytes in all,
