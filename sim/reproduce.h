@@ -17,6 +17,7 @@ typedef struct reproduce_opts {
   const char *out;
   const char *work;
   int quick, check, quiet;
+  int all_rows; /* --all-rows: also the rows a reproduction's full grid leaves out for their CPU cost */
   size_t n_par;
 } reproduce_opts;
 

@@ -94,14 +94,14 @@ typedef struct ptdp_row {
   long heads, hidden, layers, t, p, gpus, batch;
   double paper;         /* Table 1's Tflop/s per GPU */
   long b, layers_per_v; /* run_table_1.sh's MBS and layers per virtual stage (0: not interleaved) */
-  int quick, full;      /* in --quick; in the full run */
+  int quick, full;      /* in --quick; in the full run without --all-rows */
 } ptdp_row;
 
-/* Table 1 (Narayanan et al. 2021) with run_table_1.sh's MBS and virtual stages. Every row
- * runs in the full grid: the rows above 1,024 GPUs take from about an hour (145.6B) to several
- * hours (1T) of CPU time each on a shared 2-core machine (results/README.md has the times
- * measured for the committed run), as SimGrid handles every ring step of every tensor
- * allreduce of every replica as a message. --quick runs the three smallest. */
+/* Table 1 (Narayanan et al. 2021) with run_table_1.sh's MBS and virtual stages. The full grid
+ * runs the rows up to 1,024 GPUs; the four above (full = 0) run only with --all-rows: SimGrid
+ * handles every ring step of every tensor allreduce of every replica as a message, so one step
+ * of each is tens of minutes of CPU time (the 1T row's took 2,331 s before the kernel model) and
+ * the four together more than an hour on a shared 2-core machine. --quick runs the three smallest. */
 static const ptdp_row ptdp_rows[] = {
     {"1.7", 24, 2304, 24, 1, 1, 32, 512, 137, 16, 0, 1, 1},
     {"3.6", 32, 3072, 30, 2, 1, 64, 512, 138, 16, 0, 1, 1},
@@ -109,10 +109,10 @@ static const ptdp_row ptdp_rows[] = {
     {"18.4", 48, 6144, 40, 8, 1, 256, 1024, 135, 8, 0, 0, 1},
     {"39.1", 64, 8192, 48, 8, 2, 512, 1536, 138, 4, 0, 0, 1},
     {"76.1", 80, 10240, 60, 8, 4, 1024, 1792, 140, 2, 5, 0, 1},
-    {"145.6", 96, 12288, 80, 8, 8, 1536, 2304, 148, 2, 5, 0, 1},
-    {"310.1", 128, 16384, 96, 8, 16, 1920, 2160, 155, 1, 3, 0, 1},
-    {"529.6", 128, 20480, 105, 8, 35, 2520, 2520, 163, 1, 1, 0, 1},
-    {"1008.0", 160, 25600, 128, 8, 64, 3072, 3072, 163, 1, 0, 0, 1},
+    {"145.6", 96, 12288, 80, 8, 8, 1536, 2304, 148, 2, 5, 0, 0},
+    {"310.1", 128, 16384, 96, 8, 16, 1920, 2160, 155, 1, 3, 0, 0},
+    {"529.6", 128, 20480, 105, 8, 35, 2520, 2520, 163, 1, 1, 0, 0},
+    {"1008.0", 160, 25600, 128, 8, 64, 3072, 3072, 163, 1, 0, 0, 0},
 };
 #define PTDP_ROWS (sizeof ptdp_rows / sizeof ptdp_rows[0])
 
@@ -140,13 +140,13 @@ static long ptdp_chunks(const ptdp_row *r)
   return r->layers_per_v > 0 ? r->layers / r->p / r->layers_per_v : 1;
 }
 
-static size_t ptdp_grid(int quick, ptdp_run *runs, reproduce_job *jobs, const char *work)
+static size_t ptdp_grid(int quick, int all_rows, ptdp_run *runs, reproduce_job *jobs, const char *work)
 {
   size_t n = 0;
   for (int var = 0; var < (quick ? 1 : PTDP_VARIANTS); var++)
     for (size_t i = 0; i < (var == PTDP_MAIN ? PTDP_ROWS : PTDP_ROBUST_ROWS); i++) {
       const ptdp_row *r = &ptdp_rows[i];
-      if (!(quick ? r->quick : r->full))
+      if (!(quick ? r->quick : r->full || all_rows))
         continue;
       long d = r->gpus / (r->t * r->p), m = r->batch / (r->b * d), v = ptdp_chunks(r);
       runs[n] = (ptdp_run){r, var, d, m, v, 0, 0, 0,
@@ -388,6 +388,22 @@ static void ptdp_readme(FILE *f, const ptdp_run *runs, size_t n, int quick)
           f);
   if (quick)
     fputs("- `--quick` runs only the three smallest rows.\n", f);
+  int any = 0;
+  for (size_t i = 0; i < PTDP_ROWS; i++)
+    if (ptdp_find(runs, n, i, PTDP_MAIN) == NULL)
+      fprintf(f, "%s %sB (%ld GPUs)", any++ ? "," : "- Not run in this grid, so not in `ptdp.csv` or the targets below:",
+              ptdp_rows[i].params_b, ptdp_rows[i].gpus);
+  if (any && !quick)
+    fputs(".\n  The full grid leaves out the rows above 1,024 GPUs for their CPU cost: SimGrid handles every\n"
+          "  ring step of every tensor-parallel allreduce of every replica as a message (6 allreduces per\n"
+          "  layer and microbatch with recomputation, 2(t-1) messages each per rank), so one step of each\n"
+          "  is tens of minutes of CPU time (the 1T row's took 2,331 s, measured before the kernel model)\n"
+          "  and the four together more than an hour on a shared 2-core machine. `dtsim reproduce pipeline\n"
+          "  --all-rows` runs them; a bulk-synchronous mode for the collectives (one round of each ring\n"
+          "  as one activity, issue 18) is the route to making them cheap enough for the default grid.\n",
+          f);
+  else if (any)
+    fputs(".\n", f);
   fputs("\n| params (B) | t | p | d | GPUs | batch | b | m | v | PTD-P Tflop/s/GPU | dtsim Tflop/s/GPU | error | bubble | GEMM share |\n"
         "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n",
         f);
@@ -477,9 +493,12 @@ static void ptdp_readme(FILE *f, const ptdp_run *runs, size_t n, int quick)
         "  Tensor parallelism's allreduces are on the critical path between GEMMs, at NCCL's\n"
         "  large-message bandwidth; the paper's rise from 137 to 142 Tflop/s between t = 1 and t = 4\n"
         "  means its GEMMs at h = 4,096 gained more over h = 2,304 than the `GEMM share` column gives,\n"
-        "  or its allreduces cost less than modelled. The pipelined rows also carry the bubble: the 1T\n"
-        "  row's (p-1)/m is 12% (p = 64, m = 512, no interleaving).\n\n",
+        "  or its allreduces cost less than modelled.",
         f);
+  if (last && last->row->p > 1)
+    fprintf(f, " The pipelined rows also carry the bubble: the %sB row's is %.3f of its\n  step (p = %ld, m = %ld, v = %ld).",
+            last->row->params_b, last->bubble, last->row->p, last->m, last->v);
+  fputs("\n\n", f);
 }
 
 static char *pp_readme(const pp_run *runs, size_t n, int quick, const ptdp_run *pt, size_t npt)
@@ -613,7 +632,7 @@ int reproduce_pipeline(const reproduce_opts *o, char *err, size_t len)
   ptdp_run pt[PTDP_MAX_RUNS];
   reproduce_job *jobs = xbt_malloc0(PP_MAX_RUNS * sizeof(reproduce_job));
   reproduce_job *pjobs = xbt_malloc0(PTDP_MAX_RUNS * sizeof(reproduce_job));
-  size_t n = pp_grid(o->quick, runs, jobs, o->work), npt = ptdp_grid(o->quick, pt, pjobs, o->work);
+  size_t n = pp_grid(o->quick, runs, jobs, o->work), npt = ptdp_grid(o->quick, o->all_rows, pt, pjobs, o->work);
   int rc = reproduce_run_jobs(o, "pipeline.ini", jobs, n, err, len) == 0 ? 0 : 2;
   if (rc == 0 && reproduce_run_jobs(o, "ptdp.ini", pjobs, npt, err, len) != 0)
     rc = 2;

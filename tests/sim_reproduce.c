@@ -494,7 +494,27 @@ START_TEST(test_reproduce_pipeline_quick)
       ck_assert_msg(fabs(err) < TOL_CALIBRATED_ERROR, "the calibrated row gives %g Tflop/s per GPU", tf);
   }
   free(pt);
+  /* The rows a grid leaves out are named in its README, so no table row is missing silently. */
+  char *readme = cli_read(dir, "pp/README.md");
+  char *notrun = strstr(readme, "- Not run in this grid");
+  ck_assert_ptr_nonnull(notrun);
+  ck_assert_ptr_nonnull(strstr(notrun, "18.4B (256 GPUs)"));
+  ck_assert_ptr_nonnull(strstr(notrun, "1008.0B (3072 GPUs)"));
+  free(readme);
 #ifndef DTSIM_SANITIZE /* four quick reproductions take minutes under ASan's thread contexts: Release only */
+  /* The committed README names as not run every Table 1 row that the committed ptdp.csv lacks. */
+  char *cptdp = cli_read("", RESULTS_DIR "/pipeline/ptdp.csv"), *creadme = cli_read("", RESULTS_DIR "/pipeline/README.md");
+  static const char *const big[][2] = {{"\n145.6,committed,", "145.6B (1536 GPUs)"},
+                                       {"\n310.1,committed,", "310.1B (1920 GPUs)"},
+                                       {"\n529.6,committed,", "529.6B (2520 GPUs)"},
+                                       {"\n1008.0,committed,", "1008.0B (3072 GPUs)"}};
+  for (size_t k = 0; k < sizeof big / sizeof big[0]; k++)
+    if (strstr(cptdp, big[k][0]) == NULL) {
+      const char *line = strstr(creadme, "- Not run in this grid");
+      ck_assert_msg(line && strstr(line, big[k][1]), "%s is not in ptdp.csv nor named as not run", big[k][1]);
+    }
+  free(cptdp);
+  free(creadme);
   /* --check: the committed full results match, and a changed pipeline.csv value, or a changed
    * ptdp.csv value when pipeline.csv matches, is found. */
   const char *check[] = {"reproduce", "pipeline", "--quick", "--quiet", "--jobs", "1", "--check", "--out",
