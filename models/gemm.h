@@ -41,7 +41,7 @@ typedef struct gemm_plan {
   size_t split;     /* split-K factor: the K loop cut into this many blocks per tile */
   double blocks;    /* thread blocks: tiles x batch x split */
   double waves;     /* ceil(blocks / sms) */
-  double compute_s; /* waves x one block's time (its main loop, or its L2 traffic if slower) */
+  double compute_s; /* waves x one block's time: its main loop's, or its L2 traffic's if slower */
   double memory_s;  /* the operands read once and the output written once, at mem_bw */
   double reduce_s;  /* split-K: the fp32 partial sums written and read back, at mem_bw */
   double time_s;    /* launch_s + (max(compute_s, memory_s) + reduce_s) / software */
