@@ -240,9 +240,7 @@ static void show_progress(void *ctx, double t, long steps, double loss, double a
 static sg_host_t *place_hosts(const scenario *sc, sg_host_t *all, size_t n_all, size_t needed)
 {
   sg_host_t *h = xbt_malloc(needed * sizeof(*h));
-  int spread = strcmp(sc->platform.placement, "spread") == 0;
-  for (size_t i = 0; i < needed; i++)
-    h[i] = all[spread ? i * n_all / needed : i];
+  platform_place(all, n_all, needed, strcmp(sc->platform.placement, "spread") == 0, h);
   return h;
 }
 
@@ -491,7 +489,9 @@ int engine_run(const scenario *sc, const engine_opts *o)
   int argc;
   char **argv = simgrid_args(o, &argc);
   int rc = 0;
-  if (sc->model.numerics && b.alg->uses_data && build_data(sc, &b, err) != 0)
+  if (platform_check_options(argc, argv, err, ERRLEN) != 0)
+    rc = fail(err);
+  if (rc == 0 && sc->model.numerics && b.alg->uses_data && build_data(sc, &b, err) != 0)
     rc = fail(err);
   if (rc == 0 && sc->model.warm_steps > 0) {
     b.init = minibatch_warmstart(b.model, b.train, (size_t)sc->model.warm_batch, sc->model.warm_lr,
@@ -508,7 +508,8 @@ int engine_run(const scenario *sc, const engine_opts *o)
   if (rc == 0 && build_platform(sc, &b, err) != 0)
     rc = fail(err);
   if (rc == 0) {
-    long hosts = platform_check(b.platform, argc, argv, err, ERRLEN);
+    platform_use use = {b.needed, strcmp(sc->platform.placement, "spread") == 0};
+    long hosts = platform_check_use(b.platform, argc, argv, &use, err, ERRLEN);
     if (hosts < 0)
       rc = fail(err);
     else if ((size_t)hosts < b.needed) {
