@@ -371,7 +371,10 @@ static void common_closing(const scenario *sc, const report_outcome *o, char *li
            o->sim_time, o->steps, o->evaluated ? o->loss : NAN, o->evaluated ? o->accuracy : NAN);
 }
 
-static int simulate(const scenario *sc, build *b, const engine_opts *o, int argc, char **argv)
+/* Runs the simulation and writes the results; the closing line goes into line (empty
+ * with --quiet or when nothing was written). */
+static int simulate(const scenario *sc, build *b, const engine_opts *o, int argc, char **argv, char *closing,
+                    size_t closing_len)
 {
   char err[ERRLEN];
   const algorithm *alg = b->alg;
@@ -454,7 +457,7 @@ static int simulate(const scenario *sc, build *b, const engine_opts *o, int argc
       alg->closing(b->state, &cfg, &out, line, sizeof line);
     else
       common_closing(sc, &out, line, sizeof line);
-    printf("dtsim: %s -> %s/\n", line, o->out_dir);
+    snprintf(closing, closing_len, "dtsim: %s -> %s/\n", line, o->out_dir);
   }
   if (rc == 0 && metrics_get_status(m) != METRICS_OK)
     rc = 1;
@@ -518,17 +521,22 @@ int engine_run(const scenario *sc, const engine_opts *o)
       rc = fail(err);
     }
   }
+  char closing[1200] = "";
   if (rc == 0)
-    rc = simulate(sc, &b, o, argc, argv);
-  if (rc != 2 && o->expect) {
-    int e = output_expect(o->out_dir, o->expect, err, ERRLEN);
-    if (e == 1)
-      fprintf(stderr, "dtsim: --expect %s: %s\n", o->expect, err);
-    else if (e == 2)
-      fprintf(stderr, "dtsim: %s\n", err);
-    if (e != 0)
-      rc = e;
-  }
+    rc = simulate(sc, &b, o, argc, argv, closing, sizeof closing);
+  if (rc != 2 && o->expected) {
+    if (output_expect_compare(o->out_dir, o->expected, o->rtol, err, ERRLEN) != 0) {
+      fprintf(stderr, "dtsim: --expect %s: MISMATCH: %s (this run's results: %s/)\n", o->expect, err, o->out_dir);
+      rc = 1;
+    } else if (!o->quiet) {
+      fputs(closing, stdout);
+      if (o->rtol > 0)
+        printf("dtsim: --expect %s: matches (numbers within rtol %g)\n", o->expect, o->rtol);
+      else
+        printf("dtsim: --expect %s: matches exactly\n", o->expect);
+    }
+  } else if (rc != 2)
+    fputs(closing, stdout);
   xbt_free(argv);
   build_free(&b);
   return rc;

@@ -49,7 +49,7 @@ static const char usage[] =
 
 static const char run_usage[] =
     "usage: dtsim run [SCENARIO.ini] [--set SECTION.KEY=VALUE]... [--seed N] [--out DIR]\n"
-    "                 [--quiet] [--expect FILE] [--trace] [--cfg=SIMGRID_OPTION:VALUE]... [--log=...]\n"
+    "                 [--quiet] [--expect FILE [--rtol R]] [--trace] [--cfg=SIMGRID_OPTION:VALUE]... [--log=...]\n"
     "\n"
     "Runs one simulation. Without SCENARIO.ini, the built-in default scenario runs\n"
     "(print it with 'dtsim run --print-default'). Keys are listed by 'dtsim list keys'.\n"
@@ -60,8 +60,10 @@ static const char run_usage[] =
     "                  completes; each file is written to a temporary name and renamed\n"
     "  --quiet         no progress line on stderr, no closing line on stdout\n"
     "  --expect FILE   compare this run with a saved summary.json, progress.csv or\n"
-    "                  consensus.csv: exit 1\n"
-    "                  and print the first differing value if they differ\n"
+    "                  consensus.csv (checked before the run): one line saying it\n"
+    "                  matches; or exit 1 and print the first differing value\n"
+    "  --rtol R        with --expect: numbers match within relative tolerance R\n"
+    "                  (|a - b| <= R max(|a|, |b|)); default 0, exactly\n"
     "  --cfg=..., --log=...   passed to SimGrid, e.g. --cfg=contexts/nthreads:2\n"
     "  --print-default print the built-in default scenario and exit\n"
     "  --trace         also write trace.json, a timeline in Chrome's trace-event format\n"
@@ -138,7 +140,7 @@ static int is_simgrid_opt(const char *a)
 static int run_main(int argc, char **argv, const char *prog)
 {
   char err[ERRLEN];
-  const char *path = NULL, *out = "dtsim-out", *expect = NULL, *seed = NULL;
+  const char *path = NULL, *out = "dtsim-out", *expect = NULL, *seed = NULL, *rtol_text = NULL;
   int quiet = 0, trace = 0;
   char **sets = calloc((size_t)argc + 1, sizeof(char *));
   char **sg = calloc((size_t)argc + 2, sizeof(char *));
@@ -161,6 +163,8 @@ static int run_main(int argc, char **argv, const char *prog)
       out = argv[++i];
     else if (strcmp(a, "--expect") == 0 && has_next)
       expect = argv[++i];
+    else if (strcmp(a, "--rtol") == 0 && has_next)
+      rtol_text = argv[++i];
     else if (strcmp(a, "--quiet") == 0 || strcmp(a, "-q") == 0)
       quiet = 1;
     else if (strcmp(a, "--trace") == 0)
@@ -201,14 +205,25 @@ static int run_main(int argc, char **argv, const char *prog)
     rc = bad(NULL, err);
   if (rc == 0 && output_dir_unusable(out, err, sizeof(err)))
     rc = bad(NULL, err);
-  if (rc == 0 && expect && access(expect, R_OK) != 0) {
-    snprintf(err, sizeof(err), "--expect %s: cannot read the file", expect);
-    rc = bad(NULL, err);
+  double rtol = 0;
+  if (rc == 0 && rtol_text) {
+    char *end;
+    rtol = strtod(rtol_text, &end);
+    if (end == rtol_text || *end || !(rtol >= 0) || rtol >= 1) {
+      snprintf(err, sizeof(err), "--rtol %s: must be a number in [0, 1), e.g. 1e-9", rtol_text);
+      rc = bad(NULL, err);
+    } else if (!expect)
+      rc = bad(NULL, "--rtol: only with --expect FILE");
   }
+  output_expected expected = {0};
+  if (rc == 0 && expect && output_expect_load(expect, &expected, err, sizeof(err)) != 0)
+    rc = bad(NULL, err);
   if (rc == 0) {
-    engine_opts o = {.out_dir = out, .quiet = quiet, .expect = expect, .trace = trace, .sg_argc = nsg, .sg_argv = sg};
+    engine_opts o = {.out_dir = out, .quiet = quiet, .expect = expect, .expected = expect ? &expected : NULL,
+                     .rtol = rtol, .trace = trace, .sg_argc = nsg, .sg_argv = sg};
     rc = engine_run(&sc, &o);
   }
+  output_expect_free(&expected);
   free(sets);
   free(sg);
   return rc;

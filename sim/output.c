@@ -18,8 +18,10 @@
 
 /* ---- atomic files -------------------------------------------------------- */
 
-/* The result folder is created only after the run; make sure now that it can be:
- * the path, or else its nearest existing ancestor, must be a writable directory. */
+/* The result folder is created only after the run; make sure now that it can be: the
+ * path, or else its nearest existing ancestor, must be a directory in which a folder can
+ * really be made (access() alone says yes to root on /proc or a read-only mount), so a
+ * probe folder is created there and removed. */
 int output_dir_unusable(const char *out, char *err, size_t len)
 {
   char p[4096];
@@ -35,13 +37,18 @@ int output_dir_unusable(const char *out, char *err, size_t len)
     if (p[0] == '\0')
       snprintf(p, sizeof(p), "/");
   }
-  if (!S_ISDIR(st.st_mode))
+  if (!S_ISDIR(st.st_mode)) {
     snprintf(err, len, "--out %s: %s exists and is not a directory", out, p);
-  else if (access(p, W_OK | X_OK) != 0)
-    snprintf(err, len, "--out %s: cannot write into %s", out, p);
-  else
-    return 0;
-  return -1;
+    return -1;
+  }
+  char probe[4200];
+  snprintf(probe, sizeof(probe), "%s/.dtsim-probe-XXXXXX", p);
+  if (mkdtemp(probe) == NULL) {
+    snprintf(err, len, "--out %s: cannot create a folder in %s: %s", out, p, strerror(errno));
+    return -1;
+  }
+  rmdir(probe);
+  return 0;
 }
 
 static int make_dirs(const char *dir, char *err, size_t errlen)
@@ -324,6 +331,17 @@ int output_write_all(const char *dir, const run_result *r, char *err, size_t err
 
 /* ---- --expect ------------------------------------------------------------ */
 
+/* Two numbers agree within rtol: |a - b| <= rtol x max(|a|, |b|); rtol 0 asks for
+ * equality. NaNs agree with NaNs (a diverged run saved and rerun). */
+static int numbers_agree(double a, double b, double rtol)
+{
+  if (isnan(a) || isnan(b))
+    return isnan(a) && isnan(b);
+  if (a == b)
+    return 1;
+  return fabs(a - b) <= rtol * fmax(fabs(a), fabs(b));
+}
+
 static void json_path_value(const json_t *v, char *out, size_t len)
 {
   char *s = json_dumps(v, JSON_ENCODE_ANY | JSON_COMPACT | JSON_REAL_PRECISION(17));
@@ -332,7 +350,8 @@ static void json_path_value(const json_t *v, char *out, size_t len)
 }
 
 /* Finds the first difference between two JSON values; path names where. */
-static int json_diff(const json_t *want, const json_t *got, char *path, size_t plen, char *msg, size_t msglen)
+static int json_diff(const json_t *want, const json_t *got, double rtol, char *path, size_t plen, char *msg,
+                     size_t msglen)
 {
   if (json_is_object(want) && json_is_object(got)) {
     const char *key;
@@ -348,7 +367,7 @@ static int json_diff(const json_t *want, const json_t *got, char *path, size_t p
         snprintf(msg, msglen, "%s: missing from this run", path);
         return 1;
       }
-      if (json_diff(wv, gv, path, plen, msg, msglen))
+      if (json_diff(wv, gv, rtol, path, plen, msg, msglen))
         return 1;
       path[base] = '\0';
     }
@@ -363,12 +382,15 @@ static int json_diff(const json_t *want, const json_t *got, char *path, size_t p
         snprintf(msg, msglen, "%s: %s", path, wv ? "missing from this run" : "not in the expected file");
         return 1;
       }
-      if (json_diff(wv, gv, path, plen, msg, msglen))
+      if (json_diff(wv, gv, rtol, path, plen, msg, msglen))
         return 1;
       path[base] = '\0';
     }
     return 0;
   }
+  if (rtol > 0 && json_is_number(want) && json_is_number(got) &&
+      numbers_agree(json_number_value(want), json_number_value(got), rtol))
+    return 0;
   if (json_equal((json_t *)want, (json_t *)got))
     return 0;
   char w[256], g[256];
@@ -378,40 +400,54 @@ static int json_diff(const json_t *want, const json_t *got, char *path, size_t p
   return 1;
 }
 
+/* A CSV field as a number, when all of it is one. */
+static int field_number(const char *f, size_t n, double *x)
+{
+  char buf[64], *end;
+  if (n == 0 || n >= sizeof buf)
+    return 0;
+  memcpy(buf, f, n);
+  buf[n] = '\0';
+  *x = strtod(buf, &end);
+  return *end == '\0';
+}
 
-static int expect_csv(const char *want, const char *got, const char *name, char *msg, size_t msglen)
+/* Line by line, field by field; numbers within rtol. Returns 0, or 1 with the first
+ * difference (line, column, both values) in msg. */
+static int expect_csv(const char *want, const char *got, const char *name, double rtol, char *msg, size_t msglen)
 {
   const char *w = want, *g = got;
-  char header[256] = "";
+  char header[512] = "";
   for (int line = 1; *w || *g; line++) {
     size_t wl = strcspn(w, "\n"), gl = strcspn(g, "\n");
     if (line == 1)
       snprintf(header, sizeof(header), "%.*s", (int)wl, w);
-    if (wl != gl || strncmp(w, g, wl) != 0) {
-      /* name the first differing column */
-      int col = 0;
-      size_t i = 0;
-      while (i < wl && i < gl && w[i] == g[i]) {
-        if (w[i] == ',')
-          col++;
-        i++;
-      }
-      const char *h = header;
-      for (int c = 0; c < col && h; c++) {
-        h = strchr(h, ',');
-        h = h ? h + 1 : NULL;
-      }
-      size_t ws = i, gs = i;
-      while (ws > 0 && w[ws - 1] != ',')
-        ws--;
-      gs = ws;
-      size_t we = ws + strcspn(w + ws, ",\n"), ge = gs + strcspn(g + gs, ",\n");
-      if (!*w || !*g)
-        snprintf(msg, msglen, "%s line %d: %s", name, line, *w ? "missing from this run" : "not in the expected file");
-      else
-        snprintf(msg, msglen, "%s line %d, column %.*s: expected %.*s, got %.*s", name, line,
-                 h ? (int)strcspn(h, ",") : 1, h ? h : "?", (int)(we - ws), w + ws, (int)(ge - gs), g + gs);
+    if (!*w || !*g) {
+      snprintf(msg, msglen, "%s line %d: %s", name, line, *w ? "missing from this run" : "not in the expected file");
       return 1;
+    }
+    const char *wf = w, *gf = g, *h = header;
+    for (;;) {
+      size_t wn = strcspn(wf, ",\n"), gn = strcspn(gf, ",\n"), hn = strcspn(h, ",");
+      double a, b;
+      int same = (wn == gn && strncmp(wf, gf, wn) == 0) ||
+                 (rtol > 0 && field_number(wf, wn, &a) && field_number(gf, gn, &b) && numbers_agree(a, b, rtol));
+      if (!same) {
+        snprintf(msg, msglen, "%s line %d, column %.*s: expected %.*s, got %.*s", name, line, (int)hn, hn ? h : "?",
+                 (int)wn, wf, (int)gn, gf);
+        return 1;
+      }
+      int wend = wf[wn] != ',', gend = gf[gn] != ',';
+      if (wend || gend) {
+        if (wend != gend) {
+          snprintf(msg, msglen, "%s line %d: %s fields than expected", name, line, wend ? "more" : "fewer");
+          return 1;
+        }
+        break;
+      }
+      wf += wn + 1;
+      gf += gn + 1;
+      h += hn + (h[hn] == ',');
     }
     w += wl + (w[wl] == '\n');
     g += gl + (g[gl] == '\n');
@@ -419,47 +455,86 @@ static int expect_csv(const char *want, const char *got, const char *name, char 
   return 0;
 }
 
-int output_expect(const char *dir, const char *expect_path, char *msg, size_t msglen)
+/* The saved files --expect takes, told apart by their content: a summary.json, or a CSV
+ * by its header line. */
+static const struct {
+  const char *name, *header;
+} expect_kinds[] = {
+    {"summary.json", NULL},
+    {"progress.csv", "sim_time_s,step,loss,accuracy"},
+    {"consensus.csv", "iteration,sim_time_s,consensus_error,optimality_gap"},
+};
+
+int output_expect_load(const char *path, output_expected *e, char *err, size_t len)
 {
-  const char *base = strrchr(expect_path, '/');
-  base = base ? base + 1 : expect_path;
-  int is_json = strstr(base, ".json") != NULL;
-  int is_csv = strstr(base, ".csv") != NULL;
-  if (!is_json && !is_csv) {
-    snprintf(msg, msglen, "%s: --expect takes a saved summary.json, progress.csv or consensus.csv", expect_path);
-    return 2;
+  memset(e, 0, sizeof *e);
+  e->text = fileio_read(path, NULL);
+  if (e->text == NULL) {
+    snprintf(err, len, "--expect %s: cannot open: %s", path, strerror(errno));
+    return -1;
   }
-  char *want = fileio_read(expect_path, NULL);
-  if (want == NULL) {
-    snprintf(msg, msglen, "%s: cannot open: %s", expect_path, strerror(errno));
-    return 2;
-  }
-  const char *name = is_json ? "summary.json" : strcmp(base, "consensus.csv") == 0 ? "consensus.csv" : "progress.csv";
+  size_t hl = strcspn(e->text, "\r\n");
+  for (size_t k = 1; k < sizeof expect_kinds / sizeof *expect_kinds; k++)
+    if (hl == strlen(expect_kinds[k].header) && strncmp(e->text, expect_kinds[k].header, hl) == 0)
+      e->name = expect_kinds[k].name;
+  if (e->name)
+    return 0;
+  json_error_t je;
+  const char *p = e->text + strspn(e->text, " \t\r\n");
+  if (*p == '{' || *p == '[') {
+    e->json = json_loads(e->text, 0, &je);
+    if (e->json == NULL)
+      snprintf(err, len, "--expect %s:%d: not valid JSON: %s", path, je.line, je.text);
+    else if (!json_is_object(e->json) || !json_object_get(e->json, "algorithm") ||
+             !json_object_get(e->json, "scenario"))
+      snprintf(err, len, "--expect %s: JSON, but not a dtsim summary.json (no \"algorithm\" and \"scenario\")", path);
+    else {
+      e->name = expect_kinds[0].name;
+      return 0;
+    }
+  } else
+    snprintf(err, len, "--expect %s: takes a saved summary.json, progress.csv or consensus.csv; this file's first "
+             "line is '%.*s'", path, (int)(hl < 60 ? hl : 60), e->text);
+  output_expect_free(e);
+  return -1;
+}
+
+void output_expect_free(output_expected *e)
+{
+  xbt_free(e->text);
+  json_decref(e->json);
+  memset(e, 0, sizeof *e);
+}
+
+int output_expect_compare(const char *dir, const output_expected *e, double rtol, char *msg, size_t msglen)
+{
   char mine[4096];
-  snprintf(mine, sizeof(mine), "%s/%s", dir, name);
+  snprintf(mine, sizeof(mine), "%s/%s", dir, e->name);
   char *got = fileio_read(mine, NULL);
   int rc;
   if (got == NULL) {
-    snprintf(msg, msglen, "%s: cannot open: %s", mine, strerror(errno));
-    rc = 2;
-  } else if (is_csv) {
-    rc = expect_csv(want, got, name, msg, msglen);
+    snprintf(msg, msglen, "%s: this run wrote no %s", dir, e->name);
+    rc = 1;
+  } else if (e->json == NULL) {
+    rc = expect_csv(e->text, got, e->name, rtol, msg, msglen);
   } else {
-    json_error_t je;
-    json_t *w = json_loads(want, 0, &je), *g = json_loads(got, 0, NULL);
-    if (w == NULL) {
-      snprintf(msg, msglen, "%s:%d: not valid JSON: %s", expect_path, je.line, je.text);
-      rc = 2;
-    } else {
-      char path[512] = "", diff[1024];
-      rc = json_diff(w, g, path, sizeof(path), diff, sizeof(diff));
-      if (rc)
-        snprintf(msg, msglen, "summary.json: %s", diff);
-    }
-    json_decref(w);
+    json_t *g = json_loads(got, 0, NULL);
+    char path[512] = "", diff[1024];
+    rc = json_diff(e->json, g, rtol, path, sizeof(path), diff, sizeof(diff));
+    if (rc)
+      snprintf(msg, msglen, "summary.json: %s", diff);
     json_decref(g);
   }
-  xbt_free(want);
   xbt_free(got);
+  return rc;
+}
+
+int output_expect(const char *dir, const char *expect_path, char *msg, size_t msglen)
+{
+  output_expected e;
+  if (output_expect_load(expect_path, &e, msg, msglen) != 0)
+    return 2;
+  int rc = output_expect_compare(dir, &e, 0, msg, msglen);
+  output_expect_free(&e);
   return rc;
 }

@@ -45,6 +45,23 @@ typedef struct run_result {
  * Returns 0, or -1 with one line in err. */
 int output_write_all(const char *dir, const run_result *r, char *err, size_t errlen);
 
+/* A saved result --expect compares with: summary.json, or progress.csv or consensus.csv
+ * (told apart by the CSV's header line, whatever the file's name). */
+typedef struct output_expected {
+  const char *name;   /* the result file of the run it compares with */
+  char *text;
+  json_t *json;       /* summary.json parsed, or NULL for a CSV */
+} output_expected;
+
+/* Reads and checks a saved file before the run: 0, or -1 with one line in err (cannot
+ * be read, not valid JSON, not one of the three kinds). Free with output_expect_free. */
+int output_expect_load(const char *path, output_expected *e, char *err, size_t len);
+void output_expect_free(output_expected *e);
+
+/* Compares dir's file of e's kind with e: 0 when equal (numbers within rtol: |a - b| <=
+ * rtol x max(|a|, |b|); rtol 0: exactly), 1 with the first difference in msg. */
+int output_expect_compare(const char *dir, const output_expected *e, double rtol, char *msg, size_t msglen);
+
 /* Compares dir's summary.json, progress.csv or consensus.csv (chosen by expect_path's file name)
  * with the saved file. Returns 0 when equal, 1 with the first differing value in
  * msg, or 2 if expect_path cannot be read or is neither kind of file. */

@@ -77,8 +77,9 @@ typedef struct platform_use {
 
 /* platform_check, and then in the same child what SimGrid would abort on once the run
  * starts, for the hosts of use: a host of speed 0, two hosts with no route between them,
- * a route over a link of bandwidth 0 (every ordered pair up to 1,024 hosts; beyond, each
- * host with the first one and with its neighbours). The error names the host or hosts. */
+ * a route over a link of bandwidth 0 (every ordered pair up to 256 hosts; beyond, each
+ * host with 16 hosts spread over the placement and with its neighbours). The error names
+ * the host or hosts. */
 long platform_check_use(const char *path, int argc, char **argv, const platform_use *use, char *err, size_t errlen);
 
 /* Whether SimGrid accepts these options (argv[0] first), checked by a child that only

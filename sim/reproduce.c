@@ -92,7 +92,7 @@ typedef struct job {
 } job;
 
 static const char usage[] =
-    "usage: dtsim reproduce NAME [--out DIR] [--quick] [--jobs N] [--check]\n"
+    "usage: dtsim reproduce NAME [--out DIR] [--quick] [--jobs N] [--check [--results DIR]]\n"
     "\n"
     "Runs the grid of simulations behind a published figure, each in its own process,\n"
     "and writes DIR (default results/NAME/): NAME.ini (the scenario), NAME.csv, NAME.png\n"
@@ -117,8 +117,10 @@ static const char usage[] =
     "             megatron: the four model-parallel rows, 1-8 GPUs; pipeline: 2 and 4\n"
     "             stages, 1-8 microbatches)\n"
     "  --jobs N   simulations run at once (default: the number of cores)\n"
-    "  --check    compare with the committed results/NAME/NAME.csv (or DIR's) instead of writing:\n"
-    "             exit 1 and print the first differing value\n";
+    "  --check    compare with the committed results/NAME/NAME.csv of dtsim's source tree (or\n"
+    "             --out DIR's) instead of writing, found before anything runs: exit 1 and\n"
+    "             print the first differing value\n"
+    "  --results DIR  with --check: compare with DIR/NAME/NAME.csv instead\n";
 
 static int bad(const char *msg)
 {
@@ -532,20 +534,35 @@ static int reproduce_fig3(const reproduce_opts *o, char *err, size_t len)
 static const struct {
   const char *name;
   int (*run)(const reproduce_opts *, char *, size_t);
+  const char *checked; /* the committed CSVs --check compares with, blank-separated */
 } reproductions[] = {
-    {"fig3", reproduce_fig3},
-    {"fig4", reproduce_fig4},
-    {"fig5", reproduce_fig5},
-    {"consensus", reproduce_consensus},
-    {"collectives", reproduce_collectives},
-    {"megatron", reproduce_megatron},
-    {"pipeline", reproduce_pipeline},
+    {"fig3", reproduce_fig3, "fig3.csv"},
+    {"fig4", reproduce_fig4, "fig4.csv"},
+    {"fig5", reproduce_fig5, "fig5.csv"},
+    {"consensus", reproduce_consensus, "consensus.csv"},
+    {"collectives", reproduce_collectives, "collectives.csv"},
+    {"megatron", reproduce_megatron, "megatron.csv"},
+    {"pipeline", reproduce_pipeline, "pipeline.csv ptdp.csv"},
 };
 #define N_REPRODUCTIONS (sizeof(reproductions) / sizeof(reproductions[0]))
 
+/* --check's folder for reproduction r: --results DIR's r/, else --out DIR (with `all`,
+ * DIR/r/), else the source tree's results/r/, wherever dtsim runs from. */
+static void committed_dir(const char *results, const char *out, int all, const char *name, char *dir, size_t len)
+{
+  if (results)
+    snprintf(dir, len, "%s/%s", results, name);
+  else if (out && !all)
+    snprintf(dir, len, "%s", out);
+  else if (out)
+    snprintf(dir, len, "%s/%s", out, name);
+  else
+    snprintf(dir, len, "%s/results/%s", DTSIM_SOURCE_DIR, name);
+}
+
 int reproduce_main(int argc, char **argv)
 {
-  const char *name = NULL, *out = NULL;
+  const char *name = NULL, *out = NULL, *results = NULL;
   reproduce_opts o = {0};
   long n_par = sysconf(_SC_NPROCESSORS_ONLN);
   char err[1024];
@@ -561,6 +578,8 @@ int reproduce_main(int argc, char **argv)
       o.quiet = 1;
     else if (strcmp(argv[i], "--out") == 0 && i + 1 < argc)
       out = argv[++i];
+    else if (strcmp(argv[i], "--results") == 0 && i + 1 < argc)
+      results = argv[++i];
     else if (strcmp(argv[i], "--jobs") == 0 && i + 1 < argc) {
       char *end;
       n_par = strtol(argv[++i], &end, 10);
@@ -586,6 +605,24 @@ int reproduce_main(int argc, char **argv)
     return bad(err);
   }
   o.n_par = (size_t)n_par;
+  if (results && !o.check)
+    return bad("--results DIR: only with --check (it names the committed results to compare with)");
+  /* Every committed CSV is found before anything runs. */
+  for (size_t r = 0; r < N_REPRODUCTIONS && o.check; r++) {
+    if (!all && strcmp(name, reproductions[r].name) != 0)
+      continue;
+    char dir[512];
+    committed_dir(results, out, all, reproductions[r].name, dir, sizeof dir);
+    for (const char *c = reproductions[r].checked; *c; c += strcspn(c, " "), c += *c == ' ') {
+      char path[700];
+      snprintf(path, sizeof path, "%s/%.*s", dir, (int)strcspn(c, " "), c);
+      if (access(path, R_OK) != 0) {
+        snprintf(err, sizeof(err), "--check: %s: cannot read: %s (nothing committed to check against; --results DIR "
+                 "names the folder holding NAME/)", path, strerror(errno));
+        return bad(err);
+      }
+    }
+  }
 
   char work[] = "/tmp/dtsim-reproduce-XXXXXX";
   if (mkdtemp(work) == NULL)
@@ -597,7 +634,9 @@ int reproduce_main(int argc, char **argv)
       continue;
     /* `all --out DIR` writes DIR/NAME for each */
     char outdir[512];
-    if (out && !all)
+    if (o.check) /* nothing is written: out is where the committed CSVs are */
+      committed_dir(results, out, all, reproductions[r].name, outdir, sizeof outdir);
+    else if (out && !all)
       snprintf(outdir, sizeof(outdir), "%s", out);
     else
       snprintf(outdir, sizeof(outdir), "%s/%s", out ? out : "results", reproductions[r].name);

@@ -66,11 +66,150 @@ START_TEST(test_guards_simgrid_option_named)
 }
 END_TEST
 
+/* A small Downpour run: 2 replicas, 1 shard, 10 steps each. */
+static const char *const small[] = {"--set", "run.max_steps=10", "--set", "downpour.replicas=2", "--set",
+                                    "downpour.ps_shards=1", "--set", "data.train=500", "--set", "data.test=100"};
+#define N_SMALL (sizeof small / sizeof *small)
+
+/* args = "run" + small + extra (NULL-terminated) */
+static void small_args(const char **args, const char *const *extra)
+{
+  size_t n = 0;
+  args[n++] = "run";
+  for (size_t i = 0; i < N_SMALL; i++)
+    args[n++] = small[i];
+  for (size_t i = 0; extra[i]; i++)
+    args[n++] = extra[i];
+  args[n] = NULL;
+}
+
+START_TEST(test_guards_out_not_writable)
+{
+  /* root may write into /proc by access(), not create a folder there: refused before
+   * the run, in the words of --out (the old check let it run, then failed) */
+  const char *args[40], *extra[] = {"--out", "/proc/dtsim-forbidden", NULL};
+  small_args(args, extra);
+  const char *needles[] = {"--out /proc/dtsim-forbidden", "cannot create a folder in /proc", NULL};
+  bad_input(args, needles);
+}
+END_TEST
+
+START_TEST(test_guards_expect_checked_first)
+{
+  char *dir = cli_tmpdir();
+  cli_write(dir, "bad.json", "{\"algorithm\": \"downpour\", \n");
+  cli_write(dir, "breakdown.csv", "actor,role,host,compute_s,comm_s,exposed_comm_s\nreplica-0,replica,h,1,2,3\n");
+  cli_write(dir, "other.json", "{\"a\": 1}\n");
+  const char *args[40], *e1[] = {"--out", "out", "--expect", "bad.json", NULL};
+  small_args(args, e1);
+  cli_assert_bad_input(dir, args, "bad.json:2: not valid JSON");
+  const char *e2[] = {"--out", "out", "--expect", "breakdown.csv", NULL};
+  small_args(args, e2);
+  cli_assert_bad_input(dir, args, "takes a saved summary.json, progress.csv or consensus.csv");
+  const char *e3[] = {"--out", "out", "--expect", "other.json", NULL};
+  small_args(args, e3);
+  cli_assert_bad_input(dir, args, "not a dtsim summary.json");
+  const char *e4[] = {"--out", "out", "--rtol", "-1", "--expect", "other.json", NULL};
+  small_args(args, e4);
+  cli_assert_bad_input(dir, args, "--rtol -1");
+  free(dir);
+}
+END_TEST
+
+/* The 15th of the 17 significant digits of the number ending at end changed: a
+ * relative change of about 1e-14, a different double. */
+static void nudge(char *end)
+{
+  end[-3] = end[-3] == '9' ? '8' : (char)(end[-3] + 1);
+}
+
+/* The first number of line 2 nudged. */
+static char *nudge_first_number(const char *csv)
+{
+  char *s = strdup(csv);
+  nudge(strchr(strchr(s, '\n') + 1, ','));
+  return s;
+}
+
+START_TEST(test_guards_expect_rtol_and_verdict)
+{
+  char *dir = cli_tmpdir();
+  const char *args[40], *e0[] = {"--quiet", "--out", "a", NULL};
+  small_args(args, e0);
+  ck_assert_int_eq(cli_run(dir, args), 0);
+  char *p = cli_read(dir, "a/progress.csv"), *q = nudge_first_number(p);
+  cli_write(dir, "near.csv", q);
+  /* exactly: a mismatch, and nothing on stdout reads like success before or after it */
+  const char *e1[] = {"--out", "b", "--expect", "near.csv", NULL};
+  small_args(args, e1);
+  ck_assert_int_eq(cli_run(dir, args), 1);
+  char *out = cli_read(dir, "stdout"), *err = cli_read(dir, "stderr");
+  ck_assert_msg(strcmp(out, "") == 0, "stdout before a mismatch: %s", out);
+  ck_assert_msg(cli_lines(err) == 1 && strstr(err, "MISMATCH") && strstr(err, "column sim_time_s"), "%s", err);
+  free(out);
+  free(err);
+  /* within rtol 1e-9: the closing line, then one line saying it matches */
+  const char *e2[] = {"--out", "b", "--expect", "near.csv", "--rtol", "1e-9", NULL};
+  small_args(args, e2);
+  ck_assert_int_eq(cli_run(dir, args), 0);
+  out = cli_read(dir, "stdout");
+  ck_assert_msg(cli_lines(out) == 2 && strstr(out, "-> b/\ndtsim: --expect near.csv: matches (numbers within rtol 1e-09)"),
+                "%s", out);
+  free(out);
+  /* the same for summary.json: sim_time_s nudged matches within rtol, not exactly */
+  char *sum = cli_read(dir, "a/summary.json");
+  char *t = strstr(sum, "\"sim_time_s\": ") + strlen("\"sim_time_s\": ");
+  nudge(t + strcspn(t, ",\n"));
+  cli_write(dir, "near.json", sum);
+  const char *e3[] = {"--quiet", "--out", "c", "--expect", "near.json", NULL};
+  small_args(args, e3);
+  ck_assert_int_eq(cli_run(dir, args), 1);
+  err = cli_read(dir, "stderr");
+  ck_assert_msg(strstr(err, "summary.json: sim_time_s: expected"), "%s", err);
+  free(err);
+  const char *e4[] = {"--out", "c", "--expect", "near.json", "--rtol", "1e-12", NULL};
+  small_args(args, e4);
+  ck_assert_int_eq(cli_run(dir, args), 0);
+  out = cli_read(dir, "stdout");
+  ck_assert_msg(strstr(out, "matches (numbers within rtol 1e-12)"), "%s", out);
+  free(out);
+  free(sum);
+  free(p);
+  free(q);
+  free(dir);
+}
+END_TEST
+
+START_TEST(test_guards_reproduce_check_found_first)
+{
+  char *dir = cli_tmpdir();
+  /* a folder without the committed CSV: refused before any simulation runs */
+  const char *args[] = {"reproduce", "collectives", "--quick", "--check", "--results", "nowhere", NULL};
+  cli_assert_bad_input(dir, args, "nowhere/collectives/collectives.csv: cannot read");
+  char *err = cli_read(dir, "stderr");
+  ck_assert_msg(strstr(err, "done") == NULL, "runs started: %s", err);
+  free(err);
+  /* from a folder that is not the source tree, the committed CSV is still found */
+  const char *quick[] = {"reproduce", "collectives", "--quick", "--check", "--quiet", NULL};
+  int rc = cli_run(dir, quick);
+  err = cli_read(dir, "stderr");
+  ck_assert_msg(rc == 0, "exit %d: %s", rc, err);
+  free(err);
+  free(dir);
+}
+END_TEST
+
 static Suite *guards_suite(void)
 {
   Suite *s = suite_create("guards");
   ADD_TCASE(s, "platform", test_guards_host_speed_zero, test_guards_no_route, test_guards_link_bandwidth_zero,
             test_guards_simgrid_option_named);
+  ADD_TCASE(s, "before", test_guards_out_not_writable, test_guards_expect_checked_first,
+            test_guards_expect_rtol_and_verdict);
+  TCase *tc = tcase_create("reproduce");
+  tcase_set_timeout(tc, 300);
+  tcase_add_test(tc, test_guards_reproduce_check_found_first);
+  suite_add_tcase(s, tc);
   return s;
 }
 
