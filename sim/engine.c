@@ -25,6 +25,7 @@
 #include "models/minibatch.h"
 #include "models/rng.h"
 #include "sim/faultcfg.h"
+#include "sim/interrupt.h"
 #include "sim/output.h"
 #include "sim/platform.h"
 
@@ -187,12 +188,16 @@ static int build_platform(const scenario *sc, build *b, char *err)
   if (sc->platform.sharing[0])
     spec.sharing = platform_sharing_parse(sc->platform.sharing);
   snprintf(b->tmpdir, sizeof(b->tmpdir), "/tmp/dtsim-XXXXXX");
+  interrupt_run_hold(1, NULL); /* a signal now finds the folder and file to remove */
   if (mkdtemp(b->tmpdir) == NULL) {
+    interrupt_run_hold(0, NULL);
     snprintf(err, ERRLEN, "cannot create a temporary folder: %s", strerror(errno));
     b->tmpdir[0] = '\0';
     return -1;
   }
   snprintf(b->platform, sizeof(b->platform), "%s/%s.xml", b->tmpdir, sc->platform.preset);
+  interrupt_run_remove(b->platform, b->tmpdir);
+  interrupt_run_hold(0, NULL);
   FILE *f = fopen(b->platform, "w");
   if (f == NULL) {
     snprintf(err, ERRLEN, "%s: cannot write: %s", b->platform, strerror(errno));
@@ -218,6 +223,7 @@ static void build_free(build *b)
   if (b->tmpdir[0]) {
     unlink(b->platform);
     rmdir(b->tmpdir);
+    interrupt_run_remove(NULL, NULL);
   }
 }
 
@@ -379,6 +385,7 @@ static int simulate(const scenario *sc, build *b, const engine_opts *o, int argc
   char err[ERRLEN];
   const algorithm *alg = b->alg;
   simgrid_init(&argc, argv);
+  interrupt_run_catch(); /* over SimGrid's SIGINT handler (its actor listing and exit 1) */
   simgrid_load_platform(b->platform);
   scale_links(sc);
   account_setup();
@@ -446,7 +453,9 @@ static int simulate(const scenario *sc, build *b, const engine_opts *o, int argc
   if (o->trace)
     res.n_trace_ev = account_trace(&res.trace_ev);
   res.links = links;
+  interrupt_run_hold(1, NULL); /* the result folder is written whole or not at all */
   int rc = output_write_all(o->out_dir, &res, err, ERRLEN) == 0 ? 0 : fail(err);
+  interrupt_run_hold(0, rc == 0 ? o->out_dir : NULL);
   if (rc == 0 && !o->quiet) {
     size_t ne = metrics_n_evals(m);
     const metrics_eval *last = ne ? metrics_eval_at(m, ne - 1) : NULL;
@@ -483,6 +492,7 @@ int engine_run(const scenario *sc, const engine_opts *o)
   char err[ERRLEN];
   build b;
   memset(&b, 0, sizeof(b));
+  interrupt_run_catch();
   b.alg = algorithm_find(sc->run.algorithm);
   xbt_assert(b.alg != NULL, "run.algorithm '%s' passed validation", sc->run.algorithm);
   b.needed = b.alg->hosts_needed(sc, algorithm_params(sc, b.alg), &b.needed_why);

@@ -1,8 +1,10 @@
 /* reproduce.c - reproductions of published figures, one simulation per process. */
 #include "sim/reproduce.h"
 #include "sim/fileio.h"
+#include "sim/interrupt.h"
 
 #include <errno.h>
+#include <signal.h>
 #include <jansson.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -142,6 +144,8 @@ static int run_done(void *ctx, size_t i, const spawn_job *sj)
 {
   run_ctx *c = ctx;
   reproduce_job *j = &c->jobs[i];
+  if (interrupt_caught()) /* stopped by a signal: a result of nothing, removed like the rest */
+    return 1;
   c->done++;
   if (sj->status != 0 && !(sj->status == 1 && j->may_miss)) {
     if (!c->failed)
@@ -188,6 +192,10 @@ int reproduce_run_jobs(const reproduce_opts *o, const char *ini, reproduce_job *
   xbt_free(sj);
   xbt_free(logs);
   xbt_free(argv);
+  if (interrupt_caught()) {
+    snprintf(err, len, "%s; nothing written", interrupt_caught() == SIGINT ? "interrupted (SIGINT)" : "terminated (SIGTERM)");
+    return -1;
+  }
   return c.failed ? -1 : 0;
 }
 
@@ -642,6 +650,11 @@ int reproduce_main(int argc, char **argv)
       snprintf(outdir, sizeof(outdir), "%s/%s", out ? out : "results", reproductions[r].name);
     o.out = outdir;
     int one = reproductions[r].run(&o, err, sizeof(err));
+    if (interrupt_caught()) {
+      fprintf(stderr, "dtsim reproduce: %s\n", err);
+      rc = 128 + interrupt_caught();
+      break;
+    }
     if (one == 1)
       fprintf(stderr, "dtsim reproduce: --check: %s\n", err);
     else if (one != 0)

@@ -11,6 +11,7 @@
 
 #include <dirent.h>
 #include <errno.h>
+#include <signal.h>
 #include <jansson.h>
 #include <math.h>
 #include <stdarg.h>
@@ -24,6 +25,7 @@
 
 #include "sim/output.h"
 #include "sim/scenario.h"
+#include "sim/interrupt.h"
 #include "sim/spawn.h"
 
 #define ERRLEN 1400
@@ -871,6 +873,8 @@ static int point_done(void *ctx, size_t i, const spawn_job *j)
 {
   sweep_run *r = ctx;
   const char *dir = r->dirs[i];
+  if (interrupt_caught()) /* stopped by the signal, not finished */
+    return 1;
   r->done++;
   if (j->status != 0 && j->status != 1) {
     char line[300], how[64];
@@ -969,7 +973,11 @@ static int sweep_run_all(const sweep_opts *o, size_t count)
   } else if (rc == 0) {
     sweep_run r = {.o = o, .dirs = dirs, .count = count};
     spawn_run(self, jobs, count, o->n_par, point_done, &r);
-    if (r.failed)
+    if (interrupt_caught()) {
+      bad("%s with %zu of %zu points finished; no sweep.csv (finished points keep their results in %s/points/)",
+          interrupt_caught() == SIGINT ? "interrupted (SIGINT)" : "terminated (SIGTERM)", r.done, count, o->out);
+      rc = 128 + interrupt_caught();
+    } else if (r.failed)
       rc = 2;
     else {
       const char *dirs1[] = {o->out};

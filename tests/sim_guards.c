@@ -3,8 +3,12 @@
  * pairs, links of no bandwidth), SimGrid options named when refused. Each bad input
  * must end with exit status 2, one line on stderr and no result folder. */
 #include <check.h>
+#include <dirent.h>
+#include <fcntl.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "check_util.h"
 #include "cli_util.h"
@@ -199,6 +203,116 @@ START_TEST(test_guards_reproduce_check_found_first)
 }
 END_TEST
 
+/* Starts `dtsim args` in dir with stdout and stderr to dir/stdout and dir/stderr;
+ * returns its pid. */
+static pid_t start_dtsim(const char *dir, const char *const *args)
+{
+  char out[1024], err[1024];
+  snprintf(out, sizeof(out), "%s/stdout", dir);
+  snprintf(err, sizeof(err), "%s/stderr", dir);
+  pid_t pid = fork();
+  if (pid == 0) {
+    dup2(open(out, O_WRONLY | O_CREAT | O_TRUNC, 0644), 1);
+    dup2(open(err, O_WRONLY | O_CREAT | O_TRUNC, 0644), 2);
+    if (chdir(dir) != 0)
+      _exit(126);
+    const char *argv[64] = {DTSIM_BIN};
+    for (int n = 0; args[n] && n < 62; n++)
+      argv[n + 1] = args[n];
+    execv(DTSIM_BIN, (char *const *)argv);
+    _exit(127);
+  }
+  return pid;
+}
+
+static void sleep_ms(long ms)
+{
+  struct timespec t = {ms / 1000, (ms % 1000) * 1000000L};
+  nanosleep(&t, NULL);
+}
+
+/* The /tmp/dtsim-XXXXXX folder holding a gpu-2012.xml of 7 hosts ("host-0-6"): the
+ * temporary platform of the run below, told apart from other runs' on this machine. */
+static int find_tmp_platform(char *path, size_t len)
+{
+  DIR *d = opendir("/tmp");
+  struct dirent *e;
+  int found = 0;
+  while (!found && d && (e = readdir(d)) != NULL) {
+    if (strncmp(e->d_name, "dtsim-", 6) != 0 || strlen(e->d_name) != 12)
+      continue;
+    char file[300];
+    snprintf(file, sizeof file, "/tmp/%s", e->d_name);
+    char *xml = cli_read(file, "gpu-2012.xml");
+    if (xml && strstr(xml, "radical=\"0-6\"")) {
+      snprintf(path, len, "%s", file);
+      found = 1;
+    }
+    free(xml);
+  }
+  if (d)
+    closedir(d);
+  return found;
+}
+
+/* A long SGD run on a generated 7-host gpu-2012 platform, stopped by sig once it
+ * simulates: exit 128 + sig, one line, no result folder, its temporary platform gone. */
+static void interrupt_run(int sig, const char *line)
+{
+  char *dir = cli_tmpdir();
+  const char *args[] = {"run", "--set", "run.algorithm=sgd", "--set", "platform.preset=gpu-2012", "--set",
+                        "platform.hosts=7", "--set", "run.max_sim_time=1e9", "--set", "run.eval_every=1e8",
+                        "--out", "out", NULL};
+  pid_t pid = start_dtsim(dir, args);
+  char tmp[300] = "";
+  for (int i = 0; i < 400 && !find_tmp_platform(tmp, sizeof tmp); i++)
+    sleep_ms(25);
+  ck_assert_msg(tmp[0], "the run's temporary platform never appeared");
+  sleep_ms(1500); /* past the pre-check: SimGrid's engine runs, with its own SIGINT handler */
+  kill(pid, sig);
+  int st;
+  waitpid(pid, &st, 0);
+  char *err = cli_read(dir, "stderr");
+  ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) == 128 + sig, "status %d: %s", st, err);
+  ck_assert_msg(cli_lines(err) == 1 && strstr(err, line), "stderr: %s", err);
+  ck_assert_msg(!cli_exists(dir, "out"), "a result folder was left");
+  struct stat sb;
+  ck_assert_msg(stat(tmp, &sb) != 0, "%s was left behind", tmp);
+  free(err);
+  free(dir);
+}
+
+START_TEST(test_guards_sigint) { interrupt_run(SIGINT, "dtsim: interrupted (SIGINT); no results written"); }
+END_TEST
+
+START_TEST(test_guards_sigterm) { interrupt_run(SIGTERM, "dtsim: terminated (SIGTERM); no results written"); }
+END_TEST
+
+/* A sweep stopped by SIGTERM stops its running points (each cleaning up as above) and
+ * writes no sweep.csv. */
+START_TEST(test_guards_sweep_sigterm)
+{
+  char *dir = cli_tmpdir();
+  cli_write(dir, "long.ini", "[run]\nalgorithm = sgd\nmax_sim_time = 1e9\neval_every = 1e8\n");
+  const char *args[] = {"sweep", "long.ini", "--vary", "sgd.batch=8,16,32", "--jobs", "2", "--out", "sw", NULL};
+  pid_t pid = start_dtsim(dir, args);
+  sleep_ms(2500);
+  kill(pid, SIGTERM);
+  int st;
+  waitpid(pid, &st, 0);
+  char *err = cli_read(dir, "stderr");
+  ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) == 143, "status %d: %s", st, err);
+  ck_assert_msg(cli_lines(err) == 1 && strstr(err, "terminated (SIGTERM) with 0 of 3 points finished"), "%s", err);
+  ck_assert(!cli_exists(dir, "sw/sweep.csv"));
+  char *log = cli_read(dir, "sw/points/001-batch=8/run.log");
+  ck_assert_msg(log && strstr(log, "terminated (SIGTERM); no results written"), "point 1's log: %s", log);
+  ck_assert(!cli_exists(dir, "sw/points/003-batch=32/run.log")); /* never started */
+  free(log);
+  free(err);
+  free(dir);
+}
+END_TEST
+
 static Suite *guards_suite(void)
 {
   Suite *s = suite_create("guards");
@@ -206,6 +320,7 @@ static Suite *guards_suite(void)
             test_guards_simgrid_option_named);
   ADD_TCASE(s, "before", test_guards_out_not_writable, test_guards_expect_checked_first,
             test_guards_expect_rtol_and_verdict);
+  ADD_TCASE(s, "signals", test_guards_sigint, test_guards_sigterm, test_guards_sweep_sigterm);
   TCase *tc = tcase_create("reproduce");
   tcase_set_timeout(tc, 300);
   tcase_add_test(tc, test_guards_reproduce_check_found_first);
