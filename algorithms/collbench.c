@@ -368,6 +368,17 @@ static void free_run(void *state)
   xbt_free(r);
 }
 
+/* Numerics: each member's vector, its receive buffer and the serial reference's share. */
+static double footprint(const scenario *sc, const void *params, double *actors, const char **what)
+{
+  const collective_params *p = params;
+  cost_dtype dt = COST_FP32;
+  cost_dtype_parse(sc->model.dtype, &dt);
+  *actors = (double)p->ranks + 1;
+  *what = "3 doubles per element of collective.bytes on each of collective.ranks members";
+  return sc->model.numerics ? 3 * (double)p->ranks * (double)p->bytes / (double)cost_dtype_bytes(dt) * 8 : 0;
+}
+
 const algorithm collective_algorithm = {
   .name = "collective",
   .summary = "one collective (allreduce ring/halving-doubling/tree, reduce-scatter, allgather, broadcast, reduce) "
@@ -379,6 +390,7 @@ const algorithm collective_algorithm = {
   .fail_stop = 1,
   .validate = validate,
   .hosts_needed = hosts_needed,
+  .footprint = footprint,
   .prepare = prepare,
   .deploy = deploy,
   .report = report_run,

@@ -1098,6 +1098,18 @@ static void free_run(void *state)
   xbt_free(r);
 }
 
+/* Each agent's shard (rows x (dim + 1)) and a few iterates of dim, the weight matrix of a
+ * fixed graph (agents^2), and async mode's inbox per agent. */
+static double footprint(const scenario *sc, const void *params, double *actors, const char **what)
+{
+  (void)sc;
+  const consensus_params *p = params;
+  double m = (double)p->agents, d = (double)p->dim;
+  *actors = m * (p->async ? 2 : 1) + 1;
+  *what = "consensus.agents x consensus.rows x (consensus.dim + 1) data, and agents^2 weights on a fixed graph";
+  return (m * ((double)p->rows * (d + 1) + 8 * d) + (p->q < 1 ? 0 : m * m)) * 8;
+}
+
 const algorithm consensus_algorithm = {
   .name = "consensus",
   .summary = "distributed subgradient consensus: agents mix neighbours' iterates (Nedic and Ozdaglar 2009)",
@@ -1107,6 +1119,7 @@ const algorithm consensus_algorithm = {
   .fail_stop = 1,
   .validate = validate,
   .hosts_needed = hosts_needed,
+  .footprint = footprint,
   .prepare = prepare,
   .metrics_slots = metrics_slots,
   .deploy = deploy,

@@ -1269,6 +1269,25 @@ static void free_run(void *state)
   xbt_free(r);
 }
 
+/* Dense numerics: the layers' parameters, gradients and accumulated gradients (split over
+ * the stages, all of them once), and the stash: at most every microbatch's activations of
+ * every layer, forward and backward. 3D stages run timing only. */
+static double footprint(const scenario *sc, const void *params, double *actors, const char **what)
+{
+  const pipeline_params *p = params;
+  *actors = (double)pipeline_hosts_needed(p, tensor_of(sc)) + 2;
+  *what = "3 copies of model.layers' parameters, and pipeline.microbatches x pipeline.microbatch activations of "
+          "every layer";
+  if (!sc->model.numerics || p->transformer)
+    return 0;
+  size_t sizes[SETTINGS_MAX_LAYERS];
+  int n = key_sizes_parse(sc->model.layers, sizes, SETTINGS_MAX_LAYERS);
+  double width = 0;
+  for (int l = 0; l < n; l++)
+    width += (double)sizes[l];
+  return (3 * algorithm_layers_params(sc) + 2 * (double)p->microbatches * (double)p->microbatch * width) * 8;
+}
+
 const algorithm pipeline_algorithm = {
   .name = "pipeline",
   .summary = "pipeline parallelism: layer stages on hosts, GPipe / 1F1B / interleaved microbatch schedules with a flush",
@@ -1282,6 +1301,7 @@ const algorithm pipeline_algorithm = {
   .fail_stop = 1,
   .validate = validate,
   .hosts_needed = hosts_needed,
+  .footprint = footprint,
   .prepare = prepare,
   .check_hosts = check_hosts,
   .deploy = deploy,

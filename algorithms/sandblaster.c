@@ -1111,6 +1111,18 @@ static void free_run(void *state)
   xbt_free(r);
 }
 
+/* The shards hold every vector of L-BFGS (parameters, gradient, direction, 2 x history
+ * pairs, a few work vectors); each replica its parameters, gradient and accumulated
+ * push. */
+static double footprint(const scenario *sc, const void *params, double *actors, const char **what)
+{
+  const sandblaster_params *p = params;
+  double P = sc->model.numerics ? algorithm_layers_params(sc) : 0;
+  *actors = (double)p->replicas + (double)p->ps_shards + 2;
+  *what = "(2 x sandblaster.history + 6 + 3 x sandblaster.replicas) copies of model.layers' parameters";
+  return (2.0 * p->history + 6 + 3.0 * p->replicas) * P * 8;
+}
+
 const algorithm sandblaster_algorithm = {
   .name = "sandblaster",
   .summary = "Sandblaster L-BFGS: coordinator, sharded vectors, load-balanced replicas (Dean et al. 2012)",
@@ -1124,6 +1136,7 @@ const algorithm sandblaster_algorithm = {
   .hosts_needed = hosts_needed,
   .fault_workers = fault_workers,
   .fault_role = fault_role,
+  .footprint = footprint,
   .prepare = prepare,
   .deploy = deploy,
   .report = report_run,

@@ -937,6 +937,21 @@ static void free_run(void *state)
   xbt_free(r);
 }
 
+/* Numerics: every rank's activations and buffers (tensor_validate's per-rank count, and
+ * the serial check's as one more rank), and the layers' weights, gradients and their sums
+ * over the microbatches; the communicators add an actor per rank with dp_overlap. */
+static double footprint(const scenario *sc, const void *params, double *actors, const char **what)
+{
+  const tensor_params *p = params;
+  double n = (double)p->seq * (double)p->microbatch, h = (double)p->hidden, L = (double)p->layers;
+  double per_rank = L * (24 * n * h + 2 * (double)p->microbatch * (double)p->heads * (double)p->seq * (double)p->seq /
+                                          (double)p->ranks);
+  *actors = (double)p->ranks * (double)p->dp * (p->dp_overlap ? 2 : 1) + 1;
+  *what = "tensor.layers x activations of tensor.seq x tensor.microbatch x tensor.hidden per rank, and 3 copies of the "
+          "weights";
+  return sc->model.numerics ? (per_rank * ((double)p->ranks + 1) + 3 * L * 12 * h * h) * 8 : 0;
+}
+
 const algorithm tensor_algorithm = {
   .name = "tensor",
   .summary = "Megatron-LM tensor parallelism of a GPT layer stack over GPUs (Shoeybi et al. 2019)",
@@ -947,6 +962,7 @@ const algorithm tensor_algorithm = {
   .fail_stop = 1,
   .validate = validate,
   .hosts_needed = hosts_needed,
+  .footprint = footprint,
   .prepare = prepare,
   .check_hosts = check_hosts,
   .deploy = deploy,

@@ -5,6 +5,7 @@
 
 #include <errno.h>
 #include <math.h>
+#include <sys/resource.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -225,6 +226,129 @@ static void build_free(build *b)
     rmdir(b->tmpdir);
     interrupt_run_remove(NULL, NULL);
   }
+}
+
+/* ---- memory, before anything is allocated ------------------------------------ */
+
+/* Bytes of memory this process may use: the machine's, or less under a resource limit. */
+static double memory_limit(void)
+{
+  double phys = (double)sysconf(_SC_PHYS_PAGES) * (double)sysconf(_SC_PAGESIZE);
+  struct rlimit rl;
+  if (getrlimit(RLIMIT_AS, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY && (double)rl.rlim_cur < phys)
+    phys = (double)rl.rlim_cur;
+  if (getrlimit(RLIMIT_DATA, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY && (double)rl.rlim_cur < phys)
+    phys = (double)rl.rlim_cur;
+  return phys;
+}
+
+/* The kernel's bound on a process's memory maps (vm.max_map_count), or 0 if unknown. */
+static long max_map_count(void)
+{
+  FILE *f = fopen("/proc/sys/vm/max_map_count", "r");
+  long n = 0;
+  if (f) {
+    if (fscanf(f, "%ld", &n) != 1)
+      n = 0;
+    fclose(f);
+  }
+  return n;
+}
+
+/* SimGrid's value of a --cfg option in the run's arguments, or NULL. */
+static const char *sg_option(const engine_opts *o, const char *name)
+{
+  size_t n = strlen(name);
+  const char *v = NULL;
+  for (int i = 1; i < o->sg_argc; i++)
+    if (strncmp(o->sg_argv[i], "--cfg=", 6) == 0 && strncmp(o->sg_argv[i] + 6, name, n) == 0 &&
+        o->sg_argv[i][6 + n] == ':')
+      v = o->sg_argv[i] + 7 + n;
+  return v;
+}
+
+/* bytes as "812 MB", "41.3 TB" */
+static void human_bytes(double b, char *out, size_t len)
+{
+  static const char *const units[] = {"bytes", "kB", "MB", "GB", "TB", "PB", "EB"};
+  size_t u = 0;
+  while (b >= 1000 && u + 1 < sizeof units / sizeof *units) {
+    b /= 1000;
+    u++;
+  }
+  snprintf(out, len, "%.3g %s", b, units[u]);
+}
+
+/* The algorithm's footprint (algorithm.h) and the data set, in bytes; *actors and *what
+ * as the hook gives them. */
+static double footprint(const scenario *sc, const algorithm *a, size_t needed, double *actors, const char **what)
+{
+  double bytes;
+  *actors = 0;
+  *what = NULL;
+  if (a->footprint)
+    bytes = a->footprint(sc, algorithm_params(sc, a), actors, what);
+  else {
+    double params = sc->model.numerics && a->trains_layers ? algorithm_layers_params(sc) : 0;
+    bytes = (double)needed * 4 * params * 8;
+    *actors = 2 * (double)needed;
+    *what = "4 copies of model.layers' parameters on each host the run uses";
+  }
+  if (sc->model.numerics && a->uses_data && strncmp(sc->data.source, "synthetic-", 10) == 0) {
+    size_t sizes[SCENARIO_MAX_LAYERS];
+    scenario_layers(sc->model.layers, sizes, SCENARIO_MAX_LAYERS);
+    bytes += ((double)sc->data.train + (double)sc->data.test) * ((double)sizes[0] + 1) * 8;
+  }
+  return bytes;
+}
+
+/* Estimates what the run will hold and what its actors' stacks need, and refuses a run
+ * that cannot fit: 0, or -1 with one line in err. */
+static int check_footprint(const scenario *sc, const build *b, const engine_opts *o, char *err)
+{
+  const algorithm *a = b->alg;
+  double actors;
+  const char *what;
+  double bytes = footprint(sc, a, b->needed, &actors, &what);
+  double limit = memory_limit();
+  if (bytes > limit) {
+    char need[32], have[32], params[96] = "";
+    human_bytes(bytes, need, sizeof need);
+    human_bytes(limit, have, sizeof have);
+    if (a->trains_layers && sc->model.numerics)
+      snprintf(params, sizeof params, "; model.layers has %.3g parameters", algorithm_layers_params(sc));
+    /* would a timing-only run fit? (an algorithm that refuses one says so in validate) */
+    scenario timing = *sc;
+    timing.model.numerics = 0;
+    double t_actors;
+    const char *t_what;
+    int timing_fits = sc->model.numerics && footprint(&timing, a, b->needed, &t_actors, &t_what) <= limit &&
+                      a->validate(&timing, algorithm_params(&timing, a), err, ERRLEN) == 0;
+    snprintf(err, ERRLEN, "the run needs about %s of memory (%s, %zu hosts%s), more than the %s this process may use; "
+             "make it smaller%s", need, what ? what : "its numeric state", b->needed, params, have,
+             timing_fits ? ", or set model.numerics = off for a timing-only run" : "");
+    return -1;
+  }
+  /* SimGrid maps each actor's stack with a guard page: two memory maps per actor. */
+  const char *guard = sg_option(o, "contexts/guard-size");
+  long maps = max_map_count();
+  if (maps > 0 && !(guard && strcmp(guard, "0") == 0) && 2 * actors + 1000 > (double)maps) {
+    snprintf(err, ERRLEN, "the run creates about %.0f actors, and SimGrid's stacks with guard pages take two memory maps "
+             "each, more than vm.max_map_count = %ld allows; add --cfg=contexts/guard-size:0 (no guard pages) or raise "
+             "vm.max_map_count", actors, maps);
+    return -1;
+  }
+  const char *stack = sg_option(o, "contexts/stack-size"); /* KiB; SimGrid's default is 8 MiB */
+  double stack_bytes = (stack ? atof(stack) : 8192) * 1024;
+  struct rlimit rl;
+  if (getrlimit(RLIMIT_AS, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY &&
+      bytes + actors * stack_bytes > (double)rl.rlim_cur) {
+    snprintf(err, ERRLEN, "the run's %.0f actors need %.3g GB of address space for their stacks (%.0f KiB each), more "
+             "than the limit of %.3g GB (ulimit -v); lower --cfg=contexts/stack-size", actors,
+             actors * stack_bytes / 1e9, stack_bytes / 1024, (double)rl.rlim_cur / 1e9);
+    return -1;
+  }
+  return 0;
 }
 
 /* ---- progress -------------------------------------------------------------- */
@@ -496,6 +620,8 @@ int engine_run(const scenario *sc, const engine_opts *o)
   b.alg = algorithm_find(sc->run.algorithm);
   xbt_assert(b.alg != NULL, "run.algorithm '%s' passed validation", sc->run.algorithm);
   b.needed = b.alg->hosts_needed(sc, algorithm_params(sc, b.alg), &b.needed_why);
+  if (check_footprint(sc, &b, o, err) != 0)
+    return fail(err);
   b.model = build_model(sc);
   if (b.model == NULL)
     return fail("model: cannot build this network (check model.type and model.layers)");

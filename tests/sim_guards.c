@@ -70,6 +70,41 @@ START_TEST(test_guards_simgrid_option_named)
 }
 END_TEST
 
+START_TEST(test_guards_memory_refused)
+{
+  /* 30 hosts x 4 copies of 4.3e10 parameters: refused with the figure, before GSL's
+   * allocator aborts */
+  const char *args[] = {"run", "--set", "model.layers=32,1000000000,10", "--out", "out", NULL};
+  const char *needles[] = {"needs about 41.3 TB of memory", "model.layers has 4.3e+10 parameters", NULL};
+  bad_input(args, needles);
+  /* consensus's dense weight matrix on a fixed graph of 100,000 agents: 80 GB */
+  const char *cons[] = {"run", "--set", "run.algorithm=consensus", "--set", "run.max_steps=1", "--set",
+                        "consensus.agents=100000", "--out", "out", NULL};
+  const char *n2[] = {"needs about 80.2 GB", "agents^2 weights", NULL};
+  bad_input(cons, n2);
+}
+END_TEST
+
+START_TEST(test_guards_stacks_refused)
+{
+  /* more actors than vm.max_map_count allows two memory maps each (SimGrid's stack and
+   * its guard page): refused up front, not by SimGrid's "Failed to protect stack" */
+  FILE *f = fopen("/proc/sys/vm/max_map_count", "r");
+  long maps = 0;
+  ck_assert(f && fscanf(f, "%ld", &maps) == 1 && maps > 0);
+  fclose(f);
+  long n = maps / 2 + 1;
+  if (n > 1000000)
+    return; /* beyond collective.ranks' range on this machine: nothing to refuse */
+  char ranks[64];
+  snprintf(ranks, sizeof ranks, "collective.ranks=%ld", n);
+  const char *args[] = {"run", "--set", "run.algorithm=collective", "--set", ranks, "--set", "model.numerics=off",
+                        "--out", "out", NULL};
+  const char *needles[] = {"vm.max_map_count", "--cfg=contexts/guard-size:0", NULL};
+  bad_input(args, needles);
+}
+END_TEST
+
 /* A small Downpour run: 2 replicas, 1 shard, 10 steps each. */
 static const char *const small[] = {"--set", "run.max_steps=10", "--set", "downpour.replicas=2", "--set",
                                     "downpour.ps_shards=1", "--set", "data.train=500", "--set", "data.test=100"};
@@ -318,6 +353,7 @@ static Suite *guards_suite(void)
   Suite *s = suite_create("guards");
   ADD_TCASE(s, "platform", test_guards_host_speed_zero, test_guards_no_route, test_guards_link_bandwidth_zero,
             test_guards_simgrid_option_named);
+  ADD_TCASE(s, "memory", test_guards_memory_refused, test_guards_stacks_refused);
   ADD_TCASE(s, "before", test_guards_out_not_writable, test_guards_expect_checked_first,
             test_guards_expect_rtol_and_verdict);
   ADD_TCASE(s, "signals", test_guards_sigint, test_guards_sigterm, test_guards_sweep_sigterm);
