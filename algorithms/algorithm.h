@@ -29,6 +29,8 @@ struct algorithm {
   size_t n_keys;
   size_t params_size;      /* sizeof its parameter struct, at most SETTINGS_PARAMS_BYTES */
 
+  const char *files;       /* its own result files, blank-separated ("pipeline.csv"), the only
+                              ones its report may add; NULL: none */
   int trains_layers;       /* it trains model.layers (a warmstart may apply) */
   int uses_data;           /* with numerics on, it needs the data set */
   int fail_stop;           /* [faults]: the first failure of one of its hosts stops the run */

@@ -1116,6 +1116,7 @@ const algorithm consensus_algorithm = {
   .section_doc = "distributed subgradient consensus (Nedic and Ozdaglar 2009, `run.algorithm = consensus`): agents, "
                  "their graph and weights, the problem, the step",
   ALGORITHM_SECTION(consensus_keys, consensus_params),
+  .files = "consensus.csv",
   .fail_stop = 1,
   .validate = validate,
   .hosts_needed = hosts_needed,

@@ -1296,6 +1296,7 @@ const algorithm pipeline_algorithm = {
                  "interleaved 1F1B, one synchronous update per step; `model.numerics` (off: timing only), "
                  "`model.dtype` (wire bytes per element) and `model.efficiency` apply",
   ALGORITHM_SECTION(pipeline_keys, pipeline_params),
+  .files = "pipeline.csv",
   .trains_layers = 1,
   .uses_data = 1,
   .fail_stop = 1,

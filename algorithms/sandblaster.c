@@ -1129,6 +1129,7 @@ const algorithm sandblaster_algorithm = {
   .section_doc = "Sandblaster L-BFGS (Dean et al. 2012): a coordinator, parameter-server shards holding every "
                  "vector, and replicas computing the full-batch gradient in portions",
   ALGORITHM_SECTION(sandblaster_keys, sandblaster_params),
+  .files = "batches.csv",
   .trains_layers = 1,
   .uses_data = 1,
   .own_stragglers = 1,

@@ -568,6 +568,12 @@ static int simulate(const scenario *sc, build *b, const engine_opts *o, int argc
   if (alg->report)
     alg->report(b->state, &cfg, m, rep);
   res.rep = rep;
+  for (size_t i = 0; i < rep->n_files; i++) { /* sim/output replaces a previous run's files by these names */
+    const char *f = alg->files ? strstr(alg->files, rep->files[i].name) : NULL;
+    size_t n = strlen(rep->files[i].name);
+    xbt_assert(f && (f == alg->files || f[-1] == ' ') && (f[n] == '\0' || f[n] == ' '),
+               "%s writes %s, which its descriptor's files do not list", alg->name, rep->files[i].name);
+  }
   res.faults = cfg.faults;
   res.bytes_total = msg_bytes_sent();
   res.hosts_used = b->needed;

@@ -2,6 +2,7 @@
 #include "sim/output.h"
 
 #include "algorithms/account.h"
+#include "algorithms/algorithm.h"
 #include "sim/fileio.h"
 
 #include <errno.h>
@@ -17,6 +18,53 @@
 #include <xbt/sysdep.h>
 
 /* ---- atomic files -------------------------------------------------------- */
+
+/* Whether dir holds a summary.json: 1 a dtsim run's, -1 another kind, 0 none. */
+static int holds_summary(const char *dir)
+{
+  char path[4200];
+  snprintf(path, sizeof path, "%s/summary.json", dir);
+  if (access(path, F_OK) != 0)
+    return 0;
+  json_t *j = json_load_file(path, 0, NULL);
+  int ours = j && json_object_get(j, "algorithm") && json_object_get(j, "scenario");
+  json_decref(j);
+  return ours ? 1 : -1;
+}
+
+/* The result files of every run (the first five) and of a traced one; with every
+ * algorithm's own (algorithm.h files), all the files a run may write. */
+static const char *const common_files[] = {"summary.json", "progress.csv", "staleness.csv", "links.csv",
+                                           "breakdown.csv", "trace.json"};
+
+static int written(const char *name, const char *const *names, size_t n)
+{
+  for (size_t i = 0; i < n; i++)
+    if (strcmp(names[i], name) == 0)
+      return 1;
+  return 0;
+}
+
+/* After a run into a folder that held another run: that run's files this one did not
+ * write go, so the folder holds one run's files only. */
+static void remove_stale(const char *dir, const char *const *names, size_t n)
+{
+  char path[4200];
+  for (size_t i = 0; i < sizeof common_files / sizeof *common_files; i++)
+    if (!written(common_files[i], names, n)) {
+      snprintf(path, sizeof path, "%s/%s", dir, common_files[i]);
+      unlink(path);
+    }
+  for (size_t a = 0; a < algorithm_count; a++)
+    for (const char *f = algorithm_registry[a]->files; f && *f; f += strcspn(f, " "), f += *f == ' ') {
+      char name[64];
+      snprintf(name, sizeof name, "%.*s", (int)strcspn(f, " "), f);
+      if (!written(name, names, n)) {
+        snprintf(path, sizeof path, "%s/%s", dir, name);
+        unlink(path);
+      }
+    }
+}
 
 /* The result folder is created only after the run; make sure now that it can be: the
  * path, or else its nearest existing ancestor, must be a directory in which a folder can
@@ -39,6 +87,10 @@ int output_dir_unusable(const char *out, char *err, size_t len)
   }
   if (!S_ISDIR(st.st_mode)) {
     snprintf(err, len, "--out %s: %s exists and is not a directory", out, p);
+    return -1;
+  }
+  if (strcmp(p, out) == 0 && holds_summary(out) < 0) {
+    snprintf(err, len, "--out %s: holds a summary.json that is not a dtsim run's; choose another folder", out);
     return -1;
   }
   char probe[4200];
@@ -260,6 +312,7 @@ static char *summary_json(const run_result *r)
 
 int output_write_all(const char *dir, const run_result *r, char *err, size_t errlen)
 {
+  int previous = holds_summary(dir) > 0;
   if (make_dirs(dir, err, errlen) != 0)
     return -1;
   char *summary = summary_json(r);
@@ -321,10 +374,20 @@ int output_write_all(const char *dir, const run_result *r, char *err, size_t err
     rc = rc ? rc : fileio_write(dir, "trace.json", b.s, b.len, err, errlen);
   }
 
+  const char **names = xbt_malloc((7 + r->rep->n_files) * sizeof *names);
+  size_t n_names = 0;
+  for (size_t i = 0; i < 5; i++)
+    names[n_names++] = common_files[i];
+  if (r->trace_ev != NULL)
+    names[n_names++] = "trace.json";
   for (size_t i = 0; i < r->rep->n_files; i++) {
     const report_file *f = &r->rep->files[i];
     rc = rc ? rc : fileio_write(dir, f->name, f->text.s ? f->text.s : "", f->text.len, err, errlen);
+    names[n_names++] = f->name;
   }
+  if (rc == 0 && previous)
+    remove_stale(dir, names, n_names);
+  xbt_free(names);
   xbt_free(b.s);
   return rc;
 }

@@ -41,8 +41,9 @@ typedef struct run_result {
 /* Creates dir if needed and writes the five result files (summary.json, progress.csv,
  * staleness.csv, links.csv, breakdown.csv) into it atomically, trace.json when
  * r->trace_ev is set, and the algorithm's own files (r->rep); summary.json holds the
- * algorithm's blocks after "status".
- * Returns 0, or -1 with one line in err. */
+ * algorithm's blocks after "status". When dir held another run (a dtsim summary.json),
+ * that run's result files this one did not write are removed afterwards; other files
+ * stay. Returns 0, or -1 with one line in err. */
 int output_write_all(const char *dir, const run_result *r, char *err, size_t errlen);
 
 /* A saved result --expect compares with: summary.json, or progress.csv or consensus.csv
@@ -68,7 +69,8 @@ int output_expect_compare(const char *dir, const output_expected *e, double rtol
 int output_expect(const char *dir, const char *expect_path, char *msg, size_t msglen);
 
 /* Whether a result folder can be created at out later: out, or else its nearest existing
- * ancestor, must be a writable directory. Returns 0, or -1 with a one-line message. */
+ * ancestor, must be a directory a folder can be made in, and out must not hold a
+ * summary.json of another kind than dtsim's. Returns 0, or -1 with a one-line message. */
 int output_dir_unusable(const char *out, char *err, size_t len);
 
 

@@ -348,6 +348,40 @@ START_TEST(test_guards_sweep_sigterm)
 }
 END_TEST
 
+START_TEST(test_guards_out_reused)
+{
+  char *dir = cli_tmpdir();
+  const char *pipe[] = {"run", "--set", "run.algorithm=pipeline", "--set", "run.max_steps=2", "--trace", "--quiet",
+                        "--out", "out", NULL};
+  ck_assert_int_eq(cli_run(dir, pipe), 0);
+  ck_assert(cli_exists(dir, "out/pipeline.csv") && cli_exists(dir, "out/trace.json"));
+  cli_write(dir, "out/notes.txt", "mine\n");
+  /* a Downpour run over it: the pipeline's files and the trace go, the user's note stays */
+  const char *args[40], *extra[] = {"--quiet", "--out", "out", NULL};
+  small_args(args, extra);
+  ck_assert_int_eq(cli_run(dir, args), 0);
+  ck_assert_msg(!cli_exists(dir, "out/pipeline.csv"), "a pipeline.csv beside a Downpour summary.json");
+  ck_assert(!cli_exists(dir, "out/trace.json"));
+  ck_assert(cli_exists(dir, "out/notes.txt") && cli_exists(dir, "out/breakdown.csv"));
+  char *sum = cli_read(dir, "out/summary.json");
+  ck_assert(strstr(sum, "\"algorithm\": \"downpour\""));
+  free(sum);
+  /* a folder whose summary.json is not a dtsim run's is refused */
+  char other[1100];
+  snprintf(other, sizeof other, "%s/other", dir);
+  ck_assert_int_eq(mkdir(other, 0777), 0);
+  cli_write(dir, "other/summary.json", "{\"results\": [1, 2]}\n");
+  const char *e2[] = {"--out", "other", NULL};
+  small_args(args, e2);
+  int rc = cli_run(dir, args);
+  char *err = cli_read(dir, "stderr");
+  ck_assert_msg(rc == 2 && cli_lines(err) == 1 && strstr(err, "not a dtsim run's"), "exit %d: %s", rc, err);
+  ck_assert(!cli_exists(dir, "other/progress.csv"));
+  free(err);
+  free(dir);
+}
+END_TEST
+
 static Suite *guards_suite(void)
 {
   Suite *s = suite_create("guards");
@@ -355,7 +389,7 @@ static Suite *guards_suite(void)
             test_guards_simgrid_option_named);
   ADD_TCASE(s, "memory", test_guards_memory_refused, test_guards_stacks_refused);
   ADD_TCASE(s, "before", test_guards_out_not_writable, test_guards_expect_checked_first,
-            test_guards_expect_rtol_and_verdict);
+            test_guards_expect_rtol_and_verdict, test_guards_out_reused);
   ADD_TCASE(s, "signals", test_guards_sigint, test_guards_sigterm, test_guards_sweep_sigterm);
   TCase *tc = tcase_create("reproduce");
   tcase_set_timeout(tc, 300);
