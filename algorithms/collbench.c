@@ -328,6 +328,9 @@ static void report_run(void *state, const run_config *cfg, metrics *m, report *r
   const collbench_setup *p = &r->setup;
   measure(r, cfg);
   rep->examples = 0;
+  rep->step_time_s = r->res.iter_s;
+  rep->step = "iteration";
+  rep->worker_role = "member";
   json_t *o = json_object();
   json_object_set_new(o, "op", json_string(coll_op_name((coll_op)p->op)));
   json_object_set_new(o, "algorithm", json_string(coll_algo_name((coll_algo)p->algo)));
@@ -356,9 +359,12 @@ static void closing(void *state, const run_config *cfg, const report_outcome *o,
 {
   (void)cfg;
   const collective_run *r = state;
+  char shares[300];
+  report_perf_text(&o->perf, 0, shares, sizeof shares);
   snprintf(line, len, "collective %s %s %s: %zu ranks, %.0f bytes, %.6g simulated s per iteration (formula %.6g), "
-           "busbw %.4g GB/s", coll_op_name((coll_op)r->setup.op), coll_algo_name((coll_algo)r->setup.algo), o->status,
-           r->setup.ranks, (double)r->p->bytes, r->res.iter_s, r->formula_s, r->busbw_gbps);
+           "busbw %.4g GB/s%s%s", coll_op_name((coll_op)r->setup.op), coll_algo_name((coll_algo)r->setup.algo),
+           o->status, r->setup.ranks, (double)r->p->bytes, r->res.iter_s, r->formula_s, r->busbw_gbps,
+           shares[0] ? "; " : "", shares);
 }
 
 static void free_run(void *state)

@@ -1069,6 +1069,9 @@ static void report_run(void *state, const run_config *cfg, metrics *m, report *r
   const consensus_run *r = state;
   const consensus_params *p = algorithm_params(cfg->sc, &consensus_algorithm);
   rep->examples = metrics_total_steps(m) * p->rows;
+  rep->step_workers = p->agents;
+  rep->step = "iteration";
+  rep->worker_role = "agent";
   const consensus_point *pt;
   size_t n = consensus_trace(r->c, &pt);
   report_text b = {0};
@@ -1083,6 +1086,25 @@ static void report_run(void *state, const run_config *cfg, metrics *m, report *r
     report_printf(&b, "\n");
   }
   report_add_file(rep, "consensus.csv", &b);
+}
+
+/* Its own measures, the last measurement's: how far the agents are from agreeing and
+ * from the optimum (there is no held-out loss or accuracy). */
+static void closing(void *state, const run_config *cfg, const report_outcome *o, char *line, size_t len)
+{
+  const consensus_run *r = state;
+  const consensus_params *p = algorithm_params(cfg->sc, &consensus_algorithm);
+  const consensus_point *pt;
+  size_t n = consensus_trace(r->c, &pt);
+  char perf[400];
+  report_perf_text(&o->perf, 1, perf, sizeof perf);
+  int k = snprintf(line, len, "consensus %s %s: %zu agents on %s, %.6g simulated s", p->async ? "async" : "sync",
+                   o->status, p->agents, p->topology, o->sim_time);
+  if (n > 0)
+    k += snprintf(line + k, len - (size_t)k, ", iteration %ld: consensus error %.4g, optimality gap %.4g",
+                  pt[n - 1].iteration, pt[n - 1].consensus_error, pt[n - 1].optimality_gap);
+  if (perf[0])
+    snprintf(line + k, len - (size_t)k, "; %s", perf);
 }
 
 static void free_run(void *state)
@@ -1125,5 +1147,6 @@ const algorithm consensus_algorithm = {
   .metrics_slots = metrics_slots,
   .deploy = deploy,
   .report = report_run,
+  .closing = closing,
   .free = free_run,
 };

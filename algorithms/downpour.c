@@ -807,8 +807,13 @@ static void deploy(void *state, const run_config *cfg, metrics *m)
 
 static void report_run(void *state, const run_config *cfg, metrics *m, report *rep)
 {
-  (void)cfg;
-  rep->examples = metrics_total_steps(m) * ((downpour_run *)state)->p->batch;
+  const downpour_params *p = ((downpour_run *)state)->p;
+  rep->examples = metrics_total_steps(m) * p->batch;
+  rep->step_workers = (size_t)p->replicas;
+  rep->step = "replica step";
+  rep->model_flops = (double)rep->examples * cfg->train_flops; /* the shards' updates are not counted */
+  rep->devices = (size_t)p->replicas * (size_t)p->partitions;
+  rep->worker_role = p->partitions > 1 ? "dpart" : "replica";
 }
 
 static void free_run(void *state)

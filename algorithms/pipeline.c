@@ -1110,6 +1110,7 @@ typedef struct pipeline_run {
   const arch *shapes;
   arch *own_shapes;
   pipeline *pl;
+  double memory_bytes;     /* the most loaded GPU's estimate (summary.json's memory_per_gpu) */
 } pipeline_run;
 
 static void *prepare(const run_config *cfg, char *err, size_t len)
@@ -1179,12 +1180,16 @@ static void pipeline3d_json(json_t *o, const pipeline_run *r, const pipeline_res
  * per stage. */
 static void report_run(void *state, const run_config *cfg, metrics *m, report *rep)
 {
-  (void)cfg;
   pipeline_run *r = state;
   const pipeline_params *p = &r->p;
   pipeline_result pr;
   pipeline_result_get(r->pl, &pr);
   rep->examples = metrics_total_steps(m) * p->microbatches * p->microbatch * (p->transformer ? (long)r->tp->dp : 1);
+  rep->step_time_s = pr.steps > 0 ? pr.makespan_s / (double)pr.steps : NAN;
+  rep->model_flops = p->transformer ? pr.model_flops : (double)rep->examples * cfg->train_flops;
+  rep->flops_time_s = pr.makespan_s;
+  rep->devices = pr.gpus;
+  rep->worker_role = "pp-device";
   json_t *o = json_object(), *split = json_array(), *stages = json_array();
   json_object_set_new(o, "schedule", json_string(pipeline_schedule_name((pipeline_schedule)p->schedule)));
   json_object_set_new(o, "stages", json_integer((json_int_t)p->stages));
@@ -1236,6 +1241,33 @@ static void report_run(void *state, const run_config *cfg, metrics *m, report *r
     report_printf(&t, "\n");
   }
   json_object_set_new(o, "per_stage", stages);
+  /* What the most loaded GPU would hold: its stage's parameters and gradients in
+   * model.dtype, the optimizer's state (dense stages apply SGD, which keeps none; 3D stages
+   * Megatron's Adam, assumed) and its peak stash, the activations kept for backward. */
+  double best = -1;
+  json_t *mem = json_object();
+  for (size_t s = 0; s < p->stages; s++) {
+    pipeline_stage_stats st;
+    pipeline_stage_get(r->pl, s, &st);
+    double eb = (double)cfg->elem_bytes;
+    double opt = p->transformer ? st.params * tensor_optimizer_bytes_per_param(cfg->elem_bytes) : 0;
+    double total = st.params * 2 * eb + opt + st.peak_stash_bytes;
+    if (total <= best)
+      continue;
+    best = total;
+    json_object_clear(mem);
+    json_object_set_new(mem, "stage", json_integer((json_int_t)s));
+    json_object_set_new(mem, "parameters", report_num(st.params));
+    json_object_set_new(mem, "parameters_bytes", report_num(st.params * eb));
+    json_object_set_new(mem, "gradients_bytes", report_num(st.params * eb));
+    json_object_set_new(mem, "optimizer", json_string(p->transformer ? "adam (assumed: the run applies no optimizer)"
+                                                                      : "sgd (no state)"));
+    json_object_set_new(mem, "optimizer_bytes", report_num(opt));
+    json_object_set_new(mem, "stash_bytes", report_num(st.peak_stash_bytes));
+    json_object_set_new(mem, "total_bytes", report_num(total));
+  }
+  r->memory_bytes = best;
+  json_object_set_new(o, "memory_per_gpu", mem);
   json_object_set_new(o, "gpus", json_integer((json_int_t)pr.gpus));
   json_object_set_new(o, "p2p_bytes", report_num(pr.p2p_bytes));
   if (p->transformer)
@@ -1247,18 +1279,26 @@ static void report_run(void *state, const run_config *cfg, metrics *m, report *r
 static void closing(void *state, const run_config *cfg, const report_outcome *o, char *line, size_t len)
 {
   pipeline_run *r = state;
-  if (!r->p.transformer) {
-    snprintf(line, len, "pipeline %s: %.6g simulated s, %ld steps, loss %.6g, accuracy %.6g", o->status, o->sim_time,
-             o->steps, o->evaluated ? o->loss : NAN, o->evaluated ? o->accuracy : NAN);
-    return;
-  }
   pipeline_result pr;
   pipeline_result_get(r->pl, &pr);
+  char perf[400], mem[32];
+  report_bytes_text(r->memory_bytes, mem, sizeof mem);
+  if (!r->p.transformer) {
+    report_perf_text(&o->perf, 1, perf, sizeof perf);
+    int n = snprintf(line, len, "pipeline %s: %.6g simulated s, %ld steps", o->status, o->sim_time, o->steps);
+    if (o->evaluated && o->has_loss)
+      n += snprintf(line + n, len - (size_t)n, ", loss %.6g", o->loss);
+    if (o->evaluated && o->has_accuracy)
+      n += snprintf(line + n, len - (size_t)n, ", accuracy %.6g", o->accuracy);
+    snprintf(line + n, len - (size_t)n, ", bubble %.4g, about %s per GPU; %s", pr.bubble_fraction, mem, perf);
+    return;
+  }
+  report_perf_text(&o->perf, 0, perf, sizeof perf);
   double peak = sg_host_get_speed(cfg->hosts[0]) * cfg->speed_factor * cfg->cores;
   snprintf(line, len, "pipeline %s: %zu x %zu x %zu GPUs (p x t x d), %.6g simulated s per step, %.4g Tflop/s per GPU "
-           "(%.3g of peak), bubble %.4g", o->status, r->p.stages, r->tp->ranks, r->tp->dp,
-           pr.steps > 0 ? pr.makespan_s / (double)pr.steps : 0, pr.tflops_per_gpu, pr.tflops_per_gpu * 1e12 / peak,
-           pr.bubble_fraction);
+           "(MFU %.3g%%), bubble %.4g, about %s per GPU%s%s", o->status, r->p.stages, r->tp->ranks, r->tp->dp,
+           pr.steps > 0 ? pr.makespan_s / (double)pr.steps : 0, pr.tflops_per_gpu, 100 * pr.tflops_per_gpu * 1e12 / peak,
+           pr.bubble_fraction, mem, perf[0] ? "; " : "", perf);
 }
 
 static void free_run(void *state)

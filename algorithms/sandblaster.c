@@ -1051,10 +1051,15 @@ static json_t *counts_json(const lbfgs_counts *c)
  * batches' backup work, the straggling replicas) and batches.csv, one row per batch. */
 static void report_run(void *state, const run_config *cfg, metrics *m, report *rep)
 {
-  (void)cfg;
   (void)m;
-  const sandblaster *sb = ((sandblaster_run *)state)->sb;
+  const sandblaster_run *run = state;
+  const sandblaster *sb = run->sb;
   rep->examples = sandblaster_examples(sb);
+  rep->step_workers = 1;
+  rep->step = "L-BFGS iteration";
+  rep->model_flops = (double)rep->examples * cfg->train_flops; /* the portions' gradients */
+  rep->devices = (size_t)run->p->replicas;
+  rep->worker_role = "sb-replica";
   lbfgs_result lr;
   sandblaster_result(sb, &lr);
   json_t *o = json_object();

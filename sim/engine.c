@@ -267,18 +267,6 @@ static const char *sg_option(const engine_opts *o, const char *name)
   return v;
 }
 
-/* bytes as "812 MB", "41.3 TB" */
-static void human_bytes(double b, char *out, size_t len)
-{
-  static const char *const units[] = {"bytes", "kB", "MB", "GB", "TB", "PB", "EB"};
-  size_t u = 0;
-  while (b >= 1000 && u + 1 < sizeof units / sizeof *units) {
-    b /= 1000;
-    u++;
-  }
-  snprintf(out, len, "%.3g %s", b, units[u]);
-}
-
 /* The algorithm's footprint (algorithm.h) and the data set, in bytes; *actors and *what
  * as the hook gives them. */
 static double footprint(const scenario *sc, const algorithm *a, size_t needed, double *actors, const char **what)
@@ -313,8 +301,8 @@ static int check_footprint(const scenario *sc, const build *b, const engine_opts
   double limit = memory_limit();
   if (bytes > limit) {
     char need[32], have[32], params[96] = "";
-    human_bytes(bytes, need, sizeof need);
-    human_bytes(limit, have, sizeof have);
+    report_bytes_text(bytes, need, sizeof need);
+    report_bytes_text(limit, have, sizeof have);
     if (a->trains_layers && sc->model.numerics)
       snprintf(params, sizeof params, "; model.layers has %.3g parameters", algorithm_layers_params(sc));
     /* would a timing-only run fit? (an algorithm that refuses one says so in validate) */
@@ -494,11 +482,52 @@ static char **simgrid_args(const engine_opts *o, int *argc)
   return argv;
 }
 
-/* The closing line's text when the algorithm has none of its own. */
+/* The closing line's text when the algorithm has none of its own: what ran, its loss and
+ * accuracy when it measures them, then the common figures (report_perf_text). */
 static void common_closing(const scenario *sc, const report_outcome *o, char *line, size_t len)
 {
-  snprintf(line, len, "%s %s: %.6g simulated s, %ld steps, loss %.6g, accuracy %.6g", sc->run.algorithm, o->status,
-           o->sim_time, o->steps, o->evaluated ? o->loss : NAN, o->evaluated ? o->accuracy : NAN);
+  int n = snprintf(line, len, "%s %s: %.6g simulated s, %ld steps", sc->run.algorithm, o->status, o->sim_time, o->steps);
+  if (o->evaluated && o->has_loss)
+    n += snprintf(line + n, len - (size_t)n, ", loss %.6g", o->loss);
+  if (o->evaluated && o->has_accuracy)
+    n += snprintf(line + n, len - (size_t)n, ", accuracy %.6g", o->accuracy);
+  char perf[400];
+  report_perf_text(&o->perf, 1, perf, sizeof perf);
+  if (perf[0])
+    snprintf(line + n, len - (size_t)n, "; %s", perf);
+}
+
+/* The "performance" block from the algorithm's report and the breakdown. */
+static void fill_perf(const run_result *res, const report *rep, const run_config *cfg, report_perf *p)
+{
+  double t = res->sim_time;
+  p->step_time_s = isfinite(rep->step_time_s) ? rep->step_time_s
+                  : rep->step_workers > 0 && res->steps > 0 ? t * (double)rep->step_workers / (double)res->steps
+                                                            : NAN;
+  p->step = rep->step;
+  p->examples_per_s = rep->examples > 0 && t > 0 ? (double)rep->examples / t : NAN;
+  double devices = (double)(rep->devices ? rep->devices : res->hosts_used);
+  double ft = isfinite(rep->flops_time_s) ? rep->flops_time_s : t;
+  p->tflops_per_device = isfinite(rep->model_flops) && ft > 0 ? rep->model_flops / ft / devices / 1e12 : NAN;
+  p->peak_tflops_per_device = sg_host_get_speed(cfg->hosts[0]) * cfg->cores * cfg->speed_factor / 1e12;
+  p->mfu = p->tflops_per_device / p->peak_tflops_per_device;
+  p->worker_role = rep->worker_role ? rep->worker_role : res->n_actors ? res->actors[0].role : NULL;
+  p->compute_pct = p->comm_pct = p->exposed_comm_pct = NAN;
+  size_t n = 0;
+  double c = 0, w = 0, x = 0;
+  for (size_t i = 0; p->worker_role && i < res->n_actors; i++)
+    if (strcmp(res->actors[i].role, p->worker_role) == 0) {
+      n++;
+      c += res->actors[i].compute_s;
+      w += res->actors[i].comm_s;
+      x += res->actors[i].exposed_comm_s;
+    }
+  if (n > 0 && t > 0) {
+    p->compute_pct = 100 * c / ((double)n * t);
+    p->comm_pct = 100 * w / ((double)n * t);
+    p->exposed_comm_pct = 100 * x / ((double)n * t);
+  } else
+    p->worker_role = NULL;
 }
 
 /* Runs the simulation and writes the results; the closing line goes into line (empty
@@ -580,6 +609,13 @@ static int simulate(const scenario *sc, build *b, const engine_opts *o, int argc
   res.status = metrics_status_name(metrics_get_status(m));
   link_stat *links = collect_links(res.sim_time, &res.n_links);
   res.n_actors = account_breakdown(res.sim_time, &res.actors);
+  fill_perf(&res, rep, &cfg, &res.perf);
+  size_t ne = metrics_n_evals(m);
+  for (size_t i = 0; i < ne; i++) { /* measured: a number in some evaluation (a diverged loss is one too) */
+    res.has_loss |= !isnan(metrics_eval_at(m, i)->loss);
+    res.has_accuracy |= !isnan(metrics_eval_at(m, i)->accuracy);
+  }
+  res.has_loss |= metrics_get_status(m) == METRICS_DIVERGED;
   if (o->trace)
     res.n_trace_ev = account_trace(&res.trace_ev);
   res.links = links;
@@ -587,10 +623,9 @@ static int simulate(const scenario *sc, build *b, const engine_opts *o, int argc
   int rc = output_write_all(o->out_dir, &res, err, ERRLEN) == 0 ? 0 : fail(err);
   interrupt_run_hold(0, rc == 0 ? o->out_dir : NULL);
   if (rc == 0 && !o->quiet) {
-    size_t ne = metrics_n_evals(m);
     const metrics_eval *last = ne ? metrics_eval_at(m, ne - 1) : NULL;
     report_outcome out = {res.status, res.sim_time, res.steps, last != NULL, last ? last->loss : NAN,
-                          last ? last->accuracy : NAN};
+                          last ? last->accuracy : NAN, res.has_loss, res.has_accuracy, res.perf};
     char line[1024];
     if (alg->closing)
       alg->closing(b->state, &cfg, &out, line, sizeof line);

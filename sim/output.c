@@ -207,8 +207,29 @@ static json_t *breakdown_json(const run_result *r)
     json_object_set_new(e, "compute_s", json_real(c / (double)n));
     json_object_set_new(e, "comm_s", json_real(w / (double)n));
     json_object_set_new(e, "exposed_comm_s", json_real(x / (double)n));
+    double pct = r->sim_time > 0 ? 100 / ((double)n * r->sim_time) : NAN;
+    json_object_set_new(e, "compute_pct", report_num(c * pct));
+    json_object_set_new(e, "comm_pct", report_num(w * pct));
+    json_object_set_new(e, "exposed_comm_pct", report_num(x * pct));
     json_object_set_new(o, role, e);
   }
+  return o;
+}
+
+/* "performance": what users compare across runs (algorithms/report.h report_perf). */
+static json_t *performance_json(const report_perf *p)
+{
+  json_t *o = json_object();
+  json_object_set_new(o, "step_time_s", report_num(p->step_time_s));
+  json_object_set_new(o, "step", json_string(p->step ? p->step : "step"));
+  json_object_set_new(o, "examples_per_s", report_num(p->examples_per_s));
+  json_object_set_new(o, "tflops_per_device", report_num(p->tflops_per_device));
+  json_object_set_new(o, "peak_tflops_per_device", report_num(p->peak_tflops_per_device));
+  json_object_set_new(o, "mfu", report_num(p->mfu));
+  json_object_set_new(o, "worker_role", p->worker_role ? json_string(p->worker_role) : json_null());
+  json_object_set_new(o, "compute_pct", report_num(p->compute_pct));
+  json_object_set_new(o, "comm_pct", report_num(p->comm_pct));
+  json_object_set_new(o, "exposed_comm_pct", report_num(p->exposed_comm_pct));
   return o;
 }
 
@@ -299,6 +320,7 @@ static char *summary_json(const run_result *r)
   json_object_set_new(root, "breakdown", breakdown_json(r));
   json_object_set_new(root, "hosts_used", json_integer((json_int_t)r->hosts_used));
   json_object_set_new(root, "status", json_string(r->status));
+  json_object_set_new(root, "performance", performance_json(&r->perf));
   const char *key;
   json_t *block;
   json_object_foreach(r->rep->blocks, key, block)
@@ -323,13 +345,15 @@ int output_write_all(const char *dir, const run_result *r, char *err, size_t err
 
   b.len = 0;
   report_printf(&b, "sim_time_s,step,loss,accuracy\n");
-  for (size_t i = 0; i < metrics_n_evals(r->m); i++) {
+  for (size_t i = 0; i < metrics_n_evals(r->m); i++) { /* what the run does not measure is an empty field */
     const metrics_eval *e = metrics_eval_at(r->m, i);
     report_double(&b, e->sim_time);
     report_printf(&b, ",%ld,", e->steps);
-    report_double(&b, e->loss);
+    if (r->has_loss)
+      report_double(&b, e->loss);
     report_printf(&b, ",");
-    report_double(&b, e->accuracy);
+    if (r->has_accuracy)
+      report_double(&b, e->accuracy);
     report_printf(&b, "\n");
   }
   rc = rc ? rc : fileio_write(dir, "progress.csv", b.s, b.len, err, errlen);

@@ -36,6 +36,8 @@ typedef struct run_result {
   const account_event *trace_ev;     /* dtsim run --trace: the timeline for trace.json, or NULL */
   size_t n_trace_ev;
   const fault_plan *faults;            /* a run with [faults] events ("faults" block), or NULL */
+  report_perf perf;                    /* the "performance" block */
+  int has_loss, has_accuracy;          /* the run measures them: else progress.csv's fields are empty */
 } run_result;
 
 /* Creates dir if needed and writes the five result files (summary.json, progress.csv,

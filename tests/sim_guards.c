@@ -266,9 +266,10 @@ static void sleep_ms(long ms)
   nanosleep(&t, NULL);
 }
 
-/* The /tmp/dtsim-XXXXXX folder holding a gpu-2012.xml of 7 hosts ("host-0-6"): the
- * temporary platform of the run below, told apart from other runs' on this machine. */
-static int find_tmp_platform(char *path, size_t len)
+/* A /tmp/dtsim-XXXXXX folder holding a gpu-2012.xml of 7 hosts ("radical 0-6"), other
+ * than `except`: the temporary platform of the run below, told apart from other runs' on
+ * this machine (and from one a killed run may have left). */
+static int find_tmp_platform(char *path, size_t len, const char *except)
 {
   DIR *d = opendir("/tmp");
   struct dirent *e;
@@ -278,6 +279,8 @@ static int find_tmp_platform(char *path, size_t len)
       continue;
     char file[300];
     snprintf(file, sizeof file, "/tmp/%s", e->d_name);
+    if (except && strcmp(file, except) == 0)
+      continue;
     char *xml = cli_read(file, "gpu-2012.xml");
     if (xml && strstr(xml, "radical=\"0-6\"")) {
       snprintf(path, len, "%s", file);
@@ -298,9 +301,10 @@ static void interrupt_run(int sig, const char *line)
   const char *args[] = {"run", "--set", "run.algorithm=sgd", "--set", "platform.preset=gpu-2012", "--set",
                         "platform.hosts=7", "--set", "run.max_sim_time=1e9", "--set", "run.eval_every=1e8",
                         "--out", "out", NULL};
+  char stale[300] = "", tmp[300] = "";
+  find_tmp_platform(stale, sizeof stale, NULL);
   pid_t pid = start_dtsim(dir, args);
-  char tmp[300] = "";
-  for (int i = 0; i < 400 && !find_tmp_platform(tmp, sizeof tmp); i++)
+  for (int i = 0; i < 400 && !find_tmp_platform(tmp, sizeof tmp, stale[0] ? stale : NULL); i++)
     sleep_ms(25);
   ck_assert_msg(tmp[0], "the run's temporary platform never appeared");
   sleep_ms(1500); /* past the pre-check: SimGrid's engine runs, with its own SIGINT handler */
