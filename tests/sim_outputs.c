@@ -198,12 +198,54 @@ START_TEST(test_outputs_performance_everywhere)
 }
 END_TEST
 
+/* The i-th (0-based) comma-separated field of line `line` (0: the header) of csv. */
+static void csv_field_at(const char *csv, int line, int i, char *out, size_t len)
+{
+  const char *p = csv;
+  for (int l = 0; l < line; l++)
+    p = strchr(p, '\n') + 1;
+  for (int k = 0; k < i; k++)
+    p = strchr(p, ',') + 1;
+  snprintf(out, len, "%.*s", (int)strcspn(p, ",\n"), p);
+}
+
+/* sweep.csv carries the performance figures, after the columns it had, and sweep.png can
+ * plot them. */
+START_TEST(test_outputs_sweep_metrics)
+{
+  char *dir = cli_tmpdir();
+  const char *args[] = {"sweep", TEST_GOLDEN_DIR "/sgd.ini", "--vary", "sgd.batch=8,16", "--plot-metric", "mfu",
+                        "--quiet", "--out", "sw", NULL};
+  int rc = cli_run(dir, args);
+  char *err = cli_read(dir, "stderr");
+  ck_assert_msg(rc == 0, "exit %d: %s", rc, err);
+  free(err);
+  char *csv = cli_read(dir, "sw/sweep.csv");
+  static const char *const cols[] = {"step_time_s", "examples_per_s", "tflops_per_device", "mfu", "compute_pct",
+                                     "comm_pct", "exposed_comm_pct"};
+  for (int c = 0; c < 7; c++) {
+    char name[64], value[64];
+    csv_field_at(csv, 0, 10 + c, name, sizeof name); /* sgd.batch, then the 9 columns it had */
+    ck_assert_str_eq(name, cols[c]);
+    csv_field_at(csv, 2, 10 + c, value, sizeof value);
+    char path[1200];
+    snprintf(path, sizeof path, "%s/sw/points/002-batch=16/summary.json", dir);
+    json_t *j = json_load_file(path, 0, NULL);
+    ck_assert_msg(strtod(value, NULL) == num(j, "performance", cols[c]), "%s: %s", cols[c], value);
+    json_decref(j);
+  }
+  ck_assert(cli_exists(dir, "sw/sweep.png"));
+  free(csv);
+  free(dir);
+}
+END_TEST
+
 static Suite *outputs_suite(void)
 {
   Suite *s = suite_create("outputs");
   ADD_TCASE(s, "measures", test_outputs_timing_only_no_nan, test_outputs_consensus_measures);
   ADD_TCASE(s, "performance", test_outputs_performance_downpour, test_outputs_mfu_is_compute_share,
-            test_outputs_tensor_memory, test_outputs_pipeline_memory);
+            test_outputs_tensor_memory, test_outputs_pipeline_memory, test_outputs_sweep_metrics);
   TCase *tc = tcase_create("everywhere");
   tcase_set_timeout(tc, 300);
   tcase_add_test(tc, test_outputs_performance_everywhere);
