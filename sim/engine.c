@@ -378,15 +378,49 @@ static sg_host_t *place_hosts(const scenario *sc, sg_host_t *all, size_t n_all, 
  * LV08 route (13.01 x 200 us) 1.356e6, the link's full 125e6 B/s times the whole
  * transfer time; under LV08 usage also includes the reverse cross traffic. Links are keyed by name, then told apart
  * by identity when names collide. */
+/* Where a link sits, from the routes of the traffic that crossed it: its distance from
+ * the nearest host on those routes, whether a route is this link alone, and which of the
+ * run's hosts sent and received across it (bitmaps over placement indices). */
+typedef struct link_track {
+  size_t min_d;
+  int direct;
+  unsigned char *src, *dst;
+} link_track;
+
 typedef struct link_acc {
   link_stat *st;
   sg_link_t *ids;
+  link_track *tr;
   size_t n, cap;
   double sim_time;
   xbt_dynar_t route;
+  const char **names; /* the run's host names sorted, for the index of a name */
+  size_t *index;      /* names[i]'s placement index */
+  size_t n_hosts;
+  unsigned char *senders;
 } link_acc;
 
-static void add_link_bytes(link_acc *acc, sg_link_t l, double bytes)
+static void bit_set(unsigned char **map, size_t n, size_t i)
+{
+  if (*map == NULL)
+    *map = xbt_malloc0((n + 7) / 8);
+  (*map)[i / 8] |= (unsigned char)(1u << (i % 8));
+}
+
+static size_t bits_count(const unsigned char *map, size_t n, size_t *lo, size_t *hi)
+{
+  size_t c = 0;
+  for (size_t i = 0; map && i < n; i++)
+    if (map[i / 8] & (1u << (i % 8))) {
+      if (c == 0)
+        *lo = i;
+      *hi = i;
+      c++;
+    }
+  return c;
+}
+
+static link_track *add_link(link_acc *acc, sg_link_t l, double bytes)
 {
   const char *name = sg_link_get_name(l);
   size_t lo = 0, hi = acc->n;
@@ -400,20 +434,34 @@ static void add_link_bytes(link_acc *acc, sg_link_t l, double bytes)
   for (size_t i = lo; i < acc->n && strcmp(acc->st[i].name, name) == 0; i++)
     if (acc->ids[i] == l) {
       acc->st[i].bytes += bytes;
-      return;
+      return &acc->tr[i];
     }
   if (acc->n == acc->cap) {
     acc->cap = acc->cap ? 2 * acc->cap : 256;
     acc->st = xbt_realloc(acc->st, acc->cap * sizeof(*acc->st));
     acc->ids = xbt_realloc(acc->ids, acc->cap * sizeof(*acc->ids));
+    acc->tr = xbt_realloc(acc->tr, acc->cap * sizeof(*acc->tr));
   }
   while (lo < acc->n && strcmp(acc->st[lo].name, name) == 0)
     lo++;
   memmove(acc->st + lo + 1, acc->st + lo, (acc->n - lo) * sizeof(*acc->st));
   memmove(acc->ids + lo + 1, acc->ids + lo, (acc->n - lo) * sizeof(*acc->ids));
-  acc->st[lo] = (link_stat){xbt_strdup(name), bytes, 0};
+  memmove(acc->tr + lo + 1, acc->tr + lo, (acc->n - lo) * sizeof(*acc->tr));
+  acc->st[lo] = (link_stat){xbt_strdup(name), bytes, 0, "", NULL, NULL};
   acc->ids[lo] = l;
+  acc->tr[lo] = (link_track){(size_t)-1, 0, NULL, NULL};
   acc->n++;
+  return &acc->tr[lo];
+}
+
+static int cmp_name(const void *a, const void *b) { return strcmp(*(const char *const *)a, *(const char *const *)b); }
+
+static size_t host_index(const link_acc *acc, sg_host_t h)
+{
+  const char *name = sg_host_get_name(h);
+  const char **p = bsearch(&name, acc->names, acc->n_hosts, sizeof *acc->names, cmp_name);
+  xbt_assert(p, "host %s carries traffic but is not one of the run's", name);
+  return acc->index[p - acc->names];
 }
 
 static void add_pair(void *ctx, sg_host_t src, sg_host_t dst, double bytes)
@@ -421,21 +469,72 @@ static void add_pair(void *ctx, sg_host_t src, sg_host_t dst, double bytes)
   link_acc *acc = ctx;
   xbt_dynar_reset(acc->route);
   sg_host_get_route(src, dst, acc->route);
+  size_t s = host_index(acc, src), d = host_index(acc, dst), len = xbt_dynar_length(acc->route);
+  bit_set(&acc->senders, acc->n_hosts, s);
   unsigned k;
   sg_link_t l;
-  xbt_dynar_foreach (acc->route, k, l)
-    add_link_bytes(acc, l, bytes);
+  xbt_dynar_foreach (acc->route, k, l) {
+    link_track *t = add_link(acc, l, bytes);
+    size_t dist = k < len - 1 - k ? k : len - 1 - k;
+    t->min_d = dist < t->min_d ? dist : t->min_d;
+    t->direct |= len == 1;
+    bit_set(&t->src, acc->n_hosts, s);
+    bit_set(&t->dst, acc->n_hosts, d);
+  }
 }
 
-static link_stat *collect_links(double sim_time, size_t *n)
+/* "host-3", or "host-0..host-39 (40 hosts)": the lowest and highest placement index. */
+static char *hosts_text(const link_acc *acc, const unsigned char *map, sg_host_t *hosts)
+{
+  size_t lo = 0, hi = 0, c = bits_count(map, acc->n_hosts, &lo, &hi);
+  char buf[600];
+  if (c == 1)
+    snprintf(buf, sizeof buf, "%s", sg_host_get_name(hosts[lo]));
+  else
+    snprintf(buf, sizeof buf, "%s..%s (%zu hosts)", sg_host_get_name(hosts[lo]), sg_host_get_name(hosts[hi]), c);
+  return xbt_strdup(buf);
+}
+
+/* Every link that carried traffic, by name, with its tier and endpoints: `direct` when a
+ * route is this link alone (a torus or ring neighbour link); `host` when it is at one end
+ * of a route (a host's NIC, a GPU's link into its node switch); `uplink` one link from a
+ * host when it carries the traffic of only some of the senders (a rack's or node's link to
+ * the next switch, either way); `core` otherwise (a star's backbone, spine links). */
+static link_stat *collect_links(double sim_time, sg_host_t *hosts, size_t n_hosts, size_t *n)
 {
   link_acc acc = {0};
   acc.route = xbt_dynar_new(sizeof(sg_link_t), NULL);
+  acc.n_hosts = n_hosts;
+  acc.names = xbt_malloc((n_hosts ? n_hosts : 1) * sizeof *acc.names);
+  acc.index = xbt_malloc((n_hosts ? n_hosts : 1) * sizeof *acc.index);
+  for (size_t i = 0; i < n_hosts; i++)
+    acc.names[i] = sg_host_get_name(hosts[i]);
+  qsort(acc.names, n_hosts, sizeof *acc.names, cmp_name);
+  for (size_t i = 0; i < n_hosts; i++) { /* names[j]'s placement index */
+    const char *name = sg_host_get_name(hosts[i]);
+    const char **p = bsearch(&name, acc.names, n_hosts, sizeof *acc.names, cmp_name);
+    acc.index[p - acc.names] = i;
+  }
   msg_traffic_foreach(add_pair, &acc);
+  size_t lo, hi, senders = bits_count(acc.senders, n_hosts, &lo, &hi);
   for (size_t i = 0; i < acc.n; i++) {
     double cap = sg_link_get_bandwidth(acc.ids[i]) * sim_time;
     acc.st[i].utilization = cap > 0 ? acc.st[i].bytes / cap : 0;
+    const link_track *t = &acc.tr[i];
+    const char *tier = t->direct ? "direct"
+                       : t->min_d == 0 ? "host"
+                       : t->min_d == 1 && bits_count(t->src, n_hosts, &lo, &hi) < senders ? "uplink"
+                                                                                            : "core";
+    snprintf(acc.st[i].tier, sizeof acc.st[i].tier, "%s", tier);
+    acc.st[i].from = hosts_text(&acc, t->src, hosts);
+    acc.st[i].to = hosts_text(&acc, t->dst, hosts);
+    xbt_free(t->src);
+    xbt_free(t->dst);
   }
+  xbt_free(acc.senders);
+  xbt_free(acc.names);
+  xbt_free(acc.index);
+  xbt_free(acc.tr);
   xbt_dynar_free(&acc.route);
   xbt_free(acc.ids);
   *n = acc.n;
@@ -607,7 +706,7 @@ static int simulate(const scenario *sc, build *b, const engine_opts *o, int argc
   res.bytes_total = msg_bytes_sent();
   res.hosts_used = b->needed;
   res.status = metrics_status_name(metrics_get_status(m));
-  link_stat *links = collect_links(res.sim_time, &res.n_links);
+  link_stat *links = collect_links(res.sim_time, cfg.hosts, cfg.n_hosts, &res.n_links);
   res.n_actors = account_breakdown(res.sim_time, &res.actors);
   fill_perf(&res, rep, &cfg, &res.perf);
   size_t ne = metrics_n_evals(m);
@@ -635,8 +734,11 @@ static int simulate(const scenario *sc, build *b, const engine_opts *o, int argc
   }
   if (rc == 0 && metrics_get_status(m) != METRICS_OK)
     rc = 1;
-  for (size_t i = 0; i < res.n_links; i++)
+  for (size_t i = 0; i < res.n_links; i++) {
     xbt_free(links[i].name);
+    xbt_free(links[i].from);
+    xbt_free(links[i].to);
+  }
   xbt_free(links);
   report_free(rep);
   msg_traffic_free();

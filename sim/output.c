@@ -184,6 +184,20 @@ static void write_trace(report_text *b, const run_result *r)
   xbt_free(host);
 }
 
+/* A CSV field, quoted (RFC 4180) when it holds a comma, a quote or a line break (a host
+ * name of the user's platform file may). */
+static void csv_field(report_text *b, const char *s)
+{
+  if (strpbrk(s, ",\"\r\n") == NULL) {
+    report_printf(b, "%s", s);
+    return;
+  }
+  report_printf(b, "\"");
+  for (; *s; s++)
+    report_printf(b, *s == '"' ? "\"\"" : "%c", *s);
+  report_printf(b, "\"");
+}
+
 /* "breakdown": per role (in order of first appearance), its actor count and the mean
  * over its actors of each time. */
 static json_t *breakdown_json(const run_result *r)
@@ -368,12 +382,16 @@ int output_write_all(const char *dir, const run_result *r, char *err, size_t err
   rc = rc ? rc : fileio_write(dir, "staleness.csv", b.s, b.len, err, errlen);
 
   b.len = 0;
-  report_printf(&b, "link,bytes,utilization\n");
+  report_printf(&b, "link,bytes,utilization,tier,from,to\n");
   for (size_t i = 0; i < r->n_links; i++) {
     report_printf(&b, "%s,", r->links[i].name);
     report_double(&b, r->links[i].bytes);
     report_printf(&b, ",");
     report_double(&b, r->links[i].utilization);
+    report_printf(&b, ",%s,", r->links[i].tier);
+    csv_field(&b, r->links[i].from ? r->links[i].from : "");
+    report_printf(&b, ",");
+    csv_field(&b, r->links[i].to ? r->links[i].to : "");
     report_printf(&b, "\n");
   }
   rc = rc ? rc : fileio_write(dir, "links.csv", b.s, b.len, err, errlen);

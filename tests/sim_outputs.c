@@ -240,12 +240,70 @@ START_TEST(test_outputs_sweep_metrics)
 }
 END_TEST
 
+/* The row of links.csv whose link is `name`, or NULL (a pointer into csv). */
+static const char *link_row(const char *csv, const char *name)
+{
+  for (const char *p = csv; p && *p; p = strchr(p, '\n'), p = p ? p + 1 : NULL)
+    if (strncmp(p, name, strlen(name)) == 0 && p[strlen(name)] == ',')
+      return p;
+  return NULL;
+}
+
+/* The row's fields from the fourth on: "tier,from,to". */
+static void row_tail(const char *row, char *out, size_t len)
+{
+  const char *p = row;
+  for (int k = 0; k < 3; k++)
+    p = strchr(p, ',') + 1;
+  snprintf(out, len, "%.*s", (int)strcspn(p, "\n"), p);
+}
+
+/* links.csv names every link by its tier and the hosts whose messages crossed it. A ring
+ * allreduce of 8 ranks on a star: host i's NIC carries i's sends (to i + 1) and the
+ * backbone everything. 60 ranks on distbelief-2012 (two racks of 40): the ring crosses
+ * racks between host-39 and host-40 and between host-59 and host-0, on rack uplinks. */
+START_TEST(test_outputs_links_named)
+{
+  char *dir = cli_tmpdir();
+  const char *gen[] = {"platform", "--hosts", "8", "--topology", "star", "-o", "star8.xml", NULL};
+  ck_assert_int_eq(cli_run(dir, gen), 0);
+  const char *star[] = {"run", "--set", "run.algorithm=collective", "--set", "collective.ranks=8", "--set",
+                        "platform.file=star8.xml", "--quiet", "--out", "a", NULL};
+  ck_assert_int_eq(cli_run(dir, star), 0);
+  char *csv = cli_read(dir, "a/links.csv"), tail[256];
+  ck_assert_msg(strncmp(csv, "link,bytes,utilization,tier,from,to\n", 36) == 0, "%.60s", csv);
+  row_tail(link_row(csv, "host_link_3_UP"), tail, sizeof tail);
+  ck_assert_str_eq(tail, "host,host-3,host-4");
+  row_tail(link_row(csv, "host_link_3_DOWN"), tail, sizeof tail);
+  ck_assert_str_eq(tail, "host,host-2,host-3");
+  row_tail(link_row(csv, "host_backbone"), tail, sizeof tail);
+  ck_assert_str_eq(tail, "core,host-0..host-7 (8 hosts),host-0..host-7 (8 hosts)");
+  free(csv);
+  const char *racks[] = {"run", "--set", "run.algorithm=collective", "--set", "collective.ranks=60", "--set",
+                         "collective.bytes=65536", "--set", "model.numerics=off", "--quiet", "--out", "b", NULL};
+  ck_assert_int_eq(cli_run(dir, racks), 0);
+  csv = cli_read(dir, "b/links.csv");
+  int uplinks = 0, crossing = 0;
+  for (const char *p = strchr(csv, '\n') + 1; *p; p = strchr(p, '\n') + 1) {
+    row_tail(p, tail, sizeof tail);
+    if (strncmp(tail, "uplink,", 7) == 0) {
+      uplinks++;
+      crossing += strcmp(tail, "uplink,host-39,host-40") == 0 || strcmp(tail, "uplink,host-59,host-0") == 0;
+    }
+  }
+  ck_assert_msg(uplinks == 4 && crossing == 4, "%d uplinks, %d on the two crossings: %s", uplinks, crossing, csv);
+  free(csv);
+  free(dir);
+}
+END_TEST
+
 static Suite *outputs_suite(void)
 {
   Suite *s = suite_create("outputs");
   ADD_TCASE(s, "measures", test_outputs_timing_only_no_nan, test_outputs_consensus_measures);
   ADD_TCASE(s, "performance", test_outputs_performance_downpour, test_outputs_mfu_is_compute_share,
-            test_outputs_tensor_memory, test_outputs_pipeline_memory, test_outputs_sweep_metrics);
+            test_outputs_tensor_memory, test_outputs_pipeline_memory, test_outputs_sweep_metrics,
+            test_outputs_links_named);
   TCase *tc = tcase_create("everywhere");
   tcase_set_timeout(tc, 300);
   tcase_add_test(tc, test_outputs_performance_everywhere);
