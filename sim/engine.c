@@ -29,6 +29,7 @@
 #include "sim/interrupt.h"
 #include "sim/output.h"
 #include "sim/platform.h"
+#include "sim/wallclock.h"
 
 #define ERRLEN 1024
 
@@ -341,16 +342,38 @@ static int check_footprint(const scenario *sc, const build *b, const engine_opts
 
 /* ---- progress -------------------------------------------------------------- */
 
+/* The progress line, at every evaluation: simulated time against run.max_sim_time, steps,
+ * loss and accuracy when measured, and the wall time left at this pace. On a terminal it
+ * is redrawn in place; elsewhere (--progress) a line every PROGRESS_EVERY wall seconds. */
+#define PROGRESS_EVERY 10.0
+
 typedef struct progress {
-  int shown;
+  int shown;      /* a line is on screen without its newline (terminal) */
+  int tty;
+  double bound;   /* run.max_sim_time */
+  double start, last; /* wall seconds at the start and at the last line */
 } progress;
 
 static void show_progress(void *ctx, double t, long steps, double loss, double acc)
 {
   progress *p = ctx;
-  fprintf(stderr, "\rdtsim: sim %.3f s  steps %ld  loss %.4f  accuracy %.4f   ", t, steps, loss, acc);
+  double now = wallclock_seconds();
+  if (!p->tty && p->last > 0 && now - p->last < PROGRESS_EVERY)
+    return;
+  p->last = now;
+  char line[256];
+  int n = snprintf(line, sizeof line, "dtsim: sim %.4g / %.4g s (%.0f%%), %ld steps", t, p->bound,
+                   100 * fmin(t / p->bound, 1), steps);
+  if (!isnan(loss))
+    n += snprintf(line + n, sizeof line - (size_t)n, ", loss %.4g", loss);
+  if (!isnan(acc))
+    n += snprintf(line + n, sizeof line - (size_t)n, ", accuracy %.4g", acc);
+  double spent = now - p->start;
+  if (t > 0 && t < p->bound && spent >= 1)
+    snprintf(line + n, sizeof line - (size_t)n, ", about %.0f s of wall time to go", spent * (p->bound - t) / t);
+  fprintf(stderr, p->tty ? "\r%s   " : "%s\n", line);
   fflush(stderr);
-  p->shown = 1;
+  p->shown = p->tty;
 }
 
 /* ---- hosts and links ------------------------------------------------------- */
@@ -677,8 +700,8 @@ static int simulate(const scenario *sc, build *b, const engine_opts *o, int argc
   cfg.faults = faulty > 0 ? &plan : NULL;
   double *slowdown = faultcfg_slowdown(sc, cfg.n_hosts);
   cfg.host_slowdown = slowdown;
-  progress prog = {0};
-  if (!o->quiet && isatty(2)) {
+  progress prog = {.tty = isatty(2), .bound = sc->run.max_sim_time, .start = wallclock_seconds()};
+  if (!o->quiet && (prog.tty || o->progress)) {
     cfg.on_eval = show_progress;
     cfg.on_eval_ctx = &prog;
   }

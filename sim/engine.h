@@ -11,6 +11,7 @@
 typedef struct engine_opts {
   const char *out_dir;   /* where the result files go */
   int quiet;             /* no progress line, no closing line */
+  int progress;          /* the progress line also when stderr is not a terminal */
   const char *expect;    /* --expect FILE, or NULL */
   const output_expected *expected; /* that file, loaded and checked before the run */
   double rtol;           /* --rtol: numbers compared within this relative tolerance */

@@ -49,7 +49,7 @@ static const char usage[] =
 
 static const char run_usage[] =
     "usage: dtsim run [SCENARIO.ini] [--set SECTION.KEY=VALUE]... [--seed N] [--out DIR]\n"
-    "                 [--quiet] [--expect FILE [--rtol R]] [--trace] [--cfg=SIMGRID_OPTION:VALUE]... [--log=...]\n"
+    "                 [--quiet] [--progress] [--expect FILE [--rtol R]] [--trace] [--cfg=SIMGRID_OPTION:VALUE]... [--log=...]\n"
     "\n"
     "Runs one simulation. Without SCENARIO.ini, the built-in default scenario runs\n"
     "(print it with 'dtsim run --print-default'). Keys are listed by 'dtsim list keys'.\n"
@@ -59,6 +59,9 @@ static const char run_usage[] =
     "  --out DIR       result folder (default ./dtsim-out); created only when the run\n"
     "                  completes; each file is written to a temporary name and renamed\n"
     "  --quiet         no progress line on stderr, no closing line on stdout\n"
+    "  --progress      the progress line also when stderr is not a terminal (a line\n"
+    "                  every 10 s of wall time: simulated time against run.max_sim_time,\n"
+    "                  steps, loss, accuracy, wall time left)\n"
     "  --expect FILE   compare this run with a saved summary.json, progress.csv or\n"
     "                  consensus.csv (checked before the run): one line saying it\n"
     "                  matches; or exit 1 and print the first differing value\n"
@@ -141,7 +144,7 @@ static int run_main(int argc, char **argv, const char *prog)
 {
   char err[ERRLEN];
   const char *path = NULL, *out = "dtsim-out", *expect = NULL, *seed = NULL, *rtol_text = NULL;
-  int quiet = 0, trace = 0;
+  int quiet = 0, trace = 0, progress = 0;
   char **sets = calloc((size_t)argc + 1, sizeof(char *));
   char **sg = calloc((size_t)argc + 2, sizeof(char *));
   int nsets = 0, nsg = 0, rc = 0;
@@ -169,6 +172,8 @@ static int run_main(int argc, char **argv, const char *prog)
       quiet = 1;
     else if (strcmp(a, "--trace") == 0)
       trace = 1;
+    else if (strcmp(a, "--progress") == 0)
+      progress = 1;
     else if (is_simgrid_opt(a))
       sg[nsg++] = argv[i];
     else if (a[0] == '-' && a[1] != '\0') {
@@ -220,7 +225,7 @@ static int run_main(int argc, char **argv, const char *prog)
     rc = bad(NULL, err);
   if (rc == 0) {
     engine_opts o = {.out_dir = out, .quiet = quiet, .expect = expect, .expected = expect ? &expected : NULL,
-                     .rtol = rtol, .trace = trace, .sg_argc = nsg, .sg_argv = sg};
+                     .rtol = rtol, .trace = trace, .progress = progress, .sg_argc = nsg, .sg_argv = sg};
     rc = engine_run(&sc, &o);
   }
   output_expect_free(&expected);

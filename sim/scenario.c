@@ -89,15 +89,17 @@ static const key_spec head_keys[] = {
   {"run", "seed", KEY_U64, FIELD(run.seed), .def = "1", .unit = "",
    .doc = "Master seed (0 to 2^64-1); every actor's random stream and the synthetic data "
           "derive from it."},
-  {"run", "max_sim_time", KEY_DOUBLE, FIELD(run.max_sim_time), .def = "3600", .unit = "s (simulated)",
-   .doc = "Stop when the simulated clock reaches this.", GT(0)},
+  {"run", "max_sim_time", KEY_DOUBLE, FIELD(run.max_sim_time), .def = "8", .unit = "s (simulated)",
+   .doc = "Stop when the simulated clock reaches this: no new step starts after it, and the steps "
+          "already under way finish, so `sim_time_s` may end a little past it (by up to one step, "
+          "or the messages in flight).", GT(0)},
   {"run", "max_steps", KEY_LONG, FIELD(run.max_steps), .def = "0", .unit = "minibatches",
    .doc = "Stop after this many minibatches per worker / replica (consensus: iterations per "
           "agent, required; sandblaster: L-BFGS iterations); 0: no limit.",
    GE(0)},
   {"run", "target_accuracy", KEY_DOUBLE, FIELD(run.target_accuracy), .def = "0", .unit = "fraction",
    .doc = "Stop when held-out accuracy reaches this; 0: no target.", GE(0), LE(1)},
-  {"run", "eval_every", KEY_DOUBLE, FIELD(run.eval_every), .def = "60", .unit = "s (simulated)",
+  {"run", "eval_every", KEY_DOUBLE, FIELD(run.eval_every), .def = "0.25", .unit = "s (simulated)",
    .doc = "Simulated time between two evaluations of held-out loss and accuracy.", GT(0)},
   /* [platform] */
   {"platform", "preset", KEY_STR, FIELD(platform.preset), .def = "distbelief-2012", .unit = "",
@@ -1593,7 +1595,8 @@ const char scenario_default_ini[] =
     "; (1 GbE, LV08), training a small MLP on synthetic-teacher data for 8 simulated\n"
     "; seconds. Simulated time comes from this MLP's own shapes; add\n"
     "; --set model.virtual=speech-42m to time DistBelief's 42M-parameter speech net.\n"
-    "; Keys left out keep their defaults (dtsim list keys).\n"
+    "; Every value here is its key's default (dtsim list keys), so an empty scenario\n"
+    "; file runs this same scenario; keys left out keep their defaults too.\n"
     "\n"
     "[run]\n"
     "algorithm = downpour\n"
@@ -1628,5 +1631,5 @@ const char scenario_default_ini[] =
     "batch = 32\n"
     "adagrad = on\n"
     "adagrad_gamma = 0.1\n"
-    "warmstart_steps = 100   ; replica 0 trains alone first (Dean et al.: warmstart)\n"
+    "warmstart_steps = 0     ; all start together (Dean et al.'s warmstart: replica 0 alone first)\n"
     "overlap = off\n";

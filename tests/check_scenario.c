@@ -94,13 +94,14 @@ START_TEST(test_scenario_defaults_valid)
   char err[ERRLEN] = "";
   scenario_defaults(&s);
   ck_assert_msg(scenario_validate(&s, NULL, err, sizeof err) == 0, "%s", err);
-  /* The values SPEC section 4 and the lead's key list give. */
+  /* The key table's defaults: the built-in scenario's (8 simulated seconds, evaluated
+   * every 0.25 s; test_scenario_default_ini_is_defaults). */
   ck_assert_str_eq(s.run.algorithm, "downpour");
   ck_assert_uint_eq(s.run.seed, 1);
-  ck_assert_double_eq(s.run.max_sim_time, 3600);
+  ck_assert_double_eq(s.run.max_sim_time, 8);
   ck_assert_int_eq(s.run.max_steps, 0);
   ck_assert_double_eq(s.run.target_accuracy, 0);
-  ck_assert_double_eq(s.run.eval_every, 60);
+  ck_assert_double_eq(s.run.eval_every, 0.25);
   ck_assert_str_eq(s.platform.preset, "distbelief-2012");
   ck_assert_str_eq(s.platform.file, "");
   ck_assert_str_eq(s.platform.placement, "packed");
@@ -161,6 +162,26 @@ START_TEST(test_scenario_default_ini_valid)
 }
 END_TEST
 
+/* An empty scenario file is the built-in scenario: every value the built-in one sets is
+ * its key's default, so `dtsim run empty.ini` and `dtsim` run the same thing. */
+START_TEST(test_scenario_default_ini_is_defaults)
+{
+  scenario d, b;
+  char err[ERRLEN] = "";
+  scenario_defaults(&d);
+  scenario_defaults(&b);
+  ck_assert_msg(scenario_load_string(&b, scenario_default_ini, "<default>", err, sizeof err) == 0, "%s", err);
+  for (size_t i = 0; i < scenario_key_count(); i++) {
+    const char *sec, *key;
+    char vd[SCENARIO_STR + 64], vb[SCENARIO_STR + 64];
+    scenario_key_at(&d, i, &sec, &key, vd, sizeof vd, NULL, NULL, NULL);
+    scenario_key_at(&b, i, NULL, NULL, vb, sizeof vb, NULL, NULL, NULL);
+    ck_assert_msg(strcmp(vd, vb) == 0, "%s.%s: the built-in scenario sets %s, its default is %s", sec, key, vb, vd);
+  }
+  ck_assert(scenario_equal(&d, &b));
+}
+END_TEST
+
 /* ---------- parse ---------- */
 
 static const char every_section[] =
@@ -171,7 +192,7 @@ static const char every_section[] =
     "max_sim_time = 12.5\n"
     "max_steps = 700\n"
     "target_accuracy = 0.9\n"
-    "eval_every = 0.25\n"
+    "eval_every = 0.5\n"
     "\n"
     "[platform]\n"
     "file = plat/my cluster.xml\n"
@@ -220,7 +241,7 @@ START_TEST(test_scenario_parse_every_section)
   ck_assert_double_eq(s.run.max_sim_time, 12.5);
   ck_assert_int_eq(s.run.max_steps, 700);
   ck_assert_double_eq(s.run.target_accuracy, 0.9);
-  ck_assert_double_eq(s.run.eval_every, 0.25);
+  ck_assert_double_eq(s.run.eval_every, 0.5);
   ck_assert_str_eq(s.platform.preset, ""); /* setting file empties the preset */
   ck_assert_str_eq(s.platform.file, "plat/my cluster.xml");
   ck_assert_int_eq(s.platform.hosts, 33);
@@ -418,7 +439,7 @@ START_TEST(test_scenario_set_round_trip)
   scenario_defaults(&a);
   ck_assert_str_eq(key_value(&a, "sgd", "lr", buf, sizeof buf), "0.05");
   ck_assert_str_eq(key_value(&a, "model", "numerics", buf, sizeof buf), "on");
-  ck_assert_str_eq(key_value(&a, "run", "max_sim_time", buf, sizeof buf), "3600");
+  ck_assert_str_eq(key_value(&a, "run", "max_sim_time", buf, sizeof buf), "8");
 }
 END_TEST
 
@@ -730,6 +751,7 @@ Suite *scenario_suite(void)
   tcase_add_test(tc, test_scenario_defaults_valid);
   tcase_add_test(tc, test_scenario_defaults_cover_every_field);
   tcase_add_test(tc, test_scenario_default_ini_valid);
+  tcase_add_test(tc, test_scenario_default_ini_is_defaults);
   suite_add_tcase(s, tc);
   tc = tcase_create("parse");
   tcase_add_test(tc, test_scenario_parse_every_section);
