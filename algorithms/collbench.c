@@ -248,6 +248,10 @@ static int validate(const scenario *sc, const void *params, char *why, size_t le
              coll_op_name((coll_op)p->op), coll_algo_name(own), coll_algo_name((coll_algo)p->algorithm));
   else if (p->root >= p->ranks)
     snprintf(why, len, "collective.root: %zu is not a member of %zu ranks", p->root, p->ranks);
+  else if (p->op != COLL_BCAST && p->op != COLL_REDUCE &&
+           key_changed(collective_keys, sizeof collective_keys / sizeof collective_keys[0], p, "root"))
+    snprintf(why, len, "collective.root: has no effect on %s, which has no root (broadcast and reduce have one)",
+             coll_op_name((coll_op)p->op));
   else if (sc->model.numerics && elems > COLL_NUMERIC_MAX / (long)p->ranks)
     snprintf(why, len, "collective.bytes: a numeric run of %zu ranks x %ld elements holds more than 2^26 doubles "
              "twice; set model.numerics = off for a timing-only run", p->ranks, elems);

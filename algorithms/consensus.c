@@ -853,7 +853,7 @@ static const key_spec consensus_keys[] = {
           "`star` (agent 0 in the centre), `erdos-renyi` (G(m, p)), `geometric` (m points uniform in "
           "the unit square, joined within `radius`), or `edgelist:PATH` (lines `i j`, 0-based). Random "
           "graphs are drawn from `run.seed`; a disconnected graph is an error.",
-   .check = check_topology},
+   .check = check_topology, .paths = "edgelist:"},
   {"consensus", "grid_rows", KEY_LONG, KEY_FIELD(consensus_params, grid_rows), .def = "0", .unit = "agents",
    .doc = "`grid` and `torus`: rows of the lattice, which must divide `agents`; 0: the most square "
           "shape (the largest divisor of m up to sqrt(m)).",
@@ -876,7 +876,7 @@ static const key_spec consensus_keys[] = {
           "((I + Metropolis)/2), `max-degree` (1/(1 + d_max)), `uniform` (1/(1 + d_i), regular "
           "graphs only), or `matrix:PATH` (m lines of m numbers). Each must be doubly stochastic "
           "within 1e-12 and zero off the graph's edges.",
-   .check = check_weights},
+   .check = check_weights, .paths = "matrix:"},
   {"consensus", "objective", KEY_CHOICE, KEY_FIELD(consensus_params, objective), .def = "least-squares", .unit = "",
    .doc = "Each agent's f_i on its shard (A_i, b_i): `least-squares` 1/2 ||A_i x - b_i||^2, `l1` "
           "||A_i x - b_i||_1, `hinge` sum_j max(0, 1 - b_j a_j.x); plus lambda/(2m) ||x||^2. The "
@@ -908,7 +908,16 @@ static int validate(const scenario *sc, const void *params, char *why, size_t le
 {
   const consensus_params *p = params;
   int tv = p->q < 1, grid = strcmp(p->topology, "grid") == 0 || strcmp(p->topology, "torus") == 0;
-  if (sc->run.max_steps == 0)
+  size_t nk = sizeof consensus_keys / sizeof consensus_keys[0];
+  const char *unused = !grid && key_changed(consensus_keys, nk, p, "grid_rows")                     ? "grid_rows"
+                       : strcmp(p->topology, "erdos-renyi") != 0 && key_changed(consensus_keys, nk, p, "p") ? "p"
+                       : strcmp(p->topology, "geometric") != 0 && key_changed(consensus_keys, nk, p, "radius")
+                           ? "radius"
+                           : NULL;
+  if (unused)
+    snprintf(why, len, "consensus.%s: has no effect with consensus.topology = %s (grid_rows shapes grid and torus, p "
+             "erdos-renyi, radius geometric)", unused, p->topology);
+  else if (sc->run.max_steps == 0)
     snprintf(why, len, "run.max_steps: consensus runs a fixed number of iterations per agent: set it "
              "(run.max_sim_time also bounds a run)");
   else if (!sc->model.numerics)

@@ -1065,6 +1065,17 @@ static int validate(const scenario *sc, const void *params, char *why, size_t le
   }
   if (tf && tensor_validate(sc, tp, why, len) != 0)
     return -1;
+  size_t nk = sizeof pipeline_keys / sizeof pipeline_keys[0];
+  if (tf && key_changed(pipeline_keys, nk, p, "microbatch")) {
+    snprintf(why, len, "pipeline.microbatch: has no effect with pipeline.model = transformer, whose microbatch is "
+             "tensor.microbatch sequences");
+    return -1;
+  }
+  if (!tf && key_changed(pipeline_keys, nk, p, "scatter_gather")) {
+    snprintf(why, len, "pipeline.scatter_gather: has no effect on dense stages (pipeline.model = dense): it splits a "
+             "transformer stage boundary over its tensor ranks");
+    return -1;
+  }
   size_t counts[SETTINGS_MAX_LAYERS];
   int n = strcmp(p->split_text, "balanced") == 0 ? 0 : key_sizes_parse(p->split_text, counts, SETTINGS_MAX_LAYERS);
   long sum = 0;

@@ -740,7 +740,6 @@ static const key_spec tensor_keys[] = {
   {"tensor", "microbatches", KEY_LONG, KEY_FIELD(tensor_params, microbatches), .def = "1", .unit = "microbatches",
    .doc = "Microbatches per step, each forward then backward through every layer (gradients accumulate).",
    KEY_GE(1)},
-  {"tensor", "steps", KEY_LONG, KEY_FIELD(tensor_params, steps), .def = "1", .unit = "steps", .doc = "Steps to run.", KEY_GE(1)},
   {"tensor", "sequence_parallel", KEY_BOOL, KEY_FIELD(tensor_params, seqpar), .def = "off", .unit = "",
    .doc = "`on`: sequence parallelism (LayerNorm and residuals on sequence shards; allgather before and "
           "reduce-scatter after each parallel block instead of allreduce; `seq` divisible by `ranks`)."},
@@ -857,6 +856,7 @@ int tensor_check_mem_bw(const tensor_params *p, const run_config *cfg, char *err
 }
 
 typedef struct tensor_run {
+  tensor_params own;   /* the section, with steps from run.max_steps */
   const tensor_params *p;
   tensor *t;
   tensor_result r;
@@ -869,7 +869,9 @@ static void *prepare(const run_config *cfg, char *err, size_t len)
   (void)err;
   (void)len;
   tensor_run *r = xbt_malloc0(sizeof(*r));
-  r->p = algorithm_params(cfg->sc, &tensor_algorithm);
+  r->own = *(const tensor_params *)algorithm_params(cfg->sc, &tensor_algorithm);
+  r->own.steps = cfg->max_steps > 0 ? cfg->max_steps : 1; /* run.max_steps (tensor.steps, its old name); 0: one */
+  r->p = &r->own;
   return r;
 }
 

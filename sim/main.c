@@ -74,12 +74,15 @@ static const char run_usage[] =
     "                  and communication wait, every message sent; for short runs\n"
     "\n"
     "Outputs: summary.json, progress.csv (sim_time_s,step,loss,accuracy),\n"
-    "staleness.csv (staleness,count), links.csv (link,bytes,utilization), breakdown.csv\n"
+    "staleness.csv (staleness,count), links.csv (link,bytes,utilization,tier,from,to), breakdown.csv\n"
     "(actor,role,host,compute_s,comm_s,exposed_comm_s: seconds computing, blocked on\n"
     "communication, and blocked while nothing computed on its host); consensus runs\n"
     "add consensus.csv (iteration,sim_time_s,consensus_error,optimality_gap), sandblaster\n"
     "runs batches.csv (one row per batch: time, portions, backup copies, examples),\n"
-    "pipeline runs pipeline.csv (one row per stage: busy and idle time, peak stash).\n";
+    "pipeline runs pipeline.csv (one row per stage: busy and idle time, peak stash).\n"
+    "Units: seconds are simulated; a collective's algbw_gbps and busbw_gbps are GB/s (10^9\n"
+    "bytes/s, as nccl-tests), not gigabits; a run ends past run.max_sim_time by the steps\n"
+    "under way, which finish.\n";
 
 static const char list_usage[] =
     "usage: dtsim list [keys]\n"

@@ -140,6 +140,14 @@ static json_t *scenario_json(const scenario *sc)
     }
     json_object_set_new(sec, key, json_string(value));
   }
+  /* an old name still in use, with its key's value, so scripts reading it go on working */
+  for (size_t i = 0; i < scenario_alias_count(); i++) {
+    const char *section, *key, *to_section, *to_key;
+    scenario_alias_at(i, &section, &key, &to_section, &to_key);
+    json_t *to = json_object_get(json_object_get(root, to_section), to_key), *sec = json_object_get(root, section);
+    if (to && sec)
+      json_object_set(sec, key, to);
+  }
   return root;
 }
 
