@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <signal.h>
 #include <jansson.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -351,6 +352,16 @@ static char *fig3_readme(const job *jobs, size_t n, size_t n_models, int quick)
   fputs(fig3_calibration, f);
   fclose(f);
   return text;
+}
+
+int reproduce_gp_block(char *buf, size_t len, const char *name, const double *x, const double *y, size_t n)
+{
+  size_t k = (size_t)snprintf(buf, len, "$%s << EOD\n", name);
+  for (size_t i = 0; i < n; i++)
+    if (!isnan(y[i]))
+      k += (size_t)snprintf(buf + (k < len ? k : len), k < len ? len - k : 0, "%.17g %.17g\n", x[i], y[i]);
+  k += (size_t)snprintf(buf + (k < len ? k : len), k < len ? len - k : 0, "EOD\n");
+  return (int)k;
 }
 
 int reproduce_plot(const char *dir, const char *name, const char *script, char *err, size_t len)

@@ -10,6 +10,7 @@
 
 #include "check_util.h"
 #include "cli_util.h"
+#include "sim/reproduce.h"
 
 /* Relative agreement of figures computed two ways from the same doubles (a few roundings). */
 #define SAME_FIGURE_RTOL 1e-12
@@ -297,6 +298,44 @@ START_TEST(test_outputs_links_named)
 }
 END_TEST
 
+/* Width and height of a PNG, from its IHDR chunk. */
+static void png_size(const char *path, unsigned *w, unsigned *h)
+{
+  unsigned char b[24] = {0};
+  FILE *f = fopen(path, "rb");
+  ck_assert_msg(f && fread(b, 1, 24, f) == 24, "%s", path);
+  fclose(f);
+  *w = (unsigned)b[16] << 24 | (unsigned)b[17] << 16 | (unsigned)b[18] << 8 | b[19];
+  *h = (unsigned)b[20] << 24 | (unsigned)b[21] << 16 | (unsigned)b[22] << 8 | b[23];
+}
+
+/* The plots draw the formula (the collectives' "paper") beside dtsim for both panels, with
+ * the legends outside the plots (the canvas widened for them); the shared helper writes a
+ * paper's numbers as a datablock, skipping what the paper leaves empty. */
+START_TEST(test_outputs_reproduction_plots)
+{
+  char buf[256];
+  const double x[] = {1, 2, 3}, y[] = {10, NAN, 0.25};
+  int n = reproduce_gp_block(buf, sizeof buf, "paper", x, y, 3);
+  ck_assert_str_eq(buf, "$paper << EOD\n1 10\n3 0.25\nEOD\n");
+  ck_assert_int_eq(n, (int)strlen(buf));
+  ck_assert_msg(strstr(REPRODUCE_GP_KEY, "outside"), "%s", REPRODUCE_GP_KEY);
+  char *dir = cli_tmpdir();
+  const char *args[] = {"reproduce", "collectives", "--quick", "--quiet", "--out", "q", NULL};
+  ck_assert_int_eq(cli_run(dir, args), 0);
+  char png[1100];
+  snprintf(png, sizeof png, "%s/q/collectives.png", dir);
+  unsigned w, h;
+  png_size(png, &w, &h);
+  ck_assert_msg(w == 1800 && h == 640, "%ux%u", w, h);
+  char *readme = cli_read(dir, "q/README.md");
+  ck_assert_msg(strstr(readme, "the formula's (dashed, busbw x sim_time_s / formula_s)") &&
+                    strstr(readme, "the legends are\noutside the plots"), "%s", readme);
+  free(readme);
+  free(dir);
+}
+END_TEST
+
 static Suite *outputs_suite(void)
 {
   Suite *s = suite_create("outputs");
@@ -304,6 +343,7 @@ static Suite *outputs_suite(void)
   ADD_TCASE(s, "performance", test_outputs_performance_downpour, test_outputs_mfu_is_compute_share,
             test_outputs_tensor_memory, test_outputs_pipeline_memory, test_outputs_sweep_metrics,
             test_outputs_links_named);
+  ADD_TCASE(s, "plots", test_outputs_reproduction_plots);
   TCase *tc = tcase_create("everywhere");
   tcase_set_timeout(tc, 300);
   tcase_add_test(tc, test_outputs_performance_everywhere);
