@@ -11,6 +11,7 @@
 #include "algorithms/downpour.h"
 #include "algorithms/sgd.h"
 #include "sim/scenario.h"
+#include "check_util.h"
 
 #define ERRLEN 1024
 
@@ -51,7 +52,7 @@ static int scenario_equal(const scenario *a, const scenario *b)
 #define DPW(s) ((downpour_params *)algorithm_params_mut(&(s), &downpour_algorithm))
 
 /* Keys in all: the common sections' and every registered algorithm's. */
-#define N_FIELDS 121 /* tensor.steps became an old name of run.max_steps */
+#define N_FIELDS 123 /* tensor.steps became an old name of run.max_steps */
 
 /* Writes text to a fresh file under /tmp; path receives its name. */
 static void write_temp(const char *text, char *path, size_t len)
@@ -94,8 +95,9 @@ START_TEST(test_scenario_defaults_valid)
   char err[ERRLEN] = "";
   scenario_defaults(&s);
   ck_assert_msg(scenario_validate(&s, NULL, err, sizeof err) == 0, "%s", err);
-  /* The key table's defaults: the built-in scenario's (8 simulated seconds, evaluated
-   * every 0.25 s; test_scenario_default_ini_is_defaults). */
+  /* The documented defaults (sim/README.md, Key reference), which are the built-in
+   * scenario's (8 simulated seconds, evaluated every 0.25 s;
+   * test_scenario_default_ini_is_defaults). */
   ck_assert_str_eq(s.run.algorithm, "downpour");
   ck_assert_uint_eq(s.run.seed, 1);
   ck_assert_double_eq(s.run.max_sim_time, 8);
@@ -717,7 +719,7 @@ START_TEST(test_scenario_reference_table)
 }
 END_TEST
 
-/* [faults] stragglers = FRACTION:SLOWDOWN (SPEC 4), and what Sandblaster needs. */
+/* [faults] stragglers = FRACTION:SLOWDOWN, and what Sandblaster needs. */
 START_TEST(test_scenario_faults)
 {
   scenario s;
@@ -792,11 +794,4 @@ Suite *scenario_suite(void)
   return s;
 }
 
-int main(void)
-{
-  SRunner *sr = srunner_create(scenario_suite());
-  srunner_run_all(sr, CK_NORMAL);
-  int failed = srunner_ntests_failed(sr);
-  srunner_free(sr);
-  return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
-}
+CHECK_MAIN(scenario_suite)
