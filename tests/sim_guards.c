@@ -228,12 +228,14 @@ START_TEST(test_guards_reproduce_check_found_first)
   char *err = cli_read(dir, "stderr");
   ck_assert_msg(strstr(err, "done") == NULL, "runs started: %s", err);
   free(err);
+#ifndef DTSIM_SANITIZE /* 81 runs take minutes under ASan's thread contexts: Release only */
   /* from a folder that is not the source tree, the committed CSV is still found */
   const char *quick[] = {"reproduce", "collectives", "--quick", "--check", "--quiet", NULL};
   int rc = cli_run(dir, quick);
   err = cli_read(dir, "stderr");
   ck_assert_msg(rc == 0, "exit %d: %s", rc, err);
   free(err);
+#endif
   free(dir);
 }
 END_TEST
