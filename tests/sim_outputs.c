@@ -298,6 +298,7 @@ START_TEST(test_outputs_links_named)
 }
 END_TEST
 
+#ifndef DTSIM_SANITIZE
 /* Width and height of a PNG, from its IHDR chunk. */
 static void png_size(const char *path, unsigned *w, unsigned *h)
 {
@@ -308,6 +309,7 @@ static void png_size(const char *path, unsigned *w, unsigned *h)
   *w = (unsigned)b[16] << 24 | (unsigned)b[17] << 16 | (unsigned)b[18] << 8 | b[19];
   *h = (unsigned)b[20] << 24 | (unsigned)b[21] << 16 | (unsigned)b[22] << 8 | b[23];
 }
+#endif
 
 /* The plots draw the formula (the collectives' "paper") beside dtsim for both panels, with
  * the legends outside the plots (the canvas widened for them); the shared helper writes a
