@@ -29,6 +29,7 @@
 #include "sim/interrupt.h"
 #include "sim/output.h"
 #include "sim/platform.h"
+#include "sim/progress.h"
 #include "sim/wallclock.h"
 
 #define ERRLEN 1024
@@ -353,6 +354,7 @@ typedef struct progress {
   int shown;      /* a line is on screen without its newline (terminal) */
   int tty;
   double bound;   /* run.max_sim_time */
+  int step_bounded; /* run.max_steps may end the run before it */
   double start, last; /* wall seconds at the start and at the last line */
 } progress;
 
@@ -364,15 +366,9 @@ static void show_progress(void *ctx, double t, long steps, double loss, double a
     return;
   p->last = now;
   char line[256];
-  int n = snprintf(line, sizeof line, "dtsim: sim %.4g / %.4g s (%.0f%%), %ld steps", t, p->bound,
-                   100 * fmin(t / p->bound, 1), steps);
-  if (!isnan(loss))
-    n += snprintf(line + n, sizeof line - (size_t)n, ", loss %.4g", loss);
-  if (!isnan(acc))
-    n += snprintf(line + n, sizeof line - (size_t)n, ", accuracy %.4g", acc);
-  double spent = now - p->start;
-  if (t > 0 && t < p->bound && spent >= 1)
-    snprintf(line + n, sizeof line - (size_t)n, ", about %.0f s of wall time to go", spent * (p->bound - t) / t);
+  progress_point pt = {.t = t, .bound = p->bound, .step_bounded = p->step_bounded, .steps = steps,
+                       .loss = loss, .acc = acc, .spent = now - p->start};
+  progress_line(line, sizeof line, &pt);
   fprintf(stderr, p->tty ? "\r%s   " : "%s\n", line);
   fflush(stderr);
   p->shown = p->tty;
@@ -702,7 +698,8 @@ static int simulate(const scenario *sc, build *b, const engine_opts *o, int argc
   cfg.faults = faulty > 0 ? &plan : NULL;
   double *slowdown = faultcfg_slowdown(sc, cfg.n_hosts);
   cfg.host_slowdown = slowdown;
-  progress prog = {.tty = isatty(2), .bound = sc->run.max_sim_time, .start = wallclock_seconds()};
+  progress prog = {.tty = isatty(2), .bound = sc->run.max_sim_time, .step_bounded = sc->run.max_steps > 0,
+                   .start = wallclock_seconds()};
   if (!o->quiet && (prog.tty || o->progress)) {
     cfg.on_eval = show_progress;
     cfg.on_eval_ctx = &prog;

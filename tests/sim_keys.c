@@ -9,8 +9,8 @@
 #include "cli_util.h"
 
 /* The progress line off a terminal with --progress: the simulated time against the bound,
- * the steps; without --progress nothing on stderr. An empty file runs with the built-in
- * scenario's bound of 8 s. */
+ * the steps; without --progress nothing on stderr, and the same result files. An empty file
+ * runs with the built-in scenario's bound of 8 s. */
 START_TEST(test_keys_empty_file_and_progress)
 {
   char *dir = cli_tmpdir();
@@ -27,6 +27,9 @@ START_TEST(test_keys_empty_file_and_progress)
   err = cli_read(dir, "stderr");
   ck_assert_msg(strcmp(err, "") == 0, "stderr is not a terminal: %s", err);
   free(err);
+  /* the line's wall-clock estimate reaches stderr alone: the result files are the same */
+  const char *files[] = {"summary.json", "progress.csv", "breakdown.csv"};
+  cli_assert_same_files(dir, "out", "out2", files, sizeof files / sizeof *files);
   json_t *j = NULL;
   const char *empty[] = {"run", "empty.ini", "--set", "run.max_steps=3", "--quiet", "--out", "e", NULL};
   j = cli_summary(dir, empty, "e");
