@@ -142,6 +142,12 @@ static int is_simgrid_opt(const char *a)
   return strncmp(a, "--cfg=", 6) == 0 || strncmp(a, "--log=", 6) == 0;
 }
 
+/* An option word, never an option's value: `--out --quiet` is an --out without its value. */
+static int is_option(const char *a)
+{
+  return a[0] == '-' && a[1] == '-' && a[2] != '\0';
+}
+
 /* `dtsim run ...`; argv[0] is "run" (or "dtsim" for the bare default run). */
 static int run_main(int argc, char **argv, const char *prog)
 {
@@ -154,7 +160,7 @@ static int run_main(int argc, char **argv, const char *prog)
   sg[nsg++] = (char *)prog;
   for (int i = 1; i < argc && rc == 0; i++) {
     const char *a = argv[i];
-    int has_next = i + 1 < argc;
+    int has_next = i + 1 < argc && !is_option(argv[i + 1]); /* `--out --quiet` would write into ./--quiet */
     if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
       fputs(run_usage, stdout);
       rc = -1;

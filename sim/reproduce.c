@@ -579,6 +579,13 @@ static void committed_dir(const char *results, const char *out, int all, const c
     snprintf(dir, len, "%s/results/%s", DTSIM_SOURCE_DIR, name);
 }
 
+/* Whether argv[i] has a value after it: an option word is never one (`--out --quick` would
+ * write into ./--quick). */
+static int has_value(int argc, char **argv, int i)
+{
+  return i + 1 < argc && strncmp(argv[i + 1], "--", 2) != 0;
+}
+
 int reproduce_main(int argc, char **argv)
 {
   const char *name = NULL, *out = NULL, *results = NULL;
@@ -595,11 +602,11 @@ int reproduce_main(int argc, char **argv)
       o.check = 1;
     else if (strcmp(argv[i], "--quiet") == 0)
       o.quiet = 1;
-    else if (strcmp(argv[i], "--out") == 0 && i + 1 < argc)
+    else if (strcmp(argv[i], "--out") == 0 && has_value(argc, argv, i))
       out = argv[++i];
-    else if (strcmp(argv[i], "--results") == 0 && i + 1 < argc)
+    else if (strcmp(argv[i], "--results") == 0 && has_value(argc, argv, i))
       results = argv[++i];
-    else if (strcmp(argv[i], "--jobs") == 0 && i + 1 < argc) {
+    else if (strcmp(argv[i], "--jobs") == 0 && has_value(argc, argv, i)) {
       char *end;
       n_par = strtol(argv[++i], &end, 10);
       if (*end || n_par < 1)

@@ -1058,7 +1058,8 @@ int sweep_main(int argc, char **argv)
   size_t nd = 0;
   for (int i = 1; i < argc && rc == 0; i++) {
     const char *a = argv[i];
-    int has_next = i + 1 < argc;
+    /* an option word is never an option's value: `--out --quiet` would write into ./--quiet */
+    int has_next = i + 1 < argc && strncmp(argv[i + 1], "--", 2) != 0;
     if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
       fputs(usage, stdout);
       rc = -1;

@@ -219,6 +219,25 @@ START_TEST(test_guards_expect_rtol_and_verdict)
 }
 END_TEST
 
+/* An option word is never an option's value: `--out --quiet` is refused before the run
+ * (it ran to the end into a folder ./--quiet), in run, sweep and reproduce alike. */
+START_TEST(test_guards_option_as_value)
+{
+  char *dir = cli_tmpdir();
+  cli_write(dir, "s.ini", "[run]\nmax_sim_time = 0.01\n");
+  const char *run[] = {"run", "s.ini", "--out", "--quiet", NULL};
+  cli_assert_bad_input(dir, run, "dtsim run: unknown or incomplete option '--out'");
+  const char *expect[] = {"run", "s.ini", "--expect", "--quiet", "--out", "out", NULL};
+  cli_assert_bad_input(dir, expect, "dtsim run: unknown or incomplete option '--expect'");
+  const char *sweep[] = {"sweep", "s.ini", "--vary", "run.max_sim_time=0.01,0.02", "--out", "--quiet", NULL};
+  cli_assert_bad_input(dir, sweep, "dtsim sweep: unknown or incomplete option '--out'");
+  const char *repro[] = {"reproduce", "collectives", "--quick", "--out", "--quiet", NULL};
+  cli_assert_bad_input(dir, repro, "dtsim reproduce: unknown or incomplete option '--out'");
+  ck_assert_msg(!cli_exists(dir, "--quiet"), "a folder --quiet was written");
+  free(dir);
+}
+END_TEST
+
 START_TEST(test_guards_reproduce_check_found_first)
 {
   char *dir = cli_tmpdir();
@@ -394,7 +413,7 @@ static Suite *guards_suite(void)
   ADD_TCASE(s, "platform", test_guards_host_speed_zero, test_guards_no_route, test_guards_link_bandwidth_zero,
             test_guards_simgrid_option_named);
   ADD_TCASE(s, "memory", test_guards_memory_refused, test_guards_stacks_refused);
-  ADD_TCASE(s, "before", test_guards_out_not_writable, test_guards_expect_checked_first,
+  ADD_TCASE(s, "before", test_guards_option_as_value, test_guards_out_not_writable, test_guards_expect_checked_first,
             test_guards_expect_rtol_and_verdict, test_guards_out_reused);
   ADD_TCASE(s, "signals", test_guards_sigint, test_guards_sigterm, test_guards_sweep_sigterm);
   TCase *tc = tcase_create("reproduce");
