@@ -35,6 +35,8 @@ struct algorithm {
   int uses_data;           /* with numerics on, it needs the data set */
   int fail_stop;           /* [faults]: the first failure of one of its hosts stops the run */
   int own_stragglers;      /* it draws [faults] stragglers itself (not the engine's host slowdowns) */
+  const char *loss_name;   /* what the loss it records is, for the progress line ("gap");
+                              NULL: "loss", the held-out loss */
 
   /* Checks its keys together and against the common sections; 0, or -1 with one line in
    * msg that starts with the key at fault ("sgd.partitions: ..."). */

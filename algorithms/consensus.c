@@ -1149,6 +1149,7 @@ const algorithm consensus_algorithm = {
   ALGORITHM_SECTION(consensus_keys, consensus_params),
   .files = "consensus.csv",
   .fail_stop = 1,
+  .loss_name = "gap", /* the optimality gap it records as progress.csv's loss */
   .validate = validate,
   .hosts_needed = hosts_needed,
   .footprint = footprint,

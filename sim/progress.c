@@ -25,7 +25,7 @@ void progress_line(char *buf, size_t len, const progress_point *p)
   int n = snprintf(buf, len, "dtsim: sim %.4g / %.4g s (%.0f%%), %ld steps", p->t, p->bound,
                    100 * fmin(p->t / p->bound, 1), p->steps);
   if (!isnan(p->loss))
-    n += snprintf(at(buf, len, n), room(len, n), ", loss %.4g", p->loss);
+    n += snprintf(at(buf, len, n), room(len, n), ", %s %.4g", p->loss_name ? p->loss_name : "loss", p->loss);
   if (!isnan(p->acc))
     n += snprintf(at(buf, len, n), room(len, n), ", accuracy %.4g", p->acc);
   if (p->t > 0 && p->t < p->bound && p->spent >= PROGRESS_MIN_SPENT)

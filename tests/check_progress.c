@@ -24,7 +24,8 @@ START_TEST(test_progress_estimate)
 }
 END_TEST
 
-/* What the run does not measure is not shown (a timing-only run, consensus's accuracy). */
+/* What the run does not measure is not shown (a timing-only run, consensus's accuracy); the
+ * loss goes by its algorithm's name. */
 START_TEST(test_progress_unmeasured)
 {
   char line[256];
@@ -34,6 +35,10 @@ START_TEST(test_progress_unmeasured)
   p.loss = 0.25;
   progress_line(line, sizeof line, &p);
   ck_assert_str_eq(line, "dtsim: sim 4 / 8 s (50%), 7 steps, loss 0.25, about 3 s of wall time to go");
+  /* consensus records its optimality gap as the loss: the line names it so */
+  p.loss_name = "gap";
+  progress_line(line, sizeof line, &p);
+  ck_assert_str_eq(line, "dtsim: sim 4 / 8 s (50%), 7 steps, gap 0.25, about 3 s of wall time to go");
 }
 END_TEST
 

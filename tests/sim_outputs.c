@@ -74,6 +74,14 @@ START_TEST(test_outputs_consensus_measures)
   char *csv = cli_read(dir, "out/progress.csv");
   ck_assert_msg(strstr(csv, "nan") == NULL, "accuracy is not measured: an empty field, %s", csv);
   free(csv);
+  /* its progress line (--progress, off a terminal) names the gap, never a loss or accuracy */
+  const char *prog[] = {"run", TEST_GOLDEN_DIR "/consensus-sync.ini", "--progress", "--out", "p", NULL};
+  ck_assert_int_eq(cli_run(dir, prog), 0);
+  char *err = cli_read(dir, "stderr");
+  ck_assert_msg(strstr(err, "dtsim: sim ") && strstr(err, " steps, gap ") && !strstr(err, "loss") &&
+                    !strstr(err, "accuracy"),
+                "%s", err);
+  free(err);
   /* 9 agents x 60 iterations: an iteration takes sim_time / 60 */
   ck_assert(near(num(j, "performance", "step_time_s"), num(j, "sim_time_s", NULL) / 60));
   ck_assert_str_eq(json_string_value(at(j, "performance", "worker_role")), "agent");
