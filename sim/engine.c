@@ -354,7 +354,7 @@ typedef struct progress {
   int shown;      /* a line is on screen without its newline (terminal) */
   int tty;
   double bound;   /* run.max_sim_time */
-  int step_bounded; /* run.max_steps may end the run before it */
+  int may_end_sooner; /* run.max_steps or a target may end the run before it */
   const char *loss_name; /* the algorithm's name for its loss; NULL: "loss" */
   double start, last; /* wall seconds at the start and at the last line */
 } progress;
@@ -367,7 +367,7 @@ static void show_progress(void *ctx, double t, long steps, double loss, double a
     return;
   p->last = now;
   char line[256];
-  progress_point pt = {.t = t, .bound = p->bound, .step_bounded = p->step_bounded, .steps = steps,
+  progress_point pt = {.t = t, .bound = p->bound, .may_end_sooner = p->may_end_sooner, .steps = steps,
                        .loss = loss, .acc = acc, .loss_name = p->loss_name, .spent = now - p->start};
   progress_line(line, sizeof line, &pt);
   fprintf(stderr, p->tty ? "\r%s   " : "%s\n", line);
@@ -699,7 +699,8 @@ static int simulate(const scenario *sc, build *b, const engine_opts *o, int argc
   cfg.faults = faulty > 0 ? &plan : NULL;
   double *slowdown = faultcfg_slowdown(sc, cfg.n_hosts);
   cfg.host_slowdown = slowdown;
-  progress prog = {.tty = isatty(2), .bound = sc->run.max_sim_time, .step_bounded = sc->run.max_steps > 0,
+  progress prog = {.tty = isatty(2), .bound = sc->run.max_sim_time,
+                   .may_end_sooner = sc->run.max_steps > 0 || sc->run.target_accuracy > 0,
                    .loss_name = alg->loss_name, .start = wallclock_seconds()};
   if (!o->quiet && (prog.tty || o->progress)) {
     cfg.on_eval = show_progress;

@@ -30,5 +30,5 @@ void progress_line(char *buf, size_t len, const progress_point *p)
     n += snprintf(at(buf, len, n), room(len, n), ", accuracy %.4g", p->acc);
   if (p->t > 0 && p->t < p->bound && p->spent >= PROGRESS_MIN_SPENT)
     snprintf(at(buf, len, n), room(len, n), "%s about %.0f s of wall time to go",
-             p->step_bounded ? ", at most" : ",", p->spent * (p->bound - p->t) / p->t);
+             p->may_end_sooner ? ", at most" : ",", p->spent * (p->bound - p->t) / p->t);
 }

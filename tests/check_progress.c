@@ -16,11 +16,11 @@ START_TEST(test_progress_estimate)
   progress_point p = {.t = 2, .bound = 8, .steps = 100, .loss = 0.5, .acc = 0.9, .spent = 10};
   progress_line(line, sizeof line, &p);
   ck_assert_str_eq(line, "dtsim: sim 2 / 8 s (25%), 100 steps, loss 0.5, accuracy 0.9, about 30 s of wall time to go");
-  /* run.max_steps may end the run before the bound: the estimate is then an upper bound */
-  p.step_bounded = 1;
+  /* run.max_steps or a target may end the run before the bound: the estimate is then an upper bound */
+  p.may_end_sooner = 1;
   progress_line(line, sizeof line, &p);
-  ck_assert_str_eq(line,
-                   "dtsim: sim 2 / 8 s (25%), 100 steps, loss 0.5, accuracy 0.9, at most about 30 s of wall time to go");
+  ck_assert_str_eq(line, "dtsim: sim 2 / 8 s (25%), 100 steps, loss 0.5, accuracy 0.9, "
+                         "at most about 30 s of wall time to go");
 }
 END_TEST
 
