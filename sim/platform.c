@@ -15,6 +15,7 @@
 #include "sim/platform.h"
 
 #include "sim/fileio.h"
+#include "models/gemm.h"
 
 #include <errno.h>
 #include <limits.h>
@@ -30,6 +31,8 @@
 
 #include <simgrid/engine.h>
 #include <simgrid/host.h>
+#include <simgrid/link.h>
+#include <xbt/dynar.h>
 #include <xbt/sysdep.h>
 
 /* SimGrid keeps host ids in int; far beyond what one process simulates anyway. */
@@ -176,10 +179,22 @@ static void fill_gpu_nodes(size_t hosts, size_t per_node, size_t default_nodes, 
   spec->name = "gpu";
 }
 
+/* The share of an SM's peak cuBLAS's GEMM main loop sustains on a full tile: the kernel
+ * model's one fitted number per GPU, fitted on the largest of Baidu DeepBench's V100 GEMMs
+ * (8448 x 48000 x 2816, 107.6 Tflop/s; `dtsim reproduce gemm` fits it again and checks the
+ * other 159 rows with it), to 4 digits. The A100 takes the V100's (ASSUMPTION: DeepBench has
+ * no A100 results). */
+#define CUBLAS_GEMM_EFF 0.8631
+
 /* Megatron-LM (Shoeybi et al. 2019): up to 32 DGX-2H of 16 V100 each; 125 Tflop/s fp16
  * tensor-core peak per V100 (NVIDIA's V100 SXM3 figure, of which Megatron's 39 Tflop/s
  * is 30%); 900 GB/s of HBM2 per V100 (NVIDIA's V100 datasheet); 0.5 us per NVSwitch link
- * and 1 us per IB link are ASSUMPTIONS. */
+ * and 1 us per IB link are ASSUMPTIONS. The V100's 80 SMs (NVIDIA's Volta whitepaper), its
+ * L2 at 2,155 GB/s (measured: Jia et al. 2018, arXiv 1804.06826, Table 3.1), 7 us per
+ * kernel (the floor of Baidu DeepBench's V100 GEMM times: 8 us for 512 x 16 x 512, whose
+ * data takes 0.6 us). NCCL reaches 0.8 of NVLink's line rate (25 GB/s per link and
+ * direction carry ~20 GB/s of 128-byte payloads: the NCCL maintainers, NVIDIA/nccl-tests
+ * issue 149) and 12 of a 100 Gb/s NIC's 12.5 GB/s (nccl-tests issue 119). */
 static void fill_dgx2h(size_t hosts, platform_spec *spec)
 {
   fill_gpu_nodes(hosts, 16, 32, spec);
@@ -189,11 +204,23 @@ static void fill_dgx2h(size_t hosts, platform_spec *spec)
   spec->lat = 0.5e-6;
   spec->node_bw = 8 * 100e9 / 8;
   spec->node_lat = 1e-6;
+  spec->gpu_sms = 80;
+  spec->gpu_gemm_eff = CUBLAS_GEMM_EFF;
+  spec->gpu_l2_bw = 2155e9;
+  spec->gpu_launch = 7e-6;
+  spec->bw_eff = 20.0 / 25;
+  spec->node_bw_eff = 12 / 12.5;
 }
 
 /* PTD-P (Narayanan et al. 2021): Selene, 8 A100 80GB per node, 312 Tflop/s fp16 peak,
- * 2,039 GB/s of HBM2e (NVIDIA's A100 80GB SXM datasheet), NVSwitch, 8 x 200 Gb/s HDR IB per node in a (non-blocking) 3-level fat tree; 8 nodes
- * (64 GPUs) by default; latencies as dgx2h (ASSUMPTIONS). */
+ * 2,039 GB/s of HBM2e (NVIDIA's A100 80GB SXM datasheet), NVSwitch, 8 x 200 Gb/s HDR IB per
+ * node in a (non-blocking) 3-level fat tree; 8 nodes (64 GPUs) by default; latencies as
+ * dgx2h (ASSUMPTIONS). The A100's 108 SMs (NVIDIA's A100 whitepaper); its L2 the V100's
+ * measured 2,155 GB/s times the whitepaper's ratio of L2 read bandwidth (5,120 against 2,048
+ * bytes per clock, at 1,410 against 1,530 MHz: 4.965e12); 7 us per kernel as the V100 (ASSUMPTION:
+ * DeepBench has no A100 results). NCCL reaches ~230 of NVSwitch's 300 GB/s on A100 (the
+ * NCCL maintainers, nccl-tests issue 149) and 24 of a 200 Gb/s NIC's 25 GB/s (issue 119). */
+#define A100_L2_BW 4.965e12 /* 2155e9 x (5120 x 1410) / (2048 x 1530), to 4 digits */
 static void fill_selene(size_t hosts, platform_spec *spec)
 {
   fill_gpu_nodes(hosts, 8, 8, spec);
@@ -203,6 +230,12 @@ static void fill_selene(size_t hosts, platform_spec *spec)
   spec->lat = 0.5e-6;
   spec->node_bw = 8 * 200e9 / 8;
   spec->node_lat = 1e-6;
+  spec->gpu_sms = 108;
+  spec->gpu_gemm_eff = CUBLAS_GEMM_EFF;
+  spec->gpu_l2_bw = A100_L2_BW;
+  spec->gpu_launch = 7e-6;
+  spec->bw_eff = 230.0 / 300;
+  spec->node_bw_eff = 24 / 25.0;
 }
 
 static const preset presets[] = {
@@ -419,17 +452,31 @@ static int valid_name(const char *s)
   return 1;
 }
 
-/* Closes a <cluster> element whose attributes are written: with mem_bw, a property every
- * host of the cluster gets (SimGrid copies a cluster's properties to its hosts). */
+/* Closes a <cluster> element whose attributes are written: with mem_bw or a GPU
+ * description, properties every host of the cluster gets (SimGrid copies a cluster's
+ * properties to its hosts). */
 static void end_cluster(const platform_spec *spec, FILE *out, const char *indent)
 {
-  if (!(spec->mem_bw > 0)) {
+  const char *names[] = {"mem_bw", "gpu_sms", "gpu_gemm_eff", "gpu_l2_bw", "gpu_launch"};
+  double values[] = {spec->mem_bw, (double)spec->gpu_sms, spec->gpu_sms ? spec->gpu_gemm_eff : 0,
+                     spec->gpu_sms ? spec->gpu_l2_bw : 0, spec->gpu_sms ? spec->gpu_launch : 0};
+  int any = spec->gpu_sms > 0 && spec->gpu_tiles != NULL;
+  for (size_t i = 0; i < sizeof values / sizeof *values; i++)
+    any |= values[i] > 0;
+  if (!any) {
     fputs("/>\n", out);
     return;
   }
-  char num[64];
-  fmt_num(num, sizeof num, spec->mem_bw);
-  fprintf(out, ">\n%s  <prop id=\"mem_bw\" value=\"%s\"/>\n%s</cluster>\n", indent, num, indent);
+  fputs(">\n", out);
+  for (size_t i = 0; i < sizeof values / sizeof *values; i++)
+    if (values[i] > 0) {
+      char num[64];
+      fmt_num(num, sizeof num, values[i]);
+      fprintf(out, "%s  <prop id=\"%s\" value=\"%s\"/>\n", indent, names[i], num);
+    }
+  if (spec->gpu_sms > 0 && spec->gpu_tiles != NULL)
+    fprintf(out, "%s  <prop id=\"gpu_tiles\" value=\"%s\"/>\n", indent, spec->gpu_tiles);
+  fprintf(out, "%s</cluster>\n", indent);
 }
 
 /* One cluster per node (hosts on private split-duplex links and no backbone: the node's
@@ -466,7 +513,14 @@ static int write_gpu_nodes(const platform_spec *spec, FILE *out, char *err, size
   fprintf(out, "  <!-- Written by dtsim platform. %zu nodes x %zu GPUs = %zu hosts", nodes, g, nodes * g);
   if (nodes * g != spec->hosts)
     fprintf(out, " (%zu asked, rounded up to whole nodes)", spec->hosts);
-  fprintf(out, "; host %s-i is GPU i %% %zu of node i / %zu. -->\n", name, g, g);
+  fprintf(out, "; host %s-i is GPU i %% %zu of node i / %zu", name, g, g);
+  if (spec->bw_eff > 0 || spec->node_bw_eff > 0) {
+    char a[64], b[64];
+    fmt_num(a, sizeof a, spec->bw_eff > 0 ? spec->bw_eff : 1);
+    fmt_num(b, sizeof b, spec->node_bw_eff > 0 ? spec->node_bw_eff : 1);
+    fprintf(out, "; link bandwidths are what collectives reach: GPU links x %s, node links x %s of nominal", a, b);
+  }
+  fputs(". -->\n", out);
   fprintf(out, "  <config>\n    <prop id=\"network/model\" value=\"%s\"/>\n"
                "    <prop id=\"network/crosstraffic\" value=\"0\"/>\n  </config>\n",
           spec->network_model ? spec->network_model : GEN_MODEL);
@@ -497,8 +551,46 @@ static int write_gpu_nodes(const platform_spec *spec, FILE *out, char *err, size
   return 0;
 }
 
-int platform_write(const platform_spec *spec, FILE *out, char *err, size_t errlen)
+/* bw x eff, to a whole byte/s when that is at least 1 kB/s (230/300 of 300e9 is 230e9, not
+ * 230e9 and 3e-5). */
+static double link_times(double bw, double eff)
 {
+  double v = bw * eff;
+  return v >= 1e3 ? nearbyint(v) : v;
+}
+
+/* The spec as written: link bandwidths times their efficiencies. */
+static void effective_links(const platform_spec *in, platform_spec *out)
+{
+  *out = *in;
+  if (in->bw_eff > 0)
+    out->bw = link_times(in->bw, in->bw_eff);
+  if (in->node_bw_eff > 0)
+    out->node_bw = link_times(in->node_bw, in->node_bw_eff);
+}
+
+int platform_write(const platform_spec *nominal, FILE *out, char *err, size_t errlen)
+{
+  platform_spec eff;
+  const platform_spec *spec = &eff;
+  gemm_device tiles;
+  if (!(nominal->bw_eff >= 0 && nominal->bw_eff <= 1) || !(nominal->node_bw_eff >= 0 && nominal->node_bw_eff <= 1)) {
+    set_err(err, errlen, "link efficiencies must be in (0, 1]");
+    return -1;
+  }
+  if (nominal->gpu_sms > 0 && (!(nominal->gpu_l2_bw >= 0) || !isfinite(nominal->gpu_l2_bw) ||
+                               !(nominal->gpu_gemm_eff >= 0 && nominal->gpu_gemm_eff <= 1) ||
+                               !(nominal->gpu_launch >= 0) || !isfinite(nominal->gpu_launch) ||
+                               (nominal->gpu_tiles && gemm_tiles_parse(nominal->gpu_tiles, &tiles) != 0))) {
+    set_err(err, errlen, "bad GPU description (GEMM efficiency in (0, 1], L2 bandwidth and launch time >= 0, tiles "
+            "such as 256x128,128x128)");
+    return -1;
+  }
+  if (nominal->gpu_sms > 0 && !(nominal->mem_bw > 0)) {
+    set_err(err, errlen, "a GPU description needs the memory bandwidth (--mem-bw)");
+    return -1;
+  }
+  effective_links(nominal, &eff);
   const char *model = spec->network_model ? spec->network_model : GEN_MODEL;
   const char *name = spec->name ? spec->name : "host";
   char num[64];
@@ -589,6 +681,7 @@ int platform_write(const platform_spec *spec, FILE *out, char *err, size_t errle
 /* ---------------------------------------------------------------- pre-check */
 
 #define CHECK_ERR_MAX 65536
+#define CHECK_MSG_MAX 512
 
 static void child_crash(int sig)
 {
@@ -603,10 +696,92 @@ static void catch_crashes(const struct sigaction *sa)
     sigaction(sigs[i], sa, NULL);
 }
 
+/* The hosts a run uses, as the engine places them: the first `needed` in file order
+ * (packed), or spread evenly over all of them. */
+void platform_place(sg_host_t *all, size_t n_all, size_t needed, int spread, sg_host_t *used)
+{
+  for (size_t i = 0; i < needed; i++)
+    used[i] = all[spread ? i * n_all / needed : i];
+}
+
+/* Up to this many hosts, routes are checked between every ordered pair; above, between
+ * each host and CHECK_HUBS hosts spread evenly over the placement, both ways, and between
+ * neighbours in placement order (about 34 lookups per host). A lookup costs 0.5 to 2 us
+ * (every pair of a 1,000-host fat tree: 0.5 to 2.3 s on a loaded 2-core machine; the
+ * scale runs use 10,000 hosts). */
+#define CHECK_ALL_PAIRS_MAX 256
+#define CHECK_HUBS 16
+
+/* One route of the run: empty (SimGrid aborts at the first message: "no connecting
+ * path") or crossing a link of no bandwidth (SimGrid's solver aborts: "The Impossible
+ * Did Happen") is a problem, written into msg. */
+static int route_bad(sg_host_t a, sg_host_t b, xbt_dynar_t route, char *msg, size_t len)
+{
+  xbt_dynar_reset(route);
+  sg_host_get_route(a, b, route);
+  if (xbt_dynar_is_empty(route)) {
+    snprintf(msg, len, "no route from host %s to host %s, two hosts the run uses", sg_host_get_name(a),
+             sg_host_get_name(b));
+    return 1;
+  }
+  unsigned k;
+  sg_link_t l;
+  xbt_dynar_foreach (route, k, l)
+    if (!(sg_link_get_bandwidth(l) > 0)) {
+      snprintf(msg, len, "link %s on the route from host %s to host %s has bandwidth %g", sg_link_get_name(l),
+               sg_host_get_name(a), sg_host_get_name(b), sg_link_get_bandwidth(l));
+      return 1;
+    }
+  return 0;
+}
+
+/* What SimGrid would abort on once the run starts, for the hosts it uses: a host of no
+ * speed, an unroutable pair of hosts, a route over a link of no bandwidth. Returns 0, or
+ * 1 with the problem in msg. */
+static int check_use(const char *path, const platform_use *use, char *msg, size_t len)
+{
+  sg_host_t *all;
+  size_t n_all = platform_hosts_in_order(path, &all);
+  if (use->needed == 0 || n_all < use->needed) { /* the caller reports too few hosts */
+    xbt_free(all);
+    return 0;
+  }
+  size_t n = use->needed;
+  sg_host_t *h = xbt_malloc(n * sizeof *h);
+  platform_place(all, n_all, n, use->spread, h);
+  int bad = 0;
+  for (size_t i = 0; i < n && !bad; i++)
+    if (!(sg_host_get_speed(h[i]) > 0) || sg_host_core_count(h[i]) < 1) {
+      snprintf(msg, len, "host %s has a speed of %g flop/s on %d cores; the run computes on it (host %zu of the %zu "
+               "it uses)", sg_host_get_name(h[i]), sg_host_get_speed(h[i]), sg_host_core_count(h[i]), i + 1, n);
+      bad = 1;
+    }
+  xbt_dynar_t route = xbt_dynar_new(sizeof(sg_link_t), NULL);
+  if (n <= CHECK_ALL_PAIRS_MAX) {
+    for (size_t i = 0; i < n && !bad; i++)
+      for (size_t j = 0; j < n && !bad; j++)
+        bad = i != j && route_bad(h[i], h[j], route, msg, len);
+  } else {
+    for (size_t i = 0; i < n && !bad; i++) {
+      for (size_t k = 0; k < CHECK_HUBS && !bad; k++) {
+        size_t hub = k * n / CHECK_HUBS;
+        bad = hub != i && (route_bad(h[hub], h[i], route, msg, len) || route_bad(h[i], h[hub], route, msg, len));
+      }
+      if (!bad && i > 0)
+        bad = route_bad(h[i - 1], h[i], route, msg, len) || route_bad(h[i], h[i - 1], route, msg, len);
+    }
+  }
+  xbt_dynar_free(&route);
+  xbt_free(h);
+  xbt_free(all);
+  return bad;
+}
+
 /* In the child: load the platform with the caller's SimGrid options; report the host
- * count through res_fd. A crash (SimGrid aborts on a bad file) becomes _exit(70), which
- * leaves no core dump even where core_pattern pipes to a crash collector. */
-static void check_child(const char *path, int argc, char **argv, int res_fd, int err_fd)
+ * count through res_fd, then (with use) 'k' or 'e' and a problem of the hosts it uses.
+ * A crash (SimGrid aborts on a bad file) becomes _exit(70), which leaves no core dump
+ * even where core_pattern pipes to a crash collector. */
+static void check_child(const char *path, int argc, char **argv, const platform_use *use, int res_fd, int err_fd)
 {
   static char prog[] = "dtsim", quiet[] = "--log=root.thresh:error", no_loc[] = "--log=no_loc";
   struct rlimit no_core = {0, 0};
@@ -633,10 +808,19 @@ static void check_child(const char *path, int argc, char **argv, int res_fd, int
   char stage = 'i'; /* options accepted; a failure after this is the file's */
   if (write(res_fd, &stage, 1) != 1)
     _exit(71);
+  if (path == NULL) /* options only */
+    _exit(0);
   simgrid_load_platform(path);
   long count = (long)sg_host_count();
-  ssize_t w = write(res_fd, &count, sizeof count);
-  _exit(w == (ssize_t)sizeof count ? 0 : 71);
+  if (write(res_fd, &count, sizeof count) != (ssize_t)sizeof count)
+    _exit(71);
+  if (use) {
+    char msg[CHECK_MSG_MAX] = "";
+    char verdict = check_use(path, use, msg, sizeof msg) ? 'e' : 'k';
+    if (write(res_fd, &verdict, 1) != 1 || write(res_fd, msg, sizeof msg) != (ssize_t)sizeof msg)
+      _exit(71);
+  }
+  _exit(0);
 }
 
 /* Drops "[0.000000] [category/PRIORITY] " prefixes of SimGrid's log lines. */
@@ -678,7 +862,155 @@ static const char *pick_error_line(char *buf)
   return parse ? parse : uncaught ? uncaught : critical ? critical : last;
 }
 
-long platform_check(const char *path, int argc, char **argv, char *err, size_t errlen)
+/* What the child reported: its stage ('i': the options were accepted), the host count,
+ * the verdict on the hosts the run uses ('k', 'e' with msg, or 0 when not asked), the
+ * wait status and its stderr (malloc'ed). */
+typedef struct child_report {
+  char stage, verdict;
+  long count;
+  int status;
+  char msg[CHECK_MSG_MAX];
+  char *text;
+} child_report;
+
+static int read_full(int fd, void *buf, size_t n)
+{
+  size_t got = 0;
+  while (got < n) {
+    ssize_t r = read(fd, (char *)buf + got, n - got);
+    if (r < 0 && errno == EINTR)
+      continue;
+    if (r <= 0)
+      return -1;
+    got += (size_t)r;
+  }
+  return 0;
+}
+
+/* Forks the checking child (path NULL: the options only) and collects its report.
+ * Returns 0, or -1 with err set when no child could be started. */
+static int run_child(const char *path, int argc, char **argv, const platform_use *use, child_report *cr, char *err,
+                     size_t errlen)
+{
+  const char *what = path ? path : "SimGrid options";
+  memset(cr, 0, sizeof *cr);
+  cr->count = -1;
+  int res[2], errp[2];
+  if (pipe(res) != 0) {
+    set_err(err, errlen, "%s: cannot check: pipe: %s", what, strerror(errno));
+    return -1;
+  }
+  if (pipe(errp) != 0) {
+    set_err(err, errlen, "%s: cannot check: pipe: %s", what, strerror(errno));
+    close(res[0]), close(res[1]);
+    return -1;
+  }
+  fflush(stdout);
+  fflush(stderr);
+  pid_t pid = fork();
+  if (pid < 0) {
+    set_err(err, errlen, "%s: cannot check: fork: %s", what, strerror(errno));
+    close(res[0]), close(res[1]), close(errp[0]), close(errp[1]);
+    return -1;
+  }
+  if (pid == 0) {
+    close(res[0]);
+    close(errp[0]);
+    check_child(path, argc, argv, use, res[1], errp[1]);
+  }
+  close(res[1]);
+  close(errp[1]);
+
+  /* Drain stderr to EOF before waiting, so a chatty child never blocks on a full pipe. */
+  cr->text = xbt_malloc(CHECK_ERR_MAX + 1);
+  size_t len = 0;
+  for (;;) {
+    char chunk[4096];
+    ssize_t r = read(errp[0], chunk, sizeof chunk);
+    if (r < 0 && errno == EINTR)
+      continue;
+    if (r <= 0)
+      break;
+    size_t keep = (size_t)r < CHECK_ERR_MAX - len ? (size_t)r : CHECK_ERR_MAX - len;
+    memcpy(cr->text + len, chunk, keep);
+    len += keep;
+  }
+  cr->text[len] = '\0';
+  close(errp[0]);
+
+  if (read_full(res[0], &cr->stage, 1) == 0 && cr->stage == 'i' && path) {
+    if (read_full(res[0], &cr->count, sizeof cr->count) != 0)
+      cr->count = -1;
+    else if (use && (read_full(res[0], &cr->verdict, 1) != 0 || read_full(res[0], cr->msg, sizeof cr->msg) != 0))
+      cr->verdict = 0;
+    cr->msg[sizeof cr->msg - 1] = '\0';
+  }
+  close(res[0]);
+  while (waitpid(pid, &cr->status, 0) < 0 && errno == EINTR)
+    ;
+  return 0;
+}
+
+/* The child's most telling line when it failed. */
+static const char *child_failure(child_report *cr, char *why, size_t len)
+{
+  const char *line = pick_error_line(cr->text);
+  if (line && *line)
+    return line;
+  if (WIFSIGNALED(cr->status))
+    snprintf(why, len, "the SimGrid loader died of signal %d", WTERMSIG(cr->status));
+  else
+    snprintf(why, len, "the SimGrid loader failed (status %d)",
+             WIFEXITED(cr->status) ? WEXITSTATUS(cr->status) : -1);
+  return why;
+}
+
+static int child_ok(const child_report *cr)
+{
+  return WIFEXITED(cr->status) && WEXITSTATUS(cr->status) == 0;
+}
+
+/* The option a SimGrid complaint is about: each --cfg= or --log= is tried alone; the
+ * first one that fails alone, or NULL. */
+static const char *guilty_option(int argc, char **argv)
+{
+  for (int i = 1; i < argc; i++) {
+    char *one[] = {argc > 0 ? argv[0] : "dtsim", argv[i], NULL};
+    child_report cr;
+    char e[64];
+    if (run_child(NULL, 2, one, NULL, &cr, e, sizeof e) != 0)
+      return NULL;
+    int bad = !child_ok(&cr) || cr.stage != 'i';
+    xbt_free(cr.text);
+    if (bad)
+      return argv[i];
+  }
+  return NULL;
+}
+
+int platform_check_options(int argc, char **argv, char *err, size_t errlen)
+{
+  child_report cr;
+  if (argc <= 1)
+    return 0;
+  if (run_child(NULL, argc, argv, NULL, &cr, err, errlen) != 0)
+    return -1;
+  if (child_ok(&cr) && cr.stage == 'i') {
+    xbt_free(cr.text);
+    return 0;
+  }
+  char why[96];
+  const char *line = child_failure(&cr, why, sizeof why);
+  const char *opt = guilty_option(argc, argv);
+  if (opt)
+    set_err(err, errlen, "%s: SimGrid refuses this option: %s", opt, line);
+  else
+    set_err(err, errlen, "SimGrid refuses these options: %s", line);
+  xbt_free(cr.text);
+  return -1;
+}
+
+long platform_check_use(const char *path, int argc, char **argv, const platform_use *use, char *err, size_t errlen)
 {
   FILE *f = fopen(path, "r");
   if (!f) {
@@ -695,92 +1027,32 @@ long platform_check(const char *path, int argc, char **argv, char *err, size_t e
   }
   fclose(f);
 
-  int res[2], errp[2];
-  if (pipe(res) != 0) {
-    set_err(err, errlen, "%s: cannot check: pipe: %s", path, strerror(errno));
+  child_report cr;
+  if (run_child(path, argc, argv, use, &cr, err, errlen) != 0)
     return -1;
-  }
-  if (pipe(errp) != 0) {
-    set_err(err, errlen, "%s: cannot check: pipe: %s", path, strerror(errno));
-    close(res[0]), close(res[1]);
-    return -1;
-  }
-  fflush(stdout);
-  fflush(stderr);
-  pid_t pid = fork();
-  if (pid < 0) {
-    set_err(err, errlen, "%s: cannot check: fork: %s", path, strerror(errno));
-    close(res[0]), close(res[1]), close(errp[0]), close(errp[1]);
-    return -1;
-  }
-  if (pid == 0) {
-    close(res[0]);
-    close(errp[0]);
-    check_child(path, argc, argv, res[1], errp[1]);
-  }
-  close(res[1]);
-  close(errp[1]);
-
-  /* Drain stderr to EOF before waiting, so a chatty child never blocks on a full pipe. */
-  char *text = xbt_malloc(CHECK_ERR_MAX + 1);
-  size_t len = 0;
-  for (;;) {
-    char chunk[4096];
-    ssize_t r = read(errp[0], chunk, sizeof chunk);
-    if (r < 0 && errno == EINTR)
-      continue;
-    if (r <= 0)
-      break;
-    size_t keep = (size_t)r < CHECK_ERR_MAX - len ? (size_t)r : CHECK_ERR_MAX - len;
-    memcpy(text + len, chunk, keep);
-    len += keep;
-  }
-  text[len] = '\0';
-  close(errp[0]);
-
-  char stage = 0;
-  long count = -1;
-  size_t got = 0;
-  while (read(res[0], &stage, 1) < 0 && errno == EINTR)
-    ;
-  while (stage == 'i' && got < sizeof count) {
-    ssize_t r = read(res[0], (char *)&count + got, sizeof count - got);
-    if (r < 0 && errno == EINTR)
-      continue;
-    if (r <= 0)
-      break;
-    got += (size_t)r;
-  }
-  close(res[0]);
-
-  int status = 0;
-  while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
-    ;
-  if (WIFEXITED(status) && WEXITSTATUS(status) == 0 && got == sizeof count) {
-    xbt_free(text);
-    if (count <= 0) {
+  long rc = -1;
+  if (child_ok(&cr) && cr.count >= 0 && (!use || cr.verdict)) {
+    if (cr.count == 0)
       set_err(err, errlen, "%s: platform declares no hosts", path);
-      return -1;
-    }
-    return count;
-  }
-
-  const char *line = pick_error_line(text);
-  char why[64];
-  if (!line || !*line) {
-    if (WIFSIGNALED(status))
-      snprintf(why, sizeof why, "the SimGrid loader died of signal %d", WTERMSIG(status));
+    else if (cr.verdict == 'e')
+      set_err(err, errlen, "%s: %s", path, cr.msg);
     else
-      snprintf(why, sizeof why, "the SimGrid loader failed (status %d)",
-               WIFEXITED(status) ? WEXITSTATUS(status) : -1);
-    line = why;
+      rc = cr.count;
+  } else {
+    char why[96];
+    const char *line = child_failure(&cr, why, sizeof why);
+    if (cr.stage == 'i')
+      set_err(err, errlen, "%s: malformed platform: %s", path, line);
+    else
+      set_err(err, errlen, "%s: cannot load with these SimGrid options: %s", path, line);
   }
-  if (stage == 'i')
-    set_err(err, errlen, "%s: malformed platform: %s", path, line);
-  else
-    set_err(err, errlen, "%s: cannot load with these SimGrid options: %s", path, line);
-  xbt_free(text);
-  return -1;
+  xbt_free(cr.text);
+  return rc;
+}
+
+long platform_check(const char *path, int argc, char **argv, char *err, size_t errlen)
+{
+  return platform_check_use(path, argc, argv, NULL, err, errlen);
 }
 
 /* ---------------------------------------------------------------- hosts in file order */
@@ -1054,6 +1326,15 @@ static void platform_usage(FILE *out)
           "  --mem-bw B           bytes/s of each host's memory, written as its mem_bw property\n"
           "                       (tensor.kernels needs it); e.g. 900G; 0: none (the default,\n"
           "                       except dgx2h 900G and selene 2039G)\n"
+          "  --gpu-sms N          a GPU description for the kernel model (model.kernel_model):\n"
+          "                       SMs per host, written as its gpu_sms property (needs --mem-bw);\n"
+          "                       0: none (the default, except dgx2h 80 and selene 108)\n"
+          "  --gpu-gemm-eff F     share of an SM's peak the GEMM library's main loop sustains\n"
+          "                       (gpu_gemm_eff; dgx2h and selene 0.8631, fitted on DeepBench)\n"
+          "  --gpu-l2-bw B        bytes/s of the GPU's L2 cache (gpu_l2_bw)\n"
+          "  --gpu-launch S       seconds every kernel takes at least (gpu_launch); e.g. 7us\n"
+          "  --gpu-tiles LIST     GEMM tile shapes, e.g. 256x128,128x128,64x64 (gpu_tiles;\n"
+          "                       default cuBLAS's six)\n"
           "  --bw B               bytes/s of every link (default 1.25G, i.e. 10 Gb/s);\n"
           "                       e.g. 125M, 125MBps, or bits with bps: 1Gbps = 125M\n"
           "  --lat L              seconds of every link (default 1us); e.g. 50us, 0.5ms, 5e-5\n"
@@ -1065,6 +1346,10 @@ static void platform_usage(FILE *out)
           "                       bandwidth x0.97); --cfg=network/model:M at run time overrides it\n"
           "  --sharing P          sharing policy of host (and node) links: splitduplex (default:\n"
           "                       one capacity per direction), shared (one for both), fatpipe\n"
+          "  --bw-eff F           share of the host links' bandwidth collectives reach (NCCL's\n"
+          "                       bus bandwidth), in (0, 1]: the file gets bw x F (default 1;\n"
+          "                       dgx2h 0.8, selene 0.767)\n"
+          "  --node-bw-eff F      the same for GPU nodes' links (default 1; dgx2h and selene 0.96)\n"
           "  --bw-factor F        what-if: every bandwidth (host and node links) times F\n"
           "  --lat-factor F       what-if: every latency times F\n"
           "  --speed-factor F     what-if: the speed times F\n"
@@ -1194,6 +1479,40 @@ int platform_main(int argc, char **argv)
       if (parse_quantity(val, Q_BW, &v) != 0 || !(v >= 0))
         return usage_error("--mem-bw needs a non-negative bytes/s value, not", val);
       spec.mem_bw = v;
+    } else if (strcmp(opt, "--gpu-sms") == 0) {
+      if (parse_quantity(val, Q_COUNT, &v) != 0 || v > 1e6)
+        return usage_error("--gpu-sms needs a whole number of SMs, not", val);
+      spec.gpu_sms = (size_t)v;
+    } else if (strcmp(opt, "--gpu-gemm-eff") == 0) {
+      char *e;
+      errno = 0;
+      v = strtod(val, &e);
+      if (e == val || *e || errno == ERANGE || !(v > 0 && v <= 1))
+        return usage_error("--gpu-gemm-eff needs a share of peak in (0, 1], not", val);
+      spec.gpu_gemm_eff = v;
+    } else if (strcmp(opt, "--gpu-l2-bw") == 0) {
+      if (parse_quantity(val, Q_BW, &v) != 0 || !(v >= 0))
+        return usage_error("--gpu-l2-bw needs a non-negative bytes/s value, not", val);
+      spec.gpu_l2_bw = v;
+    } else if (strcmp(opt, "--gpu-launch") == 0) {
+      if (parse_quantity(val, Q_LAT, &v) != 0 || !(v >= 0))
+        return usage_error("--gpu-launch needs a non-negative number of seconds, not", val);
+      spec.gpu_launch = v;
+    } else if (strcmp(opt, "--gpu-tiles") == 0) {
+      gemm_device t;
+      if (gemm_tiles_parse(val, &t) != 0)
+        return usage_error("--gpu-tiles needs a list such as 256x128,128x128 (sides 8 to 1024), not", val);
+      spec.gpu_tiles = val;
+    } else if (strcmp(opt, "--bw-eff") == 0 || strcmp(opt, "--node-bw-eff") == 0) {
+      char *e;
+      errno = 0;
+      v = strtod(val, &e);
+      if (e == val || *e || errno == ERANGE || !(v > 0 && v <= 1))
+        return usage_error("a link efficiency must be a number in (0, 1], not", val);
+      if (opt[2] == 'b')
+        spec.bw_eff = v;
+      else
+        spec.node_bw_eff = v;
     } else if (strcmp(opt, "--cores") == 0) {
       if (parse_quantity(val, Q_COUNT, &v) != 0 || v < 1 || v > INT_MAX)
         return usage_error("--cores needs a positive whole number, not", val);

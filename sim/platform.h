@@ -40,6 +40,19 @@ typedef struct platform_spec {
   double node_lat;           /* seconds */
   double mem_bw;             /* bytes/s of a host's memory, written as each host's mem_bw
                               * property (tensor.kernels); 0: none */
+  /* A GPU description for the kernel model (compute_gpu, platforms/README.md), written as
+   * host properties when gpu_sms > 0: gpu_sms, gpu_gemm_eff, gpu_l2_bw and gpu_launch (each
+   * if > 0), gpu_tiles (if not NULL). */
+  size_t gpu_sms;
+  double gpu_gemm_eff;       /* the library's GEMM main loop, share of an SM's peak (if > 0) */
+  double gpu_l2_bw;          /* bytes/s */
+  double gpu_launch;         /* s per kernel */
+  const char *gpu_tiles;     /* "256x128,...", or NULL: cuBLAS's (models/gemm.h) */
+  /* The share of the host links' (bw_eff) and node links' (node_bw_eff) bandwidth that
+   * collectives reach (NCCL's bus bandwidth): the file gets bw x bw_eff and node_bw x
+   * node_bw_eff. 0 counts as 1 (the nominal bandwidth). */
+  double bw_eff;
+  double node_bw_eff;
 } platform_spec;
 
 /* Parses "star|fat-tree|torus|dragonfly|ring"; returns 0 or -1. */
@@ -67,6 +80,28 @@ int platform_write(const platform_spec *spec, FILE *out, char *err, size_t errle
  * so a malformed file becomes an error line instead of an abort. On success returns the
  * host count; on error -1 with one line "PATH: problem" in err. */
 long platform_check(const char *path, int argc, char **argv, char *err, size_t errlen);
+
+/* The hosts a run will use: the first `needed` in file order, or with spread every
+ * (n_all / needed)-th (platform_place). */
+typedef struct platform_use {
+  size_t needed;
+  int spread;
+} platform_use;
+
+/* platform_check, and then in the same child what SimGrid would abort on once the run
+ * starts, for the hosts of use: a host of speed 0, two hosts with no route between them,
+ * a route over a link of bandwidth 0 (every ordered pair up to 256 hosts; beyond, each
+ * host with 16 hosts spread over the placement and with its neighbours). The error names
+ * the host or hosts. */
+long platform_check_use(const char *path, int argc, char **argv, const platform_use *use, char *err, size_t errlen);
+
+/* Whether SimGrid accepts these options (argv[0] first), checked by a child that only
+ * initialises SimGrid: 0, or -1 with one line naming the option it refuses. */
+int platform_check_options(int argc, char **argv, char *err, size_t errlen);
+
+/* The `needed` hosts of all[0..n_all-1] a run uses into used[]: the first ones, or with
+ * spread every (n_all / needed)-th. */
+void platform_place(sg_host_t *all, size_t n_all, size_t needed, int spread, sg_host_t *used);
 
 /* After simgrid_load_platform(path) in this process: the hosts in the order the file
  * declares them (host elements and cluster radicals in document order); hosts the scan

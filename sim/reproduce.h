@@ -17,6 +17,7 @@ typedef struct reproduce_opts {
   const char *out;
   const char *work;
   int quick, check, quiet;
+  int all_rows; /* --all-rows: also the rows a reproduction's full grid leaves out for their CPU cost */
   size_t n_par;
 } reproduce_opts;
 
@@ -45,6 +46,21 @@ void reproduce_remove_run(const reproduce_job *j);
  * if the committed file cannot be read. */
 int reproduce_check(const char *csv, const char *committed, int subset, unsigned key_fields, char *msg, size_t len);
 
+/* The reproductions' plots share these gnuplot pieces, so that a paper's numbers are
+ * drawn the same way everywhere and no legend sits on a curve:
+ * REPRODUCE_GP_KEY puts each plot's legend outside its area, to the right (give the
+ * terminal the width); REPRODUCE_GP_PAPER is the style of a paper's numbers beside
+ * dtsim's (large open black circles), REPRODUCE_GP_FORMULA that of a closed form
+ * (a dashed line of the series' colour: append "lc N"). */
+#define REPRODUCE_GP_KEY "set key outside right top vertical Left reverse noautotitle samplen 2\n"
+#define REPRODUCE_GP_PAPER "with points pt 6 ps 2 lw 1.5 lc rgb 'black'"
+#define REPRODUCE_GP_FORMULA "with lines dt 2 lw 1.5"
+
+/* Writes into buf a gnuplot datablock $NAME of n rows "x y", the paper's numbers to plot
+ * with REPRODUCE_GP_PAPER (y NaN: a row the paper leaves empty, skipped). Returns the
+ * characters written, as snprintf. */
+int reproduce_gp_block(char *buf, size_t len, const char *name, const double *x, const double *y, size_t n);
+
 /* Feeds script to gnuplot, which must write o->out/.NAME.png.tmp; renames it to
  * NAME.png. Returns 0 or -1 with a message. */
 int reproduce_plot(const char *dir, const char *name, const char *script, char *err, size_t len);
@@ -52,6 +68,17 @@ int reproduce_plot(const char *dir, const char *name, const char *script, char *
 /* Creates dir if needed and writes each of the n (name, text) pairs into it. Returns
  * 0 or -1 with a message. */
 int reproduce_write(const char *dir, const char *const *files, size_t n, char *err, size_t len);
+
+/* The share of its GPU's peak that one tensor rank's GEMMs of one GPT layer sustain, with
+ * recomputation (the forward's GEMMs twice, the backward's once), as the kernel model times
+ * them on `preset`'s GPU description (models/gemm.h) with model.efficiency `efficiency`:
+ * their flops over the sum of their gemm_time, over the peak. For a reproduction's README:
+ * how far from the calibrated efficiency a row's shapes put it. */
+double reproduce_gemm_share(const char *preset, double efficiency, size_t b, size_t s, size_t h, size_t heads,
+                            size_t t);
+/* Spearman's rank correlation of x and y (n values each, n >= 2), ties given their mean
+ * rank. */
+double reproduce_spearman(const double *x, const double *y, size_t n);
 
 /* The consensus reproduction (reproduce_consensus.c): 0, 1 (--check mismatch) or 2. */
 int reproduce_consensus(const reproduce_opts *o, char *err, size_t len);
@@ -64,5 +91,10 @@ int reproduce_collectives(const reproduce_opts *o, char *err, size_t len);
 int reproduce_megatron(const reproduce_opts *o, char *err, size_t len);
 /* The pipeline bubble against its formula (reproduce_pipeline.c): 0, 1 or 2. */
 int reproduce_pipeline(const reproduce_opts *o, char *err, size_t len);
+/* The kernel model against DeepBench's V100 GEMMs and the guide's examples (reproduce_gemm.c):
+ * 0, 1 or 2. */
+int reproduce_gemm(const reproduce_opts *o, char *err, size_t len);
+/* The main-loop efficiency fitted on DeepBench's largest V100 GEMM (reproduce_gemm.c). */
+double reproduce_gemm_v100_efficiency(void);
 
 #endif
