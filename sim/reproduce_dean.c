@@ -363,6 +363,8 @@ static int measure_steps(const reproduce_opts *o, const char *ini, calibration *
     snprintf(jobs[g].sets[n++], sizeof(jobs[g].sets[0]), "run.algorithm=sgd");
     snprintf(jobs[g].sets[n++], sizeof(jobs[g].sets[0]), "model.numerics=off");
     snprintf(jobs[g].sets[n++], sizeof(jobs[g].sets[0]), "model.warmstart_steps=0");
+    /* without a warmstart its rate must keep its default (0.05), which the scenario checks */
+    snprintf(jobs[g].sets[n++], sizeof(jobs[g].sets[0]), "model.warmstart_lr=0.05");
     snprintf(jobs[g].sets[n++], sizeof(jobs[g].sets[0]), "run.max_steps=%d", TIMING_STEPS);
     if (g) {
       snprintf(jobs[g].sets[n++], sizeof(jobs[g].sets[0]), "platform.preset=gpu-2012");
