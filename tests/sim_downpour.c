@@ -12,7 +12,7 @@
 #include "cli_util.h"
 
 static const char base_ini[] =
-    "[run]\nmax_steps = 40\neval_every = 0.01\n"
+    "[run]\nmax_steps = 40\neval_every = 0.01\nmax_sim_time = 3600\n" /* steps, not the 8-s default, end these runs */
     "[model]\nlayers = 16,32,4\n"
     "[data]\ntrain = 4000\ntest = 1000\n";
 
