@@ -479,7 +479,7 @@ END_TEST
 START_TEST(test_sandblaster_split)
 {
   char *dir = cli_tmpdir();
-  static const char ini[] = "[run]\nalgorithm = sandblaster\nmax_steps = 8\neval_every = 1e9\n"
+  static const char ini[] = "[run]\nalgorithm = sandblaster\nmax_steps = 8\neval_every = 1e9\nmax_sim_time = 3600\n"
                             "[model]\ntype = mlp\nlayers = 16,24,4\nvirtual = speech-42m\nefficiency = 0.25\n"
                             "[data]\ntrain = 2048\ntest = 500\n[platform]\nmsg_overhead = 0.0002\n"
                             "[sandblaster]\nreplicas = 1\nps_shards = 3\nportion = 256\n";
