@@ -199,6 +199,70 @@ START_TEST(test_rounds_pipeline3d)
 }
 END_TEST
 
+static const char gpt3d_ini[] = "[run]\nalgorithm = pipeline\nmax_steps = 6\neval_every = 0.00015\n"
+                                "[platform]\npreset = selene\nhosts = 8\n"
+                                "[model]\nnumerics = on\ndtype = bf16\nefficiency = 0.5\n"
+                                "[data]\ntrain = 512\ntest = 32\n"
+                                "[pipeline]\nmodel = transformer\nstages = 2\nmicrobatches = 4\n"
+                                "schedule = 1f1b\noptimizer = adam\nlr = 0.01\n"
+                                "[tensor]\nranks = 2\ndata_parallel = 2\nhidden = 32\nheads = 4\nlayers = 2\n"
+                                "seq = 8\nmicrobatch = 2\nvocab = 32\n";
+
+/* progress.csv of runs a and b (under dir) agree in every column but the first (the simulated
+ * time of each evaluation). */
+static void same_progress_numbers(const char *dir, const char *a, const char *b)
+{
+  char pa[64], pb[64];
+  snprintf(pa, sizeof pa, "%s/progress.csv", a);
+  snprintf(pb, sizeof pb, "%s/progress.csv", b);
+  char *x = cli_read(dir, pa), *y = cli_read(dir, pb);
+  ck_assert(x != NULL && y != NULL);
+  ck_assert_int_eq(cli_lines(x), cli_lines(y));
+  ck_assert(cli_lines(x) > 2);
+  for (char *p = x, *q = y; *p && *q;) {
+    size_t lp = strcspn(p, "\n"), lq = strcspn(q, "\n");
+    size_t kp = strcspn(p, ","), kq = strcspn(q, ",");
+    ck_assert_msg(lp - kp == lq - kq && strncmp(p + kp, q + kq, lp - kp) == 0, "progress.csv: '%.*s' against '%.*s'",
+                  (int)lp, p, (int)lq, q);
+    p += lp + (p[lp] == '\n');
+    q += lq + (q[lq] == '\n');
+  }
+  free(x);
+  free(y);
+}
+
+/* 3D parallelism training a real GPT (t = 2, d = 2, p = 2, Adam), without and with sequence
+ * parallelism (which adds two numeric collectives): the tensor groups' reductions, boundary
+ * allgathers, data-parallel and embedding-tie allreduces as rounds sum the same buffers in the
+ * same order, so the losses and accuracies of every evaluation, the final parameters' hash and
+ * the bytes on every link are those of message level, the Tflop/s per GPU within
+ * TOL_CONCURRENT_REL. */
+START_TEST(test_rounds_gpt3d_numerics)
+{
+  static const char *sp[] = {"tensor.sequence_parallel=off", "tensor.sequence_parallel=on"};
+  char *dir = cli_tmpdir();
+  cli_write(dir, "base.ini", gpt3d_ini);
+  const char *sets[] = {sp[_i], NULL};
+  json_t *m, *r;
+  both(dir, sets, NULL, &m, &r);
+  const json_t *gm = json_object_get(block(m, "pipeline"), "gpt"), *gr = json_object_get(block(r, "pipeline"), "gpt");
+  const char *hm = json_string_value(json_object_get(gm, "params_hash")),
+             *hr = json_string_value(json_object_get(gr, "params_hash"));
+  ck_assert(hm != NULL && hr != NULL);
+  ck_assert_msg(strcmp(hm, hr) == 0, "%s: parameters' hash %s at message level, %s as rounds", sp[_i], hm, hr);
+  double lm = json_number_value(json_object_get(gm, "train_loss")),
+         lr = json_number_value(json_object_get(gr, "train_loss"));
+  ck_assert_msg(lm > 0 && lm == lr, "%s: train loss %.17g vs %.17g", sp[_i], lm, lr);
+  same_progress_numbers(dir, "m", "r");
+  same_link_bytes(dir, "m", "r");
+  double fm = bnum(m, "pipeline", "tflops_per_gpu"), fr = bnum(r, "pipeline", "tflops_per_gpu");
+  ck_assert_msg(fm > 0 && rel(fr, fm) <= TOL_CONCURRENT_REL, "%s: Tflop/s per GPU %.17g vs %.17g", sp[_i], fr, fm);
+  json_decref(m);
+  json_decref(r);
+  free(dir);
+}
+END_TEST
+
 /* A numeric ring allreduce of 8 MiB over 8 ranks of a star without cross traffic (the README's
  * worked example): as rounds, every member's sum equals the serial reference bit for bit and the
  * time is the alpha-beta formula's. */
@@ -243,6 +307,7 @@ static Suite *rounds_suite(void)
   tcase_add_test(tc, test_rounds_threads);
   tcase_add_loop_test(tc, test_rounds_tensor_numerics, 0, 2);
   tcase_add_test(tc, test_rounds_pipeline3d);
+  tcase_add_loop_test(tc, test_rounds_gpt3d_numerics, 0, 2);
   tcase_add_test(tc, test_rounds_collective);
   tcase_add_test(tc, test_rounds_refused_with_failures);
   suite_add_tcase(s, tc);
