@@ -52,8 +52,8 @@ static const char cons_platform[] =
 static const char cons_ini[] =
     "; dtsim reproduce consensus: Nedic & Ozdaglar 2009, distributed subgradient method.\n"
     "; Each run sets consensus.topology, consensus.step_rule, consensus.alpha0,\n"
-    "; consensus.mode and run.max_steps. Run it from this folder (the platform file is\n"
-    "; named relative to it).\n"
+    "; consensus.mode and run.max_steps. Its platform file is named relative to this\n"
+    "; file's folder, where dtsim looks for it.\n"
     "[run]\n"
     "algorithm = consensus\n"
     "max_steps = " SYNC_STEPS "       ; set per run\n"
@@ -300,9 +300,10 @@ static char *cons_readme(const cons_run *runs, size_t n, int quick)
   fprintf(f,
           "# Distributed subgradient consensus (Nedic & Ozdaglar 2009)\n\n"
           "Made by `dtsim reproduce consensus%s` from `consensus.ini` and its platform\n"
-          "`consensus-16.xml` (to rerun one configuration, from this folder: `dtsim run\n"
-          "consensus.ini --set consensus.topology=torus --set consensus.step_rule=sqrt --set\n"
-          "consensus.alpha0=0.01 --set consensus.mode=async --set run.max_steps=%s`).\n\n"
+          "`consensus-16.xml` (to rerun one configuration: `dtsim run\n"
+          "results/consensus/consensus.ini --set consensus.topology=torus --set consensus.step_rule=sqrt --set\n"
+          "consensus.alpha0=0.01 --set consensus.mode=async --set run.max_steps=%s`; the platform\n"
+          "file is found beside the scenario).\n\n"
           "Each configuration is one simulation in its own process: 16 agents, each with a\n"
           "private L1 regression f_i(x) = ||A_i x - b_i||_1 + 1/32 ||x||^2 on 20 rows of\n"
           "dimension 10 (synthetic, run.seed 1; the paper's nonsmooth setting), Metropolis\n"
@@ -318,7 +319,10 @@ static char *cons_readme(const cons_run *runs, size_t n, int quick)
           "iterations 0-%d and every %dth after. Asynchronous runs are sampled every %s s of\n"
           "simulated time (`iteration` = agent updates so far / 16); the CSV keeps the samples\n"
           "up to %d iterations before the end, when agents start to leave. The claims below use\n"
-          "every sample. `consensus.png`: gap and consensus error against iteration (log y).\n\n",
+          "every sample. `consensus.png`: gap and consensus error against iteration (log y),\n"
+          "legends outside the plots. The paper reports no measured curve to draw beside these\n"
+          "(its results are convergence bounds whose constants it does not evaluate), so the plots\n"
+          "show dtsim's runs alone; the table below sets them against the paper's claims.\n\n",
           quick ? " --quick" : "", quick ? QUICK_ASYNC_STEPS : ASYNC_STEPS, quick ? QUICK_SYNC_STEPS : SYNC_STEPS,
           quick ? QUICK_ASYNC_STEPS : ASYNC_STEPS, SYNC_EVERY, SYNC_EVERY, ASYNC_EVAL, ASYNC_TAIL);
   claims(f, runs, n, steps);
@@ -361,8 +365,8 @@ static int cons_plot(const char *dir, const cons_run *runs, size_t n_runs, char 
   FILE *f = open_memstream(&script, &n);
   xbt_assert(f, "open_memstream failed");
   fprintf(f,
-          "set terminal pngcairo size 1200,900\nset output '%s/.consensus.png.tmp'\n"
-          "set datafile separator ','\nset logscale y\nset format y '10^{%%L}'\nset key top right\n"
+          "set terminal pngcairo size 1500,900\nset output '%s/.consensus.png.tmp'\n"
+          "set datafile separator ','\nset logscale y\nset format y '10^{%%L}'\n" REPRODUCE_GP_KEY
           "set xlabel 'iteration'\nset multiplot layout 2,2 title "
           "'Distributed subgradient (Nedic-Ozdaglar), L1 regression, 16 agents, Metropolis weights, simulated by dtsim'\n"
           "sel(t, r, a, m, col) = (strcol(1) eq t && strcol(3) eq r && strcol(4) eq a && strcol(9) eq m && "
