@@ -72,7 +72,8 @@ static const char run_usage[] =
     "staleness.csv (staleness,count), links.csv (link,bytes,utilization), breakdown.csv\n"
     "(actor,role,host,compute_s,comm_s,exposed_comm_s: seconds computing, blocked on\n"
     "communication, and blocked while nothing computed on its host); consensus runs\n"
-    "add consensus.csv (iteration,sim_time_s,consensus_error,optimality_gap), sandblaster\n"
+    "add consensus.csv (iteration,sim_time_s,consensus_error,optimality_gap, then the\n"
+    "gaps of the running averages and of the worst agent), sandblaster\n"
     "runs batches.csv (one row per batch: time, portions, backup copies, examples),\n"
     "pipeline runs pipeline.csv (one row per stage: busy and idle time, peak stash).\n";
 
