@@ -934,7 +934,8 @@ static const key_spec consensus_keys[] = {
    KEY_GE(1)},
   {"consensus", "weights", KEY_STR, KEY_FIELD(consensus_params, weights), .def = "metropolis", .unit = "",
    .doc = "Mixing weights: `metropolis` (1/(1 + max(d_i, d_j)) on an edge), `lazy-metropolis` "
-          "((I + Metropolis)/2), `max-degree` (1/(1 + d_max)), `uniform` (1/(1 + d_i), regular "
+          "((I + Metropolis)/2: self-weights at least 1/2, as async runs and constant steps want; "
+          "algorithms/README.md), `max-degree` (1/(1 + d_max)), `uniform` (1/(1 + d_i), regular "
           "graphs only), or `matrix:PATH` (m lines of m numbers). Each must be doubly stochastic "
           "within 1e-12 and zero off the graph's edges.",
    .check = check_weights},
