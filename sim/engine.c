@@ -249,7 +249,7 @@ static sg_host_t *place_hosts(const scenario *sc, sg_host_t *all, size_t n_all, 
 
 /* Per-link bytes: the bytes of every (source, destination) host pair, added to
  * every link on the route between them: exactly the bytes of the messages that crossed
- * each link (tests/check_whatif.c checks hand-computed values).
+ * each link (tests/sim_whatif.c checks hand-computed values).
  * SimGrid 3.32's link-load plugin (src/plugins/link_load.cpp) is not used, for what it
  * measures, not for crashes. Checked on 3.32: tracked before simgrid_run, every link
  * loses its tracking (Engine::run seals the platform, Link::seal fires on_creation

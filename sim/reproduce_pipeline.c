@@ -414,7 +414,7 @@ static char *pp_readme(const pp_run *runs, size_t n, int quick, const ptdp_run *
           "warm-up and the first stages during the cool-down. GPipe and 1F1B share the formula (the\n"
           "same (m+p-1)(t_f+t_b) step) and differ in the stash, m against p; with communication 1F1B\n"
           "comes out slightly above GPipe, as its alternation puts a message wait between more pairs of\n"
-          "operations. With equal stages and negligible communication, `tests/check_pipeline.c` checks\n"
+          "operations. With equal stages and negligible communication, `tests/sim_pipeline.c` checks\n"
           "the makespan (m+p-1)(t_f+t_b) and the bubble within 1%%, and interleaving's 1/v of the\n"
           "bubble time within 2%%.\n\n",
           least >= 0 ? "above" : "around", least, worst);

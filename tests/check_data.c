@@ -15,6 +15,13 @@
 
 #include "check_util.h"
 
+/* Tolerances, each with where it comes from. */
+/* TOL_FRACTION: a class fraction over n = 4000 draws has sd 0.008 (p = 1/2) or 0.0075
+ * (p = 1/3); 0.05 is over 6 sd. */
+#define TOL_FRACTION 0.05
+/* TOL_SUM: k/n + (n-k)/n rounds to 1 within 2 u (u = 2^-53); 1e-12 leaves a margin. */
+#define TOL_SUM 1e-12
+
 #define ERRLEN 512
 
 static int same_data(const dataset *a, const dataset *b)
@@ -105,18 +112,18 @@ static double fraction_of(const dataset *d, double label)
 }
 
 /* Binary teacher: the bias-free teacher is odd in x, so P(class 1) = 1/2 exactly;
- * with n = 4000 the standard deviation of the fraction is 0.008, so +-0.05 is
+ * with n = 4000 the standard deviation of the fraction is 0.008, so +-TOL_FRACTION is
  * over 6 sigma. Gaussian classes are drawn uniformly: 1/3 each, sd 0.0075 at n = 4000. */
 START_TEST(test_data_synthetic_balance)
 {
   gsl_rng *r = rng_create(3, RNG_ROLE_DATA, 0);
   dataset *t = data_synthetic_teacher(4000, 10, 8, 2, r);
   ck_assert_uint_eq(t->n_classes, 2);
-  ck_assert_double_eq_tol(fraction_of(t, 1.0), 0.5, 0.05);
-  ck_assert_double_eq_tol(fraction_of(t, 0.0) + fraction_of(t, 1.0), 1.0, 1e-12);
+  ck_assert_double_eq_tol(fraction_of(t, 1.0), 0.5, TOL_FRACTION);
+  ck_assert_double_eq_tol(fraction_of(t, 0.0) + fraction_of(t, 1.0), 1.0, TOL_SUM);
   dataset *g = data_synthetic_gaussian(4000, 5, 3, 1.0, r);
   for (int c = 0; c < 3; c++)
-    ck_assert_double_eq_tol(fraction_of(g, c), 1.0 / 3.0, 0.05);
+    ck_assert_double_eq_tol(fraction_of(g, c), 1.0 / 3.0, TOL_FRACTION);
   data_free(t);
   data_free(g);
   gsl_rng_free(r);

@@ -16,8 +16,18 @@
 #include "check_util.h"
 
 #define ERRLEN 512
-/* Issue 7: weights must be doubly stochastic within 1e-12. */
+
+/* Tolerances, each with where it comes from. */
+/* DS_TOL: the tolerance sim/engine.c and algorithms/consensus.c check weight matrices with;
+ * a row or column of n weights sums to 1 within n u (u = 2^-53), 7e-15 at n = 64; 1e-12
+ * leaves a margin. */
 #define DS_TOL 1e-12
+/* TOL_WEIGHT: a weight is 1 / (1 + degree) or 1 minus <= 3 others, rounding <= 3 u ~ 3e-16
+ * from the fraction written here; 1e-15 leaves a margin. */
+#define TOL_WEIGHT 1e-15
+/* TOL_FRACTION: the active fraction of 24 edges x 300 rounds has sd
+ * sqrt(0.3 x 0.7 / 7200) = 0.0054; 0.03 is over 5 sd. */
+#define TOL_FRACTION 0.03
 
 /* ---- helpers ---- */
 
@@ -352,7 +362,7 @@ START_TEST(test_graph_weights_doubly_stochastic)
 END_TEST
 
 /* Star on 4 vertices (centre 0) plus edge 1-2: degrees 3, 2, 2, 1, d_max = 3.
- * By hand from REFERENCES.md section 5 and the issue's formulas:
+ * By hand from the rules' formulas (README, consensus.weights):
  *  Metropolis: W01 = W02 = W03 = 1/4, W12 = 1/3, diagonal 1/4, 5/12, 5/12, 3/4;
  *  lazy: off-diagonals halved, diagonal (1 + W_ii)/2 = 5/8, 17/24, 17/24, 7/8;
  *  max-degree: every edge 1/4, diagonal 1 - d_i/4 = 1/4, 1/2, 1/2, 3/4;
@@ -376,7 +386,7 @@ START_TEST(test_graph_weights_known)
   for (size_t a = 0; a < 4; a++) {
     ck_assert_int_eq(graph_weights(g, rules[a], W), 0);
     for (size_t k = 0; k < 16; k++)
-      ck_assert_double_eq_tol(W->data[k], want[a][k], 1e-15);
+      ck_assert_double_eq_tol(W->data[k], want[a][k], TOL_WEIGHT);
   }
   gsl_matrix *bad = gsl_matrix_alloc(4, 3);
   ck_assert_int_eq(graph_weights(g, GRAPH_W_METROPOLIS, bad), -1);
@@ -640,7 +650,7 @@ END_TEST
 /* Each round consumes exactly one uniform per union edge (ascending (i, j)), so the
  * activation draws can be replayed: an edge is on iff its draw is < q or it is forced.
  * With B = 1000 nothing is forced in 300 rounds, so the active fraction estimates q:
- * 24 edges x 300 rounds, sd sqrt(0.3 * 0.7 / 7200) = 0.0054, +-0.03 is over 5 sd. */
+ * 24 edges x 300 rounds, sd sqrt(0.3 * 0.7 / 7200) = 0.0054, +-TOL_FRACTION is over 5 sd. */
 START_TEST(test_graph_tv_draws)
 {
   graph *u = graph_torus2d(3, 4);
@@ -657,7 +667,7 @@ START_TEST(test_graph_tv_draws)
       }
     on += graph_n_edges(act);
   }
-  ck_assert_double_eq_tol((double)on / (300.0 * 24.0), 0.3, 0.03);
+  ck_assert_double_eq_tol((double)on / (300.0 * 24.0), 0.3, TOL_FRACTION);
   ck_assert_uint_eq(gsl_rng_get(r), gsl_rng_get(ref));
   graph_tv_free(tv);
   gsl_rng_free(r);

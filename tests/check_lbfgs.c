@@ -23,6 +23,41 @@
 
 #include "check_util.h"
 
+/* Tolerances, each with where it comes from (the tests' comments give the measurements). */
+/* QUAD_GTOL: the quadratic's ||g|| target, above the floor f's rounding sets (~7e-8,
+ * measured 1.8e-8 where the line search gives up); with lambda_min = 1 it also bounds
+ * ||x - x*||. */
+#define QUAD_GTOL 1e-6
+/* QUAD_ITERS_PER_DIM: n steps with exact line searches (it is then conjugate gradients);
+ * backtracking took 18 for n = 10 (9 and 34 at other conditionings); bound 2n. */
+#define QUAD_ITERS_PER_DIM 2
+/* ROSEN_TOL_X: ||g|| <= 1e-9 and lambda_min(H) = 0.3994 at (1, 1) give 2.5e-9 (measured
+ * 4e-11); 1e-6 leaves a margin. */
+#define ROSEN_TOL_X 1e-6
+/* ROSEN_MAX_ITER: measured 74 iterations (m = 1) and 41 (m = 10). */
+#define ROSEN_MAX_ITER 100
+/* LAMBDA_FLOOR: the smallest eigenvalues off the null space measure 0.0188 (logistic) and
+ * 0.0076 (softmax), the null space's are below 2e-12: the distance bound needs one above. */
+#define LAMBDA_FLOOR 1e-3
+/* HESSIAN_SLACK: the distance bound (||g|| + ||g_gsl||) / lambda_min holds for a constant
+ * Hessian; a factor 2 allows for it changing between the two points. */
+#define HESSIAN_SLACK 2
+/* TOL_TWO_LOOP_REL: the two-loop recursion against the explicit products, which can lose up
+ * to cond(H) ~ 2500 ulps (~5e-13); measured <= 2e-14. */
+#define TOL_TWO_LOOP_REL 1e-12
+/* TOL_STEP: an iterate one or two additions from its start (0.1 or 0.4), rounding
+ * <= 2 u |x| ~ 2.4e-16 (u = 2^-53); 1e-15 leaves a margin. */
+#define TOL_STEP 1e-15
+/* COS_GTOL: cos x's ||g|| target and, as f'' = 1 at the minimum, its distance bound
+ * asin ||g|| ~ ||g|| (below ~2e-8 the decrease left is under half an ulp of f = -1). */
+#define COS_GTOL 1e-7
+/* FLOOR_MAX_ITER: the line search gives up after 23 iterations (measured), far from the
+ * default max_iter of 1000. */
+#define FLOOR_MAX_ITER 100
+/* TOL_PORTIONS: 400 rows summed in portions or at once, ~1e-16 error per term: at most
+ * 4e-14 on O(1) values; measured 1.2e-15 on f and 3e-16 on the gradient. */
+#define TOL_PORTIONS 1e-14
+
 /* ---- test problems ---- */
 
 /* f(x) = 1/2 x'Ax - b'x with A = Q diag(lambda) Q', Q orthogonal (the Q of a QR of a
@@ -271,13 +306,13 @@ START_TEST(test_lbfgs_quadratic)
   lbfgs_params p;
   lbfgs_params_default(&p);
   p.m = 10;
-  p.gtol = 1e-6;
+  p.gtol = QUAD_GTOL;
   lbfgs_result r;
   ck_assert_int_eq(lbfgs_local_minimize(quad_fdf, &q, &p, x, &r), LBFGS_CONVERGED);
-  ck_assert_int_le(r.iterations, 2 * (long)n);
-  ck_assert_double_le(r.gnorm, 1e-6);
+  ck_assert_int_le(r.iterations, QUAD_ITERS_PER_DIM * (long)n);
+  ck_assert_double_le(r.gnorm, QUAD_GTOL);
   gsl_vector_sub(x, xs);
-  ck_assert_double_le(gsl_blas_dnrm2(x), 1e-6);
+  ck_assert_double_le(gsl_blas_dnrm2(x), QUAD_GTOL);
   quad_free(&q);
   gsl_matrix_free(L);
   gsl_vector_free(xs);
@@ -302,9 +337,9 @@ START_TEST(test_lbfgs_rosenbrock)
     p.gtol = 1e-9;
     lbfgs_result r;
     ck_assert_int_eq(lbfgs_local_minimize(rosenbrock_fdf, NULL, &p, x, &r), LBFGS_CONVERGED);
-    ck_assert_double_eq_tol(gsl_vector_get(x, 0), 1.0, 1e-6);
-    ck_assert_double_eq_tol(gsl_vector_get(x, 1), 1.0, 1e-6);
-    ck_assert_int_le(r.iterations, 100);
+    ck_assert_double_eq_tol(gsl_vector_get(x, 0), 1.0, ROSEN_TOL_X);
+    ck_assert_double_eq_tol(gsl_vector_get(x, 1), 1.0, ROSEN_TOL_X);
+    ck_assert_int_le(r.iterations, ROSEN_MAX_ITER);
     gsl_vector_free(x);
   }
 }
@@ -332,7 +367,7 @@ static void check_regression(size_t n_classes, net_loss loss, size_t n_out, size
   double ref_gnorm;
   gsl_bfgs2(ln, gtol, ref, &ref_gnorm);
   double lam = hessian_min_eig(ln, ref, n_null);
-  ck_assert_double_gt(lam, 1e-3);
+  ck_assert_double_gt(lam, LAMBDA_FLOOR);
   for (size_t i = 0; i < 2; i++) {
     lbfgs_params p;
     lbfgs_params_default(&p);
@@ -343,7 +378,7 @@ static void check_regression(size_t n_classes, net_loss loss, size_t n_out, size
     ck_assert_int_eq(lbfgs_net_minimize(m, d, 0, &p, w, &r), LBFGS_CONVERGED);
     ck_assert_double_le(r.gnorm, gtol);
     gsl_vector_sub(w, ref);
-    ck_assert_double_le(gsl_blas_dnrm2(w), 2 * (r.gnorm + ref_gnorm) / lam);
+    ck_assert_double_le(gsl_blas_dnrm2(w), HESSIAN_SLACK * (r.gnorm + ref_gnorm) / lam);
   }
   gsl_vector_free(ref);
   gsl_vector_free(w);
@@ -404,8 +439,8 @@ static void explicit_h(const gsl_matrix *S, const gsl_matrix *Y, size_t first, s
  * explicitly from the last two kept pairs, recorded here from the iterates (a step
  * whose pair the state skipped records none; this run skips some, as the curvature
  * s.y turns negative on Rosenbrock's bend). The two forms differ only by rounding;
- * measured relative error <= 2e-14, allowed 1e-12 (the explicit products can lose up
- * to cond(H) ~ 2500 ulps). */
+ * measured relative error <= 2e-14, allowed TOL_TWO_LOOP_REL (the explicit products can
+ * lose up to cond(H) ~ 2500 ulps). */
 START_TEST(test_lbfgs_two_loop)
 {
   const int m = 2;
@@ -436,7 +471,7 @@ START_TEST(test_lbfgs_two_loop)
     if (kept > 0) {
       double scale = gsl_blas_dnrm2(de);
       gsl_vector_sub(de, d);
-      ck_assert_double_le(gsl_blas_dnrm2(de), 1e-12 * scale);
+      ck_assert_double_le(gsl_blas_dnrm2(de), TOL_TWO_LOOP_REL * scale);
     }
     lbfgs_result r;
     lbfgs_get_result(st, &r);
@@ -477,7 +512,7 @@ START_TEST(test_lbfgs_skip)
 {
   lbfgs_params p;
   lbfgs_params_default(&p);
-  p.gtol = 1e-7;
+  p.gtol = COS_GTOL;
   lbfgs_local *lo = lbfgs_local_create(1, p.m, cosine_fdf, NULL);
   gsl_vector_set(lbfgs_local_slot(lo, LBFGS_SLOT_X), 0, 0.1);
   lbfgs_state *st = lbfgs_create(lbfgs_local_ops(), lo, &p);
@@ -485,7 +520,7 @@ START_TEST(test_lbfgs_skip)
   ck_assert_int_eq(lbfgs_step(st), LBFGS_RUNNING);
   lbfgs_get_result(st, &r);
   ck_assert_double_eq(r.step, 1.0);
-  ck_assert_double_eq_tol(gsl_vector_get(lbfgs_local_slot(lo, LBFGS_SLOT_X), 0), 1.1, 1e-15);
+  ck_assert_double_eq_tol(gsl_vector_get(lbfgs_local_slot(lo, LBFGS_SLOT_X), 0), 1.1, TOL_STEP);
   ck_assert_int_eq(r.skipped, 1);
   ck_assert_int_eq(r.n_pairs, 0);
   while (lbfgs_step(st) == LBFGS_RUNNING)
@@ -493,7 +528,7 @@ START_TEST(test_lbfgs_skip)
   lbfgs_get_result(st, &r);
   ck_assert_int_eq(r.status, LBFGS_CONVERGED);
   double x = gsl_vector_get(lbfgs_local_slot(lo, LBFGS_SLOT_X), 0);
-  ck_assert_double_le(fabs(remainder(x - M_PI, 2 * M_PI)), 1e-7);
+  ck_assert_double_le(fabs(remainder(x - M_PI, 2 * M_PI)), COS_GTOL);
   lbfgs_free(st);
   lbfgs_local_free(lo);
 }
@@ -628,9 +663,9 @@ START_TEST(test_lbfgs_nan_trial_shrinks)
   lbfgs_get_result(st, &r);
   ck_assert_int_eq(r.last.evaluate, 3); /* x_0, t = 1, t = 0.5 */
   ck_assert_double_eq(r.step, 0.5);
-  ck_assert_double_eq_tol(gsl_vector_get(lbfgs_local_slot(lo, LBFGS_SLOT_X), 0), -0.1, 1e-15);
+  ck_assert_double_eq_tol(gsl_vector_get(lbfgs_local_slot(lo, LBFGS_SLOT_X), 0), -0.1, TOL_STEP);
   ck_assert_int_eq(lbfgs_step(st), LBFGS_CONVERGED);
-  ck_assert_double_eq_tol(gsl_vector_get(lbfgs_local_slot(lo, LBFGS_SLOT_X), 0), 0.0, 1e-15);
+  ck_assert_double_eq_tol(gsl_vector_get(lbfgs_local_slot(lo, LBFGS_SLOT_X), 0), 0.0, TOL_STEP);
   lbfgs_free(st);
   lbfgs_local_free(lo);
 }
@@ -687,8 +722,8 @@ START_TEST(test_lbfgs_linesearch_floor)
   p.gtol = 1e-12;
   lbfgs_result r;
   ck_assert_int_eq(lbfgs_local_minimize(quad_fdf, &q, &p, x, &r), LBFGS_ERR_LINESEARCH);
-  ck_assert_int_lt(r.iterations, 100);
-  ck_assert_double_le(r.gnorm, 1e-6);
+  ck_assert_int_lt(r.iterations, FLOOR_MAX_ITER);
+  ck_assert_double_le(r.gnorm, QUAD_GTOL);
   gsl_vector_free(x);
   quad_free(&q);
 }
@@ -830,7 +865,7 @@ static gsl_vector *some_params(const net *m)
 
 /* Portions change only the summation order: portions of 1 and 7 rows (7 does not divide
  * 400) agree with one portion of 400 to rounding (measured <= 1.2e-15 on f and 3e-16
- * on the gradient, allowed 1e-14: 400 terms of ~1e-16 error each), and one portion, asked
+ * on the gradient, allowed TOL_PORTIONS: 400 terms of ~1e-16 error each), and one portion, asked
  * for as 0, 400 or more, gives net_loss_grad's own bits. */
 START_TEST(test_lbfgs_net_portions)
 {
@@ -853,9 +888,9 @@ START_TEST(test_lbfgs_net_portions)
   for (size_t i = 0; i < 2; i++) {
     lbfgs_net *ln = lbfgs_net_create(m, d, portions[i]);
     ck_assert_int_eq(lbfgs_net_fdf(ln, w, &f, g), 0);
-    ck_assert_double_eq_tol(f, fref, 1e-14);
+    ck_assert_double_eq_tol(f, fref, TOL_PORTIONS);
     for (size_t j = 0; j < n; j++)
-      ck_assert_double_eq_tol(gsl_vector_get(g, j), gsl_vector_get(ref, j), 1e-14);
+      ck_assert_double_eq_tol(gsl_vector_get(g, j), gsl_vector_get(ref, j), TOL_PORTIONS);
     lbfgs_net_free(ln);
   }
   net_ws_free(ws);

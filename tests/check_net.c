@@ -14,6 +14,7 @@
 
 #include "check_util.h"
 
+/* Tolerances, each with where it comes from. */
 /* Central differences with h = 1e-6 have truncation error ~h^2 and rounding
  * error ~1e-16/h = 1e-10 on O(1) losses, so 1e-5 relative (with a 1e-8 floor
  * for gradients near zero) leaves a wide margin while still catching any
@@ -21,6 +22,13 @@
 #define FD_STEP 1e-6
 #define FD_RTOL 1e-5
 #define FD_ATOL 1e-8
+/* TOL_KNOWN: hand values of magnitude <= 3 (1.0625, 2.75, ln 5, 11/14...) against a few
+ * floating-point operations (a two-term dot product, a log, a mean), each rounding by
+ * <= u |x| (u = 2^-53: 3.3e-16 at 3); 1e-15 holds several of them. */
+#define TOL_KNOWN 1e-15
+/* TOL_ORDER: the mean of 4 losses summed in two chunks or one differs by the order of 4
+ * additions, <= 3 u sum ~ 7e-16 on these O(1) losses. */
+#define TOL_ORDER 1e-15
 
 /* Labels for a network with k outputs: class indices for softmax, {0,1} for
  * logistic, N(0,1) targets for MSE. */
@@ -156,10 +164,10 @@ START_TEST(test_net_known_linear)
   net_ws *ws = net_ws_create(n, 2);
   double loss;
   ck_assert_int_eq(net_loss_grad(n, &w.vector, &X.matrix, y, ws, &loss, &gv.vector), 0);
-  ck_assert_double_eq_tol(loss, 1.0625, 1e-15);
-  ck_assert_double_eq_tol(g[0], 2.75, 1e-15);
-  ck_assert_double_eq_tol(g[1], 0.0, 1e-15);
-  ck_assert_double_eq_tol(g[2], 0.75, 1e-15);
+  ck_assert_double_eq_tol(loss, 1.0625, TOL_KNOWN);
+  ck_assert_double_eq_tol(g[0], 2.75, TOL_KNOWN);
+  ck_assert_double_eq_tol(g[1], 0.0, TOL_KNOWN);
+  ck_assert_double_eq_tol(g[2], 0.75, TOL_KNOWN);
   net_ws_free(ws);
   net_free(n);
 }
@@ -178,9 +186,9 @@ START_TEST(test_net_known_uniform)
   net_ws *ws = net_ws_create(n, 4), *wm = net_ws_create(m, 4);
   double loss, yl[] = {1, 0};
   ck_assert_int_eq(net_loss_grad(n, w, &X.matrix, y, ws, &loss, NULL), 0);
-  ck_assert_double_eq_tol(loss, log(5.0), 1e-15);
+  ck_assert_double_eq_tol(loss, log(5.0), TOL_KNOWN);
   ck_assert_int_eq(net_loss_grad(m, v, &X.matrix, yl, wm, &loss, NULL), 0);
-  ck_assert_double_eq_tol(loss, log(2.0), 1e-15);
+  ck_assert_double_eq_tol(loss, log(2.0), TOL_KNOWN);
   net_ws_free(ws);
   net_ws_free(wm);
   gsl_vector_free(w);
@@ -258,7 +266,7 @@ START_TEST(test_net_evaluate_softmax)
   ck_assert_double_eq(acc, 0.75);
   /* The chunked mean equals the one-batch mean (up to summation order). */
   ck_assert_int_eq(net_loss_grad(n, &w.vector, &X.matrix, y, whole, &ref, NULL), 0);
-  ck_assert_double_eq_tol(loss, ref, 1e-15);
+  ck_assert_double_eq_tol(loss, ref, TOL_ORDER);
   net_ws_free(small);
   net_ws_free(whole);
   net_free(n);
@@ -293,8 +301,8 @@ START_TEST(test_net_evaluate_r2)
   gsl_matrix_view X = gsl_matrix_view_array(xv, 3, 1);
   net_ws *ws = net_ws_create(n, 2);
   ck_assert_int_eq(net_evaluate(n, &w.vector, &X.matrix, y, ws, &loss, &acc), 0);
-  ck_assert_double_eq_tol(acc, 11.0 / 14.0, 1e-15);
-  ck_assert_double_eq_tol(loss, 1.0 / 6.0, 1e-15);
+  ck_assert_double_eq_tol(acc, 11.0 / 14.0, TOL_KNOWN);
+  ck_assert_double_eq_tol(loss, 1.0 / 6.0, TOL_KNOWN);
   net_ws_free(ws);
   net_free(n);
 }

@@ -19,6 +19,46 @@
 
 #define MAX_AGENTS 8
 
+/* Tolerances, each with where it comes from (u = 2^-53 ~ 1.1e-16). */
+/* TOL_NO_DESCENT_REL: F, a sum of <= 60 non-negative rows of dim <= 8, rounds by
+ * ~(60 + 8) u F ~ 7.5e-15 F; the smallest step, 1e-7, raises F by ~1e-7 at a minimum. */
+#define TOL_NO_DESCENT_REL 1e-13
+/* TOL_FD_REL: a quadratic's central difference has no truncation error; rounding is
+ * u |f| / h ~ 1e-9 for values ~1e2 and h = 1e-5; 1e-7 leaves a margin. */
+#define TOL_FD_REL 1e-7
+/* TOL_SUBGRAD_REL: f(x), f(y) and g.(y - x) over 9 rows of dim 3 each round by ~12 u of
+ * their magnitude ~ 1.3e-15; 1e-12 leaves a margin. */
+#define TOL_SUBGRAD_REL 1e-12
+/* TOL_KNOWN: hand answers (4/3, 9/8, 2.8125, ...) of small-integer problems solved with
+ * condition numbers <= 3: rounding ~ cond x a few u x |x| < 5e-15; 1e-14 leaves a margin. */
+#define TOL_KNOWN 1e-14
+/* TOL_RECOVER: x* = x0 from noise-free data, A 30 x 6 Gaussian with condition ~3:
+ * backward-stable least squares errs by ~cond u |x| ~ 1e-15; 1e-13 is generous. */
+#define TOL_RECOVER 1e-13
+/* TOL_ZERO_F: f* = 1/2 ||Ax - b||^2 with residual entries ~ a few u |b| ~ 1e-15 over 30
+ * rows is ~1e-29; 1e-25 leaves a margin. */
+#define TOL_ZERO_F 1e-25
+/* TOL_ZERO_GRAD: A'(Ax - b) + lam x at the solution: each entry sums 30 products of
+ * size ~3, rounding at most ~30 u 90 ~ 3e-13. */
+#define TOL_ZERO_GRAD 1e-12
+/* DET_PARALLEL: kink lines of Gaussian rows this close to parallel (|det| ~ 1 typically)
+ * have no vertex to try. */
+#define DET_PARALLEL 1e-12
+/* TOL_BRUTE_REL: F over 40 rows at one minimiser found two ways (the reference's solve, the
+ * brute force's vertex or stationary point): ~40 u F from the sums plus the points'
+ * rounding times slopes <= 40, ~1e-14. */
+#define TOL_BRUTE_REL 1e-12
+/* TOL_KKT: rows within it (relative) count as at their kink, and the multipliers and the
+ * residual must meet the conditions within it: the reference's solves round at ~1e-13
+ * on these well-conditioned problems, while a row off its kink sits ~1e-2 away. */
+#define TOL_KKT 1e-9
+/* TOL_SMOOTHED: F* = 0, and the smoothed minimiser is within N mu = 4 x 1e-12 x (largest
+ * initial residual, a few) ~ 1e-11 of it (objective.h), plus Newton's stopping error. */
+#define TOL_SMOOTHED 1e-9
+/* TOL_REPLAY_REL: the same rows summed by objective_synthetic's objective and by one made
+ * here from the replayed draws (the same code: equal in practice). */
+#define TOL_REPLAY_REL 1e-12
+
 /* ---- helpers ---- */
 
 static gsl_matrix *matrix_of(size_t n1, size_t n2, const double *v)
@@ -184,7 +224,7 @@ static double kkt_residual(const problem *p, const gsl_vector *x, double tol, do
 }
 
 /* F(x + h v) >= F(x) for n_dir random unit directions and steps 1e-1 .. 1e-7: the
- * definition of a minimiser, up to rounding of F (rel 1e-13). */
+ * definition of a minimiser, up to rounding of F (TOL_NO_DESCENT_REL). */
 static void assert_no_descent(size_t m, objective *const *fs, const gsl_vector *x, gsl_rng *r, int n_dir)
 {
   size_t dim = x->size;
@@ -198,7 +238,7 @@ static void assert_no_descent(size_t m, objective *const *fs, const gsl_vector *
       gsl_vector_memcpy(y, x);
       gsl_blas_daxpy(h, v, y);
       double Fy = sum_of(m, fs, y);
-      ck_assert_msg(Fy >= F - 1e-13 * (1.0 + fabs(F)), "F(x* + %g v) = %.17g < F(x*) = %.17g", h, Fy, F);
+      ck_assert_msg(Fy >= F - TOL_NO_DESCENT_REL * (1.0 + fabs(F)), "F(x* + %g v) = %.17g < F(x*) = %.17g", h, Fy, F);
     }
   }
   gsl_vector_free(y);
@@ -297,7 +337,7 @@ END_TEST
 /* ---- subgradients ---- */
 
 /* Least squares with ridge: gradient against central differences, h = 1e-5; the
- * truncation error of a quadratic's central difference is 0, so 1e-7 relative is
+ * truncation error of a quadratic's central difference is 0, so TOL_FD_REL is
  * rounding only (values ~ 1e2 divided by 2h). */
 START_TEST(test_objective_ls_gradient)
 {
@@ -316,7 +356,7 @@ START_TEST(test_objective_ls_gradient)
       double fp = value_of(f, xp);
       gsl_vector_set(xp, k, gsl_vector_get(x, k) - h);
       double fm = value_of(f, xp), fd = (fp - fm) / (2 * h);
-      ck_assert_double_eq_tol(gsl_vector_get(g, k), fd, 1e-7 * (1.0 + fabs(fd)));
+      ck_assert_double_eq_tol(gsl_vector_get(g, k), fd, TOL_FD_REL * (1.0 + fabs(fd)));
     }
   }
   objective_free(f);
@@ -364,7 +404,7 @@ START_TEST(test_objective_subgradient_inequality)
       double fx = value_of(fs[kind], at), fy = value_of(fs[kind], y), lin = fx;
       for (size_t k = 0; k < D; k++)
         lin += gsl_vector_get(g, k) * (gsl_vector_get(y, k) - gsl_vector_get(at, k));
-      ck_assert_msg(fy >= lin - 1e-12 * (1.0 + fabs(fx) + fabs(fy)), "%s: f(y) = %.17g < %.17g",
+      ck_assert_msg(fy >= lin - TOL_SUBGRAD_REL * (1.0 + fabs(fx) + fabs(fy)), "%s: f(y) = %.17g < %.17g",
                     objective_kind_name((objective_kind)kind), fy, lin);
     }
   free_all(3, fs);
@@ -430,8 +470,8 @@ START_TEST(test_objective_ls_known)
     double fstar;
     ck_assert_int_eq(objective_reference(2, fs, xs, &fstar), OBJECTIVE_EXACT);
     for (size_t k = 0; k < 2; k++)
-      ck_assert_double_eq_tol(gsl_vector_get(xs, k), want_x[c][k], 1e-14);
-    ck_assert_double_eq_tol(fstar, want_f[c], 1e-14);
+      ck_assert_double_eq_tol(gsl_vector_get(xs, k), want_x[c][k], TOL_KNOWN);
+    ck_assert_double_eq_tol(fstar, want_f[c], TOL_KNOWN);
     free_all(2, fs);
   }
   gsl_matrix_free(A);
@@ -441,7 +481,7 @@ START_TEST(test_objective_ls_known)
 END_TEST
 
 /* Noise-free b = A x0 over 3 agents: x* = x0 and f* = 0 up to rounding (A is 30 x 6
- * Gaussian, condition number ~ 3, so 1e-13 is generous); the gradient of sum f_i
+ * Gaussian, condition number ~ 3, so TOL_RECOVER is generous); the gradient of sum f_i
  * vanishes at x* with ridge too. Fewer rows than unknowns: the minimum-norm
  * interpolant, f* = 0. */
 START_TEST(test_objective_ls_recovers)
@@ -459,8 +499,8 @@ START_TEST(test_objective_ls_recovers)
   double fstar;
   ck_assert_int_eq(objective_reference(p.m, p.fs, xs, &fstar), OBJECTIVE_EXACT);
   for (size_t k = 0; k < 6; k++)
-    ck_assert_double_eq_tol(gsl_vector_get(xs, k), gsl_vector_get(x0, k), 1e-13);
-  ck_assert_double_le(fstar, 1e-25);
+    ck_assert_double_eq_tol(gsl_vector_get(xs, k), gsl_vector_get(x0, k), TOL_RECOVER);
+  ck_assert_double_le(fstar, TOL_ZERO_F);
 
   free_all(p.m, p.fs);
   p.lam = 2.0;
@@ -471,13 +511,13 @@ START_TEST(test_objective_ls_recovers)
     objective_subgrad(p.fs[i], xs, gi);
     gsl_vector_add(g, gi);
   }
-  ck_assert_double_le(gsl_blas_dnrm2(g), 1e-12);
+  ck_assert_double_le(gsl_blas_dnrm2(g), TOL_ZERO_GRAD);
 
   gsl_matrix_const_view A2 = gsl_matrix_const_submatrix(p.A, 0, 0, 2, 6);
   gsl_vector_const_view b2 = gsl_vector_const_subvector(p.b, 0, 2);
   objective *under = objective_create(OBJECTIVE_LEAST_SQUARES, &A2.matrix, &b2.vector, 0.0);
   ck_assert_int_eq(objective_reference(1, &under, xs, &fstar), OBJECTIVE_EXACT);
-  ck_assert_double_le(fstar, 1e-25);
+  ck_assert_double_le(fstar, TOL_ZERO_F);
   objective_free(under);
   problem_free(&p);
   gsl_vector_free(x0);
@@ -540,8 +580,8 @@ START_TEST(test_objective_reference_known)
     }
     double fstar;
     ck_assert_int_eq(objective_reference(3, fs, xs, &fstar), OBJECTIVE_EXACT);
-    ck_assert_double_eq_tol(gsl_vector_get(xs, 0), cases[c].x, 1e-14);
-    ck_assert_double_eq_tol(fstar, cases[c].f, 1e-14);
+    ck_assert_double_eq_tol(gsl_vector_get(xs, 0), cases[c].x, TOL_KNOWN);
+    ck_assert_double_eq_tol(fstar, cases[c].f, TOL_KNOWN);
     free_all(3, fs);
   }
   gsl_matrix_free(A);
@@ -609,7 +649,7 @@ static double brute_force_2d(const problem *p)
       double c1 = p->kind == OBJECTIVE_L1 ? gsl_vector_get(p->b, j) : 1.0;
       double c2 = p->kind == OBJECTIVE_L1 ? gsl_vector_get(p->b, k) : 1.0;
       double det = a11 * a22 - a12 * a21;
-      if (fabs(det) < 1e-12) continue;
+      if (fabs(det) < DET_PARALLEL) continue;
       gsl_vector_set(x, 0, (c1 * a22 - c2 * a12) / det);
       gsl_vector_set(x, 1, (a11 * c2 - a21 * c1) / det);
       best = fmin(best, sum_of(p->m, p->fs, x));
@@ -620,7 +660,7 @@ static double brute_force_2d(const problem *p)
 
 /* L1 and hinge in 1-D (with and without ridge) and 2-D (without), 40 rows over 3
  * agents, 5 random problems each: the reference is exact and matches the brute force
- * to 1e-12 relative, and is never below it by more than rounding. */
+ * to TOL_BRUTE_REL, and is never below it by more than rounding. */
 START_TEST(test_objective_reference_brute_force)
 {
   gsl_rng *r = rng_create(4, RNG_ROLE_DATA, 0);
@@ -637,8 +677,9 @@ START_TEST(test_objective_reference_brute_force)
         gsl_vector_view x = gsl_vector_subvector(xs, 0, shapes[s].dim);
         double fstar, fbf = shapes[s].dim == 1 ? brute_force_1d(&p) : brute_force_2d(&p);
         ck_assert_int_eq(objective_reference(p.m, p.fs, &x.vector, &fstar), OBJECTIVE_EXACT);
-        ck_assert_msg(fabs(fstar - fbf) <= 1e-12 * (1.0 + fbf), "%s dim %zu lam %g: f* = %.17g, brute force %.17g",
-                      objective_kind_name(kinds[kd]), shapes[s].dim, shapes[s].lam, fstar, fbf);
+        ck_assert_msg(fabs(fstar - fbf) <= TOL_BRUTE_REL * (1.0 + fbf),
+                      "%s dim %zu lam %g: f* = %.17g, brute force %.17g", objective_kind_name(kinds[kd]), shapes[s].dim,
+                      shapes[s].lam, fstar, fbf);
         problem_free(&p);
       }
   gsl_vector_free(xs);
@@ -648,7 +689,7 @@ END_TEST
 
 /* dim 8, 4 agents x 15 rows: L1 and hinge, with and without ridge. The reference is
  * exact; at x* the optimality conditions hold (multipliers inside their intervals to
- * 1e-9, subgradient residual <= 1e-9) and no step of 1e-1 .. 1e-7 in 300 random
+ * TOL_KKT, subgradient residual <= TOL_KKT) and no step of 1e-1 .. 1e-7 in 300 random
  * directions decreases F. */
 START_TEST(test_objective_reference_optimality)
 {
@@ -661,8 +702,8 @@ START_TEST(test_objective_reference_optimality)
       problem p = random_problem(kinds[kd], 4, 60, 8, lams[l], r);
       double fstar, viol;
       ck_assert_int_eq(objective_reference(p.m, p.fs, xs, &fstar), OBJECTIVE_EXACT);
-      double res = kkt_residual(&p, xs, 1e-9, &viol);
-      ck_assert_msg(res <= 1e-9 && viol <= 1e-9, "%s lam %g: KKT residual %g, multiplier violation %g",
+      double res = kkt_residual(&p, xs, TOL_KKT, &viol);
+      ck_assert_msg(res <= TOL_KKT && viol <= TOL_KKT, "%s lam %g: KKT residual %g, multiplier violation %g",
                     objective_kind_name(kinds[kd]), lams[l], res, viol);
       assert_no_descent(p.m, p.fs, xs, r, 300);
       problem_free(&p);
@@ -674,7 +715,7 @@ END_TEST
 
 /* Fewer rows than unknowns and no ridge: L1 interpolates (F* = 0) on an affine set
  * with no vertex, so the active-set step cannot certify it and the smoothed minimiser
- * comes back, within the documented N * mu (here far below 1e-9). */
+ * comes back, within the documented N * mu (here far below TOL_SMOOTHED). */
 START_TEST(test_objective_reference_smoothed)
 {
   gsl_rng *r = rng_create(6, RNG_ROLE_DATA, 0);
@@ -682,7 +723,7 @@ START_TEST(test_objective_reference_smoothed)
   gsl_vector *xs = gsl_vector_alloc(6);
   double fstar;
   ck_assert_int_eq(objective_reference(p.m, p.fs, xs, &fstar), OBJECTIVE_SMOOTHED);
-  ck_assert_double_le(fstar, 1e-9);
+  ck_assert_double_le(fstar, TOL_SMOOTHED);
   problem_free(&p);
   gsl_vector_free(xs);
   gsl_rng_free(r);
@@ -738,7 +779,7 @@ START_TEST(test_objective_synthetic_draws)
     for (int t = 0; t < 3; t++) {
       for (size_t k = 0; k < D; k++)
         gsl_vector_set(x, k, gsl_ran_gaussian(r, 1.0));
-      ck_assert_double_eq_tol(value_of(fs[i], x), value_of(mine, x), 1e-12 * value_of(mine, x));
+      ck_assert_double_eq_tol(value_of(fs[i], x), value_of(mine, x), TOL_REPLAY_REL * value_of(mine, x));
     }
     objective_free(mine);
   }

@@ -3,6 +3,7 @@
  * latency + size/bandwidth under each network model. Fork mode: one SimGrid engine per
  * test process. */
 
+#include "check_util.h"
 #include "sim/platform.h"
 
 #include <check.h>
@@ -34,8 +35,26 @@
 #define LV08_LAT_FACTOR 13.01
 #define LV08_BW_FACTOR 0.97
 
+/* Tolerances, each with where it comes from (u = 2^-53 ~ 1.1e-16). */
+/* TOL_P2P_REL: a transfer's simulated time against alpha_beta, which redoes SimGrid's
+ * computation for one flow: measured within 2.2e-16 on every route here. 1% is what the
+ * tests ask: any wrong factor, route or sharing moves the time by more (LV08's: 3%). */
+#define TOL_P2P_REL 0.01
+/* TOL_LAT_S, TOL_LAT_LOOSE_S: a route latency sums <= 15 link latencies (<= 2e-4 s),
+ * rounding <= 15 u 2e-4 ~ 3e-19 s; both are far above that and far below one link's
+ * latency (the looser one is used on distbelief-2012's 50 us links). */
+#define TOL_LAT_S 1e-15
+#define TOL_LAT_LOOSE_S 1e-12
+/* TOL_BW: a route's bandwidth is one of its links', copied: equal; 1e-3 B/s is below 1e-11
+ * of any bandwidth here (1.25e8 .. 1.5e11 B/s). */
+#define TOL_BW 1e-3
+/* LV08_MIN_RATIO: LV08's factors make the 0.8001 s alpha-beta transfer 0.826 s (x1.032). */
+#define LV08_MIN_RATIO 1.02
+/* GAMMA_MIN_S: capped by the TCP window the transfer takes 0.974 s, uncapped 0.1 s. */
+#define GAMMA_MIN_S 0.9
+
 /* simgrid_init with quiet logs, an optional extra option, and thread contexts under the
- * sanitizers (STYLE 25: ASan does not follow SimGrid's own stack switching). */
+ * sanitizers (ASan does not follow SimGrid's own stack switching). */
 static void start_engine(const char *cfg)
 {
   static char arg0[] = "check_platform", quiet[] = "--log=root.thresh:warning",
@@ -317,7 +336,7 @@ static double alpha_beta(double bytes, double lat, double bw, double lat_factor,
 static void assert_within_1pct(double got, double want, const char *what)
 {
   double rel = (got - want) / want;
-  ck_assert_msg(rel < 0.01 && rel > -0.01, "%s: simulated %.9g s, expected %.9g s (%+.3g%%)",
+  ck_assert_msg(rel < TOL_P2P_REL && rel > -TOL_P2P_REL, "%s: simulated %.9g s, expected %.9g s (%+.3g%%)",
                 what, got, want, 100 * rel);
 }
 
@@ -327,13 +346,13 @@ START_TEST(test_platform_p2p_preset_same_rack)
   ck_assert_int_eq(platform_preset("distbelief-2012", 0, &spec), 0);
   /* host-0 and host-1 share rack 0: host link up, host link down = 2 x 50 us. */
   p2p_result r = run_p2p(&spec, "host-0", "host-1", NULL);
-  ck_assert_double_eq_tol(r.lat, 2 * spec.lat, 1e-12);
-  ck_assert_double_eq_tol(r.bw, spec.bw, 1e-3);
+  ck_assert_double_eq_tol(r.lat, 2 * spec.lat, TOL_LAT_LOOSE_S);
+  ck_assert_double_eq_tol(r.bw, spec.bw, TOL_BW);
   /* LV08: 13.01 x 100 us + 1e8 B / (0.97 x 125e6 B/s) = 0.826043 s */
   assert_within_1pct(r.t, alpha_beta(P2P_BYTES, r.lat, r.bw, LV08_LAT_FACTOR, LV08_BW_FACTOR),
                      "distbelief-2012 same rack, LV08");
   /* and it is not the plain alpha-beta time (0.8001 s): the factors are in effect */
-  ck_assert_double_gt(r.t / alpha_beta(P2P_BYTES, r.lat, r.bw, 1, 1), 1.02);
+  ck_assert_double_gt(r.t / alpha_beta(P2P_BYTES, r.lat, r.bw, 1, 1), LV08_MIN_RATIO);
 }
 END_TEST
 
@@ -343,8 +362,8 @@ START_TEST(test_platform_p2p_preset_cross_rack)
   ck_assert_int_eq(platform_preset("distbelief-2012", 0, &spec), 0);
   /* host-40 is the first host of rack 1: host -> leaf -> spine -> leaf -> host = 4 links. */
   p2p_result r = run_p2p(&spec, "host-0", "host-40", NULL);
-  ck_assert_double_eq_tol(r.lat, 4 * spec.lat, 1e-12);
-  ck_assert_double_eq_tol(r.bw, spec.bw, 1e-3);
+  ck_assert_double_eq_tol(r.lat, 4 * spec.lat, TOL_LAT_LOOSE_S);
+  ck_assert_double_eq_tol(r.bw, spec.bw, TOL_BW);
   /* LV08: 13.01 x 200 us + 1e8 B / (0.97 x 125e6 B/s) = 0.827344 s */
   assert_within_1pct(r.t, alpha_beta(P2P_BYTES, r.lat, r.bw, LV08_LAT_FACTOR, LV08_BW_FACTOR),
                      "distbelief-2012 across racks, LV08");
@@ -357,8 +376,8 @@ START_TEST(test_platform_p2p_dgx2h_in_node)
   ck_assert_int_eq(platform_preset("dgx2h", 32, &spec), 0);
   /* GPU 0 to GPU 1 of node 0: host link up, host link down (non-blocking NVSwitch) */
   p2p_result r = run_p2p(&spec, "gpu-0", "gpu-1", NULL);
-  ck_assert_double_eq_tol(r.lat, 2 * spec.lat, 1e-15);
-  ck_assert_double_eq_tol(r.bw, 150e9, 1e-3);
+  ck_assert_double_eq_tol(r.lat, 2 * spec.lat, TOL_LAT_S);
+  ck_assert_double_eq_tol(r.bw, 150e9, TOL_BW);
   /* CM02: 1 us + 1e8 B / 150e9 B/s = 667.67 us */
   assert_within_1pct(r.t, alpha_beta(P2P_BYTES, r.lat, r.bw, 1, 1), "dgx2h in a node, CM02");
 }
@@ -370,8 +389,8 @@ START_TEST(test_platform_p2p_dgx2h_across_nodes)
   ck_assert_int_eq(platform_preset("dgx2h", 32, &spec), 0);
   /* gpu-16 is GPU 0 of node 1: host link, node 0's IB up, node 1's IB down, host link */
   p2p_result r = run_p2p(&spec, "gpu-0", "gpu-16", NULL);
-  ck_assert_double_eq_tol(r.lat, 2 * spec.lat + 2 * spec.node_lat, 1e-15);
-  ck_assert_double_eq_tol(r.bw, 100e9, 1e-3);
+  ck_assert_double_eq_tol(r.lat, 2 * spec.lat + 2 * spec.node_lat, TOL_LAT_S);
+  ck_assert_double_eq_tol(r.bw, 100e9, TOL_BW);
   /* CM02: 3 us + 1e8 B / 100e9 B/s = 1.003 ms */
   assert_within_1pct(r.t, alpha_beta(P2P_BYTES, r.lat, r.bw, 1, 1), "dgx2h across nodes, CM02");
 }
@@ -454,8 +473,8 @@ START_TEST(test_platform_p2p_star_cm02)
   platform_spec spec = generated(PLATFORM_STAR, 16);
   /* Star: host link up, FATPIPE backbone (no latency, bw = link bw), host link down. */
   p2p_result r = run_p2p(&spec, "host-3", "host-11", NULL);
-  ck_assert_double_eq_tol(r.lat, 2 * spec.lat, 1e-15);
-  ck_assert_double_eq_tol(r.bw, spec.bw, 1e-3);
+  ck_assert_double_eq_tol(r.lat, 2 * spec.lat, TOL_LAT_S);
+  ck_assert_double_eq_tol(r.bw, spec.bw, TOL_BW);
   /* CM02: 2 us + 1e8 B / 1.25e9 B/s = 0.080002 s */
   assert_within_1pct(r.t, alpha_beta(P2P_BYTES, r.lat, r.bw, 1, 1), "star, CM02");
 }
@@ -467,7 +486,7 @@ START_TEST(test_platform_p2p_torus_cm02)
   /* 10x10x10 torus; host-555 is at (5,5,5): dimension-order routing takes 5 hops in each
    * dimension from (0,0,0), 15 links of 1 us. */
   p2p_result r = run_p2p(&spec, "host-0", "host-555", NULL);
-  ck_assert_double_eq_tol(r.lat, 15 * spec.lat, 1e-15);
+  ck_assert_double_eq_tol(r.lat, 15 * spec.lat, TOL_LAT_S);
   assert_within_1pct(r.t, alpha_beta(P2P_BYTES, r.lat, r.bw, 1, 1), "torus, CM02");
 }
 END_TEST
@@ -480,7 +499,7 @@ START_TEST(test_platform_p2p_tcp_gamma)
    * 1.25e9 B/s links, so 20 ms + 1e8 / 104.9e6 = 0.97367 s (0.1 s without the cap). */
   p2p_result r = run_p2p(&spec, "host-0", "host-1", NULL);
   assert_within_1pct(r.t, alpha_beta(P2P_BYTES, r.lat, r.bw, 1, 1), "star at 10 ms, CM02");
-  ck_assert_double_gt(r.t, 0.9);
+  ck_assert_double_gt(r.t, GAMMA_MIN_S);
 }
 END_TEST
 
@@ -802,11 +821,4 @@ Suite *platform_suite(void)
   return s;
 }
 
-int main(void)
-{
-  SRunner *sr = srunner_create(platform_suite());
-  srunner_run_all(sr, CK_NORMAL);
-  int failed = srunner_ntests_failed(sr);
-  srunner_free(sr);
-  return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
-}
+CHECK_MAIN(platform_suite)

@@ -11,6 +11,7 @@
 #include "algorithms/downpour.h"
 #include "algorithms/sgd.h"
 #include "sim/scenario.h"
+#include "check_util.h"
 
 #define ERRLEN 1024
 
@@ -94,7 +95,7 @@ START_TEST(test_scenario_defaults_valid)
   char err[ERRLEN] = "";
   scenario_defaults(&s);
   ck_assert_msg(scenario_validate(&s, NULL, err, sizeof err) == 0, "%s", err);
-  /* The values SPEC section 4 and the lead's key list give. */
+  /* The documented defaults (sim/README.md, Key reference). */
   ck_assert_str_eq(s.run.algorithm, "downpour");
   ck_assert_uint_eq(s.run.seed, 1);
   ck_assert_double_eq(s.run.max_sim_time, 3600);
@@ -685,7 +686,7 @@ START_TEST(test_scenario_reference_table)
 }
 END_TEST
 
-/* [faults] stragglers = FRACTION:SLOWDOWN (SPEC 4), and what Sandblaster needs. */
+/* [faults] stragglers = FRACTION:SLOWDOWN, and what Sandblaster needs. */
 START_TEST(test_scenario_faults)
 {
   scenario s;
@@ -759,11 +760,4 @@ Suite *scenario_suite(void)
   return s;
 }
 
-int main(void)
-{
-  SRunner *sr = srunner_create(scenario_suite());
-  srunner_run_all(sr, CK_NORMAL);
-  int failed = srunner_ntests_failed(sr);
-  srunner_free(sr);
-  return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
-}
+CHECK_MAIN(scenario_suite)

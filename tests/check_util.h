@@ -1,11 +1,12 @@
 #ifndef TESTS_CHECK_UTIL_H
 #define TESTS_CHECK_UTIL_H
-/* check_util.h - the Check boilerplate every unit suite shares: a TCase made from a
- * list of tests, and a main that runs one suite and returns its failure count
- * (Check's money example). */
+/* check_util.h - the Check boilerplate every suite (check_ and sim_) shares: a TCase made
+ * from a list of tests, and a main that runs one suite and fails if a test failed (Check's
+ * money example). */
 
 #include <check.h>
 #include <stddef.h>
+#include <stdlib.h>
 
 /* Adds to s a TCase `name` holding the n tests, with a 60 s timeout (Check's default
  * of 4 s is too short for the larger numeric cases on a shared, sanitized build). */
@@ -25,15 +26,17 @@ static inline void check_add_tcase(Suite *s, const char *name, const TTest *cons
     check_add_tcase(s, name, tests_, sizeof tests_ / sizeof tests_[0]); \
   } while (0)
 
-/* The main of a suite's binary: runs suite_fn() in fork mode, returns the failures. */
-#define CHECK_MAIN(suite_fn)                   \
-  int main(void)                               \
-  {                                            \
-    SRunner *sr = srunner_create(suite_fn());  \
-    srunner_run_all(sr, CK_NORMAL);            \
-    int failed = srunner_ntests_failed(sr);    \
-    srunner_free(sr);                          \
-    return failed;                             \
+/* The main of a suite's binary: runs suite_fn() in fork mode (Check reads CK_RUN_CASE,
+ * CK_FORK and CK_DEFAULT_TIMEOUT itself), exits with EXIT_FAILURE if any test failed (a
+ * failure count could wrap to 0 as an exit status). */
+#define CHECK_MAIN(suite_fn)                     \
+  int main(void)                                 \
+  {                                              \
+    SRunner *sr = srunner_create(suite_fn());    \
+    srunner_run_all(sr, CK_NORMAL);              \
+    int failed = srunner_ntests_failed(sr);      \
+    srunner_free(sr);                            \
+    return failed ? EXIT_FAILURE : EXIT_SUCCESS; \
   }
 
 #endif

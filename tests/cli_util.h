@@ -1,8 +1,9 @@
 #ifndef TESTS_CLI_UTIL_H
 #define TESTS_CLI_UTIL_H
-/* cli_util.h - running the dtsim binary from Check tests: each simulation runs in
- * its own process (SimGrid allows one engine per process), with stdout and stderr
- * captured to files. Header-only, shared by the suites that drive the CLI. */
+/* cli_util.h - running the dtsim binary from the sim_ Check suites: each simulation runs
+ * in its own process (SimGrid allows one engine per process), with stdout and stderr
+ * captured to files; and the temporary-folder and file helpers, which check_ suites may
+ * use too. Header-only. */
 
 #include <check.h>
 #include <errno.h>
@@ -15,35 +16,6 @@
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
-
-/* Runs DTSIM_BIN with the NULL-terminated arguments; stdout and stderr go to
- * dir/stdout and dir/stderr. Returns the exit status, or 128 + signal. */
-static inline int cli_run(const char *dir, const char *const *args)
-{
-  char out[1024], err[1024];
-  snprintf(out, sizeof(out), "%s/stdout", dir);
-  snprintf(err, sizeof(err), "%s/stderr", dir);
-  pid_t pid = fork();
-  if (pid == 0) {
-    int fo = open(out, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    int fe = open(err, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    dup2(fo, 1);
-    dup2(fe, 2);
-    if (chdir(dir) != 0)
-      _exit(126);
-    const char *argv[64];
-    int n = 0;
-    argv[n++] = DTSIM_BIN;
-    for (; args[n - 1] && n < 63; n++)
-      argv[n] = args[n - 1];
-    argv[n] = NULL;
-    execv(DTSIM_BIN, (char *const *)argv);
-    _exit(127);
-  }
-  int st;
-  waitpid(pid, &st, 0);
-  return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
-}
 
 /* Contents of dir/name (malloc'ed, NUL-terminated), or NULL. */
 static inline char *cli_read(const char *dir, const char *name)
@@ -115,6 +87,57 @@ static inline int cli_json_field(const char *json, const char *key, char *out, s
   return 0;
 }
 
+/* Asserts that every one of the n files exists in both run folders a and b (under dir)
+ * and is byte-identical. */
+static inline void cli_assert_same_files(const char *dir, const char *a, const char *b, const char *const *files,
+                                         size_t n)
+{
+  for (size_t i = 0; i < n; i++) {
+    char p1[256], p2[256];
+    snprintf(p1, sizeof(p1), "%s/%s", a, files[i]);
+    snprintf(p2, sizeof(p2), "%s/%s", b, files[i]);
+    char *x = cli_read(dir, p1), *y = cli_read(dir, p2);
+    ck_assert_msg(x != NULL && y != NULL, "%s missing", files[i]);
+    ck_assert_msg(strcmp(x, y) == 0, "%s differs between %s and %s", files[i], a, b);
+    free(x);
+    free(y);
+  }
+}
+
+/* The functions below run the binary: they exist only where DTSIM_BIN is defined, which
+ * tests/CMakeLists.txt does for the sim_ suites alone, so that an in-process check_ suite
+ * cannot run dtsim (it may still use the file helpers above). */
+#ifdef DTSIM_BIN
+
+/* Runs DTSIM_BIN with the NULL-terminated arguments; stdout and stderr go to
+ * dir/stdout and dir/stderr. Returns the exit status, or 128 + signal. */
+static inline int cli_run(const char *dir, const char *const *args)
+{
+  char out[1024], err[1024];
+  snprintf(out, sizeof(out), "%s/stdout", dir);
+  snprintf(err, sizeof(err), "%s/stderr", dir);
+  pid_t pid = fork();
+  if (pid == 0) {
+    int fo = open(out, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    int fe = open(err, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    dup2(fo, 1);
+    dup2(fe, 2);
+    if (chdir(dir) != 0)
+      _exit(126);
+    const char *argv[64];
+    int n = 0;
+    argv[n++] = DTSIM_BIN;
+    for (; args[n - 1] && n < 63; n++)
+      argv[n] = args[n - 1];
+    argv[n] = NULL;
+    execv(DTSIM_BIN, (char *const *)argv);
+    _exit(127);
+  }
+  int st;
+  waitpid(pid, &st, 0);
+  return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+}
+
 /* Runs dtsim with args in dir and asserts (Check) how bad input ends: exit status 2,
  * exactly one line on stderr containing `needle`, no result folder dir/out and no core
  * file. */
@@ -162,27 +185,12 @@ static inline json_t *cli_run_sets(const char *dir, const char *out, const char 
   return cli_summary(dir, args, out);
 }
 
-/* Asserts that every one of the n files exists in both run folders a and b (under dir)
- * and is byte-identical. */
-static inline void cli_assert_same_files(const char *dir, const char *a, const char *b, const char *const *files,
-                                         size_t n)
-{
-  for (size_t i = 0; i < n; i++) {
-    char p1[256], p2[256];
-    snprintf(p1, sizeof(p1), "%s/%s", a, files[i]);
-    snprintf(p2, sizeof(p2), "%s/%s", b, files[i]);
-    char *x = cli_read(dir, p1), *y = cli_read(dir, p2);
-    ck_assert_msg(x != NULL && y != NULL, "%s missing", files[i]);
-    ck_assert_msg(strcmp(x, y) == 0, "%s differs between %s and %s", files[i], a, b);
-    free(x);
-    free(y);
-  }
-}
-
 /* A number at the top level of a summary.json. */
 static inline double cli_num(const json_t *j, const char *key)
 {
   return json_number_value(json_object_get(j, key));
 }
+
+#endif /* DTSIM_BIN */
 
 #endif

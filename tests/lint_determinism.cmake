@@ -1,5 +1,5 @@
-# Fails if sim/, models/ or algorithms/ call anything that breaks determinism
-# (STYLE rule 10): wall clocks, libc random numbers, the environment, or %p output.
+# Fails if sim/, models/ or algorithms/ call anything that breaks determinism: wall
+# clocks, libc random numbers, the environment, or %p output.
 # Calls are looked for outside string literals (a message may say "the step time (...)"),
 # %p everywhere (it is a format).
 file(GLOB_RECURSE srcs ${SRC}/sim/*.c ${SRC}/sim/*.h ${SRC}/models/*.c ${SRC}/models/*.h

@@ -1,5 +1,5 @@
 # Runs the CLI twice on the same small scenario (once with two SimGrid threads) and
-# compares the result files byte for byte (STYLE 26, label sim).
+# compares the result files byte for byte (label sim).
 # -DDTSIM=path/to/dtsim -DWORK=scratch folder -DARGS=run options -DFILES=files to compare (both
 # separated by |)
 string(REPLACE "|" ";" ARGS "${ARGS}")

@@ -1,7 +1,7 @@
-/* check_reproduce.c - `dtsim reproduce fig3 --quick`: the CSV, plot, scenario and
+/* sim_reproduce.c - `dtsim reproduce fig3 --quick`: the CSV, plot, scenario and
  * README it writes, the speech net's curve peaking at 8 machines (Dean et al. 2012,
  * sec. 3), --check against a saved CSV, and bad names; `dtsim reproduce consensus
- * --quick`: its files, its claims (Nedic & Ozdaglar 2009, results/consensus/README.md),
+ * --quick`: its files, its claims (Nedic and Ozdaglar 2009, results/consensus/README.md),
  * --check against the committed results/consensus/consensus.csv, and the targets that
  * committed grid meets; `dtsim reproduce fig4 --quick` and `fig5 --quick`:
  * files, a proxy that learns, and --check against results/fig4 and results/fig5;
@@ -14,7 +14,55 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "check_util.h"
 #include "cli_util.h"
+
+/* Tolerances and bounds, each with where it comes from (measured: the committed results). */
+/* SPEECH8_MIN, SPEECH8_MAX: Dean et al. 2012 Fig. 3 show the speech net fastest at 8
+ * machines, about 2.2x; the band accepted around it (results/fig3/README.md; measured 2.43). */
+#define SPEECH8_MIN 1.8
+#define SPEECH8_MAX 2.6
+/* FIG4_FIRST_MIN, FIG4_FIRST_MAX, FIG4_LEARNED: the proxy starts from the warmstart (about
+ * 0.81: SGD at rate 1 measured 0.814 after 30 s) and learns (0.934 after 600 s, the GPU's
+ * 0.931). */
+#define FIG4_FIRST_MIN 0.7
+#define FIG4_FIRST_MAX 0.85
+#define FIG4_LEARNED 0.88
+/* TOL_CALIBRATED_TF: model.efficiency is chosen for the 1.2B row's 39 Tflop/s to 1e-5,
+ * 39e-5 Tflop/s (measured 39.000016). */
+#define TOL_CALIBRATED_TF 39e-5
+/* EFF_MIN: the weak-scaling efficiency falls with the model-parallel width: measured 0.979,
+ * 0.924 and 0.860 at 2, 4 and 8 GPUs. */
+#define EFF_MIN 0.5
+/* TOL_FORMULA: (p-1) / (v m + p - 1) is one correctly rounded division of small integers,
+ * printed with 17 digits: < 1e-16 apart. */
+#define TOL_FORMULA 1e-15
+/* BUBBLE_OVER_MAX: on selene the messages cost a few percent of a stage's compute: the
+ * bubble is at or above its formula, measured at most 5.2% above on the quick rows. */
+#define BUBBLE_OVER_MAX 1.1
+/* TOL_ERROR_COLUMN: error = tflops / paper - 1 recomputed from the 17-digit columns of
+ * values ~0.05: rounding ~1e-16. */
+#define TOL_ERROR_COLUMN 1e-12
+/* PAPER_BAND: dtsim's Tflop/s per GPU within 50% of PTD-P Table 1's (measured -0.0001%,
+ * -1.3% and -5.2% on the quick rows). */
+#define PAPER_BAND 0.5
+/* TOL_CALIBRATED_ERROR: model.efficiency is calibrated on the 1.7B row: 137 Tflop/s to 0.1%
+ * (measured error -1.1e-6). */
+#define TOL_CALIBRATED_ERROR 1e-3
+/* CONS_QUICK_GAP: with --quick (300 rounds, lazy Metropolis weights) the harmonic step keeps
+ * the gap below 2 from round 12 on the complete graph and 160 on the ring (measured; the
+ * ring never gets below 1.66). */
+#define CONS_QUICK_GAP 2
+/* CONS_TARGET, CONS_ORDER_GAP, CONS_FLOOR_RATIO_MIN, CONS_FLOOR_RATIO_MAX: what the committed
+ * consensus grid claims (results/consensus/README.md): the harmonic step below 1e-3 on the
+ * complete graph and the torus, the graphs ordered at a gap of 0.1, and the floors of
+ * constant steps 4 times apart 2 to 8 times apart (O(alpha), loosely). */
+#define CONS_TARGET 1e-3
+#define CONS_ORDER_GAP 0.1
+#define CONS_FLOOR_RATIO_MIN 2
+#define CONS_FLOOR_RATIO_MAX 8
+/* CONS_NEVER: what reach() returns for a gap that is still above the tolerance at the end. */
+#define CONS_NEVER 1000000
 
 /* Speed-up of `model` on `machines` from fig3.csv text, or -1. */
 static double speedup(const char *csv, const char *model, int machines)
@@ -44,10 +92,10 @@ START_TEST(test_reproduce_fig3_quick)
   char *csv = cli_read(dir, "fig3/fig3.csv");
   ck_assert_ptr_nonnull(csv);
   ck_assert(strncmp(csv, "model,machines,step_time_s,speedup\n", 35) == 0);
-  /* REFERENCES 1.2: the fully connected speech net is fastest at 8 machines (2.2x,
-   * accepted 1.8-2.6) and slower above */
+  /* Dean et al. 2012 Fig. 3: the fully connected speech net is fastest at 8 machines (2.2x,
+   * accepted SPEECH8_MIN to SPEECH8_MAX) and slower above */
   double s8 = speedup(csv, "speech-42m", 8);
-  ck_assert_msg(s8 >= 1.8 && s8 <= 2.6, "speech at 8: %.3f", s8);
+  ck_assert_msg(s8 >= SPEECH8_MIN && s8 <= SPEECH8_MAX, "speech at 8: %.3f", s8);
   ck_assert(speedup(csv, "speech-42m", 4) < s8 && speedup(csv, "speech-42m", 16) < s8);
   ck_assert(speedup(csv, "speech-42m", 1) == 1.0);
   /* the locally connected net keeps speeding up */
@@ -134,7 +182,7 @@ static long reach_mode(const char *csv, const char *key, const char *mode, doubl
   ck_assert_msg(n > 0, "no %s rows for %s", mode, key);
   while (i > 0 && gap[i - 1] <= tol)
     i--;
-  return i == n ? 1000000 : it[i];
+  return i == n ? CONS_NEVER : it[i];
 }
 
 static long reach(const char *csv, const char *key, double tol)
@@ -173,8 +221,8 @@ START_TEST(test_reproduce_consensus_quick)
     ck_assert_msg(gap[n - 1] < big, "%s: harmonic ends at %g, the constant 0.02 plateau is %g", topo, gap[n - 1], big);
     ck_assert_msg(small < big, "%s: plateau %g at alpha 0.005, %g at 0.02", topo, small, big);
   }
-  long ring = reach(csv, "ring,lazy-metropolis,harmonic,0.2,", 2),
-       complete = reach(csv, "complete,lazy-metropolis,harmonic,0.2,", 2);
+  long ring = reach(csv, "ring,lazy-metropolis,harmonic,0.2,", CONS_QUICK_GAP),
+       complete = reach(csv, "complete,lazy-metropolis,harmonic,0.2,", CONS_QUICK_GAP);
   ck_assert_msg(complete < ring && ring < 300, "complete %ld, ring %ld", complete, ring);
   ck_assert(cons_trace(csv, "complete,lazy-metropolis,harmonic,0.2,", "async", it, gap, 4096) > 10);
   free(csv);
@@ -219,7 +267,8 @@ START_TEST(test_reproduce_consensus_committed)
   for (int t = 0; t < 2; t++) {
     char key[64];
     snprintf(key, sizeof(key), "%s,lazy-metropolis,harmonic,0.2,", topo[t]);
-    ck_assert_msg(reach(csv, key, 1e-3) < 1000000, "%s: the harmonic step does not keep the gap below 1e-3", topo[t]);
+    ck_assert_msg(reach(csv, key, CONS_TARGET) < CONS_NEVER, "%s: the harmonic step does not keep the gap below %g",
+                  topo[t], CONS_TARGET);
   }
   static const char *const rules[] = {"harmonic,0.2", "sqrt,0.01"};
   for (int r = 0; r < 2; r++) {
@@ -227,17 +276,17 @@ START_TEST(test_reproduce_consensus_committed)
     for (int t = 0; t < 3; t++) {
       char key[64];
       snprintf(key, sizeof(key), "%s,lazy-metropolis,%s,", topo[t], rules[r]);
-      at[t] = reach(csv, key, 0.1);
+      at[t] = reach(csv, key, CONS_ORDER_GAP);
     }
-    ck_assert_msg(at[0] < at[1] && at[1] < at[2] && at[2] < 1000000, "%s to 0.1: complete %ld, torus %ld, ring %ld",
-                  rules[r], at[0], at[1], at[2]);
+    ck_assert_msg(at[0] < at[1] && at[1] < at[2] && at[2] < CONS_NEVER, "%s to %g: complete %ld, torus %ld, ring %ld",
+                  rules[r], CONS_ORDER_GAP, at[0], at[1], at[2]);
   }
   for (int t = 0; t < 2; t++) {
     char a[64], b[64];
     snprintf(a, sizeof(a), "%s,lazy-metropolis,constant,0.02,", topo[t]);
     snprintf(b, sizeof(b), "%s,lazy-metropolis,constant,0.005,", topo[t]);
     double q = plateau(csv, a) / plateau(csv, b);
-    ck_assert_msg(q >= 2 && q <= 8, "%s: floors %g times apart", topo[t], q);
+    ck_assert_msg(q >= CONS_FLOOR_RATIO_MIN && q <= CONS_FLOOR_RATIO_MAX, "%s: floors %g times apart", topo[t], q);
   }
   static long it[4096];
   static double gap[4096];
@@ -311,8 +360,9 @@ START_TEST(test_reproduce_fig4_quick)
   ck_assert_msg(strncmp(csv, "method,sim_time_h,accuracy,replicas,rate\n", 41) == 0, "%.80s", csv);
   ck_assert_int_eq(cli_lines(csv), 1 + 3 * 2 * 20); /* sgd, gpu, downpour-adagrad 20 x 2 rates x 600 s / 30 s */
   double first = fig4_accuracy(csv, "sgd", 1, "1", 30.0 / 3600), last = fig4_accuracy(csv, "sgd", 1, "1", 600.0 / 3600);
-  ck_assert_msg(first > 0.7 && first < 0.85 && last > 0.88, "sgd: %g after 30 s, %g after 600 s", first, last);
-  ck_assert_msg(fig4_accuracy(csv, "gpu", 1, "1", 600.0 / 3600) > 0.88, "the GPU did not learn");
+  ck_assert_msg(first > FIG4_FIRST_MIN && first < FIG4_FIRST_MAX && last > FIG4_LEARNED,
+                "sgd: %g after 30 s, %g after 600 s", first, last);
+  ck_assert_msg(fig4_accuracy(csv, "gpu", 1, "1", 600.0 / 3600) > FIG4_LEARNED, "the GPU did not learn");
   free(csv);
   char *readme = cli_read(dir, "fig4/README.md");
   ck_assert(strstr(readme, "## Paper vs dtsim") && strstr(readme, "## Set-up"));
@@ -361,8 +411,8 @@ START_TEST(test_reproduce_megatron_quick)
     ck_assert_int_eq(gpus, 1L << k);
     ck_assert(mp == gpus && dp == 1 && strcmp(ddp, "none") == 0);
     if (k == 0)
-      ck_assert_msg(fabs(tf - 39) <= 39e-5 && eff == 1, "1 GPU: %g Tflop/s", tf);
-    ck_assert_msg(eff < prev && eff > 0.5, "%ld GPUs: efficiency %g after %g", gpus, eff, prev);
+      ck_assert_msg(fabs(tf - 39) <= TOL_CALIBRATED_TF && eff == 1, "1 GPU: %g Tflop/s", tf);
+    ck_assert_msg(eff < prev && eff > EFF_MIN, "%ld GPUs: efficiency %g after %g", gpus, eff, prev);
     prev = eff;
   }
   free(csv);
@@ -403,9 +453,9 @@ START_TEST(test_reproduce_pipeline_quick)
     double bubble, formula;
     ck_assert_int_eq(sscanf(p, "%15[^,],%ld,%ld,%ld,%lf,%lf,%ld", sched, &st, &m, &v, &bubble, &formula, &peak), 7);
     double want = (double)(st - 1) / ((double)(v * m) + (double)(st - 1));
-    ck_assert_msg(fabs(formula - want) < 1e-15, "%s p %ld m %ld: formula %g", sched, st, m, formula);
-    ck_assert_msg(bubble >= formula && bubble < 1.1 * formula, "%s p %ld m %ld: bubble %g, formula %g", sched, st, m,
-                  bubble, formula);
+    ck_assert_msg(fabs(formula - want) < TOL_FORMULA, "%s p %ld m %ld: formula %g", sched, st, m, formula);
+    ck_assert_msg(bubble >= formula && bubble < BUBBLE_OVER_MAX * formula, "%s p %ld m %ld: bubble %g, formula %g",
+                  sched, st, m, bubble, formula);
     if (strcmp(sched, "gpipe") == 0)
       ck_assert_int_eq(peak, m);
     else if (strcmp(sched, "1f1b") == 0)
@@ -431,10 +481,10 @@ START_TEST(test_reproduce_pipeline_quick)
     ck_assert_int_eq(sscanf(q, "%lf,%ld,%ld,%ld,%ld,%ld,%ld,%ld,%ld,%ld,%ld,%ld,%lf,%lf,%lf", &pb, &h, &a, &l, &t, &pp,
                             &d, &g, &bt, &b, &m, &v, &pap, &tf, &err), 15);
     ck_assert(pap == paper[k] && t == tp[k] && pp == 1 && d == 32 && b == 16 && m == 1);
-    ck_assert_msg(fabs(err - (tf / pap - 1)) < 1e-12, "row %d: error %g", k, err);
-    ck_assert_msg(tf > 0.5 * pap && tf < 1.5 * pap, "row %d: %g Tflop/s per GPU", k, tf);
+    ck_assert_msg(fabs(err - (tf / pap - 1)) < TOL_ERROR_COLUMN, "row %d: error %g", k, err);
+    ck_assert_msg(tf > (1 - PAPER_BAND) * pap && tf < (1 + PAPER_BAND) * pap, "row %d: %g Tflop/s per GPU", k, tf);
     if (k == 0)
-      ck_assert_msg(fabs(err) < 1e-3, "the calibrated row gives %g Tflop/s per GPU", tf);
+      ck_assert_msg(fabs(err) < TOL_CALIBRATED_ERROR, "the calibrated row gives %g Tflop/s per GPU", tf);
   }
   free(pt);
 #ifndef DTSIM_SANITIZE /* four quick reproductions take minutes under ASan's thread contexts: Release only */
@@ -506,11 +556,4 @@ static Suite *reproduce_suite(void)
   return s;
 }
 
-int main(void)
-{
-  SRunner *sr = srunner_create(reproduce_suite());
-  srunner_run_all(sr, CK_NORMAL);
-  int failed = srunner_ntests_failed(sr);
-  srunner_free(sr);
-  return failed ? EXIT_FAILURE : EXIT_SUCCESS;
-}
+CHECK_MAIN(reproduce_suite)

@@ -1,4 +1,4 @@
-/* check_sweep.c - `dtsim sweep` end to end: the product of --vary lists in order, one
+/* sim_sweep.c - `dtsim sweep` end to end: the product of --vary lists in order, one
  * row per point taken from its summary.json, the same sweep.csv whatever --jobs, bad
  * --vary options refused before anything runs, --emit-jobs lines run by sh and merged
  * giving the direct sweep's bytes, and failed points. */
@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "check_util.h"
 #include "cli_util.h"
 
 /* Plain SGD of a tiny MLP for 20 steps: about 40 ms per point. */
@@ -269,7 +270,7 @@ END_TEST
 START_TEST(test_sweep_failed_point)
 {
   char *dir = tiny_dir();
-  /* 20 steps reach about 0.7 accuracy (check_sweep's tiny.ini): 0.999 is missed */
+  /* 20 steps reach about 0.7 accuracy (sim_sweep's tiny.ini): 0.999 is missed */
   const char *missed[] = {"sweep", "tiny.ini", "--vary", "run.target_accuracy=0,0.999", "--out", "out", NULL};
   char *err = run_expect(dir, missed, 0);
   ck_assert_msg(strstr(err, "2/2 done") != NULL, "no progress line: %s", err);
@@ -347,11 +348,4 @@ static Suite *sweep_suite(void)
   return s;
 }
 
-int main(void)
-{
-  SRunner *sr = srunner_create(sweep_suite());
-  srunner_run_all(sr, CK_NORMAL);
-  int failed = srunner_ntests_failed(sr);
-  srunner_free(sr);
-  return failed ? EXIT_FAILURE : EXIT_SUCCESS;
-}
+CHECK_MAIN(sweep_suite)

@@ -1,4 +1,4 @@
-/* check_modelpar.c - a model replica split over machines (Dean'12 sec. 3), timing
+/* sim_modelpar.c - a model replica split over machines (Dean'12 sec. 3), timing
  * only: the bytes that cross partition boundaries equal the hand-computed boundary
  * sizes, one machine sends nothing, and more machines take less time per step for a
  * locally connected net. One simulation per process, through the CLI. */
@@ -8,7 +8,19 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "check_util.h"
 #include "cli_util.h"
+
+/* Tolerances and bounds, each with where it comes from. */
+/* DEADLINE_END_MAX_S: a run stops at the first step end past run.max_sim_time = 2 s; a
+ * step of the 8-machine replica takes 0.065 s (measured: stopped at 2.012 s). */
+#define DEADLINE_END_MAX_S 2.5
+/* TOL_PART_REL: only dLoss/dA of lower layers is summed across partitions, in rank order:
+ * the last bits after 30 updates (measured <= 2.1e-16). */
+#define TOL_PART_REL 1e-12
+/* SPEEDUP8_MIN: 8 machines took 40 steps of the virtual speech-42m in 2.60 s against
+ * 8.11 s on one (measured, x3.1; Dean et al. 2012 Fig. 3: about 2.2); at least x2 is asked. */
+#define SPEEDUP8_MIN 2
 
 /* Runs a timing-only sgd step with the given model and partitions; returns summary.json. */
 static json_t *run_partitioned(const char *dir, const char *const *sets)
@@ -132,13 +144,13 @@ START_TEST(test_modelpar_proxy)
             json_number_value(json_object_get(eight, "final_loss")));
   double t1 = json_number_value(json_object_get(one, "sim_time_s"));
   double t8 = json_number_value(json_object_get(eight, "sim_time_s"));
-  ck_assert_msg(t8 < t1 / 2, "1 machine %.4g s, 8 machines %.4g s", t1, t8);
+  ck_assert_msg(t8 < t1 / SPEEDUP8_MIN, "1 machine %.4g s, 8 machines %.4g s", t1, t8);
   split[n - 3] = "run.max_sim_time=2";  /* replaces run.max_steps=40 */
   json_t *timed = cli_summary(dir, split, "out");
   long steps = (long)json_integer_value(json_object_get(timed, "steps"));
   ck_assert_msg(steps > 0 && steps < 40, "%ld steps in 2 simulated s", steps);
   ck_assert_str_eq(json_string_value(json_object_get(timed, "status")), "ok");
-  ck_assert(json_number_value(json_object_get(timed, "sim_time_s")) < 2.5);
+  ck_assert(json_number_value(json_object_get(timed, "sim_time_s")) < DEADLINE_END_MAX_S);
   json_decref(one);
   json_decref(eight);
   json_decref(timed);
@@ -170,7 +182,7 @@ START_TEST(test_modelpar_numerics_equal_unpartitioned)
     char set[32];
     snprintf(set, sizeof(set), "sgd.partitions=%d", P);
     double split = numeric_loss(dir, set, NULL);
-    ck_assert_msg(fabs(split - whole) <= 1e-12 * whole, "P=%d: %.17g vs %.17g", P, split, whole);
+    ck_assert_msg(fabs(split - whole) <= TOL_PART_REL * whole, "P=%d: %.17g vs %.17g", P, split, whole);
     /* and a split replica is deterministic, also on two SimGrid threads */
     ck_assert(numeric_loss(dir, set, "--cfg=contexts/nthreads:2") == split);
   }
@@ -199,11 +211,4 @@ static Suite *modelpar_suite(void)
   return s;
 }
 
-int main(void)
-{
-  SRunner *sr = srunner_create(modelpar_suite());
-  srunner_run_all(sr, CK_NORMAL);
-  int failed = srunner_ntests_failed(sr);
-  srunner_free(sr);
-  return failed ? EXIT_FAILURE : EXIT_SUCCESS;
-}
+CHECK_MAIN(modelpar_suite)

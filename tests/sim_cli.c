@@ -1,4 +1,4 @@
-/* check_cli.c - the command line end to end: bad input gives exit 2 and one clear
+/* sim_cli.c - the command line end to end: bad input gives exit 2 and one clear
  * line with no result folder and no core dump; same seed gives byte-identical
  * files (also with two SimGrid threads); --expect catches a changed result. */
 #include <check.h>
@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "cli_util.h"
+#include "check_util.h"
 
 /* A small, fast Downpour run: 4 replicas, 2 shards, 30 steps each. */
 static const char small_ini[] =
@@ -273,11 +274,4 @@ static Suite *cli_suite(void)
   return s;
 }
 
-int main(void)
-{
-  SRunner *sr = srunner_create(cli_suite());
-  srunner_run_all(sr, CK_NORMAL);
-  int failed = srunner_ntests_failed(sr);
-  srunner_free(sr);
-  return failed ? EXIT_FAILURE : EXIT_SUCCESS;
-}
+CHECK_MAIN(cli_suite)
