@@ -44,9 +44,10 @@ static const char cons_platform[] =
  * (measured: from round 29474 and 68296 with lazy weights); constant steps long enough
  * for the floor, the mean gap over the second half, to be flat (measured: the torus at
  * alpha 0.02 settles after about 4000 rounds); asynchronous runs as before. CPU time
- * grows linearly with the iterations: about 0.78 ms a synchronous round of 16 agents,
- * the measurement of every round included (so about 62 s for DIM_STEPS; /usr/bin/time
- * on the machine these results were made on). */
+ * grows linearly with the iterations: 0.6 to 0.8 ms a synchronous round of 16 agents,
+ * the measurement of every round included (78 s for 100000 rounds on the torus, 4.8 s
+ * for 8000 on the ring, 4 s for an async run of 2000 on the complete graph:
+ * /usr/bin/time on the machine these results were made on). */
 #define DIM_STEPS 80000
 #define CONST_STEPS 8000
 #define ASYNC_STEPS 2000
@@ -522,11 +523,11 @@ static void cost_text(FILE *f, const cons_run *runs, size_t n)
               cons_topologies[t], g, q->it[q->n - 1], g, (g / TARGET) * (g / TARGET),
               (g / TARGET) * (g / TARGET) * (double)q->it[q->n - 1]);
   }
-  fputs("\nCPU time grows with the rounds, about 0.78 ms a synchronous round of 16 agents with\n"
+  fputs("\nCPU time grows with the rounds, 0.6 to 0.8 ms a synchronous round of 16 agents with\n"
         "its measurement (every round: the mean's, the averages' and every agent's gap), so a\n"
-        "run of " STR(DIM_STEPS) " rounds takes about 62 s of CPU and the whole grid about 15 minutes (measured\n"
-        "with /usr/bin/time when these results were made; `dtsim reproduce consensus --jobs 2`\n"
-        "runs two at a time).\n\n",
+        "run of " STR(DIM_STEPS) " rounds takes about a minute of CPU, and the whole grid of 45 runs about\n"
+        "11 minutes (measured with /usr/bin/time when these results were made; `--jobs 2` runs\n"
+        "two at a time).\n\n",
         f);
 }
 
@@ -574,7 +575,7 @@ static void torus_text(FILE *f, const cons_run *runs, size_t n)
   }
   fprintf(f,
           "With Metropolis weights the floor at alpha 0.02 is %.3g on the torus and %.3g on the\n"
-          "ring, and %.3g times the torus's floor at 0.005, for a step 4 times larger. ",
+          "ring, and %.3g times the torus's floor at 0.005, for a step 4 times larger.\n",
           floor_of(mt), floor_of(mr), floor_of(mt) / floor_of(mt2));
   fputs("The weights cause it, not the metric or the run length. The spectra of the two rules\n"
         "(computed from the matrices; lambda_2 the second largest eigenvalue, lambda_min the\n"
@@ -610,8 +611,9 @@ static void torus_text(FILE *f, const cons_run *runs, size_t n)
     have |= find(runs, n, cons_topologies[t], LAZY, "constant", cons_small_alpha[0], "sync") != NULL;
   if (!have)
     return;
-  fputs("The floor against the step (lazy weights, synchronous, the same run length): a floor\n"
-        "proportional to alpha would divide by 4 from one column to the next.\n\n"
+  fputs("The floor against the step (lazy weights, synchronous, the same run length; a * marks a\n"
+        "floor whose two quarters differ by more than 10%: still moving): a floor proportional to\n"
+        "alpha would divide by 4 from one column to the next.\n\n"
         "| graph | 0.02 | 0.005 | 0.00125 | 0.0003125 | ratios |\n|---|---|---|---|---|---|\n",
         f);
   for (size_t t = 0; t < N_TOPOLOGIES; t++) {
@@ -621,11 +623,13 @@ static void torus_text(FILE *f, const cons_run *runs, size_t n)
     for (size_t a = 0; a < 4; a++) {
       const cons_run *c = find(runs, n, cons_topologies[t], LAZY, "constant", alphas[a], "sync");
       fl[a] = c ? floor_of(c) : NAN;
-      fprintf(f, " %.3g |", fl[a]);
+      long end = c ? c->it[c->n - 1] : 0;
+      double q1 = c ? mean_of(c, c->gap, end / 2, 3 * end / 4) : NAN, q2 = c ? mean_of(c, c->gap, 3 * end / 4, end) : NAN;
+      fprintf(f, " %.3g%s |", fl[a], fabs(q1 - q2) > 0.1 * fl[a] ? "*" : "");
     }
     fprintf(f, " %.2f, %.2f, %.2f |\n", fl[0] / fl[1], fl[1] / fl[2], fl[2] / fl[3]);
   }
-  fputs("\nA ratio of the floors at 0.02 and 0.005 between 2 and 8 (the O(alpha) shape, loosely):", f);
+  fputs("\nThe floors at 0.02 and 0.005 are 2 to 8 times apart (the O(alpha) shape, loosely) on:", f);
   for (size_t t = 0; t < N_TOPOLOGIES; t++) {
     const cons_run *a = find(runs, n, cons_topologies[t], LAZY, "constant", "0.02", "sync"),
                    *b = find(runs, n, cons_topologies[t], LAZY, "constant", "0.005", "sync");
@@ -634,6 +638,7 @@ static void torus_text(FILE *f, const cons_run *runs, size_t n)
       fprintf(f, " %s %.2f (%s);", cons_topologies[t], q, q >= 2 && q <= 8 ? "yes" : "no");
     }
   }
+  fputs("\n", f);
   const cons_run *r1 = find(runs, n, "ring", LAZY, "constant", "0.02", "sync"),
                  *r3 = find(runs, n, "ring", LAZY, "constant", cons_small_alpha[0], "sync"),
                  *r4 = find(runs, n, "ring", LAZY, "constant", cons_small_alpha[1], "sync"),
@@ -641,7 +646,7 @@ static void torus_text(FILE *f, const cons_run *runs, size_t n)
                  *m2 = find(runs, n, "ring", METROPOLIS, "constant", "0.005", "sync");
   if (r1 && r3 && r4 && m1 && m2)
     fprintf(f,
-            " On the ring a step 16 times smaller (0.02 to 0.00125) lowers the floor only %.2f\n"
+            "On the ring a step 16 times smaller (0.02 to 0.00125) lowers the floor only %.2f\n"
             "times; the next factor 4 lowers it %.2f times. Between those steps the ring's agents\n"
             "are spread wide against the scale of the residuals (consensus error %.3g at 0.02,\n"
             "%.3g at 0.00125), each takes its subgradient at a point of its own, and the mean's\n"
@@ -652,7 +657,7 @@ static void torus_text(FILE *f, const cons_run *runs, size_t n)
             floor_of(r1) / floor_of(r3), floor_of(r3) / floor_of(r4), mean_of(r1, r1->err, r1->steps / 2, r1->steps),
             mean_of(r3, r3->err, r3->steps / 2, r3->steps), floor_of(m1) / floor_of(m2), floor_of(m1), floor_of(r1));
   else
-    fputs("\n\n", f);
+    fputs("\n", f);
 }
 
 /* Item 4: why the asynchronous runs need a self-weight of at least 1/2. */
@@ -684,7 +689,7 @@ static void async_text(FILE *f, const cons_run *runs, size_t n)
       if (m)
         fprintf(f, "%.4g -> %.4g", m->gap[0], last(m, m->gap));
       else
-        fputs("not run", f);
+        fputs("-", f);
       fprintf(f, " | %.4g -> %.4g |\n", l->gap[0], last(l, l->gap));
     }
   fputs("\n", f);
