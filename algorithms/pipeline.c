@@ -27,14 +27,20 @@
  * its costs, the simulated time of a phase, and the numerics, which the layer stack
  * implements with net_forward_layers / net_backward_layers.
  *
- * 3D parallelism (pipeline.model = transformer, timing only) is the other kernel: each
+ * 3D parallelism (pipeline.model = transformer) is the other kernel: each
  * chunk is a block of GPT layers, each stage a tensor group of t devices (one actor per
  * GPU) running tensor_stage_forward / _backward (tensor.h) with its group's collectives,
  * and d replicas of the whole pipeline. Device (s, j, r) sends its chunk's boundary to
  * device (s+1, j, r): with scatter/gather (PTD-P sec. 4.1) its 1/t slice, which the
  * receiving group allgathers; without, the whole b s h. At the flush each (stage, tensor
  * rank) allreduces its gradients across the d replicas and the first and last stage the
- * tied embedding's. Device 0 draws the step's rows; the last chunk reads their
+ * tied embedding's. With numerics the stages are models/gpt.h's GPT, each device holding
+ * its tensor rank's entries only: the boundary's values are the messages' payload, the
+ * collectives sum real buffers, and the flush's optimizer updates the device's entries
+ * (packed as its data-parallel allreduce sends them). The numerics change no simulated
+ * time: they run between the timing model's collectives, except, with sequence
+ * parallelism, two collectives the timing model lacks (tf_sum_replicated, and
+ * tensor.c's backward_embedding). Device 0 draws the step's rows; the last chunk reads their
  * labels from the same draw (a data loader at each end of the pipe). A chunk's gradient for
  * microbatch j is the mean over its b rows (as net_loss_grad on those rows); the chunk
  * adds them into its accumulator in microbatch order (every schedule runs a chunk's
@@ -43,6 +49,7 @@
 #include "algorithms/pipeline.h"
 
 #include <math.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 #include <gsl/gsl_matrix.h>
@@ -62,6 +69,7 @@
 #include "algorithms/tensor.h"
 #include "models/cost.h"
 #include "models/data.h"
+#include "models/gpt.h"
 #include "models/optim.h"
 #include "models/rng.h"
 
@@ -203,6 +211,15 @@ typedef struct device {
 
 typedef enum kernel_phase { PHASE_FORWARD, PHASE_RECOMPUTE, PHASE_BACKWARD } kernel_phase;
 
+/* What one phase computes on: its microbatch, the message that came in (NULL for the first
+ * chunk's forward, the last chunk's backward and a recomputation) and the one to fill (NULL
+ * for the last chunk's forward and the first chunk's backward). */
+typedef struct kernel_io {
+  long mb;
+  const pipeline_msg *in;
+  pipeline_msg *out;
+} kernel_io;
+
 /* What a model chunk computes for one microbatch (see the top of the file).
  * costs: fills c's fwd_flops, bwd_flops, in_width, out_width, act_elems and params from
  *   its layers [c->first, c->last] (set before the call); in_width and out_width are what
@@ -210,25 +227,33 @@ typedef enum kernel_phase { PHASE_FORWARD, PHASE_RECOMPUTE, PHASE_BACKWARD } ker
  * attach / detach (may be NULL): create and free d->ks, the device's state, at deployment
  *   and after the run.
  * compute: spends the simulated time of one phase for `examples` examples on the calling
- *   actor's device d (for a tensor-parallel stage, with its group's collectives).
- * received (may be NULL): what the device does with an incoming boundary message before
- *   computing on it (PTD-P sec. 4.1: the tensor group allgathers its scattered slices).
+ *   actor's device d (for a tensor-parallel stage, with its group's collectives, and with
+ *   numerics the stage's own: it reads io->in and fills io->out).
+ * received (may be NULL): what the device does with an incoming boundary message io->in
+ *   before computing on it (PTD-P sec. 4.1: the tensor group allgathers its scattered slices).
  * flush: the end of the step on device d: gradient reductions and the update.
- * Numerics (only with cfg->numerics): create returns the chunk's state. forward reads
- * the chunk's input (rows of the step's data for chunk 0, in_msg's data otherwise; the
- * kernel keeps in_msg until backward), writes its output into out (NULL for the last
- * chunk, which keeps its logits for the loss) and stashes what backward needs, all of
- * it when keep is set, else only the input; recompute rebuilds what a forward without
- * keep dropped; backward reads dout (NULL for the last chunk: the loss), writes din
- * (NULL for chunk 0), adds the microbatch's gradient into the accumulator and drops the
- * stash. */
+ * numerics (with cfg->numerics): sets up the model, the data and the parameters before the
+ *   devices attach; publish: device 0, between steps, copies the parameters into w_pub for
+ *   the evaluator (under mu); draw: device 0 draws the next step's data.
+ * Dense numerics (NULL for transformer stages, whose compute does them): create returns the
+ * chunk's state. forward reads the chunk's input (rows of the step's data for chunk 0,
+ * in_msg's data otherwise; the kernel keeps in_msg until backward), writes its output into
+ * out (NULL for the last chunk, which keeps its logits for the loss) and stashes what
+ * backward needs, all of it when keep is set, else only the input; recompute rebuilds what
+ * a forward without keep dropped; backward reads dout (NULL for the last chunk: the loss),
+ * writes din (NULL for chunk 0), adds the microbatch's gradient into the accumulator and
+ * drops the stash. */
 typedef struct chunk_kernel {
   void (*costs)(const struct pipeline *pl, chunk *c);
   void (*attach)(struct pipeline *pl, device *d);
   void (*detach)(device *d);
-  void (*compute)(const struct pipeline *pl, device *d, const chunk *c, kernel_phase ph, double examples);
-  void (*received)(const struct pipeline *pl, device *d, const chunk *c, double examples);
+  void (*compute)(const struct pipeline *pl, device *d, const chunk *c, kernel_phase ph, double examples,
+                  const kernel_io *io);
+  void (*received)(const struct pipeline *pl, device *d, const chunk *c, double examples, const kernel_io *io);
   void (*flush)(struct pipeline *pl, device *d);
+  void (*numerics)(struct pipeline *pl);
+  void (*publish)(struct pipeline *pl);
+  void (*draw)(struct pipeline *pl);
   void *(*create)(struct pipeline *pl, const chunk *c);
   void (*forward)(void *k, long mb, const gsl_matrix *in, pipeline_msg *in_msg, double *out, int keep);
   void (*recompute)(void *k, long mb);
@@ -257,6 +282,14 @@ struct pipeline {
   gsl_matrix *X;          /* the step's m*b rows, drawn by device 0 */
   double *y;
   gsl_rng *rng;           /* device 0's draws: sgd's stream (worker rank 0) */
+  /* 3D numerics: a GPT (models/gpt.h) on the synthetic language (models/data.h) */
+  gpt_dims gd;
+  dataset *tok_train, *tok_test; /* rows: sequences of seq + 1 tokens */
+  gsl_matrix *seqs;       /* the step's m x b x d sequences, replica j's microbatch mb at rows (j m + mb) b */
+  double *seq_y;          /* data_sample_batch's labels, unused */
+  gsl_vector *w0;         /* the whole model's initial parameters */
+  double initial_loss, initial_accuracy; /* held out, before the first step */
+  double train_loss;      /* the last step's mean microbatch loss over the replicas */
   sg_bar_t start;
   int go;
   double end;             /* when the last step ended */
@@ -286,9 +319,11 @@ static void dense_costs(const struct pipeline *pl, chunk *c)
   c->bwd_flops = 2 * c->fwd_flops;
 }
 
-static void dense_compute(const struct pipeline *pl, device *d, const chunk *c, kernel_phase ph, double examples)
+static void dense_compute(const struct pipeline *pl, device *d, const chunk *c, kernel_phase ph, double examples,
+                          const kernel_io *io)
 {
   (void)d;
+  (void)io; /* the numerics are the kernel's forward and backward, after the time */
   compute_execute(pl->cfg, (ph == PHASE_BACKWARD ? c->bwd_flops : c->fwd_flops) * examples);
 }
 
@@ -429,16 +464,53 @@ static void dense_flush(struct pipeline *pl, device *d)
   }
 }
 
-static const chunk_kernel dense_kernel = {dense_costs, NULL, NULL, dense_compute, NULL, dense_flush,
-                                          mlp_create, mlp_forward, mlp_recompute, mlp_backward, mlp_free};
+/* The MLP of model.layers as one parameter vector; chunk c's layers are a view of it. */
+static void dense_numerics(struct pipeline *pl)
+{
+  const run_config *cfg = pl->cfg;
+  size_t rows = (size_t)(pl->p->microbatches * pl->p->microbatch);
+  pl->w = run_initial_params(cfg);
+  pl->w_pub = gsl_vector_alloc(pl->w->size);
+  gsl_vector_memcpy(pl->w_pub, pl->w);
+  pl->g = gsl_vector_calloc(pl->w->size);
+  pl->acc = gsl_vector_calloc(pl->w->size);
+  pl->X = gsl_matrix_alloc(rows, net_n_inputs(cfg->model));
+  pl->y = xbt_malloc0(rows * sizeof(double));
+  pl->rng = rng_create(cfg->seed, RNG_ROLE_WORKER, 0);
+  for (size_t c = 0; c < pl->K; c++)
+    pl->chunks[c].k = pl->kernel->create(pl, &pl->chunks[c]);
+}
+
+static void dense_publish(struct pipeline *pl) { gsl_vector_memcpy(pl->w_pub, pl->w); }
+
+static void dense_draw(struct pipeline *pl)
+{
+  data_sample_batch(pl->cfg->train, 0, data_n(pl->cfg->train), pl->rng, pl->X->size1, pl->X, pl->y);
+}
+
+static const chunk_kernel dense_kernel = {dense_costs,  NULL,          NULL,       dense_compute, NULL,
+                                          dense_flush,  dense_numerics, dense_publish, dense_draw, mlp_create,
+                                          mlp_forward, mlp_recompute, mlp_backward, mlp_free};
 
 /* ---- the transformer kernel: each stage a tensor group running tensor.c's GPT layers ---- */
 
 /* A device's state: its tensor rank's share of each of its chunks, and the elements of its
- * data-parallel gradient allreduce (all its chunks, one bucket, as tensor.c). */
+ * data-parallel gradient allreduce (all its chunks, one bucket, as tensor.c). With numerics,
+ * its entries of the model packed in that allreduce's order (tensor.h: chunk after chunk),
+ * their gradients and the optimizer's state, and the boundary buffers of the phase it runs. */
 typedef struct tf_device {
   tensor_stage **ts; /* by local chunk k: chunk k p + stage */
   double dp_elems;
+  /* numerics */
+  size_t n;          /* packed entries (dp_elems) */
+  size_t *off;       /* [k]: local chunk k's first packed entry */
+  double *w, *g;     /* packed parameters and gradients */
+  double *m1, *m2;   /* Adam's moments */
+  long updates;      /* optimizer steps taken */
+  double *rep;       /* sequence parallelism: the replicated gradients, gathered for their sum */
+  size_t nrep;
+  double *bin, *bout; /* n x h: the phase's incoming boundary (after the allgather) and outgoing one */
+  double loss;       /* the last chunk's device: the step's microbatch losses, summed */
 } tf_device;
 
 static void tf_costs(const struct pipeline *pl, chunk *c)
@@ -458,6 +530,39 @@ static void tf_costs(const struct pipeline *pl, chunk *c)
   c->params = 0; /* counted per device from tensor_stage_dp_elements (tf_attach) */
 }
 
+/* Elements of one stage boundary: b s h. */
+static size_t tf_boundary(const struct pipeline *pl)
+{
+  return pl->tp.microbatch * pl->tp.seq * pl->tp.hidden;
+}
+
+/* Numerics of a device: each chunk's stage takes its entries of the initial model; the
+ * packed vector is read back from them. */
+static void tf_attach_numerics(struct pipeline *pl, device *d, tf_device *k)
+{
+  size_t p = pl->p->stages, v = pl->p->chunks;
+  k->n = (size_t)k->dp_elems;
+  k->off = xbt_malloc0(v * sizeof(size_t));
+  k->w = xbt_malloc0(k->n * sizeof(double));
+  k->g = xbt_malloc0(k->n * sizeof(double));
+  k->m1 = xbt_malloc0(k->n * sizeof(double));
+  k->m2 = xbt_malloc0(k->n * sizeof(double));
+  k->bin = xbt_malloc0(tf_boundary(pl) * sizeof(double));
+  k->bout = xbt_malloc0(tf_boundary(pl) * sizeof(double));
+  size_t off = 0;
+  for (size_t i = 0; i < v; i++) {
+    const chunk *ch = &pl->chunks[i * p + d->rank];
+    xbt_assert(tensor_stage_numerics(k->ts[i], &pl->gd, ch->first - 1, pl->p->microbatches, pl->w0) == 0,
+               "pipeline: a stage refused the GPT's shapes");
+    k->off[i] = off;
+    tensor_stage_get_params(k->ts[i], k->w + off);
+    off += (size_t)tensor_stage_dp_elements(k->ts[i]);
+    k->nrep += tensor_stage_replicated(k->ts[i]);
+  }
+  xbt_assert(off == k->n, "pipeline: packed %zu entries, the allreduce has %zu", off, k->n);
+  k->rep = xbt_malloc0(k->nrep * sizeof(double));
+}
+
 static void tf_attach(struct pipeline *pl, device *d)
 {
   tf_device *k = xbt_malloc0(sizeof(*k));
@@ -473,6 +578,8 @@ static void tf_attach(struct pipeline *pl, device *d)
   }
   d->st.params = k->dp_elems;
   d->ks = k;
+  if (pl->numeric)
+    tf_attach_numerics(pl, d, k);
 }
 
 static void tf_detach(device *d)
@@ -483,61 +590,233 @@ static void tf_detach(device *d)
   for (size_t i = 0; i < d->pl->p->chunks; i++)
     tensor_stage_free(k->ts[i]);
   xbt_free(k->ts);
+  double *v[] = {k->w, k->g, k->m1, k->m2, k->rep, k->bin, k->bout};
+  for (size_t i = 0; i < sizeof v / sizeof v[0]; i++)
+    xbt_free(v[i]);
+  xbt_free(k->off);
   xbt_free(k);
   d->ks = NULL;
 }
 
-static void tf_compute(const struct pipeline *pl, device *d, const chunk *c, kernel_phase ph, double examples)
+/* Replica j's microbatch mb: b sequences of the step's draw. */
+static const double *tf_seqs(const struct pipeline *pl, size_t j, long mb)
+{
+  size_t row = (j * (size_t)pl->p->microbatches + (size_t)mb) * pl->tp.microbatch;
+  return gsl_matrix_const_ptr(pl->seqs, row, 0);
+}
+
+/* With scatter/gather (t > 1) a boundary message is the rank's block of the b s h elements
+ * (collectives.h's coll_block: its rows with sequence parallelism); else all of them. */
+static void tf_slice(const struct pipeline *pl, size_t r, size_t *off, size_t *len)
+{
+  if (pl->p->scatter_gather && pl->t > 1)
+    coll_block(tf_boundary(pl), pl->t, r, off, len);
+  else {
+    *off = 0;
+    *len = tf_boundary(pl);
+  }
+}
+
+static void tf_compute(const struct pipeline *pl, device *d, const chunk *c, kernel_phase ph, double examples,
+                       const kernel_io *io)
 {
   (void)examples; /* the stage's microbatch is tensor.microbatch */
-  tensor_stage *ts = ((tf_device *)d->ks)->ts[(size_t)(c - pl->chunks) / pl->p->stages];
+  tf_device *k = d->ks;
+  tensor_stage *ts = k->ts[(size_t)(c - pl->chunks) / pl->p->stages];
   xbt_assert(ph != PHASE_RECOMPUTE, "pipeline: transformer stages recompute inside their backward");
+  if (!pl->numeric) {
+    if (ph == PHASE_FORWARD)
+      tensor_stage_forward(ts, 0, NULL, NULL, NULL);
+    else
+      tensor_stage_backward(ts, 0, NULL, NULL, NULL);
+    return;
+  }
+  const double *seqs = tf_seqs(pl, d->lane / pl->t, io->mb);
+  double *out = io->out ? k->bout : NULL;
   if (ph == PHASE_FORWARD)
-    tensor_stage_forward(ts);
+    tensor_stage_forward(ts, io->mb, seqs, k->bin, out);
   else
-    tensor_stage_backward(ts);
+    tensor_stage_backward(ts, io->mb, seqs, k->bin, out);
+  if (out) {
+    size_t off, len;
+    tf_slice(pl, d->lane % pl->t, &off, &len);
+    xbt_assert(io->out->n == len, "pipeline: a boundary message of %zu elements, the slice has %zu", io->out->n, len);
+    memcpy(io->out->data, out + off, len * sizeof(double));
+  }
 }
 
 /* PTD-P sec. 4.1: the slices that came from the t ranks of the other stage, allgathered
- * so every rank of the group holds the whole b s h. */
-static void tf_received(const struct pipeline *pl, device *d, const chunk *c, double examples)
+ * so every rank of the group holds the whole b s h. With numerics the message's elements
+ * go to their place in the boundary buffer first. (With sequence parallelism the rank's own
+ * rows were its slice already: the allgather is kept, as the timing model has it.) */
+static void tf_received(const struct pipeline *pl, device *d, const chunk *c, double examples, const kernel_io *io)
 {
   (void)c;
+  tf_device *k = d->ks;
+  size_t j = d->lane / pl->t, r = d->lane % pl->t;
+  if (pl->numeric) {
+    size_t off, len;
+    tf_slice(pl, r, &off, &len);
+    xbt_assert(io->in->n == len, "pipeline: a boundary message of %zu elements, the slice has %zu", io->in->n, len);
+    memcpy(k->bin + off, io->in->data, len * sizeof(double));
+  }
   if (!pl->p->scatter_gather || pl->t == 1)
     return;
-  size_t j = d->lane / pl->t, r = d->lane % pl->t;
-  coll_allgather(pl->tcomm[d->rank * pl->dp + j], r, NULL, (size_t)examples * pl->tp.seq * pl->tp.hidden);
+  coll_allgather(pl->tcomm[d->rank * pl->dp + j], r, pl->numeric ? k->bin : NULL,
+                 (size_t)examples * pl->tp.seq * pl->tp.hidden);
+}
+
+/* Numerics only, before the data-parallel allreduce: with sequence parallelism each rank's
+ * replicated gradients (LayerNorms, bo, b2) are its rows' share, so its tensor group sums
+ * them, one allreduce of all its chunks' (Megatron-LM allreduces the sequence-parallel
+ * LayerNorm gradients over the tensor group before the data-parallel one). */
+static void tf_sum_replicated(struct pipeline *pl, device *d, tf_device *k)
+{
+  size_t j = d->lane / pl->t, r = d->lane % pl->t, at = 0;
+  for (size_t i = 0; i < pl->p->chunks; i++) {
+    size_t n = tensor_stage_replicated(k->ts[i]);
+    memcpy(k->rep + at, k->g + k->off[i], n * sizeof(double));
+    at += n;
+  }
+  coll_allreduce(pl->tcomm[d->rank * pl->dp + j], r, k->rep, k->nrep, COLL_RING);
+  at = 0;
+  for (size_t i = 0; i < pl->p->chunks; i++) {
+    size_t n = tensor_stage_replicated(k->ts[i]);
+    memcpy(k->g + k->off[i], k->rep + at, n * sizeof(double));
+    at += n;
+  }
+}
+
+/* The tied embedding's gradient entries of local chunk i (its V/t rows), or NULL. */
+static double *tf_embedding(tf_device *k, size_t i)
+{
+  size_t e = tensor_stage_embedding_offset(k->ts[i]);
+  return e < (size_t)tensor_stage_dp_elements(k->ts[i]) ? k->g + k->off[i] + e : NULL;
+}
+
+/* The optimizer on the packed entries, the same rule as the serial model's element by element
+ * (pipeline_serial_check): the step's gradient is the mean over the m d microbatches. */
+static void tf_update(struct pipeline *pl, tf_device *k)
+{
+  double scale = 1.0 / ((double)pl->p->microbatches * (double)pl->dp);
+  for (size_t i = 0; i < k->n; i++)
+    k->g[i] *= scale;
+  k->updates++;
+  if (pl->p->optimizer == PIPELINE_OPT_ADAM)
+    optim_adam_apply(k->w, k->m1, k->m2, k->g, k->n, pl->p->lr, OPTIM_ADAM_B1, OPTIM_ADAM_B2, OPTIM_ADAM_EPS,
+                     k->updates);
+  else
+    optim_sgd_apply(k->w, k->g, k->n, pl->p->lr);
+  for (size_t i = 0; i < pl->p->chunks; i++)
+    tensor_stage_set_params(k->ts[i], k->w + k->off[i]);
 }
 
 /* The flush (PTD-P sec. 2, Megatron-LM's finalize): each (stage, tensor rank) allreduces
  * its gradients across the d replicas (ring, one bucket), then the first and last stage
  * allreduce the tied embedding's V h / t rows; the optimizer costs no simulated time, as in
- * tensor.c. */
+ * tensor.c. With numerics these sum the packed gradients, then the optimizer updates them. */
 static void tf_flush(struct pipeline *pl, device *d)
 {
   tf_device *k = d->ks;
-  size_t j = d->lane / pl->t, r = d->lane % pl->t, p = pl->p->stages;
+  size_t j = d->lane / pl->t, r = d->lane % pl->t, p = pl->p->stages, v = pl->p->chunks;
+  double *g = pl->numeric ? k->g : NULL, *emb = NULL;
+  if (pl->numeric) {
+    for (size_t i = 0; i < v; i++)
+      tensor_stage_take_grads(k->ts[i], k->g + k->off[i]);
+    if (d->rank == p - 1 && pl->tp.vocab)
+      k->loss = tensor_stage_take_loss(k->ts[v - 1]);
+    emb = d->rank == 0 ? tf_embedding(k, 0) : d->rank == p - 1 ? tf_embedding(k, v - 1) : NULL;
+    if (p == 1 && v > 1) { /* both ends of the model on this device: their tie is a local sum */
+      double *last = tf_embedding(k, v - 1);
+      for (size_t i = 0; i < pl->tp.vocab / pl->t * pl->tp.hidden; i++)
+        last[i] = emb[i] += last[i];
+    }
+  }
   double t0 = simgrid_get_clock();
+  if (pl->numeric && pl->tp.seqpar && pl->t > 1)
+    tf_sum_replicated(pl, d, k);
   if (pl->dcomm)
-    coll_allreduce(pl->dcomm[d->rank * pl->t + r], j, NULL, (size_t)k->dp_elems, COLL_RING);
+    coll_allreduce(pl->dcomm[d->rank * pl->t + r], j, g, (size_t)k->dp_elems, COLL_RING);
   if (pl->ecomm && (d->rank == 0 || d->rank == p - 1))
-    coll_allreduce(pl->ecomm[d->lane], d->rank == 0 ? 0 : 1, NULL, pl->tp.vocab * pl->tp.hidden / pl->t, COLL_RING);
+    coll_allreduce(pl->ecomm[d->lane], d->rank == 0 ? 0 : 1, emb, pl->tp.vocab * pl->tp.hidden / pl->t, COLL_RING);
   d->st.update_s += simgrid_get_clock() - t0;
+  if (pl->numeric)
+    tf_update(pl, k);
 }
 
-static const chunk_kernel transformer_kernel = {tf_costs, tf_attach, tf_detach, tf_compute, tf_received, tf_flush,
-                                                NULL, NULL, NULL, NULL, NULL};
+/* The GPT, its language, its initial parameters and held-out measures, and the draws. */
+static void tf_numerics(struct pipeline *pl)
+{
+  const run_config *cfg = pl->cfg;
+  const tensor_params *q = &pl->tp;
+  const scenario *sc = cfg->sc;
+  pl->gd = (gpt_dims){q->vocab, q->seq, q->hidden, q->heads, q->layers};
+  size_t ntr = (size_t)sc->data.train, nte = (size_t)sc->data.test;
+  gsl_rng *r = rng_create(cfg->seed, RNG_ROLE_DATA, 0);
+  dataset *all = data_synthetic_tokens(ntr + nte, q->seq + 1, q->vocab, r);
+  gsl_rng_free(r);
+  xbt_assert(all, "pipeline: the token language refused validated sizes");
+  pl->tok_train = data_slice(all, 0, ntr);
+  pl->tok_test = data_slice(all, ntr, ntr + nte);
+  data_free(all);
+  pl->w0 = gsl_vector_alloc(gpt_n_params(&pl->gd));
+  r = rng_create(cfg->seed, RNG_ROLE_INIT, 0);
+  gpt_init_params(&pl->gd, r, pl->w0);
+  gsl_rng_free(r);
+  pl->w_pub = gsl_vector_alloc(pl->w0->size);
+  gsl_vector_memcpy(pl->w_pub, pl->w0);
+  xbt_assert(gpt_evaluate(&pl->gd, pl->w0, data_n(pl->tok_test), pl->tok_test->X->data, &pl->initial_loss,
+                          &pl->initial_accuracy) == 0,
+             "pipeline: held-out sequences do not fit the GPT");
+  size_t rows = (size_t)pl->p->microbatches * q->microbatch * pl->dp;
+  pl->seqs = gsl_matrix_alloc(rows, q->seq + 1);
+  pl->seq_y = xbt_malloc0(rows * sizeof(double));
+  pl->rng = rng_create(cfg->seed, RNG_ROLE_WORKER, 0);
+  pl->train_loss = NAN;
+}
+
+/* Replica 0's devices hold every entry once per tensor rank; the replicated ones are equal
+ * on every rank (tested: pipeline_copies_diff), so the last writer's are everyone's. */
+static void tf_publish(struct pipeline *pl)
+{
+  double loss = 0;
+  for (size_t i = 0; i < pl->n_devs; i++) {
+    device *d = &pl->devs[i];
+    tf_device *k = d->ks;
+    for (size_t c = 0; d->lane < pl->t && c < pl->p->chunks; c++)
+      tensor_stage_export(k->ts[c], pl->w_pub);
+    if (d->rank == pl->p->stages - 1 && d->lane % pl->t == 0)
+      loss += k->loss;
+  }
+  pl->train_loss = loss / ((double)pl->p->microbatches * (double)pl->dp);
+}
+
+static void tf_draw(struct pipeline *pl)
+{
+  data_sample_batch(pl->tok_train, 0, data_n(pl->tok_train), pl->rng, pl->seqs->size1, pl->seqs, pl->seq_y);
+}
+
+static const chunk_kernel transformer_kernel = {tf_costs,  tf_attach, tf_detach, tf_compute, tf_received,
+                                                tf_flush,  tf_numerics, tf_publish, tf_draw, NULL,
+                                                NULL,      NULL,      NULL,      NULL};
+
+/* The evaluator's measures of the whole model's parameters w. */
+static int tf_measure(void *ctx, const gsl_vector *w, double *loss, double *accuracy)
+{
+  pipeline *pl = ctx;
+  return gpt_evaluate(&pl->gd, w, data_n(pl->tok_test), pl->tok_test->X->data, loss, accuracy);
+}
 
 /* ---- a device's operations -------------------------------------------------- */
 
 /* Simulated seconds of one phase of chunk c on b examples, after handling the message
  * it computes on (got). */
-static double timed_phase(device *d, const chunk *c, kernel_phase ph, double b, int got)
+static double timed_phase(device *d, const chunk *c, kernel_phase ph, double b, const kernel_io *io)
 {
   double t0 = simgrid_get_clock();
-  if (got && d->pl->kernel->received)
-    d->pl->kernel->received(d->pl, d, c, b);
-  d->pl->kernel->compute(d->pl, d, c, ph, b);
+  if (io->in && d->pl->kernel->received)
+    d->pl->kernel->received(d->pl, d, c, b, io);
+  d->pl->kernel->compute(d->pl, d, c, ph, b, io);
   return simgrid_get_clock() - t0;
 }
 
@@ -583,8 +862,9 @@ static void forward_op(device *d, const pipeline_op *op, long step)
   pipeline_msg *out =
       op->chunk + 1 < pl->K ? message(pl, PIPELINE_MSG_ACTIVATIONS, op->chunk, step, op->microbatch, b * c->out_width)
                             : NULL;
-  d->st.forward_s += timed_phase(d, c, PHASE_FORWARD, b, in != NULL);
-  if (pl->numeric)
+  kernel_io io = {op->microbatch, in, out};
+  d->st.forward_s += timed_phase(d, c, PHASE_FORWARD, b, &io);
+  if (pl->numeric && pl->kernel->forward)
     pl->kernel->forward(c->k, op->microbatch, in ? NULL : pl->X, in, out ? out->data : NULL, !pl->p->recompute);
   else
     msg_free(in);
@@ -604,15 +884,17 @@ static void backward_op(device *d, const pipeline_op *op, long step)
   pipeline_msg *in =
       op->chunk + 1 < pl->K ? receive_from(c->bwd_in[d->lane], PIPELINE_MSG_GRADIENTS, step, op->microbatch) : NULL;
   if (pl->p->recompute) { /* one more forward, from the stashed input (Chen et al. 2016) */
-    d->st.recompute_s += timed_phase(d, c, PHASE_RECOMPUTE, b, 0);
+    kernel_io none = {op->microbatch, NULL, NULL};
+    d->st.recompute_s += timed_phase(d, c, PHASE_RECOMPUTE, b, &none);
     if (pl->numeric)
       pl->kernel->recompute(c->k, op->microbatch);
     stash_add(d, b * (c->act_elems - c->in_width));
   }
   pipeline_msg *out =
       op->chunk > 0 ? message(pl, PIPELINE_MSG_GRADIENTS, op->chunk, step, op->microbatch, b * c->in_width) : NULL;
-  d->st.backward_s += timed_phase(d, c, PHASE_BACKWARD, b, in != NULL);
-  if (pl->numeric)
+  kernel_io io = {op->microbatch, in, out};
+  d->st.backward_s += timed_phase(d, c, PHASE_BACKWARD, b, &io);
+  if (pl->numeric && pl->kernel->backward)
     pl->kernel->backward(c->k, op->microbatch, in ? in->data : NULL, out ? out->data : NULL);
   msg_free(in);
   if (out)
@@ -629,7 +911,7 @@ static void between_steps(pipeline *pl, long step)
   if (step > 0) {
     if (pl->numeric) {
       sg_mutex_lock(pl->mu);
-      gsl_vector_memcpy(pl->w_pub, pl->w);
+      pl->kernel->publish(pl);
       sg_mutex_unlock(pl->mu);
     }
     pl->slot->steps++;
@@ -639,7 +921,7 @@ static void between_steps(pipeline *pl, long step)
   if (!pl->go)
     pl->end = simgrid_get_clock();
   else if (pl->numeric)
-    data_sample_batch(cfg->train, 0, data_n(cfg->train), pl->rng, pl->X->size1, pl->X, pl->y);
+    pl->kernel->draw(pl);
 }
 
 static int all_go_on(device *d, long step)
@@ -753,23 +1035,6 @@ static int counts_fit(const pipeline *pl, const size_t *counts)
   return sum == model_layers(pl);
 }
 
-static void numerics_init(pipeline *pl)
-{
-  const run_config *cfg = pl->cfg;
-  size_t rows = (size_t)(pl->p->microbatches * pl->p->microbatch);
-  pl->numeric = 1;
-  pl->w = run_initial_params(cfg);
-  pl->w_pub = gsl_vector_alloc(pl->w->size);
-  gsl_vector_memcpy(pl->w_pub, pl->w);
-  pl->g = gsl_vector_calloc(pl->w->size);
-  pl->acc = gsl_vector_calloc(pl->w->size);
-  pl->X = gsl_matrix_alloc(rows, net_n_inputs(cfg->model));
-  pl->y = xbt_malloc0(rows * sizeof(double));
-  pl->rng = rng_create(cfg->seed, RNG_ROLE_WORKER, 0);
-  for (size_t c = 0; c < pl->K; c++)
-    pl->chunks[c].k = pl->kernel->create(pl, &pl->chunks[c]);
-}
-
 /* 3D parallelism's communicators, Megatron-LM's order (initialize_model_parallel): device
  * (s, j, r) on hosts[(s dp + j) t + r]; the tensor group of (s, j) is t consecutive hosts,
  * the data-parallel group of (s, r) the hosts r apart by t within stage s's d t hosts, the
@@ -817,8 +1082,10 @@ pipeline *pipeline_deploy(const run_config *cfg, const pipeline_params *p, const
   size_t layers = p->transformer ? tp->layers : arch_n_layers(shapes) - 1;
   if (p->stages == 0 || cfg->n_hosts < pipeline_hosts_needed(p, tp) || K == 0 || layers < K ||
       pipeline_schedule_ops((pipeline_schedule)p->schedule, p->stages, p->microbatches, p->chunks, 0, NULL) == 0 ||
-      (cfg->numerics && (p->transformer || !shapes_fit_model(shapes, cfg->model))) ||
-      (p->transformer && (p->recompute || !transformer_fits(tp))))
+      (cfg->numerics && !p->transformer && !shapes_fit_model(shapes, cfg->model)) ||
+      (cfg->numerics && p->transformer && tp->vocab < DATA_TOKENS_SUCCESSORS) ||
+      (p->transformer && (p->recompute || !transformer_fits(tp))) ||
+      (!p->transformer && p->optimizer != PIPELINE_OPT_SGD))
     return NULL;
   pipeline *pl = xbt_malloc0(sizeof(*pl));
   pl->cfg = cfg;
@@ -847,12 +1114,18 @@ pipeline *pipeline_deploy(const run_config *cfg, const pipeline_params *p, const
   xbt_free(counts);
   if (p->transformer)
     comms_init(pl);
-  if (cfg->numerics)
-    numerics_init(pl);
+  if (cfg->numerics) {
+    pl->numeric = 1;
+    pl->kernel->numerics(pl);
+  }
   pl->start = sg_barrier_init((unsigned)pl->n_devs);
   pl->mu = sg_mutex_init();
   pl->slot = metrics_slot_at(m, 0);
   pl->eval = eval_ctl_create(cfg, m, (int)pl->n_devs, cfg->numerics ? snapshot : NULL, pl);
+  if (cfg->numerics && p->transformer) {
+    eval_set_snapshot_size(pl->eval, pl->w_pub->size);
+    eval_set_measure(pl->eval, tf_measure, pl);
+  }
   pl->devs = xbt_malloc0(pl->n_devs * sizeof(device));
   size_t n_ops = 2 * (size_t)p->microbatches * p->chunks;
   for (size_t i = 0; i < pl->n_devs; i++) {
@@ -890,7 +1163,7 @@ void pipeline_free(pipeline *pl)
 {
   if (pl == NULL)
     return;
-  for (size_t c = 0; pl->numeric && c < pl->K; c++)
+  for (size_t c = 0; pl->numeric && pl->kernel->free && c < pl->K; c++)
     pl->kernel->free(pl->chunks[c].k);
   for (size_t i = 0; i < pl->n_devs; i++) {
     if (pl->kernel->detach)
@@ -913,6 +1186,15 @@ void pipeline_free(pipeline *pl)
     gsl_vector_free(pl->acc);
     gsl_matrix_free(pl->X);
     xbt_free(pl->y);
+    gsl_rng_free(pl->rng);
+  }
+  if (pl->w0) {
+    gsl_vector_free(pl->w0);
+    gsl_vector_free(pl->w_pub);
+    data_free(pl->tok_train);
+    data_free(pl->tok_test);
+    gsl_matrix_free(pl->seqs);
+    xbt_free(pl->seq_y);
     gsl_rng_free(pl->rng);
   }
   eval_ctl_free(pl->eval);
@@ -968,6 +1250,61 @@ const coll_comm *pipeline_dp_comm(const pipeline *pl, size_t s, size_t r)
   return pl->dcomm ? pl->dcomm[s * pl->t + r] : NULL;
 }
 
+int pipeline_gpt_get(const pipeline *pl, pipeline_gpt_result *r)
+{
+  memset(r, 0, sizeof(*r));
+  if (pl->w0 == NULL)
+    return -1;
+  r->dims = &pl->gd;
+  r->w = pl->w_pub;
+  r->w0 = pl->w0;
+  for (size_t i = 0; i < pl->n_devs; i++) {
+    const tf_device *k = pl->devs[i].ks;
+    for (size_t c = 0; c < pl->p->chunks; c++)
+      r->copies_diff = fmax(r->copies_diff, tensor_stage_diff(k->ts[c], pl->w_pub));
+  }
+  r->initial_loss = pl->initial_loss;
+  r->initial_accuracy = pl->initial_accuracy;
+  r->train_loss = pl->train_loss;
+  r->train_sequences = data_n(pl->tok_train);
+  r->test_sequences = data_n(pl->tok_test);
+  return 0;
+}
+
+void pipeline_gpt_serial(const pipeline *pl, long steps, gsl_vector *ws)
+{
+  xbt_assert(pl->w0 && ws->size == pl->w0->size, "pipeline_gpt_serial: not a numeric transformer run");
+  size_t n = ws->size, b = pl->tp.microbatch, m = (size_t)pl->p->microbatches;
+  gsl_vector *g = gsl_vector_alloc(n), *g1 = gsl_vector_alloc(n);
+  double *m1 = xbt_malloc0(n * sizeof(double)), *m2 = xbt_malloc0(n * sizeof(double));
+  gsl_matrix *X = gsl_matrix_alloc(pl->seqs->size1, pl->seqs->size2);
+  double *y = xbt_malloc0(X->size1 * sizeof(double)), loss;
+  gsl_rng *r = rng_create(pl->cfg->seed, RNG_ROLE_WORKER, 0); /* device 0's stream: the same draws */
+  gsl_vector_memcpy(ws, pl->w0);
+  for (long step = 1; step <= steps; step++) {
+    data_sample_batch(pl->tok_train, 0, data_n(pl->tok_train), r, X->size1, X, y);
+    gsl_vector_set_zero(g);
+    for (size_t j = 0; j < pl->dp; j++)
+      for (size_t mb = 0; mb < m; mb++) {
+        xbt_assert(gpt_loss_grad(&pl->gd, ws, b, gsl_matrix_const_ptr(X, (j * m + mb) * b, 0), &loss, g1) == 0,
+                   "pipeline_gpt_serial: shapes");
+        gsl_vector_add(g, g1);
+      }
+    gsl_vector_scale(g, 1.0 / ((double)m * (double)pl->dp));
+    if (pl->p->optimizer == PIPELINE_OPT_ADAM)
+      optim_adam_apply(ws->data, m1, m2, g->data, n, pl->p->lr, OPTIM_ADAM_B1, OPTIM_ADAM_B2, OPTIM_ADAM_EPS, step);
+    else
+      optim_sgd_apply(ws->data, g->data, n, pl->p->lr);
+  }
+  gsl_rng_free(r);
+  gsl_vector_free(g);
+  gsl_vector_free(g1);
+  gsl_matrix_free(X);
+  xbt_free(y);
+  xbt_free(m1);
+  xbt_free(m2);
+}
+
 void pipeline_chunk_layers(const pipeline *pl, size_t c, size_t *first, size_t *last)
 {
   xbt_assert(c < pl->K, "chunk %zu of %zu", c, pl->K);
@@ -1011,18 +1348,30 @@ static const key_spec pipeline_keys[] = {
           "again before each backward."},
   {"pipeline", "lr", KEY_DOUBLE, KEY_FIELD(pipeline_params, lr), .def = "0.05", .unit = "",
    .doc = "Learning rate of the synchronous update, applied with the mean gradient of the step's "
-          "microbatches x microbatch examples.",
+          "microbatches x microbatch examples (x data-parallel replicas with transformer stages).",
    KEY_GT(0)},
+  {"pipeline", "optimizer", KEY_CHOICE, KEY_FIELD(pipeline_params, optimizer), .def = "sgd", .unit = "",
+   .doc = "The update at the flush: `sgd` (w -= lr x gradient) or, with `model = transformer`, `adam` "
+          "(Kingma and Ba 2015: b1 0.9, b2 0.999, eps 1e-8, bias-corrected), each device on its own "
+          "entries of the model.",
+   .choices = "sgd|adam"},
   {"pipeline", "model", KEY_CHOICE, KEY_FIELD(pipeline_params, transformer), .def = "dense", .unit = "",
    .doc = "`dense`: the stages are dense layers of `model.layers` (or `model.virtual`); `transformer`: 3D "
-          "parallelism, timing only: the stages are GPT layers with the shapes of `[tensor]` (hidden, "
+          "parallelism: the stages are GPT layers with the shapes of `[tensor]` (hidden, "
           "heads, layers, seq, microbatch as b, vocab, recompute, sequence_parallel, "
           "async_grad_allreduce, collective), each stage a tensor group of `tensor.ranks` GPUs, "
           "`tensor.data_parallel` pipeline replicas; stage s, replica j, tensor rank r on host "
           "(s x d + j) x t + r; layers split evenly (`split` may set them), the embedding on the first "
           "chunk and the logits on the last; `pipeline.microbatch` is replaced by `tensor.microbatch` and "
-          "`pipeline.recompute` by `tensor.recompute`.",
+          "`pipeline.recompute` by `tensor.recompute`. With `model.numerics = on` the GPT trains on the "
+          "synthetic token language (`tensor.vocab` tokens, `data.train` and `data.test` sequences of "
+          "`tensor.seq` + 1 tokens), each device holding only its shard.",
    .choices = "dense|transformer"},
+  {"pipeline", "serial_check", KEY_BOOL, KEY_FIELD(pipeline_params, serial_check), .def = "off", .unit = "",
+   .doc = "Numeric transformer stages: `on`: after the run, train the serial GPT (plain loops, one "
+          "process) from the same start on the same batches for the same steps and report in "
+          "summary.json how far the 3D run's parameters are from it (`pipeline.check`); five to ten "
+          "times the run's CPU (plain loops): for small shapes."},
   {"pipeline", "scatter_gather", KEY_BOOL, KEY_FIELD(pipeline_params, scatter_gather), .def = "on", .unit = "",
    .doc = "Transformer stages: `on`: each tensor rank sends its b x seq x hidden / t slice of a stage "
           "boundary to the same rank of the next stage, which allgathers it in its tensor group (PTD-P "
@@ -1032,6 +1381,9 @@ static const key_spec pipeline_keys[] = {
           "(e.g. `2,1,1`); `balanced`: contiguous chunks whose largest training flops are smallest.",
    .check = check_split},
 };
+
+/* A numeric 3D run holds at most 2^27 doubles (1 GiB), as a numeric tensor run. */
+#define TF_NUMERIC_MAX (1.0 * (1L << 27))
 
 /* Dense layers of the network whose shapes the run times: model.virtual's, else model.layers'. */
 static size_t shape_layers(const scenario *sc)
@@ -1048,22 +1400,64 @@ static const tensor_params *tensor_of(const scenario *sc)
   return algorithm_params(sc, &tensor_algorithm);
 }
 
+/* Doubles a numeric 3D run holds (tensor_stage_numerics), over every device: per layer and
+ * stash slot a transformer_part (rows x h x 6, n x h x 4, n x h/t x 8, n x 4h/t x 3, the
+ * attention's b a s^2 / t), the layer's full-layout weights and gradient (12h^2 + 13h each,
+ * NaN outside the shard), each microbatch's layer inputs, and on the last stage a head per
+ * microbatch (2 n h + n V/t). */
+static double tf_numeric_doubles(const pipeline_params *p, const tensor_params *q)
+{
+  double t = (double)q->ranks, h = (double)q->hidden, b = (double)q->microbatch, s = (double)q->seq;
+  double n = b * s, rows = q->seqpar ? n / t : n, m = (double)p->microbatches, lay = (double)q->layers;
+  double part = rows * h * 6 + n * h * 4 + n * h / t * 8 + n * 4 * h / t * 3 + b * (double)q->heads * s * s / t;
+  double per_layer = part * (q->recompute ? 1 : m) + 2 * (12 * h * h + 13 * h) + m * rows * h;
+  double head = m * (2 * n * h + n * (double)q->vocab / t);
+  double gpus_per_stage = t * (double)(q->dp > 0 ? q->dp : 1);
+  return gpus_per_stage * (lay * per_layer + head);
+}
+
+/* Numeric transformer stages: what the GPT and its token language need. */
+static int tf_numeric_invalid(const scenario *sc, const pipeline_params *p, const tensor_params *q, char *why,
+                              size_t len)
+{
+  if (q->vocab < DATA_TOKENS_SUCCESSORS)
+    snprintf(why, len, "tensor.vocab: a numeric GPT needs a vocabulary of at least %d tokens (the synthetic "
+             "language's successors), got %zu", DATA_TOKENS_SUCCESSORS, q->vocab);
+  else if (strncmp(sc->data.source, "synthetic-", 10) != 0)
+    snprintf(why, len, "data.source: numeric transformer stages train on the synthetic token language; '%s' does "
+             "not apply (data.train and data.test give its sequences)", sc->data.source);
+  else if (tf_numeric_doubles(p, q) > TF_NUMERIC_MAX)
+    snprintf(why, len, "tensor.hidden: a numeric 3D run this large holds about %.3g doubles, more than 2^27; set "
+             "model.numerics = off for a timing-only run", tf_numeric_doubles(p, q));
+  else
+    return 0;
+  return 1;
+}
+
 static int validate(const scenario *sc, const void *params, char *why, size_t len)
 {
   const pipeline_params *p = params;
   const tensor_params *tp = tensor_of(sc);
   int inter = p->schedule == PIPELINE_INTERLEAVED, tf = p->transformer;
   long chunks = (long)(p->stages * p->chunks), layers = tf ? (long)tp->layers : (long)shape_layers(sc);
-  if (tf && sc->model.numerics) {
-    snprintf(why, len, "pipeline.model: transformer stages run timing only; set model.numerics = off");
-    return -1;
-  }
   if (tf && p->recompute) {
     snprintf(why, len, "pipeline.recompute: transformer stages recompute as tensor.recompute says; set "
              "pipeline.recompute = off and tensor.recompute = on");
     return -1;
   }
-  if (tf && tensor_validate(sc, tp, why, len) != 0)
+  if (tf && tensor_validate_shapes(tp, why, len) != 0)
+    return -1;
+  if (tf && sc->model.virtual_net[0]) {
+    snprintf(why, len, "model.virtual: transformer stages are timed by [tensor]'s GPT shapes; a virtual network "
+             "(%s, dense or locally connected layers) cannot time them", sc->model.virtual_net);
+    return -1;
+  }
+  if (!tf && p->optimizer != PIPELINE_OPT_SGD) {
+    snprintf(why, len, "pipeline.optimizer: adam updates transformer stages (pipeline.model = transformer); dense "
+             "stages update with sgd");
+    return -1;
+  }
+  if (tf && sc->model.numerics && tf_numeric_invalid(sc, p, tp, why, len))
     return -1;
   size_t counts[SETTINGS_MAX_LAYERS];
   int n = strcmp(p->split_text, "balanced") == 0 ? 0 : key_sizes_parse(p->split_text, counts, SETTINGS_MAX_LAYERS);
@@ -1174,12 +1568,74 @@ static void pipeline3d_json(json_t *o, const pipeline_run *r, const pipeline_res
   json_object_set_new(o, "dp_groups", dg);
 }
 
+/* Numeric transformer stages: the "gpt" part of the pipeline block (the model, its language,
+ * the losses, whether every copy of an entry agrees) and, with serial_check, "check": the
+ * largest |difference| between the run's parameters and the serial GPT's after the same steps,
+ * and that relative to how far the serial parameters moved from the start. */
+/* FNV-1a (Fowler, Noll, Vo) over the bytes of x: equal vectors, bit for bit, give equal hashes. */
+static uint64_t fnv1a(const double *x, size_t n)
+{
+  const unsigned char *b = (const unsigned char *)x;
+  uint64_t h = 14695981039346656037ULL;
+  for (size_t i = 0; i < n * sizeof(double); i++)
+    h = (h ^ b[i]) * 1099511628211ULL;
+  return h;
+}
+
+static void pipeline_gpt_json(json_t *o, const pipeline_run *r, const metrics *m, long steps)
+{
+  pipeline_gpt_result g;
+  if (pipeline_gpt_get(r->pl, &g) != 0)
+    return;
+  size_t ne = metrics_n_evals(m);
+  double last = ne > 0 ? metrics_eval_at(m, ne - 1)->loss : NAN;
+  char hash[24];
+  snprintf(hash, sizeof hash, "%016llx", (unsigned long long)fnv1a(g.w->data, g.w->size));
+  const gpt_dims *d = g.dims;
+  json_t *x = json_object();
+  json_object_set_new(x, "vocab", json_integer((json_int_t)d->vocab));
+  json_object_set_new(x, "seq", json_integer((json_int_t)d->seq));
+  json_object_set_new(x, "hidden", json_integer((json_int_t)d->hidden));
+  json_object_set_new(x, "heads", json_integer((json_int_t)d->heads));
+  json_object_set_new(x, "layers", json_integer((json_int_t)d->layers));
+  json_object_set_new(x, "params", json_integer((json_int_t)gpt_n_params(d)));
+  json_object_set_new(x, "optimizer", json_string(r->p.optimizer == PIPELINE_OPT_ADAM ? "adam" : "sgd"));
+  json_object_set_new(x, "lr", report_num(r->p.lr));
+  json_object_set_new(x, "train_sequences", json_integer((json_int_t)g.train_sequences));
+  json_object_set_new(x, "test_sequences", json_integer((json_int_t)g.test_sequences));
+  json_object_set_new(x, "loss_floor", report_num(data_tokens_loss_floor(d->seq + 1, d->vocab)));
+  json_object_set_new(x, "initial_loss", report_num(g.initial_loss));
+  json_object_set_new(x, "initial_accuracy", report_num(g.initial_accuracy));
+  json_object_set_new(x, "initial_perplexity", report_num(exp(g.initial_loss)));
+  json_object_set_new(x, "final_perplexity", report_num(exp(last)));
+  json_object_set_new(x, "train_loss", report_num(g.train_loss));
+  json_object_set_new(x, "copies_max_diff", report_num(g.copies_diff));
+  json_object_set_new(x, "params_hash", json_string(hash));
+  json_object_set_new(o, "gpt", x);
+  json_t *ck = json_object();
+  json_object_set_new(ck, "serial", json_boolean(r->p.serial_check));
+  if (r->p.serial_check) {
+    gsl_vector *ws = gsl_vector_alloc(g.w->size);
+    pipeline_gpt_serial(r->pl, steps, ws);
+    double diff = 0, moved = 0;
+    for (size_t i = 0; i < ws->size; i++) {
+      diff = fmax(diff, fabs(g.w->data[i] - ws->data[i]));
+      moved = fmax(moved, fabs(ws->data[i] - g.w0->data[i]));
+    }
+    json_object_set_new(ck, "steps", json_integer(steps));
+    json_object_set_new(ck, "max_abs_error", report_num(diff));
+    json_object_set_new(ck, "max_moved", report_num(moved));
+    json_object_set_new(ck, "max_rel_error", moved > 0 ? report_num(diff / moved) : json_null());
+    gsl_vector_free(ws);
+  }
+  json_object_set_new(o, "check", ck);
+}
+
 /* summary.json's "pipeline" block (the schedule, the split, the bubble against its
  * formula in both conventions, per-stage busy, idle and stash) and pipeline.csv, one row
  * per stage. */
 static void report_run(void *state, const run_config *cfg, metrics *m, report *rep)
 {
-  (void)cfg;
   pipeline_run *r = state;
   const pipeline_params *p = &r->p;
   pipeline_result pr;
@@ -1240,6 +1696,8 @@ static void report_run(void *state, const run_config *cfg, metrics *m, report *r
   json_object_set_new(o, "p2p_bytes", report_num(pr.p2p_bytes));
   if (p->transformer)
     pipeline3d_json(o, r, &pr);
+  if (p->transformer && cfg->numerics)
+    pipeline_gpt_json(o, r, m, pr.steps);
   report_add_block(rep, "pipeline", o);
   report_add_file(rep, "pipeline.csv", &t);
 }
@@ -1255,10 +1713,14 @@ static void closing(void *state, const run_config *cfg, const report_outcome *o,
   pipeline_result pr;
   pipeline_result_get(r->pl, &pr);
   double peak = sg_host_get_speed(cfg->hosts[0]) * cfg->speed_factor * cfg->cores;
-  snprintf(line, len, "pipeline %s: %zu x %zu x %zu GPUs (p x t x d), %.6g simulated s per step, %.4g Tflop/s per GPU "
-           "(%.3g of peak), bubble %.4g", o->status, r->p.stages, r->tp->ranks, r->tp->dp,
-           pr.steps > 0 ? pr.makespan_s / (double)pr.steps : 0, pr.tflops_per_gpu, pr.tflops_per_gpu * 1e12 / peak,
-           pr.bubble_fraction);
+  int n = snprintf(line, len, "pipeline %s: %zu x %zu x %zu GPUs (p x t x d), %.6g simulated s per step, %.4g Tflop/s "
+                   "per GPU (%.3g of peak), bubble %.4g", o->status, r->p.stages, r->tp->ranks, r->tp->dp,
+                   pr.steps > 0 ? pr.makespan_s / (double)pr.steps : 0, pr.tflops_per_gpu,
+                   pr.tflops_per_gpu * 1e12 / peak, pr.bubble_fraction);
+  pipeline_gpt_result g;
+  if (n > 0 && (size_t)n < len && pipeline_gpt_get(r->pl, &g) == 0)
+    snprintf(line + n, len - (size_t)n, ", held-out loss %.6g (%.6g before training), accuracy %.4g",
+             o->evaluated ? o->loss : NAN, g.initial_loss, o->evaluated ? o->accuracy : NAN);
 }
 
 static void free_run(void *state)

@@ -13,6 +13,7 @@
 #include "algorithms/run.h"
 #include "algorithms/tensor.h"
 #include "models/arch.h"
+#include "models/gpt.h"
 
 /* The [pipeline] section (run.algorithm = pipeline): the layers split into
  * stages x chunks contiguous model chunks, chunk c on device c mod stages (device s on
@@ -32,10 +33,18 @@ typedef struct pipeline_params {
                           key: the descriptor's prepare parses split_text into it) */
   int transformer;     /* 1: the chunks are GPT layers with the shapes of cfg->tensor, each stage a
                           tensor group of tensor.ranks GPUs, tensor.data_parallel pipeline
-                          replicas (3D parallelism, timing only); 0: dense layers of the shapes */
+                          replicas (3D parallelism); 0: dense layers of the shapes */
   int scatter_gather;  /* transformer: PTD-P sec. 4.1, each tensor rank sends its 1/t of a
                           boundary's b s h elements and the receiving group allgathers them */
+  int optimizer;       /* a pipeline_optimizer: the update at the flush (Adam: transformer stages) */
+  int serial_check;    /* numeric transformer stages: after the run, train the serial GPT on the
+                          same batches and report how far the parameters are from it */
 } pipeline_params;
+
+typedef enum pipeline_optimizer {
+  PIPELINE_OPT_SGD, /* w -= lr g */
+  PIPELINE_OPT_ADAM /* Kingma and Ba 2015 with their b1, b2, eps (models/optim.h) */
+} pipeline_optimizer;
 
 /* run.algorithm = pipeline */
 extern const algorithm pipeline_algorithm;
@@ -120,11 +129,14 @@ size_t pipeline_metrics_slots(void);
  * widths (a virtual net, or model.layers as an arch); a numeric run needs shapes to be
  * cfg->model's layers and trains cfg->model on cfg->train. With p->transformer (3D
  * parallelism) shapes is unused: the chunks are tp's GPT layers, with one
- * communicator per tensor group, per data-parallel group and per embedding pair. cfg,
+ * communicator per tensor group, per data-parallel group and per embedding pair; with
+ * numerics they train the GPT of tp's shapes (models/gpt.h) on the synthetic token language
+ * (models/data.h: cfg->sc's data.train and data.test sequences, drawn from the seed). cfg,
  * shapes and m outlive the run. Returns NULL if the configuration is impossible (too few
  * hosts or layers, a split that does not add up, a schedule that refuses p, m, v, numerics
- * with shapes other than the model's or with transformer stages, transformer shapes that
- * do not split over tensor.ranks, pipeline.recompute with transformer stages). Free with
+ * with shapes other than the model's, transformer shapes that do not split over
+ * tensor.ranks, numeric transformer stages without a vocabulary of at least 4 tokens,
+ * pipeline.recompute with transformer stages, Adam with dense stages). Free with
  * pipeline_free after the engine has run. */
 pipeline *pipeline_deploy(const run_config *cfg, const pipeline_params *p, const tensor_params *tp, const arch *shapes,
                           metrics *m);
@@ -140,5 +152,24 @@ void pipeline_chunk_layers(const pipeline *pl, size_t c, size_t *first, size_t *
  * them); NULL for dense stages, and for the second when d = 1. */
 const coll_comm *pipeline_tensor_comm(const pipeline *pl, size_t s, size_t j);
 const coll_comm *pipeline_dp_comm(const pipeline *pl, size_t s, size_t r);
+
+/* Numeric transformer stages, after the run (NULL or NaN otherwise): the whole model's
+ * parameters as replica 0's devices hold them (models/gpt.h's layout), its initial ones, the
+ * largest |difference| between any device's copy of an entry (every tensor rank's replicated
+ * ones, every replica's) and that vector (0 when the copies agree bit for bit), the held-out
+ * loss and accuracy before the first step, and the last step's mean training loss. */
+typedef struct pipeline_gpt_result {
+  const gpt_dims *dims;
+  const gsl_vector *w, *w0;
+  double copies_diff;
+  double initial_loss, initial_accuracy, train_loss;
+  size_t train_sequences, test_sequences;
+} pipeline_gpt_result;
+int pipeline_gpt_get(const pipeline *pl, pipeline_gpt_result *r);
+
+/* The serial GPT trained from w0 for `steps` steps on the batches the run drew (the same
+ * seed's stream: replica j's microbatch mb of each step, summed in that order), with the run's
+ * optimizer, element by element the same rule: its parameters into w_serial. */
+void pipeline_gpt_serial(const pipeline *pl, long steps, gsl_vector *w_serial);
 
 #endif

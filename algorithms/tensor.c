@@ -17,7 +17,7 @@
  * (activation checkpointing of every layer, PTD-P sec. 3.5), each layer's forward, its two
  * reductions included, runs again just before its backward.
  *
- * With a vocabulary V (timing only), each microbatch also goes through Megatron's
+ * With a vocabulary V, each microbatch also goes through Megatron's
  * vocabulary-parallel input embedding (a lookup of the rank's V/t rows, then g = an
  * allreduce of b*s*h: Shoeybi et al. sec. 3, "the input embedding ... requires an
  * all-reduce") and the tied logits layer with the fused parallel cross-entropy: 2bshV/t
@@ -25,7 +25,9 @@
  * and the sum of exponentials: Megatron-LM's vocab-parallel cross-entropy), backward
  * 2bshV/t for the input gradient, then its f' (an allreduce of b*s*h) concurrent with the
  * 2bshV/t weight gradient under async_grad_allreduce. Lookups, LayerNorms, the loss and the
- * optimizer take no simulated time (no flops counted for them, as in PTD-P's formula).
+ * optimizer take no simulated time (no flops counted for them, as in PTD-P's formula). A
+ * tensor run times them only; a numeric pipeline stage (tensor_stage_numerics, models/gpt.h)
+ * computes them between the same collectives, with the real buffers.
  *
  * Data parallelism (tensor.data_parallel = d): d replicas of the tensor group, replica j on
  * hosts [j t, (j + 1) t) (t consecutive hosts: inside a node for t <= GPUs per node), and
@@ -34,7 +36,8 @@
  * microbatch's backward of a step, every rank allreduces its share of the gradients of
  * every layer, (12h^2 + 7h)/t split entries plus 6h replicated ones (LayerNorms, bo, b2)
  * per layer, as one ring allreduce (one bucket, not overlapped with backward); the step
- * ends when it is done. Timing only: the scenario refuses numerics with d > 1.
+ * ends when it is done. Timing only: the scenario refuses numerics with d > 1 (the 3D
+ * pipeline's numeric stages do their data-parallel sum in pipeline.c).
  *
  * With dp_overlap (PyTorch DDP, Li et al. VLDB 2020 sec. 3.2.3, which Megatron-LM 2019's
  * README credits with 60% -> 74% scaling at 512 GPUs), the gradients are bucketed as
@@ -61,6 +64,7 @@
 #include "algorithms/compute.h"
 #include "algorithms/account.h"
 #include "algorithms/collectives.h"
+#include "models/gpt.h"
 #include "models/rng.h"
 #include "models/transformer.h"
 
@@ -81,8 +85,33 @@ typedef struct rank {
   gsl_matrix *dcur, *dnext; /* gradient w.r.t. a layer's output / input rows (numeric) */
   gsl_vector *gtmp;   /* one layer's gradient for one microbatch */
   gsl_vector **gacc;  /* per layer, summed over the step's microbatches */
+  struct stage_num *sn; /* a numeric pipeline stage's embedding, logits and stashes, or NULL */
   double end;
 } rank;
+
+/* A numeric pipeline stage (tensor_stage_numerics): rank me's shard of its layers, of the
+ * embedding on the first stage and of the logits on the last, and what each microbatch in
+ * flight keeps for its backward. */
+typedef struct stage_num {
+  gpt_dims g;
+  size_t layer0;              /* the stage's first layer in the model */
+  size_t m;                   /* microbatches per step: one stash each */
+  size_t row0, rows;          /* activation rows the rank holds */
+  gsl_vector **w;             /* [L]: transformer.h's layout, NaN outside the rank's entries */
+  gsl_matrix ***act;          /* [m][L+1]: each layer's input rows, and the output */
+  transformer_part ***parts;  /* [m, or 1 with recomputation][L] */
+  gpt_head **head;            /* last: [m] */
+  gpt_head *cur;              /* the microbatch's, or NULL */
+  const double *seqs;         /* the microbatch's sequences */
+  double *E, *dE;             /* first or last: the rank's V/t rows of the token embedding */
+  double *P, *dP;             /* first: the position embedding, s x h */
+  double *lnf, *dlnf;         /* last: the final LayerNorm's gain and bias, 2h */
+  gsl_matrix *emb;            /* first: n x h, the partial lookup; with sequence parallelism,
+                                 the input gradient allgathered */
+  double loss;                /* last: the microbatch losses since tensor_stage_take_loss */
+  transformer_range rep[4], *split; /* a layer's replicated and split ranges (transformer.h) */
+  size_t nsplit;
+} stage_num;
 
 struct tensor {
   const run_config *cfg;
@@ -219,25 +248,74 @@ static void reduce_grad_with(rank *rk, size_t l, double wgrad_flops)
 /* Forward flops of the logits layer for one microbatch, 2bshV (all ranks together). */
 static double logits_flops(const tensor *t) { return 2.0 * (double)t->n * (double)t->d.h * (double)t->p->vocab; }
 
-/* Vocabulary-parallel embedding: each rank's partial lookup, summed (g). */
-static void forward_embedding(rank *rk) { reduce_rows(rk, NULL); }
+/* Vocabulary-parallel embedding: each rank's partial lookup, summed (g); with numerics, the
+ * position embedding is then added to the rank's rows of the sum. */
+static void forward_embedding(rank *rk)
+{
+  stage_num *sn = rk->sn;
+  if (sn)
+    gpt_embed_lookup(&sn->g, rk->tp->p->ranks, rk->me, sn->E, rk->tp->d.b, sn->seqs, sn->emb);
+  reduce_rows(rk, sn ? sn->emb->data : NULL);
+  if (sn) {
+    gsl_matrix_view mine = gsl_matrix_submatrix(sn->emb, sn->row0, 0, sn->rows, rk->tp->d.h);
+    gsl_matrix_memcpy(rk->act[0], &mine.matrix);
+    gpt_embed_positions(&sn->g, sn->P, rk->tp->d.b, sn->row0, rk->act[0]);
+  }
+}
 
-/* Logits and the fused cross-entropy: three allreduces of one value per token. */
+/* Logits and the fused cross-entropy: three allreduces of one value per token (with
+ * numerics: the shift, the target's logit, the sum of exponentials; models/gpt.h). */
 static void forward_logits(rank *rk)
 {
   tensor *t = rk->tp;
+  stage_num *sn = rk->sn;
+  gpt_head *hd = sn ? sn->cur : NULL;
+  if (hd)
+    gpt_head_norm(hd, sn->lnf, sn->lnf + t->d.h, rk->act[t->p->layers]);
   if (t->p->seqpar)
-    coll_allgather(rk->tc, rk->me, NULL, t->n * t->d.h);
+    coll_allgather(rk->tc, rk->me, hd ? gpt_head_x(hd) : NULL, t->n * t->d.h);
   compute(t, logits_flops(t));
-  for (int k = 0; k < 3; k++)
-    coll_allreduce(rk->tc, rk->me, NULL, t->n, (coll_algo)t->p->algo);
+  for (int k = 0; k < 3; k++) {
+    if (hd && k == 0)
+      gpt_head_logits(hd, sn->E);
+    else if (hd && k == 1)
+      gpt_head_targets(hd, sn->seqs);
+    else if (hd)
+      gpt_head_sumexp(hd);
+    coll_allreduce(rk->tc, rk->me, hd ? gpt_head_red(hd) : NULL, t->n, (coll_algo)t->p->algo);
+  }
+  if (hd)
+    sn->loss += gpt_head_loss(hd);
 }
 
 static void backward_logits(rank *rk)
 {
   tensor *t = rk->tp;
+  stage_num *sn = rk->sn;
+  gpt_head *hd = sn ? sn->cur : NULL;
   compute(t, logits_flops(t));
-  reduce_rows_with(rk, NULL, logits_flops(t));
+  if (hd)
+    gpt_head_backward(hd, sn->E, sn->dE);
+  reduce_rows_with(rk, hd ? gpt_head_dx(hd) : NULL, logits_flops(t));
+  if (hd)
+    gpt_head_norm_backward(hd, sn->lnf, sn->dlnf, sn->dlnf + t->d.h, rk->dcur);
+}
+
+/* Numerics only: the lookup's backward needs the gradient of every row; with sequence
+ * parallelism the rank holds its own, so the group allgathers them first (the backward of
+ * the embedding's reduce-scatter; timing-only runs do not send it). */
+static void backward_embedding(rank *rk)
+{
+  tensor *t = rk->tp;
+  stage_num *sn = rk->sn;
+  const gsl_matrix *dx = rk->dcur;
+  if (t->p->seqpar) {
+    gsl_matrix_view mine = gsl_matrix_submatrix(sn->emb, sn->row0, 0, sn->rows, t->d.h);
+    gsl_matrix_memcpy(&mine.matrix, rk->dcur);
+    coll_allgather(rk->tc, rk->me, sn->emb->data, t->n * t->d.h);
+    dx = sn->emb;
+  }
+  gpt_embed_backward(&sn->g, t->p->ranks, rk->me, t->d.b, sn->seqs, dx, sn->dE, sn->dP);
 }
 
 static void forward_layer(rank *rk, size_t l)
@@ -373,7 +451,7 @@ static void allreduce_gradients(rank *rk)
   account_comm_end();
 }
 
-static void microbatch_backward(rank *rk, int last)
+static void microbatch_backward(rank *rk, int first, int last)
 {
   const tensor_params *p = rk->tp->p;
   if (last && p->vocab)
@@ -384,6 +462,8 @@ static void microbatch_backward(rank *rk, int last)
     backward_layer(rk, l);
     gradients_ready(rk);
   }
+  if (first && p->vocab && rk->sn)
+    backward_embedding(rk);
 }
 
 /* The last microbatch's backward hands its gradients over bucket by bucket. */
@@ -406,7 +486,7 @@ static void rank_actor(int argc, char **argv)
       microbatch_forward(rk, 1, 1);
       if (k == p->microbatches - 1)
         start_handing(rk);
-      microbatch_backward(rk, 1);
+      microbatch_backward(rk, 1, 1);
     }
     allreduce_gradients(rk);
     if (rk->me == 0 && rk->rep == 0)
@@ -675,6 +755,7 @@ struct tensor_stage {
   tensor_params p;
   rank rk;
   int first, last;
+  stage_num sn;        /* numerics (rk.sn points here), else zero */
 };
 
 tensor_stage *tensor_stage_create(const run_config *cfg, const tensor_params *p, coll_comm *tc, size_t me,
@@ -699,9 +780,135 @@ tensor_stage *tensor_stage_create(const run_config *cfg, const tensor_params *p,
   return ts;
 }
 
-void tensor_stage_forward(tensor_stage *ts) { microbatch_forward(&ts->rk, ts->first, ts->last); }
+/* The rank's rows [row0, row0 + rows) of an n x h buffer. */
+static gsl_matrix_view rows_of(const stage_num *sn, double *buf, size_t h)
+{
+  return gsl_matrix_view_array(buf + sn->row0 * h, sn->rows, h);
+}
 
-void tensor_stage_backward(tensor_stage *ts) { microbatch_backward(&ts->rk, ts->last); }
+int tensor_stage_numerics(tensor_stage *ts, const gpt_dims *g, size_t layer0, long microbatches, const gsl_vector *w)
+{
+  const tensor_params *p = &ts->p;
+  stage_num *sn = &ts->sn;
+  rank *rk = &ts->rk;
+  size_t L = p->layers, h = p->hidden, t = p->ranks, me = rk->me, m = (size_t)microbatches;
+  gpt_layout gl;
+  gpt_layout_of(g, &gl);
+  if (gpt_dims_check(g) != 0 || g->hidden != h || g->heads != p->heads || g->seq != p->seq || g->vocab != p->vocab ||
+      layer0 + L > g->layers || microbatches < 1 || w->size != gl.total || w->stride != 1 || rk->sn != NULL)
+    return -1;
+  sn->g = *g;
+  sn->layer0 = layer0;
+  sn->m = m;
+  size_t slots = p->recompute ? 1 : m;
+  sn->parts = xbt_malloc0(slots * sizeof(transformer_part **));
+  for (size_t k = 0; k < slots; k++) {
+    sn->parts[k] = xbt_malloc0(L * sizeof(transformer_part *));
+    for (size_t l = 0; l < L; l++) {
+      sn->parts[k][l] = transformer_part_create(&ts->t.d, t, me, p->seqpar);
+      xbt_assert(sn->parts[k][l], "tensor stage: a validated split was refused");
+    }
+  }
+  transformer_part_rows(sn->parts[0][0], &sn->row0, &sn->rows);
+  sn->act = xbt_malloc0(m * sizeof(gsl_matrix **));
+  for (size_t k = 0; k < m; k++) {
+    sn->act[k] = xbt_malloc0((L + 1) * sizeof(gsl_matrix *));
+    for (size_t l = 0; l <= L; l++)
+      sn->act[k][l] = gsl_matrix_calloc(sn->rows, h);
+  }
+  transformer_shard_ranges(h, t, me, 1, sn->rep, 4);
+  sn->nsplit = transformer_shard_ranges(h, t, me, 0, NULL, 0);
+  sn->split = xbt_malloc(sn->nsplit * sizeof(transformer_range));
+  transformer_shard_ranges(h, t, me, 0, sn->split, sn->nsplit);
+  sn->w = xbt_malloc0(L * sizeof(gsl_vector *));
+  rk->gacc = xbt_malloc0(L * sizeof(gsl_vector *));
+  for (size_t l = 0; l < L; l++) {
+    /* the rank reads only its own entries: any other would spread NaN into every result */
+    sn->w[l] = gsl_vector_alloc(gl.layer_size);
+    gsl_vector_set_all(sn->w[l], NAN);
+    const double *src = w->data + gl.layer0 + (layer0 + l) * gl.layer_size;
+    for (size_t k = 0; k < 4; k++)
+      memcpy(sn->w[l]->data + sn->rep[k].off, src + sn->rep[k].off, sn->rep[k].len * sizeof(double));
+    for (size_t k = 0; k < sn->nsplit; k++)
+      memcpy(sn->w[l]->data + sn->split[k].off, src + sn->split[k].off, sn->split[k].len * sizeof(double));
+    rk->gacc[l] = gsl_vector_calloc(gl.layer_size);
+  }
+  ts->t.w = sn->w;
+  rk->gtmp = gsl_vector_alloc(gl.layer_size);
+  rk->dcur = gsl_matrix_calloc(sn->rows, h);
+  rk->dnext = gsl_matrix_calloc(sn->rows, h);
+  size_t vl = p->vocab / t;
+  if (ts->first || ts->last) {
+    sn->E = xbt_malloc(vl * h * sizeof(double));
+    memcpy(sn->E, w->data + gl.embed + me * vl * h, vl * h * sizeof(double));
+    sn->dE = xbt_malloc0(vl * h * sizeof(double));
+  }
+  if (ts->first) {
+    sn->P = xbt_malloc(p->seq * h * sizeof(double));
+    memcpy(sn->P, w->data + gl.pos, p->seq * h * sizeof(double));
+    sn->dP = xbt_malloc0(p->seq * h * sizeof(double));
+    sn->emb = gsl_matrix_calloc(ts->t.n, h);
+  }
+  if (ts->last) {
+    sn->lnf = xbt_malloc(2 * h * sizeof(double));
+    memcpy(sn->lnf, w->data + gl.lnf_g, 2 * h * sizeof(double));
+    sn->dlnf = xbt_malloc0(2 * h * sizeof(double));
+    sn->head = xbt_malloc0(m * sizeof(gpt_head *));
+    for (size_t k = 0; k < m; k++) {
+      sn->head[k] = gpt_head_create(g, t, me, p->microbatch, sn->row0, sn->rows);
+      xbt_assert(sn->head[k], "tensor stage: the logits do not split");
+    }
+  }
+  rk->sn = sn;
+  return 0;
+}
+
+/* Microbatch mb's stash becomes the rank's current activations. */
+static void stage_use(tensor_stage *ts, long mb, const double *seqs)
+{
+  stage_num *sn = &ts->sn;
+  xbt_assert(mb >= 0 && (size_t)mb < sn->m, "tensor stage: microbatch %ld of %zu", mb, sn->m);
+  ts->rk.act = sn->act[mb];
+  ts->rk.parts = sn->parts[ts->p.recompute ? 0 : mb];
+  sn->cur = sn->head ? sn->head[mb] : NULL;
+  sn->seqs = seqs;
+}
+
+void tensor_stage_forward(tensor_stage *ts, long mb, const double *seqs, const double *in, double *out)
+{
+  stage_num *sn = ts->rk.sn;
+  size_t h = ts->p.hidden;
+  if (sn) {
+    stage_use(ts, mb, seqs);
+    if (!ts->first) {
+      gsl_matrix_view x = rows_of(sn, (double *)in, h);
+      gsl_matrix_memcpy(ts->rk.act[0], &x.matrix);
+    }
+  }
+  microbatch_forward(&ts->rk, ts->first, ts->last);
+  if (sn && out) {
+    gsl_matrix_view z = rows_of(sn, out, h);
+    gsl_matrix_memcpy(&z.matrix, ts->rk.act[ts->p.layers]);
+  }
+}
+
+void tensor_stage_backward(tensor_stage *ts, long mb, const double *seqs, const double *dout, double *din)
+{
+  stage_num *sn = ts->rk.sn;
+  size_t h = ts->p.hidden;
+  if (sn) {
+    stage_use(ts, mb, seqs);
+    if (!ts->last) {
+      gsl_matrix_view dz = rows_of(sn, (double *)dout, h);
+      gsl_matrix_memcpy(ts->rk.dcur, &dz.matrix);
+    }
+  }
+  microbatch_backward(&ts->rk, ts->first, ts->last);
+  if (sn && din) {
+    gsl_matrix_view dx = rows_of(sn, din, h);
+    gsl_matrix_memcpy(&dx.matrix, ts->rk.dcur);
+  }
+}
 
 double tensor_stage_dp_elements(const tensor_stage *ts)
 {
@@ -720,7 +927,189 @@ double tensor_stage_dp_elements(const tensor_stage *ts)
   return e;
 }
 
-void tensor_stage_free(tensor_stage *ts) { xbt_free(ts); }
+/* The packed order (tensor.h): every block of the stage in turn, as (parameters, gradients,
+ * length, offset in the whole model's vector). */
+typedef struct stage_block {
+  double *w, *g;
+  size_t len, model_off;
+} stage_block;
+
+/* Calls fn on each block of the stage in the packed order, with its offset in the packed
+ * vector; returns the vector's length. */
+static size_t stage_walk(tensor_stage *ts, void (*fn)(void *ctx, const stage_block *b, size_t off), void *ctx)
+{
+  stage_num *sn = ts->rk.sn;
+  size_t L = ts->p.layers, h = ts->p.hidden, off = 0, vl = ts->p.vocab / ts->p.ranks;
+  gpt_layout gl;
+  gpt_layout_of(&sn->g, &gl);
+  for (size_t l = 0; l < L; l++) /* replicated entries first: [0, tensor_stage_replicated) */
+    for (size_t k = 0; k < 4; k++) {
+      stage_block b = {sn->w[l]->data + sn->rep[k].off, ts->rk.gacc[l]->data + sn->rep[k].off, sn->rep[k].len,
+                       gl.layer0 + (sn->layer0 + l) * gl.layer_size + sn->rep[k].off};
+      fn(ctx, &b, off);
+      off += b.len;
+    }
+  if (ts->last) {
+    stage_block b = {sn->lnf, sn->dlnf, 2 * h, gl.lnf_g};
+    fn(ctx, &b, off);
+    off += b.len;
+  }
+  for (size_t l = 0; l < L; l++)
+    for (size_t k = 0; k < sn->nsplit; k++) {
+      stage_block b = {sn->w[l]->data + sn->split[k].off, ts->rk.gacc[l]->data + sn->split[k].off, sn->split[k].len,
+                       gl.layer0 + (sn->layer0 + l) * gl.layer_size + sn->split[k].off};
+      fn(ctx, &b, off);
+      off += b.len;
+    }
+  if (ts->first) {
+    stage_block b = {sn->P, sn->dP, ts->p.seq * h, gl.pos};
+    fn(ctx, &b, off);
+    off += b.len;
+  }
+  if (ts->first || ts->last) {
+    stage_block b = {sn->E, sn->dE, vl * h, gl.embed + ts->rk.me * vl * h};
+    fn(ctx, &b, off);
+    off += b.len;
+  }
+  return off;
+}
+
+static void nothing(void *ctx, const stage_block *b, size_t off)
+{
+  (void)ctx, (void)b, (void)off;
+}
+
+size_t tensor_stage_replicated(const tensor_stage *ts)
+{
+  return ts->p.layers * 6 * ts->p.hidden + (ts->last ? 2 * ts->p.hidden : 0);
+}
+
+size_t tensor_stage_embedding_offset(const tensor_stage *ts)
+{
+  size_t n = stage_walk((tensor_stage *)ts, nothing, NULL);
+  return ts->first || ts->last ? n - ts->p.vocab / ts->p.ranks * ts->p.hidden : n;
+}
+
+static void take_grad(void *ctx, const stage_block *b, size_t off)
+{
+  memcpy((double *)ctx + off, b->g, b->len * sizeof(double));
+  memset(b->g, 0, b->len * sizeof(double));
+}
+
+static void take_param(void *ctx, const stage_block *b, size_t off)
+{
+  memcpy((double *)ctx + off, b->w, b->len * sizeof(double));
+}
+
+static void put_param(void *ctx, const stage_block *b, size_t off)
+{
+  memcpy(b->w, (const double *)ctx + off, b->len * sizeof(double));
+}
+
+static void export_param(void *ctx, const stage_block *b, size_t off)
+{
+  (void)off;
+  memcpy(((gsl_vector *)ctx)->data + b->model_off, b->w, b->len * sizeof(double));
+}
+
+typedef struct diff_ctx {
+  const gsl_vector *w;
+  double d;
+} diff_ctx;
+
+static void diff_param(void *ctx, const stage_block *b, size_t off)
+{
+  (void)off;
+  diff_ctx *c = ctx;
+  for (size_t i = 0; i < b->len; i++)
+    c->d = fmax(c->d, fabs(b->w[i] - c->w->data[b->model_off + i]));
+}
+
+static stage_num *numeric(const tensor_stage *ts)
+{
+  xbt_assert(ts->rk.sn, "tensor stage: numerics were not set up (tensor_stage_numerics)");
+  return ts->rk.sn;
+}
+
+void tensor_stage_take_grads(tensor_stage *ts, double *buf)
+{
+  numeric(ts);
+  stage_walk(ts, take_grad, buf);
+}
+
+void tensor_stage_get_params(const tensor_stage *ts, double *buf)
+{
+  numeric(ts);
+  stage_walk((tensor_stage *)ts, take_param, buf);
+}
+
+void tensor_stage_set_params(tensor_stage *ts, const double *buf)
+{
+  numeric(ts);
+  stage_walk(ts, put_param, (void *)buf);
+}
+
+void tensor_stage_export(const tensor_stage *ts, gsl_vector *w)
+{
+  numeric(ts);
+  stage_walk((tensor_stage *)ts, export_param, w);
+}
+
+double tensor_stage_diff(const tensor_stage *ts, const gsl_vector *w)
+{
+  numeric(ts);
+  diff_ctx c = {w, 0};
+  stage_walk((tensor_stage *)ts, diff_param, &c);
+  return c.d;
+}
+
+double tensor_stage_take_loss(tensor_stage *ts)
+{
+  double l = numeric(ts)->loss;
+  ts->sn.loss = 0;
+  return l;
+}
+
+void tensor_stage_free(tensor_stage *ts)
+{
+  if (ts == NULL)
+    return;
+  stage_num *sn = ts->rk.sn;
+  if (sn) {
+    size_t L = ts->p.layers, slots = ts->p.recompute ? 1 : sn->m;
+    for (size_t k = 0; k < slots; k++) {
+      for (size_t l = 0; l < L; l++)
+        transformer_part_free(sn->parts[k][l]);
+      xbt_free(sn->parts[k]);
+    }
+    for (size_t k = 0; k < sn->m; k++) {
+      for (size_t l = 0; l <= L; l++)
+        gsl_matrix_free(sn->act[k][l]);
+      xbt_free(sn->act[k]);
+      if (sn->head)
+        gpt_head_free(sn->head[k]);
+    }
+    for (size_t l = 0; l < L; l++) {
+      gsl_vector_free(sn->w[l]);
+      gsl_vector_free(ts->rk.gacc[l]);
+    }
+    xbt_free(sn->parts);
+    xbt_free(sn->act);
+    xbt_free(sn->head);
+    xbt_free(sn->w);
+    xbt_free(sn->split);
+    xbt_free(ts->rk.gacc);
+    gsl_vector_free(ts->rk.gtmp);
+    gsl_matrix_free(ts->rk.dcur);
+    gsl_matrix_free(ts->rk.dnext);
+    if (sn->emb)
+      gsl_matrix_free(sn->emb);
+    double *v[] = {sn->E, sn->dE, sn->P, sn->dP, sn->lnf, sn->dlnf};
+    for (size_t i = 0; i < sizeof v / sizeof v[0]; i++)
+      xbt_free(v[i]);
+  }
+  xbt_free(ts);
+}
 
 /* ---- the descriptor: run.algorithm = tensor ------------------------------------- */
 
@@ -755,8 +1144,9 @@ static const key_spec tensor_keys[] = {
    .doc = "d: data-parallel replicas of the tensor group, ranks x d GPUs; replica j on hosts [j x ranks, "
           "(j + 1) x ranks); after each step's backward every rank allreduces (ring, one bucket) its share "
           "of the layer gradients with the ranks of the same tensor rank (Megatron's data-parallel groups; "
-          "`dp_overlap` overlaps it with backward); global batch microbatch x microbatches x d. d > 1 runs "
-          "timing only (`model.numerics = off`).",
+          "`dp_overlap` overlaps it with backward); global batch microbatch x microbatches x d. With "
+          "`run.algorithm = tensor`, d > 1 runs timing only (`model.numerics = off`); numeric 3D stages "
+          "(`pipeline.model = transformer`) train with it.",
    KEY_GE(1), KEY_LE(4096)},
   {"tensor", "dp_overlap", KEY_BOOL, KEY_FIELD(tensor_params, dp_overlap), .def = "off", .unit = "",
    .doc = "`on` (with `data_parallel` > 1): during the last microbatch's backward of a step, each layer's "
@@ -780,8 +1170,10 @@ static const key_spec tensor_keys[] = {
   {"tensor", "vocab", KEY_SIZE, KEY_FIELD(tensor_params, vocab), .def = "0", .unit = "tokens",
    .doc = "V: vocabulary of the vocabulary-parallel input embedding (an allreduce of b s h forward) and "
           "the tied logits layer with the fused cross-entropy (2 b s h V / t flops forward, three "
-          "allreduces of b s elements, an allreduce of b s h backward); 0: neither is modelled. Timing only "
-          "(`model.numerics = off`); its V h / t weights join the data-parallel allreduce.",
+          "allreduces of b s elements, an allreduce of b s h backward); 0: neither is modelled. "
+          "`run.algorithm = tensor` runs them timing only (`model.numerics = off`); numeric 3D stages "
+          "(`pipeline.model = transformer`) train them, as the GPT's vocabulary. Its V h / t weights join "
+          "the data-parallel allreduce.",
    KEY_GE(0), KEY_LE(1L << 24)},
   {"tensor", "kernels", KEY_CHOICE, KEY_FIELD(tensor_params, kernels), .def = "none", .unit = "",
    .doc = "The memory-bound kernels between a layer's GEMMs (LayerNorm, bias, dropout, residual, GeLU, "
@@ -798,11 +1190,8 @@ static const key_spec tensor_keys[] = {
  * (1 GiB) in all at most. */
 #define TP_NUMERIC_MAX (1.0 * (1L << 27))
 
-int tensor_validate(const scenario *sc, const tensor_params *p, char *why, size_t len)
+int tensor_validate_shapes(const tensor_params *p, char *why, size_t len)
 {
-  double n = (double)p->seq * (double)p->microbatch, h = (double)p->hidden;
-  double per_rank = (double)p->layers * (24 * n * h + 2 * (double)p->microbatch * (double)p->heads *
-                                         (double)p->seq * (double)p->seq / (double)p->ranks);
   if (p->hidden % p->heads != 0)
     snprintf(why, len, "tensor.heads: %zu heads do not divide tensor.hidden = %zu", p->heads, p->hidden);
   else if (p->heads % p->ranks != 0)
@@ -810,15 +1199,27 @@ int tensor_validate(const scenario *sc, const tensor_params *p, char *why, size_
              p->ranks, p->heads);
   else if (p->seqpar && p->seq % p->ranks != 0)
     snprintf(why, len, "tensor.seq: sequence parallelism cuts %zu tokens into %zu equal shards", p->seq, p->ranks);
-  else if (sc->model.numerics && per_rank * (double)(p->ranks + 1) > TP_NUMERIC_MAX)
-    snprintf(why, len, "tensor.hidden: a numeric run this large holds more than 2^27 doubles; set model.numerics = "
-             "off for a timing-only run");
-  else if (sc->model.numerics && p->vocab > 0)
-    snprintf(why, len, "tensor.vocab: the embedding and logits layers (V = %zu) run timing only; set "
-             "model.numerics = off", p->vocab);
   else if (p->vocab % p->ranks != 0)
     snprintf(why, len, "tensor.vocab: %zu ranks must divide the vocabulary V = %zu (each rank owns V / t rows)",
              p->ranks, p->vocab);
+  else
+    return 0;
+  return -1;
+}
+
+int tensor_validate(const scenario *sc, const tensor_params *p, char *why, size_t len)
+{
+  double n = (double)p->seq * (double)p->microbatch, h = (double)p->hidden;
+  double per_rank = (double)p->layers * (24 * n * h + 2 * (double)p->microbatch * (double)p->heads *
+                                         (double)p->seq * (double)p->seq / (double)p->ranks);
+  if (tensor_validate_shapes(p, why, len) != 0)
+    return -1;
+  if (sc->model.numerics && per_rank * (double)(p->ranks + 1) > TP_NUMERIC_MAX)
+    snprintf(why, len, "tensor.hidden: a numeric run this large holds more than 2^27 doubles; set model.numerics = "
+             "off for a timing-only run");
+  else if (sc->model.numerics && p->vocab > 0)
+    snprintf(why, len, "tensor.vocab: run.algorithm = tensor runs the embedding and logits layers (V = %zu) timing "
+             "only; set model.numerics = off (numeric 3D stages, pipeline.model = transformer, train them)", p->vocab);
   else if (sc->model.numerics && p->dp > 1)
     snprintf(why, len, "tensor.data_parallel: data parallelism across tensor groups (d = %zu) runs timing only; "
              "set model.numerics = off", p->dp);

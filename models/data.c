@@ -132,6 +132,66 @@ dataset *data_synthetic_gaussian(size_t n, size_t dim, size_t n_classes, double 
   return d;
 }
 
+/* ---- the synthetic token language ---- */
+
+static const double tokens_p[DATA_TOKENS_SUCCESSORS] = {8.0 / 15, 4.0 / 15, 2.0 / 15, 1.0 / 15};
+
+/* splitmix64's finaliser (Steele et al. 2014): a bijection of 64-bit words that mixes every bit. */
+static uint64_t mix64(uint64_t x)
+{
+  x += 0x9e3779b97f4a7c15ULL;
+  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
+  return x ^ (x >> 31);
+}
+
+/* The successors of context (a, b): the first a hash of (salt, b) alone, the others hashes of
+ * (salt, a, b, attempt), all mod vocab, keeping the first DATA_TOKENS_SUCCESSORS distinct ones. */
+static void tokens_successors(uint64_t salt, size_t vocab, size_t a, size_t b, size_t *out)
+{
+  size_t n = 1;
+  out[0] = (size_t)(mix64(salt ^ mix64((uint64_t)b)) % vocab);
+  for (uint64_t j = 0; n < DATA_TOKENS_SUCCESSORS; j++) {
+    size_t c = (size_t)(mix64(salt ^ mix64((((uint64_t)a + 1) * vocab + b) * 1024 + j)) % vocab), k = 0;
+    while (k < n && out[k] != c)
+      k++;
+    if (k == n)
+      out[n++] = c;
+  }
+}
+
+dataset *data_synthetic_tokens(size_t n, size_t len, size_t vocab, gsl_rng *r)
+{
+  if (n == 0 || len < 2 || vocab < DATA_TOKENS_SUCCESSORS)
+    return NULL;
+  uint64_t salt = ((uint64_t)gsl_rng_get(r) << 32) ^ (uint64_t)gsl_rng_get(r);
+  dataset *d = dataset_alloc(n, len, vocab);
+  size_t succ[DATA_TOKENS_SUCCESSORS];
+  for (size_t i = 0; i < n; i++) {
+    double *x = d->X->data + i * d->X->tda;
+    x[0] = (double)gsl_rng_uniform_int(r, vocab);
+    x[1] = (double)gsl_rng_uniform_int(r, vocab);
+    for (size_t k = 2; k < len; k++) {
+      tokens_successors(salt, vocab, (size_t)x[k - 2], (size_t)x[k - 1], succ);
+      double u = gsl_rng_uniform(r), acc = 0.0;
+      size_t c = 0;
+      while (c + 1 < DATA_TOKENS_SUCCESSORS && u >= (acc += tokens_p[c]))
+        c++;
+      x[k] = (double)succ[c];
+    }
+    d->y[i] = 0.0;
+  }
+  return d;
+}
+
+double data_tokens_loss_floor(size_t len, size_t vocab)
+{
+  double H = 0.0;
+  for (size_t c = 0; c < DATA_TOKENS_SUCCESSORS; c++)
+    H -= tokens_p[c] * log(tokens_p[c]);
+  return (log((double)vocab) + (double)(len - 2) * H) / (double)(len - 1);
+}
+
 /* ---- growable arrays and error text for the loaders ---- */
 
 typedef struct dbuf {

@@ -30,6 +30,21 @@ dataset *data_synthetic_teacher(size_t n, size_t dim, size_t hidden, size_t n_cl
  * drawn from r first. n_classes == 0: y = <v, x> + N(0, 0.1^2) with v ~ N(0, I/dim). */
 dataset *data_synthetic_gaussian(size_t n, size_t dim, size_t n_classes, double sep, gsl_rng *r);
 
+/* A synthetic language for next-token prediction: an order-2 Markov chain over `vocab`
+ * tokens drawn from r. Each context (a, b) of two tokens has DATA_TOKENS_SUCCESSORS distinct
+ * successors, taken with probabilities 8/15, 4/15, 2/15 and 1/15: the first depends on b alone
+ * (a bigram a model learns first), the others on both; hashes of a salt drawn from r first and
+ * of b, or of (a, b), pick them. Then n sequences of len tokens: the first two uniform, each
+ * next one drawn from its context's successors. Row i of X is sequence i (token ids as exact
+ * doubles), y is 0, n_classes is vocab. NULL if n is 0, len < 2 or vocab < 4. */
+#define DATA_TOKENS_SUCCESSORS 4
+dataset *data_synthetic_tokens(size_t n, size_t len, size_t vocab, gsl_rng *r);
+/* The mean cross-entropy, in nats, of a predictor that knows the chain, over positions
+ * 1..len-1 of such a sequence: ln(vocab) for the second token (independent of the first),
+ * the successors' entropy H = 1.1369 nats for each later one: (ln vocab + (len-2) H)/(len-1).
+ * The loss floor of any model. */
+double data_tokens_loss_floor(size_t len, size_t vocab);
+
 /* Loads a LIBSVM file ("label idx:val idx:val ...", 1-based increasing indices, '#'
  * comments). Dimension = largest index seen. Labels: if every label is an integer and
  * there are at most 1000 distinct ones they are mapped, in increasing order, onto class

@@ -1,4 +1,4 @@
-/* optim.c - fixed-rate SGD and Adagrad updates. */
+/* optim.c - fixed-rate SGD, Adagrad and Adam updates. */
 #include "models/optim.h"
 
 #include <math.h>
@@ -15,5 +15,16 @@ void optim_adagrad_apply(double *w, double *acc, const double *g, size_t n, doub
     acc[i] += g[i] * g[i];
     if (acc[i] > 0)
       w[i] -= gamma / sqrt(acc[i]) * g[i];
+  }
+}
+
+void optim_adam_apply(double *w, double *m, double *v, const double *g, size_t n, double lr, double b1, double b2,
+                      double eps, long step)
+{
+  double c1 = 1.0 - pow(b1, (double)step), c2 = 1.0 - pow(b2, (double)step);
+  for (size_t i = 0; i < n; i++) {
+    m[i] = b1 * m[i] + (1.0 - b1) * g[i];
+    v[i] = b2 * v[i] + (1.0 - b2) * g[i] * g[i];
+    w[i] -= lr * (m[i] / c1) / (sqrt(v[i] / c2) + eps);
   }
 }

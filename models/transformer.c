@@ -707,6 +707,54 @@ void transformer_grad_combine(size_t h, size_t t, int seqpar, const gsl_vector *
       out->data[i] = gsl_vector_get(parts[0], i);
 }
 
+void transformer_ln_forward(const gsl_matrix *x, const double *g, const double *b, gsl_matrix *xhat, double *rstd,
+                            gsl_matrix *y)
+{
+  ln_fwd(x, g, b, xhat, rstd, y);
+}
+
+void transformer_ln_backward(const gsl_matrix *dy, const gsl_matrix *xhat, const double *rstd, const double *g,
+                             double *dg, double *db, gsl_matrix *dx)
+{
+  ln_bwd(dy, xhat, rstd, g, dg, db, dx);
+}
+
+/* Appends [off, off + len) to out (when there is room) and counts it. */
+static void add_range(transformer_range *out, size_t max, size_t *n, size_t off, size_t len)
+{
+  if (out != NULL && *n < max)
+    out[*n] = (transformer_range){off, len};
+  (*n)++;
+}
+
+size_t transformer_shard_ranges(size_t h, size_t t, size_t r, int replicated, transformer_range *out, size_t max)
+{
+  if (t == 0 || r >= t || h % t != 0)
+    return 0;
+  transformer_layout l;
+  transformer_layout_of(h, &l);
+  size_t n = 0, hl = h / t, fl = 4 * h / t;
+  if (replicated) {
+    add_range(out, max, &n, l.ln1_g, 2 * h); /* ln1_g, ln1_b */
+    add_range(out, max, &n, l.bo, h);
+    add_range(out, max, &n, l.ln2_g, 2 * h); /* ln2_g, ln2_b */
+    add_range(out, max, &n, l.b2, h);
+    return n;
+  }
+  size_t wqkv[] = {l.Wq, l.Wk, l.Wv}, bqkv[] = {l.bq, l.bk, l.bv};
+  for (size_t k = 0; k < 3; k++) /* column-parallel: columns [r hl, (r+1) hl) of every row */
+    for (size_t row = 0; row < h; row++)
+      add_range(out, max, &n, wqkv[k] + row * h + r * hl, hl);
+  for (size_t k = 0; k < 3; k++)
+    add_range(out, max, &n, bqkv[k] + r * hl, hl);
+  add_range(out, max, &n, l.Wo + r * hl * h, hl * h); /* row-parallel: whole rows */
+  for (size_t row = 0; row < h; row++)
+    add_range(out, max, &n, l.W1 + row * 4 * h + r * fl, fl);
+  add_range(out, max, &n, l.b1 + r * fl, fl);
+  add_range(out, max, &n, l.W2 + r * fl * h, fl * h);
+  return n;
+}
+
 int transformer_gather_columns(size_t t, const gsl_matrix *const *parts, gsl_matrix *out)
 {
   if (t == 0 || out->size2 % t != 0)

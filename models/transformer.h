@@ -135,6 +135,28 @@ void transformer_bwd_ln1(transformer_part *p, const gsl_vector *w, gsl_vector *g
  * from their owner, LayerNorm/bo/b2 from rank 0 (plain) or summed in rank order (SP). */
 void transformer_grad_combine(size_t h, size_t t, int seqpar, const gsl_vector *const *parts, gsl_vector *out);
 
+/* LayerNorm over the h columns of each row (eps 1e-5), the kernel every layer uses, for the
+ * model around the layers (models/gpt.h's final LayerNorm): y = g * xhat + b with
+ * xhat = (x - mean) * rstd; keeps xhat and rstd (one per row) for the backward. */
+void transformer_ln_forward(const gsl_matrix *x, const double *g, const double *b, gsl_matrix *xhat, double *rstd,
+                            gsl_matrix *y);
+/* Given dy, sets dx and adds the rows' gain and bias gradients into dg and db, row by row. */
+void transformer_ln_backward(const gsl_matrix *dy, const gsl_matrix *xhat, const double *rstd, const double *g,
+                             double *dg, double *db, gsl_matrix *dx);
+
+/* A block of entries [off, off + len) of a layer's parameter vector (the layout above). */
+typedef struct transformer_range {
+  size_t off, len;
+} transformer_range;
+
+/* The entries tensor rank r of t holds of one layer, as ranges in layout order:
+ * replicated = 1, the ones every rank holds (ln1_g, ln1_b, bo, ln2_g, ln2_b, b2: 4 ranges,
+ * 6h entries); replicated = 0, its shards of the split ones (its Q, K, V columns and their
+ * biases, its rows of Wo, its columns of W1 and b1, its rows of W2: 4h + 6 ranges,
+ * (12h^2 + 7h)/t entries). Writes at most max ranges into out (NULL: only counts) and returns
+ * how many there are; 0 if t does not divide h or r >= t. */
+size_t transformer_shard_ranges(size_t h, size_t t, size_t r, int replicated, transformer_range *out, size_t max);
+
 /* gather_output of a column-parallel layer: rank r's n x (c/t) block parts[r] becomes
  * columns [r*c/t, (r+1)*c/t) of out (n x c). Returns 0, or -1 if a shape does not fit. */
 int transformer_gather_columns(size_t t, const gsl_matrix *const *parts, gsl_matrix *out);

@@ -326,7 +326,7 @@ START_TEST(test_pipeline3d_bad_input)
     const char *needle;
   } cases[] = {
       {{"tensor.ranks=3", NULL}, "tensor.ranks: 3 ranks must divide tensor.heads = 4"},
-      {{"model.numerics=on", NULL}, "pipeline.model: transformer stages run timing only"},
+      {{"model.numerics=on", NULL}, "tensor.vocab: a numeric GPT needs a vocabulary of at least 4 tokens"},
       {{"pipeline.recompute=on", NULL}, "pipeline.recompute: transformer stages recompute as tensor.recompute says"},
       {{"pipeline.stages=3", NULL}, "pipeline.stages: 3 stages x 1 chunks need at least 3 layers, the transformer"},
       {{"pipeline.model=cnn", NULL}, "pipeline.model"},
