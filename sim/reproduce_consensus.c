@@ -270,9 +270,15 @@ static double floor_of(const cons_run *r)
   return mean_of(r, r->gap, end / 2, end);
 }
 
+/* v at the run's end: its last sample that consensus.csv keeps (the last one in sync
+ * mode; in async mode ASYNC_TAIL iterations before the end, as agents start to leave),
+ * so that every end figure of the README can be read in the CSV. */
 static double last(const cons_run *r, const double *v)
 {
-  return v[r->n - 1];
+  size_t i = r->n - 1;
+  while (i > 0 && !kept(r, i))
+    i--;
+  return v[i];
 }
 
 /* "N (T s)" for reaching tol, or "not within N (ends at G)". */
@@ -556,6 +562,26 @@ static void lazy_floors(FILE *f, const cons_run *runs, size_t n)
   fputs("\n", f);
 }
 
+/* The graphs' order of the lazy floors at the two constant steps of the grid. */
+static void floor_order(FILE *f, const cons_run *runs, size_t n)
+{
+  fputs("With lazy weights, the floors of the ring, the torus and the complete graph (the bound's\n"
+        "connectivity term is smaller in that order):",
+        f);
+  for (size_t r = 0; r < 2; r++) {
+    double fl[N_TOPOLOGIES];
+    for (size_t t = 0; t < N_TOPOLOGIES; t++) {
+      const cons_run *c = find(runs, n, cons_topologies[t], LAZY, "constant", cons_rules[r].alpha0, "sync");
+      fl[t] = c ? floor_of(c) : NAN;
+    }
+    fprintf(f, "%s at %s %.3g, %.3g, %.3g (torus %s ring, complete %s torus)", r ? ";" : "", cons_rules[r].alpha0,
+            fl[0], fl[1], fl[2], fl[1] < fl[0] ? "below" : "not below", fl[2] < fl[1] ? "below" : "not below");
+  }
+  fputs(". The bound is an upper bound: it orders what the floors may be, not what they are,\n"
+        "and where two floors are within a few percent the order between them says little.\n\n",
+        f);
+}
+
 /* The ring's synchronous lazy run with a constant step alpha0 (run whenever the smaller
  * steps were). */
 static const cons_run *r_of(const cons_run *runs, size_t n, const char *alpha0)
@@ -614,6 +640,7 @@ static void torus_text(FILE *f, const cons_run *runs, size_t n)
           "at %.3g against its floor of %.3g, so averaging does not remove the excess. Not the run:\n"
           "the floors are flat over the second half (the quarters above).\n\n",
           last(mt, mt->erg), floor_of(mt));
+  floor_order(f, runs, n);
 
   int have = 0;
   for (size_t t = 0; t < N_TOPOLOGIES; t++)
@@ -767,6 +794,8 @@ static char *cons_readme(const cons_run *runs, size_t n, int quick)
   async_text(f, runs, n);
   lazy_cost_text(f, runs, n);
   fputs("## Every configuration\n\n"
+        "Gaps and consensus error at the run's last row in consensus.csv (async: the last sample\n"
+        "kept, up to " STR(ASYNC_TAIL) " iterations before the end); \"reaches\" uses every sample.\n\n"
         "| topology | weights | step | mode | iterations | gap | F(yhat) | worst agent | worst running average "
         "| consensus error | reaches 0.1 at | reaches 1e-3 at | mean staleness |\n"
         "|---|---|---|---|---|---|---|---|---|---|---|---|---|\n",
