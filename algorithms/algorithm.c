@@ -59,3 +59,13 @@ const char *algorithm_name_at(size_t i)
 {
   return i < algorithm_count ? algorithm_registry[i]->name : NULL;
 }
+
+double algorithm_layers_params(const scenario *sc)
+{
+  size_t sizes[SETTINGS_MAX_LAYERS];
+  int n = key_sizes_parse(sc->model.layers, sizes, SETTINGS_MAX_LAYERS);
+  double p = 0;
+  for (int l = 0; l + 1 < n; l++)
+    p += ((double)sizes[l] + 1) * (double)sizes[l + 1];
+  return p;
+}

@@ -19,7 +19,8 @@ typedef struct algorithm algorithm;
  * to size the platform; prepare (before SimGrid starts: build plans, graphs, check what
  * only the model and data tell); after the platform is loaded check_hosts, then
  * metrics_slots and deploy (create the actors); the engine runs; report and closing;
- * free. Every hook but validate, hosts_needed, prepare, deploy and free may be NULL. */
+ * free. Every hook but validate, hosts_needed, prepare, deploy and free may be NULL
+ * (footprint is asked before prepare). */
 struct algorithm {
   const char *name;        /* run.algorithm, and its scenario section */
   const char *summary;     /* one line, for `dtsim list` */
@@ -28,10 +29,14 @@ struct algorithm {
   size_t n_keys;
   size_t params_size;      /* sizeof its parameter struct, at most SETTINGS_PARAMS_BYTES */
 
+  const char *files;       /* its own result files, blank-separated ("pipeline.csv"), the only
+                              ones its report may add; NULL: none */
   int trains_layers;       /* it trains model.layers (a warmstart may apply) */
   int uses_data;           /* with numerics on, it needs the data set */
   int fail_stop;           /* [faults]: the first failure of one of its hosts stops the run */
   int own_stragglers;      /* it draws [faults] stragglers itself (not the engine's host slowdowns) */
+  const char *loss_name;   /* what the loss it records is, for the progress line ("gap");
+                              NULL: "loss", the held-out loss */
 
   /* Checks its keys together and against the common sections; 0, or -1 with one line in
    * msg that starts with the key at fault ("sgd.partitions: ..."). */
@@ -44,6 +49,14 @@ struct algorithm {
   size_t (*fault_workers)(const scenario *sc, size_t n_hosts);
   long (*fault_role)(const scenario *sc, const char *name, size_t n_hosts);
 
+  /* Memory the run will hold in this process, estimated from the scenario before anything
+   * is allocated, so that a run the machine cannot hold is refused up front: the bytes of
+   * its numeric state beyond the data set (parameters and their copies, gradients,
+   * optimizer state, activations, messages in flight), with *actors the actors it creates
+   * (SimGrid gives each a stack) and *what how the bytes are counted ("consensus.agents x
+   * consensus.rows x consensus.dim"). NULL: hosts_needed x 4 copies of model.layers'
+   * parameters when the algorithm trains them with numerics on, 2 actors per host. */
+  double (*footprint)(const scenario *sc, const void *params, double *actors, const char **what);
   /* Builds the state the run needs from cfg (hosts not set yet); NULL with one line in
    * err when the model or data cannot be run so. The state outlives the run. */
   void *(*prepare)(const run_config *cfg, char *err, size_t len);
@@ -76,6 +89,9 @@ size_t algorithm_index(const algorithm *a);
 /* Its parameter struct in sc (as its keys fill it). */
 const void *algorithm_params(const scenario *sc, const algorithm *a);
 void *algorithm_params_mut(scenario *sc, const algorithm *a);
+/* Parameters (weights and biases) of model.layers' numeric network; 0 if malformed. */
+double algorithm_layers_params(const scenario *sc);
+
 /* The registry's i-th name, or NULL past its end (for name lists). */
 const char *algorithm_name_at(size_t i);
 

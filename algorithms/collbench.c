@@ -248,6 +248,10 @@ static int validate(const scenario *sc, const void *params, char *why, size_t le
              coll_op_name((coll_op)p->op), coll_algo_name(own), coll_algo_name((coll_algo)p->algorithm));
   else if (p->root >= p->ranks)
     snprintf(why, len, "collective.root: %zu is not a member of %zu ranks", p->root, p->ranks);
+  else if (p->op != COLL_BCAST && p->op != COLL_REDUCE &&
+           key_changed(collective_keys, sizeof collective_keys / sizeof collective_keys[0], p, "root"))
+    snprintf(why, len, "collective.root: has no effect on %s, which has no root (broadcast and reduce have one)",
+             coll_op_name((coll_op)p->op));
   else if (sc->model.numerics && elems > COLL_NUMERIC_MAX / (long)p->ranks)
     snprintf(why, len, "collective.bytes: a numeric run of %zu ranks x %ld elements holds more than 2^26 doubles "
              "twice; set model.numerics = off for a timing-only run", p->ranks, elems);
@@ -328,6 +332,9 @@ static void report_run(void *state, const run_config *cfg, metrics *m, report *r
   const collbench_setup *p = &r->setup;
   measure(r, cfg);
   rep->examples = 0;
+  rep->step_time_s = r->res.iter_s;
+  rep->step = "iteration";
+  rep->worker_role = "member";
   json_t *o = json_object();
   json_object_set_new(o, "op", json_string(coll_op_name((coll_op)p->op)));
   json_object_set_new(o, "algorithm", json_string(coll_algo_name((coll_algo)p->algo)));
@@ -356,9 +363,12 @@ static void closing(void *state, const run_config *cfg, const report_outcome *o,
 {
   (void)cfg;
   const collective_run *r = state;
+  char shares[300];
+  report_perf_text(&o->perf, 0, shares, sizeof shares);
   snprintf(line, len, "collective %s %s %s: %zu ranks, %.0f bytes, %.6g simulated s per iteration (formula %.6g), "
-           "busbw %.4g GB/s", coll_op_name((coll_op)r->setup.op), coll_algo_name((coll_algo)r->setup.algo), o->status,
-           r->setup.ranks, (double)r->p->bytes, r->res.iter_s, r->formula_s, r->busbw_gbps);
+           "busbw %.4g GB/s%s%s", coll_op_name((coll_op)r->setup.op), coll_algo_name((coll_algo)r->setup.algo),
+           o->status, r->setup.ranks, (double)r->p->bytes, r->res.iter_s, r->formula_s, r->busbw_gbps,
+           shares[0] ? "; " : "", shares);
 }
 
 static void free_run(void *state)
@@ -366,6 +376,17 @@ static void free_run(void *state)
   collective_run *r = state;
   collbench_free(r->b);
   xbt_free(r);
+}
+
+/* Numerics: each member's vector, its receive buffer and the serial reference's share. */
+static double footprint(const scenario *sc, const void *params, double *actors, const char **what)
+{
+  const collective_params *p = params;
+  cost_dtype dt = COST_FP32;
+  cost_dtype_parse(sc->model.dtype, &dt);
+  *actors = (double)p->ranks + 1;
+  *what = "3 doubles per element of collective.bytes on each of collective.ranks members";
+  return sc->model.numerics ? 3 * (double)p->ranks * (double)p->bytes / (double)cost_dtype_bytes(dt) * 8 : 0;
 }
 
 const algorithm collective_algorithm = {
@@ -379,6 +400,7 @@ const algorithm collective_algorithm = {
   .fail_stop = 1,
   .validate = validate,
   .hosts_needed = hosts_needed,
+  .footprint = footprint,
   .prepare = prepare,
   .deploy = deploy,
   .report = report_run,

@@ -914,7 +914,7 @@ static const key_spec consensus_keys[] = {
           "`star` (agent 0 in the centre), `erdos-renyi` (G(m, p)), `geometric` (m points uniform in "
           "the unit square, joined within `radius`), or `edgelist:PATH` (lines `i j`, 0-based). Random "
           "graphs are drawn from `run.seed`; a disconnected graph is an error.",
-   .check = check_topology},
+   .check = check_topology, .paths = "edgelist:"},
   {"consensus", "grid_rows", KEY_LONG, KEY_FIELD(consensus_params, grid_rows), .def = "0", .unit = "agents",
    .doc = "`grid` and `torus`: rows of the lattice, which must divide `agents`; 0: the most square "
           "shape (the largest divisor of m up to sqrt(m)).",
@@ -938,7 +938,7 @@ static const key_spec consensus_keys[] = {
           "algorithms/README.md), `max-degree` (1/(1 + d_max)), `uniform` (1/(1 + d_i), regular "
           "graphs only), or `matrix:PATH` (m lines of m numbers). Each must be doubly stochastic "
           "within 1e-12 and zero off the graph's edges.",
-   .check = check_weights},
+   .check = check_weights, .paths = "matrix:"},
   {"consensus", "objective", KEY_CHOICE, KEY_FIELD(consensus_params, objective), .def = "least-squares", .unit = "",
    .doc = "Each agent's f_i on its shard (A_i, b_i): `least-squares` 1/2 ||A_i x - b_i||^2, `l1` "
           "||A_i x - b_i||_1, `hinge` sum_j max(0, 1 - b_j a_j.x); plus lambda/(2m) ||x||^2. The "
@@ -970,7 +970,16 @@ static int validate(const scenario *sc, const void *params, char *why, size_t le
 {
   const consensus_params *p = params;
   int tv = p->q < 1, grid = strcmp(p->topology, "grid") == 0 || strcmp(p->topology, "torus") == 0;
-  if (sc->run.max_steps == 0)
+  size_t nk = sizeof consensus_keys / sizeof consensus_keys[0];
+  const char *unused = !grid && key_changed(consensus_keys, nk, p, "grid_rows")                     ? "grid_rows"
+                       : strcmp(p->topology, "erdos-renyi") != 0 && key_changed(consensus_keys, nk, p, "p") ? "p"
+                       : strcmp(p->topology, "geometric") != 0 && key_changed(consensus_keys, nk, p, "radius")
+                           ? "radius"
+                           : NULL;
+  if (unused)
+    snprintf(why, len, "consensus.%s: has no effect with consensus.topology = %s (grid_rows shapes grid and torus, p "
+             "erdos-renyi, radius geometric)", unused, p->topology);
+  else if (sc->run.max_steps == 0)
     snprintf(why, len, "run.max_steps: consensus runs a fixed number of iterations per agent: set it "
              "(run.max_sim_time also bounds a run)");
   else if (!sc->model.numerics)
@@ -1132,6 +1141,9 @@ static void report_run(void *state, const run_config *cfg, metrics *m, report *r
   const consensus_run *r = state;
   const consensus_params *p = algorithm_params(cfg->sc, &consensus_algorithm);
   rep->examples = metrics_total_steps(m) * p->rows;
+  rep->step_workers = p->agents;
+  rep->step = "iteration";
+  rep->worker_role = "agent";
   const consensus_point *pt;
   size_t n = consensus_trace(r->c, &pt);
   report_text b = {0};
@@ -1150,6 +1162,25 @@ static void report_run(void *state, const run_config *cfg, metrics *m, report *r
   report_add_file(rep, "consensus.csv", &b);
 }
 
+/* Its own measures, the last measurement's: how far the agents are from agreeing and
+ * from the optimum (there is no held-out loss or accuracy). */
+static void closing(void *state, const run_config *cfg, const report_outcome *o, char *line, size_t len)
+{
+  const consensus_run *r = state;
+  const consensus_params *p = algorithm_params(cfg->sc, &consensus_algorithm);
+  const consensus_point *pt;
+  size_t n = consensus_trace(r->c, &pt);
+  char perf[400];
+  report_perf_text(&o->perf, 1, perf, sizeof perf);
+  int k = snprintf(line, len, "consensus %s %s: %zu agents on %s, %.6g simulated s", p->async ? "async" : "sync",
+                   o->status, p->agents, p->topology, o->sim_time);
+  if (n > 0)
+    k += snprintf(line + k, len - (size_t)k, ", iteration %ld: consensus error %.4g, optimality gap %.4g",
+                  pt[n - 1].iteration, pt[n - 1].consensus_error, pt[n - 1].optimality_gap);
+  if (perf[0])
+    snprintf(line + k, len - (size_t)k, "; %s", perf);
+}
+
 static void free_run(void *state)
 {
   consensus_run *r = state;
@@ -1163,18 +1194,34 @@ static void free_run(void *state)
   xbt_free(r);
 }
 
+/* Each agent's shard (rows x (dim + 1)) and a few iterates of dim, the weight matrix of a
+ * fixed graph (agents^2), and async mode's inbox per agent. */
+static double footprint(const scenario *sc, const void *params, double *actors, const char **what)
+{
+  (void)sc;
+  const consensus_params *p = params;
+  double m = (double)p->agents, d = (double)p->dim;
+  *actors = m * (p->async ? 2 : 1) + 1;
+  *what = "consensus.agents x consensus.rows x (consensus.dim + 1) data, and agents^2 weights on a fixed graph";
+  return (m * ((double)p->rows * (d + 1) + 8 * d) + (p->q < 1 ? 0 : m * m)) * 8;
+}
+
 const algorithm consensus_algorithm = {
   .name = "consensus",
   .summary = "distributed subgradient consensus: agents mix neighbours' iterates (Nedic and Ozdaglar 2009)",
   .section_doc = "distributed subgradient consensus (Nedic and Ozdaglar 2009, `run.algorithm = consensus`): agents, "
                  "their graph and weights, the problem, the step",
   ALGORITHM_SECTION(consensus_keys, consensus_params),
+  .files = "consensus.csv",
   .fail_stop = 1,
+  .loss_name = "gap", /* the optimality gap it records as progress.csv's loss */
   .validate = validate,
   .hosts_needed = hosts_needed,
+  .footprint = footprint,
   .prepare = prepare,
   .metrics_slots = metrics_slots,
   .deploy = deploy,
   .report = report_run,
+  .closing = closing,
   .free = free_run,
 };

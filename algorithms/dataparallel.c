@@ -426,9 +426,12 @@ static void deploy(void *state, const run_config *cfg, metrics *m)
 /* summary.json's "dataparallel" block: the buckets and the allreduces. */
 static void report_run(void *state, const run_config *cfg, metrics *m, report *rep)
 {
-  (void)cfg;
   dataparallel_run *r = state;
   rep->examples = metrics_total_steps(m) * r->p->batch * r->p->replicas;
+  rep->step_workers = 1; /* steps are global */
+  rep->model_flops = (double)rep->examples * cfg->train_flops;
+  rep->devices = (size_t)r->p->replicas;
+  rep->worker_role = "dp-replica";
   const double *elems;
   size_t nb = dataparallel_bucket_elems(r->d, &elems);
   json_t *o = json_object(), *b = json_array();

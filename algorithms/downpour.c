@@ -690,8 +690,9 @@ static const key_spec downpour_keys[] = {
   {"downpour", "adagrad_gamma", KEY_DOUBLE, KEY_FIELD(downpour_params, adagrad_gamma), .def = "0.1", .unit = "",
    .doc = "Adagrad's base rate gamma.", KEY_GT(0)},
   {"downpour", "warmstart_steps", KEY_LONG, KEY_FIELD(downpour_params, warmstart_steps), .def = "0", .unit = "steps",
-   .doc = "One replica trains alone for this many steps before the others join; 0: all "
-          "start together.",
+   .doc = "One replica trains alone for this many steps, in simulated time, before the others join "
+          "(Dean et al. 2012 sec. 4.1; `model.warmstart_steps` is a sequential warmstart before the run, "
+          "in no simulated time); 0: all start together.",
    KEY_GE(0)},
   {"downpour", "overlap", KEY_BOOL, KEY_FIELD(downpour_params, overlap), .def = "off", .unit = "",
    .doc = "`on`: fetch, compute and push run as three weakly synchronised activities."},
@@ -713,7 +714,13 @@ static int validate(const scenario *sc, const void *params, char *why, size_t le
 {
   const downpour_params *p = params;
   int faulty = settings_faulty(sc);
-  if (p->partitions > 1 && sc->model.numerics && sc->model.virtual_net[0])
+  size_t nk = sizeof downpour_keys / sizeof downpour_keys[0];
+  if (p->adagrad && key_changed(downpour_keys, nk, p, "lr"))
+    snprintf(why, len, "downpour.lr: has no effect with downpour.adagrad = on, whose rate is downpour.adagrad_gamma "
+             "/ sqrt(sum of squared gradients); set adagrad = off for a fixed rate");
+  else if (!p->adagrad && key_changed(downpour_keys, nk, p, "adagrad_gamma"))
+    snprintf(why, len, "downpour.adagrad_gamma: has no effect with downpour.adagrad = off, whose rate is downpour.lr");
+  else if (p->partitions > 1 && sc->model.numerics && sc->model.virtual_net[0])
     snprintf(why, len, "downpour.partitions: a numeric replica is split as model.layers says; a split replica of a "
              "virtual network (model.virtual = %s) runs timing only (model.numerics = off)", sc->model.virtual_net);
   else if (sc->model.warm_steps > 0 && p->partitions > 1)
@@ -807,8 +814,13 @@ static void deploy(void *state, const run_config *cfg, metrics *m)
 
 static void report_run(void *state, const run_config *cfg, metrics *m, report *rep)
 {
-  (void)cfg;
-  rep->examples = metrics_total_steps(m) * ((downpour_run *)state)->p->batch;
+  const downpour_params *p = ((downpour_run *)state)->p;
+  rep->examples = metrics_total_steps(m) * p->batch;
+  rep->step_workers = (size_t)p->replicas;
+  rep->step = "replica step";
+  rep->model_flops = (double)rep->examples * cfg->train_flops; /* the shards' updates are not counted */
+  rep->devices = (size_t)p->replicas * (size_t)p->partitions;
+  rep->worker_role = p->partitions > 1 ? "dpart" : "replica";
 }
 
 static void free_run(void *state)

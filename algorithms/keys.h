@@ -32,6 +32,9 @@ typedef struct key_spec {
   const char *choices;     /* KEY_STR, KEY_CHOICE: "a|b|c" */
   const int *values;       /* KEY_CHOICE: the int stored for each choice; NULL: its position */
   const char *empty_alias; /* KEY_STR: a word that means the empty value ("none") */
+  const char *paths;       /* KEY_STR: the value names a file after one of these prefixes ("" the whole
+                              value, "libsvm:|csv:"): a relative one in a scenario file is taken from
+                              the file's folder */
   int (*check)(const char *v, char *msg, size_t len); /* KEY_STR: more checks; 0 or -1 with msg */
   const char *(*name_at)(size_t i);                   /* KEY_STR: accepted names, for the docs */
   key_bound lo_kind, hi_kind; /* numbers: their range */
@@ -65,5 +68,11 @@ int key_check_name_or_file(const char *v, const char *names, const char *prefix,
  * allowed) into sizes[0..cap-1]. Returns their number, or -1 if the text is malformed or
  * lists more than cap sizes. sizes may be NULL: then it only counts. */
 int key_sizes_parse(const char *text, size_t *sizes, size_t cap);
+
+/* Whether the key `name` ("key", or "section.key" in a table of several sections) of
+ * table[0..n-1] holds another value than its default in the struct at params (a
+ * descriptor's validate refuses a key set where it changes nothing). The key must be in
+ * the table. */
+int key_changed(const key_spec *table, size_t n, const void *params, const char *name);
 
 #endif

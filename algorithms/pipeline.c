@@ -1459,6 +1459,17 @@ static int validate(const scenario *sc, const void *params, char *why, size_t le
   }
   if (tf && sc->model.numerics && tf_numeric_invalid(sc, p, tp, why, len))
     return -1;
+  size_t nk = sizeof pipeline_keys / sizeof pipeline_keys[0];
+  if (tf && key_changed(pipeline_keys, nk, p, "microbatch")) {
+    snprintf(why, len, "pipeline.microbatch: has no effect with pipeline.model = transformer, whose microbatch is "
+             "tensor.microbatch sequences");
+    return -1;
+  }
+  if (!tf && key_changed(pipeline_keys, nk, p, "scatter_gather")) {
+    snprintf(why, len, "pipeline.scatter_gather: has no effect on dense stages (pipeline.model = dense): it splits a "
+             "transformer stage boundary over its tensor ranks");
+    return -1;
+  }
   size_t counts[SETTINGS_MAX_LAYERS];
   int n = strcmp(p->split_text, "balanced") == 0 ? 0 : key_sizes_parse(p->split_text, counts, SETTINGS_MAX_LAYERS);
   long sum = 0;
@@ -1504,6 +1515,7 @@ typedef struct pipeline_run {
   const arch *shapes;
   arch *own_shapes;
   pipeline *pl;
+  double memory_bytes;     /* the most loaded GPU's estimate (summary.json's memory_per_gpu) */
 } pipeline_run;
 
 static void *prepare(const run_config *cfg, char *err, size_t len)
@@ -1641,6 +1653,11 @@ static void report_run(void *state, const run_config *cfg, metrics *m, report *r
   pipeline_result pr;
   pipeline_result_get(r->pl, &pr);
   rep->examples = metrics_total_steps(m) * p->microbatches * p->microbatch * (p->transformer ? (long)r->tp->dp : 1);
+  rep->step_time_s = pr.steps > 0 ? pr.makespan_s / (double)pr.steps : NAN;
+  rep->model_flops = p->transformer ? pr.model_flops : (double)rep->examples * cfg->train_flops;
+  rep->flops_time_s = pr.makespan_s;
+  rep->devices = pr.gpus;
+  rep->worker_role = "pp-device";
   json_t *o = json_object(), *split = json_array(), *stages = json_array();
   json_object_set_new(o, "schedule", json_string(pipeline_schedule_name((pipeline_schedule)p->schedule)));
   json_object_set_new(o, "stages", json_integer((json_int_t)p->stages));
@@ -1692,6 +1709,32 @@ static void report_run(void *state, const run_config *cfg, metrics *m, report *r
     report_printf(&t, "\n");
   }
   json_object_set_new(o, "per_stage", stages);
+  /* What the most loaded GPU would hold: its stage's parameters and gradients in
+   * model.dtype, pipeline.optimizer's state (SGD keeps none; Adam as Megatron's, 12 bytes
+   * per 16-bit parameter) and its peak stash, the activations kept for backward. */
+  double best = -1;
+  json_t *mem = json_object();
+  for (size_t s = 0; s < p->stages; s++) {
+    pipeline_stage_stats st;
+    pipeline_stage_get(r->pl, s, &st);
+    double eb = (double)cfg->elem_bytes;
+    double opt = p->optimizer == PIPELINE_OPT_ADAM ? st.params * tensor_optimizer_bytes_per_param(cfg->elem_bytes) : 0;
+    double total = st.params * 2 * eb + opt + st.peak_stash_bytes;
+    if (total <= best)
+      continue;
+    best = total;
+    json_object_clear(mem);
+    json_object_set_new(mem, "stage", json_integer((json_int_t)s));
+    json_object_set_new(mem, "parameters", report_num(st.params));
+    json_object_set_new(mem, "parameters_bytes", report_num(st.params * eb));
+    json_object_set_new(mem, "gradients_bytes", report_num(st.params * eb));
+    json_object_set_new(mem, "optimizer", json_string(p->optimizer == PIPELINE_OPT_ADAM ? "adam" : "sgd (no state)"));
+    json_object_set_new(mem, "optimizer_bytes", report_num(opt));
+    json_object_set_new(mem, "stash_bytes", report_num(st.peak_stash_bytes));
+    json_object_set_new(mem, "total_bytes", report_num(total));
+  }
+  r->memory_bytes = best;
+  json_object_set_new(o, "memory_per_gpu", mem);
   json_object_set_new(o, "gpus", json_integer((json_int_t)pr.gpus));
   json_object_set_new(o, "p2p_bytes", report_num(pr.p2p_bytes));
   if (p->transformer)
@@ -1705,22 +1748,32 @@ static void report_run(void *state, const run_config *cfg, metrics *m, report *r
 static void closing(void *state, const run_config *cfg, const report_outcome *o, char *line, size_t len)
 {
   pipeline_run *r = state;
-  if (!r->p.transformer) {
-    snprintf(line, len, "pipeline %s: %.6g simulated s, %ld steps, loss %.6g, accuracy %.6g", o->status, o->sim_time,
-             o->steps, o->evaluated ? o->loss : NAN, o->evaluated ? o->accuracy : NAN);
-    return;
-  }
   pipeline_result pr;
   pipeline_result_get(r->pl, &pr);
+  char perf[400], mem[32];
+  report_bytes_text(r->memory_bytes, mem, sizeof mem);
+  if (!r->p.transformer) {
+    report_perf_text(&o->perf, 1, perf, sizeof perf);
+    int n = snprintf(line, len, "pipeline %s: %.6g simulated s, %ld steps", o->status, o->sim_time, o->steps);
+    if (o->evaluated && o->has_loss)
+      n += snprintf(line + n, len - (size_t)n, ", loss %.6g", o->loss);
+    if (o->evaluated && o->has_accuracy)
+      n += snprintf(line + n, len - (size_t)n, ", accuracy %.6g", o->accuracy);
+    snprintf(line + n, len - (size_t)n, ", bubble %.4g, about %s per GPU; %s", pr.bubble_fraction, mem, perf);
+    return;
+  }
+  report_perf_text(&o->perf, 0, perf, sizeof perf);
   double peak = sg_host_get_speed(cfg->hosts[0]) * cfg->speed_factor * cfg->cores;
   int n = snprintf(line, len, "pipeline %s: %zu x %zu x %zu GPUs (p x t x d), %.6g simulated s per step, %.4g Tflop/s "
-                   "per GPU (%.3g of peak), bubble %.4g", o->status, r->p.stages, r->tp->ranks, r->tp->dp,
+                   "per GPU (MFU %.3g%%), bubble %.4g, about %s per GPU", o->status, r->p.stages, r->tp->ranks, r->tp->dp,
                    pr.steps > 0 ? pr.makespan_s / (double)pr.steps : 0, pr.tflops_per_gpu,
-                   pr.tflops_per_gpu * 1e12 / peak, pr.bubble_fraction);
+                   100 * pr.tflops_per_gpu * 1e12 / peak, pr.bubble_fraction, mem);
   pipeline_gpt_result g;
   if (n > 0 && (size_t)n < len && pipeline_gpt_get(r->pl, &g) == 0)
-    snprintf(line + n, len - (size_t)n, ", held-out loss %.6g (%.6g before training), accuracy %.4g",
-             o->evaluated ? o->loss : NAN, g.initial_loss, o->evaluated ? o->accuracy : NAN);
+    n += snprintf(line + n, len - (size_t)n, ", held-out loss %.6g (%.6g before training), accuracy %.4g",
+                  o->evaluated ? o->loss : NAN, g.initial_loss, o->evaluated ? o->accuracy : NAN);
+  if (perf[0] && n > 0 && (size_t)n < len)
+    snprintf(line + n, len - (size_t)n, "; %s", perf);
 }
 
 static void free_run(void *state)
@@ -1731,6 +1784,27 @@ static void free_run(void *state)
   xbt_free(r);
 }
 
+/* Dense numerics: the layers' parameters, gradients and accumulated gradients (split over
+ * the stages, all of them once), and the stash: at most every microbatch's activations of
+ * every layer, forward and backward. Numeric 3D stages: tf_numeric_doubles. */
+static double footprint(const scenario *sc, const void *params, double *actors, const char **what)
+{
+  const pipeline_params *p = params;
+  *actors = (double)pipeline_hosts_needed(p, tensor_of(sc)) + 2;
+  *what = "3 copies of model.layers' parameters, and pipeline.microbatches x pipeline.microbatch activations of "
+          "every layer";
+  if (!sc->model.numerics)
+    return 0;
+  if (p->transformer)
+    return tf_numeric_doubles(p, tensor_of(sc)) * 8;
+  size_t sizes[SETTINGS_MAX_LAYERS];
+  int n = key_sizes_parse(sc->model.layers, sizes, SETTINGS_MAX_LAYERS);
+  double width = 0;
+  for (int l = 0; l < n; l++)
+    width += (double)sizes[l];
+  return (3 * algorithm_layers_params(sc) + 2 * (double)p->microbatches * (double)p->microbatch * width) * 8;
+}
+
 const algorithm pipeline_algorithm = {
   .name = "pipeline",
   .summary = "pipeline parallelism: layer stages on hosts, GPipe / 1F1B / interleaved microbatch schedules with a flush",
@@ -1739,11 +1813,13 @@ const algorithm pipeline_algorithm = {
                  "interleaved 1F1B, one synchronous update per step; `model.numerics` (off: timing only), "
                  "`model.dtype` (wire bytes per element) and `model.efficiency` apply",
   ALGORITHM_SECTION(pipeline_keys, pipeline_params),
+  .files = "pipeline.csv",
   .trains_layers = 1,
   .uses_data = 1,
   .fail_stop = 1,
   .validate = validate,
   .hosts_needed = hosts_needed,
+  .footprint = footprint,
   .prepare = prepare,
   .check_hosts = check_hosts,
   .deploy = deploy,

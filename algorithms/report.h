@@ -20,14 +20,37 @@ void report_double(report_text *t, double x);
 /* A JSON number for x, or null when x is not finite. */
 json_t *report_num(double x);
 
+/* What users compare across runs, as summary.json's "performance" block holds it (sim
+ * builds it from the report and the breakdown); NaN where a figure does not exist. */
+typedef struct report_perf {
+  double step_time_s;      /* simulated s of one step (report.step says of what) */
+  const char *step;        /* "replica step", "step", "iteration", ... */
+  double examples_per_s;   /* training examples per simulated s */
+  double tflops_per_device; /* model flops per s per device that computes them, in 1e12 */
+  double peak_tflops_per_device; /* a device's peak: host speed x cores x platform.speed_factor */
+  double mfu;              /* tflops_per_device / peak_tflops_per_device */
+  const char *worker_role; /* the breakdown role of the shares below */
+  double compute_pct, comm_pct, exposed_comm_pct; /* its actors' mean, per cent of sim_time_s */
+} report_perf;
+
 /* How the run ended, as every algorithm's closing line may tell it. */
 typedef struct report_outcome {
   const char *status;  /* metrics_status_name */
   double sim_time;     /* simulated s */
   long steps;          /* metrics_total_steps */
   int evaluated;       /* 1: loss and accuracy below are the last evaluation's */
-  double loss, accuracy;
+  double loss, accuracy; /* NaN when the run measures none (timing only, consensus's accuracy) */
+  int has_loss, has_accuracy; /* the run measures them (a diverged loss is measured, as NaN) */
+  report_perf perf;
 } report_outcome;
+
+/* The closing line's common part after an algorithm's own words: "4.52 ms per replica
+ * step, 8.9e+04 examples/s, 0.31 Tflop/s per device (MFU 1.5%); replica: compute 71%,
+ * comm 29% (exposed 20%)", figures that do not exist left out; with_rate 0 leaves out
+ * the step time, examples/s and flop rate (an algorithm that says them its own way). */
+void report_perf_text(const report_perf *p, int with_rate, char *buf, size_t len);
+/* bytes as "812 MB", "41.3 TB" (decimal units, 3 digits). */
+void report_bytes_text(double bytes, char *buf, size_t len);
 
 typedef struct report_file {
   char name[64];
@@ -36,6 +59,16 @@ typedef struct report_file {
 
 typedef struct report {
   long examples;       /* training examples the run processed (summary.json "examples") */
+  /* For the "performance" block (report_create leaves the doubles NaN, the rest 0): */
+  double step_time_s;  /* simulated s of one step of one worker; NaN: sim_time_s x step_workers /
+                          steps (the steps counted over that many workers), or none */
+  size_t step_workers;
+  const char *step;    /* what that step is ("replica step", "iteration"); NULL: "step" */
+  double model_flops;  /* training flops of the run, from the shapes as the algorithm's paper counts
+                          them; NaN: not counted */
+  double flops_time_s; /* the simulated s those flops took; NaN: sim_time_s */
+  size_t devices;      /* hosts that compute them; 0: hosts_used */
+  const char *worker_role; /* the breakdown role whose shares the closing line gives; NULL: the first */
   json_t *blocks;      /* summary.json entries after "status", in the order added */
   report_file *files;  /* result files beside the common ones */
   size_t n_files;

@@ -1051,10 +1051,15 @@ static json_t *counts_json(const lbfgs_counts *c)
  * batches' backup work, the straggling replicas) and batches.csv, one row per batch. */
 static void report_run(void *state, const run_config *cfg, metrics *m, report *rep)
 {
-  (void)cfg;
   (void)m;
-  const sandblaster *sb = ((sandblaster_run *)state)->sb;
+  const sandblaster_run *run = state;
+  const sandblaster *sb = run->sb;
   rep->examples = sandblaster_examples(sb);
+  rep->step_workers = 1;
+  rep->step = "L-BFGS iteration";
+  rep->model_flops = (double)rep->examples * cfg->train_flops; /* the portions' gradients */
+  rep->devices = (size_t)run->p->replicas;
+  rep->worker_role = "sb-replica";
   lbfgs_result lr;
   sandblaster_result(sb, &lr);
   json_t *o = json_object();
@@ -1111,12 +1116,25 @@ static void free_run(void *state)
   xbt_free(r);
 }
 
+/* The shards hold every vector of L-BFGS (parameters, gradient, direction, 2 x history
+ * pairs, a few work vectors); each replica its parameters, gradient and accumulated
+ * push. */
+static double footprint(const scenario *sc, const void *params, double *actors, const char **what)
+{
+  const sandblaster_params *p = params;
+  double P = sc->model.numerics ? algorithm_layers_params(sc) : 0;
+  *actors = (double)p->replicas + (double)p->ps_shards + 2;
+  *what = "(2 x sandblaster.history + 6 + 3 x sandblaster.replicas) copies of model.layers' parameters";
+  return (2.0 * p->history + 6 + 3.0 * p->replicas) * P * 8;
+}
+
 const algorithm sandblaster_algorithm = {
   .name = "sandblaster",
   .summary = "Sandblaster L-BFGS: coordinator, sharded vectors, load-balanced replicas (Dean et al. 2012)",
   .section_doc = "Sandblaster L-BFGS (Dean et al. 2012): a coordinator, parameter-server shards holding every "
                  "vector, and replicas computing the full-batch gradient in portions",
   ALGORITHM_SECTION(sandblaster_keys, sandblaster_params),
+  .files = "batches.csv",
   .trains_layers = 1,
   .uses_data = 1,
   .own_stragglers = 1,
@@ -1124,6 +1142,7 @@ const algorithm sandblaster_algorithm = {
   .hosts_needed = hosts_needed,
   .fault_workers = fault_workers,
   .fault_role = fault_role,
+  .footprint = footprint,
   .prepare = prepare,
   .deploy = deploy,
   .report = report_run,

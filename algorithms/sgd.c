@@ -188,9 +188,12 @@ static void deploy(void *state, const run_config *cfg, metrics *m)
 
 static void report_run(void *state, const run_config *cfg, metrics *m, report *rep)
 {
-  (void)cfg;
   sgd_run *r = state;
   rep->examples = metrics_total_steps(m) * r->p->batch;
+  rep->step_workers = 1;
+  rep->model_flops = (double)rep->examples * cfg->train_flops;
+  rep->devices = (size_t)r->p->partitions;
+  rep->worker_role = r->p->partitions > 1 ? "partition" : "sgd";
 }
 
 static void free_run(void *state)

@@ -1129,7 +1129,6 @@ static const key_spec tensor_keys[] = {
   {"tensor", "microbatches", KEY_LONG, KEY_FIELD(tensor_params, microbatches), .def = "1", .unit = "microbatches",
    .doc = "Microbatches per step, each forward then backward through every layer (gradients accumulate).",
    KEY_GE(1)},
-  {"tensor", "steps", KEY_LONG, KEY_FIELD(tensor_params, steps), .def = "1", .unit = "steps", .doc = "Steps to run.", KEY_GE(1)},
   {"tensor", "sequence_parallel", KEY_BOOL, KEY_FIELD(tensor_params, seqpar), .def = "off", .unit = "",
    .doc = "`on`: sequence parallelism (LayerNorm and residuals on sequence shards; allgather before and "
           "reduce-scatter after each parallel block instead of allreduce; `seq` divisible by `ranks`)."},
@@ -1258,10 +1257,12 @@ int tensor_check_mem_bw(const tensor_params *p, const run_config *cfg, char *err
 }
 
 typedef struct tensor_run {
+  tensor_params own;   /* the section, with steps from run.max_steps */
   const tensor_params *p;
   tensor *t;
   tensor_result r;
   double peak_flops;   /* per GPU host: its speed (model.efficiency not applied) */
+  double memory_bytes; /* the per-GPU estimate of summary.json's memory_per_gpu */
 } tensor_run;
 
 static void *prepare(const run_config *cfg, char *err, size_t len)
@@ -1269,7 +1270,9 @@ static void *prepare(const run_config *cfg, char *err, size_t len)
   (void)err;
   (void)len;
   tensor_run *r = xbt_malloc0(sizeof(*r));
-  r->p = algorithm_params(cfg->sc, &tensor_algorithm);
+  r->own = *(const tensor_params *)algorithm_params(cfg->sc, &tensor_algorithm);
+  r->own.steps = cfg->max_steps > 0 ? cfg->max_steps : 1; /* run.max_steps (tensor.steps, its old name); 0: one */
+  r->p = &r->own;
   return r;
 }
 
@@ -1295,6 +1298,11 @@ static void report_run(void *state, const run_config *cfg, metrics *m, report *r
   tensor_result_get(r->t, &r->r);
   r->peak_flops = sg_host_get_speed(cfg->hosts[0]) * cfg->speed_factor * cfg->cores;
   rep->examples = p->steps * p->microbatches * (long)p->microbatch * (long)p->dp;
+  rep->step_time_s = r->r.step_s;
+  rep->model_flops = r->r.model_flops;
+  rep->flops_time_s = r->r.time_s;
+  rep->devices = p->ranks * p->dp;
+  rep->worker_role = "tensor";
   json_t *o = json_object();
   json_object_set_new(o, "ranks", json_integer((json_int_t)p->ranks));
   json_object_set_new(o, "data_parallel", json_integer((json_int_t)p->dp));
@@ -1319,6 +1327,21 @@ static void report_run(void *state, const run_config *cfg, metrics *m, report *r
   json_object_set_new(ck, "numeric", json_boolean(r->r.numeric));
   json_object_set_new(ck, "max_rel_error", r->r.numeric ? report_num(r->r.max_rel_error) : json_null());
   json_object_set_new(o, "check", ck);
+  /* What one GPU would hold: its share of the parameters (tensor_dp_elements) and their
+   * gradients in model.dtype, Adam's state, and one microbatch's activations of every
+   * layer (a step runs its microbatches one after the other). */
+  double params = tensor_dp_elements(p), eb = (double)cfg->elem_bytes;
+  double act = (double)p->layers * tensor_layer_activation_bytes(p);
+  json_t *mem = json_object();
+  json_object_set_new(mem, "parameters", report_num(params));
+  json_object_set_new(mem, "parameters_bytes", report_num(params * eb));
+  json_object_set_new(mem, "gradients_bytes", report_num(params * eb));
+  json_object_set_new(mem, "optimizer", json_string("adam (assumed: the run applies no optimizer)"));
+  json_object_set_new(mem, "optimizer_bytes", report_num(params * tensor_optimizer_bytes_per_param(cfg->elem_bytes)));
+  json_object_set_new(mem, "activations_bytes", report_num(act));
+  r->memory_bytes = params * (2 * eb + tensor_optimizer_bytes_per_param(cfg->elem_bytes)) + act;
+  json_object_set_new(mem, "total_bytes", report_num(r->memory_bytes));
+  json_object_set_new(o, "memory_per_gpu", mem);
   report_add_block(rep, "tensor", o);
 }
 
@@ -1326,9 +1349,13 @@ static void closing(void *state, const run_config *cfg, const report_outcome *o,
 {
   (void)cfg;
   const tensor_run *r = state;
-  snprintf(line, len, "tensor %s: %zu x %zu GPUs, %.6g simulated s per step, %.4g Tflop/s per GPU (%.3g of peak)%s",
-           o->status, r->p->ranks, r->p->dp, r->r.step_s, r->r.tflops_per_gpu,
-           r->r.tflops_per_gpu * 1e12 / r->peak_flops, r->r.numeric ? ", numerics checked" : "");
+  char shares[300], mem[32];
+  report_perf_text(&o->perf, 0, shares, sizeof shares);
+  report_bytes_text(r->memory_bytes, mem, sizeof mem);
+  snprintf(line, len, "tensor %s: %zu x %zu GPUs, %.6g simulated s per step, %.4g Tflop/s per GPU (MFU %.3g%%), "
+           "about %s per GPU%s%s%s", o->status, r->p->ranks, r->p->dp, r->r.step_s, r->r.tflops_per_gpu,
+           100 * r->r.tflops_per_gpu * 1e12 / r->peak_flops, mem,
+           r->r.numeric ? ", numerics checked" : "", shares[0] ? "; " : "", shares);
 }
 
 static void free_run(void *state)
@@ -1336,6 +1363,32 @@ static void free_run(void *state)
   tensor_run *r = state;
   tensor_free(r->t);
   xbt_free(r);
+}
+
+double tensor_optimizer_bytes_per_param(size_t elem_bytes) { return elem_bytes < 4 ? 12 : 8; }
+
+double tensor_layer_activation_bytes(const tensor_params *p)
+{
+  double sbh = (double)p->seq * (double)p->microbatch * (double)p->hidden, t = (double)p->ranks;
+  double as_h = 5 * (double)p->heads * (double)p->seq / (double)p->hidden;
+  if (p->recompute)
+    return 2 * sbh / (p->seqpar ? t : 1);
+  return p->seqpar ? sbh * (34 + as_h) / t : sbh * (10 + 24 / t + as_h / t);
+}
+
+/* Numerics: every rank's activations and buffers (tensor_validate's per-rank count, and
+ * the serial check's as one more rank), and the layers' weights, gradients and their sums
+ * over the microbatches; the communicators add an actor per rank with dp_overlap. */
+static double footprint(const scenario *sc, const void *params, double *actors, const char **what)
+{
+  const tensor_params *p = params;
+  double n = (double)p->seq * (double)p->microbatch, h = (double)p->hidden, L = (double)p->layers;
+  double per_rank = L * (24 * n * h + 2 * (double)p->microbatch * (double)p->heads * (double)p->seq * (double)p->seq /
+                                          (double)p->ranks);
+  *actors = (double)p->ranks * (double)p->dp * (p->dp_overlap ? 2 : 1) + 1;
+  *what = "tensor.layers x activations of tensor.seq x tensor.microbatch x tensor.hidden per rank, and 3 copies of the "
+          "weights";
+  return sc->model.numerics ? (per_rank * ((double)p->ranks + 1) + 3 * L * 12 * h * h) * 8 : 0;
 }
 
 const algorithm tensor_algorithm = {
@@ -1348,6 +1401,7 @@ const algorithm tensor_algorithm = {
   .fail_stop = 1,
   .validate = validate,
   .hosts_needed = hosts_needed,
+  .footprint = footprint,
   .prepare = prepare,
   .check_hosts = check_hosts,
   .deploy = deploy,

@@ -163,4 +163,16 @@ double tensor_stage_take_loss(tensor_stage *ts);
 /* Frees ts; NULL is a no-op. */
 void tensor_stage_free(tensor_stage *ts);
 
+/* Bytes of optimizer state per parameter a GPU would hold with Megatron's Adam: with 16-bit
+ * parameters (elem_bytes 2) an fp32 master copy, momentum and variance, 12 (ZeRO,
+ * Rajbhandari et al. 2020, sec. 3.1); with fp32 parameters momentum and variance, 8. The
+ * runs apply no optimizer: this is the estimate's assumption. */
+double tensor_optimizer_bytes_per_param(size_t elem_bytes);
+
+/* Bytes of activations one layer keeps for its backward, per microbatch, as Korthikanti et
+ * al. 2022 (Table 2) count them with 16-bit activations: s b h (10 + 24/t + 5 a s / (h t)),
+ * with sequence parallelism s b h (34 + 5 a s / h) / t, with full recomputation only the
+ * layer's input, 2 s b h (/ t with sequence parallelism). */
+double tensor_layer_activation_bytes(const tensor_params *p);
+
 #endif

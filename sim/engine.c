@@ -5,6 +5,7 @@
 
 #include <errno.h>
 #include <math.h>
+#include <sys/resource.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -25,8 +26,11 @@
 #include "models/minibatch.h"
 #include "models/rng.h"
 #include "sim/faultcfg.h"
+#include "sim/interrupt.h"
 #include "sim/output.h"
 #include "sim/platform.h"
+#include "sim/progress.h"
+#include "sim/wallclock.h"
 
 #define ERRLEN 1024
 
@@ -187,12 +191,16 @@ static int build_platform(const scenario *sc, build *b, char *err)
   if (sc->platform.sharing[0])
     spec.sharing = platform_sharing_parse(sc->platform.sharing);
   snprintf(b->tmpdir, sizeof(b->tmpdir), "/tmp/dtsim-XXXXXX");
+  interrupt_run_hold(1, NULL); /* a signal now finds the folder and file to remove */
   if (mkdtemp(b->tmpdir) == NULL) {
+    interrupt_run_hold(0, NULL);
     snprintf(err, ERRLEN, "cannot create a temporary folder: %s", strerror(errno));
     b->tmpdir[0] = '\0';
     return -1;
   }
   snprintf(b->platform, sizeof(b->platform), "%s/%s.xml", b->tmpdir, sc->platform.preset);
+  interrupt_run_remove(b->platform, b->tmpdir);
+  interrupt_run_hold(0, NULL);
   FILE *f = fopen(b->platform, "w");
   if (f == NULL) {
     snprintf(err, ERRLEN, "%s: cannot write: %s", b->platform, strerror(errno));
@@ -218,21 +226,153 @@ static void build_free(build *b)
   if (b->tmpdir[0]) {
     unlink(b->platform);
     rmdir(b->tmpdir);
+    interrupt_run_remove(NULL, NULL);
   }
+}
+
+/* ---- memory, before anything is allocated ------------------------------------ */
+
+/* Bytes of memory this process may use: the machine's, or less under a resource limit. */
+static double memory_limit(void)
+{
+  double phys = (double)sysconf(_SC_PHYS_PAGES) * (double)sysconf(_SC_PAGESIZE);
+  struct rlimit rl;
+  if (getrlimit(RLIMIT_AS, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY && (double)rl.rlim_cur < phys)
+    phys = (double)rl.rlim_cur;
+  if (getrlimit(RLIMIT_DATA, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY && (double)rl.rlim_cur < phys)
+    phys = (double)rl.rlim_cur;
+  return phys;
+}
+
+/* The kernel's bound on a process's memory maps (vm.max_map_count), or 0 if unknown. */
+static long max_map_count(void)
+{
+  FILE *f = fopen("/proc/sys/vm/max_map_count", "r");
+  long n = 0;
+  if (f) {
+    if (fscanf(f, "%ld", &n) != 1)
+      n = 0;
+    fclose(f);
+  }
+  return n;
+}
+
+/* SimGrid's value of a --cfg option in the run's arguments, or NULL. */
+static const char *sg_option(const engine_opts *o, const char *name)
+{
+  size_t n = strlen(name);
+  const char *v = NULL;
+  for (int i = 1; i < o->sg_argc; i++)
+    if (strncmp(o->sg_argv[i], "--cfg=", 6) == 0 && strncmp(o->sg_argv[i] + 6, name, n) == 0 &&
+        o->sg_argv[i][6 + n] == ':')
+      v = o->sg_argv[i] + 7 + n;
+  return v;
+}
+
+/* The algorithm's footprint (algorithm.h) and the data set, in bytes; *actors and *what
+ * as the hook gives them. */
+static double footprint(const scenario *sc, const algorithm *a, size_t needed, double *actors, const char **what)
+{
+  double bytes;
+  *actors = 0;
+  *what = NULL;
+  if (a->footprint)
+    bytes = a->footprint(sc, algorithm_params(sc, a), actors, what);
+  else {
+    double params = sc->model.numerics && a->trains_layers ? algorithm_layers_params(sc) : 0;
+    bytes = (double)needed * 4 * params * 8;
+    *actors = 2 * (double)needed;
+    *what = "4 copies of model.layers' parameters on each host the run uses";
+  }
+  if (sc->model.numerics && a->uses_data && strncmp(sc->data.source, "synthetic-", 10) == 0) {
+    size_t sizes[SCENARIO_MAX_LAYERS];
+    scenario_layers(sc->model.layers, sizes, SCENARIO_MAX_LAYERS);
+    bytes += ((double)sc->data.train + (double)sc->data.test) * ((double)sizes[0] + 1) * 8;
+  }
+  return bytes;
+}
+
+/* Estimates what the run will hold and what its actors' stacks need, and refuses a run
+ * that cannot fit: 0, or -1 with one line in err. */
+static int check_footprint(const scenario *sc, const build *b, const engine_opts *o, char *err)
+{
+  const algorithm *a = b->alg;
+  double actors;
+  const char *what;
+  double bytes = footprint(sc, a, b->needed, &actors, &what);
+  double limit = memory_limit();
+  if (bytes > limit) {
+    char need[32], have[32], params[96] = "";
+    report_bytes_text(bytes, need, sizeof need);
+    report_bytes_text(limit, have, sizeof have);
+    if (a->trains_layers && sc->model.numerics)
+      snprintf(params, sizeof params, "; model.layers has %.3g parameters", algorithm_layers_params(sc));
+    /* would a timing-only run fit? (an algorithm that refuses one says so in validate) */
+    scenario timing = *sc;
+    timing.model.numerics = 0;
+    double t_actors;
+    const char *t_what;
+    int timing_fits = sc->model.numerics && footprint(&timing, a, b->needed, &t_actors, &t_what) <= limit &&
+                      a->validate(&timing, algorithm_params(&timing, a), err, ERRLEN) == 0;
+    snprintf(err, ERRLEN, "the run needs about %s of memory (%s, %zu hosts%s), more than the %s this process may use; "
+             "make it smaller%s", need, what ? what : "its numeric state", b->needed, params, have,
+             timing_fits ? ", or set model.numerics = off for a timing-only run" : "");
+    return -1;
+  }
+  /* SimGrid maps each actor's stack with a guard page: two memory maps per actor, beside
+   * the process's own (a 3,001-actor collective held 6,180 maps: 178 of its own; 1,000
+   * leaves room for libraries and the heap's). */
+  const char *guard = sg_option(o, "contexts/guard-size");
+  long maps = max_map_count();
+  if (maps > 0 && !(guard && strcmp(guard, "0") == 0) && 2 * actors + 1000 > (double)maps) {
+    snprintf(err, ERRLEN, "the run creates about %.0f actors, and SimGrid's stacks with guard pages take two memory maps "
+             "each, more than vm.max_map_count = %ld allows; add --cfg=contexts/guard-size:0 (no guard pages) or raise "
+             "vm.max_map_count", actors, maps);
+    return -1;
+  }
+  const char *stack = sg_option(o, "contexts/stack-size"); /* KiB; SimGrid's default is 8 MiB */
+  double stack_bytes = (stack ? atof(stack) : 8192) * 1024;
+  struct rlimit rl;
+  if (getrlimit(RLIMIT_AS, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY &&
+      bytes + actors * stack_bytes > (double)rl.rlim_cur) {
+    snprintf(err, ERRLEN, "the run's %.0f actors need %.3g GB of address space for their stacks (%.0f KiB each), more "
+             "than the limit of %.3g GB (ulimit -v); lower --cfg=contexts/stack-size", actors,
+             actors * stack_bytes / 1e9, stack_bytes / 1024, (double)rl.rlim_cur / 1e9);
+    return -1;
+  }
+  return 0;
 }
 
 /* ---- progress -------------------------------------------------------------- */
 
+/* The progress line, at every evaluation: simulated time against run.max_sim_time, steps,
+ * loss and accuracy when measured, and the wall time left at this pace. On a terminal it
+ * is redrawn in place; elsewhere (--progress) a line every PROGRESS_EVERY wall seconds. */
+#define PROGRESS_EVERY 10.0
+
 typedef struct progress {
-  int shown;
+  int shown;      /* a line is on screen without its newline (terminal) */
+  int tty;
+  double bound;   /* run.max_sim_time */
+  int may_end_sooner; /* run.max_steps or a target may end the run before it */
+  const char *loss_name; /* the algorithm's name for its loss; NULL: "loss" */
+  double start, last; /* wall seconds at the start and at the last line */
 } progress;
 
 static void show_progress(void *ctx, double t, long steps, double loss, double acc)
 {
   progress *p = ctx;
-  fprintf(stderr, "\rdtsim: sim %.3f s  steps %ld  loss %.4f  accuracy %.4f   ", t, steps, loss, acc);
+  double now = wallclock_seconds();
+  if (!p->tty && p->last > 0 && now - p->last < PROGRESS_EVERY)
+    return;
+  p->last = now;
+  char line[256];
+  progress_point pt = {.t = t, .bound = p->bound, .may_end_sooner = p->may_end_sooner, .steps = steps,
+                       .loss = loss, .acc = acc, .loss_name = p->loss_name, .spent = now - p->start};
+  progress_line(line, sizeof line, &pt);
+  fprintf(stderr, p->tty ? "\r%s   " : "%s\n", line);
   fflush(stderr);
-  p->shown = 1;
+  p->shown = p->tty;
 }
 
 /* ---- hosts and links ------------------------------------------------------- */
@@ -240,9 +380,7 @@ static void show_progress(void *ctx, double t, long steps, double loss, double a
 static sg_host_t *place_hosts(const scenario *sc, sg_host_t *all, size_t n_all, size_t needed)
 {
   sg_host_t *h = xbt_malloc(needed * sizeof(*h));
-  int spread = strcmp(sc->platform.placement, "spread") == 0;
-  for (size_t i = 0; i < needed; i++)
-    h[i] = all[spread ? i * n_all / needed : i];
+  platform_place(all, n_all, needed, strcmp(sc->platform.placement, "spread") == 0, h);
   return h;
 }
 
@@ -262,15 +400,54 @@ static sg_host_t *place_hosts(const scenario *sc, sg_host_t *all, size_t n_all, 
  * LV08 route (13.01 x 200 us) 1.356e6, the link's full 125e6 B/s times the whole
  * transfer time; under LV08 usage also includes the reverse cross traffic. Links are keyed by name, then told apart
  * by identity when names collide. */
+/* Where a link sits, from the routes of the traffic that crossed it: its distance from
+ * the nearest host on those routes, whether a route is this link alone, and which of the
+ * run's hosts sent and received across it (bitmaps over placement indices). */
+typedef struct link_track {
+  size_t min_d;
+  int direct;
+  unsigned char *src, *dst;
+} link_track;
+
 typedef struct link_acc {
   link_stat *st;
   sg_link_t *ids;
+  link_track *tr;
   size_t n, cap;
   double sim_time;
   xbt_dynar_t route;
+  const char **names; /* the run's host names sorted, for the index of a name */
+  size_t *index;      /* names[i]'s placement index */
+  size_t n_hosts;
+  unsigned char *senders;
 } link_acc;
 
-static void add_link_bytes(link_acc *acc, sg_link_t l, double bytes)
+static void bit_set(unsigned char **map, size_t n, size_t i)
+{
+  if (*map == NULL)
+    *map = xbt_malloc0((n + 7) / 8);
+  (*map)[i / 8] |= (unsigned char)(1u << (i % 8));
+}
+
+static size_t bits_count(const unsigned char *map, size_t n, size_t *lo, size_t *hi)
+{
+  size_t c = 0;
+  for (size_t i = 0; map && i < n; i++) {
+    if (i % 8 == 0 && map[i / 8] == 0) { /* most of a large run's hosts never cross a given link */
+      i += 7;
+      continue;
+    }
+    if (map[i / 8] & (1u << (i % 8))) {
+      if (c == 0)
+        *lo = i;
+      *hi = i;
+      c++;
+    }
+  }
+  return c;
+}
+
+static link_track *add_link(link_acc *acc, sg_link_t l, double bytes)
 {
   const char *name = sg_link_get_name(l);
   size_t lo = 0, hi = acc->n;
@@ -284,20 +461,34 @@ static void add_link_bytes(link_acc *acc, sg_link_t l, double bytes)
   for (size_t i = lo; i < acc->n && strcmp(acc->st[i].name, name) == 0; i++)
     if (acc->ids[i] == l) {
       acc->st[i].bytes += bytes;
-      return;
+      return &acc->tr[i];
     }
   if (acc->n == acc->cap) {
     acc->cap = acc->cap ? 2 * acc->cap : 256;
     acc->st = xbt_realloc(acc->st, acc->cap * sizeof(*acc->st));
     acc->ids = xbt_realloc(acc->ids, acc->cap * sizeof(*acc->ids));
+    acc->tr = xbt_realloc(acc->tr, acc->cap * sizeof(*acc->tr));
   }
   while (lo < acc->n && strcmp(acc->st[lo].name, name) == 0)
     lo++;
   memmove(acc->st + lo + 1, acc->st + lo, (acc->n - lo) * sizeof(*acc->st));
   memmove(acc->ids + lo + 1, acc->ids + lo, (acc->n - lo) * sizeof(*acc->ids));
-  acc->st[lo] = (link_stat){xbt_strdup(name), bytes, 0};
+  memmove(acc->tr + lo + 1, acc->tr + lo, (acc->n - lo) * sizeof(*acc->tr));
+  acc->st[lo] = (link_stat){xbt_strdup(name), bytes, 0, "", NULL, NULL};
   acc->ids[lo] = l;
+  acc->tr[lo] = (link_track){(size_t)-1, 0, NULL, NULL};
   acc->n++;
+  return &acc->tr[lo];
+}
+
+static int cmp_name(const void *a, const void *b) { return strcmp(*(const char *const *)a, *(const char *const *)b); }
+
+static size_t host_index(const link_acc *acc, sg_host_t h)
+{
+  const char *name = sg_host_get_name(h);
+  const char **p = bsearch(&name, acc->names, acc->n_hosts, sizeof *acc->names, cmp_name);
+  xbt_assert(p, "host %s carries traffic but is not one of the run's", name);
+  return acc->index[p - acc->names];
 }
 
 static void add_pair(void *ctx, sg_host_t src, sg_host_t dst, double bytes)
@@ -305,21 +496,72 @@ static void add_pair(void *ctx, sg_host_t src, sg_host_t dst, double bytes)
   link_acc *acc = ctx;
   xbt_dynar_reset(acc->route);
   sg_host_get_route(src, dst, acc->route);
+  size_t s = host_index(acc, src), d = host_index(acc, dst), len = xbt_dynar_length(acc->route);
+  bit_set(&acc->senders, acc->n_hosts, s);
   unsigned k;
   sg_link_t l;
-  xbt_dynar_foreach (acc->route, k, l)
-    add_link_bytes(acc, l, bytes);
+  xbt_dynar_foreach (acc->route, k, l) {
+    link_track *t = add_link(acc, l, bytes);
+    size_t dist = k < len - 1 - k ? k : len - 1 - k;
+    t->min_d = dist < t->min_d ? dist : t->min_d;
+    t->direct |= len == 1;
+    bit_set(&t->src, acc->n_hosts, s);
+    bit_set(&t->dst, acc->n_hosts, d);
+  }
 }
 
-static link_stat *collect_links(double sim_time, size_t *n)
+/* "host-3", or "host-0..host-39 (40 hosts)": the lowest and highest placement index. */
+static char *hosts_text(const link_acc *acc, const unsigned char *map, sg_host_t *hosts)
+{
+  size_t lo = 0, hi = 0, c = bits_count(map, acc->n_hosts, &lo, &hi);
+  char buf[600];
+  if (c == 1)
+    snprintf(buf, sizeof buf, "%s", sg_host_get_name(hosts[lo]));
+  else
+    snprintf(buf, sizeof buf, "%s..%s (%zu hosts)", sg_host_get_name(hosts[lo]), sg_host_get_name(hosts[hi]), c);
+  return xbt_strdup(buf);
+}
+
+/* Every link that carried traffic, by name, with its tier and endpoints: `direct` when a
+ * route is this link alone (a torus or ring neighbour link); `host` when it is at one end
+ * of a route (a host's NIC, a GPU's link into its node switch); `uplink` one link from a
+ * host when it carries the traffic of only some of the senders (a rack's or node's link to
+ * the next switch, either way); `core` otherwise (a star's backbone, spine links). */
+static link_stat *collect_links(double sim_time, sg_host_t *hosts, size_t n_hosts, size_t *n)
 {
   link_acc acc = {0};
   acc.route = xbt_dynar_new(sizeof(sg_link_t), NULL);
+  acc.n_hosts = n_hosts;
+  acc.names = xbt_malloc((n_hosts ? n_hosts : 1) * sizeof *acc.names);
+  acc.index = xbt_malloc((n_hosts ? n_hosts : 1) * sizeof *acc.index);
+  for (size_t i = 0; i < n_hosts; i++)
+    acc.names[i] = sg_host_get_name(hosts[i]);
+  qsort(acc.names, n_hosts, sizeof *acc.names, cmp_name);
+  for (size_t i = 0; i < n_hosts; i++) { /* names[j]'s placement index */
+    const char *name = sg_host_get_name(hosts[i]);
+    const char **p = bsearch(&name, acc.names, n_hosts, sizeof *acc.names, cmp_name);
+    acc.index[p - acc.names] = i;
+  }
   msg_traffic_foreach(add_pair, &acc);
+  size_t lo, hi, senders = bits_count(acc.senders, n_hosts, &lo, &hi);
   for (size_t i = 0; i < acc.n; i++) {
     double cap = sg_link_get_bandwidth(acc.ids[i]) * sim_time;
     acc.st[i].utilization = cap > 0 ? acc.st[i].bytes / cap : 0;
+    const link_track *t = &acc.tr[i];
+    const char *tier = t->direct ? "direct"
+                       : t->min_d == 0 ? "host"
+                       : t->min_d == 1 && bits_count(t->src, n_hosts, &lo, &hi) < senders ? "uplink"
+                                                                                            : "core";
+    snprintf(acc.st[i].tier, sizeof acc.st[i].tier, "%s", tier);
+    acc.st[i].from = hosts_text(&acc, t->src, hosts);
+    acc.st[i].to = hosts_text(&acc, t->dst, hosts);
+    xbt_free(t->src);
+    xbt_free(t->dst);
   }
+  xbt_free(acc.senders);
+  xbt_free(acc.names);
+  xbt_free(acc.index);
+  xbt_free(acc.tr);
   xbt_dynar_free(&acc.route);
   xbt_free(acc.ids);
   *n = acc.n;
@@ -366,18 +608,63 @@ static char **simgrid_args(const engine_opts *o, int *argc)
   return argv;
 }
 
-/* The closing line's text when the algorithm has none of its own. */
+/* The closing line's text when the algorithm has none of its own: what ran, its loss and
+ * accuracy when it measures them, then the common figures (report_perf_text). */
 static void common_closing(const scenario *sc, const report_outcome *o, char *line, size_t len)
 {
-  snprintf(line, len, "%s %s: %.6g simulated s, %ld steps, loss %.6g, accuracy %.6g", sc->run.algorithm, o->status,
-           o->sim_time, o->steps, o->evaluated ? o->loss : NAN, o->evaluated ? o->accuracy : NAN);
+  int n = snprintf(line, len, "%s %s: %.6g simulated s, %ld steps", sc->run.algorithm, o->status, o->sim_time, o->steps);
+  if (o->evaluated && o->has_loss)
+    n += snprintf(line + n, len - (size_t)n, ", loss %.6g", o->loss);
+  if (o->evaluated && o->has_accuracy)
+    n += snprintf(line + n, len - (size_t)n, ", accuracy %.6g", o->accuracy);
+  char perf[400];
+  report_perf_text(&o->perf, 1, perf, sizeof perf);
+  if (perf[0])
+    snprintf(line + n, len - (size_t)n, "; %s", perf);
 }
 
-static int simulate(const scenario *sc, build *b, const engine_opts *o, int argc, char **argv)
+/* The "performance" block from the algorithm's report and the breakdown. */
+static void fill_perf(const run_result *res, const report *rep, const run_config *cfg, report_perf *p)
+{
+  double t = res->sim_time;
+  p->step_time_s = isfinite(rep->step_time_s) ? rep->step_time_s
+                  : rep->step_workers > 0 && res->steps > 0 ? t * (double)rep->step_workers / (double)res->steps
+                                                            : NAN;
+  p->step = rep->step;
+  p->examples_per_s = rep->examples > 0 && t > 0 ? (double)rep->examples / t : NAN;
+  double devices = (double)(rep->devices ? rep->devices : res->hosts_used);
+  double ft = isfinite(rep->flops_time_s) ? rep->flops_time_s : t;
+  p->tflops_per_device = isfinite(rep->model_flops) && ft > 0 ? rep->model_flops / ft / devices / 1e12 : NAN;
+  p->peak_tflops_per_device = sg_host_get_speed(cfg->hosts[0]) * cfg->cores * cfg->speed_factor / 1e12;
+  p->mfu = p->tflops_per_device / p->peak_tflops_per_device;
+  p->worker_role = rep->worker_role ? rep->worker_role : res->n_actors ? res->actors[0].role : NULL;
+  p->compute_pct = p->comm_pct = p->exposed_comm_pct = NAN;
+  size_t n = 0;
+  double c = 0, w = 0, x = 0;
+  for (size_t i = 0; p->worker_role && i < res->n_actors; i++)
+    if (strcmp(res->actors[i].role, p->worker_role) == 0) {
+      n++;
+      c += res->actors[i].compute_s;
+      w += res->actors[i].comm_s;
+      x += res->actors[i].exposed_comm_s;
+    }
+  if (n > 0 && t > 0) {
+    p->compute_pct = 100 * c / ((double)n * t);
+    p->comm_pct = 100 * w / ((double)n * t);
+    p->exposed_comm_pct = 100 * x / ((double)n * t);
+  } else
+    p->worker_role = NULL;
+}
+
+/* Runs the simulation and writes the results; the closing line goes into line (empty
+ * with --quiet or when nothing was written). */
+static int simulate(const scenario *sc, build *b, const engine_opts *o, int argc, char **argv, char *closing,
+                    size_t closing_len)
 {
   char err[ERRLEN];
   const algorithm *alg = b->alg;
   simgrid_init(&argc, argv);
+  interrupt_run_catch(); /* over SimGrid's SIGINT handler (its actor listing and exit 1) */
   simgrid_load_platform(b->platform);
   scale_links(sc);
   account_setup();
@@ -412,8 +699,10 @@ static int simulate(const scenario *sc, build *b, const engine_opts *o, int argc
   cfg.faults = faulty > 0 ? &plan : NULL;
   double *slowdown = faultcfg_slowdown(sc, cfg.n_hosts);
   cfg.host_slowdown = slowdown;
-  progress prog = {0};
-  if (!o->quiet && isatty(2)) {
+  progress prog = {.tty = isatty(2), .bound = sc->run.max_sim_time,
+                   .may_end_sooner = sc->run.max_steps > 0 || sc->run.target_accuracy > 0,
+                   .loss_name = alg->loss_name, .start = wallclock_seconds()};
+  if (!o->quiet && (prog.tty || o->progress)) {
     cfg.on_eval = show_progress;
     cfg.on_eval_ctx = &prog;
   }
@@ -436,32 +725,49 @@ static int simulate(const scenario *sc, build *b, const engine_opts *o, int argc
   if (alg->report)
     alg->report(b->state, &cfg, m, rep);
   res.rep = rep;
+  for (size_t i = 0; i < rep->n_files; i++) { /* sim/output replaces a previous run's files by these names */
+    const char *f = alg->files ? strstr(alg->files, rep->files[i].name) : NULL;
+    size_t n = strlen(rep->files[i].name);
+    xbt_assert(f && (f == alg->files || f[-1] == ' ') && (f[n] == '\0' || f[n] == ' '),
+               "%s writes %s, which its descriptor's files do not list", alg->name, rep->files[i].name);
+  }
   res.faults = cfg.faults;
   res.bytes_total = msg_bytes_sent();
   res.hosts_used = b->needed;
   res.status = metrics_status_name(metrics_get_status(m));
-  link_stat *links = collect_links(res.sim_time, &res.n_links);
+  link_stat *links = collect_links(res.sim_time, cfg.hosts, cfg.n_hosts, &res.n_links);
   res.n_actors = account_breakdown(res.sim_time, &res.actors);
+  fill_perf(&res, rep, &cfg, &res.perf);
+  size_t ne = metrics_n_evals(m);
+  for (size_t i = 0; i < ne; i++) { /* measured: a number in some evaluation (a diverged loss is one too) */
+    res.has_loss |= !isnan(metrics_eval_at(m, i)->loss);
+    res.has_accuracy |= !isnan(metrics_eval_at(m, i)->accuracy);
+  }
+  res.has_loss |= metrics_get_status(m) == METRICS_DIVERGED;
   if (o->trace)
     res.n_trace_ev = account_trace(&res.trace_ev);
   res.links = links;
+  interrupt_run_hold(1, NULL); /* the result folder is written whole or not at all */
   int rc = output_write_all(o->out_dir, &res, err, ERRLEN) == 0 ? 0 : fail(err);
+  interrupt_run_hold(0, rc == 0 ? o->out_dir : NULL);
   if (rc == 0 && !o->quiet) {
-    size_t ne = metrics_n_evals(m);
     const metrics_eval *last = ne ? metrics_eval_at(m, ne - 1) : NULL;
     report_outcome out = {res.status, res.sim_time, res.steps, last != NULL, last ? last->loss : NAN,
-                          last ? last->accuracy : NAN};
+                          last ? last->accuracy : NAN, res.has_loss, res.has_accuracy, res.perf};
     char line[1024];
     if (alg->closing)
       alg->closing(b->state, &cfg, &out, line, sizeof line);
     else
       common_closing(sc, &out, line, sizeof line);
-    printf("dtsim: %s -> %s/\n", line, o->out_dir);
+    snprintf(closing, closing_len, "dtsim: %s -> %s/\n", line, o->out_dir);
   }
   if (rc == 0 && metrics_get_status(m) != METRICS_OK)
     rc = 1;
-  for (size_t i = 0; i < res.n_links; i++)
+  for (size_t i = 0; i < res.n_links; i++) {
     xbt_free(links[i].name);
+    xbt_free(links[i].from);
+    xbt_free(links[i].to);
+  }
   xbt_free(links);
   report_free(rep);
   msg_traffic_free();
@@ -482,16 +788,21 @@ int engine_run(const scenario *sc, const engine_opts *o)
   char err[ERRLEN];
   build b;
   memset(&b, 0, sizeof(b));
+  interrupt_run_catch();
   b.alg = algorithm_find(sc->run.algorithm);
   xbt_assert(b.alg != NULL, "run.algorithm '%s' passed validation", sc->run.algorithm);
   b.needed = b.alg->hosts_needed(sc, algorithm_params(sc, b.alg), &b.needed_why);
+  if (check_footprint(sc, &b, o, err) != 0)
+    return fail(err);
   b.model = build_model(sc);
   if (b.model == NULL)
     return fail("model: cannot build this network (check model.type and model.layers)");
   int argc;
   char **argv = simgrid_args(o, &argc);
   int rc = 0;
-  if (sc->model.numerics && b.alg->uses_data && build_data(sc, &b, err) != 0)
+  if (platform_check_options(argc, argv, err, ERRLEN) != 0)
+    rc = fail(err);
+  if (rc == 0 && sc->model.numerics && b.alg->uses_data && build_data(sc, &b, err) != 0)
     rc = fail(err);
   if (rc == 0 && sc->model.warm_steps > 0) {
     b.init = minibatch_warmstart(b.model, b.train, (size_t)sc->model.warm_batch, sc->model.warm_lr,
@@ -508,7 +819,8 @@ int engine_run(const scenario *sc, const engine_opts *o)
   if (rc == 0 && build_platform(sc, &b, err) != 0)
     rc = fail(err);
   if (rc == 0) {
-    long hosts = platform_check(b.platform, argc, argv, err, ERRLEN);
+    platform_use use = {b.needed, strcmp(sc->platform.placement, "spread") == 0};
+    long hosts = platform_check_use(b.platform, argc, argv, &use, err, ERRLEN);
     if (hosts < 0)
       rc = fail(err);
     else if ((size_t)hosts < b.needed) {
@@ -517,17 +829,22 @@ int engine_run(const scenario *sc, const engine_opts *o)
       rc = fail(err);
     }
   }
+  char closing[1200] = "";
   if (rc == 0)
-    rc = simulate(sc, &b, o, argc, argv);
-  if (rc != 2 && o->expect) {
-    int e = output_expect(o->out_dir, o->expect, err, ERRLEN);
-    if (e == 1)
-      fprintf(stderr, "dtsim: --expect %s: %s\n", o->expect, err);
-    else if (e == 2)
-      fprintf(stderr, "dtsim: %s\n", err);
-    if (e != 0)
-      rc = e;
-  }
+    rc = simulate(sc, &b, o, argc, argv, closing, sizeof closing);
+  if (rc != 2 && o->expected) {
+    if (output_expect_compare(o->out_dir, o->expected, o->rtol, err, ERRLEN) != 0) {
+      fprintf(stderr, "dtsim: --expect %s: MISMATCH: %s (this run's results: %s/)\n", o->expect, err, o->out_dir);
+      rc = 1;
+    } else if (!o->quiet) {
+      fputs(closing, stdout);
+      if (o->rtol > 0)
+        printf("dtsim: --expect %s: matches (numbers within rtol %g)\n", o->expect, o->rtol);
+      else
+        printf("dtsim: --expect %s: matches exactly\n", o->expect);
+    }
+  } else if (rc != 2)
+    fputs(closing, stdout);
   xbt_free(argv);
   build_free(&b);
   return rc;

@@ -5,12 +5,16 @@
  * deploys the algorithm's actors, runs the engine (one per process) and writes the
  * outputs. */
 
+#include "sim/output.h"
 #include "sim/scenario.h"
 
 typedef struct engine_opts {
   const char *out_dir;   /* where the result files go */
   int quiet;             /* no progress line, no closing line */
-  const char *expect;    /* saved summary.json or progress.csv to compare with, or NULL */
+  int progress;          /* the progress line also when stderr is not a terminal */
+  const char *expect;    /* --expect FILE, or NULL */
+  const output_expected *expected; /* that file, loaded and checked before the run */
+  double rtol;           /* --rtol: numbers compared within this relative tolerance */
   int trace;             /* write trace.json (Chrome trace-event timeline) */
   int sg_argc;           /* SimGrid options (--cfg=..., --log=...), argv[0] first */
   char **sg_argv;
@@ -18,7 +22,8 @@ typedef struct engine_opts {
 
 /* Runs the validated scenario. Returns the exit status:
  * 0 success; 1 the run failed its goal (diverged, target missed, --expect
- * mismatch); 2 bad input (one line on stderr, no result folder written). */
+ * mismatch); 2 bad input (one line on stderr, no result folder written). The closing
+ * line comes after the --expect verdict, and only when it matched. */
 int engine_run(const scenario *sc, const engine_opts *o);
 
 #endif

@@ -49,7 +49,7 @@ static const char usage[] =
 
 static const char run_usage[] =
     "usage: dtsim run [SCENARIO.ini] [--set SECTION.KEY=VALUE]... [--seed N] [--out DIR]\n"
-    "                 [--quiet] [--expect FILE] [--trace] [--cfg=SIMGRID_OPTION:VALUE]... [--log=...]\n"
+    "                 [--quiet] [--progress] [--expect FILE [--rtol R]] [--trace] [--cfg=SIMGRID_OPTION:VALUE]... [--log=...]\n"
     "\n"
     "Runs one simulation. Without SCENARIO.ini, the built-in default scenario runs\n"
     "(print it with 'dtsim run --print-default'). Keys are listed by 'dtsim list keys'.\n"
@@ -59,9 +59,14 @@ static const char run_usage[] =
     "  --out DIR       result folder (default ./dtsim-out); created only when the run\n"
     "                  completes; each file is written to a temporary name and renamed\n"
     "  --quiet         no progress line on stderr, no closing line on stdout\n"
+    "  --progress      the progress line also when stderr is not a terminal (a line\n"
+    "                  every 10 s of wall time: simulated time against run.max_sim_time,\n"
+    "                  steps, loss, accuracy, wall time left)\n"
     "  --expect FILE   compare this run with a saved summary.json, progress.csv or\n"
-    "                  consensus.csv: exit 1\n"
-    "                  and print the first differing value if they differ\n"
+    "                  consensus.csv (checked before the run): one line saying it\n"
+    "                  matches; or exit 1 and print the first differing value\n"
+    "  --rtol R        with --expect: numbers match within relative tolerance R\n"
+    "                  (|a - b| <= R max(|a|, |b|)); default 0, exactly\n"
     "  --cfg=..., --log=...   passed to SimGrid, e.g. --cfg=contexts/nthreads:2\n"
     "  --print-default print the built-in default scenario and exit\n"
     "  --trace         also write trace.json, a timeline in Chrome's trace-event format\n"
@@ -69,13 +74,16 @@ static const char run_usage[] =
     "                  and communication wait, every message sent; for short runs\n"
     "\n"
     "Outputs: summary.json, progress.csv (sim_time_s,step,loss,accuracy),\n"
-    "staleness.csv (staleness,count), links.csv (link,bytes,utilization), breakdown.csv\n"
+    "staleness.csv (staleness,count), links.csv (link,bytes,utilization,tier,from,to), breakdown.csv\n"
     "(actor,role,host,compute_s,comm_s,exposed_comm_s: seconds computing, blocked on\n"
     "communication, and blocked while nothing computed on its host); consensus runs\n"
     "add consensus.csv (iteration,sim_time_s,consensus_error,optimality_gap, then the\n"
     "gaps of the running averages and of the worst agent), sandblaster\n"
     "runs batches.csv (one row per batch: time, portions, backup copies, examples),\n"
-    "pipeline runs pipeline.csv (one row per stage: busy and idle time, peak stash).\n";
+    "pipeline runs pipeline.csv (one row per stage: busy and idle time, peak stash).\n"
+    "Units: seconds are simulated; a collective's algbw_gbps and busbw_gbps are GB/s (10^9\n"
+    "bytes/s, as nccl-tests), not gigabits; a run ends past run.max_sim_time by the steps\n"
+    "under way, which finish.\n";
 
 static const char list_usage[] =
     "usage: dtsim list [keys]\n"
@@ -135,19 +143,25 @@ static int is_simgrid_opt(const char *a)
   return strncmp(a, "--cfg=", 6) == 0 || strncmp(a, "--log=", 6) == 0;
 }
 
+/* An option word, never an option's value: `--out --quiet` is an --out without its value. */
+static int is_option(const char *a)
+{
+  return a[0] == '-' && a[1] == '-' && a[2] != '\0';
+}
+
 /* `dtsim run ...`; argv[0] is "run" (or "dtsim" for the bare default run). */
 static int run_main(int argc, char **argv, const char *prog)
 {
   char err[ERRLEN];
-  const char *path = NULL, *out = "dtsim-out", *expect = NULL, *seed = NULL;
-  int quiet = 0, trace = 0;
+  const char *path = NULL, *out = "dtsim-out", *expect = NULL, *seed = NULL, *rtol_text = NULL;
+  int quiet = 0, trace = 0, progress = 0;
   char **sets = calloc((size_t)argc + 1, sizeof(char *));
   char **sg = calloc((size_t)argc + 2, sizeof(char *));
   int nsets = 0, nsg = 0, rc = 0;
   sg[nsg++] = (char *)prog;
   for (int i = 1; i < argc && rc == 0; i++) {
     const char *a = argv[i];
-    int has_next = i + 1 < argc;
+    int has_next = i + 1 < argc && !is_option(argv[i + 1]); /* `--out --quiet` would write into ./--quiet */
     if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
       fputs(run_usage, stdout);
       rc = -1;
@@ -162,10 +176,14 @@ static int run_main(int argc, char **argv, const char *prog)
       out = argv[++i];
     else if (strcmp(a, "--expect") == 0 && has_next)
       expect = argv[++i];
+    else if (strcmp(a, "--rtol") == 0 && has_next)
+      rtol_text = argv[++i];
     else if (strcmp(a, "--quiet") == 0 || strcmp(a, "-q") == 0)
       quiet = 1;
     else if (strcmp(a, "--trace") == 0)
       trace = 1;
+    else if (strcmp(a, "--progress") == 0)
+      progress = 1;
     else if (is_simgrid_opt(a))
       sg[nsg++] = argv[i];
     else if (a[0] == '-' && a[1] != '\0') {
@@ -202,14 +220,25 @@ static int run_main(int argc, char **argv, const char *prog)
     rc = bad(NULL, err);
   if (rc == 0 && output_dir_unusable(out, err, sizeof(err)))
     rc = bad(NULL, err);
-  if (rc == 0 && expect && access(expect, R_OK) != 0) {
-    snprintf(err, sizeof(err), "--expect %s: cannot read the file", expect);
-    rc = bad(NULL, err);
+  double rtol = 0;
+  if (rc == 0 && rtol_text) {
+    char *end;
+    rtol = strtod(rtol_text, &end);
+    if (end == rtol_text || *end || !(rtol >= 0) || rtol >= 1) {
+      snprintf(err, sizeof(err), "--rtol %s: must be a number in [0, 1), e.g. 1e-9", rtol_text);
+      rc = bad(NULL, err);
+    } else if (!expect)
+      rc = bad(NULL, "--rtol: only with --expect FILE");
   }
+  output_expected expected = {0};
+  if (rc == 0 && expect && output_expect_load(expect, &expected, err, sizeof(err)) != 0)
+    rc = bad(NULL, err);
   if (rc == 0) {
-    engine_opts o = {.out_dir = out, .quiet = quiet, .expect = expect, .trace = trace, .sg_argc = nsg, .sg_argv = sg};
+    engine_opts o = {.out_dir = out, .quiet = quiet, .expect = expect, .expected = expect ? &expected : NULL,
+                     .rtol = rtol, .trace = trace, .progress = progress, .sg_argc = nsg, .sg_argv = sg};
     rc = engine_run(&sc, &o);
   }
+  output_expect_free(&expected);
   free(sets);
   free(sg);
   return rc;

@@ -18,6 +18,8 @@ typedef struct link_stat {
   char *name;
   double bytes;       /* bytes of every message whose route crosses the link */
   double utilization; /* bytes / (bandwidth * simulated time) */
+  char tier[8];       /* host, uplink, core or direct (sim/engine.c, collect_links) */
+  char *from, *to;    /* the hosts whose messages crossed it: "host-3", "host-0..host-39 (40 hosts)" */
 } link_stat;
 
 typedef struct run_result {
@@ -36,14 +38,34 @@ typedef struct run_result {
   const account_event *trace_ev;     /* dtsim run --trace: the timeline for trace.json, or NULL */
   size_t n_trace_ev;
   const fault_plan *faults;            /* a run with [faults] events ("faults" block), or NULL */
+  report_perf perf;                    /* the "performance" block */
+  int has_loss, has_accuracy;          /* the run measures them: else progress.csv's fields are empty */
 } run_result;
 
 /* Creates dir if needed and writes the five result files (summary.json, progress.csv,
  * staleness.csv, links.csv, breakdown.csv) into it atomically, trace.json when
  * r->trace_ev is set, and the algorithm's own files (r->rep); summary.json holds the
- * algorithm's blocks after "status".
- * Returns 0, or -1 with one line in err. */
+ * algorithm's blocks after "status". When dir held another run (a dtsim summary.json),
+ * that run's result files this one did not write are removed afterwards; other files
+ * stay. Returns 0, or -1 with one line in err. */
 int output_write_all(const char *dir, const run_result *r, char *err, size_t errlen);
+
+/* A saved result --expect compares with: summary.json, or progress.csv or consensus.csv
+ * (told apart by the CSV's header line, whatever the file's name). */
+typedef struct output_expected {
+  const char *name;   /* the result file of the run it compares with */
+  char *text;
+  json_t *json;       /* summary.json parsed, or NULL for a CSV */
+} output_expected;
+
+/* Reads and checks a saved file before the run: 0, or -1 with one line in err (cannot
+ * be read, not valid JSON, not one of the three kinds). Free with output_expect_free. */
+int output_expect_load(const char *path, output_expected *e, char *err, size_t len);
+void output_expect_free(output_expected *e);
+
+/* Compares dir's file of e's kind with e: 0 when equal (numbers within rtol: |a - b| <=
+ * rtol x max(|a|, |b|); rtol 0: exactly), 1 with the first difference in msg. */
+int output_expect_compare(const char *dir, const output_expected *e, double rtol, char *msg, size_t msglen);
 
 /* Compares dir's summary.json, progress.csv or consensus.csv (chosen by expect_path's file name)
  * with the saved file. Returns 0 when equal, 1 with the first differing value in
@@ -51,7 +73,8 @@ int output_write_all(const char *dir, const run_result *r, char *err, size_t err
 int output_expect(const char *dir, const char *expect_path, char *msg, size_t msglen);
 
 /* Whether a result folder can be created at out later: out, or else its nearest existing
- * ancestor, must be a writable directory. Returns 0, or -1 with a one-line message. */
+ * ancestor, must be a directory a folder can be made in, and out must not hold a
+ * summary.json of another kind than dtsim's. Returns 0, or -1 with a one-line message. */
 int output_dir_unusable(const char *out, char *err, size_t len);
 
 

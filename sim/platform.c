@@ -30,6 +30,8 @@
 
 #include <simgrid/engine.h>
 #include <simgrid/host.h>
+#include <simgrid/link.h>
+#include <xbt/dynar.h>
 #include <xbt/sysdep.h>
 
 /* SimGrid keeps host ids in int; far beyond what one process simulates anyway. */
@@ -567,6 +569,7 @@ int platform_write(const platform_spec *spec, FILE *out, char *err, size_t errle
 /* ---------------------------------------------------------------- pre-check */
 
 #define CHECK_ERR_MAX 65536
+#define CHECK_MSG_MAX 512
 
 static void child_crash(int sig)
 {
@@ -581,10 +584,92 @@ static void catch_crashes(const struct sigaction *sa)
     sigaction(sigs[i], sa, NULL);
 }
 
+/* The hosts a run uses, as the engine places them: the first `needed` in file order
+ * (packed), or spread evenly over all of them. */
+void platform_place(sg_host_t *all, size_t n_all, size_t needed, int spread, sg_host_t *used)
+{
+  for (size_t i = 0; i < needed; i++)
+    used[i] = all[spread ? i * n_all / needed : i];
+}
+
+/* Up to this many hosts, routes are checked between every ordered pair; above, between
+ * each host and CHECK_HUBS hosts spread evenly over the placement, both ways, and between
+ * neighbours in placement order (about 34 lookups per host). A lookup costs 0.5 to 2 us
+ * (every pair of a 1,000-host fat tree: 0.5 to 2.3 s on a loaded 2-core machine; the
+ * scale runs use 10,000 hosts). */
+#define CHECK_ALL_PAIRS_MAX 256
+#define CHECK_HUBS 16
+
+/* One route of the run: empty (SimGrid aborts at the first message: "no connecting
+ * path") or crossing a link of no bandwidth (SimGrid's solver aborts: "The Impossible
+ * Did Happen") is a problem, written into msg. */
+static int route_bad(sg_host_t a, sg_host_t b, xbt_dynar_t route, char *msg, size_t len)
+{
+  xbt_dynar_reset(route);
+  sg_host_get_route(a, b, route);
+  if (xbt_dynar_is_empty(route)) {
+    snprintf(msg, len, "no route from host %s to host %s, two hosts the run uses", sg_host_get_name(a),
+             sg_host_get_name(b));
+    return 1;
+  }
+  unsigned k;
+  sg_link_t l;
+  xbt_dynar_foreach (route, k, l)
+    if (!(sg_link_get_bandwidth(l) > 0)) {
+      snprintf(msg, len, "link %s on the route from host %s to host %s has bandwidth %g", sg_link_get_name(l),
+               sg_host_get_name(a), sg_host_get_name(b), sg_link_get_bandwidth(l));
+      return 1;
+    }
+  return 0;
+}
+
+/* What SimGrid would abort on once the run starts, for the hosts it uses: a host of no
+ * speed, an unroutable pair of hosts, a route over a link of no bandwidth. Returns 0, or
+ * 1 with the problem in msg. */
+static int check_use(const char *path, const platform_use *use, char *msg, size_t len)
+{
+  sg_host_t *all;
+  size_t n_all = platform_hosts_in_order(path, &all);
+  if (use->needed == 0 || n_all < use->needed) { /* the caller reports too few hosts */
+    xbt_free(all);
+    return 0;
+  }
+  size_t n = use->needed;
+  sg_host_t *h = xbt_malloc(n * sizeof *h);
+  platform_place(all, n_all, n, use->spread, h);
+  int bad = 0;
+  for (size_t i = 0; i < n && !bad; i++)
+    if (!(sg_host_get_speed(h[i]) > 0) || sg_host_core_count(h[i]) < 1) {
+      snprintf(msg, len, "host %s has a speed of %g flop/s on %d cores; the run computes on it (host %zu of the %zu "
+               "it uses)", sg_host_get_name(h[i]), sg_host_get_speed(h[i]), sg_host_core_count(h[i]), i + 1, n);
+      bad = 1;
+    }
+  xbt_dynar_t route = xbt_dynar_new(sizeof(sg_link_t), NULL);
+  if (n <= CHECK_ALL_PAIRS_MAX) {
+    for (size_t i = 0; i < n && !bad; i++)
+      for (size_t j = 0; j < n && !bad; j++)
+        bad = i != j && route_bad(h[i], h[j], route, msg, len);
+  } else {
+    for (size_t i = 0; i < n && !bad; i++) {
+      for (size_t k = 0; k < CHECK_HUBS && !bad; k++) {
+        size_t hub = k * n / CHECK_HUBS;
+        bad = hub != i && (route_bad(h[hub], h[i], route, msg, len) || route_bad(h[i], h[hub], route, msg, len));
+      }
+      if (!bad && i > 0)
+        bad = route_bad(h[i - 1], h[i], route, msg, len) || route_bad(h[i], h[i - 1], route, msg, len);
+    }
+  }
+  xbt_dynar_free(&route);
+  xbt_free(h);
+  xbt_free(all);
+  return bad;
+}
+
 /* In the child: load the platform with the caller's SimGrid options; report the host
- * count through res_fd. A crash (SimGrid aborts on a bad file) becomes _exit(70), which
- * leaves no core dump even where core_pattern pipes to a crash collector. */
-static void check_child(const char *path, int argc, char **argv, int res_fd, int err_fd)
+ * count through res_fd, then (with use) 'k' or 'e' and a problem of the hosts it uses.
+ * A crash (SimGrid aborts on a bad file) becomes _exit(70), which leaves no core dump
+ * even where core_pattern pipes to a crash collector. */
+static void check_child(const char *path, int argc, char **argv, const platform_use *use, int res_fd, int err_fd)
 {
   static char prog[] = "dtsim", quiet[] = "--log=root.thresh:error", no_loc[] = "--log=no_loc";
   struct rlimit no_core = {0, 0};
@@ -611,10 +696,19 @@ static void check_child(const char *path, int argc, char **argv, int res_fd, int
   char stage = 'i'; /* options accepted; a failure after this is the file's */
   if (write(res_fd, &stage, 1) != 1)
     _exit(71);
+  if (path == NULL) /* options only */
+    _exit(0);
   simgrid_load_platform(path);
   long count = (long)sg_host_count();
-  ssize_t w = write(res_fd, &count, sizeof count);
-  _exit(w == (ssize_t)sizeof count ? 0 : 71);
+  if (write(res_fd, &count, sizeof count) != (ssize_t)sizeof count)
+    _exit(71);
+  if (use) {
+    char msg[CHECK_MSG_MAX] = "";
+    char verdict = check_use(path, use, msg, sizeof msg) ? 'e' : 'k';
+    if (write(res_fd, &verdict, 1) != 1 || write(res_fd, msg, sizeof msg) != (ssize_t)sizeof msg)
+      _exit(71);
+  }
+  _exit(0);
 }
 
 /* Drops "[0.000000] [category/PRIORITY] " prefixes of SimGrid's log lines. */
@@ -656,7 +750,155 @@ static const char *pick_error_line(char *buf)
   return parse ? parse : uncaught ? uncaught : critical ? critical : last;
 }
 
-long platform_check(const char *path, int argc, char **argv, char *err, size_t errlen)
+/* What the child reported: its stage ('i': the options were accepted), the host count,
+ * the verdict on the hosts the run uses ('k', 'e' with msg, or 0 when not asked), the
+ * wait status and its stderr (malloc'ed). */
+typedef struct child_report {
+  char stage, verdict;
+  long count;
+  int status;
+  char msg[CHECK_MSG_MAX];
+  char *text;
+} child_report;
+
+static int read_full(int fd, void *buf, size_t n)
+{
+  size_t got = 0;
+  while (got < n) {
+    ssize_t r = read(fd, (char *)buf + got, n - got);
+    if (r < 0 && errno == EINTR)
+      continue;
+    if (r <= 0)
+      return -1;
+    got += (size_t)r;
+  }
+  return 0;
+}
+
+/* Forks the checking child (path NULL: the options only) and collects its report.
+ * Returns 0, or -1 with err set when no child could be started. */
+static int run_child(const char *path, int argc, char **argv, const platform_use *use, child_report *cr, char *err,
+                     size_t errlen)
+{
+  const char *what = path ? path : "SimGrid options";
+  memset(cr, 0, sizeof *cr);
+  cr->count = -1;
+  int res[2], errp[2];
+  if (pipe(res) != 0) {
+    set_err(err, errlen, "%s: cannot check: pipe: %s", what, strerror(errno));
+    return -1;
+  }
+  if (pipe(errp) != 0) {
+    set_err(err, errlen, "%s: cannot check: pipe: %s", what, strerror(errno));
+    close(res[0]), close(res[1]);
+    return -1;
+  }
+  fflush(stdout);
+  fflush(stderr);
+  pid_t pid = fork();
+  if (pid < 0) {
+    set_err(err, errlen, "%s: cannot check: fork: %s", what, strerror(errno));
+    close(res[0]), close(res[1]), close(errp[0]), close(errp[1]);
+    return -1;
+  }
+  if (pid == 0) {
+    close(res[0]);
+    close(errp[0]);
+    check_child(path, argc, argv, use, res[1], errp[1]);
+  }
+  close(res[1]);
+  close(errp[1]);
+
+  /* Drain stderr to EOF before waiting, so a chatty child never blocks on a full pipe. */
+  cr->text = xbt_malloc(CHECK_ERR_MAX + 1);
+  size_t len = 0;
+  for (;;) {
+    char chunk[4096];
+    ssize_t r = read(errp[0], chunk, sizeof chunk);
+    if (r < 0 && errno == EINTR)
+      continue;
+    if (r <= 0)
+      break;
+    size_t keep = (size_t)r < CHECK_ERR_MAX - len ? (size_t)r : CHECK_ERR_MAX - len;
+    memcpy(cr->text + len, chunk, keep);
+    len += keep;
+  }
+  cr->text[len] = '\0';
+  close(errp[0]);
+
+  if (read_full(res[0], &cr->stage, 1) == 0 && cr->stage == 'i' && path) {
+    if (read_full(res[0], &cr->count, sizeof cr->count) != 0)
+      cr->count = -1;
+    else if (use && (read_full(res[0], &cr->verdict, 1) != 0 || read_full(res[0], cr->msg, sizeof cr->msg) != 0))
+      cr->verdict = 0;
+    cr->msg[sizeof cr->msg - 1] = '\0';
+  }
+  close(res[0]);
+  while (waitpid(pid, &cr->status, 0) < 0 && errno == EINTR)
+    ;
+  return 0;
+}
+
+/* The child's most telling line when it failed. */
+static const char *child_failure(child_report *cr, char *why, size_t len)
+{
+  const char *line = pick_error_line(cr->text);
+  if (line && *line)
+    return line;
+  if (WIFSIGNALED(cr->status))
+    snprintf(why, len, "the SimGrid loader died of signal %d", WTERMSIG(cr->status));
+  else
+    snprintf(why, len, "the SimGrid loader failed (status %d)",
+             WIFEXITED(cr->status) ? WEXITSTATUS(cr->status) : -1);
+  return why;
+}
+
+static int child_ok(const child_report *cr)
+{
+  return WIFEXITED(cr->status) && WEXITSTATUS(cr->status) == 0;
+}
+
+/* The option a SimGrid complaint is about: each --cfg= or --log= is tried alone; the
+ * first one that fails alone, or NULL. */
+static const char *guilty_option(int argc, char **argv)
+{
+  for (int i = 1; i < argc; i++) {
+    char *one[] = {argc > 0 ? argv[0] : "dtsim", argv[i], NULL};
+    child_report cr;
+    char e[64];
+    if (run_child(NULL, 2, one, NULL, &cr, e, sizeof e) != 0)
+      return NULL;
+    int bad = !child_ok(&cr) || cr.stage != 'i';
+    xbt_free(cr.text);
+    if (bad)
+      return argv[i];
+  }
+  return NULL;
+}
+
+int platform_check_options(int argc, char **argv, char *err, size_t errlen)
+{
+  child_report cr;
+  if (argc <= 1)
+    return 0;
+  if (run_child(NULL, argc, argv, NULL, &cr, err, errlen) != 0)
+    return -1;
+  if (child_ok(&cr) && cr.stage == 'i') {
+    xbt_free(cr.text);
+    return 0;
+  }
+  char why[96];
+  const char *line = child_failure(&cr, why, sizeof why);
+  const char *opt = guilty_option(argc, argv);
+  if (opt)
+    set_err(err, errlen, "%s: SimGrid refuses this option: %s", opt, line);
+  else
+    set_err(err, errlen, "SimGrid refuses these options: %s", line);
+  xbt_free(cr.text);
+  return -1;
+}
+
+long platform_check_use(const char *path, int argc, char **argv, const platform_use *use, char *err, size_t errlen)
 {
   FILE *f = fopen(path, "r");
   if (!f) {
@@ -673,92 +915,32 @@ long platform_check(const char *path, int argc, char **argv, char *err, size_t e
   }
   fclose(f);
 
-  int res[2], errp[2];
-  if (pipe(res) != 0) {
-    set_err(err, errlen, "%s: cannot check: pipe: %s", path, strerror(errno));
+  child_report cr;
+  if (run_child(path, argc, argv, use, &cr, err, errlen) != 0)
     return -1;
-  }
-  if (pipe(errp) != 0) {
-    set_err(err, errlen, "%s: cannot check: pipe: %s", path, strerror(errno));
-    close(res[0]), close(res[1]);
-    return -1;
-  }
-  fflush(stdout);
-  fflush(stderr);
-  pid_t pid = fork();
-  if (pid < 0) {
-    set_err(err, errlen, "%s: cannot check: fork: %s", path, strerror(errno));
-    close(res[0]), close(res[1]), close(errp[0]), close(errp[1]);
-    return -1;
-  }
-  if (pid == 0) {
-    close(res[0]);
-    close(errp[0]);
-    check_child(path, argc, argv, res[1], errp[1]);
-  }
-  close(res[1]);
-  close(errp[1]);
-
-  /* Drain stderr to EOF before waiting, so a chatty child never blocks on a full pipe. */
-  char *text = xbt_malloc(CHECK_ERR_MAX + 1);
-  size_t len = 0;
-  for (;;) {
-    char chunk[4096];
-    ssize_t r = read(errp[0], chunk, sizeof chunk);
-    if (r < 0 && errno == EINTR)
-      continue;
-    if (r <= 0)
-      break;
-    size_t keep = (size_t)r < CHECK_ERR_MAX - len ? (size_t)r : CHECK_ERR_MAX - len;
-    memcpy(text + len, chunk, keep);
-    len += keep;
-  }
-  text[len] = '\0';
-  close(errp[0]);
-
-  char stage = 0;
-  long count = -1;
-  size_t got = 0;
-  while (read(res[0], &stage, 1) < 0 && errno == EINTR)
-    ;
-  while (stage == 'i' && got < sizeof count) {
-    ssize_t r = read(res[0], (char *)&count + got, sizeof count - got);
-    if (r < 0 && errno == EINTR)
-      continue;
-    if (r <= 0)
-      break;
-    got += (size_t)r;
-  }
-  close(res[0]);
-
-  int status = 0;
-  while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
-    ;
-  if (WIFEXITED(status) && WEXITSTATUS(status) == 0 && got == sizeof count) {
-    xbt_free(text);
-    if (count <= 0) {
+  long rc = -1;
+  if (child_ok(&cr) && cr.count >= 0 && (!use || cr.verdict)) {
+    if (cr.count == 0)
       set_err(err, errlen, "%s: platform declares no hosts", path);
-      return -1;
-    }
-    return count;
-  }
-
-  const char *line = pick_error_line(text);
-  char why[64];
-  if (!line || !*line) {
-    if (WIFSIGNALED(status))
-      snprintf(why, sizeof why, "the SimGrid loader died of signal %d", WTERMSIG(status));
+    else if (cr.verdict == 'e')
+      set_err(err, errlen, "%s: %s", path, cr.msg);
     else
-      snprintf(why, sizeof why, "the SimGrid loader failed (status %d)",
-               WIFEXITED(status) ? WEXITSTATUS(status) : -1);
-    line = why;
+      rc = cr.count;
+  } else {
+    char why[96];
+    const char *line = child_failure(&cr, why, sizeof why);
+    if (cr.stage == 'i')
+      set_err(err, errlen, "%s: malformed platform: %s", path, line);
+    else
+      set_err(err, errlen, "%s: cannot load with these SimGrid options: %s", path, line);
   }
-  if (stage == 'i')
-    set_err(err, errlen, "%s: malformed platform: %s", path, line);
-  else
-    set_err(err, errlen, "%s: cannot load with these SimGrid options: %s", path, line);
-  xbt_free(text);
-  return -1;
+  xbt_free(cr.text);
+  return rc;
+}
+
+long platform_check(const char *path, int argc, char **argv, char *err, size_t errlen)
+{
+  return platform_check_use(path, argc, argv, NULL, err, errlen);
 }
 
 /* ---------------------------------------------------------------- hosts in file order */

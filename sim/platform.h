@@ -68,6 +68,28 @@ int platform_write(const platform_spec *spec, FILE *out, char *err, size_t errle
  * host count; on error -1 with one line "PATH: problem" in err. */
 long platform_check(const char *path, int argc, char **argv, char *err, size_t errlen);
 
+/* The hosts a run will use: the first `needed` in file order, or with spread every
+ * (n_all / needed)-th (platform_place). */
+typedef struct platform_use {
+  size_t needed;
+  int spread;
+} platform_use;
+
+/* platform_check, and then in the same child what SimGrid would abort on once the run
+ * starts, for the hosts of use: a host of speed 0, two hosts with no route between them,
+ * a route over a link of bandwidth 0 (every ordered pair up to 256 hosts; beyond, each
+ * host with 16 hosts spread over the placement and with its neighbours). The error names
+ * the host or hosts. */
+long platform_check_use(const char *path, int argc, char **argv, const platform_use *use, char *err, size_t errlen);
+
+/* Whether SimGrid accepts these options (argv[0] first), checked by a child that only
+ * initialises SimGrid: 0, or -1 with one line naming the option it refuses. */
+int platform_check_options(int argc, char **argv, char *err, size_t errlen);
+
+/* The `needed` hosts of all[0..n_all-1] a run uses into used[]: the first ones, or with
+ * spread every (n_all / needed)-th. */
+void platform_place(sg_host_t *all, size_t n_all, size_t needed, int spread, sg_host_t *used);
+
 /* After simgrid_load_platform(path) in this process: the hosts in the order the file
  * declares them (host elements and cluster radicals in document order); hosts the scan
  * cannot see (e.g. from included files) follow in name order. Returns the count and a

@@ -1,9 +1,12 @@
 /* reproduce.c - reproductions of published figures, one simulation per process. */
 #include "sim/reproduce.h"
 #include "sim/fileio.h"
+#include "sim/interrupt.h"
 
 #include <errno.h>
+#include <signal.h>
 #include <jansson.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -92,7 +95,7 @@ typedef struct job {
 } job;
 
 static const char usage[] =
-    "usage: dtsim reproduce NAME [--out DIR] [--quick] [--jobs N] [--check]\n"
+    "usage: dtsim reproduce NAME [--out DIR] [--quick] [--jobs N] [--check [--results DIR]]\n"
     "\n"
     "Runs the grid of simulations behind a published figure, each in its own process,\n"
     "and writes DIR (default results/NAME/): NAME.ini (the scenario), NAME.csv, NAME.png\n"
@@ -117,8 +120,10 @@ static const char usage[] =
     "             megatron: the four model-parallel rows, 1-8 GPUs; pipeline: 2 and 4\n"
     "             stages, 1-8 microbatches)\n"
     "  --jobs N   simulations run at once (default: the number of cores)\n"
-    "  --check    compare with the committed results/NAME/NAME.csv (or DIR's) instead of writing:\n"
-    "             exit 1 and print the first differing value\n";
+    "  --check    compare with the committed results/NAME/NAME.csv of dtsim's source tree (or\n"
+    "             --out DIR's) instead of writing, found before anything runs: exit 1 and\n"
+    "             print the first differing value\n"
+    "  --results DIR  with --check: compare with DIR/NAME/NAME.csv instead\n";
 
 static int bad(const char *msg)
 {
@@ -140,6 +145,8 @@ static int run_done(void *ctx, size_t i, const spawn_job *sj)
 {
   run_ctx *c = ctx;
   reproduce_job *j = &c->jobs[i];
+  if (interrupt_caught()) /* stopped by a signal: a result of nothing, removed like the rest */
+    return 1;
   c->done++;
   if (sj->status != 0 && !(sj->status == 1 && j->may_miss)) {
     if (!c->failed)
@@ -186,6 +193,10 @@ int reproduce_run_jobs(const reproduce_opts *o, const char *ini, reproduce_job *
   xbt_free(sj);
   xbt_free(logs);
   xbt_free(argv);
+  if (interrupt_caught()) {
+    snprintf(err, len, "%s; nothing written", interrupt_caught() == SIGINT ? "interrupted (SIGINT)" : "terminated (SIGTERM)");
+    return -1;
+  }
   return c.failed ? -1 : 0;
 }
 
@@ -341,6 +352,16 @@ static char *fig3_readme(const job *jobs, size_t n, size_t n_models, int quick)
   fputs(fig3_calibration, f);
   fclose(f);
   return text;
+}
+
+int reproduce_gp_block(char *buf, size_t len, const char *name, const double *x, const double *y, size_t n)
+{
+  size_t k = (size_t)snprintf(buf, len, "$%s << EOD\n", name);
+  for (size_t i = 0; i < n; i++)
+    if (!isnan(y[i]))
+      k += (size_t)snprintf(buf + (k < len ? k : len), k < len ? len - k : 0, "%.17g %.17g\n", x[i], y[i]);
+  k += (size_t)snprintf(buf + (k < len ? k : len), k < len ? len - k : 0, "EOD\n");
+  return (int)k;
 }
 
 int reproduce_plot(const char *dir, const char *name, const char *script, char *err, size_t len)
@@ -532,20 +553,42 @@ static int reproduce_fig3(const reproduce_opts *o, char *err, size_t len)
 static const struct {
   const char *name;
   int (*run)(const reproduce_opts *, char *, size_t);
+  const char *checked; /* the committed CSVs --check compares with, blank-separated */
 } reproductions[] = {
-    {"fig3", reproduce_fig3},
-    {"fig4", reproduce_fig4},
-    {"fig5", reproduce_fig5},
-    {"consensus", reproduce_consensus},
-    {"collectives", reproduce_collectives},
-    {"megatron", reproduce_megatron},
-    {"pipeline", reproduce_pipeline},
+    {"fig3", reproduce_fig3, "fig3.csv"},
+    {"fig4", reproduce_fig4, "fig4.csv"},
+    {"fig5", reproduce_fig5, "fig5.csv"},
+    {"consensus", reproduce_consensus, "consensus.csv"},
+    {"collectives", reproduce_collectives, "collectives.csv"},
+    {"megatron", reproduce_megatron, "megatron.csv"},
+    {"pipeline", reproduce_pipeline, "pipeline.csv ptdp.csv"},
 };
 #define N_REPRODUCTIONS (sizeof(reproductions) / sizeof(reproductions[0]))
 
+/* --check's folder for reproduction r: --results DIR's r/, else --out DIR (with `all`,
+ * DIR/r/), else the source tree's results/r/, wherever dtsim runs from. */
+static void committed_dir(const char *results, const char *out, int all, const char *name, char *dir, size_t len)
+{
+  if (results)
+    snprintf(dir, len, "%s/%s", results, name);
+  else if (out && !all)
+    snprintf(dir, len, "%s", out);
+  else if (out)
+    snprintf(dir, len, "%s/%s", out, name);
+  else
+    snprintf(dir, len, "%s/results/%s", DTSIM_SOURCE_DIR, name);
+}
+
+/* Whether argv[i] has a value after it: an option word is never one (`--out --quick` would
+ * write into ./--quick). */
+static int has_value(int argc, char **argv, int i)
+{
+  return i + 1 < argc && strncmp(argv[i + 1], "--", 2) != 0;
+}
+
 int reproduce_main(int argc, char **argv)
 {
-  const char *name = NULL, *out = NULL;
+  const char *name = NULL, *out = NULL, *results = NULL;
   reproduce_opts o = {0};
   long n_par = sysconf(_SC_NPROCESSORS_ONLN);
   char err[1024];
@@ -559,9 +602,11 @@ int reproduce_main(int argc, char **argv)
       o.check = 1;
     else if (strcmp(argv[i], "--quiet") == 0)
       o.quiet = 1;
-    else if (strcmp(argv[i], "--out") == 0 && i + 1 < argc)
+    else if (strcmp(argv[i], "--out") == 0 && has_value(argc, argv, i))
       out = argv[++i];
-    else if (strcmp(argv[i], "--jobs") == 0 && i + 1 < argc) {
+    else if (strcmp(argv[i], "--results") == 0 && has_value(argc, argv, i))
+      results = argv[++i];
+    else if (strcmp(argv[i], "--jobs") == 0 && has_value(argc, argv, i)) {
       char *end;
       n_par = strtol(argv[++i], &end, 10);
       if (*end || n_par < 1)
@@ -586,6 +631,24 @@ int reproduce_main(int argc, char **argv)
     return bad(err);
   }
   o.n_par = (size_t)n_par;
+  if (results && !o.check)
+    return bad("--results DIR: only with --check (it names the committed results to compare with)");
+  /* Every committed CSV is found before anything runs. */
+  for (size_t r = 0; r < N_REPRODUCTIONS && o.check; r++) {
+    if (!all && strcmp(name, reproductions[r].name) != 0)
+      continue;
+    char dir[512];
+    committed_dir(results, out, all, reproductions[r].name, dir, sizeof dir);
+    for (const char *c = reproductions[r].checked; *c; c += strcspn(c, " "), c += *c == ' ') {
+      char path[700];
+      snprintf(path, sizeof path, "%s/%.*s", dir, (int)strcspn(c, " "), c);
+      if (access(path, R_OK) != 0) {
+        snprintf(err, sizeof(err), "--check: %s: cannot read: %s (nothing committed to check against; --results DIR "
+                 "names the folder holding NAME/)", path, strerror(errno));
+        return bad(err);
+      }
+    }
+  }
 
   char work[] = "/tmp/dtsim-reproduce-XXXXXX";
   if (mkdtemp(work) == NULL)
@@ -597,12 +660,19 @@ int reproduce_main(int argc, char **argv)
       continue;
     /* `all --out DIR` writes DIR/NAME for each */
     char outdir[512];
-    if (out && !all)
+    if (o.check) /* nothing is written: out is where the committed CSVs are */
+      committed_dir(results, out, all, reproductions[r].name, outdir, sizeof outdir);
+    else if (out && !all)
       snprintf(outdir, sizeof(outdir), "%s", out);
     else
       snprintf(outdir, sizeof(outdir), "%s/%s", out ? out : "results", reproductions[r].name);
     o.out = outdir;
     int one = reproductions[r].run(&o, err, sizeof(err));
+    if (interrupt_caught()) {
+      fprintf(stderr, "dtsim reproduce: %s\n", err);
+      rc = 128 + interrupt_caught();
+      break;
+    }
     if (one == 1)
       fprintf(stderr, "dtsim reproduce: --check: %s\n", err);
     else if (one != 0)

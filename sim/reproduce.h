@@ -45,6 +45,21 @@ void reproduce_remove_run(const reproduce_job *j);
  * if the committed file cannot be read. */
 int reproduce_check(const char *csv, const char *committed, int subset, unsigned key_fields, char *msg, size_t len);
 
+/* The reproductions' plots share these gnuplot pieces, so that a paper's numbers are
+ * drawn the same way everywhere and no legend sits on a curve:
+ * REPRODUCE_GP_KEY puts each plot's legend outside its area, to the right (give the
+ * terminal the width); REPRODUCE_GP_PAPER is the style of a paper's numbers beside
+ * dtsim's (large open black circles), REPRODUCE_GP_FORMULA that of a closed form
+ * (a dashed line of the series' colour: append "lc N"). */
+#define REPRODUCE_GP_KEY "set key outside right top vertical Left reverse noautotitle samplen 2\n"
+#define REPRODUCE_GP_PAPER "with points pt 6 ps 2 lw 1.5 lc rgb 'black'"
+#define REPRODUCE_GP_FORMULA "with lines dt 2 lw 1.5"
+
+/* Writes into buf a gnuplot datablock $NAME of n rows "x y", the paper's numbers to plot
+ * with REPRODUCE_GP_PAPER (y NaN: a row the paper leaves empty, skipped). Returns the
+ * characters written, as snprintf. */
+int reproduce_gp_block(char *buf, size_t len, const char *name, const double *x, const double *y, size_t n);
+
 /* Feeds script to gnuplot, which must write o->out/.NAME.png.tmp; renames it to
  * NAME.png. Returns 0 or -1 with a message. */
 int reproduce_plot(const char *dir, const char *name, const char *script, char *err, size_t len);

@@ -40,8 +40,8 @@ static const char coll_platform[] =
 static const char coll_ini[] =
     "; dtsim reproduce collectives: one collective, timing only, on the star of collectives-64.xml.\n"
     "; Each run sets collective.op, collective.algorithm, collective.ranks and collective.bytes\n"
-    "; (and the lv08 and crosstraffic rows a --cfg). Run it from this folder (the platform file is\n"
-    "; named relative to it).\n"
+    "; (and the lv08 and crosstraffic rows a --cfg). Its platform file is named relative to this\n"
+    "; file's folder, where dtsim looks for it.\n"
     "[run]\n"
     "algorithm = collective\n"
     "[platform]\n"
@@ -285,40 +285,63 @@ static char *coll_readme(const coll_run *runs, size_t n, int quick)
         "`collectives.csv`: `op,algorithm,ranks,bytes,sim_time_s,formula_s,rel_error,algbw_gbps,busbw_gbps,network`\n"
         "(`network`: `cm02`, the platform as written; `lv08` and `crosstraffic`, the shifted rows).\n"
         "`collectives.png`: left, allreduce time against size at 64 ranks, simulated (points) and formula\n"
-        "(lines); right, bus bandwidth of every collective at 64 ranks against size. `--quick` runs 2, 8 and\n"
+        "(dashed lines, `formula_s`); right, bus bandwidth of every collective at 64 ranks against size,\n"
+        "simulated (points) and the formula's (dashed, busbw x sim_time_s / formula_s); each series has its\n"
+        "own point type, since the ring allreduce, reduce-scatter and allgather coincide, and the legends are\n"
+        "outside the plots. `--quick` runs 2, 8 and\n"
         "64 ranks at 1 KiB, 1 MiB and 1 GiB; `--quick --check` compares those rows with this CSV.\n",
         f);
   fclose(f);
   return text;
 }
 
+/* collectives.png: at 64 ranks on CM02, dtsim's points beside the formulas of Thakur,
+ * Rabenseifner and Gropp 2005 (dashed lines of the same colour), as times (allreduce)
+ * and as nccl-tests' bus bandwidth (every collective; the formula's busbw is the point's
+ * busbw x simulated / formula time). Every series has its own point type, as several
+ * coincide (the ring allreduce, reduce-scatter and allgather reach the same busbw), and
+ * the legends are outside the plots. */
 static int coll_plot(const char *dir, char *err, size_t len)
 {
-  char script[3000];
-  snprintf(script, sizeof(script),
-           "set terminal pngcairo size 1400,560\nset output '%s/.collectives.png.tmp'\n"
-           "set datafile separator ','\nset logscale x 2\nset logscale y\nset format x '2^{%%L}'\nset format y '10^{%%L}'\nset key top left\n"
-           "set xlabel 'bytes per member (n)'\nset multiplot layout 1,2 title "
-           "'dtsim collectives, 64 ranks on a 100 Gb/s, 1 us star (CM02, no cross traffic)'\n"
-           "a = 2e-6 + 64 / 12.5e9\nb = 1 / 12.5e9\np = 64.0\n"
-           "ring(n) = 2 * (p - 1) * a + 2 * (p - 1) / p * n * b\n"
-           "hd(n) = 2 * 6 * a + 2 * (p - 1) / p * n * b\ntree(n) = 2 * 6 * (a + n * b)\n"
-           "sel(o, g, col) = (strcol(1) eq o && strcol(2) eq g && $3 == 64 && strcol(10) eq 'cm02') ? column(col) : 1/0\n"
-           "set ylabel 'allreduce time (s)'\nset title 'allreduce: simulated (points), formula (lines)'\n"
-           "set xrange [512:2**31]\n"
-           "plot '%s/collectives.csv' using 4:(sel('allreduce', 'ring', 5)) with points pt 7 lc 1 title 'ring', "
-           "ring(x) with lines lc 1 notitle, "
-           "'%s/collectives.csv' using 4:(sel('allreduce', 'halving-doubling', 5)) with points pt 5 lc 2 "
-           "title 'halving-doubling', hd(x) with lines lc 2 notitle, "
-           "'%s/collectives.csv' using 4:(sel('allreduce', 'tree', 5)) with points pt 9 lc 3 title 'tree', "
-           "tree(x) with lines lc 3 notitle\n"
-           "set ylabel 'busbw (GB/s)'\nset title 'bus bandwidth (nccl-tests), link 12.5 GB/s'\nset key bottom right\n"
-           "plot for [s in 'allreduce:ring allreduce:halving-doubling allreduce:tree reduce-scatter:ring "
-           "allgather:ring broadcast:tree reduce:tree'] '%s/collectives.csv' "
-           "using 4:(sel(s[1:strstrt(s, ':') - 1], s[strstrt(s, ':') + 1:], 9)) with linespoints title s\n"
-           "unset multiplot\n",
-           dir, dir, dir, dir, dir);
-  return reproduce_plot(dir, "collectives", script, err, len);
+  static const char *const series[] = {"allreduce:ring",     "allreduce:halving-doubling", "allreduce:tree",
+                                       "reduce-scatter:ring", "allgather:ring",            "broadcast:tree",
+                                       "reduce:tree"};
+  static const int pts[] = {7, 5, 9, 4, 8, 12, 14};
+  char *script = NULL;
+  size_t size = 0;
+  FILE *f = open_memstream(&script, &size);
+  xbt_assert(f, "open_memstream failed");
+  fprintf(f,
+          "set terminal pngcairo size 1800,640\nset output '%s/.collectives.png.tmp'\n"
+          "set datafile separator ','\nset logscale x 2\nset logscale y\nset format x '2^{%%L}'\n"
+          "set format y '10^{%%L}'\n" REPRODUCE_GP_KEY "set xlabel 'bytes per member (n)'\n"
+          "set multiplot layout 1,2 title 'dtsim collectives against the alpha-beta formulas (Thakur, Rabenseifner and "
+          "Gropp 2005): 64 ranks on a 100 Gb/s, 1 us star (CM02, no cross traffic); points dtsim, dashed lines the "
+          "formulas'\n"
+          "sel(o, g, col) = (strcol(1) eq o && strcol(2) eq g && $3 == 64 && strcol(10) eq 'cm02') ? column(col) : 1/0\n"
+          "fbus(o, g) = (strcol(1) eq o && strcol(2) eq g && $3 == 64 && strcol(10) eq 'cm02') ? $9 * $5 / $6 : 1/0\n"
+          "set xrange [512:2**31]\nset ylabel 'allreduce time (simulated s)'\nset title 'allreduce time'\nplot ",
+          dir);
+  for (int k = 0; k < 3; k++) {
+    const char *algo = strchr(series[k], ':') + 1;
+    fprintf(f, "%s'%s/collectives.csv' using 4:(sel('allreduce', '%s', 5)) with points pt %d ps 1.3 lc %d title "
+               "'%s, dtsim', '' using 4:(sel('allreduce', '%s', 6)) " REPRODUCE_GP_FORMULA " lc %d title '%s, formula'",
+            k ? ", " : "", dir, algo, pts[k], k + 1, algo, algo, k + 1, algo);
+  }
+  fputs("\nset ylabel 'busbw (GB/s, 10^9 bytes/s)'\nset title \"nccl-tests' bus bandwidth; a link is 12.5 GB/s\"\nplot ",
+        f);
+  for (size_t k = 0; k < sizeof series / sizeof *series; k++) {
+    size_t c = strcspn(series[k], ":");
+    fprintf(f, "%s'%s/collectives.csv' using 4:(sel('%.*s', '%s', 9)) with points pt %d ps 1.3 lc %zu title '%s, dtsim', "
+               "'' using 4:(fbus('%.*s', '%s')) " REPRODUCE_GP_FORMULA " lc %zu title '%s, formula'",
+            k ? ", " : "", dir, (int)c, series[k], series[k] + c + 1, pts[k], k + 1, series[k], (int)c, series[k],
+            series[k] + c + 1, k + 1, series[k]);
+  }
+  fputs("\nunset multiplot\n", f);
+  fclose(f);
+  int rc = reproduce_plot(dir, "collectives", script, err, len);
+  free(script); /* open_memstream's */
+  return rc;
 }
 
 int reproduce_collectives(const reproduce_opts *o, char *err, size_t len)

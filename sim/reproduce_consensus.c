@@ -76,8 +76,8 @@ static const char cons_platform[] =
 static const char cons_ini[] =
     "; dtsim reproduce consensus: Nedic & Ozdaglar 2009, distributed subgradient method.\n"
     "; Each run sets consensus.topology, consensus.weights, consensus.step_rule,\n"
-    "; consensus.alpha0, consensus.mode and run.max_steps. Run it from this folder (the\n"
-    "; platform file is named relative to it).\n"
+    "; consensus.alpha0, consensus.mode and run.max_steps. Its platform file is named\n"
+    "; relative to this file's folder, where dtsim looks for it.\n"
     "[run]\n"
     "algorithm = consensus\n"
     "max_steps = " STR(CONST_STEPS) "       ; set per run\n"
@@ -327,9 +327,10 @@ static void setup_text(FILE *f, const cons_run *runs, size_t n, int quick)
   fprintf(f,
           "# Distributed subgradient consensus (Nedic & Ozdaglar 2009)\n\n"
           "Made by `dtsim reproduce consensus%s` from `consensus.ini` and its platform\n"
-          "`consensus-16.xml` (to rerun one configuration, from this folder: `dtsim run\n"
-          "consensus.ini --set consensus.topology=torus --set consensus.step_rule=sqrt --set\n"
-          "consensus.alpha0=0.01 --set consensus.mode=async --set run.max_steps=%d`).\n\n"
+          "`consensus-16.xml` (to rerun one configuration: `dtsim run\n"
+          "results/consensus/consensus.ini --set consensus.topology=torus --set consensus.step_rule=sqrt --set\n"
+          "consensus.alpha0=0.01 --set consensus.mode=async --set run.max_steps=%d`; the platform\n"
+          "file is found beside the scenario).\n\n"
           "Each configuration is one simulation in its own process: 16 agents, each with a\n"
           "private L1 regression f_i(x) = ||A_i x - b_i||_1 + 1/32 ||x||^2 on 20 rows of\n"
           "dimension 10 (synthetic, run.seed 1; the paper's nonsmooth setting), x_i(0) = 0, on\n"
@@ -368,7 +369,10 @@ static void setup_text(FILE *f, const cons_run *runs, size_t n, int quick)
           "CSV keeps the samples up to %d iterations before the end, when agents start to leave.\n"
           "The claims below use every sample; \"reaches G\" = the gap F(xbar) - f* stays at or\n"
           "below G from that iteration on (the gap at x = 0 is %.4g). `consensus.png`: the\n"
-          "gaps against iteration (log scales).\n\n",
+          "gaps against iteration (log scales), legends outside the plots. The paper's results, as far as\n"
+          "they could be read (below), are convergence results and rate estimates, not measured\n"
+          "curves to draw beside these, so the plots show dtsim's runs alone; the table below sets\n"
+          "them against the paper's claims.\n\n",
           SYNC_DENSE, SYNC_EVERY, SYNC_MID, SYNC_SPARSE, ASYNC_EVAL, ASYNC_TAIL, n ? runs[0].gap[0] : 0.0);
 }
 
@@ -829,8 +833,8 @@ static int cons_plot(const char *dir, const cons_run *runs, size_t n_runs, char 
   FILE *f = open_memstream(&script, &n);
   xbt_assert(f, "open_memstream failed");
   fprintf(f,
-          "set terminal pngcairo size 1300,950\nset output '%s/.consensus.png.tmp'\n"
-          "set datafile separator ','\nset logscale xy\nset format y '10^{%%L}'\nset key top right\n"
+          "set terminal pngcairo size 1500,900\nset output '%s/.consensus.png.tmp'\n"
+          "set datafile separator ','\nset logscale xy\nset format y '10^{%%L}'\n" REPRODUCE_GP_KEY
           "set xlabel 'iteration'\nset ylabel 'gap'\nset multiplot layout 2,2 title "
           "'Distributed subgradient (Nedic-Ozdaglar), L1 regression, 16 agents, simulated by dtsim'\n"
           "sel(t, w, r, a, m, col) = (strcol(1) eq t && strcol(2) eq w && strcol(3) eq r && strcol(4) eq a && "

@@ -89,15 +89,18 @@ static const key_spec head_keys[] = {
   {"run", "seed", KEY_U64, FIELD(run.seed), .def = "1", .unit = "",
    .doc = "Master seed (0 to 2^64-1); every actor's random stream and the synthetic data "
           "derive from it."},
-  {"run", "max_sim_time", KEY_DOUBLE, FIELD(run.max_sim_time), .def = "3600", .unit = "s (simulated)",
-   .doc = "Stop when the simulated clock reaches this.", GT(0)},
+  {"run", "max_sim_time", KEY_DOUBLE, FIELD(run.max_sim_time), .def = "8", .unit = "s (simulated)",
+   .doc = "Stop when the simulated clock reaches this: no new step starts after it, and the steps "
+          "already under way finish, so `sim_time_s` may end a little past it (by up to one step, "
+          "or the messages in flight).", GT(0)},
   {"run", "max_steps", KEY_LONG, FIELD(run.max_steps), .def = "0", .unit = "minibatches",
    .doc = "Stop after this many minibatches per worker / replica (consensus: iterations per "
-          "agent, required; sandblaster: L-BFGS iterations); 0: no limit.",
+          "agent, required; sandblaster: L-BFGS iterations; tensor: the steps to run, 0: one, the old name "
+          "`tensor.steps` still works); 0: no limit.",
    GE(0)},
   {"run", "target_accuracy", KEY_DOUBLE, FIELD(run.target_accuracy), .def = "0", .unit = "fraction",
    .doc = "Stop when held-out accuracy reaches this; 0: no target.", GE(0), LE(1)},
-  {"run", "eval_every", KEY_DOUBLE, FIELD(run.eval_every), .def = "60", .unit = "s (simulated)",
+  {"run", "eval_every", KEY_DOUBLE, FIELD(run.eval_every), .def = "0.25", .unit = "s (simulated)",
    .doc = "Simulated time between two evaluations of held-out loss and accuracy.", GT(0)},
   /* [platform] */
   {"platform", "preset", KEY_STR, FIELD(platform.preset), .def = "distbelief-2012", .unit = "",
@@ -105,7 +108,7 @@ static const key_spec head_keys[] = {
           "in one file is an error.",
    .check = check_preset, .name_at = preset_name_at},
   {"platform", "file", KEY_STR, FIELD(platform.file), .def = "", .unit = "",
-   .doc = "SimGrid platform XML to use instead of a preset; hosts are used in file order."},
+   .doc = "SimGrid platform XML to use instead of a preset; hosts are used in file order.", .paths = ""},
   {"platform", "hosts", KEY_LONG, FIELD(platform.hosts), .def = "0", .unit = "hosts",
    .doc = "Hosts to generate for a preset; 0: as many as the run needs.", GE(0)},
   {"platform", "placement", KEY_STR, FIELD(platform.placement), .def = "packed", .unit = "",
@@ -170,7 +173,8 @@ static const key_spec head_keys[] = {
    .doc = "A shared warmstart (Dean et al. 2012 sec. 5): before the run, this many steps of "
           "sequential SGD (its own random stream, `warmstart_batch` examples, rate `warmstart_lr`) "
           "train the numeric model, taking no simulated time; every worker then starts from those "
-          "parameters. Not for consensus or a numeric model split over machines. 0: none.",
+          "parameters. Not for consensus or a numeric model split over machines (`downpour.warmstart_steps` "
+          "is another thing: replica 0 alone, in simulated time). 0: none.",
    GE(0)},
   {"model", "warmstart_batch", KEY_LONG, FIELD(model.warm_batch), .def = "32", .unit = "examples",
    .doc = "Minibatch size of the warmstart's steps.", GT(0)},
@@ -181,7 +185,7 @@ static const key_spec head_keys[] = {
    .doc = "`synthetic-teacher` (labels from a random teacher network), `synthetic-gaussian` "
           "(one Gaussian cluster per class), `libsvm:PATH` or `csv:PATH` (label in the last "
           "column).",
-   .check = check_source},
+   .check = check_source, .paths = "libsvm:|csv:"},
   {"data", "train", KEY_LONG, FIELD(data.train), .def = "20000", .unit = "examples",
    .doc = "Training examples of a synthetic source.", GT(0)},
   {"data", "test", KEY_LONG, FIELD(data.test), .def = "5000", .unit = "examples",
@@ -357,7 +361,25 @@ static const section_spec *section_find(const char *name)
   return NULL;
 }
 
+/* Old names kept for one key, as scripts use them: reading one sets its key. */
+static const struct {
+  const char *section, *key, *to_section, *to_key;
+} aliases[] = {
+    {"tensor", "steps", "run", "max_steps"}, /* tensor runs count their steps in run.max_steps, as every run does */
+};
+
+static const key_ref *key_find_exact(const char *section, const char *key);
+
+/* The key section.key names, itself or through an alias. */
 static const key_ref *key_find(const char *section, const char *key)
+{
+  for (size_t i = 0; i < sizeof aliases / sizeof *aliases; i++)
+    if (strcmp(section, aliases[i].section) == 0 && strcmp(key, aliases[i].key) == 0)
+      return key_find_exact(aliases[i].to_section, aliases[i].to_key);
+  return key_find_exact(section, key);
+}
+
+static const key_ref *key_find_exact(const char *section, const char *key)
 {
   for (size_t i = 0; i < n_keys; i++)
     if (strcmp(all_keys[i].k->section, section) == 0 && strcmp(all_keys[i].k->key, key) == 0)
@@ -1170,6 +1192,32 @@ static char *reader(char *str, int num, void *stream)
   return str;
 }
 
+/* A path value read from the scenario file `file`: after one of `prefixes` ("" or
+ * "a:|b:"), a relative path is the file's folder's, "exp/data.csv" for "data.csv" in
+ * exp/a.ini. Returns 1 with the joined value in out, or 0 when it stays as written
+ * (absolute, not a path, or the file is in the current folder). */
+static int from_folder(const char *file, const char *prefixes, const char *value, char *out, size_t len)
+{
+  const char *slash = strrchr(file, '/');
+  if (slash == NULL)
+    return 0;
+  size_t pre = 0;
+  for (const char *p = prefixes;;) {
+    size_t m = strcspn(p, "|");
+    if (strncmp(value, p, m) == 0 && value[m] != '\0') {
+      pre = m;
+      break;
+    }
+    if (!p[m])
+      return 0;
+    p += m + 1;
+  }
+  if (value[pre] == '/' || value[pre] == '\0')
+    return 0;
+  snprintf(out, len, "%.*s%.*s%s", (int)pre, value, (int)(slash - file + 1), file, value + pre);
+  return 1;
+}
+
 static int handler(void *user, const char *section, const char *name, const char *value)
 {
   load_ctx *c = user;
@@ -1201,8 +1249,11 @@ static int handler(void *user, const char *section, const char *name, const char
   const key_spec *k = r->k;
   idx = (size_t)(r - all_keys);
   if (c->seen[idx]) {
-    load_error(c, c->lineno, "%s.%s is set twice (first on line %d)", k->section, k->key,
-               c->seen[idx]);
+    if (strcmp(k->section, section) != 0 || strcmp(k->key, name) != 0)
+      load_error(c, c->lineno, "%s.%s is an old name of %s.%s, which is set twice (first on line %d)", section, name,
+                 k->section, k->key, c->seen[idx]);
+    else
+      load_error(c, c->lineno, "%s.%s is set twice (first on line %d)", k->section, k->key, c->seen[idx]);
     return 0;
   }
   if (*value && (r == key_file() || r == key_preset())) {
@@ -1213,6 +1264,15 @@ static int handler(void *user, const char *section, const char *name, const char
                  "not both", k->section, k->key, other->k->section, other->k->key, c->seen[oi]);
       return 0;
     }
+  }
+  char joined[SETTINGS_STR + 8];
+  if (k->paths && from_folder(c->name, k->paths, value, joined, sizeof joined)) {
+    if (strlen(joined) >= k->size) {
+      load_error(c, c->lineno, "%s.%s: '%.*s' taken from the scenario's folder is longer than %zu characters",
+                 k->section, k->key, QUOTE_MAX, joined, k->size - 1);
+      return 0;
+    }
+    value = joined;
   }
   if (key_assign(c->s, r, value, msg, sizeof msg) != 0) {
     load_error(c, c->lineno, "%s.%s: %s", k->section, k->key, msg);
@@ -1463,6 +1523,45 @@ static int validate_shapes(const scenario *s, char *msg, size_t len)
   return 0;
 }
 
+/* A key of a common section set where it changes nothing: the data set of an algorithm
+ * that trains on none, model.layers' shape for an algorithm that does not train it, a
+ * warmstart's batch or rate without a warmstart, a target accuracy a timing-only run
+ * cannot reach. The keys of a part that a switch turns off stay allowed ([data] with
+ * model.numerics = off), as a scenario is often run both ways. The algorithms' sections
+ * are their validate hooks' (algorithms/keys.h key_changed). Returns 0, or -1 with one
+ * line in msg naming the key. */
+static int ineffective_key(const scenario *s, const algorithm *alg, char *msg, size_t len)
+{
+  static const char *const data_names[] = {"data.source", "data.train", "data.test", "data.test_fraction",
+                                          "data.teacher_hidden", "data.separation"};
+  static const char *const shape_keys[] = {"model.type", "model.layers", "model.activation", "model.virtual"};
+  static const char *const warm_keys[] = {"model.warmstart_batch", "model.warmstart_lr"};
+  size_t nk = sizeof head_keys / sizeof head_keys[0];
+  for (size_t i = 0; i < sizeof data_names / sizeof *data_names; i++)
+    if (!alg->uses_data && key_changed(head_keys, nk, s, data_names[i])) {
+      msgf(msg, len, "%s: has no effect: run.algorithm = %s trains on no data set of [data]", data_names[i],
+           s->run.algorithm);
+      return -1;
+    }
+  for (size_t i = 0; i < sizeof shape_keys / sizeof *shape_keys && !alg->trains_layers; i++)
+    if (key_changed(head_keys, nk, s, shape_keys[i])) {
+      msgf(msg, len, "%s: has no effect: run.algorithm = %s does not train model.layers (its shapes are its own "
+           "section's)", shape_keys[i], s->run.algorithm);
+      return -1;
+    }
+  for (size_t i = 0; i < sizeof warm_keys / sizeof *warm_keys && s->model.warm_steps == 0; i++)
+    if (key_changed(head_keys, nk, s, warm_keys[i])) {
+      msgf(msg, len, "%s: has no effect without a warmstart (model.warmstart_steps = 0)", warm_keys[i]);
+      return -1;
+    }
+  if (s->run.target_accuracy > 0 && !s->model.numerics) {
+    msgf(msg, len, "run.target_accuracy: a timing-only run (model.numerics = off) measures no accuracy, so it "
+         "could only end target_not_reached");
+    return -1;
+  }
+  return 0;
+}
+
 int scenario_validate(const scenario *s, const char *origin, char *err, size_t errlen)
 {
   char msg[400];
@@ -1500,6 +1599,10 @@ int scenario_validate(const scenario *s, const char *origin, char *err, size_t e
                             : "this run.algorithm does not train");
     return -1;
   }
+  if (ineffective_key(s, alg, msg, sizeof msg) != 0) {
+    msgf(err, errlen, "%s: %s", o, msg);
+    return -1;
+  }
   if (alg->validate(s, algorithm_params(s, alg), msg, sizeof msg) != 0) {
     msgf(err, errlen, "%s: %s", o, msg);
     return -1;
@@ -1534,6 +1637,17 @@ void scenario_key_at(const scenario *s, size_t i, const char **section, const ch
     *unit = k->unit;
   if (doc)
     *doc = k->doc;
+}
+
+size_t scenario_alias_count(void) { return sizeof aliases / sizeof *aliases; }
+
+void scenario_alias_at(size_t i, const char **section, const char **key, const char **to_section, const char **to_key)
+{
+  xbt_assert(i < scenario_alias_count(), "scenario_alias_at: index %zu past the aliases", i);
+  *section = aliases[i].section;
+  *key = aliases[i].key;
+  *to_section = aliases[i].to_section;
+  *to_key = aliases[i].to_key;
 }
 
 /* Markdown table cells must not contain a bare '|'. */
@@ -1582,6 +1696,11 @@ void scenario_print_reference(FILE *out)
       }
       fputs(" |\n", out);
     }
+    for (size_t a = 0; a < sizeof aliases / sizeof *aliases; a++)
+      if (strcmp(aliases[a].section, all_sections[si].name) == 0)
+        fprintf(out, "\n`%s.%s` is an old name of `%s.%s`, still read (and written in summary.json's scenario block, "
+                "with that key's value).\n", aliases[a].section, aliases[a].key, aliases[a].to_section,
+                aliases[a].to_key);
   }
 }
 
@@ -1593,7 +1712,8 @@ const char scenario_default_ini[] =
     "; (1 GbE, LV08), training a small MLP on synthetic-teacher data for 8 simulated\n"
     "; seconds. Simulated time comes from this MLP's own shapes; add\n"
     "; --set model.virtual=speech-42m to time DistBelief's 42M-parameter speech net.\n"
-    "; Keys left out keep their defaults (dtsim list keys).\n"
+    "; Every value here is its key's default (dtsim list keys), so an empty scenario\n"
+    "; file runs this same scenario; keys left out keep their defaults too.\n"
     "\n"
     "[run]\n"
     "algorithm = downpour\n"
@@ -1628,5 +1748,5 @@ const char scenario_default_ini[] =
     "batch = 32\n"
     "adagrad = on\n"
     "adagrad_gamma = 0.1\n"
-    "warmstart_steps = 100   ; replica 0 trains alone first (Dean et al.: warmstart)\n"
+    "warmstart_steps = 0     ; all start together (Dean et al.'s warmstart: replica 0 alone first)\n"
     "overlap = off\n";

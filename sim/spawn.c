@@ -3,11 +3,14 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/wait.h>
 #include <unistd.h>
 #include <xbt/asserts.h>
+
+#include "sim/interrupt.h"
 
 int spawn_self(char *path, size_t len, char *err, size_t errlen)
 {
@@ -45,8 +48,15 @@ size_t spawn_run(const char *self, spawn_job *jobs, size_t n, size_t n_par, spaw
   for (size_t i = 0; i < n; i++)
     jobs[i].status = -1;
   size_t next = 0, running = 0;
-  int stop = 0;
+  int stop = 0, stopped = 0;
+  interrupt_parent_catch();
   for (;;) {
+    if (interrupt_caught() && !stopped) { /* Ctrl-C or SIGTERM: the running children end too, cleaning up */
+      for (size_t i = 0; i < next; i++)
+        if (jobs[i].status == -1)
+          kill(jobs[i].pid, SIGTERM);
+      stop = stopped = 1;
+    }
     while (running < n_par && next < n && !stop) {
       jobs[next].pid = start(self, &jobs[next]);
       next++;

@@ -25,7 +25,9 @@ int spawn_self(char *path, size_t len, char *err, size_t errlen);
 
 /* Runs jobs[0..n-1] with the executable at self, starting them in index order, at most
  * n_par (>= 1) at a time, and calls done (if not NULL) as each ends. Returns the number
- * of jobs that ran; jobs never started keep status -1. */
+ * of jobs that ran; jobs never started keep status -1. SIGINT and SIGTERM stop it: the
+ * running children get SIGTERM and are waited for, no more start, and
+ * interrupt_caught() tells the caller. */
 size_t spawn_run(const char *self, spawn_job *jobs, size_t n, size_t n_par, spawn_done_fn done, void *ctx);
 
 #endif

@@ -11,6 +11,7 @@
 
 #include <dirent.h>
 #include <errno.h>
+#include <signal.h>
 #include <jansson.h>
 #include <math.h>
 #include <stdarg.h>
@@ -24,6 +25,7 @@
 
 #include "sim/output.h"
 #include "sim/scenario.h"
+#include "sim/interrupt.h"
 #include "sim/spawn.h"
 
 #define ERRLEN 1400
@@ -42,7 +44,9 @@ static const char usage[] =
     "                             run.log (the run's stdout and stderr) and its results\n"
     "  sweep.csv   one row per point in product order: the varied keys (section.key), then\n"
     "              sim_time_s,steps,examples,final_loss,final_accuracy,time_to_target_s,\n"
-    "              status,bytes_total,hosts_used from each summary.json (empty: null)\n"
+    "              status,bytes_total,hosts_used, and performance's step_time_s,\n"
+    "              examples_per_s,tflops_per_device,mfu,compute_pct,comm_pct,exposed_comm_pct\n"
+    "              from each summary.json (empty: null)\n"
     "  sweep.png   the --plot-metric against the first varied key, one line per\n"
     "              combination of the other keys (categories when a value is not a number)\n"
     "The whole sweep is checked before anything runs: every key, every value and every\n"
@@ -57,8 +61,10 @@ static const char usage[] =
     "  --seed N        master seed of every point (same as --set run.seed=N)\n"
     "  --jobs N        points run at once (default: 1)\n"
     "  --out DIR       the sweep folder (default ./dtsim-sweep); it must not hold a sweep already\n"
-    "  --plot-metric M y axis of sweep.png: sim_time_s (default), steps, examples, final_loss,\n"
-    "                  final_accuracy, time_to_target_s, bytes_total or hosts_used\n"
+    "  --plot-metric M y axis of sweep.png: any numeric column of sweep.csv, sim_time_s\n"
+    "                  (default), steps, examples, final_loss, final_accuracy, time_to_target_s,\n"
+    "                  bytes_total, hosts_used, step_time_s, examples_per_s, tflops_per_device,\n"
+    "                  mfu, compute_pct, comm_pct or exposed_comm_pct\n"
     "  --emit-jobs     write DIR's point folders, run nothing, and print one shell command per\n"
     "                  point (in order; line N is point N) for GNU parallel or a Slurm array;\n"
     "                  then `dtsim sweep --merge DIR` writes sweep.csv and sweep.png\n"
@@ -75,19 +81,28 @@ static const char usage[] =
     "  sbatch --array=1-$(wc -l < jobs.txt) --wrap 'sed -n \"${SLURM_ARRAY_TASK_ID}p\" jobs.txt | sh'\n"
     "  dtsim sweep --merge sw\n";
 
-/* Columns after the varied keys: name, and the summary.json member it comes from. */
+/* Columns after the varied keys: name, the summary.json member it comes from, and what
+ * it is with its unit (sweep.png's axis). New columns go at the end: scripts read the
+ * first ones by position. */
 static const struct {
-  const char *name, *parent, *member;
+  const char *name, *parent, *member, *label;
 } metrics_cols[] = {
-    {"sim_time_s", NULL, "sim_time_s"},
-    {"steps", NULL, "steps"},
-    {"examples", NULL, "examples"},
-    {"final_loss", NULL, "final_loss"},
-    {"final_accuracy", NULL, "final_accuracy"},
-    {"time_to_target_s", NULL, "time_to_target_s"},
-    {"status", NULL, "status"},
-    {"bytes_total", "comm", "bytes_total"},
-    {"hosts_used", NULL, "hosts_used"},
+    {"sim_time_s", NULL, "sim_time_s", "simulated time (s)"},
+    {"steps", NULL, "steps", "steps (minibatches, all workers)"},
+    {"examples", NULL, "examples", "training examples"},
+    {"final_loss", NULL, "final_loss", "final held-out loss"},
+    {"final_accuracy", NULL, "final_accuracy", "final held-out accuracy (fraction)"},
+    {"time_to_target_s", NULL, "time_to_target_s", "time to the target accuracy (simulated s)"},
+    {"status", NULL, "status", "status"},
+    {"bytes_total", "comm", "bytes_total", "bytes sent (all messages)"},
+    {"hosts_used", NULL, "hosts_used", "hosts used"},
+    {"step_time_s", "performance", "step_time_s", "step time (simulated s per step of one worker)"},
+    {"examples_per_s", "performance", "examples_per_s", "training examples per simulated s"},
+    {"tflops_per_device", "performance", "tflops_per_device", "model Tflop/s per device"},
+    {"mfu", "performance", "mfu", "model flop utilisation (fraction of peak)"},
+    {"compute_pct", "performance", "compute_pct", "workers' compute (% of simulated time)"},
+    {"comm_pct", "performance", "comm_pct", "workers' communication (% of simulated time)"},
+    {"exposed_comm_pct", "performance", "exposed_comm_pct", "workers' exposed communication (% of simulated time)"},
 };
 #define N_METRICS (sizeof(metrics_cols) / sizeof(metrics_cols[0]))
 
@@ -533,6 +548,21 @@ static int is_number(const char *s, double *x)
   return end != s && *end == '\0' && errno == 0 && isfinite(*x);
 }
 
+/* A varied key as an axis label: "sgd.lr", with its unit from the key table when it has
+ * one ("downpour.replicas (replicas)"). */
+static void key_label(const char *key, char *buf, size_t len)
+{
+  snprintf(buf, len, "%s", key);
+  for (size_t i = 0; i < scenario_key_count(); i++) {
+    const char *section, *name, *unit;
+    scenario_key_at(NULL, i, &section, &name, NULL, 0, NULL, &unit, NULL);
+    size_t sl = strlen(section);
+    if (strncmp(key, section, sl) == 0 && key[sl] == '.' && strcmp(key + sl + 1, name) == 0 && unit && *unit &&
+        strcmp(unit, "-") != 0)
+      snprintf(buf, len, "%s (%s)", key, unit);
+  }
+}
+
 /* sweep.png's script: the data inline (one datablock per combination of the other keys,
  * in product order), the first key's values on x (as numbers, or as categories 0..n-1
  * labelled with the values when one is not a number). */
@@ -578,11 +608,18 @@ static char *sweep_plot_script(const char *out, const point *ps, size_t n, size_
   char tmp[PATHLEN];
   snprintf(tmp, sizeof(tmp), "%s/.sweep.png.tmp", out);
   put_gp_string(f, tmp);
-  fputs("\nset datafile missing '?'\nset key outside right top\nset grid\nset xlabel ", f);
-  put_gp_string(f, point_key(&ps[0], 0));
+  fputs("\nset datafile missing '?'\nset key outside right top\nset grid\nset format y '%.4g'\nset xlabel ", f);
+  char label[512];
+  key_label(point_key(&ps[0], 0), label, sizeof label);
+  put_gp_string(f, label);
   fputs("\nset ylabel ", f);
-  put_gp_string(f, metrics_cols[metric].name);
-  fputs("\nset title 'dtsim sweep'\n", f);
+  put_gp_string(f, metrics_cols[metric].label);
+  char heading[700];
+  snprintf(heading, sizeof heading, "dtsim sweep: %s (%s) against %s", metrics_cols[metric].label, metrics_cols[metric].name,
+           point_key(&ps[0], 0));
+  fputs("\nset title ", f);
+  put_gp_string(f, heading);
+  fputs("\n", f);
   if (numeric && lo > 0 && hi / lo >= 100)
     fputs("set logscale x\n", f);
   if (!numeric) {
@@ -871,6 +908,8 @@ static int point_done(void *ctx, size_t i, const spawn_job *j)
 {
   sweep_run *r = ctx;
   const char *dir = r->dirs[i];
+  if (interrupt_caught()) /* stopped by the signal, not finished */
+    return 1;
   r->done++;
   if (j->status != 0 && j->status != 1) {
     char line[300], how[64];
@@ -969,7 +1008,11 @@ static int sweep_run_all(const sweep_opts *o, size_t count)
   } else if (rc == 0) {
     sweep_run r = {.o = o, .dirs = dirs, .count = count};
     spawn_run(self, jobs, count, o->n_par, point_done, &r);
-    if (r.failed)
+    if (interrupt_caught()) {
+      bad("%s with %zu of %zu points finished; no sweep.csv (finished points keep their results in %s/points/)",
+          interrupt_caught() == SIGINT ? "interrupted (SIGINT)" : "terminated (SIGTERM)", r.done, count, o->out);
+      rc = 128 + interrupt_caught();
+    } else if (r.failed)
       rc = 2;
     else {
       const char *dirs1[] = {o->out};
@@ -1015,7 +1058,8 @@ int sweep_main(int argc, char **argv)
   size_t nd = 0;
   for (int i = 1; i < argc && rc == 0; i++) {
     const char *a = argv[i];
-    int has_next = i + 1 < argc;
+    /* an option word is never an option's value: `--out --quiet` would write into ./--quiet */
+    int has_next = i + 1 < argc && strncmp(argv[i + 1], "--", 2) != 0;
     if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
       fputs(usage, stdout);
       rc = -1;

@@ -52,7 +52,7 @@ static int scenario_equal(const scenario *a, const scenario *b)
 #define DPW(s) ((downpour_params *)algorithm_params_mut(&(s), &downpour_algorithm))
 
 /* Keys in all: the common sections' and every registered algorithm's. */
-#define N_FIELDS 124
+#define N_FIELDS 123 /* tensor.steps became an old name of run.max_steps */
 
 /* Writes text to a fresh file under /tmp; path receives its name. */
 static void write_temp(const char *text, char *path, size_t len)
@@ -95,13 +95,15 @@ START_TEST(test_scenario_defaults_valid)
   char err[ERRLEN] = "";
   scenario_defaults(&s);
   ck_assert_msg(scenario_validate(&s, NULL, err, sizeof err) == 0, "%s", err);
-  /* The documented defaults (sim/README.md, Key reference). */
+  /* The documented defaults (sim/README.md, Key reference), which are the built-in
+   * scenario's (8 simulated seconds, evaluated every 0.25 s;
+   * test_scenario_default_ini_is_defaults). */
   ck_assert_str_eq(s.run.algorithm, "downpour");
   ck_assert_uint_eq(s.run.seed, 1);
-  ck_assert_double_eq(s.run.max_sim_time, 3600);
+  ck_assert_double_eq(s.run.max_sim_time, 8);
   ck_assert_int_eq(s.run.max_steps, 0);
   ck_assert_double_eq(s.run.target_accuracy, 0);
-  ck_assert_double_eq(s.run.eval_every, 60);
+  ck_assert_double_eq(s.run.eval_every, 0.25);
   ck_assert_str_eq(s.platform.preset, "distbelief-2012");
   ck_assert_str_eq(s.platform.file, "");
   ck_assert_str_eq(s.platform.placement, "packed");
@@ -162,6 +164,26 @@ START_TEST(test_scenario_default_ini_valid)
 }
 END_TEST
 
+/* An empty scenario file is the built-in scenario: every value the built-in one sets is
+ * its key's default, so `dtsim run empty.ini` and `dtsim` run the same thing. */
+START_TEST(test_scenario_default_ini_is_defaults)
+{
+  scenario d, b;
+  char err[ERRLEN] = "";
+  scenario_defaults(&d);
+  scenario_defaults(&b);
+  ck_assert_msg(scenario_load_string(&b, scenario_default_ini, "<default>", err, sizeof err) == 0, "%s", err);
+  for (size_t i = 0; i < scenario_key_count(); i++) {
+    const char *sec, *key;
+    char vd[SCENARIO_STR + 64], vb[SCENARIO_STR + 64];
+    scenario_key_at(&d, i, &sec, &key, vd, sizeof vd, NULL, NULL, NULL);
+    scenario_key_at(&b, i, NULL, NULL, vb, sizeof vb, NULL, NULL, NULL);
+    ck_assert_msg(strcmp(vd, vb) == 0, "%s.%s: the built-in scenario sets %s, its default is %s", sec, key, vb, vd);
+  }
+  ck_assert(scenario_equal(&d, &b));
+}
+END_TEST
+
 /* ---------- parse ---------- */
 
 static const char every_section[] =
@@ -172,7 +194,7 @@ static const char every_section[] =
     "max_sim_time = 12.5\n"
     "max_steps = 700\n"
     "target_accuracy = 0.9\n"
-    "eval_every = 0.25\n"
+    "eval_every = 0.5\n"
     "\n"
     "[platform]\n"
     "file = plat/my cluster.xml\n"
@@ -215,15 +237,24 @@ START_TEST(test_scenario_parse_every_section)
   char err[ERRLEN] = "", path[64];
   scenario_defaults(&s);
   ck_assert_msg(load_temp(&s, every_section, path, sizeof path, err) == 0, "%s", err);
+  /* values away from the defaults include a target accuracy in a timing-only run, which
+   * could only end target_not_reached */
+  ck_assert_int_eq(scenario_validate(&s, path, err, sizeof err), -1);
+  ck_assert_msg(strstr(err, "run.target_accuracy: a timing-only run") != NULL, "%s", err);
+  s.run.target_accuracy = 0;
   ck_assert_msg(scenario_validate(&s, path, err, sizeof err) == 0, "%s", err);
+  s.run.target_accuracy = 0.9;
   ck_assert_str_eq(s.run.algorithm, "sgd");
   ck_assert_uint_eq(s.run.seed, UINT64_MAX);
   ck_assert_double_eq(s.run.max_sim_time, 12.5);
   ck_assert_int_eq(s.run.max_steps, 700);
   ck_assert_double_eq(s.run.target_accuracy, 0.9);
-  ck_assert_double_eq(s.run.eval_every, 0.25);
+  ck_assert_double_eq(s.run.eval_every, 0.5);
   ck_assert_str_eq(s.platform.preset, ""); /* setting file empties the preset */
-  ck_assert_str_eq(s.platform.file, "plat/my cluster.xml");
+  /* relative paths are the scenario file's folder's (load_temp writes it in /tmp) */
+  char want[256];
+  snprintf(want, sizeof want, "%.*splat/my cluster.xml", (int)(strrchr(path, '/') - path + 1), path);
+  ck_assert_str_eq(s.platform.file, want);
   ck_assert_int_eq(s.platform.hosts, 33);
   ck_assert_str_eq(s.platform.placement, "spread");
   ck_assert_int_eq(s.platform.cores, 4);
@@ -234,7 +265,8 @@ START_TEST(test_scenario_parse_every_section)
   ck_assert_int_eq(s.model.numerics, 0);
   ck_assert_double_eq(s.model.efficiency, 0.5);
   ck_assert_str_eq(s.model.dtype, "bf16");
-  ck_assert_str_eq(s.data.source, "libsvm:data/a9a.txt");
+  snprintf(want, sizeof want, "libsvm:%.*sdata/a9a.txt", (int)(strrchr(path, '/') - path + 1), path);
+  ck_assert_str_eq(s.data.source, want);
   ck_assert_int_eq(s.data.train, 100);
   ck_assert_int_eq(s.data.test, 50);
   ck_assert_double_eq(s.data.test_fraction, 0.1);
@@ -317,7 +349,7 @@ START_TEST(test_scenario_set_overrides)
   scenario s;
   char err[ERRLEN] = "", path[64];
   scenario_defaults(&s);
-  ck_assert_int_eq(load_temp(&s, "[downpour]\nlr = 0.3\nreplicas = 4\n", path, sizeof path, err), 0);
+  ck_assert_int_eq(load_temp(&s, "[downpour]\nlr = 0.3\nreplicas = 4\nadagrad = off\n", path, sizeof path, err), 0);
   ck_assert_msg(scenario_set(&s, "downpour.lr=0.01", err, sizeof err) == 0, "%s", err);
   ck_assert_msg(scenario_set(&s, "\n downpour . replicas = 9 \r\n", err, sizeof err) == 0, "%s", err);
   ck_assert_msg(scenario_set(&s, "data.source=csv:x=y.csv", err, sizeof err) == 0, "%s", err);
@@ -419,7 +451,7 @@ START_TEST(test_scenario_set_round_trip)
   scenario_defaults(&a);
   ck_assert_str_eq(key_value(&a, "sgd", "lr", buf, sizeof buf), "0.05");
   ck_assert_str_eq(key_value(&a, "model", "numerics", buf, sizeof buf), "on");
-  ck_assert_str_eq(key_value(&a, "run", "max_sim_time", buf, sizeof buf), "3600");
+  ck_assert_str_eq(key_value(&a, "run", "max_sim_time", buf, sizeof buf), "8");
 }
 END_TEST
 
@@ -600,7 +632,8 @@ START_TEST(test_scenario_validate_consensus)
       {"run.max_steps=0", "consensus.mode=async", "x.ini: run.max_steps: consensus runs a fixed number"},
       {"run.max_steps=10", "model.numerics=off", "x.ini: model.numerics: consensus always computes"},
       {"run.max_steps=10", "run.target_accuracy=0.5", "x.ini: run.target_accuracy: consensus has no accuracy"},
-      {"run.max_steps=10", "consensus.grid_rows=3", NULL}, /* only grid and torus read it */
+      {"run.max_steps=10", "consensus.grid_rows=3", /* only grid and torus read it */
+       "x.ini: consensus.grid_rows: has no effect with consensus.topology = ring"},
       {"consensus.topology=torus", "consensus.grid_rows=3", "x.ini: consensus.grid_rows: 3 rows do not divide 8 agents"},
       {"consensus.q=0.9", "consensus.weights=matrix:w.txt", "x.ini: consensus.weights: a fixed matrix cannot follow"},
       {"consensus.q=0.9", "consensus.weights=uniform", "x.ini: consensus.weights: uniform weights are doubly stochastic only"},
@@ -731,6 +764,7 @@ Suite *scenario_suite(void)
   tcase_add_test(tc, test_scenario_defaults_valid);
   tcase_add_test(tc, test_scenario_defaults_cover_every_field);
   tcase_add_test(tc, test_scenario_default_ini_valid);
+  tcase_add_test(tc, test_scenario_default_ini_is_defaults);
   suite_add_tcase(s, tc);
   tc = tcase_create("parse");
   tcase_add_test(tc, test_scenario_parse_every_section);

@@ -8,6 +8,7 @@
 #include <check.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <dirent.h>
 #include <jansson.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -35,13 +36,60 @@ static inline char *cli_read(const char *dir, const char *name)
   return s;
 }
 
-/* A fresh temporary folder (malloc'ed path). */
+/* The folders cli_tmpdir made in this process, removed when it exits (Check runs each test in a
+ * forked child that ends with exit(), so a test's folders go when the test ends, pass or fail).
+ * DTSIM_KEEP_TEST_DIRS=1 keeps them for a look after a failure. */
+#define CLI_TMPDIRS_MAX 64
+static char *cli_tmpdirs[CLI_TMPDIRS_MAX];
+static pid_t cli_tmpdir_pids[CLI_TMPDIRS_MAX]; /* a forked test leaves its parent's folders alone */
+static int cli_n_tmpdirs;
+
+/* Removes path: a file, or a folder with everything under it (symbolic links not followed). */
+static inline void cli_rm_tree(const char *path)
+{
+  struct stat sb;
+  if (lstat(path, &sb) != 0)
+    return;
+  if (S_ISDIR(sb.st_mode)) {
+    DIR *d = opendir(path);
+    struct dirent *e;
+    while (d != NULL && (e = readdir(d)) != NULL) {
+      if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
+        continue;
+      char sub[2048];
+      snprintf(sub, sizeof(sub), "%s/%s", path, e->d_name);
+      cli_rm_tree(sub);
+    }
+    if (d != NULL)
+      closedir(d);
+  }
+  remove(path);
+}
+
+static inline void cli_rm_tmpdirs(void)
+{
+  const char *keep = getenv("DTSIM_KEEP_TEST_DIRS");
+  for (int i = 0; i < cli_n_tmpdirs; i++) {
+    if ((keep == NULL || strcmp(keep, "1") != 0) && cli_tmpdir_pids[i] == getpid())
+      cli_rm_tree(cli_tmpdirs[i]);
+    free(cli_tmpdirs[i]);
+  }
+  cli_n_tmpdirs = 0;
+}
+
+/* A fresh temporary folder (malloc'ed path), removed with its contents when the process exits. */
 static inline char *cli_tmpdir(void)
 {
   char *d = strdup("/tmp/dtsim-test-XXXXXX");
   if (mkdtemp(d) == NULL) {
     perror("mkdtemp");
     abort();
+  }
+  if (cli_n_tmpdirs == 0)
+    atexit(cli_rm_tmpdirs);
+  if (cli_n_tmpdirs < CLI_TMPDIRS_MAX) {
+    cli_tmpdir_pids[cli_n_tmpdirs] = getpid();
+    cli_tmpdirs[cli_n_tmpdirs++] = strdup(d);
   }
   return d;
 }

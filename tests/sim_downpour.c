@@ -230,7 +230,8 @@ START_TEST(test_downpour_timing_only)
   char *dir = cli_tmpdir();
   cli_write(dir, "base.ini", base_ini);
   const char *sets[] = {"model.numerics=off", "model.virtual=speech-42m", "downpour.replicas=3",
-                        "downpour.ps_shards=2", "run.max_steps=3", "run.eval_every=100", NULL};
+                        "downpour.ps_shards=2", "run.max_steps=3", "run.eval_every=100", "run.max_sim_time=3600",
+                        NULL}; /* the steps, not the clock, end this run (about 8 simulated s) */
   json_t *j = cli_run_sets(dir, "out", sets, NULL);
   ck_assert(json_is_null(json_object_get(j, "final_loss")));
   /* 3 replicas x 3 steps, each fetching and pushing ~41.8M fp32 parameters: > 1 GB */

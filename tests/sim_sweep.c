@@ -73,7 +73,8 @@ START_TEST(test_sweep_product)
   ck_assert_ptr_nonnull(csv);
   ck_assert_int_eq(cli_lines(csv), 1 + 6);
   static const char header[] = "sgd.lr,sgd.batch,sim_time_s,steps,examples,final_loss,final_accuracy,"
-                               "time_to_target_s,status,bytes_total,hosts_used\n";
+                               "time_to_target_s,status,bytes_total,hosts_used,step_time_s,examples_per_s,"
+                               "tflops_per_device,mfu,compute_pct,comm_pct,exposed_comm_pct\n";
   ck_assert_msg(strncmp(csv, header, strlen(header)) == 0, "%s", csv);
   /* the first --vary slowest; each row is its point folder's summary.json */
   static const char *lr[] = {"0.01", "0.01", "0.1", "0.1", "0.5", "0.5"};

@@ -243,11 +243,15 @@ START_TEST(test_whatif_links_hand)
   double t = cli_num(j, "sim_time_s");
   char *csv = cli_read(dir, "out/links.csv");
   char want[4096];
-  int n = snprintf(want, sizeof want, "link,bytes,utilization\nhost_backbone,24001536,%.17g\n", 24001536 / (1.25e9 * t));
+  /* the tier and endpoints: rank h's NIC sends to h + 1 (_UP) and receives from h - 1
+   * (_DOWN); the backbone carries everyone's */
+  int n = snprintf(want, sizeof want,
+                   "link,bytes,utilization,tier,from,to\nhost_backbone,24001536,%.17g,core,host-0..host-3 (4 hosts),"
+                   "host-0..host-3 (4 hosts)\n", 24001536 / (1.25e9 * t));
   for (int h = 0; h < 4; h++)
     for (int up = 0; up < 2; up++)
-      n += snprintf(want + n, sizeof want - (size_t)n, "host_link_%d_%s,6000384,%.17g\n", h, up ? "UP" : "DOWN",
-                    6000384 / (1.25e9 * t));
+      n += snprintf(want + n, sizeof want - (size_t)n, "host_link_%d_%s,6000384,%.17g,host,host-%d,host-%d\n", h,
+                    up ? "UP" : "DOWN", 6000384 / (1.25e9 * t), up ? h : (h + 3) % 4, up ? (h + 1) % 4 : h);
   ck_assert_str_eq(csv, want);
   ck_assert_double_eq(json_number_value(json_object_get(json_object_get(j, "comm"), "bytes_total")), 24001536);
   free(csv);

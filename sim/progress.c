@@ -1,0 +1,34 @@
+/* progress.c - the progress line's text (progress.h). */
+#include "sim/progress.h"
+
+#include <math.h>
+#include <stdio.h>
+
+/* Below a second of wall time the pace says little: no estimate yet. */
+#define PROGRESS_MIN_SPENT 1.0
+
+/* The free room after the n bytes written so far (snprintf returns what it would have written). */
+static size_t room(size_t len, int n)
+{
+  return n < 0 || (size_t)n >= len ? 0 : len - (size_t)n;
+}
+
+static char *at(char *buf, size_t len, int n)
+{
+  return room(len, n) ? buf + n : buf + len - 1;
+}
+
+void progress_line(char *buf, size_t len, const progress_point *p)
+{
+  if (len == 0)
+    return;
+  int n = snprintf(buf, len, "dtsim: sim %.4g / %.4g s (%.0f%%), %ld steps", p->t, p->bound,
+                   100 * fmin(p->t / p->bound, 1), p->steps);
+  if (!isnan(p->loss))
+    n += snprintf(at(buf, len, n), room(len, n), ", %s %.4g", p->loss_name ? p->loss_name : "loss", p->loss);
+  if (!isnan(p->acc))
+    n += snprintf(at(buf, len, n), room(len, n), ", accuracy %.4g", p->acc);
+  if (p->t > 0 && p->t < p->bound && p->spent >= PROGRESS_MIN_SPENT)
+    snprintf(at(buf, len, n), room(len, n), "%s about %.0f s of wall time to go",
+             p->may_end_sooner ? ", at most" : ",", p->spent * (p->bound - p->t) / p->t);
+}

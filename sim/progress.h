@@ -1,0 +1,24 @@
+#ifndef SIM_PROGRESS_H
+#define SIM_PROGRESS_H
+/* progress.h - the text of the progress line a run draws on stderr (sim/README.md): what it
+ * says from one evaluation's figures and the wall time spent, so that it can be tested
+ * without a clock. */
+#include <stddef.h>
+
+typedef struct progress_point {
+  double t;              /* simulated seconds so far */
+  double bound;          /* run.max_sim_time */
+  int may_end_sooner;    /* run.max_steps or run.target_accuracy is set: it may end before the bound */
+  long steps;            /* steps of all workers so far */
+  double loss, acc;      /* NAN: not measured (timing-only, consensus's accuracy) */
+  const char *loss_name; /* the algorithm's name for its loss ("gap"); NULL: "loss" */
+  double spent;          /* wall seconds since the run started */
+} progress_point;
+
+/* Writes the line (no newline) into buf of len bytes: the simulated time against the bound and
+ * its share, the steps, the loss (by its algorithm's name) and accuracy when measured, and the
+ * wall time left at the pace so far once a second of it has passed (at most that, when
+ * run.max_steps or a target may end the run sooner). */
+void progress_line(char *buf, size_t len, const progress_point *p);
+
+#endif

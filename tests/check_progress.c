@@ -1,0 +1,83 @@
+/* check_progress.c - Check suite for sim/progress: the progress line's text from one
+ * evaluation's figures and the wall time spent (no clock read here). */
+
+#include <check.h>
+#include <math.h>
+#include <string.h>
+
+#include "sim/progress.h"
+
+#include "check_util.h"
+
+/* A quarter of the bound in 10 wall seconds: 30 more at that pace. */
+START_TEST(test_progress_estimate)
+{
+  char line[256];
+  progress_point p = {.t = 2, .bound = 8, .steps = 100, .loss = 0.5, .acc = 0.9, .spent = 10};
+  progress_line(line, sizeof line, &p);
+  ck_assert_str_eq(line, "dtsim: sim 2 / 8 s (25%), 100 steps, loss 0.5, accuracy 0.9, about 30 s of wall time to go");
+  /* run.max_steps or a target may end the run before the bound: the estimate is then an upper bound */
+  p.may_end_sooner = 1;
+  progress_line(line, sizeof line, &p);
+  ck_assert_str_eq(line, "dtsim: sim 2 / 8 s (25%), 100 steps, loss 0.5, accuracy 0.9, "
+                         "at most about 30 s of wall time to go");
+}
+END_TEST
+
+/* What the run does not measure is not shown (a timing-only run, consensus's accuracy); the
+ * loss goes by its algorithm's name. */
+START_TEST(test_progress_unmeasured)
+{
+  char line[256];
+  progress_point p = {.t = 4, .bound = 8, .steps = 7, .loss = NAN, .acc = NAN, .spent = 3};
+  progress_line(line, sizeof line, &p);
+  ck_assert_str_eq(line, "dtsim: sim 4 / 8 s (50%), 7 steps, about 3 s of wall time to go");
+  p.loss = 0.25;
+  progress_line(line, sizeof line, &p);
+  ck_assert_str_eq(line, "dtsim: sim 4 / 8 s (50%), 7 steps, loss 0.25, about 3 s of wall time to go");
+  /* consensus records its optimality gap as the loss: the line names it so */
+  p.loss_name = "gap";
+  progress_line(line, sizeof line, &p);
+  ck_assert_str_eq(line, "dtsim: sim 4 / 8 s (50%), 7 steps, gap 0.25, about 3 s of wall time to go");
+}
+END_TEST
+
+/* No estimate in the first wall second (the pace says little yet), nor at or past the bound
+ * (the steps under way finish: the share stays 100%). */
+START_TEST(test_progress_no_estimate)
+{
+  char line[256];
+  progress_point p = {.t = 0.001, .bound = 0.002, .steps = 3, .loss = NAN, .acc = NAN, .spent = 0.5};
+  progress_line(line, sizeof line, &p);
+  ck_assert_str_eq(line, "dtsim: sim 0.001 / 0.002 s (50%), 3 steps");
+  p.t = 0.0021;
+  p.spent = 5;
+  progress_line(line, sizeof line, &p);
+  ck_assert_str_eq(line, "dtsim: sim 0.0021 / 0.002 s (100%), 3 steps");
+}
+END_TEST
+
+/* A short buffer holds the line's start, terminated, and nothing is written past it. */
+START_TEST(test_progress_truncated)
+{
+  char line[32];
+  memset(line, 'x', sizeof line);
+  progress_point p = {.t = 2, .bound = 8, .steps = 100, .loss = 0.5, .acc = 0.9, .spent = 10};
+  progress_line(line, 20, &p);
+  ck_assert_str_eq(line, "dtsim: sim 2 / 8 s ");
+  for (size_t i = 20; i < sizeof line; i++)
+    ck_assert_int_eq(line[i], 'x');
+}
+END_TEST
+
+Suite *progress_suite(void)
+{
+  Suite *s = suite_create("progress");
+  ADD_TCASE(s, "estimate", test_progress_estimate);
+  ADD_TCASE(s, "unmeasured", test_progress_unmeasured);
+  ADD_TCASE(s, "no_estimate", test_progress_no_estimate);
+  ADD_TCASE(s, "truncated", test_progress_truncated);
+  return s;
+}
+
+CHECK_MAIN(progress_suite)
