@@ -81,6 +81,7 @@ static const char cons_ini[] =
     "[run]\n"
     "algorithm = consensus\n"
     "max_steps = " STR(CONST_STEPS) "       ; set per run\n"
+    "max_sim_time = 1e9       ; s simulated: every run ends at its max_steps (80000 rounds take 132 s)\n"
     "eval_every = " ASYNC_EVAL "      ; s simulated between async samples (sync measures every round)\n"
     "[platform]\n"
     "file = consensus-16.xml  ; 16 one-core 1 Mflop/s hosts, 1 GbE star\n"
