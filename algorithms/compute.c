@@ -3,7 +3,9 @@
 #include "algorithms/compute.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <simgrid/host.h>
 #include <xbt/asserts.h>
 
@@ -67,4 +69,124 @@ void compute_execute_mem(const run_config *cfg, double flops, double bytes)
 sg_exec_t compute_execute_async(const run_config *cfg, double flops)
 {
   return account_exec_async(exec_flops(cfg, flops));
+}
+
+/* A host property as a number >= 0, or `def` when the host has none; -1 when it is there
+ * but is not a finite number >= 0. */
+static double host_number(sg_host_t host, const char *name, double def)
+{
+  const char *v = sg_host_get_property_value(host, name);
+  if (!v)
+    return def;
+  char *end;
+  double x = strtod(v, &end);
+  return end != v && *end == '\0' && x >= 0 && isfinite(x) ? x : -1;
+}
+
+int compute_gpu(const run_config *cfg, sg_host_t host, gemm_device *d)
+{
+  if (!cfg->kernel_shapes || sg_host_get_property_value(host, "gpu_sms") == NULL)
+    return 0;
+  memset(d, 0, sizeof(*d));
+  double f = cfg->speed_factor > 0 ? cfg->speed_factor : 1;
+  d->peak = sg_host_get_speed(host) * f * cfg->cores;
+  d->sms = (size_t)host_number(host, "gpu_sms", 0);
+  d->mem_bw = compute_host_mem_bw(host);
+  d->l2_bw = host_number(host, "gpu_l2_bw", 0);
+  d->launch_s = host_number(host, "gpu_launch", 0);
+  d->efficiency = host_number(host, "gpu_gemm_eff", 1);
+  d->software = cfg->efficiency;
+  const char *tiles = sg_host_get_property_value(host, "gpu_tiles");
+  if (tiles == NULL || gemm_tiles_parse(tiles, d) != 0)
+    gemm_device_default_tiles(d);
+  xbt_assert(gemm_device_check(d) == 0, "host %s: a GPU description sim/ should have refused", sg_host_get_name(host));
+  return 1;
+}
+
+int compute_check_gpus(const run_config *cfg, char *err, size_t len)
+{
+  static const char *const numbers[] = {"gpu_l2_bw", "gpu_launch"};
+  for (size_t i = 0; i < cfg->n_hosts; i++) {
+    sg_host_t h = cfg->hosts[i];
+    const char *name = sg_host_get_name(h), *tiles = sg_host_get_property_value(h, "gpu_tiles");
+    double sms = host_number(h, "gpu_sms", 0);
+    gemm_device d;
+    if (sg_host_get_property_value(h, "gpu_sms") == NULL)
+      continue;
+    if (!(sms >= 1) || sms != floor(sms) || sms > 1e6) {
+      snprintf(err, len, "host %s: gpu_sms must be a whole number of SMs >= 1", name);
+      return -1;
+    }
+    if (compute_host_mem_bw(h) <= 0) {
+      snprintf(err, len, "host %s: a GPU description (gpu_sms) needs a mem_bw property (bytes/s > 0)", name);
+      return -1;
+    }
+    for (size_t k = 0; k < sizeof numbers / sizeof *numbers; k++)
+      if (host_number(h, numbers[k], 0) < 0) {
+        snprintf(err, len, "host %s: %s must be a number >= 0", name, numbers[k]);
+        return -1;
+      }
+    double eff = host_number(h, "gpu_gemm_eff", 1);
+    if (!(eff > 0 && eff <= 1)) {
+      snprintf(err, len, "host %s: gpu_gemm_eff must be a share of peak in (0, 1]", name);
+      return -1;
+    }
+    if (tiles && gemm_tiles_parse(tiles, &d) != 0) {
+      snprintf(err, len, "host %s: gpu_tiles must be a list such as 256x128,128x128 (sides 8 to 1024)", name);
+      return -1;
+    }
+  }
+  return 0;
+}
+
+/* The execution amount of w: on a GPU its seconds at the host's speed, else its flops and
+ * bytes as compute_execute_mem. */
+static double work_amount(const run_config *cfg, const gemm_device *gpu, const compute_work *w)
+{
+  sg_host_t h = sg_host_self();
+  double flops = 0;
+  if (gpu == NULL) {
+    for (size_t i = 0; i < w->n_gemms; i++)
+      flops += 2 * w->gemms[i].m * w->gemms[i].n * w->gemms[i].k * w->gemms[i].batch;
+    double amount = exec_flops(cfg, flops);
+    if (w->mem_bytes > 0) {
+      double bw = compute_host_mem_bw(h);
+      xbt_assert(bw > 0, "host %s has no mem_bw property", sg_host_get_name(h));
+      amount += w->mem_bytes / bw * sg_host_get_speed(h) * straggler_factor(cfg);
+    }
+    return amount;
+  }
+  return compute_work_seconds(cfg, gpu, w) * sg_host_get_speed(h) * straggler_factor(cfg);
+}
+
+double compute_work_seconds(const run_config *cfg, const gemm_device *gpu, const compute_work *w)
+{
+  double s = 0;
+  for (size_t i = 0; i < w->n_gemms; i++) {
+    const gemm_shape *g = &w->gemms[i];
+    s += gemm_time(gpu, g->m, g->n, g->k, g->batch, cfg->elem_bytes, NULL);
+  }
+  if (w->mem_bytes > 0 || w->kernels > 0)
+    s += gemm_mem_time(gpu, w->mem_bytes, w->kernels);
+  return s;
+}
+
+void compute_gpu_execute(const run_config *cfg, double seconds)
+{
+  account_exec(seconds * sg_host_get_speed(sg_host_self()) * straggler_factor(cfg));
+}
+
+sg_exec_t compute_gpu_execute_async(const run_config *cfg, double seconds)
+{
+  return account_exec_async(seconds * sg_host_get_speed(sg_host_self()) * straggler_factor(cfg));
+}
+
+void compute_work_execute(const run_config *cfg, const gemm_device *gpu, const compute_work *w)
+{
+  account_exec(work_amount(cfg, gpu, w));
+}
+
+sg_exec_t compute_work_execute_async(const run_config *cfg, const gemm_device *gpu, const compute_work *w)
+{
+  return account_exec_async(work_amount(cfg, gpu, w));
 }

@@ -2,12 +2,14 @@
 #define ALGORITHMS_COMPUTE_H
 /* compute.h - what an actor's work costs in simulated time: flops from the model's
  * shapes at the host's speed, spread over its cores at the model's efficiency, slowed by
- * [faults] stragglers; memory-bound kernels at the host's memory bandwidth; per-message
+ * [faults] stragglers; memory-bound kernels at the host's memory bandwidth; on a GPU host,
+ * GEMMs and kernels timed by their shapes (the kernel model, models/gemm.h); per-message
  * protocol work on one core. Every execution is recorded by account.h. */
 
 #include <simgrid/forward.h>
 
 #include "algorithms/run.h"
+#include "models/gemm.h"
 
 /* Simulates `flops` of computation spread evenly over cfg->cores cores of the calling
  * actor's host, at cfg->efficiency of peak: it takes flops / (efficiency * cores * speed)
@@ -25,6 +27,45 @@ void compute_execute_mem(const run_config *cfg, double flops, double bytes);
  * presets set it; <prop id="mem_bw" value="900e9"/> in a host or cluster of a platform
  * file), or 0 when it has none or it is not a positive finite number. */
 double compute_host_mem_bw(sg_host_t host);
+
+/* The kernel model of a GPU host (models/gemm.h; platforms/README.md, GPU description):
+ * 1 with *d filled when cfg's model.kernel_model is `shapes` and the host has a gpu_sms
+ * property: peak = its speed x platform.speed_factor x cfg->cores, efficiency = its
+ * gpu_gemm_eff (the library's main loop; 1 if absent), software = model.efficiency (the
+ * share of the device's speed the training software's kernels get), mem_bw, gpu_l2_bw (0
+ * if absent), gpu_launch (0 if absent), gpu_tiles (cuBLAS's if absent); 0 otherwise (no
+ * GPU, or `flat`: flops at efficiency x peak). sim/ checks the properties before the run,
+ * so a host that has gpu_sms has valid ones. */
+int compute_gpu(const run_config *cfg, sg_host_t host, gemm_device *d);
+/* Before the run: every host of cfg that has a gpu_sms property has a usable description
+ * (gpu_sms a whole number >= 1, mem_bw > 0, gpu_l2_bw and gpu_launch numbers >= 0,
+ * gpu_gemm_eff in (0, 1], gpu_tiles a tile list): 0, or -1 with one line in err naming the
+ * host and property. */
+int compute_check_gpus(const run_config *cfg, char *err, size_t len);
+
+/* The work of one compute phase: GEMMs, then memory-bound kernels moving mem_bytes in all,
+ * and `kernels` kernel launches (its memory-bound kernels and the collective it ends at). */
+typedef struct compute_work {
+  const gemm_shape *gemms;
+  size_t n_gemms;
+  double mem_bytes;
+  double kernels;
+} compute_work;
+
+/* Simulates w as one execution of the calling actor. On a GPU (gpu from compute_gpu) it
+ * takes the sum of gemm_time of every GEMM (elements of cfg->elem_bytes) and gemm_mem_time
+ * of the kernels, times the host's straggler slowdown; without (gpu NULL), the GEMMs' 2 m n
+ * k batch flops and mem_bytes as compute_execute_mem, kernel launches free. */
+void compute_work_execute(const run_config *cfg, const gemm_device *gpu, const compute_work *w);
+/* As compute_work_execute, started and returned at once (wait with account_exec_wait). */
+sg_exec_t compute_work_execute_async(const run_config *cfg, const gemm_device *gpu, const compute_work *w);
+/* The device seconds of w on a GPU (before a straggler's slowdown), as compute_work_execute
+ * spends them: for a caller that runs the same work many times (compute_gpu_execute). */
+double compute_work_seconds(const run_config *cfg, const gemm_device *gpu, const compute_work *w);
+/* Simulates `seconds` of a GPU's work (compute_work_seconds) as one execution of the calling
+ * actor, times its host's straggler slowdown; the _async form returns it started. */
+void compute_gpu_execute(const run_config *cfg, double seconds);
+sg_exec_t compute_gpu_execute_async(const run_config *cfg, double seconds);
 
 /* As compute_execute, but returns at once with the execution started; the caller waits for
  * it with sg_exec_wait (which frees it), so the actor can communicate meanwhile. */

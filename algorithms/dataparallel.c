@@ -40,9 +40,13 @@
 #include "algorithms/collectives.h"
 #include "algorithms/eval.h"
 #include "algorithms/msg.h"
+#include "models/arch.h"
 #include "models/cost.h"
 #include "models/minibatch.h"
 #include "models/optim.h"
+
+/* Dense layers whose forward GEMMs go into one execution at most (a chunk of the stack). */
+#define DP_MAX_GEMM_LAYERS 16
 
 typedef struct replica {
   struct dataparallel *d;
@@ -53,6 +57,8 @@ typedef struct replica {
   sg_sem_t reduced;      /* released once per step, when every bucket is reduced */
   int stopping;          /* set before the last release of ready */
   long allreduces;       /* bucket allreduces its communicator ran */
+  int has_gpu;           /* its host has a GPU description: dense layers run as GEMMs */
+  gemm_device gpu;
 } replica;
 
 struct dataparallel {
@@ -61,6 +67,8 @@ struct dataparallel {
   size_t n_layers;       /* shapes' layers, input (layer 0) included */
   double fwd_flops;      /* forward flops per example, all layers */
   double *bwd_flops;     /* [l]: layer l's backward flops per example */
+  gemm_shape *gemm;      /* [3 l + i], dense layer l on a GPU: forward, input and weight gradient
+                            GEMMs of the minibatch (batch 0: not a dense layer) */
   size_t nb;             /* buckets; bucket 0 holds the last layer */
   size_t *first;         /* [b]: bucket b's lowest layer */
   double *elems;         /* [b]: its simulated elements */
@@ -70,6 +78,7 @@ struct dataparallel {
   sg_bar_t start;        /* every step starts with every replica */
   int go;                /* replica 0's decision for the step about to start */
   sg_mutex_t mu;         /* guards replica 0's w against the evaluator's snapshot */
+  const arch *shapes;    /* outlives the run (dataparallel_deploy's contract) */
   metrics_slot *slot;
   eval_ctl *eval;
 };
@@ -106,12 +115,42 @@ static int all_go_on(replica *r, long step)
   return d->go;
 }
 
+/* On a GPU, layers [first, last] forward (which 0) or layer first backward (which 1: its two
+ * gradient GEMMs) as GEMMs; layers that are no GEMM (locally connected) at the flat rate. */
+static void gpu_layers(replica *r, size_t first, size_t last, int which)
+{
+  dataparallel *d = r->d;
+  gemm_shape g[2 * DP_MAX_GEMM_LAYERS];
+  double flat = 0;
+  size_t n = 0;
+  for (size_t l = first; l <= last; l++) {
+    const gemm_shape *x = &d->gemm[3 * l];
+    if (x[0].batch == 0)
+      flat += (which ? d->bwd_flops[l] : arch_layer_train_flops(d->shapes, l) / 3) * (double)d->p->batch;
+    else if (which)
+      g[n++] = x[1], g[n++] = x[2];
+    else
+      g[n++] = x[0];
+    if (n + 2 > sizeof g / sizeof *g || l == last) {
+      compute_work w = {g, n, 0, 0};
+      if (n)
+        compute_work_execute(d->cfg, &r->gpu, &w);
+      n = 0;
+    }
+  }
+  if (flat > 0)
+    compute_execute(d->cfg, flat);
+}
+
 static void forward_pass(replica *r)
 {
   const run_config *cfg = r->d->cfg;
   if (cfg->numerics)
     minibatch_gradient(r->mb, r->w, r->grad, NULL);
-  compute_execute(cfg, r->d->fwd_flops * (double)r->d->p->batch);
+  if (r->has_gpu)
+    gpu_layers(r, 1, r->d->n_layers - 1, 0);
+  else
+    compute_execute(cfg, r->d->fwd_flops * (double)r->d->p->batch);
 }
 
 /* Layer l's backward yields its gradient; the bucket whose lowest layer it is is
@@ -121,7 +160,10 @@ static void backward_pass(replica *r)
   dataparallel *d = r->d;
   size_t b = 0;
   for (size_t l = d->n_layers - 1; l >= 1; l--) {
-    compute_execute(d->cfg, d->bwd_flops[l] * (double)d->p->batch);
+    if (r->has_gpu)
+      gpu_layers(r, l, l, 1);
+    else
+      compute_execute(d->cfg, d->bwd_flops[l] * (double)d->p->batch);
     if (l == d->first[b]) {
       if (d->p->overlap)
         sg_sem_release(r->ready);
@@ -237,12 +279,22 @@ static int shapes_fit_model(const arch *shapes, const net *model)
 
 static void costs_init(dataparallel *d, const arch *shapes)
 {
+  double mb = (double)d->p->batch;
+  d->shapes = shapes;
   d->n_layers = arch_n_layers(shapes);
   d->bwd_flops = xbt_malloc0(d->n_layers * sizeof(double));
+  d->gemm = xbt_malloc0(3 * d->n_layers * sizeof(gemm_shape));
   for (size_t l = 1; l < d->n_layers; l++) { /* backward is twice the forward */
     double f = arch_layer_train_flops(shapes, l) / 3;
     d->fwd_flops += f;
     d->bwd_flops[l] = 2 * f;
+    if (arch_layer_at(shapes, l)->kind == ARCH_DENSE) {
+      /* Y (b x out) = X (b x in) W; dX = dY W^T; dW = X^T dY */
+      double in = (double)arch_units(shapes, l - 1), out = (double)arch_units(shapes, l);
+      d->gemm[3 * l] = (gemm_shape){mb, out, in, 1};
+      d->gemm[3 * l + 1] = (gemm_shape){mb, in, out, 1};
+      d->gemm[3 * l + 2] = (gemm_shape){in, out, mb, 1};
+    }
   }
   d->first = xbt_malloc0(d->n_layers * sizeof(size_t));
   d->elems = xbt_malloc0(d->n_layers * sizeof(double));
@@ -263,6 +315,7 @@ static void replica_init(dataparallel *d, replica *r, size_t rank)
   r->rank = rank;
   r->ready = sg_sem_init(0);
   r->reduced = sg_sem_init(0);
+  r->has_gpu = compute_gpu(cfg, cfg->hosts[rank], &r->gpu);
   if (cfg->numerics) {
     size_t begin, end;
     r->w = run_initial_params(cfg);
@@ -331,6 +384,7 @@ void dataparallel_free(dataparallel *d)
   sg_barrier_destroy(d->start);
   coll_comm_free(d->comm);
   xbt_free(d->bwd_flops);
+  xbt_free(d->gemm);
   xbt_free(d->first);
   xbt_free(d->elems);
   xbt_free(d->off);

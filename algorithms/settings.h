@@ -38,6 +38,7 @@ typedef struct platform_keys {
   char gen_topology[16];     /* preset's topology replaced by star|fat-tree|...; "": its own */
   long host_cores;           /* cores per host written into a preset; 0: its own */
   char sharing[16];          /* shared|splitduplex|fatpipe for a preset's links; "": its own */
+  int link_efficiency;       /* 1: a preset's links at what collectives reach; 0: nominal */
 } platform_keys;
 
 typedef struct model_keys {
@@ -47,6 +48,7 @@ typedef struct model_keys {
   char virtual_net[64];      /* virtual network for costs, "": the numeric one */
   int numerics;              /* 1: real numerics; 0: timing only */
   double efficiency;         /* fraction of peak flop/s achieved, (0, 1] */
+  int kernel_model;          /* 0 shapes: GPU hosts time GEMMs and kernels by shape; 1 flat */
   char dtype[8];             /* fp32 | fp16 | bf16: element size of messages */
   long warm_steps;           /* shared SGD warmstart: steps before the run (no simulated time) */
   long warm_batch;           /* its minibatch size */

@@ -8,10 +8,13 @@
  * so 2 allreduces forward and 2 backward per layer (PTD-P: 8bsh(t-1)/t elements per layer
  * per device per microbatch). With sequence parallelism, each g is a reduce-scatter and
  * each LayerNorm input is allgathered (forward; and the incoming gradient backward).
- * Compute is each rank's 1/t of the layer's flops through compute_execute, split at the
+ * Compute is each rank's GEMMs (models/transformer.h's transformer_phase_gemms, the rank's
+ * 1/t of the layer's flops) and memory-bound kernels, one execution per phase between the
  * collectives: forward attention (8bsh^2 + 4bs^2h)/t, MLP 16bsh^2/t; backward MLP
  * 24bsh^2/t before f' and its W1 weight gradient 8bsh^2/t, attention (10bsh^2 + 8bs^2h)/t
- * before f' and its Q, K, V weight gradient 6bsh^2/t: 3 x (24bsh^2 + 4bs^2h) in all. With
+ * before f' and its Q, K, V weight gradient 6bsh^2/t: 3 x (24bsh^2 + 4bs^2h) in all. On a
+ * GPU host (compute_gpu) each GEMM takes gemm_time of its shape, and every kernel, the
+ * collectives' too, a launch; elsewhere the flops run at the flat efficiency. With
  * async_grad_allreduce, f' runs while the weight-gradient GEMM executes (Megatron's
  * asynchronous input-gradient allreduce of a column-parallel layer). With recomputation
  * (activation checkpointing of every layer, PTD-P sec. 3.5), each layer's forward, its two
@@ -24,10 +27,11 @@
  * flops forward and three allreduces of b*s elements (the maximum logit, the target logit
  * and the sum of exponentials: Megatron-LM's vocab-parallel cross-entropy), backward
  * 2bshV/t for the input gradient, then its f' (an allreduce of b*s*h) concurrent with the
- * 2bshV/t weight gradient under async_grad_allreduce. Lookups, LayerNorms, the loss and the
- * optimizer take no simulated time (no flops counted for them, as in PTD-P's formula). A
- * tensor run times them only; a numeric pipeline stage (tensor_stage_numerics, models/gpt.h)
- * computes them between the same collectives, with the real buffers.
+ * 2bshV/t weight gradient under async_grad_allreduce. The loss's and the optimizer's
+ * kernels take no simulated time (no flops counted for them, as in PTD-P's formula); the
+ * lookup is one kernel launch on a GPU. A tensor run times them only; a numeric pipeline
+ * stage (tensor_stage_numerics, models/gpt.h) computes them between the same collectives,
+ * with the real buffers.
  *
  * Data parallelism (tensor.data_parallel = d): d replicas of the tensor group, replica j on
  * hosts [j t, (j + 1) t) (t consecutive hosts: inside a node for t <= GPUs per node), and
@@ -87,6 +91,10 @@ typedef struct rank {
   gsl_vector **gacc;  /* per layer, summed over the step's microbatches */
   struct stage_num *sn; /* a numeric pipeline stage's embedding, logits and stashes, or NULL */
   double end;
+  int has_gpu;         /* the rank's host has a GPU description (compute_gpu) */
+  gemm_device gpu;
+  double phase_s[4];   /* has_gpu: each phase's device seconds (compute_work_seconds), once */
+  double wgrad_s[4];   /* has_gpu: each backward phase's weight-gradient GEMM's */
 } rank;
 
 /* A numeric pipeline stage (tensor_stage_numerics): rank me's shard of its layers, of the
@@ -185,19 +193,53 @@ double tensor_layer_flops(const tensor_params *p)
   return transformer_layer_flops(&d);
 }
 
-/* Per-rank flops of each phase (header comment), bsh2 = b s h^2 and bs2h = b s^2 h. */
-static double bsh2(const tensor *t) { return (double)t->d.b * t->d.s * t->d.h * t->d.h; }
-static double bs2h(const tensor *t) { return (double)t->d.b * t->d.s * t->d.s * t->d.h; }
+/* What a rank's GPU is, for the kernel model (compute_gpu); NULL: flops at the flat rate. */
+static const gemm_device *gpu_of(const rank *rk) { return rk->has_gpu ? &rk->gpu : NULL; }
 
-static void compute(const tensor *t, double flops) { compute_execute(t->cfg, flops / (double)t->p->ranks); }
+/* Kernel launches of the collectives a layer phase ends at: its g or f' and, with sequence
+ * parallelism, the allgather before it; none on one rank (Megatron calls no collective). */
+static double phase_collectives(const tensor *t) { return t->p->ranks > 1 ? 1.0 + (t->p->seqpar ? 1 : 0) : 0; }
 
-/* A layer phase: its GEMM flops (all ranks together) and the rank's memory-bound kernels. */
-static void compute_phase(const tensor *t, double flops, transformer_phase ph)
+/* A layer phase: the rank's GEMMs (models/transformer.h), its memory-bound kernels, and
+ * the launch of the collectives it ends at, as one execution. On a GPU its seconds are the
+ * same for every layer and microbatch of the rank: they are worked out once (gpu_times). */
+static compute_work phase_work(const tensor *t, transformer_phase ph, gemm_shape *g)
 {
   const tensor_params *p = t->p;
-  double bytes = transformer_phase_mem_elems(&t->d, (transformer_kernels)p->kernels, p->ranks, p->seqpar, ph) *
-                 t->cfg->elem_bytes;
-  compute_execute_mem(t->cfg, flops / (double)p->ranks, bytes);
+  transformer_kernels k = (transformer_kernels)p->kernels;
+  return (compute_work){g, transformer_phase_gemms(&t->d, p->ranks, ph, g),
+                        transformer_phase_mem_elems(&t->d, k, p->ranks, p->seqpar, ph) * (double)t->cfg->elem_bytes,
+                        (double)transformer_phase_kernels(k, ph) + phase_collectives(t)};
+}
+
+static void gpu_times(rank *rk)
+{
+  const tensor *t = rk->tp;
+  for (int ph = 0; ph < 4; ph++) {
+    gemm_shape g[TRANSFORMER_MAX_GEMMS], w;
+    compute_work pw = phase_work(t, (transformer_phase)ph, g);
+    rk->phase_s[ph] = compute_work_seconds(t->cfg, &rk->gpu, &pw);
+    compute_work ww = {&w, transformer_wgrad_gemm(&t->d, t->p->ranks, (transformer_phase)ph, &w), 0, 0};
+    rk->wgrad_s[ph] = ww.n_gemms ? compute_work_seconds(t->cfg, &rk->gpu, &ww) : 0;
+  }
+}
+
+static void compute_phase(rank *rk, transformer_phase ph)
+{
+  if (rk->has_gpu) {
+    compute_gpu_execute(rk->tp->cfg, rk->phase_s[ph]);
+    return;
+  }
+  gemm_shape g[TRANSFORMER_MAX_GEMMS];
+  compute_work w = phase_work(rk->tp, ph, g);
+  compute_work_execute(rk->tp->cfg, NULL, &w);
+}
+
+/* One GEMM and `launches` more kernel launches (the collectives after it). */
+static void gemm_phase(rank *rk, gemm_shape g, double launches)
+{
+  compute_work w = {&g, 1, 0, launches};
+  compute_work_execute(rk->tp->cfg, gpu_of(rk), &w);
 }
 
 static double *buf(rank *rk, size_t l, transformer_buf which)
@@ -226,33 +268,44 @@ static void gather_rows(rank *rk, size_t l, transformer_buf which)
     coll_allgather(rk->tc, rk->me, buf(rk, l, which), t->n * t->d.h);
 }
 
-/* f' of the n x h gradient b concurrent with (async) or followed by the weight-gradient GEMM. */
-static void reduce_rows_with(rank *rk, double *b, double wgrad_flops)
+/* f' of the n x h gradient b concurrent with (async) or followed by the weight-gradient GEMM
+ * (its device seconds on a GPU, gpu_s, else the GEMM at the flat rate). */
+static void reduce_rows_with(rank *rk, double *b, gemm_shape wgrad, double gpu_s)
 {
   tensor *t = rk->tp;
+  compute_work w = {&wgrad, 1, 0, 0};
   if (!t->p->async_grad) {
     reduce_rows(rk, b);
-    compute(t, wgrad_flops);
+    if (rk->has_gpu)
+      compute_gpu_execute(t->cfg, gpu_s);
+    else
+      compute_work_execute(t->cfg, NULL, &w);
     return;
   }
-  sg_exec_t e = compute_execute_async(t->cfg, wgrad_flops / (double)t->p->ranks);
+  sg_exec_t e = rk->has_gpu ? compute_gpu_execute_async(t->cfg, gpu_s) : compute_work_execute_async(t->cfg, NULL, &w);
   reduce_rows(rk, b);
   account_exec_wait(e);
 }
 
-static void reduce_grad_with(rank *rk, size_t l, double wgrad_flops)
+static void reduce_grad_with(rank *rk, size_t l, transformer_phase ph)
 {
-  reduce_rows_with(rk, buf(rk, l, TRANSFORMER_RED), wgrad_flops);
+  gemm_shape g;
+  xbt_assert(transformer_wgrad_gemm(&rk->tp->d, rk->tp->p->ranks, ph, &g) == 1, "tensor: no weight gradient");
+  reduce_rows_with(rk, buf(rk, l, TRANSFORMER_RED), g, rk->wgrad_s[ph]);
 }
 
-/* Forward flops of the logits layer for one microbatch, 2bshV (all ranks together). */
-static double logits_flops(const tensor *t) { return 2.0 * (double)t->n * (double)t->d.h * (double)t->p->vocab; }
+static gemm_shape logits_gemm(const tensor *t, int which) { return transformer_logits_gemm(&t->d, t->p->ranks, t->p->vocab, which); }
 
-/* Vocabulary-parallel embedding: each rank's partial lookup, summed (g); with numerics, the
- * position embedding is then added to the rank's rows of the sum. */
+/* Vocabulary-parallel embedding: each rank's partial lookup (a kernel, and the launch of
+ * its g on a GPU), summed (g); with numerics, the position embedding is then added to the
+ * rank's rows of the sum. */
 static void forward_embedding(rank *rk)
 {
   stage_num *sn = rk->sn;
+  if (rk->has_gpu) {
+    compute_work w = {NULL, 0, 0, 1 + phase_collectives(rk->tp)};
+    compute_work_execute(rk->tp->cfg, gpu_of(rk), &w);
+  }
   if (sn)
     gpt_embed_lookup(&sn->g, rk->tp->p->ranks, rk->me, sn->E, rk->tp->d.b, sn->seqs, sn->emb);
   reduce_rows(rk, sn ? sn->emb->data : NULL);
@@ -274,7 +327,7 @@ static void forward_logits(rank *rk)
     gpt_head_norm(hd, sn->lnf, sn->lnf + t->d.h, rk->act[t->p->layers]);
   if (t->p->seqpar)
     coll_allgather(rk->tc, rk->me, hd ? gpt_head_x(hd) : NULL, t->n * t->d.h);
-  compute(t, logits_flops(t));
+  gemm_phase(rk, logits_gemm(t, 0), t->p->ranks > 1 ? 3 : 0);
   for (int k = 0; k < 3; k++) {
     if (hd && k == 0)
       gpt_head_logits(hd, sn->E);
@@ -293,10 +346,12 @@ static void backward_logits(rank *rk)
   tensor *t = rk->tp;
   stage_num *sn = rk->sn;
   gpt_head *hd = sn ? sn->cur : NULL;
-  compute(t, logits_flops(t));
+  gemm_phase(rk, logits_gemm(t, 1), phase_collectives(t));
   if (hd)
     gpt_head_backward(hd, sn->E, sn->dE);
-  reduce_rows_with(rk, hd ? gpt_head_dx(hd) : NULL, logits_flops(t));
+  gemm_shape wg = logits_gemm(t, 2);
+  compute_work w = {&wg, 1, 0, 0};
+  reduce_rows_with(rk, hd ? gpt_head_dx(hd) : NULL, wg, rk->has_gpu ? compute_work_seconds(t->cfg, &rk->gpu, &w) : 0);
   if (hd)
     gpt_head_norm_backward(hd, sn->lnf, sn->dlnf, sn->dlnf + t->d.h, rk->dcur);
 }
@@ -325,14 +380,14 @@ static void forward_layer(rank *rk, size_t l)
   if (rk->parts)
     transformer_fwd_ln1(rk->parts[l], w, rk->act[l]);
   gather_rows(rk, l, TRANSFORMER_XN);
-  compute_phase(t, 8 * bsh2(t) + 4 * bs2h(t), TRANSFORMER_FWD_ATTN);
+  compute_phase(rk, TRANSFORMER_FWD_ATTN);
   if (rk->parts)
     transformer_fwd_attn(rk->parts[l], w);
   reduce_partial(rk, l);
   if (rk->parts)
     transformer_fwd_ln2(rk->parts[l], w);
   gather_rows(rk, l, TRANSFORMER_YN);
-  compute_phase(t, 16 * bsh2(t), TRANSFORMER_FWD_MLP);
+  compute_phase(rk, TRANSFORMER_FWD_MLP);
   if (rk->parts)
     transformer_fwd_mlp(rk->parts[l], w);
   reduce_partial(rk, l);
@@ -349,17 +404,17 @@ static void backward_layer(rank *rk, size_t l)
     transformer_bwd_out(rk->parts[l], rk->dcur, rk->gtmp);
   }
   gather_rows(rk, l, TRANSFORMER_DFULL);
-  compute_phase(t, 24 * bsh2(t), TRANSFORMER_BWD_MLP);
+  compute_phase(rk, TRANSFORMER_BWD_MLP);
   if (rk->parts)
     transformer_bwd_mlp(rk->parts[l], w, rk->gtmp);
-  reduce_grad_with(rk, l, 8 * bsh2(t));
+  reduce_grad_with(rk, l, TRANSFORMER_BWD_MLP);
   if (rk->parts)
     transformer_bwd_ln2(rk->parts[l], w, rk->gtmp);
   gather_rows(rk, l, TRANSFORMER_DFULL);
-  compute_phase(t, 10 * bsh2(t) + 8 * bs2h(t), TRANSFORMER_BWD_ATTN);
+  compute_phase(rk, TRANSFORMER_BWD_ATTN);
   if (rk->parts)
     transformer_bwd_attn(rk->parts[l], w, rk->gtmp);
-  reduce_grad_with(rk, l, 6 * bsh2(t));
+  reduce_grad_with(rk, l, TRANSFORMER_BWD_ATTN);
   if (rk->parts) {
     transformer_bwd_ln1(rk->parts[l], w, rk->gtmp, rk->dnext);
     gsl_vector_add(rk->gacc[l], rk->gtmp);
@@ -601,6 +656,9 @@ tensor *tensor_deploy(const run_config *cfg, const tensor_params *p, metrics *m)
     rk->me = i % p->ranks;
     rk->rep = i / p->ranks;
     rk->tc = t->tcomm[rk->rep];
+    rk->has_gpu = compute_gpu(cfg, cfg->hosts[i], &rk->gpu);
+    if (rk->has_gpu)
+      gpu_times(rk);
     if (cfg->numerics)
       rank_init_numerics(t, rk);
     if (t->b_elems) {
@@ -775,6 +833,9 @@ tensor_stage *tensor_stage_create(const run_config *cfg, const tensor_params *p,
   ts->rk.tp = &ts->t;
   ts->rk.me = me;
   ts->rk.tc = tc;
+  ts->rk.has_gpu = compute_gpu(cfg, coll_comm_host(tc, me), &ts->rk.gpu);
+  if (ts->rk.has_gpu)
+    gpu_times(&ts->rk);
   ts->first = first;
   ts->last = last;
   return ts;

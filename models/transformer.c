@@ -103,6 +103,76 @@ double transformer_phase_mem_elems(const transformer_dims *d, transformer_kernel
   return p[0] * bsh / (seqpar ? tt : 1) + p[1] * bsh / tt + p[2] * b * a * s * s / tt;
 }
 
+/* Kernels of each phase in the table above: unfused, forward attention LayerNorm, the
+ * MLP's bias, dropout and residual (4), Q and K scaled, Q K V made contiguous, the context
+ * (6), the mask's multiply and subtract, softmax, dropout (4); forward MLP the attention's
+ * bias, dropout, residual, LayerNorm, GeLU (5); backward MLP dropout, bias gradient,
+ * LayerNorm, residual sum, GeLU, b1's gradient (6); backward attention LayerNorm,
+ * residual, dropout, bias gradient (4), the context, Q K V, their scaling and bias
+ * gradient (7), dropout, softmax, mask (3). Fused: LayerNorm and bias-dropout-add (2), the
+ * context (1), scale-mask-softmax and dropout (2); bias-dropout-add, LayerNorm and
+ * bias-GeLU (3); the four of the residual branch and bias-GeLU's backward with b1's
+ * gradient (6); the four, the context and the bias gradient, softmax's and dropout's (8). */
+static const size_t phase_kernels[3][4] = {{0, 0, 0, 0}, {14, 5, 6, 14}, {5, 3, 6, 8}};
+
+size_t transformer_phase_kernels(transformer_kernels k, transformer_phase ph) { return phase_kernels[k][ph]; }
+
+static gemm_shape gemm_of(double m, double n, double k, double batch)
+{
+  return (gemm_shape){m, n, k, batch};
+}
+
+size_t transformer_phase_gemms(const transformer_dims *d, size_t t, transformer_phase ph, gemm_shape *g)
+{
+  double b = (double)d->b, s = (double)d->s, h = (double)d->h, tt = (double)t, n = b * s;
+  double hd = h / (double)d->heads, heads = b * (double)d->heads / tt;
+  switch (ph) {
+  case TRANSFORMER_FWD_ATTN:
+    g[0] = gemm_of(n, 3 * h / tt, h, 1);
+    g[1] = gemm_of(s, s, hd, heads);
+    g[2] = gemm_of(s, hd, s, heads);
+    g[3] = gemm_of(n, h, h / tt, 1);
+    return 4;
+  case TRANSFORMER_FWD_MLP:
+    g[0] = gemm_of(n, 4 * h / tt, h, 1);
+    g[1] = gemm_of(n, h, 4 * h / tt, 1);
+    return 2;
+  case TRANSFORMER_BWD_MLP:
+    g[0] = gemm_of(n, 4 * h / tt, h, 1);
+    g[1] = gemm_of(4 * h / tt, h, n, 1);
+    g[2] = gemm_of(n, h, 4 * h / tt, 1);
+    return 3;
+  case TRANSFORMER_BWD_ATTN:
+    g[0] = gemm_of(n, h / tt, h, 1);
+    g[1] = gemm_of(h / tt, h, n, 1);
+    g[2] = gemm_of(s, s, hd, heads);
+    g[3] = gemm_of(s, hd, s, heads);
+    g[4] = gemm_of(s, hd, s, heads);
+    g[5] = gemm_of(s, hd, s, heads);
+    g[6] = gemm_of(n, h, 3 * h / tt, 1);
+    return 7;
+  }
+  return 0;
+}
+
+size_t transformer_wgrad_gemm(const transformer_dims *d, size_t t, transformer_phase ph, gemm_shape *g)
+{
+  double h = (double)d->h, tt = (double)t, n = (double)d->b * (double)d->s;
+  if (ph == TRANSFORMER_BWD_MLP)
+    *g = gemm_of(h, 4 * h / tt, n, 1);
+  else if (ph == TRANSFORMER_BWD_ATTN)
+    *g = gemm_of(h, 3 * h / tt, n, 1);
+  else
+    return 0;
+  return 1;
+}
+
+gemm_shape transformer_logits_gemm(const transformer_dims *d, size_t t, size_t vocab, int which)
+{
+  double h = (double)d->h, v = (double)vocab / (double)t, n = (double)d->b * (double)d->s;
+  return which == 0 ? gemm_of(n, v, h, 1) : which == 1 ? gemm_of(n, h, v, 1) : gemm_of(h, v, n, 1);
+}
+
 static void fill_uniform(gsl_rng *r, double *x, size_t n, double g)
 {
   for (size_t i = 0; i < n; i++)

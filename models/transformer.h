@@ -18,6 +18,8 @@
 #include <gsl/gsl_rng.h>
 #include <gsl/gsl_vector.h>
 
+#include "models/gemm.h"
+
 typedef struct transformer_dims {
   size_t b;     /* microbatch: sequences */
   size_t s;     /* sequence length */
@@ -71,6 +73,32 @@ typedef enum transformer_phase {
 
 /* Parses "none|unfused|fused"; returns 0 or -1. */
 int transformer_kernels_parse(const char *s, transformer_kernels *k);
+
+#define TRANSFORMER_MAX_GEMMS 8
+
+/* The GEMMs (models/gemm.h; the attention's batched over the rank's b heads / t) one of t
+ * ranks runs in phase ph of one layer for one microbatch, in the order they run, into g (TRANSFORMER_MAX_GEMMS entries); returns their number. n = b s rows
+ * (all of them, also with sequence parallelism, after the allgather), d = h / heads:
+ *   forward attention: Q K V (n, 3h/t, h); scores Q K^T (s, s, d) and context (s, d, s),
+ *     batched b heads/t; Wo (n, h, h/t);
+ *   forward MLP: W1 (n, 4h/t, h); W2 (n, h, 4h/t);
+ *   backward MLP: W2's input gradient (n, 4h/t, h) and weight gradient (4h/t, h, n), W1's
+ *     input gradient (n, h, 4h/t); its weight gradient is transformer_wgrad_gemm's;
+ *   backward attention: Wo's input gradient (n, h/t, h) and weight gradient (h/t, h, n);
+ *     the context's two gradients (s, s, d) and (s, d, s), the scores' two (s, d, s),
+ *     batched; Q K V's input gradient (n, h, 3h/t).
+ * Their 2 m n k batch add up to the phase's share of 3 (24 b s h^2 + 4 b s^2 h) / t. */
+size_t transformer_phase_gemms(const transformer_dims *d, size_t t, transformer_phase ph, gemm_shape *g);
+/* The weight-gradient GEMM of the column-parallel layer whose input gradient ends phase
+ * ph (the one Megatron overlaps with that allreduce): backward MLP, W1's (h, 4h/t, n);
+ * backward attention, Q K V's (h, 3h/t, n). 1 with *g set, or 0 for a forward phase. */
+size_t transformer_wgrad_gemm(const transformer_dims *d, size_t t, transformer_phase ph, gemm_shape *g);
+/* The tied logits layer of a V-token vocabulary split t ways: which = 0 the forward (n, V/t,
+ * h), 1 the input gradient (n, h, V/t), 2 the weight gradient (h, V/t, n). */
+gemm_shape transformer_logits_gemm(const transformer_dims *d, size_t t, size_t vocab, int which);
+/* Memory-bound kernels launched in phase ph (the same table as transformer_phase_mem_elems,
+ * counted per kernel); 0 for TRANSFORMER_KERNELS_NONE. */
+size_t transformer_phase_kernels(transformer_kernels k, transformer_phase ph);
 /* Elements one of t tensor ranks reads or writes in memory-bound kernels in phase ph of
  * one layer for one microbatch (seqpar: sequence parallelism splits the replicated ones);
  * 0 for TRANSFORMER_KERNELS_NONE. */

@@ -158,6 +158,7 @@ static void fill_config(const scenario *sc, const build *b, run_config *cfg)
   cfg->sim_params = v ? arch_params(v) : (double)net_n_params(b->model);
   cfg->train_flops = v ? arch_train_flops(v) : cost_mlp_train_flops(n, sizes);
   cfg->efficiency = sc->model.efficiency;
+  cfg->kernel_shapes = sc->model.kernel_model == 0;
   cfg->speed_factor = sc->platform.speed_factor;
   cost_dtype dt = COST_FP32;
   cost_dtype_parse(sc->model.dtype, &dt);
@@ -190,6 +191,8 @@ static int build_platform(const scenario *sc, build *b, char *err)
     spec.cores = (int)sc->platform.host_cores;
   if (sc->platform.sharing[0])
     spec.sharing = platform_sharing_parse(sc->platform.sharing);
+  if (!sc->platform.link_efficiency)
+    spec.bw_eff = spec.node_bw_eff = 0; /* the nominal link bandwidths */
   snprintf(b->tmpdir, sizeof(b->tmpdir), "/tmp/dtsim-XXXXXX");
   interrupt_run_hold(1, NULL); /* a signal now finds the folder and file to remove */
   if (mkdtemp(b->tmpdir) == NULL) {
@@ -685,6 +688,8 @@ static int simulate(const scenario *sc, build *b, const engine_opts *o, int argc
              sg_host_get_name(cfg.hosts[0]), host_cores);
     bad = 1;
   }
+  if (!bad && compute_check_gpus(&cfg, err, ERRLEN) != 0)
+    bad = 1;
   if (!bad && alg->check_hosts && alg->check_hosts(b->state, &cfg, err, ERRLEN) != 0)
     bad = 1;
   if (bad) {

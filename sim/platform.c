@@ -15,6 +15,7 @@
 #include "sim/platform.h"
 
 #include "sim/fileio.h"
+#include "models/gemm.h"
 
 #include <errno.h>
 #include <limits.h>
@@ -161,10 +162,22 @@ static void fill_gpu_nodes(size_t hosts, size_t per_node, size_t default_nodes, 
   spec->name = "gpu";
 }
 
+/* The share of an SM's peak cuBLAS's GEMM main loop sustains on a full tile: the kernel
+ * model's one fitted number per GPU, fitted on the largest of Baidu DeepBench's V100 GEMMs
+ * (8448 x 48000 x 2816, 107.6 Tflop/s; `dtsim reproduce gemm` fits it again and checks the
+ * other 159 rows with it), to 4 digits. The A100 takes the V100's (ASSUMPTION: DeepBench has
+ * no A100 results). */
+#define CUBLAS_GEMM_EFF 0.8631
+
 /* Megatron-LM (Shoeybi et al. 2019): up to 32 DGX-2H of 16 V100 each; 125 Tflop/s fp16
  * tensor-core peak per V100 (NVIDIA's V100 SXM3 figure, of which Megatron's 39 Tflop/s
  * is 30%); 900 GB/s of HBM2 per V100 (NVIDIA's V100 datasheet); 0.5 us per NVSwitch link
- * and 1 us per IB link are ASSUMPTIONS. */
+ * and 1 us per IB link are ASSUMPTIONS. The V100's 80 SMs (NVIDIA's Volta whitepaper), its
+ * L2 at 2,155 GB/s (measured: Jia et al. 2018, arXiv 1804.06826, Table 3.1), 7 us per
+ * kernel (the floor of Baidu DeepBench's V100 GEMM times: 8 us for 512 x 16 x 512, whose
+ * data takes 0.6 us). NCCL reaches 0.8 of NVLink's line rate (25 GB/s per link and
+ * direction carry ~20 GB/s of 128-byte payloads: the NCCL maintainers, NVIDIA/nccl-tests
+ * issue 149) and 12 of a 100 Gb/s NIC's 12.5 GB/s (nccl-tests issue 119). */
 static void fill_dgx2h(size_t hosts, platform_spec *spec)
 {
   fill_gpu_nodes(hosts, 16, 32, spec);
@@ -174,11 +187,23 @@ static void fill_dgx2h(size_t hosts, platform_spec *spec)
   spec->lat = 0.5e-6;
   spec->node_bw = 8 * 100e9 / 8;
   spec->node_lat = 1e-6;
+  spec->gpu_sms = 80;
+  spec->gpu_gemm_eff = CUBLAS_GEMM_EFF;
+  spec->gpu_l2_bw = 2155e9;
+  spec->gpu_launch = 7e-6;
+  spec->bw_eff = 20.0 / 25;
+  spec->node_bw_eff = 12 / 12.5;
 }
 
 /* PTD-P (Narayanan et al. 2021): Selene, 8 A100 80GB per node, 312 Tflop/s fp16 peak,
- * 2,039 GB/s of HBM2e (NVIDIA's A100 80GB SXM datasheet), NVSwitch, 8 x 200 Gb/s HDR IB per node in a (non-blocking) 3-level fat tree; 8 nodes
- * (64 GPUs) by default; latencies as dgx2h (ASSUMPTIONS). */
+ * 2,039 GB/s of HBM2e (NVIDIA's A100 80GB SXM datasheet), NVSwitch, 8 x 200 Gb/s HDR IB per
+ * node in a (non-blocking) 3-level fat tree; 8 nodes (64 GPUs) by default; latencies as
+ * dgx2h (ASSUMPTIONS). The A100's 108 SMs (NVIDIA's A100 whitepaper); its L2 the V100's
+ * measured 2,155 GB/s times the whitepaper's ratio of L2 read bandwidth (5,120 against 2,048
+ * bytes per clock, at 1,410 against 1,530 MHz: 4.965e12); 7 us per kernel as the V100 (ASSUMPTION:
+ * DeepBench has no A100 results). NCCL reaches ~230 of NVSwitch's 300 GB/s on A100 (the
+ * NCCL maintainers, nccl-tests issue 149) and 24 of a 200 Gb/s NIC's 25 GB/s (issue 119). */
+#define A100_L2_BW 4.965e12 /* 2155e9 x (5120 x 1410) / (2048 x 1530), to 4 digits */
 static void fill_selene(size_t hosts, platform_spec *spec)
 {
   fill_gpu_nodes(hosts, 8, 8, spec);
@@ -188,6 +213,12 @@ static void fill_selene(size_t hosts, platform_spec *spec)
   spec->lat = 0.5e-6;
   spec->node_bw = 8 * 200e9 / 8;
   spec->node_lat = 1e-6;
+  spec->gpu_sms = 108;
+  spec->gpu_gemm_eff = CUBLAS_GEMM_EFF;
+  spec->gpu_l2_bw = A100_L2_BW;
+  spec->gpu_launch = 7e-6;
+  spec->bw_eff = 230.0 / 300;
+  spec->node_bw_eff = 24 / 25.0;
 }
 
 static const preset presets[] = {
@@ -399,17 +430,31 @@ static int valid_name(const char *s)
   return 1;
 }
 
-/* Closes a <cluster> element whose attributes are written: with mem_bw, a property every
- * host of the cluster gets (SimGrid copies a cluster's properties to its hosts). */
+/* Closes a <cluster> element whose attributes are written: with mem_bw or a GPU
+ * description, properties every host of the cluster gets (SimGrid copies a cluster's
+ * properties to its hosts). */
 static void end_cluster(const platform_spec *spec, FILE *out, const char *indent)
 {
-  if (!(spec->mem_bw > 0)) {
+  const char *names[] = {"mem_bw", "gpu_sms", "gpu_gemm_eff", "gpu_l2_bw", "gpu_launch"};
+  double values[] = {spec->mem_bw, (double)spec->gpu_sms, spec->gpu_sms ? spec->gpu_gemm_eff : 0,
+                     spec->gpu_sms ? spec->gpu_l2_bw : 0, spec->gpu_sms ? spec->gpu_launch : 0};
+  int any = spec->gpu_sms > 0 && spec->gpu_tiles != NULL;
+  for (size_t i = 0; i < sizeof values / sizeof *values; i++)
+    any |= values[i] > 0;
+  if (!any) {
     fputs("/>\n", out);
     return;
   }
-  char num[64];
-  fmt_num(num, sizeof num, spec->mem_bw);
-  fprintf(out, ">\n%s  <prop id=\"mem_bw\" value=\"%s\"/>\n%s</cluster>\n", indent, num, indent);
+  fputs(">\n", out);
+  for (size_t i = 0; i < sizeof values / sizeof *values; i++)
+    if (values[i] > 0) {
+      char num[64];
+      fmt_num(num, sizeof num, values[i]);
+      fprintf(out, "%s  <prop id=\"%s\" value=\"%s\"/>\n", indent, names[i], num);
+    }
+  if (spec->gpu_sms > 0 && spec->gpu_tiles != NULL)
+    fprintf(out, "%s  <prop id=\"gpu_tiles\" value=\"%s\"/>\n", indent, spec->gpu_tiles);
+  fprintf(out, "%s</cluster>\n", indent);
 }
 
 /* One cluster per node (hosts on private split-duplex links and no backbone: the node's
@@ -446,7 +491,14 @@ static int write_gpu_nodes(const platform_spec *spec, FILE *out, char *err, size
   fprintf(out, "  <!-- Written by dtsim platform. %zu nodes x %zu GPUs = %zu hosts", nodes, g, nodes * g);
   if (nodes * g != spec->hosts)
     fprintf(out, " (%zu asked, rounded up to whole nodes)", spec->hosts);
-  fprintf(out, "; host %s-i is GPU i %% %zu of node i / %zu. -->\n", name, g, g);
+  fprintf(out, "; host %s-i is GPU i %% %zu of node i / %zu", name, g, g);
+  if (spec->bw_eff > 0 || spec->node_bw_eff > 0) {
+    char a[64], b[64];
+    fmt_num(a, sizeof a, spec->bw_eff > 0 ? spec->bw_eff : 1);
+    fmt_num(b, sizeof b, spec->node_bw_eff > 0 ? spec->node_bw_eff : 1);
+    fprintf(out, "; link bandwidths are what collectives reach: GPU links x %s, node links x %s of nominal", a, b);
+  }
+  fputs(". -->\n", out);
   fprintf(out, "  <config>\n    <prop id=\"network/model\" value=\"%s\"/>\n"
                "    <prop id=\"network/crosstraffic\" value=\"0\"/>\n  </config>\n",
           spec->network_model ? spec->network_model : GEN_MODEL);
@@ -477,8 +529,46 @@ static int write_gpu_nodes(const platform_spec *spec, FILE *out, char *err, size
   return 0;
 }
 
-int platform_write(const platform_spec *spec, FILE *out, char *err, size_t errlen)
+/* bw x eff, to a whole byte/s when that is at least 1 kB/s (230/300 of 300e9 is 230e9, not
+ * 230e9 and 3e-5). */
+static double link_times(double bw, double eff)
 {
+  double v = bw * eff;
+  return v >= 1e3 ? nearbyint(v) : v;
+}
+
+/* The spec as written: link bandwidths times their efficiencies. */
+static void effective_links(const platform_spec *in, platform_spec *out)
+{
+  *out = *in;
+  if (in->bw_eff > 0)
+    out->bw = link_times(in->bw, in->bw_eff);
+  if (in->node_bw_eff > 0)
+    out->node_bw = link_times(in->node_bw, in->node_bw_eff);
+}
+
+int platform_write(const platform_spec *nominal, FILE *out, char *err, size_t errlen)
+{
+  platform_spec eff;
+  const platform_spec *spec = &eff;
+  gemm_device tiles;
+  if (!(nominal->bw_eff >= 0 && nominal->bw_eff <= 1) || !(nominal->node_bw_eff >= 0 && nominal->node_bw_eff <= 1)) {
+    set_err(err, errlen, "link efficiencies must be in (0, 1]");
+    return -1;
+  }
+  if (nominal->gpu_sms > 0 && (!(nominal->gpu_l2_bw >= 0) || !isfinite(nominal->gpu_l2_bw) ||
+                               !(nominal->gpu_gemm_eff >= 0 && nominal->gpu_gemm_eff <= 1) ||
+                               !(nominal->gpu_launch >= 0) || !isfinite(nominal->gpu_launch) ||
+                               (nominal->gpu_tiles && gemm_tiles_parse(nominal->gpu_tiles, &tiles) != 0))) {
+    set_err(err, errlen, "bad GPU description (GEMM efficiency in (0, 1], L2 bandwidth and launch time >= 0, tiles "
+            "such as 256x128,128x128)");
+    return -1;
+  }
+  if (nominal->gpu_sms > 0 && !(nominal->mem_bw > 0)) {
+    set_err(err, errlen, "a GPU description needs the memory bandwidth (--mem-bw)");
+    return -1;
+  }
+  effective_links(nominal, &eff);
   const char *model = spec->network_model ? spec->network_model : GEN_MODEL;
   const char *name = spec->name ? spec->name : "host";
   char num[64];
@@ -1214,6 +1304,15 @@ static void platform_usage(FILE *out)
           "  --mem-bw B           bytes/s of each host's memory, written as its mem_bw property\n"
           "                       (tensor.kernels needs it); e.g. 900G; 0: none (the default,\n"
           "                       except dgx2h 900G and selene 2039G)\n"
+          "  --gpu-sms N          a GPU description for the kernel model (model.kernel_model):\n"
+          "                       SMs per host, written as its gpu_sms property (needs --mem-bw);\n"
+          "                       0: none (the default, except dgx2h 80 and selene 108)\n"
+          "  --gpu-gemm-eff F     share of an SM's peak the GEMM library's main loop sustains\n"
+          "                       (gpu_gemm_eff; dgx2h and selene 0.8631, fitted on DeepBench)\n"
+          "  --gpu-l2-bw B        bytes/s of the GPU's L2 cache (gpu_l2_bw)\n"
+          "  --gpu-launch S       seconds every kernel takes at least (gpu_launch); e.g. 7us\n"
+          "  --gpu-tiles LIST     GEMM tile shapes, e.g. 256x128,128x128,64x64 (gpu_tiles;\n"
+          "                       default cuBLAS's six)\n"
           "  --bw B               bytes/s of every link (default 1.25G, i.e. 10 Gb/s);\n"
           "                       e.g. 125M, 125MBps, or bits with bps: 1Gbps = 125M\n"
           "  --lat L              seconds of every link (default 1us); e.g. 50us, 0.5ms, 5e-5\n"
@@ -1225,6 +1324,10 @@ static void platform_usage(FILE *out)
           "                       bandwidth x0.97); --cfg=network/model:M at run time overrides it\n"
           "  --sharing P          sharing policy of host (and node) links: splitduplex (default:\n"
           "                       one capacity per direction), shared (one for both), fatpipe\n"
+          "  --bw-eff F           share of the host links' bandwidth collectives reach (NCCL's\n"
+          "                       bus bandwidth), in (0, 1]: the file gets bw x F (default 1;\n"
+          "                       dgx2h 0.8, selene 0.767)\n"
+          "  --node-bw-eff F      the same for GPU nodes' links (default 1; dgx2h and selene 0.96)\n"
           "  --bw-factor F        what-if: every bandwidth (host and node links) times F\n"
           "  --lat-factor F       what-if: every latency times F\n"
           "  --speed-factor F     what-if: the speed times F\n"
@@ -1354,6 +1457,40 @@ int platform_main(int argc, char **argv)
       if (parse_quantity(val, Q_BW, &v) != 0 || !(v >= 0))
         return usage_error("--mem-bw needs a non-negative bytes/s value, not", val);
       spec.mem_bw = v;
+    } else if (strcmp(opt, "--gpu-sms") == 0) {
+      if (parse_quantity(val, Q_COUNT, &v) != 0 || v > 1e6)
+        return usage_error("--gpu-sms needs a whole number of SMs, not", val);
+      spec.gpu_sms = (size_t)v;
+    } else if (strcmp(opt, "--gpu-gemm-eff") == 0) {
+      char *e;
+      errno = 0;
+      v = strtod(val, &e);
+      if (e == val || *e || errno == ERANGE || !(v > 0 && v <= 1))
+        return usage_error("--gpu-gemm-eff needs a share of peak in (0, 1], not", val);
+      spec.gpu_gemm_eff = v;
+    } else if (strcmp(opt, "--gpu-l2-bw") == 0) {
+      if (parse_quantity(val, Q_BW, &v) != 0 || !(v >= 0))
+        return usage_error("--gpu-l2-bw needs a non-negative bytes/s value, not", val);
+      spec.gpu_l2_bw = v;
+    } else if (strcmp(opt, "--gpu-launch") == 0) {
+      if (parse_quantity(val, Q_LAT, &v) != 0 || !(v >= 0))
+        return usage_error("--gpu-launch needs a non-negative number of seconds, not", val);
+      spec.gpu_launch = v;
+    } else if (strcmp(opt, "--gpu-tiles") == 0) {
+      gemm_device t;
+      if (gemm_tiles_parse(val, &t) != 0)
+        return usage_error("--gpu-tiles needs a list such as 256x128,128x128 (sides 8 to 1024), not", val);
+      spec.gpu_tiles = val;
+    } else if (strcmp(opt, "--bw-eff") == 0 || strcmp(opt, "--node-bw-eff") == 0) {
+      char *e;
+      errno = 0;
+      v = strtod(val, &e);
+      if (e == val || *e || errno == ERANGE || !(v > 0 && v <= 1))
+        return usage_error("a link efficiency must be a number in (0, 1], not", val);
+      if (opt[2] == 'b')
+        spec.bw_eff = v;
+      else
+        spec.node_bw_eff = v;
     } else if (strcmp(opt, "--cores") == 0) {
       if (parse_quantity(val, Q_COUNT, &v) != 0 || v < 1 || v > INT_MAX)
         return usage_error("--cores needs a positive whole number, not", val);

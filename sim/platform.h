@@ -40,6 +40,19 @@ typedef struct platform_spec {
   double node_lat;           /* seconds */
   double mem_bw;             /* bytes/s of a host's memory, written as each host's mem_bw
                               * property (tensor.kernels); 0: none */
+  /* A GPU description for the kernel model (compute_gpu, platforms/README.md), written as
+   * host properties when gpu_sms > 0: gpu_sms, gpu_gemm_eff, gpu_l2_bw and gpu_launch (each
+   * if > 0), gpu_tiles (if not NULL). */
+  size_t gpu_sms;
+  double gpu_gemm_eff;       /* the library's GEMM main loop, share of an SM's peak (if > 0) */
+  double gpu_l2_bw;          /* bytes/s */
+  double gpu_launch;         /* s per kernel */
+  const char *gpu_tiles;     /* "256x128,...", or NULL: cuBLAS's (models/gemm.h) */
+  /* The share of the host links' (bw_eff) and node links' (node_bw_eff) bandwidth that
+   * collectives reach (NCCL's bus bandwidth): the file gets bw x bw_eff and node_bw x
+   * node_bw_eff. 0 counts as 1 (the nominal bandwidth). */
+  double bw_eff;
+  double node_bw_eff;
 } platform_spec;
 
 /* Parses "star|fat-tree|torus|dragonfly|ring"; returns 0 or -1. */

@@ -16,7 +16,10 @@
 #include <xbt/sysdep.h>
 
 #include "models/arch.h"
+#include "models/gemm.h"
+#include "models/transformer.h"
 #include "sim/output.h"
+#include "sim/platform.h"
 #include "sim/spawn.h"
 
 /* Dean et al. 2012, Fig. 3: mean time per minibatch of plain SGD on one model replica
@@ -95,7 +98,7 @@ typedef struct job {
 } job;
 
 static const char usage[] =
-    "usage: dtsim reproduce NAME [--out DIR] [--quick] [--jobs N] [--check [--results DIR]]\n"
+    "usage: dtsim reproduce NAME [--out DIR] [--quick] [--all-rows] [--jobs N] [--check [--results DIR]]\n"
     "\n"
     "Runs the grid of simulations behind a published figure, each in its own process,\n"
     "and writes DIR (default results/NAME/): NAME.ini (the scenario), NAME.csv, NAME.png\n"
@@ -108,17 +111,21 @@ static const char usage[] =
     "             consensus (Nedic & Ozdaglar 2009: distributed subgradient on ring, torus\n"
     "             and complete graphs, each step rule, sync and async), collectives\n"
     "             (every collective against its alpha-beta formula, 2-64 ranks, 1 KiB-1 GiB),\n"
-    "             megatron (Shoeybi et al. 2019, Table 1: 1.2B-8.3B GPT on 1-8 GPUs of tensor\n"
-    "             parallelism, and x64 data parallel up to 512 GPUs, on dgx2h), pipeline\n"
-    "             (GPipe, 1F1B and interleaved 1F1B bubble against (p-1)/(m+p-1), 2-8 stages,\n"
-    "             1-32 microbatches, one selene node), or all (each in turn, into\n"
-    "             results/NAME/ or DIR/NAME/)\n"
+    "             megatron (Shoeybi et al. 2019, Tables 1, 7, 8: 1.2B-8.3B GPT on 1-8 GPUs of\n"
+    "             tensor parallelism, x64 data parallel up to 512 GPUs, heads, strong scaling,\n"
+    "             on dgx2h), pipeline (GPipe, 1F1B and interleaved 1F1B bubble against\n"
+    "             (p-1)/(m+p-1), 2-8 stages, 1-32 microbatches, one selene node; PTD-P's\n"
+    "             Table 1, 32-3,072 GPUs), gemm (the kernel model against DeepBench's V100\n"
+    "             GEMMs and NVIDIA's quantisation examples; no simulation), or all (each in\n"
+    "             turn, into results/NAME/ or DIR/NAME/)\n"
     "  --quick    a reduced grid fit for CI, same code paths (fig3: machine counts 1..16;\n"
     "             consensus: ring and complete graphs, constant and harmonic steps, shorter;\n"
     "             collectives: 2, 8 and 64 ranks at 1 KiB, 1 MiB and 1 GiB; fig4/fig5: two\n"
     "             rates, fewer methods and replica counts, fig4's runs cut at 10 minutes;\n"
-    "             megatron: the four model-parallel rows, 1-8 GPUs; pipeline: 2 and 4\n"
-    "             stages, 1-8 microbatches)\n"
+    "             megatron: the rows of one node, 1-8 GPUs; pipeline: 2 and 4 stages, 1-8\n"
+    "             microbatches, PTD-P's three smallest rows; gemm: all of it)\n"
+    "  --all-rows pipeline: also PTD-P's four rows above 1,024 GPUs (145.6B-1T), which the\n"
+    "             full grid leaves out for their CPU cost (an hour or more in all)\n"
     "  --jobs N   simulations run at once (default: the number of cores)\n"
     "  --check    compare with the committed results/NAME/NAME.csv of dtsim's source tree (or\n"
     "             --out DIR's) instead of writing, found before anything runs: exit 1 and\n"
@@ -549,6 +556,62 @@ static int reproduce_fig3(const reproduce_opts *o, char *err, size_t len)
   return rc;
 }
 
+double reproduce_gemm_share(const char *preset, double efficiency, size_t b, size_t s, size_t h, size_t heads,
+                            size_t t)
+{
+  platform_spec spec;
+  xbt_assert(platform_preset(preset, 1, &spec) == 0 && spec.gpu_sms > 0, "%s: no GPU description", preset);
+  gemm_device d = {.peak = spec.speed, .sms = spec.gpu_sms, .mem_bw = spec.mem_bw, .l2_bw = spec.gpu_l2_bw,
+                   .launch_s = spec.gpu_launch, .efficiency = spec.gpu_gemm_eff, .software = efficiency};
+  gemm_device_default_tiles(&d);
+  transformer_dims dims = {b, s, h, heads};
+  double flops = 0, secs = 0;
+  for (int ph = 0; ph < 4; ph++) {
+    gemm_shape g[TRANSFORMER_MAX_GEMMS + 1];
+    size_t n = transformer_phase_gemms(&dims, t, (transformer_phase)ph, g);
+    n += transformer_wgrad_gemm(&dims, t, (transformer_phase)ph, &g[n]);
+    double times = ph < 2 ? 2 : 1; /* recomputation runs the forward again */
+    for (size_t i = 0; i < n; i++) {
+      flops += times * 2 * g[i].m * g[i].n * g[i].k * g[i].batch;
+      secs += times * gemm_time(&d, g[i].m, g[i].n, g[i].k, g[i].batch, 2, NULL);
+    }
+  }
+  return flops / secs / d.peak;
+}
+
+/* Ranks 1..n of x, ties at their mean rank. */
+static void ranks_of(const double *x, size_t n, double *r)
+{
+  for (size_t i = 0; i < n; i++) {
+    size_t below = 0, equal = 0;
+    for (size_t j = 0; j < n; j++) {
+      below += x[j] < x[i];
+      equal += x[j] == x[i];
+    }
+    r[i] = (double)below + ((double)equal + 1) / 2;
+  }
+}
+
+double reproduce_spearman(const double *x, const double *y, size_t n)
+{
+  double *rx = xbt_malloc(n * sizeof(double)), *ry = xbt_malloc(n * sizeof(double));
+  ranks_of(x, n, rx);
+  ranks_of(y, n, ry);
+  double mx = 0, my = 0, sxy = 0, sxx = 0, syy = 0;
+  for (size_t i = 0; i < n; i++) {
+    mx += rx[i] / (double)n;
+    my += ry[i] / (double)n;
+  }
+  for (size_t i = 0; i < n; i++) {
+    sxy += (rx[i] - mx) * (ry[i] - my);
+    sxx += (rx[i] - mx) * (rx[i] - mx);
+    syy += (ry[i] - my) * (ry[i] - my);
+  }
+  xbt_free(rx);
+  xbt_free(ry);
+  return sxx > 0 && syy > 0 ? sxy / sqrt(sxx * syy) : 0;
+}
+
 /* The reproductions that are built, in the order `all` runs them. */
 static const struct {
   const char *name;
@@ -562,6 +625,7 @@ static const struct {
     {"collectives", reproduce_collectives, "collectives.csv"},
     {"megatron", reproduce_megatron, "megatron.csv"},
     {"pipeline", reproduce_pipeline, "pipeline.csv ptdp.csv"},
+    {"gemm", reproduce_gemm, "gemm.csv guide.csv"},
 };
 #define N_REPRODUCTIONS (sizeof(reproductions) / sizeof(reproductions[0]))
 
@@ -600,6 +664,8 @@ int reproduce_main(int argc, char **argv)
       o.quick = 1;
     else if (strcmp(argv[i], "--check") == 0)
       o.check = 1;
+    else if (strcmp(argv[i], "--all-rows") == 0)
+      o.all_rows = 1;
     else if (strcmp(argv[i], "--quiet") == 0)
       o.quiet = 1;
     else if (strcmp(argv[i], "--out") == 0 && has_value(argc, argv, i))
@@ -626,7 +692,8 @@ int reproduce_main(int argc, char **argv)
     found |= strcmp(name, reproductions[r].name) == 0;
   if (!found) {
     snprintf(err, sizeof(err),
-             "'%s' is not available (available: fig3, fig4, fig5, consensus, collectives, megatron, pipeline, all)",
+             "'%s' is not available (available: fig3, fig4, fig5, consensus, collectives, megatron, pipeline, gemm, "
+             "all)",
              name);
     return bad(err);
   }

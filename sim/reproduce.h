@@ -17,6 +17,7 @@ typedef struct reproduce_opts {
   const char *out;
   const char *work;
   int quick, check, quiet;
+  int all_rows; /* --all-rows: also the rows a reproduction's full grid leaves out for their CPU cost */
   size_t n_par;
 } reproduce_opts;
 
@@ -68,6 +69,17 @@ int reproduce_plot(const char *dir, const char *name, const char *script, char *
  * 0 or -1 with a message. */
 int reproduce_write(const char *dir, const char *const *files, size_t n, char *err, size_t len);
 
+/* The share of its GPU's peak that one tensor rank's GEMMs of one GPT layer sustain, with
+ * recomputation (the forward's GEMMs twice, the backward's once), as the kernel model times
+ * them on `preset`'s GPU description (models/gemm.h) with model.efficiency `efficiency`:
+ * their flops over the sum of their gemm_time, over the peak. For a reproduction's README:
+ * how far from the calibrated efficiency a row's shapes put it. */
+double reproduce_gemm_share(const char *preset, double efficiency, size_t b, size_t s, size_t h, size_t heads,
+                            size_t t);
+/* Spearman's rank correlation of x and y (n values each, n >= 2), ties given their mean
+ * rank. */
+double reproduce_spearman(const double *x, const double *y, size_t n);
+
 /* The consensus reproduction (reproduce_consensus.c): 0, 1 (--check mismatch) or 2. */
 int reproduce_consensus(const reproduce_opts *o, char *err, size_t len);
 /* Dean et al. 2012 Figs. 4 and 5, optimizers compared (reproduce_dean.c): 0, 1 or 2. */
@@ -79,5 +91,10 @@ int reproduce_collectives(const reproduce_opts *o, char *err, size_t len);
 int reproduce_megatron(const reproduce_opts *o, char *err, size_t len);
 /* The pipeline bubble against its formula (reproduce_pipeline.c): 0, 1 or 2. */
 int reproduce_pipeline(const reproduce_opts *o, char *err, size_t len);
+/* The kernel model against DeepBench's V100 GEMMs and the guide's examples (reproduce_gemm.c):
+ * 0, 1 or 2. */
+int reproduce_gemm(const reproduce_opts *o, char *err, size_t len);
+/* The main-loop efficiency fitted on DeepBench's largest V100 GEMM (reproduce_gemm.c). */
+double reproduce_gemm_v100_efficiency(void);
 
 #endif

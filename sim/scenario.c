@@ -144,6 +144,10 @@ static const key_spec head_keys[] = {
           "`shared` (one capacity for both directions), `splitduplex` (one per direction), "
           "`fatpipe` (no sharing); empty: the preset's own (split-duplex).",
    .check = check_sharing, .name_at = sharing_name_at},
+  {"platform", "link_efficiency", KEY_BOOL, FIELD(platform.link_efficiency), .def = "on", .unit = "",
+   .doc = "Presets only: `on` writes each link at the share of its bandwidth NCCL's collectives "
+          "reach (the preset's `--bw-eff` and `--node-bw-eff`, platforms/README.md); `off` at the "
+          "nominal bandwidth."},
   /* [model] */
   {"model", "type", KEY_STR, FIELD(model.type), .def = "mlp", .unit = "",
    .doc = "Model trained: linear, logistic or softmax regression, or a multi-layer "
@@ -164,7 +168,17 @@ static const key_spec head_keys[] = {
    .doc = "Real numerics; `off`: timing-only run, costs from shapes and no gradients "
           "computed."},
   {"model", "efficiency", KEY_DOUBLE, FIELD(model.efficiency), .def = "1", .unit = "fraction",
-   .doc = "Fraction of a host's peak flop/s that training compute achieves.", GT(0), LE(1)},
+   .doc = "Fraction of a host's peak flop/s that training compute achieves; on a GPU host with "
+          "`model.kernel_model = shapes`, the share of the device's speed the training software's "
+          "kernels get: every kernel's time but its launch is the kernel model's (the library's, "
+          "as a GEMM benchmark measures it) divided by it (models/README.md, Kernel model).",
+   GT(0), LE(1)},
+  {"model", "kernel_model", KEY_CHOICE, FIELD(model.kernel_model), .def = "shapes", .unit = "",
+   .doc = "`shapes`: on hosts with a GPU description (a `gpu_sms` property: the `dgx2h` and `selene` "
+          "presets, platforms/README.md) GEMMs are timed from their shapes (tile and wave "
+          "quantisation, L2 and DRAM limits, split-K: models/gemm.h) and every kernel pays the "
+          "host's `gpu_launch`; other hosts, and `flat` everywhere: flops / (efficiency x peak).",
+   .choices = "shapes|flat"},
   {"model", "dtype", KEY_STR, FIELD(model.dtype), .def = "fp32", .unit = "",
    .doc = "Element type of parameters and gradients in messages: fp32 is 4 bytes, fp16 "
           "and bf16 are 2.",
@@ -1583,10 +1597,13 @@ int scenario_validate(const scenario *s, const char *origin, char *err, size_t e
     msgf(err, errlen, "%s: platform.preset: give a preset or a platform.file, both are empty", o);
     return -1;
   }
-  if (s->platform.file[0] && (s->platform.gen_topology[0] || s->platform.host_cores > 0 || s->platform.sharing[0])) {
+  if (s->platform.file[0] && (s->platform.gen_topology[0] || s->platform.host_cores > 0 || s->platform.sharing[0] ||
+                              !s->platform.link_efficiency)) {
     msgf(err, errlen, "%s: platform.%s: changes a preset's generated platform; with platform.file set, edit "
          "the file (bw_factor, lat_factor and speed_factor work on any platform)", o,
-         s->platform.gen_topology[0] ? "topology" : s->platform.host_cores > 0 ? "host_cores" : "sharing");
+         s->platform.gen_topology[0] ? "topology" : s->platform.host_cores > 0 ? "host_cores"
+                                                   : s->platform.sharing[0]    ? "sharing"
+                                                                               : "link_efficiency");
     return -1;
   }
   if (validate_shapes(s, msg, sizeof msg) != 0) {

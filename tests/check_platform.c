@@ -4,6 +4,7 @@
  * test process. */
 
 #include "check_util.h"
+#include "sim/fileio.h"
 #include "sim/platform.h"
 
 #include <check.h>
@@ -219,6 +220,13 @@ START_TEST(test_platform_preset_dgx2h)
   ck_assert_double_eq(spec.lat, 0.5e-6);       /* assumption */
   ck_assert_double_eq(spec.node_lat, 1e-6);    /* assumption */
   ck_assert_double_eq(spec.mem_bw, 900e9);     /* V100 HBM2, NVIDIA's datasheet */
+  ck_assert_uint_eq(spec.gpu_sms, 80);         /* V100: 80 SMs */
+  ck_assert_double_eq(spec.gpu_gemm_eff, 0.8631); /* fitted on DeepBench's largest V100 GEMM */
+  ck_assert_double_eq(spec.gpu_l2_bw, 2155e9); /* measured by Jia et al. 2018 */
+  ck_assert_double_eq(spec.gpu_launch, 7e-6);  /* DeepBench's V100 GEMM floor */
+  ck_assert_ptr_null(spec.gpu_tiles);          /* cuBLAS's tiles, models/gemm.h */
+  ck_assert_double_eq(spec.bw_eff, 0.8);       /* NCCL: 20 of an NVLink's 25 GB/s */
+  ck_assert_double_eq(spec.node_bw_eff, 0.96); /* NCCL: 12 of a 100 Gb/s NIC's 12.5 GB/s */
   ck_assert_str_eq(spec.network_model, "CM02");
   ck_assert_int_eq(platform_preset("dgx2h", 20, &spec), 0);
   ck_assert_uint_eq(spec.hosts, 20);           /* written as 2 whole nodes */
@@ -236,9 +244,16 @@ START_TEST(test_platform_preset_selene)
   ck_assert_double_eq(spec.bw, 300e9);         /* NVSwitch 600 GB/s, both directions */
   ck_assert_double_eq(spec.node_bw, 200e9);    /* 8 x 200 Gb/s HDR IB */
   ck_assert_double_eq(spec.mem_bw, 2039e9);    /* A100 80GB HBM2e, NVIDIA's datasheet */
+  ck_assert_uint_eq(spec.gpu_sms, 108);        /* A100: 108 SMs */
+  ck_assert_double_eq(spec.gpu_gemm_eff, 0.8631); /* the V100's (no A100 DeepBench results) */
+  ck_assert_double_eq(spec.gpu_l2_bw, 4.965e12); /* V100's measured x the whitepapers' ratio */
+  ck_assert_double_eq(spec.bw_eff, 230.0 / 300); /* NCCL: ~230 of 300 GB/s on A100 */
+  ck_assert_double_eq(spec.node_bw_eff, 0.96); /* NCCL: 24 of a 200 Gb/s NIC's 25 GB/s */
   ck_assert_str_eq(spec.network_model, "CM02");
   ck_assert_int_eq(platform_preset("distbelief-2012", 0, &spec), 0);
   ck_assert_double_eq(spec.mem_bw, 0);         /* no mem_bw property written */
+  ck_assert_uint_eq(spec.gpu_sms, 0);          /* nor a GPU description */
+  ck_assert_double_eq(spec.bw_eff, 0);         /* links at their nominal bandwidth */
 }
 END_TEST
 
@@ -377,8 +392,8 @@ START_TEST(test_platform_p2p_dgx2h_in_node)
   /* GPU 0 to GPU 1 of node 0: host link up, host link down (non-blocking NVSwitch) */
   p2p_result r = run_p2p(&spec, "gpu-0", "gpu-1", NULL);
   ck_assert_double_eq_tol(r.lat, 2 * spec.lat, TOL_LAT_S);
-  ck_assert_double_eq_tol(r.bw, 150e9, TOL_BW);
-  /* CM02: 1 us + 1e8 B / 150e9 B/s = 667.67 us */
+  ck_assert_double_eq_tol(r.bw, 120e9, TOL_BW); /* NVSwitch's 150e9 x NCCL's 0.8 */
+  /* CM02: 1 us + 1e8 B / 120e9 B/s = 834.33 us */
   assert_within_1pct(r.t, alpha_beta(P2P_BYTES, r.lat, r.bw, 1, 1), "dgx2h in a node, CM02");
 }
 END_TEST
@@ -390,8 +405,8 @@ START_TEST(test_platform_p2p_dgx2h_across_nodes)
   /* gpu-16 is GPU 0 of node 1: host link, node 0's IB up, node 1's IB down, host link */
   p2p_result r = run_p2p(&spec, "gpu-0", "gpu-16", NULL);
   ck_assert_double_eq_tol(r.lat, 2 * spec.lat + 2 * spec.node_lat, TOL_LAT_S);
-  ck_assert_double_eq_tol(r.bw, 100e9, TOL_BW);
-  /* CM02: 3 us + 1e8 B / 100e9 B/s = 1.003 ms */
+  ck_assert_double_eq_tol(r.bw, 96e9, TOL_BW); /* the node's 100e9 x NCCL's 0.96 */
+  /* CM02: 3 us + 1e8 B / 96e9 B/s = 1.0447 ms */
   assert_within_1pct(r.t, alpha_beta(P2P_BYTES, r.lat, r.bw, 1, 1), "dgx2h across nodes, CM02");
 }
 END_TEST
@@ -431,19 +446,19 @@ static double run_flows(size_t n, const char *const (*pairs)[2])
 
 START_TEST(test_platform_p2p_selene_duplex)
 {
-  /* opposite directions between nodes: each at the full 200e9 B/s (split duplex, and the
-   * symmetric route's reverse uses the links' other directions) */
+  /* opposite directions between nodes: each at the full 192e9 B/s (200e9 x NCCL's 0.96;
+   * split duplex, and the symmetric route's reverse uses the links' other directions) */
   const char *const pairs[][2] = {{"gpu-0", "gpu-8"}, {"gpu-9", "gpu-1"}};
   double tt = run_flows(2, pairs);
-  assert_within_1pct(tt, 3e-6 + P2P_BYTES / 200e9, "selene, opposite directions");
+  assert_within_1pct(tt, 3e-6 + P2P_BYTES / 192e9, "selene, opposite directions");
 }
 END_TEST
 
 START_TEST(test_platform_p2p_selene_shared_ib)
 {
-  /* two flows out of node 0 share its 200e9 B/s adapters */
+  /* two flows out of node 0 share its 192e9 B/s adapters */
   const char *const pairs[][2] = {{"gpu-0", "gpu-8"}, {"gpu-1", "gpu-9"}};
-  assert_within_1pct(run_flows(2, pairs), 3e-6 + 2 * P2P_BYTES / 200e9, "selene, one node's IB shared");
+  assert_within_1pct(run_flows(2, pairs), 3e-6 + 2 * P2P_BYTES / 192e9, "selene, one node's IB shared");
 }
 END_TEST
 
@@ -452,7 +467,7 @@ START_TEST(test_platform_p2p_selene_mixed)
   /* an intra-node flow beside an inter-node one leaves the latter its adapter's full rate
    * (a FATPIPE backbone in each node halved it: SimGrid weights sharing by latency) */
   const char *const pairs[][2] = {{"gpu-15", "gpu-0"}, {"gpu-1", "gpu-2"}};
-  assert_within_1pct(run_flows(2, pairs), 3e-6 + P2P_BYTES / 200e9, "selene, intra- and inter-node flows");
+  assert_within_1pct(run_flows(2, pairs), 3e-6 + P2P_BYTES / 192e9, "selene, intra- and inter-node flows");
 }
 END_TEST
 
@@ -630,6 +645,45 @@ START_TEST(test_platform_hosts_unscanned_by_name)
 }
 END_TEST
 
+/* A GPU description and a link efficiency in a generated star: every host carries the
+ * properties compute_gpu reads, and its link the bandwidth times the efficiency (4 hosts
+ * of 1.25e9 B/s at 0.5: 6.25e8 between two hosts). */
+START_TEST(test_platform_gpu_description)
+{
+  platform_spec spec = generated(PLATFORM_STAR, 4);
+  spec.mem_bw = 1e12;
+  spec.gpu_sms = 10;
+  spec.gpu_gemm_eff = 0.75;
+  spec.gpu_l2_bw = 2e12;
+  spec.gpu_launch = 5e-6;
+  spec.gpu_tiles = "128x128,64x64";
+  spec.bw_eff = 0.5;
+  char *path = write_spec(&spec);
+  start_engine(NULL);
+  simgrid_load_platform(path);
+  unlink(path);
+  xbt_free(path);
+  sg_host_t h = sg_host_by_name("host-2");
+  ck_assert_str_eq(sg_host_get_property_value(h, "gpu_sms"), "10");
+  ck_assert_str_eq(sg_host_get_property_value(h, "gpu_gemm_eff"), "0.75");
+  ck_assert_str_eq(sg_host_get_property_value(h, "gpu_l2_bw"), "2000000000000");
+  ck_assert_str_eq(sg_host_get_property_value(h, "gpu_launch"), "5e-06");
+  ck_assert_str_eq(sg_host_get_property_value(h, "gpu_tiles"), "128x128,64x64");
+  ck_assert_str_eq(sg_host_get_property_value(h, "mem_bw"), "1000000000000");
+  ck_assert_double_eq_tol(sg_host_get_route_bandwidth(sg_host_by_name("host-0"), h), 6.25e8, TOL_BW);
+  /* without a GPU description only mem_bw is written */
+  spec.gpu_sms = 0;
+  path = write_spec(&spec);
+  char *xml = fileio_read(path, NULL);
+  unlink(path);
+  xbt_free(path);
+  ck_assert_ptr_nonnull(xml);
+  ck_assert_ptr_null(strstr(xml, "gpu_"));
+  ck_assert_ptr_nonnull(strstr(xml, "mem_bw"));
+  xbt_free(xml);
+}
+END_TEST
+
 /* ------------------------------------------------------------- limits */
 
 static void assert_rejected(const platform_spec *spec, const char *what)
@@ -666,6 +720,15 @@ START_TEST(test_platform_write_rejects)
   spec = generated(PLATFORM_STAR, 8);
   spec.network_model = "IB";
   assert_rejected(&spec, "network model");
+  spec = generated(PLATFORM_STAR, 8);
+  spec.bw_eff = 1.5;
+  assert_rejected(&spec, "efficienc");
+  spec = generated(PLATFORM_STAR, 8);
+  spec.gpu_sms = 80;
+  assert_rejected(&spec, "memory bandwidth"); /* a GPU description needs mem_bw */
+  spec.mem_bw = 900e9;
+  spec.gpu_tiles = "256by128";
+  assert_rejected(&spec, "GPU description");
 }
 END_TEST
 
@@ -737,6 +800,12 @@ START_TEST(test_platform_main_bad_input)
       {"platform", "distbelief-2012", "--network-model", "IB", NULL},
       {"platform", "distbelief-2012", "--frobnicate", "1", NULL},
       {"platform", "distbelief-2012", "-o", NULL},
+      {"platform", "dgx2h", "--gpu-tiles", "256x", NULL},
+      {"platform", "dgx2h", "--bw-eff", "1.2", NULL},
+      {"platform", "dgx2h", "--node-bw-eff", "0", NULL},
+      {"platform", "dgx2h", "--gpu-sms", "-1", NULL},
+      {"platform", "dgx2h", "--gpu-launch", "fast", NULL},
+      {"platform", "dgx2h", "--gpu-gemm-eff", "1.5", NULL},
   };
   ck_assert_ptr_nonnull(freopen("/dev/null", "w", stderr));
   for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
@@ -775,6 +844,7 @@ Suite *platform_suite(void)
   tcase_add_test(tc, test_platform_preset_dgx2h);
   tcase_add_test(tc, test_platform_preset_selene);
   tcase_add_test(tc, test_platform_preset_gpu_nodes_load);
+  tcase_add_test(tc, test_platform_gpu_description);
   suite_add_tcase(s, tc);
 
   tc = tcase_create("p2p");

@@ -52,7 +52,7 @@ static int scenario_equal(const scenario *a, const scenario *b)
 #define DPW(s) ((downpour_params *)algorithm_params_mut(&(s), &downpour_algorithm))
 
 /* Keys in all: the common sections' and every registered algorithm's. */
-#define N_FIELDS 123 /* tensor.steps became an old name of run.max_steps */
+#define N_FIELDS 125 /* main's 123 (tensor.steps became an old name of run.max_steps) + model.kernel_model and platform.link_efficiency */
 
 /* Writes text to a fresh file under /tmp; path receives its name. */
 static void write_temp(const char *text, char *path, size_t len)

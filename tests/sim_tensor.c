@@ -14,6 +14,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "models/gemm.h"
+#include "models/transformer.h"
+#include "sim/platform.h"
+
 #include "check_util.h"
 #include "cli_util.h"
 
@@ -37,17 +41,31 @@
  * terms as event durations in another order, ~events x u (measured <= 8e-15). */
 #define TOL_TIME_REL 1e-9
 
-static json_t *run_tensor(const char *dir, const char *out, const char *const *sets)
+/* A tensor run on dgx2h. The closed forms below are the flat model's (flops at efficiency x
+ * peak, links at their nominal 150e9 B/s): run_tensor asks for it, run_tensor_shapes for the
+ * kernel model and the links at NCCL's share (the defaults); a later --set wins. */
+static json_t *run_tensor_with(const char *dir, const char *out, const char *const *sets, int shapes)
 {
-  const char *args[48] = {"run", "--quiet", "--out", out, "--set", "run.algorithm=tensor", "--set",
+  const char *args[56] = {"run", "--quiet", "--out", out, "--set", "run.algorithm=tensor", "--set",
                           "platform.preset=dgx2h", "--set", "platform.hosts=16"};
   size_t n = 10;
+  if (!shapes) {
+    args[n++] = "--set";
+    args[n++] = "model.kernel_model=flat";
+    args[n++] = "--set";
+    args[n++] = "platform.link_efficiency=off";
+  }
   for (size_t i = 0; sets[i]; i++) {
     args[n++] = "--set";
     args[n++] = sets[i];
   }
   args[n] = NULL;
   return cli_summary(dir, args, out);
+}
+
+static json_t *run_tensor(const char *dir, const char *out, const char *const *sets)
+{
+  return run_tensor_with(dir, out, sets, 0);
 }
 
 static double tnum(json_t *j, const char *key)
@@ -228,6 +246,60 @@ END_TEST
  * transformer.h's totals per layer: unfused R 38, S 51, A 16 (x b s h, b s h / t, b a s^2 / t),
  * fused R 30, S 31, A 10; t = 2 with sequence parallelism splits R too and the two ranks
  * add the same time; recompute adds the forward's R 19, S 20, A 8.5 (unfused). */
+/* The kernel model (model.kernel_model = shapes, the default) on dgx2h's V100 description
+ * (sim/platform.c: 80 SMs, cuBLAS's main loop at 0.8631 of peak, 900e9 B/s, L2 2155e9 B/s,
+ * 7 us per kernel), model.efficiency = 0.5 as the software's share of it: with t = 1 and no
+ * message, one step is the layers' phases, each the sum of its GEMMs' gemm_time and its
+ * memory-bound kernels' gemm_mem_time, plus the two weight-gradient GEMMs, worked out here
+ * from models/gemm.h and transformer.h. With t = 2 (async_grad_allreduce off) the 4 L ring
+ * allreduces add their closed form at the preset's links as written, 150e9 x 0.8 B/s, and
+ * every phase one more launch (its collective's). */
+START_TEST(test_tensor_kernel_model)
+{
+  char *dir = cli_tmpdir();
+  platform_spec spec;
+  ck_assert_int_eq(platform_preset("dgx2h", 16, &spec), 0);
+  gemm_device d = {.peak = spec.speed, .sms = spec.gpu_sms, .mem_bw = spec.mem_bw, .l2_bw = spec.gpu_l2_bw,
+                   .launch_s = spec.gpu_launch, .efficiency = spec.gpu_gemm_eff, .software = 0.5};
+  gemm_device_default_tiles(&d);
+  transformer_dims dims = {4, 512, 1024, 8};
+  double L = 4, bw = spec.bw * spec.bw_eff;
+  for (size_t t = 1; t <= 2; t++) {
+    double step = 0;
+    for (int ph = 0; ph < 4; ph++) {
+      gemm_shape g[TRANSFORMER_MAX_GEMMS], w;
+      size_t n = transformer_phase_gemms(&dims, t, (transformer_phase)ph, g);
+      for (size_t i = 0; i < n; i++)
+        step += gemm_time(&d, g[i].m, g[i].n, g[i].k, g[i].batch, 2, NULL);
+      double bytes = transformer_phase_mem_elems(&dims, TRANSFORMER_KERNELS_UNFUSED, t, 0, (transformer_phase)ph) * 2;
+      step += gemm_mem_time(&d, bytes, (double)transformer_phase_kernels(TRANSFORMER_KERNELS_UNFUSED, (transformer_phase)ph) +
+                                           (t > 1 ? 1 : 0));
+      if (transformer_wgrad_gemm(&dims, t, (transformer_phase)ph, &w))
+        step += gemm_time(&d, w.m, w.n, w.k, w.batch, 2, NULL);
+    }
+    step *= L;
+    double tt = (double)t, ar = 2 * (tt - 1) * (1e-6 + (4.0 * 512 * 1024 * 2 / tt + HEADER) / bw);
+    step += 4 * L * (t > 1 ? ar : 0);
+    char ranks[32];
+    snprintf(ranks, sizeof ranks, "tensor.ranks=%zu", t);
+    const char *sets[] = {ranks,  "tensor.hidden=1024", "tensor.heads=8", "tensor.layers=4", "tensor.seq=512",
+                          "tensor.microbatch=4", "tensor.kernels=unfused", "tensor.async_grad_allreduce=off",
+                          "model.numerics=off", "model.dtype=fp16", "model.efficiency=0.5", NULL};
+    json_t *j = run_tensor_with(dir, "out", sets, 1);
+    double got = tnum(j, "step_time_s");
+    ck_assert_msg(fabs(got - step) <= TOL_TIME_REL * step, "t = %zu: step %.17g s, kernel model %.17g s", t, got,
+                  step);
+    json_decref(j);
+    /* the flat model at the same efficiency runs these shapes faster: no quantisation, no
+     * memory limit, no launches */
+    j = run_tensor(dir, "flat", sets);
+    ck_assert_double_lt(tnum(j, "step_time_s"), got);
+    json_decref(j);
+  }
+  free(dir);
+}
+END_TEST
+
 START_TEST(test_tensor_kernels)
 {
   char *dir = cli_tmpdir();
@@ -440,8 +512,8 @@ START_TEST(test_tensor_determinism)
 {
   char *dir = cli_tmpdir();
   const char *sets[] = {"tensor.ranks=4", "tensor.sequence_parallel=on", "tensor.seq=8", NULL};
-  json_decref(run_tensor(dir, "a", sets));
-  json_decref(run_tensor(dir, "b", sets));
+  json_decref(run_tensor_with(dir, "a", sets, 1));
+  json_decref(run_tensor_with(dir, "b", sets, 1));
   const char *threads[] = {"run",   "--quiet", "--out", "c", "--set", "run.algorithm=tensor", "--set",
                            "platform.preset=dgx2h", "--set", "platform.hosts=16", "--set", "tensor.ranks=4",
                            "--set", "tensor.sequence_parallel=on", "--set", "tensor.seq=8",
@@ -603,7 +675,7 @@ static Suite *tensor_suite(void)
   suite_add_tcase(s, tc);
   ADD_TCASE(s, "time", test_tensor_megatron_baseline, test_tensor_time_and_overlap);
   ADD_TCASE(s, "recompute and vocabulary", test_tensor_recompute, test_tensor_vocab);
-  ADD_TCASE(s, "memory-bound kernels", test_tensor_kernels);
+  ADD_TCASE(s, "memory-bound kernels", test_tensor_kernels, test_tensor_kernel_model);
   ADD_TCASE(s, "dp buckets", test_tensor_dp_overlap_one_replica);
   tc = tcase_create("dp overlap");
   tcase_set_timeout(tc, 120);

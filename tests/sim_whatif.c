@@ -36,10 +36,12 @@
 #define MIN_HIDDEN_S 1e-3
 
 /* An 8-rank ring allreduce inside one DGX-2H node (16 GPUs on 150e9 B/s, 0.5 us
- * split-duplex links, CM02): its time is exactly the alpha-beta formula (README,
- * Collectives), which summary.json reports beside it. */
+ * split-duplex links, CM02: the preset's nominal links, platform.link_efficiency = off):
+ * its time is exactly the alpha-beta formula (README, Collectives), which summary.json
+ * reports beside it. */
 static const char coll_ini[] =
-    "[run]\nalgorithm = collective\n[platform]\npreset = dgx2h\nhosts = 16\n[model]\nnumerics = off\n"
+    "[run]\nalgorithm = collective\n[platform]\npreset = dgx2h\nhosts = 16\nlink_efficiency = off\n"
+    "[model]\nnumerics = off\n"
     "[collective]\nranks = 8\nbytes = 100000000\n";
 
 /* Sequential SGD: one actor that only computes (no message), so compute-bound. */
@@ -275,7 +277,9 @@ START_TEST(test_whatif_breakdown_tensor)
                         "tensor.layers=4",  "tensor.seq=512",         "tensor.microbatch=4",
                         "model.numerics=off", "model.dtype=fp16",     "model.efficiency=0.5",
                         "tensor.async_grad_allreduce=off", NULL};
-  static const char ini[] = "[run]\nalgorithm = tensor\n[platform]\npreset = dgx2h\n";
+  /* the flat rate and the nominal links, so that the closed forms hold */
+  static const char ini[] = "[run]\nalgorithm = tensor\n[platform]\npreset = dgx2h\nlink_efficiency = off\n"
+                            "[model]\nkernel_model = flat\n";
   double t = 2, b = 4, s = 512, h = 1024, L = 4, f = 24 * b * s * h * h + 4 * b * s * s * h;
   double compute = 3 * L * f / t / (0.5 * 125e12), ar = 2 * (t - 1) * (1e-6 + (b * s * h * 2 / t + 64) / 150e9);
   for (int async = 0; async < 2; async++) {

@@ -219,7 +219,7 @@ echo "   plus 14 for the boundary allgathers, so wall time is about linear in th
 run1t() { # microbatches, output folder
   /usr/bin/time -f '%M %U %S' -o "$work/rss.out" "$DTSIM" run --quiet --out "$2" --set run.algorithm=pipeline \
     --set pipeline.model=transformer --set platform.preset=selene --set model.numerics=off \
-    --set model.dtype=fp16 --set model.efficiency=0.55321 --set tensor.kernels=fused --set tensor.ranks=8 --set tensor.data_parallel=6 \
+    --set model.dtype=fp16 --set model.efficiency=0.748022 --set tensor.kernels=fused --set tensor.ranks=8 --set tensor.data_parallel=6 \
     --set pipeline.stages=64 --set pipeline.microbatches="$1" --set tensor.layers=128 --set tensor.hidden=25600 \
     --set tensor.heads=160 --set tensor.seq=2048 --set tensor.vocab=51200 --set tensor.microbatch=1 \
     --set tensor.recompute=on --set run.max_steps=1

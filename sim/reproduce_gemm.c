@@ -1,0 +1,512 @@
+/* reproduce_gemm.c - `dtsim reproduce gemm`: the kernel model (models/gemm.h) against
+ * published GEMM measurements. No simulation: the model alone, on the presets' GPU
+ * descriptions.
+ *
+ * - Baidu DeepBench's V100 training GEMMs (github.com/baidu-research/DeepBench,
+ *   results/train/DeepBench_NV_V100.xlsx, sheet "Results - FP16 ip, Mixed math": fp16
+ *   inputs, fp32 accumulation; CUDA 10.1, cuDNN 7.6, a DGX-1 V100) on dgx2h's V100
+ *   description; the main-loop efficiency is fitted on one row, the largest, and every
+ *   other row is a prediction.
+ * - The two examples of NVIDIA's "Matrix Multiplication Background" user's guide, sec. 3
+ *   (tile quantisation: M = 27648, K = 4096, 256 x 128 tiles, N from 136 to 256 runs the same
+ *   tiles; wave quantisation: M = 2304, K = 4096, 256 x 128 tiles on the A100's 108 SMs,
+ *   whose best points are the N where the tiles fill whole waves, N = 1536 k) on selene's
+ *   A100 description with the guide's one tile: what is checked is where the steps fall. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <xbt/asserts.h>
+#include <xbt/sysdep.h>
+
+#include "models/gemm.h"
+#include "sim/fileio.h"
+#include "sim/platform.h"
+#include "sim/reproduce.h"
+
+/* DeepBench's rows: kernel, M, N, K, A and B transposed, measured milliseconds (as the
+ * sheet gives them, 3 significant digits at best; its Tflop/s column is 2 M N K / time). */
+typedef struct db_row {
+  const char *kernel;
+  double m, n, k;
+  char ta, tb;
+  double ms;
+} db_row;
+
+static const db_row db_rows[] = {
+    {"DeepSpeech", 1760, 16, 1760, 'N', 'N', 0.02},
+    {"DeepSpeech", 1760, 32, 1760, 'N', 'N', 0.021},
+    {"DeepSpeech", 1760, 64, 1760, 'N', 'N', 0.023},
+    {"DeepSpeech", 1760, 128, 1760, 'N', 'N', 0.031},
+    {"DeepSpeech", 1760, 7000, 1760, 'N', 'N', 0.485},
+    {"DeepSpeech", 2048, 16, 2048, 'N', 'N', 0.023},
+    {"DeepSpeech", 2048, 32, 2048, 'N', 'N', 0.024},
+    {"DeepSpeech", 2048, 64, 2048, 'N', 'N', 0.026},
+    {"DeepSpeech", 2048, 128, 2048, 'N', 'N', 0.031},
+    {"DeepSpeech", 2048, 7000, 2048, 'N', 'N', 0.599},
+    {"DeepSpeech", 2560, 16, 2560, 'N', 'N', 0.028},
+    {"DeepSpeech", 2560, 32, 2560, 'N', 'N', 0.029},
+    {"DeepSpeech", 2560, 64, 2560, 'N', 'N', 0.032},
+    {"DeepSpeech", 2560, 128, 2560, 'N', 'N', 0.036},
+    {"DeepSpeech", 2560, 7000, 2560, 'N', 'N', 0.884},
+    {"DeepSpeech", 4096, 16, 4096, 'N', 'N', 0.051},
+    {"DeepSpeech", 4096, 32, 4096, 'N', 'N', 0.052},
+    {"DeepSpeech", 4096, 64, 4096, 'N', 'N', 0.054},
+    {"DeepSpeech", 4096, 128, 4096, 'N', 'N', 0.067},
+    {"DeepSpeech", 4096, 7000, 4096, 'N', 'N', 2.092},
+    {"DeepSpeech", 1760, 16, 1760, 'T', 'N', 0.019},
+    {"DeepSpeech", 1760, 32, 1760, 'T', 'N', 0.019},
+    {"DeepSpeech", 1760, 64, 1760, 'T', 'N', 0.022},
+    {"DeepSpeech", 1760, 128, 1760, 'T', 'N', 0.029},
+    {"DeepSpeech", 1760, 7000, 1760, 'T', 'N', 0.461},
+    {"DeepSpeech", 2048, 16, 2048, 'T', 'N', 0.023},
+    {"DeepSpeech", 2048, 32, 2048, 'T', 'N', 0.024},
+    {"DeepSpeech", 2048, 64, 2048, 'T', 'N', 0.025},
+    {"DeepSpeech", 2048, 128, 2048, 'T', 'N', 0.031},
+    {"DeepSpeech", 2048, 7000, 2048, 'T', 'N', 0.593},
+    {"DeepSpeech", 2560, 16, 2560, 'T', 'N', 0.042},
+    {"DeepSpeech", 2560, 32, 2560, 'T', 'N', 0.043},
+    {"DeepSpeech", 2560, 64, 2560, 'T', 'N', 0.045},
+    {"DeepSpeech", 2560, 128, 2560, 'T', 'N', 0.049},
+    {"DeepSpeech", 2560, 7000, 2560, 'T', 'N', 0.951},
+    {"DeepSpeech", 4096, 16, 4096, 'T', 'N', 0.058},
+    {"DeepSpeech", 4096, 32, 4096, 'T', 'N', 0.059},
+    {"DeepSpeech", 4096, 64, 4096, 'T', 'N', 0.062},
+    {"DeepSpeech", 4096, 128, 4096, 'T', 'N', 0.071},
+    {"DeepSpeech", 4096, 7000, 4096, 'T', 'N', 2.147},
+    {"DeepSpeech", 1760, 7133, 1760, 'N', 'T', 0.452},
+    {"DeepSpeech", 2048, 7133, 2048, 'N', 'T', 0.575},
+    {"DeepSpeech", 2560, 7133, 2560, 'N', 'T', 0.889},
+    {"DeepSpeech", 4096, 7133, 4096, 'N', 'T', 2.199},
+    {"DeepSpeech", 5124, 9124, 1760, 'N', 'N', 1.744},
+    {"DeepSpeech", 35, 8457, 1760, 'N', 'N', 0.083},
+    {"DeepSpeech", 5124, 9124, 2048, 'N', 'N', 1.993},
+    {"DeepSpeech", 35, 8457, 2048, 'N', 'N', 0.064},
+    {"DeepSpeech", 5124, 9124, 2560, 'N', 'N', 2.478},
+    {"DeepSpeech", 35, 8457, 2560, 'N', 'N', 0.125},
+    {"DeepSpeech", 5124, 9124, 4096, 'N', 'N', 3.702},
+    {"DeepSpeech", 35, 8457, 4096, 'N', 'N', 0.121},
+    {"DeepSpeech", 5124, 9124, 1760, 'T', 'N', 1.733},
+    {"DeepSpeech", 35, 8457, 1760, 'T', 'N', 0.085},
+    {"DeepSpeech", 5124, 9124, 2048, 'T', 'N', 1.955},
+    {"DeepSpeech", 35, 8457, 2048, 'T', 'N', 0.059},
+    {"DeepSpeech", 5124, 9124, 2560, 'T', 'N', 2.598},
+    {"DeepSpeech", 35, 8457, 2560, 'T', 'N', 0.128},
+    {"DeepSpeech", 5124, 9124, 4096, 'T', 'N', 3.678},
+    {"DeepSpeech", 35, 8457, 4096, 'T', 'N', 0.109},
+    {"DeepSpeech", 7680, 16, 2560, 'N', 'N', 0.056},
+    {"DeepSpeech", 7680, 32, 2560, 'N', 'N', 0.057},
+    {"DeepSpeech", 7680, 64, 2560, 'N', 'N', 0.061},
+    {"DeepSpeech", 7680, 128, 2560, 'N', 'N', 0.074},
+    {"DeepSpeech", 7680, 16, 2560, 'T', 'N', 0.104},
+    {"DeepSpeech", 7680, 32, 2560, 'T', 'N', 0.107},
+    {"DeepSpeech", 7680, 64, 2560, 'T', 'N', 0.116},
+    {"DeepSpeech", 7680, 128, 2560, 'T', 'N', 0.13},
+    {"DeepSpeech", 3072, 16, 1024, 'N', 'N', 0.015},
+    {"DeepSpeech", 3072, 32, 1024, 'N', 'N', 0.016},
+    {"DeepSpeech", 3072, 64, 1024, 'N', 'N', 0.018},
+    {"DeepSpeech", 3072, 128, 1024, 'N', 'N', 0.024},
+    {"DeepSpeech", 3072, 16, 1024, 'T', 'N', 0.016},
+    {"DeepSpeech", 3072, 32, 1024, 'T', 'N', 0.017},
+    {"DeepSpeech", 3072, 64, 1024, 'T', 'N', 0.019},
+    {"DeepSpeech", 3072, 128, 1024, 'T', 'N', 0.024},
+    {"DeepSpeech", 3072, 7435, 1024, 'N', 'T', 0.456},
+    {"DeepSpeech", 7680, 5481, 2560, 'N', 'T', 1.984},
+    {"Language Modelling", 512, 8, 500000, 'N', 'N', 0.658},
+    {"Language Modelling", 1024, 8, 500000, 'N', 'N', 1.215},
+    {"Language Modelling", 512, 16, 500000, 'N', 'N', 0.673},
+    {"Language Modelling", 1024, 16, 500000, 'N', 'N', 1.229},
+    {"Language Modelling", 512, 8, 500000, 'T', 'N', 1.483},
+    {"Language Modelling", 1024, 8, 500000, 'T', 'N', 2.95},
+    {"Language Modelling", 512, 16, 500000, 'T', 'N', 1.47},
+    {"Language Modelling", 1024, 16, 500000, 'T', 'N', 3.035},
+    {"Speaker ID", 1024, 700, 512, 'N', 'N', 0.018},
+    {"Speaker ID", 1024, 700, 512, 'T', 'N', 0.019},
+    {"DeepSpeech", 7680, 24000, 2560, 'N', 'N', 9.009},
+    {"DeepSpeech", 6144, 24000, 2048, 'N', 'N', 5.687},
+    {"DeepSpeech", 4608, 24000, 1536, 'N', 'N', 3.447},
+    {"DeepSpeech", 8448, 24000, 2816, 'N', 'N', 10.696},
+    {"DeepSpeech", 3072, 24000, 1024, 'N', 'N', 1.61},
+    {"DeepSpeech", 7680, 48000, 2560, 'N', 'N', 17.904},
+    {"DeepSpeech", 6144, 48000, 2048, 'N', 'N', 11.261},
+    {"DeepSpeech", 4608, 48000, 1536, 'N', 'N', 6.811},
+    {"DeepSpeech", 8448, 48000, 2816, 'N', 'N', 21.217},
+    {"DeepSpeech", 3072, 48000, 1024, 'N', 'N', 3.168},
+    {"DeepSpeech", 7680, 24000, 2560, 'T', 'N', 9.861},
+    {"DeepSpeech", 6144, 24000, 2048, 'T', 'N', 5.764},
+    {"DeepSpeech", 4608, 24000, 1536, 'T', 'N', 3.642},
+    {"DeepSpeech", 8448, 24000, 2816, 'T', 'N', 11.162},
+    {"DeepSpeech", 3072, 24000, 1024, 'T', 'N', 1.684},
+    {"DeepSpeech", 7680, 48000, 2560, 'T', 'N', 19.639},
+    {"DeepSpeech", 6144, 48000, 2048, 'T', 'N', 11.427},
+    {"DeepSpeech", 4608, 48000, 1536, 'T', 'N', 7.199},
+    {"DeepSpeech", 8448, 48000, 2816, 'T', 'N', 22.221},
+    {"DeepSpeech", 3072, 48000, 1024, 'T', 'N', 3.325},
+    {"DeepSpeech", 6144, 16, 2048, 'N', 'N', 0.043},
+    {"DeepSpeech", 4608, 16, 1536, 'N', 'N', 0.026},
+    {"DeepSpeech", 8448, 16, 2816, 'N', 'N', 0.065},
+    {"DeepSpeech", 6144, 32, 2048, 'N', 'N', 0.041},
+    {"DeepSpeech", 4608, 32, 1536, 'N', 'N', 0.027},
+    {"DeepSpeech", 8448, 32, 2816, 'N', 'N', 0.065},
+    {"DeepSpeech", 6144, 16, 2048, 'T', 'N', 0.043},
+    {"DeepSpeech", 4608, 16, 1536, 'T', 'N', 0.037},
+    {"DeepSpeech", 8448, 16, 2816, 'T', 'N', 0.096},
+    {"DeepSpeech", 6144, 32, 2048, 'T', 'N', 0.044},
+    {"DeepSpeech", 4608, 32, 1536, 'T', 'N', 0.039},
+    {"DeepSpeech", 8448, 32, 2816, 'T', 'N', 0.1},
+    {"DeepSpeech", 512, 24000, 2816, 'N', 'N', 0.679},
+    {"DeepSpeech", 512, 24000, 2048, 'N', 'N', 0.5},
+    {"DeepSpeech", 512, 24000, 2560, 'N', 'N', 0.645},
+    {"DeepSpeech", 512, 24000, 1530, 'N', 'N', 0.402},
+    {"DeepSpeech", 1024, 24000, 2816, 'N', 'N', 1.349},
+    {"DeepSpeech", 1024, 24000, 2048, 'N', 'N', 0.986},
+    {"DeepSpeech", 1024, 24000, 2560, 'N', 'N', 1.25},
+    {"DeepSpeech", 1024, 24000, 1530, 'N', 'N', 0.782},
+    {"DeepSpeech", 512, 16, 512, 'N', 'N', 0.008},
+    {"DeepSpeech", 1024, 16, 512, 'N', 'N', 0.008},
+    {"DeepSpeech", 512, 24000, 2816, 'T', 'N', 0.702},
+    {"DeepSpeech", 512, 24000, 2048, 'T', 'N', 0.506},
+    {"DeepSpeech", 512, 24000, 2560, 'T', 'N', 0.678},
+    {"DeepSpeech", 512, 24000, 1530, 'T', 'N', 0.42},
+    {"DeepSpeech", 1024, 24000, 2816, 'T', 'N', 1.392},
+    {"DeepSpeech", 1024, 24000, 2048, 'T', 'N', 0.97},
+    {"DeepSpeech", 1024, 24000, 2560, 'T', 'N', 1.323},
+    {"DeepSpeech", 1024, 24000, 1530, 'T', 'N', 0.82},
+    {"DeepSpeech", 512, 16, 512, 'N', 'T', 0.008},
+    {"DeepSpeech", 1024, 16, 512, 'N', 'T', 0.008},
+    {"DeepSpeech", 512, 48000, 2816, 'N', 'N', 1.362},
+    {"DeepSpeech", 512, 48000, 2048, 'N', 'N', 0.988},
+    {"DeepSpeech", 512, 48000, 2560, 'N', 'N', 1.279},
+    {"DeepSpeech", 512, 48000, 1530, 'N', 'N', 0.794},
+    {"DeepSpeech", 1024, 48000, 2816, 'N', 'N', 2.571},
+    {"DeepSpeech", 1024, 48000, 2048, 'N', 'N', 1.881},
+    {"DeepSpeech", 1024, 48000, 2560, 'N', 'N', 2.384},
+    {"DeepSpeech", 1024, 48000, 1530, 'N', 'N', 1.496},
+    {"DeepSpeech", 512, 32, 512, 'N', 'N', 0.008},
+    {"DeepSpeech", 1024, 32, 512, 'N', 'N', 0.009},
+    {"DeepSpeech", 512, 48000, 2816, 'T', 'N', 1.402},
+    {"DeepSpeech", 512, 48000, 2048, 'T', 'N', 0.983},
+    {"DeepSpeech", 512, 48000, 2560, 'T', 'N', 1.375},
+    {"DeepSpeech", 512, 48000, 1530, 'T', 'N', 0.837},
+    {"DeepSpeech", 1024, 48000, 2816, 'T', 'N', 2.66},
+    {"DeepSpeech", 1024, 48000, 2048, 'T', 'N', 1.888},
+    {"DeepSpeech", 1024, 48000, 2560, 'T', 'N', 2.545},
+    {"DeepSpeech", 1024, 48000, 1530, 'T', 'N', 1.573},
+    {"DeepSpeech", 512, 32, 512, 'N', 'T', 0.009},
+    {"DeepSpeech", 1024, 32, 512, 'N', 'T', 0.009},
+};
+#define DB_ROWS (sizeof db_rows / sizeof db_rows[0])
+
+/* The row the main-loop efficiency is fitted on: the largest GEMM (8448 x 48000 x 2816). */
+#define DB_CALIBRATION_ROW 96
+
+static double db_tflops(const db_row *r) { return 2 * r->m * r->n * r->k / (r->ms * 1e-3) / 1e12; }
+
+/* A preset's GPU description (its cuBLAS tiles), the library's main loop at eff, and the
+ * library alone (software 1: a GEMM benchmark has no training framework around it). */
+static gemm_device device_of(const char *preset, double eff)
+{
+  platform_spec spec;
+  xbt_assert(platform_preset(preset, 1, &spec) == 0 && spec.gpu_sms > 0, "%s: no GPU description", preset);
+  gemm_device d = {.peak = spec.speed, .sms = spec.gpu_sms, .mem_bw = spec.mem_bw, .l2_bw = spec.gpu_l2_bw,
+                   .launch_s = spec.gpu_launch, .efficiency = eff, .software = 1};
+  gemm_device_default_tiles(&d);
+  return d;
+}
+
+static double preset_eff(const char *preset)
+{
+  platform_spec spec;
+  xbt_assert(platform_preset(preset, 1, &spec) == 0, "%s: no preset", preset);
+  return spec.gpu_gemm_eff;
+}
+
+static double model_tflops(const gemm_device *d, const db_row *r, gemm_plan *p)
+{
+  return 2 * r->m * r->n * r->k / gemm_time(d, r->m, r->n, r->k, 1, 2, p) / 1e12;
+}
+
+double reproduce_gemm_v100_efficiency(void)
+{
+  const db_row *r = &db_rows[DB_CALIBRATION_ROW];
+  double lo = 0.05, hi = 1;
+  for (int i = 0; i < 60; i++) {
+    double mid = (lo + hi) / 2;
+    gemm_device d = device_of("dgx2h", mid);
+    if (model_tflops(&d, r, NULL) < db_tflops(r))
+      lo = mid;
+    else
+      hi = mid;
+  }
+  return (lo + hi) / 2;
+}
+
+/* The guide's examples on the A100, one 256 x 128 tile as the guide fixes it. */
+typedef struct guide_point {
+  const char *example;
+  double m, n, k;
+  gemm_plan plan;
+  double tflops;
+} guide_point;
+
+#define GUIDE_MAX 64
+
+static size_t guide_points(double eff, guide_point *g)
+{
+  gemm_device d = device_of("selene", eff);
+  d.n_tiles = 1;
+  d.tiles[0] = (gemm_tile){256, 128};
+  d.max_split = 1; /* the guide's one kernel: no split-K */
+  size_t n = 0;
+  for (double nn = 120; nn <= 264; nn += 8)
+    g[n++] = (guide_point){.example = "tile", .m = 27648, .n = nn, .k = 4096};
+  static const double wave_n[] = {1408, 1528, 1536, 1544, 1664, 3064, 3072, 3080, 4600, 4608, 4616, 6136, 6144, 6152};
+  for (size_t i = 0; i < sizeof wave_n / sizeof *wave_n; i++)
+    g[n++] = (guide_point){.example = "wave", .m = 2304, .n = wave_n[i], .k = 4096};
+  xbt_assert(n <= GUIDE_MAX, "too many guide points");
+  for (size_t i = 0; i < n; i++)
+    g[i].tflops = 2 * g[i].m * g[i].n * g[i].k / gemm_time(&d, g[i].m, g[i].n, g[i].k, 1, 2, &g[i].plan) / 1e12;
+  return n;
+}
+
+static const guide_point *guide_at(const guide_point *g, size_t n, const char *example, double nn)
+{
+  for (size_t i = 0; i < n; i++)
+    if (strcmp(g[i].example, example) == 0 && g[i].n == nn)
+      return &g[i];
+  return NULL;
+}
+
+static char *gemm_csv(const gemm_device *d)
+{
+  char *text = NULL;
+  size_t len = 0;
+  FILE *f = open_memstream(&text, &len);
+  xbt_assert(f, "open_memstream failed");
+  fputs("kernel,m,n,k,a_t,b_t,measured_ms,measured_tflops,model_tflops,error,tile,split,waves,bound,role\n", f);
+  for (size_t i = 0; i < DB_ROWS; i++) {
+    const db_row *r = &db_rows[i];
+    gemm_plan p;
+    double got = model_tflops(d, r, &p), want = db_tflops(r);
+    fprintf(f, "%s,%.0f,%.0f,%.0f,%c,%c,%.17g,%.17g,%.17g,%.17g,%ux%u,%zu,%.0f,%s,%s\n", r->kernel, r->m, r->n, r->k,
+            r->ta, r->tb, r->ms, want, got, got / want - 1, p.tile.m, p.tile.n, p.split, p.waves,
+            p.memory_bound ? "memory" : "compute", i == DB_CALIBRATION_ROW ? "calibration" : "prediction");
+  }
+  fclose(f);
+  return text;
+}
+
+static char *guide_csv(const guide_point *g, size_t n)
+{
+  char *text = NULL;
+  size_t len = 0;
+  FILE *f = open_memstream(&text, &len);
+  xbt_assert(f, "open_memstream failed");
+  fputs("example,m,n,k,tile,blocks,waves,time_us,tflops\n", f);
+  for (size_t i = 0; i < n; i++)
+    fprintf(f, "%s,%.0f,%.0f,%.0f,%ux%u,%.0f,%.0f,%.17g,%.17g\n", g[i].example, g[i].m, g[i].n, g[i].k,
+            g[i].plan.tile.m, g[i].plan.tile.n, g[i].plan.blocks, g[i].plan.waves, g[i].plan.time_s * 1e6,
+            g[i].tflops);
+  fclose(f);
+  return text;
+}
+
+/* Error statistics of the predicted rows that `keep` selects. */
+typedef struct stats {
+  int n;
+  double median, mean, worst;
+} stats;
+
+static int cmp_double(const void *a, const void *b)
+{
+  double x = *(const double *)a, y = *(const double *)b;
+  return (x > y) - (x < y);
+}
+
+static stats stats_of(const gemm_device *d, int (*keep)(const db_row *))
+{
+  double e[DB_ROWS];
+  stats s = {0, 0, 0, 0};
+  for (size_t i = 0; i < DB_ROWS; i++) {
+    if (i == DB_CALIBRATION_ROW || !keep(&db_rows[i]))
+      continue;
+    e[s.n] = fabs(model_tflops(d, &db_rows[i], NULL) / db_tflops(&db_rows[i]) - 1);
+    s.mean += e[s.n];
+    s.worst = fmax(s.worst, e[s.n]);
+    s.n++;
+  }
+  if (s.n == 0)
+    return s;
+  qsort(e, (size_t)s.n, sizeof *e, cmp_double);
+  s.mean /= s.n;
+  s.median = s.n % 2 ? e[s.n / 2] : (e[s.n / 2 - 1] + e[s.n / 2]) / 2;
+  return s;
+}
+
+static int all_rows(const db_row *r) { return r != NULL; }
+static int nn_rows(const db_row *r) { return r->ta == 'N' && r->tb == 'N'; }
+static int transposed(const db_row *r) { return r->ta == 'T' || r->tb == 'T'; }
+static int big_nn(const db_row *r) { return nn_rows(r) && r->n >= 512 && r->m >= 512 && r->k >= 512; }
+static int skinny_nn(const db_row *r) { return nn_rows(r) && (r->n <= 128 || r->m <= 128) && r->k < 100000; }
+static int long_k(const db_row *r) { return nn_rows(r) && r->k >= 100000; }
+
+static void stats_line(FILE *f, const char *what, stats s)
+{
+  fprintf(f, "| %s | %d | %.1f%% | %.1f%% | %.1f%% |\n", what, s.n, 100 * s.median, 100 * s.mean, 100 * s.worst);
+}
+
+static char *gemm_readme(const gemm_device *d, const guide_point *g, size_t ng, int quick)
+{
+  char *text = NULL;
+  size_t len = 0;
+  FILE *f = open_memstream(&text, &len);
+  xbt_assert(f, "open_memstream failed");
+  const db_row *cal = &db_rows[DB_CALIBRATION_ROW];
+  fprintf(f,
+          "# The kernel model against published GEMM measurements\n\n"
+          "Made by `dtsim reproduce gemm%s` (no simulation: `models/gemm.h` alone, on the presets' GPU\n"
+          "descriptions; [models/README.md](../../models/README.md#kernel-model) describes the model).\n\n"
+          "## Baidu DeepBench, V100\n\n"
+          "DeepBench's training GEMMs measured on a V100 (github.com/baidu-research/DeepBench,\n"
+          "`results/train/DeepBench_NV_V100.xlsx`, sheet \"Results - FP16 ip, Mixed math\": fp16 inputs,\n"
+          "fp32 accumulation, CUDA 10.1 and cuDNN 7.6 on a DGX-1), all %zu rows, against the model on the\n"
+          "`dgx2h` preset's V100 description: 125e12 flop/s, 80 SMs, 900e9 B/s of HBM2, its L2 at\n"
+          "2,155e9 B/s, 7 us per kernel, cuBLAS's six tile shapes\n"
+          "([platforms/README.md](../../platforms/README.md)). The 7 us is DeepBench's own floor (its\n"
+          "smallest GEMMs, 512 x 16 x 512, take 8 us, of which their data needs 0.6 us), read off these\n"
+          "measurements as a kernel's fixed time.\n\n"
+          "**Calibration, one row:** the main-loop efficiency is fitted on the largest GEMM, %.0f x %.0f x\n"
+          "%.0f (%.1f Tflop/s measured): **%.4f**. Every other row is a prediction. This is the kernel\n"
+          "model's one fitted number for the V100: the `dgx2h` preset's `gpu_gemm_eff` is %.4f\n"
+          "(%s), and the `selene` preset's A100 takes the same (DeepBench has no A100\n"
+          "results). The model\n"
+          "ignores the operands' layout (`a_t`, `b_t`: DeepBench times A or B transposed too), so the\n"
+          "transposed rows measure what that costs the library.\n\n"
+          "| rows (predictions) | n | median error | mean error | worst |\n|---|---|---|---|---|\n",
+          quick ? " --quick" : "", DB_ROWS, cal->m, cal->n, cal->k, db_tflops(cal), d->efficiency,
+          preset_eff("dgx2h"), fabs(preset_eff("dgx2h") - d->efficiency) < 5e-5 ? "this fit to 4 digits"
+                                                                                 : "**not this fit**");
+  stats_line(f, "all", stats_of(d, all_rows));
+  stats_line(f, "A and B as stored (NN)", stats_of(d, nn_rows));
+  stats_line(f, "NN, M, N and K >= 512 (compute-bound)", stats_of(d, big_nn));
+  stats_line(f, "NN, M or N <= 128, K < 100,000 (skinny)", stats_of(d, skinny_nn));
+  stats_line(f, "NN, K = 500,000 (a language model's output layer)", stats_of(d, long_k));
+  stats_line(f, "A or B transposed", stats_of(d, transposed));
+  fputs("\nError is model / measured - 1 of the Tflop/s. Where the model is off: skinny GEMMs with\n"
+        "one operand transposed run at half the speed of the same GEMM stored as is (2560 x 16 x 2560:\n"
+        "28 us NN, 42 us TN), which a layout-blind model cannot see; the model predicts such a GEMM at\n"
+        "the speed its DRAM traffic allows, which DeepBench's skinny rows do not quite reach; the\n"
+        "compute-bound rows with K = 1,024 to 1,536 run a few per cent slower than the model's, as\n"
+        "their K loop is short next to a tile's prologue and epilogue, which it does not count.\n\n"
+        "| kernel | M | N | K | layout | measured Tflop/s | model Tflop/s | error | tile | split | waves | bound |\n"
+        "|---|---|---|---|---|---|---|---|---|---|---|---|\n",
+        f);
+  for (size_t i = 0; i < DB_ROWS; i++) {
+    const db_row *r = &db_rows[i];
+    gemm_plan p;
+    double got = model_tflops(d, r, &p), want = db_tflops(r);
+    fprintf(f, "| %s | %.0f | %.0f | %.0f | %c%c | %.1f | %.1f | %+.1f%%%s | %ux%u | %zu | %.0f | %s |\n", r->kernel,
+            r->m, r->n, r->k, r->ta, r->tb, want, got, 100 * (got / want - 1),
+            i == DB_CALIBRATION_ROW ? " (calibration)" : "", p.tile.m, p.tile.n, p.split, p.waves,
+            p.memory_bound ? "memory" : "compute");
+  }
+  /* the guide's claims, computed */
+  const guide_point *t128 = guide_at(g, ng, "tile", 128), *t136 = guide_at(g, ng, "tile", 136),
+                    *t256 = guide_at(g, ng, "tile", 256), *t264 = guide_at(g, ng, "tile", 264);
+  int flat = 1;
+  for (size_t i = 0; i < ng; i++)
+    if (strcmp(g[i].example, "tile") == 0 && g[i].n >= 136 && g[i].n <= 256)
+      flat &= g[i].plan.time_s == t136->plan.time_s;
+  int peaks = 1;
+  for (double k = 1; k <= 4; k++) {
+    const guide_point *at = guide_at(g, ng, "wave", 1536 * k), *past = guide_at(g, ng, "wave", 1536 * k + 8),
+                      *before = guide_at(g, ng, "wave", 1536 * k - 8);
+    peaks &= at && past && before && at->tflops > past->tflops && at->tflops > before->tflops &&
+             at->plan.waves == k && past->plan.waves == k + 1;
+  }
+  fprintf(f,
+          "\n## NVIDIA's Matrix Multiplication Background guide, A100\n\n"
+          "The guide's two quantisation examples (sec. 3.1 and 3.2), on the `selene` preset's A100\n"
+          "description (312e12 flop/s, 108 SMs, 2,039e9 B/s, L2 4.965e12 B/s) with the guide's one\n"
+          "256 x 128 tile, no split-K, and its `gpu_gemm_eff` (the guide gives curves, not a table, so\n"
+          "what is checked is where the steps fall, not the Tflop/s):\n\n"
+          "- **Tile quantisation** (M = 27648, K = 4096, N from 120 to 264 by 8): N = 128 fills its tiles,\n"
+          "  N = 136 starts a second column of tiles 6%% full, and the duration stays the same up to N = 256:\n"
+          "  %.1f Tflop/s at N = 128, %.1f at 136, %.1f at 256, %.1f at 264; the duration from N = 136 to\n"
+          "  256 is %s (%.1f us), as the guide says it is.\n"
+          "- **Wave quantisation** (M = 2304, K = 4096; 9 rows of tiles, a wave of 108 tiles is N = 1536):\n"
+          "  the throughput peaks at N = 1536, 3072, 4608 and 6144, where the tiles fill 1, 2, 3 and 4\n"
+          "  whole waves, and drops just past each (a new, nearly empty wave): %s.\n\n"
+          "| example | M | N | K | blocks | waves | time (us) | Tflop/s |\n|---|---|---|---|---|---|---|---|\n",
+          t128->tflops, t136->tflops, t256->tflops, t264->tflops, flat ? "constant" : "not constant",
+          t136->plan.time_s * 1e6, peaks ? "**as the guide**" : "**not as the guide**");
+  for (size_t i = 0; i < ng; i++)
+    fprintf(f, "| %s | %.0f | %.0f | %.0f | %.0f | %.0f | %.1f | %.1f |\n", g[i].example, g[i].m, g[i].n, g[i].k,
+            g[i].plan.blocks, g[i].plan.waves, g[i].plan.time_s * 1e6, g[i].tflops);
+  fputs("\n## Files\n\n"
+        "`gemm.csv`: `kernel,m,n,k,a_t,b_t,measured_ms,measured_tflops,model_tflops,error,tile,split,waves,\n"
+        "bound,role` (DeepBench's rows; role: calibration or prediction). `guide.csv`:\n"
+        "`example,m,n,k,tile,blocks,waves,time_us,tflops`. `gemm.png`: model against measured Tflop/s.\n"
+        "`--quick` computes the same (the model takes no time), so `--quick --check` compares both\n"
+        "CSVs with the committed ones.\n",
+        f);
+  fclose(f);
+  return text;
+}
+
+static int gemm_plot(const char *dir, const gemm_device *d, char *err, size_t len)
+{
+  char *script = NULL;
+  size_t slen = 0;
+  FILE *f = open_memstream(&script, &slen);
+  xbt_assert(f, "open_memstream failed");
+  fprintf(f, "set terminal pngcairo size 800,700\nset output '%s/.gemm.png.tmp'\n$nn << EOD\n", dir);
+  for (size_t i = 0; i < DB_ROWS; i++)
+    if (nn_rows(&db_rows[i]))
+      fprintf(f, "%.6f %.6f\n", db_tflops(&db_rows[i]), model_tflops(d, &db_rows[i], NULL));
+  fputs("EOD\n$tr << EOD\n", f);
+  for (size_t i = 0; i < DB_ROWS; i++)
+    if (transposed(&db_rows[i]))
+      fprintf(f, "%.6f %.6f\n", db_tflops(&db_rows[i]), model_tflops(d, &db_rows[i], NULL));
+  fputs("EOD\nset title 'DeepBench V100 fp16 GEMMs: kernel model vs measured'\nset logscale xy\n"
+        "set xrange [0.5:150]\nset yrange [0.5:150]\nset xlabel 'measured Tflop/s'\nset ylabel 'model Tflop/s'\n"
+        "set key top left\nset grid\nplot x title 'equal' lc rgb '#999999', "
+        "$nn using 1:2 with points pt 7 lc rgb '#4477aa' title 'A, B as stored (NN)', "
+        "$tr using 1:2 with points pt 6 lc rgb '#ee6677' title 'A or B transposed'\n",
+        f);
+  fclose(f);
+  int rc = reproduce_plot(dir, "gemm", script, err, len);
+  free(script); /* open_memstream's */
+  return rc;
+}
+
+int reproduce_gemm(const reproduce_opts *o, char *err, size_t len)
+{
+  gemm_device d = device_of("dgx2h", reproduce_gemm_v100_efficiency());
+  guide_point g[GUIDE_MAX];
+  size_t ng = guide_points(preset_eff("selene"), g);
+  char *csv = gemm_csv(&d), *gcsv = guide_csv(g, ng);
+  int rc = 0;
+  if (o->check) {
+    char committed[600];
+    snprintf(committed, sizeof(committed), "%s/gemm.csv", o->out);
+    rc = reproduce_check(csv, committed, 0, 0, err, len);
+    if (rc == 0) {
+      snprintf(committed, sizeof(committed), "%s/guide.csv", o->out);
+      rc = reproduce_check(gcsv, committed, 0, 0, err, len);
+    }
+    if (rc == 0 && !o->quiet)
+      fprintf(stderr, "dtsim reproduce: gemm matches %s/gemm.csv and guide.csv\n", o->out);
+  } else {
+    char *readme = gemm_readme(&d, g, ng, o->quick);
+    const char *files[] = {"gemm.csv", csv, "guide.csv", gcsv, "README.md", readme};
+    if (reproduce_write(o->out, files, 3, err, len) != 0 || gemm_plot(o->out, &d, err, len) != 0)
+      rc = 2;
+    free(readme); /* open_memstream's */
+    if (rc == 0 && !o->quiet)
+      fprintf(stderr, "dtsim reproduce: wrote %s/gemm.csv, guide.csv, gemm.png, README.md\n", o->out);
+  }
+  free(csv);
+  free(gcsv);
+  return rc;
+}
