@@ -468,6 +468,8 @@ static char *fig5_readme(const run *runs, size_t n, const config *cs, size_t nc,
     if (cs[c].m != M_SANDBLASTER)
       continue;
     const run *r = chosen(runs, n, &cs[c]);
+    if (r == NULL) /* --quick runs some configurations only */
+      continue;
     fprintf(f, "%s%ld cores: ", first ? "" : ", ", cores_of(r));
     put_hours(f, r->t_target);
     first = 0;
