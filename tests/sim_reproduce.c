@@ -377,6 +377,7 @@ START_TEST(test_reproduce_fig4_quick)
 }
 END_TEST
 
+#ifndef DTSIM_SANITIZE /* see reproduce_suite */
 /* Every line of `csv` after the header is a line of `full` (a --quick grid's rows are rows of
  * the committed full grid's). */
 static void rows_within(const char *csv, const char *full)
@@ -394,7 +395,6 @@ static void rows_within(const char *csv, const char *full)
  * fresh /tmp folder, as a user would): it ends normally (it once crashed writing its README,
  * which --check never writes), writes its four files, and its points are points of the
  * committed full grid (the same whole runs). */
-#ifndef DTSIM_SANITIZE /* see reproduce_suite */
 START_TEST(test_reproduce_fig5_quick)
 {
   char *dir = cli_tmpdir();
