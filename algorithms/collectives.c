@@ -15,11 +15,14 @@
  *
  * Sums: a member adds what it receives into its own buffer, element by element, and IEEE
  * addition is commutative, so each element's result is set by the grouping of the tree
- * or chain the algorithm builds, which the schedule fixes (coll_reference). */
+ * or chain the algorithm builds, which the schedule fixes (coll_reference).
+ *
+ * Rounds (COLL_ROUNDS, ring collectives only): see "rounds" below. */
 #include "algorithms/collectives.h"
 
 #include <stdio.h>
 #include <string.h>
+#include <simgrid/barrier.h>
 #include <simgrid/comm.h>
 #include <simgrid/host.h>
 #include <simgrid/mailbox.h>
@@ -29,6 +32,7 @@
 #include "algorithms/compute.h"
 #include "algorithms/account.h"
 #include "algorithms/coll_msg.h"
+#include "algorithms/settings.h"
 
 /* Receives kept posted per transfer: combine one chunk while the next travels. */
 #define COLL_WINDOW 2
@@ -40,10 +44,17 @@ typedef struct peer_box {
   long sent, got;   /* messages so far each way: every message carries its index */
 } peer_box;
 
-/* What one member's actor keeps: only that actor touches it. */
+/* What one member's actor keeps: only that actor writes it (rounds: the others read what
+ * it publishes between the round's two barriers). */
 typedef struct coll_rank {
   peer_box *boxes;
   size_t n_boxes, cap;
+  /* rounds: what the member published for the current round */
+  coll_op op;
+  size_t n;
+  const double *in;   /* its input, or NULL (timing only) */
+  double *part;       /* its block of the result (numerics), part_cap doubles */
+  size_t part_cap;
 } coll_rank;
 
 struct coll_comm {
@@ -53,6 +64,9 @@ struct coll_comm {
   coll_opts o;
   size_t chunk_elems; /* elements per chunk; SIZE_MAX: unchunked */
   coll_rank *ranks;
+  /* rounds */
+  sg_bar_t bar;            /* where the members of a round meet */
+  sg_host_t slow_src, slow_dst; /* the ring pair whose route has the largest latency */
 };
 
 /* Creation counter for unique namespaces; communicators are made at deployment, in
@@ -72,6 +86,20 @@ coll_comm *coll_comm_create(const char *name, const sg_host_t *hosts, size_t siz
   double ce = o->chunk_bytes / (double)o->elem_bytes;
   c->chunk_elems = o->chunk_bytes == 0 ? SIZE_MAX : ce < 1 ? 1 : (size_t)ce;
   c->ranks = xbt_malloc0(size * sizeof(coll_rank));
+  if (o->mode == COLL_ROUNDS && size > 1) {
+    c->bar = sg_barrier_init((unsigned)size);
+    /* the steps' latency chain runs over the ring's slowest route (see rounds below);
+     * ties go to the lowest rank, so the choice does not depend on anything but the hosts */
+    double worst = -1;
+    for (size_t r = 0; r < size; r++) {
+      double l = sg_host_get_route_latency(hosts[r], hosts[(r + 1) % size]);
+      if (l > worst) {
+        worst = l;
+        c->slow_src = hosts[r];
+        c->slow_dst = hosts[(r + 1) % size];
+      }
+    }
+  }
   return c;
 }
 
@@ -79,8 +107,12 @@ void coll_comm_free(coll_comm *c)
 {
   if (c == NULL)
     return;
-  for (size_t r = 0; r < c->p; r++)
+  for (size_t r = 0; r < c->p; r++) {
     xbt_free(c->ranks[r].boxes);
+    xbt_free(c->ranks[r].part);
+  }
+  if (c->bar)
+    sg_barrier_destroy(c->bar);
   xbt_free(c->ranks);
   xbt_free(c->hosts);
   xbt_free(c);
@@ -246,6 +278,145 @@ void coll_recv(coll_comm *c, size_t me, size_t from, double *buf, size_t n)
   exchange(c, me, NO_PEER, 0, 0, from, 0, n, buf, 0);
 }
 
+
+/* ---- rounds (COLL_ROUNDS): a ring collective as one bulk-synchronous round ---------- *
+ *
+ * A ring collective of s steps (2(p-1) for allreduce, p-1 for reduce-scatter and
+ * allgather) costs, on a contention-free ring, s (alpha + b beta): a latency per step and
+ * the bytes of every step. A round keeps both terms as SimGrid activities and drops the
+ * 2p(p-1)-message count:
+ *  1. every member arrives at the communicator's barrier (no simulated time): the round
+ *     starts when the last member is there, as no ring step of the slowest member's
+ *     neighbours can complete before it arrives;
+ *  2. member 0 runs the chain of the steps' latencies: s - 1 zero-byte SimGrid transfers
+ *     (sg_host_sendto) over the ring pair with the largest route latency, the pair every
+ *     step waits for; the others wait at the barrier again. Each transfer takes what
+ *     SimGrid's network model gives a zero-byte message on that route (LV08's latency
+ *     factor included); the s-th latency is the bulk transfer's own;
+ *  3. every member sends its right neighbour one message of the bytes of all its steps
+ *     (each step's elements x elem_bytes + the 64-byte header, exactly as the step
+ *     messages add up, so links.csv and the byte totals are unchanged) and receives its left
+ *     neighbour's: the bandwidth each flow gets, with every other flow on its links, is
+ *     SimGrid's. Each member leaves when its own send and receive are done.
+ * What it does not model: within a round no member runs ahead of or behind its neighbours
+ * step by step, so a bottleneck flow that message-level steps would hold every step behind
+ * shares its links with the others' whole transfers instead (algorithms/README.md,
+ * Collectives: the error table).
+ *
+ * Numerics: the members publish their input buffers before the first barrier; between the
+ * barriers member b computes block b of the result in the ring's own order (reference_at,
+ * the order messages add it in), reading the others' inputs, which nobody writes until
+ * every member has passed the second barrier; after it each member copies the blocks it
+ * receives. The sums are therefore those of message level bit for bit. */
+
+static double reference_at(coll_op op, coll_algo algo, size_t p, size_t root, size_t b, size_t i,
+                           const double *const *x, double *v);
+
+/* Steps of a ring op on p members. */
+static size_t ring_steps(coll_op op, size_t p)
+{
+  return op == COLL_ALLREDUCE ? 2 * (p - 1) : p - 1;
+}
+
+/* Elements member r sends to its right neighbour over a ring op's steps, in *elems, and the
+ * elements of them it adds on arrival at r + 1 (reduce-scatter steps), in *reduced: the
+ * blocks ring_reduce_scatter and ring_allgather send, each message elems x elem_bytes + 64. */
+static void ring_sent(coll_op op, size_t p, size_t n, size_t r, size_t *elems, size_t *reduced)
+{
+  size_t e = 0, red = 0, off, len;
+  if (op != COLL_ALLGATHER)
+    for (size_t s = 0; s + 1 < p; s++) {
+      coll_block(n, p, (r + 2 * p - s - 1) % p, &off, &len);
+      e += len;
+      red += len;
+    }
+  if (op != COLL_REDUCE_SCATTER)
+    for (size_t s = 0; s + 1 < p; s++) {
+      coll_block(n, p, (r + p - s) % p, &off, &len);
+      e += len;
+    }
+  *elems = e;
+  *reduced = red;
+}
+
+/* Between the barriers: member me's block of the result, from every member's input. */
+static void rounds_part(coll_comm *c, size_t me, coll_op op, size_t n)
+{
+  size_t p = c->p, off, len;
+  coll_rank *rk = &c->ranks[me];
+  coll_block(n, p, me, &off, &len);
+  if (len > rk->part_cap) {
+    rk->part = xbt_realloc(rk->part, len * sizeof(double));
+    rk->part_cap = len;
+  }
+  if (op == COLL_ALLGATHER) {
+    memcpy(rk->part, rk->in + off, len * sizeof(double));
+    return;
+  }
+  const double **x = xbt_malloc(p * sizeof(double *));
+  double *v = xbt_malloc(p * sizeof(double));
+  for (size_t k = 0; k < p; k++)
+    x[k] = c->ranks[k].in;
+  for (size_t i = 0; i < len; i++)
+    rk->part[i] = reference_at(op, COLL_RING, p, 0, me, off + i, x, v);
+  xbt_free(v);
+  xbt_free(x);
+}
+
+static void rounds_ring(coll_comm *c, size_t me, double *buf, size_t n, coll_op op)
+{
+  size_t p = c->p, right = (me + 1) % p, left = (me + p - 1) % p;
+  coll_rank *rk = &c->ranks[me];
+  rk->op = op;
+  rk->n = n;
+  rk->in = buf;
+  account_comm_begin();
+  sg_barrier_wait(c->bar);
+  for (size_t k = 0; k < p; k++) {
+    const coll_rank *o = &c->ranks[k];
+    xbt_assert(o->op == op && o->n == n && (o->in == NULL) == (buf == NULL),
+               "%s: member %zu called %s of %zu elements%s, member %zu %s of %zu%s: members called different "
+               "collectives",
+               c->ns, me, coll_op_name(op), n, buf ? "" : " (timing only)", k, coll_op_name(o->op), o->n,
+               o->in ? "" : " (timing only)");
+  }
+  if (buf)
+    rounds_part(c, me, op, n);
+  if (me == 0)
+    for (size_t s = 1; s < ring_steps(op, p); s++)
+      sg_host_sendto(c->slow_src, c->slow_dst, 0);
+  sg_barrier_wait(c->bar);
+  if (buf)
+    for (size_t k = 0; k < p; k++) {
+      size_t off, len;
+      if (op == COLL_REDUCE_SCATTER ? k != me : op == COLL_ALLGATHER && k == me)
+        continue;
+      coll_block(n, p, k, &off, &len);
+      memcpy(buf + off, c->ranks[k].part, len * sizeof(double));
+    }
+  size_t out_elems, in_elems, reduced, unused;
+  ring_sent(op, p, n, me, &out_elems, &unused);
+  ring_sent(op, p, n, left, &in_elems, &reduced);
+  peer_box *b = box_of(c, me, right);
+  coll_msg *m = coll_msg_create((int)me, b->sent++, out_elems, 0);
+  double bytes = (double)out_elems * (double)c->o.elem_bytes + (double)(ring_steps(op, p) * MSG_HEADER_BYTES);
+  sg_comm_t both[2];
+  pending pd;
+  both[0] = msg_send_async(b->out, c->hosts[right], &m->hdr, bytes);
+  post_recv(c, me, left, &pd);
+  both[1] = pd.comm;
+  sg_comm_wait_all(both, 2);
+  account_comm_end();
+  take_recv(c, me, &pd, NULL, 0, in_elems, 0);
+  reduce_cost(c, reduced);
+}
+
+/* Whether op on c runs as a round: rounds mode, more than one member, unchunked. */
+static int as_round(const coll_comm *c)
+{
+  return c->o.mode == COLL_ROUNDS && c->p > 1 && c->chunk_elems == SIZE_MAX;
+}
+
 /* ---- ring (Patarasuk and Yuan 2009; MPICH allreduce_intra_ring.c) ----------------- */
 
 /* Step s of p-1: send block (me - s - 1) to the right, receive block (me - s - 2) from
@@ -276,12 +447,18 @@ static void ring_allgather(coll_comm *c, size_t me, double *buf, size_t n)
 
 void coll_reduce_scatter(coll_comm *c, size_t me, double *buf, size_t n)
 {
-  ring_reduce_scatter(c, me, buf, n);
+  if (as_round(c))
+    rounds_ring(c, me, buf, n, COLL_REDUCE_SCATTER);
+  else
+    ring_reduce_scatter(c, me, buf, n);
 }
 
 void coll_allgather(coll_comm *c, size_t me, double *buf, size_t n)
 {
-  ring_allgather(c, me, buf, n);
+  if (as_round(c))
+    rounds_ring(c, me, buf, n, COLL_ALLGATHER);
+  else
+    ring_allgather(c, me, buf, n);
 }
 
 /* ---- recursive halving-doubling (Rabenseifner; MPICH
@@ -429,6 +606,10 @@ void coll_allreduce(coll_comm *c, size_t me, double *buf, size_t n, coll_algo al
     return;
   switch (algo) {
   case COLL_RING:
+    if (as_round(c)) {
+      rounds_ring(c, me, buf, n, COLL_ALLREDUCE);
+      return;
+    }
     ring_reduce_scatter(c, me, buf, n);
     ring_allgather(c, me, buf, n);
     return;
@@ -551,6 +732,7 @@ double coll_busbw_factor(coll_op op, size_t p)
 
 static const char *const op_names[] = {"allreduce", "reduce-scatter", "allgather", "broadcast", "reduce"};
 static const char *const algo_names[] = {"ring", "halving-doubling", "tree"};
+static const char *const mode_names[] = {"messages", "rounds"};
 
 int coll_op_parse(const char *s, coll_op *op)
 {
@@ -582,4 +764,25 @@ const char *coll_algo_name(coll_algo algo)
 {
   xbt_assert((size_t)algo < sizeof(algo_names) / sizeof(algo_names[0]), "unknown algorithm %d", (int)algo);
   return algo_names[algo];
+}
+
+int coll_mode_parse(const char *s, coll_mode *mode)
+{
+  for (size_t i = 0; i < sizeof(mode_names) / sizeof(mode_names[0]); i++)
+    if (strcmp(s, mode_names[i]) == 0) {
+      *mode = (coll_mode)i;
+      return 0;
+    }
+  return -1;
+}
+
+const char *coll_mode_name(coll_mode mode)
+{
+  xbt_assert((size_t)mode < sizeof(mode_names) / sizeof(mode_names[0]), "unknown mode %d", (int)mode);
+  return mode_names[mode];
+}
+
+coll_mode coll_mode_of(const run_config *cfg)
+{
+  return cfg != NULL && cfg->sc != NULL && cfg->sc->run.collectives == COLL_ROUNDS ? COLL_ROUNDS : COLL_MESSAGES;
 }

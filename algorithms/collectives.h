@@ -23,13 +23,31 @@ typedef enum coll_algo {
   COLL_TREE             /* binomial tree: reduce to rank 0, then broadcast from it */
 } coll_algo;
 
+/* How a communicator's collectives are simulated (run.collectives; algorithms/README.md,
+ * Collectives, has what each models and the error table).
+ *  - COLL_MESSAGES: every step of every member is a SimGrid message, as MPICH sends it.
+ *  - COLL_ROUNDS: a ring collective (allreduce, reduce-scatter, allgather) is one
+ *    bulk-synchronous round: the members meet (a SimGrid barrier, no simulated time), the
+ *    steps' latencies pass as one chain of zero-byte SimGrid transfers over the ring's
+ *    slowest route (one per step beyond the first), then every member sends its right
+ *    neighbour, as one SimGrid transfer, the bytes of all its steps, which shares the links
+ *    under contention as SimGrid decides. p + 2(p-1) activities instead of 2p(p-1)
+ *    messages; sums are computed in the ring's own order from the members' buffers, so
+ *    numerics are those of COLL_MESSAGES bit for bit. Halving-doubling and trees (O(log p)
+ *    messages per member already) and chunked communicators run as messages. */
+typedef enum coll_mode { COLL_MESSAGES, COLL_ROUNDS } coll_mode;
+
 /* How a communicator's messages are sized and its reductions costed. */
 typedef struct coll_opts {
   size_t elem_bytes;     /* wire bytes per element (fp32 4, fp16/bf16 2); numerics stay double */
   double chunk_bytes;    /* a transfer larger than this goes as chunks of at most it; 0: whole */
   const run_config *cfg; /* reductions cost reduce_flops per element through compute_execute;  */
   double reduce_flops;   /* NULL cfg or 0 flops: reductions take no simulated time */
+  coll_mode mode;        /* COLL_MESSAGES (0, the default) or COLL_ROUNDS */
 } coll_opts;
+
+/* The mode a run's scenario chooses (run.collectives); COLL_MESSAGES without a scenario. */
+coll_mode coll_mode_of(const run_config *cfg);
 
 typedef struct coll_comm coll_comm;
 
@@ -100,5 +118,8 @@ int coll_op_parse(const char *s, coll_op *op);
 const char *coll_op_name(coll_op op);
 int coll_algo_parse(const char *s, coll_algo *algo);
 const char *coll_algo_name(coll_algo algo);
+/* "messages|rounds"; the parser returns 0 or -1. */
+int coll_mode_parse(const char *s, coll_mode *mode);
+const char *coll_mode_name(coll_mode mode);
 
 #endif

@@ -34,10 +34,16 @@
  * freeing the pending receive under the caller.)
  *
  * Measurements: sync mode measures after every round r, when all x_i(r) are known,
- * from a per-round slot array that each agent deposits its iterate into; the last to
+ * from a per-round slot array that each agent deposits its state into; the last to
  * deposit measures. Async mode uses the shared evaluator (eval.c) every run.eval_every
- * simulated seconds, which copies all x_i under their agents' locks. Both reduce in
- * rank order, so that the sum does not depend on arrival order. */
+ * simulated seconds, which copies every agent's state under its lock. Both reduce in
+ * rank order, so that the sum does not depend on arrival order. An agent's state for a
+ * measurement is x_i(k), the sum of its earlier iterates x_i(0..k-1) and k: the running
+ * average xhat_i(k) = (1/k) sum_{h<k} x_i(h) is the estimate Nedic and Ozdaglar's rate
+ * bounds (Section IV) speak of, so a measurement gives the gap of the mean of the
+ * iterates, of the mean of the running averages, and the worst agent's of both. The
+ * running sum is bookkeeping for the measurements, not part of the method: it costs no
+ * simulated time. */
 #include "algorithms/consensus.h"
 
 #include <math.h>
@@ -80,7 +86,11 @@ typedef struct schedule {
   sg_mutex_t mu;
 } schedule;
 
-/* Sync: the iterates of round r deposited so far (slot i * dim is agent i's). */
+/* What a measurement reads of one agent, STATE_LEN(dim) doubles: x_i(k), then
+ * sum_{h<k} x_i(h), then k. */
+#define STATE_LEN(dim) (2 * (dim) + 1)
+
+/* Sync: the states of round r deposited so far (agent i's at i * STATE_LEN(dim)). */
 typedef struct open_round {
   long r; /* -1: free */
   size_t count;
@@ -106,6 +116,7 @@ typedef struct agent {
   const size_t *nb;     /* neighbours in the union graph, ascending */
   size_t deg;
   gsl_vector *x, *v, *d; /* x_i(k), the mixed value, the subgradient */
+  gsl_vector *xsum;     /* sum_{h<k} x_i(h), for the measurements' running averages */
   double *latest;       /* [p * dim]: the latest value of neighbour nb[p] the agent has */
   long *latest_step;    /* [p]: its round */
   long *sent;           /* [p]: values sent to nb[p] */
@@ -113,7 +124,7 @@ typedef struct agent {
   consensus_state_msg **early; /* sync: values of rounds the agent has not reached yet */
   size_t n_early, cap_early;
   inbox in;             /* async */
-  sg_mutex_t mu;        /* guards x and k_done against the async evaluator */
+  sg_mutex_t mu;        /* guards x, xsum and k_done against the async evaluator */
   long k_done;          /* iterations completed */
   metrics_slot *slot;
 } agent;
@@ -137,7 +148,7 @@ struct consensus {
   long snap_iteration;  /* async: iteration of the evaluator's snapshot */
   consensus_point *trace;
   size_t n_trace, cap_trace;
-  gsl_vector *xbar, *diff;
+  gsl_vector *xbar, *diff, *yhat, *xhat;
 };
 
 static const char *step_names[] = {"constant", "harmonic", "sqrt"};
@@ -303,32 +314,74 @@ static void schedule_done(schedule *s, long k)
 
 /* ---- measurements ---------------------------------------------------------------- */
 
-/* Measures the iterates x (agent i's at i * dim) and appends the point; returns the
- * optimality gap. Sums go in rank order. */
-static double record_point(consensus *c, long iteration, const double *x)
+/* F(x) - f*, F summed in agent order. */
+static double gap_at(const consensus *c, const gsl_vector *x)
 {
-  size_t m = c->m, dim = c->dim;
+  double F;
+  objective_sum_value(c->m, c->p->fs, x, &F);
+  return F - c->p->fstar;
+}
+
+/* Agent i's running average xhat_i(k) = (1/k) sum_{h<k} x_i(h) from its state st into
+ * out; x_i(0) itself at k = 0, before there is anything to average. */
+static void running_average(size_t dim, const double *st, gsl_vector *out)
+{
+  double k = st[2 * dim];
+  if (k < 1) {
+    memcpy(out->data, st, dim * sizeof(double));
+    return;
+  }
+  memcpy(out->data, st + dim, dim * sizeof(double));
+  gsl_vector_scale(out, 1.0 / k);
+}
+
+/* Measures the agents' states st (agent i's at i * STATE_LEN(dim)) and appends the
+ * point; returns the optimality gap. Sums go in rank order. */
+static double record_point(consensus *c, long iteration, const double *st)
+{
+  size_t m = c->m, dim = c->dim, len = STATE_LEN(dim);
   gsl_vector_set_zero(c->xbar);
+  gsl_vector_set_zero(c->yhat);
   for (size_t i = 0; i < m; i++) {
-    gsl_vector_const_view xi = gsl_vector_const_view_array(x + i * dim, dim);
+    gsl_vector_const_view xi = gsl_vector_const_view_array(st + i * len, dim);
     gsl_vector_add(c->xbar, &xi.vector);
+    running_average(dim, st + i * len, c->xhat);
+    gsl_vector_add(c->yhat, c->xhat);
   }
   gsl_vector_scale(c->xbar, 1.0 / (double)m);
-  double err = 0, F;
+  gsl_vector_scale(c->yhat, 1.0 / (double)m);
+  double err = 0, worst = -INFINITY, worst_avg = -INFINITY;
   for (size_t i = 0; i < m; i++) {
-    memcpy(c->diff->data, x + i * dim, dim * sizeof(double));
+    memcpy(c->diff->data, st + i * len, dim * sizeof(double));
+    double g = gap_at(c, c->diff);
+    worst = g > worst ? g : worst;
     gsl_vector_sub(c->diff, c->xbar);
     double e = gsl_blas_dnrm2(c->diff);
     err = e > err ? e : err;
+    running_average(dim, st + i * len, c->xhat);
+    g = gap_at(c, c->xhat);
+    worst_avg = g > worst_avg ? g : worst_avg;
   }
-  objective_sum_value(m, c->p->fs, c->xbar, &F);
   if (c->n_trace == c->cap_trace) {
     c->cap_trace = c->cap_trace ? 2 * c->cap_trace : 256;
     c->trace = xbt_realloc(c->trace, c->cap_trace * sizeof(*c->trace));
   }
-  double gap = F - c->p->fstar;
-  c->trace[c->n_trace++] = (consensus_point){iteration, simgrid_get_clock(), err, gap};
+  double gap = gap_at(c, c->xbar);
+  c->trace[c->n_trace++] = (consensus_point){.iteration = iteration, .sim_time = simgrid_get_clock(),
+                                             .consensus_error = err, .optimality_gap = gap,
+                                             .ergodic_gap = gap_at(c, c->yhat), .agent_gap_max = worst,
+                                             .agent_ergodic_gap_max = worst_avg};
   return gap;
+}
+
+/* An agent's state for a measurement into dst (STATE_LEN(dim) doubles); the caller
+ * holds what guards it. */
+static void state_copy(const agent *a, double *dst)
+{
+  size_t dim = a->c->dim;
+  memcpy(dst, a->x->data, dim * sizeof(double));
+  memcpy(dst + dim, a->xsum->data, dim * sizeof(double));
+  dst[2 * dim] = (double)a->k_done;
 }
 
 /* Sync: the last agent to deposit round r records it, as the evaluator would. */
@@ -359,20 +412,21 @@ static open_round *open_round_at(consensus *c, long r)
   if (free_slot == NULL) {
     c->open = xbt_realloc(c->open, (c->n_open + 1) * sizeof(*c->open));
     free_slot = &c->open[c->n_open++];
-    free_slot->x = xbt_malloc(c->m * c->dim * sizeof(double));
+    free_slot->x = xbt_malloc(c->m * STATE_LEN(c->dim) * sizeof(double));
   }
   free_slot->r = r;
   free_slot->count = 0;
   return free_slot;
 }
 
-/* Sync: deposits x_i(r); the last of the m agents measures the round and frees it. */
+/* Sync: deposits agent i's state of round r; the last of the m agents measures the
+ * round and frees it. */
 static void deposit_state(agent *a, long r)
 {
   consensus *c = a->c;
   sg_mutex_lock(c->mu);
   open_round *o = open_round_at(c, r);
-  memcpy(o->x + a->rank * c->dim, a->x->data, c->dim * sizeof(double));
+  state_copy(a, o->x + a->rank * STATE_LEN(c->dim));
   if (++o->count == c->m) {
     measure_round(c, r, o->x);
     o->r = -1;
@@ -380,7 +434,7 @@ static void deposit_state(agent *a, long r)
   sg_mutex_unlock(c->mu);
 }
 
-/* Async evaluator: copies every x_i, each under its agent's lock. */
+/* Async evaluator: copies every agent's state, each under its agent's lock. */
 static void snapshot(void *ctx, gsl_vector *w)
 {
   consensus *c = ctx;
@@ -388,7 +442,7 @@ static void snapshot(void *ctx, gsl_vector *w)
   for (size_t i = 0; i < c->m; i++) {
     agent *a = &c->agents[i];
     sg_mutex_lock(a->mu);
-    memcpy(w->data + i * c->dim, a->x->data, c->dim * sizeof(double));
+    state_copy(a, w->data + i * STATE_LEN(c->dim));
     done += a->k_done;
     sg_mutex_unlock(a->mu);
   }
@@ -614,12 +668,13 @@ static void mix(agent *a, const round_w *w, long k)
   }
 }
 
-/* x_i(k+1) = v_i - alpha(k) d_i(k). */
+/* x_i(k+1) = v_i - alpha(k) d_i(k); x_i(k) joins the running sum. */
 static void subgradient_step(agent *a, const round_w *w, long k)
 {
   consensus *c = a->c;
   compute_execute(c->cfg, mix_flops(c, row_len(w, a->rank)));
   sg_mutex_lock(a->mu);
+  gsl_vector_add(a->xsum, a->x);
   gsl_vector_memcpy(a->x, a->v);
   gsl_blas_daxpy(-step_size(c->p, k), a->d, a->x);
   a->k_done = k + 1;
@@ -730,6 +785,7 @@ static void agent_init(consensus *c, agent *a, size_t i)
   a->x = gsl_vector_calloc(dim);
   a->v = gsl_vector_calloc(dim);
   a->d = gsl_vector_calloc(dim);
+  a->xsum = gsl_vector_calloc(dim);
   size_t n = a->deg ? a->deg : 1;
   a->latest = xbt_malloc0(n * dim * sizeof(double));
   a->latest_step = xbt_malloc0(n * sizeof(long));
@@ -746,6 +802,7 @@ static void agent_release(agent *a)
   gsl_vector_free(a->x);
   gsl_vector_free(a->v);
   gsl_vector_free(a->d);
+  gsl_vector_free(a->xsum);
   xbt_free(a->latest);
   xbt_free(a->latest_step);
   xbt_free(a->sent);
@@ -782,17 +839,19 @@ consensus *consensus_deploy(const run_config *cfg, const consensus_setup *p, met
   c->stop_at = -1;
   c->xbar = gsl_vector_calloc(c->dim);
   c->diff = gsl_vector_calloc(c->dim);
+  c->yhat = gsl_vector_calloc(c->dim);
+  c->xhat = gsl_vector_calloc(c->dim);
   schedule_init(&c->sched, cfg, p);
   c->ready = sg_barrier_init((unsigned)(p->async ? 2 * c->m : c->m));
   c->agents = xbt_malloc0(c->m * sizeof(agent));
   for (size_t i = 0; i < c->m; i++)
     agent_init(c, &c->agents[i], i);
-  double *x0 = xbt_malloc0(c->m * c->dim * sizeof(double));
-  metrics_record_eval(m, 0.0, 0, record_point(c, 0, x0), NAN); /* every x_i(0) = 0 */
-  xbt_free(x0);
+  double *st0 = xbt_malloc0(c->m * STATE_LEN(c->dim) * sizeof(double));
+  metrics_record_eval(m, 0.0, 0, record_point(c, 0, st0), NAN); /* every x_i(0) = 0, k = 0 */
+  xbt_free(st0);
   if (p->async) {
     c->eval = eval_ctl_create(cfg, m, (int)c->m, snapshot, c);
-    eval_set_snapshot_size(c->eval, c->m * c->dim);
+    eval_set_snapshot_size(c->eval, c->m * STATE_LEN(c->dim));
     eval_set_measure(c->eval, measure, c);
   }
   for (size_t i = 0; i < c->m; i++)
@@ -820,6 +879,8 @@ void consensus_free(consensus *c)
   sg_mutex_destroy(c->mu);
   gsl_vector_free(c->xbar);
   gsl_vector_free(c->diff);
+  gsl_vector_free(c->yhat);
+  gsl_vector_free(c->xhat);
   xbt_free(c->trace);
   xbt_free(c);
 }
@@ -873,7 +934,8 @@ static const key_spec consensus_keys[] = {
    KEY_GE(1)},
   {"consensus", "weights", KEY_STR, KEY_FIELD(consensus_params, weights), .def = "metropolis", .unit = "",
    .doc = "Mixing weights: `metropolis` (1/(1 + max(d_i, d_j)) on an edge), `lazy-metropolis` "
-          "((I + Metropolis)/2), `max-degree` (1/(1 + d_max)), `uniform` (1/(1 + d_i), regular "
+          "((I + Metropolis)/2: self-weights at least 1/2, as async runs and constant steps want; "
+          "algorithms/README.md), `max-degree` (1/(1 + d_max)), `uniform` (1/(1 + d_i), regular "
           "graphs only), or `matrix:PATH` (m lines of m numbers). Each must be doubly stochastic "
           "within 1e-12 and zero off the graph's edges.",
    .check = check_weights, .paths = "matrix:"},
@@ -1072,7 +1134,8 @@ static void deploy(void *state, const run_config *cfg, metrics *m)
   xbt_assert(r->c != NULL, "a validated consensus scenario could not be deployed");
 }
 
-/* consensus.csv: every measurement of the agents' iterates. */
+/* consensus.csv: every measurement of the agents' iterates, the documented columns
+ * first, then the running averages' gap and the worst agent's gaps. */
 static void report_run(void *state, const run_config *cfg, metrics *m, report *rep)
 {
   const consensus_run *r = state;
@@ -1084,14 +1147,16 @@ static void report_run(void *state, const run_config *cfg, metrics *m, report *r
   const consensus_point *pt;
   size_t n = consensus_trace(r->c, &pt);
   report_text b = {0};
-  report_printf(&b, "iteration,sim_time_s,consensus_error,optimality_gap\n");
+  report_printf(&b, "iteration,sim_time_s,consensus_error,optimality_gap,ergodic_gap,agent_gap_max,"
+                    "agent_ergodic_gap_max\n");
   for (size_t i = 0; i < n; i++) {
-    report_printf(&b, "%ld,", pt[i].iteration);
-    report_double(&b, pt[i].sim_time);
-    report_printf(&b, ",");
-    report_double(&b, pt[i].consensus_error);
-    report_printf(&b, ",");
-    report_double(&b, pt[i].optimality_gap);
+    const double v[] = {pt[i].sim_time, pt[i].consensus_error, pt[i].optimality_gap, pt[i].ergodic_gap,
+                        pt[i].agent_gap_max, pt[i].agent_ergodic_gap_max};
+    report_printf(&b, "%ld", pt[i].iteration);
+    for (size_t j = 0; j < sizeof(v) / sizeof(v[0]); j++) {
+      report_printf(&b, ",");
+      report_double(&b, v[j]);
+    }
     report_printf(&b, "\n");
   }
   report_add_file(rep, "consensus.csv", &b);

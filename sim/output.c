@@ -569,7 +569,8 @@ static int expect_csv(const char *want, const char *got, const char *name, doubl
 }
 
 /* The saved files --expect takes, told apart by their content: a summary.json, or a CSV
- * by its header line. */
+ * by its header line: the documented columns first, then any columns appended after them
+ * (consensus.csv's averaged and worst-agent gaps). */
 static const struct {
   const char *name, *header;
 } expect_kinds[] = {
@@ -587,9 +588,11 @@ int output_expect_load(const char *path, output_expected *e, char *err, size_t l
     return -1;
   }
   size_t hl = strcspn(e->text, "\r\n");
-  for (size_t k = 1; k < sizeof expect_kinds / sizeof *expect_kinds; k++)
-    if (hl == strlen(expect_kinds[k].header) && strncmp(e->text, expect_kinds[k].header, hl) == 0)
+  for (size_t k = 1; k < sizeof expect_kinds / sizeof *expect_kinds; k++) {
+    size_t n = strlen(expect_kinds[k].header);
+    if (hl >= n && strncmp(e->text, expect_kinds[k].header, n) == 0 && (hl == n || e->text[n] == ','))
       e->name = expect_kinds[k].name;
+  }
   if (e->name)
     return 0;
   json_error_t je;

@@ -62,6 +62,12 @@
 /* TOL_GAMMA_REL: summed event times round at ~1e-15 relative (as above); the gamma term is up
  * to ~6% of these times, so a missing or doubled term fails by far; 1e-9 sits between. */
 #define TOL_GAMMA_REL 1e-9
+/* TOL_ROUNDS_REL: rounds against messages and the formula on this contention-free star. A
+ * round adds the same latencies and bytes as the step messages in another grouping (s - 1
+ * chain transfers, one transfer of s steps' bytes), ~2s events x u ~ 1e-13 relative at
+ * s = 126 steps; measured: at most 2e-15 over the grid; 1e-12 leaves a margin and is far
+ * below one step's latency (1 / 126 of a latency-bound time). */
+#define TOL_ROUNDS_REL 1e-12
 /* TOL_KNOWN_S: a hand sum of <= 6 terms below 5e-2 s rounds by < 6 u 5e-2 ~ 3e-17 s;
  * 1e-15 s leaves a margin. */
 #define TOL_KNOWN_S 1e-15
@@ -89,11 +95,13 @@ typedef struct spec {
   size_t world;      /* 0: none */
   int threads;       /* SimGrid contexts/nthreads; 0: default */
   int mismatch;      /* member 1 passes n + 1 (a broken invariant) */
+  int rounds;        /* COLL_ROUNDS instead of COLL_MESSAGES */
 } spec;
 
 typedef struct result {
   double t;
-  double *buf; /* [group][member][n] */
+  double bytes; /* msg_bytes_sent */
+  double *buf;  /* [group][member][n] */
 } result;
 
 typedef struct member {
@@ -162,7 +170,7 @@ static void simulate(const spec *s, const char *path, const char *plat)
   memset(&cfg, 0, sizeof(cfg));
   cfg.cores = 1;
   cfg.efficiency = 1;
-  coll_opts o = {4, s->chunk, &cfg, s->reduce_flops};
+  coll_opts o = {4, s->chunk, &cfg, s->reduce_flops, s->rounds ? COLL_ROUNDS : COLL_MESSAGES};
   coll_comm *world = NULL;
   if (s->world) {
     coll_opts wo = o;
@@ -193,8 +201,8 @@ static void simulate(const spec *s, const char *path, const char *plat)
   }
   simgrid_run();
   FILE *f = fopen(path, "wb");
-  double t = simgrid_get_clock();
-  fwrite(&t, sizeof(t), 1, f);
+  double t[2] = {simgrid_get_clock(), msg_bytes_sent()};
+  fwrite(t, sizeof(double), 2, f);
   for (size_t k = 0; k < G * s->p; k++)
     if (mb[k].buf)
       fwrite(mb[k].buf, sizeof(double), s->n, f);
@@ -228,11 +236,11 @@ static int run_spec(const spec *s, result *r)
     simulate(s, path, plat);
   int st;
   waitpid(pid, &st, 0);
-  size_t G = s->groups ? s->groups : 1, want = 1 + (s->numeric ? G * s->p * s->n : 0);
+  size_t G = s->groups ? s->groups : 1, want = 2 + (s->numeric ? G * s->p * s->n : 0);
   FILE *f = fopen(path, "rb");
   if (f && WIFEXITED(st) && WEXITSTATUS(st) == 0) {
     r->buf = s->numeric ? malloc(G * s->p * s->n * sizeof(double)) : NULL;
-    size_t got = fread(&r->t, sizeof(double), 1, f);
+    size_t got = fread(&r->t, sizeof(double), 1, f) + fread(&r->bytes, sizeof(double), 1, f);
     if (r->buf)
       got += fread(r->buf, sizeof(double), G * s->p * s->n, f);
     ck_assert_uint_eq(got, want);
@@ -245,7 +253,7 @@ static int run_spec(const spec *s, result *r)
 
 static result run_ok(const spec *s)
 {
-  result r = {0, NULL};
+  result r = {0, 0, NULL};
   int st = run_spec(s, &r);
   ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) == 0, "the simulation failed (status %d)", st);
   return r;
@@ -361,7 +369,7 @@ static const size_t sizes_p[] = {1, 2, 3, 5, 8, 13};
 /* 37 elements (not a multiple of any p above but 1: uneven blocks); root 1 where p > 1. */
 START_TEST(test_collectives_serial_sum)
 {
-  spec s = {cases[_i / N_P][0], cases[_i / N_P][1], sizes_p[_i % N_P], 37, 0, 0, 1, 0, 1, {0}, {1}, 0, 0, 0};
+  spec s = {cases[_i / N_P][0], cases[_i / N_P][1], sizes_p[_i % N_P], 37, 0, 0, 1, 0, 1, {0}, {1}, 0, 0, 0, 0};
   s.root = s.p > 1 ? 1 : 0;
   result r = run_ok(&s);
   check_numbers(&s, &r, 0);
@@ -372,7 +380,7 @@ END_TEST
 /* Fewer elements than members: empty blocks still travel (as header-only messages). */
 START_TEST(test_collectives_tiny)
 {
-  spec s = {cases[_i][0], cases[_i][1], 8, 3, 2, 0, 1, 0, 1, {0}, {1}, 0, 0, 0};
+  spec s = {cases[_i][0], cases[_i][1], 8, 3, 2, 0, 1, 0, 1, {0}, {1}, 0, 0, 0, 0};
   result r = run_ok(&s);
   check_numbers(&s, &r, 0);
   free(r.buf);
@@ -382,7 +390,7 @@ END_TEST
 /* The same simulation twice, and with two SimGrid threads: identical clocks and buffers. */
 START_TEST(test_collectives_determinism)
 {
-  spec s = {cases[_i][0], cases[_i][1], 6, 1000, 0, 0, 1, 0, 1, {0}, {1}, 0, 0, 0};
+  spec s = {cases[_i][0], cases[_i][1], 6, 1000, 0, 0, 1, 0, 1, {0}, {1}, 0, 0, 0, 0};
   result a = run_ok(&s), b = run_ok(&s);
   s.threads = 2;
   result c = run_ok(&s);
@@ -397,7 +405,7 @@ END_TEST
  * a different (longer, as each chunk pays alpha) time, so chunking did happen. */
 START_TEST(test_collectives_chunked)
 {
-  spec s = {cases[_i][0], cases[_i][1], 5, 1000, 2, 0, 1, 0, 1, {0}, {1}, 0, 0, 0};
+  spec s = {cases[_i][0], cases[_i][1], 5, 1000, 2, 0, 1, 0, 1, {0}, {1}, 0, 0, 0, 0};
   result whole = run_ok(&s);
   s.chunk = 20;
   result chunked = run_ok(&s);
@@ -414,7 +422,7 @@ END_TEST
  * non-blocking switch two disjoint groups take the time of one alone. */
 START_TEST(test_collectives_subgroups)
 {
-  spec s = {COLL_ALLREDUCE, cases[_i][1], 4, 100, 0, 0, 1, 0, 2, {0, 1}, {2, 2}, 0, 0, 0}; /* cases 0-2 */
+  spec s = {COLL_ALLREDUCE, cases[_i][1], 4, 100, 0, 0, 1, 0, 2, {0, 1}, {2, 2}, 0, 0, 0, 0}; /* cases 0-2 */
   result both = run_ok(&s);
   check_numbers(&s, &both, 0);
   check_numbers(&s, &both, 1);
@@ -446,8 +454,8 @@ END_TEST
 /* Members that call with different sizes break an invariant: the simulation aborts. */
 START_TEST(test_collectives_mismatch_aborts)
 {
-  spec s = {COLL_ALLREDUCE, COLL_RING, 4, 16, 0, 0, 1, 0, 1, {0}, {1}, 0, 0, 1};
-  result r = {0, NULL};
+  spec s = {COLL_ALLREDUCE, COLL_RING, 4, 16, 0, 0, 1, 0, 1, {0}, {1}, 0, 0, 1, 0};
+  result r = {0, 0, NULL};
   int st = run_spec(&s, &r);
   ck_assert_msg(WIFSIGNALED(st) && WTERMSIG(st) == SIGABRT, "status %d", st);
 }
@@ -486,7 +494,7 @@ START_TEST(test_collectives_sendrecv)
     simgrid_init(&argc, argv);
     simgrid_load_platform(plat);
     sg_host_t h[2] = {sg_host_by_name("host-3"), sg_host_by_name("host-40")};
-    coll_opts o = {4, 0, NULL, 0};
+    coll_opts o = {4, 0, NULL, 0, COLL_MESSAGES};
     coll_comm *c = coll_comm_create("p2p", h, 2, &o);
     sg_actor_t a = sg_actor_init("s", h[0]);
     sg_actor_set_data(a, c);
@@ -515,7 +523,7 @@ START_TEST(test_collectives_formula_grid)
   static const double bytes[] = {1024, 1048576, 67108864};
   for (size_t a = 0; a < 5; a++)
     for (size_t b = 0; b < 3; b++) {
-      spec s = {cases[_i][0], cases[_i][1], ps[a], (size_t)(bytes[b] / 4), 0, 0, 0, 0, 1, {0}, {1}, 0, 0, 0};
+      spec s = {cases[_i][0], cases[_i][1], ps[a], (size_t)(bytes[b] / 4), 0, 0, 0, 0, 1, {0}, {1}, 0, 0, 0, 0};
       result r = run_ok(&s);
       double f = coll_formula((coll_op)s.op, (coll_algo)s.algo, s.p, bytes[b], ALPHA, BETA, 0);
       ck_assert_msg(fabs(r.t - f) <= TOL_MODEL_REL * f, "%s %s p=%zu %.0f bytes: simulated %.9g, formula %.9g",
@@ -529,7 +537,7 @@ END_TEST
  * byte, which the formula adds exactly (unchunked: each addition follows its transfer). */
 START_TEST(test_collectives_gamma)
 {
-  spec s = {cases[_i][0], cases[_i][1], 8, 4096, 0, 0, 1, 1, 1, {0}, {1}, 0, 0, 0};
+  spec s = {cases[_i][0], cases[_i][1], 8, 4096, 0, 0, 1, 1, 1, {0}, {1}, 0, 0, 0, 0};
   result num = run_ok(&s);
   s.numeric = 0;
   result tim = run_ok(&s);
@@ -575,8 +583,112 @@ START_TEST(test_collectives_formula)
   ck_assert(off == 3 && len == 3);
   coll_block(10, 4, 3, &off, &len);
   ck_assert(off == 8 && len == 2);
-  coll_opts bad = {0, 0, NULL, 0};
+  coll_opts bad = {0, 0, NULL, 0, COLL_MESSAGES};
   ck_assert_ptr_null(coll_comm_create("x", NULL, 0, &bad));
+}
+END_TEST
+
+
+/* ---- rounds (COLL_ROUNDS) ------------------------------------------------------------ */
+
+/* Rounds give every (op, algo) and p the numbers of messages bit for bit where the op
+ * defines them (reduce-scatter leaves the rest of buf as scratch, which differs), the same
+ * bytes on the wire, and, on this contention-free star, the messages' time but for uneven
+ * blocks: 37 elements over p members make blocks of two sizes, each message step then waits
+ * for its largest block while a round's transfers carry each member's own blocks, shorter
+ * by up to one element per step (here up to 24 steps x 4 bytes x beta = 7.7e-8 s), never
+ * longer. Halving-doubling and trees run as messages in rounds mode: equal times. */
+START_TEST(test_collectives_rounds_numbers)
+{
+  spec s = {cases[_i / N_P][0], cases[_i / N_P][1], sizes_p[_i % N_P], 37, 0, 0, 1, 0, 1, {0}, {1}, 0, 0, 0, 0};
+  s.root = s.p > 1 ? 1 : 0;
+  result msgs = run_ok(&s);
+  s.rounds = 1;
+  result rnd = run_ok(&s);
+  check_numbers(&s, &rnd, 0);
+  for (size_t me = 0; me < s.p; me++)
+    for (size_t i = 0; i < s.n; i++)
+      ck_assert(!holds(&s, me, i) || memcmp(&msgs.buf[me * s.n + i], &rnd.buf[me * s.n + i], sizeof(double)) == 0);
+  ck_assert_msg(rnd.bytes == msgs.bytes, "rounds %.17g bytes, messages %.17g", rnd.bytes, msgs.bytes);
+  int ring = s.algo == COLL_RING || s.op == COLL_REDUCE_SCATTER || s.op == COLL_ALLGATHER;
+  size_t steps = !ring || s.p < 2 ? 0 : s.op == COLL_ALLREDUCE ? 2 * (s.p - 1) : s.p - 1;
+  double uneven = (double)steps * 4 * BETA;
+  ck_assert_msg(rnd.t <= msgs.t * (1 + TOL_ROUNDS_REL) && msgs.t - rnd.t <= uneven + TOL_ROUNDS_REL * msgs.t,
+                "%s %s p=%zu: rounds %.17g s, messages %.17g s", coll_op_name((coll_op)s.op),
+                coll_algo_name((coll_algo)s.algo), s.p, rnd.t, msgs.t);
+  free(msgs.buf), free(rnd.buf);
+}
+END_TEST
+
+/* Timing only, ring ops, p = 2 .. 64 and 1 KiB .. 64 MiB (even blocks): a round's time is
+ * the formula's within TOL_ROUNDS_REL (each step's latency is in it: dropping one latency of
+ * 2(p-1) would miss by more than 1e-4 at 1 KiB), with the messages' bytes. */
+START_TEST(test_collectives_rounds_formula)
+{
+  static const int ring_ops[] = {COLL_ALLREDUCE, COLL_REDUCE_SCATTER, COLL_ALLGATHER};
+  static const size_t ps[] = {2, 4, 8, 64};
+  static const double bytes[] = {1024, 1048576, 67108864};
+  for (size_t a = 0; a < 4; a++)
+    for (size_t b = 0; b < 3; b++) {
+      spec s = {ring_ops[_i], COLL_RING, ps[a], (size_t)(bytes[b] / 4), 0, 0, 0, 0, 1, {0}, {1}, 0, 0, 0, 1};
+      result r = run_ok(&s);
+      double f = coll_formula((coll_op)s.op, COLL_RING, s.p, bytes[b], ALPHA, BETA, 0);
+      ck_assert_msg(fabs(r.t - f) <= TOL_ROUNDS_REL * f, "%s p=%zu %.0f bytes: rounds %.17g, formula %.17g",
+                    coll_op_name((coll_op)s.op), s.p, bytes[b], r.t, f);
+      size_t steps = s.op == COLL_ALLREDUCE ? 2 * (s.p - 1) : s.p - 1;
+      double wire = (double)s.p * steps * (bytes[b] / (double)s.p + MSG_HEADER_BYTES);
+      ck_assert_msg(fabs(r.bytes - wire) <= 0.5, "%.17g bytes, messages send %.17g", r.bytes, wire);
+    }
+}
+END_TEST
+
+/* Rounds with the gamma term (one addition per received element, 1 Gflop/s hosts): the
+ * formula's time, and numbers equal to messages'. */
+START_TEST(test_collectives_rounds_gamma)
+{
+  static const int ring_ops[] = {COLL_ALLREDUCE, COLL_REDUCE_SCATTER, COLL_ALLGATHER};
+  spec s = {ring_ops[_i], COLL_RING, 8, 4096, 0, 0, 1, 1, 1, {0}, {1}, 0, 0, 0, 1};
+  result r = run_ok(&s);
+  check_numbers(&s, &r, 0);
+  double f = coll_formula((coll_op)s.op, COLL_RING, s.p, 4096 * 4, ALPHA, BETA, 1e-9 / 4);
+  ck_assert_msg(fabs(r.t - f) <= TOL_GAMMA_REL * f, "rounds %.17g, formula %.17g", r.t, f);
+  free(r.buf);
+}
+END_TEST
+
+/* Rounds: identical clocks and buffers run to run and on two SimGrid threads; two groups
+ * side by side each get their own sums and take one group's time; chunked communicators
+ * run as messages (the messages' chunked time exactly); members that disagree abort. */
+START_TEST(test_collectives_rounds_misc)
+{
+  spec s = {COLL_ALLREDUCE, COLL_RING, 6, 1000, 0, 0, 1, 0, 1, {0}, {1}, 0, 0, 0, 1};
+  result a = run_ok(&s), b = run_ok(&s);
+  s.threads = 2;
+  result c = run_ok(&s);
+  ck_assert(a.t == b.t && a.t == c.t);
+  ck_assert(memcmp(a.buf, b.buf, s.p * s.n * sizeof(double)) == 0 && memcmp(a.buf, c.buf, s.p * s.n * sizeof(double)) == 0);
+  free(a.buf), free(b.buf), free(c.buf);
+
+  spec g = {COLL_ALLREDUCE, COLL_RING, 4, 100, 0, 0, 1, 0, 2, {0, 1}, {2, 2}, 0, 0, 0, 1};
+  result both = run_ok(&g);
+  check_numbers(&g, &both, 0);
+  check_numbers(&g, &both, 1);
+  g.groups = 1;
+  result alone = run_ok(&g);
+  ck_assert_msg(fabs(both.t - alone.t) <= TOL_TIME_REL * alone.t, "two groups %.17g, one %.17g", both.t, alone.t);
+  free(both.buf), free(alone.buf);
+
+  spec k = {COLL_ALLREDUCE, COLL_RING, 5, 1000, 0, 20, 1, 0, 1, {0}, {1}, 0, 0, 0, 1};
+  result kr = run_ok(&k);
+  k.rounds = 0;
+  result km = run_ok(&k);
+  ck_assert(kr.t == km.t && memcmp(kr.buf, km.buf, k.p * k.n * sizeof(double)) == 0);
+  free(kr.buf), free(km.buf);
+
+  spec bad = {COLL_ALLREDUCE, COLL_RING, 4, 16, 0, 0, 1, 0, 1, {0}, {1}, 0, 0, 1, 1};
+  result r = {0, 0, NULL};
+  int st = run_spec(&bad, &r);
+  ck_assert_msg(WIFSIGNALED(st) && WTERMSIG(st) == SIGABRT, "status %d", st);
 }
 END_TEST
 
@@ -607,6 +719,13 @@ static Suite *collectives_suite(void)
   tcase_add_loop_test(tc, test_collectives_formula_grid, 0, N_CASES);
   tcase_add_loop_test(tc, test_collectives_gamma, 0, N_CASES);
   tcase_add_test(tc, test_collectives_formula);
+  suite_add_tcase(s, tc);
+  tc = tcase_create("rounds");
+  tcase_set_timeout(tc, 300);
+  tcase_add_loop_test(tc, test_collectives_rounds_numbers, 0, N_CASES * N_P);
+  tcase_add_loop_test(tc, test_collectives_rounds_formula, 0, 3);
+  tcase_add_loop_test(tc, test_collectives_rounds_gamma, 0, 3);
+  tcase_add_test(tc, test_collectives_rounds_misc);
   suite_add_tcase(s, tc);
   return s;
 }

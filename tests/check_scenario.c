@@ -23,7 +23,7 @@ static int scenario_equal(const scenario *a, const scenario *b)
 #define STR_EQ(f) (strcmp(a->f, b->f) == 0)
 #define NUM_EQ(f) (a->f == b->f)
   int common = STR_EQ(run.algorithm) && NUM_EQ(run.seed) && NUM_EQ(run.max_sim_time) && NUM_EQ(run.max_steps) &&
-               NUM_EQ(run.target_accuracy) && NUM_EQ(run.eval_every) && STR_EQ(platform.preset) &&
+               NUM_EQ(run.target_accuracy) && NUM_EQ(run.eval_every) && NUM_EQ(run.collectives) && STR_EQ(platform.preset) &&
                STR_EQ(platform.file) && NUM_EQ(platform.hosts) && STR_EQ(platform.placement) &&
                NUM_EQ(platform.cores) && NUM_EQ(platform.jitter) && NUM_EQ(platform.msg_overhead) &&
                STR_EQ(model.type) && STR_EQ(model.layers) && STR_EQ(model.activation) && STR_EQ(model.virtual_net) &&
@@ -52,7 +52,9 @@ static int scenario_equal(const scenario *a, const scenario *b)
 #define DPW(s) ((downpour_params *)algorithm_params_mut(&(s), &downpour_algorithm))
 
 /* Keys in all: the common sections' and every registered algorithm's. */
-#define N_FIELDS 131 /* main's 125 + this branch's six (speed_spread, label_noise, stream, two ps_placement, sandblaster.partitions) */
+#define N_FIELDS 132 /* 123 (tensor.steps became an old name of run.max_steps) + model.kernel_model,
+                        * platform.link_efficiency, run.collectives, platform.speed_spread, data.label_noise,
+                        * data.stream, downpour.ps_placement, sandblaster.partitions and sandblaster.ps_placement */
 
 /* Writes text to a fresh file under /tmp; path receives its name. */
 static void write_temp(const char *text, char *path, size_t len)
@@ -100,6 +102,7 @@ START_TEST(test_scenario_defaults_valid)
    * test_scenario_default_ini_is_defaults). */
   ck_assert_str_eq(s.run.algorithm, "downpour");
   ck_assert_uint_eq(s.run.seed, 1);
+  ck_assert_int_eq(s.run.collectives, 0); /* messages */
   ck_assert_double_eq(s.run.max_sim_time, 8);
   ck_assert_int_eq(s.run.max_steps, 0);
   ck_assert_double_eq(s.run.target_accuracy, 0);
@@ -617,6 +620,19 @@ START_TEST(test_scenario_validate_fields)
   scenario_defaults(&s);
   s.model.numerics = 0; /* timing only needs nothing else */
   ck_assert_int_eq(scenario_validate(&s, "a.ini", err, sizeof err), 0);
+  /* rounds cannot lose a member midway: refused with host or link failures, not with
+   * degraded links or stragglers */
+  scenario_defaults(&s);
+  ck_assert_int_eq(scenario_set(&s, "run.collectives=rounds", err, sizeof err), 0);
+  ck_assert_int_eq(s.run.collectives, 1);
+  ck_assert_int_eq(scenario_set(&s, "faults.link_degrade=l@1:0.5", err, sizeof err), 0);
+  ck_assert_msg(scenario_validate(&s, "a.ini", err, sizeof err) == 0, "%s", err);
+  ck_assert_int_eq(scenario_set(&s, "faults.host_failures=replica-1@1", err, sizeof err), 0);
+  ck_assert_int_eq(scenario_validate(&s, "a.ini", err, sizeof err), -1);
+  ck_assert_msg(strstr(err, "a.ini: run.collectives: rounds cannot lose a member") != NULL, "%s", err);
+  ck_assert_int_eq(scenario_set(&s, "run.collectives=messages", err, sizeof err), 0);
+  ck_assert_msg(scenario_validate(&s, "a.ini", err, sizeof err) == 0, "%s", err);
+  ck_assert_int_eq(scenario_set(&s, "run.collectives=bulk", err, sizeof err), -1);
 }
 END_TEST
 
