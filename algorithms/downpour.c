@@ -12,8 +12,12 @@
  * modelpar.c) and each machine fetches from and pushes to only the shards that hold
  * its own parameters, only those parameters (sec. 4.1): what a machine exchanges with
  * which shard is its layout (ps_layout.h), and a whole replica's layout is every
- * shard's whole slice, so that one loop runs both. Under [faults] (whole replicas
- * only) every wait of a step is bounded. */
+ * shard's whole slice, so that one loop runs both. A split replica of a virtual network
+ * with numerics on trains a proxy: the virtual net's plan sets every machine's compute
+ * and its shard traffic, while the numeric model.layers takes, once per replica step,
+ * the gradient of a minibatch of the replica's own data at the parameters its machines
+ * fetched, each machine pushing its block of it (ps_layout_proxy). Under [faults] (whole
+ * replicas only) every wait of a step is bounded. */
 #include "algorithms/downpour.h"
 
 #include <stdio.h>
@@ -35,6 +39,8 @@
 #include "algorithms/ps_msg.h"
 #include "models/minibatch.h"
 #include "models/rng.h"
+
+struct rset;
 
 /* One client of the shards: a whole replica, or machine `part` of a replica split over
  * K machines. */
@@ -59,6 +65,7 @@ typedef struct replica {
   int push_in_flight;
   minibatch *mb;           /* a whole replica's draws from its own shard of the data */
   modelpar_replica *mp;    /* a split replica's passes, run with its partners; NULL when whole */
+  struct rset *set;        /* a split replica's shared state; NULL when whole */
   metrics_slot *slot;
   int stop;                /* a whole replica: the evaluator said stop after the last step */
   int released;            /* warmstart: replica 0 has released the others */
@@ -69,11 +76,14 @@ typedef struct replica {
 typedef struct rset {
   modelpar_replica *rep;
   gsl_vector *w, *grad;    /* the replica's parameters and gradient (numerics) */
+  minibatch *mb;           /* a proxy's draws from the replica's own data shard; NULL otherwise */
+  long grad_step;          /* the step whose proxy gradient grad holds; -1: none yet */
 } rset;
 
 struct downpour {
   const run_config *cfg;
   const downpour_params *p;
+  sg_host_t *client_hosts; /* [c]: client c's host (downpour.ps_placement) */
   gsl_vector *w;           /* the global parameters, sliced by the shards */
   ps_shard **shards;
   sg_mailbox_t *shard_box;
@@ -84,6 +94,7 @@ struct downpour {
   const arch_plan *plan;
   const archnet *numeric;
   int gather_logits;
+  int proxy;               /* a virtual net's split replicas train model.layers in their place */
   rset *sets;              /* [replica] */
   archnet_ws *eval_ws;
   /* [faults] */
@@ -106,7 +117,8 @@ size_t downpour_metrics_slots(const downpour_params *p)
 
 static sg_host_t shard_host(const downpour *d, int s)
 {
-  return d->cfg->hosts[d->p->replicas * d->p->partitions + s];
+  size_t M = (size_t)d->p->replicas * (size_t)d->p->partitions;
+  return d->cfg->hosts[ps_place_shard(M, (size_t)d->p->ps_shards, (size_t)s, d->p->ps_spread)];
 }
 
 static double remaining(double deadline)
@@ -166,7 +178,7 @@ static void release_warmstart(replica *r)
     return;
   for (int i = 1; i < d->p->replicas; i++) {
     const replica *peer = &d->replicas[i * d->p->partitions + r->part];
-    msg_send_detached(peer->inbox, d->cfg->hosts[peer->client], &ps_release_msg_create()->hdr, MSG_HEADER_BYTES);
+    msg_send_detached(peer->inbox, d->client_hosts[peer->client], &ps_release_msg_create()->hdr, MSG_HEADER_BYTES);
   }
   r->released = 1;
 }
@@ -283,6 +295,17 @@ static void fetch_parameters(replica *r)
   install_parameters(r);
 }
 
+/* A proxy's gradient of step `step`, taken once for the replica by the first of its
+ * machines to finish the step's passes: by then every machine has installed the step's
+ * fetch, as each pass needs every machine's activations (the nets' dense outputs). */
+static void proxy_gradient(rset *set, long step)
+{
+  if (set->grad_step == step)
+    return;
+  minibatch_gradient(set->mb, set->w, set->grad, NULL);
+  set->grad_step = step;
+}
+
 /* Dean'12 4.1: the gradient of a minibatch of the replica's own data at w; a split
  * replica's machine runs its share of the passes with its partners (sec. 3). */
 static void compute_gradient(replica *r, long step)
@@ -290,6 +313,8 @@ static void compute_gradient(replica *r, long step)
   const run_config *cfg = r->d->cfg;
   if (r->mp) {
     modelpar_replica_step(r->mp, (size_t)r->part, step);
+    if (r->set->mb)
+      proxy_gradient(r->set, step);
     return;
   }
   if (cfg->numerics)
@@ -429,7 +454,7 @@ static void on_fault(void *ctx, const fault_event *ev)
   downpour *d = ctx;
   if (ev->kind == FAULT_HOST_OFF) {
     for (int i = 0; i < d->p->replicas; i++) {
-      if (d->cfg->hosts[i] != ev->host)
+      if (d->client_hosts[i] != ev->host)
         continue;
       sg_mutex_lock(d->gone_mu);
       int lost = !d->finished[i] && !d->dead[i];
@@ -469,18 +494,25 @@ static void rset_init(downpour *d, rset *set, int r)
 {
   const run_config *cfg = d->cfg;
   size_t begin = 0, end = 0;
+  set->grad_step = -1;
   if (d->w) {
     set->w = gsl_vector_calloc(d->w->size);
     set->grad = gsl_vector_calloc(d->w->size);
     data_shard_bounds(data_n(cfg->train), (size_t)d->p->replicas, (size_t)r, &begin, &end);
   }
+  if (d->proxy) { /* the numeric model's draws, as a whole replica of this rank would make them */
+    set->mb = minibatch_create(cfg->model, cfg->train, begin, end, (size_t)d->p->batch, cfg->seed, r);
+    xbt_assert(set->mb, "replica %d has no training rows", r);
+  }
   set->rep = modelpar_replica_create(cfg, d->plan, d->numeric, d->gather_logits, r, d->p->batch,
-                                     cfg->hosts + (size_t)r * (size_t)d->p->partitions, begin, end, set->w, set->grad);
+                                     d->client_hosts + (size_t)r * (size_t)d->p->partitions, begin, end,
+                                     d->proxy ? NULL : set->w, d->proxy ? NULL : set->grad);
 }
 
 static void rset_release(rset *set)
 {
   modelpar_replica_free(set->rep);
+  minibatch_free(set->mb);
   if (set->w) {
     gsl_vector_free(set->w);
     gsl_vector_free(set->grad);
@@ -522,6 +554,7 @@ static void replica_init(downpour *d, replica *r, int rank, int part, rset *set,
   r->accrued = xbt_malloc0((r->lay->n_values + 1) * sizeof(double));
   if (set) {
     r->mp = set->rep;
+    r->set = set;
     r->w = set->w;
     r->grad = set->grad;
   } else if (cfg->numerics) {
@@ -559,8 +592,9 @@ static void replicas_init(downpour *d, metrics *m)
   size_t n_params = d->w ? net_n_params(cfg->model) : 0;
   d->layouts = xbt_malloc0((size_t)K * sizeof(*d->layouts));
   for (int q = 0; q < K; q++)
-    d->layouts[q] = d->plan ? ps_layout_partition(d->plan, (size_t)q, n_params, (size_t)cfg->sim_params, (size_t)S)
-                            : ps_layout_whole(n_params, (size_t)cfg->sim_params, (size_t)S);
+    d->layouts[q] = d->proxy  ? ps_layout_proxy(d->plan, (size_t)q, n_params, (size_t)cfg->sim_params, (size_t)S)
+                    : d->plan ? ps_layout_partition(d->plan, (size_t)q, n_params, (size_t)cfg->sim_params, (size_t)S)
+                              : ps_layout_whole(n_params, (size_t)cfg->sim_params, (size_t)S);
   if (d->plan) {
     serve_partitions(d);
     d->sets = xbt_malloc0((size_t)R * sizeof(rset));
@@ -580,7 +614,7 @@ static void start_replicas(downpour *d)
   for (int c = 0; c < d->p->replicas * d->p->partitions; c++) {
     char name[32];
     mbox_name(name, sizeof(name), d->plan ? "dpart" : "replica", c);
-    sg_actor_t a = sg_actor_init(name, d->cfg->hosts[c]);
+    sg_actor_t a = sg_actor_init(name, d->client_hosts[c]);
     sg_actor_set_data(a, &d->replicas[c]);
     sg_actor_start(a, replica_actor, 0, NULL);
   }
@@ -591,15 +625,19 @@ downpour *downpour_deploy(const run_config *cfg, const downpour_params *p, const
 {
   int R = p->replicas, S = p->ps_shards, K = p->partitions;
   if (cfg->n_hosts < downpour_hosts_needed(p) || (K > 1) != (plan != NULL) ||
-      (plan && arch_plan_parts(plan) != (size_t)K) || (K > 1 && cfg->numerics && numeric == NULL))
+      (plan && arch_plan_parts(plan) != (size_t)K))
     return NULL;
   downpour *d = xbt_malloc0(sizeof(*d));
   d->cfg = cfg;
   d->p = p;
+  d->client_hosts = xbt_malloc((size_t)R * (size_t)K * sizeof(sg_host_t));
+  for (size_t c = 0; c < (size_t)R * (size_t)K; c++)
+    d->client_hosts[c] = cfg->hosts[ps_place_client((size_t)R * (size_t)K, (size_t)S, c, p->ps_spread)];
   d->plan = plan;
   d->numeric = numeric;
   d->gather_logits = gather_logits;
-  if (cfg->numerics && plan) { /* a partitioned replica trains archnet's layout (modelpar.c) */
+  d->proxy = plan && cfg->numerics && numeric == NULL;
+  if (cfg->numerics && plan && !d->proxy) { /* a partitioned replica trains archnet's layout (modelpar.c) */
     gsl_rng *init = rng_create(cfg->seed, RNG_ROLE_INIT, 0);
     d->w = gsl_vector_alloc(archnet_n_params(numeric));
     archnet_init_params(numeric, init, d->w);
@@ -616,7 +654,7 @@ downpour *downpour_deploy(const run_config *cfg, const downpour_params *p, const
   d->shards = xbt_malloc0((size_t)S * sizeof(*d->shards));
   d->shard_box = xbt_malloc0((size_t)S * sizeof(*d->shard_box));
   for (int s = 0; s < S; s++) {
-    d->shards[s] = ps_create(cfg, d->w, s, S, rule, plan ? "dpart" : "replica", cfg->hosts, R * K,
+    d->shards[s] = ps_create(cfg, d->w, s, S, rule, plan ? "dpart" : "replica", d->client_hosts, R * K,
                              metrics_slot_at(m, (size_t)s), d->eval);
     d->shard_box[s] = mbox_of("ps", s);
   }
@@ -655,6 +693,7 @@ void downpour_free(downpour *d)
   xbt_free(d->layouts);
   xbt_free(d->shards);
   xbt_free(d->shard_box);
+  xbt_free(d->client_hosts);
   eval_ctl_free(d->eval);
   archnet_ws_free(d->eval_ws);
   if (d->fp) {
@@ -700,6 +739,12 @@ static const key_spec downpour_keys[] = {
    .doc = "Machines each replica is split over (model parallelism, as `sgd.partitions`); each "
           "machine fetches from and pushes to only the shards holding its own parameters.",
    KEY_GE(1)},
+  {"downpour", "ps_placement", KEY_CHOICE, KEY_FIELD(downpour_params, ps_spread), .def = "after", .unit = "",
+   .doc = "Where the shards sit among the hosts: `after` every replica's machines; `spread`: one "
+          "after each of ps_shards equal groups of replicas' machines, so that every rack holds "
+          "shards in proportion to the machines it holds. Not with host or link faults when "
+          "`spread`.",
+   .choices = "after|spread"},
   {"downpour", "sends", KEY_CHOICE, KEY_FIELD(downpour_params, waited_sends), .def = "detached", .unit = "",
    .doc = "How fire-and-forget messages (fetch requests, replies, activations, done) are sent: "
           "`detached` SimGrid sends; `waited`: asynchronous sends that the sender reaps where it "
@@ -720,15 +765,14 @@ static int validate(const scenario *sc, const void *params, char *why, size_t le
              "/ sqrt(sum of squared gradients); set adagrad = off for a fixed rate");
   else if (!p->adagrad && key_changed(downpour_keys, nk, p, "adagrad_gamma"))
     snprintf(why, len, "downpour.adagrad_gamma: has no effect with downpour.adagrad = off, whose rate is downpour.lr");
-  else if (p->partitions > 1 && sc->model.numerics && sc->model.virtual_net[0])
-    snprintf(why, len, "downpour.partitions: a numeric replica is split as model.layers says; a split replica of a "
-             "virtual network (model.virtual = %s) runs timing only (model.numerics = off)", sc->model.virtual_net);
-  else if (sc->model.warm_steps > 0 && p->partitions > 1)
+  else if (sc->model.warm_steps > 0 && p->partitions > 1 && sc->model.numerics && !sc->model.virtual_net[0])
     snprintf(why, len, "model.warmstart_steps: a warmstart trains model.layers before the run, which a numeric "
-             "replica split over machines lays out otherwise");
+             "replica split over machines lays out otherwise (a split virtual network's proxy can start from one)");
   else if (p->partitions > 1 && p->overlap)
     snprintf(why, len, "downpour.overlap: not available with partitioned replicas (downpour.partitions = %d)",
              p->partitions);
+  else if (faulty && p->ps_spread)
+    snprintf(why, len, "faults: host and link faults are not supported with downpour.ps_placement = spread");
   else if (faulty && p->waited_sends)
     snprintf(why, len, "faults: host and link faults are not supported with downpour.sends = waited");
   else if (faulty && (p->overlap || p->partitions > 1))
@@ -760,10 +804,11 @@ static long fault_role(const scenario *sc, const char *name, size_t n_hosts)
   (void)n_hosts;
   const downpour_params *p = algorithm_params(sc, &downpour_algorithm);
   long k, R = p->replicas, K = p->partitions;
+  size_t M = (size_t)(R * K), S = (size_t)p->ps_shards;
   if (run_role_number(name, "replica", &k))
-    return k >= 0 && k < R ? k * K : -1;
+    return k >= 0 && k < R ? (long)ps_place_client(M, S, (size_t)(k * K), p->ps_spread) : -1;
   if (run_role_number(name, "shard", &k))
-    return k >= 0 && k < p->ps_shards ? R * K + k : -1;
+    return k >= 0 && k < p->ps_shards ? (long)ps_place_shard(M, S, (size_t)k, p->ps_spread) : -1;
   return -1;
 }
 

@@ -26,6 +26,7 @@ typedef struct downpour_params {
   int overlap;
   int partitions;         /* machines per replica (model parallelism) */
   int waited_sends;       /* downpour.sends = waited (msg_set_waited_sends) */
+  int ps_spread;          /* downpour.ps_placement = spread (ps_place_client, ps_place_shard) */
 } downpour_params;
 
 /* run.algorithm = downpour */
@@ -33,16 +34,18 @@ extern const algorithm downpour_algorithm;
 
 typedef struct downpour downpour;
 
-/* Hosts the run needs: R*K replica machines (replica r's partition q on
- * cfg->hosts[r*K + q]; K = partitions), then the S shards. */
+/* Hosts the run needs: R*K replica machines (replica r's partition q is client r*K + q;
+ * K = partitions) and the S shards, placed among cfg->hosts by ps_place_client and
+ * ps_place_shard (downpour.ps_placement). */
 size_t downpour_hosts_needed(const downpour_params *p);
 
 /* Creates the replica, shard and evaluator actors for cfg (numerics, data, hosts and
  * costs already set up by the caller, who keeps cfg and m alive until downpour_free).
  * With cfg->downpour.partitions = K > 1, every replica is split by plan (K parts,
  * arch of the simulated network; modelpar.h) and, with numerics, numeric (archnet
- * of the plan's arch) gives the numerics, with gather_logits as modelpar_deploy;
- * plan is NULL for K = 1. All outlive the run. Returns NULL if cfg has fewer hosts
+ * of the plan's arch) gives the numerics, with gather_logits as modelpar_deploy; with
+ * numerics and numeric NULL (a virtual net's plan), cfg->model trains as a proxy
+ * (downpour.c); plan is NULL for K = 1. All outlive the run. Returns NULL if cfg has fewer hosts
  * than downpour_hosts_needed or the plan does not fit K. Run the engine, then free
  * with downpour_free. */
 downpour *downpour_deploy(const run_config *cfg, const downpour_params *p, const arch_plan *plan,

@@ -121,6 +121,39 @@ ps_layout *ps_layout_partition(const arch_plan *plan, size_t p, size_t n_params,
   return l;
 }
 
+ps_layout *ps_layout_proxy(const arch_plan *plan, size_t p, size_t n_params, size_t sim_params, size_t S)
+{
+  size_t P = arch_plan_parts(plan);
+  xbt_assert(p < P, "ps_layout_proxy: partition %zu of %zu", p, P);
+  ps_layout *l = layout_alloc(S);
+  for (size_t s = 0; s < S; s++) {
+    size_t b, e, rank = 0, linkers = 0, sim = 0;
+    ps_slice(sim_params, S, s, &b, &e);
+    for (size_t q = 0; q < P; q++) { /* the partitions holding simulated parameters of shard s */
+      size_t *rb, *re, n = own_ranges(plan, q, b, e, &rb, &re), len = ps_ranges_len(rb, re, n);
+      xbt_free(rb);
+      xbt_free(re);
+      if (len == 0)
+        continue;
+      if (q == p) {
+        rank = linkers;
+        sim = len;
+      }
+      linkers++;
+    }
+    if (sim == 0) /* Dean'12 4.1: a partition talks only to the shards holding its parameters */
+      continue;
+    size_t nb, ne, kb, ke; /* block `rank` of the shard's numeric slice among its `linkers` partitions */
+    ps_slice(n_params, S, s, &nb, &ne);
+    data_shard_bounds(ne - nb, linkers, rank, &kb, &ke);
+    size_t *rb = xbt_malloc(sizeof(size_t)), *re = xbt_malloc(sizeof(size_t));
+    *rb = nb + kb;
+    *re = nb + ke;
+    add_link(l, (int)s, rb, re, ke > kb ? 1 : 0, (double)sim);
+  }
+  return l;
+}
+
 void ps_layout_free(ps_layout *l)
 {
   if (l == NULL)
@@ -164,4 +197,18 @@ void ps_rule_apply(ps_rule rule, double *w, double *acc, size_t base, const size
       optim_sgd_apply(w + off, g, len, rule.lr);
     g += len;
   }
+}
+
+size_t ps_place_client(size_t M, size_t S, size_t c, int spread)
+{
+  xbt_assert(c < M, "ps_place_client: client %zu of %zu", c, M);
+  if (!spread || S == 0)
+    return c;
+  return c + ((c + 1) * S + M - 1) / M - 1; /* the shards placed before it: ceil((c + 1) S / M) - 1 */
+}
+
+size_t ps_place_shard(size_t M, size_t S, size_t s, int spread)
+{
+  xbt_assert(s < S, "ps_place_shard: shard %zu of %zu", s, S);
+  return spread ? (s + 1) * M / S + s : M + s; /* right after the (s+1)-th of S groups of clients */
 }

@@ -61,9 +61,25 @@ ps_layout *ps_layout_whole(size_t n_params, size_t sim_params, size_t S);
  * plan's network), carrying just those. p >= arch_plan_parts(plan) aborts. Never NULL;
  * free with ps_layout_free. */
 ps_layout *ps_layout_partition(const arch_plan *plan, size_t p, size_t n_params, size_t sim_params, size_t S);
+/* Partition p of a replica of a virtual network split by plan while a small numeric model
+ * of n_params parameters trains in its place (a proxy): the links of ps_layout_partition's
+ * simulated parameters (slices of sim_params, the plan's network), and for numerics each
+ * shard's slice of n_params cut, as data_shard_bounds cuts rows, among the partitions that
+ * hold simulated parameters of that shard, in partition order, p taking its block: so the
+ * replica's machines exchange every numeric value once, each with a shard it talks to
+ * anyway. p >= arch_plan_parts(plan) aborts. Never NULL; free with ps_layout_free. */
+ps_layout *ps_layout_proxy(const arch_plan *plan, size_t p, size_t n_params, size_t sim_params, size_t S);
 void ps_layout_free(ps_layout *l);
 /* The index of the link to shard s, or -1 when the client does not talk to s. */
 int ps_layout_find(const ps_layout *l, int s);
+
+/* Where M clients and S shards sit among M + S hosts, as indices 0..M+S-1. Not spread:
+ * the clients first, in order, then the shards. Spread: the clients in order cut into S
+ * groups (group s ends after client floor((s+1) M / S) - 1), each followed by its shard,
+ * so that shards share the clients' racks in proportion, whatever the rack size. Either
+ * way every index is taken exactly once. c >= M or s >= S aborts. */
+size_t ps_place_client(size_t M, size_t S, size_t c, int spread);
+size_t ps_place_shard(size_t M, size_t S, size_t s, int spread);
 
 /* Dean'12 4.1: accrues one step's gradient into the client's packed values acc
  * (l->n_values): g is the whole gradient (element k at g[k]); the first step of an

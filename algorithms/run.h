@@ -45,7 +45,7 @@ typedef struct run_config {
 
   double straggler_fraction; /* [faults] stragglers: this share of the workers ... */
   double straggler_slowdown; /* ... computes this many times slower (>= 1) */
-  const double *host_slowdown; /* [i]: factor on what hosts[i] computes (stragglers), or NULL */
+  const double *host_slowdown; /* [i]: factor on what hosts[i] computes (stragglers, speed spread), or NULL */
   struct fault_plan *faults;   /* [faults] failures (faults.h), or NULL: no fault, no bounded waits */
 
   const scenario *sc;     /* the whole validated scenario: each algorithm reads its own section

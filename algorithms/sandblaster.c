@@ -1,10 +1,12 @@
 /* sandblaster.c - Sandblaster L-BFGS: a coordinator, sliced slots on shards, and
  * replicas working through portions of the batch (Dean'12 4.2 and Appendix).
  *
- * Roles. Replica r runs on cfg->hosts[r], shard k on hosts[R + k], the coordinator on
- * hosts[R + S]. Shard k owns the k-th contiguous slice of every slot vector (the
- * iterate, the gradients, the direction, the L-BFGS history: lbfgs_n_slots(m) slots);
- * the coordinator holds only lbfgs's scalars.
+ * Roles. Replica r is machines r*K .. r*K + K - 1 (K = partitions), placed with the S
+ * shards among the first R*K + S hosts by ps_place_client and ps_place_shard
+ * (sandblaster.ps_placement; `after`: replica r on cfg->hosts[r], shard k on hosts[R + k]
+ * when K = 1); the coordinator runs on hosts[R*K + S]. Shard k owns the k-th contiguous
+ * slice of every slot vector (the iterate, the gradients, the direction, the L-BFGS
+ * history: lbfgs_n_slots(m) slots); the coordinator holds only lbfgs's scalars.
  *
  * Commands. The coordinator runs lbfgs_step (models/lbfgs.c) with `shard_ops`: dot,
  * axpy, scale and copy each become one COMMAND message to every shard and one ANSWER
@@ -39,6 +41,17 @@
  * shards add them in portion order, so g is lbfgs_net_fdf's for any number of
  * replicas, stragglers and backups.
  *
+ * Split replicas (partitions = K > 1, Dean'12 sec. 3 and 4.1). A replica's machines run
+ * each portion's passes together (modelpar.c) over the plan of the timed network, and
+ * each fetches and pushes only its own parameters, with the shards that hold them: its
+ * layout (ps_layout_proxy), the numeric model training as a proxy whose values each shard
+ * splits among the machines that talk to it. The first machine talks to the coordinator
+ * and passes on to the others, in a PART message, what each answer asks of them; it adds
+ * the counted gradients into the replica's running total, which every machine pushes its
+ * part of, and takes the numeric gradient of a portion once the passes are done. A shard
+ * has a replica's total when each of its machines that holds parameters of the shard has
+ * pushed. With K = 1 a replica's layout is every shard's whole slice (ps_layout_whole).
+ *
  * Stopping. Replicas wait for work until a STOP message; shards serve until one. At
  * the end the coordinator collects the report of every replica still computing (a
  * copy that will not count) and answers it with STOP. The messages are declared in
@@ -64,7 +77,9 @@
 #include "algorithms/eval.h"
 #include "algorithms/faults.h"
 #include "algorithms/msg.h"
+#include "algorithms/modelpar.h"
 #include "algorithms/portions.h"
+#include "algorithms/ps_layout.h"
 #include "algorithms/sandblaster_msg.h"
 #include "models/minibatch.h"
 #include "models/rng.h"
@@ -80,16 +95,33 @@ typedef struct shard {
   double sim_elems;   /* simulated elements of the slice (flops and bytes) */
   gsl_matrix *slots;  /* row i: the slice of slot i */
   sg_mailbox_t inbox;
+  const ps_link **link; /* [q]: what machine q of every replica exchanges with it; NULL: nothing */
   /* the batch being gathered */
   long batch;         /* 0: none yet */
-  long received;      /* portions in the gradients received for it */
+  long *received;     /* [q]: portions in the gradients received for it from the replicas' machines q */
   gsl_matrix *totals; /* [r]: replica r's latest running total (sum mode) */
-  long *counts;       /* [r]: portions in it */
+  long *counts;       /* [r*K + q]: portions in the part of it machine q of replica r pushed */
   gsl_matrix *parts;  /* [p]: portion p's gradient (exact_sum) */
   char *have;         /* [p]: received */
   int *from;          /* [p]: the replica that pushed it (exact_sum) */
   int reduce_slot;    /* slot g of a reduce asked for, -1: none */
 } shard;
+
+struct replica;
+
+/* One machine of a replica: machine 0 is the replica's own actor, the others follow it. */
+typedef struct machine {
+  struct replica *r;
+  int q;
+  sg_mailbox_t inbox;
+  sg_host_t host;
+  const ps_layout *lay; /* what it exchanges with which shard */
+  long batch;         /* the batch whose parameters it fetched; 0: none */
+  sg_comm_t *push;    /* the push in flight, one comm per link */
+  int pushing;
+  sg_comm_t *comms;   /* fetch replies */
+  msg **replies;
+} machine;
 
 typedef struct replica {
   sandblaster *sb;
@@ -105,16 +137,19 @@ typedef struct replica {
   long n_held;
   gsl_vector *total;  /* running total of its counted portions this batch (sum mode) */
   long n_counted;
-  sg_comm_t *push;    /* the push in flight, one comm per shard */
-  int pushing;
-  sg_comm_t *comms;   /* fetch replies */
-  msg **replies;
+  machine *m;         /* [K]: its machines, m[0] this actor's */
+  modelpar_replica *mp; /* K > 1: the passes its machines run together */
+  sg_host_t *hosts;   /* K > 1: [q]: machine q's host */
+  long steps;         /* K > 1: portions computed (the passes' step numbers) */
 } replica;
 
 struct sandblaster {
   const run_config *cfg;
   const sandblaster_params *p;
-  int R, S;
+  int R, S, K;        /* replicas, shards, machines per replica */
+  const arch_plan *plan; /* K > 1: the timed network's partition over a replica's machines */
+  int gather_logits;  /* K > 1: the timed network's output couples its units (modelpar.h) */
+  ps_layout **layouts; /* [q]: what machine q of every replica exchanges with the shards */
   size_t n;           /* numeric parameters */
   size_t N;           /* examples in a batch: the training set */
   size_t portion;     /* rows per portion */
@@ -134,7 +169,7 @@ struct sandblaster {
   /* the current batch, the coordinator's alone */
   long batch;         /* 1-based; 0 before the first */
   int slot_x;
-  portions *plan;     /* who computes which portion, and which copy counts */
+  portions *work;     /* who computes which portion, and which copy counts */
   double *loss;       /* [p]: the counted copy's loss */
   sandblaster_batch *log;
   size_t n_log, cap_log;
@@ -144,13 +179,27 @@ struct sandblaster {
 
 size_t sandblaster_hosts_needed(const sandblaster_params *p)
 {
-  return (size_t)p->replicas + (size_t)p->ps_shards + 1;
+  return (size_t)p->replicas * (size_t)p->partitions + (size_t)p->ps_shards + 1;
 }
 
 size_t sandblaster_metrics_slots(void) { return 1; }
 
-static sg_host_t shard_host(const sandblaster *sb, int k) { return sb->cfg->hosts[sb->R + k]; }
-static sg_host_t coord_host(const sandblaster *sb) { return sb->cfg->hosts[sb->R + sb->S]; }
+/* Where machine c = r*K + q of the replicas, shard k and the coordinator run. */
+static size_t client_index(const sandblaster_params *p, size_t c)
+{
+  return ps_place_client((size_t)p->replicas * (size_t)p->partitions, (size_t)p->ps_shards, c, p->ps_spread);
+}
+static size_t shard_index(const sandblaster_params *p, size_t k)
+{
+  return ps_place_shard((size_t)p->replicas * (size_t)p->partitions, (size_t)p->ps_shards, k, p->ps_spread);
+}
+static size_t coord_index(const sandblaster_params *p)
+{
+  return (size_t)p->replicas * (size_t)p->partitions + (size_t)p->ps_shards;
+}
+static sg_host_t shard_host(const sandblaster *sb, int k) { return sb->cfg->hosts[shard_index(sb->p, (size_t)k)]; }
+static sg_host_t coord_host(const sandblaster *sb) { return sb->cfg->hosts[coord_index(sb->p)]; }
+static sg_host_t replica_host(const sandblaster *sb, int r) { return sb->replicas[r].m[0].host; }
 
 static size_t portion_rows(const sandblaster *sb, long p, size_t *begin)
 {
@@ -208,9 +257,17 @@ static void run_command(shard *s, const sandblaster_command_msg *m)
 static void try_reduce(shard *s)
 {
   sandblaster *sb = s->sb;
-  if (s->reduce_slot < 0 || s->received < sb->P)
+  int q0 = -1; /* the first machine index with parameters here: its count stands for its replica's */
+  for (int q = 0; q < sb->K; q++) {
+    if (s->link[q] == NULL)
+      continue;
+    if (s->reduce_slot < 0 || s->received[q] < sb->P)
+      return;
+    xbt_assert(s->received[q] == sb->P, "shard %d: %ld portions for a batch of %ld", s->rank, s->received[q], sb->P);
+    q0 = q0 < 0 ? q : q0;
+  }
+  if (q0 < 0 || s->reduce_slot < 0)
     return;
-  xbt_assert(s->received == sb->P, "shard %d: %ld portions for a batch of %ld", s->rank, s->received, sb->P);
   gsl_vector_view g = slot_row(s, s->reduce_slot);
   double flops = 0;
   int first = 1;
@@ -223,7 +280,7 @@ static void try_reduce(shard *s)
   }
   for (int r = 0; !sb->p->exact_sum && r < sb->R; r++) {
     gsl_vector_view t = gsl_matrix_row(s->totals, (size_t)r);
-    if (s->counts[r] == 0)
+    if (s->counts[r * sb->K + q0] == 0)
       continue;
     if (first)
       gsl_blas_dcopy(&t.vector, &g.vector); /* the first total as it is: one replica's is the reference's */
@@ -231,11 +288,13 @@ static void try_reduce(shard *s)
       gsl_blas_daxpy(1.0, &t.vector, &g.vector);
     first = 0;
     flops += s->sim_elems;
-    s->counts[r] = 0;
+    for (int q = 0; q < sb->K; q++)
+      s->counts[r * sb->K + q] = 0;
   }
   compute_execute(sb->cfg, flops);
   s->batch = 0;
-  s->received = 0;
+  for (int q = 0; q < sb->K; q++)
+    s->received[q] = 0;
   s->reduce_slot = -1;
   answer(s, 0, 0);
 }
@@ -249,15 +308,17 @@ static void push_batch(shard *s, long batch)
   s->batch = batch;
 }
 
-/* Sum mode: a replica's running total replaces its last one, counting more portions. */
+/* Sum mode: a replica's running total (the pushing machine's values of it) replaces its
+ * last one, counting more portions. */
 static void store_total(shard *s, const sandblaster_push_total_msg *m)
 {
+  const ps_link *k = s->link[m->machine];
+  long *count = &s->counts[m->replica * s->sb->K + m->machine];
   push_batch(s, m->batch);
-  xbt_assert(m->n == s->end - s->begin && m->counted > s->counts[m->replica], "shard %d: a stale or malformed push",
-             s->rank);
-  memcpy(gsl_matrix_ptr(s->totals, (size_t)m->replica, 0), m->total, m->n * sizeof(double));
-  s->received += m->counted - s->counts[m->replica];
-  s->counts[m->replica] = m->counted;
+  xbt_assert(k && m->n == k->values && m->counted > *count, "shard %d: a stale or malformed push", s->rank);
+  ps_ranges_scatter(gsl_matrix_ptr(s->totals, (size_t)m->replica, 0), s->begin, m->total, k->rb, k->re, k->n_ranges);
+  s->received[m->machine] += m->counted - *count;
+  *count = m->counted;
   try_reduce(s);
 }
 
@@ -275,7 +336,7 @@ static void store_portions(shard *s, const sandblaster_push_portions_msg *m)
     s->have[p] = 1;
     s->from[p] = m->replica;
   }
-  s->received += (long)m->k;
+  s->received[0] += (long)m->k;
   try_reduce(s);
 }
 
@@ -290,22 +351,25 @@ static void forget_replica(shard *s, const sandblaster_forget_msg *m)
   for (long p = 0; s->sb->p->exact_sum && p < s->sb->P; p++)
     if (s->have[p] && s->from[p] == r) {
       s->have[p] = 0;
-      s->received--;
+      s->received[0]--;
     }
-  if (!s->sb->p->exact_sum) {
-    s->received -= s->counts[r];
+  if (!s->sb->p->exact_sum) { /* [faults] runs have whole replicas (K = 1) */
+    s->received[0] -= s->counts[r];
     s->counts[r] = 0;
   }
 }
 
-/* A replica's fetch: a copy of the shard's slice of the slot asked for. */
+/* A replica machine's fetch: a copy of its values of the slot asked for (of the shard's
+ * whole slice for a whole replica). */
 static void send_slot(shard *s, const sandblaster_fetch_msg *m)
 {
+  const ps_link *k = s->link[m->machine];
+  const machine *to = &s->sb->replicas[m->replica].m[m->machine];
+  xbt_assert(k, "shard %d: a fetch from machine %d, which holds none of its parameters", s->rank, m->machine);
   gsl_vector_view v = slot_row(s, m->slot);
-  sandblaster_slice_msg *r = sandblaster_slice_msg_create(s->rank, v.vector.size);
-  memcpy(r->data, v.vector.data, v.vector.size * sizeof(double));
-  msg_send(s->sb->replicas[m->replica].inbox, s->sb->cfg->hosts[m->replica], &r->hdr,
-           msg_bytes(s->sim_elems, s->sb->cfg->elem_bytes));
+  sandblaster_slice_msg *r = sandblaster_slice_msg_create(s->rank, k->values);
+  ps_ranges_gather(r->data, v.vector.data, s->begin, k->rb, k->re, k->n_ranges);
+  msg_send(to->inbox, to->host, &r->hdr, msg_bytes(k->sim_elems, s->sb->cfg->elem_bytes));
 }
 
 /* Serves commands, fetches and pushes in arrival order until stopped. */
@@ -344,89 +408,117 @@ static void shard_actor(int argc, char **argv)
 
 /* ---- replicas ----------------------------------------------------------------- */
 
-static void wait_push(replica *r)
+static void wait_push(machine *mc)
 {
-  if (r->pushing)
-    msg_wait_all(r->push, (size_t)r->sb->S);
-  r->pushing = 0;
+  if (mc->pushing)
+    msg_wait_all(mc->push, mc->lay->n_links);
+  mc->pushing = 0;
 }
 
-/* Dean'12 4.2: workers fetch the parameters only at the start of a batch. */
-static void fetch_parameters(replica *r, long batch, int slot)
+/* Dean'12 4.2: workers fetch the parameters only at the start of a batch; a machine its
+ * own, from the shards that hold them (4.1). */
+static void fetch_parameters(machine *mc, long batch, int slot)
 {
+  replica *r = mc->r;
   sandblaster *sb = r->sb;
-  for (int k = 0; k < sb->S; k++)
-    msg_send(sb->shards[k].inbox, shard_host(sb, k), &sandblaster_fetch_msg_create(r->rank, slot)->hdr,
+  const ps_layout *lay = mc->lay;
+  for (size_t i = 0; i < lay->n_links; i++) {
+    int k = lay->link[i].shard;
+    msg_send(sb->shards[k].inbox, shard_host(sb, k), &sandblaster_fetch_msg_create(r->rank, mc->q, slot)->hdr,
              MSG_HEADER_BYTES);
-  for (int k = 0; k < sb->S; k++)
-    r->comms[k] = sg_mailbox_get_async(r->inbox, (void **)&r->replies[k]);
-  msg_wait_all(r->comms, (size_t)sb->S);
-  for (int k = 0; k < sb->S; k++) {
-    const sandblaster_slice_msg *m = sandblaster_slice_msg_of(r->replies[k]);
-    memcpy(r->w->data + sb->shards[m->shard].begin, m->data, m->n * sizeof(double));
-    msg_free(r->replies[k]);
   }
+  for (size_t i = 0; i < lay->n_links; i++)
+    mc->comms[i] = sg_mailbox_get_async(mc->inbox, (void **)&mc->replies[i]);
+  msg_wait_all(mc->comms, lay->n_links);
+  for (size_t i = 0; i < lay->n_links; i++) {
+    const sandblaster_slice_msg *m = sandblaster_slice_msg_of(mc->replies[i]);
+    const ps_link *k = &lay->link[ps_layout_find(lay, m->shard)];
+    xbt_assert(m->n == k->values, "machine %d of replica %d: %zu values from shard %d", mc->q, r->rank, m->n,
+               m->shard);
+    ps_ranges_scatter(r->w->data, 0, m->data, k->rb, k->re, k->n_ranges);
+    msg_free(mc->replies[i]);
+  }
+  mc->batch = batch;
+}
+
+/* The first machine's side of a new batch: the replica's counts start again. */
+static void begin_replica_batch(replica *r, long batch)
+{
   r->batch = batch;
   r->n_held = 0;
   r->n_counted = 0;
   gsl_vector_set_zero(r->total);
 }
 
-/* The portion's mean loss and gradient at w, held until the coordinator counts it;
- * simulated: train_flops per example, times the straggler's slowdown. */
+/* The portion's mean loss and gradient at w, held until the coordinator counts it. A
+ * whole replica's time is train_flops per example, times the straggler's slowdown; a
+ * split one's is its machines' passes (modelpar.c), run before the numerics. */
 static void compute_gradient(replica *r, long p)
 {
   sandblaster *sb = r->sb;
   const dataset *d = sb->cfg->train;
   size_t begin, rows = portion_rows(sb, p, &begin);
   xbt_assert(r->n_held < (long)r->held->size1, "replica %d holds too many portions", r->rank);
+  if (r->mp)
+    modelpar_replica_step(r->mp, 0, r->steps++);
   gsl_matrix_const_view X = gsl_matrix_const_submatrix(d->X, begin, 0, rows, data_dim(d));
   gsl_vector_view g = gsl_matrix_row(r->held, (size_t)r->n_held);
   int rc = net_loss_grad(sb->cfg->model, r->w, &X.matrix, d->y + begin, r->ws, &r->held_loss[r->n_held], &g.vector);
   xbt_assert(rc == 0, "replica %d: portion %ld does not fit the model", r->rank, p);
   r->held_id[r->n_held++] = p;
-  compute_execute(sb->cfg, sb->cfg->train_flops * (double)rows * r->slowdown);
+  if (!r->mp)
+    compute_execute(sb->cfg, sb->cfg->train_flops * (double)rows * r->slowdown);
 }
 
 /* Dean'12 4.2: send the gradients every few completed portions. Sum mode: the running
- * total, to every shard its slice; exact_sum: the k newly counted portions' gradients. */
-static void push_gradient(replica *r, const long *ids, long k)
+ * total, to every shard a machine talks to its values of it (packed as its layout, or
+ * NULL: read from the replica's total); exact_sum (whole replicas): the k newly counted
+ * portions' gradients. */
+static void push_gradient(machine *mc, const long *ids, long k, long counted, const double *packed)
 {
+  replica *r = mc->r;
   sandblaster *sb = r->sb;
-  wait_push(r);
-  for (int s = 0; s < sb->S; s++) {
-    const shard *sh = &sb->shards[s];
+  const ps_layout *lay = mc->lay;
+  wait_push(mc);
+  for (size_t i = 0; i < lay->n_links; i++) {
+    const ps_link *link = &lay->link[i];
+    const shard *sh = &sb->shards[link->shard];
     size_t len = sh->end - sh->begin;
     msg *m;
     if (sb->p->exact_sum) {
       sandblaster_push_portions_msg *pp = sandblaster_push_portions_msg_create(r->rank, r->batch, (size_t)k, len);
-      for (long i = 0; i < k; i++) {
-        pp->ids[i] = ids[i];
-        memcpy(pp->grads + (size_t)i * len, gsl_matrix_const_ptr(r->held, (size_t)ids[k + i], sh->begin),
+      for (long j = 0; j < k; j++) {
+        pp->ids[j] = ids[j];
+        memcpy(pp->grads + (size_t)j * len, gsl_matrix_const_ptr(r->held, (size_t)ids[k + j], sh->begin),
                len * sizeof(double));
       }
       m = &pp->hdr;
     } else {
-      sandblaster_push_total_msg *pt = sandblaster_push_total_msg_create(r->rank, r->batch, r->n_counted, len);
-      memcpy(pt->total, r->total->data + sh->begin, len * sizeof(double));
+      sandblaster_push_total_msg *pt =
+          sandblaster_push_total_msg_create(r->rank, mc->q, mc->batch, counted, link->values);
+      if (packed)
+        memcpy(pt->total, packed + link->offset, link->values * sizeof(double));
+      else
+        ps_ranges_gather(pt->total, r->total->data, 0, link->rb, link->re, link->n_ranges);
       m = &pt->hdr;
     }
-    double elems = sb->p->exact_sum ? (double)k * sh->sim_elems : sh->sim_elems;
+    double elems = sb->p->exact_sum ? (double)k * link->sim_elems : link->sim_elems;
     double bytes = msg_bytes(elems, sb->cfg->elem_bytes) + (sb->p->exact_sum ? (double)k * SCALAR_BYTES : 0);
-    r->push[s] = msg_send_async(sh->inbox, shard_host(sb, s), m, bytes);
+    mc->push[i] = msg_send_async(sh->inbox, shard_host(sb, link->shard), m, bytes);
   }
-  r->pushing = 1;
+  mc->pushing = 1;
 }
 
 /* The coordinator's verdict on the held portions (counts[i]: held portion i counts):
  * add the counted ones, weighted, to the running total in the order they were finished
- * (with one replica: portion order, as lbfgs_net_fdf), then push. */
-static void accumulate_gradient(replica *r, const sandblaster_portion_msg *verdict)
+ * (with one replica: portion order, as lbfgs_net_fdf), then push. Returns how many
+ * count; ids gets their ids, then their rows in held (exact_sum's push). */
+static long accumulate_gradient(replica *r, const sandblaster_portion_msg *verdict, long *ids)
 {
   sandblaster *sb = r->sb;
   xbt_assert(verdict->n == (size_t)r->n_held, "replica %d: a verdict on %zu of %ld portions", r->rank, verdict->n,
              r->n_held);
-  long *ids = xbt_malloc((2 * (size_t)r->n_held + 1) * sizeof(long)), k = 0;
+  long k = 0;
   for (long i = 0; i < r->n_held; i++) {
     if (verdict->counts[i] == 0)
       continue;
@@ -438,10 +530,8 @@ static void accumulate_gradient(replica *r, const sandblaster_portion_msg *verdi
   }
   memmove(ids + k, ids + r->n_held, (size_t)k * sizeof(long));
   r->n_counted += k;
-  if (k > 0)
-    push_gradient(r, ids, k);
   r->n_held = 0;
-  xbt_free(ids);
+  return k;
 }
 
 /* Tells the coordinator a portion is finished, with every held one. */
@@ -454,30 +544,88 @@ static void report_portion(replica *r)
   msg_send(sb->coord_box, coord_host(sb), &m->hdr, MSG_HEADER_BYTES + 2 * SCALAR_BYTES * (double)r->n_held);
 }
 
+/* A split replica's first machine passes on to the others what the answer asks, with,
+ * when it counted portions, each one's part of the running total as it is now. */
+static void tell_partners(replica *r, long batch, int slot_x, long portion, long counted, int stop)
+{
+  for (int q = 1; q < r->sb->K; q++) {
+    const ps_layout *lay = r->m[q].lay;
+    size_t n = counted > 0 ? lay->n_values : 0;
+    sandblaster_part_msg *m = sandblaster_part_msg_create(batch, slot_x, portion, r->steps, counted, stop, n);
+    for (size_t i = 0; n && i < lay->n_links; i++)
+      ps_ranges_gather(m->values + lay->link[i].offset, r->total->data, 0, lay->link[i].rb, lay->link[i].re,
+                       lay->link[i].n_ranges);
+    msg_send(r->m[q].inbox, r->m[q].host, &m->hdr, MSG_HEADER_BYTES);
+  }
+}
+
 /* Dean'12 4.2: a replica asks for a portion, computes its gradient and reports it; the
  * coordinator's answer may say which finished portions count, and those it pushes to
- * the shards. Until stopped. */
+ * the shards. Until stopped. A split replica's first machine runs this with its
+ * partners following (partner_actor). */
 static void replica_actor(int argc, char **argv)
 {
   (void)argc;
   (void)argv;
   replica *r = sg_actor_self_get_data();
+  machine *mc = &r->m[0];
   sg_mailbox_set_receiver(sg_mailbox_get_name(r->inbox));
+  if (r->mp)
+    modelpar_replica_listen(r->mp, 0);
+  long *ids = xbt_malloc((2 * (size_t)r->held->size1 + 1) * sizeof(long));
   msg *m;
   while ((m = msg_recv(r->inbox))->kind != SANDBLASTER_MSG_STOP) {
     const sandblaster_portion_msg *w = sandblaster_portion_msg_of(m);
-    if (w->judged)
-      accumulate_gradient(r, w);
-    if (w->portion != SANDBLASTER_NO_PORTION) { /* else nothing to do for now */
+    long k = w->judged ? accumulate_gradient(r, w, ids) : 0;
+    int work = w->portion != SANDBLASTER_NO_PORTION; /* else nothing to do for now */
+    if (r->sb->K > 1)
+      tell_partners(r, w->batch, w->slot_x, w->portion, k > 0 ? r->n_counted : 0, 0);
+    if (k > 0)
+      push_gradient(mc, ids, k, r->n_counted, NULL);
+    if (work) {
       if (w->batch != r->batch)
-        fetch_parameters(r, w->batch, w->slot_x);
+        begin_replica_batch(r, w->batch);
+      if (w->batch != mc->batch)
+        fetch_parameters(mc, w->batch, w->slot_x);
       compute_gradient(r, w->portion);
       report_portion(r);
     }
     msg_free(m);
   }
   msg_free(m);
-  wait_push(r);
+  if (r->sb->K > 1)
+    tell_partners(r, 0, 0, SANDBLASTER_NO_PORTION, 0, 1);
+  wait_push(mc);
+  xbt_free(ids);
+}
+
+/* Machine q > 0 of a split replica: pushes its part of the running total, fetches its
+ * parameters at a new batch and runs its share of each portion's passes, as its first
+ * machine says. */
+static void partner_actor(int argc, char **argv)
+{
+  (void)argc;
+  (void)argv;
+  machine *mc = sg_actor_self_get_data();
+  replica *r = mc->r;
+  sg_mailbox_set_receiver(sg_mailbox_get_name(mc->inbox));
+  modelpar_replica_listen(r->mp, (size_t)mc->q);
+  for (;;) {
+    msg *m = msg_recv(mc->inbox);
+    const sandblaster_part_msg *w = sandblaster_part_msg_of(m);
+    int stop = w->stop;
+    if (!stop && w->counted > 0)
+      push_gradient(mc, NULL, 0, w->counted, w->values);
+    if (!stop && w->portion != SANDBLASTER_NO_PORTION) {
+      if (w->batch != mc->batch)
+        fetch_parameters(mc, w->batch, w->slot_x);
+      modelpar_replica_step(r->mp, (size_t)mc->q, w->step);
+    }
+    msg_free(m);
+    if (stop)
+      break;
+  }
+  wait_push(mc);
 }
 
 /* ---- the coordinator: commands -------------------------------------------------- */
@@ -518,7 +666,7 @@ static void shard_copy(void *ctx, int src, int dst) { command(ctx, SANDBLASTER_C
  * next send: a run stopped mid-batch ([faults]) reports the batch as far as it went. */
 static void log_tally(sandblaster *sb)
 {
-  const portions_tally *t = portions_tally_of(sb->plan);
+  const portions_tally *t = portions_tally_of(sb->work);
   sandblaster_batch *b = &sb->log[sb->n_log - 1];
   b->copies = t->copies;
   b->backups = t->backups;
@@ -536,7 +684,7 @@ static void send_portion(sandblaster *sb, int r, long p, const char *counts, siz
 {
   long portion = p == PORTIONS_NONE ? SANDBLASTER_NO_PORTION : p;
   sandblaster_portion_msg *m = sandblaster_portion_msg_create(sb->batch, portion, sb->slot_x, counts, n);
-  msg_send(sb->replicas[r].inbox, sb->cfg->hosts[r], &m->hdr, MSG_HEADER_BYTES + (double)m->n);
+  msg_send(sb->replicas[r].inbox, replica_host(sb, r), &m->hdr, MSG_HEADER_BYTES + (double)m->n);
 }
 
 /* Gives work to the waiting replicas, in rank order, while there is some. */
@@ -544,7 +692,7 @@ static void dispatch_waiting(sandblaster *sb)
 {
   long p;
   int r;
-  while ((r = portions_dispatch(sb->plan, &p)) >= 0) {
+  while ((r = portions_dispatch(sb->work, &p)) >= 0) {
     log_tally(sb);
     send_portion(sb, r, p, NULL, 0);
   }
@@ -559,15 +707,15 @@ static void on_report(sandblaster *sb, const sandblaster_done_msg *d)
   char *verdict = NULL;
   if (d->batch != sb->batch) {
     sb->log[d->batch - 1].discarded += (long)d->n;
-  } else if (portions_judge_now(sb->plan, (long)d->n)) {
+  } else if (portions_judge_now(sb->work, (long)d->n)) {
     verdict = xbt_malloc(d->n);
     for (size_t i = 0; i < d->n; i++) {
-      verdict[i] = (char)portions_done(sb->plan, d->replica, d->ids[i]);
+      verdict[i] = (char)portions_done(sb->work, d->replica, d->ids[i]);
       if (verdict[i])
         sb->loss[d->ids[i]] = d->loss[i];
     }
   }
-  long p = portions_next(sb->plan, d->replica);
+  long p = portions_next(sb->work, d->replica);
   log_tally(sb);
   send_portion(sb, d->replica, p, verdict, d->n);
   xbt_free(verdict);
@@ -578,7 +726,7 @@ static void on_report(sandblaster *sb, const sandblaster_done_msg *d)
  * what it pushed for the batch (its pushes in flight died with it). */
 static void on_death(sandblaster *sb, const sandblaster_death_msg *d)
 {
-  if (!portions_replica_lost(sb->plan, d->replica))
+  if (!portions_replica_lost(sb->work, d->replica))
     return;
   log_tally(sb);
   for (int k = 0; k < sb->S; k++)
@@ -590,7 +738,7 @@ static void begin_batch(sandblaster *sb, int x)
 {
   sb->batch++;
   sb->slot_x = x;
-  portions_begin(sb->plan);
+  portions_begin(sb->work);
   sb->reissued_logged = 0;
   if (sb->n_log == sb->cap_log) {
     sb->cap_log = sb->cap_log ? 2 * sb->cap_log : 64;
@@ -621,7 +769,7 @@ static int batch_evaluate(void *ctx, int x, int g, double *f)
   sandblaster *sb = ctx;
   begin_batch(sb, x);
   dispatch_waiting(sb);
-  while (!portions_complete(sb->plan)) {
+  while (!portions_complete(sb->work)) {
     msg *m = msg_recv(sb->coord_box);
     if (m->kind == SANDBLASTER_MSG_DEATH)
       on_death(sb, sandblaster_death_msg_of(m));
@@ -652,17 +800,17 @@ static void send_stop(sg_mailbox_t box, sg_host_t host)
 static void stop_everyone(sandblaster *sb)
 {
   for (int r = 0; r < sb->R; r++)
-    if (!portions_busy(sb->plan, r))
-      send_stop(sb->replicas[r].inbox, sb->cfg->hosts[r]);
-  while (portions_n_busy(sb->plan) > 0) {
+    if (!portions_busy(sb->work, r))
+      send_stop(sb->replicas[r].inbox, replica_host(sb, r));
+  while (portions_n_busy(sb->work) > 0) {
     msg *m = msg_recv(sb->coord_box);
     if (m->kind == SANDBLASTER_MSG_DEATH) {
       on_death(sb, sandblaster_death_msg_of(m)); /* the batch is complete: nothing to redo, no stop */
     } else {
       const sandblaster_done_msg *d = sandblaster_done_msg_of(m);
       sb->log[d->batch - 1].discarded += (long)d->n;
-      portions_replica_stopped(sb->plan, d->replica);
-      send_stop(sb->replicas[d->replica].inbox, sb->cfg->hosts[d->replica]);
+      portions_replica_stopped(sb->work, d->replica);
+      send_stop(sb->replicas[d->replica].inbox, replica_host(sb, d->replica));
     }
     msg_free(m);
   }
@@ -693,8 +841,8 @@ static void coordinator_actor(int argc, char **argv)
   sg_mailbox_set_receiver(sg_mailbox_get_name(sb->answer_box));
   portions_params pp = {.examples = sb->N, .rows = sb->portion, .replicas = sb->R, .backups = sb->p->backups,
                         .backup_at = sb->p->backup_at, .push_every = sb->p->push_every};
-  sb->plan = portions_create(&pp);
-  xbt_assert(portions_count(sb->plan) == sb->P, "coordinator: %ld portions, not %ld", portions_count(sb->plan), sb->P);
+  sb->work = portions_create(&pp);
+  xbt_assert(portions_count(sb->work) == sb->P, "coordinator: %ld portions, not %ld", portions_count(sb->work), sb->P);
   lbfgs_params lp;
   lbfgs_params_default(&lp);
   lp.m = sb->p->history;
@@ -774,7 +922,13 @@ static void shard_init(sandblaster *sb, shard *s, int k, const gsl_vector *x0)
     s->from = xbt_malloc0((size_t)sb->P * sizeof(int));
   } else {
     s->totals = gsl_matrix_alloc((size_t)sb->R, len);
-    s->counts = xbt_malloc0((size_t)sb->R * sizeof(long));
+    s->counts = xbt_malloc0((size_t)sb->R * (size_t)sb->K * sizeof(long));
+  }
+  s->received = xbt_malloc0((size_t)sb->K * sizeof(long));
+  s->link = xbt_malloc0((size_t)sb->K * sizeof(*s->link));
+  for (int q = 0; q < sb->K; q++) {
+    int i = ps_layout_find(sb->layouts[q], k);
+    s->link[q] = i >= 0 ? &sb->layouts[q]->link[i] : NULL;
   }
   s->reduce_slot = -1;
   s->inbox = mbox_of("sb-shard", k);
@@ -793,10 +947,28 @@ static void replica_init(sandblaster *sb, replica *r, int rank)
   r->held = gsl_matrix_alloc(hold, sb->n);
   r->held_id = xbt_malloc(hold * sizeof(long));
   r->held_loss = xbt_malloc(hold * sizeof(double));
-  r->push = xbt_malloc0((size_t)sb->S * sizeof(sg_comm_t));
-  r->comms = xbt_malloc0((size_t)sb->S * sizeof(sg_comm_t));
-  r->replies = xbt_malloc0((size_t)sb->S * sizeof(msg *));
   r->inbox = mbox_of("sb-replica", rank);
+  r->m = xbt_malloc0((size_t)sb->K * sizeof(machine));
+  for (int q = 0; q < sb->K; q++) {
+    machine *mc = &r->m[q];
+    size_t c = (size_t)rank * (size_t)sb->K + (size_t)q, links = sb->layouts[q]->n_links + 1;
+    mc->r = r;
+    mc->q = q;
+    mc->inbox = q == 0 ? r->inbox : mbox_of("sb-part", (int)c);
+    mc->host = sb->cfg->hosts[client_index(sb->p, c)];
+    mc->lay = sb->layouts[q];
+    mc->push = xbt_malloc0(links * sizeof(sg_comm_t));
+    mc->comms = xbt_malloc0(links * sizeof(sg_comm_t));
+    mc->replies = xbt_malloc0(links * sizeof(msg *));
+  }
+  if (sb->K > 1) { /* the passes are timed; the numerics are the proxy's (compute_gradient) */
+    sg_host_t *hosts = xbt_malloc((size_t)sb->K * sizeof(sg_host_t));
+    for (int q = 0; q < sb->K; q++)
+      hosts[q] = r->m[q].host;
+    r->hosts = hosts;
+    r->mp = modelpar_replica_create(sb->cfg, sb->plan, NULL, sb->gather_logits, rank, (long)sb->portion, r->hosts, 0,
+                                    0, NULL, NULL);
+  }
 }
 
 static void start_actor(const char *role, int rank, sg_host_t host, void *data, void (*body)(int, char **))
@@ -818,13 +990,13 @@ static void on_fault(void *ctx, const fault_event *ev)
   sandblaster *sb = ctx;
   if (ev->kind != FAULT_HOST_OFF)
     return;
-  for (int k = 0; k <= sb->S; k++)
+  for (int k = 0; k <= sb->S; k++) /* [faults] runs keep the shards and the coordinator after the replicas */
     if (sb->cfg->hosts[sb->R + k] == ev->host) {
       faults_stop_run(sb->fp);
       return;
     }
   for (int r = 0; r < sb->R; r++)
-    if (sb->cfg->hosts[r] == ev->host) {
+    if (replica_host(sb, r) == ev->host) {
       atomic_fetch_add(&sb->fp->workers_lost, 1);
       msg_send(sb->coord_box, coord_host(sb), &sandblaster_death_msg_create(r)->hdr, MSG_HEADER_BYTES);
     }
@@ -832,16 +1004,25 @@ static void on_fault(void *ctx, const fault_event *ev)
     faults_stop_run(sb->fp);
 }
 
-sandblaster *sandblaster_deploy(const run_config *cfg, const sandblaster_params *p, metrics *m)
+sandblaster *sandblaster_deploy(const run_config *cfg, const sandblaster_params *p, const arch_plan *plan,
+                                int gather_logits, metrics *m)
 {
-  if (!cfg->numerics || cfg->n_hosts < sandblaster_hosts_needed(p) || (size_t)p->ps_shards > net_n_params(cfg->model))
+  if (!cfg->numerics || cfg->n_hosts < sandblaster_hosts_needed(p) || (size_t)p->ps_shards > net_n_params(cfg->model) ||
+      (p->partitions > 1) != (plan != NULL) || (plan && arch_plan_parts(plan) != (size_t)p->partitions))
     return NULL;
   sandblaster *sb = xbt_malloc0(sizeof(*sb));
   sb->cfg = cfg;
   sb->p = p;
   sb->R = p->replicas;
   sb->S = p->ps_shards;
+  sb->K = p->partitions;
+  sb->plan = plan;
+  sb->gather_logits = gather_logits;
   sb->n = net_n_params(cfg->model);
+  sb->layouts = xbt_malloc0((size_t)sb->K * sizeof(*sb->layouts));
+  for (int q = 0; q < sb->K; q++)
+    sb->layouts[q] = plan ? ps_layout_proxy(plan, (size_t)q, sb->n, (size_t)cfg->sim_params, (size_t)sb->S)
+                          : ps_layout_whole(sb->n, (size_t)cfg->sim_params, (size_t)sb->S);
   sb->N = data_n(cfg->train);
   sb->portion = portion_size(p, sb->N);
   sb->P = (long)((sb->N + sb->portion - 1) / sb->portion);
@@ -869,8 +1050,11 @@ sandblaster *sandblaster_deploy(const run_config *cfg, const sandblaster_params 
   sb->eval = eval_ctl_create(cfg, m, 1, snapshot, sb);
   for (int k = 0; k < sb->S; k++)
     start_actor("sb-shard", k, shard_host(sb, k), &sb->shards[k], shard_actor);
-  for (int r = 0; r < sb->R; r++)
-    start_actor("sb-replica", r, cfg->hosts[r], &sb->replicas[r], replica_actor);
+  for (int r = 0; r < sb->R; r++) {
+    start_actor("sb-replica", r, replica_host(sb, r), &sb->replicas[r], replica_actor);
+    for (int q = 1; q < sb->K; q++)
+      start_actor("sb-part", r * sb->K + q, sb->replicas[r].m[q].host, &sb->replicas[r].m[q], partner_actor);
+  }
   start_actor("sb-coord", 0, coord_host(sb), sb, coordinator_actor);
   eval_start(sb->eval, coord_host(sb));
   return sb;
@@ -890,6 +1074,8 @@ void sandblaster_free(sandblaster *sb)
     xbt_free(s->have);
     xbt_free(s->from);
     xbt_free(s->counts);
+    xbt_free(s->received);
+    xbt_free(s->link);
   }
   for (int r = 0; r < sb->R; r++) {
     replica *rp = &sb->replicas[r];
@@ -899,16 +1085,24 @@ void sandblaster_free(sandblaster *sb)
     gsl_matrix_free(rp->held);
     xbt_free(rp->held_id);
     xbt_free(rp->held_loss);
-    xbt_free(rp->push);
-    xbt_free(rp->comms);
-    xbt_free(rp->replies);
+    for (int q = 0; q < sb->K; q++) {
+      xbt_free(rp->m[q].push);
+      xbt_free(rp->m[q].comms);
+      xbt_free(rp->m[q].replies);
+    }
+    xbt_free(rp->m);
+    modelpar_replica_free(rp->mp);
+    xbt_free(rp->hosts);
   }
+  for (int q = 0; sb->layouts && q < sb->K; q++)
+    ps_layout_free(sb->layouts[q]);
+  xbt_free(sb->layouts);
   eval_ctl_free(sb->eval);
   sg_mutex_destroy(sb->x_lock);
   xbt_free(sb->shards);
   xbt_free(sb->replicas);
   xbt_free(sb->partials);
-  portions_free(sb->plan);
+  portions_free(sb->work);
   xbt_free(sb->loss);
   xbt_free(sb->log);
   xbt_free(sb->stragglers);
@@ -965,6 +1159,16 @@ static const key_spec sandblaster_keys[] = {
    KEY_GE(0), KEY_LE(1)},
   {"sandblaster", "gtol", KEY_DOUBLE, KEY_FIELD(sandblaster_params, gtol), .def = "1e-05", .unit = "",
    .doc = "L-BFGS stops, converged, when the gradient's 2-norm is at most this.", KEY_GE(0)},
+  {"sandblaster", "partitions", KEY_INT, KEY_FIELD(sandblaster_params, partitions), .def = "1", .unit = "machines",
+   .doc = "Machines each replica is split over (model parallelism, as `sgd.partitions`): its machines run "
+          "each portion's passes together and each fetches and pushes only its own parameters, with the "
+          "shards that hold them. Not with exact_sum or [faults].",
+   KEY_GE(1)},
+  {"sandblaster", "ps_placement", KEY_CHOICE, KEY_FIELD(sandblaster_params, ps_spread), .def = "after", .unit = "",
+   .doc = "Where the shards sit among the hosts: `after` the replicas' machines; `spread`: one after each of "
+          "ps_shards equal groups of them (as `downpour.ps_placement`); the coordinator after all. Not with "
+          "host or link faults when `spread`.",
+   .choices = "after|spread"},
   {"sandblaster", "exact_sum", KEY_BOOL, KEY_FIELD(sandblaster_params, exact_sum), .def = "off", .unit = "",
    .doc = "`on`: pushes carry each counted portion's gradient and shards add them in portion order, "
           "so the gradient equals the sequential full-batch one bit for bit (one slice per portion on "
@@ -973,19 +1177,27 @@ static const key_spec sandblaster_keys[] = {
 
 static int validate(const scenario *sc, const void *params, char *why, size_t len)
 {
-  (void)params;
-  if (!sc->model.numerics) {
+  const sandblaster_params *p = params;
+  int faulty = settings_faulty(sc) || sc->faults.stragglers[0];
+  if (!sc->model.numerics)
     snprintf(why, len, "model.numerics: sandblaster needs numerics (its line search and stopping test read "
              "the values); time a large network with model.virtual and a small numeric model.layers instead");
-    return -1;
-  }
-  return 0;
+  else if (p->partitions > 1 && p->exact_sum)
+    snprintf(why, len, "sandblaster.exact_sum: per-portion pushes are not available with split replicas "
+             "(sandblaster.partitions = %d)", p->partitions);
+  else if (p->partitions > 1 && faulty)
+    snprintf(why, len, "faults: not supported with split replicas (sandblaster.partitions = %d)", p->partitions);
+  else if (p->ps_spread && settings_faulty(sc))
+    snprintf(why, len, "faults: host and link faults are not supported with sandblaster.ps_placement = spread");
+  else
+    return 0;
+  return -1;
 }
 
 static size_t hosts_needed(const scenario *sc, const void *params, const char **why)
 {
   (void)sc;
-  *why = "sandblaster.replicas + sandblaster.ps_shards + 1 coordinator";
+  *why = "sandblaster.replicas x sandblaster.partitions + sandblaster.ps_shards + 1 coordinator";
   return sandblaster_hosts_needed(params);
 }
 
@@ -1003,16 +1215,17 @@ static long fault_role(const scenario *sc, const char *name, size_t n_hosts)
   const sandblaster_params *p = algorithm_params(sc, &sandblaster_algorithm);
   long k, R = p->replicas, S = p->ps_shards;
   if (run_role_number(name, "replica", &k))
-    return k >= 0 && k < R ? k : -1;
+    return k >= 0 && k < R ? (long)client_index(p, (size_t)k * (size_t)p->partitions) : -1;
   if (run_role_number(name, "shard", &k))
-    return k >= 0 && k < S ? R + k : -1;
+    return k >= 0 && k < S ? (long)shard_index(p, (size_t)k) : -1;
   if (strcmp(name, "coordinator") == 0)
-    return R + S;
+    return (long)coord_index(p);
   return -1;
 }
 
 typedef struct sandblaster_run {
   const sandblaster_params *p;
+  modelpar_split *split; /* partitions > 1 */
   sandblaster *sb;
 } sandblaster_run;
 
@@ -1026,13 +1239,21 @@ static void *prepare(const run_config *cfg, char *err, size_t len)
   }
   sandblaster_run *r = xbt_malloc0(sizeof(*r));
   r->p = p;
+  if (p->partitions > 1) { /* the plan times the passes; model.layers' numerics train as a proxy */
+    r->split = modelpar_split_create(cfg, (size_t)p->partitions, "sandblaster.partitions", err, len);
+    if (r->split == NULL) {
+      xbt_free(r);
+      return NULL;
+    }
+  }
   return r;
 }
 
 static void deploy(void *state, const run_config *cfg, metrics *m)
 {
   sandblaster_run *r = state;
-  r->sb = sandblaster_deploy(cfg, r->p, m);
+  modelpar_split *s = r->split;
+  r->sb = sandblaster_deploy(cfg, r->p, s ? s->plan : NULL, s ? s->gather_logits : 0, m);
   xbt_assert(r->sb, "sandblaster_deploy refused a configuration the engine checked");
 }
 
@@ -1113,6 +1334,7 @@ static void free_run(void *state)
 {
   sandblaster_run *r = state;
   sandblaster_free(r->sb);
+  modelpar_split_free(r->split);
   xbt_free(r);
 }
 

@@ -10,6 +10,7 @@
 #include "algorithms/algorithm.h"
 #include "algorithms/metrics.h"
 #include "algorithms/run.h"
+#include "models/arch.h"
 #include "models/lbfgs.h"
 
 /* The [sandblaster] section. */
@@ -23,6 +24,8 @@ typedef struct sandblaster_params {
   double backup_at;       /* fraction of a batch's portions counted before backups start */
   double gtol;            /* converged when ||grad||_2 <= gtol */
   int exact_sum;          /* pushes carry per-portion gradients, shards add them in portion order */
+  int partitions;         /* machines per replica (model parallelism, sandblaster.c) */
+  int ps_spread;          /* sandblaster.ps_placement = spread (ps_place_client, ps_place_shard) */
 } sandblaster_params;
 
 /* run.algorithm = sandblaster */
@@ -43,17 +46,22 @@ typedef struct sandblaster_batch {
   double f;          /* mean training loss */
 } sandblaster_batch;
 
-/* Hosts the run needs: replicas on cfg->hosts[0..R-1], shards on [R..R+S-1], the
- * coordinator on [R+S]. */
+/* Hosts the run needs: the R*K replicas' machines (K = partitions) and the S shards,
+ * placed by ps_place_client and ps_place_shard (sandblaster.ps_placement; `after` with K = 1:
+ * replicas on cfg->hosts[0..R-1], shards on [R..R+S-1]), then the coordinator on [R*K+S]. */
 size_t sandblaster_hosts_needed(const sandblaster_params *p);
 /* Metrics slots: one, the coordinator's (steps = L-BFGS iterations). */
 size_t sandblaster_metrics_slots(void);
 
 /* Creates the coordinator, replica, shard and evaluator actors for cfg (numerics on:
- * cfg->train is the batch; cfg and m outlive the run). Returns NULL if numerics are off,
- * cfg has fewer hosts than sandblaster_hosts_needed or more shards than parameters.
+ * cfg->train is the batch; cfg and m outlive the run). With partitions = K > 1 each
+ * replica is split by plan (K parts of the timed network, outliving the run; modelpar.h,
+ * gather_logits as there), NULL for K = 1. Returns NULL if numerics are off, cfg has
+ * fewer hosts than sandblaster_hosts_needed, more shards than parameters, or the plan
+ * does not fit K.
  * Run the engine, then read the results below and free with sandblaster_free. */
-sandblaster *sandblaster_deploy(const run_config *cfg, const sandblaster_params *p, metrics *m);
+sandblaster *sandblaster_deploy(const run_config *cfg, const sandblaster_params *p, const arch_plan *plan,
+                                int gather_logits, metrics *m);
 void sandblaster_free(sandblaster *sb);
 
 /* After the run: L-BFGS's final state and counters. */

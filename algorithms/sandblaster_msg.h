@@ -24,7 +24,8 @@ typedef enum sandblaster_msg_kind {
   SANDBLASTER_MSG_PORTION,        /* coordinator -> replica: its next portion or none, and maybe a verdict */
   SANDBLASTER_MSG_DONE,           /* replica -> coordinator: a portion is finished */
   SANDBLASTER_MSG_STOP,           /* coordinator -> replica or shard: stop now */
-  SANDBLASTER_MSG_DEATH           /* fault hook -> coordinator: [faults] a replica's host went off */
+  SANDBLASTER_MSG_DEATH,          /* fault hook -> coordinator: [faults] a replica's host went off */
+  SANDBLASTER_MSG_PART            /* a split replica's first machine -> its others: what to do next */
 } sandblaster_msg_kind;
 
 /* The vector commands a shard runs on its slices (models/lbfgs.h's ops but evaluate). */
@@ -63,6 +64,7 @@ typedef struct sandblaster_answer_msg {
 typedef struct sandblaster_fetch_msg {
   msg hdr;
   int replica;
+  int machine; /* of the replica (0 when it is one machine): it asks for its own parameters */
   int slot;
 } sandblaster_fetch_msg;
 
@@ -79,6 +81,7 @@ typedef struct sandblaster_slice_msg {
 typedef struct sandblaster_push_total_msg {
   msg hdr;
   int replica;
+  int machine;   /* of the replica: the total's values are that machine's parameters */
   long batch;
   long counted;  /* portions in the total: more with each push */
   size_t n;      /* elements in total */
@@ -122,6 +125,24 @@ typedef struct sandblaster_done_msg {
   long *ids;    /* [i]: a held portion (in the same allocation) */
   double loss[]; /* [i]: its mean loss */
 } sandblaster_done_msg;
+
+/* PART: a split replica's first machine tells each other machine what the coordinator's
+ * answer asks of the replica: push its part of the running total (counted > 0: it counts
+ * that many portions; values[0..n) are that part, packed as the machine's layout: the
+ * numbers it holds in its own memory, so the message's wire size does not count them),
+ * then compute `portion` (or SANDBLASTER_NO_PORTION) as the replica's step `step`,
+ * fetching slot_x first when `batch` is new; or stop. */
+typedef struct sandblaster_part_msg {
+  msg hdr;
+  long batch;
+  int slot_x;
+  long portion;
+  long step;
+  long counted;
+  int stop;
+  size_t n;
+  double values[];
+} sandblaster_part_msg;
 
 /* STOP: no payload. */
 typedef struct sandblaster_stop_msg {
@@ -181,10 +202,11 @@ static inline sandblaster_answer_msg *sandblaster_answer_msg_create(int shard, d
   return m;
 }
 
-static inline sandblaster_fetch_msg *sandblaster_fetch_msg_create(int replica, int slot)
+static inline sandblaster_fetch_msg *sandblaster_fetch_msg_create(int replica, int machine, int slot)
 {
   sandblaster_fetch_msg *m = sandblaster_msg_alloc(sizeof(*m), SANDBLASTER_MSG_FETCH);
   m->replica = replica;
+  m->machine = machine;
   m->slot = slot;
   return m;
 }
@@ -199,12 +221,13 @@ static inline sandblaster_slice_msg *sandblaster_slice_msg_create(int shard, siz
 }
 
 /* Room for n elements. */
-static inline sandblaster_push_total_msg *sandblaster_push_total_msg_create(int replica, long batch, long counted,
-                                                                            size_t n)
+static inline sandblaster_push_total_msg *sandblaster_push_total_msg_create(int replica, int machine, long batch,
+                                                                            long counted, size_t n)
 {
   sandblaster_push_total_msg *m =
       sandblaster_msg_alloc(sizeof(*m) + n * sizeof(double), SANDBLASTER_MSG_PUSH_TOTAL);
   m->replica = replica;
+  m->machine = machine;
   m->batch = batch;
   m->counted = counted;
   m->n = n;
@@ -250,6 +273,21 @@ static inline sandblaster_done_msg *sandblaster_done_msg_create(int replica, lon
   m->batch = batch;
   m->n = n;
   m->ids = (long *)(m->loss + n);
+  return m;
+}
+
+/* Room for n values. */
+static inline sandblaster_part_msg *sandblaster_part_msg_create(long batch, int slot_x, long portion, long step,
+                                                                long counted, int stop, size_t n)
+{
+  sandblaster_part_msg *m = sandblaster_msg_alloc(sizeof(*m) + n * sizeof(double), SANDBLASTER_MSG_PART);
+  m->n = n;
+  m->batch = batch;
+  m->slot_x = slot_x;
+  m->portion = portion;
+  m->step = step;
+  m->counted = counted;
+  m->stop = stop;
   return m;
 }
 
@@ -316,6 +354,10 @@ static inline sandblaster_done_msg *sandblaster_done_msg_of(msg *m)
 static inline sandblaster_death_msg *sandblaster_death_msg_of(msg *m)
 {
   return (sandblaster_death_msg *)sandblaster_msg_check(m, SANDBLASTER_MSG_DEATH);
+}
+static inline sandblaster_part_msg *sandblaster_part_msg_of(msg *m)
+{
+  return (sandblaster_part_msg *)sandblaster_msg_check(m, SANDBLASTER_MSG_PART);
 }
 
 #endif

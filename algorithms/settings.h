@@ -32,6 +32,7 @@ typedef struct platform_keys {
   char placement[16];        /* packed | spread */
   long cores;                /* cores used per host; 0: all the host has */
   double jitter;             /* coefficient of variation of a machine's processing time per phase */
+  double speed_spread;       /* coefficient of variation of a host's fixed slowdown factor */
   double msg_overhead;       /* s of one core per message sent or received */
   double bw_factor;          /* what-if: every link's bandwidth times this (after loading), > 0 */
   double lat_factor;         /* what-if: every link's latency times this, > 0 */
@@ -62,6 +63,8 @@ typedef struct data_keys {
   long test;                 /* synthetic held-out examples */
   double test_fraction;      /* held-out share of a loaded file, (0, 1) */
   long teacher_hidden;       /* hidden units of the synthetic teacher network */
+  double label_noise;        /* synthetic-teacher: share of labels replaced by a uniform class */
+  int stream;                /* synthetic-teacher: training draws are fresh examples, never reused */
   double separation;         /* synthetic-gaussian: spread of the class means */
 } data_keys;
 

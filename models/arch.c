@@ -7,10 +7,10 @@
  * from shapes alone, with interval arithmetic on tiles, so it costs O(1) per
  * (layer, p, q) whatever the number of units (the 1.7B net has ~5e5 of them).
  *
- * Only weighted layers are represented. Pooling and local contrast normalisation
- * (Dean et al. sec. 5) have no parameters to speak of and cost O(1) flops per unit
- * against O(fan_in) >= 300 for an LC unit, so they are left out; their spatial
- * down-sampling is folded into the LC strides of the virtual image nets. */
+ * The image nets' three stages of filtering, pooling and local contrast normalisation
+ * (Dean et al. sec. 5) are three layers each: the pooling and LCN layers have no
+ * parameters, but their windows cross tile boundaries like an LC layer's, so they add
+ * halo exchanges, and pooling shrinks the grid the next stage and the classifier see. */
 
 #include "models/arch.h"
 #include "models/mem.h"
@@ -89,14 +89,36 @@ int arch_add_dense(arch *a, size_t units)
   return arch_push(a, (arch_layer){ARCH_DENSE, units, 1, 1, 0, 0, 0, 0});
 }
 
-/* LC only over a grid: after a dense layer the units have no geometry to tile. */
+/* Windowed layers only over a grid: after a dense layer the units have no geometry to
+ * tile. The previous layer, or NULL when the window cannot follow it. */
+static const arch_layer *grid_below(const arch *a, size_t rx, size_t ry, size_t sx, size_t sy)
+{
+  if (a->n_layers == 0 || rx == 0 || ry == 0 || sx == 0 || sy == 0) return NULL;
+  const arch_layer *in = &a->layers[a->n_layers - 1];
+  return in->kind == ARCH_DENSE || rx > in->gx || ry > in->gy ? NULL : in;
+}
+
 int arch_add_local(arch *a, size_t rx, size_t ry, size_t sx, size_t sy, size_t ch)
 {
-  if (a->n_layers == 0 || rx == 0 || ry == 0 || sx == 0 || sy == 0 || ch == 0) return -1;
-  const arch_layer *in = &a->layers[a->n_layers - 1];
-  if (in->kind == ARCH_DENSE || rx > in->gx || ry > in->gy) return -1;
+  const arch_layer *in = grid_below(a, rx, ry, sx, sy);
+  if (in == NULL || ch == 0) return -1;
   return arch_push(a, (arch_layer){ARCH_LOCAL, ARCH_OUT(in->gx, rx, sx), ARCH_OUT(in->gy, ry, sy), ch,
                                    rx, ry, sx, sy});
+}
+
+int arch_add_pool(arch *a, size_t rx, size_t ry, size_t sx, size_t sy)
+{
+  const arch_layer *in = grid_below(a, rx, ry, sx, sy);
+  if (in == NULL) return -1;
+  return arch_push(a, (arch_layer){ARCH_POOL, ARCH_OUT(in->gx, rx, sx), ARCH_OUT(in->gy, ry, sy), in->ch,
+                                   rx, ry, sx, sy});
+}
+
+int arch_add_lcn(arch *a, size_t rx, size_t ry)
+{
+  const arch_layer *in = grid_below(a, rx, ry, 1, 1);
+  if (in == NULL) return -1;
+  return arch_push(a, (arch_layer){ARCH_LCN, in->gx, in->gy, in->ch, rx, ry, 1, 1});
 }
 
 size_t arch_n_layers(const arch *a)
@@ -116,8 +138,9 @@ size_t arch_units(const arch *a, size_t l)
   return L->gx * L->gy * L->ch;
 }
 
-/* Inputs of one unit of layer l: the whole previous layer (dense) or its window
- * over all previous channels (LC). */
+/* Inputs of one unit of layer l, as its flops count them: the whole previous layer
+ * (dense), its window over all previous channels (LC), its window of its own channel
+ * (pooling), or two window sums per cell over the channels (LCN, see arch.h). */
 static double fan_in(const arch *a, size_t l)
 {
   const arch_layer *L = arch_layer_at(a, l);
@@ -125,15 +148,24 @@ static double fan_in(const arch *a, size_t l)
   case ARCH_INPUT: return 0.0;
   case ARCH_DENSE: return (double)arch_units(a, l - 1);
   case ARCH_LOCAL: return (double)L->rx * (double)L->ry * (double)a->layers[l - 1].ch;
+  case ARCH_POOL: return (double)L->rx * (double)L->ry;
+  case ARCH_LCN: return 2.0 * (double)L->rx * (double)L->ry;
   }
   mem_die("arch", "invalid layer kind");
   return 0.0;
 }
 
-/* Weights and the bias of one unit; the input layer has none. */
+/* Weights and the bias of one unit; the input, pooling and LCN layers have none. */
 static double params_per_unit(const arch *a, size_t l)
 {
-  return l == 0 ? 0.0 : fan_in(a, l) + 1.0;
+  arch_kind k = arch_layer_at(a, l)->kind;
+  return k == ARCH_DENSE || k == ARCH_LOCAL ? fan_in(a, l) + 1.0 : 0.0;
+}
+
+/* Whether layer l is a grid layer read through windows (tiled by a plan). */
+static int windowed(arch_kind k)
+{
+  return k == ARCH_LOCAL || k == ARCH_POOL || k == ARCH_LCN;
 }
 
 /* Forward 2 per weight, backward twice that (dX and dW), as cost_dense_*_flops;
@@ -192,59 +224,82 @@ static const arch_layer speech_42m[] = {
   V_INPUT(440, 1, 1), V_DENSE(2560), V_DENSE(2560), V_DENSE(2560), V_DENSE(2560), V_DENSE(8192),
 };
 
-/* The image nets follow Dean et al. 2012 sec. 5: 100x100 images,
- * 3 stages of locally connected filtering with 10x10 windows and 8 to 36 nodes
- * per patch, then 21k one-vs-all logistic outputs. Assumed where the paper is
- * silent (it gives no strides, channel counts or colour depth per model):
+/* The image nets follow Dean et al. 2012 sec. 5: 100x100 images, "three stages, each
+ * composed of filtering, pooling and local contrast normalization", filtering nodes on
+ * 10x10 patches, 8 to 36 "identically connected nodes" per patch, and 21k one-vs-all
+ * logistic outputs, here on the last pooled stage. From Le et al. 2012 (ICML, "Building
+ * high-level features", sec. 3.2), whose architecture the paper points to: L2 pooling
+ * over 5x5 overlapping neighbourhoods of one map, and local subtractive and divisive
+ * normalisation. Assumed where both are silent:
  * - 3 input channels (RGB);
- * - 21,841 outputs: the category count of the full (Fall 2011) ImageNet release,
- *   the 21k-category set of the time; the paper only says "21k" (21,000 would
- *   shrink the output layer by 3.8%);
- * - strides standing in for the pooling between stages, and channel counts,
- *   chosen so the totals land on Fig. 3's sizes: 1.7B from the paper's text, 80M
- *   and 330M from secondary summaries of the paper. Stage 1 has stride 1.
- * The 80M and 330M nets share one geometry (strides 1, 2, 2) and differ in nodes
- * per patch only, which is the knob the paper says it varied. */
+ * - 21,841 outputs: the category count of the full (Fall 2011) ImageNet release, the
+ *   21k-category set of the time (21,000 would shrink the output layer by 3.8%);
+ * - filters moved by 1 pixel (Le et al.'s filters tile every position), LCN over a 5x5
+ *   window of all maps centred on each cell (the pooling's window), stride 1;
+ * - pooling strides 1 (overlapping, no down-sampling) except one stage of 3, and the
+ *   nodes per patch, chosen so that the totals land on Fig. 3's sizes: 1.7B from the
+ *   paper's text, 80M and 330M from secondary summaries of the paper. The 330M and 1.7B
+ *   nets share one geometry and differ in nodes per patch only, the knob the paper says
+ *   it varied; the 80M net has the paper's lowest count, 8, and pools by 3 one stage
+ *   earlier (8 nodes on the 330M geometry would give 163M).
+ * A stage's units: LC c x (100 c_in + 1) parameters, 6 x 100 c_in flops; pooling and LCN
+ * none, 6 x 25 and 6 x 50 flops (arch.h). */
 #define IMG_SIDE 100
 #define IMG_CH 3
 #define IMG_R 10
+#define IMG_POOL 5
+#define IMG_LCN 5
 #define IMG_CLASSES 21841
-/* Grid sides after each stage: 91 after stage 1; 41 (stride 2) or 82 (stride 1) after stage 2. */
-#define IMG_G1 ARCH_OUT(IMG_SIDE, IMG_R, 1)
-#define IMG_G2_S2 ARCH_OUT(IMG_G1, IMG_R, 2)
-#define IMG_G2_S1 ARCH_OUT(IMG_G1, IMG_R, 1)
+#define V_POOL(g_in, r, s, ch) {ARCH_POOL, ARCH_OUT(g_in, r, s), ARCH_OUT(g_in, r, s), (ch), (r), (r), (s), (s)}
+#define V_LCN(g, r, ch) {ARCH_LCN, (g), (g), (ch), (r), (r), 1, 1}
+/* One stage over a g_in x g_in grid: LC (window IMG_R, stride 1, ch maps), pooling
+ * (IMG_POOL, stride ps), LCN; its output side is IMG_STAGE_OUT. */
+#define IMG_STAGE(g_in, ps, ch)                                                                          \
+  V_LOCAL(g_in, IMG_R, 1, ch), V_POOL(ARCH_OUT(g_in, IMG_R, 1), IMG_POOL, ps, ch),                      \
+      V_LCN(ARCH_OUT(ARCH_OUT(g_in, IMG_R, 1), IMG_POOL, ps), IMG_LCN, ch)
+#define IMG_STAGE_OUT(g_in, ps) ARCH_OUT(ARCH_OUT(g_in, IMG_R, 1), IMG_POOL, ps)
+/* Grid sides after each stage: 87 (pooling stride 1), then 74 or 25, then 21 or 12. */
+#define IMG_G1 IMG_STAGE_OUT(IMG_SIDE, 1)
+#define IMG_G2_P1 IMG_STAGE_OUT(IMG_G1, 1)
+#define IMG_G2_P3 IMG_STAGE_OUT(IMG_G1, 3)
 
-/* image-80m: strides 1, 2, 2, 8 channels per stage (the paper's lowest count).
+/* image-80m: 8 maps per stage, pooling strides 1, 3, 1.
  *   LC1 100x100x3 -> 91x91x8    66,248 units x (300+1)  =  19,940,648
- *   LC2 91x91x8   -> 41x41x8    13,448 units x (800+1)  =  10,771,848
- *   LC3 41x41x8   -> 16x16x8     2,048 units x (800+1)  =   1,640,448
- *   out 2,048 -> 21,841 dense   2,048*21,841 + 21,841   =  44,752,209
- *   total 77,105,153 (80M - 3.6%); train flops 462,009,408 per example. */
+ *   pool, LCN     -> 87x87x8
+ *   LC2 87x87x8   -> 78x78x8    48,672 units x (800+1)  =  38,986,272
+ *   pool /3, LCN  -> 25x25x8
+ *   LC3 25x25x8   -> 16x16x8     2,048 units x (800+1)  =   1,640,448
+ *   pool, LCN     -> 12x12x8
+ *   out 1,152 -> 21,841 dense   1,152*21,841 + 21,841   =  25,182,673
+ *   total 85,750,041 (80M + 7%); train flops 543,684,192 per example. */
 static const arch_layer image_80m[] = {
-  V_INPUT(IMG_SIDE, IMG_SIDE, IMG_CH), V_LOCAL(IMG_SIDE, IMG_R, 1, 8), V_LOCAL(IMG_G1, IMG_R, 2, 8),
-  V_LOCAL(IMG_G2_S2, IMG_R, 2, 8), V_DENSE(IMG_CLASSES),
+  V_INPUT(IMG_SIDE, IMG_SIDE, IMG_CH), IMG_STAGE(IMG_SIDE, 1, 8), IMG_STAGE(IMG_G1, 3, 8),
+  IMG_STAGE(IMG_G2_P3, 1, 8), V_DENSE(IMG_CLASSES),
 };
 
-/* image-330m: strides 1, 2, 2, 24, 24 and 28 channels.
- *   LC1 100x100x3 -> 91x91x24  198,744 units x (300+1)  =  59,821,944
- *   LC2 91x91x24  -> 41x41x24   40,344 units x (2400+1) =  96,865,944
- *   LC3 41x41x24  -> 16x16x28    7,168 units x (2400+1) =  17,210,368
- *   out 7,168 -> 21,841 dense   7,168*21,841 + 21,841   = 156,578,129
- *   total 330,476,385 (330M + 0.14%); train flops 1,981,249,728 per example. */
+/* image-330m: 13 maps per stage, pooling strides 1, 1, 3.
+ *   LC1 100x100x3 -> 91x91x13  107,653 units x (300+1)  =  32,403,553
+ *   pool, LCN     -> 87x87x13
+ *   LC2 87x87x13  -> 78x78x13   79,092 units x (1300+1) = 102,898,692
+ *   pool, LCN     -> 74x74x13
+ *   LC3 74x74x13  -> 65x65x13   54,925 units x (1300+1) =  71,457,425
+ *   pool /3, LCN  -> 21x21x13
+ *   out 5,733 -> 21,841 dense   5,733*21,841 + 21,841   = 125,236,294
+ *   total 331,995,964 (330M + 0.6%); train flops 2,069,287,818 per example. */
 static const arch_layer image_330m[] = {
-  V_INPUT(IMG_SIDE, IMG_SIDE, IMG_CH), V_LOCAL(IMG_SIDE, IMG_R, 1, 24), V_LOCAL(IMG_G1, IMG_R, 2, 24),
-  V_LOCAL(IMG_G2_S2, IMG_R, 2, 28), V_DENSE(IMG_CLASSES),
+  V_INPUT(IMG_SIDE, IMG_SIDE, IMG_CH), IMG_STAGE(IMG_SIDE, 1, 13), IMG_STAGE(IMG_G1, 1, 13),
+  IMG_STAGE(IMG_G2_P1, 3, 13), V_DENSE(IMG_CLASSES),
 };
 
-/* image-1.7b: strides 1, 1, 2, 30 channels per stage.
- *   LC1 100x100x3 -> 91x91x30  248,430 units x (300+1)  =  74,777,430
- *   LC2 91x91x30  -> 82x82x30  201,720 units x (3000+1) = 605,361,720
- *   LC3 82x82x30  -> 37x37x30   41,070 units x (3000+1) = 123,251,070
- *   out 41,070 -> 21,841 dense  41,070*21,841 + 21,841  = 897,031,711
- *   total 1,700,421,931 (1.7B + 0.02%); train flops 10,199,453,220 per example. */
+/* image-1.7b: 35 maps per stage, pooling strides 1, 1, 3 (image-330m's geometry).
+ *   LC1 100x100x3 -> 91x91x35  289,835 units x (300+1)  =  87,240,335
+ *   LC2 87x87x35  -> 78x78x35  212,940 units x (3500+1) = 745,502,940
+ *   LC3 74x74x35  -> 65x65x35  147,875 units x (3500+1) = 517,710,375
+ *   out 15,435 -> 21,841 dense 15,435*21,841 + 21,841   = 337,137,676
+ *   total 1,687,591,326 (1.7B - 0.7%); train flops 10,333,917,510 per example. */
 static const arch_layer image_1_7b[] = {
-  V_INPUT(IMG_SIDE, IMG_SIDE, IMG_CH), V_LOCAL(IMG_SIDE, IMG_R, 1, 30), V_LOCAL(IMG_G1, IMG_R, 1, 30),
-  V_LOCAL(IMG_G2_S1, IMG_R, 2, 30), V_DENSE(IMG_CLASSES),
+  V_INPUT(IMG_SIDE, IMG_SIDE, IMG_CH), IMG_STAGE(IMG_SIDE, 1, 35), IMG_STAGE(IMG_G1, 1, 35),
+  IMG_STAGE(IMG_G2_P1, 3, 35), V_DENSE(IMG_CLASSES),
 };
 
 #define N_OF(t) (sizeof(t) / sizeof((t)[0]))
@@ -254,16 +309,16 @@ static const arch arch_virtuals[] = {
    "DistBelief speech net, 440-2560x4-8192 fully connected, 41.8M params (Dean et al. 2012, sec. 5)",
    N_OF(speech_42m), speech_42m, NULL, 0},
   {"image-80m",
-   "ImageNet net, 100x100x3, 3 LC stages 10x10 strides 1,2,2 x8 channels, "
-   "21841 outputs, 77.1M params (Dean'12 sec. 5)",
+   "ImageNet net, 100x100x3, 3 stages of 10x10 LC x8 maps, 5x5 L2 pooling (strides 1,3,1) and 5x5 LCN, "
+   "21841 outputs on the last pooled stage, 85.8M params (Dean'12 sec. 5)",
    N_OF(image_80m), image_80m, NULL, 0},
   {"image-330m",
-   "ImageNet net, 100x100x3, 3 LC stages 10x10 strides 1,2,2 x24,24,28 channels, "
-   "21841 outputs, 330.5M params (Dean'12 sec. 5)",
+   "ImageNet net, 100x100x3, 3 stages of 10x10 LC x13 maps, 5x5 L2 pooling (strides 1,1,3) and 5x5 LCN, "
+   "21841 outputs on the last pooled stage, 332.0M params (Dean'12 sec. 5)",
    N_OF(image_330m), image_330m, NULL, 0},
   {"image-1.7b",
-   "ImageNet net, 100x100x3, 3 LC stages 10x10 strides 1,1,2 x30 channels, "
-   "21841 outputs, 1.70B params (Dean'12 sec. 5)",
+   "ImageNet net, 100x100x3, 3 stages of 10x10 LC x35 maps, 5x5 L2 pooling (strides 1,1,3) and 5x5 LCN, "
+   "21841 outputs on the last pooled stage, 1.69B params (Dean'12 sec. 5)",
    N_OF(image_1_7b), image_1_7b, NULL, 0},
 };
 
@@ -310,8 +365,7 @@ arch_plan *arch_plan_create(const arch *a, size_t px, size_t py)
   unsigned char *tiled = mem_calloc(n, 1);
   for (size_t l = 0; l < n; l++) {
     const arch_layer *L = &a->layers[l];
-    tiled[l] = L->kind == ARCH_LOCAL ||
-               (L->kind == ARCH_INPUT && (L->gy > 1 || (n > 1 && a->layers[1].kind == ARCH_LOCAL)));
+    tiled[l] = windowed(L->kind) || (L->kind == ARCH_INPUT && (L->gy > 1 || (n > 1 && windowed(a->layers[1].kind))));
     if (tiled[l] && (L->gx < px || L->gy < py)) {
       free(tiled);
       return NULL;
@@ -373,11 +427,27 @@ double arch_plan_flops(const arch_plan *pl, size_t p)
   return s;
 }
 
-/* For an LC layer, p's output tile [x0, x1) reads input cells [x0*s, (x1-1)*s + r)
- * (within the input grid by construction of the output size); the input layer is
- * tiled too (an LC layer follows only the input or an LC layer), so the distinct
- * cells p reads from q are the overlap of that range with q's input tile, per axis,
- * times all input channels. */
+/* Input cells [*b, *e) that an output tile [x0, x1) of a windowed layer reads along an
+ * axis of window r and stride s over in cells: [x0*s, (x1-1)*s + r) for LC and pooling
+ * (within the input by construction of the output size), the window centred on each
+ * cell, clipped to the grid, for LCN. */
+static void window_reads(arch_kind k, size_t x0, size_t x1, size_t r, size_t s, size_t in, size_t *b, size_t *e)
+{
+  if (k != ARCH_LCN) {
+    *b = x0 * s;
+    *e = (x1 - 1) * s + r;
+    return;
+  }
+  size_t before = (r - 1) / 2, after = r - 1 - before;
+  *b = x0 > before ? x0 - before : 0;
+  *e = x1 + after < in ? x1 + after : in;
+}
+
+/* For a windowed layer, p's output tile reads the input cells of window_reads; the
+ * layer below is tiled too (a windowed layer follows only the input or another windowed
+ * layer), so the distinct cells p reads from q are the overlap of those with q's input
+ * tile, per axis, times all input channels (an LC or LCN window spans them; a pooling
+ * window takes one, but p's tile holds every channel of its cells). */
 size_t arch_plan_halo(const arch_plan *pl, size_t l, size_t p, size_t q)
 {
   plan_check(pl, l, p, "arch_plan_halo");
@@ -385,15 +455,15 @@ size_t arch_plan_halo(const arch_plan *pl, size_t l, size_t p, size_t q)
   if (l == 0 || p == q || arch_plan_units(pl, l, p) == 0) return 0;
   const arch_layer *L = &pl->a->layers[l], *in = &pl->a->layers[l - 1];
   if (L->kind == ARCH_DENSE) return arch_plan_units(pl, l - 1, q);
-  if (!pl->tiled[l - 1]) mem_die("arch", "arch_plan_halo: LC layer over an untiled layer");
-  size_t x0, x1, y0, y1, qx0, qx1, qy0, qy1;
+  if (!pl->tiled[l - 1]) mem_die("arch", "arch_plan_halo: a windowed layer over an untiled layer");
+  size_t x0, x1, y0, y1, qx0, qx1, qy0, qy1, rb, re, cb, ce;
   tile_bounds(L->gx, pl->px, p % pl->px, &x0, &x1);
   tile_bounds(L->gy, pl->py, p / pl->px, &y0, &y1);
   tile_bounds(in->gx, pl->px, q % pl->px, &qx0, &qx1);
   tile_bounds(in->gy, pl->py, q / pl->px, &qy0, &qy1);
-  size_t ox = overlap(x0 * L->sx, (x1 - 1) * L->sx + L->rx, qx0, qx1);
-  size_t oy = overlap(y0 * L->sy, (y1 - 1) * L->sy + L->ry, qy0, qy1);
-  return ox * oy * in->ch;
+  window_reads(L->kind, x0, x1, L->rx, L->sx, in->gx, &rb, &re);
+  window_reads(L->kind, y0, y1, L->ry, L->sy, in->gy, &cb, &ce);
+  return overlap(rb, re, qx0, qx1) * overlap(cb, ce, qy0, qy1) * in->ch;
 }
 
 double arch_plan_halo_total(const arch_plan *pl, size_t l)
@@ -493,7 +563,7 @@ arch_plan *arch_plan_square(const arch *a, size_t P)
 {
   int tiled = 0;
   for (size_t l = 0; l < arch_n_layers(a); l++)
-    tiled |= arch_layer_at(a, l)->kind == ARCH_LOCAL;
+    tiled |= windowed(arch_layer_at(a, l)->kind);
   size_t py = 1;
   for (size_t d = 1; tiled && d * d <= P; d++)
     if (P % d == 0)

@@ -7,13 +7,17 @@
 
 #include <stddef.h>
 
-typedef enum arch_kind { ARCH_INPUT, ARCH_DENSE, ARCH_LOCAL } arch_kind;
+typedef enum arch_kind { ARCH_INPUT, ARCH_DENSE, ARCH_LOCAL, ARCH_POOL, ARCH_LCN } arch_kind;
 
 /* One layer: units on a gx x gy grid with ch channels, units = gx*gy*ch, indexed
  * (y*gx + x)*ch + c. A dense layer has gx = units, gy = ch = 1. A locally connected
  * (LC) layer sees an rx x ry window of the previous grid (all its channels), moved by
- * sx, sy; its weights are not shared between locations. rx..sy are 0 unless LC.
- * Read-only for callers. */
+ * sx, sy; its weights are not shared between locations. A pooling layer (L2 pooling,
+ * Le et al. 2012) sees an rx x ry window of its own channel, moved by sx, sy, and a
+ * local contrast normalisation (LCN) layer an rx x ry window of all channels centred
+ * on its own cell (stride 1, the grid unchanged; Jarrett et al. 2009's subtractive and
+ * divisive normalisation): neither has parameters. rx..sy are 0 for the input and
+ * dense layers. Read-only for callers. */
 typedef struct arch_layer {
   arch_kind kind;
   size_t gx, gy, ch;
@@ -31,22 +35,28 @@ void arch_free(arch *a);
 /* Each returns 0, or -1 with a unchanged if the shape is impossible:
  * arch_add_input: not the first layer, or a zero size;
  * arch_add_dense: no layer yet, or units == 0;
- * arch_add_local: the previous layer is not the input or an LC layer, a zero
- *   argument, or a window larger than the previous grid. The output grid is
- *   floor((in - r)/s) + 1 per axis. */
+ * arch_add_local, arch_add_pool, arch_add_lcn: the previous layer is dense or there is
+ *   none, a zero argument, or a window larger than the previous grid. LC and pooling
+ *   output grids are floor((in - r)/s) + 1 per axis (pooling keeps the channels), an
+ *   LCN's is its input's. */
 int arch_add_input(arch *a, size_t gx, size_t gy, size_t ch);
 int arch_add_dense(arch *a, size_t units);
 int arch_add_local(arch *a, size_t rx, size_t ry, size_t sx, size_t sy, size_t ch);
+int arch_add_pool(arch *a, size_t rx, size_t ry, size_t sx, size_t sy);
+int arch_add_lcn(arch *a, size_t rx, size_t ry);
 
 /* Layers including the input (layer 0). Layer indices past the end abort. */
 size_t arch_n_layers(const arch *a);
 const arch_layer *arch_layer_at(const arch *a, size_t l);
 size_t arch_units(const arch *a, size_t l);
-/* Weights and biases: dense n_in*n_out + n_out, LC units*(rx*ry*ch_in + 1), input 0. */
+/* Weights and biases: dense n_in*n_out + n_out, LC units*(rx*ry*ch_in + 1), input,
+ * pooling and LCN 0. */
 double arch_layer_params(const arch *a, size_t l);
 double arch_params(const arch *a);
 /* Forward + backward flops per example: 2*fan_in per unit forward, twice that
- * backward, summed over layers. */
+ * backward, summed over layers. A pooling unit's fan-in is its window, rx*ry; an LCN
+ * unit's is 2*rx*ry: the window's weighted mean and weighted variance, each summed over
+ * the channels once per cell (Jarrett et al. 2009), whose cost its channels share. */
 double arch_layer_train_flops(const arch *a, size_t l);
 double arch_train_flops(const arch *a);
 
@@ -59,8 +69,8 @@ const char *arch_description(const arch *a);
 const arch *arch_virtual_find(const char *name);
 const arch *arch_virtual_at(size_t i);
 
-/* Partitions a over P = px*py machines: LC layers, and the input when it is 2-D
- * (gy > 1) or feeds an LC layer, are tiled px x py over their grid (partition
+/* Partitions a over P = px*py machines: LC, pooling and LCN layers, and the input when
+ * it is 2-D (gy > 1) or feeds one of them, are tiled px x py over their grid (partition
  * p = j*px + i owns x in [floor(i*gx/px), floor((i+1)*gx/px)), y likewise, all
  * channels); the other layers are split by units into P contiguous blocks whose
  * sizes differ by at most one (as data_shard_bounds). Returns NULL if px or py is
@@ -68,7 +78,7 @@ const arch *arch_virtual_at(size_t i);
  * change while it lives; caller frees with arch_plan_free. */
 arch_plan *arch_plan_create(const arch *a, size_t px, size_t py);
 void arch_plan_free(arch_plan *pl);
-/* The plan over P machines that dtsim uses: when a has locally connected layers, the
+/* The plan over P machines that dtsim uses: when a has tiled (LC, pooling, LCN) layers, the
  * most square tiling px x py = P with px >= py (9 x 9 for 81, 4 x 2 for 8), else
  * P x 1. NULL if that tiling leaves a tile empty. */
 arch_plan *arch_plan_square(const arch *a, size_t P);

@@ -61,6 +61,10 @@ archnet *archnet_create(const arch *a, net_act hidden, net_loss loss)
   default:
     return NULL;
   }
+  for (size_t l = 1; l <= L; l++) { /* no numerics for pooling and LCN (the virtual image nets') */
+    arch_kind k = arch_layer_at(a, l)->kind;
+    if (k != ARCH_DENSE && k != ARCH_LOCAL) return NULL;
+  }
   archnet *n = mem_calloc(1, sizeof *n);
   *n = (archnet){a, L, mem_calloc(L + 1, sizeof(size_t)), mem_calloc(L + 1, sizeof(size_t)),
                  mem_calloc(L + 2, sizeof(size_t)), hidden, loss};

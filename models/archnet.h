@@ -27,8 +27,9 @@ typedef struct archnet_ws archnet_ws;
 
 /* Numerics of a, whose layers after the input use `hidden` except the last, whose
  * units are the logits of `loss` (net.h: MSE and logistic need 1 output unit,
- * softmax 2 or more). Returns NULL if a has no layer after the input, `hidden` is
- * not an activation, or the output does not fit the loss. a must outlive the net
+ * softmax 2 or more). Returns NULL if a has no layer after the input, a pooling or
+ * LCN layer (timed only), `hidden` is not an activation, or the output does not fit
+ * the loss. a must outlive the net
  * and not change while it lives; caller frees with archnet_free. */
 archnet *archnet_create(const arch *a, net_act hidden, net_loss loss);
 void archnet_free(archnet *n);

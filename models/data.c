@@ -30,7 +30,7 @@
 
 static dataset *dataset_alloc(size_t n, size_t dim, size_t n_classes)
 {
-  dataset *d = mem_alloc(sizeof *d);
+  dataset *d = mem_calloc(1, sizeof *d);
   d->X = gsl_matrix_calloc(n, dim);
   if (d->X == NULL) mem_die("data", "out of memory");
   d->y = mem_alloc(n * sizeof *d->y);
@@ -65,38 +65,104 @@ static size_t argmax(const gsl_vector *v)
   return best;
 }
 
-/* Draw order: W1 (hidden x dim, N(0, 1/dim)), W2 (out x hidden, N(0, 1/hidden)),
- * then per example its x and, for regression, its noise. The variances keep
- * the pre-activations at unit scale. The teacher has no biases, so it is odd
- * in x and with two classes each has probability exactly 1/2. */
-dataset *data_synthetic_teacher(size_t n, size_t dim, size_t hidden, size_t n_classes, gsl_rng *r)
-{
-  if (n == 0 || dim == 0 || hidden == 0 || n_classes == 1) return NULL;
-  size_t n_out = n_classes > 0 ? n_classes : 1;
-  gsl_matrix *W1 = gsl_matrix_alloc(hidden, dim), *W2 = gsl_matrix_alloc(n_out, hidden);
-  gsl_vector *h = gsl_vector_alloc(hidden), *o = gsl_vector_alloc(n_out);
-  if (!W1 || !W2 || !h || !o) mem_die("data", "out of memory");
-  fill_gaussian(r, 1.0 / sqrt((double)dim), W1->data, hidden * dim);
-  fill_gaussian(r, 1.0 / sqrt((double)hidden), W2->data, n_out * hidden);
+struct data_teacher {
+  size_t dim, hidden, n_classes, n_out;
+  double noise;
+  gsl_matrix *W1, *W2;
+};
 
-  dataset *d = dataset_alloc(n, dim, n_classes);
-  for (size_t i = 0; i < n; i++) {
-    gsl_vector_view x = gsl_matrix_row(d->X, i);
-    fill_gaussian(r, 1.0, x.vector.data, dim);
-    gsl_blas_dgemv(CblasNoTrans, 1.0, W1, &x.vector, 0.0, h);
-    for (size_t j = 0; j < hidden; j++)
-      gsl_vector_set(h, j, tanh(gsl_vector_get(h, j)));
-    gsl_blas_dgemv(CblasNoTrans, 1.0, W2, h, 0.0, o);
-    if (n_classes > 0)
-      d->y[i] = (double)argmax(o);
-    else
-      d->y[i] = gsl_vector_get(o, 0) + gsl_ran_gaussian(r, 0.1);
-  }
-  gsl_matrix_free(W1);
-  gsl_matrix_free(W2);
+/* Draw order: W1 (hidden x dim, N(0, 1/dim)), W2 (out x hidden, N(0, 1/hidden)).
+ * The variances keep the pre-activations at unit scale. The teacher has no biases,
+ * so it is odd in x and with two classes each has probability exactly 1/2. */
+data_teacher *data_teacher_create(size_t dim, size_t hidden, size_t n_classes, double noise, gsl_rng *r)
+{
+  if (dim == 0 || hidden == 0 || n_classes == 1 || !(noise >= 0 && noise <= 1) || (noise > 0 && n_classes == 0))
+    return NULL;
+  data_teacher *t = mem_calloc(1, sizeof *t);
+  *t = (data_teacher){dim, hidden, n_classes, n_classes > 0 ? n_classes : 1, noise, NULL, NULL};
+  t->W1 = gsl_matrix_alloc(hidden, dim);
+  t->W2 = gsl_matrix_alloc(t->n_out, hidden);
+  if (!t->W1 || !t->W2) mem_die("data", "out of memory");
+  fill_gaussian(r, 1.0 / sqrt((double)dim), t->W1->data, hidden * dim);
+  fill_gaussian(r, 1.0 / sqrt((double)hidden), t->W2->data, t->n_out * hidden);
+  return t;
+}
+
+void data_teacher_free(data_teacher *t)
+{
+  if (t == NULL) return;
+  gsl_matrix_free(t->W1);
+  gsl_matrix_free(t->W2);
+  free(t);
+}
+
+/* The teacher's output for x into o (h: scratch of its hidden size). */
+static void teacher_forward(const data_teacher *t, const gsl_vector *x, gsl_vector *h, gsl_vector *o)
+{
+  gsl_blas_dgemv(CblasNoTrans, 1.0, t->W1, x, 0.0, h);
+  for (size_t j = 0; j < t->hidden; j++)
+    gsl_vector_set(h, j, tanh(gsl_vector_get(h, j)));
+  gsl_blas_dgemv(CblasNoTrans, 1.0, t->W2, h, 0.0, o);
+}
+
+double data_teacher_label(const data_teacher *t, const gsl_vector *x)
+{
+  if (x->size != t->dim) mem_die("data", "data_teacher_label: x has the wrong size");
+  gsl_vector *h = gsl_vector_alloc(t->hidden), *o = gsl_vector_alloc(t->n_out);
+  if (!h || !o) mem_die("data", "out of memory");
+  teacher_forward(t, x, h, o);
+  double y = t->n_classes > 0 ? (double)argmax(o) : gsl_vector_get(o, 0);
   gsl_vector_free(h);
   gsl_vector_free(o);
+  return y;
+}
+
+/* Draw order per example: its x, then for regression its target's noise, or with label
+ * noise one uniform draw and, when it falls below the noise, the replacement class. */
+void data_teacher_fill(const data_teacher *t, gsl_rng *r, size_t n, gsl_matrix *X, double *y)
+{
+  if (X->size1 < n || X->size2 != t->dim) mem_die("data", "data_teacher_fill: X has the wrong shape");
+  gsl_vector *h = gsl_vector_alloc(t->hidden), *o = gsl_vector_alloc(t->n_out);
+  if (!h || !o) mem_die("data", "out of memory");
+  for (size_t i = 0; i < n; i++) {
+    gsl_vector_view x = gsl_matrix_row(X, i);
+    fill_gaussian(r, 1.0, x.vector.data, t->dim);
+    teacher_forward(t, &x.vector, h, o);
+    if (t->n_classes == 0)
+      y[i] = gsl_vector_get(o, 0) + gsl_ran_gaussian(r, 0.1);
+    else if (t->noise > 0 && gsl_rng_uniform(r) < t->noise)
+      y[i] = (double)gsl_rng_uniform_int(r, t->n_classes);
+    else
+      y[i] = (double)argmax(o);
+  }
+  gsl_vector_free(h);
+  gsl_vector_free(o);
+}
+
+dataset *data_synthetic_teacher(size_t n, size_t dim, size_t hidden, size_t n_classes, gsl_rng *r)
+{
+  if (n == 0) return NULL;
+  data_teacher *t = data_teacher_create(dim, hidden, n_classes, 0.0, r);
+  if (t == NULL) return NULL;
+  dataset *d = dataset_alloc(n, dim, n_classes);
+  data_teacher_fill(t, r, n, d->X, d->y);
+  data_teacher_free(t);
   return d;
+}
+
+dataset *data_teacher_sample(const data_teacher *t, size_t n, gsl_rng *r)
+{
+  if (n == 0) return NULL;
+  dataset *d = dataset_alloc(n, t->dim, t->n_classes);
+  data_teacher_fill(t, r, n, d->X, d->y);
+  return d;
+}
+
+void data_set_stream(dataset *d, const data_teacher *t)
+{
+  if (t && (t->dim != data_dim(d) || t->n_classes != d->n_classes))
+    mem_die("data", "data_set_stream: the teacher's examples do not fit the data set");
+  d->stream = t;
 }
 
 /* Draw order: the class means (or v) first, then per example its class, its
@@ -599,6 +665,10 @@ void data_sample_batch(const dataset *d, size_t begin, size_t end, gsl_rng *r, s
 {
   if (begin >= end || end > data_n(d)) mem_die("data", "data_sample_batch: empty or out-of-range rows");
   if (Xb->size1 < batch || Xb->size2 != data_dim(d)) mem_die("data", "data_sample_batch: Xb has the wrong shape");
+  if (d->stream) { /* fresh examples, never a row again */
+    data_teacher_fill(d->stream, r, batch, Xb, yb);
+    return;
+  }
   for (size_t i = 0; i < batch; i++) {
     size_t row = begin + gsl_rng_uniform_int(r, end - begin);
     gsl_vector_const_view src = gsl_matrix_const_row(d->X, row);

@@ -8,17 +8,42 @@
 #include <gsl/gsl_matrix.h>
 #include <gsl/gsl_rng.h>
 
+typedef struct data_teacher data_teacher;
+
 /* Examples are the rows of X; y[i] is a class index 0..n_classes-1, or a real target
- * when n_classes == 0 (regression). Fields are read-only for callers. */
+ * when n_classes == 0 (regression). With `stream` set (data_set_stream), minibatch draws
+ * take fresh examples from that teacher instead of rows. Fields are read-only for
+ * callers. */
 typedef struct dataset {
   gsl_matrix *X;
   double *y;
   size_t n_classes;
+  const data_teacher *stream; /* not owned; NULL: draws come from the rows */
 } dataset;
 
 void data_free(dataset *d);
 size_t data_n(const dataset *d);
 size_t data_dim(const dataset *d);
+
+/* A random teacher network dim -> hidden (tanh) -> n_classes whose weights are drawn from r
+ * (as data_synthetic_teacher draws them): its examples have x ~ N(0, 1) and the class of
+ * the teacher's largest logit, except that with probability `noise` the label is replaced
+ * by a class drawn uniformly (noise > 0 needs classes); n_classes == 0: the teacher's
+ * single output plus N(0, 0.1^2) noise. NULL on a zero size, n_classes == 1 or a noise
+ * outside [0, 1]. Free with data_teacher_free (NULL is a no-op). */
+data_teacher *data_teacher_create(size_t dim, size_t hidden, size_t n_classes, double noise, gsl_rng *r);
+void data_teacher_free(data_teacher *t);
+/* The teacher's own label of x (dimension dim): the class of its largest logit, or its
+ * output for regression, before any noise. */
+double data_teacher_label(const data_teacher *t, const gsl_vector *x);
+/* n fresh examples of t drawn with r into the first n rows of X and y. */
+void data_teacher_fill(const data_teacher *t, gsl_rng *r, size_t n, gsl_matrix *X, double *y);
+/* n examples of t drawn with r as a data set; NULL if n == 0. */
+dataset *data_teacher_sample(const data_teacher *t, size_t n, gsl_rng *r);
+/* From now on minibatch draws from d (data_sample_batch) are fresh examples of t, drawn
+ * with the caller's stream: a stream without reuse, whatever the rows of d (t NULL: the
+ * rows again). t must fit d (dimension, classes) and outlive its use. */
+void data_set_stream(dataset *d, const data_teacher *t);
 
 /* n examples of dimension dim, x ~ N(0, 1). Labels come from a random teacher network
  * dim -> hidden (tanh) -> n_classes whose weights are drawn from r first: class =
@@ -74,7 +99,8 @@ dataset *data_slice(const dataset *d, size_t begin, size_t end);
 void data_shard_bounds(size_t n_rows, size_t n_shards, size_t k, size_t *begin, size_t *end);
 
 /* Draws batch rows uniformly with replacement from rows [begin, end) using r, copies
- * them into the first `batch` rows of Xb and yb. Xb must have >= batch rows. */
+ * them into the first `batch` rows of Xb and yb; or, when d has a stream, draws batch
+ * fresh examples of it with r. Xb must have >= batch rows. */
 void data_sample_batch(const dataset *d, size_t begin, size_t end, gsl_rng *r, size_t batch,
                        gsl_matrix *Xb, double *yb);
 

@@ -20,7 +20,8 @@ typedef enum rng_role {
   RNG_ROLE_GRAPH = 8,   /* random communication graph (G(n,p), geometric), rank 0 */
   RNG_ROLE_LINK = 9,    /* time-varying graph: which edges are active per round, rank 0 */
   RNG_ROLE_STRAGGLER = 10, /* [faults] stragglers: which workers are slow, rank 0 */
-  RNG_ROLE_WARMSTART = 11  /* minibatch draws of the shared SGD warmstart, rank 0 */
+  RNG_ROLE_WARMSTART = 11, /* minibatch draws of the shared SGD warmstart, rank 0 */
+  RNG_ROLE_HOST_SPEED = 12 /* platform.speed_spread: each host's fixed speed factor, rank 0 */
 } rng_role;
 
 /* Mixes (master, role, rank) with splitmix64 and maps the result into

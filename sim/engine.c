@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <gsl/gsl_randist.h>
 #include <simgrid/engine.h>
 #include <simgrid/host.h>
 #include <simgrid/link.h>
@@ -39,6 +40,7 @@ typedef struct build {
   void *state;            /* the algorithm's, from its prepare */
   net *model;
   dataset *train, *test;
+  data_teacher *teacher;  /* data.stream: the teacher training draws come from, or NULL */
   gsl_vector *init;       /* the warmstart's parameters, or NULL */
   char tmpdir[64];        /* holds a generated preset, removed at the end */
   char platform[4096];
@@ -105,18 +107,31 @@ static int build_data(const scenario *sc, build *b, char *err)
   size_t dim = net_n_inputs(b->model), classes = model_classes(b->model);
   if (strncmp(sc->data.source, "synthetic-", 10) == 0) {
     size_t ntr = (size_t)sc->data.train, nte = (size_t)sc->data.test;
+    int teacher = strcmp(sc->data.source, "synthetic-teacher") == 0;
     gsl_rng *r = rng_create(sc->run.seed, RNG_ROLE_DATA, 0);
-    dataset *all = strcmp(sc->data.source, "synthetic-teacher") == 0
-                       ? data_synthetic_teacher(ntr + nte, dim, (size_t)sc->data.teacher_hidden, classes, r)
-                       : data_synthetic_gaussian(ntr + nte, dim, classes, sc->data.separation, r);
+    data_teacher *t = teacher ? data_teacher_create(dim, (size_t)sc->data.teacher_hidden, classes,
+                                                    sc->data.label_noise, r)
+                              : NULL;
+    if (t && sc->data.stream) { /* the held-out set first: the same whatever data.train */
+      b->test = data_teacher_sample(t, nte, r);
+      b->train = data_teacher_sample(t, ntr, r);
+      gsl_rng_free(r);
+      data_set_stream(b->train, t);
+      b->teacher = t;
+      return 0;
+    }
+    dataset *all = teacher ? (t ? data_teacher_sample(t, ntr + nte, r) : NULL)
+                           : data_synthetic_gaussian(ntr + nte, dim, classes, sc->data.separation, r);
     gsl_rng_free(r);
     if (all == NULL) {
+      data_teacher_free(t);
       snprintf(err, ERRLEN, "data.source: cannot generate %s data for this model", sc->data.source);
       return -1;
     }
     b->train = data_slice(all, 0, ntr);
     b->test = data_slice(all, ntr, ntr + nte);
     data_free(all);
+    data_teacher_free(t);
     return 0;
   }
   const char *path = strchr(sc->data.source, ':') + 1;
@@ -226,6 +241,7 @@ static void build_free(build *b)
   if (b->init)
     gsl_vector_free(b->init);
   data_free(b->test);
+  data_teacher_free(b->teacher);
   if (b->tmpdir[0]) {
     unlink(b->platform);
     rmdir(b->tmpdir);
@@ -379,6 +395,27 @@ static void show_progress(void *ctx, double t, long steps, double loss, double a
 }
 
 /* ---- hosts and links ------------------------------------------------------- */
+
+/* platform.speed_spread: every host's slowdown (stragglers' or 1) times a factor drawn once
+ * per host, in host order, lognormal of mean 1 and coefficient of variation speed_spread.
+ * Returns slowdown, allocated when it was NULL and a spread is asked, or NULL. */
+static double *spread_speeds(const scenario *sc, double *slowdown, size_t n_hosts)
+{
+  double cv = sc->platform.speed_spread;
+  if (!(cv > 0))
+    return slowdown;
+  if (slowdown == NULL) {
+    slowdown = xbt_malloc(n_hosts * sizeof(double));
+    for (size_t i = 0; i < n_hosts; i++)
+      slowdown[i] = 1.0;
+  }
+  double sigma = sqrt(log1p(cv * cv));
+  gsl_rng *r = rng_create(sc->run.seed, RNG_ROLE_HOST_SPEED, 0);
+  for (size_t i = 0; i < n_hosts; i++)
+    slowdown[i] *= gsl_ran_lognormal(r, -0.5 * sigma * sigma, sigma);
+  gsl_rng_free(r);
+  return slowdown;
+}
 
 static sg_host_t *place_hosts(const scenario *sc, sg_host_t *all, size_t n_all, size_t needed)
 {
@@ -702,7 +739,7 @@ static int simulate(const scenario *sc, build *b, const engine_opts *o, int argc
     return fail(err);
   }
   cfg.faults = faulty > 0 ? &plan : NULL;
-  double *slowdown = faultcfg_slowdown(sc, cfg.n_hosts);
+  double *slowdown = spread_speeds(sc, faultcfg_slowdown(sc, cfg.n_hosts), cfg.n_hosts);
   cfg.host_slowdown = slowdown;
   progress prog = {.tty = isatty(2), .bound = sc->run.max_sim_time,
                    .may_end_sooner = sc->run.max_steps > 0 || sc->run.target_accuracy > 0,

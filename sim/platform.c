@@ -102,29 +102,46 @@ typedef struct preset {
   void (*fill)(size_t hosts, platform_spec *spec);
 } preset;
 
-/* Dean et al., "Large Scale Distributed Deep Networks", NIPS 2012 (DistBelief).
+/* Dean et al., "Large Scale Distributed Deep Networks", NIPS 2012 (DistBelief), on the
+ * fabric Google ran in 2011-2012. Every number's source is in platforms/README.md, Presets.
  * - 16 cores per machine: the paper reports "average CPU utilization of 16 cores" per
  *   machine and says machines have at most 20 cores.
  * - 20.8 Gflop/s per core: ASSUMPTION, a 2012 Xeon E5 (Sandy Bridge) at 2.6 GHz doing
  *   8 double-precision flops per cycle with AVX; the paper names no CPU.
- * - 1 GbE NICs, 125e6 bytes/s: 2012 commodity machines of the 1 GbE class.
- * - 40 hosts per rack and 4 uplinks per rack switch (10:1 oversubscription), 50 us per
- *   link: ASSUMPTIONS typical of 2012 datacenter designs, not from the paper. SimGrid's
- *   FAT_TREE gives every link the same bandwidth, so oversubscription is the uplink count.
- * - LV08: SimGrid's model calibrated for TCP over Ethernet, which a 2012 cluster ran.
- * - 1,280 hosts (32 racks) by default; asked for more or fewer, whole racks are added. */
+ * - The network is Saturn's (Singh et al., "Jupiter Rising", SIGCOMM 2015, sec. 3.4 and
+ *   Table 2), Google's cluster fabric from 2009 until Jupiter (2012): 10 GbE servers
+ *   under Pluto top-of-rack switches, 20 servers and 4 x 10G uplinks per ToR in the
+ *   default configuration (an average of 2 Gb/s per server, bursts of 10 Gb/s), and a
+ *   non-blocking fabric above them. SimGrid's FAT_TREE gives every link one bandwidth:
+ *   20 hosts and 4 uplinks of 10 Gb/s per leaf are exactly that 5:1.
+ * - 50 us per link: ASSUMPTION (a NIC, a kernel TCP stack and a switch hop).
+ * - LV08: SimGrid's model calibrated for TCP over Ethernet, which the cluster ran.
+ * - 1,280 hosts (64 racks) by default; asked for more or fewer, whole racks are added. */
 static void fill_distbelief_2012(size_t hosts, platform_spec *spec)
 {
   spec->topology = PLATFORM_FAT_TREE;
   spec->hosts = hosts ? hosts : 1280;
   spec->speed = 2.6e9 * 8;
   spec->cores = 16;
-  spec->bw = 125e6;
+  spec->bw = 10e9 / 8;
   spec->lat = 50e-6;
-  spec->hosts_per_rack = 40;
+  spec->hosts_per_rack = 20;
   spec->uplinks = 4;
   spec->network_model = "LV08";
   spec->name = "host";
+}
+
+/* Google's cluster network of 2004, before its fabrics (Jupiter Rising, sec. 2): "40
+ * servers connected at 1Gb/s to a ToR switch with approximately 10:1 oversubscription";
+ * machines as distbelief-2012's. What distbelief-2012 was until it took Saturn's network:
+ * 1 GbE, racks of 40 with 4 uplinks of 1 Gb/s (SimGrid's FAT_TREE: one bandwidth for all
+ * links, so the 10:1 is the uplink count), 50 us per link, LV08; 1,280 hosts by default. */
+static void fill_google_2004(size_t hosts, platform_spec *spec)
+{
+  fill_distbelief_2012(hosts, spec);
+  spec->bw = 125e6;
+  spec->hosts_per_rack = 40;
+  spec->uplinks = 4;
 }
 
 /* DistBelief's GPU baseline (Dean'12 sec. 5: "the same model on a single GPU", with
@@ -223,8 +240,9 @@ static void fill_selene(size_t hosts, platform_spec *spec)
 
 static const preset presets[] = {
     {"distbelief-2012",
-     "Dean'12 CPU cluster: 16-core 20.8 Gflop/s/core machines, 1 GbE, racks of 40 with "
-     "10:1 uplinks, 50 us links, LV08 (TCP/Ethernet); 1,280 hosts by default",
+     "Dean'12 CPU cluster: 16-core 20.8 Gflop/s/core machines on Google's Saturn fabric (Jupiter "
+     "Rising): 10 GbE, racks of 20 with 4 x 10G uplinks (5:1), non-blocking above, 50 us links, "
+     "LV08 (TCP/Ethernet); 1,280 hosts by default",
      fill_distbelief_2012},
     {"gpu-2012",
      "Dean'12 GPU baseline: one 1,331 Gflop/s GPU host (a 2012 Tesla M2090, fp32 peak); more "
@@ -238,6 +256,10 @@ static const preset presets[] = {
      "PTD-P 2021: Selene nodes of 8 A100 (312 Tflop/s fp16 peak), NVSwitch 300e9 B/s per GPU per "
      "direction, 8 x 200 Gb/s HDR IB per node, non-blocking fat tree; 8 nodes by default",
      fill_selene},
+    {"google-2004",
+     "Google's cluster network of 2004 (Jupiter Rising): distbelief-2012's machines on 1 GbE, racks "
+     "of 40 with 10:1 uplinks, 50 us links, LV08; 1,280 hosts by default",
+     fill_google_2004},
 };
 
 int platform_preset(const char *name, size_t hosts, platform_spec *spec)

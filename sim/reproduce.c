@@ -24,13 +24,14 @@
 
 /* Dean et al. 2012, Fig. 3: mean time per minibatch of plain SGD on one model replica
  * split over 1..144 machines. One platform and cost calibration for all four nets:
- * the differences must come from the networks' structure (issue 3). The two fitted
- * constants are efficiency and msg_overhead (see fig3_calibration). */
-#define FIG3_EFFICIENCY "0.12"
-#define FIG3_OVERHEAD "0.0003"
-#define FIG3_JITTER "0"
+ * the differences must come from the networks' structure. The two fitted constants,
+ * efficiency and msg_overhead, are fitted to the speech net's curve, which is therefore
+ * not scored; the image nets are (see fig3_rules). */
+#define FIG3_EFFICIENCY "0.25"
+#define FIG3_OVERHEAD "0.0002"
+#define FIG3_SPREAD "0.1"
 #define FIG3_BATCH "32"
-#define FIG3_STEPS "1"
+#define FIG3_STEPS "3"
 /* SimGrid's max-min solver re-solved in full at every event: on the image nets' thousands
  * of concurrent all-to-all flows it runs about twice as fast as the default lazy update,
  * with simulated times equal to about 1e-6 relative (measured on image-1.7b, 81 machines). */
@@ -48,45 +49,41 @@ static const char fig3_ini[] =
     "[model]\n"
     "numerics = off\n"
     "virtual = speech-42m     ; set per run\n"
-    "efficiency = " FIG3_EFFICIENCY "        ; fraction of a 2012 core's peak that DistBelief's code achieves\n"
+    "efficiency = " FIG3_EFFICIENCY "        ; fitted to the speech curve (README): fraction of a core's peak\n"
     "[platform]\n"
     "preset = distbelief-2012\n"
-    "msg_overhead = " FIG3_OVERHEAD "    ; s of CPU per message sent or received (RPC + TCP stack)\n"
-    "jitter = " FIG3_JITTER "\n"
+    "msg_overhead = " FIG3_OVERHEAD "    ; fitted to the speech curve: s of CPU per message sent or received\n"
+    "speed_spread = " FIG3_SPREAD "      ; machines' speeds spread by 10% (assumed)\n"
     "[sgd]\n"
     "batch = " FIG3_BATCH "\n"
     "partitions = 1           ; set per run\n";
 
-/* The calibration section of results/fig3/README.md: every number and where it comes from. */
-static const char fig3_calibration[] =
-    "## Calibration: one for all four networks\n\n"
-    "The platform is the `distbelief-2012` preset as it is (platforms/README.md, \"Presets\",\n"
-    "gives the source of each number):\n\n"
-    "- 16 cores per machine, 20.8 Gflop/s per core. The paper trained its largest models on 32\n"
-    "  machines averaging 16 cores each (512 cores) and used at most 20 cores per machine for the\n"
-    "  speech net; 20.8 Gflop/s is a 2012 Xeon E5 core at 2.6 GHz with AVX (8 double-precision\n"
-    "  flops per cycle). The paper names no CPU: an assumption.\n"
-    "- 1 GbE NICs (125 MB/s), 50 us per link, racks of 40 machines whose switch has 4 uplinks of\n"
-    "  1 Gb/s (10:1 oversubscription), TCP modelled by SimGrid's LV08. Assumptions typical of\n"
-    "  2012 data centres; the paper gives no network figures.\n\n"
-    "The costs (`fig3.ini`), shared by all four nets:\n\n"
-    "- `model.efficiency = " FIG3_EFFICIENCY "`: a machine sustains that fraction of its 333 Gflop/s peak on\n"
-    "  the nets' layers, about 40 Gflop/s. Fitted, with the next constant, to the speech net's\n"
-    "  curve (peak at 8 machines, about 2.2x); not measured.\n"
-    "- `platform.msg_overhead = " FIG3_OVERHEAD "` s of one core per message sent or received: the\n"
-    "  per-RPC work of an RPC stack over kernel TCP (tens to hundreds of microseconds per call on\n"
-    "  2012 hardware). Fitted as above. It is what makes a fully connected net slow down past\n"
-    "  some machine count: every partition exchanges a message with every other one per layer.\n"
-    "- `platform.jitter = " FIG3_JITTER "`: no per-machine variance, so every step costs the same and one\n"
-    "  step (`run.max_steps = " FIG3_STEPS "`) gives the step time (the first step is within 2% of later ones:\n"
-    "  it has no previous update to overlap). `platform.jitter` adds variance (a lognormal factor\n"
-    "  per compute phase), at the price of many steps per point for a stable mean: at 81-144\n"
-    "  machines one step of an image net takes minutes of simulation.\n"
-    "- `sgd.batch = " FIG3_BATCH "` examples: the paper does not give Fig. 3's minibatch size (an assumption).\n\n"
-    "Nothing is set per network: the four curves differ only by the networks' shapes (layer\n"
-    "sizes, local receptive fields, the dense 21,841-way output of the image nets), which set\n"
-    "every flop and every message size.\n";
-
+/* The rules of results/fig3/README.md, written before its results: every number, where
+ * it comes from, and which point was fitted. */
+static const char fig3_rules[] =
+    "## Rules (chosen before the results, the same for all four networks)\n\n"
+    "- **Networks** (models/arch.c, models/README.md): the speech net of sec. 5 (440-2560x4-8192,\n"
+    "  fully connected, 41.8M parameters) and three image nets of 100x100x3 pixels with three stages of\n"
+    "  10x10 locally connected filtering, 5x5 L2 pooling and 5x5 local contrast normalisation (Le et al.\n"
+    "  2012, whose architecture the paper points to), 8, 13 and 35 maps, and 21,841 one-vs-all outputs on\n"
+    "  the last pooled stage: 85.8M, 332M and 1.69B parameters. Nothing else is set per network.\n"
+    "- **Platform**: the `distbelief-2012` preset (platforms/README.md gives each number's source): 16\n"
+    "  cores of 20.8 Gflop/s per machine (assumed; the paper names no CPU) on Google's Saturn fabric of\n"
+    "  2009-2012 (Jupiter Rising): 10 GbE servers, racks of 20 with 4 x 10G uplinks, non-blocking above,\n"
+    "  50 us per link (assumed), TCP as SimGrid's LV08.\n"
+    "- **Per-machine variance** (the paper's reason for sub-linear speed-ups: every machine waits for\n"
+    "  the slowest in each phase): `platform.speed_spread = " FIG3_SPREAD "`, each machine's speed fixed for the run\n"
+    "  by a lognormal factor of mean 1 and coefficient of variation 0.1 (an assumption; the paper gives no\n"
+    "  figure). Each point is the mean of `run.max_steps = " FIG3_STEPS "` steps (2 and 5 steps of the speech net\n"
+    "  agree within 1%).\n"
+    "- **Minibatch**: `sgd.batch = " FIG3_BATCH "` examples (the paper does not give Fig. 3's; an assumption).\n"
+    "- **Calibration: the speech curve only, which is therefore not scored.** Two costs are fitted to\n"
+    "  its two facts (fastest at 8 machines, 2.2x there): `model.efficiency = " FIG3_EFFICIENCY "` (a machine sustains\n"
+    "  that fraction of its 333 Gflop/s peak on the nets' layers) and `platform.msg_overhead = " FIG3_OVERHEAD "` s\n"
+    "  of one core per message sent or received (the per-RPC work of an RPC stack over kernel TCP). The\n"
+    "  two facts do not pin the pair: efficiency 0.2 with 0.28 ms and 0.3 with 0.15 ms fit as well\n"
+    "  (speech 2.23x and 2.21x at 8, fastest at 8); the middle of that family is used (how the ends\n"
+    "  move the image curves is not among these results). The image nets' curves are the scored result.\n\n";
 static const char *const fig3_models[] = {"speech-42m", "image-80m", "image-330m", "image-1.7b"};
 static const size_t fig3_machines[] = {1, 2, 4, 8, 16, 32, 64, 81, 128, 144};
 static const size_t fig3_quick_machines[] = {1, 2, 4, 8, 16};
@@ -120,8 +117,8 @@ static const char usage[] =
     "             turn, into results/NAME/ or DIR/NAME/)\n"
     "  --quick    a reduced grid fit for CI, same code paths (fig3: machine counts 1..16;\n"
     "             consensus: ring and complete graphs, constant and harmonic steps, shorter;\n"
-    "             collectives: 2, 8 and 64 ranks at 1 KiB, 1 MiB and 1 GiB; fig4/fig5: two\n"
-    "             rates, fewer methods and replica counts, fig4's runs cut at 10 minutes;\n"
+    "             collectives: 2, 8 and 64 ranks at 1 KiB, 1 MiB and 1 GiB; fig4/fig5: the\n"
+    "             same calibration, then one rate of fewer methods and replica counts;\n"
     "             megatron: the rows of one node, 1-8 GPUs; pipeline: 2 and 4 stages, 1-8\n"
     "             microbatches, PTD-P's three smallest rows; gemm: all of it)\n"
     "  --all-rows pipeline: also PTD-P's four rows above 1,024 GPUs (145.6B-1T), which the\n"
@@ -157,7 +154,9 @@ static int run_done(void *ctx, size_t i, const spawn_job *sj)
   c->done++;
   if (sj->status != 0 && !(sj->status == 1 && j->may_miss)) {
     if (!c->failed)
-      snprintf(c->err, c->len, "the run of %s failed (see %s.log)", j->label, j->dir);
+      snprintf(c->err, c->len, "the run of %s failed (%s %d; see %s.log)", j->label,
+               sj->status > 128 ? "killed by signal" : "exit status", sj->status > 128 ? sj->status - 128 : sj->status,
+               j->dir);
     j->failed = c->failed = 1;
     return 1;
   }
@@ -292,6 +291,22 @@ static void put_ordering(FILE *f, const job *jobs, size_t n, size_t n_models)
   fputs("yes", f);
 }
 
+/* Whether model's speed-up never falls from `from` machines to `to` among the counts run. */
+static int never_falls(const job *jobs, size_t n, const char *model, size_t from, size_t to)
+{
+  double last = -1;
+  for (size_t c = 0; c < sizeof(fig3_machines) / sizeof(size_t); c++) {
+    size_t P = fig3_machines[c];
+    double sp = speedup_at(jobs, n, model, P);
+    if (P < from || P > to || sp <= 0)
+      continue;
+    if (last > 0 && sp < last)
+      return 0;
+    last = sp;
+  }
+  return 1;
+}
+
 static char *fig3_readme(const job *jobs, size_t n, size_t n_models, int quick)
 {
   char *text = NULL;
@@ -308,13 +323,16 @@ static char *fig3_readme(const job *jobs, size_t n, size_t n_models, int quick)
           "simulation in its own process: one replica of a virtual network split over P machines\n"
           "of the `distbelief-2012` preset, timing only, plain SGD. Step time = simulated time /\n"
           "steps; speed-up = step time on 1 machine / step time on P (the paper's metric). The\n"
-          "numbers are in `fig3.csv`, the plot in `fig3.png`. Counts a net cannot be tiled over\n"
-          "(a tile would be empty) are left out.\n\n"
+          "numbers are in `fig3.csv`, the plot in `fig3.png` (the paper's two stated points drawn\n"
+          "too). Counts a net cannot be tiled over (a tile would be empty) are left out.\n\n",
+          quick ? " --quick" : "");
+  fputs(fig3_rules, f);
+  fprintf(f,
           "## Paper vs dtsim\n\n"
           "| claim (Dean et al. 2012, sec. 3) | paper | dtsim |\n|---|---|---|\n"
-          "| speech-42m is fastest at | 8 machines | %zu machines |\n"
-          "| speech-42m speed-up there (accepted 1.8-2.6) | 2.2 | %.2f |\n",
-          quick ? " --quick" : "", at, peak);
+          "| speech-42m is fastest at (calibrated, not scored) | 8 machines | %zu machines |\n"
+          "| speech-42m speed-up there (calibrated, not scored) | 2.2 | %.2f |\n",
+          at, peak);
   fputs("| speech-42m above 8 machines | slower | ", f);
   for (size_t c = 0; c < sizeof(fig3_machines) / sizeof(size_t); c++)
     if (fig3_machines[c] > 8 && speedup_at(jobs, n, "speech-42m", fig3_machines[c]) > 0) {
@@ -322,15 +340,17 @@ static char *fig3_readme(const job *jobs, size_t n, size_t n_models, int quick)
       put_speedup(f, speedup_at(jobs, n, "speech-42m", fig3_machines[c]));
       fputc(' ', f);
     }
-  fputs("|\n| image-1.7b speed-up at 81 machines (accepted 10-16) | > 12 | ", f);
+  fputs("|\n| image-1.7b speed-up at 81 machines | > 12 | ", f);
   put_speedup(f, speedup_at(jobs, n, "image-1.7b", 81));
-  fputs(" |\n| image-1.7b around 81 machines | still rising | ", f);
+  fputs(" |\n| image-1.7b from 32 to 144 machines | still rising, diminishing returns | ", f);
   static const size_t around[] = {32, 64, 81, 128, 144};
   for (size_t c = 0; c < 5; c++) {
     fprintf(f, "%zu: ", around[c]);
     put_speedup(f, speedup_at(jobs, n, "image-1.7b", around[c]));
     fputs(c + 1 < 5 ? ", " : "", f);
   }
+  if (speedup_at(jobs, n, "image-1.7b", 144) > 0)
+    fprintf(f, " (%s)", never_falls(jobs, n, "image-1.7b", 32, 144) ? "never falls" : "falls");
   fputs(" |\n| curves ordered by model size at every count >= 16 | yes | ", f);
   put_ordering(f, jobs, n, n_models);
   fputs(" |\n\n## Speed-ups\n\n| machines |", f);
@@ -355,8 +375,7 @@ static char *fig3_readme(const job *jobs, size_t n, size_t n_models, int quick)
         fputs(" - |", f);
     }
   }
-  fputs("\n\n", f);
-  fputs(fig3_calibration, f);
+  fputs("\n", f);
   fclose(f);
   return text;
 }
@@ -392,14 +411,19 @@ int reproduce_plot(const char *dir, const char *name, const char *script, char *
 /* Draws fig3.png from dir/fig3.csv: one curve per network present. */
 static int write_plot(const char *dir, const char *models, char *err, size_t len)
 {
-  char script[1400];
+  char script[2048];
   snprintf(script, sizeof(script),
            "set terminal pngcairo size 800,560\nset output '%s/.fig3.png.tmp'\n"
            "set datafile separator ','\nset key top left\nset logscale x 2\n"
            "set xlabel 'machines per model replica'\nset ylabel 'training speed-up'\n"
            "set title 'Dean et al. 2012 Fig. 3, simulated by dtsim'\n"
+           /* the paper's stated points (sec. 5): speech 2.2x at 8 machines, image-1.7b more than 12x
+            * at 81; comma-separated, as the datafile separator reads every data source */
+           "$paper << EOD\n8,2.2\n81,12\nEOD\n"
            "plot for [m in '%s'] '%s/fig3.csv' "
-           "using 2:(strcol(1) eq m ? $4 : 1/0) with linespoints title m\n",
+           "using 2:(strcol(1) eq m ? $4 : 1/0) with linespoints title m, "
+           "$paper using 1:2 with points pt 9 ps 2 lc rgb 'black' "
+           "title 'paper: speech 2.2x at 8, image-1.7b > 12x at 81'\n",
            dir, models, dir);
   return reproduce_plot(dir, "fig3", script, err, len);
 }

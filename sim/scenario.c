@@ -127,6 +127,11 @@ static const key_spec head_keys[] = {
    .doc = "Per-machine processing-time variance: each compute phase of a partitioned replica "
           "takes its time times a lognormal factor of mean 1 and this coefficient of variation.",
    GE(0)},
+  {"platform", "speed_spread", KEY_DOUBLE, FIELD(platform.speed_spread), .def = "0", .unit = "fraction",
+   .doc = "Per-machine speed spread (Dean et al. 2012 sec. 3: machines wait for the slowest in each "
+          "phase): every host's computation takes its time times a factor drawn once per host, "
+          "lognormal of mean 1 and this coefficient of variation, for the whole run.",
+   GE(0)},
   {"platform", "msg_overhead", KEY_DOUBLE, FIELD(platform.msg_overhead), .def = "0", .unit = "s",
    .doc = "CPU time of one core that sending or receiving one message costs a partition of a "
           "split replica (the RPC and TCP stack's per-message work).",
@@ -215,6 +220,17 @@ static const key_spec head_keys[] = {
    .doc = "Share of a loaded file held out for evaluation.", GT(0), LT(1)},
   {"data", "teacher_hidden", KEY_LONG, FIELD(data.teacher_hidden), .def = "16", .unit = "units",
    .doc = "Hidden units of the teacher network that labels `synthetic-teacher` data.", GT(0)},
+  {"data", "label_noise", KEY_DOUBLE, FIELD(data.label_noise), .def = "0", .unit = "fraction",
+   .doc = "`synthetic-teacher`: each label, training and held-out, is replaced with this "
+          "probability by a class drawn uniformly (the held-out accuracy tops out at 1 - noise "
+          "+ noise / classes).",
+   GE(0), LE(1)},
+  {"data", "stream", KEY_BOOL, FIELD(data.stream), .def = "off", .unit = "",
+   .doc = "`synthetic-teacher`: `on` draws every training minibatch as fresh examples of the "
+          "teacher (each worker from its own random stream), so no example is seen twice; the "
+          "`data.train` examples are still made (sizes, a full-batch method's batch), after the "
+          "held-out ones, which are then the same whatever data.train.",
+  },
   {"data", "separation", KEY_DOUBLE, FIELD(data.separation), .def = "1", .unit = "",
    .doc = "`synthetic-gaussian`: standard deviation of the class means (larger is easier).",
    GT(0)},
@@ -1621,6 +1637,16 @@ int scenario_validate(const scenario *s, const char *origin, char *err, size_t e
   }
   if (validate_shapes(s, msg, sizeof msg) != 0) {
     msgf(err, errlen, "%s: model.layers: %s", o, msg);
+    return -1;
+  }
+  int teacher = strcmp(s->data.source, "synthetic-teacher") == 0;
+  if ((s->data.stream || s->data.label_noise > 0) && !teacher) {
+    msgf(err, errlen, "%s: data.%s: only the synthetic-teacher source has a teacher to draw from (data.source = %s)",
+         o, s->data.stream ? "stream" : "label_noise", s->data.source);
+    return -1;
+  }
+  if (s->data.label_noise > 0 && strcmp(s->model.type, "linear") == 0) {
+    msgf(err, errlen, "%s: data.label_noise: needs class labels to replace; model.type = linear has real targets", o);
     return -1;
   }
   if (s->model.warm_steps > 0 && (!s->model.numerics || !alg->trains_layers)) {

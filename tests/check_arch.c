@@ -16,10 +16,11 @@
 
 /* Tolerances, each with where it comes from. */
 /* TOL_PAPER_REL: Dean et al. 2012 Fig. 3 name the image networks by rounded sizes (80M, 330M,
- * 1.7B parameters); arch.c's shapes must give them within 5% (image-80m is 3.6% below). */
-#define TOL_PAPER_REL 0.05
+ * 1.7B parameters); arch.c's shapes must give them within 8% (image-80m, 8 maps per patch,
+ * the paper's lowest count, is 7.2% above; the other two within 1%). */
+#define TOL_PAPER_REL 0.08
 
-/* A layer to add: kind, then the arguments of arch_add_input/dense/local. */
+/* A layer to add: kind, then the arguments of arch_add_input/dense/local/pool/lcn. */
 typedef struct spec {
   arch_kind kind;
   size_t v[5];
@@ -32,6 +33,8 @@ static arch *build(const spec *s, size_t n)
     const size_t *v = s[i].v;
     int rc = s[i].kind == ARCH_INPUT  ? arch_add_input(a, v[0], v[1], v[2])
              : s[i].kind == ARCH_DENSE ? arch_add_dense(a, v[0])
+             : s[i].kind == ARCH_POOL  ? arch_add_pool(a, v[0], v[1], v[2], v[3])
+             : s[i].kind == ARCH_LCN   ? arch_add_lcn(a, v[0], v[1])
                                        : arch_add_local(a, v[0], v[1], v[2], v[3], v[4]);
     ck_assert_int_eq(rc, 0);
   }
@@ -53,8 +56,15 @@ START_TEST(test_arch_create_rejects)
   ck_assert_int_eq(arch_add_local(a, 3, 3, 1, 1, 0), -1); /* zero channels */
   ck_assert_int_eq(arch_add_dense(a, 0), -1);
   ck_assert_uint_eq(arch_n_layers(a), 1);
+  ck_assert_int_eq(arch_add_pool(a, 9, 1, 1, 1), -1);     /* pooling window wider than the grid */
+  ck_assert_int_eq(arch_add_pool(a, 2, 2, 1, 0), -1);     /* zero stride */
+  ck_assert_int_eq(arch_add_lcn(a, 0, 3), -1);            /* zero window */
+  ck_assert_int_eq(arch_add_lcn(a, 3, 9), -1);            /* LCN window taller than the grid */
+  ck_assert_uint_eq(arch_n_layers(a), 1);
   ck_assert_int_eq(arch_add_dense(a, 5), 0);
   ck_assert_int_eq(arch_add_local(a, 1, 1, 1, 1, 1), -1); /* LC over a dense layer */
+  ck_assert_int_eq(arch_add_pool(a, 1, 1, 1, 1), -1);     /* nor pooling */
+  ck_assert_int_eq(arch_add_lcn(a, 1, 1), -1);            /* nor LCN */
   ck_assert_uint_eq(arch_n_layers(a), 2);
   ck_assert_str_eq(arch_name(a), "");
   arch_free(a);
@@ -78,6 +88,18 @@ START_TEST(test_arch_create_shapes)
   ck_assert_int_eq(arch_add_dense(a, 3), 0);
   L = arch_layer_at(a, 2);
   ck_assert(L->kind == ARCH_DENSE && L->gx == 3 && L->gy == 1 && L->ch == 1);
+  arch_free(a);
+  /* Pooling keeps the channels, (9-3)/2+1 = 4 by (6-2)/1+1 = 5; LCN keeps the grid. */
+  a = arch_create();
+  ck_assert_int_eq(arch_add_input(a, 9, 6, 5), 0);
+  ck_assert_int_eq(arch_add_pool(a, 3, 2, 2, 1), 0);
+  L = arch_layer_at(a, 1);
+  ck_assert(L->kind == ARCH_POOL && L->gx == 4 && L->gy == 5 && L->ch == 5 && L->rx == 3 && L->sx == 2);
+  ck_assert_int_eq(arch_add_lcn(a, 3, 3), 0);
+  L = arch_layer_at(a, 2);
+  ck_assert(L->kind == ARCH_LCN && L->gx == 4 && L->gy == 5 && L->ch == 5 && L->sx == 1 && L->sy == 1);
+  ck_assert_int_eq(arch_add_local(a, 2, 2, 1, 1, 3), 0); /* LC over LCN */
+  ck_assert_uint_eq(arch_units(a, 3), 3 * 4 * 3);
   arch_free(a);
 }
 END_TEST
@@ -114,6 +136,25 @@ START_TEST(test_arch_flops_local)
 }
 END_TEST
 
+/* By hand: 6x6x2 input, pooling 2x2 stride 2 -> 3x3x2 = 18 units of fan-in 4: flops 6*18*4 =
+ * 432, no parameters; LCN 3x3 -> 18 units of fan-in 2*9 = 18: flops 6*18*18 = 1944; dense
+ * 18 -> 2: params 38, flops 6*36 = 216. Totals 38 and 2592. */
+START_TEST(test_arch_flops_pool_lcn)
+{
+  static const spec s[] = {{ARCH_INPUT, {6, 6, 2}}, {ARCH_POOL, {2, 2, 2, 2}}, {ARCH_LCN, {3, 3}}, {ARCH_DENSE, {2}}};
+  arch *a = BUILD(s);
+  ck_assert_uint_eq(arch_units(a, 1), 18);
+  ck_assert_double_eq(arch_layer_params(a, 1), 0.0);
+  ck_assert_double_eq(arch_layer_train_flops(a, 1), 432.0);
+  ck_assert_double_eq(arch_layer_params(a, 2), 0.0);
+  ck_assert_double_eq(arch_layer_train_flops(a, 2), 1944.0);
+  ck_assert_double_eq(arch_layer_params(a, 3), 38.0);
+  ck_assert_double_eq(arch_params(a), 38.0);
+  ck_assert_double_eq(arch_train_flops(a), 2592.0);
+  arch_free(a);
+}
+END_TEST
+
 /* Dean et al. 2012 sec. 5; 41,777,152 is the derivation in cost.c, and the flops
  * must be cost.c's too (one cost model, two descriptions). */
 START_TEST(test_arch_params_speech)
@@ -128,56 +169,63 @@ START_TEST(test_arch_params_speech)
 }
 END_TEST
 
-/* Layer-by-layer breakdowns and train flops documented in arch.c (input, LC1, LC2,
- * LC3, output), each re-derived here as units x (fan_in + 1); targets 80M, 330M,
- * 1.7B from Dean et al. 2012 Fig. 3, within TOL_PAPER_REL. */
+/* Layer-by-layer breakdowns and train flops documented in arch.c (input, then LC,
+ * pooling, LCN for each of the 3 stages, then the output), each re-derived here as
+ * units x (fan_in + 1); targets 80M, 330M, 1.7B from Dean et al. 2012 Fig. 3, within
+ * TOL_PAPER_REL; every stage is 10x10 filtering of 8 to 36 maps (the paper's range),
+ * 5x5 pooling and 5x5 LCN (Le et al. 2012), and the 21,841 outputs sit on the last
+ * pooled stage. */
 START_TEST(test_arch_params_image)
 {
   static const struct {
     const char *name;
-    double layer[5], total, target, flops;
+    double lc[3], out, total, target, flops;
   } nets[] = {
-    {"image-80m",
-     {0, 66248.0 * 301, 13448.0 * 801, 2048.0 * 801, 2048.0 * 21841 + 21841},
-     77105153.0, 80e6, 462009408.0},
-    {"image-330m",
-     {0, 198744.0 * 301, 40344.0 * 2401, 7168.0 * 2401, 7168.0 * 21841 + 21841},
-     330476385.0, 330e6, 1981249728.0},
-    {"image-1.7b",
-     {0, 248430.0 * 301, 201720.0 * 3001, 41070.0 * 3001, 41070.0 * 21841 + 21841},
-     1700421931.0, 1.7e9, 10199453220.0},
+    {"image-80m", {66248.0 * 301, 48672.0 * 801, 2048.0 * 801}, 1152.0 * 21841 + 21841, 85750041.0, 80e6,
+     543684192.0},
+    {"image-330m", {107653.0 * 301, 79092.0 * 1301, 54925.0 * 1301}, 5733.0 * 21841 + 21841, 331995964.0, 330e6,
+     2069287818.0},
+    {"image-1.7b", {289835.0 * 301, 212940.0 * 3501, 147875.0 * 3501}, 15435.0 * 21841 + 21841, 1687591326.0, 1.7e9,
+     10333917510.0},
   };
   /* The documented per-layer figures of arch.c. */
-  static const double documented[3][5] = {
-    {0, 19940648, 10771848, 1640448, 44752209},
-    {0, 59821944, 96865944, 17210368, 156578129},
-    {0, 74777430, 605361720, 123251070, 897031711},
+  static const double documented[3][4] = {
+    {19940648, 38986272, 1640448, 25182673},
+    {32403553, 102898692, 71457425, 125236294},
+    {87240335, 745502940, 517710375, 337137676},
   };
   double prev = 0.0;
   for (size_t i = 0; i < 3; i++) {
     const arch *a = arch_virtual_find(nets[i].name);
     ck_assert_ptr_nonnull(a);
-    ck_assert_uint_eq(arch_n_layers(a), 5);
+    ck_assert_uint_eq(arch_n_layers(a), 11);
     double sum = 0.0;
-    for (size_t l = 0; l < 5; l++) {
-      ck_assert_double_eq(arch_layer_params(a, l), nets[i].layer[l]);
-      ck_assert_double_eq(arch_layer_params(a, l), documented[i][l]);
-      sum += documented[i][l];
+    for (size_t k = 0; k < 3; k++) {
+      const arch_layer *lc = arch_layer_at(a, 1 + 3 * k), *pool = arch_layer_at(a, 2 + 3 * k),
+                       *lcn = arch_layer_at(a, 3 + 3 * k);
+      ck_assert(lc->kind == ARCH_LOCAL && lc->rx == 10 && lc->ry == 10 && lc->sx == 1 && lc->ch >= 8 && lc->ch <= 36);
+      ck_assert(pool->kind == ARCH_POOL && pool->rx == 5 && pool->ry == 5 && pool->ch == lc->ch);
+      ck_assert(lcn->kind == ARCH_LCN && lcn->rx == 5 && lcn->gx == pool->gx && lcn->ch == lc->ch);
+      ck_assert_double_eq(arch_layer_params(a, 1 + 3 * k), nets[i].lc[k]);
+      ck_assert_double_eq(arch_layer_params(a, 1 + 3 * k), documented[i][k]);
+      ck_assert_double_eq(arch_layer_params(a, 2 + 3 * k) + arch_layer_params(a, 3 + 3 * k), 0.0);
+      sum += documented[i][k];
     }
+    ck_assert_double_eq(arch_layer_params(a, 10), nets[i].out);
+    ck_assert_double_eq(arch_layer_params(a, 10), documented[i][3]);
+    sum += documented[i][3];
     ck_assert_double_eq(sum, nets[i].total);
     ck_assert_double_eq(arch_params(a), nets[i].total);
     ck_assert_double_eq(arch_train_flops(a), nets[i].flops);
     ck_assert_double_eq_tol(arch_params(a), nets[i].target, TOL_PAPER_REL * nets[i].target);
     ck_assert(arch_params(a) > prev);
     prev = arch_params(a);
-    /* 100x100x3 in, 10x10 windows, 21,841 outputs (arch.c's assumptions). */
+    /* 100x100x3 in; 21,841 outputs over the last pooled stage (arch.c's assumptions). */
     const arch_layer *in = arch_layer_at(a, 0);
     ck_assert(in->gx == 100 && in->gy == 100 && in->ch == 3);
-    for (size_t l = 1; l <= 3; l++) {
-      const arch_layer *L = arch_layer_at(a, l);
-      ck_assert(L->kind == ARCH_LOCAL && L->rx == 10 && L->ry == 10 && L->ch >= 8 && L->ch <= 36);
-    }
-    ck_assert_uint_eq(arch_units(a, 4), 21841);
+    ck_assert_int_eq(arch_layer_at(a, 10)->kind, ARCH_DENSE);
+    ck_assert_uint_eq(arch_units(a, 10), 21841);
+    ck_assert_double_eq(arch_layer_params(a, 10), (double)arch_units(a, 9) * 21841 + 21841);
   }
 }
 END_TEST
@@ -195,6 +243,8 @@ START_TEST(test_arch_virtual_listing)
       const arch_layer *L = arch_layer_at(v, l);
       int rc = L->kind == ARCH_INPUT  ? arch_add_input(a, L->gx, L->gy, L->ch)
                : L->kind == ARCH_DENSE ? arch_add_dense(a, L->gx)
+               : L->kind == ARCH_POOL  ? arch_add_pool(a, L->rx, L->ry, L->sx, L->sy)
+               : L->kind == ARCH_LCN   ? arch_add_lcn(a, L->rx, L->ry)
                                        : arch_add_local(a, L->rx, L->ry, L->sx, L->sy, L->ch);
       ck_assert_int_eq(rc, 0);
       const arch_layer *M = arch_layer_at(a, l);
@@ -233,9 +283,23 @@ static void check_sums(const arch *a, size_t px, size_t py)
   arch_plan_free(pl);
 }
 
+/* The narrowest side of a's tiled layers (LC, pooling, LCN and the 2-D input). */
+static size_t narrowest_grid(const arch *a)
+{
+  size_t g = (size_t)-1;
+  for (size_t l = 0; l < arch_n_layers(a); l++) {
+    const arch_layer *L = arch_layer_at(a, l);
+    if (L->kind == ARCH_DENSE)
+      continue;
+    g = L->gx < g ? L->gx : g;
+    g = L->gy < g ? L->gy : g;
+  }
+  return g;
+}
+
 START_TEST(test_arch_plan_sums)
 {
-  /* Tilings for Fig. 3's machine counts (issue 3): 1, 2, 4, 8, 9, 64, 81, 128, 144. */
+  /* Tilings for Fig. 3's machine counts: 1, 2, 4, 8, 9, 64, 81, 128, 144. */
   static const size_t tilings[][2] = {{1, 1}, {2, 1}, {1, 2}, {2, 2}, {4, 2}, {3, 3},
                                       {8, 8}, {9, 9}, {12, 12}, {16, 8}};
   for (size_t i = 0; arch_virtual_at(i) != NULL; i++) {
@@ -244,6 +308,10 @@ START_TEST(test_arch_plan_sums)
       size_t px = tilings[t][0], py = tilings[t][1];
       if (arch_layer_at(a, 0)->gy == 1) { /* speech: dense blocks only, P = px*py */
         check_sums(a, px * py, 1);
+        continue;
+      }
+      if (px > narrowest_grid(a)) { /* image-80m's last pooled grid is 12 wide: 16 columns leave tiles empty */
+        ck_assert_ptr_null(arch_plan_create(a, px, py));
         continue;
       }
       check_sums(a, px, py);
@@ -420,12 +488,17 @@ static size_t owner(const arch *a, size_t l, size_t u, size_t px, size_t py, int
   return j * px + i;
 }
 
+static int is_windowed(arch_kind k)
+{
+  return k == ARCH_LOCAL || k == ARCH_POOL || k == ARCH_LCN;
+}
+
 static int is_tiled(const arch *a, size_t l)
 {
   const arch_layer *L = arch_layer_at(a, l);
-  if (L->kind == ARCH_LOCAL) return 1;
+  if (is_windowed(L->kind)) return 1;
   return L->kind == ARCH_INPUT &&
-         (L->gy > 1 || (arch_n_layers(a) > 1 && arch_layer_at(a, 1)->kind == ARCH_LOCAL));
+         (L->gy > 1 || (arch_n_layers(a) > 1 && is_windowed(arch_layer_at(a, 1)->kind)));
 }
 
 static void check_bruteforce(const arch *a, size_t px, size_t py)
@@ -449,11 +522,21 @@ static void check_bruteforce(const arch *a, size_t px, size_t py)
           memset(need, 1, n_in);
           continue;
         }
-        size_t x = (u / L->ch) % L->gx, y = u / L->ch / L->gx;
+        size_t x = (u / L->ch) % L->gx, y = u / L->ch / L->gx, uc = u % L->ch;
         for (size_t dy = 0; dy < L->ry; dy++)
-          for (size_t dx = 0; dx < L->rx; dx++)
+          for (size_t dx = 0; dx < L->rx; dx++) {
+            /* LC and pooling windows start at x*s; an LCN's is centred, clipped to the grid */
+            long ix = (long)(x * L->sx + dx), iy = (long)(y * L->sy + dy);
+            if (L->kind == ARCH_LCN) {
+              ix = (long)x + (long)dx - (long)(L->rx - 1) / 2;
+              iy = (long)y + (long)dy - (long)(L->ry - 1) / 2;
+              if (ix < 0 || iy < 0 || ix >= (long)in->gx || iy >= (long)in->gy)
+                continue;
+            }
             for (size_t c = 0; c < in->ch; c++)
-              need[((y * L->sy + dy) * in->gx + x * L->sx + dx) * in->ch + c] = 1;
+              if (L->kind != ARCH_POOL || c == uc) /* a pooling unit reads its own map */
+                need[((size_t)iy * in->gx + (size_t)ix) * in->ch + c] = 1;
+          }
       }
       for (size_t v = 0; v < n_in; v++)
         if (need[v] && own_in[v] != p) count[p * P + own_in[v]]++;
@@ -476,7 +559,8 @@ static void check_bruteforce(const arch *a, size_t px, size_t py)
 }
 
 /* Small nets covering uneven tiles, strides above and below the window, two LC
- * stages, 1-D LC, empty dense blocks and a 2-D input feeding a dense layer. */
+ * stages, 1-D LC, empty dense blocks, a 2-D input feeding a dense layer, and pooling and
+ * LCN layers (one map per pooling window, centred and clipped LCN windows). */
 START_TEST(test_arch_halo_bruteforce)
 {
   static const spec n1[] = {{ARCH_INPUT, {9, 9, 2}}, {ARCH_LOCAL, {3, 3, 1, 1, 2}},
@@ -488,6 +572,12 @@ START_TEST(test_arch_halo_bruteforce)
   static const spec n5[] = {{ARCH_INPUT, {4, 3, 2}}, {ARCH_DENSE, {5}}};
   static const spec n6[] = {{ARCH_INPUT, {13, 11, 3}}, {ARCH_LOCAL, {5, 4, 2, 3, 2}},
                             {ARCH_LOCAL, {1, 1, 2, 1, 2}}};
+  /* a stage of the image nets: LC, overlapping pooling, LCN, then a dense output */
+  static const spec n7[] = {{ARCH_INPUT, {11, 9, 2}}, {ARCH_LOCAL, {3, 3, 1, 1, 3}}, {ARCH_POOL, {3, 2, 2, 1}},
+                            {ARCH_LCN, {3, 3}}, {ARCH_DENSE, {4}}};
+  /* an even LCN window (centred one cell to the left and up), LC over LCN, pooling last */
+  static const spec n8[] = {{ARCH_INPUT, {10, 8, 1}}, {ARCH_LCN, {4, 2}}, {ARCH_LOCAL, {2, 3, 2, 1, 2}},
+                            {ARCH_POOL, {2, 2, 1, 2}}};
   static const struct {
     const spec *s;
     size_t n;
@@ -499,6 +589,8 @@ START_TEST(test_arch_halo_bruteforce)
     {n4, 3, {{2, 1}, {3, 1}, {1, 3}, {7, 1}, {10, 1}, {4, 2}}},
     {n5, 2, {{2, 3}, {4, 1}, {1, 3}, {2, 1}, {4, 3}, {1, 1}}},
     {n6, 3, {{2, 2}, {3, 3}, {3, 1}, {2, 3}, {1, 3}, {3, 2}}},
+    {n7, 5, {{2, 2}, {3, 3}, {4, 2}, {1, 3}, {4, 4}, {1, 1}}},
+    {n8, 4, {{2, 2}, {4, 1}, {3, 3}, {1, 3}, {2, 3}, {1, 1}}},
   };
   for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
     arch *a = build(cases[i].s, cases[i].n);
@@ -526,10 +618,10 @@ START_TEST(test_arch_plan_rejects)
   a = BUILD(t);
   ck_assert_ptr_null(arch_plan_create(a, 2, 2));
   arch_free(a);
-  /* image-80m's last LC grid is 16x16 (arch.c): 16 columns fit, 17 do not. */
+  /* image-80m's last pooled grid is 12x12 (arch.c): 12 columns fit, 13 do not. */
   const arch *v = arch_virtual_find("image-80m");
-  ck_assert_ptr_null(arch_plan_create(v, 17, 1));
-  pl = arch_plan_create(v, 16, 16);
+  ck_assert_ptr_null(arch_plan_create(v, 13, 1));
+  pl = arch_plan_create(v, 12, 12);
   ck_assert_ptr_nonnull(pl);
   arch_plan_free(pl);
 }
@@ -552,7 +644,7 @@ END_TEST
 
 /* arch_plan_square: the most square tiling for LC nets (9 x 9 for 81, 4 x 2 for 8, a
  * prime count P x 1), P blocks for dense ones; NULL when a tile would be empty
- * (image-80m's last LC grid is 16 wide, so 17 columns cannot work). */
+ * (image-80m's last pooled grid is 12 wide, so 13 columns cannot work). */
 START_TEST(test_arch_plan_square)
 {
   const arch *img = arch_virtual_find("image-1.7b"), *speech = arch_virtual_find("speech-42m");
@@ -567,11 +659,11 @@ START_TEST(test_arch_plan_square)
     arch_plan_free(b);
   }
   /* 81 = 9 x 9: the first LC layer's 91 columns split in 9, so partition 0 owns
-   * floor(91/9) = 10 columns and 10 rows of 30 channels */
+   * floor(91/9) = 10 columns and 10 rows of 35 maps */
   arch_plan *nine = arch_plan_square(img, 81);
-  ck_assert_uint_eq(arch_plan_units(nine, 1, 0), 10 * 10 * 30);
+  ck_assert_uint_eq(arch_plan_units(nine, 1, 0), 10 * 10 * 35);
   arch_plan_free(nine);
-  ck_assert_ptr_null(arch_plan_square(arch_virtual_find("image-80m"), 17));
+  ck_assert_ptr_null(arch_plan_square(arch_virtual_find("image-80m"), 13));
   ck_assert_ptr_null(arch_plan_square(img, 0));
 }
 END_TEST
@@ -580,7 +672,7 @@ Suite *arch_suite(void)
 {
   Suite *s = suite_create("arch");
   ADD_TCASE(s, "create", test_arch_create_rejects, test_arch_create_shapes);
-  ADD_TCASE(s, "flops", test_arch_flops_dense, test_arch_flops_local);
+  ADD_TCASE(s, "flops", test_arch_flops_dense, test_arch_flops_local, test_arch_flops_pool_lcn);
   ADD_TCASE(s, "params", test_arch_params_speech, test_arch_params_image, test_arch_virtual_listing);
   ADD_TCASE(s, "plan", test_arch_plan_sums, test_arch_plan_dense_blocks, test_arch_plan_square);
   ADD_TCASE(s, "halo", test_arch_halo_dense, test_arch_halo_local_2x1, test_arch_halo_local_3x3,

@@ -21,6 +21,9 @@
 #define TOL_FRACTION 0.05
 /* TOL_SUM: k/n + (n-k)/n rounds to 1 within 2 u (u = 2^-53); 1e-12 leaves a margin. */
 #define TOL_SUM 1e-12
+/* TOL_NOISE: with label noise 0.3 over 4 classes a label differs from the teacher's with
+ * probability 0.3 x 3/4 = 0.225; over n = 4000 the fraction has sd 0.0066, 0.04 is 6 sd. */
+#define TOL_NOISE 0.04
 
 #define ERRLEN 512
 
@@ -141,6 +144,88 @@ START_TEST(test_data_synthetic_rejects)
   ck_assert_ptr_null(data_synthetic_gaussian(0, 3, 2, 1.0, r));
   data_free(NULL);
   gsl_rng_free(r);
+}
+END_TEST
+
+/* A teacher without label noise draws what data_synthetic_teacher draws from the same
+ * stream; with noise 0.3 over 4 classes 0.225 of the labels differ from the teacher's own
+ * class of their x; bad arguments give NULL. */
+START_TEST(test_data_teacher_noise)
+{
+  gsl_rng *a = rng_create(5, RNG_ROLE_DATA, 0), *b = rng_create(5, RNG_ROLE_DATA, 0);
+  dataset *ref = data_synthetic_teacher(4000, 6, 5, 4, a);
+  data_teacher *t = data_teacher_create(6, 5, 4, 0.0, b);
+  dataset *d = data_teacher_sample(t, 4000, b);
+  ck_assert(same_data(ref, d));
+  for (size_t i = 0; i < 100; i++) {
+    gsl_vector_const_view x = gsl_matrix_const_row(d->X, i);
+    ck_assert_double_eq(data_teacher_label(t, &x.vector), d->y[i]);
+  }
+  data_free(d);
+  data_teacher_free(t);
+  gsl_rng *c = rng_create(5, RNG_ROLE_DATA, 0);
+  t = data_teacher_create(6, 5, 4, 0.3, c);
+  d = data_teacher_sample(t, 4000, c);
+  size_t differ = 0;
+  for (size_t i = 0; i < 4000; i++) {
+    gsl_vector_const_view x = gsl_matrix_const_row(d->X, i);
+    differ += data_teacher_label(t, &x.vector) != d->y[i];
+  }
+  ck_assert_double_eq_tol((double)differ / 4000.0, 0.3 * 3.0 / 4.0, TOL_NOISE);
+  data_free(d);
+  data_teacher_free(t);
+  ck_assert_ptr_null(data_teacher_create(6, 5, 4, 1.5, a));
+  ck_assert_ptr_null(data_teacher_create(6, 5, 0, 0.1, a)); /* noise needs classes */
+  ck_assert_ptr_null(data_teacher_create(0, 5, 4, 0.0, a));
+  data_teacher_free(NULL);
+  data_free(ref);
+  gsl_rng_free(a);
+  gsl_rng_free(b);
+  gsl_rng_free(c);
+}
+END_TEST
+
+/* A streamed data set's draws are fresh examples of its teacher, drawn with the caller's
+ * stream exactly as data_teacher_fill draws them (none of them a row of the set), two
+ * workers' streams give different examples, and without the stream the rows come back. */
+START_TEST(test_data_stream_draws)
+{
+  gsl_rng *r = rng_create(7, RNG_ROLE_DATA, 0);
+  data_teacher *t = data_teacher_create(4, 3, 3, 0.1, r);
+  dataset *d = data_teacher_sample(t, 50, r);
+  data_set_stream(d, t);
+  gsl_rng *w = rng_create(7, RNG_ROLE_WORKER, 0), *ref = rng_create(7, RNG_ROLE_WORKER, 0);
+  gsl_rng *other = rng_create(7, RNG_ROLE_WORKER, 1);
+  gsl_matrix *Xb = gsl_matrix_alloc(10, 4), *Xr = gsl_matrix_alloc(10, 4), *Xo = gsl_matrix_alloc(10, 4);
+  double yb[10], yr[10], yo[10];
+  data_sample_batch(d, 0, 50, w, 10, Xb, yb);
+  data_teacher_fill(t, ref, 10, Xr, yr);
+  data_sample_batch(d, 0, 50, other, 10, Xo, yo);
+  for (size_t i = 0; i < 10; i++) {
+    ck_assert_double_eq(yb[i], yr[i]);
+    for (size_t j = 0; j < 4; j++)
+      ck_assert_double_eq(gsl_matrix_get(Xb, i, j), gsl_matrix_get(Xr, i, j));
+    ck_assert(gsl_matrix_get(Xb, i, 0) != gsl_matrix_get(Xo, i, 0));
+    for (size_t k = 0; k < 50; k++)
+      ck_assert(gsl_matrix_get(Xb, i, 0) != gsl_matrix_get(d->X, k, 0));
+  }
+  data_set_stream(d, NULL);
+  data_sample_batch(d, 0, 50, w, 10, Xb, yb);
+  for (size_t i = 0; i < 10; i++) {
+    size_t k = 0;
+    while (k < 50 && gsl_matrix_get(d->X, k, 0) != gsl_matrix_get(Xb, i, 0))
+      k++;
+    ck_assert_uint_lt(k, 50);
+  }
+  gsl_matrix_free(Xb);
+  gsl_matrix_free(Xr);
+  gsl_matrix_free(Xo);
+  gsl_rng_free(w);
+  gsl_rng_free(ref);
+  gsl_rng_free(other);
+  gsl_rng_free(r);
+  data_free(d);
+  data_teacher_free(t);
 }
 END_TEST
 
@@ -457,7 +542,8 @@ Suite *data_suite(void)
 {
   Suite *s = suite_create("data");
   ADD_TCASE(s, "synthetic", test_data_synthetic_determinism, test_data_synthetic_balance,
-            test_data_synthetic_rejects);
+            test_data_synthetic_rejects, test_data_teacher_noise);
+  ADD_TCASE(s, "stream", test_data_stream_draws);
   ADD_TCASE(s, "libsvm", test_data_libsvm_load, test_data_libsvm_labels, test_data_libsvm_errors);
   ADD_TCASE(s, "csv", test_data_csv_load, test_data_csv_no_header, test_data_csv_errors);
   ADD_TCASE(s, "missing_file", test_data_missing_file);

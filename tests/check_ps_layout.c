@@ -1,7 +1,8 @@
 /* check_ps_layout.c - Downpour's parameter layout without a simulation: the shards'
  * slices, the ranges helpers, whole and partitioned clients' layouts (known answers
- * worked out by hand, edge cases, and the coverage invariants), the accrual of
- * gradients and the shards' update rule. */
+ * worked out by hand, edge cases, and the coverage invariants), a proxy's layout, where
+ * clients and shards sit among the hosts, the accrual of gradients and the shards'
+ * update rule. */
 #include <check.h>
 #include <signal.h>
 #include <stdlib.h>
@@ -245,6 +246,133 @@ START_TEST(test_partition_edges)
 }
 END_TEST
 
+/* A proxy of 10 numeric parameters (slices [0, 4) [4, 7) [7, 10) over 3 shards) timed as
+ * small_net split in 2 (simulated slices [0, 6) [6, 12) [12, 17), as test_partition_known):
+ * shard 0's simulated parameters are all partition 0's, so it takes the whole numeric
+ * slice; shards 1 and 2 hold both partitions' (3 + 3, 1 + 4), so their numeric slices
+ * are cut in two, the longer block to partition 0: [4, 6) | [6, 7) and [7, 9) | [9, 10). */
+START_TEST(test_proxy_known)
+{
+  arch *a = small_net();
+  arch_plan *plan = arch_plan_create(a, 2, 1);
+  ps_layout *l0 = ps_layout_proxy(plan, 0, 10, 17, 3), *l1 = ps_layout_proxy(plan, 1, 10, 17, 3);
+  ck_assert_uint_eq(l0->n_links, 3);
+  assert_link(l0, 0, 0, (size_t[]){0}, (size_t[]){4}, 1, 0, 6);
+  assert_link(l0, 1, 1, (size_t[]){4}, (size_t[]){6}, 1, 4, 3);
+  assert_link(l0, 2, 2, (size_t[]){7}, (size_t[]){9}, 1, 6, 1);
+  ck_assert_uint_eq(l0->n_values, 8);
+  ck_assert_uint_eq(l1->n_links, 2);
+  assert_link(l1, 0, 1, (size_t[]){6}, (size_t[]){7}, 1, 0, 3);
+  assert_link(l1, 1, 2, (size_t[]){9}, (size_t[]){10}, 1, 1, 4);
+  ck_assert_uint_eq(l1->n_values, 2);
+  ps_layout_free(l0);
+  ps_layout_free(l1);
+  arch_plan_free(plan);
+  arch_free(a);
+}
+END_TEST
+
+/* A proxy's links are the partition's own simulated links, and its numeric ranges cover
+ * the numeric vector exactly once over the replica's partitions, each inside its shard's
+ * slice: dense and locally connected plans, 1 to 6 partitions, 1 to 7 shards, numeric
+ * vectors shorter and longer than the simulated one. */
+START_TEST(test_proxy_invariants)
+{
+  arch *dense = arch_create(), *lc = arch_create();
+  ck_assert_int_eq(arch_add_input(dense, 16, 1, 1), 0);
+  ck_assert_int_eq(arch_add_dense(dense, 32), 0);
+  ck_assert_int_eq(arch_add_dense(dense, 4), 0);
+  ck_assert_int_eq(arch_add_input(lc, 8, 8, 1), 0);
+  ck_assert_int_eq(arch_add_local(lc, 3, 3, 1, 1, 2), 0);
+  ck_assert_int_eq(arch_add_pool(lc, 2, 2, 1, 1), 0);
+  ck_assert_int_eq(arch_add_dense(lc, 5), 0);
+  const arch *nets[] = {dense, lc};
+  for (size_t t = 0; t < 2; t++)
+    for (size_t K = 1; K <= 6; K++)
+      for (size_t S = 1; S <= 7; S++)
+        for (size_t n = 0; n <= 40; n += 13) {
+          arch_plan *plan = arch_plan_square(nets[t], K);
+          if (plan == NULL) /* a tiling with an empty tile is refused: nothing to check */
+            continue;
+          size_t sim = (size_t)arch_params(nets[t]);
+          int *seen = calloc(n + 1, sizeof(int));
+          for (size_t p = 0; p < K; p++) {
+            ps_layout *x = ps_layout_proxy(plan, p, n, sim, S), *own = ps_layout_partition(plan, p, 0, sim, S);
+            ck_assert_uint_eq(x->n_links, own->n_links);
+            for (size_t i = 0; i < x->n_links; i++) {
+              const ps_link *k = &x->link[i];
+              size_t b, e;
+              ps_slice(n, S, (size_t)k->shard, &b, &e);
+              ck_assert_int_eq(k->shard, own->link[i].shard);
+              ck_assert(k->sim_elems == own->link[i].sim_elems && k->sim_elems > 0);
+              ck_assert(k->n_ranges == 0 || ps_ranges_inside(k->rb, k->re, k->n_ranges, b, e));
+              for (size_t j = 0; j < k->n_ranges; j++)
+                for (size_t v = k->rb[j]; v < k->re[j]; v++)
+                  seen[v]++;
+            }
+            ps_layout_free(x);
+            ps_layout_free(own);
+          }
+          for (size_t v = 0; v < n; v++)
+            ck_assert_msg(seen[v] == 1, "value %zu exchanged %d times (net %zu, K %zu, S %zu)", v, seen[v], t, K, S);
+          free(seen);
+          arch_plan_free(plan);
+        }
+  arch_free(dense);
+  arch_free(lc);
+}
+END_TEST
+
+/* ---- placement ------------------------------------------------------------- */
+
+/* 4 clients and 2 shards spread: c0 c1 s0 c2 c3 s1; 2 clients and 4 shards: s0 c0 s1 s2
+ * c1 s3 (group s ends after client floor((s+1) M / S) - 1); not spread: the clients,
+ * then the shards. */
+START_TEST(test_place_known)
+{
+  static const size_t c42[] = {0, 1, 3, 4}, s42[] = {2, 5}, c24[] = {1, 4}, s24[] = {0, 2, 3, 5};
+  for (size_t i = 0; i < 4; i++)
+    ck_assert_uint_eq(ps_place_client(4, 2, i, 1), c42[i]);
+  for (size_t i = 0; i < 2; i++)
+    ck_assert_uint_eq(ps_place_shard(4, 2, i, 1), s42[i]);
+  for (size_t i = 0; i < 2; i++)
+    ck_assert_uint_eq(ps_place_client(2, 4, i, 1), c24[i]);
+  for (size_t i = 0; i < 4; i++)
+    ck_assert_uint_eq(ps_place_shard(2, 4, i, 1), s24[i]);
+  ck_assert_uint_eq(ps_place_client(4, 2, 3, 0), 3);
+  ck_assert_uint_eq(ps_place_shard(4, 2, 1, 0), 5);
+}
+END_TEST
+
+/* Either way every host index is taken once, clients and shards each in their order, and
+ * spread puts no two shards further apart than a group of clients, rounded up. */
+START_TEST(test_place_invariants)
+{
+  for (size_t M = 1; M <= 30; M++)
+    for (size_t S = 1; S <= 30; S++)
+      for (int spread = 0; spread <= 1; spread++) {
+        int *taken = calloc(M + S, sizeof(int));
+        for (size_t c = 0; c < M; c++) {
+          size_t at = ps_place_client(M, S, c, spread);
+          ck_assert_uint_lt(at, M + S);
+          taken[at]++;
+          ck_assert(c == 0 || at > ps_place_client(M, S, c - 1, spread));
+        }
+        for (size_t k = 0; k < S; k++) {
+          size_t at = ps_place_shard(M, S, k, spread);
+          ck_assert_uint_lt(at, M + S);
+          taken[at]++;
+          ck_assert(k == 0 || at > ps_place_shard(M, S, k - 1, spread));
+          if (spread && k > 0)
+            ck_assert_uint_le(at - ps_place_shard(M, S, k - 1, spread), (M + S - 1) / S + 1);
+        }
+        for (size_t i = 0; i < M + S; i++)
+          ck_assert_msg(taken[i] == 1, "index %zu taken %d times (M %zu, S %zu, spread %d)", i, taken[i], M, S, spread);
+        free(taken);
+      }
+}
+END_TEST
+
 START_TEST(test_partition_out_of_range)
 {
   arch *a = small_net();
@@ -442,6 +570,8 @@ Suite *ps_layout_suite(void)
   ADD_TCASE(s, "ranges", test_ranges, test_ranges_gather_scatter);
   ADD_TCASE(s, "whole", test_whole_known, test_whole_edges);
   ADD_TCASE(s, "partition", test_partition_known, test_partition_edges);
+  ADD_TCASE(s, "proxy", test_proxy_known, test_proxy_invariants);
+  ADD_TCASE(s, "placement", test_place_known, test_place_invariants);
   ADD_TCASE(s, "invariants", test_whole_invariants, test_partition_invariants);
   ADD_TCASE(s, "accrual", test_accrue_whole, test_accrue_partition);
   ADD_TCASE(s, "rule", test_rule_sgd, test_rule_adagrad);

@@ -12,7 +12,7 @@
 #include "cli_util.h"
 
 static const char base_ini[] =
-    "[run]\nmax_steps = 40\neval_every = 0.01\n"
+    "[run]\nmax_steps = 40\neval_every = 0.01\nmax_sim_time = 3600\n" /* steps, not the 8-s default, end these runs */
     "[model]\nlayers = 16,32,4\n"
     "[data]\ntrain = 4000\ntest = 1000\n";
 
@@ -335,9 +335,9 @@ START_TEST(test_downpour_partitioned_bad_input)
   char *dir = cli_tmpdir();
   const char *overlap[] = {"run", "--out", "o", "--set", "downpour.partitions=2", "--set", "downpour.overlap=on", NULL};
   ck_assert_int_eq(cli_run(dir, overlap), 2);
-  const char *virt[] = {"run", "--out", "o", "--set", "downpour.partitions=2", "--set", "model.virtual=speech-42m",
-                        NULL};
-  ck_assert_int_eq(cli_run(dir, virt), 2);
+  const char *faults[] = {"run", "--out", "o", "--set", "downpour.ps_placement=spread", "--set",
+                          "faults.host_failures=replica1@0.01", NULL};
+  ck_assert_int_eq(cli_run(dir, faults), 2);
   const char *tiles[] = {"run", "--out", "o", "--set", "downpour.partitions=17", "--set", "model.numerics=off",
                          "--set", "model.virtual=image-80m", NULL};
   ck_assert_int_eq(cli_run(dir, tiles), 2);
@@ -346,6 +346,38 @@ START_TEST(test_downpour_partitioned_bad_input)
   ck_assert_int_eq(cli_lines(err), 1);
   ck_assert(!cli_exists(dir, "o"));
   free(err);
+  free(dir);
+}
+END_TEST
+
+/* A virtual net's replicas split over machines train model.layers as a proxy (Dean'12
+ * sec. 4.1 with sec. 3's partitions): one replica of the speech net on 4 machines takes
+ * the very steps of one whole replica (each machine fetches its own numeric block, pushes
+ * it and waits for the push before its next fetch, and each update is elementwise), in
+ * less simulated time; three split replicas with spread shards train too. */
+START_TEST(test_downpour_split_proxy)
+{
+  char *dir = cli_tmpdir();
+  cli_write(dir, "base.ini", base_ini);
+  const char *whole[] = {"model.virtual=speech-42m", "downpour.replicas=1", "downpour.ps_shards=3",
+                         "downpour.adagrad=off", "downpour.batch=64", "downpour.lr=0.1", "run.max_steps=30", NULL};
+  const char *split[] = {"model.virtual=speech-42m", "downpour.replicas=1", "downpour.ps_shards=3",
+                         "downpour.adagrad=off", "downpour.batch=64", "downpour.lr=0.1", "run.max_steps=30",
+                         "downpour.partitions=4", NULL};
+  json_t *a = cli_run_sets(dir, "whole", whole, NULL), *b = cli_run_sets(dir, "split", split, NULL);
+  ck_assert_msg(cli_num(a, "final_loss") == cli_num(b, "final_loss"), "loss %.17g vs %.17g", cli_num(a, "final_loss"),
+                cli_num(b, "final_loss"));
+  ck_assert_msg(cli_num(b, "sim_time_s") < cli_num(a, "sim_time_s") / 2, "4 machines %.6g s, 1 machine %.6g s",
+                cli_num(b, "sim_time_s"), cli_num(a, "sim_time_s"));
+  json_decref(a);
+  json_decref(b);
+  const char *three[] = {"model.virtual=speech-42m", "downpour.replicas=3", "downpour.ps_shards=3",
+                         "downpour.partitions=4", "downpour.ps_placement=spread", "downpour.batch=64",
+                         "run.max_steps=40", NULL};
+  json_t *c = cli_run_sets(dir, "three", three, NULL);
+  ck_assert_int_eq((long)cli_num(c, "hosts_used"), 15);
+  ck_assert_msg(cli_num(c, "final_loss") < TRAINED_LOSS, "loss %.17g", cli_num(c, "final_loss"));
+  json_decref(c);
   free(dir);
 }
 END_TEST
@@ -413,6 +445,7 @@ static Suite *downpour_suite(void)
   tcase_add_test(tc, test_downpour_partitioned_own_shards);
   tcase_add_test(tc, test_downpour_partitioned_replicas);
   tcase_add_test(tc, test_downpour_partitioned_bad_input);
+  tcase_add_test(tc, test_downpour_split_proxy);
   suite_add_tcase(s, tc);
   tc = tcase_create("sends");
   tcase_set_timeout(tc, 300);

@@ -31,17 +31,23 @@
  * (sim/faultcfg.c); measured 1.020 s. */
 #define WAITS_PAST_END 2
 
+/* Every scenario here runs on google-2004, the network distbelief-2012 had before it took
+ * Saturn's: the link and host names below are its racks of 40, and the runs without faults
+ * must equal the files recorded on it. */
+
 /* 4 replicas, 2 shards, fixed-rate SGD at a small rate so that 80% held-out accuracy
  * (chance: 25%) takes about 1.2 simulated s and some 1,200 steps without faults
  * (measured): failures at 0.3 s land in the middle of training. */
 static const char downpour_ini[] =
     "[run]\nalgorithm = downpour\nmax_steps = 0\nmax_sim_time = 5\neval_every = 0.05\ntarget_accuracy = 0.8\n"
+    "[platform]\npreset = google-2004\n"
     "[model]\nlayers = 16,32,4\n"
     "[data]\ntrain = 4000\ntest = 1000\n"
     "[downpour]\nreplicas = 4\nps_shards = 2\nadagrad = off\nlr = 0.003\n";
 
 static const char dataparallel_ini[] =
     "[run]\nalgorithm = dataparallel\nmax_steps = 40\neval_every = 0.01\n"
+    "[platform]\npreset = google-2004\n"
     "[model]\nlayers = 16,32,4\n"
     "[data]\ntrain = 4000\ntest = 1000\n"
     "[dataparallel]\nreplicas = 4\n";
@@ -49,6 +55,7 @@ static const char dataparallel_ini[] =
 /* sim_sandblaster's problem: logistic regression, 512 rows in 16 portions. */
 static const char sandblaster_ini[] =
     "[run]\nalgorithm = sandblaster\neval_every = 1000\n"
+    "[platform]\npreset = google-2004\n"
     "[model]\ntype = logistic\nlayers = 8,1\n"
     "[data]\ntrain = 512\ntest = 256\n"
     "[sandblaster]\nreplicas = 4\nps_shards = 3\nportion = 32\npush_every = 2\ngtol = 1e-6\n";

@@ -23,12 +23,15 @@
  * machines, about 2.2x; the band accepted around it (results/fig3/README.md; measured 2.43). */
 #define SPEECH8_MIN 1.8
 #define SPEECH8_MAX 2.6
-/* FIG4_FIRST_MIN, FIG4_FIRST_MAX, FIG4_LEARNED: the proxy starts from the warmstart (about
- * 0.81: SGD at rate 1 measured 0.814 after 30 s) and learns (0.934 after 600 s, the GPU's
- * 0.931). */
-#define FIG4_FIRST_MIN 0.7
-#define FIG4_FIRST_MAX 0.85
-#define FIG4_LEARNED 0.88
+/* FIG4_WARM_MIN, FIG4_WARM_MAX: the GPU's first evaluation (15 simulated s) starts from the
+ * shared warmstart (measured 0.6244 on the committed --quick grid); FIG4_GAIN: it learns from
+ * there (0.6522 at the 900-s horizon, +0.028); FIG4_CEILING: no accuracy above what 20% label
+ * noise allows on 10 classes (1 - 0.2 + 0.02 = 0.82) plus 5 standard errors of a 5,000-example
+ * held-out estimate (5 x 0.0054). */
+#define FIG4_WARM_MIN 0.55
+#define FIG4_WARM_MAX 0.70
+#define FIG4_GAIN 0.01
+#define FIG4_CEILING (0.82 + 0.027)
 /* TOL_CALIBRATED_TF: model.efficiency is chosen for the 1.2B row's 39 Tflop/s to 1e-5,
  * 39e-5 Tflop/s (measured 39.000016). */
 #define TOL_CALIBRATED_TF 39e-5
@@ -102,8 +105,8 @@ START_TEST(test_reproduce_fig3_quick)
   ck_assert_msg(s8 >= SPEECH8_MIN && s8 <= SPEECH8_MAX, "speech at 8: %.3f", s8);
   ck_assert(speedup(csv, "speech-42m", 4) < s8 && speedup(csv, "speech-42m", 16) < s8);
   ck_assert(speedup(csv, "speech-42m", 1) == 1.0);
-  /* the locally connected net keeps speeding up */
-  ck_assert(speedup(csv, "image-80m", 16) > speedup(csv, "image-80m", 8));
+  /* the larger, locally connected net gains more from the same machines (Fig. 3's caption) */
+  ck_assert(speedup(csv, "image-80m", 8) > s8 && speedup(csv, "image-80m", 16) > speedup(csv, "speech-42m", 16));
   free(csv);
   /* --check: the same run matches what it wrote, a changed value does not */
   const char *check[] = {"reproduce", "fig3", "--quick", "--quiet", "--check", "--out", "fig3", NULL};
@@ -315,7 +318,13 @@ START_TEST(test_reproduce_fig3_committed)
   const char *check[] = {"reproduce", "fig3", "--quick", "--quiet", "--check", "--out", RESULTS_DIR "/fig3", NULL};
   ck_assert_int_eq(cli_run(dir, check), 0);
   char *full = cli_read("", RESULTS_DIR "/fig3/fig3.csv"); /* "/" + an absolute path */
-  ck_assert_int_eq(cli_lines(full), 41); /* header + 4 nets x 10 machine counts */
+  char *readme = cli_read("", RESULTS_DIR "/fig3/README.md");
+  /* the README names the command that wrote the CSV: the full grid (header + 4 nets x 10
+   * machine counts) or --quick's (2 nets x 5) */
+  int quick = strstr(readme, "`dtsim reproduce fig3 --quick`") != NULL;
+  ck_assert_msg(quick || strstr(readme, "`dtsim reproduce fig3`"), "%.200s", readme);
+  ck_assert_int_eq(cli_lines(full), quick ? 11 : 41);
+  free(readme);
   free(full);
   free(dir);
 }
@@ -352,32 +361,6 @@ static double fig4_accuracy(const char *csv, const char *method, int replicas, c
   return -1;
 }
 
-/* fig4 --quick: its files; the proxy really learns from the warmstart (about 0.81) on
- * SGD's 8 machines and the GPU; and its rows are rows of the committed full grid. */
-START_TEST(test_reproduce_fig4_quick)
-{
-  char *dir = cli_tmpdir();
-  const char *args[] = {"reproduce", "fig4", "--quick", "--quiet", "--out", "fig4", NULL};
-  ck_assert_int_eq(cli_run(dir, args), 0);
-  ck_assert(cli_exists(dir, "fig4/fig4.png") && cli_exists(dir, "fig4/fig4.ini") && cli_exists(dir, "fig4/README.md"));
-  char *csv = cli_read(dir, "fig4/fig4.csv");
-  ck_assert_msg(strncmp(csv, "method,sim_time_h,accuracy,replicas,rate\n", 41) == 0, "%.80s", csv);
-  ck_assert_int_eq(cli_lines(csv), 1 + 3 * 2 * 20); /* sgd, gpu, downpour-adagrad 20 x 2 rates x 600 s / 30 s */
-  double first = fig4_accuracy(csv, "sgd", 1, "1", 30.0 / 3600), last = fig4_accuracy(csv, "sgd", 1, "1", 600.0 / 3600);
-  ck_assert_msg(first > FIG4_FIRST_MIN && first < FIG4_FIRST_MAX && last > FIG4_LEARNED,
-                "sgd: %g after 30 s, %g after 600 s", first, last);
-  ck_assert_msg(fig4_accuracy(csv, "gpu", 1, "1", 600.0 / 3600) > FIG4_LEARNED, "the GPU did not learn");
-  free(csv);
-  char *readme = cli_read(dir, "fig4/README.md");
-  ck_assert(strstr(readme, "## Paper vs dtsim") && strstr(readme, "## Set-up"));
-  free(readme);
-  const char *check[] = {"reproduce", "fig4", "--quick", "--quiet", "--check", "--out", RESULTS_DIR "/fig4", NULL};
-  ck_assert_int_eq(cli_run(dir, check), 0);
-  free(dir);
-}
-END_TEST
-
-#ifndef DTSIM_SANITIZE /* see reproduce_suite */
 /* Every line of `csv` after the header is a line of `full` (a --quick grid's rows are rows of
  * the committed full grid's). */
 static void rows_within(const char *csv, const char *full)
@@ -391,10 +374,53 @@ static void rows_within(const char *csv, const char *full)
   }
 }
 
+/* fig4 --quick: its files; the proxy starts from the warmstart on the GPU and learns, no
+ * accuracy beats the label noise's ceiling, every run's evaluations lie on the 15-s grid
+ * within the 900-s horizon; and its rows are rows of the committed grid (one run: the
+ * second that `--quick --check` would make costs as much again). */
+START_TEST(test_reproduce_fig4_quick)
+{
+  char *dir = cli_tmpdir();
+  const char *args[] = {"reproduce", "fig4", "--quick", "--quiet", "--out", "fig4", NULL};
+  ck_assert_int_eq(cli_run(dir, args), 0);
+  ck_assert(cli_exists(dir, "fig4/fig4.png") && cli_exists(dir, "fig4/fig4.ini") && cli_exists(dir, "fig4/README.md"));
+  char *csv = cli_read(dir, "fig4/fig4.csv");
+  ck_assert_msg(strncmp(csv, "method,sim_time_h,accuracy,replicas,rate\n", 41) == 0, "%.80s", csv);
+  /* the GPU and Downpour-Adagrad 20, each at the ladder's middle starting rung, 60 evaluations at most */
+  ck_assert_int_gt(cli_lines(csv), 2);
+  ck_assert_int_le(cli_lines(csv), 1 + 2 * 60);
+  double first = fig4_accuracy(csv, "gpu", 1, "0.1", 15.0 / 3600), last = -1;
+  for (int k = 60; k > 0 && last < 0; k--)
+    last = fig4_accuracy(csv, "gpu", 1, "0.1", 15.0 * k / 3600);
+  ck_assert_msg(first > FIG4_WARM_MIN && first < FIG4_WARM_MAX && last > first + FIG4_GAIN,
+                "gpu: %g after 15 s, %g at its last evaluation", first, last);
+  for (const char *p = strchr(csv, '\n'); p && p[1]; p = strchr(p + 1, '\n')) {
+    double t, acc;
+    ck_assert(sscanf(strchr(p + 1, ',') + 1, "%lf,%lf", &t, &acc) == 2);
+    ck_assert_msg(acc <= FIG4_CEILING && t > 0 && t <= 0.25 + 1e-12, "%.60s", p + 1);
+    double k = t * 3600 / 15;
+    ck_assert_msg(fabs(k - floor(k + 0.5)) < 1e-9, "off the 15-s grid: %.60s", p + 1);
+  }
+  free(csv);
+  char *readme = cli_read(dir, "fig4/README.md");
+  ck_assert(strstr(readme, "## Paper vs dtsim") && strstr(readme, "## Rules"));
+  free(readme);
+  /* its rows are rows of the committed grid (what `--quick --check` checks, without a second run) */
+  csv = cli_read(dir, "fig4/fig4.csv");
+  char *full = cli_read(RESULTS_DIR "/fig4", "fig4.csv");
+  ck_assert_ptr_nonnull(full);
+  rows_within(csv, full);
+  free(csv);
+  free(full);
+  free(dir);
+}
+END_TEST
+
 /* fig5 --quick in write mode, from a folder outside the source tree (cli_run starts it in a
  * fresh /tmp folder, as a user would): it ends normally (it once crashed writing its README,
  * which --check never writes), writes its four files, and its points are points of the
  * committed full grid (the same whole runs). */
+#ifndef DTSIM_SANITIZE /* see reproduce_suite */
 START_TEST(test_reproduce_fig5_quick)
 {
   char *dir = cli_tmpdir();
@@ -406,7 +432,7 @@ START_TEST(test_reproduce_fig5_quick)
   free(err);
   ck_assert(cli_exists(dir, "fig5/fig5.png") && cli_exists(dir, "fig5/fig5.ini") && cli_exists(dir, "fig5/README.md"));
   char *readme = cli_read(dir, "fig5/README.md");
-  ck_assert(strstr(readme, "## Paper vs dtsim") && strstr(readme, "## Set-up"));
+  ck_assert(strstr(readme, "## Paper vs dtsim") && strstr(readme, "## Rules"));
   free(readme);
   char *csv = cli_read(dir, "fig5/fig5.csv"), *full = cli_read(RESULTS_DIR "/fig5", "fig5.csv");
   ck_assert_ptr_nonnull(csv);

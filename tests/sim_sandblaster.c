@@ -462,9 +462,43 @@ START_TEST(test_sandblaster_bad_input)
   const char *shards[] = {"sandblaster.ps_shards=10", NULL}; /* 9 parameters */
   assert_rejected(dir, shards, "sandblaster.ps_shards");
   const char *hosts[] = {"platform.file=star.xml", "sandblaster.replicas=15", NULL}; /* 15 + 3 + 1 > 16 */
-  assert_rejected(dir, hosts, "sandblaster.replicas + sandblaster.ps_shards + 1");
+  assert_rejected(dir, hosts, "sandblaster.replicas x sandblaster.partitions + sandblaster.ps_shards + 1");
   const char *backup[] = {"sandblaster.backup_at=2", NULL};
   assert_rejected(dir, backup, "sandblaster.backup_at");
+  const char *exact[] = {"sandblaster.partitions=2", "sandblaster.exact_sum=on", NULL};
+  assert_rejected(dir, exact, "sandblaster.exact_sum");
+  free(dir);
+}
+END_TEST
+
+/* Split replicas (sandblaster.partitions): one replica of the speech net on 4 machines
+ * computes exactly the whole replica's batch gradients (its machines push disjoint parts
+ * of one running total; the numeric model trains as a proxy), so L-BFGS takes the same
+ * iterates, in a third of the simulated time; 3 split replicas on spread shards agree to
+ * rounding (their totals are added in another order). */
+START_TEST(test_sandblaster_split)
+{
+  char *dir = cli_tmpdir();
+  static const char ini[] = "[run]\nalgorithm = sandblaster\nmax_steps = 8\neval_every = 1e9\nmax_sim_time = 3600\n"
+                            "[model]\ntype = mlp\nlayers = 16,24,4\nvirtual = speech-42m\nefficiency = 0.25\n"
+                            "[data]\ntrain = 2048\ntest = 500\n[platform]\nmsg_overhead = 0.0002\n"
+                            "[sandblaster]\nreplicas = 1\nps_shards = 3\nportion = 256\n";
+  cli_write(dir, "split.ini", ini);
+  const char *one[] = {"run", "split.ini", "--quiet", "--out", "one", NULL};
+  const char *four[] = {"run", "split.ini", "--quiet", "--out", "four", "--set", "sandblaster.partitions=4", NULL};
+  const char *three[] = {"run", "split.ini", "--quiet", "--out", "three", "--set", "sandblaster.partitions=4",
+                         "--set", "sandblaster.replicas=3", "--set", "sandblaster.ps_placement=spread", NULL};
+  json_t *a = cli_summary(dir, one, "one"), *b = cli_summary(dir, four, "four"), *c = cli_summary(dir, three, "three");
+  ck_assert_msg(cli_num(a, "final_loss") == cli_num(b, "final_loss"), "loss %.17g vs %.17g", cli_num(a, "final_loss"),
+                cli_num(b, "final_loss"));
+  ck_assert_int_eq((long)cli_num(b, "steps"), 8);
+  ck_assert_msg(cli_num(b, "sim_time_s") < cli_num(a, "sim_time_s") / 2, "4 machines %.6g s, 1 machine %.6g s",
+                cli_num(b, "sim_time_s"), cli_num(a, "sim_time_s"));
+  ck_assert_double_eq_tol(cli_num(c, "final_loss"), cli_num(a, "final_loss"), TOL_SUM_REL * cli_num(a, "final_loss"));
+  ck_assert_int_eq((long)cli_num(c, "hosts_used"), 3 * 4 + 3 + 1);
+  json_decref(a);
+  json_decref(b);
+  json_decref(c);
   free(dir);
 }
 END_TEST
@@ -515,6 +549,10 @@ static Suite *sandblaster_suite(void)
   tc = tcase_create("traffic");
   tcase_set_timeout(tc, 120);
   tcase_add_test(tc, test_sandblaster_iteration_traffic);
+  suite_add_tcase(s, tc);
+  tc = tcase_create("split");
+  tcase_set_timeout(tc, 120);
+  tcase_add_test(tc, test_sandblaster_split);
   suite_add_tcase(s, tc);
   tc = tcase_create("limits");
   tcase_set_timeout(tc, 120);

@@ -189,8 +189,8 @@ START_TEST(test_sweep_bad_options)
             "[run]\nalgorithm = downpour\nmax_steps = 5\n[model]\nlayers = 8,16,3\n"
             "[data]\ntrain = 400\ntest = 100\n[downpour]\nreplicas = 2\nps_shards = 1\n");
   const char *combo[] = {"sweep", "split.ini", "--out", "out", "--vary", "downpour.partitions=1,2", "--vary",
-                         "model.virtual=none,speech-42m", "--emit-jobs", NULL};
-  cli_assert_bad_input(dir, combo, "point 004-partitions=2-virtual=speech-42m: split.ini: downpour.partitions");
+                         "downpour.overlap=off,on", "--emit-jobs", NULL};
+  cli_assert_bad_input(dir, combo, "point 004-partitions=2-overlap=on: split.ini: downpour.overlap");
   /* a second sweep into the same folder would mix two sweeps' points */
   const char *ok[] = {"sweep", "tiny.ini", "--quiet", "--out", "s", "--vary", "sgd.lr=0.1", NULL};
   free(run_expect(dir, ok, 0));
