@@ -1208,7 +1208,7 @@ void pipeline_stage_get(const pipeline *pl, size_t s, pipeline_stage_stats *st)
   xbt_assert(s < pl->p->stages, "stage %zu of %zu", s, pl->p->stages);
   *st = pl->devs[s * pl->lanes].st; /* replica 0's tensor rank 0 */
   st->busy_s = st->forward_s + st->backward_s + st->recompute_s;
-  st->idle_s = pl->end - st->busy_s - st->update_s;
+  st->idle_s = fmax(0, pl->end - st->busy_s - st->update_s); /* below 0 only by rounding */
 }
 
 void pipeline_result_get(const pipeline *pl, pipeline_result *r)

@@ -95,7 +95,7 @@ typedef struct job {
 } job;
 
 static const char usage[] =
-    "usage: dtsim reproduce NAME [--out DIR] [--quick] [--all-rows] [--jobs N] [--check [--results DIR]]\n"
+    "usage: dtsim reproduce NAME [--out DIR] [--quick] [--jobs N] [--check [--results DIR]]\n"
     "\n"
     "Runs the grid of simulations behind a published figure, each in its own process,\n"
     "and writes DIR (default results/NAME/): NAME.ini (the scenario), NAME.csv, NAME.png\n"
@@ -121,8 +121,6 @@ static const char usage[] =
     "             same calibration, then one rate of fewer methods and replica counts;\n"
     "             megatron: the rows of one node, 1-8 GPUs; pipeline: 2 and 4 stages, 1-8\n"
     "             microbatches, PTD-P's three smallest rows; gemm: all of it)\n"
-    "  --all-rows pipeline: also PTD-P's four rows above 1,024 GPUs (145.6B-1T), which the\n"
-    "             full grid leaves out for their CPU cost (an hour or more in all)\n"
     "  --jobs N   simulations run at once (default: the number of cores)\n"
     "  --check    compare with the committed results/NAME/NAME.csv of dtsim's source tree (or\n"
     "             --out DIR's) instead of writing, found before anything runs: exit 1 and\n"
@@ -688,8 +686,6 @@ int reproduce_main(int argc, char **argv)
       o.quick = 1;
     else if (strcmp(argv[i], "--check") == 0)
       o.check = 1;
-    else if (strcmp(argv[i], "--all-rows") == 0)
-      o.all_rows = 1;
     else if (strcmp(argv[i], "--quiet") == 0)
       o.quiet = 1;
     else if (strcmp(argv[i], "--out") == 0 && has_value(argc, argv, i))

@@ -17,7 +17,6 @@ typedef struct reproduce_opts {
   const char *out;
   const char *work;
   int quick, check, quiet;
-  int all_rows; /* --all-rows: also the rows a reproduction's full grid leaves out for their CPU cost */
   size_t n_par;
 } reproduce_opts;
 

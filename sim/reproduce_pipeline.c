@@ -69,6 +69,7 @@ static const char ptdp_ini[] =
     "[run]\n"
     "algorithm = pipeline\n"
     "max_steps = 1\n"
+    "collectives = rounds       ; each collective one bulk-synchronous round (the README: within 4e-5 of messages)\n"
     "[platform]\n"
     "preset = selene            ; 8 A100 (312e12 flop/s fp16, 108 SMs) per node, NVSwitch, 8 x 200 Gb/s HDR IB per node\n"
     "link_efficiency = on       ; links at NCCL's share: NVSwitch 230 of 300 GB/s, IB 24 of 25 GB/s per NIC\n"
@@ -94,25 +95,24 @@ typedef struct ptdp_row {
   long heads, hidden, layers, t, p, gpus, batch;
   double paper;         /* Table 1's Tflop/s per GPU */
   long b, layers_per_v; /* run_table_1.sh's MBS and layers per virtual stage (0: not interleaved) */
-  int quick, full;      /* in --quick; in the full run without --all-rows */
+  int quick;            /* in --quick */
 } ptdp_row;
 
 /* Table 1 (Narayanan et al. 2021) with run_table_1.sh's MBS and virtual stages. The full grid
- * runs the rows up to 1,024 GPUs; the four above (full = 0) run only with --all-rows: SimGrid
- * handles every ring step of every tensor allreduce of every replica as a message, so one step
- * of each is tens of minutes of CPU time (the 1T row's took 2,331 s before the kernel model) and
- * the four together more than an hour on a shared 2-core machine. --quick runs the three smallest. */
+ * runs all ten rows, --quick the three smallest. The collectives run as rounds (ptdp_ini): at
+ * message level SimGrid handles every ring step of every tensor allreduce of every replica as a
+ * message, and the 1T row's step alone took 2,331 s of CPU. */
 static const ptdp_row ptdp_rows[] = {
-    {"1.7", 24, 2304, 24, 1, 1, 32, 512, 137, 16, 0, 1, 1},
-    {"3.6", 32, 3072, 30, 2, 1, 64, 512, 138, 16, 0, 1, 1},
-    {"7.5", 32, 4096, 36, 4, 1, 128, 512, 142, 16, 0, 1, 1},
-    {"18.4", 48, 6144, 40, 8, 1, 256, 1024, 135, 8, 0, 0, 1},
-    {"39.1", 64, 8192, 48, 8, 2, 512, 1536, 138, 4, 0, 0, 1},
-    {"76.1", 80, 10240, 60, 8, 4, 1024, 1792, 140, 2, 5, 0, 1},
-    {"145.6", 96, 12288, 80, 8, 8, 1536, 2304, 148, 2, 5, 0, 0},
-    {"310.1", 128, 16384, 96, 8, 16, 1920, 2160, 155, 1, 3, 0, 0},
-    {"529.6", 128, 20480, 105, 8, 35, 2520, 2520, 163, 1, 1, 0, 0},
-    {"1008.0", 160, 25600, 128, 8, 64, 3072, 3072, 163, 1, 0, 0, 0},
+    {"1.7", 24, 2304, 24, 1, 1, 32, 512, 137, 16, 0, 1},
+    {"3.6", 32, 3072, 30, 2, 1, 64, 512, 138, 16, 0, 1},
+    {"7.5", 32, 4096, 36, 4, 1, 128, 512, 142, 16, 0, 1},
+    {"18.4", 48, 6144, 40, 8, 1, 256, 1024, 135, 8, 0, 0},
+    {"39.1", 64, 8192, 48, 8, 2, 512, 1536, 138, 4, 0, 0},
+    {"76.1", 80, 10240, 60, 8, 4, 1024, 1792, 140, 2, 5, 0},
+    {"145.6", 96, 12288, 80, 8, 8, 1536, 2304, 148, 2, 5, 0},
+    {"310.1", 128, 16384, 96, 8, 16, 1920, 2160, 155, 1, 3, 0},
+    {"529.6", 128, 20480, 105, 8, 35, 2520, 2520, 163, 1, 1, 0},
+    {"1008.0", 160, 25600, 128, 8, 64, 3072, 3072, 163, 1, 0, 0},
 };
 #define PTDP_ROWS (sizeof ptdp_rows / sizeof ptdp_rows[0])
 
@@ -140,13 +140,13 @@ static long ptdp_chunks(const ptdp_row *r)
   return r->layers_per_v > 0 ? r->layers / r->p / r->layers_per_v : 1;
 }
 
-static size_t ptdp_grid(int quick, int all_rows, ptdp_run *runs, reproduce_job *jobs, const char *work)
+static size_t ptdp_grid(int quick, ptdp_run *runs, reproduce_job *jobs, const char *work)
 {
   size_t n = 0;
   for (int var = 0; var < (quick ? 1 : PTDP_VARIANTS); var++)
     for (size_t i = 0; i < (var == PTDP_MAIN ? PTDP_ROWS : PTDP_ROBUST_ROWS); i++) {
       const ptdp_row *r = &ptdp_rows[i];
-      if (!(quick ? r->quick : r->full || all_rows))
+      if (quick && !r->quick)
         continue;
       long d = r->gpus / (r->t * r->p), m = r->batch / (r->b * d), v = ptdp_chunks(r);
       runs[n] = (ptdp_run){r, var, d, m, v, 0, 0, 0,
@@ -378,6 +378,13 @@ static void ptdp_readme(FILE *f, const ptdp_run *runs, size_t n, int quick)
           "  (`platform.link_efficiency = on`): NVSwitch 230 of 300 GB/s per A100 and direction, the\n"
           "  NCCL maintainers' figure for A100 all-reduce; InfiniBand 24 of each 200 Gb/s NIC's 25 GB/s\n"
           "  (nccl-tests issues 149 and 119).\n"
+          "- Collectives as rounds (`run.collectives = rounds`, every row alike): each tensor-parallel\n"
+          "  and data-parallel allreduce is one bulk-synchronous round of one transfer per member, its\n"
+          "  steps' latencies a chain, instead of 2(t-1) SimGrid messages per rank; at message level\n"
+          "  the 1T row's one step took 2,331 s of CPU. Against message level, on these rows (contention-\n"
+          "  free inside a node, every ring's routes alike), rounds give the same Tflop/s per GPU to\n"
+          "  1e-13 for the rows of one node, +1.2e-5 at 39.1B and +3.3e-5 at 76.1B\n"
+          "  ([algorithms/README.md](../../algorithms/README.md#rounds-runcollectives--rounds), error table).\n"
           "- Calibration, once: `model.efficiency = " PTDP_EFFICIENCY "`, the share of the A100's speed the\n"
           "  training software's kernels get (the kernel model times each kernel as the library runs it\n"
           "  alone, GEMMs with cuBLAS's main loop at 0.8631 of an SM's peak, fitted on DeepBench's V100\n"
@@ -393,16 +400,7 @@ static void ptdp_readme(FILE *f, const ptdp_run *runs, size_t n, int quick)
     if (ptdp_find(runs, n, i, PTDP_MAIN) == NULL)
       fprintf(f, "%s %sB (%ld GPUs)", any++ ? "," : "- Not run in this grid, so not in `ptdp.csv` or the targets below:",
               ptdp_rows[i].params_b, ptdp_rows[i].gpus);
-  if (any && !quick)
-    fputs(".\n  The full grid leaves out the rows above 1,024 GPUs for their CPU cost: SimGrid handles every\n"
-          "  ring step of every tensor-parallel allreduce of every replica as a message (6 allreduces per\n"
-          "  layer and microbatch with recomputation, 2(t-1) messages each per rank), so one step of each\n"
-          "  is tens of minutes of CPU time (the 1T row's took 2,331 s, measured before the kernel model)\n"
-          "  and the four together more than an hour on a shared 2-core machine. `dtsim reproduce pipeline\n"
-          "  --all-rows` runs them; a bulk-synchronous mode for the collectives (one round of each ring\n"
-          "  as one activity, issue 18) is the route to making them cheap enough for the default grid.\n",
-          f);
-  else if (any)
+  if (any)
     fputs(".\n", f);
   fputs("\n| params (B) | t | p | d | GPUs | batch | b | m | v | PTD-P Tflop/s/GPU | dtsim Tflop/s/GPU | error | bubble | GEMM share |\n"
         "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n",
@@ -487,7 +485,7 @@ static void ptdp_readme(FILE *f, const ptdp_run *runs, size_t n, int quick)
   if (n_tp)
     fprintf(f, " The rows of one node with t > 1 are %+.1f%% off on average", 100 * e_tp / n_tp);
   if (n_pp)
-    fprintf(f, "%s the pipelined rows (p > 1) %+.1f%%", n_tp ? ", " : " The pipelined rows (p > 1) are ",
+    fprintf(f, n_tp ? ", the pipelined rows (p > 1) %+.1f%%" : " The pipelined rows (p > 1) are %+.1f%% off on average",
             100 * e_pp / n_pp);
   fputs(".\n"
         "  Tensor parallelism's allreduces are on the critical path between GEMMs, at NCCL's\n"
@@ -632,7 +630,7 @@ int reproduce_pipeline(const reproduce_opts *o, char *err, size_t len)
   ptdp_run pt[PTDP_MAX_RUNS];
   reproduce_job *jobs = xbt_malloc0(PP_MAX_RUNS * sizeof(reproduce_job));
   reproduce_job *pjobs = xbt_malloc0(PTDP_MAX_RUNS * sizeof(reproduce_job));
-  size_t n = pp_grid(o->quick, runs, jobs, o->work), npt = ptdp_grid(o->quick, o->all_rows, pt, pjobs, o->work);
+  size_t n = pp_grid(o->quick, runs, jobs, o->work), npt = ptdp_grid(o->quick, pt, pjobs, o->work);
   int rc = reproduce_run_jobs(o, "pipeline.ini", jobs, n, err, len) == 0 ? 0 : 2;
   if (rc == 0 && reproduce_run_jobs(o, "ptdp.ini", pjobs, npt, err, len) != 0)
     rc = 2;
