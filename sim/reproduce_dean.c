@@ -213,6 +213,37 @@ static double core_seconds(const json_t *summary, const config *c)
   return s * (c->m == M_GPU ? 1 : CORES_PER_MACHINE);
 }
 
+/* Reads the evaluations of j's progress.csv into r (t, acc, steps): those on the EVAL_EVERY
+ * grid when on_grid, else all of them. */
+static int read_progress(run *r, const reproduce_job *j, int on_grid, char *err, size_t len)
+{
+  char path[700];
+  snprintf(path, sizeof(path), "%s/progress.csv", j->dir);
+  char *text = fileio_read(path, NULL);
+  if (text == NULL) {
+    snprintf(err, len, "%s: no result", path);
+    return -1;
+  }
+  size_t cap = 1;
+  for (const char *p = text; *p; p++)
+    cap += *p == '\n';
+  r->t = xbt_malloc(cap * sizeof(double));
+  r->acc = xbt_malloc(cap * sizeof(double));
+  r->steps = xbt_malloc(cap * sizeof(long));
+  for (const char *p = strchr(text, '\n'); p && p[1]; p = strchr(p + 1, '\n')) {
+    double t, loss, acc;
+    long step;
+    if (sscanf(p + 1, "%lf,%ld,%lf,%lf", &t, &step, &loss, &acc) == 4 && (!on_grid || fmod(t, EVAL_EVERY) == 0)) {
+      r->t[r->n] = t;
+      r->acc[r->n] = acc;
+      r->steps[r->n] = step;
+      r->n++;
+    }
+  }
+  free(text);
+  return 0;
+}
+
 /* Reads the run's summary.json and its evaluations on the EVAL_EVERY grid (not the last one
  * a run makes when it stops between two), so that a shorter run's are the first ones of a
  * longer run; a run that stopped at the target reached it at its last evaluation. */
@@ -232,30 +263,7 @@ static int read_run(run *r, const reproduce_job *j, char *err, size_t len)
   r->hosts = (long)json_integer_value(json_object_get(s, "hosts_used"));
   r->core_s = core_seconds(s, r->c);
   json_decref(s);
-  snprintf(path, sizeof(path), "%s/progress.csv", j->dir);
-  char *text = fileio_read(path, NULL);
-  if (text == NULL) {
-    snprintf(err, len, "%s: no result", path);
-    return -1;
-  }
-  size_t cap = 1;
-  for (const char *p = text; *p; p++)
-    cap += *p == '\n';
-  r->t = xbt_malloc(cap * sizeof(double));
-  r->acc = xbt_malloc(cap * sizeof(double));
-  r->steps = xbt_malloc(cap * sizeof(long));
-  for (const char *p = strchr(text, '\n'); p && p[1]; p = strchr(p + 1, '\n')) {
-    double t, loss, acc;
-    long step;
-    if (sscanf(p + 1, "%lf,%ld,%lf,%lf", &t, &step, &loss, &acc) == 4 && fmod(t, EVAL_EVERY) == 0) {
-      r->t[r->n] = t;
-      r->acc[r->n] = acc;
-      r->steps[r->n] = step;
-      r->n++;
-    }
-  }
-  free(text);
-  return 0;
+  return read_progress(r, j, 1, err, len);
 }
 
 static void free_runs(run *runs, size_t n)
@@ -327,31 +335,7 @@ static void calibration_job(reproduce_job *j, const calibration *cal, int rung, 
 /* The evaluation grid of a calibration run is not EVAL_EVERY's: reads all of them. */
 static int read_calibration(run *r, const reproduce_job *j, char *err, size_t len)
 {
-  char path[700];
-  snprintf(path, sizeof(path), "%s/progress.csv", j->dir);
-  char *text = fileio_read(path, NULL);
-  if (text == NULL) {
-    snprintf(err, len, "%s: no result", path);
-    return -1;
-  }
-  size_t cap = 1;
-  for (const char *p = text; *p; p++)
-    cap += *p == '\n';
-  r->t = xbt_malloc(cap * sizeof(double));
-  r->acc = xbt_malloc(cap * sizeof(double));
-  r->steps = xbt_malloc(cap * sizeof(long));
-  for (const char *p = strchr(text, '\n'); p && p[1]; p = strchr(p + 1, '\n')) {
-    double t, loss, acc;
-    long step;
-    if (sscanf(p + 1, "%lf,%ld,%lf,%lf", &t, &step, &loss, &acc) == 4) {
-      r->t[r->n] = t;
-      r->acc[r->n] = acc;
-      r->steps[r->n] = step;
-      r->n++;
-    }
-  }
-  free(text);
-  return 0;
+  return read_progress(r, j, 0, err, len);
 }
 
 /* Step times of the SGD baseline and of the GPU, timing only. */
