@@ -241,7 +241,7 @@ fi
 
 if want 11; then
 echo
-echo "== 11. Parallel numerics (issue 8.6): synchronous data parallelism, 32 replicas each computing a real"
+echo "== 11. Parallel numerics: synchronous data parallelism, 32 replicas each computing a real"
 echo "   gradient of a 256-512-512-10 MLP on 256 examples per step, 2 steps, dgx2h hosts; wall time with"
 echo "   one and two SimGrid threads (target: two at least 1.6x faster) and the result files compared"
 par() { # threads, output folder
@@ -262,7 +262,7 @@ fi
 if want 12; then
 SCALES=${SCALES:-20 10} SCFG=${SCFG---cfg=surf/precision:1e-6 --cfg=maxmin/precision:1e-2} SENDS=${SENDS:-waited}
 echo
-echo "== 12. Scale (issue 8.5): timing-only Downpour on a fat tree, tests/bench/scale-10k.ini at 1/F of its"
+echo "== 12. Scale: timing-only Downpour on a fat tree, tests/bench/scale-10k.ini at 1/F of its"
 echo "   10,000 hosts (1,100/F replicas x 9 machines of image-80m + 100/F shards, 5 steps, distbelief-2012"
 echo "   hosts and links as a fat tree), dtsim vs ref_downpour_split.c sending the same messages"
 echo "   SimGrid settings for both: ${SCFG:-(defaults)}; downpour.sends = $SENDS (reference: $SENDS sends)"
