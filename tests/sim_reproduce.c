@@ -348,6 +348,7 @@ START_TEST(test_reproduce_bad_input)
 }
 END_TEST
 
+#ifndef DTSIM_SANITIZE /* fig4 and fig5: Release only (see reproduce_suite) */
 /* Accuracy of method/replicas/rate at sim_time_h from fig4.csv text, or -1. */
 static double fig4_accuracy(const char *csv, const char *method, int replicas, const char *rate, double hours)
 {
@@ -421,7 +422,6 @@ END_TEST
  * fresh /tmp folder, as a user would): it ends normally (it once crashed writing its README,
  * which --check never writes), writes its four files, and its points are points of the
  * committed full grid (the same whole runs). */
-#ifndef DTSIM_SANITIZE /* see reproduce_suite */
 START_TEST(test_reproduce_fig5_quick)
 {
   char *dir = cli_tmpdir();
@@ -697,13 +697,18 @@ static Suite *reproduce_suite(void)
   tcase_add_test(tc, test_reproduce_consensus_quick);
   tcase_add_test(tc, test_reproduce_consensus_committed);
   suite_add_tcase(s, tc);
+  /* fig4 and fig5 --quick: Release only. Each is about 4 minutes of CPU in Release, and the
+   * sanitizer build runs sim suites 5 to 11 times slower (its thread contexts), past their
+   * 900-s timeout. */
   tc = tcase_create("fig4");
   tcase_set_timeout(tc, 900);
+#ifndef DTSIM_SANITIZE
   tcase_add_test(tc, test_reproduce_fig4_quick);
+#endif
   suite_add_tcase(s, tc);
   tc = tcase_create("fig5");
   tcase_set_timeout(tc, 900);
-#ifndef DTSIM_SANITIZE /* the same code as fig4's (reproduce_dean.c), 5x the runs: Release only */
+#ifndef DTSIM_SANITIZE
   tcase_add_test(tc, test_reproduce_fig5_quick);
 #endif
   suite_add_tcase(s, tc);
