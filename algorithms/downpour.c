@@ -62,6 +62,8 @@ typedef struct replica {
   int fetch_in_flight;
   sg_comm_t *push_comms;   /* overlap: the push in flight */
   ps_push_msg **push_msgs; /* [faults]: the push in flight, freed here if undelivered */
+  int *push_served;        /* [faults]: [i] set by the shard that took push_msgs[i] */
+  size_t push_next;        /* [faults]: the first push whose comm nobody waited for yet */
   int push_in_flight;
   minibatch *mb;           /* a whole replica's draws from its own shard of the data */
   modelpar_replica *mp;    /* a split replica's passes, run with its partners; NULL when whole */
@@ -362,15 +364,24 @@ static void push_gradient_bounded(replica *r)
       continue;
     }
     r->push_msgs[i] = push_message(r, i);
+    r->push_served[i] = 0;
+    r->push_msgs[i]->served = &r->push_served[i];
     r->push_comms[i] = msg_send_async(box, shard_host(d, k->shard), &r->push_msgs[i]->hdr,
                                       msg_bytes(k->sim_elems, d->cfg->elem_bytes));
   }
+  r->push_next = 0;
   double deadline = simgrid_get_clock() + d->fp->wait_timeout;
-  for (size_t i = 0; i < r->lay->n_links; i++)
-    if (r->push_msgs[i] && sg_comm_wait_for(r->push_comms[i], remaining(deadline)) != SG_OK) {
+  for (size_t i = 0; i < r->lay->n_links; i++) {
+    if (r->push_msgs[i] == NULL)
+      continue;
+    r->push_next = i + 1; /* the wait takes the comm's reference, even if the actor dies in it */
+    if (sg_comm_wait_for(r->push_comms[i], remaining(deadline)) != SG_OK) {
       msg_free(r->push_msgs[i]); /* a failed put hands nothing over */
       lost++;
     }
+    r->push_msgs[i] = NULL;
+  }
+  r->push_next = r->lay->n_links;
   atomic_fetch_add(&d->fp->undelivered_pushes, lost);
   r->accrued_steps = 0;
 }
@@ -551,6 +562,8 @@ static void replica_init(downpour *d, replica *r, int rank, int part, rset *set,
   r->replies = xbt_malloc0(n * sizeof(msg *));
   r->push_comms = xbt_malloc0(n * sizeof(sg_comm_t));
   r->push_msgs = xbt_malloc0(n * sizeof(ps_push_msg *));
+  r->push_served = xbt_malloc0(n * sizeof(int));
+  r->push_next = r->lay->n_links;
   r->accrued = xbt_malloc0((r->lay->n_values + 1) * sizeof(double));
   if (set) {
     r->mp = set->rep;
@@ -569,6 +582,18 @@ static void replica_init(downpour *d, replica *r, int rank, int part, rset *set,
 
 static void replica_release(replica *r)
 {
+  /* [faults]: a replica whose host died in push_gradient_bounded left its push in flight:
+   * the comms it had not waited for still hold a reference, and a message no shard took is
+   * still its own. */
+  for (size_t i = 0; i < r->lay->n_links; i++) {
+    if (r->push_msgs[i] == NULL)
+      continue;
+    if (i >= r->push_next)
+      sg_comm_unref(r->push_comms[i]);
+    if (!r->push_served[i])
+      msg_free(&r->push_msgs[i]->hdr);
+  }
+  xbt_free(r->push_served);
   xbt_free(r->fetched_version);
   xbt_free(r->accrued_version);
   xbt_free(r->fetch_comms);

@@ -223,8 +223,12 @@ static void serve(ps_shard *s, msg *m)
 {
   if (m->kind == PS_MSG_FETCH)
     send_parameters(s, ps_fetch_msg_of(m));
-  else if (m->kind == PS_MSG_PUSH)
-    apply_update(s, ps_push_msg_of(m));
+  else if (m->kind == PS_MSG_PUSH) {
+    ps_push_msg *pm = ps_push_msg_of(m);
+    if (pm->served)
+      *pm->served = 1;
+    apply_update(s, pm);
+  }
   else if (m->kind == PS_MSG_DONE)
     client_done(s, ps_done_msg_of(m)->client);
   else

@@ -41,6 +41,8 @@ typedef struct ps_push_msg {
   int client;      /* the sender's rank at the shards */
   long version;    /* the shard's version of the oldest parameters the gradients were computed on */
   size_t n;        /* values below: 0 when numerics are off */
+  int *served;     /* [faults]: set to 1 by the shard that takes the message (its sender then
+                      knows, should it die, that the message is the shard's to free); or NULL */
   double grad[];   /* the accrued gradient of the client's values of the slice, in fetch order */
 } ps_push_msg;
 
@@ -92,6 +94,7 @@ static inline ps_push_msg *ps_push_msg_create(int client, long version, size_t n
   m->client = client;
   m->version = version;
   m->n = n;
+  m->served = NULL;
   return m;
 }
 
