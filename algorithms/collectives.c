@@ -52,6 +52,7 @@ typedef struct coll_rank {
   /* rounds: what the member published for the current round */
   coll_op op;
   size_t n;
+  size_t batch;       /* 0: one collective; k: a batch of k (coll_batch) */
   const double *in;   /* its input, or NULL (timing only) */
   double *part;       /* its block of the result (numerics), part_cap doubles */
   size_t part_cap;
@@ -363,29 +364,63 @@ static void rounds_part(coll_comm *c, size_t me, coll_op op, size_t n)
   xbt_free(x);
 }
 
-static void rounds_ring(coll_comm *c, size_t me, double *buf, size_t n, coll_op op)
+/* The round's first barrier, then the check that every member called the same. */
+static void rounds_meet(coll_comm *c, size_t me, coll_op op, size_t n, size_t batch, const double *buf)
 {
-  size_t p = c->p, right = (me + 1) % p, left = (me + p - 1) % p;
   coll_rank *rk = &c->ranks[me];
   rk->op = op;
   rk->n = n;
+  rk->batch = batch;
   rk->in = buf;
   account_comm_begin();
   sg_barrier_wait(c->bar);
-  for (size_t k = 0; k < p; k++) {
+  for (size_t k = 0; k < c->p; k++) {
     const coll_rank *o = &c->ranks[k];
-    xbt_assert(o->op == op && o->n == n && (o->in == NULL) == (buf == NULL),
-               "%s: member %zu called %s of %zu elements%s, member %zu %s of %zu%s: members called different "
-               "collectives",
-               c->ns, me, coll_op_name(op), n, buf ? "" : " (timing only)", k, coll_op_name(o->op), o->n,
-               o->in ? "" : " (timing only)");
+    xbt_assert(o->op == op && o->n == n && o->batch == batch && (o->in == NULL) == (buf == NULL),
+               "%s: member %zu called %s of %zu elements%s (batch %zu), member %zu %s of %zu%s (batch %zu): members "
+               "called different collectives",
+               c->ns, me, coll_op_name(op), n, buf ? "" : " (timing only)", batch, k, coll_op_name(o->op), o->n,
+               o->in ? "" : " (timing only)", o->batch);
   }
-  if (buf)
-    rounds_part(c, me, op, n);
+}
+
+/* Member 0 runs the chain of `steps` - 1 latencies while the others wait; then the second
+ * barrier. */
+static void rounds_chain(coll_comm *c, size_t me, size_t steps)
+{
   if (me == 0)
-    for (size_t s = 1; s < ring_steps(op, p); s++)
+    for (size_t s = 1; s < steps; s++)
       sg_host_sendto(c->slow_src, c->slow_dst, 0);
   sg_barrier_wait(c->bar);
+}
+
+/* The round's transfers: member me sends its right neighbour out_elems elements (the
+ * bytes of `steps` step messages) and receives in_elems from its left, `reduced` of them
+ * added on arrival. */
+static void rounds_transfer(coll_comm *c, size_t me, size_t out_elems, size_t in_elems, size_t reduced, size_t steps)
+{
+  size_t p = c->p, right = (me + 1) % p, left = (me + p - 1) % p;
+  peer_box *b = box_of(c, me, right);
+  coll_msg *m = coll_msg_create((int)me, b->sent++, out_elems, 0);
+  double bytes = (double)out_elems * (double)c->o.elem_bytes + (double)(steps * MSG_HEADER_BYTES);
+  sg_comm_t both[2];
+  pending pd;
+  both[0] = msg_send_async(b->out, c->hosts[right], &m->hdr, bytes);
+  post_recv(c, me, left, &pd);
+  both[1] = pd.comm;
+  sg_comm_wait_all(both, 2);
+  account_comm_end();
+  take_recv(c, me, &pd, NULL, 0, in_elems, 0);
+  reduce_cost(c, reduced);
+}
+
+static void rounds_ring(coll_comm *c, size_t me, double *buf, size_t n, coll_op op)
+{
+  size_t p = c->p, left = (me + p - 1) % p;
+  rounds_meet(c, me, op, n, 0, buf);
+  if (buf)
+    rounds_part(c, me, op, n);
+  rounds_chain(c, me, ring_steps(op, p));
   if (buf)
     for (size_t k = 0; k < p; k++) {
       size_t off, len;
@@ -397,18 +432,7 @@ static void rounds_ring(coll_comm *c, size_t me, double *buf, size_t n, coll_op 
   size_t out_elems, in_elems, reduced, unused;
   ring_sent(op, p, n, me, &out_elems, &unused);
   ring_sent(op, p, n, left, &in_elems, &reduced);
-  peer_box *b = box_of(c, me, right);
-  coll_msg *m = coll_msg_create((int)me, b->sent++, out_elems, 0);
-  double bytes = (double)out_elems * (double)c->o.elem_bytes + (double)(ring_steps(op, p) * MSG_HEADER_BYTES);
-  sg_comm_t both[2];
-  pending pd;
-  both[0] = msg_send_async(b->out, c->hosts[right], &m->hdr, bytes);
-  post_recv(c, me, left, &pd);
-  both[1] = pd.comm;
-  sg_comm_wait_all(both, 2);
-  account_comm_end();
-  take_recv(c, me, &pd, NULL, 0, in_elems, 0);
-  reduce_cost(c, reduced);
+  rounds_transfer(c, me, out_elems, in_elems, reduced, ring_steps(op, p));
 }
 
 /* Whether op on c runs as a round: rounds mode, more than one member, unchunked. */
@@ -622,6 +646,50 @@ void coll_allreduce(coll_comm *c, size_t me, double *buf, size_t n, coll_algo al
     return;
   }
   xbt_die("unknown allreduce algorithm %d", (int)algo);
+}
+
+/* A batch as one round: the steps of all its collectives in one latency chain, the bytes
+ * of all of them in one transfer per member. */
+static void rounds_batch(coll_comm *c, size_t me, const coll_op *ops, size_t nops, size_t reps, size_t n)
+{
+  size_t p = c->p, left = (me + p - 1) % p, steps = 0, out_elems = 0, in_elems = 0, reduced = 0;
+  for (size_t i = 0; i < nops; i++) {
+    size_t o, in, r, unused;
+    ring_sent(ops[i], p, n, me, &o, &unused);
+    ring_sent(ops[i], p, n, left, &in, &r);
+    steps += reps * ring_steps(ops[i], p);
+    out_elems += reps * o;
+    in_elems += reps * in;
+    reduced += reps * r;
+  }
+  rounds_meet(c, me, ops[0], n, nops * reps, NULL);
+  rounds_chain(c, me, steps);
+  rounds_transfer(c, me, out_elems, in_elems, reduced, steps);
+}
+
+void coll_batch(coll_comm *c, size_t me, const coll_op *ops, size_t nops, size_t reps, size_t n, coll_algo algo)
+{
+  if (c->p == 1 || nops == 0 || reps == 0)
+    return;
+  int ring = 1;
+  for (size_t i = 0; i < nops; i++) {
+    xbt_assert(ops[i] == COLL_ALLREDUCE || ops[i] == COLL_REDUCE_SCATTER || ops[i] == COLL_ALLGATHER,
+               "%s: coll_batch takes allreduce, reduce-scatter and allgather, not %s", c->ns, coll_op_name(ops[i]));
+    ring = ring && (ops[i] != COLL_ALLREDUCE || algo == COLL_RING);
+  }
+  if (as_round(c) && ring) {
+    rounds_batch(c, me, ops, nops, reps, n);
+    return;
+  }
+  for (size_t r = 0; r < reps; r++)
+    for (size_t i = 0; i < nops; i++) {
+      if (ops[i] == COLL_ALLREDUCE)
+        coll_allreduce(c, me, NULL, n, algo);
+      else if (ops[i] == COLL_REDUCE_SCATTER)
+        coll_reduce_scatter(c, me, NULL, n);
+      else
+        coll_allgather(c, me, NULL, n);
+    }
 }
 
 /* ---- serial references ------------------------------------------------------------ */

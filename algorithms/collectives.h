@@ -84,6 +84,14 @@ void coll_allreduce(coll_comm *c, size_t me, double *buf, size_t n, coll_algo al
 void coll_reduce_scatter(coll_comm *c, size_t me, double *buf, size_t n);
 /* Ring. In: coll_block(n, p, me) of buf holds member me's block; out: every block. */
 void coll_allgather(coll_comm *c, size_t me, double *buf, size_t n);
+/* Timing only: ops[0..nops) repeated reps times (allreduce with algo, reduce-scatter and
+ * allgather, the latter two rings), back to back on n elements each, as if called one by
+ * one. In COLL_ROUNDS, with every allreduce a ring, the whole batch is one round: one
+ * barrier, one latency chain of all its steps (less one), one transfer per member of all
+ * its bytes. On a contention-free ring that is the time of the collectives one after
+ * another; under contention the batch's bytes share the links as one flow per member.
+ * Otherwise the collectives run one by one, as messages or rounds. */
+void coll_batch(coll_comm *c, size_t me, const coll_op *ops, size_t nops, size_t reps, size_t n, coll_algo algo);
 /* Binomial tree. buf: root's vector, copied to every member. */
 void coll_bcast(coll_comm *c, size_t me, size_t root, double *buf, size_t n);
 /* Binomial tree. Out: the sum on root (other members' buf is scratch). */

@@ -190,3 +190,22 @@ sg_exec_t compute_work_execute_async(const run_config *cfg, const gemm_device *g
 {
   return account_exec_async(work_amount(cfg, gpu, w));
 }
+
+static double works_amount(const run_config *cfg, const gemm_device *gpu, const compute_work *w, size_t n, double reps)
+{
+  double a = 0;
+  for (size_t i = 0; i < n; i++)
+    a += work_amount(cfg, gpu, &w[i]);
+  return reps * a;
+}
+
+void compute_works_execute(const run_config *cfg, const gemm_device *gpu, const compute_work *w, size_t n, double reps)
+{
+  account_exec(works_amount(cfg, gpu, w, n, reps));
+}
+
+sg_exec_t compute_works_execute_async(const run_config *cfg, const gemm_device *gpu, const compute_work *w, size_t n,
+                                      double reps)
+{
+  return account_exec_async(works_amount(cfg, gpu, w, n, reps));
+}

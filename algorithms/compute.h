@@ -59,6 +59,12 @@ typedef struct compute_work {
 void compute_work_execute(const run_config *cfg, const gemm_device *gpu, const compute_work *w);
 /* As compute_work_execute, started and returned at once (wait with account_exec_wait). */
 sg_exec_t compute_work_execute_async(const run_config *cfg, const gemm_device *gpu, const compute_work *w);
+/* Each of w[0..n) reps times as one execution of the calling actor (their amounts as
+ * compute_work_execute spends them, summed, times reps): a run of identical phases with
+ * nothing between them to wait for; the _async form returns it started. */
+void compute_works_execute(const run_config *cfg, const gemm_device *gpu, const compute_work *w, size_t n, double reps);
+sg_exec_t compute_works_execute_async(const run_config *cfg, const gemm_device *gpu, const compute_work *w, size_t n,
+                                      double reps);
 /* The device seconds of w on a GPU (before a straggler's slowdown), as compute_work_execute
  * spends them: for a caller that runs the same work many times (compute_gpu_execute). */
 double compute_work_seconds(const run_config *cfg, const gemm_device *gpu, const compute_work *w);

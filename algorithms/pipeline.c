@@ -1445,7 +1445,7 @@ static int validate(const scenario *sc, const void *params, char *why, size_t le
              "pipeline.recompute = off and tensor.recompute = on");
     return -1;
   }
-  if (tf && tensor_validate_shapes(tp, why, len) != 0)
+  if (tf && (tensor_validate_shapes(tp, why, len) != 0 || tensor_validate_fuse(sc, tp, why, len) != 0))
     return -1;
   if (tf && sc->model.virtual_net[0]) {
     snprintf(why, len, "model.virtual: transformer stages are timed by [tensor]'s GPT shapes; a virtual network "

@@ -457,13 +457,132 @@ static void start_step(rank *rk)
 
 /* One microbatch through the rank's layers: the embedding first when the stack starts the
  * model, the logits last when it ends it (a pipeline stage may hold neither). */
+/* ---- fused passes (tensor.fuse_layers, timing only) -------------------------------- *
+ *
+ * Every layer of a rank's stack has the same shapes, so a microbatch's pass over its L
+ * layers is L copies of one layer's phases and collectives. A fused pass runs them as one
+ * execution of all the compute that waits for nothing, then one coll_batch of the
+ * collectives (one round in run.collectives = rounds), and, with async_grad_allreduce, each
+ * block's L weight-gradient GEMMs as one execution concurrent with one batch of the L
+ * input-gradient reductions they overlap, block by block. On a tensor group whose
+ * collectives meet no other traffic that is the layer-by-layer time, to rounding: the
+ * executions add up, and a batch of L rounds takes L rounds' latencies and bytes when every
+ * ring pair has the same route latency (one NVSwitch, one switch). What it does not keep
+ * is where in the pass the tensor group's transfers fall, so a flow that shares a link with
+ * them (a pipeline boundary's, a data-parallel bucket's) meets them at other times
+ * (algorithms/README.md, Fused layers, has the error). The last microbatch's backward of a
+ * step with dp_overlap runs layer by layer: its buckets leave as their layers finish. */
+
+/* A fused pass's executions: each item a phase, or WGRAD | phase its weight-gradient GEMM. */
+#define WGRAD 8
+
+static sg_exec_t fused_exec(rank *rk, const int *items, size_t n, double reps, int async)
+{
+  const tensor *t = rk->tp;
+  if (rk->has_gpu) {
+    double s = 0;
+    for (size_t i = 0; i < n; i++)
+      s += items[i] & WGRAD ? rk->wgrad_s[items[i] & ~WGRAD] : rk->phase_s[items[i]];
+    if (async)
+      return compute_gpu_execute_async(t->cfg, reps * s);
+    compute_gpu_execute(t->cfg, reps * s);
+    return NULL;
+  }
+  gemm_shape g[6][TRANSFORMER_MAX_GEMMS];
+  compute_work w[6];
+  xbt_assert(n <= 6, "tensor: %zu phases in a fused execution", n);
+  for (size_t i = 0; i < n; i++) {
+    transformer_phase ph = (transformer_phase)(items[i] & ~WGRAD);
+    if (items[i] & WGRAD)
+      w[i] = (compute_work){g[i], transformer_wgrad_gemm(&t->d, t->p->ranks, ph, g[i]), 0, 0};
+    else
+      w[i] = phase_work(t, ph, g[i]);
+  }
+  if (async)
+    return compute_works_execute_async(t->cfg, NULL, w, n, reps);
+  compute_works_execute(t->cfg, NULL, w, n, reps);
+  return NULL;
+}
+
+/* The collectives of one layer's forward (forward_layer), appended to ops. */
+static size_t forward_ops(const tensor *t, coll_op *ops)
+{
+  if (!t->p->seqpar) {
+    ops[0] = ops[1] = COLL_ALLREDUCE;
+    return 2;
+  }
+  ops[0] = ops[2] = COLL_ALLGATHER;
+  ops[1] = ops[3] = COLL_REDUCE_SCATTER;
+  return 4;
+}
+
+static void fused_batch(rank *rk, const coll_op *ops, size_t n)
+{
+  const tensor *t = rk->tp;
+  coll_batch(rk->tc, rk->me, ops, n, t->p->layers, t->n * t->d.h, (coll_algo)t->p->algo);
+}
+
+static int fused(const rank *rk) { return rk->tp->p->fuse && rk->parts == NULL && rk->sn == NULL && !rk->handing; }
+
+static void forward_fused(rank *rk)
+{
+  static const int items[] = {TRANSFORMER_FWD_ATTN, TRANSFORMER_FWD_MLP};
+  coll_op ops[4];
+  fused_exec(rk, items, 2, (double)rk->tp->p->layers, 0);
+  fused_batch(rk, ops, forward_ops(rk->tp, ops));
+}
+
+/* Each layer's recomputed forward (recompute), its backward MLP and attention, and (without
+ * async_grad_allreduce) their weight gradients, then the collectives none of them overlaps;
+ * with it, then, the MLP blocks' L weight-gradient GEMMs concurrent with their L input-
+ * gradient reductions, and the attention blocks' likewise (two overlaps, so that
+ * L max(w, c) of each block is what they take). */
+static void backward_fused(rank *rk)
+{
+  const tensor_params *p = rk->tp->p;
+  double L = (double)p->layers;
+  int items[6];
+  coll_op ops[8], red = p->seqpar ? COLL_REDUCE_SCATTER : COLL_ALLREDUCE;
+  size_t ni = 0, no = 0;
+  if (p->recompute) {
+    items[ni++] = TRANSFORMER_FWD_ATTN;
+    items[ni++] = TRANSFORMER_FWD_MLP;
+    no = forward_ops(rk->tp, ops);
+  }
+  items[ni++] = TRANSFORMER_BWD_MLP;
+  items[ni++] = TRANSFORMER_BWD_ATTN;
+  if (p->seqpar) { /* the gathers before each block's backward */
+    ops[no++] = COLL_ALLGATHER;
+    ops[no++] = COLL_ALLGATHER;
+  }
+  if (!p->async_grad) {
+    items[ni++] = WGRAD | TRANSFORMER_BWD_MLP;
+    items[ni++] = WGRAD | TRANSFORMER_BWD_ATTN;
+    ops[no++] = red;
+    ops[no++] = red;
+  }
+  fused_exec(rk, items, ni, L, 0);
+  fused_batch(rk, ops, no);
+  if (!p->async_grad)
+    return;
+  static const int wgrads[] = {WGRAD | TRANSFORMER_BWD_MLP, WGRAD | TRANSFORMER_BWD_ATTN};
+  for (int k = 0; k < 2; k++) { /* each block's L weight gradients over its L reductions */
+    sg_exec_t e = fused_exec(rk, &wgrads[k], 1, L, 1);
+    fused_batch(rk, &red, 1);
+    account_exec_wait(e);
+  }
+}
+
 static void microbatch_forward(rank *rk, int first, int last)
 {
   const tensor_params *p = rk->tp->p;
   if (first && p->vocab)
     forward_embedding(rk);
-  for (size_t l = 0; l < p->layers; l++)
-    forward_layer(rk, l);
+  if (fused(rk))
+    forward_fused(rk);
+  else
+    for (size_t l = 0; l < p->layers; l++)
+      forward_layer(rk, l);
   if (last && p->vocab)
     forward_logits(rk);
 }
@@ -511,12 +630,15 @@ static void microbatch_backward(rank *rk, int first, int last)
   const tensor_params *p = rk->tp->p;
   if (last && p->vocab)
     backward_logits(rk);
-  for (size_t l = p->layers; l-- > 0;) {
-    if (p->recompute)
-      forward_layer(rk, l); /* the same values again: the run is deterministic */
-    backward_layer(rk, l);
-    gradients_ready(rk);
-  }
+  if (fused(rk))
+    backward_fused(rk);
+  else
+    for (size_t l = p->layers; l-- > 0;) {
+      if (p->recompute)
+        forward_layer(rk, l); /* the same values again: the run is deterministic */
+      backward_layer(rk, l);
+      gradients_ready(rk);
+    }
   if (first && p->vocab && rk->sn)
     backward_embedding(rk);
 }
@@ -1223,6 +1345,16 @@ static const key_spec tensor_keys[] = {
           "reach this (PyTorch DDP's bucket_cap_mb = 25 MiB); buckets hold whole layers, so one may "
           "exceed it.",
    KEY_GT(0)},
+  {"tensor", "fuse_layers", KEY_BOOL, KEY_FIELD(tensor_params, fuse), .def = "off", .unit = "",
+   .doc = "`on` (timing only: `model.numerics = off`): each microbatch's forward over the rank's layers, and "
+          "its backward with their recomputation, runs as one execution of the compute and one batch of "
+          "the collectives (one round each with `run.collectives = rounds`), and with "
+          "`async_grad_allreduce` one more execution of the weight gradients concurrent with one batch of "
+          "the reductions they overlap: a few SimGrid activities per pass instead of about ten per layer. "
+          "On a contention-free tensor group it takes the layer-by-layer time when each weight-gradient "
+          "GEMM is longer (or each shorter) than its reduction; flows sharing the group's links meet its "
+          "transfers at other times (algorithms/README.md, Fused layers, has the error). With `dp_overlap` "
+          "the last microbatch's backward of a step runs layer by layer, so buckets leave as layers finish."},
   {"tensor", "recompute", KEY_BOOL, KEY_FIELD(tensor_params, recompute), .def = "off", .unit = "",
    .doc = "`on`: activation recomputation (checkpointing every layer, as PTD-P): before each layer's "
           "backward its forward runs again, with its two reductions; counted in the reported flop/s, as "
@@ -1267,12 +1399,21 @@ int tensor_validate_shapes(const tensor_params *p, char *why, size_t len)
   return -1;
 }
 
+int tensor_validate_fuse(const scenario *sc, const tensor_params *p, char *why, size_t len)
+{
+  if (!p->fuse || !sc->model.numerics)
+    return 0;
+  snprintf(why, len, "tensor.fuse_layers: fused layer passes are timing only; set model.numerics = off or "
+           "tensor.fuse_layers = off");
+  return -1;
+}
+
 int tensor_validate(const scenario *sc, const tensor_params *p, char *why, size_t len)
 {
   double n = (double)p->seq * (double)p->microbatch, h = (double)p->hidden;
   double per_rank = (double)p->layers * (24 * n * h + 2 * (double)p->microbatch * (double)p->heads *
                                          (double)p->seq * (double)p->seq / (double)p->ranks);
-  if (tensor_validate_shapes(p, why, len) != 0)
+  if (tensor_validate_shapes(p, why, len) != 0 || tensor_validate_fuse(sc, p, why, len) != 0)
     return -1;
   if (sc->model.numerics && per_rank * (double)(p->ranks + 1) > TP_NUMERIC_MAX)
     snprintf(why, len, "tensor.hidden: a numeric run this large holds more than 2^27 doubles; set model.numerics = "

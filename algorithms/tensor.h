@@ -33,6 +33,7 @@ typedef struct tensor_params {
   int kernels;     /* a transformer_kernels: the memory-bound kernels' traffic (transformer.h) */
   int dp_overlap;  /* d > 1: bucketed data-parallel allreduces overlap the last backward */
   double bucket_bytes; /* dp_overlap: wire bytes at which a gradient bucket is handed over */
+  int fuse;        /* timing only: a microbatch's pass over the layers as a few phases (fuse_layers) */
 } tensor_params;
 
 /* run.algorithm = tensor */
@@ -61,6 +62,8 @@ typedef struct tensor_result {
 int tensor_validate(const scenario *sc, const tensor_params *p, char *why, size_t len);
 /* The shape checks alone: hidden, heads, ranks, seq with sequence parallelism, vocab. */
 int tensor_validate_shapes(const tensor_params *p, char *why, size_t len);
+/* fuse_layers needs model.numerics = off: 0, or -1 with one line in why. */
+int tensor_validate_fuse(const scenario *sc, const tensor_params *p, char *why, size_t len);
 /* With tensor.kernels, every host of cfg must have a mem_bw property: 0, or -1 naming
  * the first that has none. */
 int tensor_check_mem_bw(const tensor_params *p, const run_config *cfg, char *err, size_t len);
