@@ -96,6 +96,8 @@ typedef struct spec {
   int threads;       /* SimGrid contexts/nthreads; 0: default */
   int mismatch;      /* member 1 passes n + 1 (a broken invariant) */
   int rounds;        /* COLL_ROUNDS instead of COLL_MESSAGES */
+  size_t repeat;     /* > 0 (timing only): op, an allgather and a reduce-scatter, repeat times */
+  int batched;       /* repeat: as one coll_batch instead of one by one */
 } spec;
 
 typedef struct result {
@@ -141,7 +143,17 @@ static void member_actor(int argc, char **argv)
   member *m = sg_actor_self_get_data();
   const spec *s = m->s;
   size_t n = s->mismatch && m->rank == 1 ? s->n + 1 : s->n;
-  run_op(s, m->comm, m->rank, m->buf, n);
+  const coll_op ops[] = {(coll_op)s->op, COLL_ALLGATHER, COLL_REDUCE_SCATTER};
+  if (s->repeat && s->batched)
+    coll_batch(m->comm, m->rank, ops, 3, s->repeat, n, (coll_algo)s->algo);
+  else if (s->repeat)
+    for (size_t k = 0; k < s->repeat; k++) {
+      run_op(s, m->comm, m->rank, NULL, n);
+      coll_allgather(m->comm, m->rank, NULL, n);
+      coll_reduce_scatter(m->comm, m->rank, NULL, n);
+    }
+  else
+    run_op(s, m->comm, m->rank, m->buf, n);
   if (m->world)
     coll_allreduce(m->world, m->wrank, m->buf, s->n, COLL_RING);
 }
@@ -369,7 +381,7 @@ static const size_t sizes_p[] = {1, 2, 3, 5, 8, 13};
 /* 37 elements (not a multiple of any p above but 1: uneven blocks); root 1 where p > 1. */
 START_TEST(test_collectives_serial_sum)
 {
-  spec s = {cases[_i / N_P][0], cases[_i / N_P][1], sizes_p[_i % N_P], 37, 0, 0, 1, 0, 1, {0}, {1}, 0, 0, 0, 0};
+  spec s = {cases[_i / N_P][0], cases[_i / N_P][1], sizes_p[_i % N_P], 37, 0, 0, 1, 0, 1, {0}, {1}, 0, 0, 0, 0, 0, 0};
   s.root = s.p > 1 ? 1 : 0;
   result r = run_ok(&s);
   check_numbers(&s, &r, 0);
@@ -380,7 +392,7 @@ END_TEST
 /* Fewer elements than members: empty blocks still travel (as header-only messages). */
 START_TEST(test_collectives_tiny)
 {
-  spec s = {cases[_i][0], cases[_i][1], 8, 3, 2, 0, 1, 0, 1, {0}, {1}, 0, 0, 0, 0};
+  spec s = {cases[_i][0], cases[_i][1], 8, 3, 2, 0, 1, 0, 1, {0}, {1}, 0, 0, 0, 0, 0, 0};
   result r = run_ok(&s);
   check_numbers(&s, &r, 0);
   free(r.buf);
@@ -390,7 +402,7 @@ END_TEST
 /* The same simulation twice, and with two SimGrid threads: identical clocks and buffers. */
 START_TEST(test_collectives_determinism)
 {
-  spec s = {cases[_i][0], cases[_i][1], 6, 1000, 0, 0, 1, 0, 1, {0}, {1}, 0, 0, 0, 0};
+  spec s = {cases[_i][0], cases[_i][1], 6, 1000, 0, 0, 1, 0, 1, {0}, {1}, 0, 0, 0, 0, 0, 0};
   result a = run_ok(&s), b = run_ok(&s);
   s.threads = 2;
   result c = run_ok(&s);
@@ -405,7 +417,7 @@ END_TEST
  * a different (longer, as each chunk pays alpha) time, so chunking did happen. */
 START_TEST(test_collectives_chunked)
 {
-  spec s = {cases[_i][0], cases[_i][1], 5, 1000, 2, 0, 1, 0, 1, {0}, {1}, 0, 0, 0, 0};
+  spec s = {cases[_i][0], cases[_i][1], 5, 1000, 2, 0, 1, 0, 1, {0}, {1}, 0, 0, 0, 0, 0, 0};
   result whole = run_ok(&s);
   s.chunk = 20;
   result chunked = run_ok(&s);
@@ -422,7 +434,7 @@ END_TEST
  * non-blocking switch two disjoint groups take the time of one alone. */
 START_TEST(test_collectives_subgroups)
 {
-  spec s = {COLL_ALLREDUCE, cases[_i][1], 4, 100, 0, 0, 1, 0, 2, {0, 1}, {2, 2}, 0, 0, 0, 0}; /* cases 0-2 */
+  spec s = {COLL_ALLREDUCE, cases[_i][1], 4, 100, 0, 0, 1, 0, 2, {0, 1}, {2, 2}, 0, 0, 0, 0, 0, 0}; /* cases 0-2 */
   result both = run_ok(&s);
   check_numbers(&s, &both, 0);
   check_numbers(&s, &both, 1);
@@ -454,7 +466,7 @@ END_TEST
 /* Members that call with different sizes break an invariant: the simulation aborts. */
 START_TEST(test_collectives_mismatch_aborts)
 {
-  spec s = {COLL_ALLREDUCE, COLL_RING, 4, 16, 0, 0, 1, 0, 1, {0}, {1}, 0, 0, 1, 0};
+  spec s = {COLL_ALLREDUCE, COLL_RING, 4, 16, 0, 0, 1, 0, 1, {0}, {1}, 0, 0, 1, 0, 0, 0};
   result r = {0, 0, NULL};
   int st = run_spec(&s, &r);
   ck_assert_msg(WIFSIGNALED(st) && WTERMSIG(st) == SIGABRT, "status %d", st);
@@ -523,7 +535,7 @@ START_TEST(test_collectives_formula_grid)
   static const double bytes[] = {1024, 1048576, 67108864};
   for (size_t a = 0; a < 5; a++)
     for (size_t b = 0; b < 3; b++) {
-      spec s = {cases[_i][0], cases[_i][1], ps[a], (size_t)(bytes[b] / 4), 0, 0, 0, 0, 1, {0}, {1}, 0, 0, 0, 0};
+      spec s = {cases[_i][0], cases[_i][1], ps[a], (size_t)(bytes[b] / 4), 0, 0, 0, 0, 1, {0}, {1}, 0, 0, 0, 0, 0, 0};
       result r = run_ok(&s);
       double f = coll_formula((coll_op)s.op, (coll_algo)s.algo, s.p, bytes[b], ALPHA, BETA, 0);
       ck_assert_msg(fabs(r.t - f) <= TOL_MODEL_REL * f, "%s %s p=%zu %.0f bytes: simulated %.9g, formula %.9g",
@@ -537,7 +549,7 @@ END_TEST
  * byte, which the formula adds exactly (unchunked: each addition follows its transfer). */
 START_TEST(test_collectives_gamma)
 {
-  spec s = {cases[_i][0], cases[_i][1], 8, 4096, 0, 0, 1, 1, 1, {0}, {1}, 0, 0, 0, 0};
+  spec s = {cases[_i][0], cases[_i][1], 8, 4096, 0, 0, 1, 1, 1, {0}, {1}, 0, 0, 0, 0, 0, 0};
   result num = run_ok(&s);
   s.numeric = 0;
   result tim = run_ok(&s);
@@ -600,7 +612,7 @@ END_TEST
  * longer. Halving-doubling and trees run as messages in rounds mode: equal times. */
 START_TEST(test_collectives_rounds_numbers)
 {
-  spec s = {cases[_i / N_P][0], cases[_i / N_P][1], sizes_p[_i % N_P], 37, 0, 0, 1, 0, 1, {0}, {1}, 0, 0, 0, 0};
+  spec s = {cases[_i / N_P][0], cases[_i / N_P][1], sizes_p[_i % N_P], 37, 0, 0, 1, 0, 1, {0}, {1}, 0, 0, 0, 0, 0, 0};
   s.root = s.p > 1 ? 1 : 0;
   result msgs = run_ok(&s);
   s.rounds = 1;
@@ -630,7 +642,7 @@ START_TEST(test_collectives_rounds_formula)
   static const double bytes[] = {1024, 1048576, 67108864};
   for (size_t a = 0; a < 4; a++)
     for (size_t b = 0; b < 3; b++) {
-      spec s = {ring_ops[_i], COLL_RING, ps[a], (size_t)(bytes[b] / 4), 0, 0, 0, 0, 1, {0}, {1}, 0, 0, 0, 1};
+      spec s = {ring_ops[_i], COLL_RING, ps[a], (size_t)(bytes[b] / 4), 0, 0, 0, 0, 1, {0}, {1}, 0, 0, 0, 1, 0, 0};
       result r = run_ok(&s);
       double f = coll_formula((coll_op)s.op, COLL_RING, s.p, bytes[b], ALPHA, BETA, 0);
       ck_assert_msg(fabs(r.t - f) <= TOL_ROUNDS_REL * f, "%s p=%zu %.0f bytes: rounds %.17g, formula %.17g",
@@ -647,7 +659,7 @@ END_TEST
 START_TEST(test_collectives_rounds_gamma)
 {
   static const int ring_ops[] = {COLL_ALLREDUCE, COLL_REDUCE_SCATTER, COLL_ALLGATHER};
-  spec s = {ring_ops[_i], COLL_RING, 8, 4096, 0, 0, 1, 1, 1, {0}, {1}, 0, 0, 0, 1};
+  spec s = {ring_ops[_i], COLL_RING, 8, 4096, 0, 0, 1, 1, 1, {0}, {1}, 0, 0, 0, 1, 0, 0};
   result r = run_ok(&s);
   check_numbers(&s, &r, 0);
   double f = coll_formula((coll_op)s.op, COLL_RING, s.p, 4096 * 4, ALPHA, BETA, 1e-9 / 4);
@@ -661,7 +673,7 @@ END_TEST
  * run as messages (the messages' chunked time exactly); members that disagree abort. */
 START_TEST(test_collectives_rounds_misc)
 {
-  spec s = {COLL_ALLREDUCE, COLL_RING, 6, 1000, 0, 0, 1, 0, 1, {0}, {1}, 0, 0, 0, 1};
+  spec s = {COLL_ALLREDUCE, COLL_RING, 6, 1000, 0, 0, 1, 0, 1, {0}, {1}, 0, 0, 0, 1, 0, 0};
   result a = run_ok(&s), b = run_ok(&s);
   s.threads = 2;
   result c = run_ok(&s);
@@ -669,7 +681,7 @@ START_TEST(test_collectives_rounds_misc)
   ck_assert(memcmp(a.buf, b.buf, s.p * s.n * sizeof(double)) == 0 && memcmp(a.buf, c.buf, s.p * s.n * sizeof(double)) == 0);
   free(a.buf), free(b.buf), free(c.buf);
 
-  spec g = {COLL_ALLREDUCE, COLL_RING, 4, 100, 0, 0, 1, 0, 2, {0, 1}, {2, 2}, 0, 0, 0, 1};
+  spec g = {COLL_ALLREDUCE, COLL_RING, 4, 100, 0, 0, 1, 0, 2, {0, 1}, {2, 2}, 0, 0, 0, 1, 0, 0};
   result both = run_ok(&g);
   check_numbers(&g, &both, 0);
   check_numbers(&g, &both, 1);
@@ -678,17 +690,46 @@ START_TEST(test_collectives_rounds_misc)
   ck_assert_msg(fabs(both.t - alone.t) <= TOL_TIME_REL * alone.t, "two groups %.17g, one %.17g", both.t, alone.t);
   free(both.buf), free(alone.buf);
 
-  spec k = {COLL_ALLREDUCE, COLL_RING, 5, 1000, 0, 20, 1, 0, 1, {0}, {1}, 0, 0, 0, 1};
+  spec k = {COLL_ALLREDUCE, COLL_RING, 5, 1000, 0, 20, 1, 0, 1, {0}, {1}, 0, 0, 0, 1, 0, 0};
   result kr = run_ok(&k);
   k.rounds = 0;
   result km = run_ok(&k);
   ck_assert(kr.t == km.t && memcmp(kr.buf, km.buf, k.p * k.n * sizeof(double)) == 0);
   free(kr.buf), free(km.buf);
 
-  spec bad = {COLL_ALLREDUCE, COLL_RING, 4, 16, 0, 0, 1, 0, 1, {0}, {1}, 0, 0, 1, 1};
+  spec bad = {COLL_ALLREDUCE, COLL_RING, 4, 16, 0, 0, 1, 0, 1, {0}, {1}, 0, 0, 1, 1, 0, 0};
   result r = {0, 0, NULL};
   int st = run_spec(&bad, &r);
   ck_assert_msg(WIFSIGNALED(st) && WTERMSIG(st) == SIGABRT, "status %d", st);
+}
+END_TEST
+
+/* A batch (an allreduce, an allgather and a reduce-scatter, 5 times; algorithms/tensor.c's
+ * fused layers) against the same collectives one by one, p = 2, 5 and 8, 4,000 elements (even
+ * and uneven blocks): as one round, the same bytes and, on this contention-free star, the time
+ * of the rounds one after another within TOL_ROUNDS_REL (a chain of all the steps' latencies,
+ * one transfer of all their bytes; dropping one latency of the 5 x 4(p - 1) steps would miss by
+ * more than 1e-4); at message level, and with a halving-doubling allreduce in rounds mode, the
+ * batch runs them one by one: equal clocks. */
+START_TEST(test_collectives_rounds_batch)
+{
+  static const size_t ps[] = {2, 5, 8};
+  for (size_t a = 0; a < 3; a++)
+    for (int rounds = 0; rounds < 2; rounds++)
+      for (int algo = COLL_RING; algo <= COLL_HALVING_DOUBLING; algo++) {
+        spec s = {COLL_ALLREDUCE, algo, ps[a], 4000, 0, 0, 0, 0, 1, {0}, {1}, 0, 0, 0, rounds, 5, 0};
+        result one = run_ok(&s);
+        s.batched = 1;
+        result batch = run_ok(&s);
+        ck_assert_msg(batch.bytes == one.bytes, "p=%zu: batch %.17g bytes, one by one %.17g", s.p, batch.bytes,
+                      one.bytes);
+        if (rounds && algo == COLL_RING)
+          ck_assert_msg(fabs(batch.t - one.t) <= TOL_ROUNDS_REL * one.t, "p=%zu: batch %.17g s, one by one %.17g s",
+                        s.p, batch.t, one.t);
+        else
+          ck_assert_msg(batch.t == one.t, "p=%zu %s %s: batch %.17g s, one by one %.17g s", s.p,
+                        rounds ? "rounds" : "messages", coll_algo_name((coll_algo)algo), batch.t, one.t);
+      }
 }
 END_TEST
 
@@ -726,6 +767,7 @@ static Suite *collectives_suite(void)
   tcase_add_loop_test(tc, test_collectives_rounds_formula, 0, 3);
   tcase_add_loop_test(tc, test_collectives_rounds_gamma, 0, 3);
   tcase_add_test(tc, test_collectives_rounds_misc);
+  tcase_add_test(tc, test_collectives_rounds_batch);
   suite_add_tcase(s, tc);
   return s;
 }

@@ -4,8 +4,10 @@
  * TOL_ROUNDS_REL where the ring's routes are alike and nothing else shares its links, within
  * TOL_CONCURRENT_REL beside other traffic (algorithms/README.md, Collectives: the error table has
  * where rounds are further off), the same files on two SimGrid threads, halving-doubling left at
- * message level, and rounds refused with host failures. The rounds themselves (every op and
- * member count, the formula, uneven blocks) are tested in process in check_collectives.c. */
+ * message level, and rounds refused with host failures; then tensor.fuse_layers against layer
+ * by layer (the same time to rounding inside a node, the same bytes, refused with numerics).
+ * The rounds themselves (every op and member count, the formula, uneven blocks, batches) are
+ * tested in process in check_collectives.c. */
 #include <check.h>
 #include <jansson.h>
 #include <math.h>
@@ -286,6 +288,103 @@ START_TEST(test_rounds_collective)
 }
 END_TEST
 
+/* ---- tensor.fuse_layers ------------------------------------------------------------ */
+
+/* `dtsim run base.ini` with the sets, layer by layer into dir/u and fused into dir/f. */
+static void fuse_both(const char *dir, const char *const *sets, json_t **u, json_t **f)
+{
+  const char *s[32];
+  size_t n = 0;
+  for (; sets[n]; n++)
+    s[n] = sets[n];
+  s[n + 1] = NULL;
+  s[n] = "tensor.fuse_layers=off";
+  *u = cli_run_sets(dir, "u", s, NULL);
+  s[n] = "tensor.fuse_layers=on";
+  *f = cli_run_sets(dir, "f", s, NULL);
+}
+
+static const char fuse_ini[] = "[run]\nalgorithm = tensor\n[platform]\npreset = dgx2h\nhosts = 32\n"
+                               "[model]\nnumerics = off\ndtype = fp16\n"
+                               "[tensor]\nranks = 8\nhidden = 1024\nheads = 16\nlayers = 5\nseq = 512\n"
+                               "microbatch = 2\nmicrobatches = 3\nsteps = 2\n";
+
+/* A tensor group of 8 inside a dgx2h node (d = 2 puts a replica in each half), each variant at
+ * message level and as rounds: a fused pass adds the same executions and the same collectives'
+ * latencies and bytes in another grouping, so the step time agrees to rounding (TOL_ROUNDS_REL)
+ * and every link carries the same bytes. The variants reach every branch of the fused pass:
+ * recomputation, sequence parallelism, the weight gradients after their reductions, the
+ * vocabulary's layers around it and data-parallel buckets that leave during the last backward
+ * (that backward runs layer by layer). */
+START_TEST(test_fuse_tensor)
+{
+  static const char *variant[][4] = {
+    {NULL},
+    {"tensor.recompute=on", "tensor.sequence_parallel=on", NULL},
+    {"tensor.async_grad_allreduce=off", "tensor.recompute=on", NULL},
+    {"tensor.vocab=4096", "tensor.kernels=fused", NULL},
+    {"tensor.data_parallel=2", "tensor.dp_overlap=on", "tensor.bucket_bytes=4000000", NULL},
+  };
+  static const char *mode[] = {"run.collectives=messages", "run.collectives=rounds"};
+  char *dir = cli_tmpdir();
+  cli_write(dir, "base.ini", fuse_ini);
+  for (size_t k = 0; k < 2; k++) {
+    const char *sets[8];
+    size_t n = 0;
+    for (; variant[_i][n]; n++)
+      sets[n] = variant[_i][n];
+    sets[n++] = mode[k];
+    sets[n] = NULL;
+    json_t *u, *f;
+    fuse_both(dir, sets, &u, &f);
+    double tu = bnum(u, "tensor", "step_time_s"), tf = bnum(f, "tensor", "step_time_s");
+    ck_assert_msg(tu > 0 && rel(tf, tu) <= TOL_ROUNDS_REL, "variant %d, %s: step %.17g fused, %.17g layer by layer",
+                  _i, mode[k], tf, tu);
+    ck_assert(bytes_total(u) > 0 && bytes_total(u) == bytes_total(f));
+    same_link_bytes(dir, "u", "f");
+    json_decref(u);
+    json_decref(f);
+  }
+  free(dir);
+}
+END_TEST
+
+/* 3D parallelism as in test_rounds_pipeline3d, as rounds, fused: the boundary messages share the
+ * hosts' links with the tensor groups' transfers, which a fused pass sends at other times, so
+ * Tflop/s per GPU within TOL_CONCURRENT_REL; the bytes on every link are the same. */
+START_TEST(test_fuse_pipeline3d)
+{
+  char *dir = cli_tmpdir();
+  cli_write(dir, "base.ini", p3d_ini);
+  const char *sets[] = {"run.collectives=rounds", NULL};
+  json_t *u, *f;
+  fuse_both(dir, sets, &u, &f);
+  ck_assert(bnum(u, "pipeline", "p2p_bytes") == bnum(f, "pipeline", "p2p_bytes"));
+  ck_assert(bytes_total(u) > 0 && bytes_total(u) == bytes_total(f));
+  same_link_bytes(dir, "u", "f");
+  double fu = bnum(u, "pipeline", "tflops_per_gpu"), ff = bnum(f, "pipeline", "tflops_per_gpu");
+  ck_assert_msg(fu > 0 && rel(ff, fu) <= TOL_CONCURRENT_REL, "Tflop/s per GPU %.17g fused, %.17g layer by layer", ff,
+                fu);
+  json_decref(u);
+  json_decref(f);
+  free(dir);
+}
+END_TEST
+
+/* A fused pass computes no layer's values: with numerics it exits 2 with one line, for the
+ * tensor algorithm and for 3D stages. */
+START_TEST(test_fuse_refused_with_numerics)
+{
+  char *dir = cli_tmpdir();
+  cli_write(dir, "base.ini", tensor_ini);
+  const char *args[] = {"run", "base.ini", "--quiet", "--out", "out", "--set", "tensor.fuse_layers=on", NULL};
+  cli_assert_bad_input(dir, args, "tensor.fuse_layers: fused layer passes are timing only");
+  cli_write(dir, "base.ini", gpt3d_ini);
+  cli_assert_bad_input(dir, args, "tensor.fuse_layers: fused layer passes are timing only");
+  free(dir);
+}
+END_TEST
+
 /* A round waits for every member: rounds with host failures exit 2 with one line. */
 START_TEST(test_rounds_refused_with_failures)
 {
@@ -310,6 +409,9 @@ static Suite *rounds_suite(void)
   tcase_add_loop_test(tc, test_rounds_gpt3d_numerics, 0, 2);
   tcase_add_test(tc, test_rounds_collective);
   tcase_add_test(tc, test_rounds_refused_with_failures);
+  tcase_add_loop_test(tc, test_fuse_tensor, 0, 5);
+  tcase_add_test(tc, test_fuse_pipeline3d);
+  tcase_add_test(tc, test_fuse_refused_with_numerics);
   suite_add_tcase(s, tc);
   return s;
 }
