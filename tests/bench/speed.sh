@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# speed.sh BIN: run.collectives = messages against rounds (algorithms/README.md, Collectives).
+# speed.sh BIN: run.collectives = messages against rounds, and rounds with fused layer passes
+# (algorithms/README.md, Collectives and Fused layers).
 # For each case, runs dtsim (BIN) in both modes and prints
 #   speed: CASE hosts=H messages_wall_s=A rounds_wall_s=B speedup=A/B sim_rel_err=E
 # E = (rounds - messages) / messages of the case's figure (simulated time, or Tflop/s per GPU),
@@ -21,8 +22,11 @@
 #                 each): two of the ring's pairs take the longer route, with and without cross traffic
 #  tp16-fattree-{cm02,lv08}
 #                 tensor groups of 16 across two racks (t = 16, d = 4) on the tp-dp fat tree
-#  ptdp-1t        the 1T row, rounds only (its message-level step is about 2,300 CPU seconds:
-#                 tests/README.md, benchmark section 10)
+#  ptdp-1t        the 1T row, rounds with fused layers only (its message-level step is about 2,300
+#                 CPU seconds: tests/README.md, benchmark section 10)
+# The cases with a tensor-parallel layer stack (ptdp-*, tp-dp-*, tp16-*) run a third time, as rounds
+# with tensor.fuse_layers = on, printed as CASE-fused against the same message-level run; messages
+# and plain rounds run layer by layer (algorithms/README.md, Fused layers).
 # Knobs (environment): ONLY (one case), SKIP_1T=1.
 set -euo pipefail
 BIN=${1:?usage: speed.sh BIN}
@@ -55,14 +59,23 @@ report() {
   awk -v c="$1" -v a="$ca" -v b="$cb" -v fa="$fa" -v fb="$fb" -v f="$3" \
     'BEGIN { printf "       %s cpu: messages %.2f s, rounds %.2f s (%.1fx); %s %.17g and %.17g\n", c, a, b, a / b, f, fa, fb }'
 }
-both() { # both CASE HOSTS FIELD ARGS...
+both() { # both CASE HOSTS FIELD ARGS...: messages against rounds, layer by layer
   local c=$1 h=$2 f=$3
   shift 3
-  timed "$work/m" "$@" --set run.collectives=messages
+  timed "$work/m" "$@" --set run.collectives=messages --set tensor.fuse_layers=off
   cp "$work/time" "$work/tm"
-  timed "$work/r" "$@" --set run.collectives=rounds
+  timed "$work/r" "$@" --set run.collectives=rounds --set tensor.fuse_layers=off
   cp "$work/time" "$work/tr"
   report "$c" "$h" "$f"
+}
+# fused CASE HOSTS FIELD ARGS...: after both on the same ARGS, rounds with tensor.fuse_layers = on
+# against the same message-level run, as CASE-fused
+fused() {
+  local c=$1 h=$2 f=$3
+  shift 3
+  timed "$work/r" "$@" --set run.collectives=rounds --set tensor.fuse_layers=on
+  cp "$work/time" "$work/tr"
+  report "$c-fused" "$h" "$f"
 }
 
 echo "== speed.sh: run.collectives = messages vs rounds ($("$BIN" --version | head -1); $(nproc) cores)"
@@ -97,6 +110,8 @@ ptdp() { # ptdp T D H HEADS LAYERS B P M V
 if want ptdp-76b; then
   # shellcheck disable=SC2046
   both ptdp-76b 1024 tflops_per_gpu $(ptdp 8 32 10240 80 60 2 4 28 3)
+  # shellcheck disable=SC2046
+  fused ptdp-76b 1024 tflops_per_gpu $(ptdp 8 32 10240 80 60 2 4 28 3)
 fi
 
 tp_dp() { # tp_dp NETWORK_MODEL: writes the fat tree, echoes the run's arguments
@@ -112,6 +127,8 @@ for nm in CM02 LV08; do
   if want "$c"; then
     # shellcheck disable=SC2046
     both "$c" 64 step_time_s $(tp_dp "$nm")
+    # shellcheck disable=SC2046
+    fused "$c" 64 step_time_s $(tp_dp "$nm")
   fi
 done
 
@@ -146,6 +163,9 @@ for nm in CM02 LV08; do
     tp16-*)
       # shellcheck disable=SC2046
       both $c 64 step_time_s $(tp_dp "$nm") --set tensor.ranks=16 --set tensor.data_parallel=4 \
+        --set tensor.microbatches=4
+      # shellcheck disable=SC2046
+      fused $c 64 step_time_s $(tp_dp "$nm") --set tensor.ranks=16 --set tensor.data_parallel=4 \
         --set tensor.microbatches=4 ;;
     esac
   done
@@ -153,8 +173,8 @@ done
 
 if want ptdp-1t && [ "${SKIP_1T:-0}" != 1 ]; then
   # shellcheck disable=SC2046
-  timed "$work/r" $(ptdp 8 6 25600 160 128 1 64 512 1) --set run.collectives=rounds
+  timed "$work/r" $(ptdp 8 6 25600 160 128 1 64 512 1) --set run.collectives=rounds --set tensor.fuse_layers=on
   read -r b cb <"$work/time"
-  printf 'speed: ptdp-1t hosts=3072 messages_wall_s=n/a rounds_wall_s=%.2f speedup=n/a sim_rel_err=n/a\n' "$b"
-  printf '       ptdp-1t cpu: rounds %.2f s; tflops_per_gpu %s\n' "$cb" "$(json tflops_per_gpu "$work/r/summary.json")"
+  printf 'speed: ptdp-1t-fused hosts=3072 messages_wall_s=n/a rounds_wall_s=%.2f speedup=n/a sim_rel_err=n/a\n' "$b"
+  printf '       ptdp-1t-fused cpu: rounds %.2f s; tflops_per_gpu %s\n' "$cb" "$(json tflops_per_gpu "$work/r/summary.json")"
 fi
