@@ -88,6 +88,7 @@ static const char ptdp_ini[] =
     "recompute = on             ; activation recomputation of every layer\n"
     "async_grad_allreduce = on\n"
     "collective = ring          ; NCCL's ring inside the node\n"
+    "fuse_layers = on           ; a microbatch's pass over a stage's layers as a few activities (the README: within 3e-5 of layer by layer)\n"
     "kernels = fused            ; Megatron-LM 2021's fused elementwise kernels at 2,039 GB/s (selene's mem_bw)\n";
 
 typedef struct ptdp_row {
@@ -99,9 +100,9 @@ typedef struct ptdp_row {
 } ptdp_row;
 
 /* Table 1 (Narayanan et al. 2021) with run_table_1.sh's MBS and virtual stages. The full grid
- * runs all ten rows, --quick the three smallest. The collectives run as rounds (ptdp_ini): at
- * message level SimGrid handles every ring step of every tensor allreduce of every replica as a
- * message, and the 1T row's step alone took 2,331 s of CPU. */
+ * runs all ten rows, --quick the three smallest. The collectives run as rounds and the layers
+ * as fused passes (ptdp_ini): at message level SimGrid handles every ring step of every tensor
+ * allreduce of every replica as a message, and the 1T row's step alone took 2,331 s of CPU. */
 static const ptdp_row ptdp_rows[] = {
     {"1.7", 24, 2304, 24, 1, 1, 32, 512, 137, 16, 0, 1},
     {"3.6", 32, 3072, 30, 2, 1, 64, 512, 138, 16, 0, 1},
@@ -384,7 +385,17 @@ static void ptdp_readme(FILE *f, const ptdp_run *runs, size_t n, int quick)
           "  the 1T row's one step took 2,331 s of CPU. Against message level, on these rows (contention-\n"
           "  free inside a node, every ring's routes alike), rounds give the same Tflop/s per GPU to\n"
           "  1e-13 for the rows of one node, +1.2e-5 at 39.1B and +3.3e-5 at 76.1B\n"
-          "  ([algorithms/README.md](../../algorithms/README.md#rounds-runcollectives--rounds), error table).\n"
+          "  ([algorithms/README.md](../../algorithms/README.md#rounds-runcollectives--rounds), error table).\n",
+          f);
+  fputs("- Fused layer passes (`tensor.fuse_layers = on`, every row alike): each microbatch's forward\n"
+          "  over a stage's layers, and its backward with their recomputation, runs as one execution of\n"
+          "  its compute and one round of its tensor-parallel collectives, the weight gradients\n"
+          "  concurrent with the reductions they overlap block by block, instead of about ten SimGrid\n"
+          "  activities per layer. The executions and the rounds add the same seconds, latencies and\n"
+          "  bytes, so against layer by layer nine rows agree to 7e-14; 529.6B (one layer per virtual\n"
+          "  stage, so its two reductions of a pass become one transfer that its boundary messages\n"
+          "  meet at another time) by -2.4e-5 (each row's difference:\n"
+          "  [algorithms/README.md](../../algorithms/README.md#fused-layers-tensorfuse_layers)).\n"
           "- Calibration, once: `model.efficiency = " PTDP_EFFICIENCY "`, the share of the A100's speed the\n"
           "  training software's kernels get (the kernel model times each kernel as the library runs it\n"
           "  alone, GEMMs with cuBLAS's main loop at 0.8631 of an SM's peak, fitted on DeepBench's V100\n"

@@ -15,7 +15,7 @@
 #                 contended: tensor parallelism t = 8 (one rack each) x data parallelism d = 8 on a
 #                 64-host fat tree with 4:1 uplinks, so every data-parallel ring's flow crosses them
 #  dp-distbelief  contended: data parallelism, 80 replicas of speech-42m on distbelief-2012 (LV08,
-#                 racks of 40 hosts behind 10:1 uplinks, TCP cross traffic); dp-distbelief-noxt without
+#                 racks of 20 hosts behind 5:1 uplinks, TCP cross traffic); dp-distbelief-noxt without
 #                 cross traffic (--cfg=network/crosstraffic:0)
 #  ring-16-racks-{cm02,lv08}[-noxt]
 #                 64 MiB ring allreduce over 16 ranks in two racks of a fat tree (8 hosts, 2 uplinks
