@@ -77,19 +77,26 @@ static void same_link_bytes(const char *dir, const char *a, const char *b)
   free(y);
 }
 
-/* `dtsim run base.ini` at message level into dir/m and as rounds into dir/r, each with the sets
- * and (if not NULL) one more argument; *m and *r receive the summaries. */
-static void both(const char *dir, const char *const *sets, const char *extra, json_t **m, json_t **r)
+/* `dtsim run base.ini` twice with the sets and (if not NULL) one more argument: with set `a`
+ * into dir/A, then with `b` into dir/B; *ja and *jb receive the summaries. */
+static void pair(const char *dir, const char *const *sets, const char *extra, const char *a, const char *da,
+                 const char *b, const char *db, json_t **ja, json_t **jb)
 {
   const char *s[32];
   size_t n = 0;
   for (; sets[n]; n++)
     s[n] = sets[n];
   s[n + 1] = NULL;
-  s[n] = "run.collectives=messages";
-  *m = cli_run_sets(dir, "m", s, extra);
-  s[n] = "run.collectives=rounds";
-  *r = cli_run_sets(dir, "r", s, extra);
+  s[n] = a;
+  *ja = cli_run_sets(dir, da, s, extra);
+  s[n] = b;
+  *jb = cli_run_sets(dir, db, s, extra);
+}
+
+/* At message level into dir/m and as rounds into dir/r. */
+static void both(const char *dir, const char *const *sets, const char *extra, json_t **m, json_t **r)
+{
+  pair(dir, sets, extra, "run.collectives=messages", "m", "run.collectives=rounds", "r", m, r);
 }
 
 static const char dp_ini[] = "[run]\nalgorithm = dataparallel\nmax_steps = 20\neval_every = 0.01\n"
@@ -290,18 +297,10 @@ END_TEST
 
 /* ---- tensor.fuse_layers ------------------------------------------------------------ */
 
-/* `dtsim run base.ini` with the sets, layer by layer into dir/u and fused into dir/f. */
+/* Layer by layer into dir/u and fused into dir/f. */
 static void fuse_both(const char *dir, const char *const *sets, json_t **u, json_t **f)
 {
-  const char *s[32];
-  size_t n = 0;
-  for (; sets[n]; n++)
-    s[n] = sets[n];
-  s[n + 1] = NULL;
-  s[n] = "tensor.fuse_layers=off";
-  *u = cli_run_sets(dir, "u", s, NULL);
-  s[n] = "tensor.fuse_layers=on";
-  *f = cli_run_sets(dir, "f", s, NULL);
+  pair(dir, sets, NULL, "tensor.fuse_layers=off", "u", "tensor.fuse_layers=on", "f", u, f);
 }
 
 static const char fuse_ini[] = "[run]\nalgorithm = tensor\n[platform]\npreset = dgx2h\nhosts = 32\n"
