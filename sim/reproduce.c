@@ -82,16 +82,32 @@ static const char fig3_rules[] =
     "  that fraction of its 333 Gflop/s peak on the nets' layers) and `platform.msg_overhead = " FIG3_OVERHEAD "` s\n"
     "  of one core per message sent or received (the per-RPC work of an RPC stack over kernel TCP). The\n"
     "  two facts do not pin the pair: efficiency 0.2 with 0.28 ms and 0.3 with 0.15 ms fit as well\n"
-    "  (speech 2.23x and 2.21x at 8, fastest at 8); the middle of that family is used (how the ends\n"
-    "  move the image curves is not among these results). The image nets' curves are the scored result.\n\n";
+    "  (speech 2.23x and 2.21x at 8, fastest at 8); the middle of that family is used, and the ends are\n"
+    "  in the robustness table. The image nets' curves are the scored result.\n"
+    "- **Robustness** (the full grid): image-1.7b, the scored curve, again on 1, 64 and 144 machines\n"
+    "  with one assumption changed at a time: no per-machine spread; links of twice the bandwidth\n"
+    "  (`platform.bw_factor = 2`); each end of the calibration family. Written to\n"
+    "  `fig3_robustness.csv`; the main curves do not use them.\n\n";
 static const char *const fig3_models[] = {"speech-42m", "image-80m", "image-330m", "image-1.7b"};
 static const size_t fig3_machines[] = {1, 2, 4, 8, 16, 32, 64, 81, 128, 144};
 static const size_t fig3_quick_machines[] = {1, 2, 4, 8, 16};
+/* The robustness runs: image-1.7b at fig3_robust_machines with one assumption changed. */
+static const struct {
+  const char *name;
+  const char *sets[2];
+} fig3_variants[] = {
+    {"no per-machine spread", {"platform.speed_spread=0", NULL}},
+    {"links at twice the bandwidth", {"platform.bw_factor=2", NULL}},
+    {"calibration end: efficiency 0.2, 0.28 ms", {"model.efficiency=0.2", "platform.msg_overhead=0.00028"}},
+    {"calibration end: efficiency 0.3, 0.15 ms", {"model.efficiency=0.3", "platform.msg_overhead=0.00015"}},
+};
+static const size_t fig3_robust_machines[] = {1, 64, 144};
 
 typedef struct job {
   const char *model;
   size_t machines;
   double step_time;
+  const char *variant; /* fig3's robustness runs: the assumption changed; NULL in the main grid */
 } job;
 
 static const char usage[] =
@@ -220,36 +236,64 @@ static int read_step_time(job *j, const reproduce_job *run, char *err, size_t le
   return 0;
 }
 
+static double speedup_at(const job *jobs, size_t n, const char *model, size_t machines);
+static double variant_speedup(const job *jobs, size_t n, const char *model, const char *variant, size_t machines);
+
 /* fig3.csv: model,machines,step_time_s,speedup (speed-up over 1 machine). */
 static char *fig3_csv(const job *jobs, size_t n)
 {
   size_t cap = 256 + n * 128, len = 0;
   char *s = xbt_malloc(cap);
   len += (size_t)snprintf(s + len, cap - len, "model,machines,step_time_s,speedup\n");
-  for (size_t i = 0; i < n; i++) {
-    double t1 = 0;
-    for (size_t k = 0; k < n; k++)
-      if (strcmp(jobs[k].model, jobs[i].model) == 0 && jobs[k].machines == 1)
-        t1 = jobs[k].step_time;
-    len += (size_t)snprintf(s + len, cap - len, "%s,%zu,%.17g,%.17g\n", jobs[i].model, jobs[i].machines,
-                            jobs[i].step_time, t1 / jobs[i].step_time);
-  }
+  for (size_t i = 0; i < n; i++)
+    if (jobs[i].variant == NULL)
+      len += (size_t)snprintf(s + len, cap - len, "%s,%zu,%.17g,%.17g\n", jobs[i].model, jobs[i].machines,
+                              jobs[i].step_time, speedup_at(jobs, n, jobs[i].model, jobs[i].machines));
+  return s;
+}
+
+/* fig3_robustness.csv: variant,model,machines,step_time_s,speedup, the committed assumptions
+ * first (the main grid's image-1.7b points at the same counts), then each variant. */
+static char *fig3_robust_csv(const job *jobs, size_t n)
+{
+  size_t cap = 256 + n * 192, len = 0;
+  char *s = xbt_malloc(cap);
+  len += (size_t)snprintf(s + len, cap - len, "variant,model,machines,step_time_s,speedup\n");
+  for (size_t v = 0; v <= sizeof(fig3_variants) / sizeof(fig3_variants[0]); v++)
+    for (size_t i = 0; i < n; i++) {
+      const char *name = v == 0 ? NULL : fig3_variants[v - 1].name;
+      int here = name ? jobs[i].variant && strcmp(jobs[i].variant, name) == 0 : jobs[i].variant == NULL;
+      int counted = 0;
+      for (size_t c = 0; c < sizeof(fig3_robust_machines) / sizeof(size_t); c++)
+        counted |= jobs[i].machines == fig3_robust_machines[c];
+      if (!here || !counted || strcmp(jobs[i].model, "image-1.7b") != 0)
+        continue;
+      len += (size_t)snprintf(s + len, cap - len, "%s,%s,%zu,%.17g,%.17g\n", name ? name : "as committed",
+                              jobs[i].model, jobs[i].machines, jobs[i].step_time,
+                              variant_speedup(jobs, n, jobs[i].model, name, jobs[i].machines));
+    }
   return s;
 }
 
 /* Speed-up of model on `machines` machines (step time on 1 over step time on it), or
  * -1 if that point was not run. */
-static double speedup_at(const job *jobs, size_t n, const char *model, size_t machines)
+static double variant_speedup(const job *jobs, size_t n, const char *model, const char *variant, size_t machines)
 {
   double t1 = 0, tp = 0;
   for (size_t k = 0; k < n; k++)
-    if (strcmp(jobs[k].model, model) == 0) {
+    if (strcmp(jobs[k].model, model) == 0 && (jobs[k].variant == variant ||
+                                              (jobs[k].variant && variant && strcmp(jobs[k].variant, variant) == 0))) {
       if (jobs[k].machines == 1)
         t1 = jobs[k].step_time;
       if (jobs[k].machines == machines)
         tp = jobs[k].step_time;
     }
   return t1 > 0 && tp > 0 ? t1 / tp : -1;
+}
+
+static double speedup_at(const job *jobs, size_t n, const char *model, size_t machines)
+{
+  return variant_speedup(jobs, n, model, NULL, machines);
 }
 
 /* The machine count of model's largest speed-up. */
@@ -374,6 +418,33 @@ static char *fig3_readme(const job *jobs, size_t n, size_t n_models, int quick)
     }
   }
   fputs("\n", f);
+  if (!quick) {
+    fputs("\n## Robustness (image-1.7b)\n\n"
+          "The same runs with one assumption changed at a time (the rules above; `fig3_robustness.csv`).\n"
+          "Speed-up over 1 machine under the same assumption:\n\n| assumption |", f);
+    for (size_t c = 0; c < sizeof(fig3_robust_machines) / sizeof(size_t); c++)
+      if (fig3_robust_machines[c] > 1)
+        fprintf(f, " %zu machines |", fig3_robust_machines[c]);
+    fputs(" 64 -> 144 |\n|---|", f);
+    for (size_t c = 0; c < sizeof(fig3_robust_machines) / sizeof(size_t); c++)
+      fputs("---|", f);
+    for (size_t v = 0; v <= sizeof(fig3_variants) / sizeof(fig3_variants[0]); v++) {
+      const char *name = v == 0 ? NULL : fig3_variants[v - 1].name;
+      fprintf(f, "\n| %s |", name ? name : "as committed");
+      for (size_t c = 0; c < sizeof(fig3_robust_machines) / sizeof(size_t); c++)
+        if (fig3_robust_machines[c] > 1) {
+          fputc(' ', f);
+          put_speedup(f, variant_speedup(jobs, n, "image-1.7b", name, fig3_robust_machines[c]));
+          fputs(" |", f);
+        }
+      double a64 = variant_speedup(jobs, n, "image-1.7b", name, 64), a144 = variant_speedup(jobs, n, "image-1.7b", name, 144);
+      if (a64 > 0 && a144 > 0)
+        fprintf(f, " %s %.1f%% |", a144 < a64 ? "falls" : "rises", 100 * (a144 / a64 - 1));
+      else
+        fputs(" - |", f);
+    }
+    fputs("\n", f);
+  }
   fclose(f);
   return text;
 }
@@ -412,7 +483,7 @@ static int write_plot(const char *dir, const char *models, char *err, size_t len
   char script[2048];
   snprintf(script, sizeof(script),
            "set terminal pngcairo size 800,560\nset output '%s/.fig3.png.tmp'\n"
-           "set datafile separator ','\nset key top left\nset logscale x 2\n"
+           "set datafile separator ','\nset key top left Left reverse\nset logscale x 2\n"
            "set xlabel 'machines per model replica'\nset ylabel 'training speed-up'\n"
            "set title 'Dean et al. 2012 Fig. 3, simulated by dtsim'\n"
            /* the paper's stated points (sec. 5): speech 2.2x at 8 machines, image-1.7b more than 12x
@@ -545,6 +616,27 @@ static int reproduce_fig3(const reproduce_opts *o, char *err, size_t len)
       snprintf(runs[n].dir, sizeof(runs[n].dir), "%s/%s-%zu", o->work, fig3_models[m], counts[c]);
       n++;
     }
+  size_t n_var = o->quick ? 0 : sizeof(fig3_variants) / sizeof(fig3_variants[0]);
+  size_t n_rob = sizeof(fig3_robust_machines) / sizeof(size_t);
+  if (n_var) {
+    jobs = xbt_realloc(jobs, (n + n_var * n_rob) * sizeof(job));
+    runs = xbt_realloc(runs, (n + n_var * n_rob) * sizeof(reproduce_job));
+    memset(runs + n, 0, n_var * n_rob * sizeof(reproduce_job));
+  }
+  for (size_t v = 0; v < n_var; v++)
+    for (size_t c = 0; c < n_rob; c++) {
+      size_t P = fig3_robust_machines[c];
+      jobs[n] = (job){"image-1.7b", P, 0, fig3_variants[v].name};
+      snprintf(runs[n].label, sizeof(runs[n].label), "image-1.7b on %zu machines, %s", P, fig3_variants[v].name);
+      snprintf(runs[n].sets[0], sizeof(runs[n].sets[0]), "model.virtual=image-1.7b");
+      snprintf(runs[n].sets[1], sizeof(runs[n].sets[1]), "sgd.partitions=%zu", P);
+      runs[n].n_sets = 2;
+      for (size_t k = 0; k < 2 && fig3_variants[v].sets[k]; k++)
+        snprintf(runs[n].sets[runs[n].n_sets++], sizeof(runs[n].sets[0]), "%s", fig3_variants[v].sets[k]);
+      runs[n].cfg = FIG3_SOLVER;
+      snprintf(runs[n].dir, sizeof(runs[n].dir), "%s/robust%zu-%zu", o->work, v, P);
+      n++;
+    }
   int rc = reproduce_run_jobs(o, "fig3.ini", runs, n, err, len) == 0 ? 0 : 2;
   for (size_t i = 0; i < n && rc == 0; i++)
     if (read_step_time(&jobs[i], &runs[i], err, len) != 0)
@@ -560,12 +652,15 @@ static int reproduce_fig3(const reproduce_opts *o, char *err, size_t len)
     char *readme = fig3_readme(jobs, n, n_models, o->quick), models[256] = "";
     for (size_t m = 0; m < n_models; m++)
       snprintf(models + strlen(models), sizeof(models) - strlen(models), "%s%s", m ? " " : "", fig3_models[m]);
-    const char *files[] = {"fig3.ini", fig3_ini, "fig3.csv", csv, "README.md", readme};
-    if (reproduce_write(o->out, files, 3, err, len) != 0 || write_plot(o->out, models, err, len) != 0)
+    char *robust = n_var ? fig3_robust_csv(jobs, n) : NULL;
+    const char *files[] = {"fig3.ini", fig3_ini, "fig3.csv", csv, "README.md", readme, "fig3_robustness.csv", robust};
+    if (reproduce_write(o->out, files, robust ? 4 : 3, err, len) != 0 || write_plot(o->out, models, err, len) != 0)
       rc = 2;
     free(readme); /* open_memstream's */
+    xbt_free(robust);
     if (rc == 0 && !o->quiet)
-      fprintf(stderr, "dtsim reproduce: wrote %s/fig3.csv, fig3.png, fig3.ini, README.md\n", o->out);
+      fprintf(stderr, "dtsim reproduce: wrote %s/fig3.csv,%s fig3.png, fig3.ini, README.md\n", o->out,
+              robust ? " fig3_robustness.csv," : "");
   }
   for (size_t i = 0; i < n; i++)
     reproduce_remove_run(&runs[i]);
