@@ -37,7 +37,11 @@ typedef struct bd_host {
   double last;            /* time up to which its actors are settled */
   int n_exec;             /* executions running on the host */
   double *ends;           /* predicted ends of running asynchronous executions */
+  size_t *owner;          /* [i]: pid of the actor that started ends[i]'s execution */
+  size_t *ev_ix;          /* [i]: its timeline event (bd.ev), SIZE_MAX when not tracing */
   size_t n_ends, cap_ends;
+  int n_holds;            /* collectives' holds on the host now (account_hold_begin) */
+  double share;           /* the share of its speed each of them holds */
   size_t *actors;         /* indices into bd.actors (by pid) */
   size_t n_actors, cap_actors;
 } bd_host;
@@ -104,6 +108,39 @@ static void settle(bd_host *h, double t)
   h->last = t;
 }
 
+/* The share of its host's speed an execution gets beside the host's holds: SimGrid's
+ * max-min sharing gives each hold its bound while that is below an equal split of the
+ * host, and the execution the rest (every execution here has its host to itself but for
+ * holds). */
+static double exec_rate(const bd_host *h)
+{
+  if (h->n_holds == 0)
+    return 1;
+  double k = h->n_holds;
+  return h->share < 1 / (k + 1) ? 1 - k * h->share : 1 / (k + 1);
+}
+
+/* A hold begins (delta +1, of `share`) or ends (-1) on h at `now`, h settled up to now: the
+ * running asynchronous executions' predicted ends move with the speed they get from now on,
+ * and their actors' compute time and timeline events with them. Call with bd.mu held. */
+static void rehold(bd_host *h, double now, int delta, double share)
+{
+  double r0 = exec_rate(h);
+  h->n_holds += delta;
+  if (delta > 0)
+    h->share = share;
+  double r1 = exec_rate(h);
+  if (r1 == r0)
+    return;
+  for (size_t i = 0; i < h->n_ends; i++) {
+    double end = now + (h->ends[i] - now) * r0 / r1;
+    bd.actors[h->owner[i]]->t.compute_s += end - h->ends[i];
+    if (h->ev_ix[i] != SIZE_MAX)
+      bd.ev[h->ev_ix[i]].dur += end - h->ends[i];
+    h->ends[i] = end;
+  }
+}
+
 /* Settles h up to t, ending on the way the asynchronous executions predicted to end. */
 static void advance(bd_host *h, double t)
 {
@@ -116,7 +153,10 @@ static void advance(bd_host *h, double t)
       break;
     settle(h, h->ends[k]);
     h->n_exec--;
-    h->ends[k] = h->ends[--h->n_ends];
+    h->n_ends--;
+    h->ends[k] = h->ends[h->n_ends];
+    h->owner[k] = h->owner[h->n_ends];
+    h->ev_ix[k] = h->ev_ix[h->n_ends];
   }
   settle(h, t);
 }
@@ -231,6 +271,8 @@ void account_teardown(void)
     bd_host *h = i < bd.n_hosts ? bd.hosts[i] : bd.extra[i - bd.n_hosts];
     if (h) {
       xbt_free(h->ends);
+      xbt_free(h->owner);
+      xbt_free(h->ev_ix);
       xbt_free(h->actors);
       xbt_free(h);
     }
@@ -278,13 +320,51 @@ sg_exec_t account_exec_async(double amount)
   h->n_exec++;
   size_t cap = h->cap_ends;
   h->ends = grow(h->ends, &cap, h->n_ends + 1, sizeof(double));
+  cap = h->cap_ends;
+  h->owner = grow(h->owner, &cap, h->n_ends + 1, sizeof(size_t));
+  cap = h->cap_ends;
+  h->ev_ix = grow(h->ev_ix, &cap, h->n_ends + 1, sizeof(size_t));
   h->cap_ends = cap;
-  h->ends[h->n_ends++] = now + dur;
-  a->t.compute_s += dur;
-  trace_add(a, (size_t)sg_actor_self_get_pid(), ACCOUNT_COMPUTE, now, dur, 0, NULL);
+  double r = exec_rate(h), end = r == 1 ? now + dur : now + dur / r;
+  size_t pid = (size_t)sg_actor_self_get_pid();
+  h->owner[h->n_ends] = pid;
+  h->ev_ix[h->n_ends] = bd.trace_on ? bd.n_ev : SIZE_MAX;
+  h->ends[h->n_ends++] = end;
+  a->t.compute_s += end - now;
+  trace_add(a, pid, ACCOUNT_COMPUTE, now, end - now, 0, NULL);
   pthread_mutex_unlock(&bd.mu);
   sg_exec_start(e);
   return e;
+}
+
+sg_exec_t account_hold_begin(double share)
+{
+  if (!(share > 0))
+    return NULL;
+  double now = simgrid_get_clock(), speed = sg_host_get_speed(sg_host_self());
+  sg_exec_t e = exec_init(ACCOUNT_HOLD_SECONDS * speed);
+  sg_exec_set_name(e, "held");
+  sg_exec_set_bound(e, share * speed);
+  pthread_mutex_lock(&bd.mu);
+  bd_actor *a = self_actor(now);
+  advance(a->host, now);
+  rehold(a->host, now, +1, share);
+  pthread_mutex_unlock(&bd.mu);
+  sg_exec_start(e);
+  return e;
+}
+
+void account_hold_end(sg_exec_t hold)
+{
+  if (hold == NULL)
+    return;
+  double now = simgrid_get_clock();
+  pthread_mutex_lock(&bd.mu);
+  bd_actor *a = self_actor(now);
+  advance(a->host, now);
+  rehold(a->host, now, -1, 0);
+  pthread_mutex_unlock(&bd.mu);
+  sg_exec_cancel(hold); /* and drops our reference */
 }
 
 void account_exec_wait(sg_exec_t exec)

@@ -34,7 +34,8 @@ sg_exec_t account_exec_async(double amount);
  * compute_execute_async + account_exec_wait, and wait with msg_recv / account_comm_wait /
  * msg_wait_all instead of sg_comm_wait / sg_comm_wait_all. An asynchronous
  * execution is taken to end flops / host speed after its start (exact when it has a
- * core to itself, as every execution here has). Thread-safe under parallel contexts;
+ * core to itself, as every execution here has), later by what collectives' holds on its
+ * host take from it (account_hold_begin). Thread-safe under parallel contexts;
  * sums do not depend on thread order. Needs account_setup and host numbering
  * (msg_traffic_init) before actors run. */
 void account_comm_begin(void);
@@ -43,6 +44,17 @@ void account_comm_end(void);
 void account_comm_wait(sg_comm_t comm);
 /* sg_exec_wait for an execution from compute_execute_async (its time is already counted). */
 void account_exec_wait(sg_exec_t exec);
+
+/* A collective's hold on the calling actor's host (collectives.c, coll_opts.hold_sms): an
+ * execution bounded at `share` of the host's speed, started, which takes that share from
+ * the executions beside it (SimGrid's CPU sharing) until account_hold_end cancels it. It
+ * is neither compute nor communication in the breakdown; the asynchronous executions it
+ * slows are timed with it (their predicted ends move while it holds). NULL for share <= 0,
+ * which account_hold_end ignores. Its amount, a day at the host's full speed, is never
+ * reached by a hold that ends. */
+#define ACCOUNT_HOLD_SECONDS 86400.0
+sg_exec_t account_hold_begin(double share);
+void account_hold_end(sg_exec_t hold);
 
 /* ---- timeline (dtsim run --trace): the same events, kept one by one ----
  * Off by default; account_trace_enable(1) before the run keeps every execution and wait of

@@ -85,7 +85,7 @@ collbench *collbench_deploy(const run_config *cfg, const collbench_setup *p, met
   b->cfg = cfg;
   b->p = p;
   b->m = m;
-  coll_opts o = {cfg->elem_bytes, p->chunk_bytes, cfg, p->reduce_flops, coll_mode_of(cfg)};
+  coll_opts o = {cfg->elem_bytes, p->chunk_bytes, cfg, p->reduce_flops, coll_mode_of(cfg), 0}; /* timed alone */
   b->comm = coll_comm_create("world", cfg->hosts, p->ranks, &o);
   xbt_assert(b->comm != NULL, "a validated collective could not make its communicator");
   b->members = xbt_malloc0(p->ranks * sizeof(member));

@@ -65,6 +65,7 @@ struct coll_comm {
   coll_opts o;
   size_t chunk_elems; /* elements per chunk; SIZE_MAX: unchunked */
   coll_rank *ranks;
+  double *held;       /* [r] the share of member r's host a collective holds (opts.hold_sms) */
   /* rounds */
   sg_bar_t bar;            /* where the members of a round meet */
   sg_host_t slow_src, slow_dst; /* the ring pair whose route has the largest latency */
@@ -87,6 +88,9 @@ coll_comm *coll_comm_create(const char *name, const sg_host_t *hosts, size_t siz
   double ce = o->chunk_bytes / (double)o->elem_bytes;
   c->chunk_elems = o->chunk_bytes == 0 ? SIZE_MAX : ce < 1 ? 1 : (size_t)ce;
   c->ranks = xbt_malloc0(size * sizeof(coll_rank));
+  c->held = xbt_malloc0(size * sizeof(double));
+  for (size_t r = 0; o->hold_sms && r < size; r++)
+    c->held[r] = compute_comm_share(hosts[r]);
   if (o->mode == COLL_ROUNDS && size > 1) {
     c->bar = sg_barrier_init((unsigned)size);
     /* the steps' latency chain runs over the ring's slowest route (see rounds below);
@@ -115,6 +119,7 @@ void coll_comm_free(coll_comm *c)
   if (c->bar)
     sg_barrier_destroy(c->bar);
   xbt_free(c->ranks);
+  xbt_free(c->held);
   xbt_free(c->hosts);
   xbt_free(c);
 }
@@ -268,6 +273,19 @@ static void exchange(coll_comm *c, size_t me, size_t to, size_t soff, size_t sle
     msg_wait_all(sends, ns);
   xbt_free(sends);
 }
+
+/* ---- the SMs a collective holds (opts.hold_sms) ----------------------------------- *
+ *
+ * NCCL runs a collective as a kernel of one CUDA block per channel, each on an SM that no
+ * compute kernel shares, from the moment the member enters it (waiting for its peers
+ * included) to its end. A member's GPU host is one core whose speed is the device's: while
+ * the member is in a collective, an execution bounded at the held share of that speed runs
+ * beside whatever the host computes (account_hold_begin), and SimGrid's CPU sharing leaves a
+ * concurrent execution (an overlapped GEMM) the rest; with nothing beside it, it costs no
+ * time. It is cancelled when the collective ends. */
+static sg_exec_t hold_begin(const coll_comm *c, size_t me) { return account_hold_begin(c->held[me]); }
+
+static void hold_end(sg_exec_t e) { account_hold_end(e); }
 
 void coll_send(coll_comm *c, size_t me, size_t to, const double *buf, size_t n)
 {
@@ -469,7 +487,7 @@ static void ring_allgather(coll_comm *c, size_t me, double *buf, size_t n)
   }
 }
 
-void coll_reduce_scatter(coll_comm *c, size_t me, double *buf, size_t n)
+static void reduce_scatter(coll_comm *c, size_t me, double *buf, size_t n)
 {
   if (as_round(c))
     rounds_ring(c, me, buf, n, COLL_REDUCE_SCATTER);
@@ -477,12 +495,26 @@ void coll_reduce_scatter(coll_comm *c, size_t me, double *buf, size_t n)
     ring_reduce_scatter(c, me, buf, n);
 }
 
-void coll_allgather(coll_comm *c, size_t me, double *buf, size_t n)
+static void allgather(coll_comm *c, size_t me, double *buf, size_t n)
 {
   if (as_round(c))
     rounds_ring(c, me, buf, n, COLL_ALLGATHER);
   else
     ring_allgather(c, me, buf, n);
+}
+
+void coll_reduce_scatter(coll_comm *c, size_t me, double *buf, size_t n)
+{
+  sg_exec_t h = hold_begin(c, me);
+  reduce_scatter(c, me, buf, n);
+  hold_end(h);
+}
+
+void coll_allgather(coll_comm *c, size_t me, double *buf, size_t n)
+{
+  sg_exec_t h = hold_begin(c, me);
+  allgather(c, me, buf, n);
+  hold_end(h);
 }
 
 /* ---- recursive halving-doubling (Rabenseifner; MPICH
@@ -613,21 +645,25 @@ static void tree_reduce(coll_comm *c, size_t me, size_t root, double *buf, size_
 void coll_bcast(coll_comm *c, size_t me, size_t root, double *buf, size_t n)
 {
   xbt_assert(root < c->p, "%s: root %zu of %zu members", c->ns, root, c->p);
-  if (c->p > 1)
-    tree_bcast(c, me, root, buf, n);
+  if (c->p == 1)
+    return;
+  sg_exec_t h = hold_begin(c, me);
+  tree_bcast(c, me, root, buf, n);
+  hold_end(h);
 }
 
 void coll_reduce(coll_comm *c, size_t me, size_t root, double *buf, size_t n)
 {
   xbt_assert(root < c->p, "%s: root %zu of %zu members", c->ns, root, c->p);
-  if (c->p > 1)
-    tree_reduce(c, me, root, buf, n);
-}
-
-void coll_allreduce(coll_comm *c, size_t me, double *buf, size_t n, coll_algo algo)
-{
   if (c->p == 1)
     return;
+  sg_exec_t h = hold_begin(c, me);
+  tree_reduce(c, me, root, buf, n);
+  hold_end(h);
+}
+
+static void allreduce(coll_comm *c, size_t me, double *buf, size_t n, coll_algo algo)
+{
   switch (algo) {
   case COLL_RING:
     if (as_round(c)) {
@@ -646,6 +682,15 @@ void coll_allreduce(coll_comm *c, size_t me, double *buf, size_t n, coll_algo al
     return;
   }
   xbt_die("unknown allreduce algorithm %d", (int)algo);
+}
+
+void coll_allreduce(coll_comm *c, size_t me, double *buf, size_t n, coll_algo algo)
+{
+  if (c->p == 1)
+    return;
+  sg_exec_t h = hold_begin(c, me);
+  allreduce(c, me, buf, n, algo);
+  hold_end(h);
 }
 
 /* A batch as one round: the steps of all its collectives in one latency chain, the bytes
@@ -677,19 +722,20 @@ void coll_batch(coll_comm *c, size_t me, const coll_op *ops, size_t nops, size_t
                "%s: coll_batch takes allreduce, reduce-scatter and allgather, not %s", c->ns, coll_op_name(ops[i]));
     ring = ring && (ops[i] != COLL_ALLREDUCE || algo == COLL_RING);
   }
-  if (as_round(c) && ring) {
+  sg_exec_t h = hold_begin(c, me);
+  if (as_round(c) && ring)
     rounds_batch(c, me, ops, nops, reps, n);
-    return;
-  }
-  for (size_t r = 0; r < reps; r++)
-    for (size_t i = 0; i < nops; i++) {
-      if (ops[i] == COLL_ALLREDUCE)
-        coll_allreduce(c, me, NULL, n, algo);
-      else if (ops[i] == COLL_REDUCE_SCATTER)
-        coll_reduce_scatter(c, me, NULL, n);
-      else
-        coll_allgather(c, me, NULL, n);
-    }
+  else
+    for (size_t r = 0; r < reps; r++)
+      for (size_t i = 0; i < nops; i++) {
+        if (ops[i] == COLL_ALLREDUCE)
+          allreduce(c, me, NULL, n, algo);
+        else if (ops[i] == COLL_REDUCE_SCATTER)
+          reduce_scatter(c, me, NULL, n);
+        else
+          allgather(c, me, NULL, n);
+      }
+  hold_end(h);
 }
 
 /* ---- serial references ------------------------------------------------------------ */

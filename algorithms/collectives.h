@@ -44,6 +44,9 @@ typedef struct coll_opts {
   const run_config *cfg; /* reductions cost reduce_flops per element through compute_execute;  */
   double reduce_flops;   /* NULL cfg or 0 flops: reductions take no simulated time */
   coll_mode mode;        /* COLL_MESSAGES (0, the default) or COLL_ROUNDS */
+  int hold_sms;          /* 1: while a member runs a collective (not coll_send / coll_recv), it
+                          * holds compute_comm_share of its host's speed, as NCCL's kernels hold
+                          * their SMs, so an execution beside it gets the rest (0: nothing) */
 } coll_opts;
 
 /* The mode a run's scenario chooses (run.collectives); COLL_MESSAGES without a scenario. */

@@ -126,6 +126,16 @@ int compute_check_gpus(const run_config *cfg, char *err, size_t len)
         snprintf(err, len, "host %s: %s must be a number >= 0", name, numbers[k]);
         return -1;
       }
+    double held = host_number(h, "gpu_comm_sms", 0);
+    if (!(held >= 0) || held != floor(held) || held >= sms) {
+      snprintf(err, len, "host %s: gpu_comm_sms must be a whole number of SMs below gpu_sms", name);
+      return -1;
+    }
+    if (held > 0 && sg_host_core_count(h) != 1) {
+      snprintf(err, len, "host %s: gpu_comm_sms needs a one-core GPU host (the core is the GPU), not %d cores", name,
+               sg_host_core_count(h));
+      return -1;
+    }
     double eff = host_number(h, "gpu_gemm_eff", 1);
     if (!(eff > 0 && eff <= 1)) {
       snprintf(err, len, "host %s: gpu_gemm_eff must be a share of peak in (0, 1]", name);
@@ -137,6 +147,14 @@ int compute_check_gpus(const run_config *cfg, char *err, size_t len)
     }
   }
   return 0;
+}
+
+double compute_comm_share(sg_host_t host)
+{
+  if (sg_host_get_property_value(host, "gpu_sms") == NULL)
+    return 0;
+  double sms = host_number(host, "gpu_sms", 0), held = host_number(host, "gpu_comm_sms", 0);
+  return sms >= 1 && held > 0 && held < sms ? held / sms : 0;
 }
 
 /* The execution amount of w: on a GPU its seconds at the host's speed, else its flops and

@@ -39,9 +39,15 @@ double compute_host_mem_bw(sg_host_t host);
 int compute_gpu(const run_config *cfg, sg_host_t host, gemm_device *d);
 /* Before the run: every host of cfg that has a gpu_sms property has a usable description
  * (gpu_sms a whole number >= 1, mem_bw > 0, gpu_l2_bw and gpu_launch numbers >= 0,
- * gpu_gemm_eff in (0, 1], gpu_tiles a tile list): 0, or -1 with one line in err naming the
- * host and property. */
+ * gpu_gemm_eff in (0, 1], gpu_tiles a tile list, gpu_comm_sms a whole number below gpu_sms
+ * and, when above 0, one core): 0, or -1 with one line in err naming the host and property. */
 int compute_check_gpus(const run_config *cfg, char *err, size_t len);
+
+/* The share of a GPU host's speed a collective's kernels hold while it runs: its
+ * gpu_comm_sms over its gpu_sms (NCCL's channels, one SM each, which no compute kernel
+ * shares); 0 for a host without both. Independent of model.kernel_model: the SMs are
+ * taken whatever times the kernels. */
+double compute_comm_share(sg_host_t host);
 
 /* The work of one compute phase: GEMMs, then memory-bound kernels moving mem_bytes in all,
  * and `kernels` kernel launches (its memory-bound kernels and the collective it ends at). */

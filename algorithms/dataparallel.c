@@ -346,7 +346,7 @@ dataparallel *dataparallel_deploy(const run_config *cfg, const dataparallel_para
   d->cfg = cfg;
   d->p = p;
   costs_init(d, shapes);
-  coll_opts o = {cfg->elem_bytes, 0, NULL, 0, coll_mode_of(cfg)}; /* unchunked; additions take no simulated time */
+  coll_opts o = {cfg->elem_bytes, 0, NULL, 0, coll_mode_of(cfg), cfg->comm_sms}; /* unchunked; additions free */
   d->comm = coll_comm_create("dp", cfg->hosts, k, &o);
   xbt_assert(d->comm != NULL, "a data-parallel communicator of %zu replicas", k);
   d->start = sg_barrier_init((unsigned)k);

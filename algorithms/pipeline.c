@@ -1043,7 +1043,7 @@ static void comms_init(pipeline *pl)
 {
   const run_config *cfg = pl->cfg;
   size_t p = pl->p->stages, t = pl->t, dp = pl->dp;
-  coll_opts o = {cfg->elem_bytes, 0, cfg, 0, coll_mode_of(cfg)};
+  coll_opts o = {cfg->elem_bytes, 0, cfg, 0, coll_mode_of(cfg), cfg->comm_sms};
   pl->tcomm = xbt_malloc0(p * dp * sizeof(coll_comm *));
   for (size_t g = 0; g < p * dp; g++)
     pl->tcomm[g] = coll_comm_create("pp-tensor", cfg->hosts + g * t, t, &o);

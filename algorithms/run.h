@@ -39,6 +39,7 @@ typedef struct run_config {
   double efficiency;      /* fraction of peak flop/s achieved, (0, 1] */
   double speed_factor;    /* what-if: hosts compute this many times faster; 0 counts as 1 */
   int kernel_shapes;      /* model.kernel_model = shapes: GPU hosts time kernels by shape (compute_gpu) */
+  int comm_sms;           /* platform.comm_sms: collectives hold their GPU host's gpu_comm_sms SMs */
   size_t elem_bytes;      /* bytes per element on the wire */
   double jitter;          /* coefficient of variation of per-phase processing time */
   double msg_overhead;    /* s of one core per message sent or received (RPC/TCP stack) */

@@ -745,7 +745,7 @@ tensor *tensor_deploy(const run_config *cfg, const tensor_params *p, metrics *m)
     t->b_last = xbt_malloc0(t->nb * sizeof(size_t));
     tensor_dp_buckets(p, cfg->elem_bytes, t->b_elems, t->b_last);
   }
-  coll_opts o = {cfg->elem_bytes, 0, cfg, 0, coll_mode_of(cfg)};
+  coll_opts o = {cfg->elem_bytes, 0, cfg, 0, coll_mode_of(cfg), cfg->comm_sms};
   t->tcomm = xbt_malloc0(dp * sizeof(coll_comm *));
   for (size_t j = 0; j < dp; j++) {
     t->tcomm[j] = coll_comm_create("tensor", cfg->hosts + j * p->ranks, p->ranks, &o);

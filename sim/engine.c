@@ -174,6 +174,7 @@ static void fill_config(const scenario *sc, const build *b, run_config *cfg)
   cfg->train_flops = v ? arch_train_flops(v) : cost_mlp_train_flops(n, sizes);
   cfg->efficiency = sc->model.efficiency;
   cfg->kernel_shapes = sc->model.kernel_model == 0;
+  cfg->comm_sms = sc->platform.comm_sms;
   cfg->speed_factor = sc->platform.speed_factor;
   cost_dtype dt = COST_FP32;
   cost_dtype_parse(sc->model.dtype, &dt);

@@ -186,6 +186,13 @@ static void fill_gpu_nodes(size_t hosts, size_t per_node, size_t default_nodes, 
  * no A100 results). */
 #define CUBLAS_GEMM_EFF 0.8631
 
+/* The SMs NCCL's collective kernels hold on a GPU while a collective runs: one CUDA block
+ * per channel, each on an SM of its own that no compute kernel shares, and on a DGX with 8
+ * NICs, 16 of them (the NCCL maintainers, NVIDIA/nccl issue 689). Both GPU presets are
+ * DGX nodes with 8 NICs (ASSUMPTION: the count NCCL 2.4 chose on a DGX-2H in 2019 is not
+ * published; 16 is what the maintainers give for today's NCCL on such a node). */
+#define NCCL_DGX_SMS 16
+
 /* Megatron-LM (Shoeybi et al. 2019): up to 32 DGX-2H of 16 V100 each; 125 Tflop/s fp16
  * tensor-core peak per V100 (NVIDIA's V100 SXM3 figure, of which Megatron's 39 Tflop/s
  * is 30%); 900 GB/s of HBM2 per V100 (NVIDIA's V100 datasheet); 0.5 us per NVSwitch link
@@ -205,6 +212,7 @@ static void fill_dgx2h(size_t hosts, platform_spec *spec)
   spec->node_bw = 8 * 100e9 / 8;
   spec->node_lat = 1e-6;
   spec->gpu_sms = 80;
+  spec->gpu_comm_sms = NCCL_DGX_SMS;
   spec->gpu_gemm_eff = CUBLAS_GEMM_EFF;
   spec->gpu_l2_bw = 2155e9;
   spec->gpu_launch = 7e-6;
@@ -231,6 +239,7 @@ static void fill_selene(size_t hosts, platform_spec *spec)
   spec->node_bw = 8 * 200e9 / 8;
   spec->node_lat = 1e-6;
   spec->gpu_sms = 108;
+  spec->gpu_comm_sms = NCCL_DGX_SMS;
   spec->gpu_gemm_eff = CUBLAS_GEMM_EFF;
   spec->gpu_l2_bw = A100_L2_BW;
   spec->gpu_launch = 7e-6;
@@ -457,9 +466,10 @@ static int valid_name(const char *s)
  * properties to its hosts). */
 static void end_cluster(const platform_spec *spec, FILE *out, const char *indent)
 {
-  const char *names[] = {"mem_bw", "gpu_sms", "gpu_gemm_eff", "gpu_l2_bw", "gpu_launch"};
+  const char *names[] = {"mem_bw", "gpu_sms", "gpu_gemm_eff", "gpu_l2_bw", "gpu_launch", "gpu_comm_sms"};
   double values[] = {spec->mem_bw, (double)spec->gpu_sms, spec->gpu_sms ? spec->gpu_gemm_eff : 0,
-                     spec->gpu_sms ? spec->gpu_l2_bw : 0, spec->gpu_sms ? spec->gpu_launch : 0};
+                     spec->gpu_sms ? spec->gpu_l2_bw : 0, spec->gpu_sms ? spec->gpu_launch : 0,
+                     spec->gpu_sms ? (double)spec->gpu_comm_sms : 0};
   int any = spec->gpu_sms > 0 && spec->gpu_tiles != NULL;
   for (size_t i = 0; i < sizeof values / sizeof *values; i++)
     any |= values[i] > 0;
@@ -584,6 +594,10 @@ int platform_write(const platform_spec *nominal, FILE *out, char *err, size_t er
                                (nominal->gpu_tiles && gemm_tiles_parse(nominal->gpu_tiles, &tiles) != 0))) {
     set_err(err, errlen, "bad GPU description (GEMM efficiency in (0, 1], L2 bandwidth and launch time >= 0, tiles "
             "such as 256x128,128x128)");
+    return -1;
+  }
+  if (nominal->gpu_sms > 0 && nominal->gpu_comm_sms >= nominal->gpu_sms) {
+    set_err(err, errlen, "a GPU's collectives must leave it SMs to compute on (--gpu-comm-sms below --gpu-sms)");
     return -1;
   }
   if (nominal->gpu_sms > 0 && !(nominal->mem_bw > 0)) {
@@ -1333,6 +1347,9 @@ static void platform_usage(FILE *out)
           "                       (gpu_gemm_eff; dgx2h and selene 0.8631, fitted on DeepBench)\n"
           "  --gpu-l2-bw B        bytes/s of the GPU's L2 cache (gpu_l2_bw)\n"
           "  --gpu-launch S       seconds every kernel takes at least (gpu_launch); e.g. 7us\n"
+          "  --gpu-comm-sms N     SMs a collective's kernels hold while it runs, which compute\n"
+          "                       running beside it loses (gpu_comm_sms; below --gpu-sms; 0: none;\n"
+          "                       dgx2h and selene 16, NCCL on a DGX with 8 NICs)\n"
           "  --gpu-tiles LIST     GEMM tile shapes, e.g. 256x128,128x128,64x64 (gpu_tiles;\n"
           "                       default cuBLAS's six)\n"
           "  --bw B               bytes/s of every link (default 1.25G, i.e. 10 Gb/s);\n"
@@ -1483,6 +1500,10 @@ int platform_main(int argc, char **argv)
       if (parse_quantity(val, Q_COUNT, &v) != 0 || v > 1e6)
         return usage_error("--gpu-sms needs a whole number of SMs, not", val);
       spec.gpu_sms = (size_t)v;
+    } else if (strcmp(opt, "--gpu-comm-sms") == 0) {
+      if (parse_quantity(val, Q_COUNT, &v) != 0 || v > 1e6)
+        return usage_error("--gpu-comm-sms needs a whole number of SMs, not", val);
+      spec.gpu_comm_sms = (size_t)v;
     } else if (strcmp(opt, "--gpu-gemm-eff") == 0) {
       char *e;
       errno = 0;

@@ -41,9 +41,10 @@ typedef struct platform_spec {
   double mem_bw;             /* bytes/s of a host's memory, written as each host's mem_bw
                               * property (tensor.kernels); 0: none */
   /* A GPU description for the kernel model (compute_gpu, platforms/README.md), written as
-   * host properties when gpu_sms > 0: gpu_sms, gpu_gemm_eff, gpu_l2_bw and gpu_launch (each
-   * if > 0), gpu_tiles (if not NULL). */
+   * host properties when gpu_sms > 0: gpu_sms, gpu_gemm_eff, gpu_l2_bw, gpu_launch and
+   * gpu_comm_sms (each if > 0), gpu_tiles (if not NULL). */
   size_t gpu_sms;
+  size_t gpu_comm_sms;       /* SMs a collective's kernels hold while it runs (< gpu_sms) */
   double gpu_gemm_eff;       /* the library's GEMM main loop, share of an SM's peak (if > 0) */
   double gpu_l2_bw;          /* bytes/s */
   double gpu_launch;         /* s per kernel */

@@ -26,7 +26,8 @@
  * MEG_EFF_NOMINAL are the same calibration, on the same row, of the robustness runs: the
  * flat rate (model.kernel_model = flat, flops at efficiency x peak, as before the kernel
  * model) and links at their nominal bandwidth (platform.link_efficiency = off; a 1-GPU run
- * has no message, so it is the committed value). */
+ * has no message, so it is the committed value). The variant whose collectives hold no SMs
+ * (platform.comm_sms = off) keeps the committed value for the same reason. */
 #define MEG_EFFICIENCY "0.596274"
 #define MEG_EFF_FLAT "0.38841"
 #define MEG_EFF_NOMINAL "0.596274"
@@ -98,10 +99,11 @@ static const struct {
 typedef enum meg_set { SET_WEAK, SET_HEADS, SET_STRONG } meg_set;
 static const char *const set_names[] = {"weak", "heads", "strong"};
 
-enum { VAR_MAIN, VAR_FLAT, VAR_NOMINAL, N_VARIANTS };
-static const char *const variant_names[] = {"committed", "flat-gemms", "nominal-links"};
-static const char *const variant_eff[] = {MEG_EFFICIENCY, MEG_EFF_FLAT, MEG_EFF_NOMINAL};
-static const char *const variant_set[] = {NULL, "model.kernel_model=flat", "platform.link_efficiency=off"};
+enum { VAR_MAIN, VAR_FLAT, VAR_NOMINAL, VAR_FREE_SMS, N_VARIANTS };
+static const char *const variant_names[] = {"committed", "flat-gemms", "nominal-links", "no-comm-sms"};
+static const char *const variant_eff[] = {MEG_EFFICIENCY, MEG_EFF_FLAT, MEG_EFF_NOMINAL, MEG_EFFICIENCY};
+static const char *const variant_set[] = {NULL, "model.kernel_model=flat", "platform.link_efficiency=off",
+                                          "platform.comm_sms=off"};
 
 typedef struct meg_run {
   meg_set set;
@@ -364,9 +366,11 @@ static void robustness_table(FILE *f, const meg_run *runs, size_t n)
         "the memory-bound kernels at the full 900 GB/s (`model.kernel_model = flat`, efficiency\n"
         "" MEG_EFF_FLAT ", no kernel-launch time), `nominal\n"
         "links` gives NVSwitch and InfiniBand their full bandwidth (`platform.link_efficiency = off`,\n"
-        "efficiency " MEG_EFF_NOMINAL ": the 1-GPU row has no message). Both changed at once is the model\n"
-        "before the kernel model.\n\n"
-        "| row | paper | as committed | flat GEMMs | nominal links |\n|---|---|---|---|---|\n",
+        "efficiency " MEG_EFF_NOMINAL ": the 1-GPU row has no message); `no SMs held` lets collectives\n"
+        "take nothing from the GPU (`platform.comm_sms = off`, the same efficiency: the 1-GPU row has\n"
+        "no collective), so torch DDP's overlapped buckets cost backward nothing. Flat GEMMs with nominal\n"
+        "links and no SMs held is the model before the kernel model.\n\n"
+        "| row | paper | as committed | flat GEMMs | nominal links | no SMs held |\n|---|---|---|---|---|---|\n",
         f);
   static const struct {
     const char *what;
@@ -386,11 +390,11 @@ static void robustness_table(FILE *f, const meg_run *runs, size_t n)
     if (!all)
       continue;
     if (rows[i].speedup)
-      fprintf(f, "| %s | %.2f | %.2f | %.2f | %.2f |\n", rows[i].what, rows[i].paper, v[0]->speedup, v[1]->speedup,
-              v[2]->speedup);
+      fprintf(f, "| %s | %.2f | %.2f | %.2f | %.2f | %.2f |\n", rows[i].what, rows[i].paper, v[0]->speedup,
+              v[1]->speedup, v[2]->speedup, v[3]->speedup);
     else
-      fprintf(f, "| %s | %.0f%% | %.1f%% | %.1f%% | %.1f%% |\n", rows[i].what, rows[i].paper, 100 * v[0]->eff,
-              100 * v[1]->eff, 100 * v[2]->eff);
+      fprintf(f, "| %s | %.0f%% | %.1f%% | %.1f%% | %.1f%% | %.1f%% |\n", rows[i].what, rows[i].paper,
+              100 * v[0]->eff, 100 * v[1]->eff, 100 * v[2]->eff, 100 * v[3]->eff);
   }
   fputs("\n", f);
 }
@@ -476,6 +480,7 @@ static char *meg_readme(const meg_run *runs, size_t n, int quick)
   const meg_run *r8 = find(runs, n, 3072, 32, 8, 1, 1, VAR_MAIN), *r512 = find(runs, n, 3072, 32, 8, MEG_DP, 1, VAR_MAIN);
   const meg_run *own = find(runs, n, 3072, 32, 8, MEG_DP, 0, VAR_MAIN), *s8 = find(runs, n, 1536, 16, 8, 1, 1, VAR_MAIN);
   const meg_run *f8 = find(runs, n, 3072, 32, 8, 1, 1, VAR_FLAT), *n8 = find(runs, n, 3072, 32, 8, 1, 1, VAR_NOMINAL);
+  const meg_run *free512 = find(runs, n, 3072, 32, 8, MEG_DP, 1, VAR_FREE_SMS);
   fputs("## What moved the numbers, and what is still off\n\n", f);
   if (r8) {
     fprintf(f,
@@ -504,14 +509,21 @@ static char *meg_readme(const meg_run *runs, size_t n, int quick)
             "- **Data parallelism**: each GPU allreduces %.2f GB (fp16, its 1/8 of the 8.3B model) over a\n"
             "  ring of 64 GPUs in 32 nodes; the 8 rings of a node cross its 96e9 B/s (NCCL's share of\n"
             "  100e9) of InfiniBand. With torch's DDP the buckets' allreduces overlap backward: 8 -> 512\n"
-            "  GPUs costs %.1f -> %.1f%% (paper 77 -> 74%%).",
+            "  GPUs costs %.1f -> %.1f%% (paper 77 -> 74%%). While a bucket's allreduce runs, NCCL's kernel\n"
+            "  holds 16 of the V100's 80 SMs (one per channel, shared with no compute kernel: the NCCL\n"
+            "  maintainers for a DGX with 8 NICs), so the backward kernels beside it run at 64/80 of\n"
+            "  their speed",
             r512->dp_elems * 2 / 1e9, 100 * r8->eff, 100 * r512->eff);
+  if (r512 && r8 && free512)
+    fprintf(f, "; with the SMs left to compute\n  (`no SMs held`) the row gives %.1f%%.\n ", 100 * free512->eff);
+  else if (r512 && r8)
+    fputs(".\n ", f);
   if (r512 && r8 && own)
     fprintf(f,
             " After backward (Megatron's own DDP) it gives %.1f%%, against the 2019\n"
-            "  README's 60%%: dtsim's gap between the two DDPs is %.1f points, Megatron-LM's 14. What is not\n"
-            "  modelled, and would make the overlapped allreduce cost backward more: NCCL's kernels take\n"
-            "  SMs and HBM bandwidth from the GEMMs they overlap.\n",
+            "  README's 60%%: dtsim's gap between the two DDPs is %.1f points, Megatron-LM's 14. Not\n"
+            "  modelled: the HBM bandwidth NCCL's kernels take from the kernels they overlap, and the\n"
+            "  extra wave a GEMM can need when SMs are missing (the held SMs slow it in proportion).\n",
             100 * own->eff, 100 * (r512->eff - own->eff));
   else if (r512 && r8)
     fputs("\n", f);
@@ -528,7 +540,7 @@ static char *meg_readme(const meg_run *runs, size_t n, int quick)
   fputs("\n## Files\n\n"
         "`megatron.csv`: `set,params_b,heads,gpus,mp,dp,ddp,variant,tflops_per_gpu,efficiency,step_s,speedup,\n"
         "gemm_share` (set: weak, heads or strong; ddp: none, torch or megatron; variant: committed, or\n"
-        "flat-gemms and nominal-links for the robustness runs; efficiency = tflops_per_gpu / the variant's\n"
+        "flat-gemms, nominal-links and no-comm-sms for the robustness runs; efficiency = tflops_per_gpu / the variant's\n"
         "1-GPU row's; speedup, on the 1.2B rows of one node: the 1-GPU step over this one).\n"
         "`megatron.png`: weak-scaling efficiency against GPUs, the paper's bars next to dtsim's.\n"
         "`--quick` runs the rows of one node (weak scaling's MP rows, Table 7, Table 8), which are\n"

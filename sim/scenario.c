@@ -160,6 +160,11 @@ static const key_spec head_keys[] = {
    .doc = "Presets only: `on` writes each link at the share of its bandwidth NCCL's collectives "
           "reach (the preset's `--bw-eff` and `--node-bw-eff`, platforms/README.md); `off` at the "
           "nominal bandwidth."},
+  {"platform", "comm_sms", KEY_BOOL, FIELD(platform.comm_sms), .def = "on", .unit = "",
+   .doc = "`on`: on a GPU host with a `gpu_comm_sms` property (the `dgx2h` and `selene` presets: 16, "
+          "NCCL on a DGX with 8 NICs), a collective holds that many of its SMs while it runs, so "
+          "compute beside it (an overlapped gradient allreduce) gets the rest (platforms/README.md); "
+          "`off`: collectives take nothing from the GPU."},
   /* [model] */
   {"model", "type", KEY_STR, FIELD(model.type), .def = "mlp", .unit = "",
    .doc = "Model trained: linear, logistic or softmax regression, or a multi-layer "

@@ -21,6 +21,7 @@
 #include <unistd.h>
 #include <simgrid/actor.h>
 #include <simgrid/engine.h>
+#include <simgrid/exec.h>
 #include <simgrid/host.h>
 #include <xbt/sysdep.h>
 
@@ -71,6 +72,10 @@
 /* TOL_KNOWN_S: a hand sum of <= 6 terms below 5e-2 s rounds by < 6 u 5e-2 ~ 3e-17 s;
  * 1e-15 s leaves a margin. */
 #define TOL_KNOWN_S 1e-15
+/* TOL_HOLD_REL: a 1-s execution that shares its host with a bounded one for 0.1 s ends at
+ * 1.02 s, a sum of a few event durations rounding at ~1e-15 relative; 1e-12 leaves a margin
+ * and is far below what one SM more or less would move it (2e-3). */
+#define TOL_HOLD_REL 1e-12
 
 static const char platform_xml[] =
     "<?xml version='1.0'?>\n<!DOCTYPE platform SYSTEM \"https://simgrid.org/simgrid.dtd\">\n"
@@ -182,7 +187,7 @@ static void simulate(const spec *s, const char *path, const char *plat)
   memset(&cfg, 0, sizeof(cfg));
   cfg.cores = 1;
   cfg.efficiency = 1;
-  coll_opts o = {4, s->chunk, &cfg, s->reduce_flops, s->rounds ? COLL_ROUNDS : COLL_MESSAGES};
+  coll_opts o = {4, s->chunk, &cfg, s->reduce_flops, s->rounds ? COLL_ROUNDS : COLL_MESSAGES, 0};
   coll_comm *world = NULL;
   if (s->world) {
     coll_opts wo = o;
@@ -506,7 +511,7 @@ START_TEST(test_collectives_sendrecv)
     simgrid_init(&argc, argv);
     simgrid_load_platform(plat);
     sg_host_t h[2] = {sg_host_by_name("host-3"), sg_host_by_name("host-40")};
-    coll_opts o = {4, 0, NULL, 0, COLL_MESSAGES};
+    coll_opts o = {4, 0, NULL, 0, COLL_MESSAGES, 0};
     coll_comm *c = coll_comm_create("p2p", h, 2, &o);
     sg_actor_t a = sg_actor_init("s", h[0]);
     sg_actor_set_data(a, c);
@@ -595,7 +600,7 @@ START_TEST(test_collectives_formula)
   ck_assert(off == 3 && len == 3);
   coll_block(10, 4, 3, &off, &len);
   ck_assert(off == 8 && len == 2);
-  coll_opts bad = {0, 0, NULL, 0, COLL_MESSAGES};
+  coll_opts bad = {0, 0, NULL, 0, COLL_MESSAGES, 0};
   ck_assert_ptr_null(coll_comm_create("x", NULL, 0, &bad));
 }
 END_TEST
@@ -733,6 +738,96 @@ START_TEST(test_collectives_rounds_batch)
 }
 END_TEST
 
+/* ---- the SMs a collective holds (coll_opts.hold_sms) ---------------------------------- */
+
+/* Two GPU hosts of 1 Gflop/s whose collectives hold 2 of their 10 SMs (a share of 0.2),
+ * on the star's links. */
+static const char gpu_xml[] =
+    "<?xml version='1.0'?>\n<!DOCTYPE platform SYSTEM \"https://simgrid.org/simgrid.dtd\">\n"
+    "<platform version=\"4.1\">\n  <config>\n    <prop id=\"network/model\" value=\"CM02\"/>\n"
+    "    <prop id=\"network/crosstraffic\" value=\"0\"/>\n  </config>\n"
+    "  <cluster id=\"g\" prefix=\"gpu-\" suffix=\"\" radical=\"0-1\" speed=\"1Gf\" core=\"1\" bw=\"1.25GBps\" "
+    "lat=\"1us\" sharing_policy=\"SPLITDUPLEX\">\n"
+    "    <prop id=\"gpu_sms\" value=\"10\"/>\n    <prop id=\"gpu_comm_sms\" value=\"2\"/>\n"
+    "  </cluster>\n</platform>\n";
+#define HOLD_SHARE 0.2
+#define HOLD_ELEMS 31250000 /* 125 MB: a 2-member ring allreduce of 2 (alpha + 62.5 MB beta) = 0.1 s */
+
+typedef struct hold_case {
+  coll_comm *c;
+  int batched;
+  double exec_end; /* member 0: when its 1-s execution beside the allreduce ended */
+} hold_case;
+
+static void hold_member(int argc, char **argv)
+{
+  (void)argc;
+  hold_case *hc = sg_actor_self_get_data();
+  size_t me = (size_t)atoi(argv[0]);
+  sg_exec_t e = NULL;
+  if (me == 0) {
+    e = sg_actor_exec_init(1e9);
+    sg_exec_start(e);
+  }
+  const coll_op op = COLL_ALLREDUCE;
+  if (hc->batched)
+    coll_batch(hc->c, me, &op, 1, 1, HOLD_ELEMS, COLL_RING);
+  else
+    coll_allreduce(hc->c, me, NULL, HOLD_ELEMS, COLL_RING);
+  if (e) {
+    sg_exec_wait(e);
+    hc->exec_end = simgrid_get_clock();
+  }
+}
+
+/* In a child: member 0 runs 1 s of compute beside a 0.1-s allreduce (hold on or off, messages
+ * or rounds, alone or as a batch); exits 0 when the execution ended, and the engine with it,
+ * at 1 + share x 0.1 s (the compute loses the held share while the allreduce runs and nothing
+ * after: the hold ends with the collective), else 3. */
+static void hold_child(const char *plat, int hold, int rounds, int batched)
+{
+  char *argv[] = {"check_collectives", "--log=root.thresh:critical", SANITIZE_CONTEXTS NULL};
+  int argc = (int)(sizeof(argv) / sizeof(argv[0])) - 1;
+  simgrid_init(&argc, argv);
+  simgrid_load_platform(plat);
+  sg_host_t h[2] = {sg_host_by_name("gpu-0"), sg_host_by_name("gpu-1")};
+  coll_opts o = {4, 0, NULL, 0, rounds ? COLL_ROUNDS : COLL_MESSAGES, hold};
+  hold_case hc = {coll_comm_create("hold", h, 2, &o), batched, 0};
+  for (int r = 0; r < 2; r++) {
+    char *args[] = {r ? "1" : "0"};
+    sg_actor_t a = sg_actor_init(r ? "m1" : "m0", h[r]);
+    sg_actor_set_data(a, &hc);
+    sg_actor_start(a, hold_member, 1, args);
+  }
+  simgrid_run();
+  double t = 2 * (ALPHA + HOLD_ELEMS / 2 * 4.0 * BETA), want = 1 + (hold ? HOLD_SHARE * t : 0);
+  int ok = fabs(hc.exec_end - want) <= TOL_HOLD_REL * want && simgrid_get_clock() == hc.exec_end;
+  if (!ok)
+    fprintf(stdout, "hold %d rounds %d batch %d: compute ended at %.17g s (want %.17g), engine at %.17g s\n", hold,
+            rounds, batched, hc.exec_end, want, simgrid_get_clock());
+  fflush(stdout);
+  _exit(ok ? 0 : 3);
+}
+
+START_TEST(test_collectives_hold_sms)
+{
+  char *dir = cli_tmpdir();
+  cli_write(dir, "gpu.xml", gpu_xml);
+  char plat[600];
+  snprintf(plat, sizeof(plat), "%s/gpu.xml", dir);
+  for (int k = 0; k < 8; k++) {
+    pid_t pid = fork();
+    if (pid == 0)
+      hold_child(plat, k & 1, (k >> 1) & 1, (k >> 2) & 1);
+    int st;
+    waitpid(pid, &st, 0);
+    ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) == 0, "hold %d rounds %d batch %d: status %d", k & 1, (k >> 1) & 1,
+                  (k >> 2) & 1, st);
+  }
+  free(dir); /* removed at exit */
+}
+END_TEST
+
 static Suite *collectives_suite(void)
 {
   Suite *s = suite_create("collectives");
@@ -768,6 +863,10 @@ static Suite *collectives_suite(void)
   tcase_add_loop_test(tc, test_collectives_rounds_gamma, 0, 3);
   tcase_add_test(tc, test_collectives_rounds_misc);
   tcase_add_test(tc, test_collectives_rounds_batch);
+  suite_add_tcase(s, tc);
+  tc = tcase_create("hold");
+  tcase_set_timeout(tc, 120);
+  tcase_add_test(tc, test_collectives_hold_sms);
   suite_add_tcase(s, tc);
   return s;
 }

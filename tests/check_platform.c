@@ -236,6 +236,7 @@ START_TEST(test_platform_preset_dgx2h)
   ck_assert_double_eq(spec.node_lat, 1e-6);    /* assumption */
   ck_assert_double_eq(spec.mem_bw, 900e9);     /* V100 HBM2, NVIDIA's datasheet */
   ck_assert_uint_eq(spec.gpu_sms, 80);         /* V100: 80 SMs */
+  ck_assert_uint_eq(spec.gpu_comm_sms, 16);    /* NCCL on a DGX with 8 NICs (nccl issue 689) */
   ck_assert_double_eq(spec.gpu_gemm_eff, 0.8631); /* fitted on DeepBench's largest V100 GEMM */
   ck_assert_double_eq(spec.gpu_l2_bw, 2155e9); /* measured by Jia et al. 2018 */
   ck_assert_double_eq(spec.gpu_launch, 7e-6);  /* DeepBench's V100 GEMM floor */
@@ -660,6 +661,8 @@ START_TEST(test_platform_hosts_unscanned_by_name)
 }
 END_TEST
 
+static void assert_rejected(const platform_spec *spec, const char *what);
+
 /* A GPU description and a link efficiency in a generated star: every host carries the
  * properties compute_gpu reads, and its link the bandwidth times the efficiency (4 hosts
  * of 1.25e9 B/s at 0.5: 6.25e8 between two hosts). */
@@ -671,6 +674,7 @@ START_TEST(test_platform_gpu_description)
   spec.gpu_gemm_eff = 0.75;
   spec.gpu_l2_bw = 2e12;
   spec.gpu_launch = 5e-6;
+  spec.gpu_comm_sms = 2;
   spec.gpu_tiles = "128x128,64x64";
   spec.bw_eff = 0.5;
   char *path = write_spec(&spec);
@@ -683,6 +687,7 @@ START_TEST(test_platform_gpu_description)
   ck_assert_str_eq(sg_host_get_property_value(h, "gpu_gemm_eff"), "0.75");
   ck_assert_str_eq(sg_host_get_property_value(h, "gpu_l2_bw"), "2000000000000");
   ck_assert_str_eq(sg_host_get_property_value(h, "gpu_launch"), "5e-06");
+  ck_assert_str_eq(sg_host_get_property_value(h, "gpu_comm_sms"), "2");
   ck_assert_str_eq(sg_host_get_property_value(h, "gpu_tiles"), "128x128,64x64");
   ck_assert_str_eq(sg_host_get_property_value(h, "mem_bw"), "1000000000000");
   ck_assert_double_eq_tol(sg_host_get_route_bandwidth(sg_host_by_name("host-0"), h), 6.25e8, TOL_BW);
@@ -696,6 +701,10 @@ START_TEST(test_platform_gpu_description)
   ck_assert_ptr_null(strstr(xml, "gpu_"));
   ck_assert_ptr_nonnull(strstr(xml, "mem_bw"));
   xbt_free(xml);
+  /* collectives must leave a GPU SMs to compute on */
+  spec.gpu_sms = 10;
+  spec.gpu_comm_sms = 10;
+  assert_rejected(&spec, "--gpu-comm-sms below --gpu-sms");
 }
 END_TEST
 

@@ -42,8 +42,9 @@
 #define TOL_TIME_REL 1e-9
 
 /* A tensor run on dgx2h. The closed forms below are the flat model's (flops at efficiency x
- * peak, links at their nominal 150e9 B/s): run_tensor asks for it, run_tensor_shapes for the
- * kernel model and the links at NCCL's share (the defaults); a later --set wins. */
+ * peak, links at their nominal 150e9 B/s, collectives holding no SMs): run_tensor asks for
+ * it, run_tensor_shapes for the kernel model, the links at NCCL's share and NCCL's 16 of 80
+ * SMs held while a collective runs (the defaults); a later --set wins. */
 static json_t *run_tensor_with(const char *dir, const char *out, const char *const *sets, int shapes)
 {
   const char *args[56] = {"run", "--quiet", "--out", out, "--set", "run.algorithm=tensor", "--set",
@@ -54,6 +55,8 @@ static json_t *run_tensor_with(const char *dir, const char *out, const char *con
     args[n++] = "model.kernel_model=flat";
     args[n++] = "--set";
     args[n++] = "platform.link_efficiency=off";
+    args[n++] = "--set";
+    args[n++] = "platform.comm_sms=off";
   }
   for (size_t i = 0; sets[i]; i++) {
     args[n++] = "--set";
@@ -414,14 +417,15 @@ END_TEST
  * one layer per bucket (bucket_bytes = 1), every bucket but the last is reduced during the
  * next layer's backward and only the last one's ring, after backward, is exposed: the
  * step exceeds compute by at most (and, since that ring must run after backward, at least)
- * that ring's time. One huge bucket is off's schedule: the same step time. */
+ * that ring's time. With the collectives holding NCCL's 16 SMs, each overlapped ring also
+ * delays backward by 16/80 of its time. One huge bucket is off's schedule: the same step time. */
 START_TEST(test_tensor_dp_overlap_time)
 {
   char *dir = cli_tmpdir();
   const char *sets[] = {"platform.hosts=4",    "tensor.ranks=1",      "tensor.hidden=1024",     "tensor.heads=8",
                         "tensor.layers=4",     "tensor.seq=512",      "tensor.microbatch=4",    "model.numerics=off",
                         "model.dtype=fp16",    "model.efficiency=0.5", "tensor.data_parallel=4", "tensor.dp_overlap=off",
-                        "tensor.bucket_bytes=1", NULL};
+                        "tensor.bucket_bytes=1", NULL, NULL};
   double d = 4, b = 4, s = 512, h = 1024, L = 4, f = 24 * b * s * h * h + 4 * b * s * s * h;
   double compute = 3 * L * f / (0.5 * 125e12), n = 12 * h * h + 13 * h;
   double ring_all = 2 * (d - 1) * (1e-6 + (L * n * 2 / d + HEADER) / 150e9);
@@ -444,6 +448,16 @@ START_TEST(test_tensor_dp_overlap_time)
   ck_assert_msg(fabs(span - (3 * compute / L * 2 / 3 + ring_one)) <= TOL_TIME_REL * span, "dp_allreduce_s %.17g s",
                 span);
   json_decref(j);
+  /* NCCL's 16 of 80 SMs held while a bucket is reduced: each of the 3 rings beside a layer's
+   * backward slows it to 64/80 for the ring's time, delaying it by 16/80 of that; the last,
+   * exposed one has nothing beside it */
+  sets[13] = "platform.comm_sms=on";
+  j = run_tensor(dir, "held", sets);
+  double want = compute + ring_one * (1 + 3 * 16.0 / 80);
+  ck_assert_msg(fabs(tnum(j, "step_time_s") - want) <= TOL_TIME_REL * want, "held: step %.17g s, closed form %.17g s",
+                tnum(j, "step_time_s"), want);
+  json_decref(j);
+  sets[13] = NULL;
   sets[12] = "tensor.bucket_bytes=1e18";
   j = run_tensor(dir, "one", sets);
   ck_assert_int_eq(buckets_of(j), 1);
@@ -655,6 +669,16 @@ START_TEST(test_tensor_bad_input)
   cli_assert_bad_input(dir, cap, "tensor.bucket_bytes");
   const char *ov[] = {"run", "--set", "run.algorithm=tensor", "--set", "tensor.dp_overlap=maybe", "--out", "out", NULL};
   cli_assert_bad_input(dir, ov, "tensor.dp_overlap");
+  /* a platform file whose collectives would hold every SM of a GPU */
+  cli_write(dir, "allheld.xml",
+            "<?xml version='1.0'?>\n<!DOCTYPE platform SYSTEM \"https://simgrid.org/simgrid.dtd\">\n"
+            "<platform version=\"4.1\">\n  <cluster id=\"g\" prefix=\"gpu-\" suffix=\"\" radical=\"0-3\" "
+            "speed=\"100Tf\" core=\"1\" bw=\"100GBps\" lat=\"1us\">\n"
+            "    <prop id=\"mem_bw\" value=\"1e12\"/>\n    <prop id=\"gpu_sms\" value=\"16\"/>\n"
+            "    <prop id=\"gpu_comm_sms\" value=\"16\"/>\n  </cluster>\n</platform>\n");
+  const char *held[] = {"run", "--set", "run.algorithm=tensor", "--set", "platform.file=allheld.xml", "--set",
+                        "model.numerics=off", "--out", "out", NULL};
+  cli_assert_bad_input(dir, held, "gpu_comm_sms");
   free(dir);
 }
 END_TEST
