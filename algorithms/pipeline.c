@@ -51,6 +51,7 @@
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <gsl/gsl_matrix.h>
 #include <simgrid/actor.h>
@@ -58,8 +59,11 @@
 #include <simgrid/barrier.h>
 #include <simgrid/engine.h>
 #include <simgrid/mailbox.h>
+#include <simgrid/link.h>
 #include <simgrid/mutex.h>
+#include <simgrid/semaphore.h>
 #include <xbt/asserts.h>
+#include <xbt/dynar.h>
 #include <xbt/sysdep.h>
 
 #include "algorithms/compute.h"
@@ -207,6 +211,7 @@ typedef struct device {
   long stashed;
   double stash_bytes;
   pipeline_stage_stats st;
+  sg_sem_t flushing;      /* mirror_replicas, replica 0: released d - 1 times when it reaches a step's flush */
 } device;
 
 typedef enum kernel_phase { PHASE_FORWARD, PHASE_RECOMPUTE, PHASE_BACKWARD } kernel_phase;
@@ -732,6 +737,9 @@ static void tf_flush(struct pipeline *pl, device *d)
         last[i] = emb[i] += last[i];
     }
   }
+  if (d->flushing) /* its mirrors join the flush now */
+    for (size_t i = 1; i < pl->dp; i++)
+      sg_sem_release(d->flushing);
   double t0 = simgrid_get_clock();
   if (pl->numeric && pl->tp.seqpar && pl->t > 1)
     tf_sum_replicated(pl, d, k);
@@ -945,18 +953,33 @@ static void listen(device *d)
 
 static void pl_flush(device *d) { d->pl->kernel->flush(d->pl, d); }
 
+/* mirror_replicas: replica j >= 1's device mirrors replica 0's twin (same stage, same tensor
+ * rank); NULL for replica 0's devices and without mirroring. */
+static device *twin_of(device *d)
+{
+  pipeline *pl = d->pl;
+  if (!pl->p->mirror || d->lane < pl->t)
+    return NULL;
+  return &pl->devs[d->rank * pl->lanes + d->lane % pl->t];
+}
+
 static void device_actor(int argc, char **argv)
 {
   (void)argc;
   (void)argv;
   device *d = sg_actor_self_get_data();
-  listen(d);
+  device *twin = twin_of(d);
+  if (twin == NULL)
+    listen(d);
   for (long step = 0; all_go_on(d, step); step++) {
-    for (size_t i = 0; i < d->n_ops; i++)
-      if (d->ops[i].backward)
-        backward_op(d, &d->ops[i], step);
-      else
-        forward_op(d, &d->ops[i], step);
+    if (twin) /* its replica computes and sends what replica 0 does, on links of its own: wait for the flush */
+      sg_sem_acquire(twin->flushing);
+    else
+      for (size_t i = 0; i < d->n_ops; i++)
+        if (d->ops[i].backward)
+          backward_op(d, &d->ops[i], step);
+        else
+          forward_op(d, &d->ops[i], step);
     pl_flush(d);
   }
   eval_finished(d->pl->eval);
@@ -1143,7 +1166,9 @@ pipeline *pipeline_deploy(const run_config *cfg, const pipeline_params *p, const
       d->st.params += pl->chunks[c].params;
     if (pl->kernel->attach)
       pl->kernel->attach(pl, d);
-    mbox_name(name, sizeof(name), "pp-device", (int)i);
+    if (p->mirror && pl->dp > 1 && d->lane < pl->t)
+      d->flushing = sg_sem_init(0);
+    mbox_name(name, sizeof(name), p->mirror && d->lane >= pl->t ? "pp-mirror" : "pp-device", (int)i);
     sg_actor_t a = sg_actor_init(name, cfg->hosts[i]);
     sg_actor_set_data(a, d);
     sg_actor_start(a, device_actor, 0, NULL);
@@ -1169,6 +1194,8 @@ void pipeline_free(pipeline *pl)
     if (pl->kernel->detach)
       pl->kernel->detach(&pl->devs[i]);
     xbt_free(pl->devs[i].ops);
+    if (pl->devs[i].flushing)
+      sg_sem_destroy(pl->devs[i].flushing);
   }
   for (size_t c = 0; c < pl->K; c++) {
     xbt_free(pl->chunks[c].fwd_in);
@@ -1230,8 +1257,10 @@ void pipeline_result_get(const pipeline *pl, pipeline_result *r)
   r->t_forward_s = mb > 0 ? pl->devs[0].st.forward_s / mb : 0;
   r->t_backward_s = mb > 0 ? pl->devs[0].st.backward_s / mb : 0;
   r->gpus = pl->n_devs;
-  for (size_t i = 0; i < pl->n_devs; i++)
-    r->p2p_bytes += pl->devs[i].st.bytes_sent;
+  for (size_t i = 0; i < pl->n_devs; i++) {
+    device *twin = twin_of(&pl->devs[i]);
+    r->p2p_bytes += (twin ? twin : &pl->devs[i])->st.bytes_sent;
+  }
   if (p->transformer) {
     r->model_flops = tensor_microbatch_flops(&pl->tp) * mb * (double)pl->dp;
     r->tflops_per_gpu = pl->end > 0 ? r->model_flops / pl->end / (double)pl->n_devs / 1e12 : 0;
@@ -1376,6 +1405,15 @@ static const key_spec pipeline_keys[] = {
    .doc = "Transformer stages: `on`: each tensor rank sends its b x seq x hidden / t slice of a stage "
           "boundary to the same rank of the next stage, which allgathers it in its tensor group (PTD-P "
           "sec. 4.1); `off`: every rank sends the whole b x seq x hidden."},
+  {"pipeline", "mirror_replicas", KEY_BOOL, KEY_FIELD(pipeline_params, mirror), .def = "off", .unit = "",
+   .doc = "Transformer stages, timing only: `on`: the data-parallel replicas 1 to d-1 do not simulate their "
+          "pipeline; each of their devices waits for its twin in replica 0 (same stage, same tensor rank) to "
+          "reach the step's flush and runs the flush (the data-parallel and embedding allreduces) with it. "
+          "Exact when the replicas are alike and share no link before the flush, which is checked before the "
+          "run (same host speeds, routes of the same latency and bandwidth, no link used by two replicas' "
+          "tensor groups or stage boundaries, no stragglers, speed spread, jitter or faults; exit 2 "
+          "otherwise): d times fewer activities. links.csv and the traffic totals then hold replica 0's "
+          "pipeline traffic only (`pipeline.p2p_bytes` counts each mirror as its twin)."},
   {"pipeline", "split", KEY_STR, KEY_FIELD(pipeline_params, split_text), .def = "balanced", .unit = "layers",
    .doc = "Layers of each model chunk in order, `stages x chunks` counts adding up to the dense layers "
           "(e.g. `2,1,1`); `balanced`: contiguous chunks whose largest training flops are smallest.",
@@ -1459,6 +1497,12 @@ static int validate(const scenario *sc, const void *params, char *why, size_t le
   }
   if (tf && sc->model.numerics && tf_numeric_invalid(sc, p, tp, why, len))
     return -1;
+  if (p->mirror && (!tf || sc->model.numerics)) {
+    snprintf(why, len, "pipeline.mirror_replicas: mirrors the data-parallel replicas of transformer stages "
+             "(pipeline.model = transformer) in timing-only runs (model.numerics = off): each replica trains "
+             "on its own data");
+    return -1;
+  }
   size_t nk = sizeof pipeline_keys / sizeof pipeline_keys[0];
   if (tf && key_changed(pipeline_keys, nk, p, "microbatch")) {
     snprintf(why, len, "pipeline.microbatch: has no effect with pipeline.model = transformer, whose microbatch is "
@@ -1534,10 +1578,114 @@ static void *prepare(const run_config *cfg, char *err, size_t len)
   return r;
 }
 
+/* ---- mirror_replicas: when mirroring is exact ------------------------------------------ *
+ *
+ * Before its flush a replica's devices talk only inside the replica: ring steps (and, for
+ * other collectives, any pair) inside a stage's tensor group, boundary messages between a
+ * stage's ranks and the next or previous stage's (the last to the first with interleaving),
+ * and the embedding's pair of the first and last stages. Replica j then takes exactly replica
+ * 0's times when its hosts compute alike (the same speed and cores as their twins, nothing
+ * that slows one host: stragglers, speed spread, jitter, faults), every route it uses has the
+ * same latency and bandwidth as its twin route, and no link carries two replicas' traffic
+ * (SimGrid shares a link's bandwidth among the flows on it). */
+
+typedef struct mirror_link {
+  const void *link;
+  size_t replica;
+} mirror_link;
+
+static int cmp_mirror_link(const void *a, const void *b)
+{
+  const mirror_link *x = a, *y = b;
+  uintptr_t p = (uintptr_t)x->link, q = (uintptr_t)y->link;
+  return p < q ? -1 : p > q ? 1 : x->replica < y->replica ? -1 : x->replica > y->replica;
+}
+
+static sg_host_t replica_host(const run_config *cfg, size_t dp, size_t t, size_t s, size_t j, size_t r)
+{
+  return cfg->hosts[(s * dp + j) * t + r];
+}
+
+static int check_mirror(const pipeline_run *run, const run_config *cfg, char *err, size_t len)
+{
+  size_t p = run->p.stages, t = run->tp->ranks, dp = run->tp->dp > 0 ? run->tp->dp : 1;
+  if (!run->p.mirror || dp == 1)
+    return 0;
+  const scenario *sc = cfg->sc;
+  if (sc->faults.stragglers[0] || sc->platform.speed_spread > 0 || sc->platform.jitter > 0 ||
+      sc->faults.host_failures[0] || sc->faults.link_failures[0] || sc->faults.link_degrade[0]) {
+    snprintf(err, len, "pipeline.mirror_replicas: replicas mirror replica 0 only when their hosts compute alike; "
+             "stragglers, platform.speed_spread, platform.jitter and [faults] make them differ");
+    return -1;
+  }
+  for (size_t j = 1; j < dp; j++)
+    for (size_t s = 0; s < p; s++)
+      for (size_t r = 0; r < t; r++) {
+        sg_host_t h = replica_host(cfg, dp, t, s, j, r), h0 = replica_host(cfg, dp, t, s, 0, r);
+        if (sg_host_get_speed(h) != sg_host_get_speed(h0) || sg_host_core_count(h) != sg_host_core_count(h0)) {
+          snprintf(err, len, "pipeline.mirror_replicas: host %s (replica %zu) does not compute as %s (replica 0)",
+                   sg_host_get_name(h), j, sg_host_get_name(h0));
+          return -1;
+        }
+      }
+  /* the pairs a replica's devices talk over before the flush: (stage, rank) -> (stage, rank) */
+  size_t cap = 1024, n_links = 0;
+  mirror_link *links = xbt_malloc(cap * sizeof(*links));
+  xbt_dynar_t route = xbt_dynar_new(sizeof(sg_link_t), NULL);
+  int bad = 0;
+  for (size_t s = 0; s < p && !bad; s++)
+    for (size_t s2 = 0; s2 < p && !bad; s2++) {
+      int next = s2 == (s + 1) % p || s == (s2 + 1) % p, ends = (s == 0 && s2 == p - 1) || (s2 == 0 && s == p - 1);
+      if (s2 != s && !next && !ends)
+        continue;
+      for (size_t r = 0; r < t && !bad; r++)
+        for (size_t r2 = 0; r2 < t && !bad; r2++) {
+          if (s2 == s && r2 == r)
+            continue;
+          sg_host_t a0 = replica_host(cfg, dp, t, s, 0, r), b0 = replica_host(cfg, dp, t, s2, 0, r2);
+          double lat0 = sg_host_get_route_latency(a0, b0), bw0 = sg_host_get_route_bandwidth(a0, b0);
+          for (size_t j = 0; j < dp && !bad; j++) {
+            sg_host_t a = replica_host(cfg, dp, t, s, j, r), b = replica_host(cfg, dp, t, s2, j, r2);
+            if (j > 0 && (sg_host_get_route_latency(a, b) != lat0 || sg_host_get_route_bandwidth(a, b) != bw0)) {
+              snprintf(err, len, "pipeline.mirror_replicas: the route %s -> %s (replica %zu) differs from its twin "
+                       "%s -> %s (replica 0) in latency or bandwidth", sg_host_get_name(a), sg_host_get_name(b), j,
+                       sg_host_get_name(a0), sg_host_get_name(b0));
+              bad = 1;
+              break;
+            }
+            xbt_dynar_reset(route);
+            sg_host_get_route(a, b, route);
+            unsigned i;
+            sg_link_t l;
+            xbt_dynar_foreach (route, i, l) {
+              if (n_links == cap)
+                links = xbt_realloc(links, (cap *= 2) * sizeof(*links));
+              links[n_links++] = (mirror_link){l, j};
+            }
+          }
+        }
+    }
+  xbt_dynar_free(&route);
+  if (!bad) {
+    qsort(links, n_links, sizeof(*links), cmp_mirror_link);
+    for (size_t i = 1; i < n_links && !bad; i++)
+      if (links[i].link == links[i - 1].link && links[i].replica != links[i - 1].replica) {
+        snprintf(err, len, "pipeline.mirror_replicas: replicas %zu and %zu both use link %s before the flush, where "
+                 "their traffic would meet; mirroring would not be exact", links[i - 1].replica, links[i].replica,
+                 sg_link_get_name((const_sg_link_t)links[i].link));
+        bad = 1;
+      }
+  }
+  xbt_free(links);
+  return bad ? -1 : 0;
+}
+
 static int check_hosts(void *state, const run_config *cfg, char *err, size_t len)
 {
   pipeline_run *r = state;
-  return r->p.transformer ? tensor_check_mem_bw(r->tp, cfg, err, len) : 0;
+  if (!r->p.transformer)
+    return 0;
+  return tensor_check_mem_bw(r->tp, cfg, err, len) != 0 ? -1 : check_mirror(r, cfg, err, len);
 }
 
 static void deploy(void *state, const run_config *cfg, metrics *m)
@@ -1567,6 +1715,7 @@ static void pipeline3d_json(json_t *o, const pipeline_run *r, const pipeline_res
   json_object_set_new(o, "scatter_gather", json_boolean(p->scatter_gather));
   json_object_set_new(o, "tensor_ranks", json_integer((json_int_t)tp->ranks));
   json_object_set_new(o, "data_parallel", json_integer((json_int_t)tp->dp));
+  json_object_set_new(o, "mirror_replicas", json_boolean(p->mirror && tp->dp > 1));
   json_object_set_new(o, "model_flops", report_num(pr->model_flops));
   json_object_set_new(o, "tflops_per_gpu", report_num(pr->tflops_per_gpu));
   json_t *tg = json_array(), *dg = json_array();

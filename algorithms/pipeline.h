@@ -39,6 +39,8 @@ typedef struct pipeline_params {
   int optimizer;       /* a pipeline_optimizer: the update at the flush (Adam: transformer stages) */
   int serial_check;    /* numeric transformer stages: after the run, train the serial GPT on the
                           same batches and report how far the parameters are from it */
+  int mirror;          /* transformer, timing only: replicas 1..d-1 mirror replica 0 up to the
+                          flush (pipeline.mirror_replicas; the check and the rule in pipeline.c) */
 } pipeline_params;
 
 typedef enum pipeline_optimizer {
@@ -112,7 +114,8 @@ typedef struct pipeline_result {
   double t_forward_s, t_backward_s; /* stage 0's forward and backward of one microbatch
                                        through all its chunks, measured */
   size_t gpus;              /* devices: stages, or stages x tensor.ranks x tensor.data_parallel */
-  double p2p_bytes;         /* wire bytes of every device's activation and gradient messages */
+  double p2p_bytes;         /* wire bytes of every device's activation and gradient messages (a
+                               mirrored device counts its replica-0 twin's) */
   double model_flops;       /* transformer: tensor_microbatch_flops (the whole model) x m x steps x d */
   double tflops_per_gpu;    /* transformer: model_flops / makespan_s / gpus / 1e12; else 0 */
 } pipeline_result;

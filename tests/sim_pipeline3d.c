@@ -3,8 +3,8 @@
  * tensor.c's stages), through the CLI, one simulation per process: one stage equals the
  * tensor algorithm, the bubble of t = d = 1 against (m+p-1)(t_f+t_b), the exact
  * stage-boundary bytes with and without PTD-P's scatter/gather, Megatron's host order of
- * the tensor and data-parallel groups, the exact data-parallel allreduce bytes,
- * determinism and bad input. */
+ * the tensor and data-parallel groups, the exact data-parallel allreduce bytes, mirrored
+ * replicas against simulated ones, determinism and bad input. */
 #include <check.h>
 #include <jansson.h>
 #include <math.h>
@@ -31,6 +31,10 @@
  * and the update: measured <= 1.3e-9; 1% asked, 2% with v = 2 (v times the messages). */
 #define TOL_BUBBLE_REL 0.01
 #define TOL_BUBBLE_INTERLEAVED_REL 0.02
+/* TOL_MIRROR_REL: mirrored replicas against simulated ones: the same activities of replica 0
+ * on links no other replica uses, so SimGrid gives them the same rates (measured: equal, the
+ * 1T row of PTD-P included); 1e-12 allows a solver's rounding on the larger system. */
+#define TOL_MIRROR_REL 1e-12
 
 static double rel(double a, double b)
 {
@@ -351,6 +355,91 @@ START_TEST(test_pipeline3d_bad_input)
 }
 END_TEST
 
+/* pipeline.mirror_replicas: replicas 1..d-1 waiting for replica 0's flush give replica 0's
+ * times, on selene with t = 8 (every GPU its own link, each replica's stage a node of its own
+ * with its own InfiniBand link, so replicas share no link before the flush): d = 4 with 1F1B at
+ * message level, d = 2 interleaved as rounds, d = 3 with fused layers and synchronous weight
+ * gradients; the makespan, the Tflop/s and every stage's busy, idle and update times agree,
+ * and the boundary bytes count each mirror as its twin. */
+START_TEST(test_pipeline3d_mirror)
+{
+  char *dir = cli_tmpdir();
+  static const char *const variants[][8] = {
+      {"tensor.ranks=8", "tensor.data_parallel=4", "pipeline.schedule=1f1b", "pipeline.microbatches=4", NULL},
+      {"tensor.ranks=8", "tensor.data_parallel=2", "pipeline.schedule=interleaved", "pipeline.chunks=2",
+       "pipeline.microbatches=4", "run.collectives=rounds", NULL},
+      {"tensor.ranks=8", "tensor.data_parallel=3", "pipeline.microbatches=3", "run.collectives=rounds",
+       "tensor.fuse_layers=on", "tensor.async_grad_allreduce=off", NULL}};
+  for (size_t v = 0; v < sizeof variants / sizeof variants[0]; v++) {
+    const char *sets[20] = {"tensor.hidden=1024", "tensor.heads=8", "tensor.layers=4", "tensor.seq=128",
+                            "tensor.microbatch=2", "tensor.vocab=51200", "pipeline.stages=2", "tensor.recompute=on"};
+    size_t n = 8;
+    for (size_t k = 0; variants[v][k]; k++)
+      sets[n++] = variants[v][k];
+    sets[n++] = "pipeline.mirror_replicas=off";
+    sets[n] = NULL;
+    json_t *full = run3d(dir, "full", "selene", sets);
+    sets[n - 1] = "pipeline.mirror_replicas=on";
+    json_t *mir = run3d(dir, "mirror", "selene", sets);
+    ck_assert(json_is_true(json_object_get(pp(mir), "mirror_replicas")));
+    ck_assert(json_is_false(json_object_get(pp(full), "mirror_replicas")));
+    static const char *const keys[] = {"makespan_s", "tflops_per_gpu", "bubble_fraction", "p2p_bytes"};
+    for (size_t k = 0; k < sizeof keys / sizeof keys[0]; k++)
+      ck_assert_msg(rel(pnum(mir, keys[k]), pnum(full, keys[k])) <= TOL_MIRROR_REL, "variant %zu %s: mirrored %.17g, "
+                    "simulated %.17g", v, keys[k], pnum(mir, keys[k]), pnum(full, keys[k]));
+    static const char *const per[] = {"busy_s", "idle_s", "update_s"};
+    for (size_t st = 0; st < 2; st++)
+      for (size_t k = 0; k < sizeof per / sizeof per[0]; k++)
+        ck_assert_msg(rel(stage_num(mir, st, per[k]), stage_num(full, st, per[k])) <= TOL_MIRROR_REL,
+                      "variant %zu stage %zu %s: mirrored %.17g, simulated %.17g", v, st, per[k],
+                      stage_num(mir, st, per[k]), stage_num(full, st, per[k]));
+    ck_assert(bytes_total(mir) < bytes_total(full)); /* the mirrors' pipeline traffic is not simulated */
+    json_decref(full);
+    json_decref(mir);
+  }
+  free(dir);
+}
+END_TEST
+
+/* Mirroring is refused (exit 2, one line, before the run) where it would not be exact or has
+ * nothing to mirror: two replicas' stages in one dgx2h node share its InfiniBand link for their
+ * boundary messages, and so do t = 2 and d = 4 on selene; with t = 2 and d = 3 replica 0's
+ * boundary stays in a node where replica 1's crosses two (a route of another latency); a
+ * straggler computes slower than its twin; numerics train each replica on its own data; dense
+ * stages have no replicas. */
+START_TEST(test_pipeline3d_mirror_refused)
+{
+  char *dir = cli_tmpdir();
+  struct {
+    const char *set[4];
+    const char *needle;
+  } cases[] = {
+      {{"platform.preset=dgx2h", NULL}, "both use link gpu-ib-"},
+      {{"tensor.ranks=2", "tensor.data_parallel=3", NULL}, "differs from its twin gpu-0 -> gpu-6 (replica 0)"},
+      {{"tensor.ranks=2", "tensor.data_parallel=4", NULL}, "both use link gpu-ib-0_UP"},
+      {{"faults.stragglers=0.1:2", NULL}, "stragglers"},
+      {{"model.numerics=on", NULL}, "pipeline.mirror_replicas: mirrors the data-parallel replicas of transformer"},
+      {{"pipeline.model=dense", "tensor.ranks=1", "tensor.data_parallel=1", NULL}, "pipeline.mirror_replicas"},
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    const char *args[40] = {"run", "--out", "out", "--set", "run.algorithm=pipeline", "--set",
+                            "pipeline.model=transformer", "--set", "model.numerics=off", "--set",
+                            "platform.preset=selene", "--set", "tensor.ranks=8", "--set", "tensor.data_parallel=2",
+                            "--set", "pipeline.stages=2", "--set", "tensor.hidden=256", "--set", "tensor.heads=8",
+                            "--set", "tensor.layers=2", "--set", "tensor.vocab=256", "--set",
+                            "pipeline.mirror_replicas=on"};
+    size_t n = 27;
+    for (size_t k = 0; k < 4 && cases[i].set[k]; k++) {
+      args[n++] = "--set";
+      args[n++] = cases[i].set[k];
+    }
+    args[n] = NULL;
+    cli_assert_bad_input(dir, args, cases[i].needle);
+  }
+  free(dir);
+}
+END_TEST
+
 static Suite *pipeline3d_suite(void)
 {
   Suite *s = suite_create("pipeline3d");
@@ -367,6 +456,11 @@ static Suite *pipeline3d_suite(void)
   tc = tcase_create("mapping");
   tcase_set_timeout(tc, 120);
   tcase_add_test(tc, test_pipeline3d_host_mapping);
+  suite_add_tcase(s, tc);
+  tc = tcase_create("mirror");
+  tcase_set_timeout(tc, 300);
+  tcase_add_test(tc, test_pipeline3d_mirror);
+  tcase_add_test(tc, test_pipeline3d_mirror_refused);
   suite_add_tcase(s, tc);
   tc = tcase_create("determinism");
   tcase_set_timeout(tc, 120);
