@@ -82,6 +82,7 @@ static const char ptdp_ini[] =
     "model = transformer        ; GPT stages of [tensor]'s shapes: 3D parallelism\n"
     "scatter_gather = on        ; PTD-P sec. 4.1\n"
     "schedule = 1f1b            ; set per run: interleaved where the SC'21 script interleaves\n"
+    "mirror_replicas = on       ; replicas 1..d-1 mirror replica 0 up to the flush (exact: checked before each run)\n"
     "[tensor]\n"
     "seq = 2048                 ; s\n"
     "vocab = 51200              ; V (GPT-2's 50,257 padded)\n"
@@ -390,6 +391,13 @@ static void ptdp_readme(FILE *f, const ptdp_run *runs, size_t n, int quick)
           "  1e-13 for the rows of one node, +1.2e-5 at 39.1B and +3.3e-5 at 76.1B\n"
           "  ([algorithms/README.md](../../algorithms/README.md#rounds-runcollectives--rounds), error table).\n",
           f);
+  fputs("- Mirrored replicas (`pipeline.mirror_replicas = on`, every row alike): the d data-parallel\n"
+        "  replicas compute alike and share no link before the step's flush (each replica's stage is a\n"
+        "  node of its own, or a group of GPUs on links of their own; dtsim checks this before each run\n"
+        "  and refuses otherwise), so replica 0's pipeline is simulated and the others join its flush's\n"
+        "  allreduces when it reaches them: the same times, bit for bit on the 1T row, with d times fewer\n"
+        "  activities.\n",
+        f);
   fputs("- Fused layer passes (`tensor.fuse_layers = on`, every row alike): each microbatch's forward\n"
           "  over a stage's layers, and its backward with their recomputation, runs as one execution of\n"
           "  its compute and one round of its tensor-parallel collectives, the weight gradients\n"

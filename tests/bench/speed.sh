@@ -24,9 +24,13 @@
 #                 tensor groups of 16 across two racks (t = 16, d = 4) on the tp-dp fat tree
 #  ptdp-1t        the 1T row, rounds with fused layers only (its message-level step is about 2,300
 #                 CPU seconds: tests/README.md, benchmark section 10)
+#  ptdp-1t-mirror the 1T row, rounds with fused layers and pipeline.mirror_replicas = on (replica 0's
+#                 pipeline simulated, the other 5 replicas joining its flush: exact, checked)
 # The cases with a tensor-parallel layer stack (ptdp-*, tp-dp-*, tp16-*) run a third time, as rounds
 # with tensor.fuse_layers = on, printed as CASE-fused against the same message-level run; messages
-# and plain rounds run layer by layer (algorithms/README.md, Fused layers).
+# and plain rounds run layer by layer (algorithms/README.md, Fused layers); ptdp-76b runs a fourth
+# time fused with mirrored replicas, as ptdp-76b-mirror. Every ptdp run but the -mirror ones sets
+# pipeline.mirror_replicas = off (ptdp.ini turns it on).
 # Knobs (environment): ONLY (one case), SKIP_1T=1.
 set -euo pipefail
 BIN=${1:?usage: speed.sh BIN}
@@ -78,6 +82,16 @@ fused() {
   report "$c-fused" "$h" "$f"
 }
 
+# mirrored CASE HOSTS FIELD ARGS...: after both on the same ARGS, rounds with fused layers and
+# pipeline.mirror_replicas = on against the same message-level run, as CASE-mirror
+mirrored() {
+  local c=$1 h=$2 f=$3
+  shift 3
+  timed "$work/r" "$@" --set run.collectives=rounds --set tensor.fuse_layers=on --set pipeline.mirror_replicas=on
+  cp "$work/time" "$work/tr"
+  report "$c-mirror" "$h" "$f"
+}
+
 echo "== speed.sh: run.collectives = messages vs rounds ($("$BIN" --version | head -1); $(nproc) cores)"
 
 if want ring-1024; then
@@ -104,7 +118,8 @@ ptdp() { # ptdp T D H HEADS LAYERS B P M V
   [ "$9" -gt 1 ] && sched=interleaved
   echo run "$ptdp_ini" --set tensor.ranks="$1" --set tensor.data_parallel="$2" --set tensor.hidden="$3" \
     --set tensor.heads="$4" --set tensor.layers="$5" --set tensor.microbatch="$6" --set pipeline.stages="$7" \
-    --set pipeline.microbatches="$8" --set pipeline.chunks="$9" --set pipeline.schedule=$sched
+    --set pipeline.microbatches="$8" --set pipeline.chunks="$9" --set pipeline.schedule=$sched \
+    --set pipeline.mirror_replicas=off
 }
 
 if want ptdp-76b; then
@@ -112,6 +127,8 @@ if want ptdp-76b; then
   both ptdp-76b 1024 tflops_per_gpu $(ptdp 8 32 10240 80 60 2 4 28 3)
   # shellcheck disable=SC2046
   fused ptdp-76b 1024 tflops_per_gpu $(ptdp 8 32 10240 80 60 2 4 28 3)
+  # shellcheck disable=SC2046
+  mirrored ptdp-76b 1024 tflops_per_gpu $(ptdp 8 32 10240 80 60 2 4 28 3)
 fi
 
 tp_dp() { # tp_dp NETWORK_MODEL: writes the fat tree, echoes the run's arguments
@@ -177,4 +194,12 @@ if want ptdp-1t && [ "${SKIP_1T:-0}" != 1 ]; then
   read -r b cb <"$work/time"
   printf 'speed: ptdp-1t-fused hosts=3072 messages_wall_s=n/a rounds_wall_s=%.2f speedup=n/a sim_rel_err=n/a\n' "$b"
   printf '       ptdp-1t-fused cpu: rounds %.2f s; tflops_per_gpu %s\n' "$cb" "$(json tflops_per_gpu "$work/r/summary.json")"
+fi
+if want ptdp-1t-mirror; then
+  # shellcheck disable=SC2046
+  timed "$work/r" $(ptdp 8 6 25600 160 128 1 64 512 1) --set run.collectives=rounds --set tensor.fuse_layers=on \
+    --set pipeline.mirror_replicas=on
+  read -r b cb <"$work/time"
+  printf 'speed: ptdp-1t-mirror hosts=3072 messages_wall_s=n/a rounds_wall_s=%.2f speedup=n/a sim_rel_err=n/a\n' "$b"
+  printf '       ptdp-1t-mirror cpu: rounds %.2f s; tflops_per_gpu %s\n' "$cb" "$(json tflops_per_gpu "$work/r/summary.json")"
 fi
