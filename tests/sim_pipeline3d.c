@@ -322,11 +322,27 @@ START_TEST(test_pipeline3d_determinism)
 }
 END_TEST
 
+/* `dtsim run` in dir with the base arguments (a NULL-ended list) and each of `sets` (NULL-ended,
+ * at most 4) as --set, refused with one line holding needle (exit 2, no result folder). */
+static void refused3d(const char *dir, const char *const *base, const char *const *sets, const char *needle)
+{
+  const char *args[48];
+  size_t n = 0;
+  for (; base[n]; n++)
+    args[n] = base[n];
+  for (size_t k = 0; k < 4 && sets[k]; k++) {
+    args[n++] = "--set";
+    args[n++] = sets[k];
+  }
+  args[n] = NULL;
+  cli_assert_bad_input(dir, args, needle);
+}
+
 START_TEST(test_pipeline3d_bad_input)
 {
   char *dir = cli_tmpdir();
   struct {
-    const char *set[3];
+    const char *set[4];
     const char *needle;
   } cases[] = {
       {{"tensor.ranks=3", NULL}, "tensor.ranks: 3 ranks must divide tensor.heads = 4"},
@@ -334,23 +350,16 @@ START_TEST(test_pipeline3d_bad_input)
       {{"pipeline.recompute=on", NULL}, "pipeline.recompute: transformer stages recompute as tensor.recompute says"},
       {{"pipeline.stages=3", NULL}, "pipeline.stages: 3 stages x 1 chunks need at least 3 layers, the transformer"},
       {{"pipeline.model=cnn", NULL}, "pipeline.model"},
-      {{"tensor.data_parallel=4", "pipeline.stages=2"},
+      {{"tensor.data_parallel=4", "pipeline.stages=2", NULL},
        "the platform has 8 hosts, the run needs 16 (pipeline.stages x tensor.ranks x tensor.data_parallel)"},
   };
   const char *gen[] = {"platform", "--hosts", "8", "--topology", "star", "-o", "eight.xml", NULL};
   ck_assert_int_eq(cli_run(dir, gen), 0);
-  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
-    const char *args[24] = {"run", "--out", "out", "--set", "run.algorithm=pipeline", "--set",
-                            "pipeline.model=transformer", "--set", "model.numerics=off", "--set",
-                            "platform.preset=", "--set", "platform.file=eight.xml"};
-    size_t n = 13;
-    for (size_t k = 0; k < 2 && cases[i].set[k]; k++) {
-      args[n++] = "--set";
-      args[n++] = cases[i].set[k];
-    }
-    args[n] = NULL;
-    cli_assert_bad_input(dir, args, cases[i].needle);
-  }
+  static const char *const base[] = {"run", "--out", "out", "--set", "run.algorithm=pipeline", "--set",
+                                     "pipeline.model=transformer", "--set", "model.numerics=off", "--set",
+                                     "platform.preset=", "--set", "platform.file=eight.xml", NULL};
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
+    refused3d(dir, base, cases[i].set, cases[i].needle);
   free(dir);
 }
 END_TEST
@@ -421,21 +430,13 @@ START_TEST(test_pipeline3d_mirror_refused)
       {{"model.numerics=on", NULL}, "pipeline.mirror_replicas: mirrors the data-parallel replicas of transformer"},
       {{"pipeline.model=dense", "tensor.ranks=1", "tensor.data_parallel=1", NULL}, "pipeline.mirror_replicas"},
   };
-  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
-    const char *args[40] = {"run", "--out", "out", "--set", "run.algorithm=pipeline", "--set",
-                            "pipeline.model=transformer", "--set", "model.numerics=off", "--set",
-                            "platform.preset=selene", "--set", "tensor.ranks=8", "--set", "tensor.data_parallel=2",
-                            "--set", "pipeline.stages=2", "--set", "tensor.hidden=256", "--set", "tensor.heads=8",
-                            "--set", "tensor.layers=2", "--set", "tensor.vocab=256", "--set",
-                            "pipeline.mirror_replicas=on"};
-    size_t n = 27;
-    for (size_t k = 0; k < 4 && cases[i].set[k]; k++) {
-      args[n++] = "--set";
-      args[n++] = cases[i].set[k];
-    }
-    args[n] = NULL;
-    cli_assert_bad_input(dir, args, cases[i].needle);
-  }
+  static const char *const base[] = {
+      "run", "--out", "out", "--set", "run.algorithm=pipeline", "--set", "pipeline.model=transformer", "--set",
+      "model.numerics=off", "--set", "platform.preset=selene", "--set", "tensor.ranks=8", "--set",
+      "tensor.data_parallel=2", "--set", "pipeline.stages=2", "--set", "tensor.hidden=256", "--set", "tensor.heads=8",
+      "--set", "tensor.layers=2", "--set", "tensor.vocab=256", "--set", "pipeline.mirror_replicas=on", NULL};
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
+    refused3d(dir, base, cases[i].set, cases[i].needle);
   free(dir);
 }
 END_TEST
