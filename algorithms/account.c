@@ -33,12 +33,17 @@ static sg_mutex_t exec_init_lock;
  * (with the state that held during it), so each sum adds the same intervals whatever
  * order actors of one scheduling round (same simulated time) run in. A plain mutex (no
  * simulated effect) guards it all against actors on other threads. */
+/* A running asynchronous execution: its predicted end, the actor that started it (pid) and
+ * its timeline event (an index into bd.ev, SIZE_MAX when not tracing). */
+typedef struct bd_pending {
+  double end;
+  size_t owner, ev;
+} bd_pending;
+
 typedef struct bd_host {
   double last;            /* time up to which its actors are settled */
   int n_exec;             /* executions running on the host */
-  double *ends;           /* predicted ends of running asynchronous executions */
-  size_t *owner;          /* [i]: pid of the actor that started ends[i]'s execution */
-  size_t *ev_ix;          /* [i]: its timeline event (bd.ev), SIZE_MAX when not tracing */
+  bd_pending *ends;       /* running asynchronous executions */
   size_t n_ends, cap_ends;
   int n_holds;            /* collectives' holds on the host now (account_hold_begin) */
   double share;           /* the share of its speed each of them holds */
@@ -133,11 +138,12 @@ static void rehold(bd_host *h, double now, int delta, double share)
   if (r1 == r0)
     return;
   for (size_t i = 0; i < h->n_ends; i++) {
-    double end = now + (h->ends[i] - now) * r0 / r1;
-    bd.actors[h->owner[i]]->t.compute_s += end - h->ends[i];
-    if (h->ev_ix[i] != SIZE_MAX)
-      bd.ev[h->ev_ix[i]].dur += end - h->ends[i];
-    h->ends[i] = end;
+    bd_pending *x = &h->ends[i];
+    double end = now + (x->end - now) * r0 / r1;
+    bd.actors[x->owner]->t.compute_s += end - x->end;
+    if (x->ev != SIZE_MAX)
+      bd.ev[x->ev].dur += end - x->end;
+    x->end = end;
   }
 }
 
@@ -147,16 +153,13 @@ static void advance(bd_host *h, double t)
   for (;;) {
     size_t k = h->n_ends;
     for (size_t i = 0; i < h->n_ends; i++)
-      if (h->ends[i] <= t && (k == h->n_ends || h->ends[i] < h->ends[k]))
+      if (h->ends[i].end <= t && (k == h->n_ends || h->ends[i].end < h->ends[k].end))
         k = i;
     if (k == h->n_ends)
       break;
-    settle(h, h->ends[k]);
+    settle(h, h->ends[k].end);
     h->n_exec--;
-    h->n_ends--;
-    h->ends[k] = h->ends[h->n_ends];
-    h->owner[k] = h->owner[h->n_ends];
-    h->ev_ix[k] = h->ev_ix[h->n_ends];
+    h->ends[k] = h->ends[--h->n_ends];
   }
   settle(h, t);
 }
@@ -271,8 +274,6 @@ void account_teardown(void)
     bd_host *h = i < bd.n_hosts ? bd.hosts[i] : bd.extra[i - bd.n_hosts];
     if (h) {
       xbt_free(h->ends);
-      xbt_free(h->owner);
-      xbt_free(h->ev_ix);
       xbt_free(h->actors);
       xbt_free(h);
     }
@@ -318,18 +319,10 @@ sg_exec_t account_exec_async(double amount)
   bd_host *h = a->host;
   advance(h, now);
   h->n_exec++;
-  size_t cap = h->cap_ends;
-  h->ends = grow(h->ends, &cap, h->n_ends + 1, sizeof(double));
-  cap = h->cap_ends;
-  h->owner = grow(h->owner, &cap, h->n_ends + 1, sizeof(size_t));
-  cap = h->cap_ends;
-  h->ev_ix = grow(h->ev_ix, &cap, h->n_ends + 1, sizeof(size_t));
-  h->cap_ends = cap;
-  double r = exec_rate(h), end = r == 1 ? now + dur : now + dur / r;
+  h->ends = grow(h->ends, &h->cap_ends, h->n_ends + 1, sizeof(*h->ends));
+  double end = now + dur / exec_rate(h); /* dur / 1 is dur exactly */
   size_t pid = (size_t)sg_actor_self_get_pid();
-  h->owner[h->n_ends] = pid;
-  h->ev_ix[h->n_ends] = bd.trace_on ? bd.n_ev : SIZE_MAX;
-  h->ends[h->n_ends++] = end;
+  h->ends[h->n_ends++] = (bd_pending){end, pid, bd.trace_on ? bd.n_ev : SIZE_MAX};
   a->t.compute_s += end - now;
   trace_add(a, pid, ACCOUNT_COMPUTE, now, end - now, 0, NULL);
   pthread_mutex_unlock(&bd.mu);

@@ -282,10 +282,11 @@ static void exchange(coll_comm *c, size_t me, size_t to, size_t soff, size_t sle
  * the member is in a collective, an execution bounded at the held share of that speed runs
  * beside whatever the host computes (account_hold_begin), and SimGrid's CPU sharing leaves a
  * concurrent execution (an overlapped GEMM) the rest; with nothing beside it, it costs no
- * time. It is cancelled when the collective ends. */
-static sg_exec_t hold_begin(const coll_comm *c, size_t me) { return account_hold_begin(c->held[me]); }
-
-static void hold_end(sg_exec_t e) { account_hold_end(e); }
+ * time. It is cancelled when the collective ends (account_hold_end). */
+static sg_exec_t hold_begin(const coll_comm *c, size_t me)
+{
+  return c->p > 1 ? account_hold_begin(c->held[me]) : NULL; /* a member alone runs no kernel */
+}
 
 void coll_send(coll_comm *c, size_t me, size_t to, const double *buf, size_t n)
 {
@@ -507,14 +508,14 @@ void coll_reduce_scatter(coll_comm *c, size_t me, double *buf, size_t n)
 {
   sg_exec_t h = hold_begin(c, me);
   reduce_scatter(c, me, buf, n);
-  hold_end(h);
+  account_hold_end(h);
 }
 
 void coll_allgather(coll_comm *c, size_t me, double *buf, size_t n)
 {
   sg_exec_t h = hold_begin(c, me);
   allgather(c, me, buf, n);
-  hold_end(h);
+  account_hold_end(h);
 }
 
 /* ---- recursive halving-doubling (Rabenseifner; MPICH
@@ -649,7 +650,7 @@ void coll_bcast(coll_comm *c, size_t me, size_t root, double *buf, size_t n)
     return;
   sg_exec_t h = hold_begin(c, me);
   tree_bcast(c, me, root, buf, n);
-  hold_end(h);
+  account_hold_end(h);
 }
 
 void coll_reduce(coll_comm *c, size_t me, size_t root, double *buf, size_t n)
@@ -659,7 +660,7 @@ void coll_reduce(coll_comm *c, size_t me, size_t root, double *buf, size_t n)
     return;
   sg_exec_t h = hold_begin(c, me);
   tree_reduce(c, me, root, buf, n);
-  hold_end(h);
+  account_hold_end(h);
 }
 
 static void allreduce(coll_comm *c, size_t me, double *buf, size_t n, coll_algo algo)
@@ -690,7 +691,7 @@ void coll_allreduce(coll_comm *c, size_t me, double *buf, size_t n, coll_algo al
     return;
   sg_exec_t h = hold_begin(c, me);
   allreduce(c, me, buf, n, algo);
-  hold_end(h);
+  account_hold_end(h);
 }
 
 /* A batch as one round: the steps of all its collectives in one latency chain, the bytes
@@ -735,7 +736,7 @@ void coll_batch(coll_comm *c, size_t me, const coll_op *ops, size_t nops, size_t
         else
           allgather(c, me, NULL, n);
       }
-  hold_end(h);
+  account_hold_end(h);
 }
 
 /* ---- serial references ------------------------------------------------------------ */

@@ -1635,8 +1635,7 @@ static int check_mirror(const pipeline_run *run, const run_config *cfg, char *er
   int bad = 0;
   for (size_t s = 0; s < p && !bad; s++)
     for (size_t s2 = 0; s2 < p && !bad; s2++) {
-      int next = s2 == (s + 1) % p || s == (s2 + 1) % p, ends = (s == 0 && s2 == p - 1) || (s2 == 0 && s == p - 1);
-      if (s2 != s && !next && !ends)
+      if (s2 != s && s2 != (s + 1) % p && s != (s2 + 1) % p) /* adjacent, the last and first too */
         continue;
       for (size_t r = 0; r < t && !bad; r++)
         for (size_t r2 = 0; r2 < t && !bad; r2++) {
