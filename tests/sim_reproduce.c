@@ -378,8 +378,9 @@ static void rows_within(const char *csv, const char *full)
 
 /* fig4 --quick: its files; the proxy starts from the warmstart on the GPU and learns, no
  * accuracy beats the label noise's ceiling, every run's evaluations lie on the 15-s grid
- * within the 900-s horizon; and its rows are rows of the committed grid (one run: the
- * second that `--quick --check` would make costs as much again). */
+ * within the 900-s horizon; the README lists the configurations of more than 50 replicas as
+ * not simulated; and its rows are rows of the committed grid (one run: the second that
+ * `--quick --check` would make costs as much again). */
 START_TEST(test_reproduce_fig4_quick)
 {
   char *dir = cli_tmpdir();
@@ -406,6 +407,11 @@ START_TEST(test_reproduce_fig4_quick)
   free(csv);
   char *readme = cli_read(dir, "fig4/README.md");
   ck_assert(strstr(readme, "## Paper vs dtsim") && strstr(readme, "## Rules"));
+  /* rule 9: the paper's configurations of more than 50 replicas are listed, not simulated */
+  ck_assert_msg(strstr(readme, "| sandblaster 2000 | - | - | not simulated (rule 9) |") &&
+                    strstr(readme, "| downpour-adagrad 200 | - | - | not simulated (rule 9) |") &&
+                    strstr(readme, "; not simulated (rule 9): sandblaster 2000, downpour-adagrad 200 |"),
+                "%s", readme);
   free(readme);
   /* its rows are rows of the committed grid (what `--quick --check` checks, without a second run) */
   csv = cli_read(dir, "fig4/fig4.csv");
@@ -434,6 +440,9 @@ START_TEST(test_reproduce_fig5_quick)
   ck_assert(cli_exists(dir, "fig5/fig5.png") && cli_exists(dir, "fig5/fig5.ini") && cli_exists(dir, "fig5/README.md"));
   char *readme = cli_read(dir, "fig5/README.md");
   ck_assert(strstr(readme, "## Paper vs dtsim") && strstr(readme, "## Rules"));
+  ck_assert_msg(strstr(readme, "| sandblaster | 2000 | - | - | - | not simulated (rule 9) |") &&
+                    strstr(readme, "| downpour | 200 | - | - | - | not simulated (rule 9) |"),
+                "%s", readme);
   free(readme);
   char *csv = cli_read(dir, "fig5/fig5.csv"), *full = cli_read(RESULTS_DIR "/fig5", "fig5.csv");
   ck_assert_ptr_nonnull(csv);
