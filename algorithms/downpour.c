@@ -172,11 +172,13 @@ static void wait_for_warmstart(replica *r)
   msg_free(ps_release_msg_of(msg_recv(r->inbox))); /* aborts on any other kind */
 }
 
-/* Detached: at the end of a run (say_done) nobody may be waiting for it. */
+/* Detached: at the end of a run (say_done) nobody may be waiting for it. Without a
+ * warmstart nobody waits for it at all, and a release would land in a replica's inbox among
+ * its shards' replies. */
 static void release_warmstart(replica *r)
 {
   downpour *d = r->d;
-  if (r->rank != 0 || r->released)
+  if (r->rank != 0 || r->released || d->p->warmstart_steps == 0)
     return;
   for (int i = 1; i < d->p->replicas; i++) {
     const replica *peer = &d->replicas[i * d->p->partitions + r->part];

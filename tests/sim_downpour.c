@@ -420,6 +420,38 @@ START_TEST(test_downpour_waited_sends)
 }
 END_TEST
 
+/* Replica 0 on a host 200 times faster than replica 1's finishes its 10 steps first. Without
+ * a warmstart nobody waits for its release, so none may be sent: it once was, landed in
+ * replica 1's inbox among its shard's replies and aborted the run ("expected a shard's
+ * parameters"), with and without overlap; a platform file of other people's, or a 50-replica
+ * run's end at the horizon, did it. */
+static const char uneven_xml[] =
+    "<?xml version='1.0'?>\n<!DOCTYPE platform SYSTEM \"https://simgrid.org/simgrid.dtd\">\n"
+    "<platform version=\"4.1\"><zone id=\"z\" routing=\"Full\">\n"
+    "<host id=\"fast\" speed=\"1Gf\"/><host id=\"slow\" speed=\"5Mf\"/><host id=\"shard\" speed=\"1Gf\"/>\n"
+    "<link id=\"l0\" bandwidth=\"125MBps\" latency=\"50us\"/><link id=\"l1\" bandwidth=\"125MBps\" latency=\"50us\"/>\n"
+    "<link id=\"l2\" bandwidth=\"125MBps\" latency=\"50us\"/>\n"
+    "<route src=\"fast\" dst=\"slow\"><link_ctn id=\"l0\"/><link_ctn id=\"l1\"/></route>\n"
+    "<route src=\"fast\" dst=\"shard\"><link_ctn id=\"l0\"/><link_ctn id=\"l2\"/></route>\n"
+    "<route src=\"slow\" dst=\"shard\"><link_ctn id=\"l1\"/><link_ctn id=\"l2\"/></route>\n"
+    "</zone></platform>\n";
+
+START_TEST(test_downpour_replica0_first)
+{
+  char *dir = cli_tmpdir();
+  cli_write(dir, "base.ini", base_ini);
+  cli_write(dir, "uneven.xml", uneven_xml);
+  for (int overlap = 0; overlap < 2; overlap++) {
+    const char *sets[] = {"platform.file=uneven.xml", "run.algorithm=downpour", "downpour.replicas=2",
+                          "downpour.ps_shards=1", overlap ? "downpour.overlap=on" : "downpour.overlap=off", NULL};
+    json_t *j = cli_run_sets(dir, overlap ? "overlap" : "plain", sets, NULL);
+    ck_assert_int_eq((long)cli_num(j, "steps"), 2 * 40); /* both replicas made base.ini's 40 steps */
+    json_decref(j);
+  }
+  free(dir);
+}
+END_TEST
+
 static Suite *downpour_suite(void)
 {
   Suite *s = suite_create("downpour");
@@ -438,6 +470,7 @@ static Suite *downpour_suite(void)
   tcase_add_test(tc, test_downpour_staleness_grows);
   tcase_add_test(tc, test_downpour_push_accounting);
   tcase_add_test(tc, test_downpour_overlap_and_warmstart);
+  tcase_add_test(tc, test_downpour_replica0_first);
   suite_add_tcase(s, tc);
   tc = tcase_create("partitioned");
   tcase_set_timeout(tc, 300);
