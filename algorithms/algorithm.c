@@ -1,63 +1,19 @@
-/* algorithm.c - the registry: every algorithm dtsim runs, one line each. */
+/* algorithm.c - what every descriptor shares: finding its section in a scenario. */
 #include "algorithms/algorithm.h"
 
-#include <string.h>
 #include <xbt/asserts.h>
-
-#include "algorithms/collbench.h"
-#include "algorithms/consensus.h"
-#include "algorithms/dataparallel.h"
-#include "algorithms/downpour.h"
-#include "algorithms/pipeline.h"
-#include "algorithms/sandblaster.h"
-#include "algorithms/sgd.h"
-#include "algorithms/tensor.h"
-
-const algorithm *const algorithm_registry[] = {
-  &sgd_algorithm,
-  &downpour_algorithm,
-  &consensus_algorithm,
-  &sandblaster_algorithm,
-  &collective_algorithm,
-  &dataparallel_algorithm,
-  &tensor_algorithm,
-  &pipeline_algorithm,
-};
-const size_t algorithm_count = sizeof algorithm_registry / sizeof algorithm_registry[0];
-
-_Static_assert(sizeof algorithm_registry / sizeof algorithm_registry[0] <= SETTINGS_MAX_ALGORITHMS,
-               "raise SETTINGS_MAX_ALGORITHMS");
-
-const algorithm *algorithm_find(const char *name)
-{
-  for (size_t i = 0; i < algorithm_count; i++)
-    if (strcmp(algorithm_registry[i]->name, name) == 0)
-      return algorithm_registry[i];
-  return NULL;
-}
-
-size_t algorithm_index(const algorithm *a)
-{
-  for (size_t i = 0; i < algorithm_count; i++)
-    if (algorithm_registry[i] == a)
-      return i;
-  xbt_die("algorithm '%s' is not in the registry", a->name);
-}
 
 const void *algorithm_params(const scenario *sc, const algorithm *a)
 {
-  xbt_assert(a->params_size <= SETTINGS_PARAMS_BYTES, "%s's parameters outgrow SETTINGS_PARAMS_BYTES", a->name);
-  return sc->sections[algorithm_index(a)].bytes;
+  for (size_t i = 0; i < SETTINGS_MAX_ALGORITHMS; i++)
+    if (sc->sections[i].owner == a)
+      return sc->sections[i].bytes;
+  xbt_die("algorithm '%s' has no section in the scenario (scenario_defaults binds them)", a->name);
 }
 
 void *algorithm_params_mut(scenario *sc, const algorithm *a)
 {
   return (void *)algorithm_params(sc, a);
-}
-
-const char *algorithm_name_at(size_t i)
-{
-  return i < algorithm_count ? algorithm_registry[i]->name : NULL;
 }
 
 double algorithm_layers_params(const scenario *sc)

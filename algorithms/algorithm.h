@@ -2,8 +2,8 @@
 #define ALGORITHMS_ALGORITHM_H
 /* algorithm.h - what an algorithm is to the rest of dtsim: one descriptor (its name, its
  * scenario section's keys, its checks, the hosts it needs, how it is deployed and what it
- * reports) and the registry that lists every descriptor. sim/ reaches the algorithms only
- * through these: adding an algorithm is its file, its descriptor, and one registry line. */
+ * reports). The list of descriptors is registry.h's, apart, so that an algorithm includes
+ * this interface and never the registry that includes it. */
 
 #include <stddef.h>
 
@@ -78,21 +78,11 @@ struct algorithm {
 #define ALGORITHM_SECTION(table, params_type)                                  \
   .keys = (table), .n_keys = sizeof(table) / sizeof((table)[0]), .params_size = sizeof(params_type)
 
-/* The registry, in the order of the key reference. */
-extern const algorithm *const algorithm_registry[];
-extern const size_t algorithm_count;
-
-/* The descriptor called name, or NULL. */
-const algorithm *algorithm_find(const char *name);
-/* Its position in the registry (the index of its section in scenario.sections). */
-size_t algorithm_index(const algorithm *a);
-/* Its parameter struct in sc (as its keys fill it). */
+/* Its parameter struct in sc (as its keys fill it): the section scenario_defaults bound to
+ * it (registry_bind_sections). */
 const void *algorithm_params(const scenario *sc, const algorithm *a);
 void *algorithm_params_mut(scenario *sc, const algorithm *a);
 /* Parameters (weights and biases) of model.layers' numeric network; 0 if malformed. */
 double algorithm_layers_params(const scenario *sc);
-
-/* The registry's i-th name, or NULL past its end (for name lists). */
-const char *algorithm_name_at(size_t i);
 
 #endif

@@ -79,9 +79,11 @@ typedef struct fault_keys {
   double checkpoint_bw;      /* bytes/s; 0: checkpoints are free */
 } fault_keys;
 
-/* One algorithm's section: its own parameter struct (algorithm.h), opaque here. */
+/* One algorithm's section: its own parameter struct (algorithm.h), opaque here, and the
+ * descriptor it belongs to (set by scenario_defaults; algorithm_params finds it by that). */
 typedef struct settings_params {
   _Alignas(16) unsigned char bytes[SETTINGS_PARAMS_BYTES];
+  const void *owner;
 } settings_params;
 
 typedef struct scenario {

@@ -20,7 +20,7 @@
 
 #include "algorithms/compute.h"
 #include "algorithms/account.h"
-#include "algorithms/algorithm.h"
+#include "algorithms/registry.h"
 #include "algorithms/msg.h"
 #include "models/arch.h"
 #include "models/cost.h"

@@ -10,7 +10,7 @@
 #include <xbt/config.h>
 #include <xbt/sysdep.h>
 
-#include "algorithms/algorithm.h"
+#include "algorithms/registry.h"
 #include "models/rng.h"
 
 size_t faultcfg_workers(const scenario *sc, size_t n_hosts)

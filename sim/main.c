@@ -9,7 +9,7 @@
 #include <simgrid/forward.h> /* version.h needs SG_BEGIN_DECL from here */
 #include <simgrid/version.h>
 
-#include "algorithms/algorithm.h"
+#include "algorithms/registry.h"
 #include "models/arch.h"
 #include "sim/engine.h"
 #include "sim/output.h"

@@ -2,7 +2,7 @@
 #include "sim/output.h"
 
 #include "algorithms/account.h"
-#include "algorithms/algorithm.h"
+#include "algorithms/registry.h"
 #include "sim/fileio.h"
 
 #include <errno.h>

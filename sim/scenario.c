@@ -32,7 +32,7 @@
 
 #include "models/arch.h"
 #include "models/cost.h"
-#include "algorithms/algorithm.h"
+#include "algorithms/registry.h"
 #include "algorithms/faults.h"
 #include "sim/platform.h"
 
@@ -1088,6 +1088,7 @@ void scenario_defaults(scenario *s)
   char msg[256];
   keys_init();
   memset(s, 0, sizeof *s);
+  registry_bind_sections(s);
   for (size_t i = 0; i < n_keys; i++) {
     const key_spec *k = all_keys[i].k;
     xbt_assert(k->type == KEY_STR || k->size == type_size(k->type),

@@ -4,7 +4,7 @@
 #include <check.h>
 #include <string.h>
 
-#include "algorithms/algorithm.h"
+#include "algorithms/registry.h"
 #include "check_util.h"
 #include "sim/scenario.h"
 
