@@ -22,7 +22,6 @@
 #include "algorithms/compute.h"
 #include "algorithms/eval.h"
 #include "algorithms/modelpar_msg.h"
-#include "algorithms/sgd.h"
 #include "models/cost.h"
 #include "models/minibatch.h"
 #include "models/optim.h"
@@ -76,7 +75,7 @@ typedef struct sgd_part {
 
 struct modelpar {
   const run_config *cfg;
-  const sgd_params *p;
+  modelpar_opts p;
   modelpar_replica *rep;
   sgd_part *parts;
   eval_ctl *eval;
@@ -423,7 +422,7 @@ static void apply_update(modelpar *mp, size_t p)
       size_t u0, u1, b, e;
       arch_plan_run(plan, l, p, k, &u0, &u1);
       archnet_param_range(numeric, l, u0, u1, &b, &e);
-      optim_sgd_apply(mp->w->data + b, mp->grad->data + b, e - b, mp->p->lr);
+      optim_sgd_apply(mp->w->data + b, mp->grad->data + b, e - b, mp->p.lr);
     }
   sg_mutex_unlock(mp->w_lock);
 }
@@ -435,7 +434,7 @@ static void proxy_step(modelpar *mp)
 {
   minibatch_gradient(mp->proxy, mp->w, mp->grad, NULL);
   sg_mutex_lock(mp->w_lock);
-  optim_sgd_apply(mp->w->data, mp->grad->data, mp->w->size, mp->p->lr);
+  optim_sgd_apply(mp->w->data, mp->grad->data, mp->w->size, mp->p.lr);
   sg_mutex_unlock(mp->w_lock);
 }
 
@@ -528,7 +527,7 @@ void modelpar_split_free(modelpar_split *s)
   xbt_free(s);
 }
 
-modelpar *modelpar_deploy(const run_config *cfg, const sgd_params *p, const arch_plan *plan, const archnet *numeric,
+modelpar *modelpar_deploy(const run_config *cfg, const modelpar_opts *p, const arch_plan *plan, const archnet *numeric,
                           int gather_logits, metrics *m)
 {
   size_t P = arch_plan_parts(plan);
@@ -536,7 +535,7 @@ modelpar *modelpar_deploy(const run_config *cfg, const sgd_params *p, const arch
     return NULL;
   modelpar *mp = xbt_malloc0(sizeof(*mp));
   mp->cfg = cfg;
-  mp->p = p;
+  mp->p = *p;
   mp->w_lock = sg_mutex_init();
   if (cfg->numerics && numeric) {
     gsl_rng *init = rng_create(cfg->seed, RNG_ROLE_INIT, 0);

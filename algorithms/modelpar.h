@@ -21,7 +21,6 @@
 
 typedef struct modelpar modelpar;
 typedef struct modelpar_replica modelpar_replica;
-struct sgd_params;
 
 /* A replica split over machines, as sgd.partitions and downpour.partitions ask: the
  * shapes timed (model.virtual's, or model.layers'), their partition plan, and with
@@ -45,7 +44,7 @@ size_t modelpar_hosts_needed(const arch_plan *plan);
 size_t modelpar_metrics_slots(const arch_plan *plan);
 
 /* Creates the partition actors for a replica split by plan (which outlives the run);
- * every partition runs the same steps of p->batch examples, until cfg->max_steps
+ * every partition runs the same steps of p->batch examples (p is copied), until cfg->max_steps
  * (0: no limit) or the evaluator's stop (max_sim_time, target accuracy), and updates
  * its own parameters with plain SGD. With cfg->numerics and `numeric` (made for the
  * plan's arch; outlives the run) the partitions compute the numerics; with
@@ -55,7 +54,13 @@ size_t modelpar_metrics_slots(const arch_plan *plan);
  * `gather_logits`: the output layer couples its units (softmax), so every partition
  * receives all logits before the loss; 1 whenever numerics are on with a softmax
  * loss. Returns NULL if cfg has too few hosts. Free after the run. */
-modelpar *modelpar_deploy(const run_config *cfg, const struct sgd_params *p, const arch_plan *plan,
+/* What a replica split over machines trains with: sgd.batch and sgd.lr for sgd. */
+typedef struct modelpar_opts {
+  long batch;   /* examples per step */
+  double lr;    /* plain SGD's rate */
+} modelpar_opts;
+
+modelpar *modelpar_deploy(const run_config *cfg, const modelpar_opts *p, const arch_plan *plan,
                           const archnet *numeric, int gather_logits, metrics *m);
 void modelpar_free(modelpar *mp);
 

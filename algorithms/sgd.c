@@ -180,7 +180,7 @@ static void deploy(void *state, const run_config *cfg, metrics *m)
 {
   sgd_run *r = state;
   if (r->split)
-    r->mp = modelpar_deploy(cfg, r->p, r->split->plan, r->split->numeric, r->split->gather_logits, m);
+    r->mp = modelpar_deploy(cfg, &(modelpar_opts){.batch = r->p->batch, .lr = r->p->lr}, r->split->plan, r->split->numeric, r->split->gather_logits, m);
   else
     r->s = sgd_deploy(cfg, r->p, m);
   xbt_assert(r->mp || r->s, "sgd: a configuration the engine checked could not be deployed");
