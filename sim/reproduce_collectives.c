@@ -15,6 +15,7 @@
 #include "sim/output.h"
 #include "sim/fileio.h"
 #include "sim/reproduce.h"
+#include "sim/lab/template.h"
 
 /* 64 one-core hosts, each on its own full-duplex (SPLITDUPLEX) 12.5e9 B/s link of 1 us to
  * one non-blocking switch: a route is the sender's link up and the receiver's link down,
@@ -218,81 +219,49 @@ static void shift_table(FILE *f, const coll_run *runs, size_t n)
     }
 }
 
-static char *coll_readme(const coll_run *runs, size_t n, int quick)
+/* What f wrote into a string (open_memstream's), f closed. */
+static json_t *closed_text(FILE *f, char **text)
 {
-  char *text = NULL;
-  size_t len = 0;
-  FILE *f = open_memstream(&text, &len);
+  fclose(f);
+  json_t *v = json_string(*text);
+  free(*text);
+  return v;
+}
+
+/* README.md: sim/lab/templates/collectives.md filled with the grid's tables and worst error. */
+static char *coll_readme(const coll_run *runs, size_t n, int quick, char *err, size_t len)
+{
+  json_t *v = json_object();
+  char *text = NULL, num[64];
+  size_t tl = 0;
+  json_object_set_new(v, "quick", json_string(quick ? " --quick" : ""));
+  snprintf(num, sizeof num, "%.6g", 2 * LINK_LAT + 64 / LINK_BW);
+  json_object_set_new(v, "alpha", json_string(num));
+  FILE *f = open_memstream(&text, &tl);
   xbt_assert(f, "open_memstream failed");
-  double alpha = 2 * LINK_LAT + 64 / LINK_BW;
-  fprintf(f,
-          "# Collectives against the alpha-beta formulas\n\n"
-          "Made by `dtsim reproduce collectives%s` from `collectives.ini` and its platform\n"
-          "`collectives-64.xml` (to rerun one point, from this folder: `dtsim run collectives.ini --set\n"
-          "collective.op=allreduce --set collective.algorithm=halving-doubling --set collective.ranks=16\n"
-          "--set collective.bytes=67108864`). Each point is one simulation in its own process: every\n"
-          "member runs the collective once, timing only (messages carry their size: elements x 4 bytes\n"
-          "+ a 64-byte header), unchunked, with free additions (`collective.reduce_flops = 0`).\n"
-          "The algorithms are in `algorithms/collectives.c`; numerics (bit-exact sums in a stated order)\n"
-          "are tested in `tests/check_collectives.c`.\n\n"
-          "## Platform\n\n"
-          "64 hosts, each on its own full-duplex (`SPLITDUPLEX`) link of 12.5e9 bytes/s (100 Gb/s) and\n"
-          "1 us to one non-blocking switch. A message crosses two links (sender up, receiver down), so\n"
-          "**alpha = 2 x 1 us + 64 header bytes / 12.5e9 = %.6g s** and **beta = 1/12.5e9 = 8e-11 s/byte**.\n"
-          "SimGrid's network model is **CM02** (a lone flow takes latency + size / bandwidth; max-min\n"
-          "sharing) with **TCP cross traffic off** (`network/crosstraffic:0`, written in the file): this\n"
-          "is the alpha-beta model the formulas assume, and close to an RDMA fabric. Full duplex\n"
-          "matters: in a ring or a halving-doubling step every host sends and receives at once.\n\n"
-          "## Formulas (Thakur, Rabenseifner and Gropp 2005; MPICH)\n\n"
-          "n bytes per member's vector, p ranks, lg = ceil(log2). `rel_error` = (simulated - formula) /\n"
-          "formula. nccl-tests' `algbw` = n / time (GB/s = 1e9 bytes/s) and `busbw` = algbw x 2(p-1)/p\n"
-          "(allreduce), (p-1)/p (reduce-scatter, allgather) or 1 (broadcast, reduce).\n\n",
-          quick ? " --quick" : "", alpha);
   worst_table(f, runs, n);
+  json_object_set_new(v, "worst_table", closed_text(f, &text));
   const coll_run *w = NULL;
   for (size_t k = 0; k < n; k++)
     if (strcmp(runs[k].network, "cm02") == 0 && (w == NULL || fabs(rel_error(&runs[k])) > fabs(rel_error(w))))
       w = &runs[k];
+  json_object_set_new(v, "worst", json_boolean(w != NULL));
   if (w) {
-    fprintf(f, "\nOver the whole grid the worst |error| is %.2g (%s %s, %ld ranks, ", fabs(rel_error(w)), w->op, w->algo,
-            w->ranks);
+    snprintf(num, sizeof num, "%.2g", fabs(rel_error(w)));
+    json_object_set_new(v, "worst_error", json_string(num));
+    f = open_memstream(&text, &tl);
+    xbt_assert(f, "open_memstream failed");
+    fprintf(f, "%s %s, %ld ranks, ", w->op, w->algo, w->ranks);
     put_size(f, w->bytes);
-    fputs("):\nthe simulated times are the formulas' to the rounding of summed event times. On this platform\n", f);
+    json_object_set_new(v, "worst_at", closed_text(f, &text));
   }
-  fputs("each step of each algorithm is one message per link direction, alone on its links, which is\n"
-        "exactly what the formulas count. Non-power-of-two p (not in this grid) works too: halving-doubling\n"
-        "then pairs the first 2r ranks (r = p - 2^k) and pays 2 alpha + 2 n beta more, and ring blocks of\n"
-        "n/p rounded up make the ring slightly slower than (p-1)/p n beta when p does not divide the\n"
-        "element count.\n\n"
-        "## Where SimGrid's model shifts the result\n\n"
-        "The same allreduces at 8 ranks under SimGrid's default model **LV08** (`--cfg=network/model:LV08`)\n"
-        "and under CM02 with **TCP cross traffic** on (`--cfg=network/crosstraffic:1`, SimGrid's default):\n\n",
-        f);
+  f = open_memstream(&text, &tl);
+  xbt_assert(f, "open_memstream failed");
   shift_table(f, runs, n);
-  fputs("\n- **LV08** is calibrated for TCP over Ethernet (SimGrid 3.32 `network_cm02.cpp`): latency x 13.01\n"
-        "  and bandwidth x 0.97. Small messages become 13 times slower (alpha = 26 us instead of 2 us),\n"
-        "  large ones 1/0.97 - 1 = 3.1% slower (plus the latency term). Right for a 2012 TCP cluster (the `distbelief-2012` preset),\n"
-        "  wrong for InfiniBand or NVLink, whose alpha-beta numbers these formulas use.\n"
-        "- **Cross traffic** puts each flow's acknowledgements, weighted 0.05, on the reverse links. On\n"
-        "  full-duplex links that costs nothing to a lone flow, but in a ring or halving-doubling step\n"
-        "  each host's outgoing link also carries the acknowledgements of what it receives: bandwidth\n"
-        "  / 1.05, so large allreduces take 5% longer. The binomial tree (one transfer per link at a\n"
-        "  time) is not slowed.\n"
-        "- Not measured here: links that are `SHARED` (half duplex: a ring step then takes twice the\n"
-        "  bandwidth term) and oversubscribed fabrics (fat-tree uplinks), where flows of one step\n"
-        "  share links and the formulas' contention-free assumption fails.\n\n"
-        "## Files\n\n"
-        "`collectives.csv`: `op,algorithm,ranks,bytes,sim_time_s,formula_s,rel_error,algbw_gbps,busbw_gbps,network`\n"
-        "(`network`: `cm02`, the platform as written; `lv08` and `crosstraffic`, the shifted rows).\n"
-        "`collectives.png`: left, allreduce time against size at 64 ranks, simulated (points) and formula\n"
-        "(dashed lines, `formula_s`); right, bus bandwidth of every collective at 64 ranks against size,\n"
-        "simulated (points) and the formula's (dashed, busbw x sim_time_s / formula_s); each series has its\n"
-        "own point type, since the ring allreduce, reduce-scatter and allgather coincide, and the legends are\n"
-        "outside the plots. `--quick` runs 2, 8 and\n"
-        "64 ranks at 1 KiB, 1 MiB and 1 GiB; `--quick --check` compares those rows with this CSV.\n",
-        f);
-  fclose(f);
-  return text;
+  json_object_set_new(v, "shift_table", closed_text(f, &text));
+  char *readme = template_render("collectives", v, err, len);
+  json_decref(v);
+  return readme;
 }
 
 /* collectives.png: at 64 ranks on CM02, dtsim's points beside the formulas of Thakur,
@@ -365,12 +334,12 @@ int reproduce_collectives(const reproduce_opts *o, char *err, size_t len)
     if (rc == 0 && !o->quiet)
       fprintf(stderr, "dtsim reproduce: collectives matches %s\n", committed);
   } else if (rc == 0) {
-    char *readme = coll_readme(runs, n, o->quick);
+    char *readme = coll_readme(runs, n, o->quick, err, len);
     const char *files[] = {"collectives.ini", coll_ini, "collectives-64.xml", coll_platform,
                            "collectives.csv", csv,      "README.md",          readme};
-    if (reproduce_write(o->out, files, 4, err, len) != 0 || coll_plot(o->out, err, len) != 0)
+    if (readme == NULL || reproduce_write(o->out, files, 4, err, len) != 0 || coll_plot(o->out, err, len) != 0)
       rc = 2;
-    free(readme); /* open_memstream's */
+    free(readme);
     if (rc == 0 && !o->quiet)
       fprintf(stderr, "dtsim reproduce: wrote %s/collectives.csv, collectives.png, collectives.ini, "
                       "collectives-64.xml, README.md\n",

@@ -1,0 +1,27 @@
+#ifndef SIM_LAB_TEMPLATE_H
+#define SIM_LAB_TEMPLATE_H
+/* template.h - a reproduction's README is a Markdown template in sim/lab/templates/,
+ * compiled into the binary, whose gaps the reproduction fills with what it computed from
+ * its CSV. The prose lives in the template; the C code computes numbers and tables.
+ *
+ * Syntax (a small subset of Mustache):
+ *   {{name}}              the value of name, a string, as it is;
+ *   {{#name}}...{{/name}} the text between, when name is true or a non-empty string;
+ *   {{^name}}...{{/name}} the text between, when name is false or an empty string.
+ * Every name a template uses must be in the values: a missing one is an error, so a typo
+ * in a template fails its reproduction's test instead of printing nothing. */
+
+#include <jansson.h>
+#include <stddef.h>
+
+/* The template compiled in as NAME (sim/lab/templates/NAME.md), or NULL. */
+const char *template_text(const char *name);
+
+/* tmpl with its gaps filled from values (an object of strings and booleans): a malloc'ed
+ * string, or NULL with one line in err. */
+char *template_fill(const char *tmpl, const json_t *values, char *err, size_t len);
+
+/* template_text(name) filled; a missing template is an error too. */
+char *template_render(const char *name, const json_t *values, char *err, size_t len);
+
+#endif

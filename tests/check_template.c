@@ -1,0 +1,76 @@
+/* check_template.c - Check suite for sim/lab/template: filling a reproduction's README
+ * template (gaps, sections, inverted sections) and refusing a template that names a value
+ * it is not given, or whose sections do not close. */
+
+#include <check.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "sim/lab/template.h"
+
+#include "check_util.h"
+
+/* tmpl filled from a small set of values; NULL (err set) when refused. */
+static char *fill(const char *tmpl, char *err, size_t len)
+{
+  json_t *v = json_pack("{s:s, s:s, s:b, s:b, s:s}", "n", "2.5e-06", "table", "| a |\n", "yes", 1, "no", 0, "none", "");
+  char *out = template_fill(tmpl, v, err, len);
+  json_decref(v);
+  return out;
+}
+
+START_TEST(test_template_gaps_and_sections)
+{
+  char err[256] = "";
+  char *out = fill("alpha = {{n}} s\n{{table}}{{#yes}}shown {{n}}{{/yes}}{{#no}}hidden{{/no}}"
+                   "{{^no}} not no{{/no}}{{^yes}}hidden{{/yes}}{{#none}}hidden{{/none}}{{^none}}, empty{{/none}}",
+                   err, sizeof err);
+  ck_assert_msg(out != NULL, "%s", err);
+  ck_assert_str_eq(out, "alpha = 2.5e-06 s\n| a |\nshown 2.5e-06 not no, empty");
+  free(out);
+  /* a section inside one of the same name, and text with single braces, pass through */
+  out = fill("{{#yes}}a{{#yes}}b{{/yes}}c{{/yes}} {x} }}", err, sizeof err);
+  ck_assert_msg(out != NULL, "%s", err);
+  ck_assert_str_eq(out, "abc {x} }}");
+  free(out);
+}
+END_TEST
+
+START_TEST(test_template_refuses)
+{
+  static const char *const bad[][2] = {
+      {"{{missing}}", "'missing' has no value"},
+      {"{{#yes}}open", "'{{#yes}}' is never closed"},
+      {"{{/yes}}", "closes no section"},
+      {"{{yes}}", "is a boolean"},
+      {"{{n", "without '}}'"},
+      {"{{}}", "empty or overlong"},
+  };
+  for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+    char err[256] = "";
+    char *out = fill(bad[i][0], err, sizeof err);
+    ck_assert_msg(out == NULL, "'%s' was accepted", bad[i][0]);
+    ck_assert_msg(strstr(err, bad[i][1]) != NULL, "'%s': %s", bad[i][0], err);
+  }
+}
+END_TEST
+
+/* The compiled-in templates are there by name; an unknown one is an error. */
+START_TEST(test_template_compiled_in)
+{
+  char err[256] = "";
+  ck_assert_ptr_nonnull(template_text("collectives"));
+  ck_assert_ptr_null(template_text("nonesuch"));
+  ck_assert_ptr_null(template_render("nonesuch", NULL, err, sizeof err));
+  ck_assert_ptr_nonnull(strstr(err, "no template 'nonesuch'"));
+}
+END_TEST
+
+static Suite *template_suite(void)
+{
+  Suite *s = suite_create("template");
+  ADD_TCASE(s, "template", test_template_gaps_and_sections, test_template_refuses, test_template_compiled_in);
+  return s;
+}
+
+CHECK_MAIN(template_suite)
