@@ -219,46 +219,35 @@ static void shift_table(FILE *f, const coll_run *runs, size_t n)
     }
 }
 
-/* What f wrote into a string (open_memstream's), f closed. */
-static json_t *closed_text(FILE *f, char **text)
-{
-  fclose(f);
-  json_t *v = json_string(*text);
-  free(*text);
-  return v;
-}
-
 /* README.md: sim/lab/templates/collectives.md filled with the grid's tables and worst error. */
 static char *coll_readme(const coll_run *runs, size_t n, int quick, char *err, size_t len)
 {
   json_t *v = json_object();
-  char *text = NULL, num[64];
+  char *text = NULL;
   size_t tl = 0;
-  json_object_set_new(v, "quick", json_string(quick ? " --quick" : ""));
-  snprintf(num, sizeof num, "%.6g", 2 * LINK_LAT + 64 / LINK_BW);
-  json_object_set_new(v, "alpha", json_string(num));
+  template_set(v, "quick", "%s", quick ? " --quick" : "");
+  template_set(v, "alpha", "%.6g", 2 * LINK_LAT + 64 / LINK_BW);
   FILE *f = open_memstream(&text, &tl);
   xbt_assert(f, "open_memstream failed");
   worst_table(f, runs, n);
-  json_object_set_new(v, "worst_table", closed_text(f, &text));
+  template_set_stream(v, "worst_table", f, &text);
   const coll_run *w = NULL;
   for (size_t k = 0; k < n; k++)
     if (strcmp(runs[k].network, "cm02") == 0 && (w == NULL || fabs(rel_error(&runs[k])) > fabs(rel_error(w))))
       w = &runs[k];
   json_object_set_new(v, "worst", json_boolean(w != NULL));
   if (w) {
-    snprintf(num, sizeof num, "%.2g", fabs(rel_error(w)));
-    json_object_set_new(v, "worst_error", json_string(num));
+    template_set(v, "worst_error", "%.2g", fabs(rel_error(w)));
     f = open_memstream(&text, &tl);
     xbt_assert(f, "open_memstream failed");
     fprintf(f, "%s %s, %ld ranks, ", w->op, w->algo, w->ranks);
     put_size(f, w->bytes);
-    json_object_set_new(v, "worst_at", closed_text(f, &text));
+    template_set_stream(v, "worst_at", f, &text);
   }
   f = open_memstream(&text, &tl);
   xbt_assert(f, "open_memstream failed");
   shift_table(f, runs, n);
-  json_object_set_new(v, "shift_table", closed_text(f, &text));
+  template_set_stream(v, "shift_table", f, &text);
   char *readme = template_render("collectives", v, err, len);
   json_decref(v);
   return readme;

@@ -23,6 +23,7 @@
 #include "sim/fileio.h"
 #include "sim/platform.h"
 #include "sim/reproduce.h"
+#include "sim/lab/template.h"
 
 /* DeepBench's rows: kernel, M, N, K, A and B transposed, measured milliseconds (as the
  * sheet gives them, 3 significant digits at best; its Tflop/s column is 2 M N K / time). */
@@ -355,50 +356,10 @@ static void stats_line(FILE *f, const char *what, stats s)
   fprintf(f, "| %s | %d | %.1f%% | %.1f%% | %.1f%% |\n", what, s.n, 100 * s.median, 100 * s.mean, 100 * s.worst);
 }
 
-static char *gemm_readme(const gemm_device *d, const guide_point *g, size_t ng, int quick)
+/* DeepBench's rows against the model, as the README's table. */
+static void db_table(FILE *f, const gemm_device *d)
 {
-  char *text = NULL;
-  size_t len = 0;
-  FILE *f = open_memstream(&text, &len);
-  xbt_assert(f, "open_memstream failed");
-  const db_row *cal = &db_rows[DB_CALIBRATION_ROW];
-  fprintf(f,
-          "# The kernel model against published GEMM measurements\n\n"
-          "Made by `dtsim reproduce gemm%s` (no simulation: `models/gemm.h` alone, on the presets' GPU\n"
-          "descriptions; [models/README.md](../../models/README.md#kernel-model) describes the model).\n\n"
-          "## Baidu DeepBench, V100\n\n"
-          "DeepBench's training GEMMs measured on a V100 (github.com/baidu-research/DeepBench,\n"
-          "`results/train/DeepBench_NV_V100.xlsx`, sheet \"Results - FP16 ip, Mixed math\": fp16 inputs,\n"
-          "fp32 accumulation, CUDA 10.1 and cuDNN 7.6 on a DGX-1), all %zu rows, against the model on the\n"
-          "`dgx2h` preset's V100 description: 125e12 flop/s, 80 SMs, 900e9 B/s of HBM2, its L2 at\n"
-          "2,155e9 B/s, 7 us per kernel, cuBLAS's six tile shapes\n"
-          "([platforms/README.md](../../platforms/README.md)). The 7 us is DeepBench's own floor (its\n"
-          "smallest GEMMs, 512 x 16 x 512, take 8 us, of which their data needs 0.6 us), read off these\n"
-          "measurements as a kernel's fixed time.\n\n"
-          "**Calibration, one row:** the main-loop efficiency is fitted on the largest GEMM, %.0f x %.0f x\n"
-          "%.0f (%.1f Tflop/s measured): **%.4f**. Every other row is a prediction. This is the kernel\n"
-          "model's one fitted number for the V100: the `dgx2h` preset's `gpu_gemm_eff` is %.4f\n"
-          "(%s), and the `selene` preset's A100 takes the same (DeepBench has no A100\n"
-          "results). The model\n"
-          "ignores the operands' layout (`a_t`, `b_t`: DeepBench times A or B transposed too), so the\n"
-          "transposed rows measure what that costs the library.\n\n"
-          "| rows (predictions) | n | median error | mean error | worst |\n|---|---|---|---|---|\n",
-          quick ? " --quick" : "", DB_ROWS, cal->m, cal->n, cal->k, db_tflops(cal), d->efficiency,
-          preset_eff("dgx2h"), fabs(preset_eff("dgx2h") - d->efficiency) < 5e-5 ? "this fit to 4 digits"
-                                                                                 : "**not this fit**");
-  stats_line(f, "all", stats_of(d, all_rows));
-  stats_line(f, "A and B as stored (NN)", stats_of(d, nn_rows));
-  stats_line(f, "NN, M, N and K >= 512 (compute-bound)", stats_of(d, big_nn));
-  stats_line(f, "NN, M or N <= 128, K < 100,000 (skinny)", stats_of(d, skinny_nn));
-  stats_line(f, "NN, K = 500,000 (a language model's output layer)", stats_of(d, long_k));
-  stats_line(f, "A or B transposed", stats_of(d, transposed));
-  fputs("\nError is model / measured - 1 of the Tflop/s. Where the model is off: skinny GEMMs with\n"
-        "one operand transposed run at half the speed of the same GEMM stored as is (2560 x 16 x 2560:\n"
-        "28 us NN, 42 us TN), which a layout-blind model cannot see; the model predicts such a GEMM at\n"
-        "the speed its DRAM traffic allows, which DeepBench's skinny rows do not quite reach; the\n"
-        "compute-bound rows with K = 1,024 to 1,536 run a few per cent slower than the model's, as\n"
-        "their K loop is short next to a tile's prologue and epilogue, which it does not count.\n\n"
-        "| kernel | M | N | K | layout | measured Tflop/s | model Tflop/s | error | tile | split | waves | bound |\n"
+  fputs("| kernel | M | N | K | layout | measured Tflop/s | model Tflop/s | error | tile | split | waves | bound |\n"
         "|---|---|---|---|---|---|---|---|---|---|---|---|\n",
         f);
   for (size_t i = 0; i < DB_ROWS; i++) {
@@ -410,7 +371,11 @@ static char *gemm_readme(const gemm_device *d, const guide_point *g, size_t ng, 
             i == DB_CALIBRATION_ROW ? " (calibration)" : "", p.tile.m, p.tile.n, p.split, p.waves,
             p.memory_bound ? "memory" : "compute");
   }
-  /* the guide's claims, computed */
+}
+
+/* The guide's two claims, computed from its points, into v. */
+static void guide_claims(json_t *v, const guide_point *g, size_t ng)
+{
   const guide_point *t128 = guide_at(g, ng, "tile", 128), *t136 = guide_at(g, ng, "tile", 136),
                     *t256 = guide_at(g, ng, "tile", 256), *t264 = guide_at(g, ng, "tile", 264);
   int flat = 1;
@@ -424,34 +389,56 @@ static char *gemm_readme(const gemm_device *d, const guide_point *g, size_t ng, 
     peaks &= at && past && before && at->tflops > past->tflops && at->tflops > before->tflops &&
              at->plan.waves == k && past->plan.waves == k + 1;
   }
-  fprintf(f,
-          "\n## NVIDIA's Matrix Multiplication Background guide, A100\n\n"
-          "The guide's two quantisation examples (sec. 3.1 and 3.2), on the `selene` preset's A100\n"
-          "description (312e12 flop/s, 108 SMs, 2,039e9 B/s, L2 4.965e12 B/s) with the guide's one\n"
-          "256 x 128 tile, no split-K, and its `gpu_gemm_eff` (the guide gives curves, not a table, so\n"
-          "what is checked is where the steps fall, not the Tflop/s):\n\n"
-          "- **Tile quantisation** (M = 27648, K = 4096, N from 120 to 264 by 8): N = 128 fills its tiles,\n"
-          "  N = 136 starts a second column of tiles 6%% full, and the duration stays the same up to N = 256:\n"
-          "  %.1f Tflop/s at N = 128, %.1f at 136, %.1f at 256, %.1f at 264; the duration from N = 136 to\n"
-          "  256 is %s (%.1f us), as the guide says it is.\n"
-          "- **Wave quantisation** (M = 2304, K = 4096; 9 rows of tiles, a wave of 108 tiles is N = 1536):\n"
-          "  the throughput peaks at N = 1536, 3072, 4608 and 6144, where the tiles fill 1, 2, 3 and 4\n"
-          "  whole waves, and drops just past each (a new, nearly empty wave): %s.\n\n"
-          "| example | M | N | K | blocks | waves | time (us) | Tflop/s |\n|---|---|---|---|---|---|---|---|\n",
-          t128->tflops, t136->tflops, t256->tflops, t264->tflops, flat ? "constant" : "not constant",
-          t136->plan.time_s * 1e6, peaks ? "**as the guide**" : "**not as the guide**");
+  template_set(v, "t128", "%.1f", t128->tflops);
+  template_set(v, "t136", "%.1f", t136->tflops);
+  template_set(v, "t256", "%.1f", t256->tflops);
+  template_set(v, "t264", "%.1f", t264->tflops);
+  template_set(v, "t136_us", "%.1f", t136->plan.time_s * 1e6);
+  json_object_set_new(v, "flat", json_boolean(flat));
+  json_object_set_new(v, "peaks", json_boolean(peaks));
+}
+
+/* README.md: sim/lab/templates/gemm.md filled with the fit, the tables and the guide's claims. */
+static char *gemm_readme(const gemm_device *d, const guide_point *g, size_t ng, int quick, char *err, size_t len)
+{
+  json_t *v = json_object();
+  char *text = NULL;
+  size_t tl = 0;
+  const db_row *cal = &db_rows[DB_CALIBRATION_ROW];
+  template_set(v, "quick", "%s", quick ? " --quick" : "");
+  template_set(v, "db_rows", "%zu", (size_t)DB_ROWS);
+  template_set(v, "cal_m", "%.0f", cal->m);
+  template_set(v, "cal_n", "%.0f", cal->n);
+  template_set(v, "cal_k", "%.0f", cal->k);
+  template_set(v, "cal_tflops", "%.1f", db_tflops(cal));
+  template_set(v, "eff", "%.4f", d->efficiency);
+  template_set(v, "preset_eff", "%.4f", preset_eff("dgx2h"));
+  json_object_set_new(v, "fit", json_boolean(fabs(preset_eff("dgx2h") - d->efficiency) < 5e-5));
+  FILE *f = open_memstream(&text, &tl);
+  xbt_assert(f, "open_memstream failed");
+  fputs("| rows (predictions) | n | median error | mean error | worst |\n|---|---|---|---|---|\n", f);
+  stats_line(f, "all", stats_of(d, all_rows));
+  stats_line(f, "A and B as stored (NN)", stats_of(d, nn_rows));
+  stats_line(f, "NN, M, N and K >= 512 (compute-bound)", stats_of(d, big_nn));
+  stats_line(f, "NN, M or N <= 128, K < 100,000 (skinny)", stats_of(d, skinny_nn));
+  stats_line(f, "NN, K = 500,000 (a language model's output layer)", stats_of(d, long_k));
+  stats_line(f, "A or B transposed", stats_of(d, transposed));
+  template_set_stream(v, "stats_table", f, &text);
+  f = open_memstream(&text, &tl);
+  xbt_assert(f, "open_memstream failed");
+  db_table(f, d);
+  template_set_stream(v, "db_table", f, &text);
+  guide_claims(v, g, ng);
+  f = open_memstream(&text, &tl);
+  xbt_assert(f, "open_memstream failed");
+  fputs("| example | M | N | K | blocks | waves | time (us) | Tflop/s |\n|---|---|---|---|---|---|---|---|\n", f);
   for (size_t i = 0; i < ng; i++)
     fprintf(f, "| %s | %.0f | %.0f | %.0f | %.0f | %.0f | %.1f | %.1f |\n", g[i].example, g[i].m, g[i].n, g[i].k,
             g[i].plan.blocks, g[i].plan.waves, g[i].plan.time_s * 1e6, g[i].tflops);
-  fputs("\n## Files\n\n"
-        "`gemm.csv`: `kernel,m,n,k,a_t,b_t,measured_ms,measured_tflops,model_tflops,error,tile,split,waves,\n"
-        "bound,role` (DeepBench's rows; role: calibration or prediction). `guide.csv`:\n"
-        "`example,m,n,k,tile,blocks,waves,time_us,tflops`. `gemm.png`: model against measured Tflop/s.\n"
-        "`--quick` computes the same (the model takes no time), so `--quick --check` compares both\n"
-        "CSVs with the committed ones.\n",
-        f);
-  fclose(f);
-  return text;
+  template_set_stream(v, "guide_table", f, &text);
+  char *readme = template_render("gemm", v, err, len);
+  json_decref(v);
+  return readme;
 }
 
 static int gemm_plot(const char *dir, const gemm_device *d, char *err, size_t len)
@@ -498,11 +485,11 @@ int reproduce_gemm(const reproduce_opts *o, char *err, size_t len)
     if (rc == 0 && !o->quiet)
       fprintf(stderr, "dtsim reproduce: gemm matches %s/gemm.csv and guide.csv\n", o->out);
   } else {
-    char *readme = gemm_readme(&d, g, ng, o->quick);
+    char *readme = gemm_readme(&d, g, ng, o->quick, err, len);
     const char *files[] = {"gemm.csv", csv, "guide.csv", gcsv, "README.md", readme};
-    if (reproduce_write(o->out, files, 3, err, len) != 0 || gemm_plot(o->out, &d, err, len) != 0)
+    if (readme == NULL || reproduce_write(o->out, files, 3, err, len) != 0 || gemm_plot(o->out, &d, err, len) != 0)
       rc = 2;
-    free(readme); /* open_memstream's */
+    free(readme);
     if (rc == 0 && !o->quiet)
       fprintf(stderr, "dtsim reproduce: wrote %s/gemm.csv, guide.csv, gemm.png, README.md\n", o->out);
   }

@@ -1,6 +1,7 @@
 /* template.c - filling a reproduction's Markdown template (template.h) from its values. */
 #include "sim/lab/template.h"
 
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,12 +14,48 @@ typedef struct template_entry {
 extern const template_entry template_table[];
 extern const size_t template_count;
 
+/* vasprintf, which POSIX lacks: *out malloc'ed, or -1. */
+static int vasprintf_like(char **out, const char *fmt, va_list ap)
+{
+  va_list again;
+  va_copy(again, ap);
+  int n = vsnprintf(NULL, 0, fmt, ap);
+  if (n >= 0) {
+    *out = malloc((size_t)n + 1);
+    n = *out ? vsnprintf(*out, (size_t)n + 1, fmt, again) : -1;
+  }
+  va_end(again);
+  return n;
+}
+
 const char *template_text(const char *name)
 {
   for (size_t i = 0; i < template_count; i++)
     if (strcmp(template_table[i].name, name) == 0)
       return template_table[i].text;
   return NULL;
+}
+
+void template_set(json_t *values, const char *key, const char *fmt, ...)
+{
+  char *text = NULL;
+  va_list ap;
+  va_start(ap, fmt);
+  int n = vasprintf_like(&text, fmt, ap);
+  va_end(ap);
+  json_object_set_new(values, key, n < 0 ? json_string("") : json_string(text));
+  free(text);
+}
+
+void template_set_stream(json_t *values, const char *key, FILE *f, char **text)
+{
+  fclose(f);
+  size_t n = *text ? strlen(*text) : 0;
+  if (n > 0 && (*text)[n - 1] == '\n')
+    (*text)[n - 1] = '\0';
+  json_object_set_new(values, key, json_string(*text ? *text : ""));
+  free(*text);
+  *text = NULL;
 }
 
 /* One tag {{...}} at s: its kind ('#', '^', '/' or 0), its name and where it ends. */

@@ -13,6 +13,13 @@
 
 #include <jansson.h>
 #include <stddef.h>
+#include <stdio.h>
+
+/* values[key] = the printf-formatted string (format checked by the compiler). */
+void template_set(json_t *values, const char *key, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+/* values[key] = what f (open_memstream's over *text) wrote, less one final newline (a table
+ * set so sits on its own lines in the template); f is closed and *text freed. */
+void template_set_stream(json_t *values, const char *key, FILE *f, char **text);
 
 /* The template compiled in as NAME (sim/lab/templates/NAME.md), or NULL. */
 const char *template_text(const char *name);
