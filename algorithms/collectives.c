@@ -1,23 +1,11 @@
-/* collectives.c - collectives over mailboxes, with real payloads or sizes only.
- *
- * Every transfer goes from member `me` to a peer through the mailbox of that ordered
- * pair, "NAME#ID:SRC>DST". SimGrid matches a mailbox's puts and gets first in, first
- * out, and both ends of a pair post in program order, so chunk k of a transfer always
- * meets receive k, whatever the timing; a per-receiver mailbox would not do, because a
- * partner already in the next step could overtake the one awaited (recursive halving).
- *
- * A transfer of more than opts.chunk_bytes is cut into chunks. The sender posts every
- * chunk at once; the receiver keeps two receives posted (a put only moves once its get
- * is posted: SimGrid's rendezvous), combines chunk k while chunk k+1 travels, then posts
- * the receive of chunk k+2. Trees forward chunk k to their children while chunk k+1
- * arrives. Unchunked, each transfer is one message of alpha + bytes x beta, which is what
- * the formulas of coll_formula assume.
- *
- * Sums: a member adds what it receives into its own buffer, element by element, and IEEE
- * addition is commutative, so each element's result is set by the grouping of the tree
- * or chain the algorithm builds, which the schedule fixes (coll_reference).
- *
- * Rounds (COLL_ROUNDS, ring collectives only): see "rounds" below. */
+/* collectives.c - collectives over mailboxes, with real payloads or sizes only: ring
+ * (Patarasuk and Yuan 2009), recursive halving-doubling (Rabenseifner) and binomial trees,
+ * as MPICH builds them, with their serial references and the alpha-beta formulas of
+ * Thakur, Rabenseifner and Gropp 2005. Sums: a member adds what it receives into its own
+ * buffer, element by element, so each element's result is set by the grouping of the tree
+ * or chain the algorithm builds, which the schedule fixes (coll_reference). Rounds
+ * (COLL_ROUNDS) and the SMs a collective holds have sections of their own below;
+ * algorithms/doc/collective.md is the manual. */
 #include "algorithms/collectives.h"
 
 #include <stdio.h>
@@ -139,7 +127,19 @@ void coll_block(size_t n, size_t p, size_t b, size_t *off, size_t *len)
   *len = base + (b < extra);
 }
 
-/* ---- transfers ------------------------------------------------------------------ */
+/* ---- transfers ------------------------------------------------------------------ *
+ * Every transfer goes from member `me` to a peer through the mailbox of that ordered
+ * pair, "NAME#ID:SRC>DST". SimGrid matches a mailbox's puts and gets first in, first
+ * out, and both ends of a pair post in program order, so chunk k of a transfer always
+ * meets receive k, whatever the timing; a per-receiver mailbox would not do, because a
+ * partner already in the next step could overtake the one awaited (recursive halving).
+ *
+ * A transfer of more than opts.chunk_bytes is cut into chunks. The sender posts every
+ * chunk at once; the receiver keeps two receives posted (a put only moves once its get
+ * is posted: SimGrid's rendezvous), combines chunk k while chunk k+1 travels, then posts
+ * the receive of chunk k+2. Trees forward chunk k to their children while chunk k+1
+ * arrives. Unchunked, each transfer is one message of alpha + bytes x beta, which is what
+ * the formulas of coll_formula assume. */
 
 static peer_box *box_of(coll_comm *c, size_t me, size_t peer)
 {

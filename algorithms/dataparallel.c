@@ -1,29 +1,12 @@
-/* dataparallel.c - synchronous data-parallel SGD with bucketed, overlapped allreduces.
- *
- * k replicas, replica r on hosts[r] with rows data_shard_bounds(n, k, r) of the training
- * set and its own stream (minibatch_create rank r), all start from the same parameters.
- * Each step every replica
- *   forward_pass    draws its minibatch and computes the real gradient (numerics take no
- *                   simulated time), then spends the forward flops of every layer;
- *   backward_pass   spends each layer's backward flops from the last layer down; as soon
- *                   as the layers of a bucket are done, the bucket is handed to the
- *                   replica's communicator actor, whose allreduce of it then overlaps the
- *                   rest of backward (PyTorch DDP, Li et al. VLDB 2020, sec. 3.2.3);
- *   wait_reduced    waits until its communicator has reduced every bucket;
+/* dataparallel.c - synchronous data-parallel SGD with bucketed, overlapped allreduces
+ * (PyTorch DDP, Li et al. VLDB 2020, sec. 3.2.3). Each step every replica
+ *   forward_pass    draws its minibatch, computes the real gradient, spends forward flops;
+ *   backward_pass   spends each layer's backward flops from the last layer down, handing
+ *                   each finished bucket to its communicator, whose allreduce overlaps the
+ *                   rest of backward;
+ *   wait_reduced    waits until every bucket is reduced;
  *   apply_update    w -= lr * (sum of the k gradients) / k, the same on every replica.
- * A bucket holds whole layers, taken from the last one backwards until its wire bytes
- * reach dataparallel.bucket_bytes (DDP's bucket_cap_mb), so buckets are contiguous
- * ranges of the parameter vector (net.h's layout). The communicator runs the buckets'
- * allreduces one after the other in bucket order, on one communicator: every replica
- * calls the same collectives in the same order, as collectives.h requires (and as DDP
- * does on one NCCL stream). With overlap off, backward finishes first and then all the
- * buckets go.
- *
- * The sum of each element follows the chosen collective's fixed order (coll_reference),
- * so the k replicas hold bit-identical parameters, and k = 1 is sequential SGD bit for
- * bit. Replica 0 decides before each step whether the run goes on (evaluator's stop,
- * max_steps, max_sim_time) and every replica reads that decision behind one barrier, so
- * all replicas run the same steps and no allreduce is left half-done. */
+ * Buckets, their order, and why replicas stay bit-identical: algorithms/doc/dataparallel.md. */
 #include "algorithms/dataparallel.h"
 
 #include <stdio.h>
