@@ -208,7 +208,7 @@ static void dense_draw(struct pipeline *pl)
   data_sample_batch(pl->cfg->train, 0, data_n(pl->cfg->train), pl->rng, pl->X->size1, pl->X, pl->y);
 }
 
-const chunk_kernel pipeline_dense_kernel = {dense_costs,   NULL,          NULL,         dense_compute, NULL,
+const chunk_kernel pipeline_dense_kernel = {dense_costs,   NULL,          NULL,          dense_compute, NULL,
                                            dense_flush,   dense_numerics, dense_publish, dense_draw,    mlp_create,
-                                           mlp_forward,   mlp_recompute, mlp_backward, mlp_free};
+                                           mlp_forward,   mlp_recompute,  mlp_backward,  mlp_free};
 

@@ -113,6 +113,38 @@ static void pipeline_gpt_json(json_t *o, const pipeline_run *r, const metrics *m
   json_object_set_new(o, "check", ck);
 }
 
+/* What the most loaded GPU would hold: its stage's parameters and gradients in
+ * model.dtype, pipeline.optimizer's state (SGD keeps none; Adam as Megatron's, 12 bytes
+ * per 16-bit parameter) and its peak stash, the activations kept for backward. The block
+ * of that GPU; its total bytes into *total_bytes. */
+static json_t *memory_json(const pipeline_run *r, const run_config *cfg, double *total_bytes)
+{
+  const pipeline_params *p = &r->p;
+  double best = -1;
+  json_t *mem = json_object();
+  for (size_t s = 0; s < p->stages; s++) {
+    pipeline_stage_stats st;
+    pipeline_stage_get(r->pl, s, &st);
+    double eb = (double)cfg->elem_bytes;
+    double opt = p->optimizer == PIPELINE_OPT_ADAM ? st.params * tensor_optimizer_bytes_per_param(cfg->elem_bytes) : 0;
+    double total = st.params * 2 * eb + opt + st.peak_stash_bytes;
+    if (total <= best)
+      continue;
+    best = total;
+    json_object_clear(mem);
+    json_object_set_new(mem, "stage", json_integer((json_int_t)s));
+    json_object_set_new(mem, "parameters", report_num(st.params));
+    json_object_set_new(mem, "parameters_bytes", report_num(st.params * eb));
+    json_object_set_new(mem, "gradients_bytes", report_num(st.params * eb));
+    json_object_set_new(mem, "optimizer", json_string(p->optimizer == PIPELINE_OPT_ADAM ? "adam" : "sgd (no state)"));
+    json_object_set_new(mem, "optimizer_bytes", report_num(opt));
+    json_object_set_new(mem, "stash_bytes", report_num(st.peak_stash_bytes));
+    json_object_set_new(mem, "total_bytes", report_num(total));
+  }
+  *total_bytes = best;
+  return mem;
+}
+
 /* summary.json's "pipeline" block (the schedule, the split, the bubble against its
  * formula in both conventions, per-stage busy, idle and stash) and pipeline.csv, one row
  * per stage. */
@@ -179,31 +211,7 @@ void pipeline_report(void *state, const run_config *cfg, metrics *m, report *rep
     report_printf(&t, "\n");
   }
   json_object_set_new(o, "per_stage", stages);
-  /* What the most loaded GPU would hold: its stage's parameters and gradients in
-   * model.dtype, pipeline.optimizer's state (SGD keeps none; Adam as Megatron's, 12 bytes
-   * per 16-bit parameter) and its peak stash, the activations kept for backward. */
-  double best = -1;
-  json_t *mem = json_object();
-  for (size_t s = 0; s < p->stages; s++) {
-    pipeline_stage_stats st;
-    pipeline_stage_get(r->pl, s, &st);
-    double eb = (double)cfg->elem_bytes;
-    double opt = p->optimizer == PIPELINE_OPT_ADAM ? st.params * tensor_optimizer_bytes_per_param(cfg->elem_bytes) : 0;
-    double total = st.params * 2 * eb + opt + st.peak_stash_bytes;
-    if (total <= best)
-      continue;
-    best = total;
-    json_object_clear(mem);
-    json_object_set_new(mem, "stage", json_integer((json_int_t)s));
-    json_object_set_new(mem, "parameters", report_num(st.params));
-    json_object_set_new(mem, "parameters_bytes", report_num(st.params * eb));
-    json_object_set_new(mem, "gradients_bytes", report_num(st.params * eb));
-    json_object_set_new(mem, "optimizer", json_string(p->optimizer == PIPELINE_OPT_ADAM ? "adam" : "sgd (no state)"));
-    json_object_set_new(mem, "optimizer_bytes", report_num(opt));
-    json_object_set_new(mem, "stash_bytes", report_num(st.peak_stash_bytes));
-    json_object_set_new(mem, "total_bytes", report_num(total));
-  }
-  r->memory_bytes = best;
+  json_t *mem = memory_json(r, cfg, &r->memory_bytes);
   json_object_set_new(o, "memory_per_gpu", mem);
   json_object_set_new(o, "gpus", json_integer((json_int_t)pr.gpus));
   json_object_set_new(o, "p2p_bytes", report_num(pr.p2p_bytes));
