@@ -17,6 +17,8 @@
 #include "algorithms/tensor.h"
 #include "models/data.h"
 
+/* ---- the [pipeline] keys ------------------------------------------------------ */
+
 static int check_split(const char *v, char *why, size_t len)
 {
   char q[KEY_QUOTE_MAX + 8];
@@ -93,6 +95,8 @@ static const key_spec pipeline_keys[] = {
           "(e.g. `2,1,1`); `balanced`: contiguous chunks whose largest training flops are smallest.",
    .check = check_split},
 };
+
+/* ---- what a run needs, and what validate refuses ------------------------------ */
 
 /* A numeric 3D run holds at most 2^27 doubles (1 GiB), as a numeric tensor run. */
 #define TF_NUMERIC_MAX (1.0 * (1L << 27))
@@ -226,6 +230,29 @@ static size_t hosts_needed(const scenario *sc, const void *params, const char **
   return pipeline_hosts_needed(p, tensor_of(sc));
 }
 
+/* Dense numerics: the layers' parameters, gradients and accumulated gradients (split over
+ * the stages, all of them once), and the stash: at most every microbatch's activations of
+ * every layer, forward and backward. Numeric 3D stages: tf_numeric_doubles. */
+static double footprint(const scenario *sc, const void *params, double *actors, const char **what)
+{
+  const pipeline_params *p = params;
+  *actors = (double)pipeline_hosts_needed(p, tensor_of(sc)) + 2;
+  *what = "3 copies of model.layers' parameters, and pipeline.microbatches x pipeline.microbatch activations of "
+          "every layer";
+  if (!sc->model.numerics)
+    return 0;
+  if (p->transformer)
+    return tf_numeric_doubles(p, tensor_of(sc)) * 8;
+  size_t sizes[SETTINGS_MAX_LAYERS];
+  int n = key_sizes_parse(sc->model.layers, sizes, SETTINGS_MAX_LAYERS);
+  double width = 0;
+  for (int l = 0; l < n; l++)
+    width += (double)sizes[l];
+  return (3 * algorithm_layers_params(sc) + 2 * (double)p->microbatches * (double)p->microbatch * width) * 8;
+}
+
+/* ---- the run's state: the section as the run uses it --------------------------- */
+
 static void *prepare(const run_config *cfg, char *err, size_t len)
 {
   (void)err;
@@ -343,6 +370,8 @@ static int check_mirror(const pipeline_run *run, const run_config *cfg, char *er
   return bad ? -1 : 0;
 }
 
+/* ---- the run: check, deploy, free -------------------------------------------- */
+
 static int check_hosts(void *state, const run_config *cfg, char *err, size_t len)
 {
   pipeline_run *r = state;
@@ -364,27 +393,6 @@ static void free_run(void *state)
   pipeline_free(r->pl);
   arch_free(r->own_shapes);
   xbt_free(r);
-}
-
-/* Dense numerics: the layers' parameters, gradients and accumulated gradients (split over
- * the stages, all of them once), and the stash: at most every microbatch's activations of
- * every layer, forward and backward. Numeric 3D stages: tf_numeric_doubles. */
-static double footprint(const scenario *sc, const void *params, double *actors, const char **what)
-{
-  const pipeline_params *p = params;
-  *actors = (double)pipeline_hosts_needed(p, tensor_of(sc)) + 2;
-  *what = "3 copies of model.layers' parameters, and pipeline.microbatches x pipeline.microbatch activations of "
-          "every layer";
-  if (!sc->model.numerics)
-    return 0;
-  if (p->transformer)
-    return tf_numeric_doubles(p, tensor_of(sc)) * 8;
-  size_t sizes[SETTINGS_MAX_LAYERS];
-  int n = key_sizes_parse(sc->model.layers, sizes, SETTINGS_MAX_LAYERS);
-  double width = 0;
-  for (int l = 0; l < n; l++)
-    width += (double)sizes[l];
-  return (3 * algorithm_layers_params(sc) + 2 * (double)p->microbatches * (double)p->microbatch * width) * 8;
 }
 
 const algorithm pipeline_algorithm = {
