@@ -180,22 +180,19 @@ static int write_atomically(const platform_spec *spec, const char *path)
   return bad ? 2 : 0;
 }
 
-int platform_main(int argc, char **argv)
-{
+/* What the options build: the spec, the output file, which options were given, and the
+ * what-if factors (bandwidth, latency, speed). */
+typedef struct cli_opts {
   platform_spec spec;
-  const char *preset_name = NULL, *out = NULL;
-  int have_topology = 0, have_hosts = 0, have_rack = 0;
-  double v, factor[3] = {1, 1, 1}; /* bandwidth, latency, speed */
+  const char *out;
+  int have_topology, have_hosts, have_rack;
+  double factor[3];
+} cli_opts;
 
-  memset(&spec, 0, sizeof spec);
-  spec.speed = GEN_SPEED;
-  spec.cores = 1;
-  spec.bw = GEN_BW;
-  spec.lat = GEN_LAT;
-  spec.network_model = GEN_MODEL;
-  spec.name = "host";
-
-  /* First pass: a preset sets the starting values that options then override. */
+/* First pass: help, and the preset (the starting values that options then override).
+ * Returns -1 to go on, else the exit status. */
+static int find_preset(int argc, char **argv, const char **preset_name)
+{
   for (int i = 1; i < argc; i++) {
     const char *a = argv[i];
     if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) {
@@ -203,19 +200,135 @@ int platform_main(int argc, char **argv)
       return 0;
     }
     if (a[0] != '-') {
-      if (preset_name)
+      if (*preset_name)
         return usage_error("more than one preset", a);
-      preset_name = a;
+      *preset_name = a;
     } else if (strchr(a, '=') == NULL && strcmp(a, "--") != 0) {
       i++; /* skip the option's value */
     }
   }
-  if (preset_name && platform_preset(preset_name, 0, &spec) != 0)
-    return usage_error("unknown preset", preset_name);
+  return -1;
+}
 
+/* The hosts' options: speed, memory and GPU. Returns 0, the exit status of a bad value,
+ * or -1 if opt is none of them. */
+static int host_option(cli_opts *o, const char *opt, const char *val)
+{
+  double v;
+  if (strcmp(opt, "--speed") == 0) {
+    if (parse_quantity(val, Q_SPEED, &v) != 0 || !(v > 0))
+      return usage_error("--speed needs a positive flop/s value, not", val);
+    o->spec.speed = v;
+  } else if (strcmp(opt, "--mem-bw") == 0) {
+    if (parse_quantity(val, Q_BW, &v) != 0 || !(v >= 0))
+      return usage_error("--mem-bw needs a non-negative bytes/s value, not", val);
+    o->spec.mem_bw = v;
+  } else if (strcmp(opt, "--gpu-sms") == 0) {
+    if (parse_quantity(val, Q_COUNT, &v) != 0 || v > 1e6)
+      return usage_error("--gpu-sms needs a whole number of SMs, not", val);
+    o->spec.gpu_sms = (size_t)v;
+  } else if (strcmp(opt, "--gpu-comm-sms") == 0) {
+    if (parse_quantity(val, Q_COUNT, &v) != 0 || v > 1e6)
+      return usage_error("--gpu-comm-sms needs a whole number of SMs, not", val);
+    o->spec.gpu_comm_sms = (size_t)v;
+  } else if (strcmp(opt, "--gpu-gemm-eff") == 0) {
+    char *e;
+    errno = 0;
+    v = strtod(val, &e);
+    if (e == val || *e || errno == ERANGE || !(v > 0 && v <= 1))
+      return usage_error("--gpu-gemm-eff needs a share of peak in (0, 1], not", val);
+    o->spec.gpu_gemm_eff = v;
+  } else if (strcmp(opt, "--gpu-l2-bw") == 0) {
+    if (parse_quantity(val, Q_BW, &v) != 0 || !(v >= 0))
+      return usage_error("--gpu-l2-bw needs a non-negative bytes/s value, not", val);
+    o->spec.gpu_l2_bw = v;
+  } else if (strcmp(opt, "--gpu-launch") == 0) {
+    if (parse_quantity(val, Q_LAT, &v) != 0 || !(v >= 0))
+      return usage_error("--gpu-launch needs a non-negative number of seconds, not", val);
+    o->spec.gpu_launch = v;
+  } else if (strcmp(opt, "--gpu-tiles") == 0) {
+    gemm_device t;
+    if (gemm_tiles_parse(val, &t) != 0)
+      return usage_error("--gpu-tiles needs a list such as 256x128,128x128 (sides 8 to 1024), not", val);
+    o->spec.gpu_tiles = val;
+  } else if (strcmp(opt, "--bw-eff") == 0 || strcmp(opt, "--node-bw-eff") == 0) {
+    char *e;
+    errno = 0;
+    v = strtod(val, &e);
+    if (e == val || *e || errno == ERANGE || !(v > 0 && v <= 1))
+      return usage_error("a link efficiency must be a number in (0, 1], not", val);
+    if (opt[2] == 'b')
+      o->spec.bw_eff = v;
+    else
+      o->spec.node_bw_eff = v;
+  } else {
+    return -1;
+  }
+  return 0;
+}
+
+/* The links', shape's and file's options. Returns 0, the exit status of a bad value, or
+ * -1 if opt is none of them. */
+static int link_option(cli_opts *o, const char *opt, const char *val)
+{
+  double v;
+  if (strcmp(opt, "--cores") == 0) {
+    if (parse_quantity(val, Q_COUNT, &v) != 0 || v < 1 || v > INT_MAX)
+      return usage_error("--cores needs a positive whole number, not", val);
+    o->spec.cores = (int)v;
+  } else if (strcmp(opt, "--bw") == 0) {
+    if (parse_quantity(val, Q_BW, &v) != 0 || !(v > 0))
+      return usage_error("--bw needs a positive bytes/s value, not", val);
+    o->spec.bw = v;
+  } else if (strcmp(opt, "--lat") == 0) {
+    if (parse_quantity(val, Q_LAT, &v) != 0 || !(v >= 0))
+      return usage_error("--lat needs a non-negative number of seconds, not", val);
+    o->spec.lat = v;
+  } else if (strcmp(opt, "--rack-size") == 0) {
+    if (parse_quantity(val, Q_COUNT, &v) != 0 || v < 1)
+      return usage_error("--rack-size needs a positive whole number, not", val);
+    o->spec.hosts_per_rack = (size_t)v;
+    o->have_rack = 1;
+  } else if (strcmp(opt, "--uplinks") == 0) {
+    if (parse_quantity(val, Q_COUNT, &v) != 0 || v < 1)
+      return usage_error("--uplinks needs a positive whole number, not", val);
+    o->spec.uplinks = (size_t)v;
+    o->have_rack = 1;
+  } else if (strcmp(opt, "--network-model") == 0) {
+    if (!platform_valid_model(val))
+      return usage_error("--network-model is LV08 or CM02, not", val);
+    o->spec.network_model = strcmp(val, "LV08") == 0 ? "LV08" : "CM02";
+  } else if (strcmp(opt, "--sharing") == 0) {
+    if (platform_sharing_parse(val) == NULL)
+      return usage_error("--sharing is shared, splitduplex or fatpipe, not", val);
+    o->spec.sharing = platform_sharing_parse(val);
+  } else if (strcmp(opt, "--bw-factor") == 0 || strcmp(opt, "--lat-factor") == 0 ||
+             strcmp(opt, "--speed-factor") == 0) {
+    char *e;
+    errno = 0;
+    v = strtod(val, &e);
+    if (e == val || *e || errno == ERANGE || !isfinite(v) || !(v > 0))
+      return usage_error("a factor must be a positive number, not", val);
+    o->factor[opt[2] == 'b' ? 0 : opt[2] == 'l' ? 1 : 2] = v;
+  } else if (strcmp(opt, "--name") == 0) {
+    if (!platform_valid_name(val))
+      return usage_error("--name takes letters, digits, '-', '_' and '.', not", val);
+    o->spec.name = val;
+  } else {
+    return -1;
+  }
+  return 0;
+}
+
+/* Second pass: every option over the preset's values. Returns -1 to go on, else the exit
+ * status. */
+static int apply_options(cli_opts *o, int argc, char **argv)
+{
   for (int i = 1; i < argc; i++) {
     const char *a = argv[i], *val = NULL;
     char opt[32];
+    double v;
+    int rc;
     if (a[0] != '-')
       continue;
     const char *eq = strchr(a, '=');
@@ -233,124 +346,63 @@ int platform_main(int argc, char **argv)
     if (strcmp(opt, "-o") == 0 || strcmp(opt, "--output") == 0) {
       if (!*val)
         return usage_error("empty output file name", NULL);
-      out = val;
+      o->out = val;
     } else if (strcmp(opt, "--topology") == 0) {
-      if (platform_topology_parse(val, &spec.topology) != 0)
+      if (platform_topology_parse(val, &o->spec.topology) != 0)
         return usage_error("unknown topology (star, fat-tree, torus, dragonfly, ring)", val);
-      have_topology = 1;
-      spec.gpus_per_node = 0; /* a generated cluster, even from a GPU-node preset's values */
+      o->have_topology = 1;
+      o->spec.gpus_per_node = 0; /* a generated cluster, even from a GPU-node preset's values */
     } else if (strcmp(opt, "--hosts") == 0) {
       if (parse_quantity(val, Q_COUNT, &v) != 0 || v < 1)
         return usage_error("--hosts needs a positive whole number, not", val);
-      spec.hosts = (size_t)v;
-      have_hosts = 1;
-    } else if (strcmp(opt, "--speed") == 0) {
-      if (parse_quantity(val, Q_SPEED, &v) != 0 || !(v > 0))
-        return usage_error("--speed needs a positive flop/s value, not", val);
-      spec.speed = v;
-    } else if (strcmp(opt, "--mem-bw") == 0) {
-      if (parse_quantity(val, Q_BW, &v) != 0 || !(v >= 0))
-        return usage_error("--mem-bw needs a non-negative bytes/s value, not", val);
-      spec.mem_bw = v;
-    } else if (strcmp(opt, "--gpu-sms") == 0) {
-      if (parse_quantity(val, Q_COUNT, &v) != 0 || v > 1e6)
-        return usage_error("--gpu-sms needs a whole number of SMs, not", val);
-      spec.gpu_sms = (size_t)v;
-    } else if (strcmp(opt, "--gpu-comm-sms") == 0) {
-      if (parse_quantity(val, Q_COUNT, &v) != 0 || v > 1e6)
-        return usage_error("--gpu-comm-sms needs a whole number of SMs, not", val);
-      spec.gpu_comm_sms = (size_t)v;
-    } else if (strcmp(opt, "--gpu-gemm-eff") == 0) {
-      char *e;
-      errno = 0;
-      v = strtod(val, &e);
-      if (e == val || *e || errno == ERANGE || !(v > 0 && v <= 1))
-        return usage_error("--gpu-gemm-eff needs a share of peak in (0, 1], not", val);
-      spec.gpu_gemm_eff = v;
-    } else if (strcmp(opt, "--gpu-l2-bw") == 0) {
-      if (parse_quantity(val, Q_BW, &v) != 0 || !(v >= 0))
-        return usage_error("--gpu-l2-bw needs a non-negative bytes/s value, not", val);
-      spec.gpu_l2_bw = v;
-    } else if (strcmp(opt, "--gpu-launch") == 0) {
-      if (parse_quantity(val, Q_LAT, &v) != 0 || !(v >= 0))
-        return usage_error("--gpu-launch needs a non-negative number of seconds, not", val);
-      spec.gpu_launch = v;
-    } else if (strcmp(opt, "--gpu-tiles") == 0) {
-      gemm_device t;
-      if (gemm_tiles_parse(val, &t) != 0)
-        return usage_error("--gpu-tiles needs a list such as 256x128,128x128 (sides 8 to 1024), not", val);
-      spec.gpu_tiles = val;
-    } else if (strcmp(opt, "--bw-eff") == 0 || strcmp(opt, "--node-bw-eff") == 0) {
-      char *e;
-      errno = 0;
-      v = strtod(val, &e);
-      if (e == val || *e || errno == ERANGE || !(v > 0 && v <= 1))
-        return usage_error("a link efficiency must be a number in (0, 1], not", val);
-      if (opt[2] == 'b')
-        spec.bw_eff = v;
-      else
-        spec.node_bw_eff = v;
-    } else if (strcmp(opt, "--cores") == 0) {
-      if (parse_quantity(val, Q_COUNT, &v) != 0 || v < 1 || v > INT_MAX)
-        return usage_error("--cores needs a positive whole number, not", val);
-      spec.cores = (int)v;
-    } else if (strcmp(opt, "--bw") == 0) {
-      if (parse_quantity(val, Q_BW, &v) != 0 || !(v > 0))
-        return usage_error("--bw needs a positive bytes/s value, not", val);
-      spec.bw = v;
-    } else if (strcmp(opt, "--lat") == 0) {
-      if (parse_quantity(val, Q_LAT, &v) != 0 || !(v >= 0))
-        return usage_error("--lat needs a non-negative number of seconds, not", val);
-      spec.lat = v;
-    } else if (strcmp(opt, "--rack-size") == 0) {
-      if (parse_quantity(val, Q_COUNT, &v) != 0 || v < 1)
-        return usage_error("--rack-size needs a positive whole number, not", val);
-      spec.hosts_per_rack = (size_t)v;
-      have_rack = 1;
-    } else if (strcmp(opt, "--uplinks") == 0) {
-      if (parse_quantity(val, Q_COUNT, &v) != 0 || v < 1)
-        return usage_error("--uplinks needs a positive whole number, not", val);
-      spec.uplinks = (size_t)v;
-      have_rack = 1;
-    } else if (strcmp(opt, "--network-model") == 0) {
-      if (!platform_valid_model(val))
-        return usage_error("--network-model is LV08 or CM02, not", val);
-      spec.network_model = strcmp(val, "LV08") == 0 ? "LV08" : "CM02";
-    } else if (strcmp(opt, "--sharing") == 0) {
-      if (platform_sharing_parse(val) == NULL)
-        return usage_error("--sharing is shared, splitduplex or fatpipe, not", val);
-      spec.sharing = platform_sharing_parse(val);
-    } else if (strcmp(opt, "--bw-factor") == 0 || strcmp(opt, "--lat-factor") == 0 ||
-               strcmp(opt, "--speed-factor") == 0) {
-      char *e;
-      errno = 0;
-      v = strtod(val, &e);
-      if (e == val || *e || errno == ERANGE || !isfinite(v) || !(v > 0))
-        return usage_error("a factor must be a positive number, not", val);
-      factor[opt[2] == 'b' ? 0 : opt[2] == 'l' ? 1 : 2] = v;
-    } else if (strcmp(opt, "--name") == 0) {
-      if (!platform_valid_name(val))
-        return usage_error("--name takes letters, digits, '-', '_' and '.', not", val);
-      spec.name = val;
+      o->spec.hosts = (size_t)v;
+      o->have_hosts = 1;
+    } else if ((rc = host_option(o, opt, val)) >= 0 || (rc = link_option(o, opt, val)) >= 0) {
+      if (rc != 0)
+        return rc;
     } else {
       return usage_error("unknown option", a);
     }
   }
-  if (!preset_name && !have_topology)
+  return -1;
+}
+
+int platform_main(int argc, char **argv)
+{
+  cli_opts o = {.factor = {1, 1, 1}};
+  platform_spec *spec = &o.spec;
+  const char *preset_name = NULL;
+  int rc;
+
+  memset(spec, 0, sizeof *spec);
+  spec->speed = GEN_SPEED;
+  spec->cores = 1;
+  spec->bw = GEN_BW;
+  spec->lat = GEN_LAT;
+  spec->network_model = GEN_MODEL;
+  spec->name = "host";
+
+  if ((rc = find_preset(argc, argv, &preset_name)) >= 0)
+    return rc;
+  if (preset_name && platform_preset(preset_name, 0, spec) != 0)
+    return usage_error("unknown preset", preset_name);
+  if ((rc = apply_options(&o, argc, argv)) >= 0)
+    return rc;
+  if (!preset_name && !o.have_topology)
     return usage_error("give a PRESET or --topology T", NULL);
-  if (!preset_name && !have_hosts)
+  if (!preset_name && !o.have_hosts)
     return usage_error("--topology needs --hosts N", NULL);
-  if (spec.topology != PLATFORM_FAT_TREE) {
-    if (have_rack)
+  if (spec->topology != PLATFORM_FAT_TREE) {
+    if (o.have_rack)
       return usage_error("--rack-size and --uplinks apply to a fat tree only", NULL);
-    spec.hosts_per_rack = spec.uplinks = 0; /* a preset's racks, topology overridden */
+    spec->hosts_per_rack = spec->uplinks = 0; /* a preset's racks, topology overridden */
   }
-  platform_scale(&spec, factor[0], factor[1], factor[2]);
+  platform_scale(spec, o.factor[0], o.factor[1], o.factor[2]);
 
   char err[256];
-  if (out)
-    return write_atomically(&spec, out);
-  if (platform_write(&spec, stdout, err, sizeof err) != 0)
+  if (o.out)
+    return write_atomically(spec, o.out);
+  if (platform_write(spec, stdout, err, sizeof err) != 0)
     return usage_error(err, NULL);
   if (fflush(stdout) != 0 || ferror(stdout)) {
     fprintf(stderr, "dtsim platform: cannot write standard output: %s\n", strerror(errno));

@@ -554,10 +554,9 @@ static void effective_links(const platform_spec *in, platform_spec *out)
     out->node_bw = link_times(in->node_bw, in->node_bw_eff);
 }
 
-int platform_write(const platform_spec *nominal, FILE *out, char *err, size_t errlen)
+/* What the writer refuses of a GPU description and of link efficiencies (nominal spec). */
+static int check_gpu_description(const platform_spec *nominal, char *err, size_t errlen)
 {
-  platform_spec eff;
-  const platform_spec *spec = &eff;
   gemm_device tiles;
   if (!(nominal->bw_eff >= 0 && nominal->bw_eff <= 1) || !(nominal->node_bw_eff >= 0 && nominal->node_bw_eff <= 1)) {
     platform_set_err(err, errlen, "link efficiencies must be in (0, 1]");
@@ -567,8 +566,9 @@ int platform_write(const platform_spec *nominal, FILE *out, char *err, size_t er
                                !(nominal->gpu_gemm_eff >= 0 && nominal->gpu_gemm_eff <= 1) ||
                                !(nominal->gpu_launch >= 0) || !isfinite(nominal->gpu_launch) ||
                                (nominal->gpu_tiles && gemm_tiles_parse(nominal->gpu_tiles, &tiles) != 0))) {
-    platform_set_err(err, errlen, "bad GPU description (GEMM efficiency in (0, 1], L2 bandwidth and launch time >= 0, tiles "
-            "such as 256x128,128x128)");
+    platform_set_err(err, errlen,
+                     "bad GPU description (GEMM efficiency in (0, 1], L2 bandwidth and launch time >= 0, tiles "
+                     "such as 256x128,128x128)");
     return -1;
   }
   if (nominal->gpu_sms > 0 && nominal->gpu_comm_sms >= nominal->gpu_sms) {
@@ -579,12 +579,12 @@ int platform_write(const platform_spec *nominal, FILE *out, char *err, size_t er
     platform_set_err(err, errlen, "a GPU description needs the memory bandwidth (--mem-bw)");
     return -1;
   }
-  effective_links(nominal, &eff);
-  const char *model = spec->network_model ? spec->network_model : GEN_MODEL;
-  const char *name = spec->name ? spec->name : "host";
-  char num[64];
-  shape sh;
+  return 0;
+}
 
+/* What the writer refuses of the hosts, links, network model, name and sharing policy. */
+static int check_spec(const platform_spec *spec, const char *model, const char *name, char *err, size_t errlen)
+{
   if (spec->hosts == 0) {
     platform_set_err(err, errlen, "zero hosts");
     return -1;
@@ -622,35 +622,33 @@ int platform_write(const platform_spec *nominal, FILE *out, char *err, size_t er
     platform_set_err(err, errlen, "unknown sharing policy '%s' (SHARED, SPLITDUPLEX or FATPIPE)", spec->sharing);
     return -1;
   }
-  if (spec->gpus_per_node > 0)
-    return write_gpu_nodes(spec, out, err, errlen);
-  if (shape_of(spec, &sh, err, errlen) != 0)
-    return -1;
-  if (sh.hosts > PLATFORM_MAX_HOSTS) {
-    platform_set_err(err, errlen, "too many hosts after rounding up to the %s shape",
-            platform_topology_name(spec->topology));
-    return -1;
-  }
+  return 0;
+}
 
+/* One <cluster> of the shape sh (a SimGrid topology, or flat with a FATPIPE backbone). */
+static int write_cluster(const platform_spec *spec, const shape *sh, const char *model, const char *name, FILE *out,
+                         char *err, size_t errlen)
+{
+  char num[64];
   fprintf(out, "<?xml version='1.0'?>\n");
   fprintf(out, "<!DOCTYPE platform SYSTEM \"https://simgrid.org/simgrid.dtd\">\n");
   fprintf(out, "<platform version=\"4.1\">\n");
-  fprintf(out, "  <!-- Written by dtsim platform. %s", sh.summary);
-  if (sh.hosts != spec->hosts)
+  fprintf(out, "  <!-- Written by dtsim platform. %s", sh->summary);
+  if (sh->hosts != spec->hosts)
     fprintf(out, " (%zu asked, rounded up to a whole shape)", spec->hosts);
   fprintf(out, ". -->\n");
   fprintf(out, "  <config>\n    <prop id=\"network/model\" value=\"%s\"/>\n  </config>\n", model);
   fprintf(out, "  <cluster id=\"%s\" prefix=\"%s-\" suffix=\"\" radical=\"0", name, name);
-  if (sh.hosts > 1)
-    fprintf(out, "-%zu", sh.hosts - 1);
+  if (sh->hosts > 1)
+    fprintf(out, "-%zu", sh->hosts - 1);
   fmt_num(num, sizeof num, spec->speed);
   fprintf(out, "\" speed=\"%sf\" core=\"%d\"\n", num, spec->cores);
   fmt_num(num, sizeof num, spec->bw);
   fprintf(out, "           bw=\"%sBps\"", num);
   fmt_num(num, sizeof num, spec->lat);
   fprintf(out, " lat=\"%ss\" sharing_policy=\"%s\"", num, spec->sharing ? spec->sharing : "SPLITDUPLEX");
-  if (sh.tag) {
-    fprintf(out, "\n           topology=\"%s\" topo_parameters=\"%s\"", sh.tag, sh.params);
+  if (sh->tag) {
+    fprintf(out, "\n           topology=\"%s\" topo_parameters=\"%s\"", sh->tag, sh->params);
     end_cluster(spec, out, "  ");
   } else {
     /* The backbone is the switch: FATPIPE bounds each flow by bb_bw without sharing it, so
@@ -665,5 +663,30 @@ int platform_write(const platform_spec *nominal, FILE *out, char *err, size_t er
     return -1;
   }
   return 0;
+}
+
+int platform_write(const platform_spec *nominal, FILE *out, char *err, size_t errlen)
+{
+  platform_spec eff;
+  const platform_spec *spec = &eff;
+  if (check_gpu_description(nominal, err, errlen) != 0)
+    return -1;
+  effective_links(nominal, &eff);
+  const char *model = spec->network_model ? spec->network_model : GEN_MODEL;
+  const char *name = spec->name ? spec->name : "host";
+  shape sh;
+
+  if (check_spec(spec, model, name, err, errlen) != 0)
+    return -1;
+  if (spec->gpus_per_node > 0)
+    return write_gpu_nodes(spec, out, err, errlen);
+  if (shape_of(spec, &sh, err, errlen) != 0)
+    return -1;
+  if (sh.hosts > PLATFORM_MAX_HOSTS) {
+    platform_set_err(err, errlen, "too many hosts after rounding up to the %s shape",
+                     platform_topology_name(spec->topology));
+    return -1;
+  }
+  return write_cluster(spec, &sh, model, name, out, err, errlen);
 }
 
