@@ -697,6 +697,93 @@ static void fill_perf(const run_result *res, const report *rep, const run_config
     p->worker_role = NULL;
 }
 
+/* The placed hosts against the scenario and the algorithm: cores, GPUs, the algorithm's
+ * own check. Returns 0, or 1 with the problem in err. */
+static int check_placed(const scenario *sc, const build *b, run_config *cfg, int host_cores, char *err)
+{
+  if (cfg->cores > host_cores) {
+    snprintf(err, ERRLEN, "platform.cores: %ld cores asked, but host %s has %d", sc->platform.cores,
+             sg_host_get_name(cfg->hosts[0]), host_cores);
+    return 1;
+  }
+  if (compute_check_gpus(cfg, err, ERRLEN) != 0)
+    return 1;
+  if (b->alg->check_hosts && b->alg->check_hosts(b->state, cfg, err, ERRLEN) != 0)
+    return 1;
+  return 0;
+}
+
+/* After simgrid_run: what the outputs are written from, into *res. Returns its report and
+ * into *links its links, which free_result frees. */
+static report *gather_result(const scenario *sc, const build *b, const engine_opts *o, run_config *cfg, metrics *m,
+                             run_result *res, link_stat **links)
+{
+  const algorithm *alg = b->alg;
+  *res = (run_result){0};
+  res->sc = sc;
+  res->m = m;
+  res->sim_time = simgrid_get_clock();
+  if (cfg->faults && cfg->faults->stopped) /* messages on the wire outlive a stopped run */
+    res->sim_time = cfg->faults->stopped_at;
+  res->steps = metrics_total_steps(m);
+  report *rep = report_create();
+  if (alg->report)
+    alg->report(b->state, cfg, m, rep);
+  res->rep = rep;
+  for (size_t i = 0; i < rep->n_files; i++) { /* sim/output replaces a previous run's files by these names */
+    const char *f = alg->files ? strstr(alg->files, rep->files[i].name) : NULL;
+    size_t n = strlen(rep->files[i].name);
+    xbt_assert(f && (f == alg->files || f[-1] == ' ') && (f[n] == '\0' || f[n] == ' '),
+               "%s writes %s, which its descriptor's files do not list", alg->name, rep->files[i].name);
+  }
+  res->faults = cfg->faults;
+  res->bytes_total = msg_bytes_sent();
+  res->hosts_used = b->needed;
+  res->status = metrics_status_name(metrics_get_status(m));
+  *links = collect_links(res->sim_time, cfg->hosts, cfg->n_hosts, &res->n_links);
+  res->n_actors = account_breakdown(res->sim_time, &res->actors);
+  fill_perf(res, rep, cfg, &res->perf);
+  size_t ne = metrics_n_evals(m);
+  for (size_t i = 0; i < ne; i++) { /* measured: a number in some evaluation (a diverged loss is one too) */
+    res->has_loss |= !isnan(metrics_eval_at(m, i)->loss);
+    res->has_accuracy |= !isnan(metrics_eval_at(m, i)->accuracy);
+  }
+  res->has_loss |= metrics_get_status(m) == METRICS_DIVERGED;
+  if (o->trace)
+    res->n_trace_ev = account_trace(&res->trace_ev);
+  res->links = *links;
+  return rep;
+}
+
+/* The closing line of a written run into closing (the algorithm's, or the common one). */
+static void closing_line(const scenario *sc, const build *b, const engine_opts *o, run_config *cfg,
+                         const run_result *res, char *closing, size_t closing_len)
+{
+  metrics *m = res->m;
+  size_t ne = metrics_n_evals(m);
+  const metrics_eval *last = ne ? metrics_eval_at(m, ne - 1) : NULL;
+  report_outcome out = {res->status, res->sim_time, res->steps, last != NULL, last ? last->loss : NAN,
+                        last ? last->accuracy : NAN, res->has_loss, res->has_accuracy, res->perf};
+  char line[1024];
+  if (b->alg->closing)
+    b->alg->closing(b->state, cfg, &out, line, sizeof line);
+  else
+    common_closing(sc, &out, line, sizeof line);
+  snprintf(closing, closing_len, "dtsim: %s -> %s/\n", line, o->out_dir);
+}
+
+/* What gather_result allocated. */
+static void free_result(link_stat *links, size_t n_links, report *rep)
+{
+  for (size_t i = 0; i < n_links; i++) {
+    xbt_free(links[i].name);
+    xbt_free(links[i].from);
+    xbt_free(links[i].to);
+  }
+  xbt_free(links);
+  report_free(rep);
+}
+
 /* Runs the simulation and writes the results; the closing line goes into line (empty
  * with --quiet or when nothing was written). */
 static int simulate(const scenario *sc, build *b, const engine_opts *o, int argc, char **argv, char *closing,
@@ -721,15 +808,8 @@ static int simulate(const scenario *sc, build *b, const engine_opts *o, int argc
   fault_plan plan;
   int faulty = faultcfg_build(sc, cfg.hosts, cfg.n_hosts, all, n_all, &plan, err, ERRLEN);
   int bad = faulty < 0;
-  if (!bad && cfg.cores > host_cores) {
-    snprintf(err, ERRLEN, "platform.cores: %ld cores asked, but host %s has %d", sc->platform.cores,
-             sg_host_get_name(cfg.hosts[0]), host_cores);
-    bad = 1;
-  }
-  if (!bad && compute_check_gpus(&cfg, err, ERRLEN) != 0)
-    bad = 1;
-  if (!bad && alg->check_hosts && alg->check_hosts(b->state, &cfg, err, ERRLEN) != 0)
-    bad = 1;
+  if (!bad)
+    bad = check_placed(sc, b, &cfg, host_cores, err);
   if (bad) {
     if (faulty > 0)
       faults_clear(&plan);
@@ -757,62 +837,17 @@ static int simulate(const scenario *sc, build *b, const engine_opts *o, int argc
   if (prog.shown)
     fputc('\n', stderr);
 
-  run_result res = {0};
-  res.sc = sc;
-  res.m = m;
-  res.sim_time = simgrid_get_clock();
-  if (cfg.faults && cfg.faults->stopped) /* messages on the wire outlive a stopped run */
-    res.sim_time = cfg.faults->stopped_at;
-  res.steps = metrics_total_steps(m);
-  report *rep = report_create();
-  if (alg->report)
-    alg->report(b->state, &cfg, m, rep);
-  res.rep = rep;
-  for (size_t i = 0; i < rep->n_files; i++) { /* sim/output replaces a previous run's files by these names */
-    const char *f = alg->files ? strstr(alg->files, rep->files[i].name) : NULL;
-    size_t n = strlen(rep->files[i].name);
-    xbt_assert(f && (f == alg->files || f[-1] == ' ') && (f[n] == '\0' || f[n] == ' '),
-               "%s writes %s, which its descriptor's files do not list", alg->name, rep->files[i].name);
-  }
-  res.faults = cfg.faults;
-  res.bytes_total = msg_bytes_sent();
-  res.hosts_used = b->needed;
-  res.status = metrics_status_name(metrics_get_status(m));
-  link_stat *links = collect_links(res.sim_time, cfg.hosts, cfg.n_hosts, &res.n_links);
-  res.n_actors = account_breakdown(res.sim_time, &res.actors);
-  fill_perf(&res, rep, &cfg, &res.perf);
-  size_t ne = metrics_n_evals(m);
-  for (size_t i = 0; i < ne; i++) { /* measured: a number in some evaluation (a diverged loss is one too) */
-    res.has_loss |= !isnan(metrics_eval_at(m, i)->loss);
-    res.has_accuracy |= !isnan(metrics_eval_at(m, i)->accuracy);
-  }
-  res.has_loss |= metrics_get_status(m) == METRICS_DIVERGED;
-  if (o->trace)
-    res.n_trace_ev = account_trace(&res.trace_ev);
-  res.links = links;
+  run_result res;
+  link_stat *links;
+  report *rep = gather_result(sc, b, o, &cfg, m, &res, &links);
   interrupt_run_hold(1, NULL); /* the result folder is written whole or not at all */
   int rc = output_write_all(o->out_dir, &res, err, ERRLEN) == 0 ? 0 : fail(err);
   interrupt_run_hold(0, rc == 0 ? o->out_dir : NULL);
-  if (rc == 0 && !o->quiet) {
-    const metrics_eval *last = ne ? metrics_eval_at(m, ne - 1) : NULL;
-    report_outcome out = {res.status, res.sim_time, res.steps, last != NULL, last ? last->loss : NAN,
-                          last ? last->accuracy : NAN, res.has_loss, res.has_accuracy, res.perf};
-    char line[1024];
-    if (alg->closing)
-      alg->closing(b->state, &cfg, &out, line, sizeof line);
-    else
-      common_closing(sc, &out, line, sizeof line);
-    snprintf(closing, closing_len, "dtsim: %s -> %s/\n", line, o->out_dir);
-  }
+  if (rc == 0 && !o->quiet)
+    closing_line(sc, b, o, &cfg, &res, closing, closing_len);
   if (rc == 0 && metrics_get_status(m) != METRICS_OK)
     rc = 1;
-  for (size_t i = 0; i < res.n_links; i++) {
-    xbt_free(links[i].name);
-    xbt_free(links[i].from);
-    xbt_free(links[i].to);
-  }
-  xbt_free(links);
-  report_free(rep);
+  free_result(links, res.n_links, rep);
   msg_traffic_free();
   account_teardown();
   alg->free(b->state);

@@ -1,33 +1,20 @@
-/* scenario.c - the scenario file (INI, parsed with inih) as a validated config.
+/* scenario.c - the scenario file's common sections: their key tables, the checks of
+ * their string values, and the checks across keys (scenario_validate).
  *
  * Everything about a key lives in one row of a key table (algorithms/keys.h): section,
  * name, type, where it is stored, its default, unit, documentation and the values it
  * accepts. The common sections' rows are below; each algorithm's section comes from its
  * descriptor in the registry (algorithms/algorithm.h), checked by its own validate hook
- * after the rows. Defaults, INI parsing, --set, validation, formatting for summary.json
- * and sim/README.md's key reference are all loops over the tables, so they cannot
- * disagree.
- *
- * inih is fed through our own line reader (ini_parse_stream), which
- *  - counts physical lines, so every message carries the right line number even though
- *    Debian's inih reports handler errors only through its return value;
- *  - strips leading blanks and inline comments itself, so the syntax is the same
- *    whatever INI_ALLOW_MULTILINE / INI_ALLOW_INLINE_COMMENTS inih was built with
- *    (an indented line is an ordinary line, never a continuation);
- *  - reports lines too long for inih's fixed buffer instead of letting inih split them,
- *    and gives syntax errors a message that says what was expected. */
+ * after the rows. Defaults, INI parsing (scenario_read.c), --set, validation, formatting
+ * for summary.json and sim/README.md's key reference (scenario_list.c) are all loops over
+ * the tables (keytable.c), so they cannot disagree. */
 
 #include "sim/scenario.h"
+#include "sim/scenario_int.h"
 
 #include <errno.h>
-#include <ini.h>
-#include <inttypes.h>
-#include <limits.h>
 #include <math.h>
-#include <stdarg.h>
-#include <stdlib.h>
 #include <string.h>
-#include <strings.h>
 #include <xbt/asserts.h>
 
 #include "models/arch.h"
@@ -35,11 +22,6 @@
 #include "algorithms/registry.h"
 #include "algorithms/faults.h"
 #include "sim/platform.h"
-
-typedef struct section_spec {
-  const char *name;
-  const char *doc;
-} section_spec;
 
 static int check_preset(const char *v, char *msg, size_t len);
 static int check_layers(const char *v, char *msg, size_t len);
@@ -55,9 +37,6 @@ static int check_host_failures(const char *v, char *msg, size_t len);
 static int check_link_failures(const char *v, char *msg, size_t len);
 static int check_link_degrade(const char *v, char *msg, size_t len);
 static int check_algorithm(const char *v, char *msg, size_t len);
-typedef struct key_ref key_ref;
-static const key_ref *key_find(const char *section, const char *key);
-static const key_ref *key_preset(void);
 static const char *preset_name_at(size_t i);
 static const char *virtual_name_at(size_t i);
 static const char *dtype_name_at(size_t i);
@@ -278,39 +257,31 @@ static const key_spec tail_keys[] = {
    GE(0)},
 };
 
-/* Every key, in the order of the key reference and of summary.json's "scenario" block:
- * the head sections', each registered algorithm's (its own section), the tail's. `alg` is
- * the registry position of the algorithm whose parameter struct holds the value, or -1
- * for the scenario's own sections. */
-struct key_ref {
-  const key_spec *k;
-  int alg;
-};
-#define KEYS_MAX 512
+/* The tables themselves (scenario_int.h's key_ref). */
 #define SECTIONS_MAX (SETTINGS_MAX_ALGORITHMS + 8)
-static key_ref all_keys[KEYS_MAX];
-static size_t n_keys;
-static section_spec all_sections[SECTIONS_MAX];
-static size_t n_sections;
+key_ref scn_keys[KEYS_MAX];
+size_t scn_n_keys;
+section_spec scn_sections[SECTIONS_MAX];
+size_t scn_n_sections;
 
 static void add_keys(const key_spec *k, size_t n, int alg)
 {
   for (size_t i = 0; i < n; i++) {
-    xbt_assert(n_keys < KEYS_MAX, "scenario: more than %d keys", KEYS_MAX);
-    all_keys[n_keys++] = (key_ref){&k[i], alg};
+    xbt_assert(scn_n_keys < KEYS_MAX, "scenario: more than %d keys", KEYS_MAX);
+    scn_keys[scn_n_keys++] = (key_ref){&k[i], alg};
   }
 }
 
 static void add_section(const char *name, const char *doc)
 {
-  xbt_assert(n_sections < SECTIONS_MAX, "scenario: more than %d sections", SECTIONS_MAX);
-  all_sections[n_sections++] = (section_spec){name, doc};
+  xbt_assert(scn_n_sections < SECTIONS_MAX, "scenario: more than %d sections", SECTIONS_MAX);
+  scn_sections[scn_n_sections++] = (section_spec){name, doc};
 }
 
 /* Builds the tables once; every public function calls it first. */
-static void keys_init(void)
+void scn_keys_init(void)
 {
-  if (n_keys > 0)
+  if (scn_n_keys > 0)
     return;
   for (size_t i = 0; i < sizeof head_sections / sizeof head_sections[0]; i++)
     add_section(head_sections[i].name, head_sections[i].doc);
@@ -328,147 +299,6 @@ static void keys_init(void)
   for (size_t i = 0; i < sizeof tail_sections / sizeof tail_sections[0]; i++)
     add_section(tail_sections[i].name, tail_sections[i].doc);
   add_keys(tail_keys, sizeof tail_keys / sizeof tail_keys[0], -1);
-}
-
-#define QUOTE_MAX KEY_QUOTE_MAX
-
-/* ---------- small helpers ---------- */
-
-static void msgf(char *msg, size_t len, const char *fmt, ...)
-{
-  va_list ap;
-  if (!msg || !len)
-    return;
-  va_start(ap, fmt);
-  vsnprintf(msg, len, fmt, ap);
-  va_end(ap);
-}
-
-static const char *quote(const char *v, char *buf, size_t len)
-{
-  return key_quote(v, buf, len);
-}
-
-static void *field(scenario *s, const key_ref *r)
-{
-  return (r->alg < 0 ? (char *)s : (char *)s->sections[r->alg].bytes) + r->k->offset;
-}
-
-static const void *cfield(const scenario *s, const key_ref *r)
-{
-  return (r->alg < 0 ? (const char *)s : (const char *)s->sections[r->alg].bytes) + r->k->offset;
-}
-
-/* Shortest of %.15g, %.16g, %.17g that reads back as the same double: "0.05" rather
- * than %.17g's "0.050000000000000003", and still exact. */
-static void format_double(double x, char *buf, size_t len)
-{
-  for (int prec = 15; prec <= 17; prec++) {
-    snprintf(buf, len, "%.*g", prec, x);
-    if (strtod(buf, NULL) == x)
-      return;
-  }
-}
-
-static size_t levenshtein(const char *a, const char *b)
-{
-  size_t la = strlen(a), lb = strlen(b);
-  size_t row[64];
-  if (la >= 64 || lb >= 64)
-    return SIZE_MAX;
-  for (size_t j = 0; j <= lb; j++)
-    row[j] = j;
-  for (size_t i = 1; i <= la; i++) {
-    size_t diag = row[0];
-    row[0] = i;
-    for (size_t j = 1; j <= lb; j++) {
-      size_t up = row[j];
-      size_t best = diag + (a[i - 1] != b[j - 1]);
-      if (up + 1 < best)
-        best = up + 1;
-      if (row[j - 1] + 1 < best)
-        best = row[j - 1] + 1;
-      row[j] = best;
-      diag = up;
-    }
-  }
-  return row[lb];
-}
-
-static const section_spec *section_find(const char *name)
-{
-  for (size_t i = 0; i < n_sections; i++)
-    if (strcmp(all_sections[i].name, name) == 0)
-      return &all_sections[i];
-  return NULL;
-}
-
-/* Old names kept for one key, as scripts use them: reading one sets its key. */
-static const struct {
-  const char *section, *key, *to_section, *to_key;
-} aliases[] = {
-    {"tensor", "steps", "run", "max_steps"}, /* tensor runs count their steps in run.max_steps, as every run does */
-};
-
-static const key_ref *key_find_exact(const char *section, const char *key);
-
-/* The key section.key names, itself or through an alias. */
-static const key_ref *key_find(const char *section, const char *key)
-{
-  for (size_t i = 0; i < sizeof aliases / sizeof *aliases; i++)
-    if (strcmp(section, aliases[i].section) == 0 && strcmp(key, aliases[i].key) == 0)
-      return key_find_exact(aliases[i].to_section, aliases[i].to_key);
-  return key_find_exact(section, key);
-}
-
-static const key_ref *key_find_exact(const char *section, const char *key)
-{
-  for (size_t i = 0; i < n_keys; i++)
-    if (strcmp(all_keys[i].k->section, section) == 0 && strcmp(all_keys[i].k->key, key) == 0)
-      return &all_keys[i];
-  return NULL;
-}
-
-static void unknown_section_msg(const char *section, char *msg, size_t len)
-{
-  char list[256] = "";
-  const char *near = NULL;
-  for (size_t i = 0; i < n_sections; i++) {
-    if (!near && levenshtein(section, all_sections[i].name) <= 2)
-      near = all_sections[i].name;
-    strcat(list, i ? ", " : "");
-    strcat(list, all_sections[i].name);
-  }
-  if (near)
-    msgf(msg, len, "unknown section [%.*s]; did you mean [%s]?", QUOTE_MAX, section, near);
-  else
-    msgf(msg, len, "unknown section [%.*s] (sections: %s)", QUOTE_MAX, section, list);
-}
-
-static void unknown_key_msg(const char *section, const char *key, char *msg, size_t len)
-{
-  const key_spec *near = NULL, *elsewhere = NULL;
-  size_t best = 3;
-  for (size_t i = 0; i < n_keys; i++) {
-    const key_spec *k = all_keys[i].k;
-    if (strcmp(k->section, section) == 0) {
-      size_t d = levenshtein(key, k->key);
-      if (d < best && d < strlen(key)) {
-        best = d;
-        near = k;
-      }
-    } else if (!elsewhere && strcmp(k->key, key) == 0) {
-      elsewhere = k;
-    }
-  }
-  if (near)
-    msgf(msg, len, "unknown key '%.*s' in section [%s]; did you mean '%s'?", QUOTE_MAX, key,
-         section, near->key);
-  else if (elsewhere)
-    msgf(msg, len, "unknown key '%.*s' in section [%s]; it belongs in [%s]", QUOTE_MAX, key,
-         section, elsewhere->section);
-  else
-    msgf(msg, len, "unknown key '%.*s' in section [%s]", QUOTE_MAX, key, section);
 }
 
 /* ---------- accepted names ---------- */
@@ -492,31 +322,6 @@ static const char *dtype_name_at(size_t i)
 }
 
 /* "a, b, c" from a row's choices or name_at (empty if it has neither). */
-static void names_list(const key_spec *k, char *buf, size_t len, int code)
-{
-  const char *tick = code ? "`" : "";
-  size_t used = 0;
-  buf[0] = '\0';
-  if (k->choices) {
-    const char *p = k->choices;
-    while (*p && used + 1 < len) {
-      size_t n = strcspn(p, "|");
-      used += (size_t)snprintf(buf + used, len - used, "%s%s%.*s%s", used ? ", " : "", tick,
-                               (int)n, p, tick);
-      p += n + (p[n] == '|');
-    }
-  } else if (k->name_at) {
-    const char *name;
-    for (size_t i = 0; (name = k->name_at(i)) != NULL && used + 1 < len; i++)
-      used += (size_t)snprintf(buf + used, len - used, "%s%s%s%s", used ? ", " : "", tick,
-                               name, tick);
-  }
-}
-
-static int choice_ok(const char *choices, const char *v)
-{
-  return key_choice_ok(choices, v);
-}
 
 /* ---------- per-key checks of strings ---------- */
 
@@ -526,8 +331,8 @@ static int check_preset(const char *v, char *msg, size_t len)
   char names[512], q[QUOTE_MAX + 8];
   if (!*v || platform_preset(v, 0, &spec) == 0)
     return 0;
-  names_list(key_preset()->k, names, sizeof names, 0);
-  msgf(msg, len, "unknown preset %s (presets: %s)", quote(v, q, sizeof q), names);
+  scn_names_list(scn_key_preset()->k, names, sizeof names, 0);
+  scn_msgf(msg, len, "unknown preset %s (presets: %s)", scn_quote(v, q, sizeof q), names);
   return -1;
 }
 
@@ -541,8 +346,8 @@ static int check_algorithm(const char *v, char *msg, size_t len)
   char names[512], q[QUOTE_MAX + 8];
   if (algorithm_find(v))
     return 0;
-  names_list(key_find("run", "algorithm")->k, names, sizeof names, 0);
-  msgf(msg, len, "%s is not one of: %s", quote(v, q, sizeof q), names);
+  scn_names_list(scn_key_find("run", "algorithm")->k, names, sizeof names, 0);
+  scn_msgf(msg, len, "%s is not one of: %s", scn_quote(v, q, sizeof q), names);
   return -1;
 }
 
@@ -551,17 +356,17 @@ static int check_layers(const char *v, char *msg, size_t len)
   char q[QUOTE_MAX + 8];
   int n = scenario_layers(v, NULL, 0);
   if (n < 0) {
-    msgf(msg, len, "%s is not a comma-separated list of sizes between 1 and %lu (e.g. 64,128,10)",
-         quote(v, q, sizeof q), KEY_SIZE_MAX);
+    scn_msgf(msg, len, "%s is not a comma-separated list of sizes between 1 and %lu (e.g. 64,128,10)",
+         scn_quote(v, q, sizeof q), KEY_SIZE_MAX);
     return -1;
   }
   if (n < 2) {
-    msgf(msg, len, "%s has %d size; a model needs at least 2 (inputs, outputs)",
-         quote(v, q, sizeof q), n);
+    scn_msgf(msg, len, "%s has %d size; a model needs at least 2 (inputs, outputs)",
+         scn_quote(v, q, sizeof q), n);
     return -1;
   }
   if (n > SETTINGS_MAX_LAYERS) {
-    msgf(msg, len, "%s has %d sizes; at most %d are supported", quote(v, q, sizeof q), n,
+    scn_msgf(msg, len, "%s has %d sizes; at most %d are supported", scn_quote(v, q, sizeof q), n,
          SETTINGS_MAX_LAYERS);
     return -1;
   }
@@ -573,8 +378,8 @@ static int check_virtual(const char *v, char *msg, size_t len)
   char names[512], q[QUOTE_MAX + 8];
   if (!*v || arch_virtual_find(v))
     return 0;
-  names_list(key_find("model", "virtual")->k, names, sizeof names, 0);
-  msgf(msg, len, "unknown virtual network %s (known: none, %s)", quote(v, q, sizeof q), names);
+  scn_names_list(scn_key_find("model", "virtual")->k, names, sizeof names, 0);
+  scn_msgf(msg, len, "unknown virtual network %s (known: none, %s)", scn_quote(v, q, sizeof q), names);
   return -1;
 }
 
@@ -584,8 +389,8 @@ static int check_dtype(const char *v, char *msg, size_t len)
   char names[64], q[QUOTE_MAX + 8];
   if (cost_dtype_parse(v, &t) == 0)
     return 0;
-  names_list(key_find("model", "dtype")->k, names, sizeof names, 0);
-  msgf(msg, len, "%s is not one of: %s", quote(v, q, sizeof q), names);
+  scn_names_list(scn_key_find("model", "dtype")->k, names, sizeof names, 0);
+  scn_msgf(msg, len, "%s is not one of: %s", scn_quote(v, q, sizeof q), names);
   return -1;
 }
 
@@ -600,18 +405,16 @@ static int check_source(const char *v, char *msg, size_t len)
     if (strncmp(v, files[i], n) == 0) {
       if (v[n] != '\0')
         return 0;
-      msgf(msg, len, "%s needs a file name, as in %sdata/train.txt", quote(v, q, sizeof q),
+      scn_msgf(msg, len, "%s needs a file name, as in %sdata/train.txt", scn_quote(v, q, sizeof q),
            files[i]);
       return -1;
     }
   }
-  msgf(msg, len,
+  scn_msgf(msg, len,
        "%s is not a data source (synthetic-teacher, synthetic-gaussian, libsvm:PATH or csv:PATH)",
-       quote(v, q, sizeof q));
+       scn_quote(v, q, sizeof q));
   return -1;
 }
-
-
 
 static const char *gen_topology_name_at(size_t i)
 {
@@ -626,7 +429,7 @@ static int check_gen_topology(const char *v, char *msg, size_t len)
   char q[QUOTE_MAX + 8];
   if (!*v || platform_topology_parse(v, &t) == 0)
     return 0;
-  msgf(msg, len, "%s is not a topology (star, fat-tree, torus, dragonfly, ring)", quote(v, q, sizeof q));
+  scn_msgf(msg, len, "%s is not a topology (star, fat-tree, torus, dragonfly, ring)", scn_quote(v, q, sizeof q));
   return -1;
 }
 
@@ -641,10 +444,9 @@ static int check_sharing(const char *v, char *msg, size_t len)
   char q[QUOTE_MAX + 8];
   if (!*v || platform_sharing_parse(v) != NULL)
     return 0;
-  msgf(msg, len, "%s is not a sharing policy (shared, splitduplex, fatpipe)", quote(v, q, sizeof q));
+  scn_msgf(msg, len, "%s is not a sharing policy (shared, splitduplex, fatpipe)", scn_quote(v, q, sizeof q));
   return -1;
 }
-
 
 int scenario_stragglers(const char *text, double *fraction, double *slowdown)
 {
@@ -672,8 +474,8 @@ static int check_stragglers(const char *v, char *msg, size_t len)
   double f, s;
   if (scenario_stragglers(v, &f, &s) == 0)
     return 0;
-  msgf(msg, len, "%s is not FRACTION:SLOWDOWN with FRACTION in [0, 1] and SLOWDOWN >= 1 (e.g. 0.1:4)",
-       quote(v, q, sizeof q));
+  scn_msgf(msg, len, "%s is not FRACTION:SLOWDOWN with FRACTION in [0, 1] and SLOWDOWN >= 1 (e.g. 0.1:4)",
+       scn_quote(v, q, sizeof q));
   return -1;
 }
 
@@ -684,7 +486,7 @@ static int check_fault_list(fault_kind kind, const char *v, char *msg, size_t le
   int rc = faults_parse(&p, kind, v, e, sizeof e);
   faults_clear(&p);
   if (rc != 0)
-    msgf(msg, len, "%s", e);
+    scn_msgf(msg, len, "%s", e);
   return rc;
 }
 
@@ -703,832 +505,7 @@ static int check_link_degrade(const char *v, char *msg, size_t len)
   return check_fault_list(FAULT_LINK_DEGRADE, v, msg, len);
 }
 
-/* ---------- conversions ---------- */
-
-static void range_text(const key_spec *k, char *buf, size_t len)
-{
-  char lo[32], hi[32];
-  format_double(k->lo, lo, sizeof lo);
-  format_double(k->hi, hi, sizeof hi);
-  buf[0] = '\0';
-  if (k->lo_kind != KEY_UNBOUNDED && k->hi_kind != KEY_UNBOUNDED)
-    snprintf(buf, len, "in %s%s, %s%s", k->lo_kind == KEY_INCL ? "[" : "(", lo, hi,
-             k->hi_kind == KEY_INCL ? "]" : ")");
-  else if (k->lo_kind != KEY_UNBOUNDED)
-    snprintf(buf, len, "%s %s", k->lo_kind == KEY_INCL ? ">=" : ">", lo);
-  else if (k->hi_kind != KEY_UNBOUNDED)
-    snprintf(buf, len, "%s %s", k->hi_kind == KEY_INCL ? "<=" : "<", hi);
-}
-
-static int in_range(const key_spec *k, double x)
-{
-  if (k->lo_kind == KEY_INCL && !(x >= k->lo))
-    return 0;
-  if (k->lo_kind == KEY_EXCL && !(x > k->lo))
-    return 0;
-  if (k->hi_kind == KEY_INCL && !(x <= k->hi))
-    return 0;
-  if (k->hi_kind == KEY_EXCL && !(x < k->hi))
-    return 0;
-  return 1;
-}
-
-static int range_check(const key_spec *k, double x, const char *shown, char *msg, size_t len)
-{
-  char r[96];
-  if (in_range(k, x))
-    return 0;
-  range_text(k, r, sizeof r);
-  msgf(msg, len, "must be %s, got %s", r, shown);
-  return -1;
-}
-
-static int parse_double(const char *v, double *out, char *msg, size_t len)
-{
-  char *end, q[QUOTE_MAX + 8];
-  double x;
-  if (!*v) {
-    msgf(msg, len, "a number is required");
-    return -1;
-  }
-  errno = 0;
-  x = strtod(v, &end);
-  if (end == v || *end != '\0') {
-    msgf(msg, len, "%s is not a number", quote(v, q, sizeof q));
-    return -1;
-  }
-  if (errno == ERANGE) { /* overflow, or underflow to zero or a subnormal */
-    msgf(msg, len, "%s is out of range", quote(v, q, sizeof q));
-    return -1;
-  }
-  if (!isfinite(x)) {
-    msgf(msg, len, "%s is not a finite number", quote(v, q, sizeof q));
-    return -1;
-  }
-  *out = x;
-  return 0;
-}
-
-/* Decimal digits with an optional sign, nothing else: strtol alone would also take
- * leading blanks and, for unsigned types, a minus sign that wraps around. */
-static int integer_syntax(const char *v, int allow_minus)
-{
-  const char *p = v;
-  if (*p == '+' || (allow_minus && *p == '-'))
-    p++;
-  if (!*p)
-    return 0;
-  for (; *p; p++)
-    if (*p < '0' || *p > '9')
-      return 0;
-  return 1;
-}
-
-static int parse_long(const char *v, long *out, char *msg, size_t len)
-{
-  char q[QUOTE_MAX + 8];
-  long x;
-  if (!*v) {
-    msgf(msg, len, "an integer is required");
-    return -1;
-  }
-  if (!integer_syntax(v, 1)) {
-    msgf(msg, len, "%s is not an integer", quote(v, q, sizeof q));
-    return -1;
-  }
-  errno = 0;
-  x = strtol(v, NULL, 10);
-  if (errno == ERANGE) {
-    msgf(msg, len, "%s is out of range", quote(v, q, sizeof q));
-    return -1;
-  }
-  *out = x;
-  return 0;
-}
-
-static int parse_u64(const char *v, uint64_t *out, char *msg, size_t len)
-{
-  char q[QUOTE_MAX + 8];
-  unsigned long long x;
-  if (!*v) {
-    msgf(msg, len, "an integer is required");
-    return -1;
-  }
-  if (!integer_syntax(v, 0)) {
-    msgf(msg, len, "%s is not an integer from 0 to %" PRIu64, quote(v, q, sizeof q),
-         UINT64_MAX);
-    return -1;
-  }
-  errno = 0;
-  x = strtoull(v, NULL, 10);
-  if (errno == ERANGE || x > UINT64_MAX) {
-    msgf(msg, len, "%s is out of range (at most %" PRIu64 ")", quote(v, q, sizeof q),
-         UINT64_MAX);
-    return -1;
-  }
-  *out = (uint64_t)x;
-  return 0;
-}
-
-static int parse_bool(const char *v, int *out, char *msg, size_t len)
-{
-  static const char *const yes[] = {"on", "true", "yes", "1"};
-  static const char *const no[] = {"off", "false", "no", "0"};
-  char q[QUOTE_MAX + 8];
-  for (size_t i = 0; i < 4; i++) {
-    if (strcasecmp(v, yes[i]) == 0) {
-      *out = 1;
-      return 0;
-    }
-    if (strcasecmp(v, no[i]) == 0) {
-      *out = 0;
-      return 0;
-    }
-  }
-  msgf(msg, len, "%s is not on or off (true/false, yes/no and 1/0 also work)",
-       quote(v, q, sizeof q));
-  return -1;
-}
-
-static int check_string(const key_spec *k, const char *v, char *msg, size_t len)
-{
-  char names[512], q[QUOTE_MAX + 8];
-  if (strlen(v) >= k->size) {
-    msgf(msg, len, "%s is too long (at most %zu characters)", quote(v, q, sizeof q),
-         k->size - 1);
-    return -1;
-  }
-  if (k->choices && !choice_ok(k->choices, v)) {
-    names_list(k, names, sizeof names, 0);
-    msgf(msg, len, "%s is not one of: %s", quote(v, q, sizeof q), names);
-    return -1;
-  }
-  if (k->check)
-    return k->check(v, msg, len);
-  return 0;
-}
-
-static const key_ref *key_preset(void)
-{
-  return key_find("platform", "preset");
-}
-
-static const key_ref *key_file(void)
-{
-  return key_find("platform", "file");
-}
-
-/* The choice's position in k->choices, or -1. */
-static int choice_index(const key_spec *k, const char *v)
-{
-  int i = 0;
-  size_t n = strlen(v);
-  for (const char *p = k->choices; *p; i++) {
-    size_t m = strcspn(p, "|");
-    if (m == n && strncmp(p, v, n) == 0)
-      return i;
-    p += m + (p[m] == '|');
-  }
-  return -1;
-}
-
-/* The name of the choice stored as x, or NULL. */
-static const char *choice_name(const key_spec *k, int x, char *buf, size_t len)
-{
-  int i = 0;
-  for (const char *p = k->choices; *p; i++) {
-    size_t m = strcspn(p, "|");
-    if ((k->values ? k->values[i] : i) == x) {
-      snprintf(buf, len, "%.*s", (int)m, p);
-      return buf;
-    }
-    p += m + (p[m] == '|');
-  }
-  return NULL;
-}
-
-/* Integer keys stored as int or size_t: the range of the type is checked too. */
-static int integer_fits(key_type t, long x)
-{
-  return t == KEY_INT ? x >= INT_MIN && x <= INT_MAX : t == KEY_SIZE ? x >= 0 : 1;
-}
-
-static void store_integer(void *f, key_type t, long x)
-{
-  if (t == KEY_INT) {
-    int v = (int)x;
-    memcpy(f, &v, sizeof v);
-  } else if (t == KEY_SIZE) {
-    size_t v = (size_t)x;
-    memcpy(f, &v, sizeof v);
-  } else {
-    memcpy(f, &x, sizeof x);
-  }
-}
-
-static long load_integer(const void *f, key_type t)
-{
-  if (t == KEY_INT) {
-    int v;
-    memcpy(&v, f, sizeof v);
-    return v;
-  }
-  if (t == KEY_SIZE) {
-    size_t v;
-    memcpy(&v, f, sizeof v);
-    return v > LONG_MAX ? LONG_MAX : (long)v;
-  }
-  long v;
-  memcpy(&v, f, sizeof v);
-  return v;
-}
-
-/* Converts and checks `value` for key r, then stores it; on error s is unchanged and
- * msg holds the problem (without the key's name, which the caller prefixes). */
-static int key_assign(scenario *s, const key_ref *r, const char *value, char *msg, size_t len)
-{
-  const key_spec *k = r->k;
-  char shown[40];
-  switch (k->type) {
-  case KEY_STR: {
-    const char *v = k->empty_alias && strcmp(value, k->empty_alias) == 0 ? "" : value;
-    if (check_string(k, v, msg, len) != 0)
-      return -1;
-    memcpy(field(s, r), v, strlen(v) + 1);
-    /* The platform is a preset or a file: naming one forgets the other, so that
-     * --set platform.file=x.xml works over a scenario that names a preset. */
-    if (*v && r == key_file())
-      s->platform.preset[0] = '\0';
-    if (*v && r == key_preset())
-      s->platform.file[0] = '\0';
-    return 0;
-  }
-  case KEY_CHOICE: {
-    char names[512], q[QUOTE_MAX + 8];
-    int i = choice_index(k, value);
-    if (i < 0) {
-      names_list(k, names, sizeof names, 0);
-      msgf(msg, len, "%s is not one of: %s", quote(value, q, sizeof q), names);
-      return -1;
-    }
-    int x = k->values ? k->values[i] : i;
-    memcpy(field(s, r), &x, sizeof x);
-    return 0;
-  }
-  case KEY_DOUBLE: {
-    double x;
-    if (parse_double(value, &x, msg, len) != 0)
-      return -1;
-    format_double(x, shown, sizeof shown);
-    if (range_check(k, x, shown, msg, len) != 0)
-      return -1;
-    memcpy(field(s, r), &x, sizeof x);
-    return 0;
-  }
-  case KEY_LONG:
-  case KEY_INT:
-  case KEY_SIZE: {
-    long x;
-    if (parse_long(value, &x, msg, len) != 0)
-      return -1;
-    snprintf(shown, sizeof shown, "%ld", x);
-    if (range_check(k, (double)x, shown, msg, len) != 0)
-      return -1;
-    if (!integer_fits(k->type, x)) {
-      msgf(msg, len, "%s is out of range", shown);
-      return -1;
-    }
-    store_integer(field(s, r), k->type, x);
-    return 0;
-  }
-  case KEY_U64: {
-    uint64_t x;
-    if (parse_u64(value, &x, msg, len) != 0)
-      return -1;
-    memcpy(field(s, r), &x, sizeof x);
-    return 0;
-  }
-  case KEY_BOOL: {
-    int x;
-    if (parse_bool(value, &x, msg, len) != 0)
-      return -1;
-    memcpy(field(s, r), &x, sizeof x);
-    return 0;
-  }
-  }
-  return -1;
-}
-
-static void format_value(const scenario *s, const key_ref *r, char *buf, size_t len)
-{
-  const key_spec *k = r->k;
-  const void *f = cfield(s, r);
-  switch (k->type) {
-  case KEY_STR:
-    snprintf(buf, len, "%.*s", (int)k->size, (const char *)f);
-    break;
-  case KEY_CHOICE: {
-    int x;
-    memcpy(&x, f, sizeof x);
-    if (choice_name(k, x, buf, len) == NULL)
-      snprintf(buf, len, "%d", x);
-    break;
-  }
-  case KEY_DOUBLE: {
-    double x;
-    memcpy(&x, f, sizeof x);
-    format_double(x, buf, len);
-    break;
-  }
-  case KEY_LONG:
-  case KEY_INT:
-  case KEY_SIZE:
-    snprintf(buf, len, "%ld", load_integer(f, k->type));
-    break;
-  case KEY_U64: {
-    uint64_t x;
-    memcpy(&x, f, sizeof x);
-    snprintf(buf, len, "%" PRIu64, x);
-    break;
-  }
-  case KEY_BOOL: {
-    int x;
-    memcpy(&x, f, sizeof x);
-    snprintf(buf, len, "%s", x ? "on" : "off");
-    break;
-  }
-  }
-}
-
-static size_t type_size(key_type t)
-{
-  switch (t) {
-  case KEY_DOUBLE:
-    return sizeof(double);
-  case KEY_LONG:
-    return sizeof(long);
-  case KEY_INT:
-  case KEY_BOOL:
-  case KEY_CHOICE:
-    return sizeof(int);
-  case KEY_SIZE:
-    return sizeof(size_t);
-  case KEY_U64:
-    return sizeof(uint64_t);
-  case KEY_STR:
-    break;
-  }
-  return 0;
-}
-
-/* ---------- defaults ---------- */
-
-void scenario_defaults(scenario *s)
-{
-  char msg[256];
-  keys_init();
-  memset(s, 0, sizeof *s);
-  registry_bind_sections(s);
-  for (size_t i = 0; i < n_keys; i++) {
-    const key_spec *k = all_keys[i].k;
-    xbt_assert(k->type == KEY_STR || k->size == type_size(k->type),
-               "scenario: key %s.%s: field size does not match its type", k->section, k->key);
-    xbt_assert(key_assign(s, &all_keys[i], k->def, msg, sizeof msg) == 0,
-               "scenario: default of %s.%s is invalid: %s", k->section, k->key, msg);
-  }
-}
-
-/* ---------- INI parsing ---------- */
-
-/* What ini_parse_stream's reader and handler share for one file or string. */
-typedef struct load_ctx {
-  scenario *s;
-  const char *name; /* path, or the name standing for it */
-  FILE *fp;         /* the file, or NULL when reading text */
-  const char *text; /* the rest of the string */
-  int lineno;       /* physical line last handed to inih */
-  int read_errno;   /* errno of a read error, 0 if none */
-  int err_line;     /* line of the first error, 0 if none */
-  char err[512];
-  int seen[KEYS_MAX]; /* line on which each key was set, 0 if not set */
-  char line[4096];
-} load_ctx;
-
-static void load_error(load_ctx *c, int line, const char *fmt, ...)
-{
-  va_list ap;
-  int n;
-  if (c->err_line)
-    return;
-  c->err_line = line;
-  n = snprintf(c->err, sizeof c->err, "%s:%d: ", c->name, line);
-  if (n < 0 || (size_t)n >= sizeof c->err)
-    return;
-  va_start(ap, fmt);
-  vsnprintf(c->err + n, sizeof c->err - (size_t)n, fmt, ap);
-  va_end(ap);
-}
-
-/* Reads one physical line into c->line without its '\n'. Returns its length, or -1 at
- * the end of the input; *cut is set if the line did not fit. */
-static long read_physical(load_ctx *c, int *cut)
-{
-  size_t n = 0;
-  int ch, any = 0;
-  *cut = 0;
-  for (;;) {
-    if (c->fp) {
-      ch = getc(c->fp);
-      if (ch == EOF) {
-        if (ferror(c->fp) && !c->read_errno)
-          c->read_errno = errno ? errno : EIO;
-        break;
-      }
-    } else {
-      ch = (unsigned char)*c->text;
-      if (ch == '\0')
-        break;
-      c->text++;
-    }
-    any = 1;
-    if (ch == '\n')
-      break;
-    if (n + 1 < sizeof c->line)
-      c->line[n++] = (char)ch;
-    else
-      *cut = 1;
-  }
-  c->line[n] = '\0';
-  return any ? (long)n : -1;
-}
-
-static int is_blank(char ch)
-{
-  return ch == ' ' || ch == '\t' || ch == '\r' || ch == '\f' || ch == '\v';
-}
-
-/* inih's reader: hands inih one cleaned line at a time, or "\n" for a line that is a
- * comment, blank, or already reported as an error. */
-static char *reader(char *str, int num, void *stream)
-{
-  load_ctx *c = stream;
-  int cut;
-  char *p, *e;
-  if (num < 3 || read_physical(c, &cut) < 0)
-    return NULL;
-  c->lineno++;
-  p = c->line;
-  if (c->lineno == 1 && strncmp(p, "\xEF\xBB\xBF", 3) == 0)
-    p += 3; /* UTF-8 byte order mark */
-  while (is_blank(*p))
-    p++;
-  strcpy(str, "\n");
-  if (*p == ';' || *p == '#' || *p == '\0')
-    return str;
-  /* Inline comments: ';' or '#' after a blank. inih's own rule (Debian's build) only
-   * knows ';'; doing it here makes '#' work too and keeps both independent of how
-   * inih was compiled. */
-  for (e = p + 1; *e; e++)
-    if ((*e == ';' || *e == '#') && is_blank(e[-1])) {
-      *e = '\0';
-      break;
-    }
-  e = p + strlen(p);
-  while (e > p && is_blank(e[-1]))
-    *--e = '\0';
-  if (cut || e - p > num - 3) {
-    load_error(c, c->lineno, "line is longer than %d characters, inih's limit", num - 3);
-    return str;
-  }
-  if (*p == '[') {
-    char *close = strchr(p, ']');
-    char *name = p + 1, *tail;
-    if (!close) {
-      load_error(c, c->lineno, "section header '%.*s' has no closing ']'", QUOTE_MAX, p);
-      return str;
-    }
-    *close = '\0';
-    for (tail = close + 1; is_blank(*tail); tail++)
-      ;
-    if (*tail) {
-      load_error(c, c->lineno, "unexpected '%.*s' after [%.*s]; a key goes on its own line",
-                 QUOTE_MAX, tail, QUOTE_MAX, name);
-      return str;
-    }
-    while (is_blank(*name))
-      name++;
-    for (e = close; e > name && is_blank(e[-1]);)
-      *--e = '\0';
-    if (!section_find(name)) {
-      char msg[256];
-      unknown_section_msg(name, msg, sizeof msg);
-      load_error(c, c->lineno, "%s", msg);
-    }
-    snprintf(str, (size_t)num, "[%s]\n", name);
-    return str;
-  }
-  if (!strpbrk(p, "=:")) {
-    load_error(c, c->lineno, "expected 'key = value' or '[section]', got '%.*s'", QUOTE_MAX, p);
-    return str;
-  }
-  snprintf(str, (size_t)num, "%s\n", p);
-  return str;
-}
-
-/* A path value read from the scenario file `file`: after one of `prefixes` ("" or
- * "a:|b:"), a relative path is the file's folder's, "exp/data.csv" for "data.csv" in
- * exp/a.ini. Returns 1 with the joined value in out, or 0 when it stays as written
- * (absolute, not a path, or the file is in the current folder). */
-static int from_folder(const char *file, const char *prefixes, const char *value, char *out, size_t len)
-{
-  const char *slash = strrchr(file, '/');
-  if (slash == NULL)
-    return 0;
-  size_t pre = 0;
-  for (const char *p = prefixes;;) {
-    size_t m = strcspn(p, "|");
-    if (strncmp(value, p, m) == 0 && value[m] != '\0') {
-      pre = m;
-      break;
-    }
-    if (!p[m])
-      return 0;
-    p += m + 1;
-  }
-  if (value[pre] == '/' || value[pre] == '\0')
-    return 0;
-  snprintf(out, len, "%.*s%.*s%s", (int)pre, value, (int)(slash - file + 1), file, value + pre);
-  return 1;
-}
-
-static int handler(void *user, const char *section, const char *name, const char *value)
-{
-  load_ctx *c = user;
-  const key_ref *r;
-  size_t idx;
-  char msg[400];
-  if (c->err_line)
-    return 1; /* only the first error is reported */
-  if (!value) {
-    load_error(c, c->lineno, "'%.*s' has no value", QUOTE_MAX, name);
-    return 0;
-  }
-  if (!*section) {
-    load_error(c, c->lineno, "'%.*s' comes before any [section]", QUOTE_MAX, name);
-    return 0;
-  }
-  if (!section_find(section))
-    return 1; /* reported on the section's header line */
-  if (!*name) {
-    load_error(c, c->lineno, "a key name is missing before '='");
-    return 0;
-  }
-  r = key_find(section, name);
-  if (!r) {
-    unknown_key_msg(section, name, msg, sizeof msg);
-    load_error(c, c->lineno, "%s", msg);
-    return 0;
-  }
-  const key_spec *k = r->k;
-  idx = (size_t)(r - all_keys);
-  if (c->seen[idx]) {
-    if (strcmp(k->section, section) != 0 || strcmp(k->key, name) != 0)
-      load_error(c, c->lineno, "%s.%s is an old name of %s.%s, which is set twice (first on line %d)", section, name,
-                 k->section, k->key, c->seen[idx]);
-    else
-      load_error(c, c->lineno, "%s.%s is set twice (first on line %d)", k->section, k->key, c->seen[idx]);
-    return 0;
-  }
-  if (*value && (r == key_file() || r == key_preset())) {
-    const key_ref *other = r == key_file() ? key_preset() : key_file();
-    size_t oi = (size_t)(other - all_keys);
-    if (c->seen[oi] && *(const char *)cfield(c->s, other)) {
-      load_error(c, c->lineno, "%s.%s: %s.%s is also set (line %d); give a preset or a file, "
-                 "not both", k->section, k->key, other->k->section, other->k->key, c->seen[oi]);
-      return 0;
-    }
-  }
-  char joined[SETTINGS_STR + 8];
-  if (k->paths && from_folder(c->name, k->paths, value, joined, sizeof joined)) {
-    if (strlen(joined) >= k->size) {
-      load_error(c, c->lineno, "%s.%s: '%.*s' taken from the scenario's folder is longer than %zu characters",
-                 k->section, k->key, QUOTE_MAX, joined, k->size - 1);
-      return 0;
-    }
-    value = joined;
-  }
-  if (key_assign(c->s, r, value, msg, sizeof msg) != 0) {
-    load_error(c, c->lineno, "%s.%s: %s", k->section, k->key, msg);
-    return 0;
-  }
-  c->seen[idx] = c->lineno;
-  return 1;
-}
-
-static int load_run(load_ctx *c, char *err, size_t errlen)
-{
-  int rc = ini_parse_stream(reader, c, handler, c);
-  if (c->read_errno) {
-    msgf(err, errlen, "%s: cannot read: %s", c->name, strerror(c->read_errno));
-    return -1;
-  }
-  if (c->err_line && (rc <= 0 || c->err_line <= rc)) {
-    msgf(err, errlen, "%s", c->err);
-    return -1;
-  }
-  if (rc > 0) { /* inih found a problem our reader did not foresee */
-    msgf(err, errlen, "%s:%d: syntax error", c->name, rc);
-    return -1;
-  }
-  if (rc < 0) {
-    msgf(err, errlen, "%s: cannot parse (inih error %d)", c->name, rc);
-    return -1;
-  }
-  return 0;
-}
-
-static load_ctx *load_ctx_new(scenario *s, const char *name)
-{
-  keys_init();
-  load_ctx *c = calloc(1, sizeof *c);
-  xbt_assert(c, "scenario: out of memory");
-  c->s = s;
-  c->name = name ? name : "<string>";
-  return c;
-}
-
-int scenario_load_stream(scenario *s, FILE *fp, const char *name, char *err, size_t errlen)
-{
-  load_ctx *c = load_ctx_new(s, name);
-  int rc;
-  c->fp = fp;
-  rc = load_run(c, err, errlen);
-  free(c);
-  return rc;
-}
-
-int scenario_load_file(scenario *s, const char *path, char *err, size_t errlen)
-{
-  int rc;
-  FILE *fp = fopen(path, "r");
-  if (!fp) {
-    msgf(err, errlen, "%s: cannot open: %s", path, strerror(errno));
-    return -1;
-  }
-  rc = scenario_load_stream(s, fp, path, err, errlen);
-  fclose(fp);
-  return rc;
-}
-
-int scenario_load_string(scenario *s, const char *text, const char *name, char *err,
-                         size_t errlen)
-{
-  load_ctx *c = load_ctx_new(s, name);
-  int rc;
-  c->text = text;
-  rc = load_run(c, err, errlen);
-  free(c);
-  return rc;
-}
-
-/* ---------- --set ---------- */
-
-static void trim(char *p)
-{
-  char *start = p, *e;
-  while (is_blank(*start) || *start == '\n')
-    start++;
-  memmove(p, start, strlen(start) + 1);
-  e = p + strlen(p);
-  while (e > p && (is_blank(e[-1]) || e[-1] == '\n'))
-    *--e = '\0';
-}
-
-int scenario_set(scenario *s, const char *assignment, char *err, size_t errlen)
-{
-  char buf[SETTINGS_STR + 128], whole[SETTINGS_STR + 128], msg[400], q[QUOTE_MAX + 8];
-  char *eq, *dot, *section, *key, *value;
-  const key_ref *k;
-  keys_init();
-  /* Messages quote the assignment, so it is taken without the blanks and line breaks
-   * around it (trim drops those anyway), and a newline inside it, which would split the
-   * one-line message, is refused: no value needs one, and none can come from INI. */
-  size_t lead = strspn(assignment, " \t\r\n\f\v"), end = strlen(assignment);
-  while (end > lead && strchr(" \t\r\n\f\v", assignment[end - 1]))
-    end--;
-  size_t brk = lead + strcspn(assignment + lead, "\n");
-  if (brk < end) {
-    msgf(err, errlen, "--set %.*s...: a newline cannot be part of SECTION.KEY=VALUE",
-         (int)(brk - lead < QUOTE_MAX ? brk - lead : QUOTE_MAX), assignment + lead);
-    return -1;
-  }
-  if (end - lead >= sizeof buf) {
-    msgf(err, errlen, "--set %s: too long", quote(assignment + lead, q, sizeof q));
-    return -1;
-  }
-  memcpy(whole, assignment + lead, end - lead);
-  whole[end - lead] = '\0';
-  assignment = whole;
-  strcpy(buf, assignment);
-  eq = strchr(buf, '=');
-  if (!eq) {
-    msgf(err, errlen, "--set %.*s: expected SECTION.KEY=VALUE, e.g. downpour.lr=0.1", QUOTE_MAX,
-         assignment);
-    return -1;
-  }
-  *eq = '\0';
-  value = eq + 1;
-  dot = strchr(buf, '.');
-  if (!dot) {
-    msgf(err, errlen, "--set %.*s: expected SECTION.KEY=VALUE, got no '.' before '='",
-         QUOTE_MAX, assignment);
-    return -1;
-  }
-  *dot = '\0';
-  section = buf;
-  key = dot + 1;
-  trim(section);
-  trim(key);
-  trim(value);
-  if (!*section || !*key) {
-    msgf(err, errlen, "--set %.*s: expected SECTION.KEY=VALUE, the %s is empty", QUOTE_MAX,
-         assignment, *section ? "key" : "section");
-    return -1;
-  }
-  if (!section_find(section)) {
-    unknown_section_msg(section, msg, sizeof msg);
-    msgf(err, errlen, "--set %.*s: %s", QUOTE_MAX, assignment, msg);
-    return -1;
-  }
-  k = key_find(section, key);
-  if (!k) {
-    unknown_key_msg(section, key, msg, sizeof msg);
-    msgf(err, errlen, "--set %.*s: %s", QUOTE_MAX, assignment, msg);
-    return -1;
-  }
-  if (key_assign(s, k, value, msg, sizeof msg) != 0) {
-    msgf(err, errlen, "--set %.*s: %s", QUOTE_MAX, assignment, msg);
-    return -1;
-  }
-  return 0;
-}
-
-/* ---------- validation ---------- */
-
-static int validate_key(const scenario *s, const key_ref *r, char *msg, size_t len)
-{
-  const key_spec *k = r->k;
-  char shown[40];
-  const void *f = cfield(s, r);
-  switch (k->type) {
-  case KEY_STR:
-    if (!memchr(f, '\0', k->size)) {
-      msgf(msg, len, "value is not terminated within %zu characters", k->size);
-      return -1;
-    }
-    if (k->empty_alias && strcmp(f, k->empty_alias) == 0)
-      return 0;
-    return check_string(k, f, msg, len);
-  case KEY_CHOICE: {
-    int x;
-    memcpy(&x, f, sizeof x);
-    if (choice_name(k, x, shown, sizeof shown) == NULL) {
-      msgf(msg, len, "holds %d, which is none of its choices", x);
-      return -1;
-    }
-    return 0;
-  }
-  case KEY_DOUBLE: {
-    double x;
-    memcpy(&x, f, sizeof x);
-    format_double(x, shown, sizeof shown);
-    if (!isfinite(x)) {
-      msgf(msg, len, "must be a finite number, got %s", shown);
-      return -1;
-    }
-    return range_check(k, x, shown, msg, len);
-  }
-  case KEY_LONG:
-  case KEY_INT:
-  case KEY_SIZE: {
-    long x = load_integer(f, k->type);
-    snprintf(shown, sizeof shown, "%ld", x);
-    return range_check(k, (double)x, shown, msg, len);
-  }
-  case KEY_BOOL: {
-    int x;
-    memcpy(&x, f, sizeof x);
-    if (x != 0 && x != 1) {
-      msgf(msg, len, "must be on or off, got %d", x);
-      return -1;
-    }
-    return 0;
-  }
-  case KEY_U64:
-    return 0;
-  }
-  return 0;
-}
+/* ---------- validation across keys ---------- */
 
 /* Layer shapes each model type can have (models/net.h builds them). */
 static int validate_shapes(const scenario *s, char *msg, size_t len)
@@ -1541,24 +518,24 @@ static int validate_shapes(const scenario *s, char *msg, size_t len)
   out = sizes[n - 1];
   if (strcmp(s->model.type, "linear") == 0 || strcmp(s->model.type, "logistic") == 0) {
     if (n != 2 || out != 1) {
-      msgf(msg, len, "%s needs exactly 2 sizes, inputs and 1 output (e.g. 64,1), got '%s'",
+      scn_msgf(msg, len, "%s needs exactly 2 sizes, inputs and 1 output (e.g. 64,1), got '%s'",
            s->model.type, s->model.layers);
       return -1;
     }
   } else if (strcmp(s->model.type, "softmax") == 0) {
     if (n != 2 || out < 2) {
-      msgf(msg, len, "softmax needs exactly 2 sizes, inputs and at least 2 classes (e.g. 64,10), "
+      scn_msgf(msg, len, "softmax needs exactly 2 sizes, inputs and at least 2 classes (e.g. 64,10), "
            "got '%s'", s->model.layers);
       return -1;
     }
   } else if (strcmp(s->model.type, "mlp") == 0) {
     if (n < 3) {
-      msgf(msg, len, "mlp needs at least 3 sizes (inputs, hidden..., outputs), got '%s'",
+      scn_msgf(msg, len, "mlp needs at least 3 sizes (inputs, hidden..., outputs), got '%s'",
            s->model.layers);
       return -1;
     }
     if (out < 2) {
-      msgf(msg, len, "mlp needs at least 2 outputs (classes), got '%s'; for one output use "
+      scn_msgf(msg, len, "mlp needs at least 2 outputs (classes), got '%s'; for one output use "
            "model.type = logistic (binary) or linear (regression)", s->model.layers);
       return -1;
     }
@@ -1582,23 +559,23 @@ static int ineffective_key(const scenario *s, const algorithm *alg, char *msg, s
   size_t nk = sizeof head_keys / sizeof head_keys[0];
   for (size_t i = 0; i < sizeof data_names / sizeof *data_names; i++)
     if (!alg->uses_data && key_changed(head_keys, nk, s, data_names[i])) {
-      msgf(msg, len, "%s: has no effect: run.algorithm = %s trains on no data set of [data]", data_names[i],
+      scn_msgf(msg, len, "%s: has no effect: run.algorithm = %s trains on no data set of [data]", data_names[i],
            s->run.algorithm);
       return -1;
     }
   for (size_t i = 0; i < sizeof shape_keys / sizeof *shape_keys && !alg->trains_layers; i++)
     if (key_changed(head_keys, nk, s, shape_keys[i])) {
-      msgf(msg, len, "%s: has no effect: run.algorithm = %s does not train model.layers (its shapes are its own "
+      scn_msgf(msg, len, "%s: has no effect: run.algorithm = %s does not train model.layers (its shapes are its own "
            "section's)", shape_keys[i], s->run.algorithm);
       return -1;
     }
   for (size_t i = 0; i < sizeof warm_keys / sizeof *warm_keys && s->model.warm_steps == 0; i++)
     if (key_changed(head_keys, nk, s, warm_keys[i])) {
-      msgf(msg, len, "%s: has no effect without a warmstart (model.warmstart_steps = 0)", warm_keys[i]);
+      scn_msgf(msg, len, "%s: has no effect without a warmstart (model.warmstart_steps = 0)", warm_keys[i]);
       return -1;
     }
   if (s->run.target_accuracy > 0 && !s->model.numerics) {
-    msgf(msg, len, "run.target_accuracy: a timing-only run (model.numerics = off) measures no accuracy, so it "
+    scn_msgf(msg, len, "run.target_accuracy: a timing-only run (model.numerics = off) measures no accuracy, so it "
          "could only end target_not_reached");
     return -1;
   }
@@ -1609,26 +586,26 @@ int scenario_validate(const scenario *s, const char *origin, char *err, size_t e
 {
   char msg[400];
   const char *o = origin ? origin : "<default>";
-  keys_init();
-  for (size_t i = 0; i < n_keys; i++)
-    if (validate_key(s, &all_keys[i], msg, sizeof msg) != 0) {
-      msgf(err, errlen, "%s: %s.%s: %s", o, all_keys[i].k->section, all_keys[i].k->key, msg);
+  scn_keys_init();
+  for (size_t i = 0; i < scn_n_keys; i++)
+    if (scn_validate_key(s, &scn_keys[i], msg, sizeof msg) != 0) {
+      scn_msgf(err, errlen, "%s: %s.%s: %s", o, scn_keys[i].k->section, scn_keys[i].k->key, msg);
       return -1;
     }
   const algorithm *alg = algorithm_find(s->run.algorithm);
   xbt_assert(alg != NULL, "run.algorithm '%s' passed its key check", s->run.algorithm);
   if (s->platform.preset[0] && s->platform.file[0]) {
-    msgf(err, errlen, "%s: platform.preset: must be empty when platform.file is set (got '%s' "
+    scn_msgf(err, errlen, "%s: platform.preset: must be empty when platform.file is set (got '%s' "
          "and '%s')", o, s->platform.preset, s->platform.file);
     return -1;
   }
   if (!s->platform.preset[0] && !s->platform.file[0]) {
-    msgf(err, errlen, "%s: platform.preset: give a preset or a platform.file, both are empty", o);
+    scn_msgf(err, errlen, "%s: platform.preset: give a preset or a platform.file, both are empty", o);
     return -1;
   }
   if (s->platform.file[0] && (s->platform.gen_topology[0] || s->platform.host_cores > 0 || s->platform.sharing[0] ||
                               !s->platform.link_efficiency)) {
-    msgf(err, errlen, "%s: platform.%s: changes a preset's generated platform; with platform.file set, edit "
+    scn_msgf(err, errlen, "%s: platform.%s: changes a preset's generated platform; with platform.file set, edit "
          "the file (bw_factor, lat_factor and speed_factor work on any platform)", o,
          s->platform.gen_topology[0] ? "topology" : s->platform.host_cores > 0 ? "host_cores"
                                                    : s->platform.sharing[0]    ? "sharing"
@@ -1636,134 +613,40 @@ int scenario_validate(const scenario *s, const char *origin, char *err, size_t e
     return -1;
   }
   if (s->run.collectives != 0 && (s->faults.host_failures[0] || s->faults.link_failures[0])) {
-    msgf(err, errlen, "%s: run.collectives: rounds cannot lose a member or a transfer midway (a round waits for "
+    scn_msgf(err, errlen, "%s: run.collectives: rounds cannot lose a member or a transfer midway (a round waits for "
          "every member at a barrier); use messages with faults.%s", o,
          s->faults.host_failures[0] ? "host_failures" : "link_failures");
     return -1;
   }
   if (validate_shapes(s, msg, sizeof msg) != 0) {
-    msgf(err, errlen, "%s: model.layers: %s", o, msg);
+    scn_msgf(err, errlen, "%s: model.layers: %s", o, msg);
     return -1;
   }
   int teacher = strcmp(s->data.source, "synthetic-teacher") == 0;
   if ((s->data.stream || s->data.label_noise > 0) && !teacher) {
-    msgf(err, errlen, "%s: data.%s: only the synthetic-teacher source has a teacher to draw from (data.source = %s)",
+    scn_msgf(err, errlen, "%s: data.%s: only the synthetic-teacher source has a teacher to draw from (data.source = %s)",
          o, s->data.stream ? "stream" : "label_noise", s->data.source);
     return -1;
   }
   if (s->data.label_noise > 0 && strcmp(s->model.type, "linear") == 0) {
-    msgf(err, errlen, "%s: data.label_noise: needs class labels to replace; model.type = linear has real targets", o);
+    scn_msgf(err, errlen, "%s: data.label_noise: needs class labels to replace; model.type = linear has real targets", o);
     return -1;
   }
   if (s->model.warm_steps > 0 && (!s->model.numerics || !alg->trains_layers)) {
-    msgf(err, errlen, "%s: model.warmstart_steps: a warmstart trains model.layers before the run, which %s", o,
+    scn_msgf(err, errlen, "%s: model.warmstart_steps: a warmstart trains model.layers before the run, which %s", o,
          !s->model.numerics ? "a timing-only run (model.numerics = off) does not have"
                             : "this run.algorithm does not train");
     return -1;
   }
   if (ineffective_key(s, alg, msg, sizeof msg) != 0) {
-    msgf(err, errlen, "%s: %s", o, msg);
+    scn_msgf(err, errlen, "%s: %s", o, msg);
     return -1;
   }
   if (alg->validate(s, algorithm_params(s, alg), msg, sizeof msg) != 0) {
-    msgf(err, errlen, "%s: %s", o, msg);
+    scn_msgf(err, errlen, "%s: %s", o, msg);
     return -1;
   }
   return 0;
-}
-
-/* ---------- listing and output ---------- */
-
-size_t scenario_key_count(void)
-{
-  keys_init();
-  return n_keys;
-}
-
-void scenario_key_at(const scenario *s, size_t i, const char **section, const char **key,
-                     char *value, size_t valuelen, const char **def, const char **unit,
-                     const char **doc)
-{
-  keys_init();
-  xbt_assert(i < n_keys, "scenario_key_at: index %zu past the %zu keys", i, n_keys);
-  const key_spec *k = all_keys[i].k;
-  if (section)
-    *section = k->section;
-  if (key)
-    *key = k->key;
-  if (value && valuelen)
-    format_value(s, &all_keys[i], value, valuelen);
-  if (def)
-    *def = k->def;
-  if (unit)
-    *unit = k->unit;
-  if (doc)
-    *doc = k->doc;
-}
-
-size_t scenario_alias_count(void) { return sizeof aliases / sizeof *aliases; }
-
-void scenario_alias_at(size_t i, const char **section, const char **key, const char **to_section, const char **to_key)
-{
-  xbt_assert(i < scenario_alias_count(), "scenario_alias_at: index %zu past the aliases", i);
-  *section = aliases[i].section;
-  *key = aliases[i].key;
-  *to_section = aliases[i].to_section;
-  *to_key = aliases[i].to_key;
-}
-
-/* Markdown table cells must not contain a bare '|'. */
-static void put_cell(FILE *out, const char *text)
-{
-  for (const char *p = text; *p; p++) {
-    if (*p == '|')
-      fputc('\\', out);
-    fputc(*p, out);
-  }
-}
-
-void scenario_print_reference(FILE *out)
-{
-  char names[512], range[96];
-  keys_init();
-  for (size_t si = 0; si < n_sections; si++) {
-    fprintf(out, "%s**[%s]** %s\n\n", si ? "\n" : "", all_sections[si].name, all_sections[si].doc);
-    fprintf(out, "| key | default | unit | meaning |\n|---|---|---|---|\n");
-    for (size_t i = 0; i < n_keys; i++) {
-      const key_spec *k = all_keys[i].k;
-      if (strcmp(k->section, all_sections[si].name) != 0)
-        continue;
-      fprintf(out, "| `%s.%s` | ", k->section, k->key);
-      if (*k->def)
-        fprintf(out, "`%s`", k->def);
-      else
-        fputs("(empty)", out);
-      fputs(" | ", out);
-      put_cell(out, *k->unit ? k->unit : "-");
-      fputs(" | ", out);
-      put_cell(out, k->doc);
-      names_list(k, names, sizeof names, 1);
-      range_text(k, range, sizeof range);
-      if (k->type == KEY_BOOL)
-        fputs(" `on` or `off`.", out);
-      if (*names) {
-        fputs(" One of: ", out);
-        put_cell(out, names);
-        fputs(".", out);
-      }
-      if (*range) {
-        fputs(" Range: ", out);
-        put_cell(out, range);
-        fputs(".", out);
-      }
-      fputs(" |\n", out);
-    }
-    for (size_t a = 0; a < sizeof aliases / sizeof *aliases; a++)
-      if (strcmp(aliases[a].section, all_sections[si].name) == 0)
-        fprintf(out, "\n`%s.%s` is an old name of `%s.%s`, still read (and written in summary.json's scenario block, "
-                "with that key's value).\n", aliases[a].section, aliases[a].key, aliases[a].to_section,
-                aliases[a].to_key);
-  }
 }
 
 /* ---------- the built-in scenario ---------- */

@@ -53,7 +53,7 @@ int scenario_layers(const char *text, size_t *sizes, size_t cap);
  * finite and >= 1; "" means 0:1). Returns 0, or -1 if malformed or out of range. */
 int scenario_stragglers(const char *text, double *fraction, double *slowdown);
 
-/* Old key names still read (scenario.c's aliases): the i-th alias section.key of the key
+/* Old key names still read (keytable.c's aliases): the i-th alias section.key of the key
  * to_section.to_key. */
 size_t scenario_alias_count(void);
 void scenario_alias_at(size_t i, const char **section, const char **key, const char **to_section, const char **to_key);

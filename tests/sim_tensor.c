@@ -250,7 +250,7 @@ END_TEST
  * fused R 30, S 31, A 10; t = 2 with sequence parallelism splits R too and the two ranks
  * add the same time; recompute adds the forward's R 19, S 20, A 8.5 (unfused). */
 /* The kernel model (model.kernel_model = shapes, the default) on dgx2h's V100 description
- * (sim/platform.c: 80 SMs, cuBLAS's main loop at 0.8631 of peak, 900e9 B/s, L2 2155e9 B/s,
+ * (sim/platform_gen.c: 80 SMs, cuBLAS's main loop at 0.8631 of peak, 900e9 B/s, L2 2155e9 B/s,
  * 7 us per kernel), model.efficiency = 0.5 as the software's share of it: with t = 1 and no
  * message, one step is the layers' phases, each the sum of its GEMMs' gemm_time and its
  * memory-bound kernels' gemm_mem_time, plus the two weight-gradient GEMMs, worked out here

@@ -1,0 +1,650 @@
+/* keytable.c - the generic key-table machinery behind scenario.h: lookup of a section
+ * and key (and their old names), did-you-mean messages, conversion and range checks of a
+ * value by its key's type, storing and formatting a value, defaults, per-key validation.
+ * Everything about a key lives in one row of a key table (algorithms/keys.h); the rows
+ * themselves are in scenario.c and in each algorithm's descriptor. */
+
+#include "sim/scenario.h"
+#include "sim/scenario_int.h"
+#include "algorithms/registry.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <xbt/asserts.h>
+
+/* ---------- small helpers ---------- */
+
+void scn_msgf(char *msg, size_t len, const char *fmt, ...)
+{
+  va_list ap;
+  if (!msg || !len)
+    return;
+  va_start(ap, fmt);
+  vsnprintf(msg, len, fmt, ap);
+  va_end(ap);
+}
+
+const char *scn_quote(const char *v, char *buf, size_t len)
+{
+  return key_quote(v, buf, len);
+}
+
+void *scn_field(scenario *s, const key_ref *r)
+{
+  return (r->alg < 0 ? (char *)s : (char *)s->sections[r->alg].bytes) + r->k->offset;
+}
+
+const void *scn_cfield(const scenario *s, const key_ref *r)
+{
+  return (r->alg < 0 ? (const char *)s : (const char *)s->sections[r->alg].bytes) + r->k->offset;
+}
+
+/* Shortest of %.15g, %.16g, %.17g that reads back as the same double: "0.05" rather
+ * than %.17g's "0.050000000000000003", and still exact. */
+void scn_format_double(double x, char *buf, size_t len)
+{
+  for (int prec = 15; prec <= 17; prec++) {
+    snprintf(buf, len, "%.*g", prec, x);
+    if (strtod(buf, NULL) == x)
+      return;
+  }
+}
+
+static size_t levenshtein(const char *a, const char *b)
+{
+  size_t la = strlen(a), lb = strlen(b);
+  size_t row[64];
+  if (la >= 64 || lb >= 64)
+    return SIZE_MAX;
+  for (size_t j = 0; j <= lb; j++)
+    row[j] = j;
+  for (size_t i = 1; i <= la; i++) {
+    size_t diag = row[0];
+    row[0] = i;
+    for (size_t j = 1; j <= lb; j++) {
+      size_t up = row[j];
+      size_t best = diag + (a[i - 1] != b[j - 1]);
+      if (up + 1 < best)
+        best = up + 1;
+      if (row[j - 1] + 1 < best)
+        best = row[j - 1] + 1;
+      row[j] = best;
+      diag = up;
+    }
+  }
+  return row[lb];
+}
+
+const section_spec *scn_section_find(const char *name)
+{
+  for (size_t i = 0; i < scn_n_sections; i++)
+    if (strcmp(scn_sections[i].name, name) == 0)
+      return &scn_sections[i];
+  return NULL;
+}
+
+/* Old names kept for one key, as scripts use them: reading one sets its key. */
+static const struct {
+  const char *section, *key, *to_section, *to_key;
+} aliases[] = {
+    {"tensor", "steps", "run", "max_steps"}, /* tensor runs count their steps in run.max_steps, as every run does */
+};
+
+static const key_ref *key_find_exact(const char *section, const char *key);
+
+/* The key section.key names, itself or through an alias. */
+const key_ref *scn_key_find(const char *section, const char *key)
+{
+  for (size_t i = 0; i < sizeof aliases / sizeof *aliases; i++)
+    if (strcmp(section, aliases[i].section) == 0 && strcmp(key, aliases[i].key) == 0)
+      return key_find_exact(aliases[i].to_section, aliases[i].to_key);
+  return key_find_exact(section, key);
+}
+
+static const key_ref *key_find_exact(const char *section, const char *key)
+{
+  for (size_t i = 0; i < scn_n_keys; i++)
+    if (strcmp(scn_keys[i].k->section, section) == 0 && strcmp(scn_keys[i].k->key, key) == 0)
+      return &scn_keys[i];
+  return NULL;
+}
+
+void scn_unknown_section_msg(const char *section, char *msg, size_t len)
+{
+  char list[256] = "";
+  const char *near = NULL;
+  for (size_t i = 0; i < scn_n_sections; i++) {
+    if (!near && levenshtein(section, scn_sections[i].name) <= 2)
+      near = scn_sections[i].name;
+    strcat(list, i ? ", " : "");
+    strcat(list, scn_sections[i].name);
+  }
+  if (near)
+    scn_msgf(msg, len, "unknown section [%.*s]; did you mean [%s]?", QUOTE_MAX, section, near);
+  else
+    scn_msgf(msg, len, "unknown section [%.*s] (sections: %s)", QUOTE_MAX, section, list);
+}
+
+void scn_unknown_key_msg(const char *section, const char *key, char *msg, size_t len)
+{
+  const key_spec *near = NULL, *elsewhere = NULL;
+  size_t best = 3;
+  for (size_t i = 0; i < scn_n_keys; i++) {
+    const key_spec *k = scn_keys[i].k;
+    if (strcmp(k->section, section) == 0) {
+      size_t d = levenshtein(key, k->key);
+      if (d < best && d < strlen(key)) {
+        best = d;
+        near = k;
+      }
+    } else if (!elsewhere && strcmp(k->key, key) == 0) {
+      elsewhere = k;
+    }
+  }
+  if (near)
+    scn_msgf(msg, len, "unknown key '%.*s' in section [%s]; did you mean '%s'?", QUOTE_MAX, key,
+         section, near->key);
+  else if (elsewhere)
+    scn_msgf(msg, len, "unknown key '%.*s' in section [%s]; it belongs in [%s]", QUOTE_MAX, key,
+         section, elsewhere->section);
+  else
+    scn_msgf(msg, len, "unknown key '%.*s' in section [%s]", QUOTE_MAX, key, section);
+}
+
+void scn_names_list(const key_spec *k, char *buf, size_t len, int code)
+{
+  const char *tick = code ? "`" : "";
+  size_t used = 0;
+  buf[0] = '\0';
+  if (k->choices) {
+    const char *p = k->choices;
+    while (*p && used + 1 < len) {
+      size_t n = strcspn(p, "|");
+      used += (size_t)snprintf(buf + used, len - used, "%s%s%.*s%s", used ? ", " : "", tick,
+                               (int)n, p, tick);
+      p += n + (p[n] == '|');
+    }
+  } else if (k->name_at) {
+    const char *name;
+    for (size_t i = 0; (name = k->name_at(i)) != NULL && used + 1 < len; i++)
+      used += (size_t)snprintf(buf + used, len - used, "%s%s%s%s", used ? ", " : "", tick,
+                               name, tick);
+  }
+}
+
+static int choice_ok(const char *choices, const char *v)
+{
+  return key_choice_ok(choices, v);
+}
+
+/* ---------- conversions ---------- */
+
+void scn_range_text(const key_spec *k, char *buf, size_t len)
+{
+  char lo[32], hi[32];
+  scn_format_double(k->lo, lo, sizeof lo);
+  scn_format_double(k->hi, hi, sizeof hi);
+  buf[0] = '\0';
+  if (k->lo_kind != KEY_UNBOUNDED && k->hi_kind != KEY_UNBOUNDED)
+    snprintf(buf, len, "in %s%s, %s%s", k->lo_kind == KEY_INCL ? "[" : "(", lo, hi,
+             k->hi_kind == KEY_INCL ? "]" : ")");
+  else if (k->lo_kind != KEY_UNBOUNDED)
+    snprintf(buf, len, "%s %s", k->lo_kind == KEY_INCL ? ">=" : ">", lo);
+  else if (k->hi_kind != KEY_UNBOUNDED)
+    snprintf(buf, len, "%s %s", k->hi_kind == KEY_INCL ? "<=" : "<", hi);
+}
+
+static int in_range(const key_spec *k, double x)
+{
+  if (k->lo_kind == KEY_INCL && !(x >= k->lo))
+    return 0;
+  if (k->lo_kind == KEY_EXCL && !(x > k->lo))
+    return 0;
+  if (k->hi_kind == KEY_INCL && !(x <= k->hi))
+    return 0;
+  if (k->hi_kind == KEY_EXCL && !(x < k->hi))
+    return 0;
+  return 1;
+}
+
+static int range_check(const key_spec *k, double x, const char *shown, char *msg, size_t len)
+{
+  char r[96];
+  if (in_range(k, x))
+    return 0;
+  scn_range_text(k, r, sizeof r);
+  scn_msgf(msg, len, "must be %s, got %s", r, shown);
+  return -1;
+}
+
+static int parse_double(const char *v, double *out, char *msg, size_t len)
+{
+  char *end, q[QUOTE_MAX + 8];
+  double x;
+  if (!*v) {
+    scn_msgf(msg, len, "a number is required");
+    return -1;
+  }
+  errno = 0;
+  x = strtod(v, &end);
+  if (end == v || *end != '\0') {
+    scn_msgf(msg, len, "%s is not a number", scn_quote(v, q, sizeof q));
+    return -1;
+  }
+  if (errno == ERANGE) { /* overflow, or underflow to zero or a subnormal */
+    scn_msgf(msg, len, "%s is out of range", scn_quote(v, q, sizeof q));
+    return -1;
+  }
+  if (!isfinite(x)) {
+    scn_msgf(msg, len, "%s is not a finite number", scn_quote(v, q, sizeof q));
+    return -1;
+  }
+  *out = x;
+  return 0;
+}
+
+/* Decimal digits with an optional sign, nothing else: strtol alone would also take
+ * leading blanks and, for unsigned types, a minus sign that wraps around. */
+static int integer_syntax(const char *v, int allow_minus)
+{
+  const char *p = v;
+  if (*p == '+' || (allow_minus && *p == '-'))
+    p++;
+  if (!*p)
+    return 0;
+  for (; *p; p++)
+    if (*p < '0' || *p > '9')
+      return 0;
+  return 1;
+}
+
+static int parse_long(const char *v, long *out, char *msg, size_t len)
+{
+  char q[QUOTE_MAX + 8];
+  long x;
+  if (!*v) {
+    scn_msgf(msg, len, "an integer is required");
+    return -1;
+  }
+  if (!integer_syntax(v, 1)) {
+    scn_msgf(msg, len, "%s is not an integer", scn_quote(v, q, sizeof q));
+    return -1;
+  }
+  errno = 0;
+  x = strtol(v, NULL, 10);
+  if (errno == ERANGE) {
+    scn_msgf(msg, len, "%s is out of range", scn_quote(v, q, sizeof q));
+    return -1;
+  }
+  *out = x;
+  return 0;
+}
+
+static int parse_u64(const char *v, uint64_t *out, char *msg, size_t len)
+{
+  char q[QUOTE_MAX + 8];
+  unsigned long long x;
+  if (!*v) {
+    scn_msgf(msg, len, "an integer is required");
+    return -1;
+  }
+  if (!integer_syntax(v, 0)) {
+    scn_msgf(msg, len, "%s is not an integer from 0 to %" PRIu64, scn_quote(v, q, sizeof q),
+         UINT64_MAX);
+    return -1;
+  }
+  errno = 0;
+  x = strtoull(v, NULL, 10);
+  if (errno == ERANGE || x > UINT64_MAX) {
+    scn_msgf(msg, len, "%s is out of range (at most %" PRIu64 ")", scn_quote(v, q, sizeof q),
+         UINT64_MAX);
+    return -1;
+  }
+  *out = (uint64_t)x;
+  return 0;
+}
+
+static int parse_bool(const char *v, int *out, char *msg, size_t len)
+{
+  static const char *const yes[] = {"on", "true", "yes", "1"};
+  static const char *const no[] = {"off", "false", "no", "0"};
+  char q[QUOTE_MAX + 8];
+  for (size_t i = 0; i < 4; i++) {
+    if (strcasecmp(v, yes[i]) == 0) {
+      *out = 1;
+      return 0;
+    }
+    if (strcasecmp(v, no[i]) == 0) {
+      *out = 0;
+      return 0;
+    }
+  }
+  scn_msgf(msg, len, "%s is not on or off (true/false, yes/no and 1/0 also work)",
+       scn_quote(v, q, sizeof q));
+  return -1;
+}
+
+int scn_check_string(const key_spec *k, const char *v, char *msg, size_t len)
+{
+  char names[512], q[QUOTE_MAX + 8];
+  if (strlen(v) >= k->size) {
+    scn_msgf(msg, len, "%s is too long (at most %zu characters)", scn_quote(v, q, sizeof q),
+         k->size - 1);
+    return -1;
+  }
+  if (k->choices && !choice_ok(k->choices, v)) {
+    scn_names_list(k, names, sizeof names, 0);
+    scn_msgf(msg, len, "%s is not one of: %s", scn_quote(v, q, sizeof q), names);
+    return -1;
+  }
+  if (k->check)
+    return k->check(v, msg, len);
+  return 0;
+}
+
+const key_ref *scn_key_preset(void)
+{
+  return scn_key_find("platform", "preset");
+}
+
+const key_ref *scn_key_file(void)
+{
+  return scn_key_find("platform", "file");
+}
+
+/* The choice's position in k->choices, or -1. */
+static int choice_index(const key_spec *k, const char *v)
+{
+  int i = 0;
+  size_t n = strlen(v);
+  for (const char *p = k->choices; *p; i++) {
+    size_t m = strcspn(p, "|");
+    if (m == n && strncmp(p, v, n) == 0)
+      return i;
+    p += m + (p[m] == '|');
+  }
+  return -1;
+}
+
+/* The name of the choice stored as x, or NULL. */
+static const char *choice_name(const key_spec *k, int x, char *buf, size_t len)
+{
+  int i = 0;
+  for (const char *p = k->choices; *p; i++) {
+    size_t m = strcspn(p, "|");
+    if ((k->values ? k->values[i] : i) == x) {
+      snprintf(buf, len, "%.*s", (int)m, p);
+      return buf;
+    }
+    p += m + (p[m] == '|');
+  }
+  return NULL;
+}
+
+/* Integer keys stored as int or size_t: the range of the type is checked too. */
+static int integer_fits(key_type t, long x)
+{
+  return t == KEY_INT ? x >= INT_MIN && x <= INT_MAX : t == KEY_SIZE ? x >= 0 : 1;
+}
+
+static void store_integer(void *f, key_type t, long x)
+{
+  if (t == KEY_INT) {
+    int v = (int)x;
+    memcpy(f, &v, sizeof v);
+  } else if (t == KEY_SIZE) {
+    size_t v = (size_t)x;
+    memcpy(f, &v, sizeof v);
+  } else {
+    memcpy(f, &x, sizeof x);
+  }
+}
+
+static long load_integer(const void *f, key_type t)
+{
+  if (t == KEY_INT) {
+    int v;
+    memcpy(&v, f, sizeof v);
+    return v;
+  }
+  if (t == KEY_SIZE) {
+    size_t v;
+    memcpy(&v, f, sizeof v);
+    return v > LONG_MAX ? LONG_MAX : (long)v;
+  }
+  long v;
+  memcpy(&v, f, sizeof v);
+  return v;
+}
+
+/* Converts and checks `value` for key r, then stores it; on error s is unchanged and
+ * msg holds the problem (without the key's name, which the caller prefixes). */
+int scn_key_assign(scenario *s, const key_ref *r, const char *value, char *msg, size_t len)
+{
+  const key_spec *k = r->k;
+  char shown[40];
+  switch (k->type) {
+  case KEY_STR: {
+    const char *v = k->empty_alias && strcmp(value, k->empty_alias) == 0 ? "" : value;
+    if (scn_check_string(k, v, msg, len) != 0)
+      return -1;
+    memcpy(scn_field(s, r), v, strlen(v) + 1);
+    /* The platform is a preset or a file: naming one forgets the other, so that
+     * --set platform.file=x.xml works over a scenario that names a preset. */
+    if (*v && r == scn_key_file())
+      s->platform.preset[0] = '\0';
+    if (*v && r == scn_key_preset())
+      s->platform.file[0] = '\0';
+    return 0;
+  }
+  case KEY_CHOICE: {
+    char names[512], q[QUOTE_MAX + 8];
+    int i = choice_index(k, value);
+    if (i < 0) {
+      scn_names_list(k, names, sizeof names, 0);
+      scn_msgf(msg, len, "%s is not one of: %s", scn_quote(value, q, sizeof q), names);
+      return -1;
+    }
+    int x = k->values ? k->values[i] : i;
+    memcpy(scn_field(s, r), &x, sizeof x);
+    return 0;
+  }
+  case KEY_DOUBLE: {
+    double x;
+    if (parse_double(value, &x, msg, len) != 0)
+      return -1;
+    scn_format_double(x, shown, sizeof shown);
+    if (range_check(k, x, shown, msg, len) != 0)
+      return -1;
+    memcpy(scn_field(s, r), &x, sizeof x);
+    return 0;
+  }
+  case KEY_LONG:
+  case KEY_INT:
+  case KEY_SIZE: {
+    long x;
+    if (parse_long(value, &x, msg, len) != 0)
+      return -1;
+    snprintf(shown, sizeof shown, "%ld", x);
+    if (range_check(k, (double)x, shown, msg, len) != 0)
+      return -1;
+    if (!integer_fits(k->type, x)) {
+      scn_msgf(msg, len, "%s is out of range", shown);
+      return -1;
+    }
+    store_integer(scn_field(s, r), k->type, x);
+    return 0;
+  }
+  case KEY_U64: {
+    uint64_t x;
+    if (parse_u64(value, &x, msg, len) != 0)
+      return -1;
+    memcpy(scn_field(s, r), &x, sizeof x);
+    return 0;
+  }
+  case KEY_BOOL: {
+    int x;
+    if (parse_bool(value, &x, msg, len) != 0)
+      return -1;
+    memcpy(scn_field(s, r), &x, sizeof x);
+    return 0;
+  }
+  }
+  return -1;
+}
+
+void scn_format_value(const scenario *s, const key_ref *r, char *buf, size_t len)
+{
+  const key_spec *k = r->k;
+  const void *f = scn_cfield(s, r);
+  switch (k->type) {
+  case KEY_STR:
+    snprintf(buf, len, "%.*s", (int)k->size, (const char *)f);
+    break;
+  case KEY_CHOICE: {
+    int x;
+    memcpy(&x, f, sizeof x);
+    if (choice_name(k, x, buf, len) == NULL)
+      snprintf(buf, len, "%d", x);
+    break;
+  }
+  case KEY_DOUBLE: {
+    double x;
+    memcpy(&x, f, sizeof x);
+    scn_format_double(x, buf, len);
+    break;
+  }
+  case KEY_LONG:
+  case KEY_INT:
+  case KEY_SIZE:
+    snprintf(buf, len, "%ld", load_integer(f, k->type));
+    break;
+  case KEY_U64: {
+    uint64_t x;
+    memcpy(&x, f, sizeof x);
+    snprintf(buf, len, "%" PRIu64, x);
+    break;
+  }
+  case KEY_BOOL: {
+    int x;
+    memcpy(&x, f, sizeof x);
+    snprintf(buf, len, "%s", x ? "on" : "off");
+    break;
+  }
+  }
+}
+
+static size_t type_size(key_type t)
+{
+  switch (t) {
+  case KEY_DOUBLE:
+    return sizeof(double);
+  case KEY_LONG:
+    return sizeof(long);
+  case KEY_INT:
+  case KEY_BOOL:
+  case KEY_CHOICE:
+    return sizeof(int);
+  case KEY_SIZE:
+    return sizeof(size_t);
+  case KEY_U64:
+    return sizeof(uint64_t);
+  case KEY_STR:
+    break;
+  }
+  return 0;
+}
+
+/* ---------- defaults ---------- */
+
+void scenario_defaults(scenario *s)
+{
+  char msg[256];
+  scn_keys_init();
+  memset(s, 0, sizeof *s);
+  registry_bind_sections(s);
+  for (size_t i = 0; i < scn_n_keys; i++) {
+    const key_spec *k = scn_keys[i].k;
+    xbt_assert(k->type == KEY_STR || k->size == type_size(k->type),
+               "scenario: key %s.%s: field size does not match its type", k->section, k->key);
+    xbt_assert(scn_key_assign(s, &scn_keys[i], k->def, msg, sizeof msg) == 0,
+               "scenario: default of %s.%s is invalid: %s", k->section, k->key, msg);
+  }
+}
+
+/* ---------- validation of one key ---------- */
+
+int scn_validate_key(const scenario *s, const key_ref *r, char *msg, size_t len)
+{
+  const key_spec *k = r->k;
+  char shown[40];
+  const void *f = scn_cfield(s, r);
+  switch (k->type) {
+  case KEY_STR:
+    if (!memchr(f, '\0', k->size)) {
+      scn_msgf(msg, len, "value is not terminated within %zu characters", k->size);
+      return -1;
+    }
+    if (k->empty_alias && strcmp(f, k->empty_alias) == 0)
+      return 0;
+    return scn_check_string(k, f, msg, len);
+  case KEY_CHOICE: {
+    int x;
+    memcpy(&x, f, sizeof x);
+    if (choice_name(k, x, shown, sizeof shown) == NULL) {
+      scn_msgf(msg, len, "holds %d, which is none of its choices", x);
+      return -1;
+    }
+    return 0;
+  }
+  case KEY_DOUBLE: {
+    double x;
+    memcpy(&x, f, sizeof x);
+    scn_format_double(x, shown, sizeof shown);
+    if (!isfinite(x)) {
+      scn_msgf(msg, len, "must be a finite number, got %s", shown);
+      return -1;
+    }
+    return range_check(k, x, shown, msg, len);
+  }
+  case KEY_LONG:
+  case KEY_INT:
+  case KEY_SIZE: {
+    long x = load_integer(f, k->type);
+    snprintf(shown, sizeof shown, "%ld", x);
+    return range_check(k, (double)x, shown, msg, len);
+  }
+  case KEY_BOOL: {
+    int x;
+    memcpy(&x, f, sizeof x);
+    if (x != 0 && x != 1) {
+      scn_msgf(msg, len, "must be on or off, got %d", x);
+      return -1;
+    }
+    return 0;
+  }
+  case KEY_U64:
+    return 0;
+  }
+  return 0;
+}
+
+/* ---------- old names ---------- */
+
+size_t scenario_alias_count(void) { return sizeof aliases / sizeof *aliases; }
+
+void scenario_alias_at(size_t i, const char **section, const char **key, const char **to_section, const char **to_key)
+{
+  xbt_assert(i < scenario_alias_count(), "scenario_alias_at: index %zu past the aliases", i);
+  *section = aliases[i].section;
+  *key = aliases[i].key;
+  *to_section = aliases[i].to_section;
+  *to_key = aliases[i].to_key;
+}
+

@@ -1,0 +1,93 @@
+/* scenario_list.c - the keys as a list (for summary.json's "scenario" block) and as the
+ * Markdown key reference of sim/README.md and `dtsim list keys`. */
+
+#include "sim/scenario.h"
+#include "sim/scenario_int.h"
+
+#include <string.h>
+#include <xbt/asserts.h>
+
+/* ---------- listing and output ---------- */
+
+size_t scenario_key_count(void)
+{
+  scn_keys_init();
+  return scn_n_keys;
+}
+
+void scenario_key_at(const scenario *s, size_t i, const char **section, const char **key,
+                     char *value, size_t valuelen, const char **def, const char **unit,
+                     const char **doc)
+{
+  scn_keys_init();
+  xbt_assert(i < scn_n_keys, "scenario_key_at: index %zu past the %zu keys", i, scn_n_keys);
+  const key_spec *k = scn_keys[i].k;
+  if (section)
+    *section = k->section;
+  if (key)
+    *key = k->key;
+  if (value && valuelen)
+    scn_format_value(s, &scn_keys[i], value, valuelen);
+  if (def)
+    *def = k->def;
+  if (unit)
+    *unit = k->unit;
+  if (doc)
+    *doc = k->doc;
+}
+
+/* Markdown table cells must not contain a bare '|'. */
+static void put_cell(FILE *out, const char *text)
+{
+  for (const char *p = text; *p; p++) {
+    if (*p == '|')
+      fputc('\\', out);
+    fputc(*p, out);
+  }
+}
+
+void scenario_print_reference(FILE *out)
+{
+  char names[512], range[96];
+  scn_keys_init();
+  for (size_t si = 0; si < scn_n_sections; si++) {
+    fprintf(out, "%s**[%s]** %s\n\n", si ? "\n" : "", scn_sections[si].name, scn_sections[si].doc);
+    fprintf(out, "| key | default | unit | meaning |\n|---|---|---|---|\n");
+    for (size_t i = 0; i < scn_n_keys; i++) {
+      const key_spec *k = scn_keys[i].k;
+      if (strcmp(k->section, scn_sections[si].name) != 0)
+        continue;
+      fprintf(out, "| `%s.%s` | ", k->section, k->key);
+      if (*k->def)
+        fprintf(out, "`%s`", k->def);
+      else
+        fputs("(empty)", out);
+      fputs(" | ", out);
+      put_cell(out, *k->unit ? k->unit : "-");
+      fputs(" | ", out);
+      put_cell(out, k->doc);
+      scn_names_list(k, names, sizeof names, 1);
+      scn_range_text(k, range, sizeof range);
+      if (k->type == KEY_BOOL)
+        fputs(" `on` or `off`.", out);
+      if (*names) {
+        fputs(" One of: ", out);
+        put_cell(out, names);
+        fputs(".", out);
+      }
+      if (*range) {
+        fputs(" Range: ", out);
+        put_cell(out, range);
+        fputs(".", out);
+      }
+      fputs(" |\n", out);
+    }
+    for (size_t a = 0; a < scenario_alias_count(); a++) {
+      const char *section, *key, *to_section, *to_key;
+      scenario_alias_at(a, &section, &key, &to_section, &to_key);
+      if (strcmp(section, scn_sections[si].name) == 0)
+        fprintf(out, "\n`%s.%s` is an old name of `%s.%s`, still read (and written in summary.json's scenario block, "
+                "with that key's value).\n", section, key, to_section, to_key);
+    }
+  }
+}
