@@ -73,8 +73,10 @@ static void gradients_ready(rank *rk)
   rk->unit++;
 }
 
-/* The gradient allreduce of the step: one after backward, or (dp_overlap) the buckets
- * still in flight; their time is communication in the breakdown (run.h). */
+/* The gradient allreduce of the step: one ring allreduce of the rank's share after
+ * backward (one bucket, not overlapped: Megatron's own DDP), or (dp_overlap) the buckets
+ * still in flight; their time is communication in the breakdown (run.h). Timing only: the
+ * scenario refuses numerics with d > 1 (numeric 3D stages do their sum in pipeline.c). */
 static void allreduce_gradients(rank *rk)
 {
   tensor *t = rk->tp;
@@ -198,6 +200,8 @@ tensor *tensor_deploy(const run_config *cfg, const tensor_params *p, metrics *m)
     tensor_dp_buckets(p, cfg->elem_bytes, t->b_elems, t->b_last);
   }
   coll_opts o = {cfg->elem_bytes, 0, cfg, 0, coll_mode_of(cfg), cfg->comm_sms};
+  /* replica j on hosts [j t, (j + 1) t); tensor rank r's data-parallel group on hosts r,
+   * r + t, ..., r + (d-1) t (Megatron: the GPUs at the same position in each group) */
   t->tcomm = xbt_malloc0(dp * sizeof(coll_comm *));
   for (size_t j = 0; j < dp; j++) {
     t->tcomm[j] = coll_comm_create("tensor", cfg->hosts + j * p->ranks, p->ranks, &o);

@@ -26,7 +26,7 @@ static double phase_collectives(const tensor *t) { return t->p->ranks > 1 ? 1.0 
 
 /* A layer phase: the rank's GEMMs (models/transformer.h), its memory-bound kernels, and
  * the launch of the collectives it ends at, as one execution. On a GPU its seconds are the
- * same for every layer and microbatch of the rank: they are worked out once (tensor_rank_gpu_times). */
+ * same for every layer and microbatch of the rank, worked out once (tensor_rank_gpu_times). */
 static compute_work phase_work(const tensor *t, transformer_phase ph, gemm_shape *g)
 {
   const tensor_params *p = t->p;
@@ -366,6 +366,8 @@ static void backward_fused(rank *rk)
     account_exec_wait(e);
   }
 }
+
+/* ---- a microbatch through the rank's layers (tensor_impl.h) ------------------------- */
 
 void tensor_rank_forward(rank *rk, int first, int last)
 {

@@ -18,6 +18,8 @@
 #include "models/gpt.h"
 #include "models/transformer.h"
 
+/* ---- the counts and checks the tensor algorithm and pipeline share --------------- */
+
 double tensor_dp_elements(const tensor_params *p)
 {
   double h = (double)p->hidden;

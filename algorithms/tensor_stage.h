@@ -11,7 +11,6 @@
 #include <stddef.h>
 #include <gsl/gsl_vector.h>
 
-#include "algorithms/algorithm.h"
 #include "algorithms/collectives.h"
 #include "algorithms/run.h"
 #include "models/gpt.h"
