@@ -5,7 +5,7 @@
  * the vocabulary-parallel embedding and logits around the stack, and the fused passes of
  * tensor.fuse_layers. Timing from models/transformer.h's phases; with numerics the same
  * calls carry the real buffers. Used by the tensor algorithm (tensor.c) and the
- * tensor-parallel stage (tensor_stage.c); the state is tensor_impl.h's. */
+ * tensor-parallel stage (tensor_stage.c); the state is tensor_layers.h's. */
 #include <stddef.h>
 #include <simgrid/exec.h>
 #include <xbt/asserts.h>
@@ -13,7 +13,7 @@
 #include "algorithms/account.h"
 #include "algorithms/collectives.h"
 #include "algorithms/compute.h"
-#include "algorithms/tensor_impl.h"
+#include "algorithms/tensor_layers.h"
 #include "models/gpt.h"
 #include "models/transformer.h"
 
@@ -367,7 +367,7 @@ static void backward_fused(rank *rk)
   }
 }
 
-/* ---- a microbatch through the rank's layers (tensor_impl.h) ------------------------- */
+/* ---- a microbatch through the rank's layers (tensor_layers.h) ----------------------- */
 
 void tensor_rank_forward(rank *rk, int first, int last)
 {

@@ -14,7 +14,7 @@
 #include <xbt/sysdep.h>
 
 #include "algorithms/compute.h"
-#include "algorithms/tensor_impl.h"
+#include "algorithms/tensor_layers.h"
 #include "models/gpt.h"
 #include "models/transformer.h"
 
