@@ -1,6 +1,7 @@
 /* algorithm.c - what every descriptor shares: finding its section in a scenario. */
 #include "algorithms/algorithm.h"
 
+#include <string.h>
 #include <xbt/asserts.h>
 
 const void *algorithm_params(const scenario *sc, const algorithm *a)
@@ -14,6 +15,16 @@ const void *algorithm_params(const scenario *sc, const algorithm *a)
 void *algorithm_params_mut(scenario *sc, const algorithm *a)
 {
   return (void *)algorithm_params(sc, a);
+}
+
+const void *algorithm_section(const scenario *sc, const char *name)
+{
+  for (size_t i = 0; i < SETTINGS_MAX_ALGORITHMS; i++) {
+    const algorithm *a = sc->sections[i].owner;
+    if (a && strcmp(a->name, name) == 0)
+      return sc->sections[i].bytes;
+  }
+  return NULL;
 }
 
 double algorithm_layers_params(const scenario *sc)

@@ -82,6 +82,10 @@ struct algorithm {
  * it (registry_bind_sections). */
 const void *algorithm_params(const scenario *sc, const algorithm *a);
 void *algorithm_params_mut(scenario *sc, const algorithm *a);
+/* The parameter struct of the section called name (a registered algorithm's), or NULL: for
+ * a section whose struct a shared module declares and two algorithms read (the [tensor]
+ * section is the tensor-parallel stage's, tensor_stage.h, read by tensor and pipeline). */
+const void *algorithm_section(const scenario *sc, const char *name);
 /* Parameters (weights and biases) of model.layers' numeric network; 0 if malformed. */
 double algorithm_layers_params(const scenario *sc);
 

@@ -22,7 +22,7 @@
 #include "algorithms/collectives.h"
 #include "algorithms/eval.h"
 #include "algorithms/pipeline_impl.h"
-#include "algorithms/tensor.h"
+#include "algorithms/tensor_stage.h"
 #include "models/data.h"
 
 size_t pipeline_hosts_needed(const pipeline_params *p, const tensor_params *t)

@@ -12,7 +12,7 @@
 #include "algorithms/metrics.h"
 #include "algorithms/pipeline_sched.h"
 #include "algorithms/run.h"
-#include "algorithms/tensor.h"
+#include "algorithms/tensor_stage.h"
 #include "models/arch.h"
 #include "models/gpt.h"
 

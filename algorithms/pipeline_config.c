@@ -14,7 +14,7 @@
 #include <xbt/sysdep.h>
 
 #include "algorithms/pipeline_impl.h"
-#include "algorithms/tensor.h"
+#include "algorithms/tensor_stage.h"
 #include "models/data.h"
 
 /* ---- the [pipeline] keys ------------------------------------------------------ */
@@ -113,7 +113,9 @@ static size_t shape_layers(const scenario *sc)
 
 static const tensor_params *tensor_of(const scenario *sc)
 {
-  return algorithm_params(sc, &tensor_algorithm);
+  const tensor_params *t = algorithm_section(sc, "tensor");
+  xbt_assert(t, "pipeline: no [tensor] section registered");
+  return t;
 }
 
 /* Doubles a numeric 3D run holds (tensor_stage_numerics), over every device: per layer and

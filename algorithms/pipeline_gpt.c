@@ -1,7 +1,7 @@
 /* pipeline_gpt.c - the pipeline's transformer chunk kernel (pipeline.model = transformer: 3D
  * parallelism, Narayanan et al. 2021, PTD-P): each chunk is a block of GPT layers, each stage a
  * tensor group of t devices (one actor per GPU) running tensor_stage_forward / _backward
- * (tensor.h) with its group's collectives, and d replicas of the whole pipeline. Device
+ * (tensor_stage.h) with its group's collectives, and d replicas of the whole pipeline. Device
  * (s, j, r) sends its chunk's boundary to device (s+1, j, r): with scatter/gather (PTD-P
  * sec. 4.1) its 1/t slice, which the receiving group allgathers; without, the whole b s h. At
  * the flush each (stage, tensor rank) allreduces its gradients across the d replicas and the
@@ -19,7 +19,7 @@
 
 #include "algorithms/collectives.h"
 #include "algorithms/pipeline_impl.h"
-#include "algorithms/tensor.h"
+#include "algorithms/tensor_stage.h"
 #include "models/data.h"
 #include "models/gpt.h"
 #include "models/optim.h"
@@ -33,7 +33,7 @@
 
 /* A device's state: its tensor rank's share of each of its chunks, and the elements of its
  * data-parallel gradient allreduce (all its chunks, one bucket, as tensor.c). With numerics,
- * its entries of the model packed in that allreduce's order (tensor.h: chunk after chunk),
+ * its entries of the model packed in that allreduce's order (tensor_stage.h: chunk after chunk),
  * their gradients and the optimizer's state, and the boundary buffers of the phase it runs. */
 typedef struct tf_device {
   tensor_stage **ts; /* by local chunk k: chunk k p + stage */

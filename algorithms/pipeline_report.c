@@ -12,7 +12,7 @@
 
 #include "algorithms/collectives.h"
 #include "algorithms/pipeline_impl.h"
-#include "algorithms/tensor.h"
+#include "algorithms/tensor_stage.h"
 #include "models/data.h"
 #include "models/gpt.h"
 

@@ -1,7 +1,7 @@
 /* tensor.c - Megatron-LM tensor parallelism of a GPT layer stack (run.algorithm = tensor):
  * t ranks per tensor group, d data-parallel replicas of it (Shoeybi et al. 2019 sec. 3;
  * PTD-P, Narayanan et al. 2021). Each rank's actor runs, for every microbatch of every
- * step, its layers forward then backward (tensor_layers.c), then the step's data-parallel
+ * step, its layers forward then backward (tensor_stage_layers.c), then the step's data-parallel
  * gradient allreduce, one after backward or, with dp_overlap, bucketed beside it by a
  * communicator actor (PyTorch DDP, Li et al. VLDB 2020 sec. 3.2.3). Deploy builds the
  * communicators and ranks; with numerics the ranks carry real activations, checked after

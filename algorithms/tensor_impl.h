@@ -5,7 +5,7 @@
  * run's state and the hooks tensor_config.c's descriptor names. */
 
 #include "algorithms/tensor.h"
-#include "algorithms/tensor_layers.h"
+#include "algorithms/tensor_stage_impl.h"
 
 /* d, 1 when unset */
 static inline size_t dp_of(const tensor_params *p) { return p->dp > 0 ? p->dp : 1; }

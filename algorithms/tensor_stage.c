@@ -3,7 +3,7 @@
  * the 3D stages of PTD-P (Narayanan et al. 2021) run them; with numerics its weights,
  * stashes, embedding and logits shards and their packed data-parallel vectors. Also the
  * counts the tensor algorithm and pipeline share: data-parallel elements and buckets, flops,
- * memory, shape checks. The layer passes themselves are tensor_layers.c's. */
+ * memory, shape checks. The layer passes themselves are tensor_stage_layers.c's. */
 #include "algorithms/tensor_stage.h"
 
 #include <math.h>
@@ -14,7 +14,7 @@
 #include <xbt/sysdep.h>
 
 #include "algorithms/compute.h"
-#include "algorithms/tensor_layers.h"
+#include "algorithms/tensor_stage_impl.h"
 #include "models/gpt.h"
 #include "models/transformer.h"
 

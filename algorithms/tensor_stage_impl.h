@@ -1,7 +1,7 @@
-#ifndef ALGORITHMS_TENSOR_LAYERS_H
-#define ALGORITHMS_TENSOR_LAYERS_H
-/* tensor_layers.h - private to the tensor-parallel files: a rank's state and its passes over
- * its layers (tensor_layers.c), Megatron-LM's split (Shoeybi et al. 2019) as PTD-P runs it
+#ifndef ALGORITHMS_TENSOR_STAGE_IMPL_H
+#define ALGORITHMS_TENSOR_STAGE_IMPL_H
+/* tensor_stage_impl.h - private to the tensor-parallel files: a rank's state and its passes over
+ * its layers (tensor_stage_layers.c), Megatron-LM's split (Shoeybi et al. 2019) as PTD-P runs it
  * (Narayanan et al. 2021), shared by the tensor-parallel stage (tensor_stage.c) and the
  * tensor algorithm (tensor.c). Nothing outside algorithms/tensor*.c includes it. */
 
@@ -87,7 +87,7 @@ struct tensor {
   rank *ranks;
 };
 
-/* ---- a rank's passes over its layers (tensor_layers.c) ---- */
+/* ---- a rank's passes over its layers (tensor_stage_layers.c) ---- */
 
 /* has_gpu: each phase's and each weight-gradient GEMM's device seconds, once. */
 void tensor_rank_gpu_times(rank *rk);

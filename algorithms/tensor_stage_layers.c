@@ -1,11 +1,11 @@
-/* tensor_layers.c - one tensor rank's pass over its GPT layers, Megatron-LM's split
+/* tensor_stage_layers.c - one tensor rank's pass over its GPT layers, Megatron-LM's split
  * (Shoeybi et al. 2019, Fig. 3 and 4): per layer forward attention, g, MLP, g; backward MLP,
  * f', attention, f' (2 allreduces each way, PTD-P's 8bsh(t-1)/t elements per layer and
  * device, Narayanan et al. 2021), reduce-scatters and allgathers with sequence parallelism,
  * the vocabulary-parallel embedding and logits around the stack, and the fused passes of
  * tensor.fuse_layers. Timing from models/transformer.h's phases; with numerics the same
  * calls carry the real buffers. Used by the tensor algorithm (tensor.c) and the
- * tensor-parallel stage (tensor_stage.c); the state is tensor_layers.h's. */
+ * tensor-parallel stage (tensor_stage.c); the state is tensor_stage_impl.h's. */
 #include <stddef.h>
 #include <simgrid/exec.h>
 #include <xbt/asserts.h>
@@ -13,7 +13,7 @@
 #include "algorithms/account.h"
 #include "algorithms/collectives.h"
 #include "algorithms/compute.h"
-#include "algorithms/tensor_layers.h"
+#include "algorithms/tensor_stage_impl.h"
 #include "models/gpt.h"
 #include "models/transformer.h"
 
@@ -367,7 +367,7 @@ static void backward_fused(rank *rk)
   }
 }
 
-/* ---- a microbatch through the rank's layers (tensor_layers.h) ----------------------- */
+/* ---- a microbatch through the rank's layers (tensor_stage_impl.h) ----------------------- */
 
 void tensor_rank_forward(rank *rk, int first, int last)
 {
