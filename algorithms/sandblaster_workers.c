@@ -1,0 +1,446 @@
+/* sandblaster_workers.c - Sandblaster L-BFGS's shards and replicas (Dean et al. 2012,
+ * section 4.2 and Appendix): a shard runs the coordinator's commands on its slice of every
+ * slot and gathers the replicas' pushes into a batch's gradient; a replica fetches the
+ * iterate at a batch's start, computes the portions it is handed and pushes the counted
+ * ones (Dean'12 4.2), split over K machines when partitions > 1 (Dean'12 sec. 3, 4.1).
+ * The coordinator and the set-up are in sandblaster.c, the state in sandblaster_impl.h. */
+#include "algorithms/sandblaster_impl.h"
+
+#include <stdint.h>
+#include <string.h>
+#include <gsl/gsl_blas.h>
+#include <simgrid/actor.h>
+#include <simgrid/comm.h>
+#include <simgrid/mailbox.h>
+#include <xbt/asserts.h>
+#include <xbt/sysdep.h>
+
+#include "algorithms/compute.h"
+#include "models/minibatch.h"
+
+/* Exactness. A portion counts exactly once, and a replica adds only the portions the
+ * coordinator counted for it, so every example's gradient enters g once. With one
+ * replica, its running total is lbfgs_net_fdf's sum in lbfgs_net_fdf's order, bit for
+ * bit. With exact_sum, pushes carry each counted portion's gradient separately and
+ * shards add them in portion order, so g is lbfgs_net_fdf's for any number of
+ * replicas, stragglers and backups. */
+
+/* ---- shards ------------------------------------------------------------------- */
+
+static void answer(shard *s, double partial, int has_value)
+{
+  sandblaster_answer_msg *a = sandblaster_answer_msg_create(s->rank, partial);
+  msg_send(s->sb->answer_box, coord_host(s->sb), &a->hdr, MSG_HEADER_BYTES + (has_value ? SCALAR_BYTES : 0));
+}
+
+static gsl_vector_view slot_row(shard *s, int slot)
+{
+  xbt_assert(slot >= 0 && (size_t)slot < s->slots->size1, "shard %d: slot %d out of range", s->rank, slot);
+  return gsl_matrix_row(s->slots, (size_t)slot);
+}
+
+/* A dot, axpy, scale or copy on the shard's slice; answers when done. */
+static void run_command(shard *s, const sandblaster_command_msg *m)
+{
+  gsl_vector_view a = slot_row(s, m->a), b = slot_row(s, m->b);
+  double partial = 0, n = s->sim_elems;
+  switch (m->op) {
+  case SANDBLASTER_DOT:
+    gsl_blas_ddot(&a.vector, &b.vector, &partial);
+    compute_execute(s->sb->cfg, 2 * n);
+    break;
+  case SANDBLASTER_AXPY:
+    gsl_blas_daxpy(m->alpha, &a.vector, &b.vector);
+    compute_execute(s->sb->cfg, 2 * n);
+    break;
+  case SANDBLASTER_SCALE:
+    gsl_blas_dscal(m->alpha, &a.vector);
+    compute_execute(s->sb->cfg, n);
+    break;
+  case SANDBLASTER_COPY:
+    gsl_blas_dcopy(&a.vector, &b.vector);
+    compute_execute(s->sb->cfg, n);
+    break;
+  default:
+    xbt_die("shard %d: unknown command %d", s->rank, (int)m->op);
+  }
+  answer(s, partial, m->op == SANDBLASTER_DOT);
+}
+
+/* Once every portion of the batch is in and the coordinator asked: slot g = the
+ * replicas' totals added in rank order (sum mode), or the portions' gradients weighted
+ * and added in portion order (exact_sum, lbfgs_net_fdf's very operations). Costs n
+ * flops per total added, or 2n per portion. */
+static void try_reduce(shard *s)
+{
+  sandblaster *sb = s->sb;
+  int q0 = -1; /* the first machine index with parameters here: its count stands for its replica's */
+  for (int q = 0; q < sb->K; q++) {
+    if (s->link[q] == NULL)
+      continue;
+    if (s->reduce_slot < 0 || s->received[q] < sb->P)
+      return;
+    xbt_assert(s->received[q] == sb->P, "shard %d: %ld portions for a batch of %ld", s->rank, s->received[q], sb->P);
+    q0 = q0 < 0 ? q : q0;
+  }
+  if (q0 < 0 || s->reduce_slot < 0)
+    return;
+  gsl_vector_view g = slot_row(s, s->reduce_slot);
+  double flops = 0;
+  int first = 1;
+  gsl_vector_set_zero(&g.vector);
+  for (long i = 0; sb->p->exact_sum && i < sb->P; i++) {
+    gsl_vector_view part = gsl_matrix_row(s->parts, (size_t)i);
+    gsl_blas_daxpy(portion_weight(sb, i), &part.vector, &g.vector);
+    s->have[i] = 0;
+    flops += 2 * s->sim_elems;
+  }
+  for (int r = 0; !sb->p->exact_sum && r < sb->R; r++) {
+    gsl_vector_view t = gsl_matrix_row(s->totals, (size_t)r);
+    if (s->counts[r * sb->K + q0] == 0)
+      continue;
+    if (first)
+      gsl_blas_dcopy(&t.vector, &g.vector); /* the first total as it is: one replica's is the reference's */
+    else
+      gsl_blas_daxpy(1.0, &t.vector, &g.vector);
+    first = 0;
+    flops += s->sim_elems;
+    for (int q = 0; q < sb->K; q++)
+      s->counts[r * sb->K + q] = 0;
+  }
+  compute_execute(sb->cfg, flops);
+  s->batch = 0;
+  for (int q = 0; q < sb->K; q++)
+    s->received[q] = 0;
+  s->reduce_slot = -1;
+  answer(s, 0, 0);
+}
+
+/* A push belongs to the batch being gathered. A replica's pushes arrive in order (it
+ * waits for one before the next). */
+static void push_batch(shard *s, long batch)
+{
+  xbt_assert(s->batch == 0 || s->batch == batch, "shard %d: a push of batch %ld during batch %ld", s->rank, batch,
+             s->batch);
+  s->batch = batch;
+}
+
+/* Sum mode: a replica's running total (the pushing machine's values of it) replaces its
+ * last one, counting more portions. */
+static void store_total(shard *s, const sandblaster_push_total_msg *m)
+{
+  const ps_link *k = s->link[m->machine];
+  long *count = &s->counts[m->replica * s->sb->K + m->machine];
+  push_batch(s, m->batch);
+  xbt_assert(k && m->n == k->values && m->counted > *count, "shard %d: a stale or malformed push", s->rank);
+  ps_ranges_scatter(gsl_matrix_ptr(s->totals, (size_t)m->replica, 0), s->begin, m->total, k->rb, k->re, k->n_ranges);
+  s->received[m->machine] += m->counted - *count;
+  *count = m->counted;
+  try_reduce(s);
+}
+
+/* exact_sum: the gradients of portions newly counted, each kept apart. */
+static void store_portions(shard *s, const sandblaster_push_portions_msg *m)
+{
+  sandblaster *sb = s->sb;
+  size_t len = s->end - s->begin;
+  push_batch(s, m->batch);
+  xbt_assert(m->len == len, "shard %d: a push of %zu values per portion for a slice of %zu", s->rank, m->len, len);
+  for (size_t i = 0; i < m->k; i++) {
+    long p = m->ids[i];
+    xbt_assert(p >= 0 && p < sb->P && !s->have[p], "shard %d: portion %ld pushed twice", s->rank, p);
+    memcpy(gsl_matrix_ptr(s->parts, (size_t)p, 0), m->grads + i * len, len * sizeof(double));
+    s->have[p] = 1;
+    s->from[p] = m->replica;
+  }
+  s->received[0] += (long)m->k;
+  try_reduce(s);
+}
+
+/* [faults] Replica r died: what it pushed for the batch no longer counts (the
+ * coordinator hands its portions out again). Its pushes all came before this command:
+ * a dead host sends nothing more. */
+static void forget_replica(shard *s, const sandblaster_forget_msg *m)
+{
+  int r = m->replica;
+  if (s->batch != m->batch)
+    return;
+  for (long p = 0; s->sb->p->exact_sum && p < s->sb->P; p++)
+    if (s->have[p] && s->from[p] == r) {
+      s->have[p] = 0;
+      s->received[0]--;
+    }
+  if (!s->sb->p->exact_sum) { /* [faults] runs have whole replicas (K = 1) */
+    s->received[0] -= s->counts[r];
+    s->counts[r] = 0;
+  }
+}
+
+/* A replica machine's fetch: a copy of its values of the slot asked for (of the shard's
+ * whole slice for a whole replica). */
+static void send_slot(shard *s, const sandblaster_fetch_msg *m)
+{
+  const ps_link *k = s->link[m->machine];
+  const machine *to = &s->sb->replicas[m->replica].m[m->machine];
+  xbt_assert(k, "shard %d: a fetch from machine %d, which holds none of its parameters", s->rank, m->machine);
+  gsl_vector_view v = slot_row(s, m->slot);
+  sandblaster_slice_msg *r = sandblaster_slice_msg_create(s->rank, k->values);
+  ps_ranges_gather(r->data, v.vector.data, s->begin, k->rb, k->re, k->n_ranges);
+  msg_send(to->inbox, to->host, &r->hdr, msg_bytes(k->sim_elems, s->sb->cfg->elem_bytes));
+}
+
+/* Serves commands, fetches and pushes in arrival order until stopped. */
+void sandblaster_shard_actor(int argc, char **argv)
+{
+  (void)argc;
+  (void)argv;
+  shard *s = sg_actor_self_get_data();
+  sg_mailbox_set_receiver(sg_mailbox_get_name(s->inbox));
+  msg *m;
+  while ((m = msg_recv(s->inbox))->kind != SANDBLASTER_MSG_STOP) {
+    switch (m->kind) {
+    case SANDBLASTER_MSG_COMMAND:
+      run_command(s, sandblaster_command_msg_of(m));
+      break;
+    case SANDBLASTER_MSG_REDUCE:
+      s->reduce_slot = sandblaster_reduce_msg_of(m)->slot;
+      try_reduce(s);
+      break;
+    case SANDBLASTER_MSG_FORGET:
+      forget_replica(s, sandblaster_forget_msg_of(m));
+      break;
+    case SANDBLASTER_MSG_FETCH:
+      send_slot(s, sandblaster_fetch_msg_of(m));
+      break;
+    case SANDBLASTER_MSG_PUSH_TOTAL:
+      store_total(s, sandblaster_push_total_msg_of(m));
+      break;
+    default:
+      store_portions(s, sandblaster_push_portions_msg_of(m));
+    }
+    msg_free(m);
+  }
+  msg_free(m);
+}
+
+/* ---- replicas ----------------------------------------------------------------- */
+
+static void wait_push(machine *mc)
+{
+  if (mc->pushing)
+    msg_wait_all(mc->push, mc->lay->n_links);
+  mc->pushing = 0;
+}
+
+/* Dean'12 4.2: workers fetch the parameters only at the start of a batch; a machine its
+ * own, from the shards that hold them (4.1). */
+static void fetch_parameters(machine *mc, long batch, int slot)
+{
+  replica *r = mc->r;
+  sandblaster *sb = r->sb;
+  const ps_layout *lay = mc->lay;
+  for (size_t i = 0; i < lay->n_links; i++) {
+    int k = lay->link[i].shard;
+    msg_send(sb->shards[k].inbox, shard_host(sb, k), &sandblaster_fetch_msg_create(r->rank, mc->q, slot)->hdr,
+             MSG_HEADER_BYTES);
+  }
+  for (size_t i = 0; i < lay->n_links; i++)
+    mc->comms[i] = sg_mailbox_get_async(mc->inbox, (void **)&mc->replies[i]);
+  msg_wait_all(mc->comms, lay->n_links);
+  for (size_t i = 0; i < lay->n_links; i++) {
+    const sandblaster_slice_msg *m = sandblaster_slice_msg_of(mc->replies[i]);
+    const ps_link *k = &lay->link[ps_layout_find(lay, m->shard)];
+    xbt_assert(m->n == k->values, "machine %d of replica %d: %zu values from shard %d", mc->q, r->rank, m->n,
+               m->shard);
+    ps_ranges_scatter(r->w->data, 0, m->data, k->rb, k->re, k->n_ranges);
+    msg_free(mc->replies[i]);
+  }
+  mc->batch = batch;
+}
+
+/* The first machine's side of a new batch: the replica's counts start again. */
+static void begin_replica_batch(replica *r, long batch)
+{
+  r->batch = batch;
+  r->n_held = 0;
+  r->n_counted = 0;
+  gsl_vector_set_zero(r->total);
+}
+
+/* The portion's mean loss and gradient at w, held until the coordinator counts it. A
+ * whole replica's time is train_flops per example, times the straggler's slowdown; a
+ * split one's is its machines' passes (modelpar.c), run before the numerics. */
+static void compute_gradient(replica *r, long p)
+{
+  sandblaster *sb = r->sb;
+  const dataset *d = sb->cfg->train;
+  size_t begin, rows = portion_rows(sb, p, &begin);
+  xbt_assert(r->n_held < (long)r->held->size1, "replica %d holds too many portions", r->rank);
+  if (r->mp)
+    modelpar_replica_step(r->mp, 0, r->steps++);
+  gsl_matrix_const_view X = gsl_matrix_const_submatrix(d->X, begin, 0, rows, data_dim(d));
+  gsl_vector_view g = gsl_matrix_row(r->held, (size_t)r->n_held);
+  int rc = net_loss_grad(sb->cfg->model, r->w, &X.matrix, d->y + begin, r->ws, &r->held_loss[r->n_held], &g.vector);
+  xbt_assert(rc == 0, "replica %d: portion %ld does not fit the model", r->rank, p);
+  r->held_id[r->n_held++] = p;
+  if (!r->mp)
+    compute_execute(sb->cfg, sb->cfg->train_flops * (double)rows * r->slowdown);
+}
+
+/* Dean'12 4.2: send the gradients every few completed portions. Sum mode: the running
+ * total, to every shard a machine talks to its values of it (packed as its layout, or
+ * NULL: read from the replica's total); exact_sum (whole replicas): the k newly counted
+ * portions' gradients. */
+static void push_gradient(machine *mc, const long *ids, long k, long counted, const double *packed)
+{
+  replica *r = mc->r;
+  sandblaster *sb = r->sb;
+  const ps_layout *lay = mc->lay;
+  wait_push(mc);
+  for (size_t i = 0; i < lay->n_links; i++) {
+    const ps_link *link = &lay->link[i];
+    const shard *sh = &sb->shards[link->shard];
+    size_t len = sh->end - sh->begin;
+    msg *m;
+    if (sb->p->exact_sum) {
+      sandblaster_push_portions_msg *pp = sandblaster_push_portions_msg_create(r->rank, r->batch, (size_t)k, len);
+      for (long j = 0; j < k; j++) {
+        pp->ids[j] = ids[j];
+        memcpy(pp->grads + (size_t)j * len, gsl_matrix_const_ptr(r->held, (size_t)ids[k + j], sh->begin),
+               len * sizeof(double));
+      }
+      m = &pp->hdr;
+    } else {
+      sandblaster_push_total_msg *pt =
+          sandblaster_push_total_msg_create(r->rank, mc->q, mc->batch, counted, link->values);
+      if (packed)
+        memcpy(pt->total, packed + link->offset, link->values * sizeof(double));
+      else
+        ps_ranges_gather(pt->total, r->total->data, 0, link->rb, link->re, link->n_ranges);
+      m = &pt->hdr;
+    }
+    double elems = sb->p->exact_sum ? (double)k * link->sim_elems : link->sim_elems;
+    double bytes = msg_bytes(elems, sb->cfg->elem_bytes) + (sb->p->exact_sum ? (double)k * SCALAR_BYTES : 0);
+    mc->push[i] = msg_send_async(sh->inbox, shard_host(sb, link->shard), m, bytes);
+  }
+  mc->pushing = 1;
+}
+
+/* The coordinator's verdict on the held portions (counts[i]: held portion i counts):
+ * add the counted ones, weighted, to the running total in the order they were finished
+ * (with one replica: portion order, as lbfgs_net_fdf), then push. Returns how many
+ * count; ids gets their ids, then their rows in held (exact_sum's push). */
+static long accumulate_gradient(replica *r, const sandblaster_portion_msg *verdict, long *ids)
+{
+  sandblaster *sb = r->sb;
+  xbt_assert(verdict->n == (size_t)r->n_held, "replica %d: a verdict on %zu of %ld portions", r->rank, verdict->n,
+             r->n_held);
+  long k = 0;
+  for (long i = 0; i < r->n_held; i++) {
+    if (verdict->counts[i] == 0)
+      continue;
+    gsl_vector_view g = gsl_matrix_row(r->held, (size_t)i);
+    if (!sb->p->exact_sum)
+      gsl_blas_daxpy(portion_weight(sb, r->held_id[i]), &g.vector, r->total);
+    ids[k] = r->held_id[i];
+    ids[r->n_held + k++] = i; /* its row in held, for exact_sum's push */
+  }
+  memmove(ids + k, ids + r->n_held, (size_t)k * sizeof(long));
+  r->n_counted += k;
+  r->n_held = 0;
+  return k;
+}
+
+/* Tells the coordinator a portion is finished, with every held one. */
+static void report_portion(replica *r)
+{
+  sandblaster *sb = r->sb;
+  sandblaster_done_msg *m = sandblaster_done_msg_create(r->rank, r->batch, (size_t)r->n_held);
+  memcpy(m->ids, r->held_id, (size_t)r->n_held * sizeof(long));
+  memcpy(m->loss, r->held_loss, (size_t)r->n_held * sizeof(double));
+  msg_send(sb->coord_box, coord_host(sb), &m->hdr, MSG_HEADER_BYTES + 2 * SCALAR_BYTES * (double)r->n_held);
+}
+
+/* A split replica's first machine passes on to the others what the answer asks, with,
+ * when it counted portions, each one's part of the running total as it is now. */
+static void tell_partners(replica *r, long batch, int slot_x, long portion, long counted, int stop)
+{
+  for (int q = 1; q < r->sb->K; q++) {
+    const ps_layout *lay = r->m[q].lay;
+    size_t n = counted > 0 ? lay->n_values : 0;
+    sandblaster_part_msg *m = sandblaster_part_msg_create(batch, slot_x, portion, r->steps, counted, stop, n);
+    for (size_t i = 0; n && i < lay->n_links; i++)
+      ps_ranges_gather(m->values + lay->link[i].offset, r->total->data, 0, lay->link[i].rb, lay->link[i].re,
+                       lay->link[i].n_ranges);
+    msg_send(r->m[q].inbox, r->m[q].host, &m->hdr, MSG_HEADER_BYTES);
+  }
+}
+
+/* Dean'12 4.2: a replica asks for a portion, computes its gradient and reports it; the
+ * coordinator's answer may say which finished portions count, and those it pushes to
+ * the shards. Until stopped. A split replica's first machine runs this with its
+ * partners following (partner_actor). */
+void sandblaster_replica_actor(int argc, char **argv)
+{
+  (void)argc;
+  (void)argv;
+  replica *r = sg_actor_self_get_data();
+  machine *mc = &r->m[0];
+  sg_mailbox_set_receiver(sg_mailbox_get_name(r->inbox));
+  if (r->mp)
+    modelpar_replica_listen(r->mp, 0);
+  long *ids = xbt_malloc((2 * (size_t)r->held->size1 + 1) * sizeof(long));
+  msg *m;
+  while ((m = msg_recv(r->inbox))->kind != SANDBLASTER_MSG_STOP) {
+    const sandblaster_portion_msg *w = sandblaster_portion_msg_of(m);
+    long k = w->judged ? accumulate_gradient(r, w, ids) : 0;
+    int work = w->portion != SANDBLASTER_NO_PORTION; /* else nothing to do for now */
+    if (r->sb->K > 1)
+      tell_partners(r, w->batch, w->slot_x, w->portion, k > 0 ? r->n_counted : 0, 0);
+    if (k > 0)
+      push_gradient(mc, ids, k, r->n_counted, NULL);
+    if (work) {
+      if (w->batch != r->batch)
+        begin_replica_batch(r, w->batch);
+      if (w->batch != mc->batch)
+        fetch_parameters(mc, w->batch, w->slot_x);
+      compute_gradient(r, w->portion);
+      report_portion(r);
+    }
+    msg_free(m);
+  }
+  msg_free(m);
+  if (r->sb->K > 1)
+    tell_partners(r, 0, 0, SANDBLASTER_NO_PORTION, 0, 1);
+  wait_push(mc);
+  xbt_free(ids);
+}
+
+/* Machine q > 0 of a split replica: pushes its part of the running total, fetches its
+ * parameters at a new batch and runs its share of each portion's passes, as its first
+ * machine says. */
+void sandblaster_partner_actor(int argc, char **argv)
+{
+  (void)argc;
+  (void)argv;
+  machine *mc = sg_actor_self_get_data();
+  replica *r = mc->r;
+  sg_mailbox_set_receiver(sg_mailbox_get_name(mc->inbox));
+  modelpar_replica_listen(r->mp, (size_t)mc->q);
+  for (;;) {
+    msg *m = msg_recv(mc->inbox);
+    const sandblaster_part_msg *w = sandblaster_part_msg_of(m);
+    int stop = w->stop;
+    if (!stop && w->counted > 0)
+      push_gradient(mc, NULL, 0, w->counted, w->values);
+    if (!stop && w->portion != SANDBLASTER_NO_PORTION) {
+      if (w->batch != mc->batch)
+        fetch_parameters(mc, w->batch, w->slot_x);
+      modelpar_replica_step(r->mp, (size_t)mc->q, w->step);
+    }
+    msg_free(m);
+    if (stop)
+      break;
+  }
+  wait_push(mc);
+}
