@@ -15,12 +15,52 @@
 
 typedef struct algorithm algorithm;
 
-/* Lifecycle, as sim/engine drives it: validate when the scenario is read; hosts_needed
- * to size the platform; prepare (before SimGrid starts: build plans, graphs, check what
- * only the model and data tell); after the platform is loaded check_hosts, then
- * metrics_slots and deploy (create the actors); the engine runs; report and closing;
- * free. Every hook but validate, hosts_needed, prepare, deploy and free may be NULL
- * (footprint is asked before prepare). */
+/* How an algorithm is planned: from the scenario alone, before anything is built. Every
+ * hook but validate and hosts_needed may be NULL. */
+typedef struct algorithm_plan {
+  /* Checks its keys together and against the common sections; 0, or -1 with one line in
+   * msg that starts with the key at fault ("sgd.partitions: ..."). */
+  int (*validate)(const scenario *sc, const void *params, char *msg, size_t len);
+  /* Hosts the run needs; *why says how they are counted ("downpour.replicas x ..."). */
+  size_t (*hosts_needed)(const scenario *sc, const void *params, const char **why);
+  /* [faults] workers (hosts a straggler may be drawn from: hosts[0..workers-1]) and the
+   * host index of a role address ("replica3", "shard1", "coordinator"), or -1 when it
+   * names none; NULL: every host is a worker, no role addresses. */
+  size_t (*fault_workers)(const scenario *sc, size_t n_hosts);
+  long (*fault_role)(const scenario *sc, const char *name, size_t n_hosts);
+  /* Memory the run will hold in this process, estimated from the scenario before anything
+   * is allocated, so that a run the machine cannot hold is refused up front: the bytes of
+   * its numeric state beyond the data set (parameters and their copies, gradients,
+   * optimizer state, activations, messages in flight), with *actors the actors it creates
+   * (SimGrid gives each a stack) and *what how the bytes are counted ("consensus.agents x
+   * consensus.rows x consensus.dim"). NULL: hosts_needed x 4 copies of model.layers'
+   * parameters when the algorithm trains them with numerics on, 2 actors per host. */
+  double (*footprint)(const scenario *sc, const void *params, double *actors, const char **what);
+} algorithm_plan;
+
+/* How it runs, in the order sim/engine calls it: prepare (before SimGrid starts), then with
+ * the platform loaded and hosts placed check_hosts, metrics_slots and deploy; the engine
+ * runs; report and closing; free. prepare, deploy and free are required. */
+typedef struct algorithm_run {
+  /* Builds the state the run needs from cfg (hosts not set yet); NULL with one line in
+   * err when the model or data cannot be run so. The state outlives the run. */
+  void *(*prepare)(const run_config *cfg, char *err, size_t len);
+  /* With the hosts placed (cfg->hosts): 0, or -1 with one line in err. */
+  int (*check_hosts)(void *state, const run_config *cfg, char *err, size_t len);
+  /* Private metrics slots its actors record into; NULL: one. */
+  size_t (*metrics_slots)(void *state, const run_config *cfg);
+  /* Creates its actors; cfg and m outlive the run. */
+  void (*deploy)(void *state, const run_config *cfg, metrics *m);
+  /* After the run: r->examples, its summary.json blocks and its files. */
+  void (*report)(void *state, const run_config *cfg, metrics *m, report *r);
+  /* The closing line's text after "dtsim: " and before " -> DIR/"; NULL: the common one
+   * (name, status, simulated time, steps, last loss and accuracy). */
+  void (*closing)(void *state, const run_config *cfg, const report_outcome *o, char *line, size_t len);
+  void (*free)(void *state);
+} algorithm_run;
+
+/* An algorithm: what it is (its name, its scenario section, its result files, what the
+ * engine must know of it), how it is planned and how it runs. */
 struct algorithm {
   const char *name;        /* run.algorithm, and its scenario section */
   const char *summary;     /* one line, for `dtsim list` */
@@ -38,40 +78,8 @@ struct algorithm {
   const char *loss_name;   /* what the loss it records is, for the progress line ("gap");
                               NULL: "loss", the held-out loss */
 
-  /* Checks its keys together and against the common sections; 0, or -1 with one line in
-   * msg that starts with the key at fault ("sgd.partitions: ..."). */
-  int (*validate)(const scenario *sc, const void *params, char *msg, size_t len);
-  /* Hosts the run needs; *why says how they are counted ("downpour.replicas x ..."). */
-  size_t (*hosts_needed)(const scenario *sc, const void *params, const char **why);
-  /* [faults] workers (hosts a straggler may be drawn from: hosts[0..workers-1]) and the
-   * host index of a role address ("replica3", "shard1", "coordinator"), or -1 when it
-   * names none; NULL: every host is a worker, no role addresses. */
-  size_t (*fault_workers)(const scenario *sc, size_t n_hosts);
-  long (*fault_role)(const scenario *sc, const char *name, size_t n_hosts);
-
-  /* Memory the run will hold in this process, estimated from the scenario before anything
-   * is allocated, so that a run the machine cannot hold is refused up front: the bytes of
-   * its numeric state beyond the data set (parameters and their copies, gradients,
-   * optimizer state, activations, messages in flight), with *actors the actors it creates
-   * (SimGrid gives each a stack) and *what how the bytes are counted ("consensus.agents x
-   * consensus.rows x consensus.dim"). NULL: hosts_needed x 4 copies of model.layers'
-   * parameters when the algorithm trains them with numerics on, 2 actors per host. */
-  double (*footprint)(const scenario *sc, const void *params, double *actors, const char **what);
-  /* Builds the state the run needs from cfg (hosts not set yet); NULL with one line in
-   * err when the model or data cannot be run so. The state outlives the run. */
-  void *(*prepare)(const run_config *cfg, char *err, size_t len);
-  /* With the hosts placed (cfg->hosts): 0, or -1 with one line in err. */
-  int (*check_hosts)(void *state, const run_config *cfg, char *err, size_t len);
-  /* Private metrics slots its actors record into; NULL: one. */
-  size_t (*metrics_slots)(void *state, const run_config *cfg);
-  /* Creates its actors; cfg and m outlive the run. */
-  void (*deploy)(void *state, const run_config *cfg, metrics *m);
-  /* After the run: r->examples, its summary.json blocks and its files. */
-  void (*report)(void *state, const run_config *cfg, metrics *m, report *r);
-  /* The closing line's text after "dtsim: " and before " -> DIR/"; NULL: the common one
-   * (name, status, simulated time, steps, last loss and accuracy). */
-  void (*closing)(void *state, const run_config *cfg, const report_outcome *o, char *line, size_t len);
-  void (*free)(void *state);
+  algorithm_plan plan;
+  algorithm_run run;
 };
 
 /* A descriptor's key table and parameter struct: ALGORITHM_SECTION(X_keys, X_params). */

@@ -304,13 +304,7 @@ const algorithm consensus_algorithm = {
   .files = "consensus.csv",
   .fail_stop = 1,
   .loss_name = "gap", /* the optimality gap it records as progress.csv's loss */
-  .validate = validate,
-  .hosts_needed = hosts_needed,
-  .footprint = footprint,
-  .prepare = prepare,
-  .metrics_slots = metrics_slots,
-  .deploy = deploy,
-  .report = consensus_report_run,
-  .closing = consensus_closing,
-  .free = free_run,
+  .plan = {.validate = validate, .hosts_needed = hosts_needed, .footprint = footprint},
+  .run = {.prepare = prepare, .metrics_slots = metrics_slots, .deploy = deploy, .report = consensus_report_run,
+          .closing = consensus_closing, .free = free_run},
 };

@@ -497,11 +497,6 @@ const algorithm dataparallel_algorithm = {
   .trains_layers = 1,
   .uses_data = 1,
   .fail_stop = 1,
-  .validate = validate,
-  .hosts_needed = hosts_needed,
-  .fault_role = fault_role,
-  .prepare = prepare,
-  .deploy = deploy,
-  .report = report_run,
-  .free = free_run,
+  .plan = {.validate = validate, .hosts_needed = hosts_needed, .fault_role = fault_role},
+  .run = {.prepare = prepare, .deploy = deploy, .report = report_run, .free = free_run},
 };

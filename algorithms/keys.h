@@ -2,8 +2,8 @@
 #define ALGORITHMS_KEYS_H
 /* keys.h - a scenario key as one row of a table: its section and name, its type and
  * where its value lives, its default, unit, one line of documentation and the values it
- * accepts. sim/scenario.c parses, checks, prints and documents every key from such
- * tables: the common sections' own and each algorithm's (algorithm.h). */
+ * accepts. sim/keytable.c and sim/scenario*.c parse, check, print and document every
+ * key from such tables: the common sections' own and each algorithm's (algorithm.h). */
 
 #include <stddef.h>
 

@@ -2,8 +2,9 @@
 #define ALGORITHMS_SETTINGS_H
 /* settings.h - the validated scenario as the algorithms read it: the common sections
  * ([run], [platform], [model], [data], [faults]) and each algorithm's own section, kept
- * by its position in the registry (algorithm.h). sim/scenario.c fills it from scenario
- * files and --set; everything else only reads it. */
+ * in the slot scenario_defaults binds to its descriptor (registry.h). sim/keytable.c
+ * and sim/scenario*.c fill it from scenario files and --set; everything else only reads
+ * it. */
 
 #include <stddef.h>
 #include <stdint.h>

@@ -236,7 +236,7 @@ static int build_platform(const scenario *sc, build *b, char *err)
 static void build_free(build *b)
 {
   if (b->state)
-    b->alg->free(b->state);
+    b->alg->run.free(b->state);
   net_free(b->model);
   data_free(b->train);
   if (b->init)
@@ -296,8 +296,8 @@ static double footprint(const scenario *sc, const algorithm *a, size_t needed, d
   double bytes;
   *actors = 0;
   *what = NULL;
-  if (a->footprint)
-    bytes = a->footprint(sc, algorithm_params(sc, a), actors, what);
+  if (a->plan.footprint)
+    bytes = a->plan.footprint(sc, algorithm_params(sc, a), actors, what);
   else {
     double params = sc->model.numerics && a->trains_layers ? algorithm_layers_params(sc) : 0;
     bytes = (double)needed * 4 * params * 8;
@@ -333,7 +333,7 @@ static int check_footprint(const scenario *sc, const build *b, const engine_opts
     double t_actors;
     const char *t_what;
     int timing_fits = sc->model.numerics && footprint(&timing, a, b->needed, &t_actors, &t_what) <= limit &&
-                      a->validate(&timing, algorithm_params(&timing, a), err, ERRLEN) == 0;
+                      a->plan.validate(&timing, algorithm_params(&timing, a), err, ERRLEN) == 0;
     snprintf(err, ERRLEN, "the run needs about %s of memory (%s, %zu hosts%s), more than the %s this process may use; "
              "make it smaller%s", need, what ? what : "its numeric state", b->needed, params, have,
              timing_fits ? ", or set model.numerics = off for a timing-only run" : "");
@@ -708,7 +708,7 @@ static int check_placed(const scenario *sc, const build *b, run_config *cfg, int
   }
   if (compute_check_gpus(cfg, err, ERRLEN) != 0)
     return 1;
-  if (b->alg->check_hosts && b->alg->check_hosts(b->state, cfg, err, ERRLEN) != 0)
+  if (b->alg->run.check_hosts && b->alg->run.check_hosts(b->state, cfg, err, ERRLEN) != 0)
     return 1;
   return 0;
 }
@@ -727,8 +727,8 @@ static report *gather_result(const scenario *sc, const build *b, const engine_op
     res->sim_time = cfg->faults->stopped_at;
   res->steps = metrics_total_steps(m);
   report *rep = report_create();
-  if (alg->report)
-    alg->report(b->state, cfg, m, rep);
+  if (alg->run.report)
+    alg->run.report(b->state, cfg, m, rep);
   res->rep = rep;
   for (size_t i = 0; i < rep->n_files; i++) { /* sim/output replaces a previous run's files by these names */
     const char *f = alg->files ? strstr(alg->files, rep->files[i].name) : NULL;
@@ -765,8 +765,8 @@ static void closing_line(const scenario *sc, const build *b, const engine_opts *
   report_outcome out = {res->status, res->sim_time, res->steps, last != NULL, last ? last->loss : NAN,
                         last ? last->accuracy : NAN, res->has_loss, res->has_accuracy, res->perf};
   char line[1024];
-  if (b->alg->closing)
-    b->alg->closing(b->state, cfg, &out, line, sizeof line);
+  if (b->alg->run.closing)
+    b->alg->run.closing(b->state, cfg, &out, line, sizeof line);
   else
     common_closing(sc, &out, line, sizeof line);
   snprintf(closing, closing_len, "dtsim: %s -> %s/\n", line, o->out_dir);
@@ -829,8 +829,8 @@ static int simulate(const scenario *sc, build *b, const engine_opts *o, int argc
     cfg.on_eval = show_progress;
     cfg.on_eval_ctx = &prog;
   }
-  metrics *m = metrics_create(alg->metrics_slots ? alg->metrics_slots(b->state, &cfg) : 1);
-  alg->deploy(b->state, &cfg, m);
+  metrics *m = metrics_create(alg->run.metrics_slots ? alg->run.metrics_slots(b->state, &cfg) : 1);
+  alg->run.deploy(b->state, &cfg, m);
   if (cfg.faults)
     faults_start(cfg.faults, &cfg, m);
   simgrid_run();
@@ -850,7 +850,7 @@ static int simulate(const scenario *sc, build *b, const engine_opts *o, int argc
   free_result(links, res.n_links, rep);
   msg_traffic_free();
   account_teardown();
-  alg->free(b->state);
+  alg->run.free(b->state);
   b->state = NULL;
   metrics_free(m);
   if (cfg.faults)
@@ -869,7 +869,7 @@ int engine_run(const scenario *sc, const engine_opts *o)
   interrupt_run_catch();
   b.alg = algorithm_find(sc->run.algorithm);
   xbt_assert(b.alg != NULL, "run.algorithm '%s' passed validation", sc->run.algorithm);
-  b.needed = b.alg->hosts_needed(sc, algorithm_params(sc, b.alg), &b.needed_why);
+  b.needed = b.alg->plan.hosts_needed(sc, algorithm_params(sc, b.alg), &b.needed_why);
   if (check_footprint(sc, &b, o, err) != 0)
     return fail(err);
   b.model = build_model(sc);
@@ -890,7 +890,7 @@ int engine_run(const scenario *sc, const engine_opts *o)
   }
   if (rc == 0) {
     fill_config(sc, &b, &b.cfg);
-    b.state = b.alg->prepare(&b.cfg, err, ERRLEN);
+    b.state = b.alg->run.prepare(&b.cfg, err, ERRLEN);
     if (b.state == NULL)
       rc = fail(err);
   }

@@ -16,7 +16,7 @@
 size_t faultcfg_workers(const scenario *sc, size_t n_hosts)
 {
   const algorithm *a = algorithm_find(sc->run.algorithm);
-  return a->fault_workers ? a->fault_workers(sc, n_hosts) : n_hosts;
+  return a->plan.fault_workers ? a->plan.fault_workers(sc, n_hosts) : n_hosts;
 }
 
 /* Index in the run's hosts of a role address, or -1: rankI for every algorithm, the
@@ -27,7 +27,7 @@ static long role_index(const scenario *sc, const char *name, size_t n_hosts)
   const algorithm *a = algorithm_find(sc->run.algorithm);
   if (run_role_number(name, "rank", &k))
     return k >= 0 && (size_t)k < n_hosts ? k : -1;
-  return a->fault_role ? a->fault_role(sc, name, n_hosts) : -1;
+  return a->plan.fault_role ? a->plan.fault_role(sc, name, n_hosts) : -1;
 }
 
 static int resolve(const scenario *sc, fault_event *ev, const sg_host_t *hosts, size_t n_hosts, sg_host_t *all,

@@ -642,7 +642,7 @@ int scenario_validate(const scenario *s, const char *origin, char *err, size_t e
     scn_msgf(err, errlen, "%s: %s", o, msg);
     return -1;
   }
-  if (alg->validate(s, algorithm_params(s, alg), msg, sizeof msg) != 0) {
+  if (alg->plan.validate(s, algorithm_params(s, alg), msg, sizeof msg) != 0) {
     scn_msgf(err, errlen, "%s: %s", o, msg);
     return -1;
   }

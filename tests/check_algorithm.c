@@ -16,7 +16,7 @@ START_TEST(test_algorithm_registry_complete)
     const algorithm *a = algorithm_registry[i];
     ck_assert_msg(a->name && *a->name && a->summary && *a->summary && a->section_doc && *a->section_doc,
                   "algorithm %zu lacks a name, summary or section doc", i);
-    ck_assert_msg(a->validate && a->hosts_needed && a->prepare && a->deploy && a->free,
+    ck_assert_msg(a->plan.validate && a->plan.hosts_needed && a->run.prepare && a->run.deploy && a->run.free,
                   "%s lacks a required hook", a->name);
     ck_assert_msg(a->params_size > 0 && a->params_size <= SETTINGS_PARAMS_BYTES, "%s: %zu parameter bytes", a->name,
                   a->params_size);
@@ -62,7 +62,7 @@ START_TEST(test_algorithm_sections_separate)
     /* consensus needs a step bound; a tensor or pipeline run of the default shapes is fine */
     if (strcmp(a->name, "consensus") == 0)
       s.run.max_steps = 10;
-    ck_assert_msg(a->validate(&s, p, err, sizeof err) == 0, "%s's defaults: %s", a->name, err);
+    ck_assert_msg(a->plan.validate(&s, p, err, sizeof err) == 0, "%s's defaults: %s", a->name, err);
     t = s;
     char set[128];
     snprintf(set, sizeof set, "%s.%s=%s", a->name, a->keys[0].key, a->keys[0].def);
