@@ -18,7 +18,7 @@
 #include "models/graph.h"
 #include "sim/fileio.h"
 #include "sim/output.h"
-#include "sim/reproduce.h"
+#include "sim/lab/reproduce.h"
 
 /* 16 one-core hosts of 1 Mflop/s on a 1 GbE star, as tests/data/consensus-16.xml: a
  * subgradient of a 20 x 10 shard (800 flops) takes 0.8 ms, about a value's trip (LV08:

@@ -15,7 +15,7 @@
 
 #include "sim/output.h"
 #include "sim/fileio.h"
-#include "sim/reproduce.h"
+#include "sim/lab/reproduce.h"
 
 /* The calibration, at the single-GPU point only: model.efficiency, the share of the V100's
  * speed the training software's kernels got in the kernel model (models/gemm.h: each

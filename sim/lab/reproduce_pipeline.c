@@ -14,7 +14,7 @@
 
 #include "sim/output.h"
 #include "sim/fileio.h"
-#include "sim/reproduce.h"
+#include "sim/lab/reproduce.h"
 
 /* 16 dense layers of 8192 units (a GPT MLP's width at PTD-P's 8.3B-class scale); each stage
  * gets 16/p of them, each model chunk 16/(pv). b = 64 examples per microbatch makes a

@@ -18,7 +18,7 @@
 
 #include "sim/fileio.h"
 #include "sim/output.h"
-#include "sim/reproduce.h"
+#include "sim/lab/reproduce.h"
 
 /* ---- the rules (the README's "Rules" section says each of them and why) ---------- */
 

@@ -6,7 +6,7 @@
  * run.log (the run's stdout and stderr) and the run's own result files. sweep.csv and
  * sweep.png are made from those folders only, the same way after a direct sweep and
  * after `--merge`, so both give the same bytes. */
-#include "sim/sweep.h"
+#include "sim/lab/sweep.h"
 #include "sim/fileio.h"
 
 #include <dirent.h>
@@ -26,7 +26,7 @@
 #include "sim/output.h"
 #include "sim/scenario.h"
 #include "sim/interrupt.h"
-#include "sim/spawn.h"
+#include "sim/lab/spawn.h"
 
 #define ERRLEN 1400
 #define PATHLEN 4096
