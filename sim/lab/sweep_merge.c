@@ -317,12 +317,20 @@ static void key_label(const char *key, char *buf, size_t len)
   }
 }
 
-/* sweep.png's script: the data inline (one datablock per combination of the other keys,
- * in product order), the first key's values on x (as numbers, or as categories 0..n-1
- * labelled with the values when one is not a number). */
-static char *sweep_plot_script(const char *out, const point *ps, size_t n, size_t metric)
+/* sweep.png's x values and series: the distinct values of the first key (xs[0..nx), numeric
+ * when every one is a number, lo and hi the least and largest), and the combinations of the
+ * other keys (ns series, first[s] a point of series s), in product order; xi[i] and si[i]
+ * are point i's value and series. */
+typedef struct plot_layout {
+  const char **xs;
+  size_t nx, *xi, *si, ns;
+  size_t *first; /* a point of each series */
+  int numeric;
+  double lo, hi;
+} plot_layout;
+
+static void plot_layout_of(const point *ps, size_t n, size_t nk, plot_layout *pl)
 {
-  size_t nk = point_nkeys(&ps[0]);
   /* distinct values of the first key, and of the other keys' combinations, in order */
   const char **xs = xbt_malloc0(n * sizeof(char *));
   size_t nx = 0, *xi = xbt_malloc0(n * sizeof(size_t)), *si = xbt_malloc0(n * sizeof(size_t)), ns = 0;
@@ -354,10 +362,18 @@ static char *sweep_plot_script(const char *out, const point *ps, size_t n, size_
       first[ns++] = i;
     si[i] = s;
   }
-  char *text = NULL;
-  size_t size = 0;
-  FILE *f = open_memstream(&text, &size);
-  xbt_assert(f, "open_memstream failed");
+  *pl = (plot_layout){.xs = xs, .nx = nx, .xi = xi, .si = si, .ns = ns, .first = first, .numeric = numeric,
+                      .lo = lo, .hi = hi};
+}
+
+/* The script's settings: the terminal and output, the axes' labels, the title, and the x
+ * axis's scale or categories. */
+static void put_plot_axes(FILE *f, const char *out, const point *ps, size_t metric, const plot_layout *pl)
+{
+  const char **xs = pl->xs;
+  size_t nx = pl->nx;
+  int numeric = pl->numeric;
+  double lo = pl->lo, hi = pl->hi;
   fputs("set terminal pngcairo size 800,560 noenhanced\nset output ", f);
   char tmp[PATHLEN];
   snprintf(tmp, sizeof(tmp), "%s/.sweep.png.tmp", out);
@@ -384,6 +400,13 @@ static char *sweep_plot_script(const char *out, const point *ps, size_t n, size_
       fprintf(f, " %zu%s", j, j + 1 < nx ? ", " : ")\n");
     }
   }
+}
+
+/* The datablocks, one per series, and the plot command that draws them. */
+static void put_plot_data(FILE *f, const point *ps, size_t n, size_t nk, size_t metric, const plot_layout *pl)
+{
+  const size_t *xi = pl->xi, *si = pl->si, *first = pl->first, ns = pl->ns;
+  int numeric = pl->numeric;
   for (size_t s = 0; s < ns; s++) {
     fprintf(f, "$s%zu << EOD\n", s);
     for (size_t i = 0; i < n; i++) {
@@ -417,11 +440,27 @@ static char *sweep_plot_script(const char *out, const point *ps, size_t n, size_
     }
     fputs(s + 1 < ns ? ", \\\n     " : "\n", f);
   }
+}
+
+/* sweep.png's script: the data inline (one datablock per combination of the other keys,
+ * in product order), the first key's values on x (as numbers, or as categories 0..n-1
+ * labelled with the values when one is not a number). */
+static char *sweep_plot_script(const char *out, const point *ps, size_t n, size_t metric)
+{
+  size_t nk = point_nkeys(&ps[0]);
+  plot_layout pl;
+  plot_layout_of(ps, n, nk, &pl);
+  char *text = NULL;
+  size_t size = 0;
+  FILE *f = open_memstream(&text, &size);
+  xbt_assert(f, "open_memstream failed");
+  put_plot_axes(f, out, ps, metric, &pl);
+  put_plot_data(f, ps, n, nk, metric, &pl);
   fclose(f);
-  xbt_free(first);
-  xbt_free(si);
-  xbt_free(xi);
-  xbt_free(xs);
+  xbt_free(pl.first);
+  xbt_free(pl.si);
+  xbt_free(pl.xi);
+  xbt_free(pl.xs);
   return text;
 }
 
