@@ -12,11 +12,11 @@
 #include "algorithms/registry.h"
 #include "models/arch.h"
 #include "sim/engine.h"
+#include "sim/lab/reproduce.h"
+#include "sim/lab/sweep.h"
 #include "sim/output.h"
 #include "sim/platform.h"
-#include "sim/reproduce.h"
 #include "sim/scenario.h"
-#include "sim/sweep.h"
 
 #define ERRLEN 1024
 

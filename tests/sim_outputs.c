@@ -10,7 +10,7 @@
 
 #include "check_util.h"
 #include "cli_util.h"
-#include "sim/reproduce.h"
+#include "sim/lab/reproduce.h"
 
 /* Relative agreement of figures computed two ways from the same doubles (a few roundings). */
 #define SAME_FIGURE_RTOL 1e-12

@@ -14,7 +14,7 @@
 
 #include "sim/output.h"
 #include "sim/fileio.h"
-#include "sim/reproduce.h"
+#include "sim/lab/reproduce.h"
 
 /* 16 dense layers of 8192 units (a GPT MLP's width at PTD-P's 8.3B-class scale); each stage
  * gets 16/p of them, each model chunk 16/(pv). b = 64 examples per microbatch makes a
@@ -348,7 +348,8 @@ static void ptdp_robustness(FILE *f, const ptdp_run *runs, size_t n)
   fputs("\n", f);
 }
 
-static void ptdp_readme(FILE *f, const ptdp_run *runs, size_t n, int quick)
+/* The README's setup of the PTD-P comparison: shapes, kernels, collectives, calibration. */
+static void ptdp_method(FILE *f)
 {
   fputs("## PTD-P Table 1 comparison\n\n"
           "Made by the same command from `ptdp.ini` (one row by hand, from this folder: `dtsim run ptdp.ini\n"
@@ -415,15 +416,12 @@ static void ptdp_readme(FILE *f, const ptdp_run *runs, size_t n, int quick)
           "  prediction with it. Tflop/s per GPU counts PTD-P's flops, 96 B s l h^2 (1 + s/6h + V/16lh)\n"
           "  per step, over the simulated step time and the GPUs.\n",
           f);
-  if (quick)
-    fputs("- `--quick` runs only the three smallest rows.\n", f);
-  int any = 0;
-  for (size_t i = 0; i < PTDP_ROWS; i++)
-    if (ptdp_find(runs, n, i, PTDP_MAIN) == NULL)
-      fprintf(f, "%s %sB (%ld GPUs)", any++ ? "," : "- Not run in this grid, so not in `ptdp.csv` or the targets below:",
-              ptdp_rows[i].params_b, ptdp_rows[i].gpus);
-  if (any)
-    fputs(".\n", f);
+}
+
+/* The table of the rows run and the targets' verdict; returns the rows in it, and in
+ * *worst_k_out the index in runs of the largest error. */
+static size_t ptdp_table(FILE *f, const ptdp_run *runs, size_t n, size_t *worst_k_out)
+{
   fputs("\n| params (B) | t | p | d | GPUs | batch | b | m | v | PTD-P Tflop/s/GPU | dtsim Tflop/s/GPU | error | bubble | GEMM share |\n"
         "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n",
         f);
@@ -453,8 +451,14 @@ static void ptdp_readme(FILE *f, const ptdp_run *runs, size_t n, int quick)
           "(Spearman rank correlation with the paper's column at least 0.6): %s.** %d of %zu rows are\n"
           "within 10%%; the largest error is %.1f%% (%sB); the rank correlation over the %zu rows is %.2f.\n\n",
           met ? "met" : "not met", within, nm, 100 * worst, nm ? runs[worst_k].row->params_b : "-", nm, rho);
-  if (!quick)
-    ptdp_robustness(f, runs, n);
+  *worst_k_out = worst_k;
+  return nm;
+}
+
+/* "What moved the numbers, and what is still off" (nm rows in the table, worst_k the
+ * largest error's). */
+static void ptdp_moved(FILE *f, const ptdp_run *runs, size_t n, size_t nm, size_t worst_k)
+{
   const ptdp_run *first = ptdp_find(runs, n, 0, PTDP_MAIN), *last = NULL;
   const ptdp_run *r4 = ptdp_find(runs, n, PTDP_ROBUST_ROWS - 1, PTDP_MAIN);
   const ptdp_run *f4 = ptdp_find(runs, n, PTDP_ROBUST_ROWS - 1, PTDP_FLAT);
@@ -519,6 +523,27 @@ static void ptdp_readme(FILE *f, const ptdp_run *runs, size_t n, int quick)
     fprintf(f, " The pipelined rows also carry the bubble: the %sB row's is %.3f of its\n  step (p = %ld, m = %ld, v = %ld).",
             last->row->params_b, last->bubble, last->row->p, last->m, last->v);
   fputs("\n\n", f);
+}
+
+/* The README's PTD-P section: the setup, the rows' table, the robustness table (full grid
+ * only), and what moved the numbers. */
+static void ptdp_readme(FILE *f, const ptdp_run *runs, size_t n, int quick)
+{
+  ptdp_method(f);
+  if (quick)
+    fputs("- `--quick` runs only the three smallest rows.\n", f);
+  int any = 0;
+  for (size_t i = 0; i < PTDP_ROWS; i++)
+    if (ptdp_find(runs, n, i, PTDP_MAIN) == NULL)
+      fprintf(f, "%s %sB (%ld GPUs)", any++ ? "," : "- Not run in this grid, so not in `ptdp.csv` or the targets below:",
+              ptdp_rows[i].params_b, ptdp_rows[i].gpus);
+  if (any)
+    fputs(".\n", f);
+  size_t worst_k;
+  size_t nm = ptdp_table(f, runs, n, &worst_k);
+  if (!quick)
+    ptdp_robustness(f, runs, n);
+  ptdp_moved(f, runs, n, nm, worst_k);
 }
 
 static char *pp_readme(const pp_run *runs, size_t n, int quick, const ptdp_run *pt, size_t npt)

@@ -5,15 +5,14 @@
  * the point count and the varied keys with their values, written before the run),
  * run.log (the run's stdout and stderr) and the run's own result files. sweep.csv and
  * sweep.png are made from those folders only, the same way after a direct sweep and
- * after `--merge`, so both give the same bytes. */
-#include "sim/sweep.h"
+ * after `--merge`, so both give the same bytes (sweep_merge.c). */
+#include "sim/lab/sweep.h"
 #include "sim/fileio.h"
+#include "sim/lab/sweep_merge.h"
 
-#include <dirent.h>
 #include <errno.h>
 #include <signal.h>
 #include <jansson.h>
-#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -26,10 +25,9 @@
 #include "sim/output.h"
 #include "sim/scenario.h"
 #include "sim/interrupt.h"
-#include "sim/spawn.h"
+#include "sim/lab/spawn.h"
 
 #define ERRLEN 1400
-#define PATHLEN 4096
 
 static const char usage[] =
     "usage: dtsim sweep SCENARIO.ini --vary SECTION.KEY=V1,V2,... [--vary ...] [--set S.K=V]...\n"
@@ -81,31 +79,6 @@ static const char usage[] =
     "  sbatch --array=1-$(wc -l < jobs.txt) --wrap 'sed -n \"${SLURM_ARRAY_TASK_ID}p\" jobs.txt | sh'\n"
     "  dtsim sweep --merge sw\n";
 
-/* Columns after the varied keys: name, the summary.json member it comes from, and what
- * it is with its unit (sweep.png's axis). New columns go at the end: scripts read the
- * first ones by position. */
-static const struct {
-  const char *name, *parent, *member, *label;
-} metrics_cols[] = {
-    {"sim_time_s", NULL, "sim_time_s", "simulated time (s)"},
-    {"steps", NULL, "steps", "steps (minibatches, all workers)"},
-    {"examples", NULL, "examples", "training examples"},
-    {"final_loss", NULL, "final_loss", "final held-out loss"},
-    {"final_accuracy", NULL, "final_accuracy", "final held-out accuracy (fraction)"},
-    {"time_to_target_s", NULL, "time_to_target_s", "time to the target accuracy (simulated s)"},
-    {"status", NULL, "status", "status"},
-    {"bytes_total", "comm", "bytes_total", "bytes sent (all messages)"},
-    {"hosts_used", NULL, "hosts_used", "hosts used"},
-    {"step_time_s", "performance", "step_time_s", "step time (simulated s per step of one worker)"},
-    {"examples_per_s", "performance", "examples_per_s", "training examples per simulated s"},
-    {"tflops_per_device", "performance", "tflops_per_device", "model Tflop/s per device"},
-    {"mfu", "performance", "mfu", "model flop utilisation (fraction of peak)"},
-    {"compute_pct", "performance", "compute_pct", "workers' compute (% of simulated time)"},
-    {"comm_pct", "performance", "comm_pct", "workers' communication (% of simulated time)"},
-    {"exposed_comm_pct", "performance", "exposed_comm_pct", "workers' exposed communication (% of simulated time)"},
-};
-#define N_METRICS (sizeof(metrics_cols) / sizeof(metrics_cols[0]))
-
 /* One --vary: the key as written ("section.key", trimmed) and its values. */
 typedef struct vary {
   const char *arg; /* the option's text, for messages */
@@ -113,14 +86,6 @@ typedef struct vary {
   char **values;
   size_t n;
 } vary;
-
-/* One point as the merge sees it: from point.json and summary.json. */
-typedef struct point {
-  char *dir;
-  size_t index; /* 1-based, product order */
-  json_t *info; /* point.json */
-  json_t *summary;
-} point;
 
 static int bad(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 static int bad(const char *fmt, ...)
@@ -258,27 +223,6 @@ static void point_pick(size_t i, const vary *vs, size_t nv, size_t *pick)
   }
 }
 
-/* ---- files and folders ------------------------------------------------------- */
-
-static int mkdir_p(const char *dir, char *err, size_t len)
-{
-  char p[PATHLEN];
-  snprintf(p, sizeof(p), "%s", dir);
-  for (char *c = p + 1;; c++) {
-    if (*c != '/' && *c != '\0')
-      continue;
-    char was = *c;
-    *c = '\0';
-    if (mkdir(p, 0777) != 0 && errno != EEXIST) {
-      snprintf(err, len, "%s: cannot create: %s", p, strerror(errno));
-      return -1;
-    }
-    *c = was;
-    if (was == '\0')
-      return 0;
-  }
-}
-
 /* Whether a sweep can be written into out: not a sweep folder already, and out or its
  * nearest existing ancestor a writable folder. Returns 0, or -1 with a message. */
 static int out_unusable(const char *out, char *err, size_t len)
@@ -316,432 +260,6 @@ static int write_point_info(const char *dir, size_t index, size_t count, const v
   int rc = fileio_write(dir, "point.json", text, n + 1, err, len);
   xbt_free(text);
   return rc;
-}
-
-/* ---- merge: point folders to sweep.csv and sweep.png -------------------------- */
-
-static void point_clear(point *p)
-{
-  xbt_free(p->dir);
-  json_decref(p->info);
-  json_decref(p->summary);
-}
-
-/* Reads dir/point.json into p (summary.json later). Returns 0, or -1 with a message. */
-static int point_load(const char *dir, point *p, char *err, size_t len)
-{
-  char path[PATHLEN];
-  json_error_t je;
-  snprintf(path, sizeof(path), "%s/point.json", dir);
-  *p = (point){.dir = xbt_strdup(dir)};
-  p->info = json_load_file(path, 0, &je);
-  if (p->info == NULL) {
-    snprintf(err, len, "%s: cannot read: %s", path, je.text);
-    return -1;
-  }
-  json_t *idx = json_object_get(p->info, "index"), *cnt = json_object_get(p->info, "count");
-  json_t *vs = json_object_get(p->info, "vary");
-  int ok = json_is_integer(idx) && json_is_integer(cnt) && json_is_array(vs) && json_array_size(vs) > 0 &&
-           json_integer_value(idx) >= 1 && json_integer_value(idx) <= json_integer_value(cnt);
-  for (size_t k = 0; ok && k < json_array_size(vs); k++) {
-    json_t *e = json_array_get(vs, k);
-    ok = json_is_string(json_object_get(e, "key")) && json_is_string(json_object_get(e, "value"));
-  }
-  if (!ok) {
-    snprintf(err, len, "%s: not a dtsim sweep point (index, count, vary)", path);
-    return -1;
-  }
-  p->index = (size_t)json_integer_value(idx);
-  return 0;
-}
-
-static const char *point_key(const point *p, size_t k)
-{
-  return json_string_value(json_object_get(json_array_get(json_object_get(p->info, "vary"), k), "key"));
-}
-
-static const char *point_value(const point *p, size_t k)
-{
-  return json_string_value(json_object_get(json_array_get(json_object_get(p->info, "vary"), k), "value"));
-}
-
-static size_t point_nkeys(const point *p)
-{
-  return json_array_size(json_object_get(p->info, "vary"));
-}
-
-static size_t point_count(const point *p)
-{
-  return (size_t)json_integer_value(json_object_get(p->info, "count"));
-}
-
-/* Adds the points of arg (a point folder, or every point folder in a sweep folder's points/) to *ps. */
-static int collect(const char *arg, point **ps, size_t *n, size_t *cap, char *err, size_t len)
-{
-  char path[PATHLEN];
-  snprintf(path, sizeof(path), "%s/point.json", arg);
-  if (access(path, F_OK) == 0) {
-    if (*n == *cap) {
-      *cap = *cap * 2 + 16;
-      *ps = xbt_realloc(*ps, *cap * sizeof(point));
-    }
-    return point_load(arg, &(*ps)[(*n)++], err, len);
-  }
-  snprintf(path, sizeof(path), "%s/points", arg);
-  DIR *d = opendir(path);
-  if (d == NULL) {
-    snprintf(err, len, "--merge %s: neither a sweep folder (no %s/points/) nor a point folder (no point.json)", arg,
-             arg);
-    return -1;
-  }
-  int rc = 0;
-  for (struct dirent *e; rc == 0 && (e = readdir(d)) != NULL;) {
-    char sub[PATHLEN], info[PATHLEN];
-    if (e->d_name[0] == '.')
-      continue;
-    snprintf(sub, sizeof(sub), "%s/%s", path, e->d_name);
-    snprintf(info, sizeof(info), "%s/point.json", sub);
-    if (access(info, F_OK) != 0)
-      continue;
-    if (*n == *cap) {
-      *cap = *cap * 2 + 16;
-      *ps = xbt_realloc(*ps, *cap * sizeof(point));
-    }
-    rc = point_load(sub, &(*ps)[(*n)++], err, len);
-  }
-  closedir(d);
-  return rc;
-}
-
-static int by_index(const void *a, const void *b)
-{
-  size_t x = ((const point *)a)->index, y = ((const point *)b)->index;
-  return (x > y) - (x < y);
-}
-
-/* Sorts ps by index and checks they are one whole sweep: the same keys, indices 1..count
- * each once; then reads every summary.json. Returns 0, or -1 with a message. */
-static int check_points(point *ps, size_t n, char *err, size_t len)
-{
-  if (n == 0) {
-    snprintf(err, len, "--merge: no point folders found");
-    return -1;
-  }
-  qsort(ps, n, sizeof(point), by_index);
-  size_t count = point_count(&ps[0]), nk = point_nkeys(&ps[0]);
-  for (size_t i = 0; i < n; i++) {
-    int same = point_count(&ps[i]) == count && point_nkeys(&ps[i]) == nk;
-    for (size_t k = 0; same && k < nk; k++)
-      same = strcmp(point_key(&ps[i], k), point_key(&ps[0], k)) == 0;
-    if (!same) {
-      snprintf(err, len, "--merge: %s and %s are points of different sweeps (keys or point counts differ)", ps[0].dir,
-               ps[i].dir);
-      return -1;
-    }
-    if (i > 0 && ps[i].index == ps[i - 1].index) {
-      snprintf(err, len, "--merge: point %zu is given twice (%s and %s)", ps[i].index, ps[i - 1].dir, ps[i].dir);
-      return -1;
-    }
-    if (ps[i].index != i + 1) {
-      snprintf(err, len, "--merge: point %zu of %zu is missing (give its folder too)", i + 1, count);
-      return -1;
-    }
-  }
-  if (n != count) {
-    snprintf(err, len, "--merge: point %zu of %zu is missing (give its folder too)", n + 1, count);
-    return -1;
-  }
-  for (size_t i = 0; i < n; i++) {
-    char path[PATHLEN];
-    snprintf(path, sizeof(path), "%s/summary.json", ps[i].dir);
-    ps[i].summary = json_load_file(path, 0, NULL);
-    if (!json_is_object(ps[i].summary)) {
-      snprintf(err, len, "point %s has no result (%s): its run failed or has not run; see %s/run.log", ps[i].dir,
-               path, ps[i].dir);
-      return -1;
-    }
-  }
-  return 0;
-}
-
-static const json_t *metric_of(const point *p, size_t m)
-{
-  const json_t *o = p->summary;
-  if (metrics_cols[m].parent)
-    o = json_object_get(o, metrics_cols[m].parent);
-  return json_object_get(o, metrics_cols[m].member);
-}
-
-/* A CSV field: quoted (RFC 4180) when it holds a comma, a quote or a line break. */
-static void put_field(FILE *f, const char *s)
-{
-  if (strpbrk(s, ",\"\r\n") == NULL) {
-    fputs(s, f);
-    return;
-  }
-  fputc('"', f);
-  for (; *s; s++) {
-    if (*s == '"')
-      fputc('"', f);
-    fputc(*s, f);
-  }
-  fputc('"', f);
-}
-
-/* A summary.json value as a CSV cell: %.17g for reals (round-trip), empty for null. */
-static void put_value(FILE *f, const json_t *v)
-{
-  if (json_is_integer(v))
-    fprintf(f, "%" JSON_INTEGER_FORMAT, json_integer_value(v));
-  else if (json_is_real(v))
-    fprintf(f, "%.17g", json_real_value(v));
-  else if (json_is_string(v))
-    put_field(f, json_string_value(v));
-  else if (json_is_true(v) || json_is_false(v))
-    fputs(json_is_true(v) ? "true" : "false", f);
-}
-
-static char *sweep_csv(const point *ps, size_t n)
-{
-  char *text = NULL;
-  size_t size = 0;
-  FILE *f = open_memstream(&text, &size);
-  xbt_assert(f, "open_memstream failed");
-  size_t nk = point_nkeys(&ps[0]);
-  for (size_t k = 0; k < nk; k++) {
-    put_field(f, point_key(&ps[0], k));
-    fputc(',', f);
-  }
-  for (size_t m = 0; m < N_METRICS; m++)
-    fprintf(f, "%s%s", metrics_cols[m].name, m + 1 < N_METRICS ? "," : "\n");
-  for (size_t i = 0; i < n; i++) {
-    for (size_t k = 0; k < nk; k++) {
-      put_field(f, point_value(&ps[i], k));
-      fputc(',', f);
-    }
-    for (size_t m = 0; m < N_METRICS; m++) {
-      put_value(f, metric_of(&ps[i], m));
-      fputc(m + 1 < N_METRICS ? ',' : '\n', f);
-    }
-  }
-  fclose(f);
-  return text;
-}
-
-/* A gnuplot single-quoted string ('' stands for one quote). */
-static void put_gp_string(FILE *f, const char *s)
-{
-  fputc('\'', f);
-  for (; *s; s++) {
-    if (*s == '\'')
-      fputc('\'', f);
-    fputc(*s, f);
-  }
-  fputc('\'', f);
-}
-
-static int is_number(const char *s, double *x)
-{
-  char *end;
-  errno = 0;
-  *x = strtod(s, &end);
-  return end != s && *end == '\0' && errno == 0 && isfinite(*x);
-}
-
-/* A varied key as an axis label: "sgd.lr", with its unit from the key table when it has
- * one ("downpour.replicas (replicas)"). */
-static void key_label(const char *key, char *buf, size_t len)
-{
-  snprintf(buf, len, "%s", key);
-  for (size_t i = 0; i < scenario_key_count(); i++) {
-    const char *section, *name, *unit;
-    scenario_key_at(NULL, i, &section, &name, NULL, 0, NULL, &unit, NULL);
-    size_t sl = strlen(section);
-    if (strncmp(key, section, sl) == 0 && key[sl] == '.' && strcmp(key + sl + 1, name) == 0 && unit && *unit &&
-        strcmp(unit, "-") != 0)
-      snprintf(buf, len, "%s (%s)", key, unit);
-  }
-}
-
-/* sweep.png's script: the data inline (one datablock per combination of the other keys,
- * in product order), the first key's values on x (as numbers, or as categories 0..n-1
- * labelled with the values when one is not a number). */
-static char *sweep_plot_script(const char *out, const point *ps, size_t n, size_t metric)
-{
-  size_t nk = point_nkeys(&ps[0]);
-  /* distinct values of the first key, and of the other keys' combinations, in order */
-  const char **xs = xbt_malloc0(n * sizeof(char *));
-  size_t nx = 0, *xi = xbt_malloc0(n * sizeof(size_t)), *si = xbt_malloc0(n * sizeof(size_t)), ns = 0;
-  size_t *first = xbt_malloc0(n * sizeof(size_t)); /* a point of each series */
-  int numeric = 1;
-  double lo = INFINITY, hi = -INFINITY;
-  for (size_t i = 0; i < n; i++) {
-    const char *x = point_value(&ps[i], 0);
-    size_t j = 0;
-    while (j < nx && strcmp(xs[j], x) != 0)
-      j++;
-    if (j == nx) {
-      double v;
-      xs[nx++] = x;
-      numeric &= is_number(x, &v);
-      lo = fmin(lo, v);
-      hi = fmax(hi, v);
-    }
-    xi[i] = j;
-    size_t s = 0;
-    for (; s < ns; s++) {
-      int same = 1;
-      for (size_t k = 1; same && k < nk; k++)
-        same = strcmp(point_value(&ps[first[s]], k), point_value(&ps[i], k)) == 0;
-      if (same)
-        break;
-    }
-    if (s == ns)
-      first[ns++] = i;
-    si[i] = s;
-  }
-  char *text = NULL;
-  size_t size = 0;
-  FILE *f = open_memstream(&text, &size);
-  xbt_assert(f, "open_memstream failed");
-  fputs("set terminal pngcairo size 800,560 noenhanced\nset output ", f);
-  char tmp[PATHLEN];
-  snprintf(tmp, sizeof(tmp), "%s/.sweep.png.tmp", out);
-  put_gp_string(f, tmp);
-  fputs("\nset datafile missing '?'\nset key outside right top\nset grid\nset format y '%.4g'\nset xlabel ", f);
-  char label[512];
-  key_label(point_key(&ps[0], 0), label, sizeof label);
-  put_gp_string(f, label);
-  fputs("\nset ylabel ", f);
-  put_gp_string(f, metrics_cols[metric].label);
-  char heading[700];
-  snprintf(heading, sizeof heading, "dtsim sweep: %s (%s) against %s", metrics_cols[metric].label, metrics_cols[metric].name,
-           point_key(&ps[0], 0));
-  fputs("\nset title ", f);
-  put_gp_string(f, heading);
-  fputs("\n", f);
-  if (numeric && lo > 0 && hi / lo >= 100)
-    fputs("set logscale x\n", f);
-  if (!numeric) {
-    fputs("set xrange [-0.5:", f);
-    fprintf(f, "%zu.5]\nset xtics (", nx - 1);
-    for (size_t j = 0; j < nx; j++) {
-      put_gp_string(f, xs[j]);
-      fprintf(f, " %zu%s", j, j + 1 < nx ? ", " : ")\n");
-    }
-  }
-  for (size_t s = 0; s < ns; s++) {
-    fprintf(f, "$s%zu << EOD\n", s);
-    for (size_t i = 0; i < n; i++) {
-      if (si[i] != s)
-        continue;
-      if (numeric)
-        fputs(point_value(&ps[i], 0), f);
-      else
-        fprintf(f, "%zu", xi[i]);
-      const json_t *y = metric_of(&ps[i], metric);
-      if (json_is_number(y))
-        fprintf(f, " %.17g\n", json_number_value(y));
-      else
-        fputs(" ?\n", f);
-    }
-    fputs("EOD\n", f);
-  }
-  fputs("plot ", f);
-  for (size_t s = 0; s < ns; s++) {
-    fprintf(f, "$s%zu using 1:2 with linespoints pt 7 ", s);
-    if (nk == 1)
-      fputs("notitle", f);
-    else {
-      char title[1024];
-      size_t o = 0;
-      for (size_t k = 1; k < nk && o < sizeof(title); k++)
-        o += (size_t)snprintf(title + o, sizeof(title) - o, "%s%s=%s", k > 1 ? ", " : "", point_key(&ps[first[s]], k),
-                              point_value(&ps[first[s]], k));
-      fputs("title ", f);
-      put_gp_string(f, title);
-    }
-    fputs(s + 1 < ns ? ", \\\n     " : "\n", f);
-  }
-  fclose(f);
-  xbt_free(first);
-  xbt_free(si);
-  xbt_free(xi);
-  xbt_free(xs);
-  return text;
-}
-
-/* Feeds script to gnuplot, which writes out/.sweep.png.tmp, renamed to sweep.png. Its
- * warnings (a one-value axis) are not ours to show; a failure is. Returns 0 or -1. */
-static int plot(const char *out, const char *script, char *err, size_t len)
-{
-  FILE *g = popen("gnuplot >/dev/null 2>&1", "w");
-  if (g == NULL) {
-    snprintf(err, len, "cannot run gnuplot: %s", strerror(errno));
-    return -1;
-  }
-  fputs(script, g);
-  char tmp[PATHLEN], png[PATHLEN];
-  snprintf(tmp, sizeof(tmp), "%s/.sweep.png.tmp", out);
-  snprintf(png, sizeof(png), "%s/sweep.png", out);
-  if (pclose(g) != 0 || rename(tmp, png) != 0) {
-    snprintf(err, len, "gnuplot failed to draw %s (is gnuplot installed?)", png);
-    unlink(tmp);
-    return -1;
-  }
-  return 0;
-}
-
-/* Writes out/sweep.csv and out/sweep.png from the point folders in dirs (sweep folders
- * or point folders). Returns 0, or 2 with a message in err. */
-static int sweep_merge(const char *const *dirs, size_t nd, const char *out, size_t metric, int quiet, char *err,
-                       size_t len)
-{
-  point *ps = NULL;
-  size_t n = 0, cap = 0;
-  int rc = 0;
-  for (size_t d = 0; d < nd && rc == 0; d++)
-    rc = collect(dirs[d], &ps, &n, &cap, err, len);
-  if (rc == 0)
-    rc = check_points(ps, n, err, len);
-  char outdir[PATHLEN];
-  if (rc == 0 && out == NULL) {
-    /* the sweep folder holding the first point: OUT/points/NNN-... */
-    snprintf(outdir, sizeof(outdir), "%s", ps[0].dir);
-    for (int up = 0; up < 2 && rc == 0; up++) {
-      size_t l = strlen(outdir);
-      while (l > 1 && outdir[l - 1] == '/')
-        outdir[--l] = '\0';
-      char *slash = strrchr(outdir, '/');
-      if (up == 1 && strcmp(slash ? slash + 1 : outdir, "points") != 0) {
-        snprintf(err, len, "--merge: %s is not inside a sweep's points/ folder; say where to write with --out",
-                 ps[0].dir);
-        rc = -1;
-      } else if (slash == NULL)
-        snprintf(outdir, sizeof(outdir), ".");
-      else
-        *(slash == outdir ? slash + 1 : slash) = '\0';
-    }
-    out = outdir;
-  }
-  if (rc == 0)
-    rc = mkdir_p(out, err, len);
-  if (rc == 0) {
-    char *csv = sweep_csv(ps, n);
-    rc = fileio_write(out, "sweep.csv", csv, strlen(csv), err, len);
-    free(csv); /* open_memstream's */
-  }
-  if (rc == 0) {
-    char *script = sweep_plot_script(out, ps, n, metric);
-    rc = plot(out, script, err, len);
-    free(script);
-  }
-  if (rc == 0 && !quiet)
-    fprintf(stderr, "dtsim sweep: wrote %s/sweep.csv and sweep.png (%zu point%s)\n", out, n, n > 1 ? "s" : "");
-  for (size_t i = 0; i < n; i++)
-    point_clear(&ps[i]);
-  xbt_free(ps);
-  return rc == 0 ? 0 : 2;
 }
 
 /* ---- the sweep ----------------------------------------------------------------- */
@@ -983,14 +501,14 @@ static int sweep_run_all(const sweep_opts *o, size_t count)
   size_t *pick = xbt_malloc0(o->nv * sizeof(size_t));
   char points[PATHLEN];
   snprintf(points, sizeof(points), "%s/points", o->out);
-  int rc = mkdir_p(points, err, sizeof(err)) == 0 ? 0 : bad("%s", err);
+  int rc = sweep_mkdir_p(points, err, sizeof(err)) == 0 ? 0 : bad("%s", err);
   for (size_t i = 0; i < count && rc == 0; i++) {
     char name[1024];
     point_pick(i, o->vs, o->nv, pick);
     point_name(name, sizeof(name), i + 1, count, o->vs, o->nv, pick);
     snprintf(dirs[i], sizeof(dirs[i]), "%s/%s", points, name);
     snprintf(logs[i], sizeof(logs[i]), "%s/run.log", dirs[i]);
-    if (mkdir_p(dirs[i], err, sizeof(err)) != 0 ||
+    if (sweep_mkdir_p(dirs[i], err, sizeof(err)) != 0 ||
         write_point_info(dirs[i], i + 1, count, o->vs, o->nv, pick, err, sizeof(err)) != 0) {
       rc = bad("%s", err);
       break;
@@ -1032,15 +550,6 @@ static int sweep_run_all(const sweep_opts *o, size_t count)
   return rc;
 }
 
-static int metric_find(const char *name, size_t *m)
-{
-  for (size_t i = 0; i < N_METRICS; i++)
-    if (strcmp(metrics_cols[i].name, name) == 0 && strcmp(name, "status") != 0) {
-      *m = i;
-      return 0;
-    }
-  return -1;
-}
 
 /* More points than this is surely a mistake in the --vary lists. */
 #define SWEEP_MAX_POINTS 100000
@@ -1093,7 +602,7 @@ int sweep_main(int argc, char **argv)
     else
       dirs[nd++] = a;
   }
-  if (rc == 0 && metric_find(metric, &o.metric) != 0)
+  if (rc == 0 && sweep_metric_find(metric, &o.metric) != 0)
     rc = bad("--plot-metric %s: not a numeric column of sweep.csv (try: dtsim sweep --help)", metric);
   if (rc == 0 && merge) {
     if (nd == 0)

@@ -18,7 +18,7 @@
 #include "models/graph.h"
 #include "sim/fileio.h"
 #include "sim/output.h"
-#include "sim/reproduce.h"
+#include "sim/lab/reproduce.h"
 
 /* 16 one-core hosts of 1 Mflop/s on a 1 GbE star, as tests/data/consensus-16.xml: a
  * subgradient of a 20 x 10 shard (800 flops) takes 0.8 ms, about a value's trip (LV08:
@@ -596,57 +596,10 @@ static const cons_run *r_of(const cons_run *runs, size_t n, const char *alpha0)
   return r;
 }
 
-/* Why the torus floor was above the ring's with Metropolis weights, and the floor
- * against the step. */
-static void torus_text(FILE *f, const cons_run *runs, size_t n)
+/* The floor against the step with lazy weights: its table, whether it follows the step,
+ * and the plateaus where it does not. */
+static void step_text(FILE *f, const cons_run *runs, size_t n)
 {
-  double l2[2][N_TOPOLOGIES], lmin[2][N_TOPOLOGIES];
-  for (size_t t = 0; t < N_TOPOLOGIES; t++) {
-    spectrum(cons_topologies[t], GRAPH_W_METROPOLIS, &l2[0][t], &lmin[0][t]);
-    spectrum(cons_topologies[t], GRAPH_W_LAZY_METROPOLIS, &l2[1][t], &lmin[1][t]);
-  }
-  fputs("## The constant-step floors and the weights\n\n", f);
-  const cons_run *mt = find(runs, n, "torus", METROPOLIS, "constant", "0.02", "sync"),
-                 *mt2 = find(runs, n, "torus", METROPOLIS, "constant", "0.005", "sync"),
-                 *mr = find(runs, n, "ring", METROPOLIS, "constant", "0.02", "sync");
-  if (mt == NULL || mt2 == NULL || mr == NULL) {
-    lazy_floors(f, runs, n);
-    return;
-  }
-  fprintf(f,
-          "With Metropolis weights the floor at alpha 0.02 is %.3g on the torus and %.3g on the\n"
-          "ring, and %.3g times the torus's floor at 0.005, for a step 4 times larger.\n",
-          floor_of(mt), floor_of(mr), floor_of(mt) / floor_of(mt2));
-  fputs("The weights cause it, not the metric or the run length. The spectra of the two rules\n"
-        "(computed from the matrices; lambda_2 the second largest eigenvalue, lambda_min the\n"
-        "smallest):\n\n"
-        "| graph | Metropolis lambda_2 | Metropolis lambda_min | lazy lambda_2 | lazy lambda_min |\n"
-        "|---|---|---|---|---|\n",
-        f);
-  for (size_t t = 0; t < N_TOPOLOGIES; t++)
-    fprintf(f, "| %s | %.3f | %.3f | %.3f | %.3f |\n", cons_topologies[t], l2[0][t], lmin[0][t], l2[1][t],
-            lmin[1][t]);
-  fprintf(f,
-          "\nA constant step on a nonsmooth objective makes each agent's subgradient flip sign from\n"
-          "one iteration to the next near the kinks (a period-2 chatter: the Metropolis runs' gap\n"
-          "alternates between two levels). The disagreement e = x - xbar follows\n"
-          "e(k+1) = W e(k) - alpha (d(k) - dbar(k)), and a forcing that alternates in sign is\n"
-          "amplified by 1/(1 + lambda) along an eigenvector of W with eigenvalue lambda. The 4 x 4\n"
-          "torus is bipartite, and its Metropolis weights have lambda_min = %.2f (the checkerboard\n"
-          "mode), as large in size as lambda_2: the chatter is amplified %.2f times, against %.2f\n"
-          "on the ring and %.2f on the complete graph. The agents spread further apart, their\n"
-          "subgradients are taken further from the mean, and the mean settles further from the\n"
-          "optimum. Lazy weights have every eigenvalue in [0, 1] (lambda_min = %.2f on the torus),\n"
-          "so nothing alternating is amplified; they halve the spectral gap 1 - lambda_2 instead.\n\n",
-          lmin[0][1], 1 / (1 + lmin[0][1]), 1 / (1 + lmin[0][0]), 1 / (1 + lmin[0][2]), lmin[1][1]);
-  lazy_floors(f, runs, n);
-  fprintf(f,
-          "Not the metric: the running averages' gap F(yhat) of the Metropolis torus at 0.02 ends\n"
-          "at %.3g against its floor of %.3g, so averaging does not remove the excess. Not the run:\n"
-          "the floors are flat over the second half (the quarters above).\n\n",
-          last(mt, mt->erg), floor_of(mt));
-  floor_order(f, runs, n);
-
   int have = 0;
   for (size_t t = 0; t < N_TOPOLOGIES; t++)
     have |= find(runs, n, cons_topologies[t], LAZY, "constant", cons_small_alpha[0], "sync") != NULL;
@@ -719,6 +672,59 @@ static void torus_text(FILE *f, const cons_run *runs, size_t n)
             "floor at 0.02 (%.3g against %.3g with lazy weights), not because the floor follows the step.",
             floor_of(m1) / floor_of(m2), floor_of(m1), fl[0][0]);
   fputs("\n\n", f);
+}
+
+/* Why the torus floor was above the ring's with Metropolis weights, and the floor
+ * against the step (step_text). */
+static void torus_text(FILE *f, const cons_run *runs, size_t n)
+{
+  double l2[2][N_TOPOLOGIES], lmin[2][N_TOPOLOGIES];
+  for (size_t t = 0; t < N_TOPOLOGIES; t++) {
+    spectrum(cons_topologies[t], GRAPH_W_METROPOLIS, &l2[0][t], &lmin[0][t]);
+    spectrum(cons_topologies[t], GRAPH_W_LAZY_METROPOLIS, &l2[1][t], &lmin[1][t]);
+  }
+  fputs("## The constant-step floors and the weights\n\n", f);
+  const cons_run *mt = find(runs, n, "torus", METROPOLIS, "constant", "0.02", "sync"),
+                 *mt2 = find(runs, n, "torus", METROPOLIS, "constant", "0.005", "sync"),
+                 *mr = find(runs, n, "ring", METROPOLIS, "constant", "0.02", "sync");
+  if (mt == NULL || mt2 == NULL || mr == NULL) {
+    lazy_floors(f, runs, n);
+    return;
+  }
+  fprintf(f,
+          "With Metropolis weights the floor at alpha 0.02 is %.3g on the torus and %.3g on the\n"
+          "ring, and %.3g times the torus's floor at 0.005, for a step 4 times larger.\n",
+          floor_of(mt), floor_of(mr), floor_of(mt) / floor_of(mt2));
+  fputs("The weights cause it, not the metric or the run length. The spectra of the two rules\n"
+        "(computed from the matrices; lambda_2 the second largest eigenvalue, lambda_min the\n"
+        "smallest):\n\n"
+        "| graph | Metropolis lambda_2 | Metropolis lambda_min | lazy lambda_2 | lazy lambda_min |\n"
+        "|---|---|---|---|---|\n",
+        f);
+  for (size_t t = 0; t < N_TOPOLOGIES; t++)
+    fprintf(f, "| %s | %.3f | %.3f | %.3f | %.3f |\n", cons_topologies[t], l2[0][t], lmin[0][t], l2[1][t],
+            lmin[1][t]);
+  fprintf(f,
+          "\nA constant step on a nonsmooth objective makes each agent's subgradient flip sign from\n"
+          "one iteration to the next near the kinks (a period-2 chatter: the Metropolis runs' gap\n"
+          "alternates between two levels). The disagreement e = x - xbar follows\n"
+          "e(k+1) = W e(k) - alpha (d(k) - dbar(k)), and a forcing that alternates in sign is\n"
+          "amplified by 1/(1 + lambda) along an eigenvector of W with eigenvalue lambda. The 4 x 4\n"
+          "torus is bipartite, and its Metropolis weights have lambda_min = %.2f (the checkerboard\n"
+          "mode), as large in size as lambda_2: the chatter is amplified %.2f times, against %.2f\n"
+          "on the ring and %.2f on the complete graph. The agents spread further apart, their\n"
+          "subgradients are taken further from the mean, and the mean settles further from the\n"
+          "optimum. Lazy weights have every eigenvalue in [0, 1] (lambda_min = %.2f on the torus),\n"
+          "so nothing alternating is amplified; they halve the spectral gap 1 - lambda_2 instead.\n\n",
+          lmin[0][1], 1 / (1 + lmin[0][1]), 1 / (1 + lmin[0][0]), 1 / (1 + lmin[0][2]), lmin[1][1]);
+  lazy_floors(f, runs, n);
+  fprintf(f,
+          "Not the metric: the running averages' gap F(yhat) of the Metropolis torus at 0.02 ends\n"
+          "at %.3g against its floor of %.3g, so averaging does not remove the excess. Not the run:\n"
+          "the floors are flat over the second half (the quarters above).\n\n",
+          last(mt, mt->erg), floor_of(mt));
+  floor_order(f, runs, n);
+  step_text(f, runs, n);
 }
 
 /* Item 4: why the asynchronous runs need a self-weight of at least 1/2. */

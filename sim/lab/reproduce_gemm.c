@@ -22,7 +22,7 @@
 #include "models/gemm.h"
 #include "sim/fileio.h"
 #include "sim/platform.h"
-#include "sim/reproduce.h"
+#include "sim/lab/reproduce.h"
 #include "sim/lab/template.h"
 
 /* DeepBench's rows: kernel, M, N, K, A and B transposed, measured milliseconds (as the

@@ -1,5 +1,5 @@
 /* spawn.c - a bounded pool of dtsim child processes, reaped with wait(2). */
-#include "sim/spawn.h"
+#include "sim/lab/spawn.h"
 
 #include <errno.h>
 #include <fcntl.h>

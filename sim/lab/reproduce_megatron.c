@@ -15,7 +15,7 @@
 
 #include "sim/output.h"
 #include "sim/fileio.h"
-#include "sim/reproduce.h"
+#include "sim/lab/reproduce.h"
 
 /* The calibration, at the single-GPU point only: model.efficiency, the share of the V100's
  * speed the training software's kernels got in the kernel model (models/gemm.h: each
@@ -399,13 +399,10 @@ static void robustness_table(FILE *f, const meg_run *runs, size_t n)
   fputs("\n", f);
 }
 
-static char *meg_readme(const meg_run *runs, size_t n, int quick)
+/* The README's opening: what a point is, the set-up of Megatron-LM as it ran in 2019, and the
+ * calibration (base: the 1-GPU row, or NULL). */
+static void meg_method(FILE *f, const meg_run *base, int quick)
 {
-  char *text = NULL;
-  size_t len = 0;
-  FILE *f = open_memstream(&text, &len);
-  xbt_assert(f, "open_memstream failed");
-  const meg_run *base = base_of(runs, n, VAR_MAIN);
   fprintf(f,
           "# Megatron-LM scaling (Shoeybi et al. 2019, Tables 1, 7 and 8)\n\n"
           "Made by `dtsim reproduce megatron%s` from `megatron.ini` (one point by hand, from this folder:\n"
@@ -467,16 +464,11 @@ static char *meg_readme(const meg_run *runs, size_t n, int quick)
           "does not have goes: the optimizer, the fp16 loss scaling, the data loader, PyTorch's eager\n"
           "execution of each operator. `efficiency` is a row's Tflop/s per GPU over the 1-GPU row's.\n\n",
           reproduce_gemm_v100_efficiency(), base ? base->tflops : 0);
-  weak_table(f, runs, n);
-  int kept = 0;
-  heads_table(f, runs, n, &kept);
-  strong_table(f, runs, n);
-  fputs("## Targets\n\n", f);
-  target_line(f, find(runs, n, 3072, 32, 8, 1, 1, VAR_MAIN), "8 GPUs (8.3B, MP 8)", 77);
-  target_line(f, find(runs, n, 3072, 32, 8, MEG_DP, 1, VAR_MAIN), "512 GPUs (8.3B, MP 8 x DP 64, torch DDP)", 74);
-  fprintf(f, "- Table 7's order by heads: **%s**.\n\n", kept ? "kept" : "not kept");
-  if (!quick)
-    robustness_table(f, runs, n);
+}
+
+/* "What moved the numbers, and what is still off" (kept: Table 7's order kept). */
+static void meg_moved(FILE *f, const meg_run *runs, size_t n, int kept)
+{
   const meg_run *r8 = find(runs, n, 3072, 32, 8, 1, 1, VAR_MAIN), *r512 = find(runs, n, 3072, 32, 8, MEG_DP, 1, VAR_MAIN);
   const meg_run *own = find(runs, n, 3072, 32, 8, MEG_DP, 0, VAR_MAIN), *s8 = find(runs, n, 1536, 16, 8, 1, 1, VAR_MAIN);
   const meg_run *f8 = find(runs, n, 3072, 32, 8, 1, 1, VAR_FLAT), *n8 = find(runs, n, 3072, 32, 8, 1, 1, VAR_NOMINAL);
@@ -537,6 +529,27 @@ static char *meg_readme(const meg_run *runs, size_t n, int quick)
             "  dispatch, autograd, the Python layer code), which the GPU waits for once its kernels are\n"
             "  short, is the likely remainder, and it is not modelled.\n",
             s8->speedup);
+}
+
+static char *meg_readme(const meg_run *runs, size_t n, int quick)
+{
+  char *text = NULL;
+  size_t len = 0;
+  FILE *f = open_memstream(&text, &len);
+  xbt_assert(f, "open_memstream failed");
+  const meg_run *base = base_of(runs, n, VAR_MAIN);
+  meg_method(f, base, quick);
+  weak_table(f, runs, n);
+  int kept = 0;
+  heads_table(f, runs, n, &kept);
+  strong_table(f, runs, n);
+  fputs("## Targets\n\n", f);
+  target_line(f, find(runs, n, 3072, 32, 8, 1, 1, VAR_MAIN), "8 GPUs (8.3B, MP 8)", 77);
+  target_line(f, find(runs, n, 3072, 32, 8, MEG_DP, 1, VAR_MAIN), "512 GPUs (8.3B, MP 8 x DP 64, torch DDP)", 74);
+  fprintf(f, "- Table 7's order by heads: **%s**.\n\n", kept ? "kept" : "not kept");
+  if (!quick)
+    robustness_table(f, runs, n);
+  meg_moved(f, runs, n, kept);
   fputs("\n## Files\n\n"
         "`megatron.csv`: `set,params_b,heads,gpus,mp,dp,ddp,variant,tflops_per_gpu,efficiency,step_s,speedup,\n"
         "gemm_share` (set: weak, heads or strong; ddp: none, torch or megatron; variant: committed, or\n"

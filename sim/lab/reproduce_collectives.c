@@ -14,7 +14,7 @@
 
 #include "sim/output.h"
 #include "sim/fileio.h"
-#include "sim/reproduce.h"
+#include "sim/lab/reproduce.h"
 #include "sim/lab/template.h"
 
 /* 64 one-core hosts, each on its own full-duplex (SPLITDUPLEX) 12.5e9 B/s link of 1 us to

@@ -1,5 +1,5 @@
 /* reproduce.c - reproductions of published figures, one simulation per process. */
-#include "sim/reproduce.h"
+#include "sim/lab/reproduce.h"
 #include "sim/fileio.h"
 #include "sim/interrupt.h"
 
@@ -20,7 +20,7 @@
 #include "models/transformer.h"
 #include "sim/output.h"
 #include "sim/platform.h"
-#include "sim/spawn.h"
+#include "sim/lab/spawn.h"
 
 /* Dean et al. 2012, Fig. 3: mean time per minibatch of plain SGD on one model replica
  * split over 1..144 machines. One platform and cost calibration for all four nets:

@@ -1,0 +1,558 @@
+/* reproduce_dean.c - `dtsim reproduce fig4` and `fig5`: Dean et al. 2012, Figs. 4 and 5
+ * (Dean et al. 2012, sec. 5): accuracy against time of SGD on 8 partitions, one GPU, Downpour
+ * with a fixed rate and with Adagrad, and Sandblaster L-BFGS; then time to a target accuracy
+ * against machines and utilized cores. Timing comes from the virtual speech-42m net on the
+ * distbelief-2012 (or gpu-2012) preset at Fig. 3's calibration, accuracy from a small numeric
+ * proxy trained for real on a noisy teacher streamed without reuse. Every choice is one rule
+ * for every method, written into the README before the results (dean_rules): the proxy's
+ * target comes from one calibration of sequential SGD, every rate from one ladder by one
+ * selection rule. One simulation per process. This file makes the runs (calibration, rate
+ * rule, grid, robustness); reproduce_dean_text.c writes what they give. */
+#include <jansson.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <xbt/asserts.h>
+#include <xbt/sysdep.h>
+
+#include "sim/fileio.h"
+#include "sim/output.h"
+#include "sim/lab/reproduce.h"
+#include "sim/lab/reproduce_dean.h"
+
+static const char dean_ini[] =
+    "; dtsim reproduce fig4 / fig5: Dean et al. 2012, Figs. 4 and 5 (optimizers compared).\n"
+    "; Each run sets run.algorithm, the method's keys and run.target_accuracy (the calibrated\n"
+    "; target; see the README). The rules behind every number are in the README.\n"
+    "[run]\n"
+    "algorithm = sgd\n"
+    "max_sim_time = " HORIZON_TEXT "      ; s simulated: the deadline of every run\n"
+    "eval_every = " EVAL_EVERY_TEXT "\n"
+    "[platform]\n"
+    "preset = distbelief-2012   ; gpu: gpu-2012\n"
+    "msg_overhead = 0.0002      ; Fig. 3's calibration: s of CPU per message\n"
+    "speed_spread = 0.1         ; Fig. 3's per-machine speed spread\n"
+    "[model]\n"
+    "type = mlp                 ; the numeric proxy that really trains ...\n"
+    "layers = 32,64,10\n"
+    "virtual = speech-42m       ; ... timed as DistBelief's 42M-parameter speech net\n"
+    "efficiency = 0.25          ; Fig. 3's calibration\n"
+    "warmstart_steps = 200      ; every run starts from the same sequential SGD warmstart\n"
+    "warmstart_batch = 32\n"
+    "warmstart_lr = 0.2\n"
+    "[data]\n"
+    "source = synthetic-teacher\n"
+    "teacher_hidden = 64        ; a teacher the proxy can represent exactly\n"
+    "label_noise = 0.2          ; weakly labelled, as the paper's speech examples\n"
+    "stream = on                ; every minibatch fresh: no example is seen twice\n"
+    "train = 10000              ; Sandblaster: its batch (set per run); the others stream\n"
+    "test = 5000\n"
+    "[sgd]\n"
+    "batch = 512\n"
+    "partitions = 8             ; gpu: 1\n"
+    "[downpour]\n"
+    "batch = 512\n"
+    "overlap = on               ; fetch, compute and push in three threads (Appendix)\n"
+    "ps_placement = spread      ; shards among the replicas' racks\n"
+    "[sandblaster]\n"
+    "portion = 64\n"
+    "ps_placement = spread\n";
+
+/* Every rate, fixed or Adagrad's gamma, starts on 0.03, 0.1, 0.3 and climbs from there; the
+ * ladder reaches 100, so gamma can reach "an order of magnitude" above the best fixed rate
+ * (the paper's guidance) when the proxy wants it. */
+#define FIXED_START 3
+#define ADAGRAD_START 3
+#define START_RUNGS 3
+
+static const config fig4_configs[] = {
+    {M_SGD, 1, 0},      {M_GPU, 1, 1},           {M_DOWNPOUR, 20, 0},
+    {M_ADAGRAD, 20, 1}, {M_SANDBLASTER, 2000, 0}, {M_ADAGRAD, 200, 0},
+};
+/* Fig. 5: four points per trace, one of them Fig. 4's configuration (the paper's), the other
+ * three the same replica counts for every method. */
+static const config fig5_configs[] = {
+    {M_SGD, 1, 0},         {M_GPU, 1, 1},         {M_DOWNPOUR, 10, 0},    {M_DOWNPOUR, 20, 0},
+    {M_DOWNPOUR, 50, 0},   {M_DOWNPOUR, 200, 0},  {M_ADAGRAD, 10, 0},     {M_ADAGRAD, 20, 1},
+    {M_ADAGRAD, 50, 0},    {M_ADAGRAD, 200, 0},   {M_SANDBLASTER, 10, 0}, {M_SANDBLASTER, 20, 1},
+    {M_SANDBLASTER, 50, 0}, {M_SANDBLASTER, 2000, 0},
+};
+
+static int uses_rate(method m) { return m != M_SANDBLASTER; }
+
+/* The parameter-server rule: one shard per MACHINES_PER_SHARD replica machines, rounded up;
+ * the robustness table halves and doubles it. */
+static int shards_for(const config *c, variant v)
+{
+  int machines = c->replicas * (v == V_SPLIT ? SGD_PARTITIONS : 1), per = MACHINES_PER_SHARD;
+  per = v == V_SHARDS_HALF ? 2 * per : v == V_SHARDS_DOUBLE ? per / 2 : per;
+  return (machines + per - 1) / per;
+}
+
+/* ---- one simulation and its result ------------------------------------------------- */
+
+/* The scenario keys of run r (target: the accuracy it stops at), into j's sets. */
+static void describe(reproduce_job *j, const run *r, double target, const char *work, size_t index)
+{
+  const config *c = r->c;
+  int n = 0;
+#define SET(...) snprintf(j->sets[n++], sizeof(j->sets[0]), __VA_ARGS__)
+  switch (c->m) {
+  case M_SGD:
+    SET("run.algorithm=sgd");
+    SET("sgd.lr=%s", rate_of(r));
+    break;
+  case M_GPU:
+    SET("run.algorithm=sgd");
+    SET("platform.preset=gpu-2012");
+    SET("sgd.partitions=1");
+    SET("sgd.lr=%s", rate_of(r));
+    break;
+  case M_DOWNPOUR:
+  case M_ADAGRAD:
+    SET("run.algorithm=downpour");
+    SET("downpour.replicas=%d", c->replicas);
+    SET("downpour.ps_shards=%d", shards_for(c, r->v));
+    SET(c->m == M_ADAGRAD ? "downpour.adagrad=on" : "downpour.adagrad=off");
+    SET(c->m == M_ADAGRAD ? "downpour.adagrad_gamma=%s" : "downpour.lr=%s", rate_of(r));
+    if (r->v == V_SPLIT) {
+      SET("downpour.partitions=%d", SGD_PARTITIONS);
+      SET("downpour.overlap=off"); /* not with split replicas */
+    }
+    break;
+  case M_SANDBLASTER:
+    SET("run.algorithm=sandblaster");
+    SET("sandblaster.replicas=%d", c->replicas);
+    SET("sandblaster.ps_shards=%d", shards_for(c, r->v));
+    SET("data.train=%d", c->replicas * PORTIONS_PER_REPLICA * PORTION);
+    if (r->v == V_SPLIT)
+      SET("sandblaster.partitions=%d", SGD_PARTITIONS);
+    break;
+  }
+  if (r->v == V_BW_HALF || r->v == V_BW_DOUBLE)
+    SET("platform.bw_factor=%s", r->v == V_BW_HALF ? "0.5" : "2");
+  SET("run.target_accuracy=%.17g", target);
+#undef SET
+  xbt_assert(n <= (int)(sizeof(j->sets) / sizeof(j->sets[0])), "too many sets for one job");
+  j->n_sets = n;
+  j->may_miss = 1; /* a run that misses the target (or diverges) is a point of the figure */
+  snprintf(j->label, sizeof(j->label), "%s x%d%s%s%s%s", method_names[c->m], c->replicas, rate_of(r) ? " at rate " : "",
+           rate_of(r) ? rate_of(r) : "", r->v ? ", " : "", r->v ? variant_names[r->v] : "");
+  snprintf(j->dir, sizeof(j->dir), "%s/run-%zu", work, index);
+}
+
+/* Core-seconds of the run's actors: each role's mean compute time times its actors, times
+ * the cores an execution spreads over (one for a GPU). */
+static double core_seconds(const json_t *summary, const config *c)
+{
+  const json_t *bd = json_object_get(summary, "breakdown");
+  const char *role;
+  const json_t *v;
+  double s = 0;
+  json_object_foreach((json_t *)bd, role, v)
+    s += json_number_value(json_object_get(v, "compute_s")) * (double)json_integer_value(json_object_get(v, "actors"));
+  return s * (c->m == M_GPU ? 1 : CORES_PER_MACHINE);
+}
+
+/* Reads the evaluations of j's progress.csv into r (t, acc, steps): those on the EVAL_EVERY
+ * grid when on_grid, else all of them. */
+static int read_progress(run *r, const reproduce_job *j, int on_grid, char *err, size_t len)
+{
+  char path[700];
+  snprintf(path, sizeof(path), "%s/progress.csv", j->dir);
+  char *text = fileio_read(path, NULL);
+  if (text == NULL) {
+    snprintf(err, len, "%s: no result", path);
+    return -1;
+  }
+  size_t cap = 1;
+  for (const char *p = text; *p; p++)
+    cap += *p == '\n';
+  r->t = xbt_malloc(cap * sizeof(double));
+  r->acc = xbt_malloc(cap * sizeof(double));
+  r->steps = xbt_malloc(cap * sizeof(long));
+  for (const char *p = strchr(text, '\n'); p && p[1]; p = strchr(p + 1, '\n')) {
+    double t, loss, acc;
+    long step;
+    if (sscanf(p + 1, "%lf,%ld,%lf,%lf", &t, &step, &loss, &acc) == 4 && (!on_grid || fmod(t, EVAL_EVERY) == 0)) {
+      r->t[r->n] = t;
+      r->acc[r->n] = acc;
+      r->steps[r->n] = step;
+      r->n++;
+    }
+  }
+  free(text);
+  return 0;
+}
+
+/* Reads the run's summary.json and its evaluations on the EVAL_EVERY grid (not the last one
+ * a run makes when it stops between two), so that a shorter run's are the first ones of a
+ * longer run; a run that stopped at the target reached it at its last evaluation. */
+static int read_run(run *r, const reproduce_job *j, char *err, size_t len)
+{
+  char path[700];
+  snprintf(path, sizeof(path), "%s/summary.json", j->dir);
+  json_t *s = json_load_file(path, 0, NULL);
+  if (s == NULL) {
+    snprintf(err, len, "%s: no result", path);
+    return -1;
+  }
+  json_t *tt = json_object_get(s, "time_to_target_s");
+  r->t_target = json_is_number(tt) ? json_number_value(tt) : -1;
+  r->final_acc = json_number_value(json_object_get(s, "final_accuracy"));
+  r->sim_time = json_number_value(json_object_get(s, "sim_time_s"));
+  r->hosts = (long)json_integer_value(json_object_get(s, "hosts_used"));
+  r->core_s = core_seconds(s, r->c);
+  json_decref(s);
+  return read_progress(r, j, 1, err, len);
+}
+
+static void free_runs(run *runs, size_t n)
+{
+  for (size_t i = 0; i < n; i++) {
+    xbt_free(runs[i].t);
+    xbt_free(runs[i].acc);
+    xbt_free(runs[i].steps);
+  }
+}
+
+/* Runs jobs[0..n) and reads them into runs[0..n); 0 or 2 with err. */
+static int run_all(const reproduce_opts *o, const char *ini, reproduce_job *jobs, run *runs, size_t n, char *err,
+                   size_t len)
+{
+  int rc = reproduce_run_jobs(o, ini, jobs, n, err, len) == 0 ? 0 : 2;
+  for (size_t i = 0; i < n && rc == 0; i++)
+    if (read_run(&runs[i], &jobs[i], err, len) != 0)
+      rc = 2;
+  for (size_t i = 0; i < n; i++)
+    reproduce_remove_run(&jobs[i]);
+  return rc;
+}
+
+/* ---- the calibration (the README's rule 2) --------------------------------------------- */
+
+/* Accuracy of calibration run r after `steps` steps: its last evaluation at or before. */
+static double acc_after(const run *r, long steps)
+{
+  double a = -1;
+  for (size_t i = 0; i < r->n && r->steps[i] <= steps; i++)
+    a = r->acc[i];
+  return a;
+}
+
+/* Sequential SGD of the proxy on one GPU at the ladder's fixed rates (timing does not
+ * matter: only accuracy after so many examples), evaluated about every star_steps / 6
+ * steps; `steps` steps in all. */
+static void calibration_job(reproduce_job *j, const calibration *cal, int rung, long steps, const char *work)
+{
+  int n = 0;
+  snprintf(j->sets[n++], sizeof(j->sets[0]), "run.algorithm=sgd");
+  snprintf(j->sets[n++], sizeof(j->sets[0]), "platform.preset=gpu-2012");
+  snprintf(j->sets[n++], sizeof(j->sets[0]), "sgd.partitions=1");
+  snprintf(j->sets[n++], sizeof(j->sets[0]), "sgd.lr=%s", ladder[rung]);
+  snprintf(j->sets[n++], sizeof(j->sets[0]), "run.max_steps=%ld", steps);
+  snprintf(j->sets[n++], sizeof(j->sets[0]), "run.max_sim_time=1e9");
+  snprintf(j->sets[n++], sizeof(j->sets[0]), "run.eval_every=%.17g", cal->gpu_step * (double)(cal->star_steps / 6));
+  j->n_sets = n;
+  j->may_miss = 1;
+  snprintf(j->label, sizeof(j->label), "calibration: sequential SGD at rate %s", ladder[rung]);
+  snprintf(j->dir, sizeof(j->dir), "%s/cal-%d-%ld", work, rung, steps);
+}
+
+/* The evaluation grid of a calibration run is not EVAL_EVERY's: reads all of them. */
+static int read_calibration(run *r, const reproduce_job *j, char *err, size_t len)
+{
+  return read_progress(r, j, 0, err, len);
+}
+
+/* Step times of the SGD baseline and of the GPU, timing only. */
+static int measure_steps(const reproduce_opts *o, const char *ini, calibration *cal, char *err, size_t len)
+{
+  reproduce_job jobs[2] = {0};
+  for (int g = 0; g < 2; g++) {
+    int n = 0;
+    snprintf(jobs[g].sets[n++], sizeof(jobs[g].sets[0]), "run.algorithm=sgd");
+    snprintf(jobs[g].sets[n++], sizeof(jobs[g].sets[0]), "model.numerics=off");
+    snprintf(jobs[g].sets[n++], sizeof(jobs[g].sets[0]), "model.warmstart_steps=0");
+    /* without a warmstart its rate must keep its default (0.05), which the scenario checks */
+    snprintf(jobs[g].sets[n++], sizeof(jobs[g].sets[0]), "model.warmstart_lr=0.05");
+    snprintf(jobs[g].sets[n++], sizeof(jobs[g].sets[0]), "run.max_steps=%d", TIMING_STEPS);
+    if (g) {
+      snprintf(jobs[g].sets[n++], sizeof(jobs[g].sets[0]), "platform.preset=gpu-2012");
+      snprintf(jobs[g].sets[n++], sizeof(jobs[g].sets[0]), "sgd.partitions=1");
+    }
+    jobs[g].n_sets = n;
+    snprintf(jobs[g].label, sizeof(jobs[g].label), "calibration: the %s's step time", g ? "GPU" : "SGD baseline");
+    snprintf(jobs[g].dir, sizeof(jobs[g].dir), "%s/step-%d", o->work, g);
+  }
+  if (reproduce_run_jobs(o, ini, jobs, 2, err, len) != 0)
+    return 2;
+  for (int g = 0; g < 2; g++) {
+    char path[700];
+    snprintf(path, sizeof(path), "%s/summary.json", jobs[g].dir);
+    json_t *s = json_load_file(path, 0, NULL);
+    double t = s ? json_number_value(json_object_get(s, "sim_time_s")) : 0;
+    long steps = s ? (long)json_integer_value(json_object_get(s, "steps")) : 0;
+    json_decref(s);
+    reproduce_remove_run(&jobs[g]);
+    if (steps <= 0) {
+      snprintf(err, len, "%s: no result", path);
+      return 2;
+    }
+    *(g ? &cal->gpu_step : &cal->sgd_step) = t / (double)steps;
+  }
+  return 0;
+}
+
+/* Rule 2: the target is what sequential SGD of the proxy reaches after N* examples, N* =
+ * DIFFICULTY x the examples the SGD baseline processes in the horizon, at the best rate of
+ * the fixed-rate ladder (started on its middle rungs, extended while the best is at an end);
+ * `harder` also measures the target after 2 N* (the robustness table's). */
+static int calibrate(const reproduce_opts *o, const char *ini, int harder, calibration *cal, char *err, size_t len)
+{
+  memset(cal, 0, sizeof(*cal));
+  if (measure_steps(o, ini, cal, err, len) != 0)
+    return 2;
+  cal->n_star = DIFFICULTY * (double)BATCH * HORIZON / cal->sgd_step;
+  cal->star_steps = (long)(cal->n_star / BATCH);
+  cal->lo = FIXED_START;
+  cal->hi = FIXED_START + START_RUNGS - 1;
+  for (int i = 0; i < (int)N_RUNGS; i++)
+    cal->acc[i] = -1;
+  for (;;) {
+    reproduce_job jobs[N_RUNGS];
+    run runs[N_RUNGS];
+    int which[N_RUNGS];
+    size_t n = 0;
+    memset(jobs, 0, sizeof(jobs));
+    memset(runs, 0, sizeof(runs));
+    for (int k = cal->lo; k <= cal->hi; k++)
+      if (cal->acc[k] < 0) {
+        calibration_job(&jobs[n], cal, k, cal->star_steps, o->work);
+        which[n++] = k;
+      }
+    if (n > 0 && reproduce_run_jobs(o, ini, jobs, n, err, len) != 0)
+      return 2;
+    for (size_t i = 0; i < n; i++) {
+      if (read_calibration(&runs[i], &jobs[i], err, len) != 0)
+        return 2;
+      cal->acc[which[i]] = acc_after(&runs[i], cal->star_steps);
+      double half = acc_after(&runs[i], cal->star_steps / 2); /* the easier target: the best at half N* */
+      cal->easier = half > cal->easier ? half : cal->easier;
+      reproduce_remove_run(&jobs[i]);
+    }
+    free_runs(runs, n);
+    int best = cal->lo;
+    for (int k = cal->lo; k <= cal->hi; k++)
+      if (cal->acc[k] > cal->acc[best])
+        best = k;
+    cal->rung = best;
+    cal->target = cal->acc[best];
+    if (best == cal->lo && cal->lo > 0)
+      cal->lo--;
+    else if (best == cal->hi && cal->hi + 1 < (int)N_RUNGS)
+      cal->hi++;
+    else
+      break;
+  }
+  cal->harder = -1;
+  if (harder) {
+    reproduce_job job = {0};
+    run r = {0};
+    calibration_job(&job, cal, cal->rung, 2 * cal->star_steps, o->work);
+    if (reproduce_run_jobs(o, ini, &job, 1, err, len) != 0 || read_calibration(&r, &job, err, len) != 0)
+      return 2;
+    cal->harder = acc_after(&r, 2 * cal->star_steps);
+    reproduce_remove_run(&job);
+    free_runs(&r, 1);
+  }
+  return 0;
+}
+
+/* ---- rule 5: every configuration's rate -------------------------------------------- */
+
+/* Whether run a is better than run b for their configuration: the shorter time to the
+ * target; if neither reaches it, the higher final accuracy; ties go to the lower rung. */
+static int better(const run *a, const run *b)
+{
+  if (a->t_target >= 0 && (b->t_target < 0 || a->t_target < b->t_target))
+    return 1;
+  if (b->t_target >= 0 && (a->t_target < 0 || b->t_target < a->t_target))
+    return 0;
+  if (a->t_target < 0 && a->final_acc != b->final_acc)
+    return a->final_acc > b->final_acc;
+  return a->rung < b->rung;
+}
+
+/* The chosen run of configuration c in variant v among runs[0..n), or NULL if none ran. */
+const run *dean_chosen(const run *runs, size_t n, const config *c, variant v)
+{
+  const run *best = NULL;
+  for (size_t i = 0; i < n; i++)
+    if (runs[i].c == c && runs[i].v == v && (best == NULL || better(&runs[i], best)))
+      best = &runs[i];
+  return best;
+}
+
+/* The lowest and highest rungs configuration c has run (in variant V_NONE). */
+void dean_rungs_of(const run *runs, size_t n, const config *c, int *lo, int *hi)
+{
+  *lo = (int)N_RUNGS;
+  *hi = -1;
+  for (size_t i = 0; i < n; i++)
+    if (runs[i].c == c && runs[i].v == V_NONE && runs[i].rung >= 0) {
+      *lo = runs[i].rung < *lo ? runs[i].rung : *lo;
+      *hi = runs[i].rung > *hi ? runs[i].rung : *hi;
+    }
+}
+
+/* ---- the grid ------------------------------------------------------------------------- */
+
+/* Runs rounds of the rate rule over configurations cs (those --quick runs when quick):
+ * first the starting rungs of each (--quick: the middle one only), then, while a
+ * configuration's best run is at an end of its rungs, the next rung beyond (full grid only).
+ * Appends to *runs; 0 or 2 with err. */
+static int run_grid(const reproduce_opts *o, const char *ini, const config *cs, size_t nc, const calibration *cal,
+                    run **runs, size_t *n, size_t *cap, char *err, size_t len)
+{
+  for (int round = 0;; round++) {
+    reproduce_job *jobs = xbt_malloc0((nc * START_RUNGS + 1) * sizeof(reproduce_job));
+    size_t first = *n, k = 0;
+    for (size_t c = 0; c < nc; c++) {
+      if ((o->quick && !cs[c].quick) || !simulated(&cs[c]))
+        continue;
+      int start = cs[c].m == M_ADAGRAD ? ADAGRAD_START : FIXED_START, want[START_RUNGS], nw = 0;
+      if (!uses_rate(cs[c].m)) {
+        if (round == 0)
+          want[nw++] = -1;
+      } else if (round == 0) {
+        for (int g = o->quick ? 1 : 0; g < (o->quick ? 2 : START_RUNGS); g++)
+          want[nw++] = start + g;
+      } else if (!o->quick) {
+        int lo, hi;
+        dean_rungs_of(*runs, *n, &cs[c], &lo, &hi);
+        const run *b = dean_chosen(*runs, *n, &cs[c], V_NONE);
+        if (b->rung == lo && lo > 0)
+          want[nw++] = lo - 1;
+        else if (b->rung == hi && hi + 1 < (int)N_RUNGS)
+          want[nw++] = hi + 1;
+      }
+      for (int w = 0; w < nw; w++) {
+        if (*n == *cap) {
+          *cap = *cap ? 2 * *cap : 64;
+          *runs = xbt_realloc(*runs, *cap * sizeof(run));
+        }
+        run *r = &(*runs)[(*n)++];
+        memset(r, 0, sizeof(*r));
+        r->c = &cs[c];
+        r->rung = want[w];
+        describe(&jobs[k], r, cal->target, o->work, *n - 1);
+        k++;
+      }
+    }
+    int rc = k ? run_all(o, ini, jobs, *runs + first, k, err, len) : 0;
+    xbt_free(jobs);
+    if (rc != 0 || k == 0)
+      return rc;
+  }
+}
+
+/* The robustness table's runs: fig4's configurations again at their chosen rates, one
+ * assumption changed per variant (each variant reruns the configurations it reaches). */
+static int run_robustness(const reproduce_opts *o, const char *ini, const config *cs, size_t nc,
+                          const calibration *cal, run **runs, size_t *n, size_t *cap, char *err, size_t len)
+{
+  reproduce_job *jobs = xbt_malloc0((nc * N_VARIANTS + 1) * sizeof(reproduce_job));
+  size_t first = *n, k = 0;
+  for (size_t v = V_SHARDS_HALF; v < N_VARIANTS; v++)
+    for (size_t c = 0; c < nc; c++) {
+      const config *cf = &cs[c];
+      if (!simulated(cf))
+        continue;
+      int reaches = v == V_EASIER || v == V_HARDER || ((v == V_BW_HALF || v == V_BW_DOUBLE) && cf->m != M_GPU) ||
+                    ((v == V_SHARDS_HALF || v == V_SHARDS_DOUBLE) && distributed(cf->m)) ||
+                    (v == V_SPLIT && (cf->m == M_ADAGRAD && cf->replicas == 20));
+      if (!reaches)
+        continue;
+      const run *b = dean_chosen(*runs, *n, cf, V_NONE);
+      if (*n == *cap) {
+        *cap = *cap ? 2 * *cap : 64;
+        *runs = xbt_realloc(*runs, *cap * sizeof(run));
+        b = dean_chosen(*runs, *n, cf, V_NONE);
+      }
+      run *r = &(*runs)[(*n)++];
+      memset(r, 0, sizeof(*r));
+      r->c = cf;
+      r->rung = b->rung;
+      r->v = (variant)v;
+      double target = v == V_EASIER ? cal->easier : v == V_HARDER ? cal->harder : cal->target;
+      describe(&jobs[k++], r, target, o->work, *n - 1);
+    }
+  int rc = run_all(o, ini, jobs, *runs + first, k, err, len);
+  xbt_free(jobs);
+  return rc;
+}
+
+/* Runs a figure: 0, 1 (--check mismatch) or 2 with err. */
+static int reproduce_dean(const reproduce_opts *o, int fig4, char *err, size_t len)
+{
+  const char *name = fig4 ? "fig4" : "fig5";
+  const config *cs = fig4 ? fig4_configs : fig5_configs;
+  size_t nc = fig4 ? sizeof(fig4_configs) / sizeof(config) : sizeof(fig5_configs) / sizeof(config);
+  char ini_name[32];
+  snprintf(ini_name, sizeof(ini_name), "%s.ini", name);
+  if (fileio_write(o->work, ini_name, dean_ini, strlen(dean_ini), err, len) != 0)
+    return 2;
+  calibration cal;
+  int robust = fig4 && !o->quick && !o->check;
+  int rc = calibrate(o, ini_name, robust, &cal, err, len);
+  run *runs = NULL;
+  size_t n = 0, cap = 0;
+  if (rc == 0)
+    rc = run_grid(o, ini_name, cs, nc, &cal, &runs, &n, &cap, err, len);
+  if (rc == 0 && robust)
+    rc = run_robustness(o, ini_name, cs, nc, &cal, &runs, &n, &cap, err, len);
+  char *csv = rc == 0 ? (fig4 ? dean_fig4_csv(runs, n) : dean_fig5_csv(runs, n)) : NULL;
+  if (rc == 0 && o->check) {
+    char committed[600];
+    snprintf(committed, sizeof(committed), "%s/%s.csv", o->out, name);
+    /* keys: fig4 method, sim_time_h, replicas, rate; fig5 method, replicas, rate */
+    rc = reproduce_check(csv, committed, o->quick, fig4 ? 0x1Bu : 0x23u, err, len);
+    if (rc == 0 && !o->quiet)
+      fprintf(stderr, "dtsim reproduce: %s matches %s\n", name, committed);
+  } else if (rc == 0) {
+    char *readme = fig4 ? dean_fig4_readme(runs, n, cs, nc, &cal, o->quick)
+                        : dean_fig5_readme(runs, n, cs, nc, &cal, o->quick);
+    char *robustness = robust ? dean_robustness_csv(runs, n) : NULL;
+    char csv_name[32];
+    snprintf(csv_name, sizeof(csv_name), "%s.csv", name);
+    const char *files[] = {ini_name, dean_ini, csv_name, csv, "README.md", readme, "robustness.csv", robustness};
+    if (reproduce_write(o->out, files, robust ? 4 : 3, err, len) != 0 ||
+        (fig4 ? dean_fig4_plot(o->out, runs, n, cs, nc, &cal, err, len)
+              : dean_fig5_plot(o->out, runs, n, cs, nc, err, len)) != 0)
+      rc = 2;
+    free(readme);
+    free(robustness);
+    if (rc == 0 && !o->quiet)
+      fprintf(stderr, "dtsim reproduce: wrote %s/%s.csv, %s.png, %s.ini, README.md\n", o->out, name, name, name);
+  }
+  free_runs(runs, n);
+  char path[600];
+  snprintf(path, sizeof(path), "%s/%s", o->work, ini_name);
+  unlink(path);
+  free(csv);
+  xbt_free(runs);
+  return rc;
+}
+
+int reproduce_fig4(const reproduce_opts *o, char *err, size_t len)
+{
+  return reproduce_dean(o, 1, err, len);
+}
+
+int reproduce_fig5(const reproduce_opts *o, char *err, size_t len)
+{
+  return reproduce_dean(o, 0, err, len);
+}

@@ -1,0 +1,106 @@
+/* reproduce_dean.h - what reproduce_dean.c (the runs) and reproduce_dean_text.c (the
+ * CSV files, READMEs and plots) of `dtsim reproduce fig4` and `fig5` share: the rules' numbers,
+ * the configurations' and runs' types, and the chosen run of a configuration (Dean et al.
+ * 2012, sec. 5, Figs. 4 and 5). Private to those two files. */
+#ifndef SIM_REPRODUCE_DEAN_H
+#define SIM_REPRODUCE_DEAN_H
+
+#include <stddef.h>
+
+/* ---- the rules (the README's "Rules" section says each of them and why) ---------- */
+
+#define HORIZON 900.0           /* simulated s every run may take: the deadline */
+#define HORIZON_TEXT "900"
+#define EVAL_EVERY 15.0         /* simulated s between evaluations of the proxy */
+#define EVAL_EVERY_TEXT "15"
+#define BATCH 512               /* examples per step of the SGD family (not in the paper) */
+#define SGD_PARTITIONS 8        /* the paper's single-replica baseline */
+#define CORES_PER_MACHINE 16    /* distbelief-2012; a gpu-2012 GPU counts as 1 */
+#define MACHINES_PER_SHARD 8    /* one parameter-server shard per 8 replica machines */
+#define PORTION 64              /* Sandblaster: examples per portion */
+#define PORTIONS_PER_REPLICA 10 /* ... and portions per replica in a batch: B = 640 R */
+#define DIFFICULTY 1.5          /* N* = 1.5 x the examples the SGD baseline processes in the horizon */
+#define DIFFICULTY_TEXT "1.5"
+#define TIMING_STEPS 3          /* steps of the timing run that measures the baseline's step */
+#define MAX_REPLICAS 50         /* configurations beyond are listed, not simulated (rule 9) */
+#define MAX_REPLICAS_TEXT "50"
+
+/* The tables are static: each of the two files has its own copy. */
+
+/* The rate ladder every method climbs: a factor of about 3 (sqrt 10) between rungs. */
+static const char *const ladder[] = {"0.001", "0.003", "0.01", "0.03", "0.1", "0.3", "1", "3", "10", "30", "100"};
+#define N_RUNGS (sizeof(ladder) / sizeof(ladder[0]))
+
+typedef enum method { M_SGD, M_GPU, M_DOWNPOUR, M_ADAGRAD, M_SANDBLASTER } method;
+static const char *const method_names[] = {"sgd", "gpu", "downpour", "downpour-adagrad", "sandblaster"};
+
+/* A configuration: a method and its replica count (sgd: one replica on 8 machines). */
+typedef struct config {
+  method m;
+  int replicas;
+  int quick; /* run by --quick too */
+} config;
+
+/* What-if rows of the robustness table (fig4 only): each reruns fig4's configurations at
+ * their chosen rates with one assumption changed. */
+typedef enum variant { V_NONE, V_SHARDS_HALF, V_SHARDS_DOUBLE, V_EASIER, V_HARDER, V_BW_HALF, V_BW_DOUBLE, V_SPLIT } variant;
+static const char *const variant_names[] = {
+    "as run", "half the shards", "twice the shards", "target after N*/2 examples", "target after 2 N* examples",
+    "half the link bandwidth", "twice the link bandwidth", "replicas split over 8 machines"};
+#define N_VARIANTS (sizeof(variant_names) / sizeof(variant_names[0]))
+
+/* Rule 9: a configuration of more than MAX_REPLICAS replicas is listed, not simulated. */
+static inline int simulated(const config *c) { return c->replicas <= MAX_REPLICAS; }
+static inline int distributed(method m) { return m == M_DOWNPOUR || m == M_ADAGRAD || m == M_SANDBLASTER; }
+
+/* ---- one simulation and its result ------------------------------------------------- */
+
+typedef struct run {
+  const config *c;
+  int rung;              /* the rate's rung of the ladder; -1: none (sandblaster) */
+  variant v;
+  double t_target;       /* simulated s to the target; -1: not reached */
+  double final_acc;
+  double sim_time;       /* where the run ended */
+  long hosts;            /* machines used */
+  double core_s;         /* core-seconds the run's actors computed */
+  size_t n;              /* evaluations on the EVAL_EVERY grid */
+  double *t, *acc;
+  long *steps;           /* calibration runs: steps at each evaluation */
+} run;
+
+static inline const char *rate_of(const run *r) { return r->rung >= 0 ? ladder[r->rung] : NULL; }
+
+/* The utilized cores of a run: its core-seconds over the time it ran. */
+static inline double cores_of(const run *r) { return r->sim_time > 0 ? r->core_s / r->sim_time : 0; }
+
+/* What the calibration measured: the baseline's step, N*, and the targets. */
+typedef struct calibration {
+  double sgd_step;   /* simulated s of one step of the SGD baseline (8 machines) */
+  double gpu_step;   /* and of the GPU's */
+  double n_star;     /* examples: DIFFICULTY x the baseline's examples in the horizon */
+  long star_steps;   /* n_star / BATCH */
+  double target;     /* sequential SGD's held-out accuracy after n_star examples, best rate */
+  double easier;     /* after n_star / 2 examples */
+  double harder;     /* after 2 n_star (fig4's robustness only; else -1) */
+  int rung;          /* the best rate's rung */
+  int lo, hi;        /* rungs tried */
+  double acc[N_RUNGS];
+} calibration;
+
+/* The chosen run of configuration c in variant v among runs[0..n), or NULL if none ran. */
+const run *dean_chosen(const run *runs, size_t n, const config *c, variant v);
+/* The lowest and highest rungs configuration c has run (in variant V_NONE). */
+void dean_rungs_of(const run *runs, size_t n, const config *c, int *lo, int *hi);
+
+/* The outputs (reproduce_dean_text.c): each returns malloc'd text; the plots 0 or 2 with err. */
+char *dean_fig4_csv(const run *runs, size_t n);
+char *dean_fig5_csv(const run *runs, size_t n);
+char *dean_robustness_csv(const run *runs, size_t n);
+char *dean_fig4_readme(const run *runs, size_t n, const config *cs, size_t nc, const calibration *cal, int quick);
+char *dean_fig5_readme(const run *runs, size_t n, const config *cs, size_t nc, const calibration *cal, int quick);
+int dean_fig4_plot(const char *dir, const run *runs, size_t n, const config *cs, size_t nc, const calibration *cal,
+                   char *err, size_t len);
+int dean_fig5_plot(const char *dir, const run *runs, size_t n, const config *cs, size_t nc, char *err, size_t len);
+
+#endif
