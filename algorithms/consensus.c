@@ -25,6 +25,10 @@
 #include "models/rng.h"
 #include "algorithms/consensus_impl.h"
 
+/* The hosts and metrics slots a deployment takes (the descriptor's plan asks the same). */
+size_t consensus_hosts_needed(const consensus_setup *p) { return p->agents; }
+size_t consensus_metrics_slots(const consensus_setup *p) { return p->agents; }
+
 /* ---- costs ------------------------------------------------------------------ */
 
 /* One subgradient of f_i: two passes over the agent's rows x dim shard, the residuals

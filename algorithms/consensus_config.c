@@ -16,8 +16,6 @@
 
 static const char *step_names[] = {"constant", "harmonic", "sqrt"};
 
-size_t consensus_hosts_needed(const consensus_setup *p) { return p->agents; }
-size_t consensus_metrics_slots(const consensus_setup *p) { return p->agents; }
 
 int consensus_step_parse(const char *s, consensus_step *rule)
 {

@@ -31,6 +31,17 @@
 #include "models/rng.h"
 #include "algorithms/downpour_impl.h"
 
+/* The hosts and metrics slots a deployment takes (the descriptor's plan asks the same). */
+size_t downpour_hosts_needed(const downpour_params *p)
+{
+  return (size_t)p->replicas * (size_t)p->partitions + (size_t)p->ps_shards;
+}
+
+size_t downpour_metrics_slots(const downpour_params *p)
+{
+  return (size_t)p->ps_shards + (size_t)p->replicas;
+}
+
 /* ---- steps of a replica ------------------------------------------------- */
 
 static sg_host_t shard_host(const downpour *d, int s)

@@ -10,16 +10,6 @@
 
 #include "algorithms/keys.h"
 
-size_t downpour_hosts_needed(const downpour_params *p)
-{
-  return (size_t)p->replicas * (size_t)p->partitions + (size_t)p->ps_shards;
-}
-
-size_t downpour_metrics_slots(const downpour_params *p)
-{
-  return (size_t)p->ps_shards + (size_t)p->replicas;
-}
-
 /* ---- the descriptor: run.algorithm = downpour ---------------------------------- */
 
 static const key_spec downpour_keys[] = {

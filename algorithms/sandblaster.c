@@ -34,6 +34,14 @@
 #include "models/rng.h"
 #include "algorithms/sandblaster_impl.h"
 
+/* The hosts and metrics slots a deployment takes (the descriptor's plan asks the same). */
+size_t sandblaster_hosts_needed(const sandblaster_params *p)
+{
+  return (size_t)p->replicas * (size_t)p->partitions + (size_t)p->ps_shards + 1;
+}
+
+size_t sandblaster_metrics_slots(void) { return 1; }
+
 /* ---- the coordinator: commands -------------------------------------------------- */
 
 /* Commands. The coordinator runs lbfgs_step (models/lbfgs.c) with `shard_ops`: dot,

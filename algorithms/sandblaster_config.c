@@ -11,13 +11,6 @@
 
 #include "algorithms/keys.h"
 
-size_t sandblaster_hosts_needed(const sandblaster_params *p)
-{
-  return (size_t)p->replicas * (size_t)p->partitions + (size_t)p->ps_shards + 1;
-}
-
-size_t sandblaster_metrics_slots(void) { return 1; }
-
 /* ---- the descriptor: run.algorithm = sandblaster -------------------------------- */
 
 static const key_spec sandblaster_keys[] = {

@@ -1,4 +1,6 @@
-/* reproduce.c - reproductions of published figures, one simulation per process. */
+/* reproduce.c - what the reproductions share (running their simulations as child processes,
+ * checking a CSV against the committed one, writing a folder, plots, rank correlation) and
+ * Dean et al. 2012 Fig. 3; the command and its table of reproductions are reproduce_cli.c. */
 #include "sim/lab/reproduce.h"
 #include "sim/fileio.h"
 #include "sim/interrupt.h"
@@ -109,46 +111,6 @@ typedef struct job {
   double step_time;
   const char *variant; /* fig3's robustness runs: the assumption changed; NULL in the main grid */
 } job;
-
-static const char usage[] =
-    "usage: dtsim reproduce NAME [--out DIR] [--quick] [--jobs N] [--check [--results DIR]]\n"
-    "\n"
-    "Runs the grid of simulations behind a published figure, each in its own process,\n"
-    "and writes DIR (default results/NAME/): NAME.ini (the scenario), NAME.csv, NAME.png\n"
-    "and README.md (the command and a side-by-side table with the paper).\n"
-    "\n"
-    "  NAME       fig3 (Dean et al. 2012, Fig. 3: speed-up against machines per replica),\n"
-    "             fig4 and fig5 (Dean et al. 2012, Figs. 4-5: SGD on 8 machines, one GPU,\n"
-    "             Downpour with a fixed rate and with Adagrad, Sandblaster L-BFGS: accuracy\n"
-    "             against time, and time to a target against machines and cores; up to\n"
-    "             50 replicas: the paper's 200 and 2,000 are listed, too costly to simulate),\n"
-    "             consensus (Nedic & Ozdaglar 2009: distributed subgradient on ring, torus\n"
-    "             and complete graphs, each step rule, sync and async), collectives\n"
-    "             (every collective against its alpha-beta formula, 2-64 ranks, 1 KiB-1 GiB),\n"
-    "             megatron (Shoeybi et al. 2019, Tables 1, 7, 8: 1.2B-8.3B GPT on 1-8 GPUs of\n"
-    "             tensor parallelism, x64 data parallel up to 512 GPUs, heads, strong scaling,\n"
-    "             on dgx2h), pipeline (GPipe, 1F1B and interleaved 1F1B bubble against\n"
-    "             (p-1)/(m+p-1), 2-8 stages, 1-32 microbatches, one selene node; PTD-P's\n"
-    "             Table 1, 32-3,072 GPUs), gemm (the kernel model against DeepBench's V100\n"
-    "             GEMMs and NVIDIA's quantisation examples; no simulation), or all (each in\n"
-    "             turn, into results/NAME/ or DIR/NAME/)\n"
-    "  --quick    a reduced grid fit for CI, same code paths (fig3: machine counts 1..16;\n"
-    "             consensus: ring and complete graphs, constant and harmonic steps, shorter;\n"
-    "             collectives: 2, 8 and 64 ranks at 1 KiB, 1 MiB and 1 GiB; fig4/fig5: the\n"
-    "             same calibration, then one rate of fewer methods and replica counts;\n"
-    "             megatron: the rows of one node, 1-8 GPUs; pipeline: 2 and 4 stages, 1-8\n"
-    "             microbatches, PTD-P's three smallest rows; gemm: all of it)\n"
-    "  --jobs N   simulations run at once (default: the number of cores)\n"
-    "  --check    compare with the committed results/NAME/NAME.csv of dtsim's source tree (or\n"
-    "             --out DIR's) instead of writing, found before anything runs: exit 1 and\n"
-    "             print the first differing value\n"
-    "  --results DIR  with --check: compare with DIR/NAME/NAME.csv instead\n";
-
-static int bad(const char *msg)
-{
-  fprintf(stderr, "dtsim reproduce: %s\n", msg);
-  return 2;
-}
 
 /* Progress and failures of reproduce_run_jobs, as each run ends. */
 typedef struct run_ctx {
@@ -591,7 +553,7 @@ int reproduce_write(const char *dir, const char *const *files, size_t n, char *e
 }
 
 /* Dean et al. 2012 Fig. 3 into o->out: 0, 1 (--check mismatch) or 2 with err. */
-static int reproduce_fig3(const reproduce_opts *o, char *err, size_t len)
+int reproduce_fig3(const reproduce_opts *o, char *err, size_t len)
 {
   if (fileio_write(o->work, "fig3.ini", fig3_ini, strlen(fig3_ini), err, len) != 0)
     return 2;
@@ -728,140 +690,4 @@ double reproduce_spearman(const double *x, const double *y, size_t n)
   xbt_free(rx);
   xbt_free(ry);
   return sxx > 0 && syy > 0 ? sxy / sqrt(sxx * syy) : 0;
-}
-
-/* The reproductions that are built, in the order `all` runs them. */
-static const struct {
-  const char *name;
-  int (*run)(const reproduce_opts *, char *, size_t);
-  const char *checked; /* the committed CSVs --check compares with, blank-separated */
-} reproductions[] = {
-    {"fig3", reproduce_fig3, "fig3.csv"},
-    {"fig4", reproduce_fig4, "fig4.csv"},
-    {"fig5", reproduce_fig5, "fig5.csv"},
-    {"consensus", reproduce_consensus, "consensus.csv"},
-    {"collectives", reproduce_collectives, "collectives.csv"},
-    {"megatron", reproduce_megatron, "megatron.csv"},
-    {"pipeline", reproduce_pipeline, "pipeline.csv ptdp.csv"},
-    {"gemm", reproduce_gemm, "gemm.csv guide.csv"},
-};
-#define N_REPRODUCTIONS (sizeof(reproductions) / sizeof(reproductions[0]))
-
-/* --check's folder for reproduction r: --results DIR's r/, else --out DIR (with `all`,
- * DIR/r/), else the source tree's results/r/, wherever dtsim runs from. */
-static void committed_dir(const char *results, const char *out, int all, const char *name, char *dir, size_t len)
-{
-  if (results)
-    snprintf(dir, len, "%s/%s", results, name);
-  else if (out && !all)
-    snprintf(dir, len, "%s", out);
-  else if (out)
-    snprintf(dir, len, "%s/%s", out, name);
-  else
-    snprintf(dir, len, "%s/results/%s", DTSIM_SOURCE_DIR, name);
-}
-
-/* Whether argv[i] has a value after it: an option word is never one (`--out --quick` would
- * write into ./--quick). */
-static int has_value(int argc, char **argv, int i)
-{
-  return i + 1 < argc && strncmp(argv[i + 1], "--", 2) != 0;
-}
-
-int reproduce_main(int argc, char **argv)
-{
-  const char *name = NULL, *out = NULL, *results = NULL;
-  reproduce_opts o = {0};
-  long n_par = sysconf(_SC_NPROCESSORS_ONLN);
-  char err[1024];
-  for (int i = 1; i < argc; i++) {
-    if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
-      fputs(usage, stdout);
-      return 0;
-    } else if (strcmp(argv[i], "--quick") == 0)
-      o.quick = 1;
-    else if (strcmp(argv[i], "--check") == 0)
-      o.check = 1;
-    else if (strcmp(argv[i], "--quiet") == 0)
-      o.quiet = 1;
-    else if (strcmp(argv[i], "--out") == 0 && has_value(argc, argv, i))
-      out = argv[++i];
-    else if (strcmp(argv[i], "--results") == 0 && has_value(argc, argv, i))
-      results = argv[++i];
-    else if (strcmp(argv[i], "--jobs") == 0 && has_value(argc, argv, i)) {
-      char *end;
-      n_par = strtol(argv[++i], &end, 10);
-      if (*end || n_par < 1)
-        return bad("--jobs needs a positive whole number");
-    } else if (argv[i][0] == '-') {
-      snprintf(err, sizeof(err), "unknown or incomplete option '%s' (try: dtsim reproduce --help)", argv[i]);
-      return bad(err);
-    } else if (name == NULL)
-      name = argv[i];
-    else
-      return bad("only one NAME can be given");
-  }
-  if (name == NULL)
-    return bad("which reproduction? (try: dtsim reproduce --help)");
-  int all = strcmp(name, "all") == 0, found = all;
-  for (size_t r = 0; r < N_REPRODUCTIONS; r++)
-    found |= strcmp(name, reproductions[r].name) == 0;
-  if (!found) {
-    snprintf(err, sizeof(err),
-             "'%s' is not available (available: fig3, fig4, fig5, consensus, collectives, megatron, pipeline, gemm, "
-             "all)",
-             name);
-    return bad(err);
-  }
-  o.n_par = (size_t)n_par;
-  if (results && !o.check)
-    return bad("--results DIR: only with --check (it names the committed results to compare with)");
-  /* Every committed CSV is found before anything runs. */
-  for (size_t r = 0; r < N_REPRODUCTIONS && o.check; r++) {
-    if (!all && strcmp(name, reproductions[r].name) != 0)
-      continue;
-    char dir[512];
-    committed_dir(results, out, all, reproductions[r].name, dir, sizeof dir);
-    for (const char *c = reproductions[r].checked; *c; c += strcspn(c, " "), c += *c == ' ') {
-      char path[700];
-      snprintf(path, sizeof path, "%s/%.*s", dir, (int)strcspn(c, " "), c);
-      if (access(path, R_OK) != 0) {
-        snprintf(err, sizeof(err), "--check: %s: cannot read: %s (nothing committed to check against; --results DIR "
-                 "names the folder holding NAME/)", path, strerror(errno));
-        return bad(err);
-      }
-    }
-  }
-
-  char work[] = "/tmp/dtsim-reproduce-XXXXXX";
-  if (mkdtemp(work) == NULL)
-    return bad("cannot create a temporary folder");
-  o.work = work;
-  int rc = 0;
-  for (size_t r = 0; r < N_REPRODUCTIONS; r++) {
-    if (!all && strcmp(name, reproductions[r].name) != 0)
-      continue;
-    /* `all --out DIR` writes DIR/NAME for each */
-    char outdir[512];
-    if (o.check) /* nothing is written: out is where the committed CSVs are */
-      committed_dir(results, out, all, reproductions[r].name, outdir, sizeof outdir);
-    else if (out && !all)
-      snprintf(outdir, sizeof(outdir), "%s", out);
-    else
-      snprintf(outdir, sizeof(outdir), "%s/%s", out ? out : "results", reproductions[r].name);
-    o.out = outdir;
-    int one = reproductions[r].run(&o, err, sizeof(err));
-    if (interrupt_caught()) {
-      fprintf(stderr, "dtsim reproduce: %s\n", err);
-      rc = 128 + interrupt_caught();
-      break;
-    }
-    if (one == 1)
-      fprintf(stderr, "dtsim reproduce: --check: %s\n", err);
-    else if (one != 0)
-      fprintf(stderr, "dtsim reproduce: %s\n", err);
-    rc = one > rc ? one : rc;
-  }
-  rmdir(work);
-  return rc;
 }

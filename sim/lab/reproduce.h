@@ -82,6 +82,8 @@ double reproduce_spearman(const double *x, const double *y, size_t n);
 /* The consensus reproduction (reproduce_consensus.c): 0, 1 (--check mismatch) or 2. */
 int reproduce_consensus(const reproduce_opts *o, char *err, size_t len);
 /* Dean et al. 2012 Figs. 4 and 5, optimizers compared (reproduce_dean.c): 0, 1 or 2. */
+/* Dean et al. 2012 Fig. 3 (reproduce.c): 0, 1 (--check mismatch) or 2 with err. */
+int reproduce_fig3(const reproduce_opts *o, char *err, size_t len);
 int reproduce_fig4(const reproduce_opts *o, char *err, size_t len);
 int reproduce_fig5(const reproduce_opts *o, char *err, size_t len);
 /* The collectives against their alpha-beta formulas (reproduce_collectives.c): 0, 1 or 2. */
