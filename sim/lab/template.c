@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <xbt/asserts.h>
 
 /* The templates compiled in (templates.c, made by embed_templates.cmake). */
 typedef struct template_entry {
@@ -13,20 +14,6 @@ typedef struct template_entry {
 } template_entry;
 extern const template_entry template_table[];
 extern const size_t template_count;
-
-/* vasprintf, which POSIX lacks: *out malloc'ed, or -1. */
-static int vasprintf_like(char **out, const char *fmt, va_list ap)
-{
-  va_list again;
-  va_copy(again, ap);
-  int n = vsnprintf(NULL, 0, fmt, ap);
-  if (n >= 0) {
-    *out = malloc((size_t)n + 1);
-    n = *out ? vsnprintf(*out, (size_t)n + 1, fmt, again) : -1;
-  }
-  va_end(again);
-  return n;
-}
 
 const char *template_text(const char *name)
 {
@@ -39,11 +26,15 @@ const char *template_text(const char *name)
 void template_set(json_t *values, const char *key, const char *fmt, ...)
 {
   char *text = NULL;
+  size_t n = 0;
+  FILE *f = open_memstream(&text, &n);
+  xbt_assert(f, "open_memstream failed");
   va_list ap;
   va_start(ap, fmt);
-  int n = vasprintf_like(&text, fmt, ap);
+  vfprintf(f, fmt, ap);
   va_end(ap);
-  json_object_set_new(values, key, n < 0 ? json_string("") : json_string(text));
+  fclose(f);
+  json_object_set_new(values, key, json_string(text));
   free(text);
 }
 
