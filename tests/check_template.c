@@ -1,5 +1,5 @@
 /* check_template.c - Check suite for sim/lab/template: filling a reproduction's README
- * template (gaps, sections, inverted sections) and refusing a template that names a value
+ * template (gaps, sections, inverted sections, lists) and refusing a template that names a value
  * it is not given, or whose sections do not close. */
 
 #include <check.h>
@@ -55,6 +55,26 @@ START_TEST(test_template_refuses)
 }
 END_TEST
 
+/* A list section repeats its body per item, an item's value hiding the outer one; an
+ * empty list shows its inverted section; an item that is not an object is refused. */
+START_TEST(test_template_lists)
+{
+  char err[256] = "";
+  json_t *v = json_pack("{s:s, s:s, s:[{s:s}, {s:s, s:s}], s:[], s:[i]}", "n", "outer", "x", "X", "rows", "n", "1", "n",
+                        "2", "x", "Y", "empty", "bad", 3);
+  char *out = template_fill("{{#rows}}[{{n}} {{x}}]{{/rows}}{{^empty}} none{{/empty}}{{#empty}}hidden{{/empty}} {{n}}", v,
+                            err, sizeof err);
+  ck_assert_msg(out != NULL, "%s", err);
+  ck_assert_str_eq(out, "[1 X][2 Y] none outer");
+  free(out);
+  ck_assert_ptr_null(template_fill("{{#bad}}a{{/bad}}", v, err, sizeof err));
+  ck_assert_ptr_nonnull(strstr(err, "not an object"));
+  ck_assert_ptr_null(template_fill("{{rows}}", v, err, sizeof err));
+  ck_assert_ptr_nonnull(strstr(err, "use it as a section"));
+  json_decref(v);
+}
+END_TEST
+
 /* The compiled-in templates are there by name; an unknown one is an error. */
 START_TEST(test_template_compiled_in)
 {
@@ -69,7 +89,8 @@ END_TEST
 static Suite *template_suite(void)
 {
   Suite *s = suite_create("template");
-  ADD_TCASE(s, "template", test_template_gaps_and_sections, test_template_refuses, test_template_compiled_in);
+  ADD_TCASE(s, "template", test_template_gaps_and_sections, test_template_refuses, test_template_lists,
+            test_template_compiled_in);
   return s;
 }
 

@@ -49,6 +49,23 @@ void template_set_stream(json_t *values, const char *key, FILE *f, char **text)
   *text = NULL;
 }
 
+void template_list(json_t *values, const char *key)
+{
+  json_object_set_new(values, key, json_array());
+}
+
+json_t *template_add(json_t *values, const char *key)
+{
+  json_t *list = json_object_get(values, key);
+  if (list == NULL) {
+    list = json_array();
+    json_object_set_new(values, key, list);
+  }
+  json_t *item = json_object();
+  json_array_append_new(list, item);
+  return item;
+}
+
 /* One tag {{...}} at s: its kind ('#', '^', '/' or 0), its name and where it ends. */
 typedef struct tag {
   char kind;
@@ -98,7 +115,31 @@ static const char *section_end(const char *s, const char *stop, const char *name
 
 static int truthy(const json_t *v)
 {
-  return json_is_true(v) || (json_is_string(v) && json_string_length(v) > 0);
+  return json_is_true(v) || (json_is_string(v) && json_string_length(v) > 0) || (json_is_array(v) && json_array_size(v) > 0);
+}
+
+static int fill(FILE *out, const char *s, const char *stop, const json_t *values, char *err, size_t len);
+
+/* A list section: its body once per item, each an object whose values hide the outer
+ * ones of the same name. */
+static int fill_items(FILE *out, const char *s, const char *stop, const json_t *items, const json_t *values, char *err,
+                      size_t len)
+{
+  size_t i;
+  const json_t *item;
+  json_array_foreach(items, i, item) {
+    if (!json_is_object(item)) {
+      snprintf(err, len, "template: item %zu of a list is not an object", i);
+      return -1;
+    }
+    json_t *scope = json_copy((json_t *)values);
+    json_object_update(scope, (json_t *)item);
+    int rc = fill(out, s, stop, scope, err, len);
+    json_decref(scope);
+    if (rc != 0)
+      return -1;
+  }
+  return 0;
 }
 
 static int fill(FILE *out, const char *s, const char *stop, const json_t *values, char *err, size_t len)
@@ -114,8 +155,8 @@ static int fill(FILE *out, const char *s, const char *stop, const json_t *values
     if (read_tag(open, stop, &t, err, len) != 0)
       return -1;
     const json_t *v = json_object_get(values, t.name);
-    if (v == NULL || !(json_is_string(v) || json_is_boolean(v))) {
-      snprintf(err, len, "template: '%s' has no value (a string or a boolean)", t.name);
+    if (v == NULL || !(json_is_string(v) || json_is_boolean(v) || json_is_array(v))) {
+      snprintf(err, len, "template: '%s' has no value (a string, a boolean or a list)", t.name);
       return -1;
     }
     if (t.kind == '/') {
@@ -124,7 +165,7 @@ static int fill(FILE *out, const char *s, const char *stop, const json_t *values
     }
     if (t.kind == 0) {
       if (!json_is_string(v)) {
-        snprintf(err, len, "template: '%s' is a boolean: use it as a section", t.name);
+        snprintf(err, len, "template: '%s' is a boolean or a list: use it as a section", t.name);
         return -1;
       }
       fputs(json_string_value(v), out);
@@ -136,7 +177,10 @@ static int fill(FILE *out, const char *s, const char *stop, const json_t *values
       snprintf(err, len, "template: '{{%c%s}}' is never closed", t.kind, t.name);
       return -1;
     }
-    if ((t.kind == '#') == truthy(v) && fill(out, t.end, body_end, values, err, len) != 0)
+    if (t.kind == '#' && json_is_array(v)) {
+      if (fill_items(out, t.end, body_end, v, values, err, len) != 0)
+        return -1;
+    } else if ((t.kind == '#') == truthy(v) && fill(out, t.end, body_end, values, err, len) != 0)
       return -1;
     s = after;
   }

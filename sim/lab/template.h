@@ -7,7 +7,9 @@
  * Syntax (a small subset of Mustache):
  *   {{name}}              the value of name, a string, as it is;
  *   {{#name}}...{{/name}} the text between, when name is true or a non-empty string;
- *   {{^name}}...{{/name}} the text between, when name is false or an empty string.
+ *   {{^name}}...{{/name}} the text between, when name is false or an empty string;
+ *   {{#list}}...{{/list}} the text between once per item of list (an array of objects),
+ *                         the item's values hiding the outer ones; {{^list}} when it is empty.
  * Every name a template uses must be in the values: a missing one is an error, so a typo
  * in a template fails its reproduction's test instead of printing nothing. */
 
@@ -21,10 +23,15 @@ void template_set(json_t *values, const char *key, const char *fmt, ...) __attri
  * set so sits on its own lines in the template); f is closed and *text freed. */
 void template_set_stream(json_t *values, const char *key, FILE *f, char **text);
 
+/* values[key] = an empty list, for a list section that may get no item. */
+void template_list(json_t *values, const char *key);
+/* A new item (an empty object) appended to the list values[key], made if need be. */
+json_t *template_add(json_t *values, const char *key);
+
 /* The template compiled in as NAME (sim/lab/templates/NAME.md), or NULL. */
 const char *template_text(const char *name);
 
-/* tmpl with its gaps filled from values (an object of strings and booleans): a malloc'ed
+/* tmpl with its gaps filled from values (an object of strings, booleans and lists): a malloc'ed
  * string, or NULL with one line in err. */
 char *template_fill(const char *tmpl, const json_t *values, char *err, size_t len);
 
