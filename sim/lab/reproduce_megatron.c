@@ -16,6 +16,7 @@
 #include "sim/output.h"
 #include "sim/fileio.h"
 #include "sim/lab/reproduce.h"
+#include "sim/lab/template.h"
 
 /* The calibration, at the single-GPU point only: model.efficiency, the share of the V100's
  * speed the training software's kernels got in the kernel model (models/gemm.h: each
@@ -289,12 +290,8 @@ static void target_line(FILE *f, const meg_run *r, const char *what, double targ
           got, got - target, fabs(got - target) <= 5 ? "met" : "missed", target);
 }
 
-static void weak_table(FILE *f, const meg_run *runs, size_t n)
+static void weak_rows(FILE *f, const meg_run *runs, size_t n)
 {
-  fputs("## Weak scaling (Table 1)\n\n"
-        "| params | GPUs | MP | DP | DDP | dtsim Tflop/s per GPU | step (s) | DP allreduce (s) | GEMM share | dtsim "
-        "efficiency | paper efficiency |\n|---|---|---|---|---|---|---|---|---|---|---|\n",
-        f);
   for (size_t k = 0; k < n; k++) {
     const meg_run *r = &runs[k];
     if (r->set != SET_WEAK || r->variant != VAR_MAIN)
@@ -308,26 +305,13 @@ static void weak_table(FILE *f, const meg_run *runs, size_t n)
             gpus_of(r), r->mp, r->dp, ddp_name(r), r->tflops, r->step_s, dps, r->gemm_share, 100 * r->eff, r->paper,
             own ? " (2019 README)" : low ? " (Fig. 5, low confidence)" : " (text)");
   }
-  fputs("\nThe paper's 77% (8 GPUs, MP) and 74% (512 GPUs, MP + DP) are in its text (sec. 5.1); the\n"
-        "middle values are read off Fig. 5, so they are of low confidence. `DP allreduce` is, with\n"
-        "torch's DDP, the time from the first bucket's start to the last one's end (mostly hidden\n"
-        "behind backward). `GEMM share` is what the kernel model gives one tensor rank's GEMMs of one\n"
-        "layer of the row's shape (recomputation included), as a share of the V100's 125 Tflop/s: the\n"
-        "library's main loop (0.8631, fitted on DeepBench) times the software's share " MEG_EFFICIENCY ", less\n"
-        "tile and wave quantisation and the memory-bound attention GEMMs.\n\n",
-        f);
 }
 
-static void heads_table(FILE *f, const meg_run *runs, size_t n, int *order_kept)
+/* Table 7's rows; whether its order (more heads, lower efficiency) is kept. */
+static int heads_rows(FILE *f, const meg_run *runs, size_t n)
 {
-  fputs("## Attention heads at 8 GPUs (Table 7)\n\n"
-        "The 8.3B model (h = 3072, 72 layers) on 8 GPUs with 16, 24 and 32 heads.\n\n"
-        "| heads | size per head | dtsim Tflop/s per GPU | GEMM share | dtsim efficiency | paper efficiency |\n"
-        "|---|---|---|---|---|---|\n",
-        f);
   double prev = INFINITY;
-  *order_kept = 1;
-  int rows = 0;
+  int kept = 1, rows = 0;
   for (size_t k = 0; k < N_HEADS; k++) {
     const meg_run *r = find(runs, n, 3072, meg_heads[k].heads, 8, 1, 1, VAR_MAIN);
     if (r == NULL)
@@ -335,43 +319,24 @@ static void heads_table(FILE *f, const meg_run *runs, size_t n, int *order_kept)
     rows++;
     fprintf(f, "| %ld | %ld | %.2f | %.3f | %.1f%% | %.0f%% |\n", r->heads, 3072 / r->heads, r->tflops, r->gemm_share,
             100 * r->eff, meg_heads[k].paper);
-    *order_kept &= r->eff < prev; /* the paper's efficiency falls as heads grow */
+    kept &= r->eff < prev; /* the paper's efficiency falls as heads grow */
     prev = r->eff;
   }
-  *order_kept &= rows == (int)N_HEADS;
-  fprintf(f, "\nTable 7's order (more heads, lower efficiency): **%s**.\n\n", *order_kept ? "kept" : "not kept");
+  return kept && rows == (int)N_HEADS;
 }
 
-static void strong_table(FILE *f, const meg_run *runs, size_t n)
+static void strong_rows(FILE *f, const meg_run *runs, size_t n)
 {
-  fputs("## Strong scaling of the 1.2B model (Table 8)\n\n"
-        "The 1.2B model (batch 8) on 1, 2, 4 and 8 GPUs of tensor parallelism: speed-up of the step\n"
-        "over one GPU.\n\n"
-        "| GPUs | dtsim step (s) | dtsim speed-up | paper speed-up | GEMM share |\n|---|---|---|---|---|\n",
-        f);
   for (size_t k = 0; k < N_STRONG; k++) {
     const meg_run *r = find(runs, n, 1536, 16, meg_strong[k].mp, 1, 1, VAR_MAIN);
     if (r)
       fprintf(f, "| %ld | %.4f | %.2f | %.2f | %.3f |\n", r->mp, r->step_s, r->speedup, meg_strong[k].paper,
               r->gemm_share);
   }
-  fputs("\n", f);
 }
 
-static void robustness_table(FILE *f, const meg_run *runs, size_t n)
+static void robust_rows(FILE *f, const meg_run *runs, size_t n)
 {
-  fputs("## Robustness: which assumption moves the rows\n\n"
-        "The same runs with one assumption changed, `model.efficiency` calibrated again on the 1-GPU\n"
-        "row (so that it stays at 39 Tflop/s): `flat GEMMs` times every GEMM at one share of peak and\n"
-        "the memory-bound kernels at the full 900 GB/s (`model.kernel_model = flat`, efficiency\n"
-        "" MEG_EFF_FLAT ", no kernel-launch time), `nominal\n"
-        "links` gives NVSwitch and InfiniBand their full bandwidth (`platform.link_efficiency = off`,\n"
-        "efficiency " MEG_EFF_NOMINAL ": the 1-GPU row has no message); `no SMs held` lets collectives\n"
-        "take nothing from the GPU (`platform.comm_sms = off`, the same efficiency: the 1-GPU row has\n"
-        "no collective), so torch DDP's overlapped buckets cost backward nothing. Flat GEMMs with nominal\n"
-        "links and no SMs held is the model before the kernel model.\n\n"
-        "| row | paper | as committed | flat GEMMs | nominal links | no SMs held |\n|---|---|---|---|---|---|\n",
-        f);
   static const struct {
     const char *what;
     long hidden, heads, mp, dp;
@@ -396,172 +361,87 @@ static void robustness_table(FILE *f, const meg_run *runs, size_t n)
       fprintf(f, "| %s | %.0f%% | %.1f%% | %.1f%% | %.1f%% | %.1f%% |\n", rows[i].what, rows[i].paper,
               100 * v[0]->eff, 100 * v[1]->eff, 100 * v[2]->eff, 100 * v[3]->eff);
   }
-  fputs("\n", f);
 }
 
-/* The README's opening: what a point is, the set-up of Megatron-LM as it ran in 2019, and the
- * calibration (base: the 1-GPU row, or NULL). */
-static void meg_method(FILE *f, const meg_run *base, int quick)
-{
-  fprintf(f,
-          "# Megatron-LM scaling (Shoeybi et al. 2019, Tables 1, 7 and 8)\n\n"
-          "Made by `dtsim reproduce megatron%s` from `megatron.ini` (one point by hand, from this folder:\n"
-          "`dtsim run megatron.ini --set tensor.hidden=3072 --set tensor.heads=32 --set tensor.layers=72\n"
-          "--set tensor.ranks=8 --set tensor.data_parallel=64 --set platform.hosts=512`). Each point is one\n"
-          "simulation in its own process: one training step of the model's transformer layers, Megatron\n"
-          "tensor parallelism over MP GPUs of one node (`algorithms/tensor.c`: 2 allreduces forward and\n"
-          "2 backward per layer over NVSwitch, 2 more with recomputation), and with DP = 64 each GPU\n"
-          "allreduces its share of the gradients (fp16, ring) with the GPUs of the same tensor rank in\n"
-          "the other 63 groups, across InfiniBand.\n\n"
-          "## Set-up: Megatron-LM as it ran in 2019\n\n"
-          "- Platform: the `dgx2h` preset as it is: 16 V100 per node at 125e12 flop/s (fp16 tensor-core\n"
-          "  peak), 80 SMs, 900e9 B/s of HBM2, its L2 at 2,155e9 B/s (measured by Jia et al. 2018), 7 us\n"
-          "  per kernel (the floor of Baidu DeepBench's V100 GEMM times); NVSwitch at 150e9 B/s per GPU\n"
-          "  and direction, InfiniBand at 100e9 B/s per node and direction (8 x 100 Gb/s), each written\n"
-          "  at the share NCCL reaches of it: 0.8 (20 of an NVLink's 25 GB/s: NCCL's own topology model\n"
-          "  and its maintainers) and 0.96 (12 of a 100 Gb/s NIC's 12.5 GB/s)\n"
-          "  ([platforms/README.md](../../platforms/README.md)). GPU i is GPU i mod 16 of node i/16: an\n"
-          "  MP group (MP consecutive GPUs) stays in one node.\n"
-          "- GEMMs: timed from their shapes by the kernel model (`model.kernel_model = shapes`,\n"
-          "  [models/README.md](../../models/README.md#kernel-model)): cuBLAS's tiles, one block per SM\n"
-          "  in waves, the L2 and DRAM limits, split-K, so a GEMM cut t ways (K = h/t = 384 for the\n"
-          "  row-parallel Wo of the 8.3B model at t = 8) and the attention's batched GEMMs of size s x s\n"
-          "  x (h/heads) run further from peak than whole ones.\n"
-          "- Models (Table 1): h/heads/layers 1536/16/40 (1.2B), 1920/20/54 (2.5B), 2304/24/64 (4.2B),\n"
-          "  3072/32/72 (8.3B) on MP = 1, 2, 4, 8; sequence 1024, microbatch 8 per MP group, one\n"
-          "  microbatch per step; with DP = 64 the global batch is 8 x 64 = 512 (Megatron-LM sec. 5).\n"
-          "  `params_b` is Megatron's count 12Lh^2(1 + 13/(12h) + (V + s)/(12Lh)) with V = 51,200. Table 7\n"
-          "  keeps the 8.3B model on 8 GPUs and changes its heads; Table 8 runs the 1.2B model on 1 to 8\n"
-          "  GPUs at the same batch.\n"
-          "- The software of the time, read in Megatron-LM's code of October 2019 (commit ebbe40cd):\n"
-          "  activation checkpointing of every layer (`--checkpoint-activations` in\n"
-          "  `scripts/pretrain_gpt2_model_parallel.sh` and the README), so each layer's forward and its\n"
-          "  two allreduces run again in backward (`tensor.recompute = on`); the backward allreduce of\n"
-          "  `copy_to_model_parallel_region` is a plain `torch.distributed.all_reduce` in autograd,\n"
-          "  overlapped with nothing (`async_grad_allreduce = off`); the vocabulary-parallel embedding\n"
-          "  and logits with the fused cross-entropy (`vocab = 51200`); PyTorch eager elementwise\n"
-          "  kernels (`kernels = unfused`: LayerNorm, biases, dropout, residuals, GeLU, the scores'\n"
-          "  mask and softmax, Q and K's scaling, layout copies, at 900 GB/s, each a kernel launch;\n"
-          "  `models/transformer.h`). For DP the README names two implementations: its own DDP, which\n"
-          "  allreduces every gradient after backward (`dp_overlap = off`), and torch's DDP, which\n"
-          "  overlaps bucketed allreduces (25 MiB) with backward (`dp_overlap = on`); it gives 60%% and\n"
-          "  74%% for 8.3B on 512 GPUs, and the paper's 74%% is torch's. The DP rows run torch's DDP; one\n"
-          "  more row runs Megatron's own.\n"
-          "- Timing only, fp16 on the wire. Tflop/s per GPU counts the GEMM flops, 4 x (24bsh^2 +\n"
-          "  4bs^2h) per layer with recomputation plus the logits' 2bshV three times, over the step.\n"
-          "  The optimizer and the loss are not simulated.\n\n",
-          quick ? " --quick" : "");
-  fprintf(f,
-          "## Calibration: one number, at the single-GPU point\n\n"
-          "`model.efficiency = " MEG_EFFICIENCY "` for every row: the share of the V100's speed Megatron-LM\n"
-          "2019's kernels got. The kernel model times every kernel as the library runs it alone: GEMMs with\n"
-          "the main loop of cuBLAS as Baidu DeepBench measured it on a V100 (0.8631 of an SM's peak, %.4f\n"
-          "when `dtsim reproduce gemm` fits it again: [results/gemm/README.md](../gemm/README.md)), the\n"
-          "memory-bound kernels at the HBM's 900 GB/s; the calibration divides all of it (but the launch)\n"
-          "by one number, so that the 1-GPU run sustains Megatron-LM's 39 Tflop/s (the 1.2B row: %.4g\n"
-          "Tflop/s). It was found by bisection on that row alone, and no other row was used to choose\n"
-          "anything. That the software ran at 60%% of the device's speed is where what the simulation\n"
-          "does not have goes: the optimizer, the fp16 loss scaling, the data loader, PyTorch's eager\n"
-          "execution of each operator. `efficiency` is a row's Tflop/s per GPU over the 1-GPU row's.\n\n",
-          reproduce_gemm_v100_efficiency(), base ? base->tflops : 0);
-}
-
-/* "What moved the numbers, and what is still off" (kept: Table 7's order kept). */
-static void meg_moved(FILE *f, const meg_run *runs, size_t n, int kept)
-{
-  const meg_run *r8 = find(runs, n, 3072, 32, 8, 1, 1, VAR_MAIN), *r512 = find(runs, n, 3072, 32, 8, MEG_DP, 1, VAR_MAIN);
-  const meg_run *own = find(runs, n, 3072, 32, 8, MEG_DP, 0, VAR_MAIN), *s8 = find(runs, n, 1536, 16, 8, 1, 1, VAR_MAIN);
-  const meg_run *f8 = find(runs, n, 3072, 32, 8, 1, 1, VAR_FLAT), *n8 = find(runs, n, 3072, 32, 8, 1, 1, VAR_NOMINAL);
-  const meg_run *free512 = find(runs, n, 3072, 32, 8, MEG_DP, 1, VAR_FREE_SMS);
-  fputs("## What moved the numbers, and what is still off\n\n", f);
-  if (r8) {
-    fprintf(f,
-            "- **Tensor parallelism** (%.1f%% at 8 GPUs against 77%%). What it costs here: the six allreduces of\n"
-            "  b x s x h fp16 elements per layer on the critical path (recomputation repeats the forward's\n"
-            "  two), at NCCL's 120e9 of NVSwitch's 150e9 B/s; the embedding's and logits' allreduces; the\n"
-            "  replicated memory-bound kernels (LayerNorm, dropout, residuals on every rank), which do not\n"
-            "  shrink with t; a kernel launch for each kernel and collective; and GEMMs cut t ways, whose\n"
-            "  `GEMM share` the kernel model gives. The attention scores' kernels and GEMMs shrink with t,\n"
-            "  so at the 1-GPU point, where they are largest, they cost the most, and the calibration\n"
-            "  absorbs them.",
-            100 * r8->eff);
-    if (f8 && n8)
-      fprintf(f, " With flat GEMMs the row gives %.1f%%, with nominal links %.1f%% (the robustness\n  table).\n",
-              100 * f8->eff, 100 * n8->eff);
-    else
-      fputs("\n", f);
-  }
-  fprintf(f,
-          "- **Heads (Table 7)**: more heads at the same h move more attention-score bytes (b a s^2 / t)\n"
-          "  and make the attention's GEMMs narrower (h / heads = 192, 128, 96), which the kernel model\n"
-          "  times as more memory-bound: the order %s.\n",
-          kept ? "is the paper's" : "is not the paper's");
-  if (r512 && r8)
-    fprintf(f,
-            "- **Data parallelism**: each GPU allreduces %.2f GB (fp16, its 1/8 of the 8.3B model) over a\n"
-            "  ring of 64 GPUs in 32 nodes; the 8 rings of a node cross its 96e9 B/s (NCCL's share of\n"
-            "  100e9) of InfiniBand. With torch's DDP the buckets' allreduces overlap backward: 8 -> 512\n"
-            "  GPUs costs %.1f -> %.1f%% (paper 77 -> 74%%). While a bucket's allreduce runs, NCCL's kernel\n"
-            "  holds 16 of the V100's 80 SMs (one per channel, shared with no compute kernel: the NCCL\n"
-            "  maintainers for a DGX with 8 NICs), so the backward kernels beside it run at 64/80 of\n"
-            "  their speed",
-            r512->dp_elems * 2 / 1e9, 100 * r8->eff, 100 * r512->eff);
-  if (r512 && r8 && free512)
-    fprintf(f, "; with the SMs left to compute\n  (`no SMs held`) the row gives %.1f%%.\n ", 100 * free512->eff);
-  else if (r512 && r8)
-    fputs(".\n ", f);
-  if (r512 && r8 && own)
-    fprintf(f,
-            " After backward (Megatron's own DDP) it gives %.1f%%, against the 2019\n"
-            "  README's 60%%: dtsim's gap between the two DDPs is %.1f points, Megatron-LM's 14. Not\n"
-            "  modelled: the HBM bandwidth NCCL's kernels take from the kernels they overlap, and the\n"
-            "  extra wave a GEMM can need when SMs are missing (the held SMs slow it in proportion).\n",
-            100 * own->eff, 100 * (r512->eff - own->eff));
-  else if (r512 && r8)
-    fputs("\n", f);
-  if (s8)
-    fprintf(f,
-            "- **Strong scaling** (Table 8) stays too good: %.2fx at 8 GPUs against 2.98x. At batch 8 the\n"
-            "  1.2B model cut 8 ways leaves each GPU GEMMs of 8192 x 576 x 1536 and smaller, still large\n"
-            "  enough for the kernel model to keep near its calibrated efficiency, and allreduces of 25 MB.\n"
-            "  Megatron-LM 2019's measurements need much more per-layer time at 8 GPUs than GEMMs, kernels\n"
-            "  and NCCL's bandwidth give; the CPU side of PyTorch's eager execution (per-operator\n"
-            "  dispatch, autograd, the Python layer code), which the GPU waits for once its kernels are\n"
-            "  short, is the likely remainder, and it is not modelled.\n",
-            s8->speedup);
-}
-
-static char *meg_readme(const meg_run *runs, size_t n, int quick)
+/* values[key] = what rows(f, runs, n) writes. */
+static void set_rows(json_t *v, const char *key, void (*rows)(FILE *, const meg_run *, size_t), const meg_run *runs,
+                     size_t n)
 {
   char *text = NULL;
   size_t len = 0;
   FILE *f = open_memstream(&text, &len);
   xbt_assert(f, "open_memstream failed");
+  rows(f, runs, n);
+  template_set_stream(v, key, f, &text);
+}
+
+/* The numbers of "What moved the numbers, and what is still off"; a paragraph whose rows
+ * this grid lacks (`--quick`) is left out. */
+static void meg_moved(json_t *v, const meg_run *runs, size_t n)
+{
+  const meg_run *r8 = find(runs, n, 3072, 32, 8, 1, 1, VAR_MAIN), *r512 = find(runs, n, 3072, 32, 8, MEG_DP, 1, VAR_MAIN);
+  const meg_run *own = find(runs, n, 3072, 32, 8, MEG_DP, 0, VAR_MAIN), *s8 = find(runs, n, 1536, 16, 8, 1, 1, VAR_MAIN);
+  const meg_run *f8 = find(runs, n, 3072, 32, 8, 1, 1, VAR_FLAT), *n8 = find(runs, n, 3072, 32, 8, 1, 1, VAR_NOMINAL);
+  const meg_run *free512 = find(runs, n, 3072, 32, 8, MEG_DP, 1, VAR_FREE_SMS);
+  json_object_set_new(v, "tp", json_boolean(r8 != NULL));
+  json_object_set_new(v, "tp_variants", json_boolean(f8 && n8));
+  if (r8)
+    template_set(v, "tp_eff", "%.1f", 100 * r8->eff);
+  if (f8 && n8) {
+    template_set(v, "tp_flat", "%.1f", 100 * f8->eff);
+    template_set(v, "tp_nominal", "%.1f", 100 * n8->eff);
+  }
+  json_object_set_new(v, "dp", json_boolean(r512 && r8));
+  json_object_set_new(v, "dp_free", json_boolean(free512 != NULL));
+  json_object_set_new(v, "dp_own", json_boolean(own != NULL));
+  if (r512 && r8) {
+    template_set(v, "dp_gb", "%.2f", r512->dp_elems * 2 / 1e9);
+    template_set(v, "dp_from", "%.1f", 100 * r8->eff);
+    template_set(v, "dp_to", "%.1f", 100 * r512->eff);
+  }
+  if (free512)
+    template_set(v, "dp_free_eff", "%.1f", 100 * free512->eff);
+  if (own && r512) {
+    template_set(v, "dp_own_eff", "%.1f", 100 * own->eff);
+    template_set(v, "dp_gap", "%.1f", 100 * (r512->eff - own->eff));
+  }
+  json_object_set_new(v, "strong", json_boolean(s8 != NULL));
+  if (s8)
+    template_set(v, "strong_x", "%.2f", s8->speedup);
+}
+
+/* README.md from templates/megatron.md, or NULL with one line in err. */
+static char *meg_readme(const meg_run *runs, size_t n, int quick, char *err, size_t len)
+{
+  json_t *v = json_object();
   const meg_run *base = base_of(runs, n, VAR_MAIN);
-  meg_method(f, base, quick);
-  weak_table(f, runs, n);
-  int kept = 0;
-  heads_table(f, runs, n, &kept);
-  strong_table(f, runs, n);
-  fputs("## Targets\n\n", f);
+  template_set(v, "quick", "%s", quick ? " --quick" : "");
+  template_set(v, "efficiency", "%s", MEG_EFFICIENCY);
+  template_set(v, "eff_flat", "%s", MEG_EFF_FLAT);
+  template_set(v, "eff_nominal", "%s", MEG_EFF_NOMINAL);
+  template_set(v, "gemm_fit", "%.4f", reproduce_gemm_v100_efficiency());
+  template_set(v, "base_tflops", "%.4g", base ? base->tflops : 0);
+  set_rows(v, "weak_rows", weak_rows, runs, n);
+  char *text = NULL;
+  size_t tlen = 0;
+  FILE *f = open_memstream(&text, &tlen);
+  xbt_assert(f, "open_memstream failed");
+  int kept = heads_rows(f, runs, n);
+  template_set_stream(v, "heads_rows", f, &text);
+  template_set(v, "heads_order", "%s", kept ? "kept" : "not kept");
+  template_set(v, "heads_order_is", "%s", kept ? "is the paper's" : "is not the paper's");
+  set_rows(v, "strong_rows", strong_rows, runs, n);
+  f = open_memstream(&text, &tlen);
+  xbt_assert(f, "open_memstream failed");
   target_line(f, find(runs, n, 3072, 32, 8, 1, 1, VAR_MAIN), "8 GPUs (8.3B, MP 8)", 77);
   target_line(f, find(runs, n, 3072, 32, 8, MEG_DP, 1, VAR_MAIN), "512 GPUs (8.3B, MP 8 x DP 64, torch DDP)", 74);
-  fprintf(f, "- Table 7's order by heads: **%s**.\n\n", kept ? "kept" : "not kept");
-  if (!quick)
-    robustness_table(f, runs, n);
-  meg_moved(f, runs, n, kept);
-  fputs("\n## Files\n\n"
-        "`megatron.csv`: `set,params_b,heads,gpus,mp,dp,ddp,variant,tflops_per_gpu,efficiency,step_s,speedup,\n"
-        "gemm_share` (set: weak, heads or strong; ddp: none, torch or megatron; variant: committed, or\n"
-        "flat-gemms, nominal-links and no-comm-sms for the robustness runs; efficiency = tflops_per_gpu / the variant's\n"
-        "1-GPU row's; speedup, on the 1.2B rows of one node: the 1-GPU step over this one).\n"
-        "`megatron.png`: weak-scaling efficiency against GPUs, the paper's bars next to dtsim's.\n"
-        "`--quick` runs the rows of one node (weak scaling's MP rows, Table 7, Table 8), which are\n"
-        "the same runs as the full grid's, so `dtsim reproduce megatron --quick --check` compares them\n"
-        "with this CSV.\n",
-        f);
-  fclose(f);
-  return text;
+  template_set_stream(v, "targets", f, &text);
+  json_object_set_new(v, "full", json_boolean(!quick));
+  set_rows(v, "robust_rows", robust_rows, runs, n);
+  meg_moved(v, runs, n);
+  char *readme = template_render("megatron", v, err, len);
+  json_decref(v);
+  return readme;
 }
 
 static int meg_plot(const char *dir, const meg_run *runs, size_t n, char *err, size_t len)
@@ -617,9 +497,9 @@ int reproduce_megatron(const reproduce_opts *o, char *err, size_t len)
     if (rc == 0 && !o->quiet)
       fprintf(stderr, "dtsim reproduce: megatron matches %s\n", committed);
   } else if (rc == 0) {
-    char *readme = meg_readme(runs, n, o->quick);
+    char *readme = meg_readme(runs, n, o->quick, err, len);
     const char *files[] = {"megatron.ini", meg_ini, "megatron.csv", csv, "README.md", readme};
-    if (reproduce_write(o->out, files, 3, err, len) != 0 || meg_plot(o->out, runs, n, err, len) != 0)
+    if (readme == NULL || reproduce_write(o->out, files, 3, err, len) != 0 || meg_plot(o->out, runs, n, err, len) != 0)
       rc = 2;
     free(readme); /* open_memstream's */
     if (rc == 0 && !o->quiet)
