@@ -15,6 +15,7 @@
 #include "sim/output.h"
 #include "sim/fileio.h"
 #include "sim/lab/reproduce.h"
+#include "sim/lab/template.h"
 
 /* 16 dense layers of 8192 units (a GPT MLP's width at PTD-P's 8.3B-class scale); each stage
  * gets 16/p of them, each model chunk 16/(pv). b = 64 examples per microbatch makes a
@@ -322,20 +323,19 @@ static const ptdp_run *ptdp_find(const ptdp_run *runs, size_t n, size_t i, int v
   return NULL;
 }
 
-/* The robustness table: the one-node rows as committed and under each variant, each variant
- * calibrated again on the first row. */
-static void ptdp_robustness(FILE *f, const ptdp_run *runs, size_t n)
+/* A stream to write a value into; template_set_stream stores and closes it. */
+static FILE *value_stream(char **text)
 {
-  fputs("### Robustness: which assumption moves the rows\n\n"
-        "Each column is the same runs with one assumption changed and `model.efficiency` calibrated\n"
-        "again on the first row (so that row stays at 137): `flat GEMMs` times every GEMM at one\n"
-        "share of peak and the memory-bound kernels at the full 2,039 GB/s (`model.kernel_model =\n"
-        "flat`, efficiency " PTDP_EFF_FLAT ", the model before the kernel model, with NCCL's links),\n"
-        "`nominal links` gives the links their full bandwidth\n"
-        "(`platform.link_efficiency = off`, efficiency " PTDP_EFF_NOMINAL "). Rows of one node (p = 1), where\n"
-        "t goes 1, 2, 4, 8:\n\n"
-        "| params (B) | t | paper | as committed | flat GEMMs | nominal links |\n|---|---|---|---|---|---|\n",
-        f);
+  size_t n = 0;
+  FILE *f = open_memstream(text, &n);
+  xbt_assert(f, "open_memstream failed");
+  return f;
+}
+
+/* The robustness table's rows: the one-node rows as committed and under each variant, each
+ * variant calibrated again on the first row. */
+static void ptdp_robust_rows(FILE *f, const ptdp_run *runs, size_t n)
+{
   for (size_t i = 0; i < PTDP_ROBUST_ROWS; i++) {
     const ptdp_run *m = ptdp_find(runs, n, i, PTDP_MAIN), *fl = ptdp_find(runs, n, i, PTDP_FLAT),
                    *no = ptdp_find(runs, n, i, PTDP_NOMINAL);
@@ -345,86 +345,14 @@ static void ptdp_robustness(FILE *f, const ptdp_run *runs, size_t n)
             m->row->paper, m->tflops, 100 * ptdp_error(m), fl->tflops, 100 * ptdp_error(fl), no->tflops,
             100 * ptdp_error(no));
   }
-  fputs("\n", f);
 }
 
-/* The README's setup of the PTD-P comparison: shapes, kernels, collectives, calibration. */
-static void ptdp_method(FILE *f)
-{
-  fputs("## PTD-P Table 1 comparison\n\n"
-          "Made by the same command from `ptdp.ini` (one row by hand, from this folder: `dtsim run ptdp.ini\n"
-          "--set tensor.ranks=8 --set tensor.data_parallel=32 --set tensor.hidden=8192 --set tensor.heads=64\n"
-          "--set tensor.layers=48 --set tensor.microbatch=4 --set pipeline.stages=2 --set\n"
-          "pipeline.microbatches=12`). Each row is one training step of 3D parallelism\n"
-          "(`pipeline.model = transformer`): p stages of t-way tensor-parallel GPT layers, d pipeline\n"
-          "replicas, on the `selene` preset, timing only.\n\n"
-          "- Shapes: Table 1's (Narayanan et al. 2021) heads, h, layers, t, p, GPUs and batch B; s = 2048,\n"
-          "  V = 51,200, fp16, recomputation of every layer; d = GPUs / (t p), m = B / (b d).\n"
-          "- Not in the table, from Megatron-LM's `examples/sc21/run_table_1.sh` (the paper's scripts):\n"
-          "  the microbatch size b (`MBS`: 16, 16, 16, 8, 4, 2, 2, 1, 1, 1) and the interleaving\n"
-          "  (`--num-layers-per-virtual-pipeline-stage` 5, 5, 3 and 1 on the 76B, 145B, 310B and 530B\n"
-          "  rows, i.e. v = layers / (p x that) chunks per device with the interleaved schedule; 1F1B\n"
-          "  elsewhere). Full recomputation (`--recompute-method uniform`) on every row.\n"
-          "- GEMMs: timed from their shapes by the kernel model (`model.kernel_model = shapes`,\n"
-          "  [models/README.md](../../models/README.md#kernel-model)) on selene's A100 description\n"
-          "  (108 SMs, cuBLAS's tiles, L2 and HBM bandwidths, 7 us per kernel launch:\n"
-          "  [platforms/README.md](../../platforms/README.md)): tile and wave quantisation, the\n"
-          "  roofline of memory-bound GEMMs (the attention's scores at head size 96 to 160), split-K.\n"
-          "  `GEMM share` below is what that gives one layer's GEMMs of the row's shape (with the\n"
-          "  calibrated software share), as a share of the 312 Tflop/s peak.\n"
-          "- Memory-bound kernels: `tensor.kernels = fused`, Megatron-LM 2021's fused LayerNorm,\n"
-          "  bias-GeLU, bias-dropout-add and scale-mask-softmax, per layer 30 b s h (replicated) +\n"
-          "  31 b s h / t + 10 b a s^2 / t elements read or written, plus the forward's share again\n"
-          "  with recomputation (`models/transformer.h`), at selene's 2,039 GB/s per A100, each kernel\n"
-          "  and each collective one more launch.\n"
-          "- Collectives and pipeline messages: on links written at NCCL's share of their bandwidth\n"
-          "  (`platform.link_efficiency = on`): NVSwitch 230 of 300 GB/s per A100 and direction, the\n"
-          "  NCCL maintainers' figure for A100 all-reduce; InfiniBand 24 of each 200 Gb/s NIC's 25 GB/s\n"
-          "  (nccl-tests issues 149 and 119). While a collective runs, NCCL's kernel holds 16 of the\n"
-          "  A100's 108 SMs (`platform.comm_sms = on`: one SM per channel, shared with no compute kernel;\n"
-          "  16 on a DGX with 8 NICs, the NCCL maintainers), so the weight-gradient GEMMs that the\n"
-          "  asynchronous tensor-parallel allreduce overlaps run on the other 92 meanwhile.\n"
-          "- Collectives as rounds (`run.collectives = rounds`, every row alike): each tensor-parallel\n"
-          "  and data-parallel allreduce is one bulk-synchronous round of one transfer per member, its\n"
-          "  steps' latencies a chain, instead of 2(t-1) SimGrid messages per rank; at message level\n"
-          "  the 1T row's one step took 2,331 s of CPU. Against message level, on these rows (contention-\n"
-          "  free inside a node, every ring's routes alike), rounds give the same Tflop/s per GPU to\n"
-          "  1e-13 for the rows of one node, +1.2e-5 at 39.1B and +3.3e-5 at 76.1B\n"
-          "  ([algorithms/README.md](../../algorithms/README.md#rounds-runcollectives--rounds), error table).\n",
-          f);
-  fputs("- Mirrored replicas (`pipeline.mirror_replicas = on`, every row alike): the d data-parallel\n"
-        "  replicas compute alike and share no link before the step's flush (each replica's stage is a\n"
-        "  node of its own, or a group of GPUs on links of their own; dtsim checks this before each run\n"
-        "  and refuses otherwise), so replica 0's pipeline is simulated and the others join its flush's\n"
-        "  allreduces when it reaches them: the same times, bit for bit on the 1T row, with d times fewer\n"
-        "  activities.\n",
-        f);
-  fputs("- Fused layer passes (`tensor.fuse_layers = on`, every row alike): each microbatch's forward\n"
-          "  over a stage's layers, and its backward with their recomputation, runs as one execution of\n"
-          "  its compute and one round of its tensor-parallel collectives, the weight gradients\n"
-          "  concurrent with the reductions they overlap block by block, instead of about ten SimGrid\n"
-          "  activities per layer. The executions and the rounds add the same seconds, latencies and\n"
-          "  bytes, so against layer by layer nine rows agree to 7e-14; 529.6B (one layer per virtual\n"
-          "  stage, so its two reductions of a pass become one transfer that its boundary messages\n"
-          "  meet at another time) by -2.4e-5 (each row's difference:\n"
-          "  [algorithms/README.md](../../algorithms/README.md#fused-layers-tensorfuse_layers)).\n"
-          "- Calibration, once: `model.efficiency = " PTDP_EFFICIENCY "`, the share of the A100's speed the\n"
-          "  training software's kernels get (the kernel model times each kernel as the library runs it\n"
-          "  alone, GEMMs with cuBLAS's main loop at 0.8631 of an SM's peak, fitted on DeepBench's V100\n"
-          "  GEMMs; the calibration divides all of it but the launch), makes the first row (1.7B on 32\n"
-          "  GPUs) give 137 Tflop/s per GPU, found by bisection on that row alone; every other row is a\n"
-          "  prediction with it. Tflop/s per GPU counts PTD-P's flops, 96 B s l h^2 (1 + s/6h + V/16lh)\n"
-          "  per step, over the simulated step time and the GPUs.\n",
-          f);
-}
-
-/* The table of the rows run and the targets' verdict; returns the rows in it, and in
+/* The rows run, their table and the targets' verdict; returns the rows in the table, and in
  * *worst_k_out the index in runs of the largest error. */
-static size_t ptdp_table(FILE *f, const ptdp_run *runs, size_t n, size_t *worst_k_out)
+static size_t ptdp_table(json_t *v, const ptdp_run *runs, size_t n, size_t *worst_k_out)
 {
-  fputs("\n| params (B) | t | p | d | GPUs | batch | b | m | v | PTD-P Tflop/s/GPU | dtsim Tflop/s/GPU | error | bubble | GEMM share |\n"
-        "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n",
-        f);
+  char *text = NULL;
+  FILE *f = value_stream(&text);
   double worst = 0, paper[PTDP_ROWS], got[PTDP_ROWS];
   size_t nm = 0, worst_k = 0;
   int within = 0;
@@ -444,53 +372,21 @@ static size_t ptdp_table(FILE *f, const ptdp_run *runs, size_t n, size_t *worst_
             r->row->params_b, r->row->t, r->row->p, r->d, r->row->gpus, r->row->batch, r->row->b, r->m, r->v,
             r->row->paper, r->tflops, 100 * e, r->bubble, r->gemm_share);
   }
+  template_set_stream(v, "ptdp_rows", f, &text);
   double rho = nm >= 2 ? reproduce_spearman(paper, got, nm) : 0;
-  int met = within >= 8 && rho >= 0.6;
-  fprintf(f,
-          "\n**Targets: at least 8 rows within 10%% of the paper's Tflop/s per GPU, and the paper's trend kept\n"
-          "(Spearman rank correlation with the paper's column at least 0.6): %s.** %d of %zu rows are\n"
-          "within 10%%; the largest error is %.1f%% (%sB); the rank correlation over the %zu rows is %.2f.\n\n",
-          met ? "met" : "not met", within, nm, 100 * worst, nm ? runs[worst_k].row->params_b : "-", nm, rho);
+  template_set(v, "met", "%s", within >= 8 && rho >= 0.6 ? "met" : "not met");
+  template_set(v, "within", "%d", within);
+  template_set(v, "nm", "%zu", nm);
+  template_set(v, "worst", "%.1f", 100 * worst);
+  template_set(v, "worst_at", "%sB", nm ? runs[worst_k].row->params_b : "-");
+  template_set(v, "rho", "%.2f", rho);
   *worst_k_out = worst_k;
   return nm;
 }
 
-/* "What moved the numbers, and what is still off" (nm rows in the table, worst_k the
- * largest error's). */
-static void ptdp_moved(FILE *f, const ptdp_run *runs, size_t n, size_t nm, size_t worst_k)
+/* The mean error of the rows of one node with t > 1 (tp) and of the pipelined rows (pp). */
+static void ptdp_means(json_t *v, const ptdp_run *runs, size_t n)
 {
-  const ptdp_run *first = ptdp_find(runs, n, 0, PTDP_MAIN), *last = NULL;
-  const ptdp_run *r4 = ptdp_find(runs, n, PTDP_ROBUST_ROWS - 1, PTDP_MAIN);
-  const ptdp_run *f4 = ptdp_find(runs, n, PTDP_ROBUST_ROWS - 1, PTDP_FLAT);
-  const ptdp_run *n4 = ptdp_find(runs, n, PTDP_ROBUST_ROWS - 1, PTDP_NOMINAL);
-  for (size_t k = 0; k < n; k++)
-    if (runs[k].variant == PTDP_MAIN)
-      last = &runs[k];
-  fputs("### What moved the numbers, and what is still off\n\n", f);
-  fprintf(f,
-          "- **The GEMMs' shapes.** The kernel model lets a row's GEMMs run closer to peak as h grows:\n"
-          "  `GEMM share` goes from %.3f (%sB) to %.3f (%sB). What holds the small rows back is the\n"
-          "  attention: at head size 96 its batched score and context GEMMs (s x s x 96) are\n"
-          "  memory-bound on the A100, and they are a share s / (6h) of a layer's flops, 15%% at h =\n"
-          "  2,304 but 1.3%% at 25,600; the memory-bound kernels (b a s^2 elements for the scores'\n"
-          "  softmax and dropout) shrink the same way. The calibration at the first row absorbs what\n"
-          "  that row spends there, and the larger rows gain.",
-          first ? first->gemm_share : 0, first ? first->row->params_b : "-", last ? last->gemm_share : 0,
-          last ? last->row->params_b : "-");
-  if (r4 && f4)
-    fprintf(f, " With one share of peak for every GEMM instead\n  (`flat GEMMs`), the %sB row gives %.1f Tflop/s, against %.1f with the kernel model.\n",
-            r4->row->params_b, f4->tflops, r4->tflops);
-  else
-    fputs("\n", f);
-  fputs("- **NCCL's bandwidth.** The tensor-parallel allreduces (6 per layer and microbatch with\n"
-        "  recomputation, 2 of them hidden behind weight-gradient GEMMs) run on NVSwitch at 230 of\n"
-        "  300 GB/s.",
-        f);
-  if (r4 && n4)
-    fprintf(f, " At the nominal 300 GB/s the %sB row (t = %ld, h / t = %ld) would give %.1f Tflop/s\n  instead of %.1f.\n",
-            r4->row->params_b, r4->row->t, r4->row->hidden / r4->row->t, n4->tflops, r4->tflops);
-  else
-    fputs("\n", f);
   double e_tp = 0, e_pp = 0;
   int n_tp = 0, n_pp = 0;
   for (size_t k = 0; k < n; k++) {
@@ -502,124 +398,99 @@ static void ptdp_moved(FILE *f, const ptdp_run *runs, size_t n, size_t nm, size_
     else
       e_pp += ptdp_error(r), n_pp++;
   }
-  fputs("- **The pipeline's bubble** (p-1)/(v m), the boundary messages and the data-parallel\n"
-        "  allreduce after the flush (not overlapped with backward in Megatron-LM 2021) cost the rows\n"
-        "  with p > 1 their `bubble` share and more.\n",
-        f);
-  fprintf(f, "- **Still off.** The largest error is %+.1f%% (%sB).", nm ? 100 * ptdp_error(&runs[worst_k]) : 0,
-          nm ? runs[worst_k].row->params_b : "-");
+  json_object_set_new(v, "tp_avg", json_boolean(n_tp > 0));
+  json_object_set_new(v, "pp_avg", json_boolean(n_pp > 0));
   if (n_tp)
-    fprintf(f, " The rows of one node with t > 1 are %+.1f%% off on average", 100 * e_tp / n_tp);
+    template_set(v, "e_tp", "%+.1f", 100 * e_tp / n_tp);
   if (n_pp)
-    fprintf(f, n_tp ? ", the pipelined rows (p > 1) %+.1f%%" : " The pipelined rows (p > 1) are %+.1f%% off on average",
-            100 * e_pp / n_pp);
-  fputs(".\n"
-        "  Tensor parallelism's allreduces are on the critical path between GEMMs, at NCCL's\n"
-        "  large-message bandwidth; the paper's rise from 137 to 142 Tflop/s between t = 1 and t = 4\n"
-        "  means its GEMMs at h = 4,096 gained more over h = 2,304 than the `GEMM share` column gives,\n"
-        "  or its allreduces cost less than modelled.",
-        f);
-  if (last && last->row->p > 1)
-    fprintf(f, " The pipelined rows also carry the bubble: the %sB row's is %.3f of its\n  step (p = %ld, m = %ld, v = %ld).",
-            last->row->params_b, last->bubble, last->row->p, last->m, last->v);
-  fputs("\n\n", f);
+    template_set(v, "e_pp", "%+.1f", 100 * e_pp / n_pp);
 }
 
-/* The README's PTD-P section: the setup, the rows' table, the robustness table (full grid
- * only), and what moved the numbers. */
-static void ptdp_readme(FILE *f, const ptdp_run *runs, size_t n, int quick)
+/* The numbers of "What moved the numbers, and what is still off" (nm rows in the table,
+ * worst_k the largest error's). */
+static void ptdp_moved(json_t *v, const ptdp_run *runs, size_t n, size_t nm, size_t worst_k)
 {
-  ptdp_method(f);
-  if (quick)
-    fputs("- `--quick` runs only the three smallest rows.\n", f);
+  const ptdp_run *first = ptdp_find(runs, n, 0, PTDP_MAIN), *last = NULL;
+  const ptdp_run *r4 = ptdp_find(runs, n, PTDP_ROBUST_ROWS - 1, PTDP_MAIN);
+  const ptdp_run *f4 = ptdp_find(runs, n, PTDP_ROBUST_ROWS - 1, PTDP_FLAT);
+  const ptdp_run *n4 = ptdp_find(runs, n, PTDP_ROBUST_ROWS - 1, PTDP_NOMINAL);
+  for (size_t k = 0; k < n; k++)
+    if (runs[k].variant == PTDP_MAIN)
+      last = &runs[k];
+  template_set(v, "share_first", "%.3f", first ? first->gemm_share : 0);
+  template_set(v, "first_at", "%sB", first ? first->row->params_b : "-");
+  template_set(v, "share_last", "%.3f", last ? last->gemm_share : 0);
+  template_set(v, "last_at", "%sB", last ? last->row->params_b : "-");
+  json_object_set_new(v, "flat4", json_boolean(r4 && f4));
+  json_object_set_new(v, "nominal4", json_boolean(r4 && n4));
+  if (r4) {
+    template_set(v, "r4_at", "%s", r4->row->params_b);
+    template_set(v, "r4_tflops", "%.1f", r4->tflops);
+    template_set(v, "r4_t", "%ld", r4->row->t);
+    template_set(v, "r4_ht", "%ld", r4->row->hidden / r4->row->t);
+  }
+  if (f4)
+    template_set(v, "f4_tflops", "%.1f", f4->tflops);
+  if (n4)
+    template_set(v, "n4_tflops", "%.1f", n4->tflops);
+  template_set(v, "still_worst", "%+.1f", nm ? 100 * ptdp_error(&runs[worst_k]) : 0);
+  ptdp_means(v, runs, n);
+  json_object_set_new(v, "last_pp", json_boolean(last && last->row->p > 1));
+  if (last && last->row->p > 1) {
+    template_set(v, "last_bubble", "%.3f", last->bubble);
+    template_set(v, "last_p", "%ld", last->row->p);
+    template_set(v, "last_m", "%ld", last->m);
+    template_set(v, "last_v", "%ld", last->v);
+  }
+}
+
+/* The PTD-P section's values: the rows not run, the rows' table, the robustness table (full
+ * grid only), and what moved the numbers. */
+static void ptdp_readme(json_t *v, const ptdp_run *runs, size_t n, int quick)
+{
+  template_set(v, "efficiency", "%s", PTDP_EFFICIENCY);
+  template_set(v, "eff_flat", "%s", PTDP_EFF_FLAT);
+  template_set(v, "eff_nominal", "%s", PTDP_EFF_NOMINAL);
+  json_object_set_new(v, "quick_run", json_boolean(quick));
+  json_object_set_new(v, "full", json_boolean(!quick));
+  char *text = NULL;
+  FILE *f = value_stream(&text);
   int any = 0;
   for (size_t i = 0; i < PTDP_ROWS; i++)
     if (ptdp_find(runs, n, i, PTDP_MAIN) == NULL)
-      fprintf(f, "%s %sB (%ld GPUs)", any++ ? "," : "- Not run in this grid, so not in `ptdp.csv` or the targets below:",
-              ptdp_rows[i].params_b, ptdp_rows[i].gpus);
-  if (any)
-    fputs(".\n", f);
+      fprintf(f, "%s %sB (%ld GPUs)", any++ ? "," : "", ptdp_rows[i].params_b, ptdp_rows[i].gpus);
+  template_set_stream(v, "not_run", f, &text);
   size_t worst_k;
-  size_t nm = ptdp_table(f, runs, n, &worst_k);
-  if (!quick)
-    ptdp_robustness(f, runs, n);
-  ptdp_moved(f, runs, n, nm, worst_k);
+  size_t nm = ptdp_table(v, runs, n, &worst_k);
+  f = value_stream(&text);
+  ptdp_robust_rows(f, runs, n);
+  template_set_stream(v, "robust_rows", f, &text);
+  ptdp_moved(v, runs, n, nm, worst_k);
 }
 
-static char *pp_readme(const pp_run *runs, size_t n, int quick, const ptdp_run *pt, size_t npt)
+/* README.md from templates/pipeline.md, or NULL with one line in err. */
+static char *pp_readme(const pp_run *runs, size_t n, int quick, const ptdp_run *pt, size_t npt, char *err, size_t len)
 {
-  char *text = NULL;
-  size_t len = 0;
-  FILE *f = open_memstream(&text, &len);
-  xbt_assert(f, "open_memstream failed");
+  json_t *v = json_object();
+  template_set(v, "quick", "%s", quick ? " --quick" : "");
   double worst = 0, least = INFINITY;
+  char *text = NULL;
+  FILE *f = value_stream(&text);
   for (size_t k = 0; k < n; k++) {
     worst = fmax(worst, runs[k].bubble - runs[k].formula);
     least = fmin(least, runs[k].bubble - runs[k].formula);
-  }
-  fprintf(f,
-          "# Pipeline bubble: GPipe, 1F1B and interleaved 1F1B against the formula\n\n"
-          "Made by `dtsim reproduce pipeline%s` from `pipeline.ini` (one point by hand, from this folder:\n"
-          "`dtsim run pipeline.ini --set pipeline.schedule=interleaved --set pipeline.stages=4 --set\n"
-          "pipeline.microbatches=8 --set pipeline.chunks=2`). Each point is one simulation in its own\n"
-          "process: one training step of `algorithms/pipeline.c`, every activation and gradient a message\n"
-          "between stages, every forward and backward a SimGrid execution of its flops.\n\n"
-          "## Set-up\n\n"
-          "- Platform: the `selene` preset (PTD-P's cluster), stage s on GPU s of one node: 312e12 flop/s\n"
-          "  fp16 peak at `model.efficiency = 0.5` (dense layers: the flat rate), NVSwitch at NCCL's\n"
-          "  230e9 of its 300e9 B/s per GPU per direction.\n"
-          "- Model: 16 dense layers of 8192 units, timing only, fp16 on the wire; the layers split into\n"
-          "  p (or p x v) equal contiguous chunks; microbatch b = 64 examples. A layer's forward is\n"
-          "  2 x 8192^2 x 64 flops = 55 us, its backward twice that; an activation message is\n"
-          "  64 x 8192 x 2 bytes + 64 = 1 MiB, 4.6 us on NVSwitch plus latency.\n"
-          "- Grid: p in {2, 4, 8}, m in {1, 4, 8, 16, 32}; `gpipe` and `1f1b` with v = 1; `interleaved`\n"
-          "  with v = 2 only where m is a multiple of p (Megatron's schedule requires it): its rows\n"
-          "  p = 2, m = 1; p = 4, m = 1; p = 8, m = 1 and 4 are skipped.\n\n"
-          "## What is reported\n\n"
-          "`bubble_fraction` is the idle share of the step's makespan averaged over the stages: for each\n"
-          "stage, (makespan - time computing forwards and backwards - time applying the update) /\n"
-          "makespan. Idle includes waiting for messages. `formula` is the same share for equal stages and\n"
-          "free communication: (p-1)/(m+p-1) for GPipe and 1F1B, (p-1)/(vm+p-1) for interleaved. PTD-P\n"
-          "(sec. 2.2) writes the bubble as (p-1)/m (interleaved (p-1)/(vm)), a ratio to the *ideal* time\n"
-          "m(t_f+t_b), not to the total; summary.json's `formula_ideal` gives that convention. Both say\n"
-          "the same thing: the bubble time is (p-1)(t_f+t_b), divided by v when interleaved.\n"
-          "`peak_stashed` is the most (microbatch, chunk) pairs any stage holds activations for: m for\n"
-          "GPipe, p for 1F1B (stage 0; stage s holds p-s), more for interleaved, whose warm-up runs\n"
-          "(p-s-1) x 2 + (v-1) x p chunk-forwards (every one of the m v when m = p) and whose chunks are\n"
-          "each 1/v of a stage.\n\n"
-          "## Simulated vs formula\n\n"
-          "| schedule | p | m | v | simulated bubble | formula | difference | peak stashed |\n"
-          "|---|---|---|---|---|---|---|---|\n",
-          quick ? " --quick" : "");
-  for (size_t k = 0; k < n; k++)
     fprintf(f, "| %s | %ld | %ld | %ld | %.4f | %.4f | %+.4f | %ld |\n", runs[k].schedule, runs[k].stages,
             runs[k].micro, runs[k].chunks, runs[k].bubble, runs[k].formula, runs[k].bubble - runs[k].formula,
             runs[k].peak);
-  fprintf(f,
-          "\nThe simulated bubble is %s the formula by %.4f to %.4f. The formula\n"
-          "assumes free communication; here each stage boundary costs a message per microbatch each way\n"
-          "(and interleaving has v times as many boundaries), which the last stages wait for during the\n"
-          "warm-up and the first stages during the cool-down. GPipe and 1F1B share the formula (the\n"
-          "same (m+p-1)(t_f+t_b) step) and differ in the stash, m against p; with communication 1F1B\n"
-          "comes out slightly above GPipe, as its alternation puts a message wait between more pairs of\n"
-          "operations. With equal stages and negligible communication, `tests/sim_pipeline.c` checks\n"
-          "the makespan (m+p-1)(t_f+t_b) and the bubble within 1%%, and interleaving's 1/v of the\n"
-          "bubble time within 2%%.\n\n",
-          least >= 0 ? "above" : "around", least, worst);
-  ptdp_readme(f, pt, npt, quick);
-  fprintf(f,
-          "## Files\n\n"
-          "`pipeline.csv`: `schedule,stages,microbatches,chunks,bubble_fraction,formula,peak_stashed`.\n"
-          "`pipeline.png`: bubble fraction against microbatches, simulated points over the formula's\n"
-          "lines. `--quick` runs p in {2, 4} and m in {1, 4, 8} (16 of the 41 runs), the same runs as the\n"
-          "full grid's, so `dtsim reproduce pipeline --quick --check` compares them with this CSV.\n"
-          "`ptdp.csv`: `params_b,variant,hidden,heads,layers,t,p,d,gpus,batch,microbatch,microbatches,\n"
-          "chunks,paper_tflops_per_gpu,tflops_per_gpu,error,bubble_fraction,step_s,gemm_share` (error =\n"
-          "dtsim / paper - 1; variant `committed` for the table's rows, `flat-gemms` and `nominal-links`\n"
-          "for the robustness runs), one line per run; `--quick` runs the three smallest rows as\n"
-          "committed, and `--check` compares them\n"          "with this file's rows of the same size. `ptdp.png`: paper and dtsim side by side.\n");
-  fclose(f);
-  return text;
+  }
+  template_set_stream(v, "bubble_rows", f, &text);
+  template_set(v, "bubble_side", "%s", least >= 0 ? "above" : "around");
+  template_set(v, "bubble_least", "%.4f", least);
+  template_set(v, "bubble_worst", "%.4f", worst);
+  ptdp_readme(v, pt, npt, quick);
+  char *readme = template_render("pipeline", v, err, len);
+  json_decref(v);
+  return readme;
 }
 
 static int pp_plot(const char *dir, const pp_run *runs, size_t n, char *err, size_t len)
@@ -699,10 +570,10 @@ int reproduce_pipeline(const reproduce_opts *o, char *err, size_t len)
     if (rc == 0 && !o->quiet)
       fprintf(stderr, "dtsim reproduce: pipeline matches %s/pipeline.csv and ptdp.csv\n", o->out);
   } else if (rc == 0) {
-    char *readme = pp_readme(runs, n, o->quick, pt, npt);
+    char *readme = pp_readme(runs, n, o->quick, pt, npt, err, len);
     const char *files[] = {"pipeline.ini", pp_ini, "pipeline.csv", csv, "README.md", readme,
                            "ptdp.ini", ptdp_ini, "ptdp.csv", pcsv};
-    if (reproduce_write(o->out, files, 5, err, len) != 0 || pp_plot(o->out, runs, n, err, len) != 0 ||
+    if (readme == NULL || reproduce_write(o->out, files, 5, err, len) != 0 || pp_plot(o->out, runs, n, err, len) != 0 ||
         ptdp_plot(o->out, pt, npt, err, len) != 0)
       rc = 2;
     free(readme); /* open_memstream's */
