@@ -19,6 +19,7 @@
 #include "sim/fileio.h"
 #include "sim/output.h"
 #include "sim/lab/reproduce.h"
+#include "sim/lab/template.h"
 
 /* 16 one-core hosts of 1 Mflop/s on a 1 GbE star, as tests/data/consensus-16.xml: a
  * subgradient of a 20 x 10 shard (800 flops) takes 0.8 ms, about a value's trip (LV08:
@@ -282,18 +283,28 @@ static double last(const cons_run *r, const double *v)
   return v[i];
 }
 
-/* "N (T s)" for reaching tol, or "not within N (ends at G)". */
-static void put_reach(FILE *f, const cons_run *r, double tol, int with_time)
+/* item[key] = "N (T s)" for reaching tol (or "N" without the time), "not within N", or
+ * "not run". */
+static void set_reach(json_t *item, const char *key, const cons_run *r, double tol, int with_time)
 {
   long i = r ? reach(r, r->gap, tol) : -1;
   if (r == NULL)
-    fputs("not run", f);
+    template_set(item, key, "not run");
   else if (i < 0)
-    fprintf(f, "not within %ld", r->it[r->n - 1]);
+    template_set(item, key, "not within %ld", r->it[r->n - 1]);
   else if (with_time)
-    fprintf(f, "%ld (%.3f s)", r->it[i], r->t[i]);
+    template_set(item, key, "%ld (%.3f s)", r->it[i], r->t[i]);
   else
-    fprintf(f, "%ld", r->it[i]);
+    template_set(item, key, "%ld", r->it[i]);
+}
+
+/* A new item of the list values[key], its "graph" the topology if one is given. */
+static json_t *add_item(json_t *values, const char *key, const char *topology)
+{
+  json_t *item = template_add(values, key);
+  if (topology)
+    template_set(item, "graph", "%s", topology);
+  return item;
 }
 
 /* ---- the weights' spectra ------------------------------------------------------- */
@@ -321,146 +332,75 @@ static void spectrum(const char *topology, graph_wrule rule, double *l2, double 
   graph_free(g);
 }
 
-/* ---- the README ------------------------------------------------------------------ */
+/* ---- the README (templates/consensus.md) --------------------------------------------- */
 
-static void setup_text(FILE *f, const cons_run *runs, size_t n, int quick)
+static void setup_values(json_t *v, const cons_run *runs, size_t n, int quick)
 {
-  fprintf(f,
-          "# Distributed subgradient consensus (Nedic & Ozdaglar 2009)\n\n"
-          "Made by `dtsim reproduce consensus%s` from `consensus.ini` and its platform\n"
-          "`consensus-16.xml` (to rerun one configuration: `dtsim run\n"
-          "results/consensus/consensus.ini --set consensus.topology=torus --set consensus.step_rule=sqrt --set\n"
-          "consensus.alpha0=0.01 --set consensus.mode=async --set run.max_steps=%d`; the platform\n"
-          "file is found beside the scenario).\n\n"
-          "Each configuration is one simulation in its own process: 16 agents, each with a\n"
-          "private L1 regression f_i(x) = ||A_i x - b_i||_1 + 1/32 ||x||^2 on 20 rows of\n"
-          "dimension 10 (synthetic, run.seed 1; the paper's nonsmooth setting), x_i(0) = 0, on\n"
-          "a ring, a 4 x 4 torus and the complete graph, with steps constant 0.02 and 0.005,\n"
-          "harmonic 0.2/(k+1) and sqrt 0.01/sqrt(k+1), synchronous and asynchronous. The\n"
-          "platform has 16 one-core 1 Mflop/s hosts on a 1 GbE star: a subgradient (0.8 ms)\n"
-          "takes about as long as a value's trip (1.3 ms), so async agents mix values about one\n"
-          "iteration old; on a preset a subgradient takes nanoseconds and async agents would\n"
-          "finish before any value arrived. Synchronous iterates do not depend on the platform,\n"
-          "only their times.\n\n"
-          "Two rules hold for every run of the grid, whatever its graph and step:\n\n"
-          "- **Weights: lazy Metropolis**, W = (I + M)/2 with M the Metropolis weights\n"
-          "  M_ij = 1/(1 + max(d_i, d_j)), so every self-weight is at least 1/2 and every\n"
-          "  eigenvalue of W lies in [0, 1]. Why: below, for the asynchronous runs (stale values)\n"
-          "  and for the constant-step floors (the torus). Metropolis weights appear only in the\n"
-          "  robustness runs, which show what they change.\n"
-          "%s\n\n",
-          quick ? " --quick" : "", quick ? QUICK_STEPS : ASYNC_STEPS,
-          quick ? "- **Lengths** (--quick): every run " STR(QUICK_STEPS) " iterations, on the ring and the complete\n"
-                  "  graph only; the floor of a constant step is the mean gap over the second half."
-                : "- **Lengths**: synchronous runs with a diminishing step run " STR(DIM_STEPS) " rounds, long enough\n"
-                  "  for the harmonic step to reach a gap of 1e-3 on the torus; with a constant step\n"
-                  "  " STR(CONST_STEPS) " rounds, and the floor is the mean gap over the second half; asynchronous\n"
-                  "  runs " STR(ASYNC_STEPS) " iterations per agent.");
-  fprintf(f,
-          "`consensus.csv` has the documented columns, a `mode` (`sync` or `async`), which they\n"
-          "cannot tell apart, and three more measured with every sample: `ergodic_gap`\n"
-          "F(yhat) - f*, where yhat is the mean of the agents' running averages\n"
-          "xhat_i(k) = (1/k) sum_{h<k} x_i(h) (in sync mode the mean of xbar(0..k-1));\n"
-          "`agent_gap_max` max_i F(x_i) - f*, the worst agent's own estimate; and\n"
-          "`agent_ergodic_gap_max` max_i F(xhat_i) - f*. `optimality_gap` is F(xbar) - f* of the\n"
-          "agents' instantaneous mean xbar. Synchronous runs measure every round; the CSV keeps\n"
-          "iterations 0-%d, then two in a row every %d up to %d and every %d after (a constant\n"
-          "step's gap alternates between two levels from one round to the next). Asynchronous runs are\n"
-          "sampled every %s s of simulated time (`iteration` = agent updates so far / 16); the\n"
-          "CSV keeps the samples up to %d iterations before the end, when agents start to leave.\n"
-          "The claims below use every sample; \"reaches G\" = the gap F(xbar) - f* stays at or\n"
-          "below G from that iteration on (the gap at x = 0 is %.4g). `consensus.png`: the\n"
-          "gaps against iteration (log scales), legends outside the plots. The paper's results, as far as\n"
-          "they could be read (below), are convergence results and rate estimates, not measured\n"
-          "curves to draw beside these, so the plots show dtsim's runs alone; the table below sets\n"
-          "them against the paper's claims.\n\n",
-          SYNC_DENSE, SYNC_EVERY, SYNC_MID, SYNC_SPARSE, ASYNC_EVAL, ASYNC_TAIL, n ? runs[0].gap[0] : 0.0);
+  template_set(v, "quick", "%s", quick ? " --quick" : "");
+  template_set(v, "max_steps", "%d", quick ? QUICK_STEPS : ASYNC_STEPS);
+  json_object_set_new(v, "quick_run", json_boolean(quick));
+  template_set(v, "quick_steps", "%d", QUICK_STEPS);
+  template_set(v, "dim_steps", "%d", DIM_STEPS);
+  template_set(v, "const_steps", "%d", CONST_STEPS);
+  template_set(v, "async_steps", "%d", ASYNC_STEPS);
+  template_set(v, "sync_dense", "%d", SYNC_DENSE);
+  template_set(v, "sync_every", "%d", SYNC_EVERY);
+  template_set(v, "sync_mid", "%d", SYNC_MID);
+  template_set(v, "sync_sparse", "%d", SYNC_SPARSE);
+  template_set(v, "async_eval", "%s", ASYNC_EVAL);
+  template_set(v, "async_tail", "%d", ASYNC_TAIL);
+  template_set(v, "gap0", "%.4g", n ? runs[0].gap[0] : 0.0);
 }
 
-/* What of the paper could be read, and how; quoted verbatim where it was. */
-static void paper_text(FILE *f)
+/* The "claim vs dtsim" table: the diminishing steps' ends and the constant steps' floors. */
+static void claims_steps(json_t *v, const cons_run *runs, size_t n)
 {
-  fputs("## What the paper states, and what could be checked\n\n"
-        "The full text of the paper (IEEE TAC 54(1):48-61, 2009) and of its technical report\n"
-        "(LIDS Report 2755, 16 August 2007) was not found: the stored copies of public pages\n"
-        "searched keep a document's first page, and the code and documentation corpora hold\n"
-        "implementations that cite the paper but none that restates its Section IV. Also tried:\n"
-        "the conference version (CDC 2007, first page only), Nedic, Ozdaglar & Parrilo 2010\n"
-        "(constrained consensus, abstract only), Nedic, Olshevsky, Ozdaglar & Tsitsiklis 2008\n"
-        "(quantization effects, abstract only) and Ram, Nedic & Veeravalli 2010 (abstract\n"
-        "only). What was read, verbatim:\n\n"
-        "- The journal abstract: \"We study a distributed computation model for optimizing a\n"
-        "  sum of convex objective functions corresponding to multiple agents. For solving this\n"
-        "  (not necessarily smooth) optimization problem, we consider a subgradient method that\n"
-        "  is distributed among the agents. The method involves every agent minimizing his/her\n"
-        "  own objective function while exchanging information locally with other agents in the\n"
-        "  network over a time-varying topology. We provide convergence results and convergence\n"
-        "  rate estimates for the subgradient method. Our convergence rate results explicitly\n"
-        "  characterize the tradeoff between a desired accuracy of the generated approximate\n"
-        "  optimal solutions and the number of iterations needed to achieve the accuracy.\"\n"
-        "- The report's abstract has the same model, with \"We allow such communication to be\n"
-        "  asynchronous, local, and with time varying connectivity.\" The journal abstract no\n"
-        "  longer says asynchronous.\n"
-        "- Ram, Nedic & Veeravalli (J. Optim. Theory Appl. 147:516-545, 2010), abstract, for\n"
-        "  the same method with stochastic subgradient errors: \"we prove that there is mean\n"
-        "  consensus between the agents and mean convergence to the optimum function value for\n"
-        "  diminishing stepsizes.\"\n\n"
-        "Not checked against the text, so not quoted: the theorems themselves (the weights'\n"
-        "assumptions, the form and constants of the rate estimates, and which averages they\n"
-        "bound: each agent's running average, the mean of the agents' iterates, or both). The\n"
-        "reproduction therefore measures all of them (the columns above) and tests only what\n"
-        "the abstracts say: a constant step reaches an accuracy that depends on the step (the\n"
-        "tradeoff), a diminishing step drives the gap to 0, and the asynchronous exchanges\n"
-        "converge. That better-connected graphs converge sooner is our reading of a bound\n"
-        "that depends on the graph, not a statement read in the paper.\n\n",
-        f);
-}
-
-/* The "paper | dtsim" table. */
-static void claims(FILE *f, const cons_run *runs, size_t n)
-{
-  fputs("## Claim vs dtsim\n\nLazy Metropolis weights, synchronous rounds unless the row says async.\n\n"
-        "| claim | paper | dtsim |\n|---|---|---|\n"
-        "| diminishing steps drive the gap to 0 | yes (Ram, Nedic & Veeravalli's abstract) | harmonic, reaches 1e-3 at "
-        "(simulated time); end gaps F(xbar) / F(yhat) / worst agent / worst running average:",
-        f);
+  template_list(v, "harmonic_end");
+  template_list(v, "sqrt_end");
+  template_list(v, "floor_ratio");
   for (size_t t = 0; t < N_TOPOLOGIES; t++) {
     const cons_run *h = find(runs, n, cons_topologies[t], LAZY, "harmonic", "0.2", "sync");
     if (h == NULL)
       continue;
-    fprintf(f, " %s ", cons_topologies[t]);
-    put_reach(f, h, TARGET, 1);
-    fprintf(f, ", %.3g / %.3g / %.3g / %.3g;", last(h, h->gap), last(h, h->erg), last(h, h->agmax),
-            last(h, h->agerg));
+    json_t *it = add_item(v, "harmonic_end", cons_topologies[t]);
+    set_reach(it, "reach", h, TARGET, 1);
+    template_set(it, "gap", "%.3g", last(h, h->gap));
+    template_set(it, "erg", "%.3g", last(h, h->erg));
+    template_set(it, "agmax", "%.3g", last(h, h->agmax));
+    template_set(it, "agerg", "%.3g", last(h, h->agerg));
   }
-  fputs(" sqrt 0.01/sqrt(k+1), end gap:", f);
-  int any = 0;
   for (size_t t = 0; t < N_TOPOLOGIES; t++) {
     const cons_run *q = find(runs, n, cons_topologies[t], LAZY, "sqrt", "0.01", "sync");
-    if (q != NULL)
-      fprintf(f, " %s %.3g after %ld;", cons_topologies[t], last(q, q->gap), q->it[q->n - 1]);
-    any |= q != NULL;
+    if (q == NULL)
+      continue;
+    json_t *it = add_item(v, "sqrt_end", cons_topologies[t]);
+    template_set(it, "gap", "%.3g", last(q, q->gap));
+    template_set(it, "rounds", "%ld", q->it[q->n - 1]);
   }
-  fputs(any ? " |\n" : " not run |\n", f);
-
-  fputs("| a constant step stalls at a floor that shrinks with the step | the accuracy/iterations tradeoff | "
-        "floor at alpha 0.02 / 0.005 (ratio):",
-        f);
   for (size_t t = 0; t < N_TOPOLOGIES; t++) {
     const cons_run *a = find(runs, n, cons_topologies[t], LAZY, "constant", "0.02", "sync"),
                    *b = find(runs, n, cons_topologies[t], LAZY, "constant", "0.005", "sync");
-    if (a && b)
-      fprintf(f, " %s %.3g / %.3g (%.2fx);", cons_topologies[t], floor_of(a), floor_of(b), floor_of(a) / floor_of(b));
+    if (a == NULL || b == NULL)
+      continue;
+    json_t *it = add_item(v, "floor_ratio", cons_topologies[t]);
+    template_set(it, "a", "%.3g", floor_of(a));
+    template_set(it, "b", "%.3g", floor_of(b));
+    template_set(it, "ratio", "%.2f", floor_of(a) / floor_of(b));
   }
-  fputs(" |\n| better-connected graphs reach a tolerance sooner | our reading: complete < torus < ring | "
-        "iterations to reach 0.1:",
-        f);
+}
+
+/* The "claim vs dtsim" table: the graphs' order and the asynchronous runs. */
+static void claims_graphs(json_t *v, const cons_run *runs, size_t n)
+{
+  template_list(v, "graph_order");
   for (size_t r = 2; r < N_RULES; r++) {
-    long it[N_TOPOLOGIES];
-    int have = 1;
     if (find(runs, n, "ring", LAZY, cons_rules[r].rule, cons_rules[r].alpha0, "sync") == NULL)
       continue;
-    fprintf(f, " %s", cons_rules[r].rule);
+    json_t *rule = add_item(v, "graph_order", NULL);
+    template_set(rule, "rule", "%s", cons_rules[r].rule);
+    template_list(rule, "graphs");
+    long it[N_TOPOLOGIES];
+    int have = 1;
     for (size_t t = N_TOPOLOGIES; t-- > 0;) {
       const cons_run *h = find(runs, n, cons_topologies[t], LAZY, cons_rules[r].rule, cons_rules[r].alpha0, "sync");
       it[t] = reach_it(h, ORDER_TOL);
@@ -468,90 +408,76 @@ static void claims(FILE *f, const cons_run *runs, size_t n)
         have = 0;
         continue;
       }
-      fprintf(f, " %s ", cons_topologies[t]);
-      put_reach(f, h, ORDER_TOL, 0);
+      set_reach(add_item(rule, "graphs", cons_topologies[t]), "reach", h, ORDER_TOL, 0);
     }
-    if (have)
-      fputs(it[2] < it[1] && it[1] < it[0] ? " (holds);" : " (does not hold);", f);
-    else
-      fputc(';', f);
+    json_object_set_new(rule, "judged", json_boolean(have));
+    template_set(rule, "holds", "%s", it[2] < it[1] && it[1] < it[0] ? "holds" : "does not hold");
   }
-  fputs(" |\n| asynchronous exchanges still converge | yes (the report's abstract) | harmonic, async vs sync to reach "
-        "0.1 (simulated time), mean staleness of a mixed value:",
-        f);
+  template_list(v, "async_reach");
   for (size_t t = 0; t < N_TOPOLOGIES; t++) {
     const cons_run *a = find(runs, n, cons_topologies[t], LAZY, "harmonic", "0.2", "async"),
                    *s = find(runs, n, cons_topologies[t], LAZY, "harmonic", "0.2", "sync");
     if (a == NULL || s == NULL)
       continue;
-    fprintf(f, " %s ", cons_topologies[t]);
-    put_reach(f, a, ORDER_TOL, 1);
-    fputs(" vs ", f);
-    put_reach(f, s, ORDER_TOL, 1);
-    fprintf(f, ", staleness %.4g;", a->staleness);
+    json_t *it = add_item(v, "async_reach", cons_topologies[t]);
+    set_reach(it, "async", a, ORDER_TOL, 1);
+    set_reach(it, "sync", s, ORDER_TOL, 1);
+    template_set(it, "staleness", "%.4g", a->staleness);
   }
   const cons_run *worst = NULL;
   for (size_t k = 0; k < n; k++)
     if (strcmp(runs[k].weights, LAZY) == 0 && !is_sync(&runs[k]) &&
         (worst == NULL || last(&runs[k], runs[k].gap) / runs[k].gap[0] > last(worst, worst->gap) / worst->gap[0]))
       worst = &runs[k];
-  if (worst)
-    fprintf(f, " every async run ends below its start: the largest end/start ratio is %.3g (%s, %s %s) |\n",
-            last(worst, worst->gap) / worst->gap[0], worst->topology, worst->rule, worst->alpha0);
-  else
-    fputs(" |\n", f);
-  fputs("\n", f);
+  json_object_set_new(v, "async_worst", json_boolean(worst != NULL));
+  if (worst) {
+    template_set(v, "worst_ratio", "%.3g", last(worst, worst->gap) / worst->gap[0]);
+    template_set(v, "worst_at", "%s, %s %s", worst->topology, worst->rule, worst->alpha0);
+  }
 }
 
 /* Iterations, simulated time and CPU of a gap of TARGET with diminishing steps. */
-static void cost_text(FILE *f, const cons_run *runs, size_t n)
+static void cost_values(json_t *v, const cons_run *runs, size_t n)
 {
-  fputs("## What a gap of 1e-3 costs\n\n", f);
+  template_list(v, "harmonic_cost");
+  template_list(v, "sqrt_cost");
   for (size_t t = 0; t < N_TOPOLOGIES; t++) {
     const cons_run *h = find(runs, n, cons_topologies[t], LAZY, "harmonic", "0.2", "sync");
     if (h == NULL || strcmp(cons_topologies[t], "ring") == 0)
       continue;
     long i = reach(h, h->gap, TARGET);
-    if (i < 0)
-      fprintf(f, "- %s, harmonic: not within %ld rounds (gap %.3g at the end).\n", cons_topologies[t],
-              h->it[h->n - 1], last(h, h->gap));
-    else
-      fprintf(f, "- %s, harmonic: %ld rounds, %ld subgradients over the 16 agents, %.1f s simulated (the\n"
-                 "  run: %ld rounds, %.1f s simulated).\n",
-              cons_topologies[t], h->it[i], 16 * h->it[i], h->t[i], h->it[h->n - 1], last(h, h->t));
+    json_t *it = add_item(v, "harmonic_cost", cons_topologies[t]);
+    json_object_set_new(it, "reached", json_boolean(i >= 0));
+    template_set(it, "run_rounds", "%ld", h->it[h->n - 1]);
+    template_set(it, "gap", "%.3g", last(h, h->gap));
+    template_set(it, "run_s", "%.1f", last(h, h->t));
+    if (i >= 0) {
+      template_set(it, "rounds", "%ld", h->it[i]);
+      template_set(it, "subgradients", "%ld", 16 * h->it[i]);
+      template_set(it, "sim_s", "%.1f", h->t[i]);
+    }
   }
   for (size_t t = 0; t < N_TOPOLOGIES; t++) {
     const cons_run *q = find(runs, n, cons_topologies[t], LAZY, "sqrt", "0.01", "sync");
     if (q == NULL || strcmp(cons_topologies[t], "ring") == 0)
       continue;
-    double g = last(q, q->gap);
+    double g = last(q, q->gap), x = (g / TARGET) * (g / TARGET);
+    json_t *it = add_item(v, "sqrt_cost", cons_topologies[t]);
+    json_object_set_new(it, "reached", json_boolean(g <= TARGET));
     if (g <= TARGET)
-      fprintf(f, "- %s, sqrt: reaches 1e-3 at %ld.\n", cons_topologies[t], q->it[reach(q, q->gap, TARGET)]);
-    else
-      fprintf(f, "- %s, sqrt: gap %.3g after %ld rounds. The floor follows the step, so with\n"
-                 "  alpha(k) = 0.01/sqrt(k+1) a gap (%.3g/1e-3) times smaller needs about %.3g times the\n"
-                 "  rounds, about %.2g (an extrapolation, not a run).\n",
-              cons_topologies[t], g, q->it[q->n - 1], g, (g / TARGET) * (g / TARGET),
-              (g / TARGET) * (g / TARGET) * (double)q->it[q->n - 1]);
+      template_set(it, "rounds", "%ld", q->it[reach(q, q->gap, TARGET)]);
+    template_set(it, "gap", "%.3g", g);
+    template_set(it, "run_rounds", "%ld", q->it[q->n - 1]);
+    template_set(it, "factor", "%.3g", x);
+    template_set(it, "extrapolated", "%.2g", x * (double)q->it[q->n - 1]);
   }
-  fputs("\nCPU time grows with the rounds, 0.6 to 1 ms a synchronous round of 16 agents with its\n"
-        "measurement (every round: the mean's, the averages' and every agent's gap), so a run of\n"
-        STR(DIM_STEPS) " rounds takes one to one and a half minutes of CPU, and the whole grid of 45 runs\n"
-        "took 1022 s of CPU, 17 minutes (/usr/bin/time on a machine shared with other work, which\n"
-        "slows each run; `--jobs 2` runs two at a time).\n\n",
-        f);
 }
 
 /* The synchronous constant-step floors of both weight rules, those that were run. */
-static void lazy_floors(FILE *f, const cons_run *runs, size_t n)
+static void floor_values(json_t *v, const cons_run *runs, size_t n)
 {
-  fputs("Synchronous constant steps (floor = mean gap over the second half; flat = the means over\n"
-        "its two quarters; error = mean consensus error over the second half; F(yhat) and worst\n"
-        "running average at the end):\n\n"
-        "| graph | weights | alpha | floor | flat | error | worst agent (mean) | F(yhat) | worst running average |\n"
-        "|---|---|---|---|---|---|---|---|---|\n",
-        f);
   const char *const weights[] = {METROPOLIS, LAZY};
+  template_list(v, "floors");
   for (size_t t = 0; t < N_TOPOLOGIES; t++)
     for (size_t w = 0; w < 2; w++)
       for (size_t r = 0; r < 2; r++) {
@@ -559,32 +485,31 @@ static void lazy_floors(FILE *f, const cons_run *runs, size_t n)
         if (c == NULL)
           continue;
         long end = c->it[c->n - 1];
-        fprintf(f, "| %s | %s | %s | %.3g | %.3g, %.3g | %.3g | %.3g | %.3g | %.3g |\n", c->topology, c->weights,
-                c->alpha0, floor_of(c), mean_of(c, c->gap, end / 2, 3 * end / 4), mean_of(c, c->gap, 3 * end / 4, end),
-                mean_of(c, c->err, end / 2, end), mean_of(c, c->agmax, end / 2, end), last(c, c->erg),
-                last(c, c->agerg));
+        json_t *it = add_item(v, "floors", c->topology);
+        template_set(it, "weights", "%s", c->weights);
+        template_set(it, "alpha", "%s", c->alpha0);
+        template_set(it, "floor", "%.3g", floor_of(c));
+        template_set(it, "q1", "%.3g", mean_of(c, c->gap, end / 2, 3 * end / 4));
+        template_set(it, "q2", "%.3g", mean_of(c, c->gap, 3 * end / 4, end));
+        template_set(it, "error", "%.3g", mean_of(c, c->err, end / 2, end));
+        template_set(it, "agmax", "%.3g", mean_of(c, c->agmax, end / 2, end));
+        template_set(it, "erg", "%.3g", last(c, c->erg));
+        template_set(it, "agerg", "%.3g", last(c, c->agerg));
       }
-  fputs("\n", f);
-}
-
-/* The graphs' order of the lazy floors at the two constant steps of the grid. */
-static void floor_order(FILE *f, const cons_run *runs, size_t n)
-{
-  fputs("With lazy weights, the floors of the ring, the torus and the complete graph (the bound's\n"
-        "connectivity term is smaller in that order):",
-        f);
+  template_list(v, "floor_order");
   for (size_t r = 0; r < 2; r++) {
     double fl[N_TOPOLOGIES];
+    json_t *it = add_item(v, "floor_order", NULL);
     for (size_t t = 0; t < N_TOPOLOGIES; t++) {
       const cons_run *c = find(runs, n, cons_topologies[t], LAZY, "constant", cons_rules[r].alpha0, "sync");
       fl[t] = c ? floor_of(c) : NAN;
+      template_set(it, cons_topologies[t], "%.3g", fl[t]);
     }
-    fprintf(f, "%s at %s %.3g, %.3g, %.3g (torus %s ring, complete %s torus)", r ? ";" : "", cons_rules[r].alpha0,
-            fl[0], fl[1], fl[2], fl[1] < fl[0] ? "below" : "not below", fl[2] < fl[1] ? "below" : "not below");
+    template_set(it, "sep", "%s", r ? ";" : "");
+    template_set(it, "alpha", "%s", cons_rules[r].alpha0);
+    template_set(it, "torus_vs", "%s", fl[1] < fl[0] ? "below" : "not below");
+    template_set(it, "complete_vs", "%s", fl[2] < fl[1] ? "below" : "not below");
   }
-  fputs(". The bound is an upper bound: it orders what the floors may be, not what they are,\n"
-        "and where two floors are within a few percent the order between them says little.\n\n",
-        f);
 }
 
 /* The ring's synchronous lazy run with a constant step alpha0 (run whenever the smaller
@@ -596,233 +521,211 @@ static const cons_run *r_of(const cons_run *runs, size_t n, const char *alpha0)
   return r;
 }
 
-/* The floor against the step with lazy weights: its table, whether it follows the step,
- * and the plateaus where it does not. */
-static void step_text(FILE *f, const cons_run *runs, size_t n)
+/* The floor against the step with lazy weights: its table, and whether it follows the
+ * step (fl, moving: each graph's floors and whether they still move). */
+static void step_table(json_t *v, const cons_run *runs, size_t n, const char *const *alphas, double fl[][4],
+                       int moving[][4])
 {
-  int have = 0;
-  for (size_t t = 0; t < N_TOPOLOGIES; t++)
-    have |= find(runs, n, cons_topologies[t], LAZY, "constant", cons_small_alpha[0], "sync") != NULL;
-  if (!have)
-    return;
-  fputs("The floor against the step (lazy weights, synchronous, the same run length; a * marks a\n"
-        "floor whose two quarters differ by more than 10%: still moving): a floor proportional to\n"
-        "alpha would divide by 4 from one column to the next.\n\n"
-        "| graph | 0.02 | 0.005 | 0.00125 | 0.0003125 | ratios |\n|---|---|---|---|---|---|\n",
-        f);
-  const char *alphas[] = {cons_rules[0].alpha0, cons_rules[1].alpha0, cons_small_alpha[0], cons_small_alpha[1]};
-  double fl[N_TOPOLOGIES][4];
-  int moving[N_TOPOLOGIES][4];
+  template_list(v, "step_rows");
   for (size_t t = 0; t < N_TOPOLOGIES; t++) {
-    fprintf(f, "| %s |", cons_topologies[t]);
+    json_t *row = add_item(v, "step_rows", cons_topologies[t]);
+    template_list(row, "cells");
     for (size_t a = 0; a < 4; a++) {
       const cons_run *c = find(runs, n, cons_topologies[t], LAZY, "constant", alphas[a], "sync");
       fl[t][a] = c ? floor_of(c) : NAN;
       long end = c ? c->it[c->n - 1] : 0;
       double q1 = c ? mean_of(c, c->gap, end / 2, 3 * end / 4) : NAN, q2 = c ? mean_of(c, c->gap, 3 * end / 4, end) : NAN;
       moving[t][a] = !(fabs(q1 - q2) <= 0.1 * fl[t][a]);
-      fprintf(f, " %.3g%s |", fl[t][a], moving[t][a] ? "*" : "");
+      json_t *cell = add_item(row, "cells", NULL);
+      template_set(cell, "floor", "%.3g", fl[t][a]);
+      template_set(cell, "moving", "%s", moving[t][a] ? "*" : "");
     }
-    fprintf(f, " %.2f, %.2f, %.2f |\n", fl[t][0] / fl[t][1], fl[t][1] / fl[t][2], fl[t][2] / fl[t][3]);
+    template_set(row, "r01", "%.2f", fl[t][0] / fl[t][1]);
+    template_set(row, "r12", "%.2f", fl[t][1] / fl[t][2]);
+    template_set(row, "r23", "%.2f", fl[t][2] / fl[t][3]);
   }
-  fputs("\nThe floors at 0.02 and 0.005 are 2 to 8 times apart (O(alpha), loosely) on:", f);
-  int missed = 0;
+}
+
+/* The floor against the step with lazy weights: its table, whether it follows the step,
+ * and the plateaus where it does not. */
+static void step_values(json_t *v, const cons_run *runs, size_t n)
+{
+  int have = 0;
+  for (size_t t = 0; t < N_TOPOLOGIES; t++)
+    have |= find(runs, n, cons_topologies[t], LAZY, "constant", cons_small_alpha[0], "sync") != NULL;
+  json_object_set_new(v, "step", json_boolean(have));
+  if (!have)
+    return;
+  const char *alphas[] = {cons_rules[0].alpha0, cons_rules[1].alpha0, cons_small_alpha[0], cons_small_alpha[1]};
+  double fl[N_TOPOLOGIES][4];
+  int moving[N_TOPOLOGIES][4], missed = 0, plateaus = 0, small_ok = 1;
+  step_table(v, runs, n, alphas, fl, moving);
+  template_list(v, "apart");
+  template_list(v, "missed");
+  template_list(v, "plateaus");
   for (size_t t = 0; t < N_TOPOLOGIES; t++) {
     double q = fl[t][0] / fl[t][1];
     int ok = q >= 2 && q <= 8;
-    missed += !ok;
-    fprintf(f, "%s %s %.2f (%s)", t ? ";" : "", cons_topologies[t], q, ok ? "yes" : "no");
-  }
-  fputs(".\nWhere a step 4 times smaller lowers a settled floor less than 2 times, the floor sits on\n"
-        "a plateau:",
-        f);
-  int plateaus = 0, small_ok = 1;
-  for (size_t t = 0; t < N_TOPOLOGIES; t++) {
+    json_t *it = add_item(v, "apart", cons_topologies[t]);
+    template_set(it, "sep", "%s", t ? ";" : "");
+    template_set(it, "ratio", "%.2f", q);
+    template_set(it, "ok", "%s", ok ? "yes" : "no");
+    if (!ok)
+      template_set(add_item(v, "missed", cons_topologies[t]), "sep", "%s", missed++ ? "," : "");
     for (size_t a = 0; a + 1 < 4; a++)
-      if (!moving[t][a] && !moving[t][a + 1] && fl[t][a] / fl[t][a + 1] < 2)
-        fprintf(f, "%s %s from %s to %s (%.2f)", plateaus++ ? "," : "", cons_topologies[t], alphas[a], alphas[a + 1],
-                fl[t][a] / fl[t][a + 1]);
+      if (!moving[t][a] && !moving[t][a + 1] && fl[t][a] / fl[t][a + 1] < 2) {
+        json_t *p = add_item(v, "plateaus", cons_topologies[t]);
+        template_set(p, "sep", "%s", plateaus++ ? "," : "");
+        template_set(p, "from", "%s", alphas[a]);
+        template_set(p, "to", "%s", alphas[a + 1]);
+        template_set(p, "ratio", "%.2f", fl[t][a] / fl[t][a + 1]);
+      }
     small_ok &= !moving[t][2] && !moving[t][3] && fl[t][2] / fl[t][3] >= 2;
   }
+  json_object_set_new(v, "any_missed", json_boolean(missed > 0));
+  json_object_set_new(v, "small_ok", json_boolean(small_ok));
+  template_set(v, "a0", "%s", alphas[0]);
+  template_set(v, "a2", "%s", alphas[2]);
+  template_set(v, "a3", "%s", alphas[3]);
+  template_set(v, "fall_ring", "%.2f", fl[0][2] / fl[0][3]);
+  template_set(v, "fall_torus", "%.2f", fl[1][2] / fl[1][3]);
+  template_set(v, "fall_complete", "%.2f", fl[2][2] / fl[2][3]);
   const cons_run *big = r_of(runs, n, alphas[0]), *small = r_of(runs, n, alphas[2]);
   double e_big = mean_of(big, big->err, CONST_STEPS / 2, CONST_STEPS),
          e_small = mean_of(small, small->err, CONST_STEPS / 2, CONST_STEPS);
-  fprintf(f,
-          "%s.\nFrom %s to %s the floors fall %.2f, %.2f and %.2f times%s. Our reading: on\n"
-          "a plateau the agents are spread wide against the scale of the residuals, each takes its\n"
-          "subgradient at a point of its own, and the mean's offset from the optimum follows that\n"
-          "spread, which shrinks more slowly than alpha (the ring's consensus error is %.3g at %s\n"
-          "and %.3g at %s, %.1f times less for a step 16 times smaller); the worse connected the\n"
-          "graph, the wider the spread at a given step, and the further the plateau reaches.",
-          plateaus ? "" : " none", alphas[2], alphas[3], fl[0][2] / fl[0][3], fl[1][2] / fl[1][3], fl[2][2] / fl[2][3],
-          small_ok ? ": at small steps every floor follows the step" : "", e_big, alphas[0], e_small, alphas[2],
-          e_big / e_small);
-  if (missed) {
-    fputs(" The target ratio at 0.02 and 0.005 is missed on:", f);
-    for (size_t t = 0, k = 0; t < N_TOPOLOGIES; t++)
-      if (!(fl[t][0] / fl[t][1] >= 2 && fl[t][0] / fl[t][1] <= 8))
-        fprintf(f, "%s %s", k++ ? "," : "", cons_topologies[t]);
-    fputc('.', f);
-  }
+  template_set(v, "e_big", "%.3g", e_big);
+  template_set(v, "e_small", "%.3g", e_small);
+  template_set(v, "e_ratio", "%.1f", e_big / e_small);
   const cons_run *m1 = find(runs, n, "ring", METROPOLIS, "constant", "0.02", "sync"),
                  *m2 = find(runs, n, "ring", METROPOLIS, "constant", "0.005", "sync");
-  if (m1 && m2)
-    fprintf(f,
-            "\nWith Metropolis weights the ring's ratio is %.2f, but because the chatter raises its\n"
-            "floor at 0.02 (%.3g against %.3g with lazy weights), not because the floor follows the step.",
-            floor_of(m1) / floor_of(m2), floor_of(m1), fl[0][0]);
-  fputs("\n\n", f);
+  json_object_set_new(v, "metro_ring", json_boolean(m1 && m2));
+  if (m1 && m2) {
+    template_set(v, "mring_ratio", "%.2f", floor_of(m1) / floor_of(m2));
+    template_set(v, "mring_floor", "%.3g", floor_of(m1));
+    template_set(v, "lring_floor", "%.3g", fl[0][0]);
+  }
 }
 
-/* Why the torus floor was above the ring's with Metropolis weights, and the floor
- * against the step (step_text). */
-static void torus_text(FILE *f, const cons_run *runs, size_t n)
+/* Why the torus floor was above the ring's with Metropolis weights (the weights' spectra),
+ * and the floors' tables. */
+static void torus_values(json_t *v, const cons_run *runs, size_t n)
 {
   double l2[2][N_TOPOLOGIES], lmin[2][N_TOPOLOGIES];
+  template_list(v, "spectra");
   for (size_t t = 0; t < N_TOPOLOGIES; t++) {
     spectrum(cons_topologies[t], GRAPH_W_METROPOLIS, &l2[0][t], &lmin[0][t]);
     spectrum(cons_topologies[t], GRAPH_W_LAZY_METROPOLIS, &l2[1][t], &lmin[1][t]);
+    json_t *it = add_item(v, "spectra", cons_topologies[t]);
+    template_set(it, "m_l2", "%.3f", l2[0][t]);
+    template_set(it, "m_lmin", "%.3f", lmin[0][t]);
+    template_set(it, "l_l2", "%.3f", l2[1][t]);
+    template_set(it, "l_lmin", "%.3f", lmin[1][t]);
   }
-  fputs("## The constant-step floors and the weights\n\n", f);
+  floor_values(v, runs, n);
   const cons_run *mt = find(runs, n, "torus", METROPOLIS, "constant", "0.02", "sync"),
                  *mt2 = find(runs, n, "torus", METROPOLIS, "constant", "0.005", "sync"),
                  *mr = find(runs, n, "ring", METROPOLIS, "constant", "0.02", "sync");
-  if (mt == NULL || mt2 == NULL || mr == NULL) {
-    lazy_floors(f, runs, n);
+  json_object_set_new(v, "metropolis", json_boolean(mt && mt2 && mr));
+  if (mt == NULL || mt2 == NULL || mr == NULL)
     return;
-  }
-  fprintf(f,
-          "With Metropolis weights the floor at alpha 0.02 is %.3g on the torus and %.3g on the\n"
-          "ring, and %.3g times the torus's floor at 0.005, for a step 4 times larger.\n",
-          floor_of(mt), floor_of(mr), floor_of(mt) / floor_of(mt2));
-  fputs("The weights cause it, not the metric or the run length. The spectra of the two rules\n"
-        "(computed from the matrices; lambda_2 the second largest eigenvalue, lambda_min the\n"
-        "smallest):\n\n"
-        "| graph | Metropolis lambda_2 | Metropolis lambda_min | lazy lambda_2 | lazy lambda_min |\n"
-        "|---|---|---|---|---|\n",
-        f);
-  for (size_t t = 0; t < N_TOPOLOGIES; t++)
-    fprintf(f, "| %s | %.3f | %.3f | %.3f | %.3f |\n", cons_topologies[t], l2[0][t], lmin[0][t], l2[1][t],
-            lmin[1][t]);
-  fprintf(f,
-          "\nA constant step on a nonsmooth objective makes each agent's subgradient flip sign from\n"
-          "one iteration to the next near the kinks (a period-2 chatter: the Metropolis runs' gap\n"
-          "alternates between two levels). The disagreement e = x - xbar follows\n"
-          "e(k+1) = W e(k) - alpha (d(k) - dbar(k)), and a forcing that alternates in sign is\n"
-          "amplified by 1/(1 + lambda) along an eigenvector of W with eigenvalue lambda. The 4 x 4\n"
-          "torus is bipartite, and its Metropolis weights have lambda_min = %.2f (the checkerboard\n"
-          "mode), as large in size as lambda_2: the chatter is amplified %.2f times, against %.2f\n"
-          "on the ring and %.2f on the complete graph. The agents spread further apart, their\n"
-          "subgradients are taken further from the mean, and the mean settles further from the\n"
-          "optimum. Lazy weights have every eigenvalue in [0, 1] (lambda_min = %.2f on the torus),\n"
-          "so nothing alternating is amplified; they halve the spectral gap 1 - lambda_2 instead.\n\n",
-          lmin[0][1], 1 / (1 + lmin[0][1]), 1 / (1 + lmin[0][0]), 1 / (1 + lmin[0][2]), lmin[1][1]);
-  lazy_floors(f, runs, n);
-  fprintf(f,
-          "Not the metric: the running averages' gap F(yhat) of the Metropolis torus at 0.02 ends\n"
-          "at %.3g against its floor of %.3g, so averaging does not remove the excess. Not the run:\n"
-          "the floors are flat over the second half (the quarters above).\n\n",
-          last(mt, mt->erg), floor_of(mt));
-  floor_order(f, runs, n);
-  step_text(f, runs, n);
+  template_set(v, "mt_floor", "%.3g", floor_of(mt));
+  template_set(v, "mr_floor", "%.3g", floor_of(mr));
+  template_set(v, "mt_ratio", "%.3g", floor_of(mt) / floor_of(mt2));
+  template_set(v, "mt_lmin", "%.2f", lmin[0][1]);
+  template_set(v, "amp_torus", "%.2f", 1 / (1 + lmin[0][1]));
+  template_set(v, "amp_ring", "%.2f", 1 / (1 + lmin[0][0]));
+  template_set(v, "amp_complete", "%.2f", 1 / (1 + lmin[0][2]));
+  template_set(v, "lt_lmin", "%.2f", lmin[1][1]);
+  template_set(v, "mt_erg", "%.3g", last(mt, mt->erg));
+  step_values(v, runs, n);
 }
 
-/* Item 4: why the asynchronous runs need a self-weight of at least 1/2. */
-static void async_text(FILE *f, const cons_run *runs, size_t n)
+/* The asynchronous runs' start and end gaps, both weight rules. */
+static void async_values(json_t *v, const cons_run *runs, size_t n)
 {
-  fputs("## Asynchronous runs and the self-weight\n\n"
-        "An async agent mixes its own fresh iterate with its neighbours' values of one\n"
-        "iteration earlier (mean staleness about 1 here). With self-weight a and the rest of\n"
-        "the row P (doubly stochastic, zero diagonal), x(k+1) = a x(k) + (1 - a) P x(k-1) -\n"
-        "alpha d(k). Along the consensus direction (P's eigenvalue 1) the roots of\n"
-        "mu^2 = a mu + (1 - a) are 1 and -(1 - a): the mean carries a mode that flips sign every\n"
-        "iteration and decays only by the factor 1 - a, and every step excites it, with an\n"
-        "amplitude of about alpha ||d|| / a. Metropolis self-weights are 1/3 on the ring, 1/5 on\n"
-        "the torus and 1/16 on the complete graph, where the mode is almost undamped\n"
-        "(15/16) and a constant step drives the mean away. A self-weight of at least 1/2 bounds\n"
-        "the root by 1/2 and the amplitude by 2 alpha ||d||, on every graph. This is our\n"
-        "derivation for one iteration of staleness, not the paper's (whose asynchronous\n"
-        "statement could not be read). Async runs, start and end gap (the end = the last sample\n"
-        "kept, " STR(ASYNC_TAIL) " iterations before the agents leave):\n\n"
-        "| graph | step | Metropolis: start -> end | lazy Metropolis: start -> end |\n|---|---|---|---|\n",
-        f);
+  template_list(v, "async_rows");
   for (size_t t = 0; t < N_TOPOLOGIES; t++)
     for (size_t r = 0; r < N_RULES; r++) {
       const cons_run *m = find(runs, n, cons_topologies[t], METROPOLIS, cons_rules[r].rule, cons_rules[r].alpha0, "async"),
                      *l = find(runs, n, cons_topologies[t], LAZY, cons_rules[r].rule, cons_rules[r].alpha0, "async");
       if (l == NULL)
         continue;
-      fprintf(f, "| %s | %s %s | ", cons_topologies[t], cons_rules[r].rule, cons_rules[r].alpha0);
-      if (m)
-        fprintf(f, "%.4g -> %.4g", m->gap[0], last(m, m->gap));
-      else
-        fputs("-", f);
-      fprintf(f, " | %.4g -> %.4g |\n", l->gap[0], last(l, l->gap));
+      json_t *it = add_item(v, "async_rows", cons_topologies[t]);
+      template_set(it, "rule", "%s", cons_rules[r].rule);
+      template_set(it, "alpha", "%s", cons_rules[r].alpha0);
+      json_object_set_new(it, "metropolis_run", json_boolean(m != NULL));
+      if (m) {
+        template_set(it, "m_start", "%.4g", m->gap[0]);
+        template_set(it, "m_end", "%.4g", last(m, m->gap));
+      }
+      template_set(it, "l_start", "%.4g", l->gap[0]);
+      template_set(it, "l_end", "%.4g", last(l, l->gap));
     }
-  fputs("\n", f);
 }
 
 /* What lazy weights cost the diminishing steps, from the Metropolis harmonic runs. */
-static void lazy_cost_text(FILE *f, const cons_run *runs, size_t n)
+static void lazy_cost_values(json_t *v, const cons_run *runs, size_t n)
 {
   int have = 0;
   for (size_t t = 0; t < N_TOPOLOGIES; t++)
     have |= find(runs, n, cons_topologies[t], METROPOLIS, "harmonic", "0.2", "sync") != NULL;
-  if (!have)
-    return;
-  fputs("What the lazy weights cost the diminishing steps (harmonic, synchronous; reaches 0.1 and\n"
-        "1e-3, then the end gap):\n\n| graph | Metropolis | lazy Metropolis |\n|---|---|---|\n",
-        f);
-  for (size_t t = 0; t < N_TOPOLOGIES; t++) {
+  json_object_set_new(v, "have_lazy_cost", json_boolean(have));
+  template_list(v, "lazy_cost");
+  for (size_t t = 0; have && t < N_TOPOLOGIES; t++) {
     const cons_run *w[] = {find(runs, n, cons_topologies[t], METROPOLIS, "harmonic", "0.2", "sync"),
                            find(runs, n, cons_topologies[t], LAZY, "harmonic", "0.2", "sync")};
-    fprintf(f, "| %s |", cons_topologies[t]);
+    json_t *row = add_item(v, "lazy_cost", cons_topologies[t]);
+    template_list(row, "cells");
     for (int k = 0; k < 2; k++) {
-      fputc(' ', f);
-      put_reach(f, w[k], ORDER_TOL, 0);
-      fputs(", ", f);
-      put_reach(f, w[k], TARGET, 0);
+      json_t *cell = add_item(row, "cells", NULL);
+      set_reach(cell, "reach1", w[k], ORDER_TOL, 0);
+      set_reach(cell, "reach2", w[k], TARGET, 0);
+      json_object_set_new(cell, "ran", json_boolean(w[k] != NULL));
       if (w[k])
-        fprintf(f, ", %.3g", last(w[k], w[k]->gap));
-      fputs(" |", f);
+        template_set(cell, "gap", "%.3g", last(w[k], w[k]->gap));
     }
-    fputc('\n', f);
   }
-  fputs("\n", f);
 }
 
-static char *cons_readme(const cons_run *runs, size_t n, int quick)
+/* Every configuration's row. */
+static void every_values(json_t *v, const cons_run *runs, size_t n)
 {
-  char *text = NULL;
-  size_t len = 0;
-  FILE *f = open_memstream(&text, &len);
-  xbt_assert(f, "open_memstream failed");
-  setup_text(f, runs, n, quick);
-  paper_text(f);
-  claims(f, runs, n);
-  cost_text(f, runs, n);
-  torus_text(f, runs, n);
-  async_text(f, runs, n);
-  lazy_cost_text(f, runs, n);
-  fputs("## Every configuration\n\n"
-        "Gaps and consensus error at the run's last row in consensus.csv (async: the last sample\n"
-        "kept, up to " STR(ASYNC_TAIL) " iterations before the end); \"reaches\" uses every sample.\n\n"
-        "| topology | weights | step | mode | iterations | gap | F(yhat) | worst agent | worst running average "
-        "| consensus error | reaches 0.1 at | reaches 1e-3 at | mean staleness |\n"
-        "|---|---|---|---|---|---|---|---|---|---|---|---|---|\n",
-        f);
+  template_list(v, "every");
   for (size_t k = 0; k < n; k++) {
     const cons_run *r = &runs[k];
-    fprintf(f, "| %s | %s | %s %s | %s | %ld | %.3g | %.3g | %.3g | %.3g | %.3g | ", r->topology, r->weights, r->rule,
-            r->alpha0, r->mode, r->it[r->n - 1], last(r, r->gap), last(r, r->erg), last(r, r->agmax),
-            last(r, r->agerg), last(r, r->err));
-    put_reach(f, r, ORDER_TOL, 1);
-    fputs(" | ", f);
-    put_reach(f, r, TARGET, 1);
-    fprintf(f, " | %.4g |\n", r->staleness);
+    json_t *it = add_item(v, "every", NULL);
+    template_set(it, "topology", "%s", r->topology);
+    template_set(it, "weights", "%s", r->weights);
+    template_set(it, "rule", "%s", r->rule);
+    template_set(it, "alpha", "%s", r->alpha0);
+    template_set(it, "mode", "%s", r->mode);
+    template_set(it, "iterations", "%ld", r->it[r->n - 1]);
+    template_set(it, "gap", "%.3g", last(r, r->gap));
+    template_set(it, "erg", "%.3g", last(r, r->erg));
+    template_set(it, "agmax", "%.3g", last(r, r->agmax));
+    template_set(it, "agerg", "%.3g", last(r, r->agerg));
+    template_set(it, "err", "%.3g", last(r, r->err));
+    set_reach(it, "reach1", r, ORDER_TOL, 1);
+    set_reach(it, "reach2", r, TARGET, 1);
+    template_set(it, "staleness", "%.4g", r->staleness);
   }
-  fclose(f);
-  return text;
+}
+
+/* README.md from templates/consensus.md, or NULL with one line in err. */
+static char *cons_readme(const cons_run *runs, size_t n, int quick, char *err, size_t len)
+{
+  json_t *v = json_object();
+  setup_values(v, runs, n, quick);
+  claims_steps(v, runs, n);
+  claims_graphs(v, runs, n);
+  cost_values(v, runs, n);
+  torus_values(v, runs, n);
+  async_values(v, runs, n);
+  lazy_cost_values(v, runs, n);
+  every_values(v, runs, n);
+  char *readme = template_render("consensus", v, err, len);
+  json_decref(v);
+  return readme;
 }
 
 /* ---- the plot ---------------------------------------------------------------------- */
@@ -968,10 +871,10 @@ int reproduce_consensus(const reproduce_opts *o, char *err, size_t len)
     if (rc == 0 && !o->quiet)
       fprintf(stderr, "dtsim reproduce: consensus matches %s\n", committed);
   } else if (rc == 0) {
-    char *readme = cons_readme(runs, n, o->quick);
+    char *readme = cons_readme(runs, n, o->quick, err, len);
     const char *files[] = {"consensus.ini", cons_ini,  "consensus-16.xml", cons_platform,
                            "consensus.csv", csv,       "README.md",        readme};
-    if (reproduce_write(o->out, files, 4, err, len) != 0 || cons_plot(o->out, runs, n, err, len) != 0)
+    if (readme == NULL || reproduce_write(o->out, files, 4, err, len) != 0 || cons_plot(o->out, runs, n, err, len) != 0)
       rc = 2;
     free(readme); /* open_memstream's */
     if (rc == 0 && !o->quiet)
