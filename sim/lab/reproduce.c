@@ -23,12 +23,13 @@
 #include "sim/output.h"
 #include "sim/platform.h"
 #include "sim/lab/spawn.h"
+#include "sim/lab/template.h"
 
 /* Dean et al. 2012, Fig. 3: mean time per minibatch of plain SGD on one model replica
  * split over 1..144 machines. One platform and cost calibration for all four nets:
  * the differences must come from the networks' structure. The two fitted constants,
  * efficiency and msg_overhead, are fitted to the speech net's curve, which is therefore
- * not scored; the image nets are (see fig3_rules). */
+ * not scored; the image nets are (the rules in templates/fig3.md). */
 #define FIG3_EFFICIENCY "0.25"
 #define FIG3_OVERHEAD "0.0002"
 #define FIG3_SPREAD "0.1"
@@ -60,36 +61,6 @@ static const char fig3_ini[] =
     "batch = " FIG3_BATCH "\n"
     "partitions = 1           ; set per run\n";
 
-/* The rules of results/fig3/README.md, written before its results: every number, where
- * it comes from, and which point was fitted. */
-static const char fig3_rules[] =
-    "## Rules (chosen before the results, the same for all four networks)\n\n"
-    "- **Networks** (models/arch.c, models/README.md): the speech net of sec. 5 (440-2560x4-8192,\n"
-    "  fully connected, 41.8M parameters) and three image nets of 100x100x3 pixels with three stages of\n"
-    "  10x10 locally connected filtering, 5x5 L2 pooling and 5x5 local contrast normalisation (Le et al.\n"
-    "  2012, whose architecture the paper points to), 8, 13 and 35 maps, and 21,841 one-vs-all outputs on\n"
-    "  the last pooled stage: 85.8M, 332M and 1.69B parameters. Nothing else is set per network.\n"
-    "- **Platform**: the `distbelief-2012` preset (platforms/README.md gives each number's source): 16\n"
-    "  cores of 20.8 Gflop/s per machine (assumed; the paper names no CPU) on Google's Saturn fabric of\n"
-    "  2009-2012 (Jupiter Rising): 10 GbE servers, racks of 20 with 4 x 10G uplinks, non-blocking above,\n"
-    "  50 us per link (assumed), TCP as SimGrid's LV08.\n"
-    "- **Per-machine variance** (the paper's reason for sub-linear speed-ups: every machine waits for\n"
-    "  the slowest in each phase): `platform.speed_spread = " FIG3_SPREAD "`, each machine's speed fixed for the run\n"
-    "  by a lognormal factor of mean 1 and coefficient of variation 0.1 (an assumption; the paper gives no\n"
-    "  figure). Each point is the mean of `run.max_steps = " FIG3_STEPS "` steps (2 and 5 steps of the speech net\n"
-    "  agree within 1%).\n"
-    "- **Minibatch**: `sgd.batch = " FIG3_BATCH "` examples (the paper does not give Fig. 3's; an assumption).\n"
-    "- **Calibration: the speech curve only, which is therefore not scored.** Two costs are fitted to\n"
-    "  its two facts (fastest at 8 machines, 2.2x there): `model.efficiency = " FIG3_EFFICIENCY "` (a machine sustains\n"
-    "  that fraction of its 333 Gflop/s peak on the nets' layers) and `platform.msg_overhead = " FIG3_OVERHEAD "` s\n"
-    "  of one core per message sent or received (the per-RPC work of an RPC stack over kernel TCP). The\n"
-    "  two facts do not pin the pair: efficiency 0.2 with 0.28 ms and 0.3 with 0.15 ms fit as well\n"
-    "  (speech 2.23x and 2.21x at 8, fastest at 8); the middle of that family is used, and the ends are\n"
-    "  in the robustness table. The image nets' curves are the scored result.\n"
-    "- **Robustness** (the full grid): image-1.7b, the scored curve, again on 1, 64 and 144 machines\n"
-    "  with one assumption changed at a time: no per-machine spread; links of twice the bandwidth\n"
-    "  (`platform.bw_factor = 2`); each end of the calibration family. Written to\n"
-    "  `fig3_robustness.csv`; the main curves do not use them.\n\n";
 static const char *const fig3_models[] = {"speech-42m", "image-80m", "image-330m", "image-1.7b"};
 static const size_t fig3_machines[] = {1, 2, 4, 8, 16, 32, 64, 81, 128, 144};
 static const size_t fig3_quick_machines[] = {1, 2, 4, 8, 16};
@@ -272,28 +243,30 @@ static size_t peak_of(const job *jobs, size_t n, const char *model, double *peak
   return at;
 }
 
-static void put_speedup(FILE *f, double s)
+/* item[key] = the speed-up s, or "not run" (s <= 0). */
+static void set_speedup(json_t *item, const char *key, double s)
 {
   if (s > 0)
-    fprintf(f, "%.2f", s);
+    template_set(item, key, "%.2f", s);
   else
-    fputs("not run", f);
+    template_set(item, key, "not run");
 }
 
 /* "yes", or the first machine count >= 16 where a smaller net beats a larger one. */
-static void put_ordering(FILE *f, const job *jobs, size_t n, size_t n_models)
+static void set_ordering(json_t *v, const job *jobs, size_t n, size_t n_models)
 {
   for (size_t c = 0; c < sizeof(fig3_machines) / sizeof(size_t); c++) {
     size_t P = fig3_machines[c];
     for (size_t m = 1; P >= 16 && m < n_models; m++) {
       double small = speedup_at(jobs, n, fig3_models[m - 1], P), big = speedup_at(jobs, n, fig3_models[m], P);
       if (small > 0 && big > 0 && small >= big) {
-        fprintf(f, "no: at %zu machines %s %.2f >= %s %.2f", P, fig3_models[m - 1], small, fig3_models[m], big);
+        template_set(v, "ordering", "no: at %zu machines %s %.2f >= %s %.2f", P, fig3_models[m - 1], small,
+                     fig3_models[m], big);
         return;
       }
     }
   }
-  fputs("yes", f);
+  template_set(v, "ordering", "yes");
 }
 
 /* Whether model's speed-up never falls from `from` machines to `to` among the counts run. */
@@ -312,58 +285,39 @@ static int never_falls(const job *jobs, size_t n, const char *model, size_t from
   return 1;
 }
 
-static char *fig3_readme(const job *jobs, size_t n, size_t n_models, int quick)
+/* The "paper vs dtsim" table's values. */
+static void fig3_claims(json_t *v, const job *jobs, size_t n, size_t n_models)
 {
-  char *text = NULL;
-  size_t len = 0;
-  FILE *f = open_memstream(&text, &len);
-  xbt_assert(f, "open_memstream failed");
   double peak;
   size_t at = peak_of(jobs, n, "speech-42m", &peak);
-  fprintf(f,
-          "# Fig. 3 of Dean et al. 2012: training speed-up against machines per model replica\n\n"
-          "Made by `dtsim reproduce fig3%s` from `fig3.ini`, the scenario of every run (each adds\n"
-          "`--set model.virtual=M --set sgd.partitions=P " FIG3_SOLVER "`, a solver setting\n"
-          "that only makes the image nets' runs faster). Each (model, machines) point is one\n"
-          "simulation in its own process: one replica of a virtual network split over P machines\n"
-          "of the `distbelief-2012` preset, timing only, plain SGD. Step time = simulated time /\n"
-          "steps; speed-up = step time on 1 machine / step time on P (the paper's metric). The\n"
-          "numbers are in `fig3.csv`, the plot in `fig3.png` (the paper's two stated points drawn\n"
-          "too). Counts a net cannot be tiled over (a tile would be empty) are left out.\n\n",
-          quick ? " --quick" : "");
-  fputs(fig3_rules, f);
-  fprintf(f,
-          "## Paper vs dtsim\n\n"
-          "| claim (Dean et al. 2012, sec. 3) | paper | dtsim |\n|---|---|---|\n"
-          "| speech-42m is fastest at (calibrated, not scored) | 8 machines | %zu machines |\n"
-          "| speech-42m speed-up there (calibrated, not scored) | 2.2 | %.2f |\n",
-          at, peak);
-  fputs("| speech-42m above 8 machines | slower | ", f);
+  template_set(v, "speech_at", "%zu", at);
+  template_set(v, "speech_peak", "%.2f", peak);
+  template_list(v, "speech_above");
   for (size_t c = 0; c < sizeof(fig3_machines) / sizeof(size_t); c++)
     if (fig3_machines[c] > 8 && speedup_at(jobs, n, "speech-42m", fig3_machines[c]) > 0) {
-      fprintf(f, "%zu: ", fig3_machines[c]);
-      put_speedup(f, speedup_at(jobs, n, "speech-42m", fig3_machines[c]));
-      fputc(' ', f);
+      json_t *it = template_add(v, "speech_above");
+      template_set(it, "machines", "%zu", fig3_machines[c]);
+      set_speedup(it, "speedup", speedup_at(jobs, n, "speech-42m", fig3_machines[c]));
     }
-  fputs("|\n| image-1.7b speed-up at 81 machines | > 12 | ", f);
-  put_speedup(f, speedup_at(jobs, n, "image-1.7b", 81));
-  fputs(" |\n| image-1.7b from 32 to 144 machines | still rising, diminishing returns | ", f);
+  set_speedup(v, "image_81", speedup_at(jobs, n, "image-1.7b", 81));
   static const size_t around[] = {32, 64, 81, 128, 144};
   for (size_t c = 0; c < 5; c++) {
-    fprintf(f, "%zu: ", around[c]);
-    put_speedup(f, speedup_at(jobs, n, "image-1.7b", around[c]));
-    fputs(c + 1 < 5 ? ", " : "", f);
+    json_t *it = template_add(v, "image_around");
+    template_set(it, "machines", "%zu", around[c]);
+    set_speedup(it, "speedup", speedup_at(jobs, n, "image-1.7b", around[c]));
+    template_set(it, "sep", "%s", c + 1 < 5 ? ", " : "");
   }
-  if (speedup_at(jobs, n, "image-1.7b", 144) > 0)
-    fprintf(f, " (%s)", never_falls(jobs, n, "image-1.7b", 32, 144) ? "never falls" : "falls");
-  fputs(" |\n| curves ordered by model size at every count >= 16 | yes | ", f);
-  put_ordering(f, jobs, n, n_models);
-  fputs(" |\n\n## Speed-ups\n\n| machines |", f);
+  json_object_set_new(v, "image_144", json_boolean(speedup_at(jobs, n, "image-1.7b", 144) > 0));
+  template_set(v, "image_trend", "%s", never_falls(jobs, n, "image-1.7b", 32, 144) ? "never falls" : "falls");
+  set_ordering(v, jobs, n, n_models);
+}
+
+/* The speed-ups' table: a row per machine count that some net ran. */
+static void fig3_table(json_t *v, const job *jobs, size_t n, size_t n_models)
+{
   for (size_t m = 0; m < n_models; m++)
-    fprintf(f, " %s |", fig3_models[m]);
-  fputs("\n|---|", f);
-  for (size_t m = 0; m < n_models; m++)
-    fputs("---|", f);
+    template_set(template_add(v, "models"), "model", "%s", fig3_models[m]);
+  template_list(v, "rows");
   for (size_t c = 0; c < sizeof(fig3_machines) / sizeof(size_t); c++) {
     size_t P = fig3_machines[c];
     int any = 0;
@@ -371,45 +325,63 @@ static char *fig3_readme(const job *jobs, size_t n, size_t n_models, int quick)
       any |= speedup_at(jobs, n, fig3_models[m], P) > 0;
     if (!any)
       continue;
-    fprintf(f, "\n| %zu |", P);
+    json_t *row = template_add(v, "rows");
+    template_set(row, "machines", "%zu", P);
     for (size_t m = 0; m < n_models; m++) {
       double sp = speedup_at(jobs, n, fig3_models[m], P);
+      json_t *cell = template_add(row, "cells");
       if (sp > 0)
-        fprintf(f, " %.2f |", sp);
+        template_set(cell, "speedup", "%.2f", sp);
       else
-        fputs(" - |", f);
+        template_set(cell, "speedup", "-");
     }
   }
-  fputs("\n", f);
-  if (!quick) {
-    fputs("\n## Robustness (image-1.7b)\n\n"
-          "The same runs with one assumption changed at a time (the rules above; `fig3_robustness.csv`).\n"
-          "Speed-up over 1 machine under the same assumption:\n\n| assumption |", f);
+}
+
+/* The robustness table (full grid): image-1.7b's speed-ups under each assumption. */
+static void fig3_robustness(json_t *v, const job *jobs, size_t n)
+{
+  for (size_t c = 0; c < sizeof(fig3_robust_machines) / sizeof(size_t); c++) {
+    template_add(v, "robust_cols");
+    if (fig3_robust_machines[c] > 1)
+      template_set(template_add(v, "robust_machines"), "machines", "%zu", fig3_robust_machines[c]);
+  }
+  for (size_t k = 0; k <= sizeof(fig3_variants) / sizeof(fig3_variants[0]); k++) {
+    const char *name = k == 0 ? NULL : fig3_variants[k - 1].name;
+    json_t *row = template_add(v, "robust_rows");
+    template_set(row, "name", "%s", name ? name : "as committed");
+    template_list(row, "cells");
     for (size_t c = 0; c < sizeof(fig3_robust_machines) / sizeof(size_t); c++)
       if (fig3_robust_machines[c] > 1)
-        fprintf(f, " %zu machines |", fig3_robust_machines[c]);
-    fputs(" 64 -> 144 |\n|---|", f);
-    for (size_t c = 0; c < sizeof(fig3_robust_machines) / sizeof(size_t); c++)
-      fputs("---|", f);
-    for (size_t v = 0; v <= sizeof(fig3_variants) / sizeof(fig3_variants[0]); v++) {
-      const char *name = v == 0 ? NULL : fig3_variants[v - 1].name;
-      fprintf(f, "\n| %s |", name ? name : "as committed");
-      for (size_t c = 0; c < sizeof(fig3_robust_machines) / sizeof(size_t); c++)
-        if (fig3_robust_machines[c] > 1) {
-          fputc(' ', f);
-          put_speedup(f, variant_speedup(jobs, n, "image-1.7b", name, fig3_robust_machines[c]));
-          fputs(" |", f);
-        }
-      double a64 = variant_speedup(jobs, n, "image-1.7b", name, 64), a144 = variant_speedup(jobs, n, "image-1.7b", name, 144);
-      if (a64 > 0 && a144 > 0)
-        fprintf(f, " %s %.1f%% |", a144 < a64 ? "falls" : "rises", 100 * (a144 / a64 - 1));
-      else
-        fputs(" - |", f);
-    }
-    fputs("\n", f);
+        set_speedup(template_add(row, "cells"), "speedup", variant_speedup(jobs, n, "image-1.7b", name, fig3_robust_machines[c]));
+    double a64 = variant_speedup(jobs, n, "image-1.7b", name, 64), a144 = variant_speedup(jobs, n, "image-1.7b", name, 144);
+    if (a64 > 0 && a144 > 0)
+      template_set(row, "trend", "%s %.1f%%", a144 < a64 ? "falls" : "rises", 100 * (a144 / a64 - 1));
+    else
+      template_set(row, "trend", "-");
   }
-  fclose(f);
-  return text;
+}
+
+/* README.md from templates/fig3.md (its rules are written there, before the results), or
+ * NULL with one line in err. */
+static char *fig3_readme(const job *jobs, size_t n, size_t n_models, int quick, char *err, size_t len)
+{
+  json_t *v = json_object();
+  template_set(v, "quick", "%s", quick ? " --quick" : "");
+  template_set(v, "solver", "%s", FIG3_SOLVER);
+  template_set(v, "spread", "%s", FIG3_SPREAD);
+  template_set(v, "steps", "%s", FIG3_STEPS);
+  template_set(v, "batch", "%s", FIG3_BATCH);
+  template_set(v, "efficiency", "%s", FIG3_EFFICIENCY);
+  template_set(v, "overhead", "%s", FIG3_OVERHEAD);
+  fig3_claims(v, jobs, n, n_models);
+  fig3_table(v, jobs, n, n_models);
+  json_object_set_new(v, "full", json_boolean(!quick));
+  if (!quick)
+    fig3_robustness(v, jobs, n);
+  char *readme = template_render("fig3", v, err, len);
+  json_decref(v);
+  return readme;
 }
 
 int reproduce_gp_block(char *buf, size_t len, const char *name, const double *x, const double *y, size_t n)
@@ -612,12 +584,12 @@ int reproduce_fig3(const reproduce_opts *o, char *err, size_t len)
     if (rc == 0 && !o->quiet)
       fprintf(stderr, "dtsim reproduce: fig3 matches %s\n", committed);
   } else if (rc == 0) {
-    char *readme = fig3_readme(jobs, n, n_models, o->quick), models[256] = "";
+    char *readme = fig3_readme(jobs, n, n_models, o->quick, err, len), models[256] = "";
     for (size_t m = 0; m < n_models; m++)
       snprintf(models + strlen(models), sizeof(models) - strlen(models), "%s%s", m ? " " : "", fig3_models[m]);
     char *robust = n_var ? fig3_robust_csv(jobs, n) : NULL;
     const char *files[] = {"fig3.ini", fig3_ini, "fig3.csv", csv, "README.md", readme, "fig3_robustness.csv", robust};
-    if (reproduce_write(o->out, files, robust ? 4 : 3, err, len) != 0 || write_plot(o->out, models, err, len) != 0)
+    if (readme == NULL || reproduce_write(o->out, files, robust ? 4 : 3, err, len) != 0 || write_plot(o->out, models, err, len) != 0)
       rc = 2;
     free(readme); /* open_memstream's */
     xbt_free(robust);
