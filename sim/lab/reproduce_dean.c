@@ -523,13 +523,13 @@ static int reproduce_dean(const reproduce_opts *o, int fig4, char *err, size_t l
     if (rc == 0 && !o->quiet)
       fprintf(stderr, "dtsim reproduce: %s matches %s\n", name, committed);
   } else if (rc == 0) {
-    char *readme = fig4 ? dean_fig4_readme(runs, n, cs, nc, &cal, o->quick)
-                        : dean_fig5_readme(runs, n, cs, nc, &cal, o->quick);
+    char *readme = fig4 ? dean_fig4_readme(runs, n, cs, nc, &cal, o->quick, err, len)
+                        : dean_fig5_readme(runs, n, cs, nc, &cal, o->quick, err, len);
     char *robustness = robust ? dean_robustness_csv(runs, n) : NULL;
     char csv_name[32];
     snprintf(csv_name, sizeof(csv_name), "%s.csv", name);
     const char *files[] = {ini_name, dean_ini, csv_name, csv, "README.md", readme, "robustness.csv", robustness};
-    if (reproduce_write(o->out, files, robust ? 4 : 3, err, len) != 0 ||
+    if (readme == NULL || reproduce_write(o->out, files, robust ? 4 : 3, err, len) != 0 ||
         (fig4 ? dean_fig4_plot(o->out, runs, n, cs, nc, &cal, err, len)
               : dean_fig5_plot(o->out, runs, n, cs, nc, err, len)) != 0)
       rc = 2;

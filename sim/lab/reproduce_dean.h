@@ -97,8 +97,10 @@ void dean_rungs_of(const run *runs, size_t n, const config *c, int *lo, int *hi)
 char *dean_fig4_csv(const run *runs, size_t n);
 char *dean_fig5_csv(const run *runs, size_t n);
 char *dean_robustness_csv(const run *runs, size_t n);
-char *dean_fig4_readme(const run *runs, size_t n, const config *cs, size_t nc, const calibration *cal, int quick);
-char *dean_fig5_readme(const run *runs, size_t n, const config *cs, size_t nc, const calibration *cal, int quick);
+char *dean_fig4_readme(const run *runs, size_t n, const config *cs, size_t nc, const calibration *cal, int quick,
+                       char *err, size_t len);
+char *dean_fig5_readme(const run *runs, size_t n, const config *cs, size_t nc, const calibration *cal, int quick,
+                       char *err, size_t len);
 int dean_fig4_plot(const char *dir, const run *runs, size_t n, const config *cs, size_t nc, const calibration *cal,
                    char *err, size_t len);
 int dean_fig5_plot(const char *dir, const run *runs, size_t n, const config *cs, size_t nc, char *err, size_t len);

@@ -2,6 +2,7 @@
  * sec. 5, Figs. 4 and 5): fig4.csv, fig5.csv and robustness.csv, the READMEs (the rules,
  * written before the results, then the results against the paper's claims) and the gnuplot
  * scripts of fig4.png and fig5.png, from the runs reproduce_dean.c made. */
+#include <jansson.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -9,6 +10,7 @@
 
 #include "sim/lab/reproduce.h"
 #include "sim/lab/reproduce_dean.h"
+#include "sim/lab/template.h"
 
 /* The paper's Fig. 4 order, slowest first (Dean et al. 2012, sec. 5 and Fig. 4). */
 static const config paper_order[] = {
@@ -81,100 +83,62 @@ char *dean_robustness_csv(const run *runs, size_t n)
 
 /* ---- the READMEs ---------------------------------------------------------------------- */
 
-static void put_hours(FILE *f, double s)
+/* item[key] = hours to the target, or "not reached". */
+static void set_hours(json_t *item, const char *key, double s)
 {
   if (s >= 0)
-    fprintf(f, "%.3f", s / 3600);
+    template_set(item, key, "%.3f", s / 3600);
   else
-    fputs("not reached", f);
+    template_set(item, key, "not reached");
 }
 
-static void put_label(FILE *f, const config *c)
+/* A configuration's name in the tables and plots, in buf. */
+static const char *label_of(const config *c, char *buf, size_t len)
 {
   if (c->m == M_SGD)
-    fputs("sgd (1 replica, 8 partitions)", f);
+    snprintf(buf, len, "sgd (1 replica, 8 partitions)");
   else if (c->m == M_GPU)
-    fputs("gpu (1 GPU)", f);
+    snprintf(buf, len, "gpu (1 GPU)");
   else
-    fprintf(f, "%s %d", method_names[c->m], c->replicas);
+    snprintf(buf, len, "%s %d", method_names[c->m], c->replicas);
+  return buf;
 }
 
-/* The rules, written before any result (both READMEs). */
-static void put_rules(FILE *f, const calibration *cal)
+static void set_label(json_t *item, const char *key, const config *c)
 {
-  fprintf(f,
-          "## Rules (chosen before the results, the same for every method)\n\n"
-          "1. **Timing**: DistBelief's speech net (`model.virtual = speech-42m`, 41.8M parameters, 6 x 41.8M\n"
-          "   flops per example, 167 MB of fp32 parameters) on the `distbelief-2012` preset (16 cores of\n"
-          "   20.8 Gflop/s per machine on Google's Saturn fabric of 2009-2012: 10 GbE, racks of 20 with 4 x\n"
-          "   10G uplinks, non-blocking above; platforms/README.md), at Fig. 3's calibration (efficiency 0.25,\n"
-          "   0.2 ms of CPU per message, machines' speeds spread by 10%%: results/fig3/README.md); the GPU\n"
-          "   baseline on the `gpu-2012` preset (one 1,331 Gflop/s GPU at the same efficiency). The SGD\n"
-          "   baseline's step of %d examples takes %.3f s on its 8 machines, the GPU's %.3f s.\n",
-          BATCH, cal->sgd_step, cal->gpu_step);
-  fprintf(f,
-          "2. **Accuracy: a proxy whose target needs far more examples than the baseline processes in the\n"
-          "   horizon.** A 32-64-10 tanh MLP really trains on a teacher network 32-64-10 whose labels are\n"
-          "   replaced by a uniform class one time in five (the paper's speech examples are \"weakly\n"
-          "   labeled\"), every minibatch drawn fresh from the teacher (`data.stream`: no example is seen\n"
-          "   twice; the paper trains on 1.1 billion); held-out accuracy on 5,000 more (at most 0.82 with\n"
-          "   this noise). The horizon is " HORIZON_TEXT " simulated s. N* = " DIFFICULTY_TEXT " x the examples the SGD\n"
-          "   baseline processes in it = %.0f examples (%ld steps); the target is the held-out accuracy that\n"
-          "   sequential SGD of the proxy reaches after N* examples at the best rate of the fixed-rate\n"
-          "   ladder (rule 6): **%.4f** (rate %s). This is the one calibration (a numerics-only run, not a\n"
-          "   scored point); the SGD baseline therefore reaches the target after about %.0f s, beyond\n"
-          "   the horizon, by construction, as the paper's problem (days of training) is example-bound.\n"
-          "3. **Warmstart**: every run starts from the same 200 steps of sequential SGD (batch 32, rate 0.2,\n"
-          "   `model.warmstart_steps`), as the paper's runs start from one ~10 h SGD warmstart.\n",
-          cal->n_star, cal->star_steps, cal->target, ladder[cal->rung], cal->n_star / (BATCH / cal->sgd_step));
-  fprintf(f,
-          "4. **Methods and machines** (the paper's configurations: Downpour 20 and 200, Sandblaster 2,000):\n"
-          "   `sgd`: one replica split over %d machines (the paper's baseline; the speech net's partitions take\n"
-          "   the time, the proxy sequential SGD's steps); `gpu`: one replica on one GPU; `downpour`,\n"
-          "   `downpour-adagrad`: R replicas, each one machine, n_fetch = n_push = 1 (the paper's), fetch,\n"
-          "   compute and push in three weakly synchronised threads (`downpour.overlap`, the Appendix);\n"
-          "   `sandblaster`: R replicas of one machine, a coordinator, batches of %d portions of %d examples\n"
-          "   per replica (portions much smaller than 1/R of a batch: its batch is %d R examples of the\n"
-          "   teacher, fixed), backup tasks on, pushes every 4 counted portions. The paper does not say how\n"
-          "   its replicas were split: a replica is one machine here (the speech net fits one), which gives\n"
-          "   every distributed method the same replica; the robustness table splits them over 8. SGD-family\n"
-          "   steps take %d examples (the paper does not give its batch size: an assumption).\n"
-          "5. **Parameter server**: ceil(replica machines / %d) shards for every method, placed among the\n"
-          "   replicas' machines (`ps_placement = spread`), so that every rack holds shards in proportion\n"
-          "   to its replicas; each machine exchanges with the shards only its own parameters.\n",
-          SGD_PARTITIONS, PORTIONS_PER_REPLICA, PORTION, PORTIONS_PER_REPLICA * PORTION, BATCH, MACHINES_PER_SHARD);
-  fputs("6. **Rates, one rule for all**: every method climbs one ladder of rates a factor of about 3\n"
-        "   apart (0.001, 0.003, ..., 30, 100), fixed rates (`sgd.lr`, `downpour.lr`) and Adagrad's gamma\n"
-        "   alike: each configuration starts on 0.03, 0.1 and 0.3, and while its best rate is at an end of\n"
-        "   what it ran, the next rung beyond is run, so no winner sits on an edge; the ladder reaches 100,\n"
-        "   so gamma can go \"perhaps an order of magnitude\" above the best fixed rate, as the paper has it\n"
-        "   (Adagrad's first update moves every parameter by gamma, whatever the gradient). The best: the\n"
-        "   shortest time to the target; if none reaches it, the highest final accuracy; ties to the lower\n"
-        "   rate. L-BFGS needs no rate.\n"
-        "7. **Axes**: time is simulated seconds, shown in hours; every run stops at the target or the\n"
-        "   horizon; an evaluation every " EVAL_EVERY_TEXT " simulated s measures the proxy's held-out accuracy from\n"
-        "   the parameters at that moment. Machines count every host a run uses (replicas, shards,\n"
-        "   coordinator; a GPU is 1); utilized cores are the core-seconds its actors computed divided\n"
-        "   by the time it ran (a machine's computation spreads over its 16 cores; shards count).\n"
-        "8. **Scale factor**: the paper's runs take tens of hours; here N* and the horizon are both that\n"
-        "   small, for every method alike, and the replica counts, machines and rates are the paper's\n"
-        "   configurations (those rule 9 simulates). The order survives the factor as long as every\n"
-        "   method stays example-bound: its time to the target is the examples it needs over its\n"
-        "   throughput, neither of which the factor changes; the cost is that the fastest runs make tens\n"
-        "   of steps per replica, not thousands, so start-up (the first fetch, the warmstart's release)\n"
-        "   weighs more.\n"
-        "9. **What is simulated**: every configuration of at most " MAX_REPLICAS_TEXT " replicas; larger ones are listed,\n"
-        "   not simulated. With one shard per 8 machines every replica exchanges with R/8 shards and\n"
-        "   all those flows share the shards' links, so each flow's start or end re-solves the sharing\n"
-        "   of about R^2/4 flows in flight and a replica's step costs CPU time growing as R^3: on the\n"
-        "   2-core machine these results were made on, 900 simulated s of Downpour-Adagrad take about\n"
-        "   1 CPU-minute at 20 replicas and 2 at 50, and at 200 replicas 10 simulated s took 93 s of CPU\n"
-        "   with SimGrid's fastest settings that keep times within 1e-5 (so about 2.3 CPU-hours per run,\n"
-        "   and the rate rule needs at least three); Sandblaster with 2,000 replicas and 250 shards had\n"
-        "   not reached 6 simulated s after 16 CPU-minutes (1.8 GB). No single scale factor keeps their\n"
-        "   comparison: fewer replicas would slow them against the one-replica baselines by that factor,\n"
-        "   and a shorter horizon shrinks N* while Sandblaster 2,000's batch stays 1.28 M examples.\n\n",
-        f);
+  char buf[64];
+  template_set(item, key, "%s", label_of(c, buf, sizeof buf));
+}
+
+/* values["rules"] = templates/dean_rules.md filled: the rules, written before any result
+ * (both READMEs); -1 with one line in err if the template fails. */
+static int set_rules(json_t *v, const calibration *cal, char *err, size_t len)
+{
+  json_t *r = json_object();
+  template_set(r, "batch", "%d", BATCH);
+  template_set(r, "sgd_step", "%.3f", cal->sgd_step);
+  template_set(r, "gpu_step", "%.3f", cal->gpu_step);
+  template_set(r, "horizon", "%s", HORIZON_TEXT);
+  template_set(r, "difficulty", "%s", DIFFICULTY_TEXT);
+  template_set(r, "n_star", "%.0f", cal->n_star);
+  template_set(r, "star_steps", "%ld", cal->star_steps);
+  template_set(r, "target", "%.4f", cal->target);
+  template_set(r, "target_rate", "%s", ladder[cal->rung]);
+  template_set(r, "sgd_target_s", "%.0f", cal->n_star / (BATCH / cal->sgd_step));
+  template_set(r, "sgd_partitions", "%d", SGD_PARTITIONS);
+  template_set(r, "portions", "%d", PORTIONS_PER_REPLICA);
+  template_set(r, "portion", "%d", PORTION);
+  template_set(r, "sandblaster_batch", "%d", PORTIONS_PER_REPLICA * PORTION);
+  template_set(r, "machines_per_shard", "%d", MACHINES_PER_SHARD);
+  template_set(r, "eval_every", "%s", EVAL_EVERY_TEXT);
+  template_set(r, "max_replicas", "%s", MAX_REPLICAS_TEXT);
+  char *rules = template_render("dean_rules", r, err, len);
+  json_decref(r);
+  if (rules == NULL)
+    return -1;
+  json_object_set_new(v, "rules", json_string(rules));
+  free(rules);
+  return 0;
 }
 
 /* Sorts chosen runs by time to the target, slowest (or never) first. */
@@ -220,194 +184,179 @@ static int paper_ordered(const run *const *order, size_t k)
   return 1;
 }
 
-/* "; not simulated (rule 9): ..." naming cs's configurations beyond MAX_REPLICAS, if any. */
-static void put_unsimulated(FILE *f, const config *cs, size_t nc)
+/* values["unsimulated_list"]: cs's configurations beyond MAX_REPLICAS (rule 9). */
+static void set_unsimulated(json_t *v, const config *cs, size_t nc)
 {
+  template_list(v, "unsimulated_list");
   int k = 0;
   for (size_t c = 0; c < nc; c++)
     if (!simulated(&cs[c])) {
-      fputs(k++ ? ", " : "; not simulated (rule 9): ", f);
-      put_label(f, &cs[c]);
+      json_t *it = template_add(v, "unsimulated_list");
+      json_object_set_new(it, "first", json_boolean(k++ == 0));
+      set_label(it, "label", &cs[c]);
     }
 }
 
-static void put_order(FILE *f, const run *const *order, size_t k)
+/* item[key] = order[0..k) as "a < b (never) < c". */
+static void set_order(json_t *item, const char *key, const run *const *order, size_t k)
 {
-  for (size_t i = 0; i < k; i++) {
-    fputs(i ? " < " : "", f);
-    put_label(f, order[i]->c);
-    if (order[i]->t_target < 0)
-      fputs(" (never)", f);
-  }
+  char *text = NULL;
+  size_t len = 0;
+  FILE *f = open_memstream(&text, &len);
+  xbt_assert(f, "open_memstream failed");
+  char buf[64];
+  for (size_t i = 0; i < k; i++)
+    fprintf(f, "%s%s%s", i ? " < " : "", label_of(order[i]->c, buf, sizeof buf), order[i]->t_target < 0 ? " (never)" : "");
+  template_set_stream(item, key, f, &text);
 }
 
-/* "yes"/"no" for each of the methods against the GPU: faster to the target. */
-static void put_beats_gpu(FILE *f, const run *runs, size_t n, const config *cs, size_t nc, variant v,
-                          const run *const *order, size_t k)
+/* item[key] = "yes"/"no" for each of the methods against the GPU: faster to the target. */
+static void set_beats_gpu(json_t *item, const char *key, const run *runs, size_t n, const config *cs, size_t nc,
+                          variant v, const run *const *order, size_t k)
 {
   const run *gpu = NULL;
   for (size_t c = 0; c < nc; c++)
     if (cs[c].m == M_GPU)
       gpu = dean_chosen(runs, n, &cs[c], v == V_HARDER || v == V_EASIER ? v : V_NONE);
+  char *text = NULL;
+  size_t len = 0;
+  FILE *f = open_memstream(&text, &len);
+  xbt_assert(f, "open_memstream failed");
+  char buf[64];
   int any = 0;
   for (size_t i = 0; gpu && i < k; i++) {
     const run *r = order[i];
     if (!distributed(r->c->m))
       continue;
     int beats = r->t_target >= 0 && (gpu->t_target < 0 || r->t_target < gpu->t_target);
-    fprintf(f, "%s", any++ ? "; " : "");
-    put_label(f, r->c);
-    fputs(beats ? ": yes" : ": no", f);
+    fprintf(f, "%s%s: %s", any++ ? "; " : "", label_of(r->c, buf, sizeof buf), beats ? "yes" : "no");
   }
+  template_set_stream(item, key, f, &text);
 }
 
-char *dean_fig4_readme(const run *runs, size_t n, const config *cs, size_t nc, const calibration *cal, int quick)
+/* Fig. 4's results table: each configuration's chosen run, or "not simulated". */
+static void fig4_results(json_t *v, const run *runs, size_t n, const config *cs, size_t nc)
 {
-  char *text = NULL;
-  size_t len = 0;
-  FILE *f = open_memstream(&text, &len);
-  xbt_assert(f, "open_memstream failed");
-  fprintf(f,
-          "# Fig. 4 of Dean et al. 2012: held-out accuracy against training time, per optimizer\n\n"
-          "Made by `dtsim reproduce fig4%s` from `fig4.ini` (each run adds the `--set` options of its\n"
-          "method and rate, and `run.target_accuracy`, the calibrated target). `fig4.csv` holds every\n"
-          "run's evaluations (`method,sim_time_h,accuracy`, then `replicas` and `rate`), `fig4.png`\n"
-          "draws the chosen rate's curve of each method%s.\n\n",
-          quick ? " --quick" : "",
-          quick ? "" : ", and `robustness.csv` the robustness table's runs (`method,replicas,rate,variant,"
-                       "time_to_target_h,final_accuracy`)");
-  put_rules(f, cal);
-  fputs("## Results\n\n| method | rate chosen | rates run | time to the target (h) | accuracy at the end | machines |\n"
-        "|---|---|---|---|---|---|\n",
-        f);
+  template_list(v, "results");
   for (size_t c = 0; c < nc; c++) {
     const run *r = dean_chosen(runs, n, &cs[c], V_NONE);
-    if (!simulated(&cs[c])) {
-      fputs("| ", f);
-      put_label(f, &cs[c]);
-      fputs(" | - | - | not simulated (rule 9) | - | - |\n", f);
-    }
+    json_t *it = template_add(v, "results");
+    json_object_set_new(it, "unsimulated", json_boolean(!simulated(&cs[c])));
+    json_object_set_new(it, "ran", json_boolean(r != NULL));
+    set_label(it, "label", &cs[c]);
     if (r == NULL)
       continue;
     int lo, hi;
     dean_rungs_of(runs, n, &cs[c], &lo, &hi);
-    fputs("| ", f);
-    put_label(f, r->c);
-    fprintf(f, " | %s | ", rate_of(r) ? rate_of(r) : "-");
+    set_label(it, "label", r->c);
+    template_set(it, "rate", "%s", rate_of(r) ? rate_of(r) : "-");
     if (hi >= 0)
-      fprintf(f, "%s to %s", ladder[lo], ladder[hi]);
+      template_set(it, "rates", "%s to %s", ladder[lo], ladder[hi]);
     else
-      fputs("-", f);
-    fputs(" | ", f);
-    put_hours(f, r->t_target);
-    fprintf(f, " | %.4f | %ld |\n", r->n ? r->acc[r->n - 1] : r->final_acc, r->hosts);
+      template_set(it, "rates", "-");
+    set_hours(it, "hours", r->t_target);
+    template_set(it, "accuracy", "%.4f", r->n ? r->acc[r->n - 1] : r->final_acc);
+    template_set(it, "machines", "%ld", r->hosts);
   }
-  const run *order[16];
-  size_t k = order_of(runs, n, cs, nc, V_NONE, order);
-  fputs("\n## Paper vs dtsim\n\n| claim (Dean et al. 2012, sec. 5) | paper | dtsim |\n|---|---|---|\n"
-        "| order, slowest to fastest to the target | ",
-        f);
-  for (size_t i = 0; i < N_PAPER; i++) {
-    fputs(i ? " < " : "", f);
-    put_label(f, &paper_order[i]);
-  }
-  fputs(" | ", f);
-  put_order(f, order, k);
-  put_unsimulated(f, cs, nc);
-  fprintf(f, " |\n| the same order among the configurations simulated | yes | %s |\n",
-          paper_ordered(order, k) ? "yes" : "no");
-  fputs("| Sandblaster and Downpour-Adagrad faster than the GPU | \"substantially\" | ", f);
-  put_beats_gpu(f, runs, n, cs, nc, V_NONE, order, k);
-  fputs(" |\n", f);
-  /* the robustness table */
-  int any = 0;
-  for (size_t i = 0; i < n; i++)
-    any |= runs[i].v != V_NONE;
-  if (any) {
-    fputs("\n## Robustness: which assumption moves the order\n\n"
-          "Each row reruns the paper's configurations that rule 9 simulates (and the GPU where the change\n"
-          "reaches it) at their chosen rates with one assumption changed; the order is slowest to fastest\n"
-          "to the target (\"never\": not within the horizon, ranked by final accuracy), and \"the paper's?\"\n"
-          "asks whether it keeps the paper's order among them.\n\n"
-          "| assumption changed | order | the paper's? | faster than the GPU |\n|---|---|---|---|\n",
-          f);
-    for (size_t v = 0; v < N_VARIANTS; v++) {
-      const run *vo[16], *mixed[16];
-      if (v != V_NONE && order_of(runs, n, cs, nc, (variant)v, vo) == 0)
-        continue;
-      /* configurations a variant does not rerun keep their result as run */
-      size_t mk = 0;
-      for (size_t p = 0; p < N_PAPER; p++)
-        for (size_t c = 0; c < nc; c++)
-          if (cs[c].m == paper_order[p].m && cs[c].replicas == paper_order[p].replicas) {
-            const run *r = dean_chosen(runs, n, &cs[c], (variant)v);
-            r = r ? r : dean_chosen(runs, n, &cs[c], V_NONE);
-            if (r)
-              mixed[mk++] = r;
-          }
-      qsort(mixed, mk, sizeof(mixed[0]), slower_first);
-      fprintf(f, "| %s | ", variant_names[v]);
-      put_order(f, mixed, mk);
-      fprintf(f, " | %s | ", paper_ordered(mixed, mk) ? "yes" : "no");
-      put_beats_gpu(f, runs, n, cs, nc, (variant)v, mixed, mk);
-      fputs(" |\n", f);
-    }
-    fprintf(f, "\nThe easier and harder targets are %.4f and %.4f (sequential SGD after N*/2 and 2 N* examples).\n",
-            cal->easier, cal->harder);
-  }
-  fclose(f);
-  return text;
 }
 
-char *dean_fig5_readme(const run *runs, size_t n, const config *cs, size_t nc, const calibration *cal, int quick)
+/* Fig. 4's robustness table: the paper's configurations under each variant (those a
+ * variant does not rerun keep their result as run). */
+static void fig4_robustness(json_t *v, const run *runs, size_t n, const config *cs, size_t nc)
 {
-  char *text = NULL;
-  size_t len = 0;
-  FILE *f = open_memstream(&text, &len);
-  xbt_assert(f, "open_memstream failed");
-  fprintf(f,
-          "# Fig. 5 of Dean et al. 2012: time to a fixed accuracy against machines and utilized cores\n\n"
-          "Made by `dtsim reproduce fig5%s` from `fig5.ini` (each run adds the `--set` options of its\n"
-          "method, replica count and rate, and `run.target_accuracy`, the calibrated target). Every run\n"
-          "stops at the target or at " HORIZON_TEXT " simulated s. `fig5.csv` holds every run\n"
-          "(`method,replicas,machines,cores,time_to_target_h,rate`; cores are utilized cores, an empty\n"
-          "time: not reached); `fig5.png` plots each point's chosen rate against machines (left) and\n"
-          "utilized cores (right), as the paper's Fig. 5.\n\n",
-          quick ? " --quick" : "");
-  put_rules(f, cal);
-  fputs("## Results\n\n| method | replicas | machines | utilized cores | rate chosen | time to the target (h) |\n"
-        "|---|---|---|---|---|---|\n",
-        f);
+  template_list(v, "variants");
+  for (size_t k = 0; k < N_VARIANTS; k++) {
+    const run *vo[16], *mixed[16];
+    if (k != V_NONE && order_of(runs, n, cs, nc, (variant)k, vo) == 0)
+      continue;
+    size_t mk = 0;
+    for (size_t p = 0; p < N_PAPER; p++)
+      for (size_t c = 0; c < nc; c++)
+        if (cs[c].m == paper_order[p].m && cs[c].replicas == paper_order[p].replicas) {
+          const run *r = dean_chosen(runs, n, &cs[c], (variant)k);
+          r = r ? r : dean_chosen(runs, n, &cs[c], V_NONE);
+          if (r)
+            mixed[mk++] = r;
+        }
+    qsort(mixed, mk, sizeof(mixed[0]), slower_first);
+    json_t *it = template_add(v, "variants");
+    template_set(it, "name", "%s", variant_names[k]);
+    set_order(it, "order", mixed, mk);
+    template_set(it, "ordered", "%s", paper_ordered(mixed, mk) ? "yes" : "no");
+    set_beats_gpu(it, "beats_gpu", runs, n, cs, nc, (variant)k, mixed, mk);
+  }
+}
+
+char *dean_fig4_readme(const run *runs, size_t n, const config *cs, size_t nc, const calibration *cal, int quick,
+                       char *err, size_t len)
+{
+  json_t *v = json_object();
+  template_set(v, "quick", "%s", quick ? " --quick" : "");
+  json_object_set_new(v, "quick_run", json_boolean(quick));
+  char *readme = NULL;
+  if (set_rules(v, cal, err, len) == 0) {
+    fig4_results(v, runs, n, cs, nc);
+    const run *order[16];
+    size_t k = order_of(runs, n, cs, nc, V_NONE, order);
+    for (size_t i = 0; i < N_PAPER; i++) {
+      json_t *it = template_add(v, "paper_order");
+      template_set(it, "sep", "%s", i ? " < " : "");
+      set_label(it, "label", &paper_order[i]);
+    }
+    set_order(v, "order", order, k);
+    set_unsimulated(v, cs, nc);
+    template_set(v, "ordered", "%s", paper_ordered(order, k) ? "yes" : "no");
+    set_beats_gpu(v, "beats_gpu", runs, n, cs, nc, V_NONE, order, k);
+    int any = 0;
+    for (size_t i = 0; i < n; i++)
+      any |= runs[i].v != V_NONE;
+    json_object_set_new(v, "robustness", json_boolean(any));
+    fig4_robustness(v, runs, n, cs, nc);
+    template_set(v, "easier", "%.4f", cal->easier);
+    template_set(v, "harder", "%.4f", cal->harder);
+    readme = template_render("fig4", v, err, len);
+  }
+  json_decref(v);
+  return readme;
+}
+
+/* Fig. 5's results table: each configuration's chosen run, or "not simulated". */
+static void fig5_results(json_t *v, const run *runs, size_t n, const config *cs, size_t nc)
+{
+  template_list(v, "results");
   for (size_t c = 0; c < nc; c++) {
     const run *r = dean_chosen(runs, n, &cs[c], V_NONE);
-    if (!simulated(&cs[c]))
-      fprintf(f, "| %s | %d | - | - | - | not simulated (rule 9) |\n", method_names[cs[c].m], cs[c].replicas);
+    json_t *it = template_add(v, "results");
+    json_object_set_new(it, "unsimulated", json_boolean(!simulated(&cs[c])));
+    json_object_set_new(it, "ran", json_boolean(r != NULL));
+    template_set(it, "method", "%s", method_names[cs[c].m]);
+    template_set(it, "replicas", "%d", cs[c].replicas);
     if (r == NULL)
       continue;
-    fprintf(f, "| %s | %d | %ld | %.0f | %s | ", method_names[r->c->m], r->c->replicas, r->hosts, cores_of(r),
-            rate_of(r) ? rate_of(r) : "-");
-    put_hours(f, r->t_target);
-    fputs(" |\n", f);
+    template_set(it, "method", "%s", method_names[r->c->m]);
+    template_set(it, "replicas", "%d", r->c->replicas);
+    template_set(it, "machines", "%ld", r->hosts);
+    template_set(it, "cores", "%.0f", cores_of(r));
+    template_set(it, "rate", "%s", rate_of(r) ? rate_of(r) : "-");
+    set_hours(it, "hours", r->t_target);
   }
-  /* the claims, from the chosen runs */
+}
+
+/* Fig. 5's claims, from the chosen runs. */
+static void fig5_claims(json_t *v, const run *runs, size_t n, const config *cs, size_t nc)
+{
   const run *best = NULL;
   for (size_t c = 0; c < nc; c++) {
     const run *r = dean_chosen(runs, n, &cs[c], V_NONE);
     if (r && r->c->m != M_GPU && cores_of(r) <= 2000 && r->t_target >= 0 && (best == NULL || r->t_target < best->t_target))
       best = r;
   }
-  fputs("\n## Paper vs dtsim\n\n| claim (Dean et al. 2012, sec. 5) | paper | dtsim |\n|---|---|---|\n"
-        "| fastest to the target with at most 2,000 utilized cores | Downpour with Adagrad | ",
-        f);
+  json_object_set_new(v, "best", json_boolean(best != NULL));
   if (best) {
-    put_label(f, best->c);
-    fputs(" (", f);
-    put_hours(f, best->t_target);
-    fprintf(f, " h, %.0f cores)", cores_of(best));
-  } else {
-    fputs("none reaches it", f);
+    set_label(v, "best_label", best->c);
+    set_hours(v, "best_hours", best->t_target);
+    template_set(v, "best_cores", "%.0f", cores_of(best));
   }
-  fputs(" |\n| fixed-rate Downpour with many replicas | fails to reach the target, or is slow | ", f);
   int most = 0;
   for (size_t c = 0; c < nc; c++)
     if (cs[c].m == M_DOWNPOUR && simulated(&cs[c]) && cs[c].replicas > most)
@@ -419,31 +368,39 @@ char *dean_fig5_readme(const run *runs, size_t n, const config *cs, size_t nc, c
     if (cs[c].replicas == most && cs[c].m == M_ADAGRAD)
       ada = dean_chosen(runs, n, &cs[c], V_NONE);
   }
-  if (dp) {
-    fprintf(f, "%d replicas: ", most);
-    put_hours(f, dp->t_target);
-    if (ada) {
-      fputs(" vs Adagrad's ", f);
-      put_hours(f, ada->t_target);
-    }
-  } else {
-    fputs("not run", f);
-  }
-  fputs(" |\n| Sandblaster as cores grow | keeps improving | ", f);
-  int first = 1;
+  json_object_set_new(v, "downpour_most", json_boolean(dp != NULL));
+  json_object_set_new(v, "adagrad_most", json_boolean(ada != NULL));
+  template_set(v, "most", "%d", most);
+  if (dp)
+    set_hours(v, "downpour_hours", dp->t_target);
+  if (ada)
+    set_hours(v, "adagrad_hours", ada->t_target);
+  template_list(v, "sandblaster");
   for (size_t c = 0; c < nc; c++) {
-    if (cs[c].m != M_SANDBLASTER)
-      continue;
-    const run *r = dean_chosen(runs, n, &cs[c], V_NONE);
+    const run *r = cs[c].m == M_SANDBLASTER ? dean_chosen(runs, n, &cs[c], V_NONE) : NULL;
     if (r == NULL) /* --quick runs some configurations only */
       continue;
-    fprintf(f, "%s%.0f cores: ", first ? "" : ", ", cores_of(r));
-    put_hours(f, r->t_target);
-    first = 0;
+    json_t *it = template_add(v, "sandblaster");
+    template_set(it, "sep", "%s", json_array_size(json_object_get(v, "sandblaster")) > 1 ? ", " : "");
+    template_set(it, "cores", "%.0f", cores_of(r));
+    set_hours(it, "hours", r->t_target);
   }
-  fputs(" |\n", f);
-  fclose(f);
-  return text;
+}
+
+char *dean_fig5_readme(const run *runs, size_t n, const config *cs, size_t nc, const calibration *cal, int quick,
+                       char *err, size_t len)
+{
+  json_t *v = json_object();
+  template_set(v, "quick", "%s", quick ? " --quick" : "");
+  template_set(v, "horizon", "%s", HORIZON_TEXT);
+  char *readme = NULL;
+  if (set_rules(v, cal, err, len) == 0) {
+    fig5_results(v, runs, n, cs, nc);
+    fig5_claims(v, runs, n, cs, nc);
+    readme = template_render("fig5", v, err, len);
+  }
+  json_decref(v);
+  return readme;
 }
 
 /* ---- the plots -------------------------------------------------------------------------- */
@@ -476,9 +433,8 @@ int dean_fig4_plot(const char *dir, const run *runs, size_t n, const config *cs,
     const run *r = dean_chosen(runs, n, &cs[c], V_NONE);
     if (r == NULL)
       continue;
-    fprintf(f, "%s$c%zu using 1:2 with lines lw 2 title '", k ? ", " : "", k);
-    put_label(f, r->c);
-    fputs("'", f);
+    char buf[64];
+    fprintf(f, "%s$c%zu using 1:2 with lines lw 2 title '%s'", k ? ", " : "", k, label_of(r->c, buf, sizeof buf));
     k++;
   }
   fputs("\n", f);
