@@ -37,8 +37,9 @@ static const char usage[] =
     "  sweep       run a scenario over the cartesian product of --vary lists (or emit\n"
     "              one shell command per point), results in sweep.csv and sweep.png\n"
     "  platform    write a preset or a generated cluster as SimGrid XML\n"
-    "  reproduce   rerun a paper's simulations (fig3, fig4, fig5, megatron, pipeline,\n"
-    "              consensus, collectives, all), results in results/NAME/\n"
+    "  reproduce   rerun a paper's simulations, results in results/NAME/; NAME is one of\n";
+/* ... the reproductions' names (the one table of them: reproduce_names), then: */
+static const char usage_tail[] =
     "  list        list presets, algorithms, models and datasets ('list keys': scenario keys)\n"
     "\n"
     "  dtsim COMMAND --help   help on one command\n"
@@ -262,7 +263,7 @@ int main(int argc, char **argv)
     return run_main(argc, argv, argv[0]);
   const char *cmd = argv[1];
   if (strcmp(cmd, "--help") == 0 || strcmp(cmd, "-h") == 0 || strcmp(cmd, "help") == 0) {
-    fputs(usage, stdout);
+    printf("%s              %s\n%s", usage, reproduce_names(), usage_tail);
     return 0;
   }
   if (strcmp(cmd, "--version") == 0)

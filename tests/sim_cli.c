@@ -225,6 +225,19 @@ START_TEST(test_cli_help_and_list)
   char *dir = cli_tmpdir();
   const char *help[] = {"--help", NULL};
   ck_assert_int_eq(cli_run(dir, help), 0);
+  /* the help names every reproduction a wrong NAME lists as available (it once left gemm out) */
+  char *usage = cli_read(dir, "stdout");
+  const char *nosuch[] = {"reproduce", "nosuch", NULL};
+  ck_assert_int_eq(cli_run(dir, nosuch), 2);
+  char *err = cli_read(dir, "stderr");
+  char *names = strstr(err, "(available: ");
+  ck_assert_ptr_nonnull(names);
+  names += strlen("(available: ");
+  names[strcspn(names, ")")] = '\0';
+  ck_assert_ptr_nonnull(strstr(names, "gemm"));
+  ck_assert_msg(strstr(usage, names) != NULL, "dtsim --help does not list %s:\n%s", names, usage);
+  free(err);
+  free(usage);
   const char *run_help[] = {"run", "--help", NULL};
   ck_assert_int_eq(cli_run(dir, run_help), 0);
   char *out = cli_read(dir, "stdout");

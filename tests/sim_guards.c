@@ -248,13 +248,35 @@ START_TEST(test_guards_reproduce_check_found_first)
   ck_assert_msg(strstr(err, "done") == NULL, "runs started: %s", err);
   free(err);
 #ifndef DTSIM_SANITIZE /* 81 runs take minutes under ASan's thread contexts: Release only */
-  /* from a folder that is not the source tree, the committed CSV is still found */
-  const char *quick[] = {"reproduce", "collectives", "--quick", "--check", "--quiet", NULL};
+  /* from a folder that is not the source tree, the committed CSV is still found, and
+   * --out (where a run without --check would write) does not move it */
+  const char *quick[] = {"reproduce", "collectives", "--quick", "--check", "--quiet", "--out", "elsewhere", NULL};
   int rc = cli_run(dir, quick);
   err = cli_read(dir, "stderr");
   ck_assert_msg(rc == 0, "exit %d: %s", rc, err);
+  ck_assert(!cli_exists(dir, "elsewhere"));
   free(err);
 #endif
+  free(dir);
+}
+END_TEST
+
+START_TEST(test_guards_reproduce_out_checked_first)
+{
+  char *dir = cli_tmpdir();
+  /* a folder that cannot be made: refused before the first simulation (it used to fail
+   * after all of them), one line, exit 2 */
+  const char *args[] = {"reproduce", "collectives", "--quick", "--out", "/proc/dtsim-forbidden/a", NULL};
+  cli_assert_bad_input(dir, args, "--out /proc/dtsim-forbidden/a: cannot create a folder in /proc");
+  char *err = cli_read(dir, "stderr");
+  ck_assert_msg(strstr(err, "done") == NULL, "runs started: %s", err);
+  free(err);
+  /* missing parents are made, as run and sweep make them */
+  const char *deep[] = {"reproduce", "gemm", "--quick", "--quiet", "--out", "deep/a/b", NULL};
+  int rc = cli_run(dir, deep);
+  err = cli_read(dir, "stderr");
+  ck_assert_msg(rc == 0 && cli_exists(dir, "deep/a/b/gemm.csv"), "exit %d: %s", rc, err);
+  free(err);
   free(dir);
 }
 END_TEST
@@ -419,6 +441,7 @@ static Suite *guards_suite(void)
   TCase *tc = tcase_create("reproduce");
   tcase_set_timeout(tc, 300);
   tcase_add_test(tc, test_guards_reproduce_check_found_first);
+  tcase_add_test(tc, test_guards_reproduce_out_checked_first);
   suite_add_tcase(s, tc);
   return s;
 }
