@@ -48,6 +48,33 @@ START_TEST(test_guards_no_route)
 }
 END_TEST
 
+/* Platforms SimGrid's authors wrote, which SimGrid loads and runs messages on: the
+ * pre-check once asked for their routes before SimGrid had sealed the platform and
+ * refused them ("No route from 'AS_grenoble' to 'AS_bordeaux'", "unordered_map::at"). */
+START_TEST(test_guards_simgrid_platforms_run)
+{
+  static const char *const files[] = {"g5k.xml", "meta_cluster.xml", "vivaldi.xml", "bypassRoute.xml"};
+  for (size_t i = 0; i < sizeof files / sizeof *files; i++) {
+    char *dir = cli_tmpdir();
+    char set[512];
+    snprintf(set, sizeof set, "platform.file=" TEST_DATA_DIR "/simgrid/%s", files[i]);
+    const char *args[] = {"run", "--set", "run.algorithm=collective", "--set", "collective.ranks=4", "--set",
+                          "collective.bytes=1024", "--set", "platform.placement=spread", "--set", set, "--quiet",
+                          "--out", "out", NULL};
+    int rc = cli_run(dir, args);
+    char *err = cli_read(dir, "stderr");
+    ck_assert_msg(rc == 0 && cli_exists(dir, "out/summary.json"), "%s: exit %d: %s", files[i], rc, err);
+    free(err);
+    free(dir);
+  }
+  /* a zone without routing: SimGrid aborts on any route; refused in words, not a raw abort */
+  const char *none[] = {"run", "--set", "run.algorithm=collective", "--set", "collective.ranks=2", "--set",
+                        "platform.file=" TEST_DATA_DIR "/simgrid/small_platform_routing_none.xml", "--out", "out", NULL};
+  const char *needles[] = {"SimGrid cannot route between the hosts the run uses", "Empty zone", NULL};
+  bad_input(none, needles);
+}
+END_TEST
+
 START_TEST(test_guards_link_bandwidth_zero)
 {
   const char *args[] = {"run", "--set", "run.algorithm=collective", "--set", "collective.ranks=2",
@@ -433,7 +460,7 @@ static Suite *guards_suite(void)
 {
   Suite *s = suite_create("guards");
   ADD_TCASE(s, "platform", test_guards_host_speed_zero, test_guards_no_route, test_guards_link_bandwidth_zero,
-            test_guards_simgrid_option_named);
+            test_guards_simgrid_option_named, test_guards_simgrid_platforms_run);
   ADD_TCASE(s, "memory", test_guards_memory_refused, test_guards_stacks_refused);
   ADD_TCASE(s, "before", test_guards_option_as_value, test_guards_out_not_writable, test_guards_expect_checked_first,
             test_guards_expect_rtol_and_verdict, test_guards_out_reused);
