@@ -17,8 +17,21 @@ void *algorithm_params_mut(scenario *sc, const algorithm *a)
   return (void *)algorithm_params(sc, a);
 }
 
-const void *algorithm_section(const scenario *sc, const char *name)
+int algorithm_reads(const algorithm *a, const char *name)
 {
+  if (strcmp(a->name, name) == 0)
+    return 1;
+  size_t n = strlen(name);
+  for (const char *r = a->reads; r && *r; r += strcspn(r, " "), r += *r == ' ')
+    if (strcspn(r, " ") == n && strncmp(r, name, n) == 0)
+      return 1;
+  return 0;
+}
+
+const void *algorithm_section(const scenario *sc, const algorithm *reader, const char *name)
+{
+  xbt_assert(algorithm_reads(reader, name), "%s reads [%s] without listing it in its descriptor's reads", reader->name,
+             name);
   for (size_t i = 0; i < SETTINGS_MAX_ALGORITHMS; i++) {
     const algorithm *a = sc->sections[i].owner;
     if (a && strcmp(a->name, name) == 0)

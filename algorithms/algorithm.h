@@ -69,6 +69,8 @@ struct algorithm {
   size_t n_keys;
   size_t params_size;      /* sizeof its parameter struct, at most SETTINGS_PARAMS_BYTES */
 
+  const char *reads;       /* the other algorithms' sections it reads, blank-separated
+                              ("tensor"), through algorithm_section; NULL: only its own */
   const char *files;       /* its own result files, blank-separated ("pipeline.csv"), the only
                               ones its report may add; NULL: none */
   int trains_layers;       /* it trains model.layers (a warmstart may apply) */
@@ -92,8 +94,12 @@ const void *algorithm_params(const scenario *sc, const algorithm *a);
 void *algorithm_params_mut(scenario *sc, const algorithm *a);
 /* The parameter struct of the section called name (a registered algorithm's), or NULL: for
  * a section whose struct a shared module declares and two algorithms read (the [tensor]
- * section is the tensor-parallel stage's, tensor_stage.h, read by tensor and pipeline). */
-const void *algorithm_section(const scenario *sc, const char *name);
+ * section is the tensor-parallel stage's, tensor_stage.h, read by tensor and pipeline).
+ * reader must list name in its `reads` (a scenario's check refuses a changed key of any
+ * section the algorithm run neither owns nor reads). */
+const void *algorithm_section(const scenario *sc, const algorithm *reader, const char *name);
+/* Whether a reads the section called name: its own, or one its `reads` lists. */
+int algorithm_reads(const algorithm *a, const char *name);
 /* Parameters (weights and biases) of model.layers' numeric network; 0 if malformed. */
 double algorithm_layers_params(const scenario *sc);
 

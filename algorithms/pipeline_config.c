@@ -113,7 +113,7 @@ static size_t shape_layers(const scenario *sc)
 
 static const tensor_params *tensor_of(const scenario *sc)
 {
-  const tensor_params *t = algorithm_section(sc, "tensor");
+  const tensor_params *t = algorithm_section(sc, &pipeline_algorithm, "tensor");
   xbt_assert(t, "pipeline: no [tensor] section registered");
   return t;
 }
@@ -405,6 +405,7 @@ const algorithm pipeline_algorithm = {
                  "interleaved 1F1B, one synchronous update per step; `model.numerics` (off: timing only), "
                  "`model.dtype` (wire bytes per element) and `model.efficiency` apply",
   ALGORITHM_SECTION(pipeline_keys, pipeline_params),
+  .reads = "tensor",
   .files = "pipeline.csv",
   .trains_layers = 1,
   .uses_data = 1,

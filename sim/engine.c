@@ -653,7 +653,8 @@ static char **simgrid_args(const engine_opts *o, int *argc)
  * accuracy when it measures them, then the common figures (report_perf_text). */
 static void common_closing(const scenario *sc, const report_outcome *o, char *line, size_t len)
 {
-  int n = snprintf(line, len, "%s %s: %.6g simulated s, %ld steps", sc->run.algorithm, o->status, o->sim_time, o->steps);
+  int n = snprintf(line, len, "%s %s: %.6g simulated s, %ld step%s", sc->run.algorithm, o->status, o->sim_time, o->steps,
+                   o->steps == 1 ? "" : "s");
   if (o->evaluated && o->has_loss)
     n += snprintf(line + n, len - (size_t)n, ", loss %.6g", o->loss);
   if (o->evaluated && o->has_accuracy)

@@ -1,9 +1,11 @@
-/* fileio.c - whole files in and out: a file read at once, a file written atomically. */
+/* fileio.c - whole files in and out: a file read at once, a file written atomically, the
+ * folders it goes in. */
 #include "sim/fileio.h"
 
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #include <xbt/sysdep.h>
 
@@ -56,4 +58,24 @@ char *fileio_read(const char *path, size_t *len)
   if (len)
     *len = b.len;
   return b.s;
+}
+
+int fileio_mkdirs(const char *dir, char *err, size_t errlen)
+{
+  char p[4096];
+  snprintf(p, sizeof(p), "%s", dir);
+  for (char *c = p + 1; *c; c++) {
+    if (*c != '/')
+      continue;
+    *c = '\0';
+    if (mkdir(p, 0777) != 0 && errno != EEXIST)
+      goto fail;
+    *c = '/';
+  }
+  if (mkdir(p, 0777) != 0 && errno != EEXIST)
+    goto fail;
+  return 0;
+fail:
+  snprintf(err, errlen, "%s: cannot create directory: %s", p, strerror(errno));
+  return -1;
 }

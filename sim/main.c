@@ -37,8 +37,9 @@ static const char usage[] =
     "  sweep       run a scenario over the cartesian product of --vary lists (or emit\n"
     "              one shell command per point), results in sweep.csv and sweep.png\n"
     "  platform    write a preset or a generated cluster as SimGrid XML\n"
-    "  reproduce   rerun a paper's simulations (fig3, fig4, fig5, megatron, pipeline,\n"
-    "              consensus, collectives, all), results in results/NAME/\n"
+    "  reproduce   rerun a paper's simulations, results in results/NAME/; NAME is one of\n";
+/* ... the reproductions' names (the one table of them: reproduce_names), then: */
+static const char usage_tail[] =
     "  list        list presets, algorithms, models and datasets ('list keys': scenario keys)\n"
     "\n"
     "  dtsim COMMAND --help   help on one command\n"
@@ -149,6 +150,34 @@ static int is_option(const char *a)
   return a[0] == '-' && a[1] == '-' && a[2] != '\0';
 }
 
+/* Whether `--set` at argv[i] was given an assignment the shell split at its blanks
+ * (`--set downpour.replicas = 4`, `... =4`, `...= 4`): the words after it would
+ * otherwise be taken for a scenario file. The message says how to write it. */
+static int set_split(int argc, char **argv, int i, char *err, size_t len)
+{
+  const char *a = argv[i + 1], *eq = strchr(a, '=');
+  int split = i + 2 < argc && !is_option(argv[i + 2]) &&
+              ((eq == NULL && argv[i + 2][0] == '=') || (eq != NULL && eq[1] == '\0'));
+  /* `... = 4`: the value is the word after the lone '=' */
+  const char *value = split && strcmp(argv[i + 2], "=") == 0 && i + 3 < argc && !is_option(argv[i + 3]) ? argv[i + 3] : NULL;
+  if (split)
+    snprintf(err, len, "--set %s %s%s%s: the shell split the assignment at its blanks; write it as one word, "
+             "--set SECTION.KEY=VALUE, without blanks around '=' (or quote it)", a, argv[i + 2], value ? " " : "",
+             value ? value : "");
+  return split;
+}
+
+/* Whether one of the --set assignments chooses run.algorithm. */
+static int algorithm_set(char **sets, int nsets)
+{
+  for (int i = 0; i < nsets; i++) {
+    const char *a = sets[i] + strspn(sets[i], " \t");
+    if (strncmp(a, "run.algorithm", 13) == 0 && a[13 + strspn(a + 13, " \t")] == '=')
+      return 1;
+  }
+  return 0;
+}
+
 /* `dtsim run ...`; argv[0] is "run" (or "dtsim" for the bare default run). */
 static int run_main(int argc, char **argv, const char *prog)
 {
@@ -168,7 +197,9 @@ static int run_main(int argc, char **argv, const char *prog)
     } else if (strcmp(a, "--print-default") == 0) {
       fputs(scenario_default_ini, stdout);
       rc = -1;
-    } else if (strcmp(a, "--set") == 0 && has_next)
+    } else if (strcmp(a, "--set") == 0 && has_next && set_split(argc, argv, i, err, sizeof(err)))
+      rc = bad("run", err);
+    else if (strcmp(a, "--set") == 0 && has_next)
       sets[nsets++] = argv[++i];
     else if (strcmp(a, "--seed") == 0 && has_next)
       seed = argv[++i];
@@ -218,6 +249,8 @@ static int run_main(int argc, char **argv, const char *prog)
   }
   if (rc == 0 && scenario_validate(&sc, origin, err, sizeof(err)) != 0)
     rc = bad(NULL, err);
+  if (rc == 0 && !algorithm_set(sets, nsets) && scenario_foreign_section(&sc, origin, err, sizeof(err)) != 0)
+    rc = bad(NULL, err);
   if (rc == 0 && output_dir_unusable(out, err, sizeof(err)))
     rc = bad(NULL, err);
   double rtol = 0;
@@ -262,7 +295,7 @@ int main(int argc, char **argv)
     return run_main(argc, argv, argv[0]);
   const char *cmd = argv[1];
   if (strcmp(cmd, "--help") == 0 || strcmp(cmd, "-h") == 0 || strcmp(cmd, "help") == 0) {
-    fputs(usage, stdout);
+    printf("%s              %s\n%s", usage, reproduce_names(), usage_tail);
     return 0;
   }
   if (strcmp(cmd, "--version") == 0)

@@ -103,26 +103,6 @@ int output_dir_unusable(const char *out, char *err, size_t len)
   return 0;
 }
 
-static int make_dirs(const char *dir, char *err, size_t errlen)
-{
-  char p[4096];
-  snprintf(p, sizeof(p), "%s", dir);
-  for (char *c = p + 1; *c; c++) {
-    if (*c != '/')
-      continue;
-    *c = '\0';
-    if (mkdir(p, 0777) != 0 && errno != EEXIST)
-      goto fail;
-    *c = '/';
-  }
-  if (mkdir(p, 0777) != 0 && errno != EEXIST)
-    goto fail;
-  return 0;
-fail:
-  snprintf(err, errlen, "%s: cannot create directory: %s", p, strerror(errno));
-  return -1;
-}
-
 /* ---- the four files ------------------------------------------------------ */
 
 
@@ -357,7 +337,7 @@ static char *summary_json(const run_result *r)
 int output_write_all(const char *dir, const run_result *r, char *err, size_t errlen)
 {
   int previous = holds_summary(dir) > 0;
-  if (make_dirs(dir, err, errlen) != 0)
+  if (fileio_mkdirs(dir, err, errlen) != 0)
     return -1;
   char *summary = summary_json(r);
   report_text b = {0};

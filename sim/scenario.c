@@ -649,14 +649,39 @@ int scenario_validate(const scenario *s, const char *origin, char *err, size_t e
   return 0;
 }
 
+int scenario_foreign_section(const scenario *s, const char *origin, char *err, size_t errlen)
+{
+  const algorithm *alg = algorithm_find(s->run.algorithm);
+  xbt_assert(alg != NULL, "run.algorithm '%s' passed its key check", s->run.algorithm);
+  char reads[128];
+  snprintf(reads, sizeof reads, "[%s]%s%s%s", alg->name, alg->reads ? " and [" : "", alg->reads ? alg->reads : "",
+           alg->reads ? "]" : "");
+  for (size_t a = 0; a < algorithm_count; a++) {
+    const algorithm *other = algorithm_registry[a];
+    if (algorithm_reads(alg, other->name))
+      continue;
+    const void *params = algorithm_params(s, other);
+    for (size_t i = 0; i < other->n_keys; i++)
+      if (key_changed(other->keys, other->n_keys, params, other->keys[i].key)) {
+        scn_msgf(err, errlen, "%s: %s.%s: has no effect: run.algorithm = %s reads only %s (a file shared by several "
+                 "algorithms runs each with --set run.algorithm=NAME)", origin ? origin : "<default>", other->name,
+                 other->keys[i].key, alg->name, reads);
+        return -1;
+      }
+  }
+  return 0;
+}
+
 /* ---------- the built-in scenario ---------- */
 
 const char scenario_default_ini[] =
     "; dtsim's built-in scenario: Downpour SGD with Adagrad (Dean et al. 2012, sec. 4.1):\n"
     "; 20 model replicas and 10 parameter-server shards on the distbelief-2012 preset\n"
-    "; (1 GbE, LV08), training a small MLP on synthetic-teacher data for 8 simulated\n"
-    "; seconds. Simulated time comes from this MLP's own shapes; add\n"
-    "; --set model.virtual=speech-42m to time DistBelief's 42M-parameter speech net.\n"
+    "; (10 GbE, 50 us links, LV08), training a small MLP on synthetic-teacher data for 8\n"
+    "; simulated seconds. Its steps wait on the links' latency, not on compute or\n"
+    "; bandwidth (README.md, Quick start). Simulated time comes from this MLP's own\n"
+    "; shapes; add --set model.virtual=speech-42m to time DistBelief's 42M-parameter\n"
+    "; speech net.\n"
     "; Every value here is its key's default (dtsim list keys), so an empty scenario\n"
     "; file runs this same scenario; keys left out keep their defaults too.\n"
     "\n"

@@ -37,6 +37,13 @@ int scenario_set(scenario *s, const char *assignment, char *err, size_t errlen);
  * `origin` (the scenario path) prefixes the message. */
 int scenario_validate(const scenario *s, const char *origin, char *err, size_t errlen);
 
+/* Refuses a key changed from its default in the section of an algorithm that
+ * run.algorithm neither is nor reads (its descriptor's `reads`): `[downpour]` keys in a
+ * dataparallel run. Returns 0, or -1 with one line in err. `dtsim run` checks it when
+ * the scenario chose the algorithm, not a `--set run.algorithm` (a file shared by several
+ * algorithms, as the reproductions' are, runs each that way). */
+int scenario_foreign_section(const scenario *s, const char *origin, char *err, size_t errlen);
+
 /* Number of keys in the table, and the i-th key's fields (for listing and output).
  * value: the key's current value in s, formatted so that it parses back identically. */
 size_t scenario_key_count(void);

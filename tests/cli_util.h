@@ -111,6 +111,17 @@ static inline int cli_lines(const char *s)
   return n;
 }
 
+/* Makes the folder dir/name. */
+static inline void cli_mkdir(const char *dir, const char *name)
+{
+  char path[1024];
+  snprintf(path, sizeof(path), "%s/%s", dir, name);
+  if (mkdir(path, 0777) != 0) {
+    perror(path);
+    abort();
+  }
+}
+
 /* Writes text to dir/name. */
 static inline void cli_write(const char *dir, const char *name, const char *text)
 {

@@ -117,6 +117,43 @@ START_TEST(test_cli_bad_values)
 }
 END_TEST
 
+/* Another algorithm's section: refused when the file chose the algorithm (its keys would
+ * change nothing), allowed when --set run.algorithm picks one of a file's algorithms. */
+START_TEST(test_cli_foreign_section)
+{
+  char *dir = cli_tmpdir();
+  cli_write(dir, "dp.ini",
+            "[run]\nalgorithm = dataparallel\nmax_steps = 3\neval_every = 0.002\n"
+            "[model]\nlayers = 16,32,4\n[data]\ntrain = 2000\ntest = 500\n"
+            "[dataparallel]\nreplicas = 2\n[downpour]\nlr = 0.5\n");
+  const char *refused[] = {"run", "dp.ini", "--out", "out", NULL};
+  cli_assert_bad_input(dir, refused, "dp.ini: downpour.lr: has no effect: run.algorithm = dataparallel reads only "
+                                     "[dataparallel]");
+  const char *chosen[] = {"run", "dp.ini", "--set", "run.algorithm=dataparallel", "--quiet", "--out", "out", NULL};
+  int rc = cli_run(dir, chosen);
+  char *err = cli_read(dir, "stderr");
+  ck_assert_msg(rc == 0, "exit %d: %s", rc, err);
+  free(err);
+  free(dir);
+}
+END_TEST
+
+/* A rate of 1000 without Adagrad blows the loss up to thousands of times a guess's (ln 4
+ * here) while it stays finite: diverged, exit 1, not ok. */
+START_TEST(test_cli_diverged)
+{
+  char *dir = cli_tmpdir();
+  cli_write(dir, "small.ini", small_ini);
+  const char *args[] = {"run", "small.ini", "--set", "downpour.adagrad=off", "--set", "downpour.lr=1000", "--out", "out",
+                        NULL};
+  int rc = cli_run(dir, args);
+  char *out = cli_read(dir, "stdout");
+  ck_assert_msg(rc == 1 && strstr(out, "dtsim: downpour diverged:"), "exit %d: %s", rc, out);
+  free(out);
+  free(dir);
+}
+END_TEST
+
 START_TEST(test_cli_bad_options)
 {
   const char *opt[] = {"run", "small.ini", "--frobnicate", NULL};
@@ -127,6 +164,14 @@ START_TEST(test_cli_bad_options)
   expect_bad_input(expect, "missing.json");
   const char *outfile[] = {"run", "small.ini", "--out", "small.ini/x", NULL};
   expect_bad_input(outfile, "small.ini");
+  /* an assignment the shell split at its blanks: said so, not taken for a second scenario
+   * file ("only one scenario file can be given") */
+  const char *spaced[] = {"run", "small.ini", "--set", "downpour.replicas", "=", "4", NULL};
+  expect_bad_input(spaced, "--set downpour.replicas = 4: the shell split the assignment at its blanks");
+  const char *trailing[] = {"run", "--set", "downpour.replicas=", "4", NULL};
+  expect_bad_input(trailing, "--set downpour.replicas= 4: the shell split");
+  const char *leading[] = {"run", "--set", "downpour.replicas", "=4", NULL};
+  expect_bad_input(leading, "--set downpour.replicas =4: the shell split");
 }
 END_TEST
 
@@ -225,6 +270,19 @@ START_TEST(test_cli_help_and_list)
   char *dir = cli_tmpdir();
   const char *help[] = {"--help", NULL};
   ck_assert_int_eq(cli_run(dir, help), 0);
+  /* the help names every reproduction a wrong NAME lists as available (it once left gemm out) */
+  char *usage = cli_read(dir, "stdout");
+  const char *nosuch[] = {"reproduce", "nosuch", NULL};
+  ck_assert_int_eq(cli_run(dir, nosuch), 2);
+  char *err = cli_read(dir, "stderr");
+  char *names = strstr(err, "(available: ");
+  ck_assert_ptr_nonnull(names);
+  names += strlen("(available: ");
+  names[strcspn(names, ")")] = '\0';
+  ck_assert_ptr_nonnull(strstr(names, "gemm"));
+  ck_assert_msg(strstr(usage, names) != NULL, "dtsim --help does not list %s:\n%s", names, usage);
+  free(err);
+  free(usage);
   const char *run_help[] = {"run", "--help", NULL};
   ck_assert_int_eq(cli_run(dir, run_help), 0);
   char *out = cli_read(dir, "stdout");
@@ -260,6 +318,8 @@ static Suite *cli_suite(void)
   tcase_add_test(tc, test_cli_too_few_hosts);
   tcase_add_test(tc, test_cli_bad_values);
   tcase_add_test(tc, test_cli_bad_options);
+  tcase_add_test(tc, test_cli_foreign_section);
+  tcase_add_test(tc, test_cli_diverged);
   suite_add_tcase(s, tc);
   tc = tcase_create("determinism");
   tcase_set_timeout(tc, 300);

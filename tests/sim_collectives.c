@@ -177,8 +177,8 @@ START_TEST(test_collectives_reproduce_quick)
   ck_assert(ct && csv_row(ct + 1, "allreduce,ring,8,1073741824,", &rel, netw) && strcmp(netw, "crosstraffic") == 0 &&
             fabs(rel - CROSSTRAFFIC_REL) < TOL_CROSSTRAFFIC);
   free(csv);
-  const char *check[] = {"reproduce", "collectives", "--quick", "--quiet", "--check", "--out",
-                         RESULTS_DIR "/collectives", NULL};
+  const char *check[] = {"reproduce", "collectives", "--quick", "--quiet", "--check", "--results",
+                         RESULTS_DIR, NULL};
   rc = cli_run(dir, check);
   err = cli_read(dir, "stderr");
   ck_assert_msg(rc == 0, "exit %d: %s", rc, err);
@@ -188,9 +188,10 @@ START_TEST(test_collectives_reproduce_quick)
   char *row = strstr(full, "\nbroadcast,tree,64,1048576,");
   ck_assert_ptr_nonnull(row);
   row[strlen("\nbroadcast,tree,64,1048576,0.000")] ^= 1; /* a digit of the time */
-  cli_write(dir, "collectives.csv", full);
+  cli_mkdir(dir, "collectives");
+  cli_write(dir, "collectives/collectives.csv", full);
   free(full);
-  const char *changed[] = {"reproduce", "collectives", "--quick", "--quiet", "--check", "--out", ".", NULL};
+  const char *changed[] = {"reproduce", "collectives", "--quick", "--quiet", "--check", "--results", ".", NULL};
   ck_assert_int_eq(cli_run(dir, changed), 1);
   err = cli_read(dir, "stderr");
   ck_assert_msg(strstr(err, "expected 'broadcast,tree,64,1048576,") != NULL, "%s", err);

@@ -48,6 +48,33 @@ START_TEST(test_guards_no_route)
 }
 END_TEST
 
+/* Platforms SimGrid's authors wrote, which SimGrid loads and runs messages on: the
+ * pre-check once asked for their routes before SimGrid had sealed the platform and
+ * refused them ("No route from 'AS_grenoble' to 'AS_bordeaux'", "unordered_map::at"). */
+START_TEST(test_guards_simgrid_platforms_run)
+{
+  static const char *const files[] = {"g5k.xml", "meta_cluster.xml", "vivaldi.xml", "bypassRoute.xml"};
+  for (size_t i = 0; i < sizeof files / sizeof *files; i++) {
+    char *dir = cli_tmpdir();
+    char set[512];
+    snprintf(set, sizeof set, "platform.file=" TEST_DATA_DIR "/simgrid/%s", files[i]);
+    const char *args[] = {"run", "--set", "run.algorithm=collective", "--set", "collective.ranks=4", "--set",
+                          "collective.bytes=1024", "--set", "platform.placement=spread", "--set", set, "--quiet",
+                          "--out", "out", NULL};
+    int rc = cli_run(dir, args);
+    char *err = cli_read(dir, "stderr");
+    ck_assert_msg(rc == 0 && cli_exists(dir, "out/summary.json"), "%s: exit %d: %s", files[i], rc, err);
+    free(err);
+    free(dir);
+  }
+  /* a zone without routing: SimGrid aborts on any route; refused in words, not a raw abort */
+  const char *none[] = {"run", "--set", "run.algorithm=collective", "--set", "collective.ranks=2", "--set",
+                        "platform.file=" TEST_DATA_DIR "/simgrid/small_platform_routing_none.xml", "--out", "out", NULL};
+  const char *needles[] = {"SimGrid cannot route between the hosts the run uses", "Empty zone", NULL};
+  bad_input(none, needles);
+}
+END_TEST
+
 START_TEST(test_guards_link_bandwidth_zero)
 {
   const char *args[] = {"run", "--set", "run.algorithm=collective", "--set", "collective.ranks=2",
@@ -248,13 +275,35 @@ START_TEST(test_guards_reproduce_check_found_first)
   ck_assert_msg(strstr(err, "done") == NULL, "runs started: %s", err);
   free(err);
 #ifndef DTSIM_SANITIZE /* 81 runs take minutes under ASan's thread contexts: Release only */
-  /* from a folder that is not the source tree, the committed CSV is still found */
-  const char *quick[] = {"reproduce", "collectives", "--quick", "--check", "--quiet", NULL};
+  /* from a folder that is not the source tree, the committed CSV is still found, and
+   * --out (where a run without --check would write) does not move it */
+  const char *quick[] = {"reproduce", "collectives", "--quick", "--check", "--quiet", "--out", "elsewhere", NULL};
   int rc = cli_run(dir, quick);
   err = cli_read(dir, "stderr");
   ck_assert_msg(rc == 0, "exit %d: %s", rc, err);
+  ck_assert(!cli_exists(dir, "elsewhere"));
   free(err);
 #endif
+  free(dir);
+}
+END_TEST
+
+START_TEST(test_guards_reproduce_out_checked_first)
+{
+  char *dir = cli_tmpdir();
+  /* a folder that cannot be made: refused before the first simulation (it used to fail
+   * after all of them), one line, exit 2 */
+  const char *args[] = {"reproduce", "collectives", "--quick", "--out", "/proc/dtsim-forbidden/a", NULL};
+  cli_assert_bad_input(dir, args, "--out /proc/dtsim-forbidden/a: cannot create a folder in /proc");
+  char *err = cli_read(dir, "stderr");
+  ck_assert_msg(strstr(err, "done") == NULL, "runs started: %s", err);
+  free(err);
+  /* missing parents are made, as run and sweep make them */
+  const char *deep[] = {"reproduce", "gemm", "--quick", "--quiet", "--out", "deep/a/b", NULL};
+  int rc = cli_run(dir, deep);
+  err = cli_read(dir, "stderr");
+  ck_assert_msg(rc == 0 && cli_exists(dir, "deep/a/b/gemm.csv"), "exit %d: %s", rc, err);
+  free(err);
   free(dir);
 }
 END_TEST
@@ -411,7 +460,7 @@ static Suite *guards_suite(void)
 {
   Suite *s = suite_create("guards");
   ADD_TCASE(s, "platform", test_guards_host_speed_zero, test_guards_no_route, test_guards_link_bandwidth_zero,
-            test_guards_simgrid_option_named);
+            test_guards_simgrid_option_named, test_guards_simgrid_platforms_run);
   ADD_TCASE(s, "memory", test_guards_memory_refused, test_guards_stacks_refused);
   ADD_TCASE(s, "before", test_guards_option_as_value, test_guards_out_not_writable, test_guards_expect_checked_first,
             test_guards_expect_rtol_and_verdict, test_guards_out_reused);
@@ -419,6 +468,7 @@ static Suite *guards_suite(void)
   TCase *tc = tcase_create("reproduce");
   tcase_set_timeout(tc, 300);
   tcase_add_test(tc, test_guards_reproduce_check_found_first);
+  tcase_add_test(tc, test_guards_reproduce_out_checked_first);
   suite_add_tcase(s, tc);
   return s;
 }

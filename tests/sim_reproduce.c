@@ -109,7 +109,7 @@ START_TEST(test_reproduce_fig3_quick)
   ck_assert(speedup(csv, "image-80m", 8) > s8 && speedup(csv, "image-80m", 16) > speedup(csv, "speech-42m", 16));
   free(csv);
   /* --check: the same run matches what it wrote, a changed value does not */
-  const char *check[] = {"reproduce", "fig3", "--quick", "--quiet", "--check", "--out", "fig3", NULL};
+  const char *check[] = {"reproduce", "fig3", "--quick", "--quiet", "--check", "--results", ".", NULL};
   ck_assert_int_eq(cli_run(dir, check), 0);
   char *pristine = cli_read(dir, "fig3/fig3.csv");
   csv = cli_read(dir, "fig3/fig3.csv");
@@ -234,7 +234,7 @@ START_TEST(test_reproduce_consensus_quick)
   ck_assert(cons_trace(csv, "complete,lazy-metropolis,harmonic,0.2,", "async", it, gap, 4096) > 10);
   free(csv);
   /* --quick --check against the committed full grid compares the rows both have */
-  const char *check[] = {"reproduce", "consensus", "--quick", "--quiet", "--check", "--out", RESULTS_DIR "/consensus",
+  const char *check[] = {"reproduce", "consensus", "--quick", "--quiet", "--check", "--results", RESULTS_DIR,
                          NULL};
   rc = cli_run(dir, check);
   err = cli_read(dir, "stderr");
@@ -247,9 +247,10 @@ START_TEST(test_reproduce_consensus_quick)
   ck_assert_ptr_nonnull(row);
   char *last = strstr(row, ",sync,") - 1;
   *last = *last == '9' ? '8' : '9';
-  cli_write(dir, "consensus.csv", full);
+  cli_mkdir(dir, "consensus");
+  cli_write(dir, "consensus/consensus.csv", full);
   free(full);
-  const char *changed[] = {"reproduce", "consensus", "--quick", "--quiet", "--check", "--out", ".", NULL};
+  const char *changed[] = {"reproduce", "consensus", "--quick", "--quiet", "--check", "--results", ".", NULL};
   ck_assert_int_eq(cli_run(dir, changed), 1);
   err = cli_read(dir, "stderr");
   ck_assert_msg(strstr(err, "expected 'complete,lazy-metropolis,harmonic,0.2,40,") != NULL, "%s", err);
@@ -315,7 +316,7 @@ START_TEST(test_reproduce_fig3_committed)
   /* the quick grid's rows equal the same rows of the committed full grid
    * (results/fig3/fig3.csv): any change to the simulation that moves a speed-up shows */
   char *dir = cli_tmpdir();
-  const char *check[] = {"reproduce", "fig3", "--quick", "--quiet", "--check", "--out", RESULTS_DIR "/fig3", NULL};
+  const char *check[] = {"reproduce", "fig3", "--quick", "--quiet", "--check", "--results", RESULTS_DIR, NULL};
   ck_assert_int_eq(cli_run(dir, check), 0);
   char *full = cli_read("", RESULTS_DIR "/fig3/fig3.csv"); /* "/" + an absolute path */
   char *readme = cli_read("", RESULTS_DIR "/fig3/README.md");
@@ -508,8 +509,8 @@ START_TEST(test_reproduce_megatron_quick)
     }
   }
   free(csv);
-  const char *check[] = {"reproduce", "megatron", "--quick", "--quiet", "--jobs", "1", "--check", "--out",
-                         RESULTS_DIR "/megatron", NULL};
+  const char *check[] = {"reproduce", "megatron", "--quick", "--quiet", "--jobs", "1", "--check", "--results",
+                         RESULTS_DIR, NULL};
   ck_assert_int_eq(cli_run(dir, check), 0);
   char *full = cli_read("", RESULTS_DIR "/megatron/megatron.csv"); /* "/" + an absolute path */
   /* header + the 9 rows of one node + 4 MP x 64 DP rows (torch DDP) + 1 (own DDP) + 3 x 4 robustness runs */
@@ -519,9 +520,10 @@ START_TEST(test_reproduce_megatron_quick)
   ck_assert_ptr_nonnull(row);
   char *digit = row + sizeof row8; /* the 8-GPU row's Tflop/s, second digit */
   *digit = *digit == '9' ? '8' : '9';
-  cli_write(dir, "megatron.csv", full);
+  cli_mkdir(dir, "megatron");
+  cli_write(dir, "megatron/megatron.csv", full);
   free(full);
-  const char *changed[] = {"reproduce", "megatron", "--quick", "--quiet", "--jobs", "1", "--check", "--out", ".", NULL};
+  const char *changed[] = {"reproduce", "megatron", "--quick", "--quiet", "--jobs", "1", "--check", "--results", ".", NULL};
   ck_assert_int_eq(cli_run(dir, changed), 1);
   free(dir);
 }
@@ -561,17 +563,18 @@ START_TEST(test_reproduce_gemm_quick)
   ck_assert_int_eq(calibrated, 1);
   ck_assert_int_ge(big, 10);
   free(csv);
-  const char *check[] = {"reproduce", "gemm", "--quick", "--quiet", "--check", "--out", RESULTS_DIR "/gemm", NULL};
+  const char *check[] = {"reproduce", "gemm", "--quick", "--quiet", "--check", "--results", RESULTS_DIR, NULL};
   ck_assert_int_eq(cli_run(dir, check), 0);
   char *guide = cli_read("", RESULTS_DIR "/gemm/guide.csv"), *full = cli_read("", RESULTS_DIR "/gemm/gemm.csv");
-  cli_write(dir, "gemm.csv", full);
+  cli_mkdir(dir, "gemm");
+  cli_write(dir, "gemm/gemm.csv", full);
   char *row = strstr(guide, "\nwave,2304,1536,");
   ck_assert_ptr_nonnull(row);
   row[16] = row[16] == '9' ? '8' : '9'; /* the k column's first digit: 4096 becomes 9096 */
-  cli_write(dir, "guide.csv", guide);
+  cli_write(dir, "gemm/guide.csv", guide);
   free(guide);
   free(full);
-  const char *changed[] = {"reproduce", "gemm", "--quick", "--quiet", "--check", "--out", ".", NULL};
+  const char *changed[] = {"reproduce", "gemm", "--quick", "--quiet", "--check", "--results", ".", NULL};
   ck_assert_int_eq(cli_run(dir, changed), 1);
   free(dir);
 }
@@ -658,20 +661,21 @@ START_TEST(test_reproduce_pipeline_quick)
   free(creadme);
   /* --check: the committed full results match, and a changed pipeline.csv value, or a changed
    * ptdp.csv value when pipeline.csv matches, is found. */
-  const char *check[] = {"reproduce", "pipeline", "--quick", "--quiet", "--jobs", "1", "--check", "--out",
-                         RESULTS_DIR "/pipeline", NULL};
+  const char *check[] = {"reproduce", "pipeline", "--quick", "--quiet", "--jobs", "1", "--check", "--results",
+                         RESULTS_DIR, NULL};
   ck_assert_int_eq(cli_run(dir, check), 0);
   char *full = cli_read("", RESULTS_DIR "/pipeline/pipeline.csv"); /* "/" + an absolute path */
   ck_assert_int_eq(cli_lines(full), 42); /* header + 15 gpipe + 15 1f1b + 11 interleaved */
   char *row = strstr(full, "\n1f1b,4,8,1,0.");
   ck_assert_ptr_nonnull(row);
   row[15] = row[15] == '9' ? '8' : '9'; /* the bubble's second decimal */
-  cli_write(dir, "pipeline.csv", full);
+  cli_mkdir(dir, "pipeline");
+  cli_write(dir, "pipeline/pipeline.csv", full);
   free(full);
   char *ptdp0 = cli_read("", RESULTS_DIR "/pipeline/ptdp.csv"); /* both CSVs are found before the runs */
-  cli_write(dir, "ptdp.csv", ptdp0);
+  cli_write(dir, "pipeline/ptdp.csv", ptdp0);
   free(ptdp0);
-  const char *changed[] = {"reproduce", "pipeline", "--quick", "--quiet", "--jobs", "1", "--check", "--out", ".", NULL};
+  const char *changed[] = {"reproduce", "pipeline", "--quick", "--quiet", "--jobs", "1", "--check", "--results", ".", NULL};
   ck_assert_int_eq(cli_run(dir, changed), 1);
   char *fullpp = cli_read("", RESULTS_DIR "/pipeline/pipeline.csv"), *ptdp = cli_read("", RESULTS_DIR "/pipeline/ptdp.csv");
   cli_write(dir, "pipeline.csv", fullpp);

@@ -513,11 +513,8 @@ void reproduce_remove_run(const reproduce_job *j)
 
 int reproduce_write(const char *dir, const char *const *files, size_t n, char *err, size_t len)
 {
-  struct stat st;
-  if (stat(dir, &st) != 0 && mkdir(dir, 0777) != 0) {
-    snprintf(err, len, "%s: cannot create: %s", dir, strerror(errno));
+  if (fileio_mkdirs(dir, err, len) != 0)
     return -1;
-  }
   for (size_t i = 0; i < n; i++)
     if (fileio_write(dir, files[2 * i], files[2 * i + 1], strlen(files[2 * i + 1]), err, len) != 0)
       return -1;
@@ -543,7 +540,8 @@ int reproduce_fig3(const reproduce_opts *o, char *err, size_t len)
       arch_plan_free(pl);
       jobs[n].model = fig3_models[m];
       jobs[n].machines = counts[c];
-      snprintf(runs[n].label, sizeof(runs[n].label), "%s on %zu machines", fig3_models[m], counts[c]);
+      snprintf(runs[n].label, sizeof(runs[n].label), "%s on %zu machine%s", fig3_models[m], counts[c],
+               counts[c] == 1 ? "" : "s");
       snprintf(runs[n].sets[0], sizeof(runs[n].sets[0]), "model.virtual=%s", fig3_models[m]);
       snprintf(runs[n].sets[1], sizeof(runs[n].sets[1]), "sgd.partitions=%zu", counts[c]);
       runs[n].n_sets = 2;

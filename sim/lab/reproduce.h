@@ -9,6 +9,10 @@
  * difference from the committed CSV; 2 on bad input. */
 int reproduce_main(int argc, char **argv);
 
+/* The reproductions' names in the order `all` runs them, then "all", comma-separated:
+ * what `dtsim --help` and a wrong NAME list, from the table reproduce_main runs. */
+const char *reproduce_names(void);
+
 /* ---- shared by the reproductions (reproduce.c, reproduce_consensus.c) ---- */
 
 /* What the command line asked for. out is the folder to write or check (never NULL);

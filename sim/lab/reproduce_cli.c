@@ -12,6 +12,7 @@
 
 #include "sim/fileio.h"
 #include "sim/interrupt.h"
+#include "sim/output.h"
 
 static const char usage[] =
     "usage: dtsim reproduce NAME [--out DIR] [--quick] [--jobs N] [--check [--results DIR]]\n"
@@ -42,9 +43,9 @@ static const char usage[] =
     "             megatron: the rows of one node, 1-8 GPUs; pipeline: 2 and 4 stages, 1-8\n"
     "             microbatches, PTD-P's three smallest rows; gemm: all of it)\n"
     "  --jobs N   simulations run at once (default: the number of cores)\n"
-    "  --check    compare with the committed results/NAME/NAME.csv of dtsim's source tree (or\n"
-    "             --out DIR's) instead of writing, found before anything runs: exit 1 and\n"
-    "             print the first differing value\n"
+    "  --check    compare with the committed results/NAME/NAME.csv of dtsim's source tree\n"
+    "             instead of writing (--out plays no part), found before anything runs:\n"
+    "             exit 1 and print the first differing value\n"
     "  --results DIR  with --check: compare with DIR/NAME/NAME.csv instead\n";
 
 static int bad(const char *msg)
@@ -70,18 +71,63 @@ static const struct {
 };
 #define N_REPRODUCTIONS (sizeof(reproductions) / sizeof(reproductions[0]))
 
-/* --check's folder for reproduction r: --results DIR's r/, else --out DIR (with `all`,
- * DIR/r/), else the source tree's results/r/, wherever dtsim runs from. */
-static void committed_dir(const char *results, const char *out, int all, const char *name, char *dir, size_t len)
+const char *reproduce_names(void)
 {
-  if (results)
-    snprintf(dir, len, "%s/%s", results, name);
-  else if (out && !all)
+  static char names[256];
+  if (names[0] == '\0') {
+    size_t at = 0;
+    for (size_t r = 0; r < N_REPRODUCTIONS; r++)
+      at += (size_t)snprintf(names + at, sizeof names - at, "%s, ", reproductions[r].name);
+    snprintf(names + at, sizeof names - at, "all");
+  }
+  return names;
+}
+
+/* --check's folder for reproduction r: --results DIR's r/, else the source tree's
+ * results/r/, wherever dtsim runs from (--out plays no part: --check writes nothing). */
+static void committed_dir(const char *results, const char *name, char *dir, size_t len)
+{
+  snprintf(dir, len, "%s/%s", results ? results : DTSIM_SOURCE_DIR "/results", name);
+}
+
+/* Where reproduction `name` writes: --out DIR itself for one, DIR/name for `all`, else
+ * results/name. */
+static void out_dir(const char *out, int all, const char *name, char *dir, size_t len)
+{
+  if (out && !all)
     snprintf(dir, len, "%s", out);
-  else if (out)
-    snprintf(dir, len, "%s/%s", out, name);
   else
-    snprintf(dir, len, "%s/results/%s", DTSIM_SOURCE_DIR, name);
+    snprintf(dir, len, "%s/%s", out ? out : "results", name);
+}
+
+/* What reproduction `name` (every one with `all`) needs, checked before anything runs:
+ * with --check, every committed CSV can be read; without, every result folder can be made
+ * (with its parents, when written). 0, or -1 with one line in err. */
+static int checked_first(const char *name, int all, const char *out, const char *results, int check, char *err,
+                         size_t len)
+{
+  for (size_t r = 0; r < N_REPRODUCTIONS; r++) {
+    if (!all && strcmp(name, reproductions[r].name) != 0)
+      continue;
+    char dir[512];
+    if (!check) {
+      out_dir(out, all, reproductions[r].name, dir, sizeof dir);
+      if (output_dir_unusable(dir, err, len) != 0)
+        return -1;
+      continue;
+    }
+    committed_dir(results, reproductions[r].name, dir, sizeof dir);
+    for (const char *c = reproductions[r].checked; *c; c += strcspn(c, " "), c += *c == ' ') {
+      char path[700];
+      snprintf(path, sizeof path, "%s/%.*s", dir, (int)strcspn(c, " "), c);
+      if (access(path, R_OK) != 0) {
+        snprintf(err, len, "--check: %s: cannot read: %s (nothing committed to check against; --results DIR "
+                 "names the folder holding NAME/)", path, strerror(errno));
+        return -1;
+      }
+    }
+  }
+  return 0;
 }
 
 /* Whether argv[i] has a value after it: an option word is never one (`--out --quick` would
@@ -130,31 +176,14 @@ int reproduce_main(int argc, char **argv)
   for (size_t r = 0; r < N_REPRODUCTIONS; r++)
     found |= strcmp(name, reproductions[r].name) == 0;
   if (!found) {
-    snprintf(err, sizeof(err),
-             "'%s' is not available (available: fig3, fig4, fig5, consensus, collectives, megatron, pipeline, gemm, "
-             "all)",
-             name);
+    snprintf(err, sizeof(err), "'%s' is not available (available: %s)", name, reproduce_names());
     return bad(err);
   }
   o.n_par = (size_t)n_par;
   if (results && !o.check)
     return bad("--results DIR: only with --check (it names the committed results to compare with)");
-  /* Every committed CSV is found before anything runs. */
-  for (size_t r = 0; r < N_REPRODUCTIONS && o.check; r++) {
-    if (!all && strcmp(name, reproductions[r].name) != 0)
-      continue;
-    char dir[512];
-    committed_dir(results, out, all, reproductions[r].name, dir, sizeof dir);
-    for (const char *c = reproductions[r].checked; *c; c += strcspn(c, " "), c += *c == ' ') {
-      char path[700];
-      snprintf(path, sizeof path, "%s/%.*s", dir, (int)strcspn(c, " "), c);
-      if (access(path, R_OK) != 0) {
-        snprintf(err, sizeof(err), "--check: %s: cannot read: %s (nothing committed to check against; --results DIR "
-                 "names the folder holding NAME/)", path, strerror(errno));
-        return bad(err);
-      }
-    }
-  }
+  if (checked_first(name, all, out, results, o.check, err, sizeof err) != 0)
+    return bad(err);
 
   char work[] = "/tmp/dtsim-reproduce-XXXXXX";
   if (mkdtemp(work) == NULL)
@@ -167,11 +196,9 @@ int reproduce_main(int argc, char **argv)
     /* `all --out DIR` writes DIR/NAME for each */
     char outdir[512];
     if (o.check) /* nothing is written: out is where the committed CSVs are */
-      committed_dir(results, out, all, reproductions[r].name, outdir, sizeof outdir);
-    else if (out && !all)
-      snprintf(outdir, sizeof(outdir), "%s", out);
+      committed_dir(results, reproductions[r].name, outdir, sizeof outdir);
     else
-      snprintf(outdir, sizeof(outdir), "%s/%s", out ? out : "results", reproductions[r].name);
+      out_dir(out, all, reproductions[r].name, outdir, sizeof outdir);
     o.out = outdir;
     int one = reproductions[r].run(&o, err, sizeof(err));
     if (interrupt_caught()) {
