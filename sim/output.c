@@ -359,13 +359,8 @@ int output_write_all(const char *dir, const run_result *r, char *err, size_t err
   int previous = holds_summary(dir) > 0;
   if (make_dirs(dir, err, errlen) != 0)
     return -1;
-  char *summary = summary_json(r);
   report_text b = {0};
-  report_printf(&b, "%s\n", summary);
-  free(summary);
-  int rc = fileio_write(dir, "summary.json", b.s, b.len, err, errlen);
-
-  b.len = 0;
+  int rc = 0;
   report_printf(&b, "sim_time_s,step,loss,accuracy\n");
   for (size_t i = 0; i < metrics_n_evals(r->m); i++) { /* what the run does not measure is an empty field */
     const metrics_eval *e = metrics_eval_at(r->m, i);
@@ -435,6 +430,12 @@ int output_write_all(const char *dir, const run_result *r, char *err, size_t err
     rc = rc ? rc : fileio_write(dir, f->name, f->text.s ? f->text.s : "", f->text.len, err, errlen);
     names[n_names++] = f->name;
   }
+  /* summary.json last: a folder holding it holds the whole result (a sweep resumes on that) */
+  char *summary = summary_json(r);
+  b.len = 0;
+  report_printf(&b, "%s\n", summary);
+  free(summary);
+  rc = rc ? rc : fileio_write(dir, "summary.json", b.s, b.len, err, errlen);
   if (rc == 0 && previous)
     remove_stale(dir, names, n_names);
   xbt_free(names);

@@ -191,12 +191,20 @@ START_TEST(test_sweep_bad_options)
   const char *combo[] = {"sweep", "split.ini", "--out", "out", "--vary", "downpour.partitions=1,2", "--vary",
                          "downpour.overlap=off,on", "--emit-jobs", NULL};
   cli_assert_bad_input(dir, combo, "point 004-partitions=2-overlap=on: split.ini: downpour.overlap");
-  /* a second sweep into the same folder would mix two sweeps' points */
+  /* another sweep into the same folder would mix two sweeps' points (the same one resumes:
+   * test_sweep_resume) */
   const char *ok[] = {"sweep", "tiny.ini", "--quiet", "--out", "s", "--vary", "sgd.lr=0.1", NULL};
   free(run_expect(dir, ok, 0));
-  free(run_expect(dir, ok, 2));
-  char *err = cli_read(dir, "stderr");
-  ck_assert_msg(cli_lines(err) == 1 && strstr(err, "already holds a sweep"), "%s", err);
+  const char *other[] = {"sweep", "tiny.ini", "--quiet", "--out", "s", "--vary", "sgd.lr=0.2", NULL};
+  char *err = run_expect(dir, other, 2);
+  ck_assert_msg(cli_lines(err) == 1 && strstr(err, "--out s: holds a sweep of another grid"), "%s", err);
+  free(err);
+  /* a folder with points/ but no sweep.json (an older dtsim's) cannot be told apart */
+  char path[1024];
+  snprintf(path, sizeof(path), "%s/s/sweep.json", dir);
+  ck_assert_int_eq(remove(path), 0);
+  err = run_expect(dir, ok, 2);
+  ck_assert_msg(cli_lines(err) == 1 && strstr(err, "already holds a sweep that cannot be resumed"), "%s", err);
   free(err);
   free(dir);
 }
@@ -264,6 +272,56 @@ START_TEST(test_sweep_emit_merge)
   free(b);
   free(c);
   free(jobs);
+  free(dir);
+}
+END_TEST
+
+/* An interrupted sweep, rerun with the same command, runs only its unfinished points and
+ * ends with the files an uninterrupted sweep writes; another grid or scenario is refused. */
+START_TEST(test_sweep_resume)
+{
+  char *dir = tiny_dir();
+  sweep_lr_batch(dir, "out", "2");
+  char *csv = cli_read(dir, "out/sweep.csv");
+  ck_assert_ptr_nonnull(csv);
+  ck_assert_int_eq(sh_in(dir, "cp out/sweep.png first.png"), 0);
+  /* as a sweep stopped by Ctrl-C leaves it: no sweep.csv or sweep.png, a point without its
+   * result (a run ended before summary.json), a point never started (no folder) */
+  ck_assert_int_eq(sh_in(dir, "rm out/sweep.csv out/sweep.png out/points/003-lr=0.1-batch=8/summary.json && "
+                              "rm -r out/points/005-lr=0.5-batch=8 && echo kept >> out/points/001-lr=0.01-batch=8/run.log"),
+                   0);
+  const char *again[] = {"sweep", "tiny.ini", "--vary", "sgd.lr=0.01,0.1,0.5", "--vary", "sgd.batch=8,32",
+                         "--out", "out", "--jobs", "2", NULL};
+  char *err = run_expect(dir, again, 0);
+  ck_assert_msg(strstr(err, "resuming out: 4 of 6 points finished already, 2 to run") && strstr(err, "6/6 done"),
+                "%s", err);
+  free(err);
+  /* the finished points were not run again: point 1's log keeps what was added to it */
+  char *log = cli_read(dir, "out/points/001-lr=0.01-batch=8/run.log");
+  ck_assert_msg(log && strstr(log, "kept\n"), "point 1 was run again: %s", log ? log : "(no log)");
+  free(log);
+  ck_assert(cli_exists(dir, "out/points/005-lr=0.5-batch=8/summary.json"));
+  char *csv2 = cli_read(dir, "out/sweep.csv");
+  ck_assert_ptr_nonnull(csv2);
+  ck_assert_msg(strcmp(csv, csv2) == 0, "uninterrupted:\n%sresumed:\n%s", csv, csv2);
+  ck_assert_msg(sh_in(dir, "cmp -s first.png out/sweep.png") == 0, "sweep.png differs from the uninterrupted sweep's");
+  /* another scenario (a --set), another grid, another --cfg: one line, exit 2, nothing run */
+  const char *set[] = {"sweep", "tiny.ini", "--vary", "sgd.lr=0.01,0.1,0.5", "--vary", "sgd.batch=8,32", "--set",
+                       "run.max_steps=30", "--out", "out", NULL};
+  err = run_expect(dir, set, 2);
+  ck_assert_msg(cli_lines(err) == 1 && strstr(err, "another scenario (run.max_steps = 20 there, 30 here)"), "%s", err);
+  free(err);
+  const char *grid[] = {"sweep", "tiny.ini", "--vary", "sgd.lr=0.01,0.1", "--vary", "sgd.batch=8,32", "--out", "out", NULL};
+  err = run_expect(dir, grid, 2);
+  ck_assert_msg(cli_lines(err) == 1 && strstr(err, "another grid"), "%s", err);
+  free(err);
+  const char *cfg[] = {"sweep", "tiny.ini", "--vary", "sgd.lr=0.01,0.1,0.5", "--vary", "sgd.batch=8,32", "--out", "out",
+                       "--cfg=network/crosstraffic:0", NULL};
+  err = run_expect(dir, cfg, 2);
+  ck_assert_msg(cli_lines(err) == 1 && strstr(err, "--cfg"), "%s", err);
+  free(err);
+  free(csv);
+  free(csv2);
   free(dir);
 }
 END_TEST
@@ -345,6 +403,10 @@ static Suite *sweep_suite(void)
   tc = tcase_create("emit");
   tcase_set_timeout(tc, 120);
   tcase_add_test(tc, test_sweep_emit_merge);
+  suite_add_tcase(s, tc);
+  tc = tcase_create("resume");
+  tcase_set_timeout(tc, 120);
+  tcase_add_test(tc, test_sweep_resume);
   suite_add_tcase(s, tc);
   return s;
 }
