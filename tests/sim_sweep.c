@@ -74,7 +74,9 @@ START_TEST(test_sweep_product)
   ck_assert_int_eq(cli_lines(csv), 1 + 6);
   static const char header[] = "sgd.lr,sgd.batch,sim_time_s,steps,examples,final_loss,final_accuracy,"
                                "time_to_target_s,status,bytes_total,hosts_used,step_time_s,examples_per_s,"
-                               "tflops_per_device,mfu,compute_pct,comm_pct,exposed_comm_pct\n";
+                               "tflops_per_device,mfu,compute_pct,comm_pct,exposed_comm_pct,"
+                               /* then summary.json's blocks, flattened: staleness first */
+                               "staleness.mean,staleness.p50,staleness.p99,staleness.max,performance.step,";
   ck_assert_msg(strncmp(csv, header, strlen(header)) == 0, "%s", csv);
   /* the first --vary slowest; each row is its point folder's summary.json */
   static const char *lr[] = {"0.01", "0.01", "0.1", "0.1", "0.5", "0.5"};
@@ -180,8 +182,12 @@ START_TEST(test_sweep_bad_options)
   cli_assert_bad_input(dir, missing, "nope.ini");
   const char *jobs[] = {"sweep", "tiny.ini", "--out", "out", "--vary", "sgd.lr=0.1", "--jobs", "0", NULL};
   cli_assert_bad_input(dir, jobs, "--jobs");
-  const char *metric[] = {"sweep", "tiny.ini", "--out", "out", "--vary", "sgd.lr=0.1", "--plot-metric", "speed", NULL};
-  cli_assert_bad_input(dir, metric, "--plot-metric speed");
+  /* a block's member is known only once a point has run (test_sweep_headline_metrics), but a
+   * name no block can have is refused at once */
+  const char *metric[] = {"sweep", "tiny.ini", "--out", "out", "--vary", "sgd.lr=0.1", "--plot-metric", "speed.up", NULL};
+  cli_assert_bad_input(dir, metric, "--plot-metric speed.up");
+  const char *status[] = {"sweep", "tiny.ini", "--out", "out", "--vary", "sgd.lr=0.1", "--plot-metric", "status", NULL};
+  cli_assert_bad_input(dir, status, "--plot-metric status");
   const char *opt[] = {"sweep", "tiny.ini", "--out", "out", "--vary", "sgd.lr=0.1", "--frobnicate", NULL};
   cli_assert_bad_input(dir, opt, "--frobnicate");
   /* each value is valid alone, one combination is not: the point is named */
@@ -326,6 +332,68 @@ START_TEST(test_sweep_resume)
 }
 END_TEST
 
+/* The index of column name in csv's header line, or -1. */
+static int csv_column(const char *csv, const char *name)
+{
+  size_t nl = strlen(name);
+  int f = 0;
+  for (const char *p = csv; *p && *p != '\n'; f++) {
+    size_t n = strcspn(p, ",\n");
+    if (n == nl && strncmp(p, name, n) == 0)
+      return f;
+    p += n + (p[n] == ',');
+  }
+  return -1;
+}
+
+/* A size sweep of a timing-only allreduce: each algorithm's summary.json blocks are
+ * sweep.csv columns (collective.busbw_gbps), and --plot-metric names one by its end. */
+START_TEST(test_sweep_headline_metrics)
+{
+  char *dir = tiny_dir();
+  cli_write(dir, "coll.ini", "[run]\nalgorithm = collective\n[model]\nnumerics = off\n");
+  const char *args[] = {"sweep", "coll.ini", "--vary", "collective.bytes=1024,65536,4194304", "--out", "out",
+                        "--quiet", "--plot-metric", "busbw_gbps", NULL};
+  free(run_expect(dir, args, 0));
+  ck_assert(cli_exists(dir, "out/sweep.png"));
+  char *csv = cli_read(dir, "out/sweep.csv");
+  ck_assert_ptr_nonnull(csv);
+  int busbw = csv_column(csv, "collective.busbw_gbps"), algbw = csv_column(csv, "collective.algbw_gbps");
+  ck_assert_msg(busbw > 0 && algbw > 0 && csv_column(csv, "staleness.max") > 0 &&
+                    csv_column(csv, "collective.check.exact") > 0,
+                "%s", csv);
+  ck_assert_int_eq(csv_column(csv, "collective.per_stage"), -1); /* arrays are left out */
+  static const char *const pts[] = {"001-bytes=1024", "002-bytes=65536", "003-bytes=4194304"};
+  for (int i = 0; i < 3; i++) {
+    char f[64], path[512];
+    snprintf(path, sizeof(path), "%s/out/points/%s/summary.json", dir, pts[i]);
+    json_t *summary = json_load_file(path, 0, NULL);
+    ck_assert_ptr_nonnull(summary);
+    json_t *coll = json_object_get(summary, "collective");
+    csv_field(csv, i + 1, busbw, f, sizeof(f));
+    ck_assert_msg(strtod(f, NULL) == json_real_value(json_object_get(coll, "busbw_gbps")), "point %d: %s", i + 1, f);
+    csv_field(csv, i + 1, algbw, f, sizeof(f));
+    ck_assert_msg(strtod(f, NULL) == json_real_value(json_object_get(coll, "algbw_gbps")), "point %d: %s", i + 1, f);
+    json_decref(summary);
+  }
+  free(csv);
+  /* a text column cannot be drawn: sweep.csv is kept, the line says how to draw another */
+  const char *text[] = {"sweep", "--merge", "out", "--quiet", "--plot-metric", "collective.op", NULL};
+  char *err = run_expect(dir, text, 2);
+  ck_assert_msg(cli_lines(err) == 1 && strstr(err, "--plot-metric collective.op: not a numeric column") &&
+                    strstr(err, "collective.busbw_gbps"),
+                "%s", err);
+  free(err);
+  /* a name no summary.json block can have is refused before anything runs */
+  char *fresh = tiny_dir();
+  const char *bad[] = {"sweep", "tiny.ini", "--vary", "sgd.lr=0.1,0.2", "--out", "out", "--plot-metric",
+                       "nosuchblock.busbw_gbps", NULL};
+  cli_assert_bad_input(fresh, bad, "--plot-metric nosuchblock.busbw_gbps");
+  free(fresh);
+  free(dir);
+}
+END_TEST
+
 START_TEST(test_sweep_failed_point)
 {
   char *dir = tiny_dir();
@@ -389,6 +457,7 @@ static Suite *sweep_suite(void)
   tcase_set_timeout(tc, 120);
   tcase_add_test(tc, test_sweep_product);
   tcase_add_test(tc, test_sweep_categories_and_help);
+  tcase_add_test(tc, test_sweep_headline_metrics);
   suite_add_tcase(s, tc);
   tc = tcase_create("determinism");
   tcase_set_timeout(tc, 120);

@@ -44,7 +44,8 @@ static const char usage[] =
     "              sim_time_s,steps,examples,final_loss,final_accuracy,time_to_target_s,\n"
     "              status,bytes_total,hosts_used, and performance's step_time_s,\n"
     "              examples_per_s,tflops_per_device,mfu,compute_pct,comm_pct,exposed_comm_pct\n"
-    "              from each summary.json (empty: null)\n"
+    "              from each summary.json (empty: null), then its staleness block and the\n"
+    "              blocks after status flattened: staleness.p99, collective.busbw_gbps, ...\n"
     "  sweep.png   the --plot-metric against the first varied key, one line per\n"
     "              combination of the other keys (categories when a value is not a number)\n"
     "The whole sweep is checked before anything runs: every key, every value and every\n"
@@ -64,7 +65,8 @@ static const char usage[] =
     "  --plot-metric M y axis of sweep.png: any numeric column of sweep.csv, sim_time_s\n"
     "                  (default), steps, examples, final_loss, final_accuracy, time_to_target_s,\n"
     "                  bytes_total, hosts_used, step_time_s, examples_per_s, tflops_per_device,\n"
-    "                  mfu, compute_pct, comm_pct or exposed_comm_pct\n"
+    "                  mfu, compute_pct, comm_pct, exposed_comm_pct, or a block's column by its\n"
+    "                  whole name (collective.busbw_gbps) or its end when unique (busbw_gbps)\n"
     "  --emit-jobs     write DIR's point folders, run nothing, and print one shell command per\n"
     "                  point without a result (in order; in a new folder line N is point N) for\n"
     "                  GNU parallel or a Slurm array;\n"
@@ -375,7 +377,8 @@ typedef struct sweep_opts {
   size_t nv;
   const char **sets, **sg; /* --set values; SimGrid options */
   size_t nsets, nsg;
-  size_t n_par, metric;
+  size_t n_par;
+  const char *metric; /* --plot-metric */
   int emit, quiet;
   json_t *ident; /* sweep_identity, kept in OUT/sweep.json */
   int resume;    /* OUT holds this sweep already: only its unfinished points run */
@@ -749,8 +752,9 @@ int sweep_main(int argc, char **argv)
     else
       dirs[nd++] = a;
   }
-  if (rc == 0 && sweep_metric_find(metric, &o.metric) != 0)
-    rc = bad("--plot-metric %s: not a numeric column of sweep.csv (try: dtsim sweep --help)", metric);
+  o.metric = metric;
+  if (rc == 0 && sweep_metric_check(metric, err, sizeof(err)) != 0)
+    rc = bad("%s", err);
   if (rc == 0 && merge) {
     if (nd == 0)
       rc = bad("--merge: which folders? (a sweep's --out folder, or point folders)");
