@@ -26,6 +26,8 @@
 #include "sim/scenario.h"
 #include "sim/interrupt.h"
 #include "sim/lab/spawn.h"
+#include "sim/progress.h"
+#include "sim/wallclock.h"
 
 #define ERRLEN 1400
 
@@ -510,7 +512,8 @@ static void emit_line(FILE *f, const char *cwd, const char *self, const char *co
 typedef struct sweep_run {
   const sweep_opts *o;
   char (*dirs)[PATHLEN];
-  size_t count, done;
+  size_t count, done, finished; /* done includes the finished points of a resumed sweep */
+  double start;                 /* wall clock when the points started: the time left */
   int failed;
 } sweep_run;
 
@@ -556,8 +559,10 @@ static int point_done(void *ctx, size_t i, const spawn_job *j)
     snprintf(path, sizeof(path), "%s/summary.json", dir);
     json_t *s = json_load_file(path, 0, NULL);
     const char *st = json_string_value(json_object_get(s, "status"));
-    fprintf(stderr, "dtsim sweep: %zu/%zu done: %s (%s)\n", r->done, r->count, strrchr(dir, '/') + 1,
-            st ? st : "no status");
+    char left[80];
+    progress_sweep_left(left, sizeof left, r->done - r->finished, r->count - r->done, wallclock_seconds() - r->start);
+    fprintf(stderr, "dtsim sweep: %zu/%zu done: %s (%s)%s\n", r->done, r->count, strrchr(dir, '/') + 1,
+            st ? st : "no status", left);
     json_decref(s);
   }
   return 0;
@@ -680,7 +685,8 @@ static int sweep_run_all(const sweep_opts *o, size_t count)
       fprintf(stderr, "dtsim sweep: %zu command%s; when they have run: dtsim sweep --merge %s\n", j.n,
               j.n == 1 ? "" : "s", o->out);
   } else if (rc == 0) {
-    sweep_run r = {.o = o, .dirs = j.dirs, .count = count, .done = j.finished};
+    sweep_run r = {.o = o, .dirs = j.dirs, .count = count, .done = j.finished, .finished = j.finished,
+                   .start = wallclock_seconds()};
     spawn_run(self, j.jobs, j.n, o->n_par, point_done, &r);
     if (interrupt_caught()) {
       bad("%s with %zu of %zu points finished; no sweep.csv (finished points keep their results in %s/points/; "
