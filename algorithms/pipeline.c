@@ -19,6 +19,7 @@
 #include <xbt/asserts.h>
 #include <xbt/sysdep.h>
 
+#include "algorithms/account.h"
 #include "algorithms/collectives.h"
 #include "algorithms/eval.h"
 #include "algorithms/pipeline_impl.h"
@@ -95,6 +96,7 @@ static void forward_op(device *d, const pipeline_op *op, long step)
   pipeline *pl = d->pl;
   chunk *c = &pl->chunks[op->chunk];
   double b = (double)pl->p->microbatch;
+  account_label_push("forward mb %ld chunk %zu", op->microbatch, op->chunk);
   pipeline_msg *in =
       op->chunk > 0 ? receive_from(c->fwd_in[d->lane], PIPELINE_MSG_ACTIVATIONS, step, op->microbatch) : NULL;
   pipeline_msg *out =
@@ -112,6 +114,7 @@ static void forward_op(device *d, const pipeline_op *op, long step)
   if (d->stashed > d->st.peak_stashed)
     d->st.peak_stashed = d->stashed;
   stash_add(d, b * (pl->p->recompute ? c->in_width : c->act_elems));
+  account_label_pop();
 }
 
 static void backward_op(device *d, const pipeline_op *op, long step)
@@ -119,6 +122,7 @@ static void backward_op(device *d, const pipeline_op *op, long step)
   pipeline *pl = d->pl;
   chunk *c = &pl->chunks[op->chunk];
   double b = (double)pl->p->microbatch;
+  account_label_push("backward mb %ld chunk %zu", op->microbatch, op->chunk);
   pipeline_msg *in =
       op->chunk + 1 < pl->K ? receive_from(c->bwd_in[d->lane], PIPELINE_MSG_GRADIENTS, step, op->microbatch) : NULL;
   if (pl->p->recompute) { /* one more forward, from the stashed input (Chen et al. 2016) */
@@ -139,6 +143,7 @@ static void backward_op(device *d, const pipeline_op *op, long step)
     send_to(d, &pl->chunks[op->chunk - 1], out, b * c->in_width);
   d->stashed--;
   stash_add(d, -b * c->act_elems);
+  account_label_pop();
 }
 
 /* Device 0, between steps, with every device at the barrier: the finished step is

@@ -151,10 +151,60 @@ static json_t *scenario_json(const scenario *sc)
   return root;
 }
 
+/* A JSON string's characters (the labels and names are the algorithms' own text). */
+static void json_chars(report_text *b, const char *s)
+{
+  for (; *s; s++)
+    if (*s == '"' || *s == '\\')
+      report_printf(b, "\\%c", *s);
+    else if ((unsigned char)*s < 0x20)
+      report_printf(b, "\\u%04x", (unsigned)(unsigned char)*s);
+    else
+      report_printf(b, "%c", *s);
+}
+
+/* One event of the timeline; its name is the actor's label at the time when it has one. */
+static void trace_event(report_text *b, const account_event *e, size_t pid)
+{
+  static const char *const kinds[] = {"compute", "wait", "send", "recv"};
+  const char *kind = kinds[e->kind];
+  int instant = e->kind == ACCOUNT_SEND || e->kind == ACCOUNT_RECV;
+  report_printf(b, "{\"name\": \"");
+  json_chars(b, e->label[0] && !instant ? e->label : kind);
+  report_printf(b, "\", \"cat\": \"%s\", \"ph\": \"X\", \"pid\": %zu, \"tid\": %zu, \"ts\": ", kind, pid, e->actor);
+  report_double(b, e->start * 1e6);
+  report_printf(b, ", \"dur\": ");
+  report_double(b, e->dur * 1e6);
+  if (e->kind == ACCOUNT_SEND) {
+    report_printf(b, ", \"args\": {\"bytes\": ");
+    report_double(b, e->bytes);
+    report_printf(b, ", \"to\": \"");
+    json_chars(b, e->dst);
+    report_printf(b, "\"");
+  } else if (e->kind == ACCOUNT_RECV)
+    report_printf(b, ", \"args\": {");
+  if (instant && e->label[0]) {
+    report_printf(b, "%s\"during\": \"", e->kind == ACCOUNT_SEND ? ", " : "");
+    json_chars(b, e->label);
+    report_printf(b, "\"");
+  }
+  report_printf(b, "%s}", instant ? "}" : "");
+  if (instant && e->flow) { /* the arrow from the send's slice to the receipt's */
+    report_printf(b, ",\n{\"name\": \"message\", \"cat\": \"flow\", \"ph\": \"%s\", %s\"id\": \"%lx\", "
+                  "\"pid\": %zu, \"tid\": %zu, \"ts\": ",
+                  e->kind == ACCOUNT_SEND ? "s" : "f", e->kind == ACCOUNT_SEND ? "" : "\"bp\": \"e\", ", e->flow, pid,
+                  e->actor);
+    report_double(b, e->start * 1e6);
+    report_printf(b, "}");
+  }
+}
+
 /* trace.json in Chrome's trace-event format (Perfetto, chrome://tracing): one process
  * per host, numbered in order of its first actor, one thread per actor (its breakdown
- * index); a complete event ("X") per execution and per communication wait, an instant
- * event ("i") per message sent with its bytes and destination; simulated microseconds. */
+ * index); a complete event ("X") per execution and per communication wait, named by what
+ * the algorithm said it was doing (account_label_push) or "compute" and "wait", a
+ * zero-length one per message sent and per message taken, joined by a flow arrow ("s" to
+ * "f", the message's id); simulated microseconds. */
 static void write_trace(report_text *b, const run_result *r)
 {
   size_t *host = xbt_malloc((r->n_actors ? r->n_actors : 1) * sizeof(size_t)), nh = 0;
@@ -170,22 +220,8 @@ static void write_trace(report_text *b, const run_result *r)
     report_printf(b, "{\"name\": \"thread_name\", \"ph\": \"M\", \"pid\": %zu, \"tid\": %zu, \"args\": {\"name\": \"%s\"}},\n",
                host[i], i, r->actors[i].name);
   }
-  static const char *const names[] = {"compute", "wait", "send"};
   for (size_t i = 0; i < r->n_trace_ev; i++) {
-    const account_event *e = &r->trace_ev[i];
-    report_printf(b, "{\"name\": \"%s\", \"cat\": \"%s\", \"ph\": \"%s\", \"pid\": %zu, \"tid\": %zu, \"ts\": ",
-               names[e->kind], e->kind == ACCOUNT_COMPUTE ? "compute" : "comm",
-               e->kind == ACCOUNT_SEND ? "i" : "X", host[e->actor], e->actor);
-    report_double(b, e->start * 1e6);
-    if (e->kind == ACCOUNT_SEND) {
-      report_printf(b, ", \"s\": \"t\", \"args\": {\"bytes\": ");
-      report_double(b, e->bytes);
-      report_printf(b, ", \"to\": \"%s\"}}", e->dst);
-    } else {
-      report_printf(b, ", \"dur\": ");
-      report_double(b, e->dur * 1e6);
-      report_printf(b, "}");
-    }
+    trace_event(b, &r->trace_ev[i], host[r->trace_ev[i].actor]);
     report_printf(b, "%s\n", i + 1 < r->n_trace_ev ? "," : "");
   }
   report_printf(b, "]}\n");
