@@ -4,6 +4,7 @@
 #include "algorithms/account.h"
 #include "algorithms/registry.h"
 #include "sim/fileio.h"
+#include "sim/plot.h"
 
 #include <errno.h>
 #include <stdarg.h>
@@ -35,7 +36,7 @@ static int holds_summary(const char *dir)
 /* The result files of every run (the first five) and of a traced one; with every
  * algorithm's own (algorithm.h files), all the files a run may write. */
 static const char *const common_files[] = {"summary.json", "progress.csv", "staleness.csv", "links.csv",
-                                           "breakdown.csv", "trace.json"};
+                                           "breakdown.csv", "trace.json", "progress.png"};
 
 static int written(const char *name, const char *const *names, size_t n)
 {
@@ -390,6 +391,18 @@ static char *summary_json(const run_result *r)
   return s;
 }
 
+/* progress.png, the run's own curve: 1 drawn, 0 none (no curve, or gnuplot failed: then
+ * one line says so, and the results are complete without it). */
+static int plot_progress_of(const char *dir, const run_result *r, const char *csv)
+{
+  char title[200], err[4400];
+  snprintf(title, sizeof title, "dtsim run: %s, held-out loss and accuracy", r->sc->run.algorithm);
+  int drawn = plot_progress(dir, title, csv, r->has_loss, r->has_accuracy, err, sizeof err);
+  if (drawn < 0)
+    fprintf(stderr, "dtsim: no progress.png: %s; the other result files are complete\n", err);
+  return drawn > 0;
+}
+
 int output_write_all(const char *dir, const run_result *r, char *err, size_t errlen)
 {
   int previous = holds_summary(dir) > 0;
@@ -410,6 +423,7 @@ int output_write_all(const char *dir, const run_result *r, char *err, size_t err
     report_printf(&b, "\n");
   }
   rc = rc ? rc : fileio_write(dir, "progress.csv", b.s, b.len, err, errlen);
+  int curve = rc == 0 ? plot_progress_of(dir, r, b.s) : 0;
 
   b.len = 0;
   report_printf(&b, "staleness,count\n");
@@ -455,12 +469,14 @@ int output_write_all(const char *dir, const run_result *r, char *err, size_t err
     rc = rc ? rc : fileio_write(dir, "trace.json", b.s, b.len, err, errlen);
   }
 
-  const char **names = xbt_malloc((7 + r->rep->n_files) * sizeof *names);
+  const char **names = xbt_malloc((8 + r->rep->n_files) * sizeof *names);
   size_t n_names = 0;
   for (size_t i = 0; i < 5; i++)
     names[n_names++] = common_files[i];
   if (r->trace_ev != NULL)
     names[n_names++] = "trace.json";
+  if (curve)
+    names[n_names++] = "progress.png";
   for (size_t i = 0; i < r->rep->n_files; i++) {
     const report_file *f = &r->rep->files[i];
     rc = rc ? rc : fileio_write(dir, f->name, f->text.s ? f->text.s : "", f->text.len, err, errlen);

@@ -17,6 +17,7 @@
 
 #include "algorithms/registry.h"
 #include "sim/fileio.h"
+#include "sim/plot.h"
 #include "sim/scenario.h"
 
 /* Columns after the varied keys: name, the summary.json member it comes from, and what
@@ -441,18 +442,6 @@ static char *sweep_csv(const point *ps, size_t n, const columns *c)
   return text;
 }
 
-/* A gnuplot single-quoted string ('' stands for one quote). */
-static void put_gp_string(FILE *f, const char *s)
-{
-  fputc('\'', f);
-  for (; *s; s++) {
-    if (*s == '\'')
-      fputc('\'', f);
-    fputc(*s, f);
-  }
-  fputc('\'', f);
-}
-
 static int is_number(const char *s, double *x)
 {
   char *end;
@@ -533,19 +522,19 @@ static void put_plot_axes(FILE *f, const char *out, const point *ps, size_t n, c
   fputs("set terminal pngcairo size 800,560 noenhanced\nset output ", f);
   char tmp[PATHLEN];
   snprintf(tmp, sizeof(tmp), "%s/.sweep.png.tmp", out);
-  put_gp_string(f, tmp);
+  plot_put_string(f, tmp);
   fputs("\nset datafile missing '?'\nset key outside right top\nset grid\nset format y '%.4g'\nset xlabel ", f);
   char label[512];
   key_label(point_key(&ps[0], 0), label, sizeof label);
-  put_gp_string(f, label);
+  plot_put_string(f, label);
   fputs("\nset ylabel ", f);
-  put_gp_string(f, pm->label);
+  plot_put_string(f, pm->label);
   /* the column's name only: the y label says what it is, and a longer title is clipped */
   char heading[700];
   snprintf(heading, sizeof heading, "dtsim sweep: %s against %s",
            pm->fixed < N_METRICS ? metrics_cols[pm->fixed].name : pm->name, point_key(&ps[0], 0));
   fputs("\nset title ", f);
-  put_gp_string(f, heading);
+  plot_put_string(f, heading);
   fputs("\n", f);
   double *y = xbt_malloc0((n ? n : 1) * sizeof(double));
   size_t ny = 0;
@@ -561,7 +550,7 @@ static void put_plot_axes(FILE *f, const char *out, const point *ps, size_t n, c
     fputs("set xrange [-0.5:", f);
     fprintf(f, "%zu.5]\nset xtics (", nx - 1);
     for (size_t j = 0; j < nx; j++) {
-      put_gp_string(f, xs[j]);
+      plot_put_string(f, xs[j]);
       fprintf(f, " %zu%s", j, j + 1 < nx ? ", " : ")\n");
     }
   }
@@ -601,7 +590,7 @@ static void put_plot_data(FILE *f, const point *ps, size_t n, size_t nk, const p
         o += (size_t)snprintf(title + o, sizeof(title) - o, "%s%s=%s", k > 1 ? ", " : "", point_key(&ps[first[s]], k),
                               point_value(&ps[first[s]], k));
       fputs("title ", f);
-      put_gp_string(f, title);
+      plot_put_string(f, title);
     }
     fputs(s + 1 < ns ? ", \\\n     " : "\n", f);
   }
@@ -634,21 +623,10 @@ static char *sweep_plot_script(const char *out, const point *ps, size_t n, const
  * warnings (a one-value axis) are not ours to show; a failure is. Returns 0 or -1. */
 static int plot(const char *out, const char *script, char *err, size_t len)
 {
-  FILE *g = popen("gnuplot >/dev/null 2>&1", "w");
-  if (g == NULL) {
-    snprintf(err, len, "cannot run gnuplot: %s", strerror(errno));
-    return -1;
-  }
-  fputs(script, g);
   char tmp[PATHLEN], png[PATHLEN];
   snprintf(tmp, sizeof(tmp), "%s/.sweep.png.tmp", out);
   snprintf(png, sizeof(png), "%s/sweep.png", out);
-  if (pclose(g) != 0 || rename(tmp, png) != 0) {
-    snprintf(err, len, "gnuplot failed to draw %s (is gnuplot installed?)", png);
-    unlink(tmp);
-    return -1;
-  }
-  return 0;
+  return plot_gnuplot(script, tmp, png, 0, err, len);
 }
 
 /* Writes out/sweep.csv and out/sweep.png from the point folders in dirs (sweep folders
