@@ -57,7 +57,7 @@ typedef struct bd_actor {
   account_actor t;
   bd_host *host;
   int blocked;            /* inside a communication wait */
-  double wait_start;      /* trace: when the current wait began */
+  double wait_start;      /* when the current wait began (trace, account_wait_idle) */
   long seq;               /* trace: events recorded so far */
 } bd_actor;
 
@@ -398,6 +398,22 @@ void account_comm_begin(void)
 void account_comm_end(void)
 {
   bd_event(0, -1);
+}
+
+void account_wait_idle(double seconds)
+{
+  double now = simgrid_get_clock();
+  pthread_mutex_lock(&bd.mu);
+  bd_actor *a = self_actor(now);
+  advance(a->host, now);
+  a->t.declares_idle = 1;
+  double s = seconds > 0 ? (seconds < now - a->wait_start ? seconds : now - a->wait_start) : 0;
+  if (s > a->t.comm_s)
+    s = a->t.comm_s;
+  a->t.comm_s -= s;
+  a->t.exposed_comm_s -= s < a->t.exposed_comm_s ? s : a->t.exposed_comm_s;
+  a->t.idle_s += s;
+  pthread_mutex_unlock(&bd.mu);
 }
 
 void account_comm_wait(sg_comm_t comm)

@@ -40,6 +40,11 @@ sg_exec_t account_exec_async(double amount);
  * (msg_traffic_init) before actors run. */
 void account_comm_begin(void);
 void account_comm_end(void);
+/* The calling actor's last wait, just ended, spent `seconds` of its time idle: waiting for a
+ * peer to produce what it waits for (a pipeline stage before the previous one has sent its
+ * activations: the bubble), not for data in flight. Those seconds move from comm_s (and
+ * exposed_comm_s, as far as it holds them) to idle_s. At most the time the wait blocked. */
+void account_wait_idle(double seconds);
 /* sg_comm_wait, with the blocked time accounted (msg_wait_all waits for several). */
 void account_comm_wait(sg_comm_t comm);
 /* sg_exec_wait for an execution from compute_execute_async (its time is already counted). */
@@ -103,6 +108,8 @@ typedef struct account_actor {
   char *role;            /* name without its "-<rank>", e.g. "replica" */
   char *host;            /* its host's name */
   double compute_s, comm_s, exposed_comm_s;
+  double idle_s;         /* waits declared idle (account_wait_idle), out of comm_s */
+  int declares_idle;     /* it has declared some: its idle share is told apart */
 } account_actor;
 
 /* After simgrid_run: closes every interval still open at end_time (actors blocked when

@@ -66,9 +66,13 @@ static void stash_add(device *d, double elems)
     d->st.peak_stash_bytes = d->stash_bytes;
 }
 
+/* The wait before the sender put the message is idle (the bubble: the previous stage still
+ * computing), the rest communication (the message in flight). */
 static pipeline_msg *receive_from(sg_mailbox_t box, pipeline_msg_kind kind, long step, long mb)
 {
+  double t0 = simgrid_get_clock();
   pipeline_msg *in = pipeline_msg_of(msg_recv(box), kind);
+  account_wait_idle(in->sent_at - t0);
   xbt_assert(in->step == step && in->microbatch == mb,
              "pipeline: expected %s of step %ld microbatch %ld, got step %ld microbatch %ld",
              kind == PIPELINE_MSG_ACTIVATIONS ? "activations" : "gradients", step, mb, in->step, in->microbatch);
@@ -80,6 +84,7 @@ static void send_to(device *d, const chunk *to, pipeline_msg *out, double elems)
 {
   double bytes = msg_bytes(elems, d->pl->cfg->elem_bytes);
   d->st.bytes_sent += bytes;
+  out->sent_at = simgrid_get_clock();
   msg_send(out->hdr.kind == PIPELINE_MSG_ACTIVATIONS ? to->fwd_in[d->lane] : to->bwd_in[d->lane],
            d->pl->cfg->hosts[to->device * d->pl->lanes + d->lane], &out->hdr, bytes);
 }
