@@ -2,6 +2,7 @@
 #include "sim/plot.h"
 
 #include <errno.h>
+#include <signal.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,8 +16,13 @@ int plot_gnuplot(const char *script, const char *tmp, const char *png, int show_
     snprintf(err, len, "cannot run gnuplot: %s", strerror(errno));
     return -1;
   }
+  /* without gnuplot the shell exits at once, and writing to it would raise SIGPIPE, which
+   * kills the process: ignored while writing, the write fails and pclose says why */
+  void (*was)(int) = signal(SIGPIPE, SIG_IGN);
   fputs(script, g);
-  if (pclose(g) != 0 || rename(tmp, png) != 0) {
+  int status = pclose(g);
+  signal(SIGPIPE, was);
+  if (status != 0 || rename(tmp, png) != 0) {
     snprintf(err, len, "gnuplot failed to draw %s (is gnuplot installed?)", png);
     unlink(tmp);
     return -1;
