@@ -3,6 +3,8 @@
 #include "algorithms/account.h"
 
 #include <pthread.h>
+#include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <simgrid/actor.h>
@@ -55,9 +57,18 @@ typedef struct bd_actor {
   account_actor t;
   bd_host *host;
   int blocked;            /* inside a communication wait */
-  double wait_start;      /* trace: when the current wait began */
+  double wait_start;      /* when the current wait began (trace, account_wait_idle) */
   long seq;               /* trace: events recorded so far */
 } bd_actor;
+
+/* An actor's names for what it does (account_label_push), kept apart from its breakdown
+ * record so that naming creates no record: the breakdown is the same with --trace. */
+#define ACCOUNT_LABEL_DEPTH 4
+typedef struct bd_label {
+  char text[ACCOUNT_LABEL_LEN];          /* the pushed names, joined by ": " */
+  size_t end[ACCOUNT_LABEL_DEPTH];       /* where each pushed name ends in text */
+  int depth;                             /* names pushed (beyond ACCOUNT_LABEL_DEPTH: counted only) */
+} bd_label;
 
 /* A timeline event as recorded: by actor pid and the actor's own sequence number, which
  * make the sorted order independent of the threads' interleaving. */
@@ -67,6 +78,8 @@ typedef struct bd_event_rec {
   long seq;
   double start, dur, bytes;
   const char *dst;
+  unsigned long flow;
+  char label[ACCOUNT_LABEL_LEN];
 } bd_event_rec;
 
 static struct {
@@ -82,6 +95,8 @@ static struct {
   bd_event_rec *ev;       /* the timeline, in recording order */
   size_t n_ev, cap_ev;
   account_event *trace; /* run_trace's result */
+  bd_label **labels;      /* by pid, when tracing */
+  size_t n_labels;
 } bd = {.mu = PTHREAD_MUTEX_INITIALIZER};
 
 static void *grow(void *p, size_t *cap, size_t need, size_t elem)
@@ -216,14 +231,19 @@ static bd_actor *self_actor(double now)
   return a;
 }
 
-/* Appends a timeline event of actor a (pid) when tracing. Call with bd.mu held. */
-static void trace_add(bd_actor *a, size_t pid, account_event_kind kind, double start, double dur, double bytes,
+/* Appends a timeline event of actor a (pid) when tracing, named by its label now.
+ * Returns the event's place in a's own sequence. Call with bd.mu held. */
+static long trace_add(bd_actor *a, size_t pid, account_event_kind kind, double start, double dur, double bytes,
                       const char *dst)
 {
   if (!bd.trace_on)
-    return;
+    return 0;
   bd.ev = grow(bd.ev, &bd.cap_ev, bd.n_ev + 1, sizeof(*bd.ev));
-  bd.ev[bd.n_ev++] = (bd_event_rec){kind, pid, a->seq++, start, dur, bytes, dst};
+  bd_event_rec *e = &bd.ev[bd.n_ev++];
+  *e = (bd_event_rec){kind, pid, a->seq++, start, dur, bytes, dst, 0, ""};
+  if (pid < bd.n_labels && bd.labels[pid])
+    memcpy(e->label, bd.labels[pid]->text, sizeof(e->label));
+  return e->seq;
 }
 
 /* The calling actor starts (delta = +1) or ends (-1) an execution or a wait. */
@@ -278,6 +298,11 @@ void account_teardown(void)
       xbt_free(h);
     }
   }
+  for (size_t i = 0; i < bd.n_labels; i++)
+    xbt_free(bd.labels[i]);
+  xbt_free(bd.labels);
+  bd.labels = NULL;
+  bd.n_labels = 0;
   xbt_free(bd.actors);
   xbt_free(bd.hosts);
   xbt_free(bd.extra);
@@ -375,6 +400,22 @@ void account_comm_end(void)
   bd_event(0, -1);
 }
 
+void account_wait_idle(double seconds)
+{
+  double now = simgrid_get_clock();
+  pthread_mutex_lock(&bd.mu);
+  bd_actor *a = self_actor(now);
+  advance(a->host, now);
+  a->t.declares_idle = 1;
+  double s = seconds > 0 ? (seconds < now - a->wait_start ? seconds : now - a->wait_start) : 0;
+  if (s > a->t.comm_s)
+    s = a->t.comm_s;
+  a->t.comm_s -= s;
+  a->t.exposed_comm_s -= s < a->t.exposed_comm_s ? s : a->t.exposed_comm_s;
+  a->t.idle_s += s;
+  pthread_mutex_unlock(&bd.mu);
+}
+
 void account_comm_wait(sg_comm_t comm)
 {
   account_comm_begin();
@@ -406,13 +447,82 @@ void account_trace_enable(int on)
   bd.trace_on = on;
 }
 
-void account_trace_send(sg_host_t dst, double bytes)
+/* A flow id from the sender's pid and its event's place in its own sequence: unique, and
+ * independent of the order in which threads record (a global counter would not be). */
+#define FLOW_SEQ_BITS 40
+
+unsigned long account_trace_send(sg_host_t dst, double bytes)
 {
   if (!bd.trace_on)
+    return 0;
+  double now = simgrid_get_clock();
+  size_t pid = (size_t)sg_actor_self_get_pid();
+  pthread_mutex_lock(&bd.mu);
+  long seq = trace_add(self_actor(now), pid, ACCOUNT_SEND, now, 0, bytes, sg_host_get_name(dst));
+  unsigned long flow = ((unsigned long)pid << FLOW_SEQ_BITS) | ((unsigned long)seq + 1);
+  bd.ev[bd.n_ev - 1].flow = flow;
+  pthread_mutex_unlock(&bd.mu);
+  return flow;
+}
+
+void account_trace_recv(unsigned long flow)
+{
+  if (!bd.trace_on || flow == 0)
     return;
   double now = simgrid_get_clock();
   pthread_mutex_lock(&bd.mu);
-  trace_add(self_actor(now), (size_t)sg_actor_self_get_pid(), ACCOUNT_SEND, now, 0, bytes, sg_host_get_name(dst));
+  trace_add(self_actor(now), (size_t)sg_actor_self_get_pid(), ACCOUNT_RECV, now, 0, 0, NULL);
+  bd.ev[bd.n_ev - 1].flow = flow;
+  pthread_mutex_unlock(&bd.mu);
+}
+
+/* The calling actor's names (pid), created on first use. Call with bd.mu held. */
+static bd_label *self_label(size_t pid)
+{
+  if (pid >= bd.n_labels) {
+    size_t cap = bd.n_labels;
+    bd.labels = grow(bd.labels, &cap, pid + 1, sizeof(*bd.labels));
+    bd.n_labels = cap;
+  }
+  if (bd.labels[pid] == NULL)
+    bd.labels[pid] = xbt_malloc0(sizeof(bd_label));
+  return bd.labels[pid];
+}
+
+void account_label_push(const char *fmt, ...)
+{
+  if (!bd.trace_on)
+    return;
+  pthread_mutex_lock(&bd.mu);
+  bd_label *l = self_label((size_t)sg_actor_self_get_pid());
+  if (l->depth < ACCOUNT_LABEL_DEPTH) {
+    size_t at = l->depth ? l->end[l->depth - 1] : 0;
+    if (at > 0 && at + 2 < sizeof(l->text)) {
+      memcpy(l->text + at, ": ", 3);
+      at += 2;
+    }
+    if (at + 1 < sizeof(l->text)) {
+      va_list ap;
+      va_start(ap, fmt);
+      vsnprintf(l->text + at, sizeof(l->text) - at, fmt, ap);
+      va_end(ap);
+    }
+    l->end[l->depth] = strlen(l->text);
+  }
+  l->depth++;
+  pthread_mutex_unlock(&bd.mu);
+}
+
+void account_label_pop(void)
+{
+  if (!bd.trace_on)
+    return;
+  pthread_mutex_lock(&bd.mu);
+  bd_label *l = self_label((size_t)sg_actor_self_get_pid());
+  xbt_assert(l->depth > 0, "account_label_pop without a push");
+  l->depth--;
+  if (l->depth < ACCOUNT_LABEL_DEPTH)
+    l->text[l->depth ? l->end[l->depth - 1] : 0] = '\0';
   pthread_mutex_unlock(&bd.mu);
 }
 
@@ -436,8 +546,11 @@ size_t account_trace(const account_event **out)
   xbt_free(bd.trace);
   bd.trace = xbt_malloc((bd.n_ev ? bd.n_ev : 1) * sizeof(*bd.trace));
   for (size_t i = 0; i < bd.n_ev; i++)
+  {
     bd.trace[i] = (account_event){bd.ev[i].kind, index[bd.ev[i].pid], bd.ev[i].start, bd.ev[i].dur,
-                                    bd.ev[i].bytes, bd.ev[i].dst};
+                                  bd.ev[i].bytes, bd.ev[i].dst, bd.ev[i].flow, ""};
+    memcpy(bd.trace[i].label, bd.ev[i].label, sizeof(bd.trace[i].label));
+  }
   xbt_free(index);
   *out = bd.trace;
   return bd.n_ev;

@@ -40,6 +40,11 @@ sg_exec_t account_exec_async(double amount);
  * (msg_traffic_init) before actors run. */
 void account_comm_begin(void);
 void account_comm_end(void);
+/* The calling actor's last wait, just ended, spent `seconds` of its time idle: waiting for a
+ * peer to produce what it waits for (a pipeline stage before the previous one has sent its
+ * activations: the bubble), not for data in flight. Those seconds move from comm_s (and
+ * exposed_comm_s, as far as it holds them) to idle_s. At most the time the wait blocked. */
+void account_wait_idle(double seconds);
 /* sg_comm_wait, with the blocked time accounted (msg_wait_all waits for several). */
 void account_comm_wait(sg_comm_t comm);
 /* sg_exec_wait for an execution from compute_execute_async (its time is already counted). */
@@ -63,20 +68,36 @@ void account_hold_end(sg_exec_t hold);
 typedef enum account_event_kind {
   ACCOUNT_COMPUTE, /* an execution: start, duration */
   ACCOUNT_WAIT,    /* blocked on communication: start, duration */
-  ACCOUNT_SEND     /* a message handed to the network: start, bytes, destination host */
+  ACCOUNT_SEND,    /* a message handed to the network: start, bytes, destination host, flow */
+  ACCOUNT_RECV     /* that message taken by its receiver: start, flow */
 } account_event_kind;
+
+#define ACCOUNT_LABEL_LEN 64
 
 typedef struct account_event {
   account_event_kind kind;
   size_t actor;       /* index into account_breakdown's records */
-  double start, dur;  /* simulated s (dur 0 for a send) */
+  double start, dur;  /* simulated s (dur 0 for a send or a receipt) */
   double bytes;       /* sends */
   const char *dst;    /* sends: the destination host's name (SimGrid's, valid during the run) */
+  unsigned long flow; /* sends and receipts: the message's id (account_trace_send), 0 none */
+  char label[ACCOUNT_LABEL_LEN]; /* what the actor was doing (account_label_push), "" none */
 } account_event;
 
 void account_trace_enable(int on);
-/* Records a send of `bytes` by the calling actor to host dst (no-op unless enabled). */
-void account_trace_send(sg_host_t dst, double bytes);
+/* Records a send of `bytes` by the calling actor to host dst and returns the message's
+ * flow id, unique in the run and the same whatever the threads' order (the sender's pid
+ * and its own count of events), for account_trace_recv; 0 unless enabled. */
+unsigned long account_trace_send(sg_host_t dst, double bytes);
+/* Records that the calling actor has taken the message of that flow id (no-op for 0). */
+void account_trace_recv(unsigned long flow);
+/* Names what the calling actor does from now on, for the timeline's events ("forward mb 3",
+ * "bucket 2", "allreduce ring"); pushed names nest, shown joined by ": ", until popped.
+ * At most 4 deep (deeper ones are ignored); names are cut at ACCOUNT_LABEL_LEN - 1
+ * characters in all. No-ops, formatting nothing, unless tracing is enabled: the algorithms
+ * call them freely and nothing but trace.json depends on them. */
+void account_label_push(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+void account_label_pop(void);
 /* After account_breakdown: the events sorted by start, actor and order within the actor;
  * the array belongs to run.c (freed by account_teardown). */
 size_t account_trace(const account_event **out);
@@ -87,6 +108,8 @@ typedef struct account_actor {
   char *role;            /* name without its "-<rank>", e.g. "replica" */
   char *host;            /* its host's name */
   double compute_s, comm_s, exposed_comm_s;
+  double idle_s;         /* waits declared idle (account_wait_idle), out of comm_s */
+  int declares_idle;     /* it has declared some: its idle share is told apart */
 } account_actor;
 
 /* After simgrid_run: closes every interval still open at end_time (actors blocked when

@@ -211,6 +211,7 @@ static void reduce_cost(const coll_comm *c, size_t len)
 static void take_recv(coll_comm *c, size_t me, pending *pd, double *buf, size_t off, size_t len, int reduce)
 {
   xbt_assert(pd->m != NULL, "%s: member %zu received no message", c->ns, me);
+  msg_received(pd->m);
   coll_msg *m = coll_msg_of(pd->m);
   xbt_assert(m->index == pd->from->got++ && m->elems == len && m->n == (buf ? len : 0),
              "%s: member %zu expected %zu elements%s from %d and got %zu%s: members called different collectives",
@@ -507,14 +508,18 @@ static void allgather(coll_comm *c, size_t me, double *buf, size_t n)
 void coll_reduce_scatter(coll_comm *c, size_t me, double *buf, size_t n)
 {
   sg_exec_t h = hold_begin(c, me);
+  account_label_push("reduce-scatter ring %s", c->ns);
   reduce_scatter(c, me, buf, n);
+  account_label_pop();
   account_hold_end(h);
 }
 
 void coll_allgather(coll_comm *c, size_t me, double *buf, size_t n)
 {
   sg_exec_t h = hold_begin(c, me);
+  account_label_push("allgather ring %s", c->ns);
   allgather(c, me, buf, n);
+  account_label_pop();
   account_hold_end(h);
 }
 
@@ -649,7 +654,9 @@ void coll_bcast(coll_comm *c, size_t me, size_t root, double *buf, size_t n)
   if (c->p == 1)
     return;
   sg_exec_t h = hold_begin(c, me);
+  account_label_push("broadcast tree %s", c->ns);
   tree_bcast(c, me, root, buf, n);
+  account_label_pop();
   account_hold_end(h);
 }
 
@@ -659,7 +666,9 @@ void coll_reduce(coll_comm *c, size_t me, size_t root, double *buf, size_t n)
   if (c->p == 1)
     return;
   sg_exec_t h = hold_begin(c, me);
+  account_label_push("reduce tree %s", c->ns);
   tree_reduce(c, me, root, buf, n);
+  account_label_pop();
   account_hold_end(h);
 }
 
@@ -690,7 +699,9 @@ void coll_allreduce(coll_comm *c, size_t me, double *buf, size_t n, coll_algo al
   if (c->p == 1)
     return;
   sg_exec_t h = hold_begin(c, me);
+  account_label_push("allreduce %s %s", coll_algo_name(algo), c->ns);
   allreduce(c, me, buf, n, algo);
+  account_label_pop();
   account_hold_end(h);
 }
 
@@ -724,6 +735,7 @@ void coll_batch(coll_comm *c, size_t me, const coll_op *ops, size_t nops, size_t
     ring = ring && (ops[i] != COLL_ALLREDUCE || algo == COLL_RING);
   }
   sg_exec_t h = hold_begin(c, me);
+  account_label_push("%zu collectives x %zu %s", nops, reps, c->ns);
   if (as_round(c) && ring)
     rounds_batch(c, me, ops, nops, reps, n);
   else
@@ -736,6 +748,7 @@ void coll_batch(coll_comm *c, size_t me, const coll_op *ops, size_t nops, size_t
         else
           allgather(c, me, NULL, n);
       }
+  account_label_pop();
   account_hold_end(h);
 }
 

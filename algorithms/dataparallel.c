@@ -143,10 +143,12 @@ static void backward_pass(replica *r)
   dataparallel *d = r->d;
   size_t b = 0;
   for (size_t l = d->n_layers - 1; l >= 1; l--) {
+    account_label_push("backward layer %zu", l);
     if (r->has_gpu)
       gpu_layers(r, l, l, 1);
     else
       compute_execute(d->cfg, d->bwd_flops[l] * (double)d->p->batch);
+    account_label_pop();
     if (l == d->first[b]) {
       if (d->p->overlap)
         sg_sem_release(r->ready);
@@ -202,10 +204,16 @@ static void replica_actor(int argc, char **argv)
   (void)argv;
   replica *r = sg_actor_self_get_data();
   for (long step = 0; all_go_on(r, step); step++) {
+    account_label_push("forward");
     forward_pass(r);
+    account_label_pop();
     backward_pass(r);
+    account_label_push("wait for gradients");
     wait_reduced(r);
+    account_label_pop();
+    account_label_push("update");
     apply_update(r);
+    account_label_pop();
     count_step(r);
   }
   stop_communicator(r);
@@ -219,7 +227,9 @@ static void allreduce_bucket(replica *r, size_t b)
   dataparallel *d = r->d;
   double *buf = d->cfg->numerics ? r->grad->data + d->off[b] : NULL;
   size_t n = d->cfg->numerics ? d->len[b] : (size_t)d->elems[b];
+  account_label_push("bucket %zu", b);
   coll_allreduce(d->comm, r->rank, buf, n, (coll_algo)d->p->algo);
+  account_label_pop();
   r->allreduces++;
 }
 

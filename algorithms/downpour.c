@@ -8,6 +8,7 @@
  * replica computes. Warmstart: replica 0 trains alone for warmstart_steps steps,
  * then releases the others. Split replicas (Dean'12 sec. 3) and the shared state:
  * downpour_impl.h; the descriptor: downpour_config.c; the report: downpour_report.c. */
+#include "algorithms/account.h"
 #include "algorithms/downpour.h"
 
 #include <stdio.h>
@@ -79,6 +80,7 @@ static void wait_for_release_bounded(replica *r)
     msg *m = NULL;
     sg_comm_t c = sg_mailbox_get_async(r->inbox, (void **)&m);
     if (sg_comm_wait_for(c, r->d->fp->wait_timeout) == SG_OK) {
+      msg_received(m);
       int go = m->kind == PS_MSG_RELEASE;
       msg_free(m);
       if (go)
@@ -175,6 +177,7 @@ static void install_parameters(replica *r)
 {
   msg_wait_all(r->fetch_comms, r->lay->n_links);
   for (size_t i = 0; i < r->lay->n_links; i++) {
+    msg_received(r->replies[i]);
     ps_params_msg *m = ps_params_msg_of(r->replies[i]);
     install(r, m);
     msg_free(m);
@@ -204,6 +207,7 @@ static void fetch_parameters_bounded(replica *r)
     sg_comm_t c = sg_mailbox_get_async(r->inbox, (void **)&m);
     if (sg_comm_wait_for(c, remaining(deadline)) != SG_OK)
       break;
+    msg_received(m);
     if (m->kind == PS_MSG_PARAMS && ps_params_msg_of(m)->serial == serial) {
       install(r, ps_params_msg_of(m));
       got++;
@@ -217,13 +221,15 @@ static void fetch_parameters_bounded(replica *r)
  * reply to the request sent during the step before. */
 static void fetch_parameters(replica *r)
 {
-  if (r->d->fp) {
+  account_label_push("fetch parameters");
+  if (r->d->fp)
     fetch_parameters_bounded(r);
-    return;
+  else {
+    if (!r->fetch_in_flight)
+      request_parameters(r);
+    install_parameters(r);
   }
-  if (!r->fetch_in_flight)
-    request_parameters(r);
-  install_parameters(r);
+  account_label_pop();
 }
 
 /* A proxy's gradient of step `step`, taken once for the replica by the first of its
@@ -250,7 +256,9 @@ static void compute_gradient(replica *r, long step)
   }
   if (cfg->numerics)
     minibatch_gradient(r->mb, r->w, r->grad, NULL);
+  account_label_push("compute gradient");
   compute_execute(cfg, cfg->train_flops * (double)r->d->p->batch);
+  account_label_pop();
 }
 
 static void accrue_gradient(replica *r)
@@ -323,6 +331,7 @@ static void push_gradient(replica *r)
     push_gradient_bounded(r);
     return;
   }
+  account_label_push("push gradient");
   wait_push(r);
   for (size_t i = 0; i < r->lay->n_links; i++) {
     const ps_link *k = &r->lay->link[i];
@@ -333,6 +342,7 @@ static void push_gradient(replica *r)
   if (!r->d->p->overlap)
     wait_push(r);
   r->accrued_steps = 0;
+  account_label_pop();
 }
 
 /* Pushes what it accrued, lets the fetch in flight land, releases the warmstart if it
@@ -374,6 +384,7 @@ static void replica_actor(int argc, char **argv)
   start_listening(r);
   wait_for_warmstart(r);
   for (long step = 0; goes_on(r, step); step++) {
+    account_label_push("step %ld", step); /* the timeline's names (--trace) */
     if (step % p->n_fetch == 0)
       fetch_parameters(r);
     if (p->overlap && (step + 1) % p->n_fetch == 0)
@@ -383,6 +394,7 @@ static void replica_actor(int argc, char **argv)
     if ((step + 1) % p->n_push == 0)
       push_gradient(r);
     end_step(r, step);
+    account_label_pop();
   }
   say_done(r);
 }

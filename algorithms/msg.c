@@ -62,9 +62,9 @@ void msg_traffic_init(const sg_host_t *hosts, size_t n)
   }
 }
 
-static void account(sg_host_t dst, double bytes)
+static void account(msg *m, sg_host_t dst, double bytes)
 {
-  account_trace_send(dst, bytes);
+  m->flow = account_trace_send(dst, bytes);
   const size_t *si = sg_host_get_data(sg_host_self()), *di = sg_host_get_data(dst);
   pthread_mutex_lock(&traffic.mu);
   traffic.total += (long long)bytes;
@@ -241,7 +241,7 @@ static void put(sg_mailbox_t to, sg_host_t dst, msg *m, double bytes, int waited
     msg_free(m);
     return;
   }
-  account(dst, bytes);
+  account(m, dst, bytes);
   if (waited) { /* the scenario refuses waited sends under [faults]: nothing fails */
     outbox *o = own_outbox();
     if (o->n == o->cap) {
@@ -261,7 +261,7 @@ void msg_send_detached(sg_mailbox_t to, sg_host_t dst, msg *m, double bytes) { p
 
 sg_comm_t msg_send_async(sg_mailbox_t to, sg_host_t dst, msg *m, double bytes)
 {
-  account(dst, bytes);
+  account(m, dst, bytes);
   return sg_mailbox_put_async(to, m, (long)bytes);
 }
 
@@ -276,6 +276,7 @@ msg *msg_recv(sg_mailbox_t from)
     if (sg_comm_wait(c) == SG_OK) {
       account_comm_end();
       xbt_assert(m != NULL, "received a NULL message");
+      msg_received(m);
       return m;
     }
   }
@@ -289,7 +290,14 @@ msg *msg_recv(sg_mailbox_t from)
   }
   account_comm_end();
   xbt_assert(m != NULL, "received a NULL message");
+  msg_received(m);
   return m;
+}
+
+void msg_received(const msg *m)
+{
+  if (m != NULL)
+    account_trace_recv(m->flow);
 }
 
 double msg_bytes(double n, size_t elem_bytes)

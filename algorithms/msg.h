@@ -22,6 +22,7 @@
 typedef struct msg {
   int kind;                       /* the protocol's own kind */
   void (*free_fn)(struct msg *m); /* frees the whole message */
+  unsigned long flow;             /* --trace: the send's id in the timeline (set by the send) */
 } msg;
 
 /* Frees m through its free_fn; msg_free(NULL) is a no-op. Takes void * so that it can
@@ -63,6 +64,10 @@ void msg_flush(void);
 
 /* Asynchronous send to wait for with sg_comm_wait / wait_all. */
 sg_comm_t msg_send_async(sg_mailbox_t to, sg_host_t dst, msg *m, double bytes);
+/* A message just taken from a mailbox by the calling actor: the end of its send's arrow in
+ * the timeline (dtsim run --trace). msg_recv calls it; a receiver that takes messages
+ * with sg_mailbox_get_async calls it once the get is done. NULL is ignored. */
+void msg_received(const msg *m);
 /* Blocking receive; the caller owns (and frees) the message. Under [faults] (a route
  * filter is set) a transfer that fails because its sender died is skipped. */
 msg *msg_recv(sg_mailbox_t from);

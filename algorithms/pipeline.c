@@ -19,6 +19,7 @@
 #include <xbt/asserts.h>
 #include <xbt/sysdep.h>
 
+#include "algorithms/account.h"
 #include "algorithms/collectives.h"
 #include "algorithms/eval.h"
 #include "algorithms/pipeline_impl.h"
@@ -65,9 +66,13 @@ static void stash_add(device *d, double elems)
     d->st.peak_stash_bytes = d->stash_bytes;
 }
 
+/* The wait before the sender put the message is idle (the bubble: the previous stage still
+ * computing), the rest communication (the message in flight). */
 static pipeline_msg *receive_from(sg_mailbox_t box, pipeline_msg_kind kind, long step, long mb)
 {
+  double t0 = simgrid_get_clock();
   pipeline_msg *in = pipeline_msg_of(msg_recv(box), kind);
+  account_wait_idle(in->sent_at - t0);
   xbt_assert(in->step == step && in->microbatch == mb,
              "pipeline: expected %s of step %ld microbatch %ld, got step %ld microbatch %ld",
              kind == PIPELINE_MSG_ACTIVATIONS ? "activations" : "gradients", step, mb, in->step, in->microbatch);
@@ -79,6 +84,7 @@ static void send_to(device *d, const chunk *to, pipeline_msg *out, double elems)
 {
   double bytes = msg_bytes(elems, d->pl->cfg->elem_bytes);
   d->st.bytes_sent += bytes;
+  out->sent_at = simgrid_get_clock();
   msg_send(out->hdr.kind == PIPELINE_MSG_ACTIVATIONS ? to->fwd_in[d->lane] : to->bwd_in[d->lane],
            d->pl->cfg->hosts[to->device * d->pl->lanes + d->lane], &out->hdr, bytes);
 }
@@ -95,6 +101,7 @@ static void forward_op(device *d, const pipeline_op *op, long step)
   pipeline *pl = d->pl;
   chunk *c = &pl->chunks[op->chunk];
   double b = (double)pl->p->microbatch;
+  account_label_push("forward mb %ld chunk %zu", op->microbatch, op->chunk);
   pipeline_msg *in =
       op->chunk > 0 ? receive_from(c->fwd_in[d->lane], PIPELINE_MSG_ACTIVATIONS, step, op->microbatch) : NULL;
   pipeline_msg *out =
@@ -112,6 +119,7 @@ static void forward_op(device *d, const pipeline_op *op, long step)
   if (d->stashed > d->st.peak_stashed)
     d->st.peak_stashed = d->stashed;
   stash_add(d, b * (pl->p->recompute ? c->in_width : c->act_elems));
+  account_label_pop();
 }
 
 static void backward_op(device *d, const pipeline_op *op, long step)
@@ -119,6 +127,7 @@ static void backward_op(device *d, const pipeline_op *op, long step)
   pipeline *pl = d->pl;
   chunk *c = &pl->chunks[op->chunk];
   double b = (double)pl->p->microbatch;
+  account_label_push("backward mb %ld chunk %zu", op->microbatch, op->chunk);
   pipeline_msg *in =
       op->chunk + 1 < pl->K ? receive_from(c->bwd_in[d->lane], PIPELINE_MSG_GRADIENTS, step, op->microbatch) : NULL;
   if (pl->p->recompute) { /* one more forward, from the stashed input (Chen et al. 2016) */
@@ -139,6 +148,7 @@ static void backward_op(device *d, const pipeline_op *op, long step)
     send_to(d, &pl->chunks[op->chunk - 1], out, b * c->in_width);
   d->stashed--;
   stash_add(d, -b * c->act_elems);
+  account_label_pop();
 }
 
 /* Device 0, between steps, with every device at the barrier: the finished step is

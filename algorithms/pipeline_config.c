@@ -374,11 +374,38 @@ static int check_mirror(const pipeline_run *run, const run_config *cfg, char *er
 
 /* ---- the run: check, deploy, free -------------------------------------------- */
 
+/* Dense stages whose microbatch computes in far less time than a message takes to cross
+ * between stages measure the network, not pipelining (every stage waits, bubble near 1):
+ * said in one line, as a warning, since such a run is valid. A microbatch's forward on one
+ * chunk is taken as the model's forward flops over the chunks, at stage 0's host speed as
+ * compute_execute spends it. */
+#define PIPELINE_WARN_RATIO 100
+static void warn_latency_bound(const pipeline_run *r, const run_config *cfg)
+{
+  if (r->p.stages < 2 || cfg->n_hosts < 2 || r->shapes == NULL)
+    return;
+  double fwd = 0;
+  for (size_t l = 1; l < arch_n_layers(r->shapes); l++)
+    fwd += arch_layer_train_flops(r->shapes, l) / 3; /* training flops are 3x the forward */
+  double f = cfg->speed_factor > 0 ? cfg->speed_factor : 1;
+  double t_mb = fwd * (double)r->p.microbatch / (double)(r->p.stages * r->p.chunks) /
+                (sg_host_get_speed(cfg->hosts[0]) * cfg->efficiency * cfg->cores * f);
+  double lat = sg_host_get_route_latency(cfg->hosts[0], cfg->hosts[1]);
+  if (lat > 0 && t_mb * PIPELINE_WARN_RATIO < lat)
+    fprintf(stderr,
+            "dtsim: warning: pipeline: a microbatch's forward takes about %.2g s of compute per chunk, over %d times "
+            "less than the %.2g s latency between stages: the run measures the network (bubble near 1), not "
+            "pipelining; raise pipeline.microbatch or the layers' widths, or use a faster network\n",
+            t_mb, PIPELINE_WARN_RATIO, lat);
+}
+
 static int check_hosts(void *state, const run_config *cfg, char *err, size_t len)
 {
   pipeline_run *r = state;
-  if (!r->p.transformer)
+  if (!r->p.transformer) {
+    warn_latency_bound(r, cfg);
     return 0;
+  }
   return tensor_check_mem_bw(r->tp, cfg, err, len) != 0 ? -1 : check_mirror(r, cfg, err, len);
 }
 

@@ -22,6 +22,7 @@ typedef struct pipeline_msg {
   long step;       /* the mini-batch (flush) it belongs to */
   long microbatch; /* its microbatch in that step */
   size_t n;        /* elements in data: b rows of the boundary's width with numerics, 0 timing only */
+  double sent_at;  /* simulated s when the sender put it: before, its receiver waits idle (bubble) */
   double data[];   /* row-major, b rows */
 } pipeline_msg;
 

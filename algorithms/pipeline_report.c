@@ -237,7 +237,7 @@ void pipeline_closing(void *state, const run_config *cfg, const report_outcome *
       n += snprintf(line + n, len - (size_t)n, ", loss %.6g", o->loss);
     if (o->evaluated && o->has_accuracy)
       n += snprintf(line + n, len - (size_t)n, ", accuracy %.6g", o->accuracy);
-    snprintf(line + n, len - (size_t)n, ", bubble %.4g, about %s per GPU; %s", pr.bubble_fraction, mem, perf);
+    snprintf(line + n, len - (size_t)n, ", bubble %.4g, about %s per device; %s", pr.bubble_fraction, mem, perf);
     return;
   }
   report_perf_text(&o->perf, 0, perf, sizeof perf);

@@ -1,5 +1,6 @@
 /* ps.c - parameter-server shard actor: one loop over the steps of serving fetches,
  * applying pushes and, under [faults], checkpointing. */
+#include "algorithms/account.h"
 #include "algorithms/ps.h"
 
 #include <stdio.h>
@@ -209,7 +210,10 @@ static msg *next_message(ps_shard *s)
     return msg_recv(s->inbox);
   msg *m = NULL;
   sg_comm_t c = sg_mailbox_get_async(s->inbox, (void **)&m);
-  return sg_comm_wait_for(c, s->fp->wait_timeout) == SG_OK ? m : NULL;
+  if (sg_comm_wait_for(c, s->fp->wait_timeout) != SG_OK)
+    return NULL;
+  msg_received(m);
+  return m;
 }
 
 static void client_done(ps_shard *s, int client)
@@ -221,13 +225,17 @@ static void client_done(ps_shard *s, int client)
 
 static void serve(ps_shard *s, msg *m)
 {
-  if (m->kind == PS_MSG_FETCH)
+  if (m->kind == PS_MSG_FETCH) {
+    account_label_push("send parameters to client %d", ps_fetch_msg_of(m)->client);
     send_parameters(s, ps_fetch_msg_of(m));
-  else if (m->kind == PS_MSG_PUSH) {
+    account_label_pop();
+  } else if (m->kind == PS_MSG_PUSH) {
     ps_push_msg *pm = ps_push_msg_of(m);
     if (pm->served)
       *pm->served = 1;
+    account_label_push("apply gradient of client %d", pm->client);
     apply_update(s, pm);
+    account_label_pop();
   }
   else if (m->kind == PS_MSG_DONE)
     client_done(s, ps_done_msg_of(m)->client);

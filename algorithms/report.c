@@ -102,6 +102,8 @@ void report_perf_text(const report_perf *p, int with_rate, char *buf, size_t len
   if (p->worker_role && isfinite(p->compute_pct))
     ADD("%s%s: compute %.3g%%, comm %.3g%% (exposed %.3g%%)", n ? "; " : "", p->worker_role, p->compute_pct,
         p->comm_pct, p->exposed_comm_pct);
+  if (p->worker_role && isfinite(p->compute_pct) && isfinite(p->idle_pct))
+    ADD(", idle %.3g%%", p->idle_pct);
 #undef ADD
 }
 

@@ -31,6 +31,8 @@ typedef struct report_perf {
   double mfu;              /* tflops_per_device / peak_tflops_per_device */
   const char *worker_role; /* the breakdown role of the shares below */
   double compute_pct, comm_pct, exposed_comm_pct; /* its actors' mean, per cent of sim_time_s */
+  double idle_pct;         /* when its actors declare idle waits (account_wait_idle, a pipeline's
+                              bubble): 100 - compute_pct - comm_pct, the rest of their time; else NaN */
 } report_perf;
 
 /* How the run ended, as every algorithm's closing line may tell it. */

@@ -248,6 +248,7 @@ static void fetch_parameters(machine *mc, long batch, int slot)
     mc->comms[i] = sg_mailbox_get_async(mc->inbox, (void **)&mc->replies[i]);
   msg_wait_all(mc->comms, lay->n_links);
   for (size_t i = 0; i < lay->n_links; i++) {
+    msg_received(mc->replies[i]);
     const sandblaster_slice_msg *m = sandblaster_slice_msg_of(mc->replies[i]);
     const ps_link *k = &lay->link[ps_layout_find(lay, m->shard)];
     xbt_assert(m->n == k->values, "machine %d of replica %d: %zu values from shard %d", mc->q, r->rank, m->n,

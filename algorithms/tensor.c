@@ -113,13 +113,17 @@ static void rank_actor(int argc, char **argv)
   for (long step = 0; step < p->steps; step++) {
     start_step(rk);
     for (long k = 0; k < p->microbatches; k++) {
+      account_label_push("mb %ld", k);
       load_microbatch(rk, k);
       tensor_rank_forward(rk, 1, 1);
       if (k == p->microbatches - 1)
         start_handing(rk);
       tensor_rank_backward(rk, 1, 1);
+      account_label_pop();
     }
+    account_label_push("gradient allreduce");
     allreduce_gradients(rk);
+    account_label_pop();
     if (rk->me == 0 && rk->rep == 0)
       metrics_slot_at(rk->tp->m, 0)->steps = step + 1;
   }

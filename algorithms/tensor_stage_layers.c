@@ -204,6 +204,7 @@ static void forward_layer(rank *rk, size_t l)
 {
   tensor *t = rk->tp;
   const gsl_vector *w = t->w ? t->w[l] : NULL;
+  account_label_push("forward layer %zu", l);
   if (rk->parts)
     transformer_fwd_ln1(rk->parts[l], w, rk->act[l]);
   gather_rows(rk, l, TRANSFORMER_XN);
@@ -220,6 +221,7 @@ static void forward_layer(rank *rk, size_t l)
   reduce_partial(rk, l);
   if (rk->parts)
     transformer_fwd_out(rk->parts[l], w, rk->act[l + 1]);
+  account_label_pop();
 }
 
 static void backward_layer(rank *rk, size_t l)
@@ -372,32 +374,53 @@ static void backward_fused(rank *rk)
 void tensor_rank_forward(rank *rk, int first, int last)
 {
   const tensor_params *p = rk->tp->p;
-  if (first && p->vocab)
+  if (first && p->vocab) {
+    account_label_push("forward embedding");
     forward_embedding(rk);
-  if (fused(rk))
+    account_label_pop();
+  }
+  if (fused(rk)) {
+    account_label_push("forward %zu layers fused", p->layers);
     forward_fused(rk);
-  else
+    account_label_pop();
+  } else
     for (size_t l = 0; l < p->layers; l++)
       forward_layer(rk, l);
-  if (last && p->vocab)
+  if (last && p->vocab) {
+    account_label_push("forward logits");
     forward_logits(rk);
+    account_label_pop();
+  }
 }
 
 void tensor_rank_backward(rank *rk, int first, int last)
 {
   const tensor_params *p = rk->tp->p;
-  if (last && p->vocab)
+  if (last && p->vocab) {
+    account_label_push("backward logits");
     backward_logits(rk);
-  if (fused(rk))
+    account_label_pop();
+  }
+  if (fused(rk)) {
+    account_label_push("backward %zu layers fused", p->layers);
     backward_fused(rk);
-  else
+    account_label_pop();
+  } else
     for (size_t l = p->layers; l-- > 0;) {
-      if (p->recompute)
+      if (p->recompute) {
+        account_label_push("recompute");
         forward_layer(rk, l); /* the same values again: the run is deterministic */
+        account_label_pop();
+      }
+      account_label_push("backward layer %zu", l);
       backward_layer(rk, l);
+      account_label_pop();
       if (rk->layer_done)
         rk->layer_done(rk); /* dp_overlap: the layer's gradients are final */
     }
-  if (first && p->vocab && rk->sn)
+  if (first && p->vocab && rk->sn) {
+    account_label_push("backward embedding");
     backward_embedding(rk);
+    account_label_pop();
+  }
 }

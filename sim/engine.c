@@ -680,20 +680,24 @@ static void fill_perf(const run_result *res, const report *rep, const run_config
   p->peak_tflops_per_device = sg_host_get_speed(cfg->hosts[0]) * cfg->cores * cfg->speed_factor / 1e12;
   p->mfu = p->tflops_per_device / p->peak_tflops_per_device;
   p->worker_role = rep->worker_role ? rep->worker_role : res->n_actors ? res->actors[0].role : NULL;
-  p->compute_pct = p->comm_pct = p->exposed_comm_pct = NAN;
+  p->compute_pct = p->comm_pct = p->exposed_comm_pct = p->idle_pct = NAN;
   size_t n = 0;
   double c = 0, w = 0, x = 0;
+  int idle = 0;
   for (size_t i = 0; p->worker_role && i < res->n_actors; i++)
     if (strcmp(res->actors[i].role, p->worker_role) == 0) {
       n++;
       c += res->actors[i].compute_s;
       w += res->actors[i].comm_s;
       x += res->actors[i].exposed_comm_s;
+      idle |= res->actors[i].declares_idle;
     }
   if (n > 0 && t > 0) {
     p->compute_pct = 100 * c / ((double)n * t);
     p->comm_pct = 100 * w / ((double)n * t);
     p->exposed_comm_pct = 100 * x / ((double)n * t);
+    if (idle) /* the bubble, the barriers, the end: whatever is neither compute nor data in flight */
+      p->idle_pct = fmax(0, 100 - p->compute_pct - p->comm_pct);
   } else
     p->worker_role = NULL;
 }

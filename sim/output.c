@@ -4,6 +4,7 @@
 #include "algorithms/account.h"
 #include "algorithms/registry.h"
 #include "sim/fileio.h"
+#include "sim/plot.h"
 
 #include <errno.h>
 #include <stdarg.h>
@@ -35,7 +36,7 @@ static int holds_summary(const char *dir)
 /* The result files of every run (the first five) and of a traced one; with every
  * algorithm's own (algorithm.h files), all the files a run may write. */
 static const char *const common_files[] = {"summary.json", "progress.csv", "staleness.csv", "links.csv",
-                                           "breakdown.csv", "trace.json"};
+                                           "breakdown.csv", "trace.json", "progress.png"};
 
 static int written(const char *name, const char *const *names, size_t n)
 {
@@ -131,10 +132,60 @@ static json_t *scenario_json(const scenario *sc)
   return root;
 }
 
+/* A JSON string's characters (the labels and names are the algorithms' own text). */
+static void json_chars(report_text *b, const char *s)
+{
+  for (; *s; s++)
+    if (*s == '"' || *s == '\\')
+      report_printf(b, "\\%c", *s);
+    else if ((unsigned char)*s < 0x20)
+      report_printf(b, "\\u%04x", (unsigned)(unsigned char)*s);
+    else
+      report_printf(b, "%c", *s);
+}
+
+/* One event of the timeline; its name is the actor's label at the time when it has one. */
+static void trace_event(report_text *b, const account_event *e, size_t pid)
+{
+  static const char *const kinds[] = {"compute", "wait", "send", "recv"};
+  const char *kind = kinds[e->kind];
+  int instant = e->kind == ACCOUNT_SEND || e->kind == ACCOUNT_RECV;
+  report_printf(b, "{\"name\": \"");
+  json_chars(b, e->label[0] && !instant ? e->label : kind);
+  report_printf(b, "\", \"cat\": \"%s\", \"ph\": \"X\", \"pid\": %zu, \"tid\": %zu, \"ts\": ", kind, pid, e->actor);
+  report_double(b, e->start * 1e6);
+  report_printf(b, ", \"dur\": ");
+  report_double(b, e->dur * 1e6);
+  if (e->kind == ACCOUNT_SEND) {
+    report_printf(b, ", \"args\": {\"bytes\": ");
+    report_double(b, e->bytes);
+    report_printf(b, ", \"to\": \"");
+    json_chars(b, e->dst);
+    report_printf(b, "\"");
+  } else if (e->kind == ACCOUNT_RECV)
+    report_printf(b, ", \"args\": {");
+  if (instant && e->label[0]) {
+    report_printf(b, "%s\"during\": \"", e->kind == ACCOUNT_SEND ? ", " : "");
+    json_chars(b, e->label);
+    report_printf(b, "\"");
+  }
+  report_printf(b, "%s}", instant ? "}" : "");
+  if (instant && e->flow) { /* the arrow from the send's slice to the receipt's */
+    report_printf(b, ",\n{\"name\": \"message\", \"cat\": \"flow\", \"ph\": \"%s\", %s\"id\": \"%lx\", "
+                  "\"pid\": %zu, \"tid\": %zu, \"ts\": ",
+                  e->kind == ACCOUNT_SEND ? "s" : "f", e->kind == ACCOUNT_SEND ? "" : "\"bp\": \"e\", ", e->flow, pid,
+                  e->actor);
+    report_double(b, e->start * 1e6);
+    report_printf(b, "}");
+  }
+}
+
 /* trace.json in Chrome's trace-event format (Perfetto, chrome://tracing): one process
  * per host, numbered in order of its first actor, one thread per actor (its breakdown
- * index); a complete event ("X") per execution and per communication wait, an instant
- * event ("i") per message sent with its bytes and destination; simulated microseconds. */
+ * index); a complete event ("X") per execution and per communication wait, named by what
+ * the algorithm said it was doing (account_label_push) or "compute" and "wait", a
+ * zero-length one per message sent and per message taken, joined by a flow arrow ("s" to
+ * "f", the message's id); simulated microseconds. */
 static void write_trace(report_text *b, const run_result *r)
 {
   size_t *host = xbt_malloc((r->n_actors ? r->n_actors : 1) * sizeof(size_t)), nh = 0;
@@ -150,22 +201,8 @@ static void write_trace(report_text *b, const run_result *r)
     report_printf(b, "{\"name\": \"thread_name\", \"ph\": \"M\", \"pid\": %zu, \"tid\": %zu, \"args\": {\"name\": \"%s\"}},\n",
                host[i], i, r->actors[i].name);
   }
-  static const char *const names[] = {"compute", "wait", "send"};
   for (size_t i = 0; i < r->n_trace_ev; i++) {
-    const account_event *e = &r->trace_ev[i];
-    report_printf(b, "{\"name\": \"%s\", \"cat\": \"%s\", \"ph\": \"%s\", \"pid\": %zu, \"tid\": %zu, \"ts\": ",
-               names[e->kind], e->kind == ACCOUNT_COMPUTE ? "compute" : "comm",
-               e->kind == ACCOUNT_SEND ? "i" : "X", host[e->actor], e->actor);
-    report_double(b, e->start * 1e6);
-    if (e->kind == ACCOUNT_SEND) {
-      report_printf(b, ", \"s\": \"t\", \"args\": {\"bytes\": ");
-      report_double(b, e->bytes);
-      report_printf(b, ", \"to\": \"%s\"}}", e->dst);
-    } else {
-      report_printf(b, ", \"dur\": ");
-      report_double(b, e->dur * 1e6);
-      report_printf(b, "}");
-    }
+    trace_event(b, &r->trace_ev[i], host[r->trace_ev[i].actor]);
     report_printf(b, "%s\n", i + 1 < r->n_trace_ev ? "," : "");
   }
   report_printf(b, "]}\n");
@@ -232,6 +269,8 @@ static json_t *performance_json(const report_perf *p)
   json_object_set_new(o, "compute_pct", report_num(p->compute_pct));
   json_object_set_new(o, "comm_pct", report_num(p->comm_pct));
   json_object_set_new(o, "exposed_comm_pct", report_num(p->exposed_comm_pct));
+  if (isfinite(p->idle_pct)) /* only where the workers declare idle waits (a pipeline's bubble) */
+    json_object_set_new(o, "idle_pct", report_num(p->idle_pct));
   return o;
 }
 
@@ -334,18 +373,25 @@ static char *summary_json(const run_result *r)
   return s;
 }
 
+/* progress.png, the run's own curve: 1 drawn, 0 none (no curve, or gnuplot failed: then
+ * one line says so, and the results are complete without it). */
+static int plot_progress_of(const char *dir, const run_result *r, const char *csv)
+{
+  char title[200], err[4400];
+  snprintf(title, sizeof title, "dtsim run: %s, held-out loss and accuracy", r->sc->run.algorithm);
+  int drawn = plot_progress(dir, title, csv, r->has_loss, r->has_accuracy, err, sizeof err);
+  if (drawn < 0)
+    fprintf(stderr, "dtsim: no progress.png: %s; the other result files are complete\n", err);
+  return drawn > 0;
+}
+
 int output_write_all(const char *dir, const run_result *r, char *err, size_t errlen)
 {
   int previous = holds_summary(dir) > 0;
   if (fileio_mkdirs(dir, err, errlen) != 0)
     return -1;
-  char *summary = summary_json(r);
   report_text b = {0};
-  report_printf(&b, "%s\n", summary);
-  free(summary);
-  int rc = fileio_write(dir, "summary.json", b.s, b.len, err, errlen);
-
-  b.len = 0;
+  int rc = 0;
   report_printf(&b, "sim_time_s,step,loss,accuracy\n");
   for (size_t i = 0; i < metrics_n_evals(r->m); i++) { /* what the run does not measure is an empty field */
     const metrics_eval *e = metrics_eval_at(r->m, i);
@@ -359,6 +405,7 @@ int output_write_all(const char *dir, const run_result *r, char *err, size_t err
     report_printf(&b, "\n");
   }
   rc = rc ? rc : fileio_write(dir, "progress.csv", b.s, b.len, err, errlen);
+  int curve = rc == 0 ? plot_progress_of(dir, r, b.s) : 0;
 
   b.len = 0;
   report_printf(&b, "staleness,count\n");
@@ -404,17 +451,25 @@ int output_write_all(const char *dir, const run_result *r, char *err, size_t err
     rc = rc ? rc : fileio_write(dir, "trace.json", b.s, b.len, err, errlen);
   }
 
-  const char **names = xbt_malloc((7 + r->rep->n_files) * sizeof *names);
+  const char **names = xbt_malloc((8 + r->rep->n_files) * sizeof *names);
   size_t n_names = 0;
   for (size_t i = 0; i < 5; i++)
     names[n_names++] = common_files[i];
   if (r->trace_ev != NULL)
     names[n_names++] = "trace.json";
+  if (curve)
+    names[n_names++] = "progress.png";
   for (size_t i = 0; i < r->rep->n_files; i++) {
     const report_file *f = &r->rep->files[i];
     rc = rc ? rc : fileio_write(dir, f->name, f->text.s ? f->text.s : "", f->text.len, err, errlen);
     names[n_names++] = f->name;
   }
+  /* summary.json last: a folder holding it holds the whole result (a sweep resumes on that) */
+  char *summary = summary_json(r);
+  b.len = 0;
+  report_printf(&b, "%s\n", summary);
+  free(summary);
+  rc = rc ? rc : fileio_write(dir, "summary.json", b.s, b.len, err, errlen);
   if (rc == 0 && previous)
     remove_stale(dir, names, n_names);
   xbt_free(names);

@@ -45,7 +45,8 @@ typedef struct run_result {
 /* Creates dir if needed and writes the five result files (summary.json, progress.csv,
  * staleness.csv, links.csv, breakdown.csv) into it atomically, trace.json when
  * r->trace_ev is set, and the algorithm's own files (r->rep); summary.json holds the
- * algorithm's blocks after "status". When dir held another run (a dtsim summary.json),
+ * algorithm's blocks after "status" and is written last, so a folder holding it holds
+ * the whole result (a resumed sweep counts such a point as finished). When dir held another run (a dtsim summary.json),
  * that run's result files this one did not write are removed afterwards; other files
  * stay. Returns 0, or -1 with one line in err. */
 int output_write_all(const char *dir, const run_result *r, char *err, size_t errlen);

@@ -32,3 +32,12 @@ void progress_line(char *buf, size_t len, const progress_point *p)
     snprintf(at(buf, len, n), room(len, n), "%s about %.0f s of wall time to go",
              p->may_end_sooner ? ", at most" : ",", p->spent * (p->bound - p->t) / p->t);
 }
+
+void progress_sweep_left(char *buf, size_t len, size_t ran, size_t left, double spent)
+{
+  if (len == 0)
+    return;
+  buf[0] = '\0';
+  if (ran > 0 && left > 0 && spent >= PROGRESS_MIN_SPENT)
+    snprintf(buf, len, ", about %.0f s of wall time to go", spent * (double)left / (double)ran);
+}

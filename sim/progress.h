@@ -21,4 +21,9 @@ typedef struct progress_point {
  * run.max_steps or a target may end the run sooner). */
 void progress_line(char *buf, size_t len, const progress_point *p);
 
+/* The wall time a sweep has left, for its per-point line: ", about N s of wall time to go"
+ * at the pace of the ran points finished in spent wall seconds, left points still to run;
+ * "" when none has finished yet, in the first wall second, or when none is left. */
+void progress_sweep_left(char *buf, size_t len, size_t ran, size_t left, double spent);
+
 #endif

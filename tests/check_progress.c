@@ -70,6 +70,21 @@ START_TEST(test_progress_truncated)
 }
 END_TEST
 
+/* A sweep's time left: the pace of the points finished so far times the points left. */
+START_TEST(test_progress_sweep)
+{
+  char line[80];
+  progress_sweep_left(line, sizeof line, 2, 4, 10); /* 5 s a point, 4 to go */
+  ck_assert_str_eq(line, ", about 20 s of wall time to go");
+  progress_sweep_left(line, sizeof line, 3, 0, 10); /* the last point: nothing left */
+  ck_assert_str_eq(line, "");
+  progress_sweep_left(line, sizeof line, 0, 4, 10); /* no pace yet */
+  ck_assert_str_eq(line, "");
+  progress_sweep_left(line, sizeof line, 1, 4, 0.5); /* the first wall second */
+  ck_assert_str_eq(line, "");
+}
+END_TEST
+
 Suite *progress_suite(void)
 {
   Suite *s = suite_create("progress");
@@ -77,6 +92,7 @@ Suite *progress_suite(void)
   ADD_TCASE(s, "unmeasured", test_progress_unmeasured);
   ADD_TCASE(s, "no_estimate", test_progress_no_estimate);
   ADD_TCASE(s, "truncated", test_progress_truncated);
+  ADD_TCASE(s, "sweep", test_progress_sweep);
   return s;
 }
 

@@ -173,7 +173,7 @@ START_TEST(test_outputs_pipeline_memory)
   }
   ck_assert(near(json_number_value(json_object_get(m, "total_bytes")), best));
   ck_assert(json_number_value(json_object_get(m, "optimizer_bytes")) == 0); /* SGD */
-  ck_assert_msg(strstr(line, "per GPU") && strstr(line, "bubble") && strstr(line, "pp-device: compute"), "%s", line);
+  ck_assert_msg(strstr(line, "per device") && strstr(line, "bubble") && strstr(line, "pp-device: compute"), "%s", line);
   free(line);
   json_decref(j);
   free(dir);
@@ -308,7 +308,6 @@ START_TEST(test_outputs_links_named)
 }
 END_TEST
 
-#ifndef DTSIM_SANITIZE
 /* Width and height of a PNG, from its IHDR chunk. */
 static void png_size(const char *path, unsigned *w, unsigned *h)
 {
@@ -316,10 +315,43 @@ static void png_size(const char *path, unsigned *w, unsigned *h)
   FILE *f = fopen(path, "rb");
   ck_assert_msg(f && fread(b, 1, 24, f) == 24, "%s", path);
   fclose(f);
+  ck_assert_msg(memcmp(b, "\x89PNG", 4) == 0, "%s is not a PNG", path);
   *w = (unsigned)b[16] << 24 | (unsigned)b[17] << 16 | (unsigned)b[18] << 8 | b[19];
   *h = (unsigned)b[20] << 24 | (unsigned)b[21] << 16 | (unsigned)b[22] << 8 | b[23];
 }
-#endif
+
+/* Every run with a curve draws it: progress.png (loss and accuracy against simulated
+ * time); a run without one (a collective: one timing, no evaluation) draws none and a
+ * rerun into the folder removes the earlier picture; without gnuplot one line says so
+ * and the run ends as it would, its other files complete. */
+START_TEST(test_outputs_progress_plot)
+{
+  char *dir = cli_tmpdir();
+  /* 2,000 steps of 0.1 us, an evaluation every 20 us: 11 points */
+  const char *sgd[] = {"run", "--set", "run.algorithm=sgd", "--set", "run.max_steps=2000", "--set",
+                       "run.eval_every=0.00002", "--set", "model.layers=8,16,3", "--set", "data.train=400",
+                       "--set", "data.test=100", "--quiet", "--out", "out", NULL};
+  ck_assert_int_eq(cli_run(dir, sgd), 0);
+  char png[1100];
+  snprintf(png, sizeof png, "%s/out/progress.png", dir);
+  unsigned w, h;
+  png_size(png, &w, &h);
+  ck_assert_msg(w == 640 && h == 400, "%ux%u", w, h);
+  ck_assert(!cli_exists(dir, "out/.progress.png.tmp"));
+  const char *coll[] = {"run", "--set", "run.algorithm=collective", "--quiet", "--out", "out", NULL};
+  ck_assert_int_eq(cli_run(dir, coll), 0);
+  ck_assert_msg(!cli_exists(dir, "out/progress.png"), "a collective run has no curve to draw");
+  setenv("PATH", "/nonexistent-dtsim-test", 1); /* no gnuplot to be found */
+  ck_assert_int_eq(cli_run(dir, sgd), 0);
+  char *err = cli_read(dir, "stderr");
+  ck_assert_msg(cli_lines(err) == 1 && strstr(err, "no progress.png") && strstr(err, "is gnuplot installed"), "%s",
+                err);
+  ck_assert(cli_exists(dir, "out/summary.json") && cli_exists(dir, "out/progress.csv"));
+  ck_assert(!cli_exists(dir, "out/progress.png") && !cli_exists(dir, "out/.progress.png.tmp"));
+  free(err);
+  free(dir);
+}
+END_TEST
 
 /* The plots draw the formula (the collectives' "paper") beside dtsim for both panels, with
  * the legends outside the plots (the canvas widened for them); the shared helper writes a
@@ -357,7 +389,7 @@ static Suite *outputs_suite(void)
   ADD_TCASE(s, "performance", test_outputs_performance_downpour, test_outputs_mfu_is_compute_share,
             test_outputs_tensor_memory, test_outputs_pipeline_memory, test_outputs_sweep_metrics,
             test_outputs_links_named);
-  ADD_TCASE(s, "plots", test_outputs_reproduction_plots);
+  ADD_TCASE(s, "plots", test_outputs_reproduction_plots, test_outputs_progress_plot);
   TCase *tc = tcase_create("everywhere");
   tcase_set_timeout(tc, 300);
   tcase_add_test(tc, test_outputs_performance_everywhere);

@@ -382,6 +382,56 @@ START_TEST(test_pipeline_bad_input)
 }
 END_TEST
 
+/* Where a device's time goes: waiting for the previous stage to send (the bubble) is idle,
+ * not communication, and compute + comm + idle make its whole time. On free links the
+ * communication share is nil and the idle one the bubble, (p-1)/(m+p-1) within
+ * TOL_BUBBLE_REL; the closing line says so, and memory "per device". */
+START_TEST(test_pipeline_time_shares)
+{
+  char *dir = fast_dir();
+  const char *sets[] = {"pipeline.stages=4", "pipeline.microbatches=8", "pipeline.schedule=1f1b", NULL};
+  json_t *j = run_fast(dir, "out", sets);
+  json_t *perf = json_object_get(j, "performance");
+  double c = json_number_value(json_object_get(perf, "compute_pct")),
+         w = json_number_value(json_object_get(perf, "comm_pct")),
+         idle = json_number_value(json_object_get(perf, "idle_pct"));
+  ck_assert_msg(json_is_number(json_object_get(perf, "idle_pct")), "no idle_pct");
+  ck_assert_msg(fabs(c + w + idle - 100) < 1e-9, "compute %g + comm %g + idle %g", c, w, idle);
+  ck_assert_msg(w < 1e-3, "free links, yet comm %g%%", w); /* 1e-11 s messages against ms of compute */
+  double bubble = pnum(j, "bubble_fraction");
+  ck_assert_msg(rel(idle / 100, bubble) < TOL_BUBBLE_REL, "idle %g%%, bubble %g", idle, bubble);
+  json_decref(j);
+  const char *args[] = {"run", "--out", "o2", "--set", "run.algorithm=pipeline", "--set", "model.numerics=off",
+                        "--set", LAYERS64, "--set", "platform.preset=", "--set", "platform.file=fast.xml", "--set",
+                        "pipeline.stages=4", "--set", "run.max_steps=2", NULL};
+  ck_assert_int_eq(cli_run(dir, args), 0);
+  char *line = cli_read(dir, "stdout"), *err = cli_read(dir, "stderr");
+  ck_assert_msg(strstr(line, " per device;") && strstr(line, ", idle "), "%s", line);
+  ck_assert_msg(err[0] == '\0', "a warning on a compute-bound pipeline: %s", err);
+  free(line);
+  free(err);
+  free(dir);
+}
+END_TEST
+
+/* Microbatches of nanoseconds against 50 us links measure the network: one warning line on
+ * stderr, and the run goes on (exit 0). */
+START_TEST(test_pipeline_latency_warning)
+{
+  char *dir = cli_tmpdir();
+  const char *args[] = {"run", "--quiet", "--out", "out", "--set", "run.algorithm=pipeline", "--set",
+                        "model.numerics=off", "--set", "model.layers=16,32,32,32,32,4", "--set", "pipeline.stages=4",
+                        "--set", "run.max_steps=2", NULL};
+  ck_assert_int_eq(cli_run(dir, args), 0);
+  char *err = cli_read(dir, "stderr");
+  ck_assert_msg(cli_lines(err) == 1 && strstr(err, "dtsim: warning: pipeline:") && strstr(err, "latency between stages"),
+                "%s", err);
+  ck_assert(cli_exists(dir, "out/summary.json"));
+  free(err);
+  free(dir);
+}
+END_TEST
+
 static Suite *pipeline_suite(void)
 {
   Suite *s = suite_create("pipeline");
@@ -391,6 +441,8 @@ static Suite *pipeline_suite(void)
   tcase_add_test(tc, test_pipeline_stash);
   tcase_add_test(tc, test_pipeline_interleaved_bubble);
   tcase_add_test(tc, test_pipeline_recompute_timing);
+  tcase_add_test(tc, test_pipeline_time_shares);
+  tcase_add_test(tc, test_pipeline_latency_warning);
   suite_add_tcase(s, tc);
   tc = tcase_create("gradient");
   tcase_set_timeout(tc, 120);

@@ -74,7 +74,9 @@ START_TEST(test_sweep_product)
   ck_assert_int_eq(cli_lines(csv), 1 + 6);
   static const char header[] = "sgd.lr,sgd.batch,sim_time_s,steps,examples,final_loss,final_accuracy,"
                                "time_to_target_s,status,bytes_total,hosts_used,step_time_s,examples_per_s,"
-                               "tflops_per_device,mfu,compute_pct,comm_pct,exposed_comm_pct\n";
+                               "tflops_per_device,mfu,compute_pct,comm_pct,exposed_comm_pct,"
+                               /* then summary.json's blocks, flattened: staleness first */
+                               "staleness.mean,staleness.p50,staleness.p99,staleness.max,performance.step,";
   ck_assert_msg(strncmp(csv, header, strlen(header)) == 0, "%s", csv);
   /* the first --vary slowest; each row is its point folder's summary.json */
   static const char *lr[] = {"0.01", "0.01", "0.1", "0.1", "0.5", "0.5"};
@@ -180,8 +182,12 @@ START_TEST(test_sweep_bad_options)
   cli_assert_bad_input(dir, missing, "nope.ini");
   const char *jobs[] = {"sweep", "tiny.ini", "--out", "out", "--vary", "sgd.lr=0.1", "--jobs", "0", NULL};
   cli_assert_bad_input(dir, jobs, "--jobs");
-  const char *metric[] = {"sweep", "tiny.ini", "--out", "out", "--vary", "sgd.lr=0.1", "--plot-metric", "speed", NULL};
-  cli_assert_bad_input(dir, metric, "--plot-metric speed");
+  /* a block's member is known only once a point has run (test_sweep_headline_metrics), but a
+   * name no block can have is refused at once */
+  const char *metric[] = {"sweep", "tiny.ini", "--out", "out", "--vary", "sgd.lr=0.1", "--plot-metric", "speed.up", NULL};
+  cli_assert_bad_input(dir, metric, "--plot-metric speed.up");
+  const char *status[] = {"sweep", "tiny.ini", "--out", "out", "--vary", "sgd.lr=0.1", "--plot-metric", "status", NULL};
+  cli_assert_bad_input(dir, status, "--plot-metric status");
   const char *opt[] = {"sweep", "tiny.ini", "--out", "out", "--vary", "sgd.lr=0.1", "--frobnicate", NULL};
   cli_assert_bad_input(dir, opt, "--frobnicate");
   /* each value is valid alone, one combination is not: the point is named */
@@ -191,12 +197,20 @@ START_TEST(test_sweep_bad_options)
   const char *combo[] = {"sweep", "split.ini", "--out", "out", "--vary", "downpour.partitions=1,2", "--vary",
                          "downpour.overlap=off,on", "--emit-jobs", NULL};
   cli_assert_bad_input(dir, combo, "point 004-partitions=2-overlap=on: split.ini: downpour.overlap");
-  /* a second sweep into the same folder would mix two sweeps' points */
+  /* another sweep into the same folder would mix two sweeps' points (the same one resumes:
+   * test_sweep_resume) */
   const char *ok[] = {"sweep", "tiny.ini", "--quiet", "--out", "s", "--vary", "sgd.lr=0.1", NULL};
   free(run_expect(dir, ok, 0));
-  free(run_expect(dir, ok, 2));
-  char *err = cli_read(dir, "stderr");
-  ck_assert_msg(cli_lines(err) == 1 && strstr(err, "already holds a sweep"), "%s", err);
+  const char *other[] = {"sweep", "tiny.ini", "--quiet", "--out", "s", "--vary", "sgd.lr=0.2", NULL};
+  char *err = run_expect(dir, other, 2);
+  ck_assert_msg(cli_lines(err) == 1 && strstr(err, "--out s: holds a sweep of another grid"), "%s", err);
+  free(err);
+  /* a folder with points/ but no sweep.json (an older dtsim's) cannot be told apart */
+  char path[1024];
+  snprintf(path, sizeof(path), "%s/s/sweep.json", dir);
+  ck_assert_int_eq(remove(path), 0);
+  err = run_expect(dir, ok, 2);
+  ck_assert_msg(cli_lines(err) == 1 && strstr(err, "already holds a sweep that cannot be resumed"), "%s", err);
   free(err);
   free(dir);
 }
@@ -268,6 +282,118 @@ START_TEST(test_sweep_emit_merge)
 }
 END_TEST
 
+/* An interrupted sweep, rerun with the same command, runs only its unfinished points and
+ * ends with the files an uninterrupted sweep writes; another grid or scenario is refused. */
+START_TEST(test_sweep_resume)
+{
+  char *dir = tiny_dir();
+  sweep_lr_batch(dir, "out", "2");
+  char *csv = cli_read(dir, "out/sweep.csv");
+  ck_assert_ptr_nonnull(csv);
+  ck_assert_int_eq(sh_in(dir, "cp out/sweep.png first.png"), 0);
+  /* as a sweep stopped by Ctrl-C leaves it: no sweep.csv or sweep.png, a point without its
+   * result (a run ended before summary.json), a point never started (no folder) */
+  ck_assert_int_eq(sh_in(dir, "rm out/sweep.csv out/sweep.png out/points/003-lr=0.1-batch=8/summary.json && "
+                              "rm -r out/points/005-lr=0.5-batch=8 && echo kept >> out/points/001-lr=0.01-batch=8/run.log"),
+                   0);
+  const char *again[] = {"sweep", "tiny.ini", "--vary", "sgd.lr=0.01,0.1,0.5", "--vary", "sgd.batch=8,32",
+                         "--out", "out", "--jobs", "2", NULL};
+  char *err = run_expect(dir, again, 0);
+  ck_assert_msg(strstr(err, "resuming out: 4 of 6 points finished already, 2 to run") && strstr(err, "6/6 done"),
+                "%s", err);
+  free(err);
+  /* the finished points were not run again: point 1's log keeps what was added to it */
+  char *log = cli_read(dir, "out/points/001-lr=0.01-batch=8/run.log");
+  ck_assert_msg(log && strstr(log, "kept\n"), "point 1 was run again: %s", log ? log : "(no log)");
+  free(log);
+  ck_assert(cli_exists(dir, "out/points/005-lr=0.5-batch=8/summary.json"));
+  char *csv2 = cli_read(dir, "out/sweep.csv");
+  ck_assert_ptr_nonnull(csv2);
+  ck_assert_msg(strcmp(csv, csv2) == 0, "uninterrupted:\n%sresumed:\n%s", csv, csv2);
+  ck_assert_msg(sh_in(dir, "cmp -s first.png out/sweep.png") == 0, "sweep.png differs from the uninterrupted sweep's");
+  /* another scenario (a --set), another grid, another --cfg: one line, exit 2, nothing run */
+  const char *set[] = {"sweep", "tiny.ini", "--vary", "sgd.lr=0.01,0.1,0.5", "--vary", "sgd.batch=8,32", "--set",
+                       "run.max_steps=30", "--out", "out", NULL};
+  err = run_expect(dir, set, 2);
+  ck_assert_msg(cli_lines(err) == 1 && strstr(err, "another scenario (run.max_steps = 20 there, 30 here)"), "%s", err);
+  free(err);
+  const char *grid[] = {"sweep", "tiny.ini", "--vary", "sgd.lr=0.01,0.1", "--vary", "sgd.batch=8,32", "--out", "out", NULL};
+  err = run_expect(dir, grid, 2);
+  ck_assert_msg(cli_lines(err) == 1 && strstr(err, "another grid"), "%s", err);
+  free(err);
+  const char *cfg[] = {"sweep", "tiny.ini", "--vary", "sgd.lr=0.01,0.1,0.5", "--vary", "sgd.batch=8,32", "--out", "out",
+                       "--cfg=network/crosstraffic:0", NULL};
+  err = run_expect(dir, cfg, 2);
+  ck_assert_msg(cli_lines(err) == 1 && strstr(err, "--cfg"), "%s", err);
+  free(err);
+  free(csv);
+  free(csv2);
+  free(dir);
+}
+END_TEST
+
+/* The index of column name in csv's header line, or -1. */
+static int csv_column(const char *csv, const char *name)
+{
+  size_t nl = strlen(name);
+  int f = 0;
+  for (const char *p = csv; *p && *p != '\n'; f++) {
+    size_t n = strcspn(p, ",\n");
+    if (n == nl && strncmp(p, name, n) == 0)
+      return f;
+    p += n + (p[n] == ',');
+  }
+  return -1;
+}
+
+/* A size sweep of a timing-only allreduce: each algorithm's summary.json blocks are
+ * sweep.csv columns (collective.busbw_gbps), and --plot-metric names one by its end. */
+START_TEST(test_sweep_headline_metrics)
+{
+  char *dir = tiny_dir();
+  cli_write(dir, "coll.ini", "[run]\nalgorithm = collective\n[model]\nnumerics = off\n");
+  const char *args[] = {"sweep", "coll.ini", "--vary", "collective.bytes=1024,65536,4194304", "--out", "out",
+                        "--quiet", "--plot-metric", "busbw_gbps", NULL};
+  free(run_expect(dir, args, 0));
+  ck_assert(cli_exists(dir, "out/sweep.png"));
+  char *csv = cli_read(dir, "out/sweep.csv");
+  ck_assert_ptr_nonnull(csv);
+  int busbw = csv_column(csv, "collective.busbw_gbps"), algbw = csv_column(csv, "collective.algbw_gbps");
+  ck_assert_msg(busbw > 0 && algbw > 0 && csv_column(csv, "staleness.max") > 0 &&
+                    csv_column(csv, "collective.check.exact") > 0,
+                "%s", csv);
+  ck_assert_int_eq(csv_column(csv, "collective.per_stage"), -1); /* arrays are left out */
+  static const char *const pts[] = {"001-bytes=1024", "002-bytes=65536", "003-bytes=4194304"};
+  for (int i = 0; i < 3; i++) {
+    char f[64], path[512];
+    snprintf(path, sizeof(path), "%s/out/points/%s/summary.json", dir, pts[i]);
+    json_t *summary = json_load_file(path, 0, NULL);
+    ck_assert_ptr_nonnull(summary);
+    json_t *coll = json_object_get(summary, "collective");
+    csv_field(csv, i + 1, busbw, f, sizeof(f));
+    ck_assert_msg(strtod(f, NULL) == json_real_value(json_object_get(coll, "busbw_gbps")), "point %d: %s", i + 1, f);
+    csv_field(csv, i + 1, algbw, f, sizeof(f));
+    ck_assert_msg(strtod(f, NULL) == json_real_value(json_object_get(coll, "algbw_gbps")), "point %d: %s", i + 1, f);
+    json_decref(summary);
+  }
+  free(csv);
+  /* a text column cannot be drawn: sweep.csv is kept, the line says how to draw another */
+  const char *text[] = {"sweep", "--merge", "out", "--quiet", "--plot-metric", "collective.op", NULL};
+  char *err = run_expect(dir, text, 2);
+  ck_assert_msg(cli_lines(err) == 1 && strstr(err, "--plot-metric collective.op: not a numeric column") &&
+                    strstr(err, "collective.busbw_gbps"),
+                "%s", err);
+  free(err);
+  /* a name no summary.json block can have is refused before anything runs */
+  char *fresh = tiny_dir();
+  const char *bad[] = {"sweep", "tiny.ini", "--vary", "sgd.lr=0.1,0.2", "--out", "out", "--plot-metric",
+                       "nosuchblock.busbw_gbps", NULL};
+  cli_assert_bad_input(fresh, bad, "--plot-metric nosuchblock.busbw_gbps");
+  free(fresh);
+  free(dir);
+}
+END_TEST
+
 START_TEST(test_sweep_failed_point)
 {
   char *dir = tiny_dir();
@@ -331,6 +457,7 @@ static Suite *sweep_suite(void)
   tcase_set_timeout(tc, 120);
   tcase_add_test(tc, test_sweep_product);
   tcase_add_test(tc, test_sweep_categories_and_help);
+  tcase_add_test(tc, test_sweep_headline_metrics);
   suite_add_tcase(s, tc);
   tc = tcase_create("determinism");
   tcase_set_timeout(tc, 120);
@@ -345,6 +472,10 @@ static Suite *sweep_suite(void)
   tc = tcase_create("emit");
   tcase_set_timeout(tc, 120);
   tcase_add_test(tc, test_sweep_emit_merge);
+  suite_add_tcase(s, tc);
+  tc = tcase_create("resume");
+  tcase_set_timeout(tc, 120);
+  tcase_add_test(tc, test_sweep_resume);
   suite_add_tcase(s, tc);
   return s;
 }

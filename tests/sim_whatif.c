@@ -364,7 +364,9 @@ END_TEST
  * runs and with two threads, and leaves the other result files as they are without it.
  * The tensor run of the breakdown test (synchronous): per rank, the compute events add
  * up to compute_s and the wait events to comm_s; every message is one send event, whose
- * bytes add up to comm.bytes_total. */
+ * bytes add up to comm.bytes_total; events are named by what the rank was doing (layer,
+ * pass, microbatch, collective); every send starts a flow arrow that ends, once, where
+ * the other rank takes the message, no earlier. */
 START_TEST(test_whatif_trace)
 {
   char *dir = cli_tmpdir();
@@ -393,20 +395,49 @@ START_TEST(test_whatif_trace)
   json_t *tr = json_loads(ta, 0, &je);
   ck_assert_msg(tr != NULL, "trace.json: %s (line %d)", je.text, je.line);
   double compute[2] = {0, 0}, wait[2] = {0, 0}, bytes = 0;
-  size_t i;
-  json_t *e;
+  size_t i, sends = 0, named[3] = {0, 0, 0};
+  json_t *e, *starts = json_object(), *ends = json_object();
   json_array_foreach(json_object_get(tr, "traceEvents"), i, e)
   {
     const char *name = json_string_value(json_object_get(e, "name"));
+    const char *cat = json_string_value(json_object_get(e, "cat"));
+    const char *ph = json_string_value(json_object_get(e, "ph"));
     size_t tid = (size_t)json_integer_value(json_object_get(e, "tid"));
     double dur = json_number_value(json_object_get(e, "dur")) * 1e-6;
-    if (strcmp(name, "compute") == 0)
+    if (cat == NULL) /* the process and thread names */
+      continue;
+    if (strcmp(cat, "compute") == 0)
       compute[tid] += dur;
-    else if (strcmp(name, "wait") == 0)
+    else if (strcmp(cat, "wait") == 0)
       wait[tid] += dur;
-    else if (strcmp(name, "send") == 0)
+    else if (strcmp(cat, "send") == 0) {
       bytes += json_number_value(json_object_get(json_object_get(e, "args"), "bytes"));
+      sends++;
+    } else if (strcmp(cat, "flow") == 0) {
+      const char *id = json_string_value(json_object_get(e, "id"));
+      json_t *side = strcmp(ph, "s") == 0 ? starts : ends;
+      ck_assert_msg(id && json_object_get(side, id) == NULL, "flow %s: two '%s' events", id, ph);
+      json_object_set(side, id, e);
+    }
+    named[0] += strstr(name, "forward layer ") != NULL && strcmp(cat, "compute") == 0;
+    named[1] += strstr(name, "backward layer ") != NULL && strcmp(cat, "compute") == 0;
+    named[2] += strstr(name, "mb 0: forward layer 0: allreduce ring") == name && strcmp(cat, "wait") == 0;
   }
+  ck_assert_msg(named[0] > 0 && named[1] > 0 && named[2] > 0, "unnamed events: %zu forward, %zu backward, %zu allreduce",
+                named[0], named[1], named[2]);
+  ck_assert_int_eq(json_object_size(starts), sends);
+  ck_assert_int_eq(json_object_size(ends), sends); /* a synchronous run takes every message */
+  const char *id;
+  json_t *s;
+  json_object_foreach(starts, id, s)
+  {
+    json_t *f = json_object_get(ends, id);
+    ck_assert_msg(f != NULL, "flow %s never ends", id);
+    ck_assert(json_number_value(json_object_get(f, "ts")) >= json_number_value(json_object_get(s, "ts")));
+    ck_assert(json_integer_value(json_object_get(f, "tid")) != json_integer_value(json_object_get(s, "tid")));
+  }
+  json_decref(starts);
+  json_decref(ends);
   for (int r = 0; r < 2; r++) {
     ck_assert_double_eq_tol(compute[r], role_num(j, "tensor", "compute_s"), TOL_BREAKDOWN_REL * compute[r]);
     ck_assert_double_eq_tol(wait[r], role_num(j, "tensor", "comm_s"), TOL_BREAKDOWN_REL * wait[r]);

@@ -4,6 +4,7 @@
 #include "sim/lab/reproduce.h"
 #include "sim/fileio.h"
 #include "sim/interrupt.h"
+#include "sim/plot.h"
 
 #include <errno.h>
 #include <signal.h>
@@ -396,20 +397,10 @@ int reproduce_gp_block(char *buf, size_t len, const char *name, const double *x,
 
 int reproduce_plot(const char *dir, const char *name, const char *script, char *err, size_t len)
 {
-  FILE *g = popen("gnuplot 2>&1", "w");
-  if (g == NULL) {
-    snprintf(err, len, "cannot run gnuplot: %s", strerror(errno));
-    return -1;
-  }
-  fputs(script, g);
-  if (pclose(g) != 0) {
-    snprintf(err, len, "gnuplot failed to draw %s/%s.png (is gnuplot installed?)", dir, name);
-    return -1;
-  }
   char tmp[600], png[600];
   snprintf(tmp, sizeof(tmp), "%s/.%s.png.tmp", dir, name);
   snprintf(png, sizeof(png), "%s/%s.png", dir, name);
-  return rename(tmp, png) == 0 ? 0 : -1;
+  return plot_gnuplot(script, tmp, png, 1, err, len);
 }
 
 /* Draws fig3.png from dir/fig3.csv: one curve per network present. */

@@ -26,6 +26,8 @@
 #include "sim/scenario.h"
 #include "sim/interrupt.h"
 #include "sim/lab/spawn.h"
+#include "sim/progress.h"
+#include "sim/wallclock.h"
 
 #define ERRLEN 1400
 
@@ -44,7 +46,8 @@ static const char usage[] =
     "              sim_time_s,steps,examples,final_loss,final_accuracy,time_to_target_s,\n"
     "              status,bytes_total,hosts_used, and performance's step_time_s,\n"
     "              examples_per_s,tflops_per_device,mfu,compute_pct,comm_pct,exposed_comm_pct\n"
-    "              from each summary.json (empty: null)\n"
+    "              from each summary.json (empty: null), then its staleness block and the\n"
+    "              blocks after status flattened: staleness.p99, collective.busbw_gbps, ...\n"
     "  sweep.png   the --plot-metric against the first varied key, one line per\n"
     "              combination of the other keys (categories when a value is not a number)\n"
     "The whole sweep is checked before anything runs: every key, every value and every\n"
@@ -58,13 +61,17 @@ static const char usage[] =
     "  --set S.K=V     a key fixed for every point, as in dtsim run\n"
     "  --seed N        master seed of every point (same as --set run.seed=N)\n"
     "  --jobs N        points run at once (default: 1)\n"
-    "  --out DIR       the sweep folder (default ./dtsim-sweep); it must not hold a sweep already\n"
+    "  --out DIR       the sweep folder (default ./dtsim-sweep); when it holds this same sweep\n"
+    "                  (interrupted: the same scenario, grid and --cfg), only the points without\n"
+    "                  a result run; another sweep there is refused\n"
     "  --plot-metric M y axis of sweep.png: any numeric column of sweep.csv, sim_time_s\n"
     "                  (default), steps, examples, final_loss, final_accuracy, time_to_target_s,\n"
     "                  bytes_total, hosts_used, step_time_s, examples_per_s, tflops_per_device,\n"
-    "                  mfu, compute_pct, comm_pct or exposed_comm_pct\n"
+    "                  mfu, compute_pct, comm_pct, exposed_comm_pct, or a block's column by its\n"
+    "                  whole name (collective.busbw_gbps) or its end when unique (busbw_gbps)\n"
     "  --emit-jobs     write DIR's point folders, run nothing, and print one shell command per\n"
-    "                  point (in order; line N is point N) for GNU parallel or a Slurm array;\n"
+    "                  point without a result (in order; in a new folder line N is point N) for\n"
+    "                  GNU parallel or a Slurm array;\n"
     "                  then `dtsim sweep --merge DIR` writes sweep.csv and sweep.png\n"
     "  --merge DIR...  rebuild sweep.csv and sweep.png from sweep folders or point folders\n"
     "                  (every point of the sweep, each once); written into --out, by default\n"
@@ -223,18 +230,126 @@ static void point_pick(size_t i, const vary *vs, size_t nv, size_t *pick)
   }
 }
 
-/* Whether a sweep can be written into out: not a sweep folder already, and out or its
- * nearest existing ancestor a writable folder. Returns 0, or -1 with a message. */
-static int out_unusable(const char *out, char *err, size_t len)
+/* ---- resuming: what makes two sweeps the same ---------------------------------- */
+
+/* The sweep's identity, as OUT/sweep.json keeps it: every scenario key but the varied
+ * ones with its effective value (after the file, --set and --seed; "section.key":
+ * "value"), the --vary lists and the --cfg options. Two runs of `dtsim sweep` with the
+ * same identity make the same points, so the second resumes the first. */
+static json_t *sweep_identity(const char *scenario_path, const char *const *sets, size_t nsets, const char *seed,
+                              const vary *vs, size_t nv, const char *const *sg, size_t nsg)
 {
-  char p[PATHLEN];
+  char err[ERRLEN];
+  scenario base;
+  scenario_defaults(&base);
+  xbt_assert(scenario_load_file(&base, scenario_path, err, sizeof(err)) == 0, "checked: %s", err);
+  for (size_t i = 0; i < nsets; i++)
+    xbt_assert(scenario_set(&base, sets[i], err, sizeof(err)) == 0, "checked: %s", err);
+  if (seed)
+    xbt_assert(set_one(&base, "run.seed", seed, err, sizeof(err)) == 0, "checked: %s", err);
+  json_t *keys = json_object(), *grid = json_array(), *cfg = json_array();
+  for (size_t i = 0; i < scenario_key_count(); i++) {
+    const char *section, *key, *def, *unit, *doc;
+    char value[SCENARIO_STR + 64], full[200];
+    scenario_key_at(&base, i, &section, &key, value, sizeof(value), &def, &unit, &doc);
+    snprintf(full, sizeof(full), "%s.%s", section, key);
+    int varied = 0;
+    for (size_t k = 0; k < nv && !varied; k++)
+      varied = strcmp(vs[k].key, full) == 0;
+    if (!varied)
+      json_object_set_new(keys, full, json_string(value));
+  }
+  for (size_t k = 0; k < nv; k++) {
+    json_t *values = json_array();
+    for (size_t i = 0; i < vs[k].n; i++)
+      json_array_append_new(values, json_string(vs[k].values[i]));
+    json_array_append_new(grid, json_pack("{s:s, s:o}", "key", vs[k].key, "values", values));
+  }
+  for (size_t i = 0; i < nsg; i++)
+    if (strncmp(sg[i], "--cfg=", 6) == 0) /* --log changes run.log only */
+      json_array_append_new(cfg, json_string(sg[i]));
+  return json_pack("{s:o, s:o, s:o}", "scenario", keys, "vary", grid, "simgrid", cfg);
+}
+
+/* What differs between a folder's sweep (had) and this one (want), for the refusal. */
+static void identity_difference(const json_t *had, const json_t *want, char *buf, size_t len)
+{
+  if (!json_equal(json_object_get(had, "vary"), json_object_get(want, "vary"))) {
+    snprintf(buf, len, "another grid (other --vary keys or values)");
+    return;
+  }
+  const json_t *hk = json_object_get(had, "scenario"), *wk = json_object_get(want, "scenario");
+  const char *key;
+  json_t *v;
+  json_object_foreach((json_t *)wk, key, v)
+  {
+    const json_t *h = json_object_get(hk, key);
+    if (!json_equal(h, v)) {
+      snprintf(buf, len, "another scenario (%s = %s there, %s here)", key, h ? json_string_value(h) : "unset",
+               json_string_value(v));
+      return;
+    }
+  }
+  if (json_object_size(hk) != json_object_size(wk))
+    snprintf(buf, len, "another scenario (other keys)");
+  else
+    snprintf(buf, len, "other SimGrid options (--cfg)");
+}
+
+/* Whether the sweep can be written into out: a new folder (*resume = 0), or one holding
+ * this same sweep, interrupted or not, whose sweep.json equals ident (*resume = 1).
+ * Returns 0, or -1 with a message: another sweep, or a folder that cannot be written. */
+static int out_unusable(const char *out, const json_t *ident, int *resume, char *err, size_t len)
+{
+  char p[PATHLEN], sj[PATHLEN];
   struct stat st;
   snprintf(p, sizeof(p), "%s/points", out);
-  if (stat(p, &st) == 0) {
-    snprintf(err, len, "--out %s: already holds a sweep (%s); choose another folder or remove it", out, p);
+  snprintf(sj, sizeof(sj), "%s/sweep.json", out);
+  *resume = 0;
+  if (stat(p, &st) != 0 && stat(sj, &st) != 0)
+    return output_dir_unusable(out, err, len);
+  json_t *had = json_load_file(sj, 0, NULL);
+  if (!json_is_object(had)) {
+    snprintf(err, len, "--out %s: already holds a sweep that cannot be resumed (no readable %s); choose another folder "
+             "or remove it", out, sj);
+    json_decref(had);
     return -1;
   }
-  return output_dir_unusable(out, err, len);
+  int same = json_equal(had, ident);
+  if (!same) {
+    char what[600];
+    identity_difference(had, ident, what, sizeof(what));
+    snprintf(err, len, "--out %s: holds a sweep of %s; resuming needs the same scenario, grid and --cfg: choose another "
+             "folder or remove it", out, what);
+  }
+  json_decref(had);
+  *resume = same;
+  return same ? 0 : -1;
+}
+
+/* Whether point folder dir holds a finished run: its summary.json, which a run writes
+ * last and atomically, with a status. */
+static int point_finished(const char *dir)
+{
+  char path[PATHLEN + 16];
+  snprintf(path, sizeof(path), "%s/summary.json", dir);
+  json_t *s = json_load_file(path, 0, NULL);
+  int done = json_is_string(json_object_get(s, "status"));
+  json_decref(s);
+  return done;
+}
+
+/* Writes json (pretty, with a final newline) into dir/name atomically. */
+static int write_json(const char *dir, const char *name, const json_t *o, char *err, size_t len)
+{
+  char *text = json_dumps(o, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
+  size_t n = strlen(text);
+  text = xbt_realloc(text, n + 2); /* jansson's allocator is malloc */
+  text[n] = '\n';
+  text[n + 1] = '\0';
+  int rc = fileio_write(dir, name, text, n + 1, err, len);
+  xbt_free(text);
+  return rc;
 }
 
 /* Writes dir/point.json: {"index": i, "count": n, "vary": [{"key": K, "value": V}...]}. */
@@ -251,14 +366,8 @@ static int write_point_info(const char *dir, size_t index, size_t count, const v
     json_array_append_new(a, e);
   }
   json_object_set_new(o, "vary", a);
-  char *text = json_dumps(o, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
+  int rc = write_json(dir, "point.json", o, err, len);
   json_decref(o);
-  size_t n = strlen(text);
-  text = xbt_realloc(text, n + 2); /* jansson's allocator is malloc */
-  text[n] = '\n';
-  text[n + 1] = '\0';
-  int rc = fileio_write(dir, "point.json", text, n + 1, err, len);
-  xbt_free(text);
   return rc;
 }
 
@@ -270,8 +379,11 @@ typedef struct sweep_opts {
   size_t nv;
   const char **sets, **sg; /* --set values; SimGrid options */
   size_t nsets, nsg;
-  size_t n_par, metric;
+  size_t n_par;
+  const char *metric; /* --plot-metric */
   int emit, quiet;
+  json_t *ident; /* sweep_identity, kept in OUT/sweep.json */
+  int resume;    /* OUT holds this sweep already: only its unfinished points run */
 } sweep_opts;
 
 /* The product's size, or 0 if it exceeds max. */
@@ -400,7 +512,8 @@ static void emit_line(FILE *f, const char *cwd, const char *self, const char *co
 typedef struct sweep_run {
   const sweep_opts *o;
   char (*dirs)[PATHLEN];
-  size_t count, done;
+  size_t count, done, finished; /* done includes the finished points of a resumed sweep */
+  double start;                 /* wall clock when the points started: the time left */
   int failed;
 } sweep_run;
 
@@ -446,8 +559,10 @@ static int point_done(void *ctx, size_t i, const spawn_job *j)
     snprintf(path, sizeof(path), "%s/summary.json", dir);
     json_t *s = json_load_file(path, 0, NULL);
     const char *st = json_string_value(json_object_get(s, "status"));
-    fprintf(stderr, "dtsim sweep: %zu/%zu done: %s (%s)\n", r->done, r->count, strrchr(dir, '/') + 1,
-            st ? st : "no status");
+    char left[80];
+    progress_sweep_left(left, sizeof left, r->done - r->finished, r->count - r->done, wallclock_seconds() - r->start);
+    fprintf(stderr, "dtsim sweep: %zu/%zu done: %s (%s)%s\n", r->done, r->count, strrchr(dir, '/') + 1,
+            st ? st : "no status", left);
     json_decref(s);
   }
   return 0;
@@ -482,52 +597,100 @@ static size_t point_argv(const sweep_opts *o, const char *dir, const size_t *pic
   return k;
 }
 
-/* Writes the point folders (point.json each), then runs the points, count of them, and
- * merges them into sweep.csv and sweep.png, or with --emit-jobs prints their commands.
- * Returns 0, or 2 after one line on stderr. */
-static int sweep_run_all(const sweep_opts *o, size_t count)
+/* The points to run: point i's folder, log and `dtsim run` arguments, for the points
+ * not finished yet (all of them in a new sweep folder). */
+typedef struct sweep_jobs {
+  size_t n, finished;
+  char (*dirs)[PATHLEN];
+  char (*logs)[PATHLEN + 16];
+  char **assigns;
+  const char **argv;
+  spawn_job *jobs;
+} sweep_jobs;
+
+static void sweep_jobs_free(sweep_jobs *j, size_t nv)
 {
-  char err[ERRLEN], self[PATHLEN], cwd[PATHLEN];
-  if (spawn_self(self, sizeof(self), err, sizeof(err)) != 0)
-    return bad("%s", err);
-  if (o->emit && getcwd(cwd, sizeof(cwd)) == NULL)
-    return bad("cannot read the current folder: %s", strerror(errno));
+  for (size_t i = 0; i < j->n * nv; i++)
+    xbt_free(j->assigns[i]);
+  xbt_free(j->jobs);
+  xbt_free(j->assigns);
+  xbt_free(j->logs);
+  xbt_free(j->dirs);
+  xbt_free(j->argv);
+}
+
+/* Writes OUT/sweep.json and the folders (point.json each) of the points not finished,
+ * and lists them in j, with --emit-jobs printing their commands. Returns 0, or 2 after
+ * one line. */
+static int sweep_prepare(const sweep_opts *o, size_t count, const char *self, const char *cwd, sweep_jobs *j)
+{
+  char err[ERRLEN], points[PATHLEN];
   size_t width = 8 + 2 * (o->nsets + o->nv) + o->nsg;
-  const char **argv = xbt_malloc0(count * width * sizeof(char *));
-  char(*dirs)[PATHLEN] = xbt_malloc(count * sizeof(*dirs));
-  char(*logs)[PATHLEN + 16] = xbt_malloc(count * sizeof(*logs));
-  char **assigns = xbt_malloc0(count * o->nv * sizeof(char *));
-  spawn_job *jobs = xbt_malloc0(count * sizeof(spawn_job));
+  *j = (sweep_jobs){.argv = xbt_malloc0(count * width * sizeof(char *)),
+                    .dirs = xbt_malloc(count * sizeof(*j->dirs)),
+                    .logs = xbt_malloc(count * sizeof(*j->logs)),
+                    .assigns = xbt_malloc0(count * o->nv * sizeof(char *)),
+                    .jobs = xbt_malloc0(count * sizeof(spawn_job))};
   size_t *pick = xbt_malloc0(o->nv * sizeof(size_t));
-  char points[PATHLEN];
   snprintf(points, sizeof(points), "%s/points", o->out);
-  int rc = sweep_mkdir_p(points, err, sizeof(err)) == 0 ? 0 : bad("%s", err);
+  int rc = sweep_mkdir_p(points, err, sizeof(err)) == 0 && write_json(o->out, "sweep.json", o->ident, err, sizeof(err)) == 0
+               ? 0
+               : bad("%s", err);
   for (size_t i = 0; i < count && rc == 0; i++) {
     char name[1024];
+    size_t n = j->n;
     point_pick(i, o->vs, o->nv, pick);
     point_name(name, sizeof(name), i + 1, count, o->vs, o->nv, pick);
-    snprintf(dirs[i], sizeof(dirs[i]), "%s/%s", points, name);
-    snprintf(logs[i], sizeof(logs[i]), "%s/run.log", dirs[i]);
-    if (sweep_mkdir_p(dirs[i], err, sizeof(err)) != 0 ||
-        write_point_info(dirs[i], i + 1, count, o->vs, o->nv, pick, err, sizeof(err)) != 0) {
+    snprintf(j->dirs[n], sizeof(j->dirs[n]), "%s/%s", points, name);
+    if (o->resume && point_finished(j->dirs[n])) {
+      j->finished++;
+      continue;
+    }
+    snprintf(j->logs[n], sizeof(j->logs[n]), "%s/run.log", j->dirs[n]);
+    if (sweep_mkdir_p(j->dirs[n], err, sizeof(err)) != 0 ||
+        write_point_info(j->dirs[n], i + 1, count, o->vs, o->nv, pick, err, sizeof(err)) != 0) {
       rc = bad("%s", err);
       break;
     }
     for (size_t v = 0; v < o->nv; v++)
-      assigns[i * o->nv + v] = xbt_malloc(SCENARIO_STR + 200);
-    size_t na = point_argv(o, dirs[i], pick, assigns + i * o->nv, argv + i * width);
-    jobs[i] = (spawn_job){.argv = argv + i * width, .log = logs[i]};
+      j->assigns[n * o->nv + v] = xbt_malloc(SCENARIO_STR + 200);
+    const char **argv = j->argv + n * width;
+    size_t na = point_argv(o, j->dirs[n], pick, j->assigns + n * o->nv, argv);
+    j->jobs[n] = (spawn_job){.argv = argv, .log = j->logs[n]};
+    j->n++;
     if (o->emit)
-      emit_line(stdout, cwd, self, argv + i * width, na, logs[i]);
+      emit_line(stdout, cwd, self, argv, na, j->logs[n]);
   }
+  xbt_free(pick);
+  return rc;
+}
+
+/* Writes the point folders (point.json each), then runs the points not finished yet and
+ * merges all of them into sweep.csv and sweep.png, or with --emit-jobs prints the
+ * commands of those points. Returns 0, or 2 after one line on stderr. */
+static int sweep_run_all(const sweep_opts *o, size_t count)
+{
+  char err[ERRLEN], self[PATHLEN], cwd[PATHLEN] = "";
+  if (spawn_self(self, sizeof(self), err, sizeof(err)) != 0)
+    return bad("%s", err);
+  if (o->emit && getcwd(cwd, sizeof(cwd)) == NULL)
+    return bad("cannot read the current folder: %s", strerror(errno));
+  sweep_jobs j;
+  int rc = sweep_prepare(o, count, self, cwd, &j);
+  if (rc == 0 && o->resume && !o->quiet)
+    fprintf(stderr, "dtsim sweep: resuming %s: %zu of %zu points finished already, %zu to %s\n", o->out, j.finished,
+            count, j.n, o->emit ? "emit" : "run");
   if (rc == 0 && o->emit) {
     if (!o->quiet)
-      fprintf(stderr, "dtsim sweep: %zu commands; when they have run: dtsim sweep --merge %s\n", count, o->out);
+      fprintf(stderr, "dtsim sweep: %zu command%s; when they have run: dtsim sweep --merge %s\n", j.n,
+              j.n == 1 ? "" : "s", o->out);
   } else if (rc == 0) {
-    sweep_run r = {.o = o, .dirs = dirs, .count = count};
-    spawn_run(self, jobs, count, o->n_par, point_done, &r);
+    sweep_run r = {.o = o, .dirs = j.dirs, .count = count, .done = j.finished, .finished = j.finished,
+                   .start = wallclock_seconds()};
+    spawn_run(self, j.jobs, j.n, o->n_par, point_done, &r);
     if (interrupt_caught()) {
-      bad("%s with %zu of %zu points finished; no sweep.csv (finished points keep their results in %s/points/)",
+      bad("%s with %zu of %zu points finished; no sweep.csv (finished points keep their results in %s/points/; "
+          "the same command resumes the sweep)",
           interrupt_caught() == SIGINT ? "interrupted (SIGINT)" : "terminated (SIGTERM)", r.done, count, o->out);
       rc = 128 + interrupt_caught();
     } else if (r.failed)
@@ -539,14 +702,7 @@ static int sweep_run_all(const sweep_opts *o, size_t count)
         bad("%s", err);
     }
   }
-  for (size_t i = 0; i < count * o->nv; i++)
-    xbt_free(assigns[i]);
-  xbt_free(pick);
-  xbt_free(jobs);
-  xbt_free(assigns);
-  xbt_free(logs);
-  xbt_free(dirs);
-  xbt_free(argv);
+  sweep_jobs_free(&j, o->nv);
   return rc;
 }
 
@@ -602,8 +758,9 @@ int sweep_main(int argc, char **argv)
     else
       dirs[nd++] = a;
   }
-  if (rc == 0 && sweep_metric_find(metric, &o.metric) != 0)
-    rc = bad("--plot-metric %s: not a numeric column of sweep.csv (try: dtsim sweep --help)", metric);
+  o.metric = metric;
+  if (rc == 0 && sweep_metric_check(metric, err, sizeof(err)) != 0)
+    rc = bad("%s", err);
   if (rc == 0 && merge) {
     if (nd == 0)
       rc = bad("--merge: which folders? (a sweep's --out folder, or point folders)");
@@ -624,10 +781,12 @@ int sweep_main(int argc, char **argv)
     else if (count == 0)
       rc = bad("the --vary lists make more than %d points", SWEEP_MAX_POINTS);
     else if ((rc = sweep_validate(&o, count)) == 0) {
-      if (out_unusable(o.out, err, sizeof(err)) != 0)
+      o.ident = sweep_identity(o.scenario, o.sets, o.nsets, o.seed, o.vs, o.nv, o.sg, o.nsg);
+      if (out_unusable(o.out, o.ident, &o.resume, err, sizeof(err)) != 0)
         rc = bad("%s", err);
       else
         rc = sweep_run_all(&o, count);
+      json_decref(o.ident);
     }
   }
   for (size_t k = 0; k < o.nv; k++)

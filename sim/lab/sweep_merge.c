@@ -15,7 +15,9 @@
 #include <xbt/asserts.h>
 #include <xbt/sysdep.h>
 
+#include "algorithms/registry.h"
 #include "sim/fileio.h"
+#include "sim/plot.h"
 #include "sim/scenario.h"
 
 /* Columns after the varied keys: name, the summary.json member it comes from, and what
@@ -49,7 +51,15 @@ typedef struct point {
   size_t index; /* 1-based, product order */
   json_t *info; /* point.json */
   json_t *summary;
+  json_t *flat; /* summary.json's blocks flattened (point_flatten): "collective.busbw_gbps": value */
 } point;
+
+/* sweep.csv's columns after the fixed ones: the flattened block members of every point,
+ * in order of first appearance (points in product order, members in summary.json's). */
+typedef struct columns {
+  const char **names; /* keys of the points' flat objects */
+  size_t n;
+} columns;
 
 /* ---- files and folders ------------------------------------------------------- */
 
@@ -79,6 +89,79 @@ static void point_clear(point *p)
   xbt_free(p->dir);
   json_decref(p->info);
   json_decref(p->summary);
+  json_decref(p->flat);
+}
+
+/* Whether parent.member is one of the fixed columns. */
+static int fixed_column(const char *parent, const char *member)
+{
+  for (size_t m = 0; m < N_METRICS; m++)
+    if (metrics_cols[m].parent && strcmp(metrics_cols[m].parent, parent) == 0 &&
+        strcmp(metrics_cols[m].member, member) == 0)
+      return 1;
+  return 0;
+}
+
+/* Adds o's members to flat as "prefix.member" (objects recursively, "a.b.c"); arrays (per
+ * stage, per bucket, per link) are left out, and so are the fixed columns. */
+static void flatten(json_t *flat, const char *prefix, const json_t *o)
+{
+  const char *key;
+  json_t *v;
+  json_object_foreach((json_t *)o, key, v)
+  {
+    char name[512];
+    snprintf(name, sizeof(name), "%s.%s", prefix, key);
+    if (json_is_object(v))
+      flatten(flat, name, v);
+    else if (!json_is_array(v) && !fixed_column(prefix, key))
+      json_object_set(flat, name, v);
+  }
+}
+
+/* A point's headline figures beyond the fixed columns, whatever its algorithm: the
+ * staleness block, then every block after "status" (performance, the algorithm's own,
+ * faults), flattened. The inputs (scenario), the per-role breakdown and the link list
+ * stay in summary.json. */
+static void point_flatten(point *p)
+{
+  p->flat = json_object();
+  const json_t *st = json_object_get(p->summary, "staleness");
+  if (json_is_object(st))
+    flatten(p->flat, "staleness", st);
+  int after = 0;
+  const char *key;
+  json_t *v;
+  json_object_foreach(p->summary, key, v)
+  {
+    if (after && json_is_object(v))
+      flatten(p->flat, key, v);
+    after |= strcmp(key, "status") == 0;
+  }
+}
+
+/* The union of the points' flattened names, in order of first appearance. */
+static void columns_of(const point *ps, size_t n, columns *c)
+{
+  *c = (columns){0};
+  size_t cap = 0;
+  for (size_t i = 0; i < n; i++) {
+    const char *key;
+    json_t *v;
+    json_object_foreach(ps[i].flat, key, v)
+    {
+      size_t j = 0;
+      while (j < c->n && strcmp(c->names[j], key) != 0)
+        j++;
+      if (j < c->n)
+        continue;
+      if (c->n == cap) {
+        cap = 2 * cap + 16;
+        c->names = xbt_realloc(c->names, cap * sizeof(char *));
+      }
+      c->names[c->n++] = key;
+    }
+  }
 }
 
 /* Reads dir/point.json into p (summary.json later). Returns 0, or -1 with a message. */
@@ -214,6 +297,7 @@ static int check_points(point *ps, size_t n, char *err, size_t len)
                path, ps[i].dir);
       return -1;
     }
+    point_flatten(&ps[i]);
   }
   return 0;
 }
@@ -224,6 +308,71 @@ static const json_t *metric_of(const point *p, size_t m)
   if (metrics_cols[m].parent)
     o = json_object_get(o, metrics_cols[m].parent);
   return json_object_get(o, metrics_cols[m].member);
+}
+
+/* What sweep.png draws: a fixed column (fixed < N_METRICS) or a flattened one (name). */
+typedef struct plot_metric {
+  size_t fixed;
+  const char *name, *label;
+} plot_metric;
+
+static const json_t *plot_value(const point *p, const plot_metric *pm)
+{
+  return pm->fixed < N_METRICS ? metric_of(p, pm->fixed) : json_object_get(p->flat, pm->name);
+}
+
+/* Whether flattened column name holds numbers: no point has a string or a truth value
+ * there, and one has a number. */
+static int column_numeric(const point *ps, size_t n, const char *name)
+{
+  int any = 0;
+  for (size_t i = 0; i < n; i++) {
+    const json_t *v = json_object_get(ps[i].flat, name);
+    if (v && !json_is_number(v) && !json_is_null(v))
+      return 0;
+    any |= json_is_number(v);
+  }
+  return any;
+}
+
+/* Finds --plot-metric name among this sweep's columns: a fixed one, a flattened one by its
+ * whole name, or by its end after a dot when one numeric column alone ends so
+ * ("busbw_gbps" for "collective.busbw_gbps"). Returns 0, or -1 with a message. */
+static int plot_metric_resolve(const char *name, const point *ps, size_t n, const columns *c, plot_metric *pm,
+                               char *err, size_t len)
+{
+  *pm = (plot_metric){.fixed = N_METRICS, .name = name, .label = name};
+  if (sweep_metric_find(name, &pm->fixed) == 0) {
+    pm->label = metrics_cols[pm->fixed].label;
+    return 0;
+  }
+  size_t found = 0, nl = strlen(name);
+  char also[600] = "";
+  for (size_t j = 0; j < c->n; j++) {
+    const char *col = c->names[j];
+    size_t cl = strlen(col);
+    int match = strcmp(col, name) == 0 || (cl > nl && col[cl - nl - 1] == '.' && strcmp(col + cl - nl, name) == 0);
+    if (!match || !column_numeric(ps, n, col))
+      continue;
+    if (found++ == 0)
+      pm->name = pm->label = col;
+    else
+      snprintf(also + strlen(also), sizeof(also) - strlen(also), "%s%s", also[0] ? ", " : "", col);
+  }
+  if (found == 1)
+    return 0;
+  if (found > 1)
+    snprintf(err, len, "--plot-metric %s: names several columns of sweep.csv (%s, %s); give the whole name", name,
+             pm->name, also);
+  else {
+    size_t o = (size_t)snprintf(err, len, "--plot-metric %s: not a numeric column of this sweep.csv (its others:", name);
+    for (size_t j = 0; j < c->n && o < len; j++)
+      if (column_numeric(ps, n, c->names[j]))
+        o += (size_t)snprintf(err + o, len - o, " %s", c->names[j]);
+    if (o < len)
+      snprintf(err + o, len - o, ")");
+  }
+  return -1;
 }
 
 /* A CSV field: quoted (RFC 4180) when it holds a comma, a quote or a line break. */
@@ -255,7 +404,7 @@ static void put_value(FILE *f, const json_t *v)
     fputs(json_is_true(v) ? "true" : "false", f);
 }
 
-static char *sweep_csv(const point *ps, size_t n)
+static char *sweep_csv(const point *ps, size_t n, const columns *c)
 {
   char *text = NULL;
   size_t size = 0;
@@ -267,7 +416,12 @@ static char *sweep_csv(const point *ps, size_t n)
     fputc(',', f);
   }
   for (size_t m = 0; m < N_METRICS; m++)
-    fprintf(f, "%s%s", metrics_cols[m].name, m + 1 < N_METRICS ? "," : "\n");
+    fprintf(f, "%s%s", metrics_cols[m].name, m + 1 < N_METRICS ? "," : "");
+  for (size_t j = 0; j < c->n; j++) {
+    fputc(',', f);
+    put_field(f, c->names[j]);
+  }
+  fputc('\n', f);
   for (size_t i = 0; i < n; i++) {
     for (size_t k = 0; k < nk; k++) {
       put_field(f, point_value(&ps[i], k));
@@ -275,23 +429,17 @@ static char *sweep_csv(const point *ps, size_t n)
     }
     for (size_t m = 0; m < N_METRICS; m++) {
       put_value(f, metric_of(&ps[i], m));
-      fputc(m + 1 < N_METRICS ? ',' : '\n', f);
+      if (m + 1 < N_METRICS)
+        fputc(',', f);
     }
+    for (size_t j = 0; j < c->n; j++) {
+      fputc(',', f);
+      put_value(f, json_object_get(ps[i].flat, c->names[j]));
+    }
+    fputc('\n', f);
   }
   fclose(f);
   return text;
-}
-
-/* A gnuplot single-quoted string ('' stands for one quote). */
-static void put_gp_string(FILE *f, const char *s)
-{
-  fputc('\'', f);
-  for (; *s; s++) {
-    if (*s == '\'')
-      fputc('\'', f);
-    fputc(*s, f);
-  }
-  fputc('\'', f);
 }
 
 static int is_number(const char *s, double *x)
@@ -318,7 +466,7 @@ static void key_label(const char *key, char *buf, size_t len)
 }
 
 /* sweep.png's x values and series: the distinct values of the first key (xs[0..nx), numeric
- * when every one is a number, lo and hi the least and largest), and the combinations of the
+ * when every one is a number, xv then their values), and the combinations of the
  * other keys (ns series, first[s] a point of series s), in product order; xi[i] and si[i]
  * are point i's value and series. */
 typedef struct plot_layout {
@@ -326,7 +474,7 @@ typedef struct plot_layout {
   size_t nx, *xi, *si, ns;
   size_t *first; /* a point of each series */
   int numeric;
-  double lo, hi;
+  double *xv;
 } plot_layout;
 
 static void plot_layout_of(const point *ps, size_t n, size_t nk, plot_layout *pl)
@@ -336,18 +484,15 @@ static void plot_layout_of(const point *ps, size_t n, size_t nk, plot_layout *pl
   size_t nx = 0, *xi = xbt_malloc0(n * sizeof(size_t)), *si = xbt_malloc0(n * sizeof(size_t)), ns = 0;
   size_t *first = xbt_malloc0(n * sizeof(size_t)); /* a point of each series */
   int numeric = 1;
-  double lo = INFINITY, hi = -INFINITY;
+  double *xv = xbt_malloc0(n * sizeof(double));
   for (size_t i = 0; i < n; i++) {
     const char *x = point_value(&ps[i], 0);
     size_t j = 0;
     while (j < nx && strcmp(xs[j], x) != 0)
       j++;
     if (j == nx) {
-      double v;
+      numeric &= is_number(x, &xv[nx]);
       xs[nx++] = x;
-      numeric &= is_number(x, &v);
-      lo = fmin(lo, v);
-      hi = fmax(hi, v);
     }
     xi[i] = j;
     size_t s = 0;
@@ -363,47 +508,56 @@ static void plot_layout_of(const point *ps, size_t n, size_t nk, plot_layout *pl
     si[i] = s;
   }
   *pl = (plot_layout){.xs = xs, .nx = nx, .xi = xi, .si = si, .ns = ns, .first = first, .numeric = numeric,
-                      .lo = lo, .hi = hi};
+                      .xv = xv};
 }
 
 /* The script's settings: the terminal and output, the axes' labels, the title, and the x
  * axis's scale or categories. */
-static void put_plot_axes(FILE *f, const char *out, const point *ps, size_t metric, const plot_layout *pl)
+static void put_plot_axes(FILE *f, const char *out, const point *ps, size_t n, const plot_metric *pm,
+                          const plot_layout *pl)
 {
   const char **xs = pl->xs;
   size_t nx = pl->nx;
   int numeric = pl->numeric;
-  double lo = pl->lo, hi = pl->hi;
   fputs("set terminal pngcairo size 800,560 noenhanced\nset output ", f);
   char tmp[PATHLEN];
   snprintf(tmp, sizeof(tmp), "%s/.sweep.png.tmp", out);
-  put_gp_string(f, tmp);
+  plot_put_string(f, tmp);
   fputs("\nset datafile missing '?'\nset key outside right top\nset grid\nset format y '%.4g'\nset xlabel ", f);
   char label[512];
   key_label(point_key(&ps[0], 0), label, sizeof label);
-  put_gp_string(f, label);
+  plot_put_string(f, label);
   fputs("\nset ylabel ", f);
-  put_gp_string(f, metrics_cols[metric].label);
+  plot_put_string(f, pm->label);
+  /* the column's name only: the y label says what it is, and a longer title is clipped */
   char heading[700];
-  snprintf(heading, sizeof heading, "dtsim sweep: %s (%s) against %s", metrics_cols[metric].label, metrics_cols[metric].name,
-           point_key(&ps[0], 0));
+  snprintf(heading, sizeof heading, "dtsim sweep: %s against %s",
+           pm->fixed < N_METRICS ? metrics_cols[pm->fixed].name : pm->name, point_key(&ps[0], 0));
   fputs("\nset title ", f);
-  put_gp_string(f, heading);
+  plot_put_string(f, heading);
   fputs("\n", f);
-  if (numeric && lo > 0 && hi / lo >= 100)
+  double *y = xbt_malloc0((n ? n : 1) * sizeof(double));
+  size_t ny = 0;
+  for (size_t i = 0; i < n; i++)
+    if (json_is_number(plot_value(&ps[i], pm)))
+      y[ny++] = json_number_value(plot_value(&ps[i], pm));
+  if (numeric && sweep_spans_decades(pl->xv, pl->nx))
     fputs("set logscale x\n", f);
+  if (sweep_spans_decades(y, ny))
+    fputs("set logscale y\n", f);
+  xbt_free(y);
   if (!numeric) {
     fputs("set xrange [-0.5:", f);
     fprintf(f, "%zu.5]\nset xtics (", nx - 1);
     for (size_t j = 0; j < nx; j++) {
-      put_gp_string(f, xs[j]);
+      plot_put_string(f, xs[j]);
       fprintf(f, " %zu%s", j, j + 1 < nx ? ", " : ")\n");
     }
   }
 }
 
 /* The datablocks, one per series, and the plot command that draws them. */
-static void put_plot_data(FILE *f, const point *ps, size_t n, size_t nk, size_t metric, const plot_layout *pl)
+static void put_plot_data(FILE *f, const point *ps, size_t n, size_t nk, const plot_metric *pm, const plot_layout *pl)
 {
   const size_t *xi = pl->xi, *si = pl->si, *first = pl->first, ns = pl->ns;
   int numeric = pl->numeric;
@@ -416,7 +570,7 @@ static void put_plot_data(FILE *f, const point *ps, size_t n, size_t nk, size_t 
         fputs(point_value(&ps[i], 0), f);
       else
         fprintf(f, "%zu", xi[i]);
-      const json_t *y = metric_of(&ps[i], metric);
+      const json_t *y = plot_value(&ps[i], pm);
       if (json_is_number(y))
         fprintf(f, " %.17g\n", json_number_value(y));
       else
@@ -436,7 +590,7 @@ static void put_plot_data(FILE *f, const point *ps, size_t n, size_t nk, size_t 
         o += (size_t)snprintf(title + o, sizeof(title) - o, "%s%s=%s", k > 1 ? ", " : "", point_key(&ps[first[s]], k),
                               point_value(&ps[first[s]], k));
       fputs("title ", f);
-      put_gp_string(f, title);
+      plot_put_string(f, title);
     }
     fputs(s + 1 < ns ? ", \\\n     " : "\n", f);
   }
@@ -445,7 +599,7 @@ static void put_plot_data(FILE *f, const point *ps, size_t n, size_t nk, size_t 
 /* sweep.png's script: the data inline (one datablock per combination of the other keys,
  * in product order), the first key's values on x (as numbers, or as categories 0..n-1
  * labelled with the values when one is not a number). */
-static char *sweep_plot_script(const char *out, const point *ps, size_t n, size_t metric)
+static char *sweep_plot_script(const char *out, const point *ps, size_t n, const plot_metric *pm)
 {
   size_t nk = point_nkeys(&ps[0]);
   plot_layout pl;
@@ -454,13 +608,14 @@ static char *sweep_plot_script(const char *out, const point *ps, size_t n, size_
   size_t size = 0;
   FILE *f = open_memstream(&text, &size);
   xbt_assert(f, "open_memstream failed");
-  put_plot_axes(f, out, ps, metric, &pl);
-  put_plot_data(f, ps, n, nk, metric, &pl);
+  put_plot_axes(f, out, ps, n, pm, &pl);
+  put_plot_data(f, ps, n, nk, pm, &pl);
   fclose(f);
   xbt_free(pl.first);
   xbt_free(pl.si);
   xbt_free(pl.xi);
   xbt_free(pl.xs);
+  xbt_free(pl.xv);
   return text;
 }
 
@@ -468,26 +623,15 @@ static char *sweep_plot_script(const char *out, const point *ps, size_t n, size_
  * warnings (a one-value axis) are not ours to show; a failure is. Returns 0 or -1. */
 static int plot(const char *out, const char *script, char *err, size_t len)
 {
-  FILE *g = popen("gnuplot >/dev/null 2>&1", "w");
-  if (g == NULL) {
-    snprintf(err, len, "cannot run gnuplot: %s", strerror(errno));
-    return -1;
-  }
-  fputs(script, g);
   char tmp[PATHLEN], png[PATHLEN];
   snprintf(tmp, sizeof(tmp), "%s/.sweep.png.tmp", out);
   snprintf(png, sizeof(png), "%s/sweep.png", out);
-  if (pclose(g) != 0 || rename(tmp, png) != 0) {
-    snprintf(err, len, "gnuplot failed to draw %s (is gnuplot installed?)", png);
-    unlink(tmp);
-    return -1;
-  }
-  return 0;
+  return plot_gnuplot(script, tmp, png, 0, err, len);
 }
 
 /* Writes out/sweep.csv and out/sweep.png from the point folders in dirs (sweep folders
  * or point folders). Returns 0, or 2 with a message in err. */
-int sweep_merge(const char *const *dirs, size_t nd, const char *out, size_t metric, int quiet, char *err,
+int sweep_merge(const char *const *dirs, size_t nd, const char *out, const char *metric, int quiet, char *err,
                 size_t len)
 {
   point *ps = NULL;
@@ -517,24 +661,72 @@ int sweep_merge(const char *const *dirs, size_t nd, const char *out, size_t metr
     }
     out = outdir;
   }
+  columns cols = {0};
+  if (rc == 0)
+    columns_of(ps, n, &cols);
   if (rc == 0)
     rc = sweep_mkdir_p(out, err, len);
   if (rc == 0) {
-    char *csv = sweep_csv(ps, n);
+    char *csv = sweep_csv(ps, n, &cols);
     rc = fileio_write(out, "sweep.csv", csv, strlen(csv), err, len);
     free(csv); /* open_memstream's */
   }
+  plot_metric pm;
+  if (rc == 0 && plot_metric_resolve(metric, ps, n, &cols, &pm, err, len) != 0) {
+    /* only the points' results tell their blocks' columns: sweep.csv stays, the plot waits */
+    size_t l = strlen(err);
+    snprintf(err + l, len - l, "; %s/sweep.csv is written, draw sweep.png with: dtsim sweep --merge %s --plot-metric "
+             "COLUMN", out, out);
+    rc = -1;
+  }
   if (rc == 0) {
-    char *script = sweep_plot_script(out, ps, n, metric);
+    char *script = sweep_plot_script(out, ps, n, &pm);
     rc = plot(out, script, err, len);
     free(script);
   }
+  xbt_free(cols.names);
   if (rc == 0 && !quiet)
     fprintf(stderr, "dtsim sweep: wrote %s/sweep.csv and sweep.png (%zu point%s)\n", out, n, n > 1 ? "s" : "");
   for (size_t i = 0; i < n; i++)
     point_clear(&ps[i]);
   xbt_free(ps);
   return rc == 0 ? 0 : 2;
+}
+
+int sweep_spans_decades(const double *v, size_t n)
+{
+  double lo = INFINITY, hi = -INFINITY;
+  for (size_t i = 0; i < n; i++) {
+    if (!(v[i] > 0) || !isfinite(v[i]))
+      return 0;
+    lo = fmin(lo, v[i]);
+    hi = fmax(hi, v[i]);
+  }
+  return n > 1 && hi / lo >= 100;
+}
+
+int sweep_metric_check(const char *name, char *err, size_t len)
+{
+  size_t m;
+  if (sweep_metric_find(name, &m) == 0)
+    return 0;
+  /* a block's member: letters, digits, '_' and inner dots; a dotted name starts with a block
+   * summary.json can have (staleness, performance, faults, an algorithm's) */
+  int ok = strcmp(name, "status") != 0 && name[0] != '\0' && name[0] != '.' && name[strlen(name) - 1] != '.' &&
+           strspn(name, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.") == strlen(name) &&
+           strstr(name, "..") == NULL;
+  const char *dot = strchr(name, '.');
+  if (ok && dot) {
+    size_t bl = (size_t)(dot - name);
+    ok = (bl == 9 && strncmp(name, "staleness", bl) == 0) || (bl == 11 && strncmp(name, "performance", bl) == 0) ||
+         (bl == 6 && strncmp(name, "faults", bl) == 0);
+    for (size_t a = 0; a < algorithm_count && !ok; a++)
+      ok = strlen(algorithm_registry[a]->name) == bl && strncmp(algorithm_registry[a]->name, name, bl) == 0;
+  }
+  if (!ok)
+    snprintf(err, len, "--plot-metric %s: not a numeric column of sweep.csv (a fixed one such as sim_time_s, or a "
+             "summary.json block's member such as collective.busbw_gbps or busbw_gbps; try: dtsim sweep --help)", name);
+  return ok ? 0 : -1;
 }
 
 int sweep_metric_find(const char *name, size_t *m)
