@@ -25,12 +25,12 @@
 #                  whose batches are fetch, portions and pushes; timing of the speech net, with the
 #                  tiny proxy's numerics Sandblaster needs. Hours of CPU: only with SB=1
 #  scale-10k       tests/bench/scale-10k.ini (10,000 hosts, 5 steps); only with FULL=1
-# Knobs (environment): Q (the quantum of downpour-20 and downpour-200, s; 0.01); QUICK=1 runs only
+# Knobs (environment): Q (the quantum of downpour-20 and downpour-200, s; 0.02); QUICK=1 runs only
 # the 20-replica cases; NOEXACT=1 skips downpour-200-exact (minutes of CPU; then rel_err = n/a);
 # ONLY=CASE runs CASE and its exact reference; SB=1 adds sandblaster-2000; FULL=1 adds scale-10k.
 set -euo pipefail
 BIN=${1:?usage: asyncps.sh BIN}
-Q=${Q:-0.01} QUICK=${QUICK:-0} NOEXACT=${NOEXACT:-0} ONLY=${ONLY:-} SB=${SB:-0} FULL=${FULL:-0}
+Q=${Q:-0.02} QUICK=${QUICK:-0} NOEXACT=${NOEXACT:-0} ONLY=${ONLY:-} SB=${SB:-0} FULL=${FULL:-0}
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 fig4="$here/../../results/fig4/fig4.ini"
 FASTCFG="--cfg=network/optim:Full --cfg=surf/precision:1e-6 --cfg=maxmin/precision:1e-2"
