@@ -27,6 +27,7 @@ typedef struct downpour_params {
   int partitions;         /* machines per replica (model parallelism) */
   int waited_sends;       /* downpour.sends = waited (msg_set_waited_sends) */
   int ps_spread;          /* downpour.ps_placement = spread (ps_place_client, ps_place_shard) */
+  double comm_quantum;    /* s; > 0: communication starts aligned on its multiples (an approximation) */
 } downpour_params;
 
 /* run.algorithm = downpour */

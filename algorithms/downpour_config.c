@@ -57,6 +57,13 @@ static const key_spec downpour_keys[] = {
           "Scale). Same messages; same-instant events may be ordered differently. Not with "
           "host or link faults.",
    .choices = "detached|waited"},
+  {"downpour", "comm_quantum", KEY_DOUBLE, KEY_FIELD(downpour_params, comm_quantum), .def = "0", .unit = "s",
+   .doc = "An approximation for runs of hundreds of replicas: a replica starts its fetch requests and "
+          "pushes only at multiples of this much simulated time, so that flows start together and SimGrid "
+          "shares the network once for all of them instead of once per flow; each aligned start is late "
+          "by up to a quantum (algorithms/doc/downpour.md, Time quantum, has the error table). 0: exact, "
+          "every transfer starts when the replica is ready.",
+   KEY_GE(0)},
 };
 
 static int validate(const scenario *sc, const void *params, char *why, size_t len)
