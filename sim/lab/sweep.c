@@ -633,7 +633,7 @@ static int sweep_prepare(const sweep_opts *o, size_t count, const char *self, co
                     .jobs = xbt_malloc0(count * sizeof(spawn_job))};
   size_t *pick = xbt_malloc0(o->nv * sizeof(size_t));
   snprintf(points, sizeof(points), "%s/points", o->out);
-  int rc = sweep_mkdir_p(points, err, sizeof(err)) == 0 && write_json(o->out, "sweep.json", o->ident, err, sizeof(err)) == 0
+  int rc = fileio_mkdirs(points, err, sizeof(err)) == 0 && write_json(o->out, "sweep.json", o->ident, err, sizeof(err)) == 0
                ? 0
                : bad("%s", err);
   for (size_t i = 0; i < count && rc == 0; i++) {
@@ -647,7 +647,7 @@ static int sweep_prepare(const sweep_opts *o, size_t count, const char *self, co
       continue;
     }
     snprintf(j->logs[n], sizeof(j->logs[n]), "%s/run.log", j->dirs[n]);
-    if (sweep_mkdir_p(j->dirs[n], err, sizeof(err)) != 0 ||
+    if (fileio_mkdirs(j->dirs[n], err, sizeof(err)) != 0 ||
         write_point_info(j->dirs[n], i + 1, count, o->vs, o->nv, pick, err, sizeof(err)) != 0) {
       rc = bad("%s", err);
       break;

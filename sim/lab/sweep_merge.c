@@ -63,25 +63,6 @@ typedef struct columns {
 
 /* ---- files and folders ------------------------------------------------------- */
 
-int sweep_mkdir_p(const char *dir, char *err, size_t len)
-{
-  char p[PATHLEN];
-  snprintf(p, sizeof(p), "%s", dir);
-  for (char *c = p + 1;; c++) {
-    if (*c != '/' && *c != '\0')
-      continue;
-    char was = *c;
-    *c = '\0';
-    if (mkdir(p, 0777) != 0 && errno != EEXIST) {
-      snprintf(err, len, "%s: cannot create: %s", p, strerror(errno));
-      return -1;
-    }
-    *c = was;
-    if (was == '\0')
-      return 0;
-  }
-}
-
 /* ---- merge: point folders to sweep.csv and sweep.png -------------------------- */
 
 static void point_clear(point *p)
@@ -665,7 +646,7 @@ int sweep_merge(const char *const *dirs, size_t nd, const char *out, const char 
   if (rc == 0)
     columns_of(ps, n, &cols);
   if (rc == 0)
-    rc = sweep_mkdir_p(out, err, len);
+    rc = fileio_mkdirs(out, err, len);
   if (rc == 0) {
     char *csv = sweep_csv(ps, n, &cols);
     rc = fileio_write(out, "sweep.csv", csv, strlen(csv), err, len);

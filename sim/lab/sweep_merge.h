@@ -19,9 +19,6 @@ int sweep_metric_check(const char *name, char *err, size_t len);
  * sweep.png draws their axis logarithmic. */
 int sweep_spans_decades(const double *v, size_t n);
 
-/* Creates dir and its missing ancestors. Returns 0, or -1 with a message. */
-int sweep_mkdir_p(const char *dir, char *err, size_t len);
-
 /* Writes out/sweep.csv and out/sweep.png (drawing the column metric names: a fixed one,
  * a flattened one, or its end after a dot when unique) from the point folders in dirs
  * (sweep folders or point folders); out NULL: the sweep folder of the first point.
