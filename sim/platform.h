@@ -26,6 +26,9 @@ typedef struct platform_spec {
   size_t hosts_per_rack;     /* fat tree: hosts under one leaf switch */
   size_t uplinks;            /* fat tree: uplinks per leaf switch (oversubscription) */
   const char *network_model; /* SimGrid network/model written into the file: LV08 | CM02 */
+  /* network/crosstraffic written into the file: PLATFORM_XT_BY_MODEL (0, the default) turns
+   * TCP's acknowledgement traffic off under CM02 and leaves it on under LV08. */
+  enum { PLATFORM_XT_BY_MODEL, PLATFORM_XT_ON, PLATFORM_XT_OFF } cross_traffic;
   const char *name;          /* zone id and host name prefix */
   const char *sharing;       /* SimGrid sharing_policy of host (and node) links: SHARED,
                               * SPLITDUPLEX or FATPIPE; NULL: SPLITDUPLEX */

@@ -117,6 +117,9 @@ static void platform_usage(FILE *out)
           "  --network-model M    CM02 (alpha-beta: latency + size/bandwidth; the default for\n"
           "                       generated clusters) or LV08 (TCP over Ethernet: latency x13.01,\n"
           "                       bandwidth x0.97); --cfg=network/model:M at run time overrides it\n"
+          "  --cross-traffic X    on: TCP acknowledgements load the reverse route (SimGrid's\n"
+          "                       network/crosstraffic); off: they don't. Default: off under\n"
+          "                       CM02, on under LV08\n"
           "  --sharing P          sharing policy of host (and node) links: splitduplex (default:\n"
           "                       one capacity per direction), shared (one for both), fatpipe\n"
           "  --bw-eff F           share of the host links' bandwidth collectives reach (NCCL's\n"
@@ -298,6 +301,10 @@ static int link_option(cli_opts *o, const char *opt, const char *val)
     if (!platform_valid_model(val))
       return usage_error("--network-model is LV08 or CM02, not", val);
     o->spec.network_model = strcmp(val, "LV08") == 0 ? "LV08" : "CM02";
+  } else if (strcmp(opt, "--cross-traffic") == 0) {
+    if (strcmp(val, "on") != 0 && strcmp(val, "off") != 0)
+      return usage_error("--cross-traffic is on or off, not", val);
+    o->spec.cross_traffic = strcmp(val, "on") == 0 ? PLATFORM_XT_ON : PLATFORM_XT_OFF;
   } else if (strcmp(opt, "--sharing") == 0) {
     if (platform_sharing_parse(val) == NULL)
       return usage_error("--sharing is shared, splitduplex or fatpipe, not", val);

@@ -473,6 +473,18 @@ static void end_cluster(const platform_spec *spec, FILE *out, const char *indent
  * inverse proportion to a flow's route latency, and a FATPIPE backbone shared by an
  * intra-node flow (1 us) and an inter-node one (3 us) held the latter to half of its
  * adapter's rate (measured), which no switch does. */
+/* TCP acknowledgement traffic (SimGrid's network/crosstraffic, on unless the file turns it
+ * off) belongs to the TCP model: a CM02 file turns it off unless asked, an LV08 file keeps it.
+ * Under it SimGrid shares a link in proportion to 1 / route latency even between a flow and
+ * another's acknowledgements, which slows a multi-hop flow that meets a shorter one (see
+ * platforms/README.md, Network model). */
+static int cross_traffic_off(const platform_spec *spec, const char *model)
+{
+  if (spec->cross_traffic != PLATFORM_XT_BY_MODEL)
+    return spec->cross_traffic == PLATFORM_XT_OFF;
+  return strcmp(model, "CM02") == 0;
+}
+
 static int write_gpu_nodes(const platform_spec *spec, FILE *out, char *err, size_t errlen)
 {
   const char *name = spec->name ? spec->name : "gpu";
@@ -506,9 +518,11 @@ static int write_gpu_nodes(const platform_spec *spec, FILE *out, char *err, size
     fprintf(out, "; link bandwidths are what collectives reach: GPU links x %s, node links x %s of nominal", a, b);
   }
   fputs(". -->\n", out);
-  fprintf(out, "  <config>\n    <prop id=\"network/model\" value=\"%s\"/>\n"
-               "    <prop id=\"network/crosstraffic\" value=\"0\"/>\n  </config>\n",
-          spec->network_model ? spec->network_model : GEN_MODEL);
+  const char *model = spec->network_model ? spec->network_model : GEN_MODEL;
+  fprintf(out, "  <config>\n    <prop id=\"network/model\" value=\"%s\"/>\n", model);
+  if (cross_traffic_off(spec, model))
+    fprintf(out, "    <prop id=\"network/crosstraffic\" value=\"0\"/>\n");
+  fprintf(out, "  </config>\n");
   fprintf(out, "  <zone id=\"%s\" routing=\"Full\">\n", name);
   for (size_t n = 0; n < nodes; n++) {
     fprintf(out,
@@ -637,7 +651,10 @@ static int write_cluster(const platform_spec *spec, const shape *sh, const char 
   if (sh->hosts != spec->hosts)
     fprintf(out, " (%zu asked, rounded up to a whole shape)", spec->hosts);
   fprintf(out, ". -->\n");
-  fprintf(out, "  <config>\n    <prop id=\"network/model\" value=\"%s\"/>\n  </config>\n", model);
+  fprintf(out, "  <config>\n    <prop id=\"network/model\" value=\"%s\"/>\n", model);
+  if (cross_traffic_off(spec, model))
+    fprintf(out, "    <prop id=\"network/crosstraffic\" value=\"0\"/>\n");
+  fprintf(out, "  </config>\n");
   fprintf(out, "  <cluster id=\"%s\" prefix=\"%s-\" suffix=\"\" radical=\"0", name, name);
   if (sh->hosts > 1)
     fprintf(out, "-%zu", sh->hosts - 1);
