@@ -866,6 +866,20 @@ static int simulate(const scenario *sc, build *b, const engine_opts *o, int argc
   return rc;
 }
 
+/* SimGrid 3.32 tears its ns-3 network model down at exit, after main, and ns-3 crashes
+ * there (a segmentation fault in ns3::Simulator::Destroy) once a run has used it: its
+ * results are complete by then. So a run under ns-3 ends in engine_run, its output flushed. */
+static int uses_ns3(const build *b, const engine_opts *o)
+{
+  char model[64] = "";
+  const char *cfg = sg_option(o, "network/model");
+  if (cfg)
+    snprintf(model, sizeof model, "%s", cfg);
+  else if (b->platform[0])
+    platform_file_model(b->platform, model, sizeof model);
+  return strcmp(model, "ns-3") == 0;
+}
+
 int engine_run(const scenario *sc, const engine_opts *o)
 {
   char err[ERRLEN];
@@ -907,8 +921,9 @@ int engine_run(const scenario *sc, const engine_opts *o)
     if (hosts < 0)
       rc = fail(err);
     else if ((size_t)hosts < b.needed) {
-      snprintf(err, ERRLEN, "%s: the platform has %ld hosts, the run needs %zu (%s)",
-               sc->platform.file[0] ? sc->platform.file : sc->platform.preset, hosts, b.needed, b.needed_why);
+      snprintf(err, ERRLEN, "%s: the platform has %ld host%s, the run needs %zu (%s)",
+               sc->platform.file[0] ? sc->platform.file : sc->platform.preset, hosts, hosts == 1 ? "" : "s", b.needed,
+               b.needed_why);
       rc = fail(err);
     }
   }
@@ -929,6 +944,11 @@ int engine_run(const scenario *sc, const engine_opts *o)
   } else if (rc != 2)
     fputs(closing, stdout);
   xbt_free(argv);
+  int ns3 = uses_ns3(&b, o);
   build_free(&b);
+  if (ns3) {
+    fflush(NULL);
+    _exit(rc);
+  }
   return rc;
 }

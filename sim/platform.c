@@ -14,6 +14,7 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/resource.h>
 #include <sys/types.h>
 #include <sys/wait.h>
@@ -59,11 +60,47 @@ void platform_place(sg_host_t *all, size_t n_all, size_t needed, int spread, sg_
 #define CHECK_ALL_PAIRS_MAX 256
 #define CHECK_HUBS 16
 
+/* What SimGrid runs but dtsim's actors do not survive, named by the file (scan_hazards):
+ * a host or link with a state profile (state_file, or a HOST_AVAIL / LINK_AVAIL
+ * trace_connect) turns off mid-run, which kills the host's actors or throws out of a
+ * transfer; a WIFI link needs each station's rate set from a program. */
+typedef struct hazard {
+  char name[256];
+  char what; /* 'h' host state, 'l' link state, 'w' WiFi link */
+} hazard;
+
+typedef struct hazards {
+  hazard *v;
+  size_t n;
+} hazards;
+
+static void scan_hazards(const char *doc, size_t len, hazards *hz);
+
+static const hazard *hazard_of(const hazards *hz, const char *name, int link)
+{
+  for (size_t i = 0; i < hz->n; i++)
+    if ((hz->v[i].what != 'h') == (link != 0) && strcmp(hz->v[i].name, name) == 0)
+      return &hz->v[i];
+  return NULL;
+}
+
+static void link_hazard_msg(const hazard *z, sg_host_t a, sg_host_t b, char *msg, size_t len)
+{
+  if (z->what == 'w')
+    snprintf(msg, len, "link %s on the route from host %s to host %s is a WIFI link, whose stations' rates SimGrid "
+             "takes from a program (set_host_rate), not from the file; dtsim cannot send over it", z->name,
+             sg_host_get_name(a), sg_host_get_name(b));
+  else
+    snprintf(msg, len, "link %s on the route from host %s to host %s has a state profile (it may turn off during "
+             "the run), which aborts the transfers on it; give its failures as faults.link_failures instead", z->name,
+             sg_host_get_name(a), sg_host_get_name(b));
+}
+
 /* One route of the run: empty and without latency (SimGrid aborts at the first message:
  * "no connecting path") or crossing a link of no bandwidth (SimGrid's solver aborts: "The
  * Impossible Did Happen") is a problem, written into msg. A route of no links but some
  * latency is a Vivaldi zone's: its hosts reach each other through their coordinates. */
-static int route_bad(sg_host_t a, sg_host_t b, xbt_dynar_t route, char *msg, size_t len)
+static int route_bad(sg_host_t a, sg_host_t b, xbt_dynar_t route, const hazards *hz, char *msg, size_t len)
 {
   xbt_dynar_reset(route);
   sg_host_get_route(a, b, route);
@@ -74,12 +111,18 @@ static int route_bad(sg_host_t a, sg_host_t b, xbt_dynar_t route, char *msg, siz
   }
   unsigned k;
   sg_link_t l;
-  xbt_dynar_foreach (route, k, l)
+  xbt_dynar_foreach (route, k, l) {
+    const hazard *z = hazard_of(hz, sg_link_get_name(l), 1);
+    if (z) {
+      link_hazard_msg(z, a, b, msg, len);
+      return 1;
+    }
     if (!(sg_link_get_bandwidth(l) > 0)) {
       snprintf(msg, len, "link %s on the route from host %s to host %s has bandwidth %g", sg_link_get_name(l),
                sg_host_get_name(a), sg_host_get_name(b), sg_link_get_bandwidth(l));
       return 1;
     }
+  }
   return 0;
 }
 
@@ -94,12 +137,22 @@ static int check_use(const char *path, const platform_use *use, char *msg, size_
     xbt_free(all);
     return 0;
   }
-  size_t n = use->needed;
+  size_t n = use->needed, doc_len = 0;
   sg_host_t *h = xbt_malloc(n * sizeof *h);
   platform_place(all, n_all, n, use->spread, h);
+  hazards hz = {NULL, 0};
+  char *doc = fileio_read(path, &doc_len);
+  if (doc)
+    scan_hazards(doc, doc_len, &hz);
+  xbt_free(doc);
   int bad = 0;
   for (size_t i = 0; i < n && !bad; i++)
-    if (!(sg_host_get_speed(h[i]) > 0) || sg_host_core_count(h[i]) < 1) {
+    if (hazard_of(&hz, sg_host_get_name(h[i]), 0)) {
+      snprintf(msg, len, "host %s has a state profile (it may turn off during the run), and dtsim's actors do not "
+               "survive a host the platform turns off; give its failures as faults.host_failures instead",
+               sg_host_get_name(h[i]));
+      bad = 1;
+    } else if (!(sg_host_get_speed(h[i]) > 0) || sg_host_core_count(h[i]) < 1) {
       snprintf(msg, len, "host %s has a speed of %g flop/s on %d cores; the run computes on it (host %zu of the %zu "
                "it uses)", sg_host_get_name(h[i]), sg_host_get_speed(h[i]), sg_host_core_count(h[i]), i + 1, n);
       bad = 1;
@@ -108,18 +161,19 @@ static int check_use(const char *path, const platform_use *use, char *msg, size_
   if (n <= CHECK_ALL_PAIRS_MAX) {
     for (size_t i = 0; i < n && !bad; i++)
       for (size_t j = 0; j < n && !bad; j++)
-        bad = i != j && route_bad(h[i], h[j], route, msg, len);
+        bad = i != j && route_bad(h[i], h[j], route, &hz, msg, len);
   } else {
     for (size_t i = 0; i < n && !bad; i++) {
       for (size_t k = 0; k < CHECK_HUBS && !bad; k++) {
         size_t hub = k * n / CHECK_HUBS;
-        bad = hub != i && (route_bad(h[hub], h[i], route, msg, len) || route_bad(h[i], h[hub], route, msg, len));
+        bad = hub != i && (route_bad(h[hub], h[i], route, &hz, msg, len) || route_bad(h[i], h[hub], route, &hz, msg, len));
       }
       if (!bad && i > 0)
-        bad = route_bad(h[i - 1], h[i], route, msg, len) || route_bad(h[i], h[i - 1], route, msg, len);
+        bad = route_bad(h[i - 1], h[i], route, &hz, msg, len) || route_bad(h[i], h[i - 1], route, &hz, msg, len);
     }
   }
   xbt_dynar_free(&route);
+  xbt_free(hz.v);
   xbt_free(h);
   xbt_free(all);
   return bad;
@@ -571,6 +625,91 @@ static void scan_document(host_index *ix, const char *doc, size_t len)
     }
     p = q;
   }
+}
+
+static void add_hazard(hazards *hz, const char *name, size_t nlen, char what)
+{
+  if (hz->n % 16 == 0)
+    hz->v = xbt_realloc(hz->v, (hz->n + 16) * sizeof *hz->v);
+  copy_value(hz->v[hz->n].name, sizeof hz->v[hz->n].name, name, nlen);
+  hz->v[hz->n++].what = what;
+}
+
+/* Whether the attribute `name` of the tag text [p, end) is `value` (ASCII case aside). */
+static int attr_is(const char *p, const char *end, const char *name, const char *value)
+{
+  size_t vl;
+  const char *v = tag_attr(p, end, name, &vl);
+  return v && vl == strlen(value) && strncasecmp(v, value, vl) == 0;
+}
+
+/* Whether the tag whose name starts at tn (its text ends at end) is called `name`. */
+static int tag_is(const char *tn, const char *end, const char *name)
+{
+  size_t n = strlen(name);
+  return (size_t)(end - tn) > n && strncmp(tn, name, n) == 0 &&
+         (tn[n] == ' ' || tn[n] == '\t' || tn[n] == '\n' || tn[n] == '\r' || tn[n] == '/');
+}
+
+static void scan_hazards(const char *doc, size_t len, hazards *hz)
+{
+  const char *end = doc + len, *p = doc;
+  while ((p = memchr(p, '<', (size_t)(end - p))) != NULL) {
+    if (end - p >= 4 && strncmp(p, "<!--", 4) == 0) {
+      const char *e = strstr(p + 4, "-->");
+      if (!e)
+        return;
+      p = e + 3;
+      continue;
+    }
+    const char *tn = ++p, *q = p;
+    char quote = 0;
+    while (q < end && (quote || *q != '>')) {
+      if (quote && *q == quote)
+        quote = 0;
+      else if (!quote && (*q == '"' || *q == '\''))
+        quote = *q;
+      q++;
+    }
+    size_t vl;
+    const char *id = NULL;
+    if (tag_is(tn, q, "host")) {
+      if (tag_attr(tn + 4, q, "state_file", &vl) && (id = tag_attr(tn + 4, q, "id", &vl)) != NULL)
+        add_hazard(hz, id, vl, 'h');
+    } else if (tag_is(tn, q, "link")) {
+      if ((id = tag_attr(tn + 4, q, "id", &vl)) != NULL) {
+        size_t il = vl;
+        if (tag_attr(tn + 4, q, "state_file", &vl))
+          add_hazard(hz, id, il, 'l');
+        else if (attr_is(tn + 4, q, "sharing_policy", "WIFI"))
+          add_hazard(hz, id, il, 'w');
+      }
+    } else if (tag_is(tn, q, "trace_connect") && (id = tag_attr(tn + 13, q, "element", &vl)) != NULL) {
+      if (attr_is(tn + 13, q, "kind", "HOST_AVAIL"))
+        add_hazard(hz, id, vl, 'h');
+      else if (attr_is(tn + 13, q, "kind", "LINK_AVAIL"))
+        add_hazard(hz, id, vl, 'l');
+    }
+    p = q;
+  }
+}
+
+void platform_file_model(const char *path, char *buf, size_t len)
+{
+  size_t n = 0;
+  char *doc = fileio_read(path, &n);
+  buf[0] = '\0';
+  for (const char *p = doc, *end = doc + n; p && (p = memchr(p, '<', (size_t)(end - p))) != NULL; p++) {
+    const char *q = memchr(p, '>', (size_t)(end - p));
+    size_t vl;
+    const char *v;
+    if (q && tag_is(p + 1, q, "prop") && attr_is(p + 5, q, "id", "network/model") &&
+        (v = tag_attr(p + 5, q, "value", &vl)) != NULL) {
+      copy_value(buf, len, v, vl);
+      break;
+    }
+  }
+  xbt_free(doc);
 }
 
 size_t platform_hosts_in_order(const char *path, sg_host_t **hosts)

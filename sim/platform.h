@@ -99,6 +99,10 @@ typedef struct platform_use {
  * the host or hosts. */
 long platform_check_use(const char *path, int argc, char **argv, const platform_use *use, char *err, size_t errlen);
 
+/* The network model a platform file's <config> names (its network/model prop) into buf,
+ * or "" if it names none or cannot be read. */
+void platform_file_model(const char *path, char *buf, size_t len);
+
 /* Whether SimGrid accepts these options (argv[0] first), checked by a child that only
  * initialises SimGrid: 0, or -1 with one line naming the option it refuses. */
 int platform_check_options(int argc, char **argv, char *err, size_t errlen);

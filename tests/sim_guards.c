@@ -75,6 +75,42 @@ START_TEST(test_guards_simgrid_platforms_run)
 }
 END_TEST
 
+/* What SimGrid loads but dtsim's actors would not survive: a host or link the file turns off
+ * mid-run (a state profile: SimGrid kills the host's actors or throws out of a transfer, and
+ * the run aborted with exit 134 or ended "ok" with 0 steps) and WiFi links, whose stations'
+ * rates only a program sets (SimGrid aborted at the first message): refused before the run,
+ * the host or link named. An ns-3 platform runs, and ends without ns-3's crash at exit. */
+START_TEST(test_guards_simgrid_hazards)
+{
+  static const char *const cases[][3] = {
+      {"simgrid/two_hosts_profiles.xml", "host Cpu A has a state profile", "faults.host_failures"},
+      {"simgrid/two_hosts_platform_with_availability_included.xml", "host Cpu A has a state profile",
+       "faults.host_failures"},
+      {"platform-linkstate.xml", "link flaky-link on the route from host h0 to host h1 has a state profile",
+       "faults.link_failures"},
+      {"simgrid/wifi.xml", "link AP1 on the route from host Station 1 to host Station 2 is a WIFI link",
+       "set_host_rate"},
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+    char set[512];
+    snprintf(set, sizeof set, "platform.file=" TEST_DATA_DIR "/%s", cases[i][0]);
+    const char *args[] = {"run", "--set", "run.algorithm=collective", "--set", "collective.ranks=2", "--set", set,
+                          "--out", "out", NULL};
+    const char *needles[] = {cases[i][1], cases[i][2], NULL};
+    bad_input(args, needles);
+  }
+  char *dir = cli_tmpdir();
+  const char *ns3[] = {"run", "--set", "run.algorithm=collective", "--set", "collective.ranks=2", "--set",
+                       "collective.bytes=1024", "--set", "platform.placement=spread", "--set",
+                       "platform.file=" TEST_DATA_DIR "/simgrid/wifi_ns3.xml", "--quiet", "--out", "out", NULL};
+  int rc = cli_run(dir, ns3);
+  char *err = cli_read(dir, "stderr");
+  ck_assert_msg(rc == 0 && cli_exists(dir, "out/summary.json"), "wifi_ns3.xml: exit %d: %s", rc, err);
+  free(err);
+  free(dir);
+}
+END_TEST
+
 START_TEST(test_guards_link_bandwidth_zero)
 {
   const char *args[] = {"run", "--set", "run.algorithm=collective", "--set", "collective.ranks=2",
@@ -460,7 +496,7 @@ static Suite *guards_suite(void)
 {
   Suite *s = suite_create("guards");
   ADD_TCASE(s, "platform", test_guards_host_speed_zero, test_guards_no_route, test_guards_link_bandwidth_zero,
-            test_guards_simgrid_option_named, test_guards_simgrid_platforms_run);
+            test_guards_simgrid_option_named, test_guards_simgrid_platforms_run, test_guards_simgrid_hazards);
   ADD_TCASE(s, "memory", test_guards_memory_refused, test_guards_stacks_refused);
   ADD_TCASE(s, "before", test_guards_option_as_value, test_guards_out_not_writable, test_guards_expect_checked_first,
             test_guards_expect_rtol_and_verdict, test_guards_out_reused);
