@@ -232,7 +232,8 @@ void pipeline_closing(void *state, const run_config *cfg, const report_outcome *
   report_bytes_text(r->memory_bytes, mem, sizeof mem);
   if (!r->p.transformer) {
     report_perf_text(&o->perf, 1, perf, sizeof perf);
-    int n = snprintf(line, len, "pipeline %s: %.6g simulated s, %ld steps", o->status, o->sim_time, o->steps);
+    int n = snprintf(line, len, "pipeline %s: %.6g simulated s, %ld step%s", o->status, o->sim_time, o->steps,
+                     o->steps == 1 ? "" : "s");
     if (o->evaluated && o->has_loss)
       n += snprintf(line + n, len - (size_t)n, ", loss %.6g", o->loss);
     if (o->evaluated && o->has_accuracy)

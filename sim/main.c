@@ -150,23 +150,6 @@ static int is_option(const char *a)
   return a[0] == '-' && a[1] == '-' && a[2] != '\0';
 }
 
-/* Whether `--set` at argv[i] was given an assignment the shell split at its blanks
- * (`--set downpour.replicas = 4`, `... =4`, `...= 4`): the words after it would
- * otherwise be taken for a scenario file. The message says how to write it. */
-static int set_split(int argc, char **argv, int i, char *err, size_t len)
-{
-  const char *a = argv[i + 1], *eq = strchr(a, '=');
-  int split = i + 2 < argc && !is_option(argv[i + 2]) &&
-              ((eq == NULL && argv[i + 2][0] == '=') || (eq != NULL && eq[1] == '\0'));
-  /* `... = 4`: the value is the word after the lone '=' */
-  const char *value = split && strcmp(argv[i + 2], "=") == 0 && i + 3 < argc && !is_option(argv[i + 3]) ? argv[i + 3] : NULL;
-  if (split)
-    snprintf(err, len, "--set %s %s%s%s: the shell split the assignment at its blanks; write it as one word, "
-             "--set SECTION.KEY=VALUE, without blanks around '=' (or quote it)", a, argv[i + 2], value ? " " : "",
-             value ? value : "");
-  return split;
-}
-
 /* Whether one of the --set assignments chooses run.algorithm. */
 static int algorithm_set(char **sets, int nsets)
 {
@@ -197,7 +180,7 @@ static int run_main(int argc, char **argv, const char *prog)
     } else if (strcmp(a, "--print-default") == 0) {
       fputs(scenario_default_ini, stdout);
       rc = -1;
-    } else if (strcmp(a, "--set") == 0 && has_next && set_split(argc, argv, i, err, sizeof(err)))
+    } else if (strcmp(a, "--set") == 0 && has_next && scenario_split_assignment(argc, argv, i, err, sizeof(err)))
       rc = bad("run", err);
     else if (strcmp(a, "--set") == 0 && has_next)
       sets[nsets++] = argv[++i];

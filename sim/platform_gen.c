@@ -397,8 +397,8 @@ static int shape_of(const platform_spec *spec, shape *sh, char *err, size_t errl
        * level 2: R leaves per spine, each leaf has U spines (so U spines in all). */
       snprintf(sh->params, sizeof sh->params, "2;%zu,%zu;1,%zu;1,1", h, r, u);
       snprintf(sh->summary, sizeof sh->summary,
-               "fat-tree: %zu racks x %zu hosts = %zu hosts, %zu uplinks per rack (%zu:%zu)", r,
-               h, sh->hosts, u, h, u);
+               "fat-tree: %zu rack%s x %zu host%s = %zu hosts, %zu uplink%s per rack (%zu:%zu)", r,
+               r == 1 ? "" : "s", h, h == 1 ? "" : "s", sh->hosts, u, u == 1 ? "" : "s", h, u);
       return 0;
     }
   }

@@ -22,8 +22,8 @@ void progress_line(char *buf, size_t len, const progress_point *p)
 {
   if (len == 0)
     return;
-  int n = snprintf(buf, len, "dtsim: sim %.4g / %.4g s (%.0f%%), %ld steps", p->t, p->bound,
-                   100 * fmin(p->t / p->bound, 1), p->steps);
+  int n = snprintf(buf, len, "dtsim: sim %.4g / %.4g s (%.0f%%), %ld step%s", p->t, p->bound,
+                   100 * fmin(p->t / p->bound, 1), p->steps, p->steps == 1 ? "" : "s");
   if (!isnan(p->loss))
     n += snprintf(at(buf, len, n), room(len, n), ", %s %.4g", p->loss_name ? p->loss_name : "loss", p->loss);
   if (!isnan(p->acc))

@@ -31,6 +31,10 @@ int scenario_load_string(scenario *s, const char *text, const char *name, char *
 
 /* Applies one "SECTION.KEY=VALUE" override. Returns 0, or -1 with a message in err. */
 int scenario_set(scenario *s, const char *assignment, char *err, size_t errlen);
+/* Whether the option at argv[i] (--set, --vary) was given an assignment the shell split at
+ * its blanks (`--set downpour.replicas = 4`, `... =4`, `...= 4`): the words after it would
+ * otherwise be taken for a scenario file. Then err says how to write it. */
+int scenario_split_assignment(int argc, char **argv, int i, char *err, size_t len);
 
 /* Checks values and their combinations (positive sizes, known names, layer shapes that
  * fit the model type, ...). Returns 0, or -1 with one line in err naming the key.

@@ -393,3 +393,20 @@ int scenario_set(scenario *s, const char *assignment, char *err, size_t errlen)
   }
   return 0;
 }
+
+static int word_is_option(const char *a) { return a[0] == '-' && a[1] == '-' && a[2] != '\0'; }
+
+int scenario_split_assignment(int argc, char **argv, int i, char *err, size_t len)
+{
+  const char *a = argv[i + 1], *eq = strchr(a, '=');
+  int split = i + 2 < argc && !word_is_option(argv[i + 2]) &&
+              ((eq == NULL && argv[i + 2][0] == '=') || (eq != NULL && eq[1] == '\0'));
+  /* `... = 4`: the value is the word after the lone '=' */
+  const char *value = split && strcmp(argv[i + 2], "=") == 0 && i + 3 < argc && !word_is_option(argv[i + 3]) ? argv[i + 3] : NULL;
+  const char *form = strcmp(argv[i], "--vary") == 0 ? "SECTION.KEY=V1,V2,..." : "SECTION.KEY=VALUE";
+  if (split)
+    snprintf(err, len, "%s %s %s%s%s: the shell split the assignment at its blanks; write it as one word, "
+             "%s %s, without blanks around '=' (or quote it)", argv[i], a, argv[i + 2], value ? " " : "",
+             value ? value : "", argv[i], form);
+  return split;
+}

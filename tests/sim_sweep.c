@@ -180,6 +180,12 @@ START_TEST(test_sweep_bad_options)
   cli_assert_bad_input(dir, none, "nothing to vary");
   const char *missing[] = {"sweep", "nope.ini", "--out", "out", "--vary", "sgd.lr=0.1", NULL};
   cli_assert_bad_input(dir, missing, "nope.ini");
+  /* an assignment the shell split at its blanks is named as such, not taken for a second
+   * scenario file */
+  const char *split_vary[] = {"sweep", "tiny.ini", "--out", "out", "--vary", "sgd.lr", "=", "0.1,0.2", NULL};
+  cli_assert_bad_input(dir, split_vary, "the shell split the assignment");
+  const char *split_set[] = {"sweep", "tiny.ini", "--out", "out", "--vary", "sgd.lr=0.1", "--set", "run.seed=", "2", NULL};
+  cli_assert_bad_input(dir, split_set, "--set run.seed= 2: the shell split");
   const char *jobs[] = {"sweep", "tiny.ini", "--out", "out", "--vary", "sgd.lr=0.1", "--jobs", "0", NULL};
   cli_assert_bad_input(dir, jobs, "--jobs");
   /* a block's member is known only once a point has run (test_sweep_headline_metrics), but a

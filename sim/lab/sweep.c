@@ -728,6 +728,9 @@ int sweep_main(int argc, char **argv)
     if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
       fputs(usage, stdout);
       rc = -1;
+    } else if ((strcmp(a, "--vary") == 0 || strcmp(a, "--set") == 0) && has_next &&
+               scenario_split_assignment(argc, argv, i, err, sizeof(err))) {
+      rc = bad("%s", err);
     } else if (strcmp(a, "--vary") == 0 && has_next) {
       if (vary_parse(argv[++i], &o.vs[o.nv++], err, sizeof(err)) != 0)
         rc = bad("%s", err);
