@@ -19,6 +19,7 @@
 #include <xbt/asserts.h>
 #include <xbt/sysdep.h>
 
+#include "algorithms/account.h"
 #include "algorithms/compute.h"
 #include "algorithms/eval.h"
 #include "algorithms/consensus_msg.h"
@@ -337,11 +338,21 @@ static void agent_actor(int argc, char **argv)
   sg_barrier_wait(c->ready);
   for (long k = 0; goes_on(a, k); k++) {
     const round_w *w = consensus_schedule_round(&c->sched, k);
+    account_label_push("round %ld", k); /* the timeline's names (--trace) */
+    account_label_push("send state");
     send_state(a, w, k);
+    account_label_pop();
+    account_label_push("subgradient");
     compute_subgradient(a);
+    account_label_pop();
+    account_label_push("wait for neighbours");
     receive_neighbours(a, w, k);
+    account_label_pop();
+    account_label_push("mix and step");
     mix(a, w, k);
     subgradient_step(a, w, k);
+    account_label_pop();
+    account_label_pop();
     consensus_schedule_done(&c->sched, k);
     record_state(a, k);
   }

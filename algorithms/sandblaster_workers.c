@@ -15,6 +15,7 @@
 #include <xbt/asserts.h>
 #include <xbt/sysdep.h>
 
+#include "algorithms/account.h"
 #include "algorithms/compute.h"
 #include "models/minibatch.h"
 
@@ -190,6 +191,22 @@ static void send_slot(shard *s, const sandblaster_fetch_msg *m)
 }
 
 /* Serves commands, fetches and pushes in arrival order until stopped. */
+static const char *shard_work_name(int kind)
+{
+  switch (kind) {
+  case SANDBLASTER_MSG_COMMAND:
+    return "L-BFGS command";
+  case SANDBLASTER_MSG_REDUCE:
+    return "reduce gradients";
+  case SANDBLASTER_MSG_FORGET:
+    return "forget replica";
+  case SANDBLASTER_MSG_FETCH:
+    return "send parameters";
+  default:
+    return "store gradient";
+  }
+}
+
 void sandblaster_shard_actor(int argc, char **argv)
 {
   (void)argc;
@@ -198,6 +215,7 @@ void sandblaster_shard_actor(int argc, char **argv)
   sg_mailbox_set_receiver(sg_mailbox_get_name(s->inbox));
   msg *m;
   while ((m = msg_recv(s->inbox))->kind != SANDBLASTER_MSG_STOP) {
+    account_label_push("%s", shard_work_name(m->kind)); /* the timeline's names (--trace) */
     switch (m->kind) {
     case SANDBLASTER_MSG_COMMAND:
       run_command(s, sandblaster_command_msg_of(m));
@@ -218,6 +236,7 @@ void sandblaster_shard_actor(int argc, char **argv)
     default:
       store_portions(s, sandblaster_push_portions_msg_of(m));
     }
+    account_label_pop();
     msg_free(m);
   }
   msg_free(m);
@@ -398,15 +417,23 @@ void sandblaster_replica_actor(int argc, char **argv)
     int work = w->portion != SANDBLASTER_NO_PORTION; /* else nothing to do for now */
     if (r->sb->K > 1)
       tell_partners(r, w->batch, w->slot_x, w->portion, k > 0 ? r->n_counted : 0, 0);
-    if (k > 0)
+    if (k > 0) {
+      account_label_push("push gradient"); /* the timeline's names (--trace) */
       push_gradient(mc, ids, k, r->n_counted, NULL);
+      account_label_pop();
+    }
     if (work) {
       if (w->batch != r->batch)
         begin_replica_batch(r, w->batch);
-      if (w->batch != mc->batch)
+      if (w->batch != mc->batch) {
+        account_label_push("fetch parameters, batch %ld", w->batch);
         fetch_parameters(mc, w->batch, w->slot_x);
+        account_label_pop();
+      }
+      account_label_push("portion %ld", w->portion);
       compute_gradient(r, w->portion);
       report_portion(r);
+      account_label_pop();
     }
     msg_free(m);
   }

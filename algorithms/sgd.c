@@ -7,6 +7,7 @@
 #include <simgrid/mutex.h>
 #include <xbt/sysdep.h>
 
+#include "algorithms/account.h"
 #include "algorithms/compute.h"
 #include "algorithms/eval.h"
 #include "algorithms/modelpar.h"
@@ -54,8 +55,14 @@ static void worker_actor(int argc, char **argv)
   sgd *s = sg_actor_self_get_data();
   long max_steps = s->cfg->max_steps;
   for (long step = 0; step > 0 || !eval_should_stop(s->eval); step++) {
+    account_label_push("step %ld", step); /* the timeline's names (--trace) */
+    account_label_push("compute gradient");
     compute_gradient(s);
+    account_label_pop();
+    account_label_push("update");
     apply_update(s);
+    account_label_pop();
+    account_label_pop();
     s->slot->steps++;
     if (eval_step_done(s->eval) || (max_steps > 0 && step + 1 >= max_steps))
       break;

@@ -456,6 +456,51 @@ START_TEST(test_whatif_trace)
 }
 END_TEST
 
+/* Every algorithm's trace names what its compute events are (the names an actor pushes with
+ * account_label_push): no "compute" event goes unnamed. Sequential SGD, Sandblaster's
+ * replicas and shards, consensus's agents, Downpour's replicas. */
+START_TEST(test_whatif_trace_names)
+{
+  static const char *const cases[][3] = {
+      {"sgd", "step 0: compute gradient", "step 1: update"},
+      {"sandblaster", "portion 0", "L-BFGS command"},
+      {"consensus", "round 0: subgradient", "round 1: mix and step"},
+      {"downpour", "compute gradient", "apply gradient of client"},
+  };
+  char *dir = cli_tmpdir();
+  for (size_t k = 0; k < sizeof cases / sizeof *cases; k++) {
+    char alg[64];
+    snprintf(alg, sizeof alg, "run.algorithm=%s", cases[k][0]);
+    const char *args[] = {"run", "--set", alg, "--set", "run.max_steps=3", "--trace", "--quiet", "--out", cases[k][0],
+                          NULL};
+    ck_assert_int_eq(cli_run(dir, args), 0);
+    char path[256];
+    snprintf(path, sizeof path, "%s/trace.json", cases[k][0]);
+    char *text = cli_read(dir, path);
+    json_error_t je;
+    json_t *tr = json_loads(text, 0, &je);
+    ck_assert_msg(tr != NULL, "%s: %s", path, je.text);
+    size_t i, unnamed = 0, found[2] = {0, 0};
+    json_t *e;
+    json_array_foreach(json_object_get(tr, "traceEvents"), i, e)
+    {
+      const char *name = json_string_value(json_object_get(e, "name"));
+      const char *cat = json_string_value(json_object_get(e, "cat"));
+      if (cat == NULL || strcmp(cat, "compute") != 0)
+        continue;
+      unnamed += name == NULL || strcmp(name, "compute") == 0 || name[0] == '\0';
+      for (int f = 0; f < 2; f++)
+        found[f] += name && strstr(name, cases[k][1 + f]) != NULL;
+    }
+    ck_assert_msg(unnamed == 0 && found[0] > 0 && found[1] > 0, "%s: %zu unnamed compute events; '%s' %zu, '%s' %zu",
+                  cases[k][0], unnamed, cases[k][1], found[0], cases[k][2], found[1]);
+    json_decref(tr);
+    free(text);
+  }
+  free(dir);
+}
+END_TEST
+
 static Suite *whatif_suite(void)
 {
   Suite *s = suite_create("whatif");
@@ -479,6 +524,7 @@ static Suite *whatif_suite(void)
   tcase_add_test(tc, test_whatif_breakdown_dataparallel);
   tcase_add_test(tc, test_whatif_breakdown_determinism);
   tcase_add_test(tc, test_whatif_trace);
+  tcase_add_test(tc, test_whatif_trace_names);
   suite_add_tcase(s, tc);
   return s;
 }
