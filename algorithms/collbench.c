@@ -312,9 +312,11 @@ static void measure(collective_run *r, const run_config *cfg)
   collbench_result_get(r->b, &r->res);
   double bytes = (double)r->p->bytes;
   if (p->ranks >= 2) {
+    /* A route of no links (a Vivaldi zone's: latency from coordinates) has no bandwidth to
+     * read, and SimGrid answers a negative one: then there is no formula (null, "n/a"). */
     double bw = sg_host_get_route_bandwidth(cfg->hosts[0], cfg->hosts[1]);
-    r->beta_s_per_byte = 1 / bw;
-    r->alpha_s = sg_host_get_route_latency(cfg->hosts[0], cfg->hosts[1]) + MSG_HEADER_BYTES / bw;
+    r->beta_s_per_byte = bw > 0 && isfinite(bw) ? 1 / bw : NAN;
+    r->alpha_s = sg_host_get_route_latency(cfg->hosts[0], cfg->hosts[1]) + MSG_HEADER_BYTES * r->beta_s_per_byte;
   }
   double flops_per_s = sg_host_get_speed(cfg->hosts[0]) * cfg->speed_factor * cfg->efficiency * cfg->cores;
   r->gamma_s_per_byte = p->reduce_flops / flops_per_s / (double)cfg->elem_bytes;
@@ -347,7 +349,8 @@ static void report_run(void *state, const run_config *cfg, metrics *m, report *r
   json_object_set_new(o, "algbw_gbps", report_num(r->algbw_gbps));
   json_object_set_new(o, "busbw_gbps", report_num(r->busbw_gbps));
   json_object_set_new(o, "formula_s", report_num(r->formula_s));
-  json_object_set_new(o, "rel_error", report_num(r->formula_s > 0 ? (r->res.iter_s - r->formula_s) / r->formula_s : 0));
+  json_object_set_new(o, "rel_error", report_num(r->formula_s > 0 ? (r->res.iter_s - r->formula_s) / r->formula_s
+                                                                 : isfinite(r->formula_s) ? 0 : NAN));
   json_object_set_new(o, "alpha_s", report_num(r->alpha_s));
   json_object_set_new(o, "beta_s_per_byte", report_num(r->beta_s_per_byte));
   json_object_set_new(o, "gamma_s_per_byte", report_num(r->gamma_s_per_byte));
@@ -365,9 +368,12 @@ static void closing(void *state, const run_config *cfg, const report_outcome *o,
   const collective_run *r = state;
   char shares[300];
   report_perf_text(&o->perf, 0, shares, sizeof shares);
-  snprintf(line, len, "collective %s %s %s: %zu ranks, %.0f bytes, %.6g simulated s per iteration (formula %.6g), "
+  char formula[32] = "n/a";
+  if (isfinite(r->formula_s))
+    snprintf(formula, sizeof formula, "%.6g", r->formula_s);
+  snprintf(line, len, "collective %s %s %s: %zu ranks, %.0f bytes, %.6g simulated s per iteration (formula %s), "
            "busbw %.4g GB/s%s%s", coll_op_name((coll_op)r->setup.op), coll_algo_name((coll_algo)r->setup.algo),
-           o->status, r->setup.ranks, (double)r->p->bytes, r->res.iter_s, r->formula_s, r->busbw_gbps,
+           o->status, r->setup.ranks, (double)r->p->bytes, r->res.iter_s, formula, r->busbw_gbps,
            shares[0] ? "; " : "", shares);
 }
 

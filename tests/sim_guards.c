@@ -64,6 +64,13 @@ START_TEST(test_guards_simgrid_platforms_run)
     int rc = cli_run(dir, args);
     char *err = cli_read(dir, "stderr");
     ck_assert_msg(rc == 0 && cli_exists(dir, "out/summary.json"), "%s: exit %d: %s", files[i], rc, err);
+    /* the formula from the route between members 0 and 1, or none (null) where that route has
+     * no link to read a bandwidth from (Vivaldi's coordinates): never a negative time */
+    char *sum = cli_read(dir, "out/summary.json"), f[64] = "";
+    ck_assert(cli_json_field(sum, "formula_s", f, sizeof f) == 0);
+    ck_assert_msg(strcmp(f, "null") == 0 ? strcmp(files[i], "vivaldi.xml") == 0 : atof(f) > 0, "%s: formula_s %s",
+                  files[i], f);
+    free(sum);
     free(err);
     free(dir);
   }
