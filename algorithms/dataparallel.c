@@ -7,7 +7,7 @@
  *   wait_reduced    waits until every bucket is reduced;
  *   apply_update    w -= lr * (sum of the k gradients) / k, the same on every replica.
  * Buckets, their order, and why replicas stay bit-identical: algorithms/doc/dataparallel.md. */
-#include "algorithms/dataparallel.h"
+#include "algorithms/dataparallel_impl.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -30,41 +30,6 @@
 
 /* Dense layers whose forward GEMMs go into one execution at most (a chunk of the stack). */
 #define DP_MAX_GEMM_LAYERS 16
-
-typedef struct replica {
-  struct dataparallel *d;
-  size_t rank;
-  gsl_vector *w, *grad;  /* numerics: parameters and this step's gradient, summed in place */
-  minibatch *mb;
-  sg_sem_t ready;        /* released once per bucket backward has produced, and once to stop */
-  sg_sem_t reduced;      /* released once per step, when every bucket is reduced */
-  int stopping;          /* set before the last release of ready */
-  long allreduces;       /* bucket allreduces its communicator ran */
-  int has_gpu;           /* its host has a GPU description: dense layers run as GEMMs */
-  gemm_device gpu;
-} replica;
-
-struct dataparallel {
-  const run_config *cfg;
-  const dataparallel_params *p;
-  size_t n_layers;       /* shapes' layers, input (layer 0) included */
-  double fwd_flops;      /* forward flops per example, all layers */
-  double *bwd_flops;     /* [l]: layer l's backward flops per example */
-  gemm_shape *gemm;      /* [3 l + i], dense layer l on a GPU: forward, input and weight gradient
-                            GEMMs of the minibatch (batch 0: not a dense layer) */
-  size_t nb;             /* buckets; bucket 0 holds the last layer */
-  size_t *first;         /* [b]: bucket b's lowest layer */
-  double *elems;         /* [b]: its simulated elements */
-  size_t *off, *len;     /* [b]: numerics, its range of the parameter vector */
-  coll_comm *comm;
-  replica *reps;
-  sg_bar_t start;        /* every step starts with every replica */
-  int go;                /* replica 0's decision for the step about to start */
-  sg_mutex_t mu;         /* guards replica 0's w against the evaluator's snapshot */
-  const arch *shapes;    /* outlives the run (dataparallel_deploy's contract) */
-  metrics_slot *slot;
-  eval_ctl *eval;
-};
 
 size_t dataparallel_metrics_slots(void) { return 1; }
 
@@ -392,121 +357,3 @@ size_t dataparallel_bucket_elems(const dataparallel *d, const double **elems)
 }
 
 long dataparallel_allreduces(const dataparallel *d) { return d->reps[0].allreduces; }
-
-/* ---- the descriptor: run.algorithm = dataparallel -------------------------------- */
-
-static const key_spec dataparallel_keys[] = {
-  {"dataparallel", "replicas", KEY_INT, KEY_FIELD(dataparallel_params, replicas), .def = "4", .unit = "replicas",
-   .doc = "Replicas, replica r on host r with its own data shard and random stream.", KEY_GE(1), KEY_LE(1000000)},
-  {"dataparallel", "batch", KEY_LONG, KEY_FIELD(dataparallel_params, batch), .def = "32", .unit = "examples",
-   .doc = "Minibatch size of each replica; a step trains on replicas x batch examples.", KEY_GT(0)},
-  {"dataparallel", "lr", KEY_DOUBLE, KEY_FIELD(dataparallel_params, lr), .def = "0.05", .unit = "",
-   .doc = "Learning rate of the update every replica applies with the mean of the replicas' gradients.",
-   KEY_GT(0)},
-  {"dataparallel", "collective", KEY_CHOICE, KEY_FIELD(dataparallel_params, algo), .def = "ring", .unit = "",
-   .doc = "Allreduce of each bucket: `ring`, `halving-doubling` (Rabenseifner) or `tree` (binomial "
-          "reduce + broadcast), as `collective.algorithm`.",
-   .choices = "ring|halving-doubling|tree"},
-  {"dataparallel", "bucket_mb", KEY_DOUBLE, KEY_FIELD(dataparallel_params, bucket_mb), .def = "25", .unit = "MiB",
-   .doc = "Gradient bucket size (PyTorch DDP's bucket_cap_mb): whole layers from the last one "
-          "backwards until their wire bytes (`model.dtype`) reach this; 0: one bucket, the whole model.",
-   KEY_GE(0)},
-  {"dataparallel", "overlap", KEY_BOOL, KEY_FIELD(dataparallel_params, overlap), .def = "on", .unit = "",
-   .doc = "`on`: a bucket's allreduce starts as soon as backward has produced it, overlapping the "
-          "rest of backward; `off`: all buckets start after backward."},
-};
-
-static int validate(const scenario *sc, const void *params, char *why, size_t len)
-{
-  (void)params;
-  if (sc->model.numerics && sc->model.virtual_net[0]) {
-    snprintf(why, len, "model.virtual: dataparallel reduces the numeric model's gradient buckets; time a virtual "
-             "network (%s) with model.numerics = off", sc->model.virtual_net);
-    return -1;
-  }
-  return 0;
-}
-
-static size_t hosts_needed(const scenario *sc, const void *params, const char **why)
-{
-  (void)sc;
-  *why = "dataparallel.replicas";
-  return (size_t)((const dataparallel_params *)params)->replicas;
-}
-
-/* [faults]: replicaK is replica K's host. */
-static long fault_role(const scenario *sc, const char *name, size_t n_hosts)
-{
-  (void)n_hosts;
-  long k, R = ((const dataparallel_params *)algorithm_params(sc, &dataparallel_algorithm))->replicas;
-  return run_role_number(name, "replica", &k) && k >= 0 && k < R ? k : -1;
-}
-
-typedef struct dataparallel_run {
-  const dataparallel_params *p;
-  const arch *shapes;     /* the layers whose parameters and flops set the buckets and backward */
-  arch *own_shapes;
-  dataparallel *d;
-} dataparallel_run;
-
-static void *prepare(const run_config *cfg, char *err, size_t len)
-{
-  const dataparallel_params *p = algorithm_params(cfg->sc, &dataparallel_algorithm);
-  if (cfg->numerics && data_n(cfg->train) < (size_t)p->replicas) {
-    snprintf(err, len, "dataparallel.replicas: %d replicas need at least as many training examples, the data has %zu",
-             p->replicas, data_n(cfg->train));
-    return NULL;
-  }
-  dataparallel_run *r = xbt_malloc0(sizeof(*r));
-  r->p = p;
-  r->shapes = run_shapes(cfg, &r->own_shapes);
-  return r;
-}
-
-static void deploy(void *state, const run_config *cfg, metrics *m)
-{
-  dataparallel_run *r = state;
-  r->d = dataparallel_deploy(cfg, r->p, r->shapes, m);
-  xbt_assert(r->d, "dataparallel_deploy refused a configuration the engine checked");
-}
-
-/* summary.json's "dataparallel" block: the buckets and the allreduces. */
-static void report_run(void *state, const run_config *cfg, metrics *m, report *rep)
-{
-  dataparallel_run *r = state;
-  rep->examples = metrics_total_steps(m) * r->p->batch * r->p->replicas;
-  rep->step_workers = 1; /* steps are global */
-  rep->model_flops = (double)rep->examples * cfg->train_flops;
-  rep->devices = (size_t)r->p->replicas;
-  rep->worker_role = "dp-replica";
-  const double *elems;
-  size_t nb = dataparallel_bucket_elems(r->d, &elems);
-  json_t *o = json_object(), *b = json_array();
-  json_object_set_new(o, "collective", json_string(coll_algo_name((coll_algo)r->p->algo)));
-  for (size_t i = 0; i < nb; i++)
-    json_array_append_new(b, json_real(elems[i]));
-  json_object_set_new(o, "bucket_elements", b);
-  json_object_set_new(o, "allreduces_per_replica", json_integer(dataparallel_allreduces(r->d)));
-  report_add_block(rep, "dataparallel", o);
-}
-
-static void free_run(void *state)
-{
-  dataparallel_run *r = state;
-  dataparallel_free(r->d);
-  arch_free(r->own_shapes);
-  xbt_free(r);
-}
-
-const algorithm dataparallel_algorithm = {
-  .name = "dataparallel",
-  .summary = "synchronous data parallelism: replicas allreduce gradient buckets overlapping backward (PyTorch DDP)",
-  .section_doc = "synchronous data parallelism (`run.algorithm = dataparallel`): replicas sum their gradients with "
-                 "allreduces of gradient buckets that overlap the backward pass (PyTorch DDP)",
-  ALGORITHM_SECTION(dataparallel_keys, dataparallel_params),
-  .trains_layers = 1,
-  .uses_data = 1,
-  .fail_stop = 1,
-  .plan = {.validate = validate, .hosts_needed = hosts_needed, .fault_role = fault_role},
-  .run = {.prepare = prepare, .deploy = deploy, .report = report_run, .free = free_run},
-};
