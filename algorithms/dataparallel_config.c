@@ -29,6 +29,16 @@ static const key_spec dataparallel_keys[] = {
   {"dataparallel", "overlap", KEY_BOOL, KEY_FIELD(dataparallel_params, overlap), .def = "on", .unit = "",
    .doc = "`on`: a bucket's allreduce starts as soon as backward has produced it, overlapping the "
           "rest of backward; `off`: all buckets start after backward."},
+  {"dataparallel", "zero", KEY_INT, KEY_FIELD(dataparallel_params, zero), .def = "0", .unit = "stage",
+   .doc = "ZeRO's stage (Rajbhandari et al. SC'20): 0 every replica holds everything (DDP); 1 each holds "
+          "its shard of the optimizer state, updates its shard and allgathers the parameters; 2 the "
+          "gradients too, reduce-scattered per bucket; 3 the parameters too, each layer allgathered "
+          "before its forward and its backward (FSDP).",
+   KEY_GE(0), KEY_LE(3)},
+  {"dataparallel", "optimizer", KEY_CHOICE, KEY_FIELD(dataparallel_params, optimizer), .def = "sgd", .unit = "",
+   .doc = "The update: `sgd` (w -= lr x mean gradient) or `adam` (Kingma and Ba, defaults b1 0.9, "
+          "b2 0.999, eps 1e-8, with `dataparallel.lr`).",
+   .choices = "sgd|adam"},
 };
 
 static int validate(const scenario *sc, const void *params, char *why, size_t len)
@@ -90,9 +100,11 @@ static void free_run(void *state)
 
 const algorithm dataparallel_algorithm = {
   .name = "dataparallel",
-  .summary = "synchronous data parallelism: replicas allreduce gradient buckets overlapping backward (PyTorch DDP)",
+  .summary = "synchronous data parallelism: replicas allreduce gradient buckets overlapping backward (PyTorch DDP), "
+             "optionally sharded (ZeRO stages 1-3, FSDP)",
   .section_doc = "synchronous data parallelism (`run.algorithm = dataparallel`): replicas sum their gradients with "
-                 "allreduces of gradient buckets that overlap the backward pass (PyTorch DDP)",
+                 "allreduces of gradient buckets that overlap the backward pass (PyTorch DDP), or shard the "
+                 "optimizer state, gradients and parameters over the replicas (ZeRO stages 1 to 3, FSDP)",
   ALGORITHM_SECTION(dataparallel_keys, dataparallel_params),
   .trains_layers = 1,
   .uses_data = 1,

@@ -15,15 +15,38 @@
 #include "algorithms/eval.h"
 #include "models/minibatch.h"
 
+/* What a communicator runs, in the order its replica posts it: an allreduce or a
+ * reduce-scatter of a unit's gradient, an allgather of a unit's parameters, or the end. */
+typedef enum dp_op { DP_ALLREDUCE, DP_REDUCE_SCATTER, DP_ALLGATHER, DP_STOP } dp_op;
+
+typedef struct dp_job {
+  dp_op op;
+  size_t unit;
+} dp_job;
+
+/* ZeRO's units (dataparallel.zero): the ranges of the parameter vector a collective carries
+ * and a replica owns a block of. Stages 0 to 2: the gradient buckets; stage 3: the layers
+ * (unit u is layer u + 1), each gathered before its forward and its backward and its
+ * gradient reduce-scattered after its backward (FSDP with every layer wrapped). Replica r
+ * owns block r (coll_block) of every unit: its shard. */
 typedef struct replica {
   struct dataparallel *d;
   size_t rank;
-  gsl_vector *w, *grad;  /* numerics: parameters and this step's gradient, summed in place */
+  gsl_vector *w, *grad;  /* numerics: the whole parameters (stage 3: the buffer the layers are
+                            gathered into) and this step's local gradient, summed in place */
+  double *ws;            /* stage 3: its parameter shard */
+  double *gs;            /* stages 2 and 3: its shard of the summed gradient */
+  double *m1, *m2;       /* Adam's moments: of every parameter (stage 0) or of its shard */
+  size_t *soff;          /* [u]: where its block of unit u starts in its shards; [nu]: their length */
+  double shard_sim;      /* its shard's simulated elements */
+  long adam_step;        /* updates applied, counted from 1 at the first */
   minibatch *mb;
-  sg_sem_t ready;        /* released once per bucket backward has produced, and once to stop */
-  sg_sem_t reduced;      /* released once per step, when every bucket is reduced */
-  int stopping;          /* set before the last release of ready */
-  long allreduces;       /* bucket allreduces its communicator ran */
+  dp_job *queue;         /* jobs posted to its communicator, qcap of them in a ring */
+  size_t qcap, posted, taken, seen; /* jobs posted, taken by the communicator, seen done */
+  sg_sem_t ready;        /* released once per job posted */
+  sg_sem_t done;         /* released once per job done */
+  long allreduces;       /* allreduces, reduce-scatters and allgathers its communicator ran */
+  long reduce_scatters, allgathers;
   int has_gpu;           /* its host has a GPU description: dense layers run as GEMMs */
   gemm_device gpu;
 } replica;
@@ -39,16 +62,22 @@ struct dataparallel {
   size_t nb;             /* buckets; bucket 0 holds the last layer */
   size_t *first;         /* [b]: bucket b's lowest layer */
   double *elems;         /* [b]: its simulated elements */
-  size_t *off, *len;     /* [b]: numerics, its range of the parameter vector */
+  size_t nu;             /* ZeRO's units: nb buckets, or (stage 3) n_layers - 1 layers */
+  double *uelems;        /* [u]: unit u's simulated elements */
+  size_t *off, *len;     /* [u]: numerics, unit u's range of the parameter vector */
   coll_comm *comm;
   replica *reps;
   sg_bar_t start;        /* every step starts with every replica */
   int go;                /* replica 0's decision for the step about to start */
-  sg_mutex_t mu;         /* guards replica 0's w against the evaluator's snapshot */
+  sg_mutex_t mu;         /* guards the parameters the evaluator's snapshot reads: replica 0's w,
+                            or (stage 3) every replica's shard */
   const arch *shapes;    /* outlives the run (dataparallel_deploy's contract) */
   metrics_slot *slot;
   eval_ctl *eval;
 };
+
+/* Elements a collective on unit u carries: its numeric or its simulated ones. */
+size_t dataparallel_unit_n(const dataparallel *d, size_t u);
 
 typedef struct dataparallel_run {
   const dataparallel_params *p;
