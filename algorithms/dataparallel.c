@@ -8,7 +8,7 @@
  *                   reduce-scatter) overlaps the rest of backward (stage 3, backward_sharded:
  *                   each layer gathered again, its gradient reduce-scattered);
  *   wait_all_jobs   waits until every bucket is reduced;
- *   locked_update   SGD or Adam with the mean of the k gradients: on every parameter (stage 0)
+ *   update          SGD or Adam with the mean of the k gradients: on every parameter (stage 0)
  *                   or on its shard, the updated blocks then gathered (stages 1 and 2).
  * Buckets, their order, the stages, and why replicas stay bit-identical:
  * algorithms/doc/dataparallel.md. */
@@ -233,12 +233,6 @@ static void update_block(replica *r, double *w, double *g, size_t n, size_t s)
 static void apply_update(replica *r)
 {
   dataparallel *d = r->d;
-  const run_config *cfg = d->cfg;
-  int adam = d->p->optimizer == DATAPARALLEL_ADAM;
-  size_t n = d->p->zero == 0 ? (size_t)cfg->sim_params : (size_t)r->shard_sim;
-  compute_execute(cfg, cost_update_flops(n, adam)); /* Adam charged as an adaptive rule's 6 flops */
-  if (!cfg->numerics)
-    return;
   r->adam_step++;
   if (d->p->zero == 0) {
     update_block(r, r->w->data, r->grad->data, r->w->size, 0);
@@ -256,15 +250,21 @@ static void apply_update(replica *r)
   }
 }
 
-/* The parameters the evaluator reads (replica 0's, or with stage 3 every replica's shard)
- * change only under d->mu; stages 1 and 2 hold it until the updated blocks are gathered. */
-static void locked_update(replica *r)
+/* The update's flops (of every parameter, or of its shard), then the update itself. The
+ * parameters the evaluator reads (replica 0's, or with stage 3 every replica's shard) change
+ * only under d->mu, which the flops do not hold (replicas would wait for each other); stages
+ * 1 and 2 hold it until the updated blocks are gathered. */
+static void update(replica *r)
 {
   dataparallel *d = r->d;
+  const run_config *cfg = d->cfg;
+  size_t n = d->p->zero == 0 ? (size_t)cfg->sim_params : (size_t)r->shard_sim;
+  compute_execute(cfg, cost_update_flops(n, d->p->optimizer == DATAPARALLEL_ADAM)); /* Adam: an adaptive rule's 6 */
   int lock = d->p->zero == 3 || r->rank == 0;
   if (lock)
     sg_mutex_lock(d->mu);
-  apply_update(r);
+  if (cfg->numerics)
+    apply_update(r);
   if (d->p->zero == 1 || d->p->zero == 2) {
     account_label_push("gather parameters");
     for (size_t u = 0; u < d->nu; u++)
@@ -305,7 +305,7 @@ static void replica_actor(int argc, char **argv)
     wait_all_jobs(r);
     account_label_pop();
     account_label_push("update");
-    locked_update(r);
+    update(r);
     account_label_pop();
     count_step(r);
   }
