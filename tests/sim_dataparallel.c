@@ -503,6 +503,56 @@ START_TEST(test_dataparallel_zero_memory)
 }
 END_TEST
 
+/* The first event of replica 0's process (pid 0) in trace.json named `name` (a prefix, with
+ * prefix set) into *ts, *dur (us); 0 if there is none. */
+static int trace_event(const json_t *events, const char *name, int prefix, double *ts, double *dur)
+{
+  size_t i;
+  json_t *e;
+  json_array_foreach(events, i, e) {
+    const char *n = json_string_value(json_object_get(e, "name"));
+    if (n == NULL || json_integer_value(json_object_get(e, "pid")) != 0 ||
+        (prefix ? strncmp(n, name, strlen(name)) != 0 : strcmp(n, name) != 0))
+      continue;
+    *ts = json_number_value(json_object_get(e, "ts"));
+    *dur = json_number_value(json_object_get(e, "dur"));
+    return 1;
+  }
+  return 0;
+}
+
+START_TEST(test_dataparallel_zero3_prefetch)
+{
+  /* Stage 3 (timing only, 4 layers): the gather of layer l + 1 (unit l) starts when layer l's
+   * forward starts, not after it, and runs beside it; one step, replica 0's trace. */
+  char *dir = cli_tmpdir();
+  cli_write(dir, "base.ini", base_ini);
+  const char *sets[16];
+  int n = 0;
+  for (; timing[n]; n++)
+    sets[n] = timing[n];
+  sets[n++] = "dataparallel.zero=3";
+  sets[n++] = "run.max_steps=1";
+  sets[n] = NULL;
+  json_decref(cli_run_sets(dir, "z3", sets, "--trace"));
+  char *text = cli_read(dir, "z3/trace.json");
+  json_t *t = json_loads(text, 0, NULL), *ev = json_object_get(t, "traceEvents");
+  ck_assert(json_is_array(ev));
+  for (int l = 1; l <= 3; l++) {
+    char fw[64], ag[64];
+    double fts, fdur, ats, adur;
+    snprintf(fw, sizeof fw, "forward: forward layer %d", l);
+    snprintf(ag, sizeof ag, "allgather %d: ", l);
+    ck_assert_msg(trace_event(ev, fw, 0, &fts, &fdur) && trace_event(ev, ag, 1, &ats, &adur), "layer %d", l);
+    ck_assert_msg(ats <= fts && ats + adur > fts && fdur > 0, "layer %d at %.9g us, layer %d's gather at %.9g us", l, fts,
+                  l + 1, ats);
+  }
+  json_decref(t);
+  free(text);
+  free(dir);
+}
+END_TEST
+
 START_TEST(test_dataparallel_determinism)
 {
   /* Same seed: identical files, with 1 or 2 SimGrid threads; another seed: other files. Plain,
@@ -571,6 +621,7 @@ static Suite *dataparallel_suite(void)
   tcase_add_test(tc, test_dataparallel_zero_equals_ddp);
   tcase_add_test(tc, test_dataparallel_zero_collectives);
   tcase_add_test(tc, test_dataparallel_zero_memory);
+  tcase_add_test(tc, test_dataparallel_zero3_prefetch);
   suite_add_tcase(s, tc);
   tc = tcase_create("determinism");
   tcase_set_timeout(tc, 120);
