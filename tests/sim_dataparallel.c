@@ -503,15 +503,15 @@ START_TEST(test_dataparallel_zero_memory)
 }
 END_TEST
 
-/* The first event of replica 0's process (pid 0) in trace.json named `name` (a prefix, with
- * prefix set) into *ts, *dur (us); 0 if there is none. */
-static int trace_event(const json_t *events, const char *name, int prefix, double *ts, double *dur)
+/* The first event of replica `pid`'s process (its host) in trace.json named `name` (a prefix,
+ * with prefix set) into *ts, *dur (us); 0 if there is none. */
+static int trace_event(const json_t *events, long pid, const char *name, int prefix, double *ts, double *dur)
 {
   size_t i;
   json_t *e;
   json_array_foreach(events, i, e) {
     const char *n = json_string_value(json_object_get(e, "name"));
-    if (n == NULL || json_integer_value(json_object_get(e, "pid")) != 0 ||
+    if (n == NULL || json_integer_value(json_object_get(e, "pid")) != pid ||
         (prefix ? strncmp(n, name, strlen(name)) != 0 : strcmp(n, name) != 0))
       continue;
     *ts = json_number_value(json_object_get(e, "ts"));
@@ -523,8 +523,10 @@ static int trace_event(const json_t *events, const char *name, int prefix, doubl
 
 START_TEST(test_dataparallel_zero3_prefetch)
 {
-  /* Stage 3 (timing only, 4 layers): the gather of layer l + 1 (unit l) starts when layer l's
-   * forward starts, not after it, and runs beside it; one step, replica 0's trace. */
+  /* Stage 3 (timing only, 4 layers, 4 replicas): the gather of layer l + 1 (unit l) starts
+   * when layer l's forward starts, not after it, and runs beside it (one step, replica 0's
+   * trace). And the replicas update their shards at once: the lock they share with the
+   * evaluator does not cover the update's flops. */
   char *dir = cli_tmpdir();
   cli_write(dir, "base.ini", base_ini);
   const char *sets[16];
@@ -543,9 +545,16 @@ START_TEST(test_dataparallel_zero3_prefetch)
     double fts, fdur, ats, adur;
     snprintf(fw, sizeof fw, "forward: forward layer %d", l);
     snprintf(ag, sizeof ag, "allgather %d: ", l);
-    ck_assert_msg(trace_event(ev, fw, 0, &fts, &fdur) && trace_event(ev, ag, 1, &ats, &adur), "layer %d", l);
+    ck_assert_msg(trace_event(ev, 0, fw, 0, &fts, &fdur) && trace_event(ev, 0, ag, 1, &ats, &adur), "layer %d", l);
     ck_assert_msg(ats <= fts && ats + adur > fts && fdur > 0, "layer %d at %.9g us, layer %d's gather at %.9g us", l, fts,
                   l + 1, ats);
+  }
+  double u0, d0;
+  ck_assert(trace_event(ev, 0, "update", 0, &u0, &d0) && d0 > 0);
+  for (long r = 1; r < 4; r++) {
+    double u, d;
+    ck_assert(trace_event(ev, r, "update", 0, &u, &d));
+    ck_assert_msg(u == u0, "replica %ld updates at %.9g us, replica 0 at %.9g us", r, u, u0);
   }
   json_decref(t);
   free(text);
