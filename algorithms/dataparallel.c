@@ -1,14 +1,20 @@
-/* dataparallel.c - synchronous data-parallel SGD with bucketed, overlapped allreduces
- * (PyTorch DDP, Li et al. VLDB 2020, sec. 3.2.3). Each step every replica
- *   forward_pass    draws its minibatch, computes the real gradient, spends forward flops;
+/* dataparallel.c - synchronous data parallelism with bucketed, overlapped allreduces
+ * (PyTorch DDP, Li et al. VLDB 2020, sec. 3.2.3) and ZeRO's sharding (Rajbhandari et al.
+ * SC'20). Each step every replica
+ *   forward_pass    draws its minibatch, computes the real gradient, spends forward flops
+ *                   (stage 3, forward_sharded: each layer gathered first, the next prefetched);
  *   backward_pass   spends each layer's backward flops from the last layer down, handing
- *                   each finished bucket to its communicator, whose allreduce overlaps the
- *                   rest of backward;
- *   wait_reduced    waits until every bucket is reduced;
- *   apply_update    w -= lr * (sum of the k gradients) / k, the same on every replica.
- * Buckets, their order, and why replicas stay bit-identical: algorithms/doc/dataparallel.md. */
-#include "algorithms/dataparallel.h"
+ *                   each finished bucket to its communicator, whose allreduce (stage 2: its
+ *                   reduce-scatter) overlaps the rest of backward (stage 3, backward_sharded:
+ *                   each layer gathered again, its gradient reduce-scattered);
+ *   wait_all_jobs   waits until every bucket is reduced;
+ *   update          SGD or Adam with the mean of the k gradients: on every parameter (stage 0)
+ *                   or on its shard, the updated blocks then gathered (stages 1 and 2).
+ * Buckets, their order, the stages, and why replicas stay bit-identical:
+ * algorithms/doc/dataparallel.md. */
+#include "algorithms/dataparallel_impl.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
 #include <simgrid/actor.h>
@@ -31,41 +37,6 @@
 /* Dense layers whose forward GEMMs go into one execution at most (a chunk of the stack). */
 #define DP_MAX_GEMM_LAYERS 16
 
-typedef struct replica {
-  struct dataparallel *d;
-  size_t rank;
-  gsl_vector *w, *grad;  /* numerics: parameters and this step's gradient, summed in place */
-  minibatch *mb;
-  sg_sem_t ready;        /* released once per bucket backward has produced, and once to stop */
-  sg_sem_t reduced;      /* released once per step, when every bucket is reduced */
-  int stopping;          /* set before the last release of ready */
-  long allreduces;       /* bucket allreduces its communicator ran */
-  int has_gpu;           /* its host has a GPU description: dense layers run as GEMMs */
-  gemm_device gpu;
-} replica;
-
-struct dataparallel {
-  const run_config *cfg;
-  const dataparallel_params *p;
-  size_t n_layers;       /* shapes' layers, input (layer 0) included */
-  double fwd_flops;      /* forward flops per example, all layers */
-  double *bwd_flops;     /* [l]: layer l's backward flops per example */
-  gemm_shape *gemm;      /* [3 l + i], dense layer l on a GPU: forward, input and weight gradient
-                            GEMMs of the minibatch (batch 0: not a dense layer) */
-  size_t nb;             /* buckets; bucket 0 holds the last layer */
-  size_t *first;         /* [b]: bucket b's lowest layer */
-  double *elems;         /* [b]: its simulated elements */
-  size_t *off, *len;     /* [b]: numerics, its range of the parameter vector */
-  coll_comm *comm;
-  replica *reps;
-  sg_bar_t start;        /* every step starts with every replica */
-  int go;                /* replica 0's decision for the step about to start */
-  sg_mutex_t mu;         /* guards replica 0's w against the evaluator's snapshot */
-  const arch *shapes;    /* outlives the run (dataparallel_deploy's contract) */
-  metrics_slot *slot;
-  eval_ctl *eval;
-};
-
 size_t dataparallel_metrics_slots(void) { return 1; }
 
 size_t dataparallel_buckets(const arch *shapes, double bucket_bytes, size_t elem_bytes, size_t *first,
@@ -85,6 +56,37 @@ size_t dataparallel_buckets(const arch *shapes, double bucket_bytes, size_t elem
     }
   }
   return nb;
+}
+
+/* ---- a replica's jobs for its communicator --------------------------------- */
+
+/* Hands the communicator one job; returns its number, for wait_job. */
+static size_t post(replica *r, dp_op op, size_t unit)
+{
+  xbt_assert(r->posted - r->seen < r->qcap, "replica %zu: more jobs in flight than its queue holds", r->rank);
+  r->queue[r->posted % r->qcap] = (dp_job){op, unit};
+  sg_sem_release(r->ready);
+  return r->posted++;
+}
+
+/* Blocked until job j (and every job before it: the communicator runs them in order) is done:
+ * communication in the time breakdown (run.h). */
+static void wait_job(replica *r, size_t j)
+{
+  if (r->seen > j)
+    return;
+  account_comm_begin();
+  while (r->seen <= j) {
+    sg_sem_acquire(r->done);
+    r->seen++;
+  }
+  account_comm_end();
+}
+
+static void wait_all_jobs(replica *r)
+{
+  if (r->posted > 0)
+    wait_job(r, r->posted - 1);
 }
 
 /* ---- a replica's step ------------------------------------------------------ */
@@ -125,6 +127,24 @@ static void gpu_layers(replica *r, size_t first, size_t last, int which)
     compute_execute(d->cfg, flat);
 }
 
+static void forward_layer(replica *r, size_t l)
+{
+  if (r->has_gpu)
+    gpu_layers(r, l, l, 0);
+  else
+    compute_execute(r->d->cfg, arch_layer_train_flops(r->d->shapes, l) / 3 * (double)r->d->p->batch);
+}
+
+static void backward_layer(replica *r, size_t l)
+{
+  account_label_push("backward layer %zu", l);
+  if (r->has_gpu)
+    gpu_layers(r, l, l, 1);
+  else
+    compute_execute(r->d->cfg, r->d->bwd_flops[l] * (double)r->d->p->batch);
+  account_label_pop();
+}
+
 static void forward_pass(replica *r)
 {
   const run_config *cfg = r->d->cfg;
@@ -136,51 +156,123 @@ static void forward_pass(replica *r)
     compute_execute(cfg, r->d->fwd_flops * (double)r->d->p->batch);
 }
 
-/* Layer l's backward yields its gradient; the bucket whose lowest layer it is is
- * then complete. */
+/* Layer l's backward yields its gradient; the bucket whose lowest layer it is is then
+ * complete, and goes to the communicator: an allreduce (stages 0 and 1) or a
+ * reduce-scatter (stage 2). */
 static void backward_pass(replica *r)
 {
   dataparallel *d = r->d;
+  dp_op op = d->p->zero >= 2 ? DP_REDUCE_SCATTER : DP_ALLREDUCE;
   size_t b = 0;
   for (size_t l = d->n_layers - 1; l >= 1; l--) {
-    account_label_push("backward layer %zu", l);
-    if (r->has_gpu)
-      gpu_layers(r, l, l, 1);
-    else
-      compute_execute(d->cfg, d->bwd_flops[l] * (double)d->p->batch);
-    account_label_pop();
+    backward_layer(r, l);
     if (l == d->first[b]) {
       if (d->p->overlap)
-        sg_sem_release(r->ready);
+        post(r, op, b);
       b++;
     }
   }
   for (size_t k = 0; !d->p->overlap && k < d->nb; k++)
-    sg_sem_release(r->ready);
+    post(r, op, k);
 }
 
-/* Blocked on the gradient allreduce: communication in the time breakdown (run.h). */
-static void wait_reduced(replica *r)
+/* Stage 3's forward: layer l's parameters gathered (unit l - 1) before it runs, the next
+ * layer's gather posted before it waits (prefetch), so the communicator gathers layer l + 1
+ * while layer l computes. Numerics: the gradient at the parameters gathered. */
+static void forward_sharded(replica *r)
 {
-  account_comm_begin();
-  sg_sem_acquire(r->reduced);
-  account_comm_end();
+  dataparallel *d = r->d;
+  size_t L = d->n_layers - 1, j = post(r, DP_ALLGATHER, 0);
+  for (size_t l = 1; l <= L; l++) {
+    size_t next = l < L ? post(r, DP_ALLGATHER, l) : 0;
+    wait_job(r, j);
+    account_label_push("forward layer %zu", l);
+    forward_layer(r, l);
+    account_label_pop();
+    j = next;
+  }
+  if (d->cfg->numerics)
+    minibatch_gradient(r->mb, r->w, r->grad, NULL);
 }
 
+/* Stage 3's backward: from the last layer down, each layer gathered again (the forward's
+ * copy was freed), the one below prefetched, and its gradient reduce-scattered as soon as
+ * its backward is done (with overlap off, after the whole backward). */
+static void backward_sharded(replica *r)
+{
+  dataparallel *d = r->d;
+  size_t L = d->n_layers - 1, j = post(r, DP_ALLGATHER, L - 1);
+  for (size_t l = L; l >= 1; l--) {
+    size_t next = l > 1 ? post(r, DP_ALLGATHER, l - 2) : 0;
+    wait_job(r, j);
+    backward_layer(r, l);
+    if (d->p->overlap)
+      post(r, DP_REDUCE_SCATTER, l - 1);
+    j = next;
+  }
+  for (size_t u = L; !d->p->overlap && u-- > 0;)
+    post(r, DP_REDUCE_SCATTER, u);
+}
+
+/* g /= k, then the optimizer on n parameters w whose moments start at s in m1, m2. */
+static void update_block(replica *r, double *w, double *g, size_t n, size_t s)
+{
+  const dataparallel_params *p = r->d->p;
+  double k = (double)p->replicas; /* the mean of k minibatch means: k = 1 divides exactly */
+  for (size_t i = 0; i < n; i++)
+    g[i] /= k;
+  if (p->optimizer == DATAPARALLEL_ADAM)
+    optim_adam_apply(w, r->m1 + s, r->m2 + s, g, n, p->lr, OPTIM_ADAM_B1, OPTIM_ADAM_B2, OPTIM_ADAM_EPS,
+                     r->adam_step);
+  else
+    optim_sgd_apply(w, g, n, p->lr);
+}
+
+/* Stage 0: every parameter; stages 1 and 2: its block of every bucket, in w (stage 1 with the
+ * allreduced gradient, stage 2 with its gradient shard); stage 3: its parameter shard. */
 static void apply_update(replica *r)
 {
   dataparallel *d = r->d;
-  const run_config *cfg = d->cfg;
-  compute_execute(cfg, cost_update_flops((size_t)cfg->sim_params, 0));
-  if (!cfg->numerics)
+  r->adam_step++;
+  if (d->p->zero == 0) {
+    update_block(r, r->w->data, r->grad->data, r->w->size, 0);
     return;
-  double k = (double)d->p->replicas; /* the mean of k minibatch means: k = 1 divides exactly */
-  for (size_t i = 0; i < r->grad->size; i++)
-    r->grad->data[i] /= k;
-  if (r->rank == 0)
+  }
+  if (d->p->zero == 3) {
+    update_block(r, r->ws, r->gs, r->soff[d->nu], 0);
+    return;
+  }
+  for (size_t u = 0; u < d->nu; u++) {
+    size_t bo, bl;
+    coll_block(d->len[u], (size_t)d->p->replicas, r->rank, &bo, &bl);
+    double *g = d->p->zero == 1 ? r->grad->data + d->off[u] + bo : r->gs + r->soff[u];
+    update_block(r, r->w->data + d->off[u] + bo, g, bl, r->soff[u]);
+  }
+}
+
+/* The update's flops (of every parameter, or of its shard), then the update itself. The
+ * parameters the evaluator reads (replica 0's, or with stage 3 every replica's shard) change
+ * only under d->mu, which the flops do not hold (replicas would wait for each other); stages
+ * 1 and 2 hold it until the updated blocks are gathered. */
+static void update(replica *r)
+{
+  dataparallel *d = r->d;
+  const run_config *cfg = d->cfg;
+  size_t n = d->p->zero == 0 ? (size_t)cfg->sim_params : (size_t)r->shard_sim;
+  compute_execute(cfg, cost_update_flops(n, d->p->optimizer == DATAPARALLEL_ADAM)); /* Adam: an adaptive rule's 6 */
+  int lock = d->p->zero == 3 || r->rank == 0;
+  if (lock)
     sg_mutex_lock(d->mu);
-  optim_sgd_apply(r->w->data, r->grad->data, r->w->size, d->p->lr);
-  if (r->rank == 0)
+  if (cfg->numerics)
+    apply_update(r);
+  if (d->p->zero == 1 || d->p->zero == 2) {
+    account_label_push("gather parameters");
+    for (size_t u = 0; u < d->nu; u++)
+      post(r, DP_ALLGATHER, u);
+    wait_all_jobs(r);
+    account_label_pop();
+  }
+  if (lock)
     sg_mutex_unlock(d->mu);
 }
 
@@ -192,45 +284,75 @@ static void count_step(replica *r)
   eval_step_done(r->d->eval); /* counts the step; the stop it may ask for is read by all_go_on */
 }
 
-static void stop_communicator(replica *r)
-{
-  r->stopping = 1;
-  sg_sem_release(r->ready);
-}
-
 static void replica_actor(int argc, char **argv)
 {
   (void)argc;
   (void)argv;
   replica *r = sg_actor_self_get_data();
+  int sharded = r->d->p->zero == 3;
   for (long step = 0; all_go_on(r, step); step++) {
     account_label_push("forward");
-    forward_pass(r);
+    if (sharded)
+      forward_sharded(r);
+    else
+      forward_pass(r);
     account_label_pop();
-    backward_pass(r);
+    if (sharded)
+      backward_sharded(r);
+    else
+      backward_pass(r);
     account_label_push("wait for gradients");
-    wait_reduced(r);
+    wait_all_jobs(r);
     account_label_pop();
     account_label_push("update");
-    apply_update(r);
+    update(r);
     account_label_pop();
     count_step(r);
   }
-  stop_communicator(r);
+  post(r, DP_STOP, 0);
   eval_finished(r->d->eval);
 }
 
 /* ---- a replica's communicator ---------------------------------------------- */
 
-static void allreduce_bucket(replica *r, size_t b)
+size_t dataparallel_unit_n(const dataparallel *d, size_t u)
+{
+  return d->cfg->numerics ? d->len[u] : (size_t)d->uelems[u];
+}
+
+/* One job. A reduce-scatter leaves the replica's block of the unit's sum in its gradient
+ * shard; a stage-3 allgather starts from the replica's parameter shard, one of stages 1 and 2
+ * from its block of w, just updated. */
+static void run_job(replica *r, dp_job j)
 {
   dataparallel *d = r->d;
-  double *buf = d->cfg->numerics ? r->grad->data + d->off[b] : NULL;
-  size_t n = d->cfg->numerics ? d->len[b] : (size_t)d->elems[b];
-  account_label_push("bucket %zu", b);
-  coll_allreduce(d->comm, r->rank, buf, n, (coll_algo)d->p->algo);
+  int num = d->cfg->numerics;
+  size_t u = j.unit, n = dataparallel_unit_n(d, u), bo = 0, bl = 0;
+  double *grad = num ? r->grad->data + d->off[u] : NULL, *w = num ? r->w->data + d->off[u] : NULL;
+  if (num)
+    coll_block(n, (size_t)d->p->replicas, r->rank, &bo, &bl);
+  switch (j.op) {
+  case DP_ALLREDUCE:
+    account_label_push("bucket %zu", u);
+    coll_allreduce(d->comm, r->rank, grad, n, (coll_algo)d->p->algo);
+    r->allreduces++;
+    break;
+  case DP_REDUCE_SCATTER:
+    account_label_push("reduce-scatter %zu", u);
+    coll_reduce_scatter(d->comm, r->rank, grad, n);
+    if (num)
+      memcpy(r->gs + r->soff[u], grad + bo, bl * sizeof(double));
+    r->reduce_scatters++;
+    break;
+  default:
+    account_label_push("allgather %zu", u);
+    if (num && d->p->zero == 3)
+      memcpy(w + bo, r->ws + r->soff[u], bl * sizeof(double));
+    coll_allgather(d->comm, r->rank, w, n);
+    r->allgathers++;
+    break;
+  }
   account_label_pop();
-  r->allreduces++;
 }
 
 static void communicator_actor(int argc, char **argv)
@@ -239,23 +361,33 @@ static void communicator_actor(int argc, char **argv)
   (void)argv;
   replica *r = sg_actor_self_get_data();
   for (;;) {
-    for (size_t b = 0; b < r->d->nb; b++) {
-      sg_sem_acquire(r->ready);
-      if (r->stopping)
-        return;
-      allreduce_bucket(r, b);
-    }
-    sg_sem_release(r->reduced);
+    sg_sem_acquire(r->ready);
+    dp_job j = r->queue[r->taken++ % r->qcap];
+    if (j.op == DP_STOP)
+      return;
+    run_job(r, j);
+    sg_sem_release(r->done);
   }
 }
 
 /* ---- set-up ---------------------------------------------------------------- */
 
+/* The evaluator's copy of the parameters: replica 0's, or with stage 3 every replica's
+ * block of every layer, put together (the evaluator reads them as an oracle would, out of the
+ * simulation). */
 static void snapshot(void *ctx, gsl_vector *w)
 {
   dataparallel *d = ctx;
   sg_mutex_lock(d->mu);
-  gsl_vector_memcpy(w, d->reps[0].w);
+  if (d->p->zero < 3)
+    gsl_vector_memcpy(w, d->reps[0].w);
+  else
+    for (size_t q = 0; q < (size_t)d->p->replicas; q++)
+      for (size_t u = 0; u < d->nu; u++) {
+        size_t bo, bl;
+        coll_block(d->len[u], (size_t)d->p->replicas, q, &bo, &bl);
+        memcpy(w->data + d->off[u] + bo, d->reps[q].ws + d->reps[q].soff[u], bl * sizeof(double));
+      }
   sg_mutex_unlock(d->mu);
 }
 
@@ -269,6 +401,8 @@ static int shapes_fit_model(const arch *shapes, const net *model)
       return 0;
   return 1;
 }
+
+static void units_init(dataparallel *d);
 
 static void costs_init(dataparallel *d, const arch *shapes)
 {
@@ -292,13 +426,60 @@ static void costs_init(dataparallel *d, const arch *shapes)
   d->first = xbt_malloc0(d->n_layers * sizeof(size_t));
   d->elems = xbt_malloc0(d->n_layers * sizeof(double));
   d->nb = dataparallel_buckets(shapes, d->p->bucket_mb * 1024 * 1024, d->cfg->elem_bytes, d->first, d->elems);
-  d->off = xbt_malloc0(d->nb * sizeof(size_t));
-  d->len = xbt_malloc0(d->nb * sizeof(size_t));
-  for (size_t b = 0; d->cfg->numerics && b < d->nb; b++) {
-    size_t last = b == 0 ? d->n_layers - 1 : d->first[b - 1] - 1; /* arch layer l is net layer l - 1 */
-    d->off[b] = net_layer_offset(d->cfg->model, d->first[b] - 1);
-    d->len[b] = net_layer_offset(d->cfg->model, last) - d->off[b];
+  units_init(d);
+}
+
+/* ZeRO's units: the buckets, or with stage 3 the layers (dataparallel_impl.h). */
+static void units_init(dataparallel *d)
+{
+  int layers = d->p->zero == 3;
+  d->nu = layers ? d->n_layers - 1 : d->nb;
+  d->uelems = xbt_malloc0(d->nu * sizeof(double));
+  d->off = xbt_malloc0(d->nu * sizeof(size_t));
+  d->len = xbt_malloc0(d->nu * sizeof(size_t));
+  for (size_t u = 0; u < d->nu; u++) {
+    /* bucket u: layers first[u] .. last; layer unit u: layer u + 1. Arch layer l is net layer l - 1. */
+    size_t first = layers ? u + 1 : d->first[u], last = layers ? u + 1 : u == 0 ? d->n_layers - 1 : d->first[u - 1] - 1;
+    d->uelems[u] = layers ? arch_layer_params(d->shapes, u + 1) : d->elems[u];
+    if (d->cfg->numerics) {
+      d->off[u] = net_layer_offset(d->cfg->model, first - 1);
+      d->len[u] = net_layer_offset(d->cfg->model, last) - d->off[u];
+    }
   }
+}
+
+/* A replica's shards (dataparallel_impl.h): where each unit's block starts, their simulated
+ * size, and in numerics the shards themselves, from the initial parameters. Stage 3's w is
+ * then only the buffer its gathers fill: NaN until they do. */
+static void shards_init(dataparallel *d, replica *r)
+{
+  size_t k = (size_t)d->p->replicas;
+  r->soff = xbt_malloc0((d->nu + 1) * sizeof(size_t));
+  for (size_t u = 0; u < d->nu; u++) {
+    size_t bo, bl, so, sl;
+    coll_block(dataparallel_unit_n(d, u), k, r->rank, &bo, &bl);
+    coll_block((size_t)d->uelems[u], k, r->rank, &so, &sl);
+    r->soff[u + 1] = r->soff[u] + bl;
+    r->shard_sim += (double)sl;
+  }
+  if (!d->cfg->numerics)
+    return;
+  size_t n = d->p->zero == 0 ? r->w->size : r->soff[d->nu];
+  if (d->p->optimizer == DATAPARALLEL_ADAM) {
+    r->m1 = xbt_malloc0(n * sizeof(double));
+    r->m2 = xbt_malloc0(n * sizeof(double));
+  }
+  if (d->p->zero >= 2)
+    r->gs = xbt_malloc0(r->soff[d->nu] * sizeof(double));
+  if (d->p->zero < 3)
+    return;
+  r->ws = xbt_malloc0(r->soff[d->nu] * sizeof(double));
+  for (size_t u = 0; u < d->nu; u++) {
+    size_t bo, bl;
+    coll_block(d->len[u], k, r->rank, &bo, &bl);
+    memcpy(r->ws + r->soff[u], r->w->data + d->off[u] + bo, bl * sizeof(double));
+  }
+  gsl_vector_set_all(r->w, NAN);
 }
 
 static void replica_init(dataparallel *d, replica *r, size_t rank)
@@ -307,7 +488,9 @@ static void replica_init(dataparallel *d, replica *r, size_t rank)
   r->d = d;
   r->rank = rank;
   r->ready = sg_sem_init(0);
-  r->reduced = sg_sem_init(0);
+  r->done = sg_sem_init(0);
+  r->qcap = 3 * (d->n_layers + d->nb) + 2; /* a step posts at most 3 jobs per layer or 2 per bucket, then the end */
+  r->queue = xbt_malloc0(r->qcap * sizeof(dp_job));
   r->has_gpu = compute_gpu(cfg, cfg->hosts[rank], &r->gpu);
   if (cfg->numerics) {
     size_t begin, end;
@@ -317,6 +500,7 @@ static void replica_init(dataparallel *d, replica *r, size_t rank)
     r->mb = minibatch_create(cfg->model, cfg->train, begin, end, (size_t)d->p->batch, cfg->seed, (int)rank);
     xbt_assert(r->mb != NULL, "replica %zu has no training rows", rank);
   }
+  shards_init(d, r);
 }
 
 static void start_actor(const char *role, size_t rank, sg_host_t host, void *data, void (*fn)(int, char **))
@@ -364,7 +548,13 @@ void dataparallel_free(dataparallel *d)
   for (size_t r = 0; r < (size_t)d->p->replicas; r++) {
     replica *rp = &d->reps[r];
     sg_sem_destroy(rp->ready);
-    sg_sem_destroy(rp->reduced);
+    sg_sem_destroy(rp->done);
+    xbt_free(rp->queue);
+    xbt_free(rp->soff);
+    xbt_free(rp->ws);
+    xbt_free(rp->gs);
+    xbt_free(rp->m1);
+    xbt_free(rp->m2);
     if (rp->w) {
       gsl_vector_free(rp->w);
       gsl_vector_free(rp->grad);
@@ -380,6 +570,7 @@ void dataparallel_free(dataparallel *d)
   xbt_free(d->gemm);
   xbt_free(d->first);
   xbt_free(d->elems);
+  xbt_free(d->uelems);
   xbt_free(d->off);
   xbt_free(d->len);
   xbt_free(d);
@@ -392,121 +583,3 @@ size_t dataparallel_bucket_elems(const dataparallel *d, const double **elems)
 }
 
 long dataparallel_allreduces(const dataparallel *d) { return d->reps[0].allreduces; }
-
-/* ---- the descriptor: run.algorithm = dataparallel -------------------------------- */
-
-static const key_spec dataparallel_keys[] = {
-  {"dataparallel", "replicas", KEY_INT, KEY_FIELD(dataparallel_params, replicas), .def = "4", .unit = "replicas",
-   .doc = "Replicas, replica r on host r with its own data shard and random stream.", KEY_GE(1), KEY_LE(1000000)},
-  {"dataparallel", "batch", KEY_LONG, KEY_FIELD(dataparallel_params, batch), .def = "32", .unit = "examples",
-   .doc = "Minibatch size of each replica; a step trains on replicas x batch examples.", KEY_GT(0)},
-  {"dataparallel", "lr", KEY_DOUBLE, KEY_FIELD(dataparallel_params, lr), .def = "0.05", .unit = "",
-   .doc = "Learning rate of the update every replica applies with the mean of the replicas' gradients.",
-   KEY_GT(0)},
-  {"dataparallel", "collective", KEY_CHOICE, KEY_FIELD(dataparallel_params, algo), .def = "ring", .unit = "",
-   .doc = "Allreduce of each bucket: `ring`, `halving-doubling` (Rabenseifner) or `tree` (binomial "
-          "reduce + broadcast), as `collective.algorithm`.",
-   .choices = "ring|halving-doubling|tree"},
-  {"dataparallel", "bucket_mb", KEY_DOUBLE, KEY_FIELD(dataparallel_params, bucket_mb), .def = "25", .unit = "MiB",
-   .doc = "Gradient bucket size (PyTorch DDP's bucket_cap_mb): whole layers from the last one "
-          "backwards until their wire bytes (`model.dtype`) reach this; 0: one bucket, the whole model.",
-   KEY_GE(0)},
-  {"dataparallel", "overlap", KEY_BOOL, KEY_FIELD(dataparallel_params, overlap), .def = "on", .unit = "",
-   .doc = "`on`: a bucket's allreduce starts as soon as backward has produced it, overlapping the "
-          "rest of backward; `off`: all buckets start after backward."},
-};
-
-static int validate(const scenario *sc, const void *params, char *why, size_t len)
-{
-  (void)params;
-  if (sc->model.numerics && sc->model.virtual_net[0]) {
-    snprintf(why, len, "model.virtual: dataparallel reduces the numeric model's gradient buckets; time a virtual "
-             "network (%s) with model.numerics = off", sc->model.virtual_net);
-    return -1;
-  }
-  return 0;
-}
-
-static size_t hosts_needed(const scenario *sc, const void *params, const char **why)
-{
-  (void)sc;
-  *why = "dataparallel.replicas";
-  return (size_t)((const dataparallel_params *)params)->replicas;
-}
-
-/* [faults]: replicaK is replica K's host. */
-static long fault_role(const scenario *sc, const char *name, size_t n_hosts)
-{
-  (void)n_hosts;
-  long k, R = ((const dataparallel_params *)algorithm_params(sc, &dataparallel_algorithm))->replicas;
-  return run_role_number(name, "replica", &k) && k >= 0 && k < R ? k : -1;
-}
-
-typedef struct dataparallel_run {
-  const dataparallel_params *p;
-  const arch *shapes;     /* the layers whose parameters and flops set the buckets and backward */
-  arch *own_shapes;
-  dataparallel *d;
-} dataparallel_run;
-
-static void *prepare(const run_config *cfg, char *err, size_t len)
-{
-  const dataparallel_params *p = algorithm_params(cfg->sc, &dataparallel_algorithm);
-  if (cfg->numerics && data_n(cfg->train) < (size_t)p->replicas) {
-    snprintf(err, len, "dataparallel.replicas: %d replicas need at least as many training examples, the data has %zu",
-             p->replicas, data_n(cfg->train));
-    return NULL;
-  }
-  dataparallel_run *r = xbt_malloc0(sizeof(*r));
-  r->p = p;
-  r->shapes = run_shapes(cfg, &r->own_shapes);
-  return r;
-}
-
-static void deploy(void *state, const run_config *cfg, metrics *m)
-{
-  dataparallel_run *r = state;
-  r->d = dataparallel_deploy(cfg, r->p, r->shapes, m);
-  xbt_assert(r->d, "dataparallel_deploy refused a configuration the engine checked");
-}
-
-/* summary.json's "dataparallel" block: the buckets and the allreduces. */
-static void report_run(void *state, const run_config *cfg, metrics *m, report *rep)
-{
-  dataparallel_run *r = state;
-  rep->examples = metrics_total_steps(m) * r->p->batch * r->p->replicas;
-  rep->step_workers = 1; /* steps are global */
-  rep->model_flops = (double)rep->examples * cfg->train_flops;
-  rep->devices = (size_t)r->p->replicas;
-  rep->worker_role = "dp-replica";
-  const double *elems;
-  size_t nb = dataparallel_bucket_elems(r->d, &elems);
-  json_t *o = json_object(), *b = json_array();
-  json_object_set_new(o, "collective", json_string(coll_algo_name((coll_algo)r->p->algo)));
-  for (size_t i = 0; i < nb; i++)
-    json_array_append_new(b, json_real(elems[i]));
-  json_object_set_new(o, "bucket_elements", b);
-  json_object_set_new(o, "allreduces_per_replica", json_integer(dataparallel_allreduces(r->d)));
-  report_add_block(rep, "dataparallel", o);
-}
-
-static void free_run(void *state)
-{
-  dataparallel_run *r = state;
-  dataparallel_free(r->d);
-  arch_free(r->own_shapes);
-  xbt_free(r);
-}
-
-const algorithm dataparallel_algorithm = {
-  .name = "dataparallel",
-  .summary = "synchronous data parallelism: replicas allreduce gradient buckets overlapping backward (PyTorch DDP)",
-  .section_doc = "synchronous data parallelism (`run.algorithm = dataparallel`): replicas sum their gradients with "
-                 "allreduces of gradient buckets that overlap the backward pass (PyTorch DDP)",
-  ALGORITHM_SECTION(dataparallel_keys, dataparallel_params),
-  .trains_layers = 1,
-  .uses_data = 1,
-  .fail_stop = 1,
-  .plan = {.validate = validate, .hosts_needed = hosts_needed, .fault_role = fault_role},
-  .run = {.prepare = prepare, .deploy = deploy, .report = report_run, .free = free_run},
-};

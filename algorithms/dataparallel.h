@@ -2,7 +2,9 @@
 #define ALGORITHMS_DATAPARALLEL_H
 /* dataparallel.h - synchronous data parallelism (run.algorithm = dataparallel): k
  * replicas on k hosts sum their minibatch gradients with allreduces of gradient
- * buckets that overlap the backward pass (PyTorch DDP), then apply one SGD update. */
+ * buckets that overlap the backward pass (PyTorch DDP), then apply one SGD or Adam update;
+ * dataparallel.zero shards the optimizer state, gradients and parameters over the replicas
+ * (ZeRO stages 1 to 3, Rajbhandari et al. SC'20). */
 
 #include <stddef.h>
 
@@ -20,7 +22,12 @@ typedef struct dataparallel_params {
   int algo;
   double bucket_mb;    /* MiB of wire bytes a gradient bucket reaches before it closes; 0: one bucket */
   int overlap;         /* 1: a bucket's allreduce starts as soon as backward has produced it */
+  int zero;            /* ZeRO's stage, 0 to 3: 0 replicates everything (DDP); 1 shards the
+                          optimizer state, 2 the gradients too, 3 the parameters too */
+  int optimizer;       /* DATAPARALLEL_SGD or DATAPARALLEL_ADAM */
 } dataparallel_params;
+
+enum { DATAPARALLEL_SGD, DATAPARALLEL_ADAM };
 
 /* run.algorithm = dataparallel */
 extern const algorithm dataparallel_algorithm;

@@ -1,4 +1,4 @@
-/* mem.c - allocate or panic. */
+/* mem.c - allocate or panic; ZeRO's model state per GPU. */
 #include "models/mem.h"
 
 #include <stdio.h>
@@ -37,4 +37,21 @@ gsl_matrix *mem_matrix(size_t rows, size_t cols)
   if (m == NULL)
     mem_die("models", "out of memory");
   return m;
+}
+
+mem_zero mem_zero_state(int stage, double psi, double nd, double elem_bytes, double k)
+{
+  mem_zero m = {elem_bytes * psi, elem_bytes * psi, k * psi};
+  if (stage >= 1)
+    m.optimizer /= nd;
+  if (stage >= 2)
+    m.grads /= nd;
+  if (stage >= 3)
+    m.params /= nd;
+  return m;
+}
+
+double mem_zero_total(const mem_zero *m)
+{
+  return m->params + m->grads + m->optimizer;
 }

@@ -4,11 +4,14 @@
  * same draws), and bit for bit the serial sum in the collective's order; the collective
  * does not change the result beyond rounding; bucket allreduces carry the
  * bytes counted by hand and overlapping them with backward saves time; one or two
- * SimGrid threads give the same files; bad input is refused. The bucket split itself
+ * SimGrid threads give the same files; bad input is refused. ZeRO's stages train what
+ * plain data parallelism trains (SGD and Adam), move the bytes ZeRO says and hold the
+ * memory its formula gives, to the shard's rounding. The bucket split itself
  * (dataparallel_buckets) is tested in check_dataparallel.c. */
 #include <check.h>
 #include <jansson.h>
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -45,6 +48,10 @@ static const char base_ini[] =
 /* BACKWARD_SLACK: overlap saves at most the backward pass, whose time is computed here as
  * flops / speed as SimGrid does, to rounding (measured: it saved 0.55 of it); 1 + 1e-6. */
 #define BACKWARD_SLACK 1.000001
+/* TOL_FORMULA_REL: ZeRO's formula in summary.json against the test's own arithmetic of it
+ * (psi / 5 and its products, each rounded once or twice in double): a few u, 1e-9 is far
+ * above that and far below a byte of these formulas (about 1e4 bytes). */
+#define TOL_FORMULA_REL 1e-9
 
 static double comm_bytes(const json_t *j)
 {
@@ -359,13 +366,216 @@ START_TEST(test_dataparallel_overlap_saves_time)
 }
 END_TEST
 
+/* ---- ZeRO (dataparallel.zero) ------------------------------------------------------- */
+
+static json_t *dp_block(const json_t *j)
+{
+  return json_object_get(j, "dataparallel");
+}
+
+static double mem_field(const json_t *j, const char *key)
+{
+  return json_number_value(json_object_get(json_object_get(dp_block(j), "memory_per_gpu"), key));
+}
+
+static long dp_count(const json_t *j, const char *key)
+{
+  return (long)json_integer_value(json_object_get(dp_block(j), key));
+}
+
+/* Runs base_ini with 5 replicas of 8 rows, one bucket (bucket_mb = 0) unless `bucket` says
+ * otherwise, at the stage and optimizer given: SGD at lr 0.1, Adam at 0.01 (both train). */
+static json_t *run_zero(const char *dir, int stage, const char *optimizer, const char *bucket, const char *extra)
+{
+  char out[64], z[32], opt[48];
+  snprintf(out, sizeof out, "z%d-%s-%s", stage, optimizer, bucket + strlen("dataparallel.bucket_mb="));
+  snprintf(z, sizeof z, "dataparallel.zero=%d", stage);
+  snprintf(opt, sizeof opt, "dataparallel.optimizer=%s", optimizer);
+  const char *lr = strcmp(optimizer, "adam") == 0 ? "dataparallel.lr=0.01" : "dataparallel.lr=0.1";
+  const char *sets[] = {"dataparallel.replicas=5", "dataparallel.batch=8", lr, bucket, z, opt,
+                        extra, NULL};
+  return cli_run_sets(dir, out, sets, NULL);
+}
+
+START_TEST(test_dataparallel_zero_equals_ddp)
+{
+  /* Every stage trains the parameters plain data parallelism trains, with SGD and with Adam.
+   * Stages 1 and 2 sum each bucket in the ring's own order (a ring allreduce is its
+   * reduce-scatter, then its allgather; coll_reference) and apply the same element-wise
+   * update to each block: bit for bit. Stage 3 reduce-scatters each layer on its own, so
+   * an element's block, hence where its ring sum starts, may differ: TOL_ORDER_REL (with a
+   * bucket per layer its units are the buckets, and it too is bit for bit). Stage 3's
+   * replicas start with a NaN buffer and only their parameter shard: a gather that did not
+   * deliver would show as a NaN loss. */
+  char *dir = cli_tmpdir();
+  cli_write(dir, "base.ini", base_ini);
+  const char *opts[] = {"sgd", "adam"};
+  double loss[2];
+  for (int o = 0; o < 2; o++) {
+    json_t *ddp = run_zero(dir, 0, opts[o], "dataparallel.bucket_mb=0", NULL);
+    loss[o] = cli_num(ddp, "final_loss");
+    ck_assert_msg(isfinite(loss[o]) && loss[o] < TRAINED_LOSS, "%s loss %.17g", opts[o], loss[o]);
+    for (int z = 1; z <= 3; z++) {
+      json_t *j = run_zero(dir, z, opts[o], "dataparallel.bucket_mb=0", NULL);
+      double got = cli_num(j, "final_loss");
+      ck_assert_int_eq((long)cli_num(j, "steps"), 40);
+      if (z < 3)
+        ck_assert_msg(got == loss[o], "%s stage %d: loss %.17g, DDP %.17g", opts[o], z, got, loss[o]);
+      else
+        ck_assert_msg(rel(got, loss[o]) < TOL_ORDER_REL, "%s stage 3: loss %.17g, DDP %.17g", opts[o], got, loss[o]);
+      ck_assert(fabs(cli_num(j, "final_accuracy") - cli_num(ddp, "final_accuracy")) < TOL_ACCURACY);
+      ck_assert_int_eq(dp_count(j, "zero"), z);
+      json_decref(j);
+    }
+    json_decref(ddp);
+  }
+  /* a bucket per layer: each replica's shard is a block of each, its moments one after the other */
+  json_t *ddp = run_zero(dir, 0, "adam", "dataparallel.bucket_mb=0.0005", NULL);
+  for (int z = 1; z <= 3; z++) {
+    json_t *j = run_zero(dir, z, "adam", "dataparallel.bucket_mb=0.0005", NULL);
+    ck_assert_msg(cli_num(j, "final_loss") == cli_num(ddp, "final_loss"), "stage %d, buckets per layer: %.17g, DDP %.17g",
+                  z, cli_num(j, "final_loss"), cli_num(ddp, "final_loss"));
+    json_decref(j);
+  }
+  json_decref(ddp);
+  /* Adam ran: its trajectory is another one */
+  ck_assert_msg(rel(loss[1], loss[0]) > DRAWS_DIFFER_REL, "adam %.17g, sgd %.17g", loss[1], loss[0]);
+  free(dir);
+}
+END_TEST
+
+START_TEST(test_dataparallel_zero_collectives)
+{
+  /* With a bucket per layer (bucket_mb = 0.0005 MiB = 524 bytes: the 16-32-4 layers hold 544
+   * and 132 fp32 elements) stage 3's layer units are stage 0's buckets, and per step and
+   * unit: stage 0 allreduces; stage 1 allreduces, then allgathers the updated parameters;
+   * stage 2 reduce-scatters, then allgathers; stage 3 allgathers before forward and before
+   * backward and reduce-scatters. A ring reduce-scatter and a ring allgather each send half
+   * of a ring allreduce, headers included (p - 1 steps of every block plus one header per
+   * member, against 2(p - 1)): stage 2 moves stage 0's bytes and stages 1 and 3 one and a
+   * half times them (ZeRO's sec. 7: 2 psi, 2 psi and 3 psi per replica), exactly. */
+  char *dir = cli_tmpdir();
+  cli_write(dir, "base.ini", base_ini);
+  const char *b = "dataparallel.bucket_mb=0.0005";
+  json_t *j[4];
+  for (int z = 0; z < 4; z++)
+    j[z] = run_zero(dir, z, "sgd", b, NULL);
+  long steps = 40, units = 2;
+  ck_assert_int_eq(dp_count(j[0], "allreduces_per_replica"), steps * units);
+  ck_assert_int_eq(dp_count(j[1], "allreduces_per_replica"), steps * units);
+  ck_assert_int_eq(dp_count(j[1], "allgathers_per_replica"), steps * units);
+  ck_assert_int_eq(dp_count(j[2], "reduce_scatters_per_replica"), steps * units);
+  ck_assert_int_eq(dp_count(j[2], "allgathers_per_replica"), steps * units);
+  ck_assert_int_eq(dp_count(j[2], "allreduces_per_replica"), 0);
+  ck_assert_int_eq(dp_count(j[3], "reduce_scatters_per_replica"), steps * units);
+  ck_assert_int_eq(dp_count(j[3], "allgathers_per_replica"), 2 * steps * units);
+  ck_assert_double_eq(comm_bytes(j[2]), comm_bytes(j[0]));
+  ck_assert_double_eq(comm_bytes(j[1]), 1.5 * comm_bytes(j[0]));
+  ck_assert_double_eq(comm_bytes(j[3]), 1.5 * comm_bytes(j[0]));
+  for (int z = 0; z < 4; z++)
+    json_decref(j[z]);
+  free(dir);
+}
+END_TEST
+
+START_TEST(test_dataparallel_zero_memory)
+{
+  /* What replica 0 holds, Adam in fp32 (8 bytes of state per parameter) over 5 replicas, one
+   * bucket of psi = 16*32+32 + 32*4+4 = 676 parameters. Shards: coll_block(676, 5, 0) = 136
+   * elements (stages 1, 2); stage 3's layer units, coll_block(544, 5, 0) + coll_block(132, 5,
+   * 0) = 109 + 27 = 136 too. Model state against ZeRO's formula (mem_zero_state, psi / 5 =
+   * 135.2 per sharded quantity): stage 0 (4+4+8) 676; stage 1 4*676 + 4*676 + 8*136; stage 2
+   * 4*676 + 12*136; stage 3 16*136. Stage 3 also holds both layers gathered (544 + 132 fp32
+   * elements); every stage the activations of 8 rows of the 16, 32 and 4 units. */
+  char *dir = cli_tmpdir();
+  cli_write(dir, "base.ini", base_ini);
+  const double psi = 676, shard = 136, want[4] = {16 * psi, 8 * psi + 8 * shard, 4 * psi + 12 * shard, 16 * shard};
+  const double formula[4] = {16 * psi, 8 * psi + 8 * psi / 5, 4 * psi + 12 * psi / 5, 16 * psi / 5};
+  for (int z = 0; z < 4; z++) {
+    json_t *j = run_zero(dir, z, "adam", "dataparallel.bucket_mb=0", "run.max_steps=2");
+    double state = mem_field(j, "parameters_bytes") + mem_field(j, "gradients_bytes") + mem_field(j, "optimizer_bytes");
+    ck_assert_double_eq(mem_field(j, "model_state_bytes"), state);
+    ck_assert_msg(state == want[z], "stage %d holds %.17g bytes, want %.17g", z, state, want[z]);
+    ck_assert_double_eq_tol(mem_field(j, "model_state_formula_bytes"), formula[z], TOL_FORMULA_REL * formula[z]);
+    ck_assert_double_eq(mem_field(j, "gathered_bytes"), z == 3 ? 4 * (544 + 132) : 0);
+    ck_assert_double_eq(mem_field(j, "activations_bytes"), 8 * (16 + 32 + 4) * 4);
+    ck_assert_double_eq(mem_field(j, "total_bytes"),
+                        state + mem_field(j, "gathered_bytes") + mem_field(j, "activations_bytes"));
+    json_decref(j);
+  }
+  free(dir);
+}
+END_TEST
+
+/* The first event of replica `pid`'s process (its host) in trace.json named `name` (a prefix,
+ * with prefix set) into *ts, *dur (us); 0 if there is none. */
+static int trace_event(const json_t *events, long pid, const char *name, int prefix, double *ts, double *dur)
+{
+  size_t i;
+  json_t *e;
+  json_array_foreach(events, i, e) {
+    const char *n = json_string_value(json_object_get(e, "name"));
+    if (n == NULL || json_integer_value(json_object_get(e, "pid")) != pid ||
+        (prefix ? strncmp(n, name, strlen(name)) != 0 : strcmp(n, name) != 0))
+      continue;
+    *ts = json_number_value(json_object_get(e, "ts"));
+    *dur = json_number_value(json_object_get(e, "dur"));
+    return 1;
+  }
+  return 0;
+}
+
+START_TEST(test_dataparallel_zero3_prefetch)
+{
+  /* Stage 3 (timing only, 4 layers, 4 replicas): the gather of layer l + 1 (unit l) starts
+   * when layer l's forward starts, not after it, and runs beside it (one step, replica 0's
+   * trace). And the replicas update their shards at once: the lock they share with the
+   * evaluator does not cover the update's flops. */
+  char *dir = cli_tmpdir();
+  cli_write(dir, "base.ini", base_ini);
+  const char *sets[16];
+  int n = 0;
+  for (; timing[n]; n++)
+    sets[n] = timing[n];
+  sets[n++] = "dataparallel.zero=3";
+  sets[n++] = "run.max_steps=1";
+  sets[n] = NULL;
+  json_decref(cli_run_sets(dir, "z3", sets, "--trace"));
+  char *text = cli_read(dir, "z3/trace.json");
+  json_t *t = json_loads(text, 0, NULL), *ev = json_object_get(t, "traceEvents");
+  ck_assert(json_is_array(ev));
+  for (int l = 1; l <= 3; l++) {
+    char fw[64], ag[64];
+    double fts, fdur, ats, adur;
+    snprintf(fw, sizeof fw, "forward: forward layer %d", l);
+    snprintf(ag, sizeof ag, "allgather %d: ", l);
+    ck_assert_msg(trace_event(ev, 0, fw, 0, &fts, &fdur) && trace_event(ev, 0, ag, 1, &ats, &adur), "layer %d", l);
+    ck_assert_msg(ats <= fts && ats + adur > fts && fdur > 0, "layer %d at %.9g us, layer %d's gather at %.9g us", l, fts,
+                  l + 1, ats);
+  }
+  double u0, d0;
+  ck_assert(trace_event(ev, 0, "update", 0, &u0, &d0) && d0 > 0);
+  for (long r = 1; r < 4; r++) {
+    double u, d;
+    ck_assert(trace_event(ev, r, "update", 0, &u, &d));
+    ck_assert_msg(u == u0, "replica %ld updates at %.9g us, replica 0 at %.9g us", r, u, u0);
+  }
+  json_decref(t);
+  free(text);
+  free(dir);
+}
+END_TEST
+
 START_TEST(test_dataparallel_determinism)
 {
-  /* Same seed: identical files, with 1 or 2 SimGrid threads; another seed: other files. */
+  /* Same seed: identical files, with 1 or 2 SimGrid threads; another seed: other files. Plain,
+   * and ZeRO's stage 3. */
   char *dir = cli_tmpdir();
   cli_write(dir, "base.ini", base_ini);
   const char *files[] = {"summary.json", "progress.csv", "links.csv", "staleness.csv"};
   cli_assert_deterministic(dir, "base.ini", "dataparallel.replicas=4", files, sizeof(files) / sizeof(files[0]));
+  /* stage 3: every replica's shard locked against the evaluator's snapshot */
+  cli_assert_deterministic(dir, "base.ini", "dataparallel.zero=3", files, sizeof(files) / sizeof(files[0]));
   free(dir);
 }
 END_TEST
@@ -385,6 +595,12 @@ START_TEST(test_dataparallel_bad_input)
   const char *neg[] = {"run", "--out", "out", "--set", "run.algorithm=dataparallel", "--set",
                        "dataparallel.bucket_mb=-1", NULL};
   cli_assert_bad_input(dir, neg, "dataparallel.bucket_mb");
+  const char *stage[] = {"run", "--out", "out", "--set", "run.algorithm=dataparallel", "--set",
+                         "dataparallel.zero=4", NULL};
+  cli_assert_bad_input(dir, stage, "dataparallel.zero");
+  const char *opt[] = {"run", "--out", "out", "--set", "run.algorithm=dataparallel", "--set",
+                       "dataparallel.optimizer=lamb", NULL};
+  cli_assert_bad_input(dir, opt, "dataparallel.optimizer");
   const char *rows[] = {"run", "--out", "out", "--set", "run.algorithm=dataparallel", "--set", "data.train=3",
                         "--set", "dataparallel.replicas=4", NULL};
   cli_assert_bad_input(dir, rows, "dataparallel.replicas");
@@ -412,6 +628,13 @@ static Suite *dataparallel_suite(void)
   tcase_set_timeout(tc, 120);
   tcase_add_test(tc, test_dataparallel_bucket_bytes);
   tcase_add_test(tc, test_dataparallel_overlap_saves_time);
+  suite_add_tcase(s, tc);
+  tc = tcase_create("zero");
+  tcase_set_timeout(tc, 240);
+  tcase_add_test(tc, test_dataparallel_zero_equals_ddp);
+  tcase_add_test(tc, test_dataparallel_zero_collectives);
+  tcase_add_test(tc, test_dataparallel_zero_memory);
+  tcase_add_test(tc, test_dataparallel_zero3_prefetch);
   suite_add_tcase(s, tc);
   tc = tcase_create("determinism");
   tcase_set_timeout(tc, 120);

@@ -1,0 +1,115 @@
+/* dataparallel_config.c - synchronous data parallelism's descriptor (run.algorithm =
+ * dataparallel): its keys, their validation, the hosts and fault roles it needs, and the
+ * run's preparation, deployment and release. */
+#include <stdio.h>
+#include <xbt/asserts.h>
+#include <xbt/sysdep.h>
+
+#include "algorithms/dataparallel_impl.h"
+#include "models/data.h"
+
+/* ---- the descriptor: run.algorithm = dataparallel -------------------------------- */
+
+static const key_spec dataparallel_keys[] = {
+  {"dataparallel", "replicas", KEY_INT, KEY_FIELD(dataparallel_params, replicas), .def = "4", .unit = "replicas",
+   .doc = "Replicas, replica r on host r with its own data shard and random stream.", KEY_GE(1), KEY_LE(1000000)},
+  {"dataparallel", "batch", KEY_LONG, KEY_FIELD(dataparallel_params, batch), .def = "32", .unit = "examples",
+   .doc = "Minibatch size of each replica; a step trains on replicas x batch examples.", KEY_GT(0)},
+  {"dataparallel", "lr", KEY_DOUBLE, KEY_FIELD(dataparallel_params, lr), .def = "0.05", .unit = "",
+   .doc = "Learning rate of the update every replica applies with the mean of the replicas' gradients.",
+   KEY_GT(0)},
+  {"dataparallel", "collective", KEY_CHOICE, KEY_FIELD(dataparallel_params, algo), .def = "ring", .unit = "",
+   .doc = "Allreduce of each bucket: `ring`, `halving-doubling` (Rabenseifner) or `tree` (binomial "
+          "reduce + broadcast), as `collective.algorithm`.",
+   .choices = "ring|halving-doubling|tree"},
+  {"dataparallel", "bucket_mb", KEY_DOUBLE, KEY_FIELD(dataparallel_params, bucket_mb), .def = "25", .unit = "MiB",
+   .doc = "Gradient bucket size (PyTorch DDP's bucket_cap_mb): whole layers from the last one "
+          "backwards until their wire bytes (`model.dtype`) reach this; 0: one bucket, the whole model.",
+   KEY_GE(0)},
+  {"dataparallel", "overlap", KEY_BOOL, KEY_FIELD(dataparallel_params, overlap), .def = "on", .unit = "",
+   .doc = "`on`: a bucket's allreduce starts as soon as backward has produced it, overlapping the "
+          "rest of backward; `off`: all buckets start after backward."},
+  {"dataparallel", "zero", KEY_INT, KEY_FIELD(dataparallel_params, zero), .def = "0", .unit = "stage",
+   .doc = "ZeRO's stage (Rajbhandari et al. SC'20): 0 every replica holds everything (DDP); 1 each holds "
+          "its shard of the optimizer state, updates its shard and allgathers the parameters; 2 the "
+          "gradients too, reduce-scattered per bucket; 3 the parameters too, each layer allgathered "
+          "before its forward and its backward (FSDP).",
+   KEY_GE(0), KEY_LE(3)},
+  {"dataparallel", "optimizer", KEY_CHOICE, KEY_FIELD(dataparallel_params, optimizer), .def = "sgd", .unit = "",
+   .doc = "The update: `sgd` (w -= lr x mean gradient) or `adam` (Kingma and Ba, defaults b1 0.9, "
+          "b2 0.999, eps 1e-8, with `dataparallel.lr`).",
+   .choices = "sgd|adam"},
+};
+
+static int validate(const scenario *sc, const void *params, char *why, size_t len)
+{
+  (void)params;
+  if (sc->model.numerics && sc->model.virtual_net[0]) {
+    snprintf(why, len, "model.virtual: dataparallel reduces the numeric model's gradient buckets; time a virtual "
+             "network (%s) with model.numerics = off", sc->model.virtual_net);
+    return -1;
+  }
+  return 0;
+}
+
+static size_t hosts_needed(const scenario *sc, const void *params, const char **why)
+{
+  (void)sc;
+  *why = "dataparallel.replicas";
+  return (size_t)((const dataparallel_params *)params)->replicas;
+}
+
+/* [faults]: replicaK is replica K's host. */
+static long fault_role(const scenario *sc, const char *name, size_t n_hosts)
+{
+  (void)n_hosts;
+  long k, R = ((const dataparallel_params *)algorithm_params(sc, &dataparallel_algorithm))->replicas;
+  return run_role_number(name, "replica", &k) && k >= 0 && k < R ? k : -1;
+}
+
+
+static void *prepare(const run_config *cfg, char *err, size_t len)
+{
+  const dataparallel_params *p = algorithm_params(cfg->sc, &dataparallel_algorithm);
+  if (cfg->numerics && data_n(cfg->train) < (size_t)p->replicas) {
+    snprintf(err, len, "dataparallel.replicas: %d replicas need at least as many training examples, the data has %zu",
+             p->replicas, data_n(cfg->train));
+    return NULL;
+  }
+  dataparallel_run *r = xbt_malloc0(sizeof(*r));
+  r->p = p;
+  r->shapes = run_shapes(cfg, &r->own_shapes);
+  return r;
+}
+
+static void deploy(void *state, const run_config *cfg, metrics *m)
+{
+  dataparallel_run *r = state;
+  r->d = dataparallel_deploy(cfg, r->p, r->shapes, m);
+  xbt_assert(r->d, "dataparallel_deploy refused a configuration the engine checked");
+}
+
+
+static void free_run(void *state)
+{
+  dataparallel_run *r = state;
+  dataparallel_free(r->d);
+  arch_free(r->own_shapes);
+  xbt_free(r);
+}
+
+const algorithm dataparallel_algorithm = {
+  .name = "dataparallel",
+  .summary = "synchronous data parallelism: replicas allreduce gradient buckets overlapping backward (PyTorch DDP), "
+             "optionally sharded (ZeRO stages 1-3, FSDP)",
+  .section_doc = "synchronous data parallelism (`run.algorithm = dataparallel`): replicas sum their gradients with "
+                 "allreduces of gradient buckets that overlap the backward pass (PyTorch DDP), or shard the "
+                 "optimizer state, gradients and parameters over the replicas (ZeRO stages 1 to 3, FSDP)",
+  ALGORITHM_SECTION(dataparallel_keys, dataparallel_params),
+  .trains_layers = 1,
+  .uses_data = 1,
+  .fail_stop = 1,
+  .plan = {.validate = validate, .hosts_needed = hosts_needed, .fault_role = fault_role},
+  .run = {.prepare = prepare, .deploy = deploy, .report = dataparallel_report, .free = free_run},
+};
+
