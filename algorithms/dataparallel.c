@@ -162,7 +162,7 @@ static void forward_pass(replica *r)
 static void backward_pass(replica *r)
 {
   dataparallel *d = r->d;
-  dp_op op = d->p->zero >= 2 ? DP_REDUCE_SCATTER : DP_ALLREDUCE;
+  dp_op op = d->p->zero >= 1 ? DP_REDUCE_SCATTER : DP_ALLREDUCE;
   size_t b = 0;
   for (size_t l = d->n_layers - 1; l >= 1; l--) {
     backward_layer(r, l);
@@ -228,8 +228,8 @@ static void update_block(replica *r, double *w, double *g, size_t n, size_t s)
     optim_sgd_apply(w, g, n, p->lr);
 }
 
-/* Stage 0: every parameter; stages 1 and 2: its block of every bucket, in w (stage 1 with the
- * allreduced gradient, stage 2 with its gradient shard); stage 3: its parameter shard. */
+/* Stage 0: every parameter; stages 1 and 2: its block of every bucket, in w, with its block
+ * of the reduce-scattered gradient; stage 3: its parameter shard. */
 static void apply_update(replica *r)
 {
   dataparallel *d = r->d;
@@ -245,7 +245,7 @@ static void apply_update(replica *r)
   for (size_t u = 0; u < d->nu; u++) {
     size_t bo, bl;
     coll_block(d->len[u], (size_t)d->p->replicas, r->rank, &bo, &bl);
-    double *g = d->p->zero == 1 ? r->grad->data + d->off[u] + bo : r->gs + r->soff[u];
+    double *g = r->gs + r->soff[u];
     update_block(r, r->w->data + d->off[u] + bo, g, bl, r->soff[u]);
   }
 }
@@ -469,7 +469,7 @@ static void shards_init(dataparallel *d, replica *r)
     r->m1 = xbt_malloc0(n * sizeof(double));
     r->m2 = xbt_malloc0(n * sizeof(double));
   }
-  if (d->p->zero >= 2)
+  if (d->p->zero >= 1)
     r->gs = xbt_malloc0(r->soff[d->nu] * sizeof(double));
   if (d->p->zero < 3)
     return;

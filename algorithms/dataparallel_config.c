@@ -31,8 +31,9 @@ static const key_spec dataparallel_keys[] = {
           "rest of backward; `off`: all buckets start after backward."},
   {"dataparallel", "zero", KEY_INT, KEY_FIELD(dataparallel_params, zero), .def = "0", .unit = "stage",
    .doc = "ZeRO's stage (Rajbhandari et al. SC'20): 0 every replica holds everything (DDP); 1 each holds "
-          "its shard of the optimizer state, updates its shard and allgathers the parameters; 2 the "
-          "gradients too, reduce-scattered per bucket; 3 the parameters too, each layer allgathered "
+          "its shard of the optimizer state, reduce-scatters the gradients per bucket, updates its shard "
+          "and allgathers the parameters; 2 the same, and it holds only its shard of the gradients; 3 "
+          "the parameters too, each layer allgathered "
           "before its forward and its backward (FSDP).",
    KEY_GE(0), KEY_LE(3)},
   {"dataparallel", "optimizer", KEY_CHOICE, KEY_FIELD(dataparallel_params, optimizer), .def = "sgd", .unit = "",
