@@ -262,6 +262,9 @@ static double gelu_grad(double x)
   return 0.5 * (1.0 + th) + 0.5 * x * (1.0 - th * th) * GELU_K * (1.0 + 3.0 * GELU_C * x * x);
 }
 
+double transformer_gelu(double x) { return gelu(x); }
+double transformer_gelu_grad(double x) { return gelu_grad(x); }
+
 /* Causal attention of `nh` heads of width hd over b examples of s positions: columns
  * [k*hd, (k+1)*hd) of Q, K, V, ctx are head k; P holds b*nh*s*s probabilities. */
 static void attn_fwd(size_t b, size_t s, size_t nh, size_t hd, const gsl_matrix *Q, const gsl_matrix *K,

@@ -182,6 +182,10 @@ void transformer_ln_forward(const gsl_matrix *x, const double *g, const double *
 void transformer_ln_backward(const gsl_matrix *dy, const gsl_matrix *xhat, const double *rstd, const double *g,
                              double *dg, double *db, gsl_matrix *dx);
 
+/* The MLP's GeLU (GPT-2's tanh form) and its derivative, for models/moe.h's experts. */
+double transformer_gelu(double x);
+double transformer_gelu_grad(double x);
+
 /* A block of entries [off, off + len) of a layer's parameter vector (the layout above). */
 typedef struct transformer_range {
   size_t off, len;

@@ -1,0 +1,277 @@
+/* check_moe.c - Check suite for models/moe: the capacity, routing worked by hand (top-1 and
+ * top-2 choices, gates, the order in which a full expert drops assignments, groups, the
+ * auxiliary loss), a dropped token's zero output, and a whole MoE layer's gradient (every
+ * parameter and the input, the router's through the gates and the auxiliary loss, with tokens
+ * dropped) against central differences, top-1 and top-2. */
+
+#include <check.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <gsl/gsl_rng.h>
+
+#include "models/moe.h"
+#include "models/transformer.h"
+
+#include "check_util.h"
+
+/* Central differences, as check_transformer.c: step 1e-6, truncation ~1e-12 x the third
+ * derivative, rounding ~1e-16 / 1e-6 = 1e-10 of the loss; relative 1e-5 with a floor of 1e-8.
+ * The routing is piecewise constant: a step of 1e-6 moves no choice unless two probabilities
+ * are within ~1e-6, which the test checks does not happen. */
+#define FD_STEP 1e-6
+#define FD_RTOL 1e-5
+#define FD_ATOL 1e-8
+/* Values the test recomputes with the same operations in another order (a softmax of three
+ * terms, sums of four): a few ulps; 1e-14 relative. */
+#define HAND_RTOL 1e-14
+
+START_TEST(test_moe_capacity)
+{
+  moe_config c = {4, 1, 1.0, 0.0, 1};
+  ck_assert_int_eq(moe_config_check(&c), 0);
+  ck_assert_uint_eq(moe_capacity(&c, 16), 4);
+  c.capacity_factor = 1.25;
+  ck_assert_uint_eq(moe_capacity(&c, 16), 5);
+  c.capacity_factor = 2.0;
+  c.top_k = 2;
+  ck_assert_uint_eq(moe_capacity(&c, 10), 10); /* 2 x 10 x 2 / 4 */
+  c.capacity_factor = 1.0;
+  ck_assert_uint_eq(moe_capacity(&c, 3), 2); /* 1.5 up */
+  moe_config e2 = {2, 1, 1.1, 0.0, 1};
+  ck_assert_uint_eq(moe_capacity(&e2, 20), 11); /* 1.1 x 20 / 2 = 11.000000000000002 in doubles */
+  moe_config bad[] = {{1, 1, 1.0, 0.0, 1}, {4, 3, 1.0, 0.0, 1}, {4, 0, 1.0, 0.0, 1}, {4, 1, 0.0, 0.0, 1},
+                      {4, 1, 1.0, -1.0, 1}, {4, 1, NAN, 0.0, 1}};
+  for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
+    ck_assert_int_eq(moe_config_check(&bad[i]), -1);
+  /* h = 8, E = 4: Wr 32, each expert 8 h^2 + 5 h = 552 */
+  ck_assert_uint_eq(moe_n_params(8, 4), 32 + 4 * 552);
+  ck_assert_uint_eq(moe_expert_offset(8, 4, 2), 32 + 2 * 552);
+  transformer_layout l;
+  transformer_layout_of(8, &l);
+  ck_assert_uint_eq(moe_layer_n_params(8, 4), l.W1 + 32 + 4 * 552);
+}
+END_TEST
+
+/* Wr = I (h = E = 3): the logits are the rows themselves. */
+static const double WR_I3[9] = {1, 0, 0, 0, 1, 0, 0, 0, 1};
+
+static double softmax_of(const double *x, size_t e)
+{
+  double m = fmax(x[0], fmax(x[1], x[2]));
+  return exp(x[e] - m) / (exp(x[0] - m) + exp(x[1] - m) + exp(x[2] - m));
+}
+
+START_TEST(test_moe_route_top1)
+{
+  /* rows 0..2 choose expert 0, row 3 expert 1; capacity ceil(1.0 x 4 / 3) = 2: row 2 is dropped */
+  double xs[12] = {3, 0, 0, 2, 0, 0, 1, 0, 0, 0, 3, 0};
+  gsl_matrix_view X = gsl_matrix_view_array(xs, 4, 3);
+  moe_config c = {3, 1, 1.0, 0.5, 1};
+  moe_routing *r = moe_route(&c, WR_I3, &X.matrix, 4);
+  ck_assert_ptr_nonnull(r);
+  ck_assert_uint_eq(r->capacity, 2);
+  size_t choice[4] = {0, 0, 0, 1};
+  long slot[4] = {0, 1, -1, 0};
+  for (size_t i = 0; i < 4; i++) {
+    ck_assert_uint_eq(r->choice[i], choice[i]);
+    ck_assert_int_eq(r->slot[i], slot[i]);
+    ck_assert_double_eq_tol(r->gate[i], softmax_of(xs + 3 * i, choice[i]), HAND_RTOL);
+  }
+  ck_assert_uint_eq(r->kept[0], 2);
+  ck_assert_uint_eq(r->kept[1], 1);
+  ck_assert_uint_eq(r->kept[2], 0);
+  ck_assert_uint_eq(r->routed[0], 3);
+  ck_assert_uint_eq(r->dropped, 1);
+  ck_assert_uint_eq(r->dropped_tokens, 1);
+  /* aux = 0.5 x 3 x (3/4 P0 + 1/4 P1), P the mean probabilities */
+  double P0 = 0.0, P1 = 0.0;
+  for (size_t i = 0; i < 4; i++) {
+    P0 += softmax_of(xs + 3 * i, 0) / 4;
+    P1 += softmax_of(xs + 3 * i, 1) / 4;
+  }
+  ck_assert_double_eq_tol(r->aux, 0.5 * 3 * (0.75 * P0 + 0.25 * P1), HAND_RTOL);
+  size_t tok[4];
+  ck_assert_uint_eq(moe_expert_rows(r, 0, tok), 2);
+  ck_assert_uint_eq(tok[0], 0);
+  ck_assert_uint_eq(tok[1], 1);
+  moe_routing_free(r);
+
+  /* two groups (examples 0-1, 2-3), capacity ceil(2 / 3) = 1 each: row 1 is dropped, row 2 is not */
+  c.groups = 2;
+  r = moe_route(&c, WR_I3, &X.matrix, 4);
+  ck_assert_uint_eq(r->capacity, 1);
+  long gslot[4] = {0, -1, 0, 0};
+  for (size_t i = 0; i < 4; i++)
+    ck_assert_int_eq(r->slot[i], gslot[i]);
+  ck_assert_uint_eq(r->kept[0 * 3 + 0], 1);
+  ck_assert_uint_eq(r->kept[1 * 3 + 0], 1);
+  ck_assert_uint_eq(r->kept[1 * 3 + 1], 1);
+  ck_assert_uint_eq(moe_expert_rows(r, 0, tok), 2);
+  ck_assert_uint_eq(tok[1], 2);
+  moe_routing_free(r);
+  c.groups = 3; /* does not divide the 4 examples */
+  ck_assert_ptr_null(moe_route(&c, WR_I3, &X.matrix, 4));
+}
+END_TEST
+
+START_TEST(test_moe_route_top2)
+{
+  /* choices (first, second): row 0 (0, 1), row 1 (0, 1), row 2 (1, 0), row 3 (1, 2); capacity
+     ceil(0.75 x 4 x 2 / 3) = 2. First choices take the slots first, in row order: e0 <- rows 0,
+     1; e1 <- rows 2, 3; then the second choices: rows 0, 1 find e1 full, row 2 finds e0 full,
+     row 3 takes e2. (Row by row, both choices at once, rows 0 and 1 would fill e1 instead.) */
+  double xs[12] = {3, 1, 0, 2, 1, 0, 1, 3, 0, 0, 2, 1};
+  gsl_matrix_view X = gsl_matrix_view_array(xs, 4, 3);
+  moe_config c = {3, 2, 0.75, 0.0, 1};
+  moe_routing *r = moe_route(&c, WR_I3, &X.matrix, 1);
+  ck_assert_ptr_nonnull(r);
+  ck_assert_uint_eq(r->capacity, 2);
+  size_t choice[8] = {0, 1, 0, 1, 1, 0, 1, 2};
+  long slot[8] = {0, -1, 1, -1, 0, -1, 1, 0};
+  for (size_t q = 0; q < 8; q++) {
+    ck_assert_uint_eq(r->choice[q], choice[q]);
+    ck_assert_int_eq(r->slot[q], slot[q]);
+  }
+  ck_assert_uint_eq(r->dropped, 3);
+  ck_assert_uint_eq(r->dropped_tokens, 0);
+  /* gates renormalised over the two chosen */
+  double pa = softmax_of(xs + 9, 1), pb = softmax_of(xs + 9, 2);
+  ck_assert_double_eq_tol(r->gate[6], pa / (pa + pb), HAND_RTOL);
+  ck_assert_double_eq_tol(r->gate[7], pb / (pa + pb), HAND_RTOL);
+  ck_assert_double_eq_tol(r->gate[6] + r->gate[7], 1.0, HAND_RTOL);
+  ck_assert_double_eq(r->aux, 0.0);
+  moe_routing_free(r);
+}
+END_TEST
+
+/* A mixture whose expert outputs are non-zero: a dropped token's output row is exactly 0. */
+START_TEST(test_moe_dropped_zero)
+{
+  size_t h = 3, E = 3;
+  double *w = calloc(moe_n_params(h, E), sizeof(double));
+  memcpy(w, WR_I3, sizeof WR_I3);
+  gsl_rng *rng = gsl_rng_alloc(gsl_rng_mt19937);
+  gsl_rng_set(rng, 5);
+  for (size_t i = h * E; i < moe_n_params(h, E); i++)
+    w[i] = 2.0 * gsl_rng_uniform(rng) - 1.0;
+  double xs[12] = {3, 0, 0, 2, 0, 0, 1, 0, 0, 0, 3, 0};
+  gsl_matrix_view X = gsl_matrix_view_array(xs, 4, 3);
+  gsl_matrix *M = gsl_matrix_alloc(4, 3);
+  moe_config c = {3, 1, 1.0, 0.0, 1};
+  moe_routing *r = NULL;
+  ck_assert_int_eq(moe_forward(&c, h, w, &X.matrix, 4, M, &r), 0);
+  ck_assert_int_eq(r->slot[2], -1);
+  for (size_t col = 0; col < h; col++) {
+    ck_assert_double_eq(gsl_matrix_get(M, 2, col), 0.0);
+    ck_assert(gsl_matrix_get(M, 0, col) != 0.0);
+  }
+  moe_routing_free(r);
+  gsl_matrix_free(M);
+  gsl_rng_free(rng);
+  free(w);
+}
+END_TEST
+
+/* L = sum(dZ .* Z) + aux: moe_layer_backward's dX and grad are its exact gradient. */
+static double probe_loss(const transformer_dims *d, const moe_config *c, const double *w, const gsl_matrix *X,
+                         const gsl_matrix *dZ, moe_routing **keep)
+{
+  gsl_matrix *Z = gsl_matrix_alloc(X->size1, X->size2);
+  moe_routing *r = NULL;
+  ck_assert_int_eq(moe_layer_forward(d, c, w, X, Z, &r), 0);
+  double L = r->aux;
+  for (size_t i = 0; i < Z->size1 * Z->size2; i++)
+    L += Z->data[i] * dZ->data[i];
+  gsl_matrix_free(Z);
+  if (keep)
+    *keep = r;
+  else
+    moe_routing_free(r);
+  return L;
+}
+
+/* The smallest gap between two of a row's probabilities, over the rows. */
+static double min_gap(const moe_routing *r)
+{
+  double g = INFINITY;
+  for (size_t i = 0; i < r->n; i++)
+    for (size_t a = 0; a < r->experts; a++)
+      for (size_t b = a + 1; b < r->experts; b++)
+        g = fmin(g, fabs(r->prob[i * r->experts + a] - r->prob[i * r->experts + b]));
+  return g;
+}
+
+static void check_layer_gradient(size_t top_k)
+{
+  transformer_dims d = {4, 3, 8, 2};
+  size_t n = d.b * d.s, E = 4;
+  moe_config c = {E, top_k, 1.0, 0.1, 2};
+  gsl_rng *rng = gsl_rng_alloc(gsl_rng_mt19937);
+  gsl_rng_set(rng, 17 + top_k);
+  size_t np = moe_layer_n_params(d.h, E);
+  double *w = malloc(np * sizeof(double)), *g = malloc(np * sizeof(double));
+  moe_layer_init_params(d.h, E, rng, w);
+  transformer_layout l;
+  transformer_layout_of(d.h, &l);
+  for (size_t i = 0; i < d.h; i++) /* LayerNorm 2 not at its initial values, so its gradient is exercised */
+    w[l.ln2_b + i] = 0.2 * (2.0 * gsl_rng_uniform(rng) - 1.0);
+  for (size_t i = 0; i < d.h * E; i++) /* a router that decides: logits of order 1 */
+    w[l.W1 + i] *= 3.0;
+  gsl_matrix *X = gsl_matrix_alloc(n, d.h), *dZ = gsl_matrix_alloc(n, d.h), *dX = gsl_matrix_alloc(n, d.h);
+  for (size_t i = 0; i < n * d.h; i++) {
+    X->data[i] = 2.0 * gsl_rng_uniform(rng) - 1.0;
+    dZ->data[i] = 2.0 * gsl_rng_uniform(rng) - 1.0;
+  }
+  moe_routing *r = NULL;
+  probe_loss(&d, &c, w, X, dZ, &r);
+  ck_assert_msg(r->dropped > 0, "top-%zu: no assignment dropped, the test would not exercise dropping", top_k);
+  ck_assert_msg(r->aux > 0.0, "no auxiliary loss");
+  ck_assert_msg(min_gap(r) > 1e-4, "two probabilities within %.3g: a step could move a choice", min_gap(r));
+  moe_routing_free(r);
+  ck_assert_int_eq(moe_layer_backward(&d, &c, w, X, dZ, dX, g), 0);
+  for (size_t i = 0; i < np; i++) {
+    double w0 = w[i];
+    w[i] = w0 + FD_STEP;
+    double lp = probe_loss(&d, &c, w, X, dZ, NULL);
+    w[i] = w0 - FD_STEP;
+    double lm = probe_loss(&d, &c, w, X, dZ, NULL);
+    w[i] = w0;
+    double fd = (lp - lm) / (2.0 * FD_STEP);
+    ck_assert_msg(fabs(fd - g[i]) <= FD_RTOL * fabs(fd) + FD_ATOL, "top-%zu grad[%zu] = %.12g, fd %.12g", top_k, i,
+                  g[i], fd);
+  }
+  for (size_t i = 0; i < n * d.h; i++) {
+    double x0 = X->data[i];
+    X->data[i] = x0 + FD_STEP;
+    double lp = probe_loss(&d, &c, w, X, dZ, NULL);
+    X->data[i] = x0 - FD_STEP;
+    double lm = probe_loss(&d, &c, w, X, dZ, NULL);
+    X->data[i] = x0;
+    double fd = (lp - lm) / (2.0 * FD_STEP);
+    ck_assert_msg(fabs(fd - dX->data[i]) <= FD_RTOL * fabs(fd) + FD_ATOL, "top-%zu dX[%zu] = %.12g, fd %.12g",
+                  top_k, i, dX->data[i], fd);
+  }
+  gsl_matrix_free(X);
+  gsl_matrix_free(dZ);
+  gsl_matrix_free(dX);
+  free(w);
+  free(g);
+  gsl_rng_free(rng);
+}
+
+START_TEST(test_moe_gradient_top1) { check_layer_gradient(1); }
+END_TEST
+
+START_TEST(test_moe_gradient_top2) { check_layer_gradient(2); }
+END_TEST
+
+static Suite *moe_suite(void)
+{
+  Suite *s = suite_create("moe");
+  ADD_TCASE(s, "routing", test_moe_capacity, test_moe_route_top1, test_moe_route_top2, test_moe_dropped_zero);
+  ADD_TCASE(s, "gradient", test_moe_gradient_top1, test_moe_gradient_top2);
+  return s;
+}
+
+CHECK_MAIN(moe_suite)
