@@ -157,6 +157,7 @@ moe_routing *moe_route(const moe_config *c, const double *Wr, const gsl_matrix *
   size_t E = c->experts, k = c->top_k;
   moe_routing *r = mem_calloc(1, sizeof(*r));
   r->n = n;
+  r->b = b;
   r->experts = E;
   r->top_k = k;
   r->groups = G;
@@ -190,6 +191,19 @@ size_t moe_expert_rows(const moe_routing *r, size_t e, size_t *tok)
           m++;
         }
   return m;
+}
+
+int moe_shard_counts(const moe_routing *r, size_t shards, size_t *counts)
+{
+  if (shards == 0 || r->b % shards != 0)
+    return -1;
+  size_t E = r->experts, k = r->top_k;
+  memset(counts, 0, shards * E * sizeof(size_t));
+  for (size_t i = 0; i < r->n; i++)
+    for (size_t j = 0; j < k; j++)
+      if (r->slot[i * k + j] >= 0)
+        counts[((i % r->b) / (r->b / shards)) * E + r->choice[i * k + j]]++;
+  return 0;
 }
 
 /* ---- one expert ---- */

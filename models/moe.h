@@ -69,7 +69,7 @@ void moe_init_params(size_t h, size_t experts, gsl_rng *r, double *w);
 
 /* The routing of n rows (above). Arrays n x k are row-major by token then choice. */
 typedef struct moe_routing {
-  size_t n, experts, top_k, groups, capacity; /* capacity per expert per group */
+  size_t n, b, experts, top_k, groups, capacity; /* b examples; capacity per expert per group */
   double *prob;          /* n x E */
   size_t *choice;        /* n x k, likeliest first */
   double *gate;          /* n x k */
@@ -90,6 +90,12 @@ void moe_routing_free(moe_routing *r);
 /* Rows of expert e's buffer (group after group, slot order): writes their token rows into
  * tok (NULL: only counts) and returns how many. */
 size_t moe_expert_rows(const moe_routing *r, size_t e, size_t *tok);
+
+/* Kept assignments per (shard, expert) into counts (shards x E, zeroed here): shard s holds
+ * the rows of examples [s b/shards, (s+1) b/shards), as groups do; the tokens a data-parallel
+ * rank holding shard s sends expert e. -1 unless shards divides b, else 0. With shards equal
+ * to the groups this is kept. */
+int moe_shard_counts(const moe_routing *r, size_t shards, size_t *counts);
 
 /* One expert (we: its block) on the m rows of x: u = x W1 + b1 (m x 4h, kept for the
  * backward), y = GeLU(u) W2 + b2. BLAS GEMMs; m = 0 does nothing. */

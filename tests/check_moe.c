@@ -95,6 +95,13 @@ START_TEST(test_moe_route_top1)
   ck_assert_uint_eq(moe_expert_rows(r, 0, tok), 2);
   ck_assert_uint_eq(tok[0], 0);
   ck_assert_uint_eq(tok[1], 1);
+  /* per (shard, expert): shard 0 (rows 0, 1) sends expert 0 two tokens; shard 1 sends expert 1
+     row 3 (row 2 was dropped) */
+  size_t counts[6], want[6] = {2, 0, 0, 0, 1, 0};
+  ck_assert_int_eq(moe_shard_counts(r, 2, counts), 0);
+  for (size_t q = 0; q < 6; q++)
+    ck_assert_uint_eq(counts[q], want[q]);
+  ck_assert_int_eq(moe_shard_counts(r, 3, counts), -1);
   moe_routing_free(r);
 
   /* two groups (examples 0-1, 2-3), capacity ceil(2 / 3) = 1 each: row 1 is dropped, row 2 is not */
