@@ -261,27 +261,22 @@ void moe_expert_backward(size_t h, const double *we, const gsl_matrix *x, const 
 
 /* ---- the serial mixture ---- */
 
-/* Every expert's buffer: its token rows, inputs, pre-activations and outputs; pos[i k + j]
- * is assignment (i, j)'s row in its expert's buffer (-1 if dropped). */
+/* Every expert's buffer: its token rows, inputs, pre-activations and outputs. */
 typedef struct moe_acts {
   size_t **tok, *m;
   gsl_matrix **x, **u, **y;
-  long *pos;
 } moe_acts;
 
 static gsl_matrix *rows_matrix(size_t m, size_t cols) { return m > 0 ? mem_matrix(m, cols) : NULL; }
 
 static void acts_forward(size_t h, const double *w, const gsl_matrix *X, const moe_routing *r, moe_acts *a)
 {
-  size_t E = r->experts, k = r->top_k;
+  size_t E = r->experts;
   a->tok = mem_calloc(E, sizeof(size_t *));
   a->m = mem_calloc(E, sizeof(size_t));
   a->x = mem_calloc(E, sizeof(gsl_matrix *));
   a->u = mem_calloc(E, sizeof(gsl_matrix *));
   a->y = mem_calloc(E, sizeof(gsl_matrix *));
-  a->pos = mem_alloc(r->n * k * sizeof(long));
-  for (size_t i = 0; i < r->n * k; i++)
-    a->pos[i] = -1;
   for (size_t e = 0; e < E; e++) {
     size_t m = moe_expert_rows(r, e, NULL);
     a->m[e] = m;
@@ -293,9 +288,6 @@ static void acts_forward(size_t h, const double *w, const gsl_matrix *X, const m
     for (size_t q = 0; q < m; q++) {
       size_t i = a->tok[e][q];
       memcpy(gsl_matrix_ptr(a->x[e], q, 0), gsl_matrix_const_ptr(X, i, 0), h * sizeof(double));
-      for (size_t j = 0; j < k; j++)
-        if (r->choice[i * k + j] == e)
-          a->pos[i * k + j] = (long)q;
     }
     if (m > 0)
       moe_expert_forward(h, w + moe_expert_offset(h, E, e), a->x[e], a->u[e], a->y[e]);
@@ -315,12 +307,75 @@ static void acts_free(moe_acts *a, size_t E)
   free(a->x);
   free(a->u);
   free(a->y);
-  free(a->pos);
 }
 
 static int shapes_ok(const moe_config *c, size_t h, const gsl_matrix *X, const gsl_matrix *Y)
 {
   return moe_config_check(c) == 0 && X->size2 == h && Y->size1 == X->size1 && Y->size2 == h;
+}
+
+static void pos_of(const moe_routing *r, size_t e, const size_t *tok, size_t m, long *pos)
+{
+  size_t k = r->top_k;
+  for (size_t q = 0; q < m; q++)
+    for (size_t j = 0; j < k; j++)
+      if (r->choice[tok[q] * k + j] == e)
+        pos[tok[q] * k + j] = (long)q;
+}
+
+/* pos (n x k) for every expert, from the routing alone. */
+static long *positions(const moe_routing *r)
+{
+  size_t k = r->top_k;
+  long *pos = mem_alloc(r->n * k * sizeof(long));
+  size_t *tok = mem_alloc((r->n * k + 1) * sizeof(size_t));
+  for (size_t i = 0; i < r->n * k; i++)
+    pos[i] = -1;
+  for (size_t e = 0; e < r->experts; e++)
+    pos_of(r, e, tok, moe_expert_rows(r, e, tok), pos);
+  free(tok);
+  return pos;
+}
+
+void moe_combine(const moe_routing *r, const gsl_matrix *const *y, gsl_matrix *M)
+{
+  size_t k = r->top_k, h = M->size2;
+  long *pos = positions(r);
+  gsl_matrix_set_zero(M);
+  for (size_t i = 0; i < r->n; i++)
+    for (size_t j = 0; j < k; j++) {
+      long q = pos[i * k + j];
+      if (q < 0)
+        continue;
+      const double *yr = gsl_matrix_const_ptr(y[r->choice[i * k + j]], (size_t)q, 0);
+      double *mi = gsl_matrix_ptr(M, i, 0), gt = r->gate[i * k + j];
+      for (size_t col = 0; col < h; col++)
+        mi[col] += gt * yr[col];
+    }
+  free(pos);
+}
+
+void moe_combine_backward(const moe_routing *r, const gsl_matrix *const *y, const gsl_matrix *dM, gsl_matrix *const *dy,
+                          double *dgate)
+{
+  size_t k = r->top_k, h = dM->size2;
+  long *pos = positions(r);
+  for (size_t i = 0; i < r->n; i++)
+    for (size_t j = 0; j < k; j++) {
+      long q = pos[i * k + j];
+      dgate[i * k + j] = 0.0;
+      if (q < 0)
+        continue;
+      size_t e = r->choice[i * k + j];
+      const double *dm = gsl_matrix_const_ptr(dM, i, 0), *yr = gsl_matrix_const_ptr(y[e], (size_t)q, 0);
+      double *d = gsl_matrix_ptr(dy[e], (size_t)q, 0), dot = 0.0;
+      for (size_t col = 0; col < h; col++) {
+        d[col] = r->gate[i * k + j] * dm[col];
+        dot += dm[col] * yr[col];
+      }
+      dgate[i * k + j] = dot;
+    }
+  free(pos);
 }
 
 int moe_forward(const moe_config *c, size_t h, const double *w, const gsl_matrix *X, size_t b, gsl_matrix *M,
@@ -333,18 +388,7 @@ int moe_forward(const moe_config *c, size_t h, const double *w, const gsl_matrix
     return -1;
   moe_acts a;
   acts_forward(h, w, X, r, &a);
-  size_t k = r->top_k;
-  gsl_matrix_set_zero(M);
-  for (size_t i = 0; i < r->n; i++)
-    for (size_t j = 0; j < k; j++) {
-      long q = a.pos[i * k + j];
-      if (q < 0)
-        continue;
-      const double *y = gsl_matrix_const_ptr(a.y[r->choice[i * k + j]], (size_t)q, 0);
-      double *mi = gsl_matrix_ptr(M, i, 0), gt = r->gate[i * k + j];
-      for (size_t col = 0; col < h; col++)
-        mi[col] += gt * y[col];
-    }
+  moe_combine(r, (const gsl_matrix *const *)a.y, M);
   acts_free(&a, r->experts);
   if (rout)
     *rout = r;
@@ -354,12 +398,14 @@ int moe_forward(const moe_config *c, size_t h, const double *w, const gsl_matrix
 }
 
 /* dL/dp of row i from its gates' gradients dg (k entries) and the auxiliary loss. */
-static void prob_grad(const moe_config *c, const moe_routing *r, size_t i, const double *dg, double *dp)
+static void prob_grad(const moe_config *c, const moe_routing *r, size_t i, const double *dg, double aux_weight,
+                      double *dp)
 {
   size_t E = r->experts, k = r->top_k, g = r->group_of[i], per = r->n / r->groups;
   const double *p = r->prob + i * E;
   for (size_t e = 0; e < E; e++)
-    dp[e] = c->aux_coef * (double)E * ((double)r->first[g * E + e] / (double)per) / (double)per / (double)r->groups;
+    dp[e] = aux_weight * c->aux_coef * (double)E * ((double)r->first[g * E + e] / (double)per) / (double)per /
+            (double)r->groups;
   size_t a = r->choice[i * k];
   if (k == 1) {
     dp[a] += dg[0];
@@ -372,29 +418,42 @@ static void prob_grad(const moe_config *c, const moe_routing *r, size_t i, const
   dp[b] += (dg[1] * p[a] - dg[0] * p[a]) / (s * s);
 }
 
-/* The router's backward: dlogits = p (dp - p . dp) row by row; dWr = X^T dlogits; dX += dlogits Wr^T. */
-static void router_backward(const moe_config *c, const moe_routing *r, const double *Wr, const gsl_matrix *X,
-                            const double *dgate, double *dWr, gsl_matrix *dX)
+void moe_router_backward(const moe_config *c, const moe_routing *r, const double *Wr, const gsl_matrix *X,
+                         const gsl_matrix *const *dx, const double *dgate, double aux_weight, double *dWr,
+                         gsl_matrix *dX)
 {
   size_t E = r->experts, h = X->size2;
+  size_t *tok = mem_alloc((r->n * r->top_k + 1) * sizeof(size_t));
+  gsl_matrix_set_zero(dX);
+  for (size_t e = 0; e < E; e++) { /* a token's rows add in expert order */
+    size_t m = moe_expert_rows(r, e, tok);
+    for (size_t q = 0; q < m; q++) {
+      double *d = gsl_matrix_ptr(dX, tok[q], 0);
+      const double *s = gsl_matrix_const_ptr(dx[e], q, 0);
+      for (size_t col = 0; col < h; col++)
+        d[col] += s[col];
+    }
+  }
+  free(tok);
+  /* dlogits = p (dp - p . dp) row by row; dWr += X^T dlogits; dX += dlogits Wr^T */
   double *dp = mem_alloc(E * sizeof(double)), *dl = mem_alloc(E * sizeof(double));
   for (size_t i = 0; i < r->n; i++) {
     const double *p = r->prob + i * E;
-    prob_grad(c, r, i, dgate + i * r->top_k, dp);
+    prob_grad(c, r, i, dgate + i * r->top_k, aux_weight, dp);
     double dot = 0.0;
     for (size_t e = 0; e < E; e++)
       dot += p[e] * dp[e];
     for (size_t e = 0; e < E; e++)
       dl[e] = p[e] * (dp[e] - dot);
     const double *x = gsl_matrix_const_ptr(X, i, 0);
-    double *dx = gsl_matrix_ptr(dX, i, 0);
+    double *dxi = gsl_matrix_ptr(dX, i, 0);
     for (size_t col = 0; col < h; col++) {
       double acc = 0.0;
       for (size_t e = 0; e < E; e++) {
         dWr[col * E + e] += x[col] * dl[e];
         acc += dl[e] * Wr[col * E + e];
       }
-      dx[col] += acc;
+      dxi[col] += acc;
     }
   }
   free(dp);
@@ -411,39 +470,26 @@ int moe_backward(const moe_config *c, size_t h, const double *w, const gsl_matri
     return -1;
   moe_acts a;
   acts_forward(h, w, X, r, &a);
-  size_t E = r->experts, k = r->top_k, n = r->n;
+  size_t E = r->experts;
   memset(grad, 0, moe_n_params(h, E) * sizeof(double));
-  double *dgate = mem_calloc(n * k, sizeof(double));
-  gsl_matrix_set_zero(dX);
+  double *dgate = mem_alloc((r->n * r->top_k + 1) * sizeof(double));
+  gsl_matrix **dy = mem_calloc(E, sizeof(gsl_matrix *)), **dx = mem_calloc(E, sizeof(gsl_matrix *));
   for (size_t e = 0; e < E; e++) {
-    size_t m = a.m[e];
-    if (m == 0)
-      continue;
-    gsl_matrix *dy = mem_matrix(m, h), *dx = mem_matrix(m, h);
-    for (size_t q = 0; q < m; q++) { /* dy = gate dM; dgate = dM . y */
-      size_t i = a.tok[e][q], j = 0;
-      while (a.pos[i * k + j] != (long)q || r->choice[i * k + j] != e)
-        j++;
-      const double *dm = gsl_matrix_const_ptr(dM, i, 0), *y = gsl_matrix_const_ptr(a.y[e], q, 0);
-      double *d = gsl_matrix_ptr(dy, q, 0), dot = 0.0;
-      for (size_t col = 0; col < h; col++) {
-        d[col] = r->gate[i * k + j] * dm[col];
-        dot += dm[col] * y[col];
-      }
-      dgate[i * k + j] = dot;
-    }
-    moe_expert_backward(h, w + moe_expert_offset(h, E, e), a.x[e], a.u[e], dy, dx,
-                        grad + moe_expert_offset(h, E, e));
-    for (size_t q = 0; q < m; q++) { /* a token's rows add in expert order */
-      double *d = gsl_matrix_ptr(dX, a.tok[e][q], 0);
-      const double *s = gsl_matrix_const_ptr(dx, q, 0);
-      for (size_t col = 0; col < h; col++)
-        d[col] += s[col];
-    }
-    gsl_matrix_free(dy);
-    gsl_matrix_free(dx);
+    dy[e] = rows_matrix(a.m[e], h);
+    dx[e] = rows_matrix(a.m[e], h);
   }
-  router_backward(c, r, w, X, dgate, grad, dX);
+  moe_combine_backward(r, (const gsl_matrix *const *)a.y, dM, dy, dgate);
+  for (size_t e = 0; e < E; e++)
+    if (a.m[e] > 0)
+      moe_expert_backward(h, w + moe_expert_offset(h, E, e), a.x[e], a.u[e], dy[e], dx[e],
+                          grad + moe_expert_offset(h, E, e));
+  moe_router_backward(c, r, w, X, (const gsl_matrix *const *)dx, dgate, 1.0, grad, dX);
+  for (size_t e = 0; e < E; e++) {
+    gsl_matrix_free(dy[e]);
+    gsl_matrix_free(dx[e]);
+  }
+  free(dy);
+  free(dx);
   free(dgate);
   acts_free(&a, E);
   moe_routing_free(r);

@@ -114,6 +114,28 @@ int moe_forward(const moe_config *c, size_t h, const double *w, const gsl_matrix
 int moe_backward(const moe_config *c, size_t h, const double *w, const gsl_matrix *X, size_t b,
                  const gsl_matrix *dM, gsl_matrix *dX, double *grad);
 
+/* ---- The pieces, as an expert-parallel rank runs them ----
+ * moe_forward is moe_route, then each expert on its buffer (moe_expert_rows' rows of X), then
+ * moe_combine; moe_backward is moe_combine_backward, each expert's backward, then
+ * moe_router_backward. An expert-parallel rank holding data shard g of G routes its own rows
+ * alone (groups 1: the serial routing's group g), sends each expert's owner the rows of
+ * moe_expert_rows in their order (the dispatch all-to-all), gets back the outputs (the
+ * combine), and the owner runs its expert on the shards' rows concatenated in shard order: the
+ * serial expert's buffer. y, dy, dx: per expert, its buffer's rows x h (NULL when empty). */
+/* M (n x h, overwritten) = sum over row i's kept assignments, in choice order, of gate x y. */
+void moe_combine(const moe_routing *r, const gsl_matrix *const *y, gsl_matrix *M);
+/* Its backward from dM: dy[e]'s rows = gate x dM's row; dgate (n x k) = dM's row . y's row
+ * (0 for a dropped assignment). */
+void moe_combine_backward(const moe_routing *r, const gsl_matrix *const *y, const gsl_matrix *dM, gsl_matrix *const *dy,
+                          double *dgate);
+/* dX (overwritten) = the experts' input gradients dx added into their tokens' rows in expert
+ * order, then the router's: through the gates (dgate) and the auxiliary loss counted with
+ * weight aux_weight in the loss (1 serially; 1/G on a rank that routed 1 of G shards alone);
+ * adds X^T dlogits into dWr. */
+void moe_router_backward(const moe_config *c, const moe_routing *r, const double *Wr, const gsl_matrix *X,
+                         const gsl_matrix *const *dx, const double *dgate, double aux_weight, double *dWr,
+                         gsl_matrix *dX);
+
 /* ---- A whole layer: Z = Y + M(LN2(Y)), Y = X + Attn(LN1(X)) ---- */
 size_t moe_layer_n_params(size_t h, size_t experts);
 /* transformer_init_params' draws for the attention and LayerNorms (the dense MLP's drawn and

@@ -273,11 +273,210 @@ END_TEST
 START_TEST(test_moe_gradient_top2) { check_layer_gradient(2); }
 END_TEST
 
+/* Expert parallelism, driven as an expert-parallel run drives it, its all-to-alls done here in
+ * memory in rank order: P = 2 ranks, each holding data shard g (examples [g b/P, (g+1) b/P))
+ * routed alone and experts [g E/P, (g+1) E/P); against the serial mixture routed in P groups:
+ * the same routing and drops, outputs, input gradients, expert and router gradients, aux.
+ * The expert GEMMs see the same rows in the same order and the combine adds the same terms,
+ * so most values agree exactly; the auxiliary loss's weight is 1/P on a rank and 1/G in the
+ * serial routing, multiplied in another order, and the router's gradient sums the ranks' rows
+ * in two parts: rounding of a few ulps, bounded by 1e-12 of the quantity's largest entry. */
+#define EP_RTOL 1e-12
+
+static void assert_close(const char *what, const double *x, const double *ref, size_t n)
+{
+  double scale = 0.0;
+  for (size_t i = 0; i < n; i++)
+    scale = fmax(scale, fabs(ref[i]));
+  ck_assert_msg(scale > 0.0, "%s: reference all zero", what);
+  for (size_t i = 0; i < n; i++)
+    ck_assert_msg(fabs(x[i] - ref[i]) <= EP_RTOL * scale, "%s[%zu] = %.17g, serial %.17g", what, i, x[i], ref[i]);
+}
+
+/* Global row of shard g's local row q (rows in [s, b] order). */
+static size_t global_row(size_t b, size_t P, size_t g, size_t q)
+{
+  size_t bl = b / P;
+  return (q / bl) * b + g * bl + q % bl;
+}
+
+#define EP_P 2
+#define EP_E 4
+
+static void check_expert_parallel(size_t top_k)
+{
+  size_t h = 8, E = EP_E, P = EP_P, b = 4, s = 3, n = b * s, nl = n / P, per = E / P;
+  moe_config c = {E, top_k, 1.0, 0.1, P}, c1 = c;
+  c1.groups = 1;
+  gsl_rng *rng = gsl_rng_alloc(gsl_rng_mt19937);
+  gsl_rng_set(rng, 29 + top_k);
+  size_t np = moe_n_params(h, E);
+  double *w = malloc(np * sizeof(double)), *gser = malloc(np * sizeof(double)), *gep = calloc(np, sizeof(double));
+  moe_init_params(h, E, rng, w);
+  for (size_t i = 0; i < h * E; i++)
+    w[i] *= 3.0;
+  gsl_matrix *X = gsl_matrix_alloc(n, h), *dM = gsl_matrix_alloc(n, h), *M = gsl_matrix_alloc(n, h),
+             *dX = gsl_matrix_alloc(n, h);
+  for (size_t i = 0; i < n * h; i++) {
+    X->data[i] = 2.0 * gsl_rng_uniform(rng) - 1.0;
+    dM->data[i] = 2.0 * gsl_rng_uniform(rng) - 1.0;
+  }
+  moe_routing *rs = NULL;
+  ck_assert_int_eq(moe_forward(&c, h, w, X, b, M, &rs), 0);
+  ck_assert_int_eq(moe_backward(&c, h, w, X, b, dM, dX, gser), 0);
+  ck_assert_msg(rs->dropped > 0, "top-%zu: nothing dropped", top_k);
+
+  /* each rank routes its shard */
+  gsl_matrix *Xl[EP_P], *dMl[EP_P];
+  moe_routing *rl[EP_P];
+  size_t *tok[EP_P][EP_E], m[EP_P][EP_E];
+  double aux = 0.0;
+  size_t dropped = 0;
+  for (size_t g = 0; g < P; g++) {
+    Xl[g] = gsl_matrix_alloc(nl, h);
+    dMl[g] = gsl_matrix_alloc(nl, h);
+    for (size_t q = 0; q < nl; q++) {
+      gsl_vector_const_view xr = gsl_matrix_const_row(X, global_row(b, P, g, q));
+      gsl_matrix_set_row(Xl[g], q, &xr.vector);
+      gsl_vector_const_view dr = gsl_matrix_const_row(dM, global_row(b, P, g, q));
+      gsl_matrix_set_row(dMl[g], q, &dr.vector);
+    }
+    rl[g] = moe_route(&c1, w, Xl[g], b / P);
+    ck_assert_ptr_nonnull(rl[g]);
+    aux += rl[g]->aux / (double)P;
+    dropped += rl[g]->dropped;
+    for (size_t e = 0; e < E; e++) {
+      tok[g][e] = malloc((nl + 1) * sizeof(size_t));
+      m[g][e] = moe_expert_rows(rl[g], e, tok[g][e]);
+      ck_assert_uint_eq(m[g][e], rs->kept[g * E + e]); /* the tokens shard g sends expert e */
+    }
+  }
+  ck_assert_uint_eq(dropped, rs->dropped);
+  ck_assert_double_eq_tol(aux, rs->aux, EP_RTOL * rs->aux);
+
+  /* dispatch: expert e's owner (rank e / per) stacks the shards' rows in rank order, runs the
+     expert, and the combine sends each shard its rows back */
+  gsl_matrix *yl[EP_P][EP_E], *dyl[EP_P][EP_E], *dxl[EP_P][EP_E];
+  double *dgate[EP_P];
+  for (size_t g = 0; g < P; g++)
+    dgate[g] = malloc(nl * top_k * sizeof(double));
+  for (size_t e = 0; e < E; e++) {
+    ck_assert_uint_lt(e / per, P);
+    size_t me = m[0][e] + m[1][e];
+    for (size_t g = 0; g < P; g++) {
+      yl[g][e] = m[g][e] ? gsl_matrix_alloc(m[g][e], h) : NULL;
+      dyl[g][e] = m[g][e] ? gsl_matrix_alloc(m[g][e], h) : NULL;
+      dxl[g][e] = m[g][e] ? gsl_matrix_alloc(m[g][e], h) : NULL;
+    }
+    if (me == 0)
+      continue;
+    gsl_matrix *xe = gsl_matrix_alloc(me, h), *ue = gsl_matrix_alloc(me, 4 * h), *ye = gsl_matrix_alloc(me, h);
+    for (size_t g = 0, o = 0; g < P; o += m[g][e], g++)
+      for (size_t q = 0; q < m[g][e]; q++) {
+        gsl_vector_const_view xr = gsl_matrix_const_row(Xl[g], tok[g][e][q]);
+        gsl_matrix_set_row(xe, o + q, &xr.vector);
+      }
+    const double *we = w + moe_expert_offset(h, E, e);
+    moe_expert_forward(h, we, xe, ue, ye);
+    for (size_t g = 0, o = 0; g < P; o += m[g][e], g++)
+      for (size_t q = 0; q < m[g][e]; q++) {
+        gsl_vector_const_view yr = gsl_matrix_const_row(ye, o + q);
+        gsl_matrix_set_row(yl[g][e], q, &yr.vector);
+      }
+    gsl_matrix_free(xe); /* the backward, once every shard's dy is in, runs the forward again */
+    gsl_matrix_free(ue);
+    gsl_matrix_free(ye);
+  }
+  for (size_t g = 0; g < P; g++) {
+    gsl_matrix *Ml = gsl_matrix_alloc(nl, h);
+    moe_combine(rl[g], (const gsl_matrix *const *)yl[g], Ml);
+    for (size_t q = 0; q < nl; q++)
+      for (size_t col = 0; col < h; col++)
+        ck_assert_msg(gsl_matrix_get(Ml, q, col) == gsl_matrix_get(M, global_row(b, P, g, q), col),
+                      "top-%zu rank %zu row %zu: output differs from the serial mixture's", top_k, g, q);
+    moe_combine_backward(rl[g], (const gsl_matrix *const *)yl[g], dMl[g], dyl[g], dgate[g]);
+    gsl_matrix_free(Ml);
+  }
+  for (size_t e = 0; e < E; e++) { /* the owner's backward on the stacked rows, dx sent back */
+    size_t me = m[0][e] + m[1][e];
+    if (me == 0)
+      continue;
+    gsl_matrix *xe = gsl_matrix_alloc(me, h), *ue = gsl_matrix_alloc(me, 4 * h), *ye = gsl_matrix_alloc(me, h),
+               *dye = gsl_matrix_alloc(me, h), *dxe = gsl_matrix_alloc(me, h);
+    for (size_t g = 0, o = 0; g < P; o += m[g][e], g++)
+      for (size_t q = 0; q < m[g][e]; q++) {
+        gsl_vector_const_view xr = gsl_matrix_const_row(Xl[g], tok[g][e][q]);
+        gsl_matrix_set_row(xe, o + q, &xr.vector);
+        gsl_vector_const_view dr = gsl_matrix_const_row(dyl[g][e], q);
+        gsl_matrix_set_row(dye, o + q, &dr.vector);
+      }
+    const double *we = w + moe_expert_offset(h, E, e);
+    moe_expert_forward(h, we, xe, ue, ye);
+    moe_expert_backward(h, we, xe, ue, dye, dxe, gep + moe_expert_offset(h, E, e));
+    for (size_t g = 0, o = 0; g < P; o += m[g][e], g++)
+      for (size_t q = 0; q < m[g][e]; q++) {
+        gsl_vector_const_view dr = gsl_matrix_const_row(dxe, o + q);
+        gsl_matrix_set_row(dxl[g][e], q, &dr.vector);
+      }
+    gsl_matrix *fm[] = {xe, ue, ye, dye, dxe};
+    for (size_t i = 0; i < 5; i++)
+      gsl_matrix_free(fm[i]);
+  }
+  /* each rank's router backward, aux weighted 1/P; the router's gradient summed in rank order */
+  for (size_t g = 0; g < P; g++) {
+    gsl_matrix *dXl = gsl_matrix_alloc(nl, h);
+    double *dWr = calloc(h * E, sizeof(double));
+    moe_router_backward(&c1, rl[g], w, Xl[g], (const gsl_matrix *const *)dxl[g], dgate[g], 1.0 / (double)P, dWr,
+                        dXl);
+    for (size_t i = 0; i < h * E; i++)
+      gep[i] += dWr[i];
+    for (size_t q = 0; q < nl; q++) {
+      gsl_vector_const_view ref = gsl_matrix_const_row(dX, global_row(b, P, g, q));
+      gsl_vector_const_view got = gsl_matrix_const_row(dXl, q);
+      assert_close("dX row", got.vector.data, ref.vector.data, h);
+    }
+    gsl_matrix_free(dXl);
+    free(dWr);
+  }
+  assert_close("router gradient", gep, gser, h * E);
+  for (size_t e = 0; e < E; e++)
+    for (size_t i = 0; i < moe_expert_size(h); i++)
+      ck_assert_msg(gep[moe_expert_offset(h, E, e) + i] == gser[moe_expert_offset(h, E, e) + i],
+                    "top-%zu expert %zu gradient [%zu] differs", top_k, e, i);
+  for (size_t g = 0; g < P; g++) {
+    for (size_t e = 0; e < E; e++) {
+      free(tok[g][e]);
+      gsl_matrix_free(yl[g][e]);
+      gsl_matrix_free(dyl[g][e]);
+      gsl_matrix_free(dxl[g][e]);
+    }
+    gsl_matrix_free(Xl[g]);
+    gsl_matrix_free(dMl[g]);
+    moe_routing_free(rl[g]);
+    free(dgate[g]);
+  }
+  moe_routing_free(rs);
+  gsl_matrix *fm[] = {X, dM, M, dX};
+  for (size_t i = 0; i < 4; i++)
+    gsl_matrix_free(fm[i]);
+  free(w);
+  free(gser);
+  free(gep);
+  gsl_rng_free(rng);
+}
+
+START_TEST(test_moe_expert_parallel_top1) { check_expert_parallel(1); }
+END_TEST
+
+START_TEST(test_moe_expert_parallel_top2) { check_expert_parallel(2); }
+END_TEST
+
 static Suite *moe_suite(void)
 {
   Suite *s = suite_create("moe");
   ADD_TCASE(s, "routing", test_moe_capacity, test_moe_route_top1, test_moe_route_top2, test_moe_dropped_zero);
   ADD_TCASE(s, "gradient", test_moe_gradient_top1, test_moe_gradient_top2);
+  ADD_TCASE(s, "expert-parallel", test_moe_expert_parallel_top1, test_moe_expert_parallel_top2);
   return s;
 }
 
