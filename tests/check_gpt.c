@@ -4,7 +4,8 @@
  * vocabulary-parallel embedding and cross-entropy of t = 2 and 4 ranks (their sums done here in
  * rank order, as the collectives would) against one rank, with and without sequence-parallel
  * rows, a layer's shard ranges covering it exactly once, the synthetic token language and its
- * loss floor, and Adam's first steps worked by hand. */
+ * loss floor, Adam's first steps worked by hand, and a GPT of mixture-of-experts layers (top-1
+ * and top-2): its gradient against central differences and its evaluation. */
 
 #include <check.h>
 #include <math.h>
