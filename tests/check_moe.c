@@ -302,10 +302,108 @@ static size_t global_row(size_t b, size_t P, size_t g, size_t q)
 
 #define EP_P 2
 #define EP_E 4
+#define EP_H 8
+#define EP_B 4 /* examples */
+#define EP_S 3 /* positions */
+#define EP_N (EP_B * EP_S)
+#define EP_NL (EP_N / EP_P)
+
+/* Two ranks' state: their shards, routings, the rows each sends each expert, and per expert
+ * the outputs, output gradients and input gradients of those rows. */
+typedef struct ep_rank {
+  gsl_matrix *X, *dM;
+  moe_routing *r;
+  size_t *tok[EP_E], m[EP_E];
+  gsl_matrix *y[EP_E], *dy[EP_E], *dx[EP_E];
+  double dgate[EP_NL * 2];
+} ep_rank;
+
+/* Rank g's shard of the serial rows and its own routing (groups 1). */
+static void ep_route(const moe_config *c1, const double *w, const gsl_matrix *X, const gsl_matrix *dM, size_t g,
+                     ep_rank *rk)
+{
+  rk->X = gsl_matrix_alloc(EP_NL, EP_H);
+  rk->dM = gsl_matrix_alloc(EP_NL, EP_H);
+  for (size_t q = 0; q < EP_NL; q++) {
+    gsl_vector_const_view xr = gsl_matrix_const_row(X, global_row(EP_B, EP_P, g, q));
+    gsl_matrix_set_row(rk->X, q, &xr.vector);
+    gsl_vector_const_view dr = gsl_matrix_const_row(dM, global_row(EP_B, EP_P, g, q));
+    gsl_matrix_set_row(rk->dM, q, &dr.vector);
+  }
+  rk->r = moe_route(c1, w, rk->X, EP_B / EP_P);
+  ck_assert_ptr_nonnull(rk->r);
+  for (size_t e = 0; e < EP_E; e++) {
+    rk->tok[e] = malloc((EP_NL + 1) * sizeof(size_t));
+    rk->m[e] = moe_expert_rows(rk->r, e, rk->tok[e]);
+    rk->y[e] = rk->m[e] ? gsl_matrix_alloc(rk->m[e], EP_H) : NULL;
+    rk->dy[e] = rk->m[e] ? gsl_matrix_alloc(rk->m[e], EP_H) : NULL;
+    rk->dx[e] = rk->m[e] ? gsl_matrix_alloc(rk->m[e], EP_H) : NULL;
+  }
+}
+
+static void ep_free(ep_rank *rk)
+{
+  for (size_t e = 0; e < EP_E; e++) {
+    free(rk->tok[e]);
+    gsl_matrix_free(rk->y[e]);
+    gsl_matrix_free(rk->dy[e]);
+    gsl_matrix_free(rk->dx[e]);
+  }
+  gsl_matrix_free(rk->X);
+  gsl_matrix_free(rk->dM);
+  moe_routing_free(rk->r);
+}
+
+/* Expert e's owner: the shards' rows (src: 0 the inputs, 1 the output gradients dy) stacked
+ * in rank order into out, or (scatter) out's rows handed back to the shards' y (0) or dx (1). */
+static void ep_stack(ep_rank *rk, size_t e, int src, gsl_matrix *out)
+{
+  for (size_t g = 0, o = 0; g < EP_P; o += rk[g].m[e], g++)
+    for (size_t q = 0; q < rk[g].m[e]; q++) {
+      gsl_vector_const_view v =
+          src == 0 ? gsl_matrix_const_row(rk[g].X, rk[g].tok[e][q]) : gsl_matrix_const_row(rk[g].dy[e], q);
+      gsl_matrix_set_row(out, o + q, &v.vector);
+    }
+}
+
+static void ep_scatter(ep_rank *rk, size_t e, int dst, const gsl_matrix *in)
+{
+  for (size_t g = 0, o = 0; g < EP_P; o += rk[g].m[e], g++)
+    for (size_t q = 0; q < rk[g].m[e]; q++) {
+      gsl_vector_const_view v = gsl_matrix_const_row(in, o + q);
+      gsl_matrix_set_row(dst == 0 ? rk[g].y[e] : rk[g].dx[e], q, &v.vector);
+    }
+}
+
+/* Expert e's owner runs it on the stacked rows: forward (the combine's y) or, once every shard's
+ * dy is in, backward (adding the expert's gradient into ge, the dispatch's dx). */
+static void ep_expert(ep_rank *rk, const double *w, size_t e, int backward, double *ge)
+{
+  size_t me = rk[0].m[e] + rk[1].m[e];
+  if (me == 0)
+    return;
+  gsl_matrix *xe = gsl_matrix_alloc(me, EP_H), *ue = gsl_matrix_alloc(me, 4 * EP_H), *ye = gsl_matrix_alloc(me, EP_H);
+  ep_stack(rk, e, 0, xe);
+  const double *we = w + moe_expert_offset(EP_H, EP_E, e);
+  moe_expert_forward(EP_H, we, xe, ue, ye);
+  if (!backward)
+    ep_scatter(rk, e, 0, ye);
+  else {
+    gsl_matrix *dye = gsl_matrix_alloc(me, EP_H), *dxe = gsl_matrix_alloc(me, EP_H);
+    ep_stack(rk, e, 1, dye);
+    moe_expert_backward(EP_H, we, xe, ue, dye, dxe, ge);
+    ep_scatter(rk, e, 1, dxe);
+    gsl_matrix_free(dye);
+    gsl_matrix_free(dxe);
+  }
+  gsl_matrix_free(xe);
+  gsl_matrix_free(ue);
+  gsl_matrix_free(ye);
+}
 
 static void check_expert_parallel(size_t top_k)
 {
-  size_t h = 8, E = EP_E, P = EP_P, b = 4, s = 3, n = b * s, nl = n / P, per = E / P;
+  size_t h = EP_H, E = EP_E, P = EP_P;
   moe_config c = {E, top_k, 1.0, 0.1, P}, c1 = c;
   c1.groups = 1;
   gsl_rng *rng = gsl_rng_alloc(gsl_rng_mt19937);
@@ -315,149 +413,66 @@ static void check_expert_parallel(size_t top_k)
   moe_init_params(h, E, rng, w);
   for (size_t i = 0; i < h * E; i++)
     w[i] *= 3.0;
-  gsl_matrix *X = gsl_matrix_alloc(n, h), *dM = gsl_matrix_alloc(n, h), *M = gsl_matrix_alloc(n, h),
-             *dX = gsl_matrix_alloc(n, h);
-  for (size_t i = 0; i < n * h; i++) {
+  gsl_matrix *X = gsl_matrix_alloc(EP_N, h), *dM = gsl_matrix_alloc(EP_N, h), *M = gsl_matrix_alloc(EP_N, h),
+             *dX = gsl_matrix_alloc(EP_N, h), *Ml = gsl_matrix_alloc(EP_NL, h), *dXl = gsl_matrix_alloc(EP_NL, h);
+  for (size_t i = 0; i < EP_N * h; i++) {
     X->data[i] = 2.0 * gsl_rng_uniform(rng) - 1.0;
     dM->data[i] = 2.0 * gsl_rng_uniform(rng) - 1.0;
   }
   moe_routing *rs = NULL;
-  ck_assert_int_eq(moe_forward(&c, h, w, X, b, M, &rs), 0);
-  ck_assert_int_eq(moe_backward(&c, h, w, X, b, dM, dX, gser), 0);
+  ck_assert_int_eq(moe_forward(&c, h, w, X, EP_B, M, &rs), 0);
+  ck_assert_int_eq(moe_backward(&c, h, w, X, EP_B, dM, dX, gser), 0);
   ck_assert_msg(rs->dropped > 0, "top-%zu: nothing dropped", top_k);
 
-  /* each rank routes its shard */
-  gsl_matrix *Xl[EP_P], *dMl[EP_P];
-  moe_routing *rl[EP_P];
-  size_t *tok[EP_P][EP_E], m[EP_P][EP_E];
+  /* each rank routes its shard: the serial routing's group, token for token */
+  ep_rank rk[EP_P];
   double aux = 0.0;
   size_t dropped = 0;
   for (size_t g = 0; g < P; g++) {
-    Xl[g] = gsl_matrix_alloc(nl, h);
-    dMl[g] = gsl_matrix_alloc(nl, h);
-    for (size_t q = 0; q < nl; q++) {
-      gsl_vector_const_view xr = gsl_matrix_const_row(X, global_row(b, P, g, q));
-      gsl_matrix_set_row(Xl[g], q, &xr.vector);
-      gsl_vector_const_view dr = gsl_matrix_const_row(dM, global_row(b, P, g, q));
-      gsl_matrix_set_row(dMl[g], q, &dr.vector);
-    }
-    rl[g] = moe_route(&c1, w, Xl[g], b / P);
-    ck_assert_ptr_nonnull(rl[g]);
-    aux += rl[g]->aux / (double)P;
-    dropped += rl[g]->dropped;
-    for (size_t e = 0; e < E; e++) {
-      tok[g][e] = malloc((nl + 1) * sizeof(size_t));
-      m[g][e] = moe_expert_rows(rl[g], e, tok[g][e]);
-      ck_assert_uint_eq(m[g][e], rs->kept[g * E + e]); /* the tokens shard g sends expert e */
-    }
+    ep_route(&c1, w, X, dM, g, &rk[g]);
+    aux += rk[g].r->aux / (double)P;
+    dropped += rk[g].r->dropped;
+    for (size_t e = 0; e < E; e++) /* the tokens shard g sends expert e */
+      ck_assert_uint_eq(rk[g].m[e], rs->kept[g * E + e]);
   }
   ck_assert_uint_eq(dropped, rs->dropped);
   ck_assert_double_eq_tol(aux, rs->aux, EP_RTOL * rs->aux);
 
-  /* dispatch: expert e's owner (rank e / per) stacks the shards' rows in rank order, runs the
-     expert, and the combine sends each shard its rows back */
-  gsl_matrix *yl[EP_P][EP_E], *dyl[EP_P][EP_E], *dxl[EP_P][EP_E];
-  double *dgate[EP_P];
-  for (size_t g = 0; g < P; g++)
-    dgate[g] = malloc(nl * top_k * sizeof(double));
-  for (size_t e = 0; e < E; e++) {
-    ck_assert_uint_lt(e / per, P);
-    size_t me = m[0][e] + m[1][e];
-    for (size_t g = 0; g < P; g++) {
-      yl[g][e] = m[g][e] ? gsl_matrix_alloc(m[g][e], h) : NULL;
-      dyl[g][e] = m[g][e] ? gsl_matrix_alloc(m[g][e], h) : NULL;
-      dxl[g][e] = m[g][e] ? gsl_matrix_alloc(m[g][e], h) : NULL;
-    }
-    if (me == 0)
-      continue;
-    gsl_matrix *xe = gsl_matrix_alloc(me, h), *ue = gsl_matrix_alloc(me, 4 * h), *ye = gsl_matrix_alloc(me, h);
-    for (size_t g = 0, o = 0; g < P; o += m[g][e], g++)
-      for (size_t q = 0; q < m[g][e]; q++) {
-        gsl_vector_const_view xr = gsl_matrix_const_row(Xl[g], tok[g][e][q]);
-        gsl_matrix_set_row(xe, o + q, &xr.vector);
-      }
-    const double *we = w + moe_expert_offset(h, E, e);
-    moe_expert_forward(h, we, xe, ue, ye);
-    for (size_t g = 0, o = 0; g < P; o += m[g][e], g++)
-      for (size_t q = 0; q < m[g][e]; q++) {
-        gsl_vector_const_view yr = gsl_matrix_const_row(ye, o + q);
-        gsl_matrix_set_row(yl[g][e], q, &yr.vector);
-      }
-    gsl_matrix_free(xe); /* the backward, once every shard's dy is in, runs the forward again */
-    gsl_matrix_free(ue);
-    gsl_matrix_free(ye);
-  }
+  /* forward: dispatch, experts on their owners, combine */
+  for (size_t e = 0; e < E; e++)
+    ep_expert(rk, w, e, 0, NULL);
   for (size_t g = 0; g < P; g++) {
-    gsl_matrix *Ml = gsl_matrix_alloc(nl, h);
-    moe_combine(rl[g], (const gsl_matrix *const *)yl[g], Ml);
-    for (size_t q = 0; q < nl; q++)
+    moe_combine(rk[g].r, (const gsl_matrix *const *)rk[g].y, Ml);
+    for (size_t q = 0; q < EP_NL; q++)
       for (size_t col = 0; col < h; col++)
-        ck_assert_msg(gsl_matrix_get(Ml, q, col) == gsl_matrix_get(M, global_row(b, P, g, q), col),
+        ck_assert_msg(gsl_matrix_get(Ml, q, col) == gsl_matrix_get(M, global_row(EP_B, P, g, q), col),
                       "top-%zu rank %zu row %zu: output differs from the serial mixture's", top_k, g, q);
-    moe_combine_backward(rl[g], (const gsl_matrix *const *)yl[g], dMl[g], dyl[g], dgate[g]);
-    gsl_matrix_free(Ml);
+    moe_combine_backward(rk[g].r, (const gsl_matrix *const *)rk[g].y, rk[g].dM, rk[g].dy, rk[g].dgate);
   }
-  for (size_t e = 0; e < E; e++) { /* the owner's backward on the stacked rows, dx sent back */
-    size_t me = m[0][e] + m[1][e];
-    if (me == 0)
-      continue;
-    gsl_matrix *xe = gsl_matrix_alloc(me, h), *ue = gsl_matrix_alloc(me, 4 * h), *ye = gsl_matrix_alloc(me, h),
-               *dye = gsl_matrix_alloc(me, h), *dxe = gsl_matrix_alloc(me, h);
-    for (size_t g = 0, o = 0; g < P; o += m[g][e], g++)
-      for (size_t q = 0; q < m[g][e]; q++) {
-        gsl_vector_const_view xr = gsl_matrix_const_row(Xl[g], tok[g][e][q]);
-        gsl_matrix_set_row(xe, o + q, &xr.vector);
-        gsl_vector_const_view dr = gsl_matrix_const_row(dyl[g][e], q);
-        gsl_matrix_set_row(dye, o + q, &dr.vector);
-      }
-    const double *we = w + moe_expert_offset(h, E, e);
-    moe_expert_forward(h, we, xe, ue, ye);
-    moe_expert_backward(h, we, xe, ue, dye, dxe, gep + moe_expert_offset(h, E, e));
-    for (size_t g = 0, o = 0; g < P; o += m[g][e], g++)
-      for (size_t q = 0; q < m[g][e]; q++) {
-        gsl_vector_const_view dr = gsl_matrix_const_row(dxe, o + q);
-        gsl_matrix_set_row(dxl[g][e], q, &dr.vector);
-      }
-    gsl_matrix *fm[] = {xe, ue, ye, dye, dxe};
-    for (size_t i = 0; i < 5; i++)
-      gsl_matrix_free(fm[i]);
-  }
-  /* each rank's router backward, aux weighted 1/P; the router's gradient summed in rank order */
+  /* backward: the experts on their owners, then each rank's router with aux weighted 1/P; the
+     router's gradient summed in rank order */
+  for (size_t e = 0; e < E; e++)
+    ep_expert(rk, w, e, 1, gep + moe_expert_offset(h, E, e));
   for (size_t g = 0; g < P; g++) {
-    gsl_matrix *dXl = gsl_matrix_alloc(nl, h);
     double *dWr = calloc(h * E, sizeof(double));
-    moe_router_backward(&c1, rl[g], w, Xl[g], (const gsl_matrix *const *)dxl[g], dgate[g], 1.0 / (double)P, dWr,
-                        dXl);
+    moe_router_backward(&c1, rk[g].r, w, rk[g].X, (const gsl_matrix *const *)rk[g].dx, rk[g].dgate,
+                        1.0 / (double)P, dWr, dXl);
     for (size_t i = 0; i < h * E; i++)
       gep[i] += dWr[i];
-    for (size_t q = 0; q < nl; q++) {
-      gsl_vector_const_view ref = gsl_matrix_const_row(dX, global_row(b, P, g, q));
+    for (size_t q = 0; q < EP_NL; q++) {
+      gsl_vector_const_view ref = gsl_matrix_const_row(dX, global_row(EP_B, P, g, q));
       gsl_vector_const_view got = gsl_matrix_const_row(dXl, q);
       assert_close("dX row", got.vector.data, ref.vector.data, h);
     }
-    gsl_matrix_free(dXl);
     free(dWr);
+    ep_free(&rk[g]);
   }
   assert_close("router gradient", gep, gser, h * E);
-  for (size_t e = 0; e < E; e++)
-    for (size_t i = 0; i < moe_expert_size(h); i++)
-      ck_assert_msg(gep[moe_expert_offset(h, E, e) + i] == gser[moe_expert_offset(h, E, e) + i],
-                    "top-%zu expert %zu gradient [%zu] differs", top_k, e, i);
-  for (size_t g = 0; g < P; g++) {
-    for (size_t e = 0; e < E; e++) {
-      free(tok[g][e]);
-      gsl_matrix_free(yl[g][e]);
-      gsl_matrix_free(dyl[g][e]);
-      gsl_matrix_free(dxl[g][e]);
-    }
-    gsl_matrix_free(Xl[g]);
-    gsl_matrix_free(dMl[g]);
-    moe_routing_free(rl[g]);
-    free(dgate[g]);
-  }
+  for (size_t i = h * E; i < np; i++)
+    ck_assert_msg(gep[i] == gser[i], "top-%zu expert gradient [%zu] differs", top_k, i);
   moe_routing_free(rs);
-  gsl_matrix *fm[] = {X, dM, M, dX};
-  for (size_t i = 0; i < 4; i++)
+  gsl_matrix *fm[] = {X, dM, M, dX, Ml, dXl};
+  for (size_t i = 0; i < sizeof fm / sizeof fm[0]; i++)
     gsl_matrix_free(fm[i]);
   free(w);
   free(gser);
