@@ -300,6 +300,53 @@ void coll_recv(coll_comm *c, size_t me, size_t from, double *buf, size_t n)
 }
 
 
+/* ---- all-to-all of variable blocks (pairwise exchange, MPICH's alltoallv for long
+ * messages) -------------------------------------------------------------------------- *
+ * Step k = 1 .. p-1: member me sends its block for (me + k) mod p while it receives the block
+ * from (me - k) mod p, so every step is a permutation and no member receives from two at
+ * once. A pair whose block is empty exchanges nothing (both ends know the count). The
+ * blocks travel in one scratch buffer, sends first, receives after. */
+static size_t sum_counts(const size_t *n, size_t p)
+{
+  size_t t = 0;
+  for (size_t i = 0; i < p; i++)
+    t += n[i];
+  return t;
+}
+
+void coll_alltoallv(coll_comm *c, size_t me, const double *send, const size_t *scount, double *recv,
+                    const size_t *rcount)
+{
+  size_t p = c->p, st = sum_counts(scount, p), rt = sum_counts(rcount, p);
+  xbt_assert(scount[me] == rcount[me], "%s: member %zu keeps %zu elements but expects %zu from itself", c->ns, me,
+             scount[me], rcount[me]);
+  double *buf = send ? xbt_malloc((st + rt + 1) * sizeof(double)) : NULL;
+  size_t *soff = xbt_malloc(p * sizeof(size_t)), *roff = xbt_malloc(p * sizeof(size_t));
+  for (size_t i = 0, so = 0, ro = st; i < p; so += scount[i], ro += rcount[i], i++) {
+    soff[i] = so;
+    roff[i] = ro;
+  }
+  if (buf && st)
+    memcpy(buf, send, st * sizeof(double));
+  sg_exec_t h = hold_begin(c, me);
+  account_label_push("alltoallv pairwise %s", c->ns);
+  for (size_t k = 1; k < p; k++) {
+    size_t to = (me + k) % p, from = (me + p - k) % p;
+    exchange(c, me, scount[to] ? to : NO_PEER, soff[to], scount[to], rcount[from] ? from : NO_PEER, roff[from],
+             rcount[from], buf, 0);
+  }
+  account_label_pop();
+  account_hold_end(h);
+  if (buf) {
+    memcpy(buf + roff[me], buf + soff[me], scount[me] * sizeof(double));
+    if (rt)
+      memcpy(recv, buf + st, rt * sizeof(double));
+  }
+  xbt_free(buf);
+  xbt_free(soff);
+  xbt_free(roff);
+}
+
 /* ---- rounds (COLL_ROUNDS): a ring collective as one bulk-synchronous round ---------- *
  *
  * A ring collective of s steps (2(p-1) for allreduce, p-1 for reduce-scatter and

@@ -100,6 +100,17 @@ void coll_bcast(coll_comm *c, size_t me, size_t root, double *buf, size_t n);
 /* Binomial tree. Out: the sum on root (other members' buf is scratch). */
 void coll_reduce(coll_comm *c, size_t me, size_t root, double *buf, size_t n);
 
+/* Pairwise exchange (p - 1 steps; in step k, member me sends to me + k and receives from
+ * me - k, mod p). send holds member me's blocks for members 0..p-1 back to back, scount[q]
+ * elements for q; recv gets the blocks from members 0..p-1 back to back, rcount[q] from q.
+ * Member q's scount[me] must equal member me's rcount[q] (a mismatch aborts, as above), and
+ * scount[me] == rcount[me] (its own block, copied). A block of 0 elements sends no message;
+ * every other block is one message (chunked as opts say) of its elements x elem_bytes + the
+ * header. send and recv are NULL on every member for timing only. Runs as messages in
+ * COLL_ROUNDS too. */
+void coll_alltoallv(coll_comm *c, size_t me, const double *send, const size_t *scount, double *recv,
+                    const size_t *rcount);
+
 /* The result member `me` must hold after op, computed serially in the collective's own
  * order from the p inputs x[0..p-1] (n doubles each) into out (n doubles):
  *  - ring (allreduce, reduce-scatter): element of block b = x[b+1] + x[b+2] + ... + x[b]

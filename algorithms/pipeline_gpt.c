@@ -290,7 +290,7 @@ static void tf_numerics(struct pipeline *pl)
   const run_config *cfg = pl->cfg;
   const tensor_params *q = &pl->tp;
   const scenario *sc = cfg->sc;
-  pl->gd = (gpt_dims){q->vocab, q->seq, q->hidden, q->heads, q->layers};
+  pl->gd = (gpt_dims){q->vocab, q->seq, q->hidden, q->heads, q->layers, {0}};
   size_t ntr = (size_t)sc->data.train, nte = (size_t)sc->data.test;
   gsl_rng *r = rng_create(cfg->seed, RNG_ROLE_DATA, 0);
   dataset *all = data_synthetic_tokens(ntr + nte, q->seq + 1, q->vocab, r);

@@ -20,7 +20,7 @@
 int gpt_dims_check(const gpt_dims *d)
 {
   if (d == NULL || d->vocab < 2 || d->seq == 0 || d->hidden == 0 || d->heads == 0 || d->layers == 0 ||
-      d->hidden % d->heads != 0)
+      d->hidden % d->heads != 0 || (d->moe.experts != 0 && moe_config_check(&d->moe) != 0))
     return -1;
   return 0;
 }
@@ -31,7 +31,7 @@ void gpt_layout_of(const gpt_dims *d, gpt_layout *l)
   l->embed = 0;
   l->pos = d->vocab * h;
   l->layer0 = l->pos + d->seq * h;
-  l->layer_size = transformer_n_params(h);
+  l->layer_size = d->moe.experts ? moe_layer_n_params(h, d->moe.experts) : transformer_n_params(h);
   l->lnf_g = l->layer0 + d->layers * l->layer_size;
   l->lnf_b = l->lnf_g + h;
   l->total = l->lnf_b + h;
@@ -54,7 +54,10 @@ void gpt_init_params(const gpt_dims *d, gsl_rng *r, gsl_vector *w)
     w->data[i] = gsl_ran_gaussian(r, GPT_INIT_STD);
   for (size_t k = 0; k < d->layers; k++) {
     gsl_vector_view v = gsl_vector_subvector(w, l.layer0 + k * l.layer_size, l.layer_size);
-    transformer_init_params(d->hidden, r, &v.vector);
+    if (d->moe.experts)
+      moe_layer_init_params(d->hidden, d->moe.experts, r, v.vector.data);
+    else
+      transformer_init_params(d->hidden, r, &v.vector);
   }
   for (size_t c = 0; c < d->hidden; c++) {
     w->data[l.lnf_g + c] = 1.0;
@@ -78,13 +81,52 @@ static int tokens_ok(const gpt_dims *d, size_t b, const double *seqs)
 
 /* ---- serial reference ---- */
 
+/* Layer k forward (X[k] -> X[k+1]); adds a mixture's auxiliary loss into *aux and hands out its
+ * routing into *route when route is not NULL. */
+static void layer_forward(const gpt_dims *d, const transformer_dims *td, const gsl_vector *w, const gpt_layout *l,
+                          size_t k, gsl_matrix **X, double *aux, moe_routing **route)
+{
+  gsl_vector_const_view wk = gsl_vector_const_subvector(w, l->layer0 + k * l->layer_size, l->layer_size);
+  if (d->moe.experts == 0) {
+    if (transformer_layer_forward(td, &wk.vector, X[k], X[k + 1]) != 0)
+      mem_die("gpt_loss_grad", "layer shapes");
+    return;
+  }
+  moe_routing *r = NULL;
+  if (moe_layer_forward(td, &d->moe, wk.vector.data, X[k], X[k + 1], &r) != 0)
+    mem_die("gpt_loss_grad", "layer shapes");
+  *aux += r->aux;
+  if (route)
+    *route = r;
+  else
+    moe_routing_free(r);
+}
+
+static void layer_backward(const gpt_dims *d, const transformer_dims *td, const gsl_vector *w, gsl_vector *grad,
+                           const gpt_layout *l, size_t k, const gsl_matrix *X, const gsl_matrix *dZ, gsl_matrix *dX)
+{
+  gsl_vector_const_view wk = gsl_vector_const_subvector(w, l->layer0 + k * l->layer_size, l->layer_size);
+  gsl_vector_view gk = gsl_vector_subvector(grad, l->layer0 + k * l->layer_size, l->layer_size);
+  int rc = d->moe.experts ? moe_layer_backward(td, &d->moe, wk.vector.data, X, dZ, dX, gk.vector.data)
+                          : transformer_layer_backward(td, &wk.vector, X, dZ, dX, &gk.vector);
+  if (rc != 0)
+    mem_die("gpt_loss_grad", "layer shapes");
+}
+
 int gpt_loss_grad(const gpt_dims *d, const gsl_vector *w, size_t b, const double *seqs, double *loss,
                   gsl_vector *grad)
+{
+  return gpt_loss_grad_routed(d, w, b, seqs, loss, grad, NULL);
+}
+
+int gpt_loss_grad_routed(const gpt_dims *d, const gsl_vector *w, size_t b, const double *seqs, double *loss,
+                         gsl_vector *grad, moe_routing **routes)
 {
   gpt_layout l;
   gpt_layout_of(d, &l);
   if (gpt_dims_check(d) != 0 || b == 0 || w->size != l.total || w->stride != 1 ||
-      (grad && (grad->size != l.total || grad->stride != 1)) || !tokens_ok(d, b, seqs))
+      (grad && (grad->size != l.total || grad->stride != 1)) || !tokens_ok(d, b, seqs) ||
+      (d->moe.experts && d->moe.groups > 1 && b % d->moe.groups != 0))
     return -1;
   size_t s = d->seq, h = d->hidden, V = d->vocab, L = d->layers, n = s * b;
   const double *p = w->data;
@@ -96,11 +138,9 @@ int gpt_loss_grad(const gpt_dims *d, const gsl_vector *w, size_t b, const double
     for (size_t i = 0; i < b; i++)
       for (size_t c = 0; c < h; c++)
         gsl_matrix_set(X[0], k * b + i, c, p[l.embed + token(d, seqs, i, k) * h + c] + p[l.pos + k * h + c]);
-  for (size_t k = 0; k < L; k++) {
-    gsl_vector_const_view wk = gsl_vector_const_subvector(w, l.layer0 + k * l.layer_size, l.layer_size);
-    if (transformer_layer_forward(&td, &wk.vector, X[k], X[k + 1]) != 0)
-      mem_die("gpt_loss_grad", "layer shapes");
-  }
+  double aux = 0.0;
+  for (size_t k = 0; k < L; k++)
+    layer_forward(d, &td, w, &l, k, X, &aux, routes && d->moe.experts ? &routes[k] : NULL);
   gsl_matrix *xhat = mem_matrix(n, h), *Xf = mem_matrix(n, h), *P = mem_matrix(n, V);
   double *rstd = mem_alloc(n * sizeof(double));
   transformer_ln_forward(X[L], p + l.lnf_g, p + l.lnf_b, xhat, rstd, Xf);
@@ -121,7 +161,7 @@ int gpt_loss_grad(const gpt_dims *d, const gsl_vector *w, size_t b, const double
     for (size_t v = 0; v < V; v++)
       pr[v] = exp(pr[v] - mx) / z;
   }
-  *loss = sum / (double)n;
+  *loss = sum / (double)n + aux;
   if (grad) {
     double *g = grad->data;
     gsl_vector_set_zero(grad);
@@ -147,10 +187,7 @@ int gpt_loss_grad(const gpt_dims *d, const gsl_vector *w, size_t b, const double
       }
     transformer_ln_backward(dXf, xhat, rstd, p + l.lnf_g, g + l.lnf_g, g + l.lnf_b, dZ);
     for (size_t k = L; k-- > 0;) {
-      gsl_vector_const_view wk = gsl_vector_const_subvector(w, l.layer0 + k * l.layer_size, l.layer_size);
-      gsl_vector_view gk = gsl_vector_subvector(grad, l.layer0 + k * l.layer_size, l.layer_size);
-      if (transformer_layer_backward(&td, &wk.vector, X[k], dZ, dX, &gk.vector) != 0)
-        mem_die("gpt_loss_grad", "layer shapes");
+      layer_backward(d, &td, w, grad, &l, k, X[k], dZ, dX);
       gsl_matrix_memcpy(dZ, dX);
     }
     for (size_t row = 0; row < n; row++) {
@@ -369,8 +406,10 @@ int gpt_evaluate(const gpt_dims *d, const gsl_vector *w, size_t n, const double 
     return -1;
   size_t s = d->seq, h = d->hidden, L = d->layers;
   transformer_dims td = {1, s, h, d->heads};
-  transformer_part **parts = mem_alloc(L * sizeof(transformer_part *));
-  for (size_t k = 0; k < L; k++)
+  transformer_part **parts = mem_calloc(L, sizeof(transformer_part *));
+  moe_config one = d->moe; /* a held-out sequence is routed alone */
+  one.groups = 1;
+  for (size_t k = 0; k < L && d->moe.experts == 0; k++)
     parts[k] = transformer_part_create(&td, 1, 0, 0);
   gpt_head *hd = gpt_head_create(d, 1, 0, 1, 0, s);
   gsl_matrix *x = mem_matrix(s, h), *z = mem_matrix(s, h);
@@ -382,6 +421,12 @@ int gpt_evaluate(const gpt_dims *d, const gsl_vector *w, size_t n, const double 
     gpt_embed_positions(d, w->data + l.pos, 1, 0, x);
     for (size_t k = 0; k < L; k++) { /* one rank: the partial results are the sums */
       gsl_vector_const_view wk = gsl_vector_const_subvector(w, l.layer0 + k * l.layer_size, l.layer_size);
+      if (d->moe.experts) {
+        if (moe_layer_forward(&td, &one, wk.vector.data, x, z, NULL) != 0)
+          mem_die("gpt_evaluate", "layer shapes");
+        gsl_matrix_memcpy(x, z);
+        continue;
+      }
       transformer_fwd_ln1(parts[k], &wk.vector, x);
       transformer_fwd_attn(parts[k], &wk.vector);
       transformer_fwd_ln2(parts[k], &wk.vector);

@@ -11,12 +11,16 @@
 #include <gsl/gsl_rng.h>
 #include <gsl/gsl_vector.h>
 
+#include "models/moe.h"
+
 typedef struct gpt_dims {
   size_t vocab;  /* V: token ids 0..V-1 */
   size_t seq;    /* s: positions */
   size_t hidden; /* h */
   size_t heads;  /* attention heads; heads divides h */
   size_t layers; /* L */
+  moe_config moe; /* moe.experts = 0 (as a zeroed struct): dense MLPs; else every layer's MLP is
+                     a mixture of experts (models/moe.h), its layer in moe_layer_* layout */
 } gpt_dims;
 
 /* Offsets in one parameter vector: E [V x h] row-major (token v's embedding is row v; the
@@ -26,7 +30,8 @@ typedef struct gpt_layout {
   size_t embed, pos, layer0, layer_size, lnf_g, lnf_b, total;
 } gpt_layout;
 
-/* 0 if every size is > 0, heads divides hidden and vocab >= 2, else -1. */
+/* 0 if every size is > 0, heads divides hidden, vocab >= 2 and, with experts, moe_config_check
+ * passes, else -1. */
 int gpt_dims_check(const gpt_dims *d);
 void gpt_layout_of(const gpt_dims *d, gpt_layout *l);
 size_t gpt_n_params(const gpt_dims *d);
@@ -40,16 +45,23 @@ void gpt_init_params(const gpt_dims *d, gsl_rng *r, gsl_vector *w);
  * exact doubles): position k's input is token k and its target token k+1. Activations have
  * n = s b rows in Megatron's [s, b] order: row k b + i is sequence i's position k. */
 
-/* Serial reference: the mean cross-entropy of the b s next-token predictions into *loss and,
- * when grad is not NULL, its gradient (layout above). Plain loops throughout (the layers by
- * transformer_layer_forward and _backward), independent of the partitioned code. Returns 0,
- * or -1 if a shape does not fit or a token is not below V. */
+/* Serial reference: the mean cross-entropy of the b s next-token predictions (plus, with
+ * experts, every layer's auxiliary loss) into *loss and, when grad is not NULL, its gradient
+ * (layout above). Plain loops throughout (the layers by transformer_layer_forward and
+ * _backward, or moe_layer_*), independent of the partitioned code. Returns 0, or -1 if a shape
+ * does not fit (with experts: moe.groups must divide b) or a token is not below V. */
 int gpt_loss_grad(const gpt_dims *d, const gsl_vector *w, size_t b, const double *seqs, double *loss,
                   gsl_vector *grad);
+/* gpt_loss_grad that also hands out each layer's routing: with experts, routes[k] (L entries)
+ * gets layer k's (the caller frees them with moe_routing_free); NULL with dense layers. */
+int gpt_loss_grad_routed(const gpt_dims *d, const gsl_vector *w, size_t b, const double *seqs, double *loss,
+                         gsl_vector *grad, moe_routing **routes);
 
 /* Held-out measures of n sequences: the mean next-token cross-entropy and the share of the
  * n s predictions whose largest logit is the target's (ties: the lowest id), one sequence at
- * a time through one-rank partitions (BLAS GEMMs). Returns 0 or -1 as gpt_loss_grad. */
+ * a time through one-rank partitions (BLAS GEMMs). With experts, through the serial reference,
+ * each sequence routed alone (one group: capacity over its s tokens), the cross-entropy
+ * without the auxiliary loss. Returns 0 or -1 as gpt_loss_grad. */
 int gpt_evaluate(const gpt_dims *d, const gsl_vector *w, size_t n, const double *seqs, double *loss,
                  double *accuracy);
 

@@ -262,6 +262,9 @@ static double gelu_grad(double x)
   return 0.5 * (1.0 + th) + 0.5 * x * (1.0 - th * th) * GELU_K * (1.0 + 3.0 * GELU_C * x * x);
 }
 
+double transformer_gelu(double x) { return gelu(x); }
+double transformer_gelu_grad(double x) { return gelu_grad(x); }
+
 /* Causal attention of `nh` heads of width hd over b examples of s positions: columns
  * [k*hd, (k+1)*hd) of Q, K, V, ctx are head k; P holds b*nh*s*s probabilities. */
 static void attn_fwd(size_t b, size_t s, size_t nh, size_t hd, const gsl_matrix *Q, const gsl_matrix *K,
@@ -411,6 +414,49 @@ static void ref_acts_free(ref_acts *a)
   free(a->P);
 }
 
+/* The attention half: Y = X + Attn(LN1(X)) Wo + bo, keeping what its backward needs. p is
+ * the layer's parameters (layout above; only the entries before ln2_g are read). */
+static void ref_attn_forward(const transformer_dims *d, const double *p, const gsl_matrix *X, ref_acts *a)
+{
+  size_t n = d->b * d->s, h = d->h;
+  transformer_layout l;
+  transformer_layout_of(h, &l);
+  gsl_matrix **hm[] = {&a->xh1, &a->Xn, &a->Q, &a->K, &a->V, &a->ctx, &a->Y};
+  for (size_t i = 0; i < sizeof hm / sizeof hm[0]; i++)
+    *hm[i] = mem_matrix(n, h);
+  a->rstd1 = mem_alloc(n * sizeof(double));
+  a->P = mem_alloc(d->b * d->heads * d->s * d->s * sizeof(double));
+  ln_fwd(X, p + l.ln1_g, p + l.ln1_b, a->xh1, a->rstd1, a->Xn);
+  ref_linear(a->Xn, p + l.Wq, p + l.bq, a->Q);
+  ref_linear(a->Xn, p + l.Wk, p + l.bk, a->K);
+  ref_linear(a->Xn, p + l.Wv, p + l.bv, a->V);
+  attn_fwd(d->b, d->s, d->heads, h / d->heads, a->Q, a->K, a->V, a->P, a->ctx);
+  ref_linear(a->ctx, p + l.Wo, p + l.bo, a->Y);
+  gsl_matrix_add(a->Y, X);
+}
+
+/* Backward of ref_attn_forward: given dY (the whole gradient at Y), sets the attention's
+ * entries of g and dX = dY + the gradient through the attention; dn is n x h scratch. */
+static void ref_attn_backward(const transformer_dims *d, const double *p, double *g, const ref_acts *a,
+                              const gsl_matrix *dY, gsl_matrix *dn, gsl_matrix *dX)
+{
+  size_t n = d->b * d->s, h = d->h;
+  transformer_layout l;
+  transformer_layout_of(h, &l);
+  gsl_matrix *dctx = mem_matrix(n, h), *dQ = mem_matrix(n, h), *dK = mem_matrix(n, h), *dV = mem_matrix(n, h);
+  memset(g + l.ln1_g, 0, 2 * h * sizeof(double)); /* ln1_g, ln1_b: ln_bwd adds into them */
+  ref_linear_bwd(a->ctx, p + l.Wo, dY, dctx, 0, g + l.Wo, g + l.bo);
+  attn_bwd(d->b, d->s, d->heads, h / d->heads, a->Q, a->K, a->V, a->P, dctx, dQ, dK, dV);
+  ref_linear_bwd(a->Xn, p + l.Wq, dQ, dn, 0, g + l.Wq, g + l.bq);
+  ref_linear_bwd(a->Xn, p + l.Wk, dK, dn, 1, g + l.Wk, g + l.bk);
+  ref_linear_bwd(a->Xn, p + l.Wv, dV, dn, 1, g + l.Wv, g + l.bv);
+  ln_bwd(dn, a->xh1, a->rstd1, p + l.ln1_g, g + l.ln1_g, g + l.ln1_b, dX);
+  gsl_matrix_add(dX, dY);
+  gsl_matrix *fm[] = {dctx, dQ, dK, dV};
+  for (size_t i = 0; i < sizeof fm / sizeof fm[0]; i++)
+    gsl_matrix_free(fm[i]);
+}
+
 static int ref_forward(const transformer_dims *d, const gsl_vector *w, const gsl_matrix *X, ref_acts *a, gsl_matrix *Z)
 {
   size_t n = d->b * d->s, h = d->h;
@@ -420,22 +466,12 @@ static int ref_forward(const transformer_dims *d, const gsl_vector *w, const gsl
       Z->size1 != n || Z->size2 != h)
     return -1;
   const double *p = w->data;
-  gsl_matrix **hm[] = {&a->xh1, &a->Xn, &a->Q, &a->K, &a->V, &a->ctx, &a->Y, &a->xh2, &a->Yn};
-  for (size_t i = 0; i < sizeof hm / sizeof hm[0]; i++)
-    *hm[i] = mem_matrix(n, h);
+  ref_attn_forward(d, p, X, a);
+  a->xh2 = mem_matrix(n, h);
+  a->Yn = mem_matrix(n, h);
   a->U = mem_matrix(n, 4 * h);
   a->G = mem_matrix(n, 4 * h);
-  a->rstd1 = mem_alloc(n * sizeof(double));
   a->rstd2 = mem_alloc(n * sizeof(double));
-  a->P = mem_alloc(d->b * d->heads * d->s * d->s * sizeof(double));
-
-  ln_fwd(X, p + l.ln1_g, p + l.ln1_b, a->xh1, a->rstd1, a->Xn);
-  ref_linear(a->Xn, p + l.Wq, p + l.bq, a->Q);
-  ref_linear(a->Xn, p + l.Wk, p + l.bk, a->K);
-  ref_linear(a->Xn, p + l.Wv, p + l.bv, a->V);
-  attn_fwd(d->b, d->s, d->heads, h / d->heads, a->Q, a->K, a->V, a->P, a->ctx);
-  ref_linear(a->ctx, p + l.Wo, p + l.bo, a->Y);
-  gsl_matrix_add(a->Y, X);
   ln_fwd(a->Y, p + l.ln2_g, p + l.ln2_b, a->xh2, a->rstd2, a->Yn);
   ref_linear(a->Yn, p + l.W1, p + l.b1, a->U);
   for (size_t i = 0; i < n; i++)
@@ -477,8 +513,6 @@ int transformer_layer_backward(const transformer_dims *d, const gsl_vector *w, c
   double *g = grad->data;
   gsl_vector_set_zero(grad);
   gsl_matrix *dU = mem_matrix(n, 4 * h), *dY = mem_matrix(n, h), *dn = mem_matrix(n, h);
-  gsl_matrix *dctx = mem_matrix(n, h), *dQ = mem_matrix(n, h), *dK = mem_matrix(n, h),
-             *dV = mem_matrix(n, h);
 
   /* MLP: Z = Y + GeLU(Yn W1 + b1) W2 + b2 */
   ref_linear_bwd(a.G, p + l.W2, dZ, dU, 0, g + l.W2, g + l.b2);
@@ -489,17 +523,44 @@ int transformer_layer_backward(const transformer_dims *d, const gsl_vector *w, c
   ln_bwd(dn, a.xh2, a.rstd2, p + l.ln2_g, g + l.ln2_g, g + l.ln2_b, dY);
   gsl_matrix_add(dY, dZ);
   /* attention: Y = X + Attn(Xn) Wo + bo */
-  ref_linear_bwd(a.ctx, p + l.Wo, dY, dctx, 0, g + l.Wo, g + l.bo);
-  attn_bwd(d->b, d->s, d->heads, h / d->heads, a.Q, a.K, a.V, a.P, dctx, dQ, dK, dV);
-  ref_linear_bwd(a.Xn, p + l.Wq, dQ, dn, 0, g + l.Wq, g + l.bq);
-  ref_linear_bwd(a.Xn, p + l.Wk, dK, dn, 1, g + l.Wk, g + l.bk);
-  ref_linear_bwd(a.Xn, p + l.Wv, dV, dn, 1, g + l.Wv, g + l.bv);
-  ln_bwd(dn, a.xh1, a.rstd1, p + l.ln1_g, g + l.ln1_g, g + l.ln1_b, dX);
-  gsl_matrix_add(dX, dY);
+  ref_attn_backward(d, p, g, &a, dY, dn, dX);
 
-  gsl_matrix *fm[] = {dU, dY, dn, dctx, dQ, dK, dV};
-  for (size_t i = 0; i < sizeof fm / sizeof fm[0]; i++)
-    gsl_matrix_free(fm[i]);
+  gsl_matrix_free(dU);
+  gsl_matrix_free(dY);
+  gsl_matrix_free(dn);
+  ref_acts_free(&a);
+  return 0;
+}
+
+static int attn_shapes_ok(const transformer_dims *d, const gsl_matrix *a, const gsl_matrix *b)
+{
+  size_t n = d->b * d->s;
+  return transformer_dims_check(d) == 0 && a->size1 == n && a->size2 == d->h && b->size1 == n && b->size2 == d->h;
+}
+
+int transformer_attn_forward(const transformer_dims *d, const double *w, const gsl_matrix *X, gsl_matrix *Y)
+{
+  if (!attn_shapes_ok(d, X, Y))
+    return -1;
+  ref_acts a;
+  memset(&a, 0, sizeof a);
+  ref_attn_forward(d, w, X, &a);
+  gsl_matrix_memcpy(Y, a.Y);
+  ref_acts_free(&a);
+  return 0;
+}
+
+int transformer_attn_backward(const transformer_dims *d, const double *w, const gsl_matrix *X, const gsl_matrix *dY,
+                              gsl_matrix *dX, double *grad)
+{
+  if (!attn_shapes_ok(d, X, dY) || !attn_shapes_ok(d, X, dX))
+    return -1;
+  ref_acts a;
+  memset(&a, 0, sizeof a);
+  ref_attn_forward(d, w, X, &a);
+  gsl_matrix *dn = mem_matrix(X->size1, d->h);
+  ref_attn_backward(d, w, grad, &a, dY, dn, dX);
+  gsl_matrix_free(dn);
   ref_acts_free(&a);
   return 0;
 }

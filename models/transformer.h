@@ -117,6 +117,16 @@ int transformer_layer_forward(const transformer_dims *d, const gsl_vector *w, co
 int transformer_layer_backward(const transformer_dims *d, const gsl_vector *w, const gsl_matrix *X,
                                const gsl_matrix *dZ, gsl_matrix *dX, gsl_vector *grad);
 
+/* The attention half of the serial layer, for a layer whose MLP is replaced (models/moe.h's
+ * mixture of experts): Y = X + Attn(LN1(X)) Wo + bo. w points at the layer's parameters in the
+ * layout above, of which only the entries before ln2_g are read. The backward, given dY (the
+ * whole gradient at Y), recomputes the forward, writes the gradients of ln1_g .. bo into
+ * grad (same layout; the other entries untouched) and sets dX = dY + the gradient through the
+ * attention. Both return 0, or -1 if a shape does not fit. */
+int transformer_attn_forward(const transformer_dims *d, const double *w, const gsl_matrix *X, gsl_matrix *Y);
+int transformer_attn_backward(const transformer_dims *d, const double *w, const gsl_matrix *X, const gsl_matrix *dY,
+                              gsl_matrix *dX, double *grad);
+
 /* ---- Tensor-parallel rank ----
  * Rank r of t owns heads [r*heads/t, (r+1)*heads/t) (Q, K, V columns, column-parallel; Wo
  * rows, row-parallel) and MLP columns [r*4h/t, (r+1)*4h/t) of W1/b1 (column-parallel, GeLU
@@ -171,6 +181,10 @@ void transformer_ln_forward(const gsl_matrix *x, const double *g, const double *
 /* Given dy, sets dx and adds the rows' gain and bias gradients into dg and db, row by row. */
 void transformer_ln_backward(const gsl_matrix *dy, const gsl_matrix *xhat, const double *rstd, const double *g,
                              double *dg, double *db, gsl_matrix *dx);
+
+/* The MLP's GeLU (GPT-2's tanh form) and its derivative, for models/moe.h's experts. */
+double transformer_gelu(double x);
+double transformer_gelu_grad(double x);
 
 /* A block of entries [off, off + len) of a layer's parameter vector (the layout above). */
 typedef struct transformer_range {

@@ -1,7 +1,8 @@
 /* check_collectives.c - algorithms/collectives: numeric results equal serial sums in each
  * algorithm's stated order bit for bit (and the rank-order sum within 1e-12), identical
  * run to run (1 and 2 SimGrid threads), chunked equal to unchunked, communicators side by
- * side, simulated times equal to the alpha-beta formulas over a (p, size) grid. The CLI
+ * side, simulated times equal to the alpha-beta formulas over a (p, size) grid, the
+ * all-to-all of variable blocks delivering each block with each pair's bytes. The CLI
  * entry (`run.algorithm = collective`) and `dtsim reproduce collectives` are in
  * sim_collectives.c.
  *
@@ -528,6 +529,107 @@ START_TEST(test_collectives_sendrecv)
 }
 END_TEST
 
+/* All-to-all of variable blocks: 4 members on hosts 0, 9, 21, 40; member s sends member d
+ * A2A_COUNT[s][d] elements, value 1000 s + 10 d + i (zeros included: no message). In the
+ * child: every member receives its blocks intact (exit 3), each pair's bytes (msg_traffic)
+ * are its block's elements x 4 + the header, none for an empty block (exit 4), and a timing-only run
+ * sends the same bytes (exit 5). */
+#define A2A_P 4
+static const size_t A2A_COUNT[A2A_P][A2A_P] = {{2, 5, 0, 1}, {3, 0, 7, 0}, {0, 4, 1, 6}, {9, 0, 2, 3}};
+static const char *const A2A_HOSTS[A2A_P] = {"host-0", "host-9", "host-21", "host-40"};
+
+typedef struct a2a_member {
+  coll_comm *c;
+  size_t me;
+  int numeric;
+} a2a_member;
+
+static void a2a_actor(int argc, char **argv)
+{
+  (void)argc, (void)argv;
+  a2a_member *a = sg_actor_self_get_data();
+  size_t sc[A2A_P], rc[A2A_P], st = 0, rt = 0;
+  for (size_t q = 0; q < A2A_P; q++) {
+    sc[q] = A2A_COUNT[a->me][q];
+    rc[q] = A2A_COUNT[q][a->me];
+    st += sc[q];
+    rt += rc[q];
+  }
+  double *send = malloc((st + 1) * sizeof(double)), *recv = malloc((rt + 1) * sizeof(double));
+  for (size_t q = 0, o = 0; q < A2A_P; o += sc[q], q++)
+    for (size_t i = 0; i < sc[q]; i++)
+      send[o + i] = 1000.0 * (double)a->me + 10.0 * (double)q + (double)i;
+  coll_alltoallv(a->c, a->me, a->numeric ? send : NULL, sc, a->numeric ? recv : NULL, rc);
+  for (size_t q = 0, o = 0; a->numeric && q < A2A_P; o += rc[q], q++)
+    for (size_t i = 0; i < rc[q]; i++)
+      if (recv[o + i] != 1000.0 * (double)q + 10.0 * (double)a->me + (double)i)
+        _exit(3);
+  free(send);
+  free(recv);
+}
+
+static sg_host_t a2a_hosts[A2A_P];
+static int a2a_ok;
+
+static void a2a_pair(void *ctx, sg_host_t src, sg_host_t dst, double bytes)
+{
+  (void)ctx;
+  size_t s = A2A_P, d = A2A_P;
+  for (size_t q = 0; q < A2A_P; q++) {
+    s = a2a_hosts[q] == src ? q : s;
+    d = a2a_hosts[q] == dst ? q : d;
+  }
+  double want = s < A2A_P && d < A2A_P && A2A_COUNT[s][d] ? msg_bytes((double)A2A_COUNT[s][d], 4) : -1;
+  a2a_ok = a2a_ok && bytes == want;
+}
+
+static void a2a_run(int numeric)
+{
+  const char *plat = plat_path();
+  char *argv[] = {"check_collectives", "--log=root.thresh:critical", SANITIZE_CONTEXTS NULL};
+  int argc = (int)(sizeof(argv) / sizeof(argv[0])) - 1;
+  simgrid_init(&argc, argv);
+  simgrid_load_platform(plat);
+  for (size_t q = 0; q < A2A_P; q++)
+    a2a_hosts[q] = sg_host_by_name(A2A_HOSTS[q]);
+  msg_traffic_init(a2a_hosts, A2A_P);
+  coll_opts o = {4, 0, NULL, 0, COLL_MESSAGES, 0};
+  coll_comm *c = coll_comm_create("a2a", a2a_hosts, A2A_P, &o);
+  a2a_member m[A2A_P];
+  for (size_t q = 0; q < A2A_P; q++) {
+    m[q] = (a2a_member){c, q, numeric};
+    sg_actor_t a = sg_actor_init("m", a2a_hosts[q]);
+    sg_actor_set_data(a, &m[q]);
+    sg_actor_start(a, a2a_actor, 0, NULL);
+  }
+  simgrid_run();
+  double want = 0;
+  for (size_t s = 0; s < A2A_P; s++)
+    for (size_t d = 0; d < A2A_P; d++)
+      if (s != d && A2A_COUNT[s][d])
+        want += msg_bytes((double)A2A_COUNT[s][d], 4);
+  a2a_ok = 1;
+  msg_traffic_foreach(a2a_pair, NULL);
+  if (!a2a_ok || msg_bytes_sent() != want)
+    _exit(numeric ? 4 : 5);
+  _exit(0);
+}
+
+START_TEST(test_collectives_alltoallv)
+{
+  for (int numeric = 1; numeric >= 0; numeric--) {
+    fflush(stdout);
+    pid_t pid = fork();
+    if (pid == 0)
+      a2a_run(numeric);
+    int st;
+    waitpid(pid, &st, 0);
+    ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) == 0, "numeric %d: status %d (exit %d)", numeric, st,
+                  WIFEXITED(st) ? WEXITSTATUS(st) : -1);
+  }
+}
+END_TEST
+
 /* ---- timing --------------------------------------------------------------------------- */
 
 /* Timing only, unchunked, free additions: the simulated time of every (op, algo) at
@@ -837,6 +939,7 @@ static Suite *collectives_suite(void)
   tcase_add_loop_test(tc, test_collectives_tiny, 0, N_CASES);
   tcase_add_test(tc, test_collectives_mismatch_aborts);
   tcase_add_test(tc, test_collectives_sendrecv);
+  tcase_add_test(tc, test_collectives_alltoallv);
   suite_add_tcase(s, tc);
   tc = tcase_create("determinism");
   tcase_set_timeout(tc, 120);

@@ -4,7 +4,8 @@
  * vocabulary-parallel embedding and cross-entropy of t = 2 and 4 ranks (their sums done here in
  * rank order, as the collectives would) against one rank, with and without sequence-parallel
  * rows, a layer's shard ranges covering it exactly once, the synthetic token language and its
- * loss floor, and Adam's first steps worked by hand. */
+ * loss floor, Adam's first steps worked by hand, and a GPT of mixture-of-experts layers (top-1
+ * and top-2): its gradient against central differences and its evaluation. */
 
 #include <check.h>
 #include <math.h>
@@ -33,7 +34,7 @@
  * quantity's largest entry. The lookup copies values: exact. */
 #define VOCAB_RTOL 1e-12
 
-static const gpt_dims small = {8, 4, 8, 2, 2};
+static const gpt_dims small = {8, 4, 8, 2, 2, {0}};
 
 static double *draw_seqs(const gpt_dims *d, size_t b, unsigned long seed)
 {
@@ -179,11 +180,86 @@ START_TEST(test_gpt_evaluate)
 }
 END_TEST
 
+/* A GPT whose MLPs are mixtures of E = 4 experts (models/moe.h), two groups of one sequence
+ * each, capacity factor 1.0 so that tokens are dropped, aux coefficient 0.05: the loss (cross-
+ * entropy + both layers' auxiliary losses) against central differences in the router, experts,
+ * attention, embeddings and final LayerNorm; the routing handed out matches; the evaluation
+ * (each sequence routed alone) equals the reference's cross-entropy of one sequence, aux off. */
+static void moe_gpt(size_t top_k)
+{
+  gpt_dims d = small;
+  d.moe = (moe_config){4, top_k, 1.0, 0.05, 2};
+  size_t b = 2;
+  gsl_vector *w = init(&d, 7 + top_k), *g = gsl_vector_alloc(gpt_n_params(&d));
+  double *q = draw_seqs(&d, b, 7), loss, plain;
+  gpt_layout l;
+  gpt_layout_of(&d, &l);
+  ck_assert_uint_eq(l.layer_size, moe_layer_n_params(8, 4));
+  moe_routing *routes[2] = {NULL, NULL};
+  ck_assert_int_eq(gpt_loss_grad_routed(&d, w, b, q, &loss, g, routes), 0);
+  ck_assert_int_eq(gpt_loss_grad(&d, w, b, q, &plain, NULL), 0);
+  ck_assert_double_eq(loss, plain);
+  size_t dropped = 0;
+  for (size_t k = 0; k < 2; k++) {
+    ck_assert_ptr_nonnull(routes[k]);
+    ck_assert_uint_eq(routes[k]->groups, 2);
+    ck_assert(routes[k]->aux > 0);
+    dropped += routes[k]->dropped;
+    moe_routing_free(routes[k]);
+  }
+  ck_assert_msg(dropped > 0, "top-%zu: nothing dropped", top_k);
+  transformer_layout tl;
+  transformer_layout_of(d.hidden, &tl);
+  size_t mix = l.layer0 + tl.W1, mix1 = mix + l.layer_size;
+  size_t blocks[] = {l.embed + 3,  l.pos + 9,    l.layer0 + tl.Wq + 17, l.layer0 + tl.ln2_g + 2,
+                     mix,          mix + 13,     mix + moe_expert_offset(8, 4, 0) + 40,
+                     mix + moe_expert_offset(8, 4, 1) + 260, mix + moe_expert_offset(8, 4, 2) + 520,
+                     mix + moe_expert_offset(8, 4, 3) + 300, mix1 + 5, mix1 + moe_expert_offset(8, 4, 1) + 100,
+                     l.lnf_g + 3};
+  size_t checked = 0;
+  for (size_t k = 0; k < sizeof blocks / sizeof blocks[0]; k++)
+    for (size_t j = 0; j < 3; j++) {
+      size_t i = blocks[k] + j;
+      double keep = w->data[i], lp, lm;
+      w->data[i] = keep + FD_STEP;
+      gpt_loss_grad(&d, w, b, q, &lp, NULL);
+      w->data[i] = keep - FD_STEP;
+      gpt_loss_grad(&d, w, b, q, &lm, NULL);
+      w->data[i] = keep;
+      double fd = (lp - lm) / (2 * FD_STEP);
+      ck_assert_msg(fabs(fd - g->data[i]) <= FD_RTOL * fabs(fd) + FD_ATOL,
+                    "top-%zu entry %zu: gradient %.10g, differences %.10g", top_k, i, g->data[i], fd);
+      checked += fabs(g->data[i]) > 1e-6;
+    }
+  ck_assert_msg(checked > 25, "only %zu of the checked entries have a gradient above 1e-6", checked);
+  /* evaluation: each sequence alone, cross-entropy only */
+  d.moe.aux_coef = 0.0;
+  double eval, acc, ref = 0.0, one;
+  ck_assert_int_eq(gpt_evaluate(&d, w, b, q, &eval, &acc), 0);
+  d.moe.groups = 1;
+  for (size_t i = 0; i < b; i++) {
+    ck_assert_int_eq(gpt_loss_grad(&d, w, 1, q + i * (d.seq + 1), &one, NULL), 0);
+    ref += one / (double)b;
+  }
+  ck_assert_msg(fabs(eval - ref) <= EVAL_RTOL * ref, "evaluation %.17g, reference %.17g", eval, ref);
+  d.moe.groups = 3; /* does not divide b */
+  ck_assert_int_eq(gpt_loss_grad(&d, w, b, q, &one, NULL), -1);
+  free(q);
+  gsl_vector_free(w);
+  gsl_vector_free(g);
+}
+
+START_TEST(test_gpt_moe_top1) { moe_gpt(1); }
+END_TEST
+
+START_TEST(test_gpt_moe_top2) { moe_gpt(2); }
+END_TEST
+
 /* t ranks' embedding and head on one microbatch, the reductions summed in rank order here,
  * against one rank; rows split t ways (sequence parallelism) when sp. */
 static void vocab_parallel(size_t t, int sp)
 {
-  gpt_dims d = {16, 4, 8, 2, 1};
+  gpt_dims d = {16, 4, 8, 2, 1, {0}};
   size_t b = 3, n = d.seq * b, h = d.hidden, vl = d.vocab / t;
   gsl_vector *w = init(&d, 5);
   gpt_layout l;
@@ -341,7 +417,7 @@ START_TEST(test_gpt_vocab_parallel)
   vocab_parallel(4, 0);
   vocab_parallel(2, 1);
   vocab_parallel(4, 1);
-  gpt_dims d = {15, 4, 8, 2, 1};
+  gpt_dims d = {15, 4, 8, 2, 1, {0}};
   ck_assert_ptr_null(gpt_head_create(&d, 2, 0, 1, 0, 4)); /* t does not divide V */
   d.vocab = 16;
   ck_assert_ptr_null(gpt_head_create(&d, 2, 0, 1, 2, 3)); /* rows beyond n */
@@ -354,7 +430,7 @@ START_TEST(test_gpt_composed)
    * layers, the head forward and backward, the lookup's backward) give the serial
    * reference's loss and every block of its gradient: the head's and the embedding's
    * backward are checked here, the layers by check_transformer. */
-  gpt_dims d = {8, 4, 8, 2, 2};
+  gpt_dims d = {8, 4, 8, 2, 2, {0}};
   size_t b = 2, n = d.seq * b, h = d.hidden;
   gsl_vector *w = init(&d, 6), *gref = gsl_vector_alloc(gpt_n_params(&d)), *g = gsl_vector_calloc(gpt_n_params(&d));
   double *q = draw_seqs(&d, b, 6), lref;
@@ -525,6 +601,7 @@ static Suite *gpt_suite(void)
   ADD_TCASE(s, "layout", test_gpt_layout, test_gpt_shard_ranges);
   ADD_TCASE(s, "numerics", test_gpt_gradient, test_gpt_evaluate, test_gpt_composed, test_gpt_vocab_parallel);
   ADD_TCASE(s, "data", test_gpt_tokens, test_gpt_adam);
+  ADD_TCASE(s, "moe", test_gpt_moe_top1, test_gpt_moe_top2);
   return s;
 }
 
