@@ -5,7 +5,10 @@
  *                   each finished bucket to its communicator, whose allreduce overlaps the
  *                   rest of backward;
  *   wait_reduced    waits until every bucket is reduced;
- *   apply_update    w -= lr * (sum of the k gradients) / k, the same on every replica.
+ *   apply_update    w -= lr * (sum of the k gradients) / k, the same on every replica;
+ *   average_models  local SGD (local_steps H > 1): no gradient is exchanged, every H steps
+ *                   the replicas' models are allreduced and divided by k instead.
+ * With dataparallel.compress a bucket goes through algorithms/compressed.h's exchange.
  * Buckets, their order, and why replicas stay bit-identical: algorithms/doc/dataparallel.md. */
 #include "algorithms/dataparallel.h"
 
@@ -21,6 +24,7 @@
 #include "algorithms/compute.h"
 #include "algorithms/account.h"
 #include "algorithms/collectives.h"
+#include "algorithms/compressed.h"
 #include "algorithms/eval.h"
 #include "algorithms/msg.h"
 #include "models/arch.h"
@@ -40,6 +44,7 @@ typedef struct replica {
   sg_sem_t reduced;      /* released once per step, when every bucket is reduced */
   int stopping;          /* set before the last release of ready */
   long allreduces;       /* bucket allreduces its communicator ran */
+  long steps;            /* steps its communicator finished (DGC's warm-up reads it) */
   int has_gpu;           /* its host has a GPU description: dense layers run as GEMMs */
   gemm_device gpu;
 } replica;
@@ -57,6 +62,9 @@ struct dataparallel {
   double *elems;         /* [b]: its simulated elements */
   size_t *off, *len;     /* [b]: numerics, its range of the parameter vector */
   coll_comm *comm;
+  compress_params cp;
+  compressed *cz;        /* the compressed exchange, NULL for compress = none */
+  double *avg;           /* local SGD: the buffer the models are averaged in, per replica */
   replica *reps;
   sg_bar_t start;        /* every step starts with every replica */
   int go;                /* replica 0's decision for the step about to start */
@@ -174,12 +182,41 @@ static void apply_update(replica *r)
   compute_execute(cfg, cost_update_flops((size_t)cfg->sim_params, 0));
   if (!cfg->numerics)
     return;
-  double k = (double)d->p->replicas; /* the mean of k minibatch means: k = 1 divides exactly */
+  /* the mean of k minibatch means: k = 1 divides exactly; local SGD steps on its own */
+  double k = d->p->local_steps > 1 ? 1 : (double)d->p->replicas;
   for (size_t i = 0; i < r->grad->size; i++)
     r->grad->data[i] /= k;
   if (r->rank == 0)
     sg_mutex_lock(d->mu);
   optim_sgd_apply(r->w->data, r->grad->data, r->w->size, d->p->lr);
+  if (r->rank == 0)
+    sg_mutex_unlock(d->mu);
+}
+
+static int local_step(const dataparallel *d, long step)
+{
+  return d->p->local_steps > 1 && (step + 1) % d->p->local_steps != 0;
+}
+
+/* Local SGD (Stich, ICLR 2019): every H-th step ends with the mean of the replicas' models,
+ * an allreduce of w (summed in the collective's fixed order) divided by k. */
+static void average_models(replica *r, long step)
+{
+  dataparallel *d = r->d;
+  if (d->p->local_steps <= 1 || local_step(d, step))
+    return;
+  const run_config *cfg = d->cfg;
+  size_t n = cfg->numerics ? r->w->size : (size_t)cfg->sim_params;
+  double *buf = cfg->numerics ? d->avg + r->rank * n : NULL;
+  if (buf)
+    memcpy(buf, r->w->data, n * sizeof(double));
+  coll_allreduce(d->comm, r->rank, buf, n, (coll_algo)d->p->algo);
+  if (!buf)
+    return;
+  if (r->rank == 0)
+    sg_mutex_lock(d->mu);
+  for (size_t i = 0; i < n; i++)
+    r->w->data[i] = buf[i] / (double)d->p->replicas;
   if (r->rank == 0)
     sg_mutex_unlock(d->mu);
 }
@@ -214,6 +251,9 @@ static void replica_actor(int argc, char **argv)
     account_label_push("update");
     apply_update(r);
     account_label_pop();
+    account_label_push("average models");
+    average_models(r, step);
+    account_label_pop();
     count_step(r);
   }
   stop_communicator(r);
@@ -227,8 +267,13 @@ static void allreduce_bucket(replica *r, size_t b)
   dataparallel *d = r->d;
   double *buf = d->cfg->numerics ? r->grad->data + d->off[b] : NULL;
   size_t n = d->cfg->numerics ? d->len[b] : (size_t)d->elems[b];
+  if (d->p->local_steps > 1)
+    return; /* local SGD exchanges models, not gradients */
   account_label_push("bucket %zu", b);
-  coll_allreduce(d->comm, r->rank, buf, n, (coll_algo)d->p->algo);
+  if (d->cz)
+    compressed_bucket(d->cz, r->rank, b, buf, r->steps, (coll_algo)d->p->algo);
+  else
+    coll_allreduce(d->comm, r->rank, buf, n, (coll_algo)d->p->algo);
   account_label_pop();
   r->allreduces++;
 }
@@ -245,6 +290,7 @@ static void communicator_actor(int argc, char **argv)
         return;
       allreduce_bucket(r, b);
     }
+    r->steps++;
     sg_sem_release(r->reduced);
   }
 }
@@ -342,6 +388,11 @@ dataparallel *dataparallel_deploy(const run_config *cfg, const dataparallel_para
   coll_opts o = {cfg->elem_bytes, 0, NULL, 0, coll_mode_of(cfg), cfg->comm_sms}; /* unchunked; additions free */
   d->comm = coll_comm_create("dp", cfg->hosts, k, &o);
   xbt_assert(d->comm != NULL, "a data-parallel communicator of %zu replicas", k);
+  d->cp = (compress_params){(compress_method)p->compress, p->compress_ratio, p->compress_momentum,
+                            p->compress_warmup, p->compress_levels, p->compress_rank};
+  d->cz = compressed_create(cfg, &d->cp, cfg->hosts, k, shapes, d->nb, d->first, d->comm);
+  if (cfg->numerics && p->local_steps > 1)
+    d->avg = xbt_malloc0(k * net_n_params(cfg->model) * sizeof(double));
   d->start = sg_barrier_init((unsigned)k);
   d->mu = sg_mutex_init();
   d->slot = metrics_slot_at(m, 0);
@@ -375,6 +426,8 @@ void dataparallel_free(dataparallel *d)
   eval_ctl_free(d->eval);
   sg_mutex_destroy(d->mu);
   sg_barrier_destroy(d->start);
+  compressed_free(d->cz);
+  xbt_free(d->avg);
   coll_comm_free(d->comm);
   xbt_free(d->bwd_flops);
   xbt_free(d->gemm);
@@ -392,6 +445,8 @@ size_t dataparallel_bucket_elems(const dataparallel *d, const double **elems)
 }
 
 long dataparallel_allreduces(const dataparallel *d) { return d->reps[0].allreduces; }
+
+const compressed *dataparallel_compressed(const dataparallel *d) { return d->cz; }
 
 /* ---- the descriptor: run.algorithm = dataparallel -------------------------------- */
 
@@ -414,11 +469,36 @@ static const key_spec dataparallel_keys[] = {
   {"dataparallel", "overlap", KEY_BOOL, KEY_FIELD(dataparallel_params, overlap), .def = "on", .unit = "",
    .doc = "`on`: a bucket's allreduce starts as soon as backward has produced it, overlapping the "
           "rest of backward; `off`: all buckets start after backward."},
+  {"dataparallel", "compress", KEY_CHOICE, KEY_FIELD(dataparallel_params, compress), .def = "none", .unit = "",
+   .doc = "Gradient compression with error feedback: `none` (the allreduce), `topk` (DGC), `onebit`, `qsgd` "
+          "(allgather of every replica's message) or `powersgd` (allreduces of its factors); "
+          "algorithms/doc/dataparallel.md, Compressed gradients.",
+   .choices = "none|topk|onebit|qsgd|powersgd"},
+  {"dataparallel", "compress_ratio", KEY_DOUBLE, KEY_FIELD(dataparallel_params, compress_ratio), .def = "0.01",
+   .unit = "", .doc = "`topk`: fraction of each tensor's elements a replica sends.", KEY_GT(0), KEY_LE(1)},
+  {"dataparallel", "compress_momentum", KEY_DOUBLE, KEY_FIELD(dataparallel_params, compress_momentum),
+   .def = "0", .unit = "", .doc = "`topk`: DGC's momentum correction factor (0: plain error feedback).", KEY_GE(0),
+   KEY_LT(1)},
+  {"dataparallel", "compress_warmup", KEY_LONG, KEY_FIELD(dataparallel_params, compress_warmup), .def = "0",
+   .unit = "steps", .doc = "`topk`: DGC's warm-up, density 25%, 6.25%, 1.56%, 0.39% a quarter each, then "
+                           "`compress_ratio` (never below it); 0: none.", KEY_GE(0)},
+  {"dataparallel", "compress_levels", KEY_INT, KEY_FIELD(dataparallel_params, compress_levels), .def = "4",
+   .unit = "levels", .doc = "`qsgd`: s, the quantisation levels of |v_i| / ||v||_2.", KEY_GE(1), KEY_LE(1 << 20)},
+  {"dataparallel", "compress_rank", KEY_INT, KEY_FIELD(dataparallel_params, compress_rank), .def = "4",
+   .unit = "", .doc = "`powersgd`: r, the rank of the factors.", KEY_GE(1), KEY_LE(1 << 20)},
+  {"dataparallel", "local_steps", KEY_LONG, KEY_FIELD(dataparallel_params, local_steps), .def = "1",
+   .unit = "steps", .doc = "Local SGD: replicas step on their own gradients and average their models by "
+                           "allreduce every H steps; 1: the gradients' allreduce every step.", KEY_GE(1)},
 };
 
 static int validate(const scenario *sc, const void *params, char *why, size_t len)
 {
-  (void)params;
+  const dataparallel_params *p = params;
+  if (p->local_steps > 1 && p->compress != COMPRESS_NONE) {
+    snprintf(why, len, "dataparallel.local_steps: local SGD exchanges models, not gradients; it does not combine "
+             "with dataparallel.compress = %s", compress_method_name((compress_method)p->compress));
+    return -1;
+  }
   if (sc->model.numerics && sc->model.virtual_net[0]) {
     snprintf(why, len, "model.virtual: dataparallel reduces the numeric model's gradient buckets; time a virtual "
              "network (%s) with model.numerics = off", sc->model.virtual_net);
@@ -487,6 +567,14 @@ static void report_run(void *state, const run_config *cfg, metrics *m, report *r
     json_array_append_new(b, json_real(elems[i]));
   json_object_set_new(o, "bucket_elements", b);
   json_object_set_new(o, "allreduces_per_replica", json_integer(dataparallel_allreduces(r->d)));
+  const compressed *cz = dataparallel_compressed(r->d);
+  if (cz) { /* after the warm-up: the steady message */
+    json_object_set_new(o, "compress", json_string(compress_method_name((compress_method)r->p->compress)));
+    json_object_set_new(o, "bytes_per_step", json_real(compressed_step_bytes(cz, r->p->compress_warmup)));
+    json_object_set_new(o, "dense_bytes_per_step", json_real(compressed_dense_bytes(cz)));
+  }
+  if (r->p->local_steps > 1)
+    json_object_set_new(o, "local_steps", json_integer(r->p->local_steps));
   report_add_block(rep, "dataparallel", o);
 }
 

@@ -7,6 +7,7 @@
 #include <stddef.h>
 
 #include "algorithms/algorithm.h"
+#include "algorithms/compressed.h"
 #include "algorithms/metrics.h"
 #include "algorithms/run.h"
 #include "models/arch.h"
@@ -20,6 +21,11 @@ typedef struct dataparallel_params {
   int algo;
   double bucket_mb;    /* MiB of wire bytes a gradient bucket reaches before it closes; 0: one bucket */
   int overlap;         /* 1: a bucket's allreduce starts as soon as backward has produced it */
+  int compress;        /* a compress_method (models/compress.h): how the buckets are exchanged */
+  double compress_ratio, compress_momentum;
+  long compress_warmup;
+  int compress_levels, compress_rank;
+  long local_steps;    /* H: local SGD averages the models every H steps; 1: gradients every step */
 } dataparallel_params;
 
 /* run.algorithm = dataparallel */
@@ -52,5 +58,7 @@ void dataparallel_free(dataparallel *d);
  * ran (every replica runs as many). */
 size_t dataparallel_bucket_elems(const dataparallel *d, const double **elems);
 long dataparallel_allreduces(const dataparallel *d);
+/* The compressed exchange (NULL for compress = none), owned by d. */
+const compressed *dataparallel_compressed(const dataparallel *d);
 
 #endif
