@@ -482,7 +482,7 @@ static const key_spec dataparallel_keys[] = {
   {"dataparallel", "compress_warmup", KEY_LONG, KEY_FIELD(dataparallel_params, compress_warmup), .def = "0",
    .unit = "steps", .doc = "`topk`: DGC's warm-up, density 25%, 6.25%, 1.56%, 0.39% a quarter each, then "
                            "`compress_ratio` (never below it); 0: none.", KEY_GE(0)},
-  {"dataparallel", "compress_levels", KEY_INT, KEY_FIELD(dataparallel_params, compress_levels), .def = "4",
+  {"dataparallel", "compress_levels", KEY_INT, KEY_FIELD(dataparallel_params, compress_levels), .def = "15",
    .unit = "levels", .doc = "`qsgd`: s, the quantisation levels of |v_i| / ||v||_2.", KEY_GE(1), KEY_LE(1 << 20)},
   {"dataparallel", "compress_rank", KEY_INT, KEY_FIELD(dataparallel_params, compress_rank), .def = "4",
    .unit = "", .doc = "`powersgd`: r, the rank of the factors.", KEY_GE(1), KEY_LE(1 << 20)},
