@@ -67,8 +67,8 @@ int compress_powersgd_applies(const compress_params *p, size_t rows, size_t cols
  *  none     n elem_bytes. */
 double compress_wire_bytes(const compress_params *p, size_t rows, size_t cols, long step, size_t elem_bytes);
 /* Flops one rank spends compressing a rows x cols tensor, and decompressing the messages of
- * `ranks` ranks (top-k, 1-bit, QSGD) or the factors' product (PowerSGD); models/README.md
- * says what each counts. */
+ * `ranks` ranks (top-k, 1-bit, QSGD) or the factors' product (PowerSGD); compress.c says
+ * what each counts. */
 double compress_encode_flops(const compress_params *p, size_t rows, size_t cols, long step);
 double compress_decode_flops(const compress_params *p, size_t rows, size_t cols, long step, size_t ranks);
 
