@@ -2,7 +2,8 @@
  * to end through the CLI: each method's run equals a serial computation of the same
  * algorithm here (the same minibatch and QSGD draws, the same first Q, the same sums in the
  * same order), local SGD equals its serial model averaging, H = 1 is the default run, the
- * wire bytes are those of models/compress.h, and bad combinations are refused. */
+ * wire bytes are those of models/compress.h, runs are deterministic on one or two SimGrid
+ * threads, and bad combinations are refused. */
 #include <check.h>
 #include <jansson.h>
 #include <math.h>
@@ -316,6 +317,23 @@ START_TEST(test_compressed_bad_input)
 }
 END_TEST
 
+/* Same seed: identical files with one or two SimGrid threads (the replicas read each
+ * other's messages from the board once the allgather has delivered them); another seed:
+ * other files. QSGD draws, top-k and PowerSGD do not. */
+START_TEST(test_compressed_determinism)
+{
+  static const char *const sets[] = {"dataparallel.compress=qsgd", "dataparallel.compress=topk",
+                                     "dataparallel.compress=powersgd", "dataparallel.local_steps=3"};
+  const char *files[] = {"summary.json", "progress.csv", "links.csv", "breakdown.csv"};
+  for (size_t i = 0; i < sizeof sets / sizeof *sets; i++) {
+    char *dir = cli_tmpdir();
+    cli_write(dir, "base.ini", base_ini);
+    cli_assert_deterministic(dir, "base.ini", sets[i], files, sizeof(files) / sizeof(files[0]));
+    free(dir);
+  }
+}
+END_TEST
+
 static Suite *compress_suite(void)
 {
   Suite *s = suite_create("sim_compress");
@@ -325,6 +343,10 @@ static Suite *compress_suite(void)
   tcase_add_test(tc, test_local_sgd);
   tcase_add_test(tc, test_compressed_bytes);
   tcase_add_test(tc, test_compressed_bad_input);
+  suite_add_tcase(s, tc);
+  tc = tcase_create("determinism");
+  tcase_set_timeout(tc, 180);
+  tcase_add_test(tc, test_compressed_determinism);
   suite_add_tcase(s, tc);
   return s;
 }
