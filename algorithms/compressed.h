@@ -22,7 +22,8 @@ typedef struct compressed compressed;
  * (1 x out), any other layer with parameters one vector. dense is the group's communicator
  * (PowerSGD's allreduces, in cfg->elem_bytes elements); the allgathers go over a
  * communicator of its own sized in bytes. With cfg->numerics every rank keeps a state per
- * tensor. Returns NULL if p->method is COMPRESS_NONE. Free after the engine has run. */
+ * tensor. p is copied, shapes read here; cfg and dense outlive c. Returns NULL if p->method is
+ * COMPRESS_NONE. Free after the engine has run. */
 compressed *compressed_create(const run_config *cfg, const compress_params *p, const sg_host_t *hosts, size_t ranks,
                               const arch *shapes, size_t nb, const size_t *first, coll_comm *dense);
 void compressed_free(compressed *c);

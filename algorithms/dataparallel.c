@@ -62,7 +62,6 @@ struct dataparallel {
   double *elems;         /* [b]: its simulated elements */
   size_t *off, *len;     /* [b]: numerics, its range of the parameter vector */
   coll_comm *comm;
-  compress_params cp;
   compressed *cz;        /* the compressed exchange, NULL for compress = none */
   double *avg;           /* local SGD: the buffer the models are averaged in, per replica */
   replica *reps;
@@ -388,9 +387,9 @@ dataparallel *dataparallel_deploy(const run_config *cfg, const dataparallel_para
   coll_opts o = {cfg->elem_bytes, 0, NULL, 0, coll_mode_of(cfg), cfg->comm_sms}; /* unchunked; additions free */
   d->comm = coll_comm_create("dp", cfg->hosts, k, &o);
   xbt_assert(d->comm != NULL, "a data-parallel communicator of %zu replicas", k);
-  d->cp = (compress_params){(compress_method)p->compress, p->compress_ratio, p->compress_momentum,
-                            p->compress_warmup, p->compress_levels, p->compress_rank};
-  d->cz = compressed_create(cfg, &d->cp, cfg->hosts, k, shapes, d->nb, d->first, d->comm);
+  compress_params cp = {(compress_method)p->compress, p->compress_ratio, p->compress_momentum,
+                        p->compress_warmup, p->compress_levels, p->compress_rank}; /* copied */
+  d->cz = compressed_create(cfg, &cp, cfg->hosts, k, shapes, d->nb, d->first, d->comm);
   if (cfg->numerics && p->local_steps > 1)
     d->avg = xbt_malloc0(k * net_n_params(cfg->model) * sizeof(double));
   d->start = sg_barrier_init((unsigned)k);
