@@ -157,22 +157,24 @@ static void forward_pass(replica *r)
 }
 
 /* Layer l's backward yields its gradient; the bucket whose lowest layer it is is then
- * complete, and goes to the communicator: an allreduce (stages 0 and 1) or a
- * reduce-scatter (stage 2). */
+ * complete, and goes to the communicator: an allreduce (stage 0; compressed with
+ * dataparallel.compress) or a reduce-scatter (stages 1 and 2). Local SGD exchanges no
+ * gradient. */
 static void backward_pass(replica *r)
 {
   dataparallel *d = r->d;
   dp_op op = d->p->zero >= 1 ? DP_REDUCE_SCATTER : DP_ALLREDUCE;
+  int exchange = d->p->local_steps <= 1;
   size_t b = 0;
   for (size_t l = d->n_layers - 1; l >= 1; l--) {
     backward_layer(r, l);
     if (l == d->first[b]) {
-      if (d->p->overlap)
+      if (d->p->overlap && exchange)
         post(r, op, b);
       b++;
     }
   }
-  for (size_t k = 0; !d->p->overlap && k < d->nb; k++)
+  for (size_t k = 0; !d->p->overlap && exchange && k < d->nb; k++)
     post(r, op, k);
 }
 
@@ -218,7 +220,8 @@ static void backward_sharded(replica *r)
 static void update_block(replica *r, double *w, double *g, size_t n, size_t s)
 {
   const dataparallel_params *p = r->d->p;
-  double k = (double)p->replicas; /* the mean of k minibatch means: k = 1 divides exactly */
+  /* the mean of k minibatch means: k = 1 divides exactly; local SGD steps on its own */
+  double k = p->local_steps > 1 ? 1 : (double)p->replicas;
   for (size_t i = 0; i < n; i++)
     g[i] /= k;
   if (p->optimizer == DATAPARALLEL_ADAM)
@@ -284,6 +287,37 @@ static void count_step(replica *r)
   eval_step_done(r->d->eval); /* counts the step; the stop it may ask for is read by all_go_on */
 }
 
+static int local_step(const dataparallel *d, long step)
+{
+  return d->p->local_steps > 1 && (step + 1) % d->p->local_steps != 0;
+}
+
+/* Local SGD (Stich, ICLR 2019): every H-th step ends with the mean of the replicas' models,
+ * an allreduce of w (summed in the collective's fixed order) divided by k. The replica runs
+ * it itself: its communicator has no job in local SGD. */
+static void average_models(replica *r, long step)
+{
+  dataparallel *d = r->d;
+  if (d->p->local_steps <= 1 || local_step(d, step))
+    return;
+  const run_config *cfg = d->cfg;
+  size_t n = cfg->numerics ? r->w->size : (size_t)cfg->sim_params;
+  double *buf = cfg->numerics ? d->avg + r->rank * n : NULL;
+  account_label_push("average models");
+  if (buf)
+    memcpy(buf, r->w->data, n * sizeof(double));
+  coll_allreduce(d->comm, r->rank, buf, n, (coll_algo)d->p->algo);
+  account_label_pop();
+  if (!buf)
+    return;
+  if (r->rank == 0)
+    sg_mutex_lock(d->mu);
+  for (size_t i = 0; i < n; i++)
+    r->w->data[i] = buf[i] / (double)d->p->replicas;
+  if (r->rank == 0)
+    sg_mutex_unlock(d->mu);
+}
+
 static void replica_actor(int argc, char **argv)
 {
   (void)argc;
@@ -291,6 +325,7 @@ static void replica_actor(int argc, char **argv)
   replica *r = sg_actor_self_get_data();
   int sharded = r->d->p->zero == 3;
   for (long step = 0; all_go_on(r, step); step++) {
+    r->step = step;
     account_label_push("forward");
     if (sharded)
       forward_sharded(r);
@@ -307,6 +342,7 @@ static void replica_actor(int argc, char **argv)
     account_label_push("update");
     update(r);
     account_label_pop();
+    average_models(r, step);
     count_step(r);
   }
   post(r, DP_STOP, 0);
@@ -334,7 +370,10 @@ static void run_job(replica *r, dp_job j)
   switch (j.op) {
   case DP_ALLREDUCE:
     account_label_push("bucket %zu", u);
-    coll_allreduce(d->comm, r->rank, grad, n, (coll_algo)d->p->algo);
+    if (d->cz)
+      compressed_bucket(d->cz, r->rank, u, grad, r->step, (coll_algo)d->p->algo);
+    else
+      coll_allreduce(d->comm, r->rank, grad, n, (coll_algo)d->p->algo);
     r->allreduces++;
     break;
   case DP_REDUCE_SCATTER:
@@ -526,6 +565,11 @@ dataparallel *dataparallel_deploy(const run_config *cfg, const dataparallel_para
   coll_opts o = {cfg->elem_bytes, 0, NULL, 0, coll_mode_of(cfg), cfg->comm_sms}; /* unchunked; additions free */
   d->comm = coll_comm_create("dp", cfg->hosts, k, &o);
   xbt_assert(d->comm != NULL, "a data-parallel communicator of %zu replicas", k);
+  compress_params cp = {(compress_method)p->compress, p->compress_ratio, p->compress_momentum,
+                        p->compress_warmup, p->compress_levels, p->compress_rank}; /* copied */
+  d->cz = compressed_create(cfg, &cp, cfg->hosts, k, shapes, d->nb, d->first, d->comm);
+  if (cfg->numerics && p->local_steps > 1)
+    d->avg = xbt_malloc0(k * net_n_params(cfg->model) * sizeof(double));
   d->start = sg_barrier_init((unsigned)k);
   d->mu = sg_mutex_init();
   d->slot = metrics_slot_at(m, 0);
@@ -565,6 +609,8 @@ void dataparallel_free(dataparallel *d)
   eval_ctl_free(d->eval);
   sg_mutex_destroy(d->mu);
   sg_barrier_destroy(d->start);
+  compressed_free(d->cz);
+  xbt_free(d->avg);
   coll_comm_free(d->comm);
   xbt_free(d->bwd_flops);
   xbt_free(d->gemm);
@@ -581,5 +627,7 @@ size_t dataparallel_bucket_elems(const dataparallel *d, const double **elems)
   *elems = d->elems;
   return d->nb;
 }
+
+const compressed *dataparallel_compressed(const dataparallel *d) { return d->cz; }
 
 long dataparallel_allreduces(const dataparallel *d) { return d->reps[0].allreduces; }

@@ -9,6 +9,7 @@
 #include <stddef.h>
 
 #include "algorithms/algorithm.h"
+#include "algorithms/compressed.h"
 #include "algorithms/metrics.h"
 #include "algorithms/run.h"
 #include "models/arch.h"
@@ -25,6 +26,11 @@ typedef struct dataparallel_params {
   int zero;            /* ZeRO's stage, 0 to 3: 0 replicates everything (DDP); 1 shards the
                           optimizer state, 2 the gradients too, 3 the parameters too */
   int optimizer;       /* DATAPARALLEL_SGD or DATAPARALLEL_ADAM */
+  int compress;        /* a compress_method (models/compress.h): how the buckets are exchanged */
+  double compress_ratio, compress_momentum;
+  long compress_warmup;
+  int compress_levels, compress_rank;
+  long local_steps;    /* H: local SGD averages the models every H steps; 1: gradients every step */
 } dataparallel_params;
 
 enum { DATAPARALLEL_SGD, DATAPARALLEL_ADAM };
@@ -59,5 +65,7 @@ void dataparallel_free(dataparallel *d);
  * ran (every replica runs as many). */
 size_t dataparallel_bucket_elems(const dataparallel *d, const double **elems);
 long dataparallel_allreduces(const dataparallel *d);
+/* The compressed exchange (NULL for compress = none), owned by d. */
+const compressed *dataparallel_compressed(const dataparallel *d);
 
 #endif

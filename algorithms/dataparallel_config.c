@@ -40,11 +40,42 @@ static const key_spec dataparallel_keys[] = {
    .doc = "The update: `sgd` (w -= lr x mean gradient) or `adam` (Kingma and Ba, defaults b1 0.9, "
           "b2 0.999, eps 1e-8, with `dataparallel.lr`).",
    .choices = "sgd|adam"},
+  {"dataparallel", "compress", KEY_CHOICE, KEY_FIELD(dataparallel_params, compress), .def = "none", .unit = "",
+   .doc = "Gradient compression with error feedback: `none` (the allreduce), `topk` (DGC), `onebit`, `qsgd` "
+          "(allgather of every replica's message) or `powersgd` (allreduces of its factors); "
+          "algorithms/doc/compression.md.",
+   .choices = "none|topk|onebit|qsgd|powersgd"},
+  {"dataparallel", "compress_ratio", KEY_DOUBLE, KEY_FIELD(dataparallel_params, compress_ratio), .def = "0.01",
+   .unit = "", .doc = "`topk`: fraction of each tensor's elements a replica sends.", KEY_GT(0), KEY_LE(1)},
+  {"dataparallel", "compress_momentum", KEY_DOUBLE, KEY_FIELD(dataparallel_params, compress_momentum),
+   .def = "0", .unit = "", .doc = "`topk`: DGC's momentum correction factor (0: plain error feedback).", KEY_GE(0),
+   KEY_LT(1)},
+  {"dataparallel", "compress_warmup", KEY_LONG, KEY_FIELD(dataparallel_params, compress_warmup), .def = "0",
+   .unit = "steps", .doc = "`topk`: DGC's warm-up, density 25%, 6.25%, 1.56%, 0.39% a quarter each, then "
+                           "`compress_ratio` (never below it); 0: none.", KEY_GE(0)},
+  {"dataparallel", "compress_levels", KEY_INT, KEY_FIELD(dataparallel_params, compress_levels), .def = "15",
+   .unit = "levels", .doc = "`qsgd`: s, the quantisation levels of |v_i| / ||v||_2.", KEY_GE(1), KEY_LE(1 << 20)},
+  {"dataparallel", "compress_rank", KEY_INT, KEY_FIELD(dataparallel_params, compress_rank), .def = "4",
+   .unit = "", .doc = "`powersgd`: r, the rank of the factors.", KEY_GE(1), KEY_LE(1 << 20)},
+  {"dataparallel", "local_steps", KEY_LONG, KEY_FIELD(dataparallel_params, local_steps), .def = "1",
+   .unit = "steps", .doc = "Local SGD: replicas step on their own gradients and average their models by "
+                           "allreduce every H steps; 1: the gradients' allreduce every step.", KEY_GE(1)},
 };
 
 static int validate(const scenario *sc, const void *params, char *why, size_t len)
 {
-  (void)params;
+  const dataparallel_params *p = params;
+  if (p->local_steps > 1 && p->compress != COMPRESS_NONE) {
+    snprintf(why, len, "dataparallel.local_steps: local SGD exchanges models, not gradients; it does not combine "
+             "with dataparallel.compress = %s", compress_method_name((compress_method)p->compress));
+    return -1;
+  }
+  if (p->zero > 0 && (p->compress != COMPRESS_NONE || p->local_steps > 1)) {
+    snprintf(why, len, "dataparallel.zero: ZeRO's stage %d reduce-scatters the dense gradient; it does not combine "
+             "with %s", p->zero, p->local_steps > 1 ? "local SGD (dataparallel.local_steps)"
+                                                   : "dataparallel.compress");
+    return -1;
+  }
   if (sc->model.numerics && sc->model.virtual_net[0]) {
     snprintf(why, len, "model.virtual: dataparallel reduces the numeric model's gradient buckets; time a virtual "
              "network (%s) with model.numerics = off", sc->model.virtual_net);

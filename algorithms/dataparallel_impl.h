@@ -47,6 +47,7 @@ typedef struct replica {
   sg_sem_t done;         /* released once per job done */
   long allreduces;       /* allreduces, reduce-scatters and allgathers its communicator ran */
   long reduce_scatters, allgathers;
+  long step;             /* the step it is in (a compressed exchange's DGC warm-up reads it) */
   int has_gpu;           /* its host has a GPU description: dense layers run as GEMMs */
   gemm_device gpu;
 } replica;
@@ -66,6 +67,8 @@ struct dataparallel {
   double *uelems;        /* [u]: unit u's simulated elements */
   size_t *off, *len;     /* [u]: numerics, unit u's range of the parameter vector */
   coll_comm *comm;
+  compressed *cz;        /* the compressed exchange, NULL for compress = none */
+  double *avg;           /* local SGD: the buffer the models are averaged in, per replica */
   replica *reps;
   sg_bar_t start;        /* every step starts with every replica */
   int go;                /* replica 0's decision for the step about to start */

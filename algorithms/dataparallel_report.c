@@ -64,6 +64,14 @@ void dataparallel_report(void *state, const run_config *cfg, metrics *m, report 
     json_array_append_new(b, json_real(elems[i]));
   json_object_set_new(o, "bucket_elements", b);
   json_object_set_new(o, "allreduces_per_replica", json_integer(dataparallel_allreduces(r->d)));
+  const compressed *cz = dataparallel_compressed(r->d);
+  if (cz) { /* after the warm-up: the steady message */
+    json_object_set_new(o, "compress", json_string(compress_method_name((compress_method)r->p->compress)));
+    json_object_set_new(o, "bytes_per_step", json_real(compressed_step_bytes(cz, r->p->compress_warmup)));
+    json_object_set_new(o, "dense_bytes_per_step", json_real(compressed_dense_bytes(cz)));
+  }
+  if (r->p->local_steps > 1)
+    json_object_set_new(o, "local_steps", json_integer(r->p->local_steps));
   if (r->p->zero > 0 || r->p->optimizer != DATAPARALLEL_SGD) {
     const replica *r0 = &r->d->reps[0];
     double total;

@@ -9,7 +9,7 @@
 # time_s) against the exact case of the same scale run earlier in this script, or n/a.
 # Asserts nothing. Every Downpour case is Fig. 4's Downpour-Adagrad (overlap on, shards = R/8), timing
 # only, 10 steps per replica, with SimGrid's exact-preserving settings FASTCFG (below; within 1e-6 of
-# its defaults, tests/README.md, Scale). Cases:
+# its defaults, tests/bench/README.md, Scale). Cases:
 #  downpour-20-exact, downpour-20
 #                  20 replicas, 3 shards: exact, and with downpour.comm_quantum = Q (a smoke test)
 #  downpour-200-exact

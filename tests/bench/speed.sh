@@ -23,7 +23,7 @@
 #  tp16-fattree-{cm02,lv08}
 #                 tensor groups of 16 across two racks (t = 16, d = 4) on the tp-dp fat tree
 #  ptdp-1t        the 1T row, rounds with fused layers only (its message-level step is about 2,300
-#                 CPU seconds: tests/README.md, benchmark section 10)
+#                 CPU seconds: tests/bench/README.md, benchmark section 10)
 #  ptdp-1t-mirror the 1T row, rounds with fused layers and pipeline.mirror_replicas = on (replica 0's
 #                 pipeline simulated, the other 5 replicas joining its flush: exact, checked)
 # The cases with a tensor-parallel layer stack (ptdp-*, tp-dp-*, tp16-*) run a third time, as rounds
