@@ -579,31 +579,42 @@ static void take_radical(host_index *ix, const char *prefix, const char *suffix,
   }
 }
 
-static void scan_document(host_index *ix, const char *doc, size_t len)
+/* The next tag of the document at or after *p (comments skipped): 1 with its name in [*tn,
+ * *te) and its text ending at *q (the first '>' outside quotes), *p moved past it; 0 at the end. */
+static int next_tag(const char **p, const char *end, const char **tn, const char **te, const char **q)
 {
-  const char *end = doc + len, *p = doc;
-  char a[256], b[256], c[4096];
-  while ((p = memchr(p, '<', (size_t)(end - p))) != NULL) {
-    if (end - p >= 4 && strncmp(p, "<!--", 4) == 0) {
-      const char *e = strstr(p + 4, "-->");
+  const char *s;
+  while ((s = memchr(*p, '<', (size_t)(end - *p))) != NULL) {
+    if (end - s >= 4 && strncmp(s, "<!--", 4) == 0) {
+      const char *e = strstr(s + 4, "-->");
       if (!e)
-        return;
-      p = e + 3;
+        return 0;
+      *p = e + 3;
       continue;
     }
-    const char *tn = ++p, *te = tn;
-    while (te < end && ((*te >= 'a' && *te <= 'z') || (*te >= 'A' && *te <= 'Z') || *te == '_'))
-      te++;
-    /* end of tag: the first '>' outside quotes */
-    const char *q = te;
+    const char *n = s + 1, *ne = n;
+    while (ne < end && ((*ne >= 'a' && *ne <= 'z') || (*ne >= 'A' && *ne <= 'Z') || *ne == '_'))
+      ne++;
+    const char *c = ne;
     char quote = 0;
-    while (q < end && (quote || *q != '>')) {
-      if (quote && *q == quote)
+    while (c < end && (quote || *c != '>')) {
+      if (quote && *c == quote)
         quote = 0;
-      else if (!quote && (*q == '"' || *q == '\''))
-        quote = *q;
-      q++;
+      else if (!quote && (*c == '"' || *c == '\''))
+        quote = *c;
+      c++;
     }
+    *tn = n, *te = ne, *q = c, *p = c;
+    return 1;
+  }
+  return 0;
+}
+
+static void scan_document(host_index *ix, const char *doc, size_t len)
+{
+  const char *end = doc + len, *p = doc, *tn, *te, *q;
+  char a[256], b[256], c[4096];
+  while (next_tag(&p, end, &tn, &te, &q)) {
     size_t tl = (size_t)(te - tn), vl;
     const char *v;
     if ((tl == 4 && strncmp(tn, "host", 4) == 0) || (tl == 4 && strncmp(tn, "peer", 4) == 0)) {
@@ -623,7 +634,6 @@ static void scan_document(host_index *ix, const char *doc, size_t len)
         take_radical(ix, a, b, c);
       }
     }
-    p = q;
   }
 }
 
@@ -643,54 +653,36 @@ static int attr_is(const char *p, const char *end, const char *name, const char 
   return v && vl == strlen(value) && strncasecmp(v, value, vl) == 0;
 }
 
-/* Whether the tag whose name starts at tn (its text ends at end) is called `name`. */
-static int tag_is(const char *tn, const char *end, const char *name)
+/* Whether the tag name [tn, te) is `name`. */
+static int tag_is(const char *tn, const char *te, const char *name)
 {
   size_t n = strlen(name);
-  return (size_t)(end - tn) > n && strncmp(tn, name, n) == 0 &&
-         (tn[n] == ' ' || tn[n] == '\t' || tn[n] == '\n' || tn[n] == '\r' || tn[n] == '/');
+  return (size_t)(te - tn) == n && strncmp(tn, name, n) == 0;
 }
 
 static void scan_hazards(const char *doc, size_t len, hazards *hz)
 {
-  const char *end = doc + len, *p = doc;
-  while ((p = memchr(p, '<', (size_t)(end - p))) != NULL) {
-    if (end - p >= 4 && strncmp(p, "<!--", 4) == 0) {
-      const char *e = strstr(p + 4, "-->");
-      if (!e)
-        return;
-      p = e + 3;
-      continue;
-    }
-    const char *tn = ++p, *q = p;
-    char quote = 0;
-    while (q < end && (quote || *q != '>')) {
-      if (quote && *q == quote)
-        quote = 0;
-      else if (!quote && (*q == '"' || *q == '\''))
-        quote = *q;
-      q++;
-    }
+  const char *end = doc + len, *p = doc, *tn, *te, *q;
+  while (next_tag(&p, end, &tn, &te, &q)) {
     size_t vl;
     const char *id = NULL;
-    if (tag_is(tn, q, "host")) {
-      if (tag_attr(tn + 4, q, "state_file", &vl) && (id = tag_attr(tn + 4, q, "id", &vl)) != NULL)
+    if (tag_is(tn, te, "host")) {
+      if (tag_attr(te, q, "state_file", &vl) && (id = tag_attr(te, q, "id", &vl)) != NULL)
         add_hazard(hz, id, vl, 'h');
-    } else if (tag_is(tn, q, "link")) {
-      if ((id = tag_attr(tn + 4, q, "id", &vl)) != NULL) {
+    } else if (tag_is(tn, te, "link")) {
+      if ((id = tag_attr(te, q, "id", &vl)) != NULL) {
         size_t il = vl;
-        if (tag_attr(tn + 4, q, "state_file", &vl))
+        if (tag_attr(te, q, "state_file", &vl))
           add_hazard(hz, id, il, 'l');
-        else if (attr_is(tn + 4, q, "sharing_policy", "WIFI"))
+        else if (attr_is(te, q, "sharing_policy", "WIFI"))
           add_hazard(hz, id, il, 'w');
       }
-    } else if (tag_is(tn, q, "trace_connect") && (id = tag_attr(tn + 13, q, "element", &vl)) != NULL) {
-      if (attr_is(tn + 13, q, "kind", "HOST_AVAIL"))
+    } else if (tag_is(tn, te, "trace_connect") && (id = tag_attr(te, q, "element", &vl)) != NULL) {
+      if (attr_is(te, q, "kind", "HOST_AVAIL"))
         add_hazard(hz, id, vl, 'h');
-      else if (attr_is(tn + 13, q, "kind", "LINK_AVAIL"))
+      else if (attr_is(te, q, "kind", "LINK_AVAIL"))
         add_hazard(hz, id, vl, 'l');
     }
-    p = q;
   }
 }
 
@@ -699,16 +691,13 @@ void platform_file_model(const char *path, char *buf, size_t len)
   size_t n = 0;
   char *doc = fileio_read(path, &n);
   buf[0] = '\0';
-  for (const char *p = doc, *end = doc + n; p && (p = memchr(p, '<', (size_t)(end - p))) != NULL; p++) {
-    const char *q = memchr(p, '>', (size_t)(end - p));
-    size_t vl;
-    const char *v;
-    if (q && tag_is(p + 1, q, "prop") && attr_is(p + 5, q, "id", "network/model") &&
-        (v = tag_attr(p + 5, q, "value", &vl)) != NULL) {
+  const char *p = doc, *tn, *te, *q, *v;
+  size_t vl;
+  while (doc && next_tag(&p, doc + n, &tn, &te, &q))
+    if (tag_is(tn, te, "prop") && attr_is(te, q, "id", "network/model") && (v = tag_attr(te, q, "value", &vl))) {
       copy_value(buf, len, v, vl);
       break;
     }
-  }
   xbt_free(doc);
 }
 
