@@ -42,6 +42,7 @@ typedef struct pipeline_params {
                           same batches and report how far the parameters are from it */
   int mirror;          /* transformer, timing only: replicas 1..d-1 mirror replica 0 up to the
                           flush (pipeline.mirror_replicas; the check and the rule in pipeline_config.c) */
+  int zero;            /* transformer: 0, or 3: ZeRO-3 over each data-parallel group (pipeline.zero) */
 } pipeline_params;
 
 typedef enum pipeline_optimizer {
@@ -118,6 +119,11 @@ void pipeline_chunk_layers(const pipeline *pl, size_t c, size_t *first, size_t *
  * them); NULL for dense stages, and for the second when d = 1. */
 const coll_comm *pipeline_tensor_comm(const pipeline *pl, size_t s, size_t j);
 const coll_comm *pipeline_dp_comm(const pipeline *pl, size_t s, size_t r);
+
+/* pipeline.zero = 3 with d > 1, after the run: device 0's (stage 0, replica 0, tensor rank 0)
+ * elements allgathered and reduce-scattered over the run, and the most elements of one layer
+ * of its (what one gather holds). -1 otherwise. */
+int pipeline_zero_get(const pipeline *pl, double *gathered, double *scattered, double *layer_elems);
 
 /* Numeric transformer stages, after the run (NULL or NaN otherwise): the whole model's
  * parameters as replica 0's devices hold them (models/gpt.h's layout), its initial ones, the

@@ -90,6 +90,16 @@ static const key_spec pipeline_keys[] = {
           "tensor groups or stage boundaries, no stragglers, speed spread, jitter or faults; exit 2 "
           "otherwise): d times fewer activities. links.csv and the traffic totals then hold replica 0's "
           "pipeline traffic only (`pipeline.p2p_bytes` counts each mirror as its twin)."},
+  {"pipeline", "zero", KEY_INT, KEY_FIELD(pipeline_params, zero), .def = "0", .unit = "stage",
+   .doc = "Transformer stages, timing only: `3`: ZeRO-3 (Rajbhandari et al. SC'20) over each data-parallel "
+          "group of `tensor.data_parallel` devices (same stage, same tensor rank): each holds 1/d of its "
+          "parameters, gradients and Adam state; every layer's parameters are allgathered (ring, "
+          "`model.dtype` bytes) before its forward and again before its backward, the next layer's gather "
+          "posted first (prefetch), and its gradient reduce-scattered after its backward while the next "
+          "layer's backward runs; the embedding's and final LayerNorm's entries likewise around each pass; "
+          "no flush allreduce. `0`: none (the flush allreduces the gradient). Layer by layer (no "
+          "`tensor.fuse_layers` pass); not with `mirror_replicas` (the replicas meet at every layer).",
+   KEY_GE(0), KEY_LE(3)},
   {"pipeline", "split", KEY_STR, KEY_FIELD(pipeline_params, split_text), .def = "balanced", .unit = "layers",
    .doc = "Layers of each model chunk in order, `stages x chunks` counts adding up to the dense layers "
           "(e.g. `2,1,1`); `balanced`: contiguous chunks whose largest training flops are smallest.",
@@ -173,6 +183,21 @@ static int validate(const scenario *sc, const void *params, char *why, size_t le
   if (!tf && p->optimizer != PIPELINE_OPT_SGD) {
     snprintf(why, len, "pipeline.optimizer: adam updates transformer stages (pipeline.model = transformer); dense "
              "stages update with sgd");
+    return -1;
+  }
+  if (p->zero != 0 && p->zero != 3) {
+    snprintf(why, len, "pipeline.zero: 3D stages run ZeRO's stage 3 or none (0), got %d; stages 1 and 2 are "
+             "dataparallel.zero's", p->zero);
+    return -1;
+  }
+  if (p->zero && (!tf || sc->model.numerics)) {
+    snprintf(why, len, "pipeline.zero: ZeRO-3 shards transformer stages (pipeline.model = transformer) in timing-only "
+             "runs (model.numerics = off)");
+    return -1;
+  }
+  if (p->zero && p->mirror && tp->dp > 1) {
+    snprintf(why, len, "pipeline.mirror_replicas: with pipeline.zero = 3 the %zu replicas gather every layer "
+             "together, so none can mirror another; set mirror_replicas = off", tp->dp);
     return -1;
   }
   if (tf && sc->model.numerics && tf_numeric_invalid(sc, p, tp, why, len))

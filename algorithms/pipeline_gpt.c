@@ -9,14 +9,17 @@
  * each device holding its tensor rank's entries only; after the run, the model they hold
  * (pipeline_gpt_get) and the serial GPT it is checked against (pipeline_gpt_serial). */
 #include <math.h>
+#include <stdio.h>
 #include <string.h>
 #include <gsl/gsl_matrix.h>
 #include <gsl/gsl_vector.h>
+#include <simgrid/actor.h>
 #include <simgrid/engine.h>
 #include <simgrid/semaphore.h>
 #include <xbt/asserts.h>
 #include <xbt/sysdep.h>
 
+#include "algorithms/account.h"
 #include "algorithms/collectives.h"
 #include "algorithms/pipeline_impl.h"
 #include "algorithms/tensor_stage.h"
@@ -48,7 +51,162 @@ typedef struct tf_device {
   size_t nrep;
   double *bin, *bout; /* n x h: the phase's incoming boundary (after the allgather) and outgoing one */
   double loss;       /* the last chunk's device: the step's microbatch losses, summed */
+  /* pipeline.zero = 3 with d > 1: the collectives the device posts, in order, to its communicator
+   * (an actor on its host running them on its data-parallel group one after the other) */
+  struct zero_q *zq;
 } tf_device;
+
+/* ---- ZeRO-3 over a data-parallel group (pipeline.zero = 3) ------------------------- *
+ *
+ * Each device holds 1/d of its share of every layer. Before a layer's forward, and again before
+ * its backward (which recomputes it first), its d devices allgather the layer's elements; the
+ * device posts the next layer's gather before it waits for this one's (prefetch), and after the
+ * layer's backward posts its gradient's reduce-scatter, which runs while the next layer's backward
+ * computes. The stage's other entries (the embedding rows, the position embedding, the final
+ * LayerNorm) are gathered before each pass and reduce-scattered after its backward. The
+ * communicator runs the jobs in the order they were posted, so the d devices of a group, which
+ * post the same jobs in the same order, meet in each collective. Timing only: the collectives
+ * carry their elements' bytes and no values. */
+
+typedef enum zero_op { ZERO_GATHER, ZERO_SCATTER } zero_op;
+typedef struct zero_job {
+  zero_op op;
+  size_t elems;
+} zero_job;
+
+typedef struct zero_q {
+  coll_comm *dc;       /* the device's data-parallel group, of which it is member j */
+  size_t j;
+  zero_job *jobs;      /* this step's, in order */
+  size_t cap, posted, taken, seen; /* jobs posted, taken by the communicator, seen done by the device */
+  sg_sem_t ready, done; /* released once per job posted, once per job done */
+  size_t layer_elems;  /* one layer's elements */
+  size_t *gjob;        /* the phase's gather of each layer of the chunk: its job index */
+  size_t layers;       /* of the chunk in the current phase */
+  double gathered, scattered; /* elements, over the run */
+} zero_q;
+
+static void zero_actor(int argc, char **argv)
+{
+  (void)argc;
+  (void)argv;
+  zero_q *q = sg_actor_get_data(sg_actor_self());
+  for (;;) {
+    sg_sem_acquire(q->ready);
+    zero_job jb = q->jobs[q->taken];
+    account_label_push(jb.op == ZERO_GATHER ? "ZeRO-3 allgather" : "ZeRO-3 reduce-scatter");
+    if (jb.op == ZERO_GATHER)
+      coll_allgather(q->dc, q->j, NULL, jb.elems);
+    else
+      coll_reduce_scatter(q->dc, q->j, NULL, jb.elems);
+    account_label_pop();
+    q->taken++;
+    sg_sem_release(q->done);
+  }
+}
+
+static size_t zero_post(zero_q *q, zero_op op, size_t elems)
+{
+  if (q->posted == q->cap) {
+    q->cap = q->cap ? 2 * q->cap : 64;
+    q->jobs = xbt_realloc(q->jobs, q->cap * sizeof(zero_job));
+  }
+  q->jobs[q->posted] = (zero_job){op, elems};
+  if (op == ZERO_GATHER)
+    q->gathered += (double)elems;
+  else
+    q->scattered += (double)elems;
+  sg_sem_release(q->ready);
+  return q->posted++;
+}
+
+/* Until job i is done (jobs end in the order they were posted): communication in the time
+ * breakdown (run.h), exposed as far as nothing else of the device runs. */
+static void zero_wait(zero_q *q, size_t i)
+{
+  if (q->seen > i)
+    return;
+  account_label_push("wait for gathers and reduce-scatters");
+  account_comm_begin();
+  while (q->seen <= i) {
+    sg_sem_acquire(q->done);
+    q->seen++;
+  }
+  account_comm_end();
+  account_label_pop();
+}
+
+/* The flush: every job done; the next step's jobs start from 0 (the communicator, waiting on
+ * ready, reads none until one is posted). */
+static void zero_drain(zero_q *q)
+{
+  if (q->posted > 0)
+    zero_wait(q, q->posted - 1);
+  q->posted = q->taken = q->seen = 0;
+}
+
+static void zero_hook(void *ctx, tensor_stage_event ev, size_t l)
+{
+  zero_q *q = ctx;
+  if (ev == TENSOR_STAGE_FORWARD) {
+    if (l + 1 < q->layers)
+      q->gjob[l + 1] = zero_post(q, ZERO_GATHER, q->layer_elems);
+    zero_wait(q, q->gjob[l]);
+  } else if (ev == TENSOR_STAGE_BACKWARD) {
+    if (l > 0)
+      q->gjob[l - 1] = zero_post(q, ZERO_GATHER, q->layer_elems);
+    zero_wait(q, q->gjob[l]);
+  } else
+    zero_post(q, ZERO_SCATTER, q->layer_elems);
+}
+
+/* Before a phase on stage ts: the stage's other entries' gather and its first layer's (the
+ * last's, backward), waiting for the former. Returns the other entries' count. */
+static size_t zero_phase_start(zero_q *q, tensor_stage *ts, kernel_phase ph)
+{
+  q->layer_elems = (size_t)tensor_stage_layer_elements(ts);
+  size_t rest = (size_t)tensor_stage_dp_elements(ts) - q->layers * q->layer_elems, g = 0;
+  if (rest)
+    g = zero_post(q, ZERO_GATHER, rest);
+  size_t first = ph == PHASE_FORWARD ? 0 : q->layers - 1;
+  q->gjob[first] = zero_post(q, ZERO_GATHER, q->layer_elems);
+  if (rest)
+    zero_wait(q, g);
+  return rest;
+}
+
+static void zero_attach(struct pipeline *pl, device *d, tf_device *k)
+{
+  size_t j = d->lane / pl->t, r = d->lane % pl->t, most = 0;
+  zero_q *q = xbt_malloc0(sizeof(*q));
+  q->dc = pl->dcomm[d->rank * pl->t + r];
+  q->j = j;
+  q->ready = sg_sem_init(0);
+  q->done = sg_sem_init(0);
+  for (size_t c = d->rank; c < pl->K; c += pl->p->stages)
+    most = pl->chunks[c].last - pl->chunks[c].first + 1 > most ? pl->chunks[c].last - pl->chunks[c].first + 1 : most;
+  q->gjob = xbt_malloc0(most * sizeof(size_t));
+  for (size_t i = 0; i < pl->p->chunks; i++)
+    tensor_stage_set_hook(k->ts[i], zero_hook, q);
+  k->zq = q;
+  char name[48];
+  snprintf(name, sizeof(name), "pp-zero-%zu", d->idx);
+  sg_actor_t a = sg_actor_init(name, pl->cfg->hosts[d->idx]);
+  sg_actor_set_data(a, q);
+  sg_actor_start(a, zero_actor, 0, NULL);
+  sg_actor_daemonize(a); /* it waits for jobs until the devices end */
+}
+
+static void zero_free(zero_q *q)
+{
+  if (q == NULL)
+    return;
+  sg_sem_destroy(q->ready);
+  sg_sem_destroy(q->done);
+  xbt_free(q->jobs);
+  xbt_free(q->gjob);
+  xbt_free(q);
+}
 
 static void tf_costs(const struct pipeline *pl, chunk *c)
 {
@@ -115,6 +273,8 @@ static void tf_attach(struct pipeline *pl, device *d)
   }
   d->st.params = k->dp_elems;
   d->ks = k;
+  if (pl->p->zero == 3 && pl->dcomm)
+    zero_attach(pl, d, k);
   if (pl->numeric)
     tf_attach_numerics(pl, d, k);
 }
@@ -131,6 +291,7 @@ static void tf_detach(device *d)
   for (size_t i = 0; i < sizeof v / sizeof v[0]; i++)
     xbt_free(v[i]);
   xbt_free(k->off);
+  zero_free(k->zq);
   xbt_free(k);
   d->ks = NULL;
 }
@@ -162,10 +323,17 @@ static void tf_compute(const struct pipeline *pl, device *d, const chunk *c, ker
   tensor_stage *ts = k->ts[(size_t)(c - pl->chunks) / pl->p->stages];
   xbt_assert(ph != PHASE_RECOMPUTE, "pipeline: transformer stages recompute inside their backward");
   if (!pl->numeric) {
+    size_t rest = 0;
+    if (k->zq) {
+      k->zq->layers = c->last - c->first + 1;
+      rest = zero_phase_start(k->zq, ts, ph);
+    }
     if (ph == PHASE_FORWARD)
       tensor_stage_forward(ts, 0, NULL, NULL, NULL);
     else
       tensor_stage_backward(ts, 0, NULL, NULL, NULL);
+    if (rest && ph == PHASE_BACKWARD)
+      zero_post(k->zq, ZERO_SCATTER, rest);
     return;
   }
   const double *seqs = tf_seqs(pl, d->lane / pl->t, io->mb);
@@ -275,7 +443,9 @@ static void tf_flush(struct pipeline *pl, device *d)
   double t0 = simgrid_get_clock();
   if (pl->numeric && pl->tp.seqpar && pl->t > 1)
     tf_sum_replicated(pl, d, k);
-  if (pl->dcomm)
+  if (k->zq) /* ZeRO-3: the last reduce-scatters end; nothing is left to allreduce */
+    zero_drain(k->zq);
+  else if (pl->dcomm)
     coll_allreduce(pl->dcomm[d->rank * pl->t + r], j, g, (size_t)k->dp_elems, COLL_RING);
   if (pl->ecomm && (d->rank == 0 || d->rank == p - 1))
     coll_allreduce(pl->ecomm[d->lane], d->rank == 0 ? 0 : 1, emb, pl->tp.vocab * pl->tp.hidden / pl->t, COLL_RING);
@@ -348,6 +518,17 @@ int pipeline_gpt_measure(void *ctx, const gsl_vector *w, double *loss, double *a
 }
 
 /* ---- after the run ------------------------------------------------------------ */
+
+int pipeline_zero_get(const pipeline *pl, double *gathered, double *scattered, double *layer_elems)
+{
+  const tf_device *k = pl->p->transformer && pl->n_devs ? pl->devs[0].ks : NULL;
+  if (k == NULL || k->zq == NULL)
+    return -1;
+  *gathered = k->zq->gathered;
+  *scattered = k->zq->scattered;
+  *layer_elems = (double)k->zq->layer_elems;
+  return 0;
+}
 
 int pipeline_gpt_get(const pipeline *pl, pipeline_gpt_result *r)
 {

@@ -48,6 +48,15 @@ static void pipeline3d_json(json_t *o, const pipeline_run *r, const pipeline_res
       json_array_append_new(dg, comm_hosts(pipeline_dp_comm(r->pl, s, k)));
   json_object_set_new(o, "tensor_groups", tg);
   json_object_set_new(o, "dp_groups", dg);
+  double gathered, scattered, layer;
+  if (pipeline_zero_get(r->pl, &gathered, &scattered, &layer) == 0) {
+    json_t *z = json_object();
+    json_object_set_new(z, "stage", json_integer(p->zero));
+    json_object_set_new(z, "layer_elements", report_num(layer));
+    json_object_set_new(z, "gathered_elements", report_num(gathered));
+    json_object_set_new(z, "reduce_scattered_elements", report_num(scattered));
+    json_object_set_new(o, "zero", z);
+  }
 }
 
 /* FNV-1a (Fowler, Noll, Vo) over the bytes of x: equal vectors, bit for bit, give equal hashes. */
@@ -125,17 +134,22 @@ static json_t *memory_json(const pipeline_run *r, const run_config *cfg, double 
   for (size_t s = 0; s < p->stages; s++) {
     pipeline_stage_stats st;
     pipeline_stage_get(r->pl, s, &st);
-    double eb = (double)cfg->elem_bytes;
-    double opt = p->optimizer == PIPELINE_OPT_ADAM ? st.params * tensor_optimizer_bytes_per_param(cfg->elem_bytes) : 0;
-    double total = st.params * 2 * eb + opt + st.peak_stash_bytes;
+    double eb = (double)cfg->elem_bytes, g, sc, layer = 0;
+    double shard = st.params; /* ZeRO-3: the device's 1/d of them, and two gathered layers and one layer's gradient */
+    if (p->zero == 3 && pipeline_zero_get(r->pl, &g, &sc, &layer) == 0)
+      shard = st.params / (double)r->tp->dp;
+    double opt = p->optimizer == PIPELINE_OPT_ADAM ? shard * tensor_optimizer_bytes_per_param(cfg->elem_bytes) : 0;
+    double total = shard * 2 * eb + opt + st.peak_stash_bytes + 3 * layer * eb;
     if (total <= best)
       continue;
     best = total;
     json_object_clear(mem);
     json_object_set_new(mem, "stage", json_integer((json_int_t)s));
     json_object_set_new(mem, "parameters", report_num(st.params));
-    json_object_set_new(mem, "parameters_bytes", report_num(st.params * eb));
-    json_object_set_new(mem, "gradients_bytes", report_num(st.params * eb));
+    json_object_set_new(mem, "parameters_bytes", report_num(shard * eb));
+    json_object_set_new(mem, "gradients_bytes", report_num(shard * eb));
+    if (layer > 0)
+      json_object_set_new(mem, "gathered_bytes", report_num(3 * layer * eb));
     json_object_set_new(mem, "optimizer", json_string(p->optimizer == PIPELINE_OPT_ADAM ? "adam" : "sgd (no state)"));
     json_object_set_new(mem, "optimizer_bytes", report_num(opt));
     json_object_set_new(mem, "stash_bytes", report_num(st.peak_stash_bytes));

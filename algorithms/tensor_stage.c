@@ -288,6 +288,20 @@ void tensor_stage_backward(tensor_stage *ts, long mb, const double *seqs, const 
   }
 }
 
+void tensor_stage_set_hook(tensor_stage *ts, tensor_stage_hook fn, void *ctx)
+{
+  ts->rk.hook = fn;
+  ts->rk.hook_ctx = ctx;
+}
+
+double tensor_stage_layer_elements(const tensor_stage *ts)
+{
+  tensor_params one = ts->p;
+  one.layers = 1;
+  one.vocab = 0;
+  return tensor_dp_elements(&one);
+}
+
 double tensor_stage_dp_elements(const tensor_stage *ts)
 {
   tensor_params q = ts->p;

@@ -98,6 +98,19 @@ int tensor_stage_numerics(tensor_stage *ts, const gpt_dims *g, size_t layer0, lo
 void tensor_stage_forward(tensor_stage *ts, long mb, const double *seqs, const double *in, double *out);
 void tensor_stage_backward(tensor_stage *ts, long mb, const double *seqs, const double *dout, double *din);
 
+/* What a stage's owner may do around each of its layers, layer by layer (a stage with a hook
+ * never runs fused passes): before layer l's forward, before its backward (and its
+ * recomputation), and after its backward. The pipeline's ZeRO-3 (pipeline.zero) gathers a
+ * layer's parameters before its forward and before its backward and reduce-scatters its
+ * gradient after. */
+typedef enum tensor_stage_event { TENSOR_STAGE_FORWARD, TENSOR_STAGE_BACKWARD, TENSOR_STAGE_DONE } tensor_stage_event;
+typedef void (*tensor_stage_hook)(void *ctx, tensor_stage_event ev, size_t layer);
+/* Sets (or, with NULL, clears) ts's hook; ctx is passed to it. */
+void tensor_stage_set_hook(tensor_stage *ts, tensor_stage_hook fn, void *ctx);
+/* Elements of one layer's rank share of the data-parallel gradient (tensor_dp_elements of one
+ * layer): the elements a layer's ZeRO-3 gather and reduce-scatter carry. */
+double tensor_stage_layer_elements(const tensor_stage *ts);
+
 /* Elements of this rank's gradients that data parallelism allreduces: the block's layers
  * (as tensor_dp_elements) plus the tied embedding's V/t rows on the first and last stage,
  * the position embedding on the first, the final LayerNorm on the last. */

@@ -24,6 +24,8 @@ typedef struct rank {
   size_t rep;          /* data-parallel replica */
   coll_comm *tc;       /* this replica's tensor communicator */
   void (*layer_done)(struct rank *rk); /* or NULL: after each layer's backward (tensor_rank_backward) */
+  tensor_stage_hook hook; /* or NULL: around each layer (tensor_stage_set_hook; never fused) */
+  void *hook_ctx;
   double dp_s;         /* longest data-parallel allreduce of a step (dp_overlap: first bucket's
                           start to last bucket's end) */
   sg_sem_t ready;      /* dp_overlap: released once per bucket backward has filled */

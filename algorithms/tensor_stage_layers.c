@@ -318,7 +318,16 @@ static void fused_batch(rank *rk, const coll_op *ops, size_t n)
   coll_batch(rk->tc, rk->me, ops, n, t->p->layers, t->n * t->d.h, (coll_algo)t->p->algo);
 }
 
-static int fused(const rank *rk) { return rk->tp->p->fuse && rk->parts == NULL && rk->sn == NULL && !rk->handing; }
+static int fused(const rank *rk)
+{
+  return rk->tp->p->fuse && rk->parts == NULL && rk->sn == NULL && !rk->handing && rk->hook == NULL;
+}
+
+static void hook(rank *rk, tensor_stage_event ev, size_t l)
+{
+  if (rk->hook)
+    rk->hook(rk->hook_ctx, ev, l);
+}
 
 static void forward_fused(rank *rk)
 {
@@ -384,8 +393,10 @@ void tensor_rank_forward(rank *rk, int first, int last)
     forward_fused(rk);
     account_label_pop();
   } else
-    for (size_t l = 0; l < p->layers; l++)
+    for (size_t l = 0; l < p->layers; l++) {
+      hook(rk, TENSOR_STAGE_FORWARD, l);
       forward_layer(rk, l);
+    }
   if (last && p->vocab) {
     account_label_push("forward logits");
     forward_logits(rk);
@@ -407,6 +418,7 @@ void tensor_rank_backward(rank *rk, int first, int last)
     account_label_pop();
   } else
     for (size_t l = p->layers; l-- > 0;) {
+      hook(rk, TENSOR_STAGE_BACKWARD, l);
       if (p->recompute) {
         account_label_push("recompute");
         forward_layer(rk, l); /* the same values again: the run is deterministic */
@@ -417,6 +429,7 @@ void tensor_rank_backward(rank *rk, int first, int last)
       account_label_pop();
       if (rk->layer_done)
         rk->layer_done(rk); /* dp_overlap: the layer's gradients are final */
+      hook(rk, TENSOR_STAGE_DONE, l);
     }
   if (first && p->vocab && rk->sn) {
     account_label_push("backward embedding");

@@ -305,6 +305,59 @@ START_TEST(test_pipeline3d_dp_bytes)
 }
 END_TEST
 
+/* pipeline.zero = 3 on the set-up of test_pipeline3d_dp_bytes (d = 2, m = 2): per microbatch
+ * each (stage, tensor rank) allgathers every layer twice (forward, backward) and its other
+ * entries (embedding rows, position embedding, final LayerNorm) twice, and reduce-scatters each
+ * once; no flush allreduce. A ring allgather or reduce-scatter of e elements over 2 members
+ * sends e x 2 + 2 H bytes. So bytes_total(zero 3, d = 2) - 2 bytes_total(d = 1) = sum over s, r
+ * of m x 3 x (n_s x 2 + U_s x 2 H), U_s the stage's units (its layers, and one for the other
+ * entries: stage 0 has 2 layers and the embedding, stage 1 one layer and the final
+ * LayerNorm and logits' rows). summary.json counts device 0's elements. With the gathers the
+ * step is longer than without (comm that overlaps only in part), and Adam's state, the
+ * gradients and parameters are held 1/d each. */
+START_TEST(test_pipeline3d_zero3_bytes)
+{
+  char *dir = cli_tmpdir();
+  const char *common[] = {"tensor.ranks=2", "tensor.hidden=64", "tensor.heads=4", "tensor.layers=3",
+                          "tensor.seq=16", "tensor.microbatch=1", "tensor.vocab=256", "tensor.recompute=on",
+                          "pipeline.stages=2", "pipeline.microbatches=2", "pipeline.optimizer=adam", NULL};
+  const char *sets[3][16];
+  const char *extra[3][2] = {{"tensor.data_parallel=1", "pipeline.zero=0"},
+                             {"tensor.data_parallel=2", "pipeline.zero=3"},
+                             {"tensor.data_parallel=2", "pipeline.zero=0"}};
+  json_t *r[3];
+  for (int k = 0; k < 3; k++) {
+    size_t n = 0;
+    for (; common[n]; n++)
+      sets[k][n] = common[n];
+    sets[k][n++] = extra[k][0];
+    sets[k][n++] = extra[k][1];
+    sets[k][n] = NULL;
+    char out[8];
+    snprintf(out, sizeof out, "z%d", k);
+    r[k] = run3d(dir, out, "selene", sets[k]);
+  }
+  double n0 = stage_elements(2, 64, 2, 256, 16, 1, 0), n1 = stage_elements(1, 64, 2, 256, 16, 0, 1);
+  double m = 2, zero = 2 * (m * 3 * (n0 * FP16 + 3 * 2 * H)) + 2 * (m * 3 * (n1 * FP16 + 2 * 2 * H));
+  ck_assert_msg(bytes_total(r[1]) - 2 * bytes_total(r[0]) == zero, "ZeRO-3 bytes %.17g, want %.17g",
+                bytes_total(r[1]) - 2 * bytes_total(r[0]), zero);
+  json_t *z = json_object_get(pp(r[1]), "zero");
+  ck_assert_ptr_nonnull(z);
+  ck_assert(json_object_get(pp(r[2]), "zero") == NULL);
+  ck_assert_msg(json_number_value(json_object_get(z, "gathered_elements")) == 2 * m * n0, "gathered %.17g",
+                json_number_value(json_object_get(z, "gathered_elements")));
+  ck_assert(json_number_value(json_object_get(z, "reduce_scattered_elements")) == m * n0);
+  json_t *mem0 = json_object_get(pp(r[2]), "memory_per_gpu"), *mem3 = json_object_get(pp(r[1]), "memory_per_gpu");
+  double opt0 = json_number_value(json_object_get(mem0, "optimizer_bytes"));
+  double opt3 = json_number_value(json_object_get(mem3, "optimizer_bytes"));
+  ck_assert_msg(opt3 == opt0 / 2, "Adam's state %.17g, want half of %.17g", opt3, opt0);
+  ck_assert(pnum(r[1], "makespan_s") > pnum(r[0], "makespan_s"));
+  for (int k = 0; k < 3; k++)
+    json_decref(r[k]);
+  free(dir);
+}
+END_TEST
+
 START_TEST(test_pipeline3d_determinism)
 {
   char *dir = cli_tmpdir();
@@ -350,6 +403,11 @@ START_TEST(test_pipeline3d_bad_input)
       {{"pipeline.recompute=on", NULL}, "pipeline.recompute: transformer stages recompute as tensor.recompute says"},
       {{"pipeline.stages=3", NULL}, "pipeline.stages: 3 stages x 1 chunks need at least 3 layers, the transformer"},
       {{"pipeline.model=cnn", NULL}, "pipeline.model"},
+      {{"pipeline.zero=2", NULL}, "pipeline.zero: 3D stages run ZeRO's stage 3 or none (0), got 2"},
+      {{"pipeline.zero=3", "model.numerics=on", "tensor.vocab=16", NULL},
+       "pipeline.zero: ZeRO-3 shards transformer stages (pipeline.model = transformer) in timing-only runs"},
+      {{"pipeline.zero=3", "pipeline.mirror_replicas=on", "tensor.data_parallel=2", NULL},
+       "pipeline.mirror_replicas: with pipeline.zero = 3 the 2 replicas gather every layer together"},
       {{"tensor.data_parallel=4", "pipeline.stages=2", NULL},
        "the platform has 8 hosts, the run needs 16 (pipeline.stages x tensor.ranks x tensor.data_parallel)"},
   };
@@ -453,6 +511,7 @@ static Suite *pipeline3d_suite(void)
   tcase_set_timeout(tc, 120);
   tcase_add_test(tc, test_pipeline3d_p2p_bytes);
   tcase_add_test(tc, test_pipeline3d_dp_bytes);
+  tcase_add_test(tc, test_pipeline3d_zero3_bytes);
   suite_add_tcase(s, tc);
   tc = tcase_create("mapping");
   tcase_set_timeout(tc, 120);

@@ -8,7 +8,9 @@
  * `dtsim reproduce megatron --quick`: its rows and --check against results/megatron;
  * `dtsim reproduce pipeline --quick`: its rows against their formula, the PTD-P Table 1 rows
  * (ptdp.csv), and --check against results/pipeline; `dtsim reproduce gemm --quick`: the
- * kernel model against DeepBench, and --check against results/gemm. */
+ * kernel model against DeepBench, and --check against results/gemm; `dtsim reproduce zero
+ * --quick`: PTD-P Table 2's 384-GPU rows, ZeRO-3's exact bytes, and --check against
+ * results/zero. */
 #include <check.h>
 #include <math.h>
 #include <stdio.h>
@@ -694,6 +696,72 @@ START_TEST(test_reproduce_pipeline_quick)
 }
 END_TEST
 
+/* zero --quick: PTD-P Table 2's 174.6B rows on 384 GPUs, ZeRO-3 (t = p = 1, d = 384, b = 4) and
+ * PTD-P (t = 8, p = 12, d = 4, b = 1, m = 384), the paper's 144 and 153 beside dtsim's. A ZeRO-3
+ * GPU sends, per step of one microbatch, two gathers and one reduce-scatter of every parameter:
+ * 3 x 2 bytes x P x (d-1)/d with P Megatron's count, 174,615,822,336 (TOL_ZERO_BYTES); the rows
+ * equal the committed full grid's (--check, Release only), which finds a change. */
+#define ZERO_P 174615822336.0
+/* TOL_ZERO_BYTES: the messages' 64-byte headers (a GPU's 291 collectives, 96 layers x 3 and
+ * the embedding's 3, of 383 ring steps each: 7.1 MB) and the entries Megatron's count leaves
+ * out (the final LayerNorm's), over 1.04e12 bytes: measured 7.0e-6. */
+#define TOL_ZERO_BYTES 1e-5
+START_TEST(test_reproduce_zero_quick)
+{
+  char *dir = cli_tmpdir();
+  const char *args[] = {"reproduce", "zero", "--quick", "--quiet", "--jobs", "1", "--out", "z", NULL};
+  ck_assert_int_eq(cli_run(dir, args), 0);
+  ck_assert(cli_exists(dir, "z/zero.png") && cli_exists(dir, "z/zero.ini") && cli_exists(dir, "z/README.md"));
+  char *csv = cli_read(dir, "z/zero.csv");
+  static const char header[] = "params_b,method,variant,gpus,t,p,d,batch,microbatch,microbatches,paper_tflops_per_gpu,"
+                               "tflops_per_gpu,error,step_s,bytes_per_gpu,memory_gb\n";
+  ck_assert_msg(strncmp(csv, header, sizeof header - 1) == 0, "%.160s", csv);
+  ck_assert_int_eq(cli_lines(csv), 3);
+  static const char *const method[] = {"zero3", "ptdp"};
+  static const long want[2][6] = {{1, 1, 384, 1536, 4, 1}, {8, 12, 4, 1536, 1, 384}};
+  static const double paper[] = {144, 153};
+  const char *q = strchr(csv, '\n') + 1;
+  for (int k = 0; k < 2; k++, q = strchr(q, '\n') + 1) {
+    char meth[16], variant[32];
+    double pb, pap, tf, err, step, bytes, mem;
+    long g, t, pp, d, bt, b, m;
+    ck_assert_int_eq(sscanf(q, "%lf,%15[^,],%31[^,],%ld,%ld,%ld,%ld,%ld,%ld,%ld,%lf,%lf,%lf,%lf,%lf,%lf", &pb, meth,
+                            variant, &g, &t, &pp, &d, &bt, &b, &m, &pap, &tf, &err, &step, &bytes, &mem),
+                     16);
+    ck_assert_str_eq(meth, method[k]);
+    ck_assert_str_eq(variant, "committed");
+    ck_assert(g == 384 && t == want[k][0] && pp == want[k][1] && d == want[k][2] && bt == want[k][3] &&
+              b == want[k][4] && m == want[k][5] && pap == paper[k]);
+    ck_assert_msg(fabs(err - (tf / pap - 1)) < TOL_ERROR_COLUMN, "row %d: error %g", k, err);
+    ck_assert_msg(tf > (1 - PAPER_BAND) * pap && tf < (1 + PAPER_BAND) * pap, "row %d: %g Tflop/s per GPU", k, tf);
+    ck_assert(step > 0 && mem > 0 && mem < 80); /* an A100 80GB holds it */
+    if (k == 0) {
+      double zb = 3 * 2 * ZERO_P * 383.0 / 384.0;
+      ck_assert_msg(fabs(bytes / zb - 1) < TOL_ZERO_BYTES, "ZeRO-3 sends %.17g bytes per GPU, want %.17g", bytes, zb);
+    }
+  }
+  free(csv);
+#ifndef DTSIM_SANITIZE /* two 384-GPU runs: about a minute of CPU in Release */
+  const char *check[] = {"reproduce", "zero", "--quick", "--quiet", "--jobs", "1", "--check", "--results",
+                         RESULTS_DIR, NULL};
+  ck_assert_int_eq(cli_run(dir, check), 0);
+  char *full = cli_read("", RESULTS_DIR "/zero/zero.csv");
+  char *row = strstr(full, "\n174.6,ptdp,committed,384,");
+  ck_assert_ptr_nonnull(row);
+  char *tfield = row;
+  for (int c = 0; c < 12; c++) /* to the 12th field, tflops_per_gpu */
+    tfield = strchr(tfield + 1, ',');
+  tfield[1] = tfield[1] == '9' ? '8' : '9';
+  cli_mkdir(dir, "zero");
+  cli_write(dir, "zero/zero.csv", full);
+  free(full);
+  const char *changed[] = {"reproduce", "zero", "--quick", "--quiet", "--jobs", "1", "--check", "--results", ".", NULL};
+  ck_assert_int_eq(cli_run(dir, changed), 1);
+#endif
+  free(dir);
+}
+END_TEST
+
 /* Each tcase is its own ctest entry (tests/CMakeLists.txt reads their names from here and
  * runs them with CK_RUN_CASE), so ctest -j spreads the reproductions over the cores. */
 static Suite *reproduce_suite(void)
@@ -736,6 +804,10 @@ static Suite *reproduce_suite(void)
   tc = tcase_create("pipeline"); /* 4 quick reproductions: about 160 s alone under ASan's thread contexts */
   tcase_set_timeout(tc, 600);
   tcase_add_test(tc, test_reproduce_pipeline_quick);
+  suite_add_tcase(s, tc);
+  tc = tcase_create("zero"); /* two 384-GPU runs twice (--check): about 2 minutes of CPU in Release */
+  tcase_set_timeout(tc, 900);
+  tcase_add_test(tc, test_reproduce_zero_quick);
   suite_add_tcase(s, tc);
   return s;
 }

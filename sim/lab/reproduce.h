@@ -94,6 +94,12 @@ int reproduce_fig5(const reproduce_opts *o, char *err, size_t len);
 int reproduce_collectives(const reproduce_opts *o, char *err, size_t len);
 /* Megatron-LM Table 1 weak scaling, MP and MP + DP (reproduce_megatron.c): 0, 1 or 2. */
 int reproduce_megatron(const reproduce_opts *o, char *err, size_t len);
+/* PTD-P Table 1's one calibrated number (reproduce_pipeline.c): model.efficiency on selene with
+ * the kernel model and NCCL's link shares, found by bisection on the 1.7B row (137 Tflop/s per
+ * GPU); Table 2 (reproduce_zero.c) uses it as it is. */
+#define REPRODUCE_PTDP_EFFICIENCY "0.748022"
+/* PTD-P's Table 2, ZeRO-3 against PTD-P (reproduce_zero.c): 0, 1 or 2. */
+int reproduce_zero(const reproduce_opts *o, char *err, size_t len);
 /* The pipeline bubble against its formula (reproduce_pipeline.c): 0, 1 or 2. */
 int reproduce_pipeline(const reproduce_opts *o, char *err, size_t len);
 /* The kernel model against DeepBench's V100 GEMMs and the guide's examples (reproduce_gemm.c):

@@ -61,7 +61,7 @@ static const char pp_ini[] =
  * other row is a prediction. PTDP_EFF_FLAT and PTDP_EFF_NOMINAL are the same calibration, on the same
  * row, of the robustness runs: the flat rate (model.kernel_model = flat) and the links at
  * their nominal bandwidth (platform.link_efficiency = off). */
-#define PTDP_EFFICIENCY "0.748022"
+#define PTDP_EFFICIENCY REPRODUCE_PTDP_EFFICIENCY
 #define PTDP_EFF_FLAT "0.55347"
 #define PTDP_EFF_NOMINAL "0.747736"
 static const char ptdp_ini[] =
