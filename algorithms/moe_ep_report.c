@@ -123,9 +123,25 @@ static void steps_csv(const moe_ep *m, report *rep)
   report_add_file(rep, "moe_steps.csv", &t);
 }
 
+/* progress.csv's own columns: each evaluation's last finished step's imbalance and dropped
+ * fraction (empty before the first step). */
+static void progress_columns(const moe_ep *m, metrics *mt, report *rep)
+{
+  rep->progress_columns = "imbalance,dropped_fraction";
+  for (size_t i = 0; i < metrics_n_evals(mt); i++) {
+    long s = metrics_eval_at(mt, i)->steps;
+    if (s >= 1 && (size_t)s <= m->n_steps) {
+      report_double(&rep->progress_rows, m->steps[s - 1].imbalance);
+      report_printf(&rep->progress_rows, ",");
+      report_double(&rep->progress_rows, m->steps[s - 1].dropped);
+      report_printf(&rep->progress_rows, "\n");
+    } else
+      report_printf(&rep->progress_rows, ",\n");
+  }
+}
+
 void moe_ep_report(void *state, const run_config *cfg, metrics *mt, report *rep)
 {
-  (void)mt;
   moe_ep *m = state;
   const moe_params *p = m->p;
   size_t P = p->ranks, tail = tail_start(m);
@@ -163,6 +179,7 @@ void moe_ep_report(void *state, const run_config *cfg, metrics *mt, report *rep)
   json_object_set_new(o, "serial_check", check_json(m));
   report_add_block(rep, "moe", o);
   steps_csv(m, rep);
+  progress_columns(m, mt, rep);
 }
 
 void moe_ep_closing(void *state, const run_config *cfg, const report_outcome *o, char *line, size_t len)

@@ -4,8 +4,9 @@
  * moe.serial_check) within the tolerances below, top-1 and top-2, SGD and Adam; the
  * all-to-all bytes each pair exchanged are the rows the router sent between them times the
  * hidden size and model.dtype's bytes, and those rows are every assignment not dropped;
- * a capacity no group can fill drops nothing; two runs (one on two SimGrid threads) write the
- * same files; bad input exits 2. */
+ * a capacity no group can fill drops nothing; progress.csv's imbalance and dropped columns
+ * and the trace's labelled all-to-alls; two runs (one on two SimGrid threads) write the same
+ * files; bad input exits 2. */
 #include <check.h>
 #include <float.h>
 #include <jansson.h>
@@ -158,6 +159,42 @@ START_TEST(test_moe_no_drops_at_full_capacity)
 }
 END_TEST
 
+/* progress.csv's own columns (each evaluation's last step's imbalance and drops, as
+ * moe_steps.csv has them) and the trace's labelled all-to-alls and experts. */
+START_TEST(test_moe_progress_and_trace)
+{
+  char *dir = cli_tmpdir();
+  cli_write(dir, "base.ini", BASE);
+  const char *args[] = {"run", "base.ini", "--quiet", "--out", "out", "--trace", "--set", "run.eval_every=0.02", NULL};
+  json_decref(cli_summary(dir, args, "out"));
+  char *prog = cli_read(dir, "out/progress.csv"), *steps = cli_read(dir, "out/moe_steps.csv");
+  ck_assert_msg(strncmp(prog, "sim_time_s,step,loss,accuracy,imbalance,dropped_fraction\n", 57) == 0, "%s", prog);
+  /* the last evaluation comes after the last step: its columns are that step's */
+  const char *last = prog + strlen(prog) - 1, *srow = steps + strlen(steps) - 1;
+  while (last > prog && last[-1] != '\n')
+    last--;
+  while (srow > steps && srow[-1] != '\n')
+    srow--;
+  double t, loss, acc, imb, drop, st, stime, simb, skimb, sdrop;
+  long n;
+  ck_assert_int_eq(sscanf(last, "%lf,%ld,%lf,%lf,%lf,%lf", &t, &n, &loss, &acc, &imb, &drop), 6);
+  ck_assert_int_eq(sscanf(srow, "%lf,%lf,%lf,%lf,%lf", &st, &stime, &simb, &skimb, &sdrop), 5);
+  ck_assert_int_eq(n, STEPS);
+  ck_assert_double_eq(imb, simb);
+  ck_assert_double_eq(drop, sdrop);
+  char *trace = cli_read(dir, "out/trace.json");
+  static const char *const labels[] = {"dispatch layer 0: alltoallv", "combine layer 1: alltoallv",
+                                       "combine backward layer 1: alltoallv", "dispatch backward layer 0: alltoallv",
+                                       "experts layer 0", "allreduce: allreduce"};
+  for (size_t i = 0; i < sizeof labels / sizeof labels[0]; i++)
+    ck_assert_msg(strstr(trace, labels[i]) != NULL, "no '%s' in the trace", labels[i]);
+  free(trace);
+  free(prog);
+  free(steps);
+  cli_rm_tree(dir);
+}
+END_TEST
+
 START_TEST(test_moe_deterministic)
 {
   static const char *const files[] = {"summary.json", "progress.csv", "moe_steps.csv"};
@@ -188,6 +225,7 @@ static Suite *moe_suite(void)
   tcase_add_test(tc, test_moe_serial_equality);
   tcase_add_test(tc, test_moe_alltoall_bytes);
   tcase_add_test(tc, test_moe_no_drops_at_full_capacity);
+  tcase_add_test(tc, test_moe_progress_and_trace);
   tcase_add_test(tc, test_moe_deterministic);
   tcase_add_test(tc, test_moe_bad_input);
   suite_add_tcase(s, tc);
