@@ -191,9 +191,9 @@ void moe_ep_closing(void *state, const run_config *cfg, const report_outcome *o,
   report_perf_text(&o->perf, 1, shares, sizeof shares);
   double step = m->updates > 0 ? m->end / (double)m->updates : NAN;
   double a2a = m->updates > 0 ? a2a_max(m) / (double)m->updates : NAN;
-  snprintf(line, len, "moe %s: %zu GPUs x %zu experts, top-%zu, capacity %.3g: imbalance %.3g (max/mean at the end), "
+  snprintf(line, len, "moe %s: %zu GPUs, %zu experts, top-%zu, capacity %.3g: imbalance %.3g (max/mean at the end), "
            "%.3g%% dropped, all-to-all %.3g of %.3g s per step; loss %.4g%s%s", o->status, m->p->ranks,
-           m->p->experts / m->p->ranks, m->p->top_k, m->p->capacity_factor,
+           m->p->experts, m->p->top_k, m->p->capacity_factor,
            steps_mean(m, tail, offsetof(moe_ep_step, imbalance)),
            100 * (m->assigned_all > 0 ? m->dropped_all / m->assigned_all : 0), a2a, step, o->loss,
            shares[0] ? "; " : "", shares);
