@@ -107,9 +107,11 @@ START_TEST(test_moe_serial_equality)
     ck_assert_msg(mnum(j, "dropped_fraction") > 0, "%s: nothing dropped", cases[c][0]);
     json_decref(j);
     cli_rm_tree(dir);
+    free(dir);
     dir = cli_tmpdir();
   }
   cli_rm_tree(dir);
+  free(dir);
 }
 END_TEST
 
@@ -144,6 +146,7 @@ START_TEST(test_moe_alltoall_bytes)
   free(csv);
   json_decref(j);
   cli_rm_tree(dir);
+  free(dir);
 }
 END_TEST
 
@@ -156,6 +159,7 @@ START_TEST(test_moe_no_drops_at_full_capacity)
   ck_assert_double_eq(mnum(j, "dropped_fraction"), 0);
   json_decref(j);
   cli_rm_tree(dir);
+  free(dir);
 }
 END_TEST
 
@@ -192,6 +196,7 @@ START_TEST(test_moe_progress_and_trace)
   free(prog);
   free(steps);
   cli_rm_tree(dir);
+  free(dir);
 }
 END_TEST
 
@@ -202,6 +207,7 @@ START_TEST(test_moe_deterministic)
   cli_write(dir, "base.ini", BASE);
   cli_assert_deterministic(dir, "base.ini", "run.eval_every=0.0001", files, 3);
   cli_rm_tree(dir);
+  free(dir);
 }
 END_TEST
 
@@ -214,6 +220,7 @@ START_TEST(test_moe_bad_input)
   const char *a2[] = {"run", "base.ini", "--quiet", "--out", "out", "--set", "model.numerics=off", NULL};
   cli_assert_bad_input(dir, a2, "model.numerics");
   cli_rm_tree(dir);
+  free(dir);
 }
 END_TEST
 
