@@ -8,6 +8,7 @@
 #include "algorithms/consensus.h"
 #include "algorithms/dataparallel.h"
 #include "algorithms/downpour.h"
+#include "algorithms/moe_ep.h"
 #include "algorithms/pipeline.h"
 #include "algorithms/sandblaster.h"
 #include "algorithms/sgd.h"
@@ -22,6 +23,7 @@ const algorithm *const algorithm_registry[] = {
   &dataparallel_algorithm,
   &tensor_algorithm,
   &pipeline_algorithm,
+  &moe_algorithm,
 };
 const size_t algorithm_count = sizeof algorithm_registry / sizeof algorithm_registry[0];
 

@@ -54,6 +54,7 @@ void report_free(report *r)
   for (size_t i = 0; i < r->n_files; i++)
     xbt_free(r->files[i].text.s);
   xbt_free(r->files);
+  xbt_free(r->progress_rows.s);
   xbt_free(r);
 }
 

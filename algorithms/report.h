@@ -74,6 +74,10 @@ typedef struct report {
   json_t *blocks;      /* summary.json entries after "status", in the order added */
   report_file *files;  /* result files beside the common ones */
   size_t n_files;
+  /* progress.csv columns of its own after the common four: their names ("a,b"), or NULL;
+   * progress_rows holds one line per evaluation, in order, of their values ("1.5,0.02") */
+  const char *progress_columns;
+  report_text progress_rows;
 } report;
 
 /* An empty report; free with report_free (NULL is a no-op). */

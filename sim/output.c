@@ -392,7 +392,8 @@ int output_write_all(const char *dir, const run_result *r, char *err, size_t err
     return -1;
   report_text b = {0};
   int rc = 0;
-  report_printf(&b, "sim_time_s,step,loss,accuracy\n");
+  const char *cols = r->rep ? r->rep->progress_columns : NULL, *extra = cols ? r->rep->progress_rows.s : NULL;
+  report_printf(&b, "sim_time_s,step,loss,accuracy%s%s\n", cols ? "," : "", cols ? cols : "");
   for (size_t i = 0; i < metrics_n_evals(r->m); i++) { /* what the run does not measure is an empty field */
     const metrics_eval *e = metrics_eval_at(r->m, i);
     report_double(&b, e->sim_time);
@@ -402,6 +403,12 @@ int output_write_all(const char *dir, const run_result *r, char *err, size_t err
     report_printf(&b, ",");
     if (r->has_accuracy)
       report_double(&b, e->accuracy);
+    if (cols) { /* the algorithm's own columns: line i of its rows */
+      size_t n = extra ? strcspn(extra, "\n") : 0;
+      report_printf(&b, ",%.*s", (int)n, extra ? extra : "");
+      if (extra)
+        extra += n + (extra[n] != '\0');
+    }
     report_printf(&b, "\n");
   }
   rc = rc ? rc : fileio_write(dir, "progress.csv", b.s, b.len, err, errlen);

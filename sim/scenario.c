@@ -63,7 +63,8 @@ static const key_spec head_keys[] = {
    .doc = "Training algorithm; `sgd` is the one-replica sequential baseline, `consensus` the "
           "distributed subgradient method, `collective` one collective timed alone, `dataparallel` "
           "synchronous data parallelism over allreduces, `tensor` Megatron tensor parallelism, `pipeline` "
-          "pipeline parallelism (GPipe, 1F1B, interleaved).",
+          "pipeline parallelism (GPipe, 1F1B, interleaved), `moe` expert parallelism of a mixture-of-experts "
+          "GPT.",
    .check = check_algorithm, .name_at = algorithm_name_at},
   {"run", "seed", KEY_U64, FIELD(run.seed), .def = "1", .unit = "",
    .doc = "Master seed (0 to 2^64-1); every actor's random stream and the synthetic data "

@@ -52,13 +52,14 @@ static int scenario_equal(const scenario *a, const scenario *b)
 #define DPW(s) ((downpour_params *)algorithm_params_mut(&(s), &downpour_algorithm))
 
 /* Keys in all: the common sections' and every registered algorithm's. */
-#define N_FIELDS 146 /* 123 (tensor.steps became an old name of run.max_steps) + model.kernel_model,
+#define N_FIELDS 161 /* 123 (tensor.steps became an old name of run.max_steps) + model.kernel_model,
                         * platform.link_efficiency, run.collectives, platform.speed_spread, data.label_noise,
                         * data.stream, downpour.ps_placement, sandblaster.partitions, sandblaster.ps_placement,
                         * tensor.fuse_layers, platform.comm_sms, pipeline.mirror_replicas,
                         * downpour.comm_quantum, dataparallel.zero and dataparallel.optimizer,
                         * dataparallel's compress, compress_ratio, compress_momentum, compress_warmup,
-                        * compress_levels, compress_rank and local_steps, and pipeline.zero */
+                        * compress_levels, compress_rank and local_steps, and pipeline.zero; + the 15 keys
+                        * of [moe] */
 
 /* Writes text to a fresh file under /tmp; path receives its name. */
 static void write_temp(const char *text, char *path, size_t len)
@@ -733,7 +734,7 @@ START_TEST(test_scenario_reference_table)
   ck_assert_ptr_nonnull(strstr(buf, "| `downpour.lr` | `0.05` |"));
   ck_assert_ptr_nonnull(
       strstr(buf, "One of: `sgd`, `downpour`, `consensus`, `sandblaster`, `collective`, `dataparallel`, `tensor`, "
-                  "`pipeline`."));
+                  "`pipeline`, `moe`."));
   ck_assert_ptr_nonnull(strstr(buf, "Range: in (0, 1]."));
   free(buf);
 }
