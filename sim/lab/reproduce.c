@@ -155,6 +155,21 @@ int reproduce_run_jobs(const reproduce_opts *o, const char *ini, reproduce_job *
   return c.failed ? -1 : 0;
 }
 
+json_t *reproduce_result_block(const reproduce_job *j, const char *name, json_t **summary, char *err, size_t len)
+{
+  char path[700];
+  snprintf(path, sizeof(path), "%s/summary.json", j->dir);
+  json_t *s = json_load_file(path, 0, NULL), *b = s ? json_object_get(s, name) : NULL;
+  if (b == NULL) {
+    json_decref(s);
+    *summary = NULL;
+    snprintf(err, len, "%s: no %s result", path, name);
+    return NULL;
+  }
+  *summary = s;
+  return b;
+}
+
 static int read_step_time(job *j, const reproduce_job *run, char *err, size_t len)
 {
   char path[600];

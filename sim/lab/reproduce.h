@@ -4,6 +4,7 @@
  * each in its own process (one SimGrid engine per process), written as results/NAME/:
  * the scenario, NAME.csv, NAME.png (gnuplot) and a README comparing with the paper. */
 #include <stddef.h>
+#include <jansson.h>
 
 /* argv[0] is "reproduce". Returns the exit status: 0; 1 when --check finds a
  * difference from the committed CSV; 2 on bad input. */
@@ -39,6 +40,10 @@ typedef struct reproduce_job {
  * with the first failure in err. */
 int reproduce_run_jobs(const reproduce_opts *o, const char *ini, reproduce_job *jobs, size_t n, char *err,
                        size_t len);
+
+/* A finished job's summary.json, read whole into *summary (json_decref it), and its block
+ * `name`; NULL (and *summary NULL) with "PATH: no NAME result" in err if either is missing. */
+json_t *reproduce_result_block(const reproduce_job *j, const char *name, json_t **summary, char *err, size_t len);
 
 /* Deletes a job's output folder and log, unless the run failed. */
 void reproduce_remove_run(const reproduce_job *j);

@@ -116,14 +116,9 @@ static size_t coll_grid(int quick, coll_run *runs, reproduce_job *jobs, const ch
 
 static int coll_read(coll_run *c, const reproduce_job *j, char *err, size_t len)
 {
-  char path[700];
-  snprintf(path, sizeof(path), "%s/summary.json", j->dir);
-  json_t *s = json_load_file(path, 0, NULL), *b = s ? json_object_get(s, "collective") : NULL;
-  if (b == NULL) {
-    json_decref(s);
-    snprintf(err, len, "%s: no collective result", path);
+  json_t *s, *b = reproduce_result_block(j, "collective", &s, err, len);
+  if (b == NULL)
     return -1;
-  }
   c->t = json_number_value(json_object_get(b, "time_s"));
   c->formula = json_number_value(json_object_get(b, "formula_s"));
   c->algbw = json_number_value(json_object_get(b, "algbw_gbps"));

@@ -209,14 +209,9 @@ static size_t meg_grid(int quick, meg_run *runs, reproduce_job *jobs, const char
 
 static int meg_read(meg_run *r, const reproduce_job *j, char *err, size_t len)
 {
-  char path[700];
-  snprintf(path, sizeof(path), "%s/summary.json", j->dir);
-  json_t *s = json_load_file(path, 0, NULL), *b = s ? json_object_get(s, "tensor") : NULL;
-  if (b == NULL) {
-    json_decref(s);
-    snprintf(err, len, "%s: no tensor result", path);
+  json_t *s, *b = reproduce_result_block(j, "tensor", &s, err, len);
+  if (b == NULL)
     return -1;
-  }
   r->tflops = json_number_value(json_object_get(b, "tflops_per_gpu"));
   r->step_s = json_number_value(json_object_get(b, "step_time_s"));
   r->dp_s = json_number_value(json_object_get(b, "dp_allreduce_s"));

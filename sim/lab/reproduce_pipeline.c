@@ -177,14 +177,9 @@ static size_t ptdp_grid(int quick, ptdp_run *runs, reproduce_job *jobs, const ch
 
 static int ptdp_read(ptdp_run *r, const reproduce_job *j, char *err, size_t len)
 {
-  char path[700];
-  snprintf(path, sizeof(path), "%s/summary.json", j->dir);
-  json_t *s = json_load_file(path, 0, NULL), *b = s ? json_object_get(s, "pipeline") : NULL;
-  if (b == NULL) {
-    json_decref(s);
-    snprintf(err, len, "%s: no pipeline result", path);
+  json_t *s, *b = reproduce_result_block(j, "pipeline", &s, err, len);
+  if (b == NULL)
     return -1;
-  }
   r->tflops = json_number_value(json_object_get(b, "tflops_per_gpu"));
   r->bubble = json_number_value(json_object_get(b, "bubble_fraction"));
   r->step_s = json_number_value(json_object_get(b, "makespan_s"));
@@ -279,14 +274,9 @@ static size_t pp_grid(int quick, pp_run *runs, reproduce_job *jobs, const char *
 
 static int pp_read(pp_run *r, const reproduce_job *j, char *err, size_t len)
 {
-  char path[700];
-  snprintf(path, sizeof(path), "%s/summary.json", j->dir);
-  json_t *s = json_load_file(path, 0, NULL), *b = s ? json_object_get(s, "pipeline") : NULL;
-  if (b == NULL) {
-    json_decref(s);
-    snprintf(err, len, "%s: no pipeline result", path);
+  json_t *s, *b = reproduce_result_block(j, "pipeline", &s, err, len);
+  if (b == NULL)
     return -1;
-  }
   r->bubble = json_number_value(json_object_get(b, "bubble_fraction"));
   r->formula = json_number_value(json_object_get(b, "formula"));
   r->makespan = json_number_value(json_object_get(b, "makespan_s"));

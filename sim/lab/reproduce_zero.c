@@ -125,14 +125,9 @@ static size_t zero_grid(int quick, zero_run *runs, reproduce_job *jobs, const ch
 
 static int zero_read(zero_run *r, const reproduce_job *j, char *err, size_t len)
 {
-  char path[700];
-  snprintf(path, sizeof(path), "%s/summary.json", j->dir);
-  json_t *s = json_load_file(path, 0, NULL), *b = s ? json_object_get(s, "pipeline") : NULL;
-  if (b == NULL) {
-    json_decref(s);
-    snprintf(err, len, "%s: no pipeline result", path);
+  json_t *s, *b = reproduce_result_block(j, "pipeline", &s, err, len);
+  if (b == NULL)
     return -1;
-  }
   r->tflops = json_number_value(json_object_get(b, "tflops_per_gpu"));
   r->step_s = json_number_value(json_object_get(b, "makespan_s"));
   r->memory_gb = json_number_value(json_object_get(json_object_get(b, "memory_per_gpu"), "total_bytes")) / 1e9;
