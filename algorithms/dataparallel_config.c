@@ -133,10 +133,12 @@ static void free_run(void *state)
 const algorithm dataparallel_algorithm = {
   .name = "dataparallel",
   .summary = "synchronous data parallelism: replicas allreduce gradient buckets overlapping backward (PyTorch DDP), "
-             "optionally sharded (ZeRO stages 1-3, FSDP)",
+             "optionally sharded (ZeRO stages 1-3, FSDP), compressed (top-k, 1-bit, QSGD, PowerSGD) or local SGD",
   .section_doc = "synchronous data parallelism (`run.algorithm = dataparallel`): replicas sum their gradients with "
                  "allreduces of gradient buckets that overlap the backward pass (PyTorch DDP), or shard the "
-                 "optimizer state, gradients and parameters over the replicas (ZeRO stages 1 to 3, FSDP)",
+                 "optimizer state, gradients and parameters over the replicas (ZeRO stages 1 to 3, FSDP), or "
+                 "exchange compressed gradients (top-k, 1-bit, QSGD, PowerSGD), or average models every few "
+                 "steps (local SGD)",
   ALGORITHM_SECTION(dataparallel_keys, dataparallel_params),
   .trains_layers = 1,
   .uses_data = 1,
