@@ -43,7 +43,10 @@ typedef struct algorithm_plan {
  * runs; report and closing; free. prepare, deploy and free are required. */
 typedef struct algorithm_run {
   /* Builds the state the run needs from cfg (hosts not set yet); NULL with one line in
-   * err when the model or data cannot be run so. The state outlives the run. */
+   * err when the model or data cannot be run so. The state outlives the run. This cfg is
+   * not the one check_hosts, metrics_slots and deploy get: it has no hosts, faults or speed
+   * spread, and cores is 0 when platform.cores leaves the count to the host; keep no pointer
+   * to it, and read those fields from deploy's. */
   void *(*prepare)(const run_config *cfg, char *err, size_t len);
   /* With the hosts placed (cfg->hosts): 0, or -1 with one line in err. */
   int (*check_hosts)(void *state, const run_config *cfg, char *err, size_t len);
