@@ -22,6 +22,7 @@
 #include <xbt/sysdep.h>
 
 #include "algorithms/compute.h"
+#include "algorithms/courier.h"
 #include "algorithms/eval.h"
 #include "algorithms/faults.h"
 #include "algorithms/modelpar.h"
@@ -56,22 +57,6 @@ static double remaining(double deadline)
 {
   double left = deadline - simgrid_get_clock();
   return left > 0 ? left : 0;
-}
-
-/* downpour.comm_quantum = Q > 0, an approximation (algorithms/doc/downpour.md, Time quantum):
- * a transfer starts only at a multiple of Q of simulated time, so that the replicas' flows start
- * together and SimGrid solves the network's sharing once per instant rather than once per flow.
- * The replica waits for the next multiple (none when the clock is on one already). */
-static void align_on_quantum(const replica *r)
-{
-  double q = r->d->p->comm_quantum, now = simgrid_get_clock();
-  if (q <= 0)
-    return;
-  double k = ceil(now / q);
-  if ((k - 1) * q >= now) /* now / q rounded up past a multiple that now already is */
-    k -= 1;
-  if (k * q > now)
-    sg_actor_sleep_until(k * q);
 }
 
 static void start_listening(replica *r)
@@ -168,7 +153,7 @@ static void end_step(replica *r, long step)
 static void request_parameters(replica *r)
 {
   const ps_layout *lay = r->lay;
-  align_on_quantum(r);
+  quantum_align(r->d->p->comm_quantum);
   for (size_t i = 0; i < lay->n_links; i++) {
     int s = lay->link[i].shard;
     msg_send(r->d->shard_box[s], shard_host(r->d, s), &ps_fetch_msg_create(r->client, 0)->hdr, MSG_HEADER_BYTES);
@@ -211,7 +196,7 @@ static void fetch_parameters_bounded(replica *r)
   downpour *d = r->d;
   int asked = 0, got = 0;
   long serial = ++r->fetch_serial;
-  align_on_quantum(r);
+  quantum_align(r->d->p->comm_quantum);
   for (size_t i = 0; i < r->lay->n_links; i++) {
     int s = r->lay->link[i].shard;
     sg_mailbox_t box = ps_mailbox(d->shards[s]);
@@ -311,7 +296,7 @@ static void push_gradient_bounded(replica *r)
 {
   downpour *d = r->d;
   int lost = 0;
-  align_on_quantum(r);
+  quantum_align(r->d->p->comm_quantum);
   for (size_t i = 0; i < r->lay->n_links; i++) {
     const ps_link *k = &r->lay->link[i];
     r->push_msgs[i] = NULL;
@@ -353,7 +338,7 @@ static void push_gradient(replica *r)
   }
   account_label_push("push gradient");
   wait_push(r);
-  align_on_quantum(r);
+  quantum_align(r->d->p->comm_quantum);
   for (size_t i = 0; i < r->lay->n_links; i++) {
     const ps_link *k = &r->lay->link[i];
     r->push_comms[i] = msg_send_async(r->d->shard_box[k->shard], shard_host(r->d, k->shard), &push_message(r, i)->hdr,
@@ -656,8 +641,11 @@ downpour *downpour_deploy(const run_config *cfg, const downpour_params *p, const
     d->fp->hook = on_fault;
     d->fp->hook_ctx = d;
   }
-  for (int s = 0; s < S; s++)
+  for (int s = 0; s < S; s++) {
+    if (d->p->comm_quantum > 0)
+      ps_send_on_quantum(d->shards[s], d->p->comm_quantum);
     ps_start(d->shards[s], shard_host(d, s));
+  }
   start_replicas(d);
   eval_start(d->eval, cfg->hosts[0]);
   return d;

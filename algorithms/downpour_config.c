@@ -59,10 +59,11 @@ static const key_spec downpour_keys[] = {
    .choices = "detached|waited"},
   {"downpour", "comm_quantum", KEY_DOUBLE, KEY_FIELD(downpour_params, comm_quantum), .def = "0", .unit = "s",
    .doc = "An approximation for runs of hundreds of replicas: a replica starts its fetch requests and "
-          "pushes only at multiples of this much simulated time, so that flows start together and SimGrid "
-          "shares the network once for all of them instead of once per flow; each aligned start is late "
-          "by up to a quantum (algorithms/doc/downpour.md, Time quantum, has the error table). 0: exact, "
-          "every transfer starts when the replica is ready.",
+          "pushes, and a shard its replies, only at multiples of this much simulated time, so that flows "
+          "start together and SimGrid shares the network once for all of them instead of once per flow; "
+          "each aligned start is late by up to a quantum (algorithms/doc/downpour.md, Time quantum, has "
+          "the error table). Not with host or link faults. 0: exact, every transfer starts when its "
+          "sender is ready.",
    KEY_GE(0)},
 };
 
@@ -86,6 +87,8 @@ static int validate(const scenario *sc, const void *params, char *why, size_t le
     snprintf(why, len, "faults: host and link faults are not supported with downpour.ps_placement = spread");
   else if (faulty && p->waited_sends)
     snprintf(why, len, "faults: host and link faults are not supported with downpour.sends = waited");
+  else if (faulty && p->comm_quantum > 0)
+    snprintf(why, len, "faults: host and link faults are not supported with downpour.comm_quantum > 0");
   else if (faulty && (p->overlap || p->partitions > 1))
     snprintf(why, len, "faults: host and link faults are not supported with downpour.overlap = on or "
              "downpour.partitions > 1");

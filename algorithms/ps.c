@@ -13,6 +13,7 @@
 #include <xbt/sysdep.h>
 
 #include "algorithms/compute.h"
+#include "algorithms/courier.h"
 #include "algorithms/faults.h"
 #include "algorithms/msg.h"
 #include "algorithms/ps_msg.h"
@@ -57,6 +58,8 @@ struct ps_shard {
   double next_ckpt;
   int down, ended;       /* guarded by mu */
   int incarnation;       /* restarts so far: each incarnation listens on a fresh mailbox */
+  double send_quantum;   /* ps_send_on_quantum */
+  courier *courier;      /* starts the replies when send_quantum > 0 */
 };
 
 ps_shard *ps_create(const run_config *cfg, gsl_vector *w, int rank, int n_shards, ps_rule rule,
@@ -107,6 +110,7 @@ void ps_free(ps_shard *s)
   if (s == NULL)
     return;
   sg_mutex_destroy(s->mu);
+  courier_free(s->courier);
   for (int c = 0; c < s->n_clients; c++) {
     xbt_free(s->clients[c].rb);
     xbt_free(s->clients[c].re);
@@ -160,8 +164,11 @@ static void send_parameters(ps_shard *s, const ps_fetch_msg *fetch)
   const ps_client *cl = &s->clients[fetch->client];
   ps_params_msg *m = ps_params_msg_create(s->rank, fetch->serial, s->version, cl->values);
   ps_ranges_gather(m->values, s->w.vector.data, s->begin, cl->rb, cl->re, cl->n_ranges);
-  msg_send(s->client_box[fetch->client], s->client_hosts[fetch->client], &m->hdr,
-           msg_bytes(cl->sim_elems, s->cfg->elem_bytes));
+  double bytes = msg_bytes(cl->sim_elems, s->cfg->elem_bytes);
+  if (s->courier)
+    courier_send(s->courier, s->client_box[fetch->client], s->client_hosts[fetch->client], &m->hdr, bytes);
+  else
+    msg_send(s->client_box[fetch->client], s->client_hosts[fetch->client], &m->hdr, bytes);
 }
 
 /* Dean'12 4.1: the shard applies each gradient as it arrives. Staleness = updates
@@ -292,6 +299,8 @@ static void checkpoint_if_due(ps_shard *s)
 static void finish(ps_shard *s)
 {
   msg_flush();
+  if (s->courier)
+    courier_close(s->courier);
   if (watched(s)) {
     sg_mutex_lock(s->mu);
     s->ended = 1;
@@ -391,7 +400,18 @@ void ps_start(ps_shard *s, sg_host_t host)
   } else {
     s->inbox = sg_mailbox_by_name(name);
   }
+  if (s->send_quantum > 0 && s->courier == NULL) {
+    char cname[48];
+    snprintf(cname, sizeof(cname), "%s.courier", name);
+    s->courier = courier_start(s->send_quantum, cname, host);
+  }
   sg_actor_t a = sg_actor_init(name, host);
   sg_actor_set_data(a, s);
   sg_actor_start(a, ps_actor, 0, NULL);
+}
+
+void ps_send_on_quantum(ps_shard *s, double q)
+{
+  xbt_assert(s->fp == NULL, "ps_send_on_quantum: not under [faults]");
+  s->send_quantum = q;
 }

@@ -38,6 +38,11 @@ void ps_start(ps_shard *s, sg_host_t host);
  * call, c gets the whole slice. Call before the run; the ranges are copied. */
 void ps_serve_link(ps_shard *s, int c, const ps_link *k);
 
+/* downpour.comm_quantum = q > 0 (courier.h): the shard's replies start only at multiples of
+ * q, from a courier beside the shard, so that the shard goes on serving its queue meanwhile.
+ * Not under [faults]. Call before ps_start. */
+void ps_send_on_quantum(ps_shard *s, double q);
+
 /* Copies the shard's current slice into the same positions of w (evaluator only;
  * takes the shard's lock so that it never sees half an update). */
 void ps_snapshot(ps_shard *s, gsl_vector *w);

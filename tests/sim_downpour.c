@@ -244,11 +244,12 @@ END_TEST
 
 /* ---- downpour.comm_quantum: the time-quantum approximation ---- */
 
-/* QUANTUM_TOL: the bound algorithms/doc/downpour.md (Time quantum) documents for
- * downpour.comm_quantum <= 20 ms on 20 steps per replica or more against the exact model
- * (step time, throughput, mean staleness, the busiest link's bytes), from its error table
- * (40-step rows at most 0.75%); this case measured -0.29%, +0.29%, -0.11% and 0. */
+/* QUANTUM_TOL, QUANTUM_STALENESS_TOL: the bounds algorithms/doc/downpour.md (Time quantum)
+ * documents for downpour.comm_quantum <= 20 ms on 20 steps per replica or more against the
+ * exact model, from its error table's 40-step rows: step time, throughput and the busiest
+ * link's bytes within 1% (at most 0.94% there), mean staleness within 2% (at most 1.98%). */
 #define QUANTUM_TOL 0.01
+#define QUANTUM_STALENESS_TOL 0.02
 
 static double perf(const json_t *j, const char *key)
 {
@@ -296,10 +297,14 @@ START_TEST(test_downpour_comm_quantum)
   ck_assert_msg(cli_num(a, "sim_time_s") != cli_num(e, "sim_time_s"), "the quantum changed nothing");
   assert_close("step time", perf(a, "step_time_s"), perf(e, "step_time_s"), QUANTUM_TOL);
   assert_close("throughput", perf(a, "examples_per_s"), perf(e, "examples_per_s"), QUANTUM_TOL);
-  assert_close("mean staleness", staleness(a, "mean"), staleness(e, "mean"), QUANTUM_TOL);
+  assert_close("mean staleness", staleness(a, "mean"), staleness(e, "mean"), QUANTUM_STALENESS_TOL);
   assert_close("busiest link's bytes", max_link_bytes(a), max_link_bytes(e), QUANTUM_TOL);
   const char *files[] = {"progress.csv", "staleness.csv", "links.csv", "breakdown.csv"};
   cli_assert_same_files(dir, "exact", "plain", files, 4);
+  /* not with host or link faults: a shard's courier would die with its host */
+  const char *bad[] = {"run", "--out", "out", "--set", "downpour.comm_quantum=0.01", "--set",
+                       "faults.host_failures=host-1@1", NULL};
+  cli_assert_bad_input(dir, bad, "downpour.comm_quantum");
   json_decref(e);
   json_decref(a);
   free(dir);
