@@ -206,7 +206,7 @@ static int validate(const scenario *sc, const void *params, char *why, size_t le
              "runs (model.numerics = off)");
     return -1;
   }
-  if (p->zero && p->mirror && tp->dp > 1) {
+  if (p->zero == 3 && p->mirror && tp->dp > 1) {
     snprintf(why, len, "pipeline.mirror_replicas: with pipeline.zero = 3 the %zu replicas gather every layer "
              "together, so none can mirror another; set mirror_replicas = off", tp->dp);
     return -1;

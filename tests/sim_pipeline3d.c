@@ -493,7 +493,7 @@ END_TEST
  * times, on selene with t = 8 (every GPU its own link, each replica's stage a node of its own
  * with its own InfiniBand link, so replicas share no link before the flush): d = 4 with 1F1B at
  * message level, d = 2 interleaved as rounds, d = 3 with fused layers and synchronous weight
- * gradients; the makespan, the Tflop/s and every stage's busy, idle and update times agree,
+ * gradients, d = 3 with ZeRO-1 (the flush's reduce-scatter and allgather); the makespan, the Tflop/s and every stage's busy, idle and update times agree,
  * and the boundary bytes count each mirror as its twin. */
 START_TEST(test_pipeline3d_mirror)
 {
@@ -503,7 +503,8 @@ START_TEST(test_pipeline3d_mirror)
       {"tensor.ranks=8", "tensor.data_parallel=2", "pipeline.schedule=interleaved", "pipeline.chunks=2",
        "pipeline.microbatches=4", "run.collectives=rounds", NULL},
       {"tensor.ranks=8", "tensor.data_parallel=3", "pipeline.microbatches=3", "run.collectives=rounds",
-       "tensor.fuse_layers=on", "tensor.async_grad_allreduce=off", NULL}};
+       "tensor.fuse_layers=on", "tensor.async_grad_allreduce=off", NULL},
+      {"tensor.ranks=8", "tensor.data_parallel=3", "pipeline.microbatches=3", "pipeline.zero=1", NULL}};
   for (size_t v = 0; v < sizeof variants / sizeof variants[0]; v++) {
     const char *sets[20] = {"tensor.hidden=1024", "tensor.heads=8", "tensor.layers=4", "tensor.seq=128",
                             "tensor.microbatch=2", "tensor.vocab=51200", "pipeline.stages=2", "tensor.recompute=on"};
