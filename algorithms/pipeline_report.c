@@ -145,7 +145,7 @@ static json_t *memory_json(const pipeline_run *r, const run_config *cfg, double 
     if (p->zero == 3 && pipeline_zero_get(r->pl, &g, &sc, &layer) == 0)
       shard = st.params / (double)r->tp->dp;
     double k = p->optimizer == PIPELINE_OPT_ADAM ? tensor_optimizer_bytes_per_param(cfg->elem_bytes) : 0;
-    mem_zero z = mem_zero_state(zero1, shard, (double)r->tp->dp, eb, k);
+    mem_zero z = mem_zero_state(zero1 ? 1 : 0, shard, (double)r->tp->dp, eb, k); /* 0: everything of `shard` */
     double opt = z.optimizer, total = z.params + z.grads + opt + st.peak_stash_bytes + 3 * layer * eb;
     if (total <= best)
       continue;
