@@ -4,7 +4,8 @@
  * sequence parallelism, at p = 2 and 4 stages, t = 2, d = 2, the parameters after k steps
  * equal the serial GPT's after the same steps on the same batches within the tolerance below
  * (the run's own pipeline.serial_check), every copy of an entry agrees bit for bit, and
- * the schedules agree with each other bit for bit; Adam within its own bound; the numerics
+ * the schedules agree with each other bit for bit; Adam within its own bound; ZeRO-1
+ * (pipeline.zero = 1) within the same bounds, hence near zero = 0's; the numerics
  * leave the simulated time and bytes of a timing-only run as they are (sequence parallelism
  * adds exactly its two numeric collectives); the committed tests/scenarios/gpt3d.ini lowers
  * the held-out loss; bad input exits 2. */
