@@ -120,9 +120,10 @@ void pipeline_chunk_layers(const pipeline *pl, size_t c, size_t *first, size_t *
 const coll_comm *pipeline_tensor_comm(const pipeline *pl, size_t s, size_t j);
 const coll_comm *pipeline_dp_comm(const pipeline *pl, size_t s, size_t r);
 
-/* pipeline.zero = 3 with d > 1, after the run: device 0's (stage 0, replica 0, tensor rank 0)
- * elements allgathered and reduce-scattered over the run, and the most elements of one layer
- * of its (what one gather holds). -1 otherwise. */
+/* pipeline.zero = 1 or 3 with d > 1, after the run: device 0's (stage 0, replica 0, tensor
+ * rank 0) elements allgathered and reduce-scattered over the run, and, with 3, the most
+ * elements of one layer of its (what one gather holds; 0 with 1, which gathers no layer on its
+ * own). -1 otherwise. */
 int pipeline_zero_get(const pipeline *pl, double *gathered, double *scattered, double *layer_elems);
 
 /* Numeric transformer stages, after the run (NULL or NaN otherwise): the whole model's

@@ -91,14 +91,19 @@ static const key_spec pipeline_keys[] = {
           "otherwise): d times fewer activities. links.csv and the traffic totals then hold replica 0's "
           "pipeline traffic only (`pipeline.p2p_bytes` counts each mirror as its twin)."},
   {"pipeline", "zero", KEY_INT, KEY_FIELD(pipeline_params, zero), .def = "0", .unit = "stage",
-   .doc = "Transformer stages, timing only: `3`: ZeRO-3 (Rajbhandari et al. SC'20) over each data-parallel "
-          "group of `tensor.data_parallel` devices (same stage, same tensor rank): each holds 1/d of its "
+   .doc = "Transformer stages: ZeRO (Rajbhandari et al. SC'20) over each data-parallel group of "
+          "`tensor.data_parallel` devices (same stage, same tensor rank). `0`: none (the flush allreduces "
+          "the gradient). `1`: at the flush each device reduce-scatters its gradient (ring, one bucket, "
+          "after the tied embedding's allreduce), updates its 1/d of the entries, the only ones it keeps "
+          "optimizer state for, and allgathers the updated parameters: the bytes of the allreduce they "
+          "replace; with numerics too. `2`: refused (its per-microbatch reduce-scatter conflicts with the "
+          "pipeline's accumulation of the microbatches' gradients). `3`, timing only: each holds 1/d of its "
           "parameters, gradients and Adam state; every layer's parameters are allgathered (ring, "
           "`model.dtype` bytes) before its forward and again before its backward, the next layer's gather "
           "posted first (prefetch), and its gradient reduce-scattered after its backward while the next "
           "layer's backward runs; the embedding's and final LayerNorm's entries likewise around each pass; "
-          "no flush allreduce. `0`: none (the flush allreduces the gradient). Layer by layer (no "
-          "`tensor.fuse_layers` pass); not with `mirror_replicas` (the replicas meet at every layer).",
+          "no flush allreduce; layer by layer (no `tensor.fuse_layers` pass); not with `mirror_replicas` "
+          "(the replicas meet at every layer).",
    KEY_GE(0), KEY_LE(3)},
   {"pipeline", "split", KEY_STR, KEY_FIELD(pipeline_params, split_text), .def = "balanced", .unit = "layers",
    .doc = "Layers of each model chunk in order, `stages x chunks` counts adding up to the dense layers "
@@ -185,17 +190,23 @@ static int validate(const scenario *sc, const void *params, char *why, size_t le
              "stages update with sgd");
     return -1;
   }
-  if (p->zero != 0 && p->zero != 3) {
-    snprintf(why, len, "pipeline.zero: 3D stages run ZeRO's stage 3 or none (0), got %d; stages 1 and 2 are "
-             "dataparallel.zero's", p->zero);
+  if (p->zero == 2) {
+    snprintf(why, len, "pipeline.zero: 3D stages run ZeRO's stage 1 or 3, or none (0), not 2: stage 2 would "
+             "reduce-scatter each microbatch's gradient, which the pipeline accumulates over its microbatches "
+             "first (use 1, as PTD-P and Megatron-LM pair ZeRO-1 with pipelining)");
     return -1;
   }
-  if (p->zero && (!tf || sc->model.numerics)) {
+  if (p->zero && !tf) {
+    snprintf(why, len, "pipeline.zero: ZeRO shards transformer stages (pipeline.model = transformer); dense stages "
+             "run none");
+    return -1;
+  }
+  if (p->zero == 3 && sc->model.numerics) {
     snprintf(why, len, "pipeline.zero: ZeRO-3 shards transformer stages (pipeline.model = transformer) in timing-only "
              "runs (model.numerics = off)");
     return -1;
   }
-  if (p->zero && p->mirror && tp->dp > 1) {
+  if (p->zero == 3 && p->mirror && tp->dp > 1) {
     snprintf(why, len, "pipeline.mirror_replicas: with pipeline.zero = 3 the %zu replicas gather every layer "
              "together, so none can mirror another; set mirror_replicas = off", tp->dp);
     return -1;

@@ -51,6 +51,11 @@ typedef struct tf_device {
   size_t nrep;
   double *bin, *bout; /* n x h: the phase's incoming boundary (after the allgather) and outgoing one */
   double loss;       /* the last chunk's device: the step's microbatch losses, summed */
+  /* pipeline.zero = 1 with d > 1: the device's block of the packed entries (coll_block over its
+   * data-parallel group), the only ones it updates and keeps optimizer state for (all of them
+   * otherwise), and the elements its reduce-scatters and allgathers carried over the run */
+  size_t sh_off, sh_len;
+  double z1_scattered, z1_gathered;
   /* pipeline.zero = 3 with d > 1: the collectives the device posts, in order, to its communicator
    * (an actor on its host running them on its data-parallel group one after the other) */
   struct zero_q *zq;
@@ -240,8 +245,12 @@ static void tf_attach_numerics(struct pipeline *pl, device *d, tf_device *k)
   k->off = xbt_malloc0(v * sizeof(size_t));
   k->w = xbt_malloc0(k->n * sizeof(double));
   k->g = xbt_malloc0(k->n * sizeof(double));
-  k->m1 = xbt_malloc0(k->n * sizeof(double));
-  k->m2 = xbt_malloc0(k->n * sizeof(double));
+  k->sh_off = 0;
+  k->sh_len = k->n;
+  if (pl->p->zero == 1 && pl->dcomm)
+    coll_block(k->n, pl->dp, d->lane / pl->t, &k->sh_off, &k->sh_len);
+  k->m1 = xbt_malloc0(k->sh_len * sizeof(double)); /* Adam's moments of the entries it updates */
+  k->m2 = xbt_malloc0(k->sh_len * sizeof(double));
   k->bin = xbt_malloc0(tf_boundary(pl) * sizeof(double));
   k->bout = xbt_malloc0(tf_boundary(pl) * sizeof(double));
   size_t off = 0;
@@ -399,27 +408,62 @@ static double *tf_embedding(tf_device *k, size_t i)
   return e < (size_t)tensor_stage_dp_elements(k->ts[i]) ? k->g + k->off[i] + e : NULL;
 }
 
-/* The optimizer on the packed entries, the same rule as the serial model's element by element
+/* The optimizer on the device's block of the packed entries (all of them but with
+ * pipeline.zero = 1), the same rule as the serial model's element by element
  * (pipeline_serial_check): the step's gradient is the mean over the m d microbatches. */
 static void tf_update(struct pipeline *pl, tf_device *k)
 {
   double scale = 1.0 / ((double)pl->p->microbatches * (double)pl->dp);
-  for (size_t i = 0; i < k->n; i++)
-    k->g[i] *= scale;
+  double *w = k->w + k->sh_off, *g = k->g + k->sh_off;
+  for (size_t i = 0; i < k->sh_len; i++)
+    g[i] *= scale;
   k->updates++;
   if (pl->p->optimizer == PIPELINE_OPT_ADAM)
-    optim_adam_apply(k->w, k->m1, k->m2, k->g, k->n, pl->p->lr, OPTIM_ADAM_B1, OPTIM_ADAM_B2, OPTIM_ADAM_EPS,
+    optim_adam_apply(w, k->m1, k->m2, g, k->sh_len, pl->p->lr, OPTIM_ADAM_B1, OPTIM_ADAM_B2, OPTIM_ADAM_EPS,
                      k->updates);
   else
-    optim_sgd_apply(k->w, k->g, k->n, pl->p->lr);
+    optim_sgd_apply(w, g, k->sh_len, pl->p->lr);
+}
+
+static void tf_set_params(struct pipeline *pl, tf_device *k)
+{
   for (size_t i = 0; i < pl->p->chunks; i++)
     tensor_stage_set_params(k->ts[i], k->w + k->off[i]);
+}
+
+/* The first and last stage's allreduce of the tied embedding's V h / t rows (emb: their
+ * gradients with numerics, else NULL). */
+static void tf_tie(struct pipeline *pl, device *d, double *emb)
+{
+  size_t p = pl->p->stages;
+  if (pl->ecomm && (d->rank == 0 || d->rank == p - 1))
+    coll_allreduce(pl->ecomm[d->lane], d->rank == 0 ? 0 : 1, emb, pl->tp.vocab * pl->tp.hidden / pl->t, COLL_RING);
+}
+
+/* ZeRO-1 (pipeline.zero = 1, d > 1): the tie first (its two ends' packed blocks differ, so it
+ * goes before the gradient is scattered, as Megatron-LM's distributed optimizer orders them),
+ * then the ring reduce-scatter of the gradient over the data-parallel group, the update of the
+ * device's block, and the ring allgather of the updated parameters: one bucket each, as the
+ * allreduce they replace, whose two halves they are (the same bytes). */
+static void tf_flush_zero1(struct pipeline *pl, device *d, tf_device *k, double *emb)
+{
+  size_t j = d->lane / pl->t, r = d->lane % pl->t, n = (size_t)k->dp_elems;
+  coll_comm *dc = pl->dcomm[d->rank * pl->t + r];
+  tf_tie(pl, d, emb);
+  coll_reduce_scatter(dc, j, pl->numeric ? k->g : NULL, n);
+  if (pl->numeric)
+    tf_update(pl, k);
+  coll_allgather(dc, j, pl->numeric ? k->w : NULL, n);
+  k->z1_scattered += (double)n;
+  k->z1_gathered += (double)n;
 }
 
 /* The flush (PTD-P sec. 2, Megatron-LM's finalize): each (stage, tensor rank) allreduces
  * its gradients across the d replicas (ring, one bucket), then the first and last stage
  * allreduce the tied embedding's V h / t rows; the optimizer costs no simulated time, as in
- * tensor.c. With numerics these sum the packed gradients, then the optimizer updates them. */
+ * tensor.c. With numerics these sum the packed gradients, then the optimizer updates them.
+ * ZeRO-3 has reduce-scattered the gradients already; ZeRO-1 scatters them here
+ * (tf_flush_zero1). */
 static void tf_flush(struct pipeline *pl, device *d)
 {
   tf_device *k = d->ks;
@@ -443,15 +487,23 @@ static void tf_flush(struct pipeline *pl, device *d)
   double t0 = simgrid_get_clock();
   if (pl->numeric && pl->tp.seqpar && pl->t > 1)
     tf_sum_replicated(pl, d, k);
+  if (pl->p->zero == 1 && pl->dcomm) {
+    tf_flush_zero1(pl, d, k, emb);
+    d->st.update_s += simgrid_get_clock() - t0;
+    if (pl->numeric)
+      tf_set_params(pl, k);
+    return;
+  }
   if (k->zq) /* ZeRO-3: the last reduce-scatters end; nothing is left to allreduce */
     zero_drain(k->zq);
   else if (pl->dcomm)
     coll_allreduce(pl->dcomm[d->rank * pl->t + r], j, g, (size_t)k->dp_elems, COLL_RING);
-  if (pl->ecomm && (d->rank == 0 || d->rank == p - 1))
-    coll_allreduce(pl->ecomm[d->lane], d->rank == 0 ? 0 : 1, emb, pl->tp.vocab * pl->tp.hidden / pl->t, COLL_RING);
+  tf_tie(pl, d, emb);
   d->st.update_s += simgrid_get_clock() - t0;
-  if (pl->numeric)
+  if (pl->numeric) {
     tf_update(pl, k);
+    tf_set_params(pl, k);
+  }
 }
 
 /* The GPT, its language, its initial parameters and held-out measures, and the draws. */
@@ -522,11 +574,17 @@ int pipeline_gpt_measure(void *ctx, const gsl_vector *w, double *loss, double *a
 int pipeline_zero_get(const pipeline *pl, double *gathered, double *scattered, double *layer_elems)
 {
   const tf_device *k = pl->p->transformer && pl->n_devs ? pl->devs[0].ks : NULL;
-  if (k == NULL || k->zq == NULL)
+  if (k != NULL && k->zq != NULL) {
+    *gathered = k->zq->gathered;
+    *scattered = k->zq->scattered;
+    *layer_elems = (double)k->zq->layer_elems;
+    return 0;
+  }
+  if (k == NULL || pl->p->zero != 1 || pl->dcomm == NULL)
     return -1;
-  *gathered = k->zq->gathered;
-  *scattered = k->zq->scattered;
-  *layer_elems = (double)k->zq->layer_elems;
+  *gathered = k->z1_gathered;
+  *scattered = k->z1_scattered;
+  *layer_elems = 0;
   return 0;
 }
 

@@ -15,6 +15,7 @@
 #include "algorithms/tensor_stage.h"
 #include "models/data.h"
 #include "models/gpt.h"
+#include "models/mem.h"
 
 /* Host names of a communicator's members in rank order. */
 static json_t *comm_hosts(const coll_comm *c)
@@ -52,7 +53,8 @@ static void pipeline3d_json(json_t *o, const pipeline_run *r, const pipeline_res
   if (pipeline_zero_get(r->pl, &gathered, &scattered, &layer) == 0) {
     json_t *z = json_object();
     json_object_set_new(z, "stage", json_integer(p->zero));
-    json_object_set_new(z, "layer_elements", report_num(layer));
+    if (p->zero == 3)
+      json_object_set_new(z, "layer_elements", report_num(layer));
     json_object_set_new(z, "gathered_elements", report_num(gathered));
     json_object_set_new(z, "reduce_scattered_elements", report_num(scattered));
     json_object_set_new(o, "zero", z);
@@ -124,8 +126,11 @@ static void pipeline_gpt_json(json_t *o, const pipeline_run *r, const metrics *m
 
 /* What the most loaded GPU would hold: its stage's parameters and gradients in
  * model.dtype, pipeline.optimizer's state (SGD keeps none; Adam as Megatron's, 12 bytes
- * per 16-bit parameter) and its peak stash, the activations kept for backward. The block
- * of that GPU; its total bytes into *total_bytes. */
+ * per 16-bit parameter) and its peak stash, the activations kept for backward. ZeRO's
+ * formula (mem_zero_state) on the device's entries: ZeRO-1 shards the optimizer state over
+ * the d replicas; ZeRO-3's device holds 1/d of its entries (each one's whole state, stage 0's
+ * formula on the shard) and three layers' gathered buffers. The block of that GPU; its total
+ * bytes into *total_bytes. */
 static json_t *memory_json(const pipeline_run *r, const run_config *cfg, double *total_bytes)
 {
   const pipeline_params *p = &r->p;
@@ -136,18 +141,20 @@ static json_t *memory_json(const pipeline_run *r, const run_config *cfg, double 
     pipeline_stage_get(r->pl, s, &st);
     double eb = (double)cfg->elem_bytes, g, sc, layer = 0;
     double shard = st.params; /* ZeRO-3: the device's 1/d of them, and two gathered layers and one layer's gradient */
+    int zero1 = p->zero == 1 && pipeline_zero_get(r->pl, &g, &sc, &layer) == 0;
     if (p->zero == 3 && pipeline_zero_get(r->pl, &g, &sc, &layer) == 0)
       shard = st.params / (double)r->tp->dp;
-    double opt = p->optimizer == PIPELINE_OPT_ADAM ? shard * tensor_optimizer_bytes_per_param(cfg->elem_bytes) : 0;
-    double total = shard * 2 * eb + opt + st.peak_stash_bytes + 3 * layer * eb;
+    double k = p->optimizer == PIPELINE_OPT_ADAM ? tensor_optimizer_bytes_per_param(cfg->elem_bytes) : 0;
+    mem_zero z = mem_zero_state(zero1 ? 1 : 0, shard, (double)r->tp->dp, eb, k); /* 0: everything of `shard` */
+    double opt = z.optimizer, total = z.params + z.grads + opt + st.peak_stash_bytes + 3 * layer * eb;
     if (total <= best)
       continue;
     best = total;
     json_object_clear(mem);
     json_object_set_new(mem, "stage", json_integer((json_int_t)s));
     json_object_set_new(mem, "parameters", report_num(st.params));
-    json_object_set_new(mem, "parameters_bytes", report_num(shard * eb));
-    json_object_set_new(mem, "gradients_bytes", report_num(shard * eb));
+    json_object_set_new(mem, "parameters_bytes", report_num(z.params));
+    json_object_set_new(mem, "gradients_bytes", report_num(z.grads));
     if (layer > 0)
       json_object_set_new(mem, "gathered_bytes", report_num(3 * layer * eb));
     json_object_set_new(mem, "optimizer", json_string(p->optimizer == PIPELINE_OPT_ADAM ? "adam" : "sgd (no state)"));

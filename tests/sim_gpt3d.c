@@ -4,7 +4,8 @@
  * sequence parallelism, at p = 2 and 4 stages, t = 2, d = 2, the parameters after k steps
  * equal the serial GPT's after the same steps on the same batches within the tolerance below
  * (the run's own pipeline.serial_check), every copy of an entry agrees bit for bit, and
- * the schedules agree with each other bit for bit; Adam within its own bound; the numerics
+ * the schedules agree with each other bit for bit; Adam within its own bound; ZeRO-1
+ * (pipeline.zero = 1) within the same bounds, hence near zero = 0's; the numerics
  * leave the simulated time and bytes of a timing-only run as they are (sequence parallelism
  * adds exactly its two numeric collectives); the committed tests/scenarios/gpt3d.ini lowers
  * the held-out loss; bad input exits 2. */
@@ -210,6 +211,56 @@ START_TEST(test_gpt3d_edges)
 }
 END_TEST
 
+START_TEST(test_gpt3d_zero1)
+{
+  /* pipeline.zero = 1: each replica's device updates only its block of the packed entries
+   * (Adam's moments of that block only) and the allgather hands every device the others'.
+   * Its sums differ from zero = 0's in order only: the tied embedding's two ends are summed
+   * before the data-parallel ring (the ring then adds d such pairs) where zero = 0 adds the two
+   * rings' results; the reduce-scatter and allgather are the allreduce's two halves. So its
+   * parameters are the serial GPT's within the same TOL_SGD (TOL_ADAM with Adam), as zero = 0's
+   * are, and the two within twice that of each other (|w1 - w0| <= |w1 - ws| + |ws - w0|,
+   * max_abs_error, relative to the distance moved); every copy of an entry agrees bit for bit
+   * (the allgather delivered). At p = 2 and 4 stages (interleaved with sequence parallelism:
+   * the tensor group's sum of the replicated gradients comes first), t = 2, d = 2 and 3 (uneven
+   * blocks), SGD and Adam. */
+  char *dir = cli_tmpdir();
+  static const char *cases[][5] = {
+      {"pipeline.stages=2", NULL},
+      {"pipeline.stages=4", "pipeline.schedule=interleaved", "pipeline.chunks=2", "tensor.sequence_parallel=on", NULL},
+      {"pipeline.stages=2", "tensor.data_parallel=3", NULL},
+  };
+  static const char *opt[][3] = {{"pipeline.optimizer=sgd", NULL}, {"pipeline.optimizer=adam", "pipeline.lr=0.01", NULL}};
+  for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++)
+    for (size_t o = 0; o < 2; o++) {
+      json_t *j[2];
+      for (int z = 0; z < 2; z++) {
+        const char *sets[12];
+        size_t n = 0;
+        for (size_t i = 0; cases[c][i]; i++)
+          sets[n++] = cases[c][i];
+        for (size_t i = 0; opt[o][i]; i++)
+          sets[n++] = opt[o][i];
+        sets[n++] = z ? "pipeline.zero=1" : "pipeline.zero=0";
+        sets[n] = NULL;
+        char what[200];
+        snprintf(what, sizeof what, "case %zu %s zero %d", c, opt[o][0], z);
+        j[z] = run(dir, z ? "z1" : "z0", sets);
+        free(assert_serial(j[z], what, o ? tol_adam() : 0));
+      }
+      double moved = num(j[0], "check", "max_moved"), tol = o ? tol_adam() : tol_sgd(moved);
+      double apart = (num(j[0], "check", "max_abs_error") + num(j[1], "check", "max_abs_error")) / moved;
+      ck_assert_msg(apart <= 2 * tol, "case %zu %s: ZeRO-1 within %.3g of zero = 0 (relative), tolerance %.3g", c,
+                    opt[o][0], apart, 2 * tol);
+      ck_assert_int_eq(json_integer_value(block(j[1], "zero", "stage")), 1);
+      ck_assert(block(j[0], "zero", "stage") == NULL);
+      json_decref(j[0]);
+      json_decref(j[1]);
+    }
+  free(dir);
+}
+END_TEST
+
 /* A timing-only run of the shapes above with the extra sets. */
 static json_t *run_timing(const char *dir, const char *out, const char *const *sets, int numerics)
 {
@@ -335,6 +386,7 @@ static Suite *gpt3d_suite(void)
   tcase_add_loop_test(tc, test_gpt3d_equals_serial, 0, 2);
   tcase_add_test(tc, test_gpt3d_adam);
   tcase_add_test(tc, test_gpt3d_edges);
+  tcase_add_test(tc, test_gpt3d_zero1);
   suite_add_tcase(s, tc);
   TCase *tt = tcase_create("timing");
   tcase_set_timeout(tt, 600);

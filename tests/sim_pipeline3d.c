@@ -3,8 +3,9 @@
  * tensor.c's stages), through the CLI, one simulation per process: one stage equals the
  * tensor algorithm, the bubble of t = d = 1 against (m+p-1)(t_f+t_b), the exact
  * stage-boundary bytes with and without PTD-P's scatter/gather, Megatron's host order of
- * the tensor and data-parallel groups, the exact data-parallel allreduce bytes, mirrored
- * replicas against simulated ones, determinism and bad input. */
+ * the tensor and data-parallel groups, the exact data-parallel allreduce bytes and those of
+ * ZeRO-3 and ZeRO-1 (pipeline.zero), mirrored replicas against simulated ones, determinism
+ * and bad input. */
 #include <check.h>
 #include <jansson.h>
 #include <math.h>
@@ -358,6 +359,70 @@ START_TEST(test_pipeline3d_zero3_bytes)
 }
 END_TEST
 
+/* pipeline.zero = 1 on the set-up of test_pipeline3d_dp_bytes: the flush's ring allreduce of
+ * n_s elements per (stage, tensor rank) becomes a ring reduce-scatter and a ring allgather of
+ * them, each d - 1 steps of one block and a header per member, half of the allreduce's
+ * 2 (d - 1) (ZeRO sec. 7: 2 psi per replica for P_os, as for DDP). So the bytes of zero = 0 and
+ * 1 are equal, and with d = 2 they exceed 2 bytes_total(d = 1) by test_pipeline3d_dp_bytes's
+ * sum over s, r of 2 (n_s x 2 + 2 H); also at d = 3, where the blocks are uneven. summary.json
+ * counts device 0's n_0 elements scattered and gathered per step; Adam's state is 1/d of
+ * zero = 0's (ZeRO's K psi / N_d), the parameters and gradients stay whole. */
+START_TEST(test_pipeline3d_zero1_bytes)
+{
+  char *dir = cli_tmpdir();
+  const char *common[] = {"tensor.ranks=2", "tensor.hidden=64", "tensor.heads=4", "tensor.layers=3",
+                          "tensor.seq=16", "tensor.microbatch=1", "tensor.vocab=256", "tensor.recompute=on",
+                          "pipeline.stages=2", "pipeline.microbatches=2", "pipeline.optimizer=adam", NULL};
+  const char *extra[5][2] = {{"tensor.data_parallel=1", "pipeline.zero=0"},
+                             {"tensor.data_parallel=2", "pipeline.zero=0"},
+                             {"tensor.data_parallel=2", "pipeline.zero=1"},
+                             {"tensor.data_parallel=3", "pipeline.zero=0"},
+                             {"tensor.data_parallel=3", "pipeline.zero=1"}};
+  json_t *r[5];
+  for (int k = 0; k < 5; k++) {
+    const char *sets[16];
+    size_t n = 0;
+    for (; common[n]; n++)
+      sets[n] = common[n];
+    sets[n++] = extra[k][0];
+    sets[n++] = extra[k][1];
+    sets[n] = NULL;
+    char out[8];
+    snprintf(out, sizeof out, "z%d", k);
+    r[k] = run3d(dir, out, "selene", sets);
+  }
+  double n0 = stage_elements(2, 64, 2, 256, 16, 1, 0), n1 = stage_elements(1, 64, 2, 256, 16, 0, 1);
+  double dp = 2 * (2 * (n0 * FP16 + 2 * H)) + 2 * (2 * (n1 * FP16 + 2 * H));
+  ck_assert_msg(bytes_total(r[2]) - 2 * bytes_total(r[0]) == dp, "ZeRO-1 data-parallel bytes %.17g, want %.17g",
+                bytes_total(r[2]) - 2 * bytes_total(r[0]), dp);
+  for (int k = 1; k < 5; k += 2) {
+    const char *d = extra[k][0];
+    ck_assert_msg(bytes_total(r[k + 1]) == bytes_total(r[k]), "%s: ZeRO-1 %.17g bytes, zero = 0 %.17g", d,
+                  bytes_total(r[k + 1]), bytes_total(r[k]));
+    json_t *z = json_object_get(pp(r[k + 1]), "zero");
+    ck_assert_ptr_nonnull(z);
+    ck_assert(json_object_get(pp(r[k]), "zero") == NULL);
+    ck_assert_int_eq(json_integer_value(json_object_get(z, "stage")), 1);
+    ck_assert(json_number_value(json_object_get(z, "reduce_scattered_elements")) == n0);
+    ck_assert(json_number_value(json_object_get(z, "gathered_elements")) == n0);
+    json_t *mem0 = json_object_get(pp(r[k]), "memory_per_gpu"), *mem1 = json_object_get(pp(r[k + 1]), "memory_per_gpu");
+    double dd = k == 1 ? 2 : 3, opt0 = json_number_value(json_object_get(mem0, "optimizer_bytes"));
+    double opt1 = json_number_value(json_object_get(mem1, "optimizer_bytes"));
+    ck_assert_msg(opt1 == opt0 / dd, "%s: Adam's state %.17g, want 1/d of %.17g", d, opt1, opt0);
+    ck_assert(opt0 > 0);
+    const char *whole[] = {"parameters_bytes", "gradients_bytes", "stash_bytes"};
+    for (size_t i = 0; i < 3; i++)
+      ck_assert_msg(json_number_value(json_object_get(mem1, whole[i])) == json_number_value(json_object_get(mem0, whole[i])),
+                    "%s: %s differs from zero = 0's", d, whole[i]);
+    ck_assert(json_number_value(json_object_get(mem1, "total_bytes")) ==
+              json_number_value(json_object_get(mem0, "total_bytes")) - opt0 + opt1);
+  }
+  for (int k = 0; k < 5; k++)
+    json_decref(r[k]);
+  free(dir);
+}
+END_TEST
+
 START_TEST(test_pipeline3d_determinism)
 {
   char *dir = cli_tmpdir();
@@ -403,7 +468,9 @@ START_TEST(test_pipeline3d_bad_input)
       {{"pipeline.recompute=on", NULL}, "pipeline.recompute: transformer stages recompute as tensor.recompute says"},
       {{"pipeline.stages=3", NULL}, "pipeline.stages: 3 stages x 1 chunks need at least 3 layers, the transformer"},
       {{"pipeline.model=cnn", NULL}, "pipeline.model"},
-      {{"pipeline.zero=2", NULL}, "pipeline.zero: 3D stages run ZeRO's stage 3 or none (0), got 2"},
+      {{"pipeline.zero=2", NULL}, "pipeline.zero: 3D stages run ZeRO's stage 1 or 3, or none (0), not 2"},
+      {{"pipeline.zero=1", "pipeline.model=dense", NULL},
+       "pipeline.zero: ZeRO shards transformer stages (pipeline.model = transformer); dense stages run none"},
       {{"pipeline.zero=3", "model.numerics=on", "tensor.vocab=16", NULL},
        "pipeline.zero: ZeRO-3 shards transformer stages (pipeline.model = transformer) in timing-only runs"},
       {{"pipeline.zero=3", "pipeline.mirror_replicas=on", "tensor.data_parallel=2", NULL},
@@ -426,7 +493,7 @@ END_TEST
  * times, on selene with t = 8 (every GPU its own link, each replica's stage a node of its own
  * with its own InfiniBand link, so replicas share no link before the flush): d = 4 with 1F1B at
  * message level, d = 2 interleaved as rounds, d = 3 with fused layers and synchronous weight
- * gradients; the makespan, the Tflop/s and every stage's busy, idle and update times agree,
+ * gradients, d = 3 with ZeRO-1 (the flush's reduce-scatter and allgather); the makespan, the Tflop/s and every stage's busy, idle and update times agree,
  * and the boundary bytes count each mirror as its twin. */
 START_TEST(test_pipeline3d_mirror)
 {
@@ -436,7 +503,8 @@ START_TEST(test_pipeline3d_mirror)
       {"tensor.ranks=8", "tensor.data_parallel=2", "pipeline.schedule=interleaved", "pipeline.chunks=2",
        "pipeline.microbatches=4", "run.collectives=rounds", NULL},
       {"tensor.ranks=8", "tensor.data_parallel=3", "pipeline.microbatches=3", "run.collectives=rounds",
-       "tensor.fuse_layers=on", "tensor.async_grad_allreduce=off", NULL}};
+       "tensor.fuse_layers=on", "tensor.async_grad_allreduce=off", NULL},
+      {"tensor.ranks=8", "tensor.data_parallel=3", "pipeline.microbatches=3", "pipeline.zero=1", NULL}};
   for (size_t v = 0; v < sizeof variants / sizeof variants[0]; v++) {
     const char *sets[20] = {"tensor.hidden=1024", "tensor.heads=8", "tensor.layers=4", "tensor.seq=128",
                             "tensor.microbatch=2", "tensor.vocab=51200", "pipeline.stages=2", "tensor.recompute=on"};
@@ -512,6 +580,7 @@ static Suite *pipeline3d_suite(void)
   tcase_add_test(tc, test_pipeline3d_p2p_bytes);
   tcase_add_test(tc, test_pipeline3d_dp_bytes);
   tcase_add_test(tc, test_pipeline3d_zero3_bytes);
+  tcase_add_test(tc, test_pipeline3d_zero1_bytes);
   suite_add_tcase(s, tc);
   tc = tcase_create("mapping");
   tcase_set_timeout(tc, 120);
