@@ -1,0 +1,400 @@
+/* reproduce_moe.c - `dtsim reproduce moe`: the MoE GPT of run.algorithm = moe on 8 selene GPUs
+ * trained with the auxiliary load-balancing loss off and on (Switch Transformer, Fedus et al.
+ * 2021, arXiv 2101.03961), at capacity factors 1.0, 1.25 and 2.0, top-1 and top-2 (GShard,
+ * Lepikhin et al. 2020, arXiv 2006.16668): imbalance, dropped tokens, step time and held-out loss
+ * against simulated training time, compared qualitatively with the two papers. One simulation per
+ * process. */
+#include <jansson.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <xbt/asserts.h>
+#include <xbt/sysdep.h>
+
+#include "sim/fileio.h"
+#include "sim/lab/reproduce.h"
+#include "sim/lab/template.h"
+
+/* The example of algorithms/doc/moe.md, with the experts' compute made to weigh by the one rule
+ * the template states: the hosts compute at 1/1000 of the A100's rate (platform.speed_factor).
+ * Each run sets moe.top_k, moe.capacity_factor and moe.aux_coef. */
+#define MOE_SPEED "0.001"
+#define MOE_AUX "0.01"
+#define MOE_STEPS "100"
+static const char moe_ini[] =
+    "; dtsim reproduce moe: expert parallelism of the MoE GPT on 8 selene GPUs, the auxiliary loss off and on.\n"
+    "; Each run sets moe.top_k, moe.capacity_factor and moe.aux_coef.\n"
+    "[run]\n"
+    "algorithm = moe\n"
+    "max_steps = " MOE_STEPS "\n"
+    "eval_every = 0.0015         ; simulated s: about 20 held-out evaluations per run\n"
+    "[platform]\n"
+    "preset = selene             ; 8 A100 per node, NVSwitch\n"
+    "speed_factor = " MOE_SPEED "        ; compute at 1/1000 of the A100's rate, so that the experts weigh (README)\n"
+    "[model]\n"
+    "numerics = on               ; the router is trained: the traffic is its routing\n"
+    "dtype = bf16                ; 2 bytes per element on the wire\n"
+    "efficiency = 0.5\n"
+    "[data]\n"
+    "train = 4096\n"
+    "test = 32\n"
+    "[moe]\n"
+    "ranks = 8                   ; one node, one expert per GPU\n"
+    "experts = 8\n"
+    "hidden = 32\n"
+    "heads = 4\n"
+    "layers = 2\n"
+    "seq = 16\n"
+    "vocab = 64\n"
+    "batch = 8                   ; sequences per GPU and step: each GPU's routing group is 128 tokens\n"
+    "lr = 0.01\n"
+    "optimizer = adam\n";
+
+static const int moe_topk[] = {1, 2};
+static const char *const moe_cap[] = {"1.0", "1.25", "2.0"};
+static const char *const moe_aux[] = {"0", MOE_AUX};
+#define MOE_RUNS 12
+
+typedef struct moe_run {
+  int top_k;
+  const char *cap, *aux;
+  double imbalance, kept_imbalance, dropped_end, dropped_run, step_s, alltoall_s, bytes_per_step, final_loss;
+  size_t n_eval;
+  double *t, *loss;
+  long *step;
+} moe_run;
+
+/* --quick: top-1 at capacity 1.0 and 2.0, the auxiliary loss off and on. */
+static size_t moe_grid(int quick, moe_run *runs, reproduce_job *jobs, const char *work)
+{
+  size_t n = 0;
+  for (size_t k = 0; k < 2; k++)
+    for (size_t c = 0; c < 3; c++)
+      for (size_t a = 0; a < 2; a++) {
+        if (quick && (k > 0 || c == 1))
+          continue;
+        runs[n] = (moe_run){.top_k = moe_topk[k], .cap = moe_cap[c], .aux = moe_aux[a]};
+        reproduce_job *jb = &jobs[n];
+        memset(jb, 0, sizeof(*jb));
+        snprintf(jb->label, sizeof(jb->label), "top-%d, capacity %s, aux loss %s", moe_topk[k], moe_cap[c], moe_aux[a]);
+        snprintf(jb->sets[0], sizeof(jb->sets[0]), "moe.top_k=%d", moe_topk[k]);
+        snprintf(jb->sets[1], sizeof(jb->sets[1]), "moe.capacity_factor=%s", moe_cap[c]);
+        snprintf(jb->sets[2], sizeof(jb->sets[2]), "moe.aux_coef=%s", moe_aux[a]);
+        jb->n_sets = 3;
+        snprintf(jb->dir, sizeof(jb->dir), "%s/top%d-cap%s-aux%s", work, moe_topk[k], moe_cap[c], moe_aux[a]);
+        n++;
+      }
+  return n;
+}
+
+/* The held-out evaluations of the run's progress.csv (sim_time_s,step,loss,...). */
+static int moe_read_progress(moe_run *r, const reproduce_job *j, char *err, size_t len)
+{
+  char path[700];
+  snprintf(path, sizeof(path), "%s/progress.csv", j->dir);
+  char *text = fileio_read(path, NULL);
+  if (text == NULL) {
+    snprintf(err, len, "%s: no result", path);
+    return -1;
+  }
+  size_t cap = 1;
+  for (const char *p = text; *p; p++)
+    cap += *p == '\n';
+  r->t = xbt_malloc(cap * sizeof(double));
+  r->loss = xbt_malloc(cap * sizeof(double));
+  r->step = xbt_malloc(cap * sizeof(long));
+  for (const char *p = strchr(text, '\n'); p && p[1]; p = strchr(p + 1, '\n'))
+    if (sscanf(p + 1, "%lf,%ld,%lf", &r->t[r->n_eval], &r->step[r->n_eval], &r->loss[r->n_eval]) == 3)
+      r->n_eval++;
+  free(text);
+  return 0;
+}
+
+static int moe_read(moe_run *r, const reproduce_job *j, char *err, size_t len)
+{
+  json_t *s, *b = reproduce_result_block(j, "moe", &s, err, len);
+  if (b == NULL)
+    return -1;
+  r->imbalance = json_number_value(json_object_get(b, "imbalance_end"));
+  r->kept_imbalance = json_number_value(json_object_get(b, "kept_imbalance_end"));
+  r->dropped_end = json_number_value(json_object_get(b, "dropped_fraction_end"));
+  r->dropped_run = json_number_value(json_object_get(b, "dropped_fraction"));
+  r->alltoall_s = json_number_value(json_object_get(b, "alltoall_s_per_step"));
+  r->step_s = json_number_value(json_object_get(json_object_get(s, "performance"), "step_time_s"));
+  r->final_loss = json_number_value(json_object_get(s, "final_loss"));
+  double bytes = 0; /* the payload both ways between every pair, over the run: each pair once */
+  json_t *m = json_object_get(b, "alltoall_bytes_per_pair");
+  for (size_t q = 0; q < json_array_size(m); q++)
+    for (size_t p = 0; p < json_array_size(json_array_get(m, q)); p++)
+      bytes += json_number_value(json_array_get(json_array_get(m, q), p));
+  r->bytes_per_step = bytes / (double)json_integer_value(json_object_get(b, "steps"));
+  json_decref(s);
+  return moe_read_progress(r, j, err, len);
+}
+
+static char *moe_csv(const moe_run *runs, size_t n)
+{
+  char *text = NULL;
+  size_t len = 0;
+  FILE *f = open_memstream(&text, &len);
+  xbt_assert(f, "open_memstream failed");
+  fputs("top_k,capacity_factor,aux_loss,imbalance,kept_imbalance,dropped_fraction,dropped_fraction_run,step_s,"
+        "alltoall_s_per_step,alltoall_bytes_per_step,final_loss\n",
+        f);
+  for (size_t k = 0; k < n; k++) {
+    const moe_run *r = &runs[k];
+    fprintf(f, "%d,%s,%s,%.17g,%.17g,%.17g,%.17g,%.17g,%.17g,%.17g,%.17g\n", r->top_k, r->cap, r->aux, r->imbalance,
+            r->kept_imbalance, r->dropped_end, r->dropped_run, r->step_s, r->alltoall_s, r->bytes_per_step,
+            r->final_loss);
+  }
+  fclose(f);
+  return text;
+}
+
+/* Held-out loss against simulated training time: one row per evaluation of each run. */
+static char *moe_loss_csv(const moe_run *runs, size_t n)
+{
+  char *text = NULL;
+  size_t len = 0;
+  FILE *f = open_memstream(&text, &len);
+  xbt_assert(f, "open_memstream failed");
+  fputs("top_k,capacity_factor,aux_loss,step,time_s,loss\n", f);
+  for (size_t k = 0; k < n; k++)
+    for (size_t e = 0; e < runs[k].n_eval; e++)
+      fprintf(f, "%d,%s,%s,%ld,%.17g,%.17g\n", runs[k].top_k, runs[k].cap, runs[k].aux, runs[k].step[e], runs[k].t[e],
+              runs[k].loss[e]);
+  fclose(f);
+  return text;
+}
+
+static size_t cap_index(const char *cap)
+{
+  size_t c = 0;
+  while (c < 2 && strcmp(moe_cap[c], cap) != 0)
+    c++;
+  return c;
+}
+
+/* Left: held-out loss against simulated time (ms), colour the top_k and capacity, dashed without
+ * the auxiliary loss; the one legend. Right: step time (us) against the kept imbalance, the same
+ * colours, open without it. */
+static int moe_plot(const char *dir, const moe_run *runs, size_t n, char *err, size_t len)
+{
+  static const char *const colour[2][3] = {{"#4477aa", "#228833", "#ccbb44"}, {"#ee6677", "#aa3377", "#66ccee"}};
+  char *script = NULL;
+  size_t slen = 0;
+  FILE *f = open_memstream(&script, &slen);
+  xbt_assert(f, "open_memstream failed");
+  fprintf(f, "set terminal pngcairo size 1500,620\nset output '%s/.moe.png.tmp'\n", dir);
+  for (size_t k = 0; k < n; k++) {
+    fprintf(f, "$l%zu << EOD\n", k);
+    for (size_t e = 0; e < runs[k].n_eval; e++)
+      fprintf(f, "%.9g %.9g\n", 1e3 * runs[k].t[e], runs[k].loss[e]);
+    fprintf(f, "EOD\n$s%zu << EOD\n%.9g %.9g\nEOD\n", k, runs[k].kept_imbalance, 1e6 * runs[k].step_s);
+  }
+  fputs("set multiplot layout 1,2 title 'MoE GPT on 8 selene GPUs: top-1 and top-2, capacity 1.0-2.0, "
+        "auxiliary loss off and on'\nset grid\nset key off\n"
+        "set title 'held-out loss against training time (dashed: aux loss off)'\n"
+        "set xlabel 'simulated time (ms)'\nset ylabel 'held-out loss (nats per token)'\n"
+        "set lmargin at screen 0.06\nset rmargin at screen 0.40\nplot ",
+        f);
+  for (size_t k = 0; k < n; k++)
+    fprintf(f, "%s$l%zu using 1:2 with lines lw 2 dt %d lc rgb '%s'", k ? ", " : "", k,
+            strcmp(runs[k].aux, "0") == 0 ? 2 : 1, colour[runs[k].top_k - 1][cap_index(runs[k].cap)]);
+  fputs("\nset title 'step time against the kept imbalance (open: aux loss off)'\n"
+        "set xlabel 'kept imbalance at the end (max/mean rows an expert computed)'\n"
+        "set ylabel 'step time (simulated us)'\nset lmargin at screen 0.47\nset rmargin at screen 0.80\n"
+        REPRODUCE_GP_KEY "plot ",
+        f);
+  for (size_t k = 0; k < n; k++)
+    fprintf(f, "%s$s%zu using 1:2 with points ps 2 pt %d lc rgb '%s' title 'top-%d cap %s aux %s'", k ? ", " : "", k,
+            strcmp(runs[k].aux, "0") == 0 ? 6 : 7, colour[runs[k].top_k - 1][cap_index(runs[k].cap)], runs[k].top_k,
+            runs[k].cap, runs[k].aux);
+  fputs("\nunset multiplot\n", f);
+  fclose(f);
+  int rc = reproduce_plot(dir, "moe", script, err, len);
+  free(script); /* open_memstream's */
+  return rc;
+}
+
+/* The run of (top_k, cap, aux), or NULL. */
+static const moe_run *moe_find(const moe_run *runs, size_t n, int top_k, const char *cap, const char *aux)
+{
+  for (size_t k = 0; k < n; k++)
+    if (runs[k].top_k == top_k && strcmp(runs[k].cap, cap) == 0 && strcmp(runs[k].aux, aux) == 0)
+      return &runs[k];
+  return NULL;
+}
+
+/* The targets over the pairs the grid has: imbalance off above on (per top_k and capacity), the
+ * step ordered as the kept imbalance (same pairs), drops at 1.0 above 2.0 (per top_k and aux). */
+static void moe_targets(json_t *v, const moe_run *runs, size_t n)
+{
+  int imb = 0, imb_n = 0, step = 0, drop = 0, drop_n = 0;
+  for (size_t k = 0; k < 2; k++)
+    for (size_t c = 0; c < 3; c++) {
+      const moe_run *off = moe_find(runs, n, moe_topk[k], moe_cap[c], "0"),
+                    *on = moe_find(runs, n, moe_topk[k], moe_cap[c], MOE_AUX);
+      if (off && on) {
+        imb_n++;
+        imb += off->imbalance > on->imbalance;
+        step += (off->step_s > on->step_s) == (off->kept_imbalance > on->kept_imbalance);
+      }
+    }
+  for (size_t k = 0; k < 2; k++)
+    for (size_t a = 0; a < 2; a++) {
+      const moe_run *lo = moe_find(runs, n, moe_topk[k], "1.0", moe_aux[a]),
+                    *hi = moe_find(runs, n, moe_topk[k], "2.0", moe_aux[a]);
+      if (lo && hi)
+        drop_n++, drop += lo->dropped_end > hi->dropped_end;
+    }
+  template_set(v, "imb", "%d", imb);
+  template_set(v, "imb_n", "%d", imb_n);
+  template_set(v, "step", "%d", step);
+  template_set(v, "drop", "%d", drop);
+  template_set(v, "drop_n", "%d", drop_n);
+}
+
+/* The ranges the text quotes: imbalance off and on, drops at capacity 1.0 and 2.0, what 2.0 costs
+ * over 1.0 in step time and all-to-all bytes, the step's spread at 1.0, and the held-out losses. */
+static void moe_ranges(json_t *v, const moe_run *runs, size_t n)
+{
+  double lo[7] = {1e300, 1e300, 1e300, 1e300, 1e300, 1e300, 1e300}, hi[7] = {0}, spread1 = 0;
+  int loss_cap = 0, loss_cap_n = 0, loss_aux = 0, loss_aux_n = 0;
+#define MOE_RANGE(i, x) (lo[i] = (x) < lo[i] ? (x) : lo[i], hi[i] = (x) > hi[i] ? (x) : hi[i])
+  for (size_t k = 0; k < n; k++) {
+    const moe_run *r = &runs[k];
+    MOE_RANGE(strcmp(r->aux, "0") == 0 ? 0 : 1, r->imbalance);
+    if (strcmp(r->cap, "1.0") == 0) { /* the busiest expert's rows over its capacity, P C = the mean routed */
+      MOE_RANGE(2, 100 * r->dropped_end);
+      MOE_RANGE(6, r->kept_imbalance * (1 - r->dropped_end));
+    }
+    if (strcmp(r->cap, "2.0") == 0)
+      MOE_RANGE(3, 100 * r->dropped_end);
+    const moe_run *two = moe_find(runs, n, r->top_k, "2.0", r->aux), *on = moe_find(runs, n, r->top_k, r->cap, MOE_AUX);
+    if (strcmp(r->cap, "1.0") == 0 && two) {
+      MOE_RANGE(4, 100 * (two->step_s / r->step_s - 1));
+      MOE_RANGE(5, 100 * (two->bytes_per_step / r->bytes_per_step - 1));
+      loss_cap_n++, loss_cap += two->final_loss < r->final_loss;
+    }
+    if (strcmp(r->aux, "0") == 0 && on) {
+      loss_aux_n++, loss_aux += on->final_loss < r->final_loss;
+      double d = 100 * (r->step_s / on->step_s - 1);
+      if (strcmp(r->cap, "1.0") == 0 && (d < 0 ? -d : d) > spread1)
+        spread1 = d < 0 ? -d : d;
+    }
+  }
+#undef MOE_RANGE
+  static const char *const name[7] = {"imb_off", "imb_on", "drop1", "drop2", "step_up", "bytes_up", "fill"};
+  for (int i = 0; i < 7; i++) {
+    char key[32];
+    snprintf(key, sizeof key, "%s_lo", name[i]);
+    template_set(v, key, i < 2 || i == 6 ? "%.2f" : "%.1f", lo[i]);
+    snprintf(key, sizeof key, "%s_hi", name[i]);
+    template_set(v, key, i < 2 || i == 6 ? "%.2f" : "%.1f", hi[i]);
+  }
+  template_set(v, "spread1", "%.2f", spread1);
+  template_set(v, "loss_cap", "%d", loss_cap);
+  template_set(v, "loss_cap_n", "%d", loss_cap_n);
+  template_set(v, "loss_aux", "%d", loss_aux);
+  template_set(v, "loss_aux_n", "%d", loss_aux_n);
+}
+
+/* One item per top_k at capacity 2.0: the step, kept imbalance and all-to-all wait off and on. */
+static void moe_cap2(json_t *v, const moe_run *runs, size_t n)
+{
+  template_list(v, "cap2");
+  for (size_t k = 0; k < 2; k++) {
+    const moe_run *off = moe_find(runs, n, moe_topk[k], "2.0", "0"), *on = moe_find(runs, n, moe_topk[k], "2.0", MOE_AUX);
+    if (off == NULL || on == NULL)
+      continue;
+    json_t *it = template_add(v, "cap2");
+    template_set(it, "k", "%d", moe_topk[k]);
+    template_set(it, "step_off", "%.1f", 1e6 * off->step_s);
+    template_set(it, "step_on", "%.1f", 1e6 * on->step_s);
+    template_set(it, "kept_off", "%.3f", off->kept_imbalance);
+    template_set(it, "kept_on", "%.3f", on->kept_imbalance);
+    template_set(it, "a2a_off", "%.1f", 1e6 * off->alltoall_s);
+    template_set(it, "a2a_on", "%.1f", 1e6 * on->alltoall_s);
+  }
+}
+
+static char *moe_readme(const moe_run *runs, size_t n, int quick, char *err, size_t len)
+{
+  json_t *v = json_object();
+  template_set(v, "quick", "%s", quick ? " --quick" : "");
+  template_set(v, "speed", "%s", MOE_SPEED);
+  template_set(v, "aux", "%s", MOE_AUX);
+  template_set(v, "steps", "%s", MOE_STEPS);
+  json_object_set_new(v, "full", json_boolean(!quick));
+  char *text = NULL;
+  size_t tl = 0;
+  FILE *f = open_memstream(&text, &tl);
+  xbt_assert(f, "open_memstream failed");
+  for (size_t k = 0; k < n; k++) {
+    const moe_run *r = &runs[k];
+    fprintf(f, "| %d | %s | %s | %.3f | %.3f | %.2f%% | %.2f%% | %.1f | %.1f | %.1f | %.3f |\n", r->top_k, r->cap, r->aux,
+            r->imbalance, r->kept_imbalance, 100 * r->dropped_end, 100 * r->dropped_run, 1e6 * r->step_s,
+            1e6 * r->alltoall_s, r->bytes_per_step / 1e3, r->final_loss);
+  }
+  template_set_stream(v, "rows", f, &text);
+  moe_targets(v, runs, n);
+  moe_ranges(v, runs, n);
+  moe_cap2(v, runs, n);
+  char *readme = template_render("moe", v, err, len);
+  json_decref(v);
+  return readme;
+}
+
+static int moe_check(const reproduce_opts *o, const char *csv, const char *lcsv, char *err, size_t len)
+{
+  char committed[600];
+  snprintf(committed, sizeof(committed), "%s/moe.csv", o->out);
+  int rc = reproduce_check(csv, committed, o->quick, 0x7u, err, len); /* key: top_k,capacity_factor,aux_loss */
+  if (rc == 0) {
+    snprintf(committed, sizeof(committed), "%s/moe_loss.csv", o->out);
+    rc = reproduce_check(lcsv, committed, o->quick, 0xFu, err, len); /* key: the run and the step */
+  }
+  if (rc == 0 && !o->quiet)
+    fprintf(stderr, "dtsim reproduce: moe matches %s/moe.csv and moe_loss.csv\n", o->out);
+  return rc;
+}
+
+int reproduce_moe(const reproduce_opts *o, char *err, size_t len)
+{
+  if (fileio_write(o->work, "moe.ini", moe_ini, strlen(moe_ini), err, len) != 0)
+    return 2;
+  moe_run runs[MOE_RUNS];
+  reproduce_job *jobs = xbt_malloc0(MOE_RUNS * sizeof(reproduce_job));
+  size_t n = moe_grid(o->quick, runs, jobs, o->work);
+  int rc = reproduce_run_jobs(o, "moe.ini", jobs, n, err, len) == 0 ? 0 : 2;
+  for (size_t k = 0; k < n && rc == 0; k++)
+    if (moe_read(&runs[k], &jobs[k], err, len) != 0)
+      rc = 2;
+  char *csv = rc == 0 ? moe_csv(runs, n) : NULL, *lcsv = rc == 0 ? moe_loss_csv(runs, n) : NULL;
+  if (rc == 0 && o->check) {
+    rc = moe_check(o, csv, lcsv, err, len);
+  } else if (rc == 0) {
+    char *readme = moe_readme(runs, n, o->quick, err, len);
+    const char *files[] = {"moe.ini", moe_ini, "moe.csv", csv, "moe_loss.csv", lcsv, "README.md", readme};
+    if (readme == NULL || reproduce_write(o->out, files, 4, err, len) != 0 || moe_plot(o->out, runs, n, err, len) != 0)
+      rc = 2;
+    free(readme); /* open_memstream's */
+    if (rc == 0 && !o->quiet)
+      fprintf(stderr, "dtsim reproduce: wrote %s/moe.csv, moe_loss.csv, moe.png, moe.ini, README.md\n", o->out);
+  }
+  for (size_t k = 0; k < n; k++) {
+    reproduce_remove_run(&jobs[k]);
+    xbt_free(runs[k].t);
+    xbt_free(runs[k].loss);
+    xbt_free(runs[k].step);
+  }
+  char path[600];
+  snprintf(path, sizeof(path), "%s/moe.ini", o->work);
+  unlink(path);
+  free(csv); /* open_memstream's */
+  free(lcsv);
+  xbt_free(jobs);
+  return rc;
+}
