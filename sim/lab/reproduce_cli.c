@@ -35,7 +35,9 @@ static const char usage[] =
     "             (p-1)/(m+p-1), 2-8 stages, 1-32 microbatches, one selene node; PTD-P's\n"
     "             Table 1, 32-3,072 GPUs), gemm (the kernel model against DeepBench's V100\n"
     "             GEMMs and NVIDIA's quantisation examples; no simulation), zero (PTD-P's\n"
-    "             Table 2: ZeRO-3 against PTD-P, 174.6B and 529.6B, 384-2,240 GPUs), or all (each in\n"
+    "             Table 2: ZeRO-3 against PTD-P, 174.6B and 529.6B, 384-2,240 GPUs), compression\n"
+    "             (dense against top-k, 1-bit, QSGD and PowerSGD gradients: 8 replicas on UCI's\n"
+    "             digits over 1 GbE, 10 GbE and 100 Gb/s), or all (each in\n"
     "             turn, into results/NAME/ or DIR/NAME/)\n"
     "  --quick    a reduced grid fit for CI, same code paths (fig3: machine counts 1..16;\n"
     "             consensus: ring and complete graphs, constant and harmonic steps, shorter;\n"
@@ -43,7 +45,7 @@ static const char usage[] =
     "             same calibration, then one rate of fewer methods and replica counts;\n"
     "             megatron: the rows of one node, 1-8 GPUs; pipeline: 2 and 4 stages, 1-8\n"
     "             microbatches, PTD-P's three smallest rows; gemm: all of it; zero: 174.6B\n"
-    "             on 384 GPUs, both methods)\n"
+    "             on 384 GPUs, both methods; compression: google-2004, dense and top-k)\n"
     "  --jobs N   simulations run at once (default: the number of cores)\n"
     "  --check    compare with the committed results/NAME/NAME.csv of dtsim's source tree\n"
     "             instead of writing (--out plays no part), found before anything runs:\n"
@@ -71,6 +73,7 @@ static const struct {
     {"pipeline", reproduce_pipeline, "pipeline.csv ptdp.csv"},
     {"gemm", reproduce_gemm, "gemm.csv guide.csv"},
     {"zero", reproduce_zero, "zero.csv"},
+    {"compression", reproduce_compression, "compression.csv"},
 };
 #define N_REPRODUCTIONS (sizeof(reproductions) / sizeof(reproductions[0]))
 
