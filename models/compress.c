@@ -7,13 +7,9 @@
 #include <string.h>
 #include <gsl/gsl_blas.h>
 #include <gsl/gsl_randist.h>
+#include <gsl/gsl_statistics_double.h>
 
 #include "models/mem.h"
-
-struct ranked {
-  double mag;
-  size_t i;
-};
 
 struct compress_state {
   compress_params p;
@@ -22,7 +18,7 @@ struct compress_state {
   double *u;        /* [n] top-k: DGC momentum, NULL without momentum correction */
   double *m;        /* [n] PowerSGD: this step's M = g + residual */
   double *q;        /* [cols r] PowerSGD: the warm Q */
-  struct ranked *order; /* [n] top-k: scratch for the selection */
+  double *mag;      /* [n] top-k: scratch for the selection (magnitudes, reordered by it) */
 };
 
 static const char *const method_names[] = {"none", "topk", "onebit", "qsgd", "powersgd"};
@@ -149,7 +145,7 @@ compress_state *compress_state_create(const compress_params *p, size_t rows, siz
   s->n = rows * cols;
   s->residual = mem_calloc(s->n, sizeof(double));
   if (p->method == COMPRESS_TOPK) {
-    s->order = mem_alloc(s->n * sizeof(struct ranked));
+    s->mag = mem_alloc(s->n * sizeof(double));
     if (p->momentum > 0)
       s->u = mem_calloc(s->n, sizeof(double));
   }
@@ -171,7 +167,7 @@ void compress_state_free(compress_state *s)
   free(s->u);
   free(s->m);
   free(s->q);
-  free(s->order);
+  free(s->mag);
   free(s);
 }
 
@@ -216,20 +212,30 @@ void compress_msg_release(compress_msg *m)
 
 /* ---- top-k ------------------------------------------------------------------- */
 
-/* Largest magnitude first, ties to the lower index: a total order, so the selection is the
- * same whatever qsort's algorithm. */
-static int by_magnitude(const void *a, const void *b)
+/* The k entries of largest |v|, ties to the lower index, in increasing index order:
+ * GSL's quickselect (gsl_stats_select, expected O(n)) finds t, the k-th largest magnitude,
+ * in a scratch copy; one pass in index order then takes every entry above t and, of those
+ * equal to t, the first k - (entries above t). The same set a full sort by (magnitude
+ * descending, index ascending) gives, at the cost of a copy and a selection. A NaN counts
+ * as the largest magnitude (a diverged run's message stays deterministic). */
+static void topk_select(compress_state *s, const double *v, size_t k, compress_msg *m)
 {
-  const struct ranked *x = a, *y = b;
-  if (x->mag != y->mag)
-    return x->mag < y->mag ? 1 : -1;
-  return (x->i > y->i) - (x->i < y->i);
-}
-
-static int by_index(const void *a, const void *b)
-{
-  const struct ranked *x = a, *y = b;
-  return (x->i > y->i) - (x->i < y->i);
+  size_t n = s->n, above = 0;
+  for (size_t i = 0; i < n; i++)
+    s->mag[i] = isnan(v[i]) ? INFINITY : fabs(v[i]);
+  double t = gsl_stats_select(s->mag, 1, n, n - k); /* the (n - k)-th smallest, 0-based */
+  for (size_t i = 0; i < n; i++)
+    above += (isnan(v[i]) ? INFINITY : fabs(v[i])) > t;
+  size_t ties = k - above, j = 0;
+  for (size_t i = 0; i < n && j < k; i++) {
+    double a = isnan(v[i]) ? INFINITY : fabs(v[i]);
+    if (a > t || (a == t && ties > 0)) {
+      if (a == t)
+        ties--;
+      m->idx[j++] = (uint32_t)i;
+    }
+  }
+  m->k = j;
 }
 
 static void topk_encode(compress_state *s, const double *g, long step, compress_msg *m)
@@ -242,15 +248,10 @@ static void topk_encode(compress_state *s, const double *g, long step, compress_
     } else {
       v[i] += g[i];
     }
-    s->order[i] = (struct ranked){fabs(v[i]), i};
   }
-  size_t k = compress_topk_k(&s->p, s->n, step);
-  qsort(s->order, s->n, sizeof(struct ranked), by_magnitude);
-  qsort(s->order, k, sizeof(struct ranked), by_index);
-  m->k = k;
-  for (size_t j = 0; j < k; j++) {
-    size_t i = s->order[j].i;
-    m->idx[j] = (uint32_t)i;
+  topk_select(s, v, compress_topk_k(&s->p, s->n, step), m);
+  for (size_t j = 0; j < m->k; j++) {
+    size_t i = m->idx[j];
     m->val[j] = v[i];
     v[i] = 0;
     if (s->u) /* DGC sec. 3.2, momentum factor masking */

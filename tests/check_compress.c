@@ -22,7 +22,7 @@ static void fill_gaussian(double *x, size_t n, gsl_rng *r)
 }
 
 /* The k entries of largest |v| by repeated search (ties to the lower index), independent
- * of compress.c's sort: mark[i] = 1 for the chosen. */
+ * of compress.c's selection: mark[i] = 1 for the chosen. */
 static void brute_topk(const double *v, size_t n, size_t k, unsigned char *mark)
 {
   memset(mark, 0, n);
@@ -67,6 +67,42 @@ START_TEST(test_topk_error_feedback)
   gsl_rng_free(r);
   compress_msg_release(&m);
   compress_state_free(s);
+}
+END_TEST
+
+/* Ties: 600 entries of only 7 magnitudes (both signs), so the k-th largest is shared by
+ * many; at k = 1, 50, 299, 600 (ratio k / 600) the selection is brute_topk's set exactly
+ * (equal magnitudes to the lower index), whatever order the quickselect left its scratch. */
+START_TEST(test_topk_ties)
+{
+  enum { N = 600 };
+  static const size_t ks[] = {1, 50, 299, N};
+  gsl_rng *r = rng_create(11, RNG_ROLE_DATA, 0);
+  double g[N];
+  unsigned char mark[N];
+  for (size_t c = 0; c < sizeof ks / sizeof *ks; c++) {
+    compress_params p = {.method = COMPRESS_TOPK, .ratio = (double)ks[c] / N};
+    compress_state *s = compress_state_create(&p, 1, N, NULL);
+    compress_msg m;
+    compress_msg_alloc(s, &m);
+    for (size_t i = 0; i < N; i++)
+      g[i] = (double)gsl_rng_uniform_int(r, 7) * (gsl_rng_uniform(r) < 0.5 ? -0.25 : 0.25);
+    compress_encode(s, g, 0, NULL, &m);
+    ck_assert_uint_eq(m.k, ks[c]);
+    brute_topk(g, N, ks[c], mark);
+    size_t marked = 0;
+    for (size_t j = 0; j < m.k; j++) {
+      ck_assert_msg(mark[m.idx[j]], "k = %zu: index %u sent, not in the top k", ks[c], m.idx[j]);
+      if (j)
+        ck_assert_uint_lt(m.idx[j - 1], m.idx[j]);
+    }
+    for (size_t i = 0; i < N; i++)
+      marked += mark[i];
+    ck_assert_uint_eq(marked, m.k);
+    compress_msg_release(&m);
+    compress_state_free(s);
+  }
+  gsl_rng_free(r);
 }
 END_TEST
 
@@ -326,7 +362,7 @@ END_TEST
 static Suite *compress_suite(void)
 {
   Suite *s = suite_create("compress");
-  ADD_TCASE(s, "topk", test_topk_error_feedback, test_topk_momentum_correction, test_dgc_warmup);
+  ADD_TCASE(s, "topk", test_topk_error_feedback, test_topk_ties, test_topk_momentum_correction, test_dgc_warmup);
   ADD_TCASE(s, "quantisation", test_onebit_rows, test_qsgd_unbiased);
   ADD_TCASE(s, "powersgd", test_powersgd_projection, test_powersgd_two_ranks);
   ADD_TCASE(s, "sizes", test_sizes);

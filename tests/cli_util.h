@@ -146,6 +146,19 @@ static inline int cli_json_field(const char *json, const char *key, char *out, s
   return 0;
 }
 
+/* Asserts that every data row of csv (every line after its header) is a line of full: a
+ * reproduction's --quick rows are rows of its committed full grid. */
+static inline void cli_assert_rows_within(const char *csv, const char *full)
+{
+  for (const char *p = strchr(csv, '\n'); p && p[1]; p = strchr(p + 1, '\n')) {
+    size_t len = strcspn(p + 1, "\n");
+    char line[512];
+    ck_assert_uint_lt(len + 2, sizeof(line));
+    snprintf(line, sizeof(line), "\n%.*s\n", (int)len, p + 1);
+    ck_assert_msg(strstr(full, line) != NULL, "not a committed row: %s", line + 1);
+  }
+}
+
 /* Asserts that every one of the n files exists in both run folders a and b (under dir)
  * and is byte-identical. */
 static inline void cli_assert_same_files(const char *dir, const char *a, const char *b, const char *const *files,

@@ -107,6 +107,8 @@ int reproduce_megatron(const reproduce_opts *o, char *err, size_t len);
 int reproduce_zero(const reproduce_opts *o, char *err, size_t len);
 /* Expert parallelism with the load-balancing loss off and on (reproduce_moe.c): 0, 1 or 2. */
 int reproduce_moe(const reproduce_opts *o, char *err, size_t len);
+/* Dense against compressed gradients on three networks (reproduce_compression.c): 0, 1 or 2. */
+int reproduce_compression(const reproduce_opts *o, char *err, size_t len);
 /* The pipeline bubble against its formula (reproduce_pipeline.c): 0, 1 or 2. */
 int reproduce_pipeline(const reproduce_opts *o, char *err, size_t len);
 /* The kernel model against DeepBench's V100 GEMMs and the guide's examples (reproduce_gemm.c):

@@ -37,14 +37,17 @@ static const char usage[] =
     "             GEMMs and NVIDIA's quantisation examples; no simulation), zero (PTD-P's\n"
     "             Table 2: ZeRO-3 against PTD-P, 174.6B and 529.6B, 384-2,240 GPUs), moe (expert\n"
     "             parallelism on 8 selene GPUs: the load-balancing loss off and on, capacity\n"
-    "             1.0-2.0, top-1 and top-2), or all (each in turn, into results/NAME/ or DIR/NAME/)\n"
+    "             1.0-2.0, top-1 and top-2), compression (dense against top-k, 1-bit, QSGD and\n"
+    "             PowerSGD gradients: 8 replicas on UCI's digits over 1 GbE, 10 GbE and\n"
+    "             100 Gb/s), or all (each in turn, into results/NAME/ or DIR/NAME/)\n"
     "  --quick    a reduced grid fit for CI, same code paths (fig3: machine counts 1..16;\n"
     "             consensus: ring and complete graphs, constant and harmonic steps, shorter;\n"
     "             collectives: 2, 8 and 64 ranks at 1 KiB, 1 MiB and 1 GiB; fig4/fig5: the\n"
     "             same calibration, then one rate of fewer methods and replica counts;\n"
     "             megatron: the rows of one node, 1-8 GPUs; pipeline: 2 and 4 stages, 1-8\n"
     "             microbatches, PTD-P's three smallest rows; gemm: all of it; zero: 174.6B\n"
-    "             on 384 GPUs, both methods; moe: top-1 at capacity 1.0 and 2.0)\n"
+    "             on 384 GPUs, both methods; moe: top-1 at capacity 1.0 and 2.0; compression:\n"
+    "             google-2004, dense and top-k)\n"
     "  --jobs N   simulations run at once (default: the number of cores)\n"
     "  --check    compare with the committed results/NAME/NAME.csv of dtsim's source tree\n"
     "             instead of writing (--out plays no part), found before anything runs:\n"
@@ -73,6 +76,7 @@ static const struct {
     {"gemm", reproduce_gemm, "gemm.csv guide.csv"},
     {"zero", reproduce_zero, "zero.csv"},
     {"moe", reproduce_moe, "moe.csv moe_loss.csv"},
+    {"compression", reproduce_compression, "compression.csv"},
 };
 #define N_REPRODUCTIONS (sizeof(reproductions) / sizeof(reproductions[0]))
 
