@@ -170,6 +170,46 @@ json_t *reproduce_result_block(const reproduce_job *j, const char *name, json_t 
   return b;
 }
 
+int reproduce_read_progress(const reproduce_job *j, reproduce_progress *p, char *err, size_t len)
+{
+  char path[700];
+  snprintf(path, sizeof(path), "%s/progress.csv", j->dir);
+  memset(p, 0, sizeof(*p));
+  char *text = fileio_read(path, NULL);
+  if (text == NULL) {
+    snprintf(err, len, "%s: no result", path);
+    return -1;
+  }
+  size_t cap = 1;
+  for (const char *c = text; *c; c++)
+    cap += *c == '\n';
+  p->t = xbt_malloc(cap * sizeof(double));
+  p->loss = xbt_malloc(cap * sizeof(double));
+  p->acc = xbt_malloc(cap * sizeof(double));
+  p->step = xbt_malloc(cap * sizeof(long));
+  p->has_acc = xbt_malloc(cap);
+  for (const char *c = strchr(text, '\n'); c && c[1]; c = strchr(c + 1, '\n')) {
+    double acc = NAN;
+    int got = sscanf(c + 1, "%lf,%ld,%lf,%lf", &p->t[p->n], &p->step[p->n], &p->loss[p->n], &acc);
+    if (got >= 3) {
+      p->has_acc[p->n] = got == 4;
+      p->acc[p->n++] = got == 4 ? acc : NAN;
+    }
+  }
+  free(text); /* fileio_read's */
+  return 0;
+}
+
+void reproduce_progress_free(reproduce_progress *p)
+{
+  xbt_free(p->t);
+  xbt_free(p->loss);
+  xbt_free(p->acc);
+  xbt_free(p->step);
+  xbt_free(p->has_acc);
+  memset(p, 0, sizeof(*p));
+}
+
 static int read_step_time(job *j, const reproduce_job *run, char *err, size_t len)
 {
   char path[600];

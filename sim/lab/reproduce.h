@@ -45,6 +45,20 @@ int reproduce_run_jobs(const reproduce_opts *o, const char *ini, reproduce_job *
  * `name`; NULL (and *summary NULL) with "PATH: no NAME result" in err if either is missing. */
 json_t *reproduce_result_block(const reproduce_job *j, const char *name, json_t **summary, char *err, size_t len);
 
+/* A finished job's held-out evaluations: progress.csv's rows (sim_time_s,step,loss,accuracy,
+ * ...) in file order. has_acc[i] is 0 in a row without an accuracy (a GPT's; acc[i] NaN
+ * there); a diverged evaluation's nan is kept as read. The arrays come from xbt_malloc: the
+ * caller owns them (xbt_free each, or reproduce_progress_free). */
+typedef struct reproduce_progress {
+  size_t n;
+  double *t, *loss, *acc;
+  long *step;
+  char *has_acc;
+} reproduce_progress;
+/* 0, or -1 with "PATH: no result" in err when the file is missing. */
+int reproduce_read_progress(const reproduce_job *j, reproduce_progress *p, char *err, size_t len);
+void reproduce_progress_free(reproduce_progress *p);
+
 /* Deletes a job's output folder and log, unless the run failed. */
 void reproduce_remove_run(const reproduce_job *j);
 

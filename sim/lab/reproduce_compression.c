@@ -128,35 +128,19 @@ static size_t comp_grid(int quick, comp_run *runs, reproduce_job *jobs, const ch
   return n;
 }
 
-/* progress.csv's (sim_time_s, step, accuracy) rows into r. */
+/* progress.csv's (sim_time_s, step, accuracy) rows into r (a diverged evaluation's nan
+ * reads as a number too). */
 static int comp_progress(comp_run *r, const reproduce_job *j, char *err, size_t len)
 {
-  char path[700];
-  snprintf(path, sizeof(path), "%s/progress.csv", j->dir);
-  size_t tl = 0;
-  char *text = fileio_read(path, &tl);
-  if (text == NULL) {
-    snprintf(err, len, "%s: cannot read", path);
+  reproduce_progress p;
+  if (reproduce_read_progress(j, &p, err, len) != 0)
     return -1;
-  }
-  size_t cap = 0;
-  char *save = NULL;
-  for (char *line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
-    double t, loss, acc;
-    long step;
-    if (sscanf(line, "%lf,%ld,%lf,%lf", &t, &step, &loss, &acc) != 4)
-      continue; /* the header; a diverged evaluation's nan reads as a number too */
-    if (r->n_points == cap) {
-      cap = cap ? 2 * cap : 256;
-      r->t = xbt_realloc(r->t, cap * sizeof(double));
-      r->acc = xbt_realloc(r->acc, cap * sizeof(double));
-      r->step = xbt_realloc(r->step, cap * sizeof(long));
-    }
-    r->t[r->n_points] = t;
-    r->acc[r->n_points] = acc;
-    r->step[r->n_points++] = step;
-  }
-  free(text); /* fileio_read's */
+  r->t = p.t;
+  r->acc = p.acc;
+  r->step = p.step;
+  r->n_points = p.n;
+  xbt_free(p.loss);
+  xbt_free(p.has_acc);
   return 0;
 }
 
@@ -480,9 +464,9 @@ int reproduce_compression(const reproduce_opts *o, char *err, size_t len)
   }
   for (size_t k = 0; k < n; k++) {
     reproduce_remove_run(&jobs[k]);
-    free(runs[k].t);
-    free(runs[k].acc);
-    free(runs[k].step);
+    xbt_free(runs[k].t);
+    xbt_free(runs[k].acc);
+    xbt_free(runs[k].step);
   }
   char path[600];
   snprintf(path, sizeof(path), "%s/compression.ini", o->work);

@@ -160,30 +160,20 @@ static double core_seconds(const json_t *summary, const config *c)
  * grid when on_grid, else all of them. */
 static int read_progress(run *r, const reproduce_job *j, int on_grid, char *err, size_t len)
 {
-  char path[700];
-  snprintf(path, sizeof(path), "%s/progress.csv", j->dir);
-  char *text = fileio_read(path, NULL);
-  if (text == NULL) {
-    snprintf(err, len, "%s: no result", path);
+  reproduce_progress p;
+  if (reproduce_read_progress(j, &p, err, len) != 0)
     return -1;
-  }
-  size_t cap = 1;
-  for (const char *p = text; *p; p++)
-    cap += *p == '\n';
-  r->t = xbt_malloc(cap * sizeof(double));
-  r->acc = xbt_malloc(cap * sizeof(double));
-  r->steps = xbt_malloc(cap * sizeof(long));
-  for (const char *p = strchr(text, '\n'); p && p[1]; p = strchr(p + 1, '\n')) {
-    double t, loss, acc;
-    long step;
-    if (sscanf(p + 1, "%lf,%ld,%lf,%lf", &t, &step, &loss, &acc) == 4 && (!on_grid || fmod(t, EVAL_EVERY) == 0)) {
-      r->t[r->n] = t;
-      r->acc[r->n] = acc;
-      r->steps[r->n] = step;
+  r->t = xbt_malloc((p.n + 1) * sizeof(double));
+  r->acc = xbt_malloc((p.n + 1) * sizeof(double));
+  r->steps = xbt_malloc((p.n + 1) * sizeof(long));
+  for (size_t i = 0; i < p.n; i++)
+    if (p.has_acc[i] && (!on_grid || fmod(p.t[i], EVAL_EVERY) == 0)) {
+      r->t[r->n] = p.t[i];
+      r->acc[r->n] = p.acc[i];
+      r->steps[r->n] = p.step[i];
       r->n++;
     }
-  }
-  free(text);
+  reproduce_progress_free(&p);
   return 0;
 }
 

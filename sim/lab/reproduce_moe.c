@@ -91,23 +91,15 @@ static size_t moe_grid(int quick, moe_run *runs, reproduce_job *jobs, const char
 /* The held-out evaluations of the run's progress.csv (sim_time_s,step,loss,...). */
 static int moe_read_progress(moe_run *r, const reproduce_job *j, char *err, size_t len)
 {
-  char path[700];
-  snprintf(path, sizeof(path), "%s/progress.csv", j->dir);
-  char *text = fileio_read(path, NULL);
-  if (text == NULL) {
-    snprintf(err, len, "%s: no result", path);
+  reproduce_progress p;
+  if (reproduce_read_progress(j, &p, err, len) != 0)
     return -1;
-  }
-  size_t cap = 1;
-  for (const char *p = text; *p; p++)
-    cap += *p == '\n';
-  r->t = xbt_malloc(cap * sizeof(double));
-  r->loss = xbt_malloc(cap * sizeof(double));
-  r->step = xbt_malloc(cap * sizeof(long));
-  for (const char *p = strchr(text, '\n'); p && p[1]; p = strchr(p + 1, '\n'))
-    if (sscanf(p + 1, "%lf,%ld,%lf", &r->t[r->n_eval], &r->step[r->n_eval], &r->loss[r->n_eval]) == 3)
-      r->n_eval++;
-  free(text);
+  r->t = p.t;
+  r->loss = p.loss;
+  r->step = p.step;
+  r->n_eval = p.n;
+  xbt_free(p.acc);
+  xbt_free(p.has_acc);
   return 0;
 }
 
