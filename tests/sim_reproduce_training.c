@@ -139,8 +139,8 @@ START_TEST(test_reproduce_compression_quick)
   ck_assert(cli_exists(dir, "c/compression.png") && cli_exists(dir, "c/compression.ini") &&
             cli_exists(dir, "c/README.md") && cli_exists(dir, "c/digits.csv"));
   char *csv = cli_read(dir, "c/compression.csv");
-  static const char header[] = "method,setting,platform,ratio,bytes_per_step,network_bytes_per_step,step_time_s,"
-                               "compress_compute_s,final_accuracy,target_accuracy,time_to_target_s,steps_to_target\n";
+  static const char header[] = "method,platform,ratio,bytes_per_step,final_accuracy,time_to_target_s,setting,"
+                               "network_bytes_per_step,step_time_s,compress_compute_s,target_accuracy,steps_to_target\n";
   ck_assert_msg(strncmp(csv, header, sizeof header - 1) == 0, "%.160s", csv);
   ck_assert_int_eq(cli_lines(csv), 4);
   static const char *const setting[] = {"-", "ratio=0.01", "ratio=0.001"};
@@ -151,8 +151,8 @@ START_TEST(test_reproduce_compression_quick)
     char meth[16], set[32], plat[32];
     double ratio, b, net, step, comp, acc, target, t;
     long st;
-    ck_assert_int_eq(sscanf(q, "%15[^,],%31[^,],%31[^,],%lf,%lf,%lf,%lf,%lf,%lf,%lf,%lf,%ld", meth, set, plat, &ratio,
-                            &b, &net, &step, &comp, &acc, &target, &t, &st),
+    ck_assert_int_eq(sscanf(q, "%15[^,],%31[^,],%lf,%lf,%lf,%lf,%31[^,],%lf,%lf,%lf,%lf,%ld", meth, plat, &ratio, &b,
+                            &acc, &t, set, &net, &step, &comp, &target, &st),
                      12);
     ck_assert_str_eq(meth, k ? "topk" : "dense");
     ck_assert_str_eq(set, setting[k]);
