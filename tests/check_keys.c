@@ -63,7 +63,7 @@ START_TEST(test_keys_quote)
   memset(longer, 'x', sizeof longer - 1);
   longer[sizeof longer - 1] = '\0';
   key_quote(longer, buf, sizeof buf);
-  ck_assert_uint_eq(strlen(buf), KEY_QUOTE_MAX + 5); /* 'xxx...' : quotes and three dots */
+  ck_assert_uint_eq(strlen(buf), KEY_QUOTE_MAX + 5); /* the kept characters, two quotes, three dots */
   ck_assert_str_eq(buf + KEY_QUOTE_MAX + 1, "...'");
 }
 END_TEST
