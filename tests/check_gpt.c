@@ -106,6 +106,30 @@ START_TEST(test_gpt_layout)
 }
 END_TEST
 
+/* Checks g, the gradient gpt_loss_grad gave at w, against central differences at three
+ * entries from each of the n block starts; returns how many of them have a gradient above
+ * 1e-6 (a check of zeros would prove nothing). what prefixes the failure message. */
+static size_t check_central_differences(const gpt_dims *d, gsl_vector *w, size_t b, const double *q,
+                                        const gsl_vector *g, const size_t *blocks, size_t n, const char *what)
+{
+  size_t checked = 0;
+  for (size_t k = 0; k < n; k++)
+    for (size_t j = 0; j < 3; j++) {
+      size_t i = blocks[k] + j;
+      double keep = w->data[i], lp, lm;
+      w->data[i] = keep + FD_STEP;
+      gpt_loss_grad(d, w, b, q, &lp, NULL);
+      w->data[i] = keep - FD_STEP;
+      gpt_loss_grad(d, w, b, q, &lm, NULL);
+      w->data[i] = keep;
+      double fd = (lp - lm) / (2 * FD_STEP);
+      ck_assert_msg(fabs(fd - g->data[i]) <= FD_RTOL * fabs(fd) + FD_ATOL,
+                    "%sentry %zu: gradient %.10g, differences %.10g", what, i, g->data[i], fd);
+      checked += fabs(g->data[i]) > 1e-6;
+    }
+  return checked;
+}
+
 START_TEST(test_gpt_gradient)
 {
   /* three entries of every block, each triple inside its block (small: h = 8, so a bias starts at most at
@@ -125,21 +149,7 @@ START_TEST(test_gpt_gradient)
                      l.layer0 + tl.b1 + 20, l.layer0 + tl.W2 + 200, l.layer0 + tl.b2 + 5,
                      l.layer0 + l.layer_size + tl.Wq + 5, l.layer0 + l.layer_size + tl.W2 + 31, l.lnf_g + 3,
                      l.lnf_b + 5};
-  size_t checked = 0;
-  for (size_t k = 0; k < sizeof blocks / sizeof blocks[0]; k++)
-    for (size_t j = 0; j < 3; j++) {
-      size_t i = blocks[k] + j;
-      double keep = w->data[i], lp, lm;
-      w->data[i] = keep + FD_STEP;
-      gpt_loss_grad(&small, w, b, q, &lp, NULL);
-      w->data[i] = keep - FD_STEP;
-      gpt_loss_grad(&small, w, b, q, &lm, NULL);
-      w->data[i] = keep;
-      double fd = (lp - lm) / (2 * FD_STEP);
-      ck_assert_msg(fabs(fd - g->data[i]) <= FD_RTOL * fabs(fd) + FD_ATOL,
-                    "entry %zu: gradient %.10g, differences %.10g", i, g->data[i], fd);
-      checked += fabs(g->data[i]) > 1e-6;
-    }
+  size_t checked = check_central_differences(&small, w, b, q, g, blocks, sizeof blocks / sizeof blocks[0], "");
   ck_assert_msg(checked > 40, "only %zu of the checked entries have a gradient above 1e-6", checked);
   free(q);
   gsl_vector_free(w);
@@ -216,21 +226,9 @@ static void moe_gpt(size_t top_k)
                      mix + moe_expert_offset(8, 4, 1) + 260, mix + moe_expert_offset(8, 4, 2) + 520,
                      mix + moe_expert_offset(8, 4, 3) + 300, mix1 + 5, mix1 + moe_expert_offset(8, 4, 1) + 100,
                      l.lnf_g + 3};
-  size_t checked = 0;
-  for (size_t k = 0; k < sizeof blocks / sizeof blocks[0]; k++)
-    for (size_t j = 0; j < 3; j++) {
-      size_t i = blocks[k] + j;
-      double keep = w->data[i], lp, lm;
-      w->data[i] = keep + FD_STEP;
-      gpt_loss_grad(&d, w, b, q, &lp, NULL);
-      w->data[i] = keep - FD_STEP;
-      gpt_loss_grad(&d, w, b, q, &lm, NULL);
-      w->data[i] = keep;
-      double fd = (lp - lm) / (2 * FD_STEP);
-      ck_assert_msg(fabs(fd - g->data[i]) <= FD_RTOL * fabs(fd) + FD_ATOL,
-                    "top-%zu entry %zu: gradient %.10g, differences %.10g", top_k, i, g->data[i], fd);
-      checked += fabs(g->data[i]) > 1e-6;
-    }
+  char what[16];
+  snprintf(what, sizeof what, "top-%zu ", top_k);
+  size_t checked = check_central_differences(&d, w, b, q, g, blocks, sizeof blocks / sizeof blocks[0], what);
   ck_assert_msg(checked > 25, "only %zu of the checked entries have a gradient above 1e-6", checked);
   /* evaluation: each sequence alone, cross-entropy only */
   d.moe.aux_coef = 0.0;
