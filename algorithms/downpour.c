@@ -648,7 +648,7 @@ downpour *downpour_deploy(const run_config *cfg, const downpour_params *p, const
   }
   msg_set_waited_sends(p->waited_sends);
   d->zp = (compress_params){(compress_method)p->compress, p->compress_ratio, p->compress_momentum,
-                            p->compress_warmup, p->compress_levels, 1};
+                            p->compress_warmup, p->compress_levels, .rank = 1}; /* PowerSGD's: refused */
   d->eval = eval_ctl_create(cfg, m, S, snapshot, d);
   if (d->eval_ws)
     eval_set_measure(d->eval, measure, d);
