@@ -281,13 +281,36 @@ static void wait_push(replica *r)
   r->push_in_flight = 0;
 }
 
-/* The accrued gradient of link i's values. */
+/* The accrued gradient of link i's values; downpour.compress: its compressed form. */
 static ps_push_msg *push_message(const replica *r, size_t i)
 {
   const ps_link *k = &r->lay->link[i];
+  if (r->cz)
+    return ps_compress_push(r->cz, i, r->client, r->accrued_version[i], r->grad ? r->accrued : NULL, r->step);
   ps_push_msg *m = ps_push_msg_create(r->client, r->accrued_version[i], k->values);
   memcpy(m->grad, r->accrued + k->offset, k->values * sizeof(double));
   return m;
+}
+
+/* The simulated bytes of link i's push: its values, or what their compressed form carries. */
+static double push_bytes(const replica *r, size_t i)
+{
+  const ps_link *k = &r->lay->link[i];
+  const run_config *cfg = r->d->cfg;
+  if (r->cz)
+    return ps_compress_bytes(&r->d->zp, k->sim_elems, r->step, cfg->elem_bytes) + MSG_HEADER_BYTES;
+  return msg_bytes(k->sim_elems, cfg->elem_bytes);
+}
+
+/* downpour.compress: the replica's host compresses every slice before any leaves (under
+ * [faults] before it learns which shards are down). */
+static void compress_gradient(replica *r)
+{
+  if (r->cz == NULL)
+    return;
+  account_label_push("compress gradient");
+  compute_execute(r->d->cfg, ps_compress_encode_flops(r->cz, r->step));
+  account_label_pop();
 }
 
 /* [faults]: a slice whose shard is down, or that is not delivered within
@@ -296,6 +319,7 @@ static void push_gradient_bounded(replica *r)
 {
   downpour *d = r->d;
   int lost = 0;
+  compress_gradient(r);
   quantum_align(r->d->p->comm_quantum);
   for (size_t i = 0; i < r->lay->n_links; i++) {
     const ps_link *k = &r->lay->link[i];
@@ -308,8 +332,7 @@ static void push_gradient_bounded(replica *r)
     r->push_msgs[i] = push_message(r, i);
     r->push_served[i] = 0;
     r->push_msgs[i]->served = &r->push_served[i];
-    r->push_comms[i] = msg_send_async(box, shard_host(d, k->shard), &r->push_msgs[i]->hdr,
-                                      msg_bytes(k->sim_elems, d->cfg->elem_bytes));
+    r->push_comms[i] = msg_send_async(box, shard_host(d, k->shard), &r->push_msgs[i]->hdr, push_bytes(r, i));
   }
   r->push_next = 0;
   double deadline = simgrid_get_clock() + d->fp->wait_timeout;
@@ -338,11 +361,12 @@ static void push_gradient(replica *r)
   }
   account_label_push("push gradient");
   wait_push(r);
+  compress_gradient(r);
   quantum_align(r->d->p->comm_quantum);
   for (size_t i = 0; i < r->lay->n_links; i++) {
     const ps_link *k = &r->lay->link[i];
     r->push_comms[i] = msg_send_async(r->d->shard_box[k->shard], shard_host(r->d, k->shard), &push_message(r, i)->hdr,
-                                      msg_bytes(k->sim_elems, r->d->cfg->elem_bytes));
+                                      push_bytes(r, i));
   }
   r->push_in_flight = 1;
   if (!r->d->p->overlap)
@@ -391,6 +415,7 @@ static void replica_actor(int argc, char **argv)
   wait_for_warmstart(r);
   for (long step = 0; goes_on(r, step); step++) {
     account_label_push("step %ld", step); /* the timeline's names (--trace) */
+    r->step = step;
     if (step % p->n_fetch == 0)
       fetch_parameters(r);
     if (p->overlap && (step + 1) % p->n_fetch == 0)
@@ -525,6 +550,8 @@ static void replica_init(downpour *d, replica *r, int rank, int part, rset *set,
     r->mb = minibatch_create(cfg->model, cfg->train, begin, end, (size_t)d->p->batch, cfg->seed, rank);
     xbt_assert(r->mb, "replica %d has no training rows", rank);
   }
+  r->cz = ps_compress_create(&d->zp, r->lay, r->grad != NULL, cfg->seed, r->client);
+  xbt_assert(r->cz || d->zp.method == COMPRESS_NONE, "replica %d: compression the configuration checked", rank);
 }
 
 static void replica_release(replica *r)
@@ -553,6 +580,7 @@ static void replica_release(replica *r)
     gsl_vector_free(r->grad);
     minibatch_free(r->mb);
   }
+  ps_compress_free(r->cz);
 }
 
 /* The layouts, and every machine of every replica (a split replica's shared state
@@ -619,6 +647,8 @@ downpour *downpour_deploy(const run_config *cfg, const downpour_params *p, const
     d->w = run_initial_params(cfg);
   }
   msg_set_waited_sends(p->waited_sends);
+  d->zp = (compress_params){(compress_method)p->compress, p->compress_ratio, p->compress_momentum,
+                            p->compress_warmup, p->compress_levels, .rank = 1}; /* PowerSGD's: refused */
   d->eval = eval_ctl_create(cfg, m, S, snapshot, d);
   if (d->eval_ws)
     eval_set_measure(d->eval, measure, d);
@@ -629,6 +659,7 @@ downpour *downpour_deploy(const run_config *cfg, const downpour_params *p, const
     d->shards[s] = ps_create(cfg, d->w, s, S, rule, plan ? "dpart" : "replica", d->client_hosts, R * K,
                              metrics_slot_at(m, (size_t)s), d->eval);
     d->shard_box[s] = mbox_of("ps", s);
+    ps_decode_pushes(d->shards[s], &d->zp);
   }
   replicas_init(d, m);
   if (cfg->faults && !plan) {

@@ -28,6 +28,10 @@ typedef struct downpour_params {
   int waited_sends;       /* downpour.sends = waited (msg_set_waited_sends) */
   int ps_spread;          /* downpour.ps_placement = spread (ps_place_client, ps_place_shard) */
   double comm_quantum;    /* s; > 0: communication starts aligned on its multiples (an approximation) */
+  int compress;           /* a compress_method (models/compress.h): how pushes are compressed */
+  double compress_ratio, compress_momentum;
+  long compress_warmup;
+  int compress_levels;
 } downpour_params;
 
 /* run.algorithm = downpour */

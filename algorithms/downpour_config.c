@@ -65,6 +65,21 @@ static const key_spec downpour_keys[] = {
           "the error table). Not with host or link faults. 0: exact, every transfer starts when its "
           "sender is ready.",
    KEY_GE(0)},
+  {"downpour", "compress", KEY_CHOICE, KEY_FIELD(downpour_params, compress), .def = "none", .unit = "",
+   .doc = "Compressed pushes with error feedback, each replica's slice for each shard compressed on its own: "
+          "`none` (dense), `topk` (DGC), `onebit` or `qsgd`; fetches stay dense. `powersgd` is refused: its "
+          "factors are summed by an allreduce, and a shard receives one replica's gradient at a time. "
+          "algorithms/doc/compression.md.",
+   .choices = "none|topk|onebit|qsgd|powersgd"},
+  {"downpour", "compress_ratio", KEY_DOUBLE, KEY_FIELD(downpour_params, compress_ratio), .def = "0.01", .unit = "",
+   .doc = "`topk`: fraction of each pushed slice's elements a replica sends.", KEY_GT(0), KEY_LE(1)},
+  {"downpour", "compress_momentum", KEY_DOUBLE, KEY_FIELD(downpour_params, compress_momentum), .def = "0",
+   .unit = "", .doc = "`topk`: DGC's momentum correction factor (0: plain error feedback).", KEY_GE(0), KEY_LT(1)},
+  {"downpour", "compress_warmup", KEY_LONG, KEY_FIELD(downpour_params, compress_warmup), .def = "0",
+   .unit = "steps", .doc = "`topk`: DGC's warm-up over a replica's steps, density 25%, 6.25%, 1.56%, 0.39% a "
+                           "quarter each, then `compress_ratio` (never below it); 0: none.", KEY_GE(0)},
+  {"downpour", "compress_levels", KEY_INT, KEY_FIELD(downpour_params, compress_levels), .def = "15",
+   .unit = "levels", .doc = "`qsgd`: s, the quantisation levels of |v_i| / ||v||_2.", KEY_GE(1), KEY_LE(1 << 20)},
 };
 
 static int validate(const scenario *sc, const void *params, char *why, size_t len)
@@ -72,7 +87,10 @@ static int validate(const scenario *sc, const void *params, char *why, size_t le
   const downpour_params *p = params;
   int faulty = settings_faulty(sc);
   size_t nk = sizeof downpour_keys / sizeof downpour_keys[0];
-  if (p->adagrad && key_changed(downpour_keys, nk, p, "lr"))
+  if (p->compress == COMPRESS_POWERSGD)
+    snprintf(why, len, "downpour.compress: powersgd sums its factors over an allreduce, and a shard receives one "
+             "replica's gradient at a time; Downpour compresses with topk, onebit or qsgd");
+  else if (p->adagrad && key_changed(downpour_keys, nk, p, "lr"))
     snprintf(why, len, "downpour.lr: has no effect with downpour.adagrad = on, whose rate is downpour.adagrad_gamma "
              "/ sqrt(sum of squared gradients); set adagrad = off for a fixed rate");
   else if (!p->adagrad && key_changed(downpour_keys, nk, p, "adagrad_gamma"))

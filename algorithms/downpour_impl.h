@@ -16,6 +16,7 @@
 #include "algorithms/modelpar.h"
 #include "algorithms/msg.h"
 #include "algorithms/ps.h"
+#include "algorithms/ps_compress.h"
 #include "algorithms/ps_layout.h"
 #include "algorithms/ps_msg.h"
 #include "models/minibatch.h"
@@ -63,6 +64,8 @@ typedef struct replica {
   int stop;                /* a whole replica: the evaluator said stop after the last step */
   int released;            /* warmstart: replica 0 has released the others */
   long fetch_serial;       /* [faults]: numbers fetches, so that a late reply is recognised */
+  long step;               /* the step it is in (top-k's warm-up reads it) */
+  ps_compress *cz;         /* downpour.compress: its slices' error-feedback states; NULL: dense pushes */
 } replica;
 
 /* A split replica's shared state; its machines stop together (modelpar_replica_goes_on). */
@@ -94,6 +97,7 @@ struct downpour {
   fault_plan *fp;
   sg_mutex_t gone_mu;      /* guards finished and dead */
   int *finished, *dead;    /* [replica] */
+  compress_params zp;      /* downpour.compress and its parameters */
 };
 
 /* The descriptor's state of a run (downpour_config.c), read by its report. */

@@ -16,6 +16,7 @@
 #include "algorithms/courier.h"
 #include "algorithms/faults.h"
 #include "algorithms/msg.h"
+#include "algorithms/ps_compress.h"
 #include "algorithms/ps_msg.h"
 #include "models/cost.h"
 
@@ -60,6 +61,8 @@ struct ps_shard {
   int incarnation;       /* restarts so far: each incarnation listens on a fresh mailbox */
   double send_quantum;   /* ps_send_on_quantum */
   courier *courier;      /* starts the replies when send_quantum > 0 */
+  compress_params z;     /* ps_decode_pushes: how pushes are compressed (COMPRESS_NONE: dense) */
+  double *decoded;       /* numerics: a compressed push's dense gradient, the slice's length */
 };
 
 ps_shard *ps_create(const run_config *cfg, gsl_vector *w, int rank, int n_shards, ps_rule rule,
@@ -121,6 +124,7 @@ void ps_free(ps_shard *s)
   xbt_free(s->ck_w);
   xbt_free(s->ck_acc);
   xbt_free(s->acc);
+  xbt_free(s->decoded);
   xbt_free(s);
 }
 
@@ -171,6 +175,22 @@ static void send_parameters(ps_shard *s, const ps_fetch_msg *fetch)
     msg_send(s->client_box[fetch->client], s->client_hosts[fetch->client], &m->hdr, bytes);
 }
 
+/* downpour.compress: the dense gradient a compressed push carries, decoded on the shard's
+ * host (its flops executed); a dense push's own values otherwise. */
+static const double *decode_push(ps_shard *s, const ps_push_msg *push, const ps_client *cl)
+{
+  if (push->z.method == COMPRESS_NONE)
+    return push->grad;
+  xbt_assert(push->z.method == s->z.method, "shard %d: a %s push, expected %s", s->rank,
+             compress_method_name(push->z.method), compress_method_name(s->z.method));
+  account_label_push("decompress gradient of client %d", push->client);
+  compute_execute(s->cfg, ps_compress_decode_flops(&s->z, cl->sim_elems, push->step));
+  account_label_pop();
+  if (s->numerics)
+    ps_compress_decode(push, s->decoded);
+  return s->decoded;
+}
+
 /* Dean'12 4.1: the shard applies each gradient as it arrives. Staleness = updates
  * applied since the parameters this gradient was computed on were fetched. */
 static void apply_update(ps_shard *s, const ps_push_msg *push)
@@ -178,12 +198,13 @@ static void apply_update(ps_shard *s, const ps_push_msg *push)
   /* after a restart from a checkpoint the shard's version can be behind the fetch's */
   const ps_client *cl = &s->clients[push->client];
   metrics_slot_staleness(s->slot, s->version >= push->version ? s->version - push->version : 0);
+  const double *g = decode_push(s, push, cl);
   compute_execute(s->cfg, cost_update_flops((size_t)cl->sim_elems, s->rule.adagrad));
   if (s->numerics) {
     xbt_assert(push->n == cl->values, "shard %d: a push of %zu values from client %d", s->rank, push->n,
                push->client);
     sg_mutex_lock(s->mu);
-    ps_rule_apply(s->rule, s->w.vector.data, s->acc, s->begin, cl->rb, cl->re, cl->n_ranges, push->grad);
+    ps_rule_apply(s->rule, s->w.vector.data, s->acc, s->begin, cl->rb, cl->re, cl->n_ranges, g);
     sg_mutex_unlock(s->mu);
   }
   s->version++;
@@ -408,6 +429,15 @@ void ps_start(ps_shard *s, sg_host_t host)
   sg_actor_t a = sg_actor_init(name, host);
   sg_actor_set_data(a, s);
   sg_actor_start(a, ps_actor, 0, NULL);
+}
+
+void ps_decode_pushes(ps_shard *s, const compress_params *p)
+{
+  s->z = *p;
+  xbt_free(s->decoded);
+  s->decoded = NULL;
+  if (s->numerics && p->method != COMPRESS_NONE)
+    s->decoded = xbt_malloc0((s->end - s->begin + 1) * sizeof(double));
 }
 
 void ps_send_on_quantum(ps_shard *s, double q)

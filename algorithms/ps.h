@@ -13,6 +13,7 @@
 #include "algorithms/metrics.h"
 #include "algorithms/ps_layout.h"
 #include "algorithms/run.h"
+#include "models/compress.h"
 
 typedef struct ps_shard ps_shard;
 
@@ -42,6 +43,11 @@ void ps_serve_link(ps_shard *s, int c, const ps_link *k);
  * q, from a courier beside the shard, so that the shard goes on serving its queue meanwhile.
  * Not under [faults]. Call before ps_start. */
 void ps_send_on_quantum(ps_shard *s, double q);
+
+/* downpour.compress (p->method not COMPRESS_NONE): pushes arrive compressed as p says
+ * (ps_compress.h); the shard decodes each into a dense gradient, executing the decoding's
+ * flops on its host, and applies that as it would a dense push. Call before the run. */
+void ps_decode_pushes(ps_shard *s, const compress_params *p);
 
 /* Copies the shard's current slice into the same positions of w (evaluator only;
  * takes the shard's lock so that it never sees half an update). */

@@ -5,10 +5,12 @@
  * when they are done, and replica 0 releases the others at the end of warmstart. */
 
 #include <stddef.h>
+#include <string.h>
 #include <xbt/asserts.h>
 #include <xbt/sysdep.h>
 
 #include "algorithms/msg.h"
+#include "models/compress.h"
 
 typedef enum ps_msg_kind {
   PS_MSG_FETCH = 500, /* client -> shard: send me my values of your slice */
@@ -43,6 +45,9 @@ typedef struct ps_push_msg {
   size_t n;        /* values below: 0 when numerics are off */
   int *served;     /* [faults]: set to 1 by the shard that takes the message (its sender then
                       knows, should it die, that the message is the shard's to free); or NULL */
+  long step;       /* downpour.compress: the client's step (top-k's warm-up sets its k) */
+  compress_msg z;  /* downpour.compress: the slice's compressed form, its arrays in grad's place
+                      (ps_compress.h); z.method COMPRESS_NONE: grad holds the values */
   double grad[];   /* the accrued gradient of the client's values of the slice, in fetch order */
 } ps_push_msg;
 
@@ -88,14 +93,23 @@ static inline ps_params_msg *ps_params_msg_create(int shard, long serial, long v
   return m;
 }
 
-static inline ps_push_msg *ps_push_msg_create(int client, long version, size_t n)
+/* A dense push of n values, or, with held > 0 bytes in grad's place, the room for a
+ * compressed one (ps_compress_push lays it out; z is left COMPRESS_NONE here). */
+static inline ps_push_msg *ps_push_msg_sized(int client, long version, size_t n, size_t held)
 {
-  ps_push_msg *m = ps_msg_alloc(sizeof(*m) + n * sizeof(double), PS_MSG_PUSH);
+  ps_push_msg *m = ps_msg_alloc(sizeof(*m) + held, PS_MSG_PUSH);
   m->client = client;
   m->version = version;
   m->n = n;
   m->served = NULL;
+  m->step = 0;
+  memset(&m->z, 0, sizeof(m->z));
   return m;
+}
+
+static inline ps_push_msg *ps_push_msg_create(int client, long version, size_t n)
+{
+  return ps_push_msg_sized(client, version, n, n * sizeof(double));
 }
 
 static inline ps_done_msg *ps_done_msg_create(int client)

@@ -200,6 +200,49 @@ void compress_msg_alloc(const compress_state *s, compress_msg *m)
   }
 }
 
+size_t compress_msg_place(const compress_state *s, long step, compress_msg *m, void *mem)
+{
+  size_t nd = 0, ni = 0, isz = 0; /* nd doubles, then ni items of isz bytes */
+  switch (s->p.method) {
+  case COMPRESS_TOPK:
+    nd = ni = compress_topk_k(&s->p, s->n, step);
+    isz = sizeof(uint32_t);
+    break;
+  case COMPRESS_ONEBIT:
+    nd = 2 * s->rows;
+    ni = s->n;
+    isz = 1;
+    break;
+  case COMPRESS_QSGD:
+    nd = 1;
+    ni = s->n;
+    isz = sizeof(int);
+    break;
+  default:
+    break;
+  }
+  if (mem == NULL)
+    return nd * sizeof(double) + ni * isz;
+  memset(m, 0, sizeof(*m));
+  m->method = s->p.method;
+  m->n = s->n;
+  m->cols = s->cols;
+  m->levels = s->p.levels;
+  double *d = mem;
+  void *rest = d + nd; /* aligned for a double, so for an index or a level too */
+  if (s->p.method == COMPRESS_TOPK) {
+    m->val = d;
+    m->idx = rest;
+  } else if (s->p.method == COMPRESS_ONEBIT) {
+    m->scale = d;
+    m->bit = rest;
+  } else if (s->p.method == COMPRESS_QSGD) {
+    m->scale = d;
+    m->level = rest;
+  }
+  return nd * sizeof(double) + ni * isz;
+}
+
 void compress_msg_release(compress_msg *m)
 {
   free(m->idx);

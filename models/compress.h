@@ -85,6 +85,11 @@ const double *compress_residual(const compress_state *s);
  * compress_msg_release. */
 void compress_msg_alloc(const compress_state *s, compress_msg *m);
 void compress_msg_release(compress_msg *m);
+/* For a message that travels as one allocation: lays m's arrays for s's message at step
+ * out in mem, a block of the returned number of bytes aligned for a double (its doubles
+ * first, then its indices, levels or bits), sized for exactly that step's message; with mem
+ * NULL only returns the number. m owns nothing then: never compress_msg_release it. */
+size_t compress_msg_place(const compress_state *s, long step, compress_msg *m, void *mem);
 
 /* Top-k, 1-bit and QSGD. Error feedback: v = residual + g (top-k with momentum m: u = m u +
  * g, v = residual + u), the message encodes v, and the residual becomes v minus the

@@ -359,13 +359,53 @@ START_TEST(test_sizes)
 }
 END_TEST
 
+/* A message placed in one block (compress_msg_place) holds what an allocated one holds: the
+ * same encoding of the same gradient, for 1-bit (3 x 8: 6 scales, 24 bits), QSGD (a norm, 24
+ * levels) and top-k (at step 0 of a warm-up of 4: 25% of 24, 6 entries, sized exactly). */
+START_TEST(test_msg_place)
+{
+  const compress_params ps[] = {{.method = COMPRESS_ONEBIT},
+                                {.method = COMPRESS_QSGD, .levels = 7},
+                                {.method = COMPRESS_TOPK, .ratio = 0.1, .warmup_steps = 4}};
+  const size_t bytes[] = {6 * 8 + 24, 8 + 24 * sizeof(int), 6 * (8 + 4)};
+  gsl_rng *gr = rng_create(3, RNG_ROLE_DATA, 0);
+  double g[24], a[24], b[24];
+  fill_gaussian(g, 24, gr);
+  for (size_t t = 0; t < 3; t++) {
+    compress_state *sa = compress_state_create(&ps[t], 3, 8, NULL), *sb = compress_state_create(&ps[t], 3, 8, NULL);
+    gsl_rng *ra = rng_create(5, RNG_ROLE_QSGD, 0), *rb = rng_create(5, RNG_ROLE_QSGD, 0);
+    compress_msg ma, mb;
+    compress_msg_alloc(sa, &ma);
+    size_t n = compress_msg_place(sb, 0, NULL, NULL);
+    ck_assert_uint_eq(n, bytes[t]);
+    double *block = malloc(n);
+    ck_assert_uint_eq(compress_msg_place(sb, 0, &mb, block), n);
+    compress_encode(sa, g, 0, ra, &ma);
+    compress_encode(sb, g, 0, rb, &mb);
+    memset(a, 0, sizeof a);
+    memset(b, 0, sizeof b);
+    compress_decode_add(&ma, a);
+    compress_decode_add(&mb, b);
+    for (size_t i = 0; i < 24; i++)
+      ck_assert(a[i] == b[i]);
+    free(block);
+    compress_msg_release(&ma);
+    compress_state_free(sa);
+    compress_state_free(sb);
+    gsl_rng_free(ra);
+    gsl_rng_free(rb);
+  }
+  gsl_rng_free(gr);
+}
+END_TEST
+
 static Suite *compress_suite(void)
 {
   Suite *s = suite_create("compress");
   ADD_TCASE(s, "topk", test_topk_error_feedback, test_topk_ties, test_topk_momentum_correction, test_dgc_warmup);
   ADD_TCASE(s, "quantisation", test_onebit_rows, test_qsgd_unbiased);
   ADD_TCASE(s, "powersgd", test_powersgd_projection, test_powersgd_two_ranks);
-  ADD_TCASE(s, "sizes", test_sizes);
+  ADD_TCASE(s, "sizes", test_sizes, test_msg_place);
   return s;
 }
 
