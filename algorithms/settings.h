@@ -64,8 +64,9 @@ typedef struct data_keys {
   long train;                /* synthetic training examples */
   long test;                 /* synthetic held-out examples */
   double test_fraction;      /* held-out share of a loaded file, (0, 1) */
-  long teacher_hidden;       /* hidden units of the synthetic teacher network */
+  long teacher_hidden;       /* hidden units of the synthetic teacher network; 0: linear */
   double label_noise;        /* synthetic-teacher: share of labels replaced by a uniform class */
+  double input_decay;        /* synthetic-teacher: input i's variance (i + 1)^-input_decay */
   int stream;                /* synthetic-teacher: training draws are fresh examples, never reused */
   double separation;         /* synthetic-gaussian: spread of the class means */
 } data_keys;

@@ -68,24 +68,39 @@ static size_t argmax(const gsl_vector *v)
 struct data_teacher {
   size_t dim, hidden, n_classes, n_out;
   double noise;
-  gsl_matrix *W1, *W2;
+  gsl_matrix *W1, *W2; /* hidden 0: W1 NULL, W2 out x dim */
+  double *scale;       /* data_teacher_set_decay: input i's factor (i + 1)^(-a/2); NULL: none */
 };
 
-/* Draw order: W1 (hidden x dim, N(0, 1/dim)), W2 (out x hidden, N(0, 1/hidden)).
- * The variances keep the pre-activations at unit scale. The teacher has no biases,
- * so it is odd in x and with two classes each has probability exactly 1/2. */
+/* Draw order: W1 (hidden x dim, N(0, 1/dim)), W2 (out x hidden, N(0, 1/hidden)); a
+ * linear teacher (hidden 0) draws W2 (out x dim, N(0, 1/dim)) alone. The variances keep
+ * the pre-activations at unit scale. The teacher has no biases, so it is odd in x and
+ * with two classes each has probability exactly 1/2. */
 data_teacher *data_teacher_create(size_t dim, size_t hidden, size_t n_classes, double noise, gsl_rng *r)
 {
-  if (dim == 0 || hidden == 0 || n_classes == 1 || !(noise >= 0 && noise <= 1) || (noise > 0 && n_classes == 0))
+  if (dim == 0 || n_classes == 1 || !(noise >= 0 && noise <= 1) || (noise > 0 && n_classes == 0))
     return NULL;
   data_teacher *t = mem_calloc(1, sizeof *t);
-  *t = (data_teacher){dim, hidden, n_classes, n_classes > 0 ? n_classes : 1, noise, NULL, NULL};
-  t->W1 = gsl_matrix_alloc(hidden, dim);
-  t->W2 = gsl_matrix_alloc(t->n_out, hidden);
-  if (!t->W1 || !t->W2) mem_die("data", "out of memory");
-  fill_gaussian(r, 1.0 / sqrt((double)dim), t->W1->data, hidden * dim);
-  fill_gaussian(r, 1.0 / sqrt((double)hidden), t->W2->data, t->n_out * hidden);
+  *t = (data_teacher){dim, hidden, n_classes, n_classes > 0 ? n_classes : 1, noise, NULL, NULL, NULL};
+  size_t fan_in = hidden ? hidden : dim;
+  t->W1 = hidden ? gsl_matrix_alloc(hidden, dim) : NULL;
+  t->W2 = gsl_matrix_alloc(t->n_out, fan_in);
+  if ((hidden && !t->W1) || !t->W2) mem_die("data", "out of memory");
+  if (hidden) fill_gaussian(r, 1.0 / sqrt((double)dim), t->W1->data, hidden * dim);
+  fill_gaussian(r, 1.0 / sqrt((double)fan_in), t->W2->data, t->n_out * fan_in);
   return t;
+}
+
+int data_teacher_set_decay(data_teacher *t, double a)
+{
+  if (!(a >= 0 && isfinite(a))) return -1;
+  free(t->scale);
+  t->scale = NULL;
+  if (a == 0) return 0;
+  t->scale = mem_alloc(t->dim * sizeof *t->scale);
+  for (size_t i = 0; i < t->dim; i++)
+    t->scale[i] = pow((double)(i + 1), -a / 2);
+  return 0;
 }
 
 void data_teacher_free(data_teacher *t)
@@ -93,12 +108,18 @@ void data_teacher_free(data_teacher *t)
   if (t == NULL) return;
   gsl_matrix_free(t->W1);
   gsl_matrix_free(t->W2);
+  free(t->scale);
   free(t);
 }
 
-/* The teacher's output for x into o (h: scratch of its hidden size). */
+/* The teacher's output for x (as drawn, before any decay) into o (h: scratch of its
+ * hidden size, unused by a linear teacher). */
 static void teacher_forward(const data_teacher *t, const gsl_vector *x, gsl_vector *h, gsl_vector *o)
 {
+  if (t->hidden == 0) {
+    gsl_blas_dgemv(CblasNoTrans, 1.0, t->W2, x, 0.0, o);
+    return;
+  }
   gsl_blas_dgemv(CblasNoTrans, 1.0, t->W1, x, 0.0, h);
   for (size_t j = 0; j < t->hidden; j++)
     gsl_vector_set(h, j, tanh(gsl_vector_get(h, j)));
@@ -108,12 +129,17 @@ static void teacher_forward(const data_teacher *t, const gsl_vector *x, gsl_vect
 double data_teacher_label(const data_teacher *t, const gsl_vector *x)
 {
   if (x->size != t->dim) mem_die("data", "data_teacher_label: x has the wrong size");
-  gsl_vector *h = gsl_vector_alloc(t->hidden), *o = gsl_vector_alloc(t->n_out);
-  if (!h || !o) mem_die("data", "out of memory");
-  teacher_forward(t, x, h, o);
+  gsl_vector *h = gsl_vector_alloc(t->hidden ? t->hidden : 1), *o = gsl_vector_alloc(t->n_out);
+  gsl_vector *z = gsl_vector_alloc(t->dim);
+  if (!h || !o || !z) mem_die("data", "out of memory");
+  gsl_vector_memcpy(z, x); /* the example as the teacher saw it, before the decay */
+  for (size_t i = 0; t->scale && i < t->dim; i++)
+    gsl_vector_set(z, i, gsl_vector_get(z, i) / t->scale[i]);
+  teacher_forward(t, z, h, o);
   double y = t->n_classes > 0 ? (double)argmax(o) : gsl_vector_get(o, 0);
   gsl_vector_free(h);
   gsl_vector_free(o);
+  gsl_vector_free(z);
   return y;
 }
 
@@ -122,12 +148,14 @@ double data_teacher_label(const data_teacher *t, const gsl_vector *x)
 void data_teacher_fill(const data_teacher *t, gsl_rng *r, size_t n, gsl_matrix *X, double *y)
 {
   if (X->size1 < n || X->size2 != t->dim) mem_die("data", "data_teacher_fill: X has the wrong shape");
-  gsl_vector *h = gsl_vector_alloc(t->hidden), *o = gsl_vector_alloc(t->n_out);
+  gsl_vector *h = gsl_vector_alloc(t->hidden ? t->hidden : 1), *o = gsl_vector_alloc(t->n_out);
   if (!h || !o) mem_die("data", "out of memory");
   for (size_t i = 0; i < n; i++) {
     gsl_vector_view x = gsl_matrix_row(X, i);
     fill_gaussian(r, 1.0, x.vector.data, t->dim);
     teacher_forward(t, &x.vector, h, o);
+    for (size_t k = 0; t->scale && k < t->dim; k++) /* the learner sees the decayed inputs */
+      x.vector.data[k] *= t->scale[k];
     if (t->n_classes == 0)
       y[i] = gsl_vector_get(o, 0) + gsl_ran_gaussian(r, 0.1);
     else if (t->noise > 0 && gsl_rng_uniform(r) < t->noise)

@@ -26,15 +26,23 @@ size_t data_n(const dataset *d);
 size_t data_dim(const dataset *d);
 
 /* A random teacher network dim -> hidden (tanh) -> n_classes whose weights are drawn from r
- * (as data_synthetic_teacher draws them): its examples have x ~ N(0, 1) and the class of
- * the teacher's largest logit, except that with probability `noise` the label is replaced
- * by a class drawn uniformly (noise > 0 needs classes); n_classes == 0: the teacher's
- * single output plus N(0, 0.1^2) noise. NULL on a zero size, n_classes == 1 or a noise
- * outside [0, 1]. Free with data_teacher_free (NULL is a no-op). */
+ * (as data_synthetic_teacher draws them), or with hidden == 0 a linear one (logits = W x):
+ * its examples have x ~ N(0, 1) and the class of the teacher's largest logit, except that
+ * with probability `noise` the label is replaced by a class drawn uniformly (noise > 0
+ * needs classes); n_classes == 0: the teacher's single output plus N(0, 0.1^2) noise.
+ * NULL on dim == 0, n_classes == 1 or a noise outside [0, 1]. Free with data_teacher_free
+ * (NULL is a no-op). */
 data_teacher *data_teacher_create(size_t dim, size_t hidden, size_t n_classes, double noise, gsl_rng *r);
+/* A power-law input spectrum: the teacher labels x ~ N(0, 1) as before, and the example
+ * then carries x_i (i + 1)^(-a/2), so input i's variance is (i + 1)^(-a). The labels do
+ * not change; a learner sees small directions that plain SGD learns slowly (its step in
+ * direction i scales with that variance) and per-coordinate rates do not. a == 0: none.
+ * 0, or -1 on a negative or non-finite a. */
+int data_teacher_set_decay(data_teacher *t, double a);
 void data_teacher_free(data_teacher *t);
-/* The teacher's own label of x (dimension dim): the class of its largest logit, or its
- * output for regression, before any noise. */
+/* The teacher's own label of an example x (dimension dim, as drawn: decayed if
+ * data_teacher_set_decay): the class of its largest logit, or its output for regression,
+ * before any noise. */
 double data_teacher_label(const data_teacher *t, const gsl_vector *x);
 /* n fresh examples of t drawn with r into the first n rows of X and y. */
 void data_teacher_fill(const data_teacher *t, gsl_rng *r, size_t n, gsl_matrix *X, double *y);
@@ -46,9 +54,9 @@ dataset *data_teacher_sample(const data_teacher *t, size_t n, gsl_rng *r);
 void data_set_stream(dataset *d, const data_teacher *t);
 
 /* n examples of dimension dim, x ~ N(0, 1). Labels come from a random teacher network
- * dim -> hidden (tanh) -> n_classes whose weights are drawn from r first: class =
+ * dim -> hidden (tanh) -> n_classes (hidden 0: linear) whose weights are drawn from r first: class =
  * argmax of the teacher's logits; with n_classes == 0 the target is the teacher's single
- * output plus N(0, 0.1^2) noise. Returns NULL on a zero size or n_classes == 1. */
+ * output plus N(0, 0.1^2) noise. Returns NULL on n or dim 0 or n_classes == 1. */
 dataset *data_synthetic_teacher(size_t n, size_t dim, size_t hidden, size_t n_classes, gsl_rng *r);
 
 /* n examples: class c ~ uniform, x ~ N(mu_c, 1) with class means mu_c ~ N(0, sep^2 I)

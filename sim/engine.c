@@ -112,6 +112,8 @@ static int build_data(const scenario *sc, build *b, char *err)
     data_teacher *t = teacher ? data_teacher_create(dim, (size_t)sc->data.teacher_hidden, classes,
                                                     sc->data.label_noise, r)
                               : NULL;
+    if (t && data_teacher_set_decay(t, sc->data.input_decay) != 0)
+      xbt_die("data.input_decay: checked by the scenario");
     if (t && sc->data.stream) { /* the held-out set first: the same whatever data.train */
       b->test = data_teacher_sample(t, nte, r);
       b->train = data_teacher_sample(t, ntr, r);

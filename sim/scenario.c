@@ -204,7 +204,15 @@ static const key_spec head_keys[] = {
   {"data", "test_fraction", KEY_DOUBLE, FIELD(data.test_fraction), .def = "0.2", .unit = "fraction",
    .doc = "Share of a loaded file held out for evaluation.", GT(0), LT(1)},
   {"data", "teacher_hidden", KEY_LONG, FIELD(data.teacher_hidden), .def = "16", .unit = "units",
-   .doc = "Hidden units of the teacher network that labels `synthetic-teacher` data.", GT(0)},
+   .doc = "Hidden units (tanh) of the teacher network that labels `synthetic-teacher` data; 0: a "
+          "linear teacher (its logits W x).",
+   GE(0)},
+  {"data", "input_decay", KEY_DOUBLE, FIELD(data.input_decay), .def = "0", .unit = "exponent",
+   .doc = "`synthetic-teacher`: a power-law input spectrum. The teacher labels x ~ N(0, I), then "
+          "input i (from 0) is scaled by (i + 1)^(-a/2), so its variance is (i + 1)^(-a): the labels "
+          "stay, but plain SGD learns the small directions slowly (its step along input i scales "
+          "with that variance), per-coordinate rates (Adagrad) do not. 0: none.",
+   GE(0)},
   {"data", "label_noise", KEY_DOUBLE, FIELD(data.label_noise), .def = "0", .unit = "fraction",
    .doc = "`synthetic-teacher`: each label, training and held-out, is replaced with this "
           "probability by a class drawn uniformly (the held-out accuracy tops out at 1 - noise "
@@ -554,7 +562,8 @@ static int validate_shapes(const scenario *s, char *msg, size_t len)
 static int ineffective_key(const scenario *s, const algorithm *alg, char *msg, size_t len)
 {
   static const char *const data_names[] = {"data.source", "data.train", "data.test", "data.test_fraction",
-                                          "data.teacher_hidden", "data.separation"};
+                                          "data.teacher_hidden", "data.separation",
+                                          "data.input_decay"};
   static const char *const shape_keys[] = {"model.type", "model.layers", "model.activation", "model.virtual"};
   static const char *const warm_keys[] = {"model.warmstart_batch", "model.warmstart_lr"};
   size_t nk = sizeof head_keys / sizeof head_keys[0];
@@ -624,9 +633,9 @@ int scenario_validate(const scenario *s, const char *origin, char *err, size_t e
     return -1;
   }
   int teacher = strcmp(s->data.source, "synthetic-teacher") == 0;
-  if ((s->data.stream || s->data.label_noise > 0) && !teacher) {
+  if ((s->data.stream || s->data.label_noise > 0 || s->data.input_decay > 0) && !teacher) {
     scn_msgf(err, errlen, "%s: data.%s: only the synthetic-teacher source has a teacher to draw from (data.source = %s)",
-         o, s->data.stream ? "stream" : "label_noise", s->data.source);
+         o, s->data.stream ? "stream" : s->data.label_noise > 0 ? "label_noise" : "input_decay", s->data.source);
     return -1;
   }
   if (s->data.label_noise > 0 && strcmp(s->model.type, "linear") == 0) {

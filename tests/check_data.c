@@ -10,6 +10,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include <gsl/gsl_randist.h>
+
 #include "models/data.h"
 #include "models/rng.h"
 
@@ -138,7 +140,6 @@ START_TEST(test_data_synthetic_rejects)
   gsl_rng *r = rng_create(3, RNG_ROLE_DATA, 0);
   ck_assert_ptr_null(data_synthetic_teacher(0, 3, 3, 2, r));
   ck_assert_ptr_null(data_synthetic_teacher(10, 0, 3, 2, r));
-  ck_assert_ptr_null(data_synthetic_teacher(10, 3, 0, 2, r));
   ck_assert_ptr_null(data_synthetic_teacher(10, 3, 3, 1, r));
   ck_assert_ptr_null(data_synthetic_gaussian(10, 3, 1, 1.0, r));
   ck_assert_ptr_null(data_synthetic_gaussian(0, 3, 2, 1.0, r));
@@ -182,6 +183,75 @@ START_TEST(test_data_teacher_noise)
   gsl_rng_free(a);
   gsl_rng_free(b);
   gsl_rng_free(c);
+}
+END_TEST
+
+/* A linear teacher (hidden 0) labels each example with the argmax of W x, W being its only
+ * draw (10 x 6, N(0, 1/6)): recomputed here from a copy of the stream, the labels match;
+ * its classes are all used. */
+START_TEST(test_data_teacher_linear)
+{
+  gsl_rng *a = rng_create(9, RNG_ROLE_DATA, 0), *b = rng_create(9, RNG_ROLE_DATA, 0);
+  data_teacher *t = data_teacher_create(6, 0, 10, 0.0, a);
+  ck_assert_ptr_nonnull(t);
+  dataset *d = data_teacher_sample(t, 500, a);
+  double W[60];
+  for (size_t k = 0; k < 60; k++)
+    W[k] = gsl_ran_gaussian(b, 1.0 / sqrt(6.0)); /* as the teacher drew it */
+  size_t seen[10] = {0};
+  for (size_t i = 0; i < 500; i++) {
+    size_t best = 0;
+    double best_v = -INFINITY;
+    for (size_t c = 0; c < 10; c++) {
+      double v = 0;
+      for (size_t k = 0; k < 6; k++)
+        v += W[c * 6 + k] * gsl_matrix_get(d->X, i, k);
+      if (v > best_v) {
+        best_v = v;
+        best = c;
+      }
+    }
+    ck_assert_double_eq((double)best, d->y[i]);
+    seen[best]++;
+  }
+  for (size_t c = 0; c < 10; c++)
+    ck_assert_uint_gt(seen[c], 0);
+  data_free(d);
+  data_teacher_free(t);
+  gsl_rng_free(a);
+  gsl_rng_free(b);
+}
+END_TEST
+
+/* data_teacher_set_decay leaves every draw and label as they were and scales input k of
+ * each example by exactly (k + 1)^(-a/2); the teacher's label of a decayed example is its
+ * label; a negative or NaN exponent is refused, 0 turns the decay off. */
+START_TEST(test_data_teacher_decay)
+{
+  gsl_rng *a = rng_create(11, RNG_ROLE_DATA, 0), *b = rng_create(11, RNG_ROLE_DATA, 0);
+  data_teacher *plain = data_teacher_create(5, 4, 3, 0.0, a), *decayed = data_teacher_create(5, 4, 3, 0.0, b);
+  ck_assert_int_eq(data_teacher_set_decay(decayed, -1), -1);
+  ck_assert_int_eq(data_teacher_set_decay(decayed, NAN), -1);
+  ck_assert_int_eq(data_teacher_set_decay(decayed, 2.0), 0);
+  dataset *p = data_teacher_sample(plain, 300, a), *q = data_teacher_sample(decayed, 300, b);
+  for (size_t i = 0; i < 300; i++) {
+    ck_assert_double_eq(p->y[i], q->y[i]);
+    for (size_t k = 0; k < 5; k++)
+      ck_assert_double_eq(gsl_matrix_get(q->X, i, k), gsl_matrix_get(p->X, i, k) * pow((double)(k + 1), -1.0));
+    gsl_vector_const_view x = gsl_matrix_const_row(q->X, i);
+    ck_assert_double_eq(data_teacher_label(decayed, &x.vector), q->y[i]);
+  }
+  ck_assert_int_eq(data_teacher_set_decay(decayed, 0), 0);
+  dataset *r = data_teacher_sample(decayed, 300, b), *s = data_teacher_sample(plain, 300, a);
+  ck_assert(same_data(r, s));
+  data_free(p);
+  data_free(q);
+  data_free(r);
+  data_free(s);
+  data_teacher_free(plain);
+  data_teacher_free(decayed);
+  gsl_rng_free(a);
+  gsl_rng_free(b);
 }
 END_TEST
 
@@ -542,7 +612,7 @@ Suite *data_suite(void)
 {
   Suite *s = suite_create("data");
   ADD_TCASE(s, "synthetic", test_data_synthetic_determinism, test_data_synthetic_balance,
-            test_data_synthetic_rejects, test_data_teacher_noise);
+            test_data_synthetic_rejects, test_data_teacher_noise, test_data_teacher_linear, test_data_teacher_decay);
   ADD_TCASE(s, "stream", test_data_stream_draws);
   ADD_TCASE(s, "libsvm", test_data_libsvm_load, test_data_libsvm_labels, test_data_libsvm_errors);
   ADD_TCASE(s, "csv", test_data_csv_load, test_data_csv_no_header, test_data_csv_errors);

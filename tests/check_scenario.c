@@ -30,7 +30,7 @@ static int scenario_equal(const scenario *a, const scenario *b)
                NUM_EQ(model.numerics) && NUM_EQ(model.efficiency) && STR_EQ(model.dtype) && NUM_EQ(model.warm_steps) &&
                NUM_EQ(model.warm_batch) && NUM_EQ(model.warm_lr) && STR_EQ(data.source) && NUM_EQ(data.train) &&
                NUM_EQ(data.test) && NUM_EQ(data.test_fraction) && NUM_EQ(data.teacher_hidden) &&
-               NUM_EQ(data.separation) && STR_EQ(faults.stragglers) && NUM_EQ(platform.bw_factor) &&
+               NUM_EQ(data.input_decay) && NUM_EQ(data.separation) && STR_EQ(faults.stragglers) && NUM_EQ(platform.bw_factor) &&
                NUM_EQ(platform.lat_factor) && NUM_EQ(platform.speed_factor) && STR_EQ(platform.gen_topology) &&
                NUM_EQ(platform.host_cores) && STR_EQ(platform.sharing) && STR_EQ(faults.host_failures) &&
                STR_EQ(faults.link_failures) && STR_EQ(faults.link_degrade) && NUM_EQ(faults.wait_timeout) &&
@@ -52,7 +52,7 @@ static int scenario_equal(const scenario *a, const scenario *b)
 #define DPW(s) ((downpour_params *)algorithm_params_mut(&(s), &downpour_algorithm))
 
 /* Keys in all: the common sections' and every registered algorithm's. */
-#define N_FIELDS 166 /* 123 (tensor.steps became an old name of run.max_steps) + model.kernel_model,
+#define N_FIELDS 167 /* 123 (tensor.steps became an old name of run.max_steps) + model.kernel_model,
                         * platform.link_efficiency, run.collectives, platform.speed_spread, data.label_noise,
                         * data.stream, downpour.ps_placement, sandblaster.partitions, sandblaster.ps_placement,
                         * tensor.fuse_layers, platform.comm_sms, pipeline.mirror_replicas,
@@ -60,7 +60,7 @@ static int scenario_equal(const scenario *a, const scenario *b)
                         * dataparallel's compress, compress_ratio, compress_momentum, compress_warmup,
                         * compress_levels, compress_rank and local_steps, and pipeline.zero; + the 15 keys
                         * of [moe]; + downpour's compress, compress_ratio, compress_momentum, compress_warmup
-                        * and compress_levels */
+                        * and compress_levels; + data.input_decay */
 
 /* Writes text to a fresh file under /tmp; path receives its name. */
 static void write_temp(const char *text, char *path, size_t len)
@@ -639,6 +639,15 @@ START_TEST(test_scenario_validate_fields)
   ck_assert_int_eq(scenario_set(&s, "run.collectives=messages", err, sizeof err), 0);
   ck_assert_msg(scenario_validate(&s, "a.ini", err, sizeof err) == 0, "%s", err);
   ck_assert_int_eq(scenario_set(&s, "run.collectives=bulk", err, sizeof err), -1);
+  /* a linear teacher and a decayed input spectrum: the teacher's source only */
+  scenario_defaults(&s);
+  ck_assert_int_eq(scenario_set(&s, "data.teacher_hidden=0", err, sizeof err), 0);
+  ck_assert_int_eq(scenario_set(&s, "data.input_decay=2", err, sizeof err), 0);
+  ck_assert_msg(scenario_validate(&s, "a.ini", err, sizeof err) == 0, "%s", err);
+  ck_assert_int_eq(scenario_set(&s, "data.input_decay=-1", err, sizeof err), -1);
+  ck_assert_int_eq(scenario_set(&s, "data.source=synthetic-gaussian", err, sizeof err), 0);
+  ck_assert_int_eq(scenario_validate(&s, "a.ini", err, sizeof err), -1);
+  ck_assert_msg(strstr(err, "a.ini: data.input_decay: only the synthetic-teacher source") != NULL, "%s", err);
 }
 END_TEST
 
