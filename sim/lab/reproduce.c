@@ -1,15 +1,15 @@
 /* reproduce.c - what the reproductions share (running their simulations as child processes,
- * checking a CSV against the committed one, writing a folder, plots, rank correlation) and
- * Dean et al. 2012 Fig. 3; the command and its table of reproductions are reproduce_cli.c. */
+ * checking a CSV against the committed one, writing a folder, plots, rank correlation); the
+ * command and its table of reproductions are reproduce_cli.c. */
 #include "sim/lab/reproduce.h"
 #include "sim/fileio.h"
 #include "sim/interrupt.h"
 #include "sim/plot.h"
 
 #include <errno.h>
-#include <signal.h>
 #include <jansson.h>
 #include <math.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,71 +18,10 @@
 #include <xbt/asserts.h>
 #include <xbt/sysdep.h>
 
-#include "models/arch.h"
 #include "models/gemm.h"
 #include "models/transformer.h"
-#include "sim/output.h"
 #include "sim/platform.h"
 #include "sim/lab/spawn.h"
-#include "sim/lab/template.h"
-
-/* Dean et al. 2012, Fig. 3: mean time per minibatch of plain SGD on one model replica
- * split over 1..144 machines. One platform and cost calibration for all four nets:
- * the differences must come from the networks' structure. The two fitted constants,
- * efficiency and msg_overhead, are fitted to the speech net's curve, which is therefore
- * not scored; the image nets are (the rules in templates/fig3.md). */
-#define FIG3_EFFICIENCY "0.25"
-#define FIG3_OVERHEAD "0.0002"
-#define FIG3_SPREAD "0.1"
-#define FIG3_BATCH "32"
-#define FIG3_STEPS "3"
-/* SimGrid's max-min solver re-solved in full at every event: on the image nets' thousands
- * of concurrent all-to-all flows it runs about twice as fast as the default lazy update,
- * with simulated times equal to about 1e-6 relative (measured on image-1.7b, 81 machines). */
-#define FIG3_SOLVER "--cfg=network/optim:Full"
-
-static const char fig3_ini[] =
-    "; dtsim reproduce fig3: Dean et al. 2012, Fig. 3 (machines per model replica).\n"
-    "; Each run: one replica of model.virtual split over sgd.partitions machines,\n"
-    "; timing only, plain SGD, run.max_steps minibatches; step time = sim_time / steps.\n"
-    "[run]\n"
-    "algorithm = sgd\n"
-    "max_steps = " FIG3_STEPS "\n"
-    "eval_every = 1e9\n"
-    "max_sim_time = 1e9\n"
-    "[model]\n"
-    "numerics = off\n"
-    "virtual = speech-42m     ; set per run\n"
-    "efficiency = " FIG3_EFFICIENCY "        ; fitted to the speech curve (README): fraction of a core's peak\n"
-    "[platform]\n"
-    "preset = distbelief-2012\n"
-    "msg_overhead = " FIG3_OVERHEAD "    ; fitted to the speech curve: s of CPU per message sent or received\n"
-    "speed_spread = " FIG3_SPREAD "      ; machines' speeds spread by 10% (assumed)\n"
-    "[sgd]\n"
-    "batch = " FIG3_BATCH "\n"
-    "partitions = 1           ; set per run\n";
-
-static const char *const fig3_models[] = {"speech-42m", "image-80m", "image-330m", "image-1.7b"};
-static const size_t fig3_machines[] = {1, 2, 4, 8, 16, 32, 64, 81, 128, 144};
-static const size_t fig3_quick_machines[] = {1, 2, 4, 8, 16};
-/* The robustness runs: image-1.7b at fig3_robust_machines with one assumption changed. */
-static const struct {
-  const char *name;
-  const char *sets[2];
-} fig3_variants[] = {
-    {"no per-machine spread", {"platform.speed_spread=0", NULL}},
-    {"links at twice the bandwidth", {"platform.bw_factor=2", NULL}},
-    {"calibration end: efficiency 0.2, 0.28 ms", {"model.efficiency=0.2", "platform.msg_overhead=0.00028"}},
-    {"calibration end: efficiency 0.3, 0.15 ms", {"model.efficiency=0.3", "platform.msg_overhead=0.00015"}},
-};
-static const size_t fig3_robust_machines[] = {1, 64, 144};
-
-typedef struct job {
-  const char *model;
-  size_t machines;
-  double step_time;
-  const char *variant; /* fig3's robustness runs: the assumption changed; NULL in the main grid */
-} job;
 
 /* Progress and failures of reproduce_run_jobs, as each run ends. */
 typedef struct run_ctx {
@@ -210,236 +149,6 @@ void reproduce_progress_free(reproduce_progress *p)
   memset(p, 0, sizeof(*p));
 }
 
-static int read_step_time(job *j, const reproduce_job *run, char *err, size_t len)
-{
-  char path[600];
-  snprintf(path, sizeof(path), "%s/summary.json", run->dir);
-  json_t *s = json_load_file(path, 0, NULL);
-  double t = s ? json_number_value(json_object_get(s, "sim_time_s")) : 0;
-  double steps = s ? json_number_value(json_object_get(s, "steps")) : 0;
-  json_decref(s);
-  if (steps <= 0) {
-    snprintf(err, len, "%s: no result", path);
-    return -1;
-  }
-  j->step_time = t / steps;
-  return 0;
-}
-
-static double speedup_at(const job *jobs, size_t n, const char *model, size_t machines);
-static double variant_speedup(const job *jobs, size_t n, const char *model, const char *variant, size_t machines);
-
-/* fig3.csv: model,machines,step_time_s,speedup (speed-up over 1 machine). */
-static char *fig3_csv(const job *jobs, size_t n)
-{
-  size_t cap = 256 + n * 128, len = 0;
-  char *s = xbt_malloc(cap);
-  len += (size_t)snprintf(s + len, cap - len, "model,machines,step_time_s,speedup\n");
-  for (size_t i = 0; i < n; i++)
-    if (jobs[i].variant == NULL)
-      len += (size_t)snprintf(s + len, cap - len, "%s,%zu,%.17g,%.17g\n", jobs[i].model, jobs[i].machines,
-                              jobs[i].step_time, speedup_at(jobs, n, jobs[i].model, jobs[i].machines));
-  return s;
-}
-
-/* fig3_robustness.csv: variant,model,machines,step_time_s,speedup, the committed assumptions
- * first (the main grid's image-1.7b points at the same counts), then each variant. */
-static char *fig3_robust_csv(const job *jobs, size_t n)
-{
-  size_t cap = 256 + n * 192, len = 0;
-  char *s = xbt_malloc(cap);
-  len += (size_t)snprintf(s + len, cap - len, "variant,model,machines,step_time_s,speedup\n");
-  for (size_t v = 0; v <= sizeof(fig3_variants) / sizeof(fig3_variants[0]); v++)
-    for (size_t i = 0; i < n; i++) {
-      const char *name = v == 0 ? NULL : fig3_variants[v - 1].name;
-      int here = name ? jobs[i].variant && strcmp(jobs[i].variant, name) == 0 : jobs[i].variant == NULL;
-      int counted = 0;
-      for (size_t c = 0; c < sizeof(fig3_robust_machines) / sizeof(size_t); c++)
-        counted |= jobs[i].machines == fig3_robust_machines[c];
-      if (!here || !counted || strcmp(jobs[i].model, "image-1.7b") != 0)
-        continue;
-      len += (size_t)snprintf(s + len, cap - len, "%s,%s,%zu,%.17g,%.17g\n", name ? name : "as committed",
-                              jobs[i].model, jobs[i].machines, jobs[i].step_time,
-                              variant_speedup(jobs, n, jobs[i].model, name, jobs[i].machines));
-    }
-  return s;
-}
-
-/* Speed-up of model on `machines` machines (step time on 1 over step time on it), or
- * -1 if that point was not run. */
-static double variant_speedup(const job *jobs, size_t n, const char *model, const char *variant, size_t machines)
-{
-  double t1 = 0, tp = 0;
-  for (size_t k = 0; k < n; k++)
-    if (strcmp(jobs[k].model, model) == 0 && (jobs[k].variant == variant ||
-                                              (jobs[k].variant && variant && strcmp(jobs[k].variant, variant) == 0))) {
-      if (jobs[k].machines == 1)
-        t1 = jobs[k].step_time;
-      if (jobs[k].machines == machines)
-        tp = jobs[k].step_time;
-    }
-  return t1 > 0 && tp > 0 ? t1 / tp : -1;
-}
-
-static double speedup_at(const job *jobs, size_t n, const char *model, size_t machines)
-{
-  return variant_speedup(jobs, n, model, NULL, machines);
-}
-
-/* The machine count of model's largest speed-up. */
-static size_t peak_of(const job *jobs, size_t n, const char *model, double *peak)
-{
-  size_t at = 0;
-  *peak = 0;
-  for (size_t k = 0; k < n; k++)
-    if (strcmp(jobs[k].model, model) == 0 && speedup_at(jobs, n, model, jobs[k].machines) > *peak) {
-      *peak = speedup_at(jobs, n, model, jobs[k].machines);
-      at = jobs[k].machines;
-    }
-  return at;
-}
-
-/* item[key] = the speed-up s, or "not run" (s <= 0). */
-static void set_speedup(json_t *item, const char *key, double s)
-{
-  if (s > 0)
-    template_set(item, key, "%.2f", s);
-  else
-    template_set(item, key, "not run");
-}
-
-/* "yes", or the first machine count >= 16 where a smaller net beats a larger one. */
-static void set_ordering(json_t *v, const job *jobs, size_t n, size_t n_models)
-{
-  for (size_t c = 0; c < sizeof(fig3_machines) / sizeof(size_t); c++) {
-    size_t P = fig3_machines[c];
-    for (size_t m = 1; P >= 16 && m < n_models; m++) {
-      double small = speedup_at(jobs, n, fig3_models[m - 1], P), big = speedup_at(jobs, n, fig3_models[m], P);
-      if (small > 0 && big > 0 && small >= big) {
-        template_set(v, "ordering", "no: at %zu machines %s %.2f >= %s %.2f", P, fig3_models[m - 1], small,
-                     fig3_models[m], big);
-        return;
-      }
-    }
-  }
-  template_set(v, "ordering", "yes");
-}
-
-/* Whether model's speed-up never falls from `from` machines to `to` among the counts run. */
-static int never_falls(const job *jobs, size_t n, const char *model, size_t from, size_t to)
-{
-  double last = -1;
-  for (size_t c = 0; c < sizeof(fig3_machines) / sizeof(size_t); c++) {
-    size_t P = fig3_machines[c];
-    double sp = speedup_at(jobs, n, model, P);
-    if (P < from || P > to || sp <= 0)
-      continue;
-    if (last > 0 && sp < last)
-      return 0;
-    last = sp;
-  }
-  return 1;
-}
-
-/* The "paper vs dtsim" table's values. */
-static void fig3_claims(json_t *v, const job *jobs, size_t n, size_t n_models)
-{
-  double peak;
-  size_t at = peak_of(jobs, n, "speech-42m", &peak);
-  template_set(v, "speech_at", "%zu", at);
-  template_set(v, "speech_peak", "%.2f", peak);
-  template_list(v, "speech_above");
-  for (size_t c = 0; c < sizeof(fig3_machines) / sizeof(size_t); c++)
-    if (fig3_machines[c] > 8 && speedup_at(jobs, n, "speech-42m", fig3_machines[c]) > 0) {
-      json_t *it = template_add(v, "speech_above");
-      template_set(it, "machines", "%zu", fig3_machines[c]);
-      set_speedup(it, "speedup", speedup_at(jobs, n, "speech-42m", fig3_machines[c]));
-    }
-  set_speedup(v, "image_81", speedup_at(jobs, n, "image-1.7b", 81));
-  static const size_t around[] = {32, 64, 81, 128, 144};
-  for (size_t c = 0; c < 5; c++) {
-    json_t *it = template_add(v, "image_around");
-    template_set(it, "machines", "%zu", around[c]);
-    set_speedup(it, "speedup", speedup_at(jobs, n, "image-1.7b", around[c]));
-    template_set(it, "sep", "%s", c + 1 < 5 ? ", " : "");
-  }
-  json_object_set_new(v, "image_144", json_boolean(speedup_at(jobs, n, "image-1.7b", 144) > 0));
-  template_set(v, "image_trend", "%s", never_falls(jobs, n, "image-1.7b", 32, 144) ? "never falls" : "falls");
-  set_ordering(v, jobs, n, n_models);
-}
-
-/* The speed-ups' table: a row per machine count that some net ran. */
-static void fig3_table(json_t *v, const job *jobs, size_t n, size_t n_models)
-{
-  for (size_t m = 0; m < n_models; m++)
-    template_set(template_add(v, "models"), "model", "%s", fig3_models[m]);
-  template_list(v, "rows");
-  for (size_t c = 0; c < sizeof(fig3_machines) / sizeof(size_t); c++) {
-    size_t P = fig3_machines[c];
-    int any = 0;
-    for (size_t m = 0; m < n_models; m++)
-      any |= speedup_at(jobs, n, fig3_models[m], P) > 0;
-    if (!any)
-      continue;
-    json_t *row = template_add(v, "rows");
-    template_set(row, "machines", "%zu", P);
-    for (size_t m = 0; m < n_models; m++) {
-      double sp = speedup_at(jobs, n, fig3_models[m], P);
-      json_t *cell = template_add(row, "cells");
-      if (sp > 0)
-        template_set(cell, "speedup", "%.2f", sp);
-      else
-        template_set(cell, "speedup", "-");
-    }
-  }
-}
-
-/* The robustness table (full grid): image-1.7b's speed-ups under each assumption. */
-static void fig3_robustness(json_t *v, const job *jobs, size_t n)
-{
-  for (size_t c = 0; c < sizeof(fig3_robust_machines) / sizeof(size_t); c++) {
-    template_add(v, "robust_cols");
-    if (fig3_robust_machines[c] > 1)
-      template_set(template_add(v, "robust_machines"), "machines", "%zu", fig3_robust_machines[c]);
-  }
-  for (size_t k = 0; k <= sizeof(fig3_variants) / sizeof(fig3_variants[0]); k++) {
-    const char *name = k == 0 ? NULL : fig3_variants[k - 1].name;
-    json_t *row = template_add(v, "robust_rows");
-    template_set(row, "name", "%s", name ? name : "as committed");
-    template_list(row, "cells");
-    for (size_t c = 0; c < sizeof(fig3_robust_machines) / sizeof(size_t); c++)
-      if (fig3_robust_machines[c] > 1)
-        set_speedup(template_add(row, "cells"), "speedup", variant_speedup(jobs, n, "image-1.7b", name, fig3_robust_machines[c]));
-    double a64 = variant_speedup(jobs, n, "image-1.7b", name, 64), a144 = variant_speedup(jobs, n, "image-1.7b", name, 144);
-    if (a64 > 0 && a144 > 0)
-      template_set(row, "trend", "%s %.1f%%", a144 < a64 ? "falls" : "rises", 100 * (a144 / a64 - 1));
-    else
-      template_set(row, "trend", "-");
-  }
-}
-
-/* README.md from templates/fig3.md (its rules are written there, before the results), or
- * NULL with one line in err. */
-static char *fig3_readme(const job *jobs, size_t n, size_t n_models, int quick, char *err, size_t len)
-{
-  json_t *v = json_object();
-  template_set(v, "quick", "%s", quick ? " --quick" : "");
-  template_set(v, "solver", "%s", FIG3_SOLVER);
-  template_set(v, "spread", "%s", FIG3_SPREAD);
-  template_set(v, "steps", "%s", FIG3_STEPS);
-  template_set(v, "batch", "%s", FIG3_BATCH);
-  template_set(v, "efficiency", "%s", FIG3_EFFICIENCY);
-  template_set(v, "overhead", "%s", FIG3_OVERHEAD);
-  fig3_claims(v, jobs, n, n_models);
-  fig3_table(v, jobs, n, n_models);
-  json_object_set_new(v, "full", json_boolean(!quick));
-  if (!quick)
-    fig3_robustness(v, jobs, n);
-  char *readme = template_render("fig3", v, err, len);
-  json_decref(v);
-  return readme;
-}
-
 int reproduce_gp_block(char *buf, size_t len, const char *name, const double *x, const double *y, size_t n)
 {
   size_t k = (size_t)snprintf(buf, len, "$%s << EOD\n", name);
@@ -459,26 +168,6 @@ int reproduce_plot(const char *dir, const char *name, const char *script, char *
 }
 
 /* Draws fig3.png from dir/fig3.csv: one curve per network present. */
-static int write_plot(const char *dir, const char *models, char *err, size_t len)
-{
-  char script[2048];
-  snprintf(script, sizeof(script),
-           "set terminal pngcairo size 800,560\nset output '%s/.fig3.png.tmp'\n"
-           "set datafile separator ','\nset key top left Left reverse\nset logscale x 2\n"
-           "set xlabel 'machines per model replica'\nset ylabel 'training speed-up'\n"
-           "set title 'Dean et al. 2012 Fig. 3, simulated by dtsim'\n"
-           /* the paper's stated points (sec. 5): speech 2.2x at 8 machines, image-1.7b more than 12x
-            * at 81; comma-separated, as the datafile separator reads every data source */
-           "$paper << EOD\n8,2.2\n81,12\nEOD\n"
-           "plot for [m in '%s'] '%s/fig3.csv' "
-           "using 2:(strcol(1) eq m ? $4 : 1/0) with linespoints title m, "
-           "$paper using 1:2 with points pt 9 ps 2 lc rgb 'black' "
-           "title 'paper: speech 2.2x at 8, image-1.7b > 12x at 81'\n",
-           dir, models, dir);
-  return reproduce_plot(dir, "fig3", script, err, len);
-}
-
-/* Whether the lines a and b (each ending at '\n' or NUL) agree on every key field. */
 static int same_key(const char *a, const char *b, unsigned key_fields)
 {
   for (unsigned f = 0; key_fields >> f; f++) {
@@ -568,90 +257,6 @@ int reproduce_write(const char *dir, const char *const *files, size_t n, char *e
 }
 
 /* Dean et al. 2012 Fig. 3 into o->out: 0, 1 (--check mismatch) or 2 with err. */
-int reproduce_fig3(const reproduce_opts *o, char *err, size_t len)
-{
-  if (fileio_write(o->work, "fig3.ini", fig3_ini, strlen(fig3_ini), err, len) != 0)
-    return 2;
-  const size_t *counts = o->quick ? fig3_quick_machines : fig3_machines;
-  size_t n_counts = o->quick ? sizeof(fig3_quick_machines) / sizeof(size_t) : sizeof(fig3_machines) / sizeof(size_t);
-  size_t n_models = o->quick ? 2 : sizeof(fig3_models) / sizeof(fig3_models[0]);
-  job *jobs = xbt_malloc0(n_models * n_counts * sizeof(job));
-  reproduce_job *runs = xbt_malloc0(n_models * n_counts * sizeof(reproduce_job));
-  size_t n = 0;
-  for (size_t m = 0; m < n_models; m++)
-    for (size_t c = 0; c < n_counts; c++) {
-      arch_plan *pl = arch_plan_square(arch_virtual_find(fig3_models[m]), counts[c]);
-      if (pl == NULL)
-        continue; /* this net cannot be split over that many machines */
-      arch_plan_free(pl);
-      jobs[n].model = fig3_models[m];
-      jobs[n].machines = counts[c];
-      snprintf(runs[n].label, sizeof(runs[n].label), "%s on %zu machine%s", fig3_models[m], counts[c],
-               counts[c] == 1 ? "" : "s");
-      snprintf(runs[n].sets[0], sizeof(runs[n].sets[0]), "model.virtual=%s", fig3_models[m]);
-      snprintf(runs[n].sets[1], sizeof(runs[n].sets[1]), "sgd.partitions=%zu", counts[c]);
-      runs[n].n_sets = 2;
-      runs[n].cfg = FIG3_SOLVER;
-      snprintf(runs[n].dir, sizeof(runs[n].dir), "%s/%s-%zu", o->work, fig3_models[m], counts[c]);
-      n++;
-    }
-  size_t n_var = o->quick ? 0 : sizeof(fig3_variants) / sizeof(fig3_variants[0]);
-  size_t n_rob = sizeof(fig3_robust_machines) / sizeof(size_t);
-  if (n_var) {
-    jobs = xbt_realloc(jobs, (n + n_var * n_rob) * sizeof(job));
-    runs = xbt_realloc(runs, (n + n_var * n_rob) * sizeof(reproduce_job));
-    memset(runs + n, 0, n_var * n_rob * sizeof(reproduce_job));
-  }
-  for (size_t v = 0; v < n_var; v++)
-    for (size_t c = 0; c < n_rob; c++) {
-      size_t P = fig3_robust_machines[c];
-      jobs[n] = (job){"image-1.7b", P, 0, fig3_variants[v].name};
-      snprintf(runs[n].label, sizeof(runs[n].label), "image-1.7b on %zu machines, %s", P, fig3_variants[v].name);
-      snprintf(runs[n].sets[0], sizeof(runs[n].sets[0]), "model.virtual=image-1.7b");
-      snprintf(runs[n].sets[1], sizeof(runs[n].sets[1]), "sgd.partitions=%zu", P);
-      runs[n].n_sets = 2;
-      for (size_t k = 0; k < 2 && fig3_variants[v].sets[k]; k++)
-        snprintf(runs[n].sets[runs[n].n_sets++], sizeof(runs[n].sets[0]), "%s", fig3_variants[v].sets[k]);
-      runs[n].cfg = FIG3_SOLVER;
-      snprintf(runs[n].dir, sizeof(runs[n].dir), "%s/robust%zu-%zu", o->work, v, P);
-      n++;
-    }
-  int rc = reproduce_run_jobs(o, "fig3.ini", runs, n, err, len) == 0 ? 0 : 2;
-  for (size_t i = 0; i < n && rc == 0; i++)
-    if (read_step_time(&jobs[i], &runs[i], err, len) != 0)
-      rc = 2;
-  char *csv = rc == 0 ? fig3_csv(jobs, n) : NULL;
-  if (rc == 0 && o->check) {
-    char committed[600];
-    snprintf(committed, sizeof(committed), "%s/fig3.csv", o->out);
-    rc = reproduce_check(csv, committed, o->quick, 0x3u, err, len); /* key: model,machines */
-    if (rc == 0 && !o->quiet)
-      fprintf(stderr, "dtsim reproduce: fig3 matches %s\n", committed);
-  } else if (rc == 0) {
-    char *readme = fig3_readme(jobs, n, n_models, o->quick, err, len), models[256] = "";
-    for (size_t m = 0; m < n_models; m++)
-      snprintf(models + strlen(models), sizeof(models) - strlen(models), "%s%s", m ? " " : "", fig3_models[m]);
-    char *robust = n_var ? fig3_robust_csv(jobs, n) : NULL;
-    const char *files[] = {"fig3.ini", fig3_ini, "fig3.csv", csv, "README.md", readme, "fig3_robustness.csv", robust};
-    if (readme == NULL || reproduce_write(o->out, files, robust ? 4 : 3, err, len) != 0 || write_plot(o->out, models, err, len) != 0)
-      rc = 2;
-    free(readme); /* open_memstream's */
-    xbt_free(robust);
-    if (rc == 0 && !o->quiet)
-      fprintf(stderr, "dtsim reproduce: wrote %s/fig3.csv,%s fig3.png, fig3.ini, README.md\n", o->out,
-              robust ? " fig3_robustness.csv," : "");
-  }
-  for (size_t i = 0; i < n; i++)
-    reproduce_remove_run(&runs[i]);
-  char path[600];
-  snprintf(path, sizeof(path), "%s/fig3.ini", o->work);
-  unlink(path);
-  xbt_free(csv);
-  xbt_free(runs);
-  xbt_free(jobs);
-  return rc;
-}
-
 double reproduce_gemm_share(const char *preset, double efficiency, size_t b, size_t s, size_t h, size_t heads,
                             size_t t)
 {

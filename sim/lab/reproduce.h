@@ -14,7 +14,7 @@ int reproduce_main(int argc, char **argv);
  * what `dtsim --help` and a wrong NAME list, from the table reproduce_main runs. */
 const char *reproduce_names(void);
 
-/* ---- shared by the reproductions (reproduce.c, reproduce_consensus.c) ---- */
+/* ---- shared by the reproductions (defined in reproduce.c) ---- */
 
 /* What the command line asked for. out is the folder to write or check (never NULL);
  * work is a private temporary folder holding the scenario, where every run starts. */
@@ -105,7 +105,7 @@ double reproduce_spearman(const double *x, const double *y, size_t n);
 /* The consensus reproduction (reproduce_consensus.c): 0, 1 (--check mismatch) or 2. */
 int reproduce_consensus(const reproduce_opts *o, char *err, size_t len);
 /* Dean et al. 2012 Figs. 4 and 5, optimizers compared (reproduce_dean.c): 0, 1 or 2. */
-/* Dean et al. 2012 Fig. 3 (reproduce.c): 0, 1 (--check mismatch) or 2 with err. */
+/* Dean et al. 2012 Fig. 3 (reproduce_fig3.c): 0, 1 (--check mismatch) or 2 with err. */
 int reproduce_fig3(const reproduce_opts *o, char *err, size_t len);
 int reproduce_fig4(const reproduce_opts *o, char *err, size_t len);
 int reproduce_fig5(const reproduce_opts *o, char *err, size_t len);
