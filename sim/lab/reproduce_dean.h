@@ -19,6 +19,8 @@
 #define MACHINES_PER_SHARD 8    /* one parameter-server shard per 8 replica machines */
 #define PORTION 64              /* Sandblaster: examples per portion */
 #define PORTIONS_PER_REPLICA 10 /* ... and portions per replica in a batch: B = 640 R */
+#define TEST 20000              /* held-out examples of every evaluation */
+#define TEST_TEXT "20000"
 #define DIFFICULTY 1.5          /* N* = 1.5 x the examples the SGD baseline processes in the horizon */
 #define DIFFICULTY_TEXT "1.5"
 #define TIMING_STEPS 3          /* steps of the timing run that measures the baseline's step */

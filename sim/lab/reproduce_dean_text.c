@@ -110,6 +110,41 @@ static void set_label(json_t *item, const char *key, const config *c)
   template_set(item, key, "%s", label_of(c, buf, sizeof buf));
 }
 
+/* The standard error of a held-out accuracy p measured on TEST examples. */
+static double standard_error(double p)
+{
+  return sqrt(p * (1 - p) / TEST);
+}
+
+/* Accuracy of run r at its last evaluation at or before t, or -1. */
+static double acc_at(const run *r, double t)
+{
+  double a = -1;
+  for (size_t i = 0; i < r->n && r->t[i] <= t; i++)
+    a = r->acc[i];
+  return a;
+}
+
+/* values: whether the SGD baseline's chosen run still rises over the horizon: its accuracy
+ * at the horizon against at a tenth of it, in standard errors (the issue's criterion: at
+ * least RISE_MIN_SE). Not run (--quick): "-". */
+#define RISE_MIN_SE 10
+static void set_rise(json_t *v, const run *runs, size_t n, const config *cs, size_t nc)
+{
+  const run *r = NULL;
+  for (size_t c = 0; c < nc && r == NULL; c++)
+    if (cs[c].m == M_SGD)
+      r = dean_chosen(runs, n, &cs[c], V_NONE);
+  double early = r ? acc_at(r, HORIZON / 10) : -1, late = r ? acc_at(r, HORIZON) : -1;
+  if (early < 0 || late < 0) {
+    template_set(v, "rise", "-");
+    return;
+  }
+  double se = standard_error(late), k = (late - early) / se;
+  template_set(v, "rise", "%.4f at %.0f s, %.4f at %.0f s: +%.1f standard errors (%.4f each): %s", early,
+               HORIZON / 10, late, r->t[r->n - 1], k, se, k >= RISE_MIN_SE ? "yes" : "no");
+}
+
 /* values["rules"] = templates/dean_rules.md filled: the rules, written before any result
  * (both READMEs); -1 with one line in err if the template fails. */
 static int set_rules(json_t *v, const calibration *cal, char *err, size_t len)
@@ -132,6 +167,8 @@ static int set_rules(json_t *v, const calibration *cal, char *err, size_t len)
   template_set(r, "machines_per_shard", "%d", MACHINES_PER_SHARD);
   template_set(r, "eval_every", "%s", EVAL_EVERY_TEXT);
   template_set(r, "max_replicas", "%s", MAX_REPLICAS_TEXT);
+  template_set(r, "test", "%d", TEST);
+  template_set(r, "target_se", "%.4f", standard_error(cal->target));
   char *rules = template_render("dean_rules", r, err, len);
   json_decref(r);
   if (rules == NULL)
@@ -307,6 +344,7 @@ char *dean_fig4_readme(const run *runs, size_t n, const config *cs, size_t nc, c
     set_unsimulated(v, cs, nc);
     template_set(v, "ordered", "%s", paper_ordered(order, k) ? "yes" : "no");
     set_beats_gpu(v, "beats_gpu", runs, n, cs, nc, V_NONE, order, k);
+    set_rise(v, runs, n, cs, nc);
     int any = 0;
     for (size_t i = 0; i < n; i++)
       any |= runs[i].v != V_NONE;
@@ -451,12 +489,18 @@ int dean_fig5_plot(const char *dir, const run *runs, size_t n, const config *cs,
   FILE *f = open_memstream(&script, &slen);
   xbt_assert(f, "open_memstream failed");
   int points[M_SANDBLASTER + 1] = {0}, any = 0;
+  double lo[2] = {INFINITY, INFINITY}, hi[2] = {0, 0}; /* machines, cores */
   for (int m = M_SGD; m <= M_SANDBLASTER; m++) {
     fprintf(f, "$m%d << EOD\n", m);
     for (size_t c = 0; c < nc; c++) {
       const run *r = cs[c].m == (method)m ? dean_chosen(runs, n, &cs[c], V_NONE) : NULL;
       if (r && r->t_target >= 0) {
         fprintf(f, "%ld %.9g %.9g\n", r->hosts, cores_of(r), r->t_target / 3600);
+        double x[2] = {(double)r->hosts, cores_of(r)};
+        for (int a = 0; a < 2; a++) {
+          lo[a] = fmin(lo[a], x[a]);
+          hi[a] = fmax(hi[a], x[a]);
+        }
         points[m]++;
         any = 1;
       }
@@ -471,10 +515,14 @@ int dean_fig5_plot(const char *dir, const run *runs, size_t n, const config *cs,
   /* gnuplot refuses a plot with no point at all: a method without one is left out, and
    * when no run reached the target the panels are empty frames that say so */
   if (!any)
-    fputs("set xrange [1:100000]\nset yrange [0:1]\n"
+    fputs("set yrange [0:1]\n"
           "set label 'no run reached the target within the horizon' at graph 0.5, 0.5 center\n",
           f);
+  else /* from 0, so that one point (or one time) is not an empty range */
+    fputs("set yrange [0:*]\n", f);
   for (int axis = 1; axis <= 2; axis++) {
+    /* a factor of 2 around the points: one point (or one count) is not an empty range */
+    fprintf(f, "set xrange [%.9g:%.9g]\n", any ? lo[axis - 1] / 2 : 1, any ? hi[axis - 1] * 2 : 100000);
     fprintf(f, "set xlabel '%s'\nplot ", axis == 1 ? "machines" : "utilized cores");
     int k = 0;
     for (int m = M_SGD; m <= M_SANDBLASTER; m++)
