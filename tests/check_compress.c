@@ -14,25 +14,12 @@
 #include "models/rng.h"
 
 #include "check_util.h"
+#include "topk_ref.h"
 
 static void fill_gaussian(double *x, size_t n, gsl_rng *r)
 {
   for (size_t i = 0; i < n; i++)
     x[i] = gsl_ran_gaussian(r, 1.0);
-}
-
-/* The k entries of largest |v| by repeated search (ties to the lower index), independent
- * of compress.c's selection: mark[i] = 1 for the chosen. */
-static void brute_topk(const double *v, size_t n, size_t k, unsigned char *mark)
-{
-  memset(mark, 0, n);
-  for (size_t j = 0; j < k; j++) {
-    size_t best = n;
-    for (size_t i = 0; i < n; i++)
-      if (!mark[i] && (best == n || fabs(v[i]) > fabs(v[best])))
-        best = i;
-    mark[best] = 1;
-  }
 }
 
 /* Four steps of top-k 10% on 200 elements: each message is exactly the top k of residual +
@@ -54,7 +41,7 @@ START_TEST(test_topk_error_feedback)
       v[i] = compress_residual(s)[i] + g[i];
     compress_encode(s, g, step, NULL, &m);
     ck_assert_uint_eq(m.k, 20);
-    brute_topk(v, N, 20, mark);
+    topk_ref(v, N, 20, mark);
     for (size_t j = 0; j < m.k; j++) {
       ck_assert(mark[m.idx[j]]);
       ck_assert(m.val[j] == v[m.idx[j]]);
@@ -89,7 +76,7 @@ START_TEST(test_topk_ties)
       g[i] = (double)gsl_rng_uniform_int(r, 7) * (gsl_rng_uniform(r) < 0.5 ? -0.25 : 0.25);
     compress_encode(s, g, 0, NULL, &m);
     ck_assert_uint_eq(m.k, ks[c]);
-    brute_topk(g, N, ks[c], mark);
+    topk_ref(g, N, ks[c], mark);
     size_t marked = 0;
     for (size_t j = 0; j < m.k; j++) {
       ck_assert_msg(mark[m.idx[j]], "k = %zu: index %u sent, not in the top k", ks[c], m.idx[j]);
@@ -125,7 +112,7 @@ START_TEST(test_topk_momentum_correction)
       v[i] += u[i];
     }
     compress_encode(s, g, step, NULL, &m);
-    brute_topk(v, N, 5, mark);
+    topk_ref(v, N, 5, mark);
     ck_assert_uint_eq(m.k, 5);
     for (size_t j = 0; j < m.k; j++) {
       ck_assert(mark[m.idx[j]]);

@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "check_util.h"
+#include "topk_ref.h"
 #include "cli_util.h"
 #include "models/data.h"
 #include "models/minibatch.h"
@@ -49,19 +50,6 @@ static double density(long step)
   return d > RATIO ? d : RATIO;
 }
 
-/* The top k of |v[0..n)| by repeated search, ties to the lower index: mark[i] = 1. */
-static void ref_topk(const double *v, size_t n, size_t k, unsigned char *mark)
-{
-  memset(mark, 0, n);
-  for (size_t j = 0; j < k; j++) {
-    size_t best = n;
-    for (size_t i = 0; i < n; i++)
-      if (!mark[i] && (best == n || fabs(v[i]) > fabs(v[best])))
-        best = i;
-    mark[best] = 1;
-  }
-}
-
 /* One replica, two shards (slices [0, 338) and [338, 676)), fixed-rate SGD at 0.1, top-k
  * with DGC's momentum correction and warm-up, serially: per step the gradient at w; per
  * slice the velocity u = m u + g, the residual e += u, the top k of e sent (e and u cleared
@@ -88,7 +76,7 @@ static double serial_topk(long steps)
         u[i] = MOMENTUM * u[i] + g->data[i];
         e[i] += u[i];
       }
-      ref_topk(e + b, n, k, mark);
+      topk_ref(e + b, n, k, mark);
       for (size_t i = 0; i < n; i++) {
         d[b + i] = mark[i] ? e[b + i] : 0;
         if (mark[i])
