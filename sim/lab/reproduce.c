@@ -114,6 +114,7 @@ int reproduce_run_jobs(const reproduce_opts *o, const char *ini, reproduce_job *
   if (spawn_self(self, sizeof(self), err, len) != 0)
     return -1;
   snprintf(path, sizeof(path), "%s/%s", o->work, ini);
+  interrupt_parent_catch(); /* a signal while runs are taken back from the store stops them cleanly too */
   size_t *index = xbt_malloc0(n * sizeof(size_t));
   run_ctx c = {.o = o, .jobs = jobs, .index = index, .ids = xbt_malloc0(n * sizeof(json_t *)), .n = n, .err = err,
                .len = len};
