@@ -137,7 +137,8 @@ int reproduce_run_jobs(const reproduce_opts *o, const char *ini, reproduce_job *
   xbt_free(logs);
   xbt_free(argv);
   if (interrupt_caught()) {
-    snprintf(err, len, "%s", interrupt_caught() == SIGINT ? "interrupted (SIGINT)" : "terminated (SIGTERM)");
+    snprintf(err, len, "%s; no results written",
+             interrupt_caught() == SIGINT ? "interrupted (SIGINT)" : "terminated (SIGTERM)");
     return -1;
   }
   return c.failed ? -1 : 0;
