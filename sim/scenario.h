@@ -54,6 +54,9 @@ size_t scenario_key_count(void);
 void scenario_key_at(const scenario *s, size_t i, const char **section, const char **key,
                      char *value, size_t valuelen, const char **def, const char **unit,
                      const char **doc);
+/* The file the i-th key's value names in s (platform.file; data.source's libsvm:PATH and
+ * csv:PATH), without its prefix, into path: 1, or 0 when the key names no file. */
+int scenario_key_file(const scenario *s, size_t i, char *path, size_t len);
 
 /* Parses a model.layers list ("64,128,10": sizes from 1 to 10^9, blanks around commas
  * allowed) into sizes[0..cap-1]. Returns the number of sizes, or -1 if the text is

@@ -4,6 +4,7 @@
 #include "sim/scenario.h"
 #include "sim/scenario_int.h"
 
+#include <stdio.h>
 #include <string.h>
 #include <xbt/asserts.h>
 
@@ -34,6 +35,25 @@ void scenario_key_at(const scenario *s, size_t i, const char **section, const ch
     *unit = k->unit;
   if (doc)
     *doc = k->doc;
+}
+
+int scenario_key_file(const scenario *s, size_t i, char *path, size_t len)
+{
+  scn_keys_init();
+  xbt_assert(i < scn_n_keys, "scenario_key_file: index %zu past the %zu keys", i, scn_n_keys);
+  const key_spec *k = scn_keys[i].k;
+  if (k->paths == NULL)
+    return 0;
+  const char *value = scn_cfield(s, &scn_keys[i]);
+  for (const char *p = k->paths;; p += strcspn(p, "|") + 1) { /* "" or "a:|b:" */
+    size_t m = strcspn(p, "|");
+    if (strncmp(value, p, m) == 0 && value[m] != '\0') {
+      snprintf(path, len, "%s", value + m);
+      return 1;
+    }
+    if (p[m] == '\0')
+      return 0;
+  }
 }
 
 /* Markdown table cells must not contain a bare '|'. */

@@ -21,26 +21,39 @@
 #include "models/gemm.h"
 #include "models/transformer.h"
 #include "sim/platform.h"
+#include "sim/lab/reproduce_store.h"
 #include "sim/lab/spawn.h"
 
 /* Progress and failures of reproduce_run_jobs, as each run ends. */
 typedef struct run_ctx {
   const reproduce_opts *o;
   reproduce_job *jobs;
+  const size_t *index; /* the k-th job started is jobs[index[k]] */
+  json_t **ids;        /* each job's identity, NULL: not kept (--check, or unreadable input) */
   size_t n, done;
   char *err;
   size_t len;
   int failed;
 } run_ctx;
 
-static int run_done(void *ctx, size_t i, const spawn_job *sj)
+static int run_done(void *ctx, size_t k, const spawn_job *sj)
 {
   run_ctx *c = ctx;
+  size_t i = c->index[k];
   reproduce_job *j = &c->jobs[i];
+  char msg[600];
+  int ok = sj->status == 0 || (sj->status == 1 && j->may_miss);
+  /* kept as soon as it ends, even while a signal stops the rest: a resumed run takes it */
+  if (ok && c->ids[i] && reproduce_store_put(c->o->out, j->dir, c->ids[i], sj->status, msg, sizeof msg) != 0) {
+    if (!c->failed)
+      snprintf(c->err, c->len, "cannot keep the run of %s: %s", j->label, msg);
+    j->failed = c->failed = 1;
+    return 1;
+  }
   if (interrupt_caught()) /* stopped by a signal: a result of nothing, removed like the rest */
     return 1;
   c->done++;
-  if (sj->status != 0 && !(sj->status == 1 && j->may_miss)) {
+  if (!ok) {
     if (!c->failed)
       snprintf(c->err, c->len, "the run of %s failed (%s %d; see %s.log)", j->label,
                sj->status > 128 ? "killed by signal" : "exit status", sj->status > 128 ? sj->status - 128 : sj->status,
@@ -53,42 +66,79 @@ static int run_done(void *ctx, size_t i, const spawn_job *sj)
   return 0;
 }
 
+/* `dtsim run PATH --quiet --out DIR --set S... [cfg]` into a (32 words). */
+static void job_argv(const char **a, const char *path, const reproduce_job *j)
+{
+  int k = 0;
+  a[k++] = "dtsim";
+  a[k++] = "run";
+  a[k++] = path;
+  a[k++] = "--quiet";
+  a[k++] = "--out";
+  a[k++] = j->dir;
+  for (int s = 0; s < j->n_sets; s++) {
+    a[k++] = "--set";
+    a[k++] = j->sets[s];
+  }
+  if (j->cfg)
+    a[k++] = j->cfg;
+  a[k] = NULL;
+}
+
+/* The jobs to run, into index (returned: how many): those out/.runs holds (the same
+ * identity: reproduce_store.h) are copied into their folders instead and counted done. */
+static size_t jobs_to_run(run_ctx *c, const char *ini, size_t *index)
+{
+  size_t n_run = 0;
+  char msg[600];
+  for (size_t i = 0; i < c->n; i++) {
+    reproduce_job *j = &c->jobs[i];
+    const char *sets[sizeof j->sets / sizeof j->sets[0]];
+    for (int s = 0; s < j->n_sets; s++)
+      sets[s] = j->sets[s];
+    if (!c->o->check) /* --check writes nothing into out */
+      c->ids[i] = reproduce_store_identity(c->o->work, ini, sets, (size_t)j->n_sets, j->cfg, msg, sizeof msg);
+    if (c->ids[i] && reproduce_store_take(c->o->out, j->dir, j->may_miss, c->ids[i])) {
+      c->done++;
+      if (!c->o->quiet)
+        fprintf(stderr, "dtsim reproduce: %zu/%zu done: %s (reused)\n", c->done, c->n, j->label);
+    } else
+      index[n_run++] = i;
+  }
+  return n_run;
+}
+
 int reproduce_run_jobs(const reproduce_opts *o, const char *ini, reproduce_job *jobs, size_t n, char *err, size_t len)
 {
   char self[4096], path[700];
   if (spawn_self(self, sizeof(self), err, len) != 0)
     return -1;
   snprintf(path, sizeof(path), "%s/%s", o->work, ini);
-  /* `dtsim run WORK/INI --quiet --out DIR --set S... [cfg]`, logged to DIR.log */
+  interrupt_parent_catch(); /* a signal while runs are taken back from the store stops them cleanly too */
+  size_t *index = xbt_malloc0(n * sizeof(size_t));
+  run_ctx c = {.o = o, .jobs = jobs, .index = index, .ids = xbt_malloc0(n * sizeof(json_t *)), .n = n, .err = err,
+               .len = len};
+  size_t n_run = jobs_to_run(&c, ini, index);
+  /* each logged to DIR.log */
   const char **argv = xbt_malloc0(n * 32 * sizeof(char *));
   char(*logs)[600] = xbt_malloc(n * sizeof(*logs));
   spawn_job *sj = xbt_malloc0(n * sizeof(spawn_job));
-  for (size_t i = 0; i < n; i++) {
-    const char **a = argv + 32 * i;
-    int k = 0;
-    a[k++] = "dtsim";
-    a[k++] = "run";
-    a[k++] = path;
-    a[k++] = "--quiet";
-    a[k++] = "--out";
-    a[k++] = jobs[i].dir;
-    for (int s = 0; s < jobs[i].n_sets; s++) {
-      a[k++] = "--set";
-      a[k++] = jobs[i].sets[s];
-    }
-    if (jobs[i].cfg)
-      a[k++] = jobs[i].cfg;
-    a[k] = NULL;
-    snprintf(logs[i], sizeof(logs[i]), "%s.log", jobs[i].dir);
-    sj[i] = (spawn_job){.argv = a, .log = logs[i], .cwd = o->work};
+  for (size_t k = 0; k < n_run; k++) {
+    job_argv(argv + 32 * k, path, &jobs[index[k]]);
+    snprintf(logs[k], sizeof(logs[k]), "%s.log", jobs[index[k]].dir);
+    sj[k] = (spawn_job){.argv = argv + 32 * k, .log = logs[k], .cwd = o->work};
   }
-  run_ctx c = {.o = o, .jobs = jobs, .n = n, .err = err, .len = len};
-  spawn_run(self, sj, n, o->n_par, run_done, &c);
+  spawn_run(self, sj, n_run, o->n_par, run_done, &c);
+  for (size_t i = 0; i < n; i++)
+    json_decref(c.ids[i]);
+  xbt_free(c.ids);
+  xbt_free(index);
   xbt_free(sj);
   xbt_free(logs);
   xbt_free(argv);
   if (interrupt_caught()) {
-    snprintf(err, len, "%s; nothing written", interrupt_caught() == SIGINT ? "interrupted (SIGINT)" : "terminated (SIGTERM)");
+    snprintf(err, len, "%s; no results written",
+             interrupt_caught() == SIGINT ? "interrupted (SIGINT)" : "terminated (SIGTERM)");
     return -1;
   }
   return c.failed ? -1 : 0;

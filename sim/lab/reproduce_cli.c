@@ -2,6 +2,7 @@
  * the order `all` runs them in; each reproduction is its own file (reproduce*.c), and what
  * they share is reproduce.c's. */
 #include "sim/lab/reproduce.h"
+#include "sim/lab/reproduce_store.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -15,7 +16,7 @@
 #include "sim/output.h"
 
 static const char usage[] =
-    "usage: dtsim reproduce NAME [--out DIR] [--quick] [--jobs N] [--check [--results DIR]]\n"
+    "usage: dtsim reproduce NAME [--out DIR] [--quick] [--jobs N] [--fresh] [--check [--results DIR]]\n"
     "\n"
     "Runs the grid of simulations behind a published figure, each in its own process,\n"
     "and writes DIR (default results/NAME/): NAME.ini (the scenario), NAME.csv, NAME.png\n"
@@ -49,6 +50,10 @@ static const char usage[] =
     "             on 384 GPUs, both methods; moe: top-1 at capacity 1.0 and 2.0; compression:\n"
     "             google-2004, dense and top-k)\n"
     "  --jobs N   simulations run at once (default: the number of cores)\n"
+    "  --fresh    run everything again: first delete DIR/.runs, where an interrupted or\n"
+    "             failed reproduction keeps its finished runs (by default the same command\n"
+    "             resumes from them: a kept run whose scenario, inputs, settings and dtsim\n"
+    "             are this one's is not run again; DIR/.runs goes once DIR is written)\n"
     "  --check    compare with the committed results/NAME/NAME.csv of dtsim's source tree\n"
     "             instead of writing (--out plays no part), found before anything runs:\n"
     "             exit 1 and print the first differing value\n"
@@ -139,6 +144,16 @@ static int checked_first(const char *name, int all, const char *out, const char 
   return 0;
 }
 
+/* Appends to err, when out/.runs keeps finished runs, that the same command resumes from
+ * them. */
+static void kept_note(const char *out, char *err, size_t len)
+{
+  size_t kept = reproduce_store_count(out), at = strlen(err);
+  if (kept > 0)
+    snprintf(err + at, len - at, "; %zu finished run%s kept in %s/.runs: the same command resumes from %s", kept,
+             kept == 1 ? "" : "s", out, kept == 1 ? "it" : "them");
+}
+
 /* Whether argv[i] has a value after it: an option word is never one (`--out --quick` would
  * write into ./--quick). */
 static int has_value(int argc, char **argv, int i)
@@ -160,6 +175,8 @@ int reproduce_main(int argc, char **argv)
       o.quick = 1;
     else if (strcmp(argv[i], "--check") == 0)
       o.check = 1;
+    else if (strcmp(argv[i], "--fresh") == 0)
+      o.fresh = 1;
     else if (strcmp(argv[i], "--quiet") == 0)
       o.quiet = 1;
     else if (strcmp(argv[i], "--out") == 0 && has_value(argc, argv, i))
@@ -191,6 +208,8 @@ int reproduce_main(int argc, char **argv)
   o.n_par = (size_t)n_par;
   if (results && !o.check)
     return bad("--results DIR: only with --check (it names the committed results to compare with)");
+  if (o.fresh && o.check)
+    return bad("--fresh: not with --check (--check neither reads nor writes the kept runs)");
   if (checked_first(name, all, out, results, o.check, err, sizeof err) != 0)
     return bad(err);
 
@@ -209,7 +228,13 @@ int reproduce_main(int argc, char **argv)
     else
       out_dir(out, all, reproductions[r].name, outdir, sizeof outdir);
     o.out = outdir;
+    if (o.fresh)
+      reproduce_store_remove(outdir);
     int one = reproductions[r].run(&o, err, sizeof(err));
+    if (!o.check && one == 0 && !interrupt_caught())
+      reproduce_store_remove(outdir); /* written: the kept runs have served */
+    else if (!o.check)
+      kept_note(outdir, err, sizeof err);
     if (interrupt_caught()) {
       fprintf(stderr, "dtsim reproduce: %s\n", err);
       rc = 128 + interrupt_caught();
