@@ -1,8 +1,10 @@
 /* fileio.c - whole files in and out: a file read at once, a file written atomically, the
- * folders it goes in. */
+ * folders it goes in, a folder removed with what it holds. */
+#define _XOPEN_SOURCE 700 /* nftw */
 #include "sim/fileio.h"
 
 #include <errno.h>
+#include <ftw.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -78,4 +80,19 @@ int fileio_mkdirs(const char *dir, char *err, size_t errlen)
 fail:
   snprintf(err, errlen, "%s: cannot create directory: %s", p, strerror(errno));
   return -1;
+}
+
+/* nftw's callback: removes each entry after its contents (FTW_DEPTH). */
+static int remove_entry(const char *path, const struct stat *sb, int flag, struct FTW *ftw)
+{
+  (void)sb;
+  (void)flag;
+  (void)ftw;
+  remove(path);
+  return 0;
+}
+
+void fileio_remove_tree(const char *path)
+{
+  nftw(path, remove_entry, 16, FTW_DEPTH | FTW_PHYS);
 }

@@ -17,4 +17,8 @@ int fileio_mkdirs(const char *dir, char *err, size_t errlen);
  * len is not NULL), or NULL if it cannot be opened. Caller frees with xbt_free. */
 char *fileio_read(const char *path, size_t *len);
 
+/* Removes path: a file, or a folder with everything in it (rm -r; symbolic links are
+ * removed, not followed). Nothing there is no error. */
+void fileio_remove_tree(const char *path);
+
 #endif

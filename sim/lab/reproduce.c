@@ -282,16 +282,10 @@ int reproduce_check(const char *csv, const char *committed, int subset, unsigned
 
 void reproduce_remove_run(const reproduce_job *j)
 {
-  static const char *files[] = {"summary.json", "progress.csv", "staleness.csv", "links.csv", "breakdown.csv",
-                                "consensus.csv"};
   char path[700];
   if (j->failed)
     return;
-  for (size_t i = 0; i < sizeof(files) / sizeof(files[0]); i++) {
-    snprintf(path, sizeof(path), "%s/%s", j->dir, files[i]);
-    unlink(path);
-  }
-  rmdir(j->dir);
+  fileio_remove_tree(j->dir);
   snprintf(path, sizeof(path), "%s.log", j->dir);
   unlink(path);
 }

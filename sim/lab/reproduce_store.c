@@ -55,27 +55,6 @@ static const char *self_hash(char *err, size_t len)
   return hex;
 }
 
-/* Removes path: a file, or a folder with everything in it (symbolic links not followed). */
-static void rm_tree(const char *path)
-{
-  struct stat sb;
-  if (lstat(path, &sb) != 0)
-    return;
-  if (S_ISDIR(sb.st_mode)) {
-    DIR *d = opendir(path);
-    for (struct dirent *e; d != NULL && (e = readdir(d)) != NULL;) {
-      if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
-        continue;
-      char sub[4096];
-      snprintf(sub, sizeof sub, "%s/%s", path, e->d_name);
-      rm_tree(sub);
-    }
-    if (d != NULL)
-      closedir(d);
-  }
-  remove(path);
-}
-
 /* Copies the file at from to folder `dir` under `name` (atomically, fileio_write). */
 static int copy_file(const char *from, const char *dir, const char *name, char *err, size_t len)
 {
@@ -202,7 +181,7 @@ int reproduce_store_take(const char *out, const char *dir, int may_miss, const j
   same = same && json_equal(kept, id) && (status == 0 || (status == 1 && may_miss));
   json_decref(kept);
   if (!same) { /* stale: another scenario, --set, input or dtsim */
-    rm_tree(run);
+    fileio_remove_tree(run);
     return 0;
   }
   snprintf(path, sizeof path, "%s/out", run);
@@ -215,7 +194,7 @@ int reproduce_store_take(const char *out, const char *dir, int may_miss, const j
     if (copy_file(path, parent, slash ? slash + 1 : log, err, sizeof err) == 0)
       return 1;
   }
-  rm_tree(dir);
+  fileio_remove_tree(dir);
   unlink(log);
   return 0;
 }
@@ -226,7 +205,7 @@ int reproduce_store_put(const char *out, const char *dir, const json_t *id, int 
   snprintf(runs, sizeof runs, "%s/.runs", out);
   run_path(out, dir, run, sizeof run);
   snprintf(tmp, sizeof tmp, "%s/.%s.tmp", runs, run + strlen(runs) + 1);
-  rm_tree(tmp); /* a copy an earlier interrupt left half-made */
+  fileio_remove_tree(tmp); /* a copy an earlier interrupt left half-made */
   json_t *kept = json_deep_copy(id);
   json_object_set_new(kept, "exit_status", json_integer(status));
   char *text = json_dumps(kept, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
@@ -240,14 +219,14 @@ int reproduce_store_put(const char *out, const char *dir, const json_t *id, int 
     rc = fileio_write(tmp, "run.json", text, strlen(text), err, len);
   free(text); /* json_dumps's */
   if (rc == 0) {
-    rm_tree(run); /* a stale run of the same name */
+    fileio_remove_tree(run); /* a stale run of the same name */
     if (rename(tmp, run) != 0) {
       snprintf(err, len, "%s: cannot rename into place: %s", run, strerror(errno));
       rc = -1;
     }
   }
   if (rc != 0)
-    rm_tree(tmp);
+    fileio_remove_tree(tmp);
   return rc;
 }
 
@@ -268,5 +247,5 @@ void reproduce_store_remove(const char *out)
 {
   char runs[4096];
   snprintf(runs, sizeof runs, "%s/.runs", out);
-  rm_tree(runs);
+  fileio_remove_tree(runs);
 }
