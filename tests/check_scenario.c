@@ -25,7 +25,7 @@ static int scenario_equal(const scenario *a, const scenario *b)
   int common = STR_EQ(run.algorithm) && NUM_EQ(run.seed) && NUM_EQ(run.max_sim_time) && NUM_EQ(run.max_steps) &&
                NUM_EQ(run.target_accuracy) && NUM_EQ(run.eval_every) && NUM_EQ(run.collectives) && STR_EQ(platform.preset) &&
                STR_EQ(platform.file) && NUM_EQ(platform.hosts) && STR_EQ(platform.placement) &&
-               NUM_EQ(platform.cores) && NUM_EQ(platform.jitter) && NUM_EQ(platform.msg_overhead) &&
+               NUM_EQ(platform.cores) && NUM_EQ(platform.jitter) && NUM_EQ(platform.msg_overhead) && NUM_EQ(platform.msg_cores) &&
                STR_EQ(model.type) && STR_EQ(model.layers) && STR_EQ(model.activation) && STR_EQ(model.virtual_net) &&
                NUM_EQ(model.numerics) && NUM_EQ(model.efficiency) && STR_EQ(model.dtype) && NUM_EQ(model.warm_steps) &&
                NUM_EQ(model.warm_batch) && NUM_EQ(model.warm_lr) && STR_EQ(data.source) && NUM_EQ(data.train) &&
