@@ -14,6 +14,7 @@
 #include <string.h>
 #include <gsl/gsl_randist.h>
 #include <simgrid/actor.h>
+#include <simgrid/engine.h>
 #include <simgrid/mailbox.h>
 #include <simgrid/mutex.h>
 #include <xbt/asserts.h>
@@ -22,6 +23,7 @@
 #include "algorithms/compute.h"
 #include "algorithms/eval.h"
 #include "algorithms/modelpar_msg.h"
+#include "models/corepool.h"
 #include "models/cost.h"
 #include "models/minibatch.h"
 #include "models/optim.h"
@@ -34,6 +36,7 @@ typedef struct part {
   sg_mailbox_t *bwd_in;   /* [l]: gradients of p's layer-l units from their users */
   sg_mailbox_t logits_in; /* the other partitions' logits (softmax output) */
   gsl_rng *rng;           /* jitter of this machine's processing time */
+  corepool *cpu;          /* cfg->msg_cores > 1: the cores doing per-message work; else NULL */
   /* numerics: this machine's view of the batch, full width, only its columns valid */
   gsl_matrix **A;         /* [l]: activations (A[0]: the minibatch's inputs) */
   gsl_matrix **D;         /* [l]: gradients with respect to A[l] */
@@ -112,10 +115,36 @@ static double forward_flops(const modelpar_replica *mp, size_t l, size_t p)
   return per_unit * (double)arch_plan_units(mp->plan, l, p);
 }
 
+/* Dean'12 sec. 3: a machine uses all its cores. With cfg->msg_cores = C > 1 the messages
+ * a partition sends after a compute phase are C tasks at a time (corepool): a phase's
+ * sends begin with send_phase, and message i leaves when its task ends. With one core
+ * (pt->cpu NULL) each message costs msg_overhead before it leaves, one after another. */
+static void send_phase(part *pt)
+{
+  if (pt->cpu)
+    corepool_reset(pt->cpu, simgrid_get_clock());
+}
+
+/* Keeps the calling machine busy until `t` (the end of its per-message work). */
+static void busy_until(double t)
+{
+  double now = simgrid_get_clock();
+  if (t > now)
+    compute_busy(t - now);
+}
+
+static void send_cpu(part *pt)
+{
+  if (pt->cpu)
+    busy_until(corepool_add(pt->cpu, 0.0, pt->mp->cfg->msg_overhead)); /* ready at the phase's start */
+  else
+    compute_busy(pt->mp->cfg->msg_overhead);
+}
+
 /* Sends `count` values per example (what the receiver needs) to partition q; with
  * numerics the message carries the matrix M (the sender's block of it is what the
  * receiver reads; the simulated size counts only the values it needs). */
-static void send_values(const part *pt, modelpar_msg_kind kind, sg_mailbox_t to, size_t q, size_t count,
+static void send_values(part *pt, modelpar_msg_kind kind, sg_mailbox_t to, size_t q, size_t count,
                         const gsl_matrix *M, long step)
 {
   const modelpar_replica *mp = pt->mp;
@@ -124,7 +153,7 @@ static void send_values(const part *pt, modelpar_msg_kind kind, sg_mailbox_t to,
   if (n)
     memcpy(m->data, M->data, n * sizeof(double)); /* M is contiguous: tda == size2 */
   double values = (double)count * (double)mp->batch;
-  compute_busy(mp->cfg->msg_overhead);
+  send_cpu(pt);
   msg_send(to, mp->hosts[q], &m->hdr, msg_bytes(values, mp->cfg->elem_bytes));
 }
 
@@ -140,13 +169,21 @@ static void install_block(const modelpar_replica *mp, size_t l, size_t q, const 
 }
 
 /* Receives n messages of `kind` of this step; with numerics, installs the senders'
- * columns of layer l into M (M NULL: keep them, by sender, in pt->held). */
+ * columns of layer l into M (M NULL: keep them, by sender, in pt->held). Each message
+ * costs msg_overhead of a core: on one core before the next is taken; with msg_cores > 1
+ * (pt->cpu) on the core that frees first from its arrival, the phase ending when the
+ * last of them is done. */
 static void receive_values(part *pt, modelpar_msg_kind kind, sg_mailbox_t from, size_t n, size_t l, gsl_matrix *M,
                            long step)
 {
+  if (pt->cpu)
+    corepool_reset(pt->cpu, simgrid_get_clock());
   for (size_t i = 0; i < n; i++) {
     modelpar_msg *m = modelpar_msg_of(msg_recv(from), kind);
-    compute_busy(pt->mp->cfg->msg_overhead);
+    if (pt->cpu)
+      corepool_add(pt->cpu, simgrid_get_clock(), pt->mp->cfg->msg_overhead);
+    else
+      compute_busy(pt->mp->cfg->msg_overhead);
     xbt_assert(m->step == step, "partition message of step %ld arrived during step %ld", m->step, step);
     if (pt->mp->net && M)
       install_block(pt->mp, l, (size_t)m->src, m, M);
@@ -155,6 +192,8 @@ static void receive_values(part *pt, modelpar_msg_kind kind, sg_mailbox_t from, 
     else
       msg_free(m);
   }
+  if (pt->cpu)
+    busy_until(corepool_end(pt->cpu));
 }
 
 /* Number of partitions q != p with halo(l, p, q) > 0 (senders to p forward). */
@@ -189,6 +228,7 @@ static void gather_logits(part *pt, long step)
 {
   modelpar_replica *mp = pt->mp;
   size_t p = (size_t)pt->p, L = mp->L - 1;
+  send_phase(pt);
   for (size_t r = 0; r < mp->P && arch_plan_units(mp->plan, L, p) > 0; r++)
     if (r != p && arch_plan_units(mp->plan, L, r) > 0)
       send_values(pt, MODELPAR_MSG_ACTIVATIONS, mp->parts[r].logits_in, r, arch_plan_units(mp->plan, L, p),
@@ -213,6 +253,7 @@ static void forward_pass(part *pt, long step)
     if (mp->net)
       archnet_forward_part(mp->net, mp->plan, l, p, mp->w, pt->A[l - 1], pt->A[l]);
     compute(pt, forward_flops(mp, l, p) * batch);
+    send_phase(pt);
     if (l + 1 < mp->L)
       for (size_t r = 0; r < mp->P; r++)
         if (r != p && arch_plan_halo(mp->plan, l + 1, r, p) > 0)
@@ -265,6 +306,7 @@ static void backward_pass(part *pt, long step)
       archnet_backward_part(mp->net, mp->plan, l, p, mp->w, pt->A[l - 1], pt->A[l], pt->D[l], mp->grad,
                             l > 1 ? pt->dprev[l] : NULL);
     compute(pt, 2.0 * forward_flops(mp, l, p) * batch);
+    send_phase(pt);
     if (l > 1)
       for (size_t q = 0; q < mp->P; q++)
         if (q != p && arch_plan_halo(mp->plan, l, p, q) > 0)
@@ -366,6 +408,7 @@ modelpar_replica *modelpar_replica_create(const run_config *cfg, const arch_plan
     pt->mp = mp;
     pt->p = (int)p;
     pt->rng = rng_create(cfg->seed, RNG_ROLE_MACHINE, rank * (int)P + (int)p);
+    pt->cpu = cfg->msg_cores > 1 ? corepool_create(cfg->msg_cores) : NULL;
     pt->fwd_in = xbt_malloc0(mp->L * sizeof(sg_mailbox_t));
     pt->bwd_in = xbt_malloc0(mp->L * sizeof(sg_mailbox_t));
     for (size_t l = 1; l < mp->L; l++) {
@@ -386,6 +429,7 @@ void modelpar_replica_free(modelpar_replica *mp)
   for (size_t p = 0; p < mp->P; p++) {
     part_numerics_free(mp, &mp->parts[p]);
     gsl_rng_free(mp->parts[p].rng);
+    corepool_free(mp->parts[p].cpu);
     xbt_free(mp->parts[p].fwd_in);
     xbt_free(mp->parts[p].bwd_in);
   }

@@ -43,6 +43,7 @@ typedef struct run_config {
   size_t elem_bytes;      /* bytes per element on the wire */
   double jitter;          /* coefficient of variation of per-phase processing time */
   double msg_overhead;    /* s of one core per message sent or received (RPC/TCP stack) */
+  size_t msg_cores;       /* cores that do that work side by side (list-scheduled); 0 counts as 1 */
 
   double straggler_fraction; /* [faults] stragglers: this share of the workers ... */
   double straggler_slowdown; /* ... computes this many times slower (>= 1) */

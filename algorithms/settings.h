@@ -35,6 +35,7 @@ typedef struct platform_keys {
   double jitter;             /* coefficient of variation of a machine's processing time per phase */
   double speed_spread;       /* coefficient of variation of a host's fixed slowdown factor */
   double msg_overhead;       /* s of one core per message sent or received */
+  long msg_cores;            /* cores that do the per-message work side by side, >= 1 */
   double bw_factor;          /* what-if: every link's bandwidth times this (after loading), > 0 */
   double lat_factor;         /* what-if: every link's latency times this, > 0 */
   double speed_factor;       /* what-if: every host's flop/s times this, > 0 */

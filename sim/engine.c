@@ -183,6 +183,7 @@ static void fill_config(const scenario *sc, const build *b, run_config *cfg)
   cfg->elem_bytes = cost_dtype_bytes(dt);
   cfg->jitter = sc->platform.jitter;
   cfg->msg_overhead = sc->platform.msg_overhead;
+  cfg->msg_cores = (size_t)sc->platform.msg_cores;
   scenario_stragglers(sc->faults.stragglers, &cfg->straggler_fraction, &cfg->straggler_slowdown);
 }
 

@@ -116,6 +116,12 @@ static const key_spec head_keys[] = {
    .doc = "CPU time of one core that sending or receiving one message costs a partition of a "
           "split replica (the RPC and TCP stack's per-message work).",
    GE(0)},
+  {"platform", "msg_cores", KEY_LONG, FIELD(platform.msg_cores), .def = "1", .unit = "cores",
+   .doc = "Cores of a machine that do a split replica's per-message CPU work (`msg_overhead`) side by "
+          "side (Dean et al. 2012 sec. 3: each machine uses all its cores): the messages a partition "
+          "sends after a compute phase, and those it receives before one, each as it arrives, go to "
+          "the core that frees first; 1: one after another on one core.",
+   GE(1), LE(1024)},
   {"platform", "bw_factor", KEY_DOUBLE, FIELD(platform.bw_factor), .def = "1", .unit = "factor",
    .doc = "What-if: every link's bandwidth times this, set through SimGrid after the platform "
           "(preset or file) is loaded.", GT(0)},

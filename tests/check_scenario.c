@@ -25,7 +25,7 @@ static int scenario_equal(const scenario *a, const scenario *b)
   int common = STR_EQ(run.algorithm) && NUM_EQ(run.seed) && NUM_EQ(run.max_sim_time) && NUM_EQ(run.max_steps) &&
                NUM_EQ(run.target_accuracy) && NUM_EQ(run.eval_every) && NUM_EQ(run.collectives) && STR_EQ(platform.preset) &&
                STR_EQ(platform.file) && NUM_EQ(platform.hosts) && STR_EQ(platform.placement) &&
-               NUM_EQ(platform.cores) && NUM_EQ(platform.jitter) && NUM_EQ(platform.msg_overhead) &&
+               NUM_EQ(platform.cores) && NUM_EQ(platform.jitter) && NUM_EQ(platform.msg_overhead) && NUM_EQ(platform.msg_cores) &&
                STR_EQ(model.type) && STR_EQ(model.layers) && STR_EQ(model.activation) && STR_EQ(model.virtual_net) &&
                NUM_EQ(model.numerics) && NUM_EQ(model.efficiency) && STR_EQ(model.dtype) && NUM_EQ(model.warm_steps) &&
                NUM_EQ(model.warm_batch) && NUM_EQ(model.warm_lr) && STR_EQ(data.source) && NUM_EQ(data.train) &&
@@ -52,7 +52,7 @@ static int scenario_equal(const scenario *a, const scenario *b)
 #define DPW(s) ((downpour_params *)algorithm_params_mut(&(s), &downpour_algorithm))
 
 /* Keys in all: the common sections' and every registered algorithm's. */
-#define N_FIELDS 167 /* 123 (tensor.steps became an old name of run.max_steps) + model.kernel_model,
+#define N_FIELDS 168 /* 123 (tensor.steps became an old name of run.max_steps) + model.kernel_model,
                         * platform.link_efficiency, run.collectives, platform.speed_spread, data.label_noise,
                         * data.stream, downpour.ps_placement, sandblaster.partitions, sandblaster.ps_placement,
                         * tensor.fuse_layers, platform.comm_sms, pipeline.mirror_replicas,
@@ -60,7 +60,7 @@ static int scenario_equal(const scenario *a, const scenario *b)
                         * dataparallel's compress, compress_ratio, compress_momentum, compress_warmup,
                         * compress_levels, compress_rank and local_steps, and pipeline.zero; + the 15 keys
                         * of [moe]; + downpour's compress, compress_ratio, compress_momentum, compress_warmup
-                        * and compress_levels; + data.input_decay */
+                        * and compress_levels; + data.input_decay; + platform.msg_cores */
 
 /* Writes text to a fresh file under /tmp; path receives its name. */
 static void write_temp(const char *text, char *path, size_t len)

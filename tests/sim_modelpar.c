@@ -219,6 +219,39 @@ START_TEST(test_modelpar_speed_spread)
 }
 END_TEST
 
+/* platform.msg_cores (Dean'12 sec. 3: a machine uses all its cores): speech-42m on 8
+ * machines, one step, 10 ms of CPU per message. Each machine sends and receives 7 messages
+ * in each of 18 phases (forward: 4 sends, 4 receives and the logits' send and receive;
+ * backward: 4 receives, 4 sends): 126 messages, so one core needs at least 1.26 s, while 16
+ * cores take one message's time per phase, 0.18 s, plus the step's compute (~0.012 s at
+ * efficiency 0.25, and latencies of a few ms), well under 0.5 s (measured 1.274 s and 0.207 s).
+ * msg_cores = 1 is the default
+ * path to the last bit, and without message work the cores change nothing. */
+START_TEST(test_modelpar_msg_cores)
+{
+  char *dir = cli_tmpdir();
+#define SPEECH8 "model.virtual=speech-42m", "sgd.partitions=8", "sgd.batch=32", "run.max_steps=1", "model.efficiency=0.25"
+  const char *one[] = {SPEECH8, "platform.msg_overhead=0.01", NULL};
+  const char *one_set[] = {SPEECH8, "platform.msg_overhead=0.01", "platform.msg_cores=1", NULL};
+  const char *sixteen[] = {SPEECH8, "platform.msg_overhead=0.01", "platform.msg_cores=16", NULL};
+  const char *free1[] = {SPEECH8, NULL};
+  const char *free16[] = {SPEECH8, "platform.msg_cores=16", NULL};
+#undef SPEECH8
+  const char *const *runs[] = {one, one_set, sixteen, free1, free16};
+  double t[5];
+  for (int i = 0; i < 5; i++) {
+    json_t *j = run_partitioned(dir, runs[i]);
+    t[i] = json_number_value(json_object_get(j, "sim_time_s"));
+    json_decref(j);
+  }
+  ck_assert_msg(t[0] >= 1.26, "one core: %.6g s", t[0]);
+  ck_assert(t[1] == t[0]);
+  ck_assert_msg(t[2] >= 0.18 && t[2] < 0.5, "16 cores: %.6g s", t[2]);
+  ck_assert(t[4] == t[3]);
+  free(dir);
+}
+END_TEST
+
 static Suite *modelpar_suite(void)
 {
   Suite *s = suite_create("modelpar");
@@ -237,6 +270,7 @@ static Suite *modelpar_suite(void)
   tcase_add_test(tc, test_modelpar_bad_partitions);
   tcase_add_test(tc, test_modelpar_proxy);
   tcase_add_test(tc, test_modelpar_speed_spread);
+  tcase_add_test(tc, test_modelpar_msg_cores);
   suite_add_tcase(s, tc);
   return s;
 }

@@ -23,7 +23,7 @@
 
 /* Tolerances and bounds, each with where it comes from (measured: the committed results). */
 /* SPEECH8_MIN, SPEECH8_MAX: Dean et al. 2012 Fig. 3 show the speech net fastest at 8
- * machines, about 2.2x; the band accepted around it (results/fig3/README.md; measured 2.43). */
+ * machines, about 2.2x; the band accepted around it (results/fig3/README.md; measured 2.19). */
 #define SPEECH8_MIN 1.8
 #define SPEECH8_MAX 2.6
 /* FIG4_WARM_MIN, FIG4_WARM_MAX: the GPU's first evaluation (15 simulated s) starts from the
