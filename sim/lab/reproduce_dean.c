@@ -2,7 +2,7 @@
  * (Dean et al. 2012, sec. 5): accuracy against time of SGD on 8 partitions, one GPU, Downpour
  * with a fixed rate and with Adagrad, and Sandblaster L-BFGS; then time to a target accuracy
  * against machines and utilized cores. Timing comes from the virtual speech-42m net on the
- * distbelief-2012 (or gpu-2012) preset at Fig. 3's calibration, accuracy from a small numeric
+ * distbelief-2012 (or gpu-2012) preset at Fig. 3's first calibration, accuracy from a small numeric
  * proxy trained for real on a noisy teacher streamed without reuse. Every choice is one rule
  * for every method, written into the README before the results (dean_rules): the proxy's
  * target comes from one calibration of sequential SGD, every rate from one ladder by one
@@ -32,13 +32,13 @@ static const char dean_ini[] =
     "eval_every = " EVAL_EVERY_TEXT "\n"
     "[platform]\n"
     "preset = distbelief-2012   ; gpu: gpu-2012\n"
-    "msg_overhead = 0.0002      ; Fig. 3's calibration: s of CPU per message\n"
-    "speed_spread = 0.1         ; Fig. 3's per-machine speed spread\n"
+    "msg_overhead = 0.0002      ; Fig. 3's first calibration: s of CPU per message\n"
+    "speed_spread = 0.1         ; and its per-machine speed spread, fixed for the run\n"
     "[model]\n"
     "type = mlp                 ; the numeric proxy that really trains ...\n"
     "layers = 48,64,10\n"
     "virtual = speech-42m       ; ... timed as DistBelief's 42M-parameter speech net\n"
-    "efficiency = 0.25          ; Fig. 3's calibration\n"
+    "efficiency = 0.25          ; Fig. 3's first calibration\n"
     "warmstart_steps = 200      ; every run starts from the same sequential SGD warmstart\n"
     "warmstart_batch = 32\n"
     "warmstart_lr = 0.2\n"
