@@ -12,6 +12,7 @@
 #include "algorithms/ps_compress.h"
 
 #include "check_util.h"
+#include "topk_ref.h"
 
 /* Every gradient, residual, learning rate and parameter below is a dyadic fraction, and the
  * SGD updates' products and differences stay dyadic: compared exactly. */
@@ -27,20 +28,15 @@ static const compress_params topk40 = {COMPRESS_TOPK, 0.4, 0, 0, 15, 1};
 
 /* The k entries of largest |v| (ties to the lower index), in increasing index order, by
  * taking the largest remaining one k times: a selection independent of compress.c's. */
+/* v[0..n)'s top k (topk_ref.h) as ascending indices into idx. */
 static void ref_topk(const double *v, size_t n, size_t k, size_t *idx)
 {
-  int *taken = calloc(n, sizeof(int));
-  for (size_t j = 0; j < k; j++) {
-    size_t best = n;
-    for (size_t i = 0; i < n; i++)
-      if (!taken[i] && (best == n || fabs(v[i]) > fabs(v[best])))
-        best = i;
-    taken[best] = 1;
-  }
+  unsigned char mark[16];
+  ck_assert_uint_le(n, sizeof mark);
+  topk_ref(v, n, k, mark);
   for (size_t i = 0, j = 0; i < n; i++)
-    if (taken[i])
+    if (mark[i])
       idx[j++] = i;
-  free(taken);
 }
 
 /* Asserts that m carries exactly v's top k (ref_topk) and that v keeps the rest: the

@@ -1,6 +1,6 @@
 #ifndef TESTS_TOPK_REF_H
 #define TESTS_TOPK_REF_H
-/* topk_ref.h - the reference top-k the compression tests (check_compress, sim_ps_compress)
+/* topk_ref.h - the reference top-k the compression tests (check_compress, check_ps_compress, sim_ps_compress)
  * hold models/compress.c's selection to: independent of it, by repeated search. */
 
 #include <math.h>
