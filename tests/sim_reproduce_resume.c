@@ -5,7 +5,8 @@
  * SIGTERM to its process group after some runs ended, then resumed: the kept runs are not
  * run again, a kept run of another identity is, and every file written equals the
  * uninterrupted reproduction's byte for byte, with OUT/.runs gone. Also: --fresh runs
- * everything again, --check touches no store, --fresh --check is refused. */
+ * everything again, --check touches no store, --fresh --check is refused. And rule 6's claim
+ * that a bounded rung's evaluations are the unbounded run's, up to its bound. */
 #include <check.h>
 #include <signal.h>
 #include <stdio.h>
@@ -160,6 +161,46 @@ START_TEST(test_reproduce_resume)
 }
 END_TEST
 
+/* Rule 6 of `reproduce fig4|fig5` bounds a rung at run.max_sim_time = (best time to the target so
+ * far) + EVAL_EVERY / 2, on the claim that a bounded run's evaluations are those of the
+ * unbounded run up to its bound, so the ladder chooses as an unbounded one would. Fig. 4's
+ * Downpour-Adagrad 20 (results/fig4/fig4.ini, rate 0.1, a target it never reaches: about 2 s
+ * each) run to 120 s and to 67.5 s: every evaluation of the bounded run on the 15-s grid (all
+ * but its last, at its stop) is a line of the unbounded run's progress.csv, byte for byte, in
+ * the same place, and those are the four at 15 to 60 s. */
+START_TEST(test_reproduce_bounded_prefix)
+{
+  char *dir = cli_tmpdir();
+  char *full = NULL, *bounded = NULL;
+  static const char *const bound[] = {"run.max_sim_time=120", "run.max_sim_time=67.5"};
+  for (int i = 0; i < 2; i++) {
+    const char *args[] = {"run", RESULTS_DIR "/fig4/fig4.ini", "--set", "run.algorithm=downpour", "--set",
+                          "downpour.replicas=20", "--set", "downpour.ps_shards=3", "--set", "downpour.adagrad=on",
+                          "--set", "downpour.adagrad_gamma=0.1", "--set", "run.target_accuracy=0.99", "--set",
+                          bound[i], "--quiet", "--out", i ? "bounded" : "full", NULL};
+    int rc = cli_run(dir, args);
+    char *err = cli_read(dir, "stderr");
+    ck_assert_msg(rc == 0 || rc == 1, "exit %d: %s", rc, err); /* 1: the target was not reached */
+    free(err);
+    *(i ? &bounded : &full) = cli_read(dir, i ? "bounded/progress.csv" : "full/progress.csv");
+  }
+  ck_assert_ptr_nonnull(full);
+  ck_assert_ptr_nonnull(bounded);
+  const char *last = strrchr(bounded, '\n');
+  ck_assert(last != NULL && last[1] == '\0');
+  while (last > bounded && last[-1] != '\n')
+    last--; /* the bounded run's final line: its evaluation at the stop, off the grid */
+  size_t prefix = (size_t)(last - bounded);
+  ck_assert_int_eq(cli_lines(bounded), 6); /* header, 15, 30, 45, 60 and the stop */
+  ck_assert(strtod(last, NULL) > 60 && strtod(last, NULL) < 75);
+  ck_assert_msg(strncmp(bounded, full, prefix) == 0, "bounded:\n%.*s\nunbounded:\n%s", (int)prefix, bounded, full);
+  ck_assert(strncmp(full + prefix, "75,", 3) == 0);
+  free(full);
+  free(bounded);
+  free(dir);
+}
+END_TEST
+
 /* One tcase, one ctest entry: sim_reproduce_resume (tests/CMakeLists.txt names the
  * sim_reproduce* suites' entries after their tcases). */
 static Suite *reproduce_resume_suite(void)
@@ -168,6 +209,10 @@ static Suite *reproduce_resume_suite(void)
   TCase *tc = tcase_create("resume"); /* five reproductions: about 25 s in Release, several times that under ASan */
   tcase_set_timeout(tc, 600);
   tcase_add_test(tc, test_reproduce_resume);
+  suite_add_tcase(s, tc);
+  tc = tcase_create("bounded_prefix"); /* two runs of about 2 s each in Release */
+  tcase_set_timeout(tc, 600);
+  tcase_add_test(tc, test_reproduce_bounded_prefix);
   suite_add_tcase(s, tc);
   return s;
 }
