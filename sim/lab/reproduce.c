@@ -66,7 +66,8 @@ static int run_done(void *ctx, size_t k, const spawn_job *sj)
   return 0;
 }
 
-/* `dtsim run PATH --quiet --out DIR --set S... [cfg]` into a (32 words). */
+/* `dtsim run PATH --quiet --out DIR --set S... [cfg...]` into a (ARGS words). */
+#define ARGS 40
 static void job_argv(const char **a, const char *path, const reproduce_job *j)
 {
   int k = 0;
@@ -80,8 +81,8 @@ static void job_argv(const char **a, const char *path, const reproduce_job *j)
     a[k++] = "--set";
     a[k++] = j->sets[s];
   }
-  if (j->cfg)
-    a[k++] = j->cfg;
+  for (int g = 0; g < REPRODUCE_CFGS && j->cfg[g]; g++)
+    a[k++] = j->cfg[g];
   a[k] = NULL;
 }
 
@@ -96,8 +97,12 @@ static size_t jobs_to_run(run_ctx *c, const char *ini, size_t *index)
     const char *sets[sizeof j->sets / sizeof j->sets[0]];
     for (int s = 0; s < j->n_sets; s++)
       sets[s] = j->sets[s];
+    size_t n_cfg = 0;
+    while (n_cfg < REPRODUCE_CFGS && j->cfg[n_cfg])
+      n_cfg++;
     if (!c->o->check) /* --check writes nothing into out */
-      c->ids[i] = reproduce_store_identity(c->o->work, ini, sets, (size_t)j->n_sets, j->cfg, msg, sizeof msg);
+      c->ids[i] =
+          reproduce_store_identity(c->o->work, ini, sets, (size_t)j->n_sets, j->cfg, n_cfg, msg, sizeof msg);
     if (c->ids[i] && reproduce_store_take(c->o->out, j->dir, j->may_miss, c->ids[i])) {
       c->done++;
       if (!c->o->quiet)
@@ -120,13 +125,13 @@ int reproduce_run_jobs(const reproduce_opts *o, const char *ini, reproduce_job *
                .len = len};
   size_t n_run = jobs_to_run(&c, ini, index);
   /* each logged to DIR.log */
-  const char **argv = xbt_malloc0(n * 32 * sizeof(char *));
+  const char **argv = xbt_malloc0(n * ARGS * sizeof(char *));
   char(*logs)[600] = xbt_malloc(n * sizeof(*logs));
   spawn_job *sj = xbt_malloc0(n * sizeof(spawn_job));
   for (size_t k = 0; k < n_run; k++) {
-    job_argv(argv + 32 * k, path, &jobs[index[k]]);
+    job_argv(argv + ARGS * k, path, &jobs[index[k]]);
     snprintf(logs[k], sizeof(logs[k]), "%s.log", jobs[index[k]].dir);
-    sj[k] = (spawn_job){.argv = argv + 32 * k, .log = logs[k], .cwd = o->work};
+    sj[k] = (spawn_job){.argv = argv + ARGS * k, .log = logs[k], .cwd = o->work};
   }
   spawn_run(self, sj, n_run, o->n_par, run_done, &c);
   for (size_t i = 0; i < n; i++)

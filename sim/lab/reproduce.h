@@ -27,12 +27,13 @@ typedef struct reproduce_opts {
   size_t n_par;
 } reproduce_opts;
 
-/* One `dtsim run WORK/INI --quiet --out DIR --set S...` [cfg] in its own process. */
+/* One `dtsim run WORK/INI --quiet --out DIR --set S... [cfg...]` in its own process. */
+#define REPRODUCE_CFGS 3
 typedef struct reproduce_job {
   char label[160];   /* "speech-42m on 8 machines": progress and error lines */
-  char sets[12][160]; /* SECTION.KEY=VALUE, n_sets of them (12 at most: reproduce.c gives a run 32 arguments) */
+  char sets[12][160]; /* SECTION.KEY=VALUE, n_sets of them (12 at most: reproduce.c gives a run 40 arguments) */
   int n_sets;
-  const char *cfg;   /* one more argument (a SimGrid --cfg), or NULL */
+  const char *cfg[REPRODUCE_CFGS]; /* more arguments (SimGrid --cfg options); a NULL ends them */
   char dir[512];     /* the run's --out, inside work */
   int may_miss;      /* exit status 1 (the run missed its goal: target, divergence) is a result */
   int failed;        /* set when the run failed: its output and log are kept */

@@ -107,7 +107,7 @@ static size_t coll_grid(int quick, coll_run *runs, reproduce_job *jobs, const ch
           snprintf(j->sets[2], sizeof(j->sets[2]), "collective.ranks=%ld", c->ranks);
           snprintf(j->sets[3], sizeof(j->sets[3]), "collective.bytes=%.0f", c->bytes);
           j->n_sets = 4;
-          j->cfg = coll_shifts[s].cfg;
+          j->cfg[0] = coll_shifts[s].cfg;
           snprintf(j->dir, sizeof(j->dir), "%s/%s-%s-%ld-%d-%s", work, c->op, c->algo, c->ranks, lg, c->network);
           n++;
         }

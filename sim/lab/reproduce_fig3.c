@@ -383,7 +383,7 @@ int reproduce_fig3(const reproduce_opts *o, char *err, size_t len)
       snprintf(runs[n].sets[0], sizeof(runs[n].sets[0]), "model.virtual=%s", fig3_models[m]);
       snprintf(runs[n].sets[1], sizeof(runs[n].sets[1]), "sgd.partitions=%zu", counts[c]);
       runs[n].n_sets = 2;
-      runs[n].cfg = FIG3_SOLVER;
+      runs[n].cfg[0] = FIG3_SOLVER;
       snprintf(runs[n].dir, sizeof(runs[n].dir), "%s/%s-%zu", o->work, fig3_models[m], counts[c]);
       n++;
     }
@@ -404,7 +404,7 @@ int reproduce_fig3(const reproduce_opts *o, char *err, size_t len)
       runs[n].n_sets = 2;
       for (size_t k = 0; k < 2 && fig3_variants[v].sets[k]; k++)
         snprintf(runs[n].sets[runs[n].n_sets++], sizeof(runs[n].sets[0]), "%s", fig3_variants[v].sets[k]);
-      runs[n].cfg = FIG3_SOLVER;
+      runs[n].cfg[0] = FIG3_SOLVER;
       snprintf(runs[n].dir, sizeof(runs[n].dir), "%s/robust%zu-%zu", o->work, v, P);
       n++;
     }

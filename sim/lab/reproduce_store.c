@@ -128,7 +128,7 @@ static json_t *input_hashes(const char *work, const char *path, const char *cons
 }
 
 json_t *reproduce_store_identity(const char *work, const char *ini, const char *const *sets, size_t n_sets,
-                                 const char *cfg, char *err, size_t len)
+                                 const char *const *cfg, size_t n_cfg, char *err, size_t len)
 {
   char path[4096];
   snprintf(path, sizeof path, "%s/%s", work, ini);
@@ -155,7 +155,10 @@ json_t *reproduce_store_identity(const char *work, const char *ini, const char *
   json_object_set_new(id, "scenario", scn);
   json_object_set_new(id, "inputs", inputs);
   json_object_set_new(id, "sets", set_list);
-  json_object_set_new(id, "cfg", cfg ? json_string(cfg) : json_null());
+  json_t *cfg_list = json_array();
+  for (size_t g = 0; g < n_cfg; g++)
+    json_array_append_new(cfg_list, json_string(cfg[g]));
+  json_object_set_new(id, "cfg", cfg_list);
   return id;
 }
 

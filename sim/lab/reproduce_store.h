@@ -9,11 +9,11 @@
 /* A run's identity, the run.json a stored run must match: the dtsim version and a hash of
  * the executable, the text of scenario work/ini, a hash of every file it names with the
  * n_sets `--set` assignments sets over it (named relative to work: the platform XML, a data
- * set), those assignments and cfg (one more argument, or NULL). NULL with one line in err
+ * set), those assignments and the n_cfg more arguments cfg (SimGrid --cfg options). NULL with one line in err
  * when the scenario or a file it names cannot be read (the run then goes without the
  * store). The caller json_decref's it. */
 json_t *reproduce_store_identity(const char *work, const char *ini, const char *const *sets, size_t n_sets,
-                                 const char *cfg, char *err, size_t len);
+                                 const char *const *cfg, size_t n_cfg, char *err, size_t len);
 
 /* Looks in out/.runs for the run whose output folder is dir (its log: dir.log; stored
  * under dir's last name): one with identity id and an exit status the run may have (0, or
