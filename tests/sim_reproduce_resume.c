@@ -6,7 +6,8 @@
  * run again, a kept run of another identity is, and every file written equals the
  * uninterrupted reproduction's byte for byte, with OUT/.runs gone. Also: --fresh runs
  * everything again, --check touches no store, --fresh --check is refused. And rule 6's claim
- * that a bounded rung's evaluations are the unbounded run's, up to its bound. */
+ * that a bounded rung's evaluations are the unbounded run's, up to its bound; and a store
+ * shared by two reproductions (--store). */
 #include <check.h>
 #include <signal.h>
 #include <stdio.h>
@@ -30,11 +31,11 @@ static const char *const written[] = {"README.md", "pipeline.csv", "pipeline.png
                                       "ptdp.png",  "pipeline.ini", "ptdp.ini"};
 #define N_WRITTEN (sizeof written / sizeof written[0])
 
-/* Runs kept in dir/out/.runs (names not starting with a dot: a copy being made does). */
-static int kept_runs(const char *dir, const char *out)
+/* Runs kept in store dir/store (names not starting with a dot: a copy being made does). */
+static int stored_runs(const char *dir, const char *store)
 {
   char path[1024];
-  snprintf(path, sizeof path, "%s/%s/.runs", dir, out);
+  snprintf(path, sizeof path, "%s/%s", dir, store);
   DIR *d = opendir(path);
   int n = 0;
   for (struct dirent *e; d != NULL && (e = readdir(d)) != NULL;)
@@ -42,6 +43,14 @@ static int kept_runs(const char *dir, const char *out)
   if (d != NULL)
     closedir(d);
   return n;
+}
+
+/* Runs kept in dir/out/.runs. */
+static int kept_runs(const char *dir, const char *out)
+{
+  char store[600];
+  snprintf(store, sizeof store, "%s/.runs", out);
+  return stored_runs(dir, store);
 }
 
 /* `dtsim reproduce pipeline --quick --jobs 1 --out OUT` in dir, in a process group of its
@@ -84,6 +93,31 @@ static int lines_with(const char *s, const char *a, const char *b)
   return n;
 }
 
+/* The name (into name) of the run kept in dir/out/.runs whose run.json holds each of the
+ * NULL-terminated strings want: the store names a run by the hash of its identity. */
+static void kept_run_with(const char *dir, const char *out, const char *const *want, char *name, size_t len)
+{
+  char path[1024];
+  snprintf(path, sizeof path, "%s/%s/.runs", dir, out);
+  DIR *d = opendir(path);
+  ck_assert_ptr_nonnull(d);
+  name[0] = '\0';
+  for (struct dirent *e; name[0] == '\0' && (e = readdir(d)) != NULL;) {
+    if (e->d_name[0] == '.')
+      continue;
+    snprintf(path, sizeof path, "%s/.runs/%s/run.json", out, e->d_name);
+    char *id = cli_read(dir, path);
+    int all = id != NULL;
+    for (size_t k = 0; all && want[k]; k++)
+      all = strstr(id, want[k]) != NULL;
+    if (all)
+      snprintf(name, len, "%s", e->d_name);
+    free(id);
+  }
+  closedir(d);
+  ck_assert_msg(name[0] != '\0', "no kept run holds %s", want[0]);
+}
+
 /* Makes the kept run dir/out/.runs/NAME stale (another dtsim version in its run.json) and
  * breaks its summary.json, which a reproduction that took it would fail on. */
 static void make_stale(const char *dir, const char *out, const char *name)
@@ -122,9 +156,15 @@ START_TEST(test_reproduce_resume)
   ck_assert_int_ge(kept, MIN_KEPT);
   ck_assert(!cli_exists(dir, "b/pipeline.csv"));
   /* --jobs 1 ran the grid in order: the first run is kept; make it stale */
-  ck_assert(cli_exists(dir, "b/.runs/gpipe-p2-m1-v1/run.json") && cli_exists(dir, "b/.runs/gpipe-p2-m1-v1/run.log") &&
-            cli_exists(dir, "b/.runs/gpipe-p2-m1-v1/out/summary.json"));
-  make_stale(dir, "b", "gpipe-p2-m1-v1");
+  static const char *const first[] = {"\"pipeline.schedule=gpipe\"", "\"pipeline.stages=2\"",
+                                      "\"pipeline.microbatches=1\"", NULL};
+  char name[256], path[600];
+  kept_run_with(dir, "b", first, name, sizeof name);
+  snprintf(path, sizeof path, "b/.runs/%s/run.log", name);
+  ck_assert(cli_exists(dir, path));
+  snprintf(path, sizeof path, "b/.runs/%s/out/summary.json", name);
+  ck_assert(cli_exists(dir, path));
+  make_stale(dir, "b", name);
 
   /* resumed (another --jobs: it plays no part in a run's identity) */
   const char *resume[] = {"reproduce", "pipeline", "--quick", "--jobs", "2", "--out", "b", NULL};
@@ -157,6 +197,34 @@ START_TEST(test_reproduce_resume)
   ck_assert(!cli_exists(dir, "pipeline/.runs") && !cli_exists(dir, "results"));
   const char *both[] = {"reproduce", "pipeline", "--quick", "--fresh", "--check", "--results", ".", NULL};
   cli_assert_bad_input(dir, both, "--fresh: not with --check");
+  free(dir);
+}
+END_TEST
+
+/* `--store S`: a reproduction written into one folder with its runs kept in S, then into
+ * another with the same S: every run reused (its name the hash of its identity, not its
+ * place in the grid), the same files byte for byte, S kept after both; with --check,
+ * refused. */
+START_TEST(test_reproduce_shared_store)
+{
+  char *dir = cli_tmpdir();
+  static const char *const outs[] = {"a", "b"};
+  for (int i = 0; i < 2; i++) {
+    const char *args[] = {"reproduce", "pipeline", "--quick", "--jobs", "2", "--store", "S", "--out", outs[i], NULL};
+    int rc = cli_run(dir, args);
+    char *err = cli_read(dir, "stderr");
+    ck_assert_msg(rc == 0, "exit %d: %s", rc, err);
+    int reused = 0;
+    for (const char *p = strstr(err, "(reused)"); p; p = strstr(p + 1, "(reused)"))
+      reused++;
+    ck_assert_msg(reused == (i ? 19 : 0), "run %d: %d reused: %s", i, reused, err);
+    free(err);
+  }
+  cli_assert_same_files(dir, "a", "b", written, N_WRITTEN);
+  ck_assert(!cli_exists(dir, "a/.runs") && !cli_exists(dir, "b/.runs"));
+  ck_assert_int_eq(stored_runs(dir, "S"), 19);
+  const char *check[] = {"reproduce", "pipeline", "--quick", "--store", "S", "--check", "--results", ".", NULL};
+  cli_assert_bad_input(dir, check, "--store: not with --check");
   free(dir);
 }
 END_TEST
@@ -209,6 +277,10 @@ static Suite *reproduce_resume_suite(void)
   TCase *tc = tcase_create("resume"); /* five reproductions: about 25 s in Release, several times that under ASan */
   tcase_set_timeout(tc, 600);
   tcase_add_test(tc, test_reproduce_resume);
+  suite_add_tcase(s, tc);
+  tc = tcase_create("shared_store"); /* pipeline --quick twice, the second from the store: about 5 s */
+  tcase_set_timeout(tc, 600);
+  tcase_add_test(tc, test_reproduce_shared_store);
   suite_add_tcase(s, tc);
   tc = tcase_create("bounded_prefix"); /* two runs of about 2 s each in Release */
   tcase_set_timeout(tc, 600);

@@ -44,7 +44,7 @@ static int run_done(void *ctx, size_t k, const spawn_job *sj)
   char msg[600];
   int ok = sj->status == 0 || (sj->status == 1 && j->may_miss);
   /* kept as soon as it ends, even while a signal stops the rest: a resumed run takes it */
-  if (ok && c->ids[i] && reproduce_store_put(c->o->out, j->dir, c->ids[i], sj->status, msg, sizeof msg) != 0) {
+  if (ok && c->ids[i] && reproduce_store_put(c->o->store, j->dir, c->ids[i], sj->status, msg, sizeof msg) != 0) {
     if (!c->failed)
       snprintf(c->err, c->len, "cannot keep the run of %s: %s", j->label, msg);
     j->failed = c->failed = 1;
@@ -86,7 +86,7 @@ static void job_argv(const char **a, const char *path, const reproduce_job *j)
   a[k] = NULL;
 }
 
-/* The jobs to run, into index (returned: how many): those out/.runs holds (the same
+/* The jobs to run, into index (returned: how many): those the store holds (the same
  * identity: reproduce_store.h) are copied into their folders instead and counted done. */
 static size_t jobs_to_run(run_ctx *c, const char *ini, size_t *index)
 {
@@ -103,7 +103,7 @@ static size_t jobs_to_run(run_ctx *c, const char *ini, size_t *index)
     if (!c->o->check) /* --check writes nothing into out */
       c->ids[i] =
           reproduce_store_identity(c->o->work, ini, sets, (size_t)j->n_sets, j->cfg, n_cfg, msg, sizeof msg);
-    if (c->ids[i] && reproduce_store_take(c->o->out, j->dir, j->may_miss, c->ids[i])) {
+    if (c->ids[i] && reproduce_store_take(c->o->store, j->dir, j->may_miss, c->ids[i])) {
       c->done++;
       if (!c->o->quiet)
         fprintf(stderr, "dtsim reproduce: %zu/%zu done: %s (reused)\n", c->done, c->n, j->label);

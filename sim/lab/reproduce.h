@@ -18,11 +18,12 @@ const char *reproduce_names(void);
 
 /* What the command line asked for. out is the folder to write or check (never NULL);
  * work is a private temporary folder holding the scenario, where every run starts. Without
- * check, out/.runs keeps each finished run (reproduce_store.h) until the reproduction is
- * written; fresh: a store found there was deleted first. */
+ * check, folder store (out/.runs unless --store) keeps each finished run
+ * (reproduce_store.h); fresh: a store found there was deleted first. */
 typedef struct reproduce_opts {
   const char *out;
   const char *work;
+  const char *store;
   int quick, check, quiet, fresh;
   size_t n_par;
 } reproduce_opts;
@@ -40,7 +41,7 @@ typedef struct reproduce_job {
 } reproduce_job;
 
 /* Runs every job on scenario work/ini, at most o->n_par at a time; returns 0, or -1
- * with the first failure in err. Without o->check, a job whose run o->out/.runs holds
+ * with the first failure in err. Without o->check, a job whose run o->store holds
  * (the same identity) is not run but copied from there, and each run that ends well is
  * kept there as it ends. */
 int reproduce_run_jobs(const reproduce_opts *o, const char *ini, reproduce_job *jobs, size_t n, char *err,

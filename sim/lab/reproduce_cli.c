@@ -16,7 +16,8 @@
 #include "sim/output.h"
 
 static const char usage[] =
-    "usage: dtsim reproduce NAME [--out DIR] [--quick] [--jobs N] [--fresh] [--check [--results DIR]]\n"
+    "usage: dtsim reproduce NAME [--out DIR] [--quick] [--jobs N] [--store DIR] [--fresh]\n"
+    "                            [--check [--results DIR]]\n"
     "\n"
     "Runs the grid of simulations behind a published figure, each in its own process,\n"
     "and writes DIR (default results/NAME/): NAME.ini (the scenario), NAME.csv, NAME.png\n"
@@ -50,10 +51,15 @@ static const char usage[] =
     "             on 384 GPUs, both methods; moe: top-1 at capacity 1.0 and 2.0; compression:\n"
     "             google-2004, dense and top-k)\n"
     "  --jobs N   simulations run at once (default: the number of cores)\n"
-    "  --fresh    run everything again: first delete DIR/.runs, where an interrupted or\n"
-    "             failed reproduction keeps its finished runs (by default the same command\n"
-    "             resumes from them: a kept run whose scenario, inputs, settings and dtsim\n"
-    "             are this one's is not run again; DIR/.runs goes once DIR is written)\n"
+    "  --store S  keep every finished run in folder S instead of DIR/.runs, and keep S\n"
+    "             after DIR is written; a run kept there by any reproduction whose scenario,\n"
+    "             inputs, settings and dtsim are the same is not run again (fig4 and fig5\n"
+    "             given one S share their common runs)\n"
+    "  --fresh    run everything again: first delete the store (DIR/.runs, or S), where an\n"
+    "             interrupted or failed reproduction keeps its finished runs (by default the\n"
+    "             same command resumes from them: a kept run whose scenario, inputs, settings\n"
+    "             and dtsim are this one's is not run again; DIR/.runs goes once DIR is\n"
+    "             written)\n"
     "  --check    compare with the committed results/NAME/NAME.csv of dtsim's source tree\n"
     "             instead of writing (--out plays no part), found before anything runs:\n"
     "             exit 1 and print the first differing value\n"
@@ -144,14 +150,14 @@ static int checked_first(const char *name, int all, const char *out, const char 
   return 0;
 }
 
-/* Appends to err, when out/.runs keeps finished runs, that the same command resumes from
+/* Appends to err, when folder store keeps finished runs, that the same command resumes from
  * them. */
-static void kept_note(const char *out, char *err, size_t len)
+static void kept_note(const char *store, char *err, size_t len)
 {
-  size_t kept = reproduce_store_count(out), at = strlen(err);
+  size_t kept = reproduce_store_count(store), at = strlen(err);
   if (kept > 0)
-    snprintf(err + at, len - at, "; %zu finished run%s kept in %s/.runs: the same command resumes from %s", kept,
-             kept == 1 ? "" : "s", out, kept == 1 ? "it" : "them");
+    snprintf(err + at, len - at, "; %zu finished run%s kept in %s: the same command resumes from %s", kept,
+             kept == 1 ? "" : "s", store, kept == 1 ? "it" : "them");
 }
 
 /* Whether argv[i] has a value after it: an option word is never one (`--out --quick` would
@@ -163,7 +169,7 @@ static int has_value(int argc, char **argv, int i)
 
 int reproduce_main(int argc, char **argv)
 {
-  const char *name = NULL, *out = NULL, *results = NULL;
+  const char *name = NULL, *out = NULL, *results = NULL, *store = NULL;
   reproduce_opts o = {0};
   long n_par = sysconf(_SC_NPROCESSORS_ONLN);
   char err[1024];
@@ -183,6 +189,8 @@ int reproduce_main(int argc, char **argv)
       out = argv[++i];
     else if (strcmp(argv[i], "--results") == 0 && has_value(argc, argv, i))
       results = argv[++i];
+    else if (strcmp(argv[i], "--store") == 0 && has_value(argc, argv, i))
+      store = argv[++i];
     else if (strcmp(argv[i], "--jobs") == 0 && has_value(argc, argv, i)) {
       char *end;
       n_par = strtol(argv[++i], &end, 10);
@@ -210,7 +218,11 @@ int reproduce_main(int argc, char **argv)
     return bad("--results DIR: only with --check (it names the committed results to compare with)");
   if (o.fresh && o.check)
     return bad("--fresh: not with --check (--check neither reads nor writes the kept runs)");
+  if (store && o.check)
+    return bad("--store: not with --check (--check neither reads nor writes the kept runs)");
   if (checked_first(name, all, out, results, o.check, err, sizeof err) != 0)
+    return bad(err);
+  if (store && fileio_mkdirs(store, err, sizeof err) != 0)
     return bad(err);
 
   char work[] = "/tmp/dtsim-reproduce-XXXXXX";
@@ -228,13 +240,17 @@ int reproduce_main(int argc, char **argv)
     else
       out_dir(out, all, reproductions[r].name, outdir, sizeof outdir);
     o.out = outdir;
+    char own[600];
+    snprintf(own, sizeof own, "%s/.runs", outdir);
+    o.store = store ? store : own;
     if (o.fresh)
-      reproduce_store_remove(outdir);
+      reproduce_store_remove(o.store);
     int one = reproductions[r].run(&o, err, sizeof(err));
-    if (!o.check && one == 0 && !interrupt_caught())
-      reproduce_store_remove(outdir); /* written: the kept runs have served */
-    else if (!o.check)
-      kept_note(outdir, err, sizeof err);
+    if (!o.check && one == 0 && !interrupt_caught()) {
+      if (!store)
+        reproduce_store_remove(o.store); /* written: the kept runs have served */
+    } else if (!o.check)
+      kept_note(o.store, err, sizeof err);
     if (interrupt_caught()) {
       fprintf(stderr, "dtsim reproduce: %s\n", err);
       rc = 128 + interrupt_caught();

@@ -1,5 +1,6 @@
-/* reproduce_store.c - a reproduction's finished runs kept in OUT/.runs/<run>/ (out/: the
- * run's output folder; run.log; run.json: its identity and exit status), taken back
+/* reproduce_store.c - a reproduction's finished runs kept in STORE/<hash>/ (out/: the
+ * run's output folder; run.log; run.json: its identity and exit status; hash: that of the
+ * identity), taken back
  * instead of running them again when the identity matches. Runs are deterministic, so a
  * run taken back is byte for byte the run that would have run. */
 #include "sim/lab/reproduce_store.h"
@@ -162,18 +163,22 @@ json_t *reproduce_store_identity(const char *work, const char *ini, const char *
   return id;
 }
 
-/* out/.runs/<dir's last name> into path. */
-static void run_path(const char *out, const char *dir, char *path, size_t len)
+/* store/<the hash of identity id> into path: the identity written compactly with its keys
+ * sorted, so that equal identities name one folder. */
+static void run_path(const char *store, const json_t *id, char *path, size_t len)
 {
-  const char *slash = strrchr(dir, '/');
-  snprintf(path, len, "%s/.runs/%s", out, slash ? slash + 1 : dir);
+  char hex[17];
+  char *text = json_dumps(id, JSON_COMPACT | JSON_SORT_KEYS);
+  fnv1a_hex(text, strlen(text), hex);
+  free(text); /* json_dumps's */
+  snprintf(path, len, "%s/%s", store, hex);
 }
 
-int reproduce_store_take(const char *out, const char *dir, int may_miss, const json_t *id)
+int reproduce_store_take(const char *store, const char *dir, int may_miss, const json_t *id)
 {
   char run[4096], path[4200], log[4200], err[512];
   struct stat sb;
-  run_path(out, dir, run, sizeof run);
+  run_path(store, id, run, sizeof run);
   if (lstat(run, &sb) != 0)
     return 0;
   snprintf(path, sizeof path, "%s/run.json", run);
@@ -183,7 +188,7 @@ int reproduce_store_take(const char *out, const char *dir, int may_miss, const j
   json_object_del(kept, "exit_status");
   same = same && json_equal(kept, id) && (status == 0 || (status == 1 && may_miss));
   json_decref(kept);
-  if (!same) { /* stale: another scenario, --set, input or dtsim */
+  if (!same) { /* stale: broken, or another run of the same hash */
     fileio_remove_tree(run);
     return 0;
   }
@@ -202,12 +207,11 @@ int reproduce_store_take(const char *out, const char *dir, int may_miss, const j
   return 0;
 }
 
-int reproduce_store_put(const char *out, const char *dir, const json_t *id, int status, char *err, size_t len)
+int reproduce_store_put(const char *store, const char *dir, const json_t *id, int status, char *err, size_t len)
 {
-  char runs[4096], run[4200], tmp[4200], path[4300];
-  snprintf(runs, sizeof runs, "%s/.runs", out);
-  run_path(out, dir, run, sizeof run);
-  snprintf(tmp, sizeof tmp, "%s/.%s.tmp", runs, run + strlen(runs) + 1);
+  char run[4200], tmp[4300], path[4400];
+  run_path(store, id, run, sizeof run);
+  snprintf(tmp, sizeof tmp, "%s/.%s.tmp", store, run + strlen(store) + 1);
   fileio_remove_tree(tmp); /* a copy an earlier interrupt left half-made */
   json_t *kept = json_deep_copy(id);
   json_object_set_new(kept, "exit_status", json_integer(status));
@@ -233,11 +237,9 @@ int reproduce_store_put(const char *out, const char *dir, const json_t *id, int 
   return rc;
 }
 
-size_t reproduce_store_count(const char *out)
+size_t reproduce_store_count(const char *store)
 {
-  char runs[4096];
-  snprintf(runs, sizeof runs, "%s/.runs", out);
-  DIR *d = opendir(runs);
+  DIR *d = opendir(store);
   size_t n = 0;
   for (struct dirent *e; d != NULL && (e = readdir(d)) != NULL;)
     n += e->d_name[0] != '.'; /* ".", "..", and a copy being made */
@@ -246,9 +248,7 @@ size_t reproduce_store_count(const char *out)
   return n;
 }
 
-void reproduce_store_remove(const char *out)
+void reproduce_store_remove(const char *store)
 {
-  char runs[4096];
-  snprintf(runs, sizeof runs, "%s/.runs", out);
-  fileio_remove_tree(runs);
+  fileio_remove_tree(store);
 }

@@ -1,8 +1,10 @@
 #ifndef SIM_LAB_REPRODUCE_STORE_H
 #define SIM_LAB_REPRODUCE_STORE_H
-/* reproduce_store.h - a reproduction's finished runs kept in OUT/.runs/, so that `dtsim
- * reproduce` stopped half-way resumes: each run's output folder and log, with run.json
- * saying which run it is (its identity); a run whose identity matches is not run again. */
+/* reproduce_store.h - a reproduction's finished runs kept in a store folder (OUT/.runs/
+ * unless `--store DIR`), so that `dtsim reproduce` stopped half-way resumes: each run's
+ * output folder and log, with run.json saying which run it is (its identity), under a name
+ * that is a hash of that identity; a run whose identity matches is not run again, whichever
+ * reproduction kept it (Figs. 4 and 5 share runs through one --store). */
 #include <jansson.h>
 #include <stddef.h>
 
@@ -15,23 +17,23 @@
 json_t *reproduce_store_identity(const char *work, const char *ini, const char *const *sets, size_t n_sets,
                                  const char *const *cfg, size_t n_cfg, char *err, size_t len);
 
-/* Looks in out/.runs for the run whose output folder is dir (its log: dir.log; stored
- * under dir's last name): one with identity id and an exit status the run may have (0, or
- * 1 with may_miss) has its output folder and log copied to dir and dir.log, and 1 is
- * returned; one of another identity is deleted (stale) and 0 is returned, as when there is
- * none or the copy fails (dir and dir.log are then removed). */
-int reproduce_store_take(const char *out, const char *dir, int may_miss, const json_t *id);
+/* Looks in folder store for the run of identity id (stored under its hash): one whose
+ * run.json is id with an exit status the run may have (0, or 1 with may_miss) has its
+ * output folder and log copied to dir and dir.log, and 1 is returned; one whose run.json
+ * differs is deleted (stale) and 0 is returned, as when there is none or the copy fails
+ * (dir and dir.log are then removed). */
+int reproduce_store_take(const char *store, const char *dir, int may_miss, const json_t *id);
 
 /* Keeps the finished run whose output folder is dir (dir, dir.log, and id with exit
- * status `status` as run.json) as out/.runs/<dir's last name>/, written in a temporary
- * sibling and renamed into place, so that an interrupted copy is never taken for a run.
- * 0, or -1 with one line in err (nothing left behind). */
-int reproduce_store_put(const char *out, const char *dir, const json_t *id, int status, char *err, size_t len);
+ * status `status` as run.json) as store/<id's hash>/, written in a temporary sibling and
+ * renamed into place, so that an interrupted copy is never taken for a run. 0, or -1 with
+ * one line in err (nothing left behind). */
+int reproduce_store_put(const char *store, const char *dir, const json_t *id, int status, char *err, size_t len);
 
-/* Number of runs kept in out/.runs (0 when there is no store). */
-size_t reproduce_store_count(const char *out);
+/* Number of runs kept in folder store (0 when there is none). */
+size_t reproduce_store_count(const char *store);
 
-/* Deletes out/.runs and everything in it; no store is no error. */
-void reproduce_store_remove(const char *out);
+/* Deletes folder store and everything in it; no store is no error. */
+void reproduce_store_remove(const char *store);
 
 #endif
