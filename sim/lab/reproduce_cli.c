@@ -16,7 +16,7 @@
 #include "sim/output.h"
 
 static const char usage[] =
-    "usage: dtsim reproduce NAME [--out DIR] [--quick] [--jobs N] [--store DIR] [--fresh]\n"
+    "usage: dtsim reproduce NAME [--out DIR] [--quick] [--jobs N] [--store S] [--fresh]\n"
     "                            [--check [--results DIR]]\n"
     "\n"
     "Runs the grid of simulations behind a published figure, each in its own process,\n"
