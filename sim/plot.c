@@ -6,8 +6,26 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <unistd.h>
 #include <xbt/asserts.h>
+
+/* Why gnuplot, run by the shell popen starts, did not draw png, from pclose's status: the
+ * shell's 127 is a command not found; a signal (Ctrl-C, SIGTERM) ends either gnuplot, which
+ * the shell may have become, or the shell, which then exits 128 + the signal. */
+static void gnuplot_failure(int status, const char *png, char *err, size_t len)
+{
+  int code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  int sig = WIFSIGNALED(status) ? WTERMSIG(status) : code > 128 ? code - 128 : 0;
+  if (status == -1)
+    snprintf(err, len, "cannot wait for gnuplot drawing %s: %s", png, strerror(errno));
+  else if (code == 127)
+    snprintf(err, len, "gnuplot not found: cannot draw %s (is gnuplot installed?)", png);
+  else if (sig > 0)
+    snprintf(err, len, "gnuplot was stopped by signal %d (%s) while drawing %s", sig, strsignal(sig), png);
+  else
+    snprintf(err, len, "gnuplot failed to draw %s (exit status %d)", png, code);
+}
 
 int plot_gnuplot(const char *script, const char *tmp, const char *png, int show_output, char *err, size_t len)
 {
@@ -22,8 +40,13 @@ int plot_gnuplot(const char *script, const char *tmp, const char *png, int show_
   fputs(script, g);
   int status = pclose(g);
   signal(SIGPIPE, was);
-  if (status != 0 || rename(tmp, png) != 0) {
-    snprintf(err, len, "gnuplot failed to draw %s (is gnuplot installed?)", png);
+  if (status != 0) {
+    gnuplot_failure(status, png, err, len);
+    unlink(tmp);
+    return -1;
+  }
+  if (rename(tmp, png) != 0) {
+    snprintf(err, len, "cannot write %s: %s", png, strerror(errno));
     unlink(tmp);
     return -1;
   }

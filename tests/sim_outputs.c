@@ -7,6 +7,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "check_util.h"
 #include "cli_util.h"
@@ -353,6 +354,38 @@ START_TEST(test_outputs_progress_plot)
 }
 END_TEST
 
+/* When gnuplot runs but fails, the one line says how: its exit status, or the signal that
+ * stopped it (a Ctrl-C reaches it too), not a question whether it is installed. */
+START_TEST(test_outputs_gnuplot_failures)
+{
+  char *dir = cli_tmpdir();
+  const char *sgd[] = {"run", "--set", "run.algorithm=sgd", "--set", "run.max_steps=200", "--set",
+                       "run.eval_every=0.00002", "--set", "model.layers=8,16,3", "--set", "data.train=400",
+                       "--set", "data.test=100", "--quiet", "--out", "out", NULL};
+  const struct {
+    const char *script, *says;
+  } cases[] = {{"#!/bin/sh\nexit 3\n", "gnuplot failed to draw"}, {"#!/bin/sh\nkill -INT $$\n", "signal 2"}};
+  char path[1100];
+  snprintf(path, sizeof path, "%s/bin", dir);
+  setenv("PATH", path, 1); /* the fake gnuplot below, and nothing else, is found */
+  cli_mkdir(dir, "bin");
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    cli_write(dir, "bin/gnuplot", cases[i].script);
+    char exe[1100];
+    snprintf(exe, sizeof exe, "%s/bin/gnuplot", dir);
+    ck_assert_int_eq(chmod(exe, 0755), 0);
+    ck_assert_int_eq(cli_run(dir, sgd), 0);
+    char *err = cli_read(dir, "stderr");
+    ck_assert_msg(cli_lines(err) == 1 && strstr(err, "no progress.png") && strstr(err, cases[i].says) &&
+                      !strstr(err, "installed"),
+                  "%s", err);
+    ck_assert(cli_exists(dir, "out/summary.json") && !cli_exists(dir, "out/progress.png"));
+    free(err);
+  }
+  free(dir);
+}
+END_TEST
+
 /* The plots draw the formula (the collectives' "paper") beside dtsim for both panels, with
  * the legends outside the plots (the canvas widened for them); the shared helper writes a
  * paper's numbers as a datablock, skipping what the paper leaves empty. */
@@ -389,7 +422,8 @@ static Suite *outputs_suite(void)
   ADD_TCASE(s, "performance", test_outputs_performance_downpour, test_outputs_mfu_is_compute_share,
             test_outputs_tensor_memory, test_outputs_pipeline_memory, test_outputs_sweep_metrics,
             test_outputs_links_named);
-  ADD_TCASE(s, "plots", test_outputs_reproduction_plots, test_outputs_progress_plot);
+  ADD_TCASE(s, "plots", test_outputs_reproduction_plots, test_outputs_progress_plot,
+           test_outputs_gnuplot_failures);
   TCase *tc = tcase_create("everywhere");
   tcase_set_timeout(tc, 300);
   tcase_add_test(tc, test_outputs_performance_everywhere);
