@@ -20,17 +20,18 @@
 #                  the same with a quantum of 50 ms
 #  downpour-200-numerics
 #                  downpour-200 with the reproduction's numerics on (the proxy MLP trains)
-#  sandblaster-2000
-#                  Fig. 4's Sandblaster L-BFGS 2000 (250 shards, batch 640 R): the first iteration,
-#                  whose batches are fetch, portions and pushes; timing of the speech net, with the
-#                  tiny proxy's numerics Sandblaster needs. Hours of CPU: only with SB=1
+#  sandblaster-R   Fig. 4's Sandblaster L-BFGS with R = SB_R replicas (2000: 250 shards; R/8 shards,
+#                  batch 640 R): the first iteration, whose batches are fetch, portions and pushes;
+#                  timing of the speech net, with the tiny proxy's numerics Sandblaster needs, and
+#                  FASTCFG. At 2,000 replicas hours of CPU per batch: only with SB=1
 #  scale-10k       tests/bench/scale-10k.ini (10,000 hosts, 5 steps); only with FULL=1
 # Knobs (environment): Q (the quantum of downpour-20 and downpour-200, s; 0.02); QUICK=1 runs only
 # the 20-replica cases; NOEXACT=1 skips downpour-200-exact (minutes of CPU; then rel_err = n/a);
-# ONLY=CASE runs CASE and its exact reference; SB=1 adds sandblaster-2000; FULL=1 adds scale-10k.
+# ONLY=CASE runs CASE and its exact reference; SB=1 adds sandblaster-R (SB_R=R replicas, 2000);
+# FULL=1 adds scale-10k.
 set -euo pipefail
 BIN=${1:?usage: asyncps.sh BIN}
-Q=${Q:-0.02} QUICK=${QUICK:-0} NOEXACT=${NOEXACT:-0} ONLY=${ONLY:-} SB=${SB:-0} FULL=${FULL:-0}
+Q=${Q:-0.02} QUICK=${QUICK:-0} NOEXACT=${NOEXACT:-0} ONLY=${ONLY:-} SB=${SB:-0} SB_R=${SB_R:-2000} FULL=${FULL:-0}
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 fig4="$here/../../results/fig4/fig4.ini"
 FASTCFG="--cfg=network/optim:Full --cfg=surf/precision:1e-6 --cfg=maxmin/precision:1e-2"
@@ -107,11 +108,13 @@ if wanted downpour-200-numerics; then
   line downpour-200-numerics 200 25 "$(steps "$work/downpour-200-numerics/summary.json")" \
     "$(json step_time_s "$work/downpour-200-numerics/summary.json")"
 fi
-if [ "$SB" = 1 ] && wanted sandblaster-2000; then
-  timed sandblaster-2000 "$fig4" --set run.algorithm=sandblaster --set sandblaster.replicas=2000 \
-    --set sandblaster.ps_shards=250 --set data.train=1280000 --set run.max_steps=1
-  csv="$work/sandblaster-2000/batches.csv"
-  line sandblaster-2000 2000 250 "$(($(wc -l <"$csv") - 1))" "$(awk -F, 'NR == 2 { print $4 }' "$csv")"
+if [ "$SB" = 1 ] && wanted "sandblaster-$SB_R"; then
+  sb=sandblaster-$SB_R
+  # shellcheck disable=SC2086 # FASTCFG holds several options
+  timed "$sb" "$fig4" --set run.algorithm=sandblaster --set sandblaster.replicas="$SB_R" \
+    --set sandblaster.ps_shards=$(((SB_R + 7) / 8)) --set data.train=$((640 * SB_R)) --set run.max_steps=1 $FASTCFG
+  csv="$work/$sb/batches.csv"
+  line "$sb" "$SB_R" $(((SB_R + 7) / 8)) "$(($(wc -l <"$csv") - 1))" "$(awk -F, 'NR == 2 { print $4 }' "$csv")"
 fi
 
 if [ "$FULL" = 1 ] && wanted scale-10k; then
