@@ -135,6 +135,8 @@ static void describe(reproduce_job *j, const run *r, double target, double bound
   }
   if (r->v == V_BW_HALF || r->v == V_BW_DOUBLE)
     SET("platform.bw_factor=%s", r->v == V_BW_HALF ? "0.5" : "2");
+  if (spectrum_variant(r->v))
+    SET("data.input_decay=%s", spectrum_decay[r->v - V_FLATTER]);
   SET("run.target_accuracy=%.17g", target);
   if (bound > 0 && bound < HORIZON)
     SET("run.max_sim_time=%.17g", bound);
@@ -239,9 +241,12 @@ static double acc_after(const run *r, long steps)
 /* Sequential SGD of the proxy on one GPU at the ladder's fixed rates (timing does not
  * matter: only accuracy after so many examples), evaluated about every star_steps / 6
  * steps; `steps` steps in all. */
-static void calibration_job(reproduce_job *j, const calibration *cal, int rung, long steps, const char *work)
+static void calibration_job(reproduce_job *j, const calibration *cal, int rung, long steps, const char *decay,
+                            const char *work)
 {
   int n = 0;
+  if (decay)
+    snprintf(j->sets[n++], sizeof(j->sets[0]), "data.input_decay=%s", decay);
   snprintf(j->sets[n++], sizeof(j->sets[0]), "run.algorithm=sgd");
   snprintf(j->sets[n++], sizeof(j->sets[0]), "platform.preset=gpu-2012");
   snprintf(j->sets[n++], sizeof(j->sets[0]), "sgd.partitions=1");
@@ -251,8 +256,9 @@ static void calibration_job(reproduce_job *j, const calibration *cal, int rung, 
   snprintf(j->sets[n++], sizeof(j->sets[0]), "run.eval_every=%.17g", cal->gpu_step * (double)(cal->star_steps / 6));
   j->n_sets = n;
   j->may_miss = 1;
-  snprintf(j->label, sizeof(j->label), "calibration: sequential SGD at rate %s", ladder[rung]);
-  snprintf(j->dir, sizeof(j->dir), "%s/cal-%d-%ld", work, rung, steps);
+  snprintf(j->label, sizeof(j->label), "calibration: sequential SGD at rate %s%s%s", ladder[rung],
+           decay ? ", input decay " : "", decay ? decay : "");
+  snprintf(j->dir, sizeof(j->dir), "%s/cal-%d-%ld%s%s", work, rung, steps, decay ? "-d" : "", decay ? decay : "");
 }
 
 /* The evaluation grid of a calibration run is not EVAL_EVERY's: reads all of them. */
@@ -300,17 +306,11 @@ static int measure_steps(const reproduce_opts *o, const char *ini, calibration *
   return 0;
 }
 
-/* Rule 2: the target is what sequential SGD of the proxy reaches after N* examples, N* =
- * DIFFICULTY x the examples the SGD baseline processes in the horizon, at the best rate of
- * the fixed-rate ladder (started on its middle rungs, extended while the best is at an end);
- * `harder` also measures the target after 2 N* (the robustness table's). */
-static int calibrate(const reproduce_opts *o, const char *ini, int harder, calibration *cal, char *err, size_t len)
+/* Rule 2's ladder: sequential SGD at the fixed rates (inputs decaying as `decay`, NULL: the
+ * scenario's), started on the ladder's middle rungs and extended while the best is at an end;
+ * sets cal's target (the best accuracy after star_steps), its rung and the easier target. */
+static int climb(const reproduce_opts *o, const char *ini, calibration *cal, const char *decay, char *err, size_t len)
 {
-  memset(cal, 0, sizeof(*cal));
-  if (measure_steps(o, ini, cal, err, len) != 0)
-    return 2;
-  cal->n_star = DIFFICULTY * (double)BATCH * HORIZON / cal->sgd_step;
-  cal->star_steps = (long)(cal->n_star / BATCH);
   cal->lo = FIXED_START;
   cal->hi = FIXED_START + START_RUNGS - 1;
   for (int i = 0; i < (int)N_RUNGS; i++)
@@ -324,7 +324,7 @@ static int calibrate(const reproduce_opts *o, const char *ini, int harder, calib
     memset(runs, 0, sizeof(runs));
     for (int k = cal->lo; k <= cal->hi; k++)
       if (cal->acc[k] < 0) {
-        calibration_job(&jobs[n], cal, k, cal->star_steps, o->work);
+        calibration_job(&jobs[n], cal, k, cal->star_steps, decay, o->work);
         which[n++] = k;
       }
     if (n > 0 && reproduce_run_jobs(o, ini, jobs, n, err, len) != 0)
@@ -349,13 +349,36 @@ static int calibrate(const reproduce_opts *o, const char *ini, int harder, calib
     else if (best == cal->hi && cal->hi + 1 < (int)N_RUNGS)
       cal->hi++;
     else
-      break;
+      return 0;
   }
-  cal->harder = -1;
-  if (harder) {
+}
+
+/* Rule 2: the target is what sequential SGD of the proxy reaches after N* examples, N* =
+ * DIFFICULTY x the examples the SGD baseline processes in the horizon, at the best rate of
+ * the fixed-rate ladder; `robust` also measures the robustness table's targets: after 2 N*,
+ * and with the inputs of each spectrum_decay (its own ladder: the same rule). */
+static int calibrate(const reproduce_opts *o, const char *ini, int robust, calibration *cal, char *err, size_t len)
+{
+  memset(cal, 0, sizeof(*cal));
+  if (measure_steps(o, ini, cal, err, len) != 0)
+    return 2;
+  cal->n_star = DIFFICULTY * (double)BATCH * HORIZON / cal->sgd_step;
+  cal->star_steps = (long)(cal->n_star / BATCH);
+  if (climb(o, ini, cal, NULL, err, len) != 0)
+    return 2;
+  cal->harder = cal->spectrum[0] = cal->spectrum[1] = -1;
+  for (int d = 0; robust && d < 2; d++) {
+    calibration other = *cal;
+    other.easier = 0;
+    if (climb(o, ini, &other, spectrum_decay[d], err, len) != 0)
+      return 2;
+    cal->spectrum[d] = other.target;
+    cal->spectrum_half[d] = other.easier;
+  }
+  if (robust) {
     reproduce_job job = {0};
     run r = {0};
-    calibration_job(&job, cal, cal->rung, 2 * cal->star_steps, o->work);
+    calibration_job(&job, cal, cal->rung, 2 * cal->star_steps, NULL, o->work);
     if (reproduce_run_jobs(o, ini, &job, 1, err, len) != 0 || read_calibration(&r, &job, err, len) != 0)
       return 2;
     cal->harder = acc_after(&r, 2 * cal->star_steps);
@@ -390,13 +413,13 @@ const run *dean_chosen(const run *runs, size_t n, const config *c, variant v)
   return best;
 }
 
-/* The lowest and highest rungs configuration c has run (in variant V_NONE). */
-void dean_rungs_of(const run *runs, size_t n, const config *c, int *lo, int *hi)
+/* The lowest and highest rungs configuration c has run in variant v. */
+void dean_rungs_of(const run *runs, size_t n, const config *c, variant v, int *lo, int *hi)
 {
   *lo = (int)N_RUNGS;
   *hi = -1;
   for (size_t i = 0; i < n; i++)
-    if (runs[i].c == c && runs[i].v == V_NONE && runs[i].rung >= 0) {
+    if (runs[i].c == c && runs[i].v == v && runs[i].rung >= 0) {
       *lo = runs[i].rung < *lo ? runs[i].rung : *lo;
       *hi = runs[i].rung > *hi ? runs[i].rung : *hi;
     }
@@ -404,10 +427,11 @@ void dean_rungs_of(const run *runs, size_t n, const config *c, int *lo, int *hi)
 
 /* ---- the grid ------------------------------------------------------------------------- */
 
-/* The rungs configuration c runs in round `round` of the rate rule, into want (at most
- * START_RUNGS); returns how many. Round 0 runs the middle starting rung (all --quick runs),
- * round 1 the other two, later rounds the next rung beyond while the best is at an end. */
-static int rungs_of_round(const reproduce_opts *o, const config *c, int round, const run *runs, size_t n, int *want)
+/* The rungs configuration c runs in variant v in round `round` of the rate rule, into want
+ * (at most START_RUNGS); returns how many. Round 0 runs the middle starting rung (all --quick
+ * runs), round 1 the other two, later rounds the next rung beyond while the best is at an end. */
+static int rungs_of_round(const reproduce_opts *o, const config *c, variant v, int round, const run *runs, size_t n,
+                          int *want)
 {
   int start = c->m == M_ADAGRAD ? ADAGRAD_START : FIXED_START, nw = 0;
   if (!uses_rate(c->m))
@@ -421,8 +445,8 @@ static int rungs_of_round(const reproduce_opts *o, const config *c, int round, c
     want[nw++] = start + 2;
   } else {
     int lo, hi;
-    dean_rungs_of(runs, n, c, &lo, &hi);
-    const run *b = dean_chosen(runs, n, c, V_NONE);
+    dean_rungs_of(runs, n, c, v, &lo, &hi);
+    const run *b = dean_chosen(runs, n, c, v);
     if (b->rung == lo && lo > 0)
       want[nw++] = lo - 1;
     else if (b->rung == hi && hi + 1 < (int)N_RUNGS)
@@ -435,15 +459,16 @@ static int rungs_of_round(const reproduce_opts *o, const config *c, int round, c
  * evaluation after the best time so far, since it cannot be chosen if it is slower (its
  * evaluations up to there are the unbounded run's: the simulation is deterministic); 0
  * while no run of c has reached the target (the runs go to the horizon). */
-static double bound_of(const config *c, const run *runs, size_t n)
+static double bound_of(const config *c, variant v, const run *runs, size_t n)
 {
-  const run *b = dean_chosen(runs, n, c, V_NONE);
+  const run *b = dean_chosen(runs, n, c, v);
   return b && b->t_target >= 0 ? b->t_target + EVAL_EVERY / 2 : 0;
 }
 
-/* Runs rounds of the rate rule over configurations cs (those --quick runs when quick),
- * rungs_of_round's, each bounded by bound_of. Appends to *runs; 0 or 2 with err. */
-static int run_grid(const reproduce_opts *o, const char *ini, const config *cs, size_t nc, const calibration *cal,
+/* Runs rounds of the rate rule over configurations cs (those --quick runs when quick) in
+ * variant v (V_NONE, or a spectrum's) with its target, rungs_of_round's, each bounded by
+ * bound_of. Appends to *runs; 0 or 2 with err. */
+static int run_grid(const reproduce_opts *o, const char *ini, const config *cs, size_t nc, variant v, double target,
                     run **runs, size_t *n, size_t *cap, char *err, size_t len)
 {
   for (int round = 0;; round++) {
@@ -452,8 +477,8 @@ static int run_grid(const reproduce_opts *o, const char *ini, const config *cs, 
     for (size_t c = 0; c < nc; c++) {
       if ((o->quick && !cs[c].quick) || !simulated(&cs[c]))
         continue;
-      int want[START_RUNGS], nw = rungs_of_round(o, &cs[c], round, *runs, first, want);
-      double bound = bound_of(&cs[c], *runs, first);
+      int want[START_RUNGS], nw = rungs_of_round(o, &cs[c], v, round, *runs, first, want);
+      double bound = bound_of(&cs[c], v, *runs, first);
       for (int w = 0; w < nw; w++) {
         if (*n == *cap) {
           *cap = *cap ? 2 * *cap : 64;
@@ -463,7 +488,8 @@ static int run_grid(const reproduce_opts *o, const char *ini, const config *cs, 
         memset(r, 0, sizeof(*r));
         r->c = &cs[c];
         r->rung = want[w];
-        describe(&jobs[k], r, cal->target, bound, o->work, *n - 1);
+        r->v = v;
+        describe(&jobs[k], r, target, bound, o->work, *n - 1);
         k++;
       }
     }
@@ -475,13 +501,15 @@ static int run_grid(const reproduce_opts *o, const char *ini, const config *cs, 
 }
 
 /* The robustness table's runs: fig4's configurations again at their chosen rates, one
- * assumption changed per variant (each variant reruns the configurations it reaches). */
+ * assumption changed per variant (each variant reruns the configurations it reaches); the
+ * spectrum's variants change the proxy, so there every configuration climbs its ladder again
+ * (run_grid). */
 static int run_robustness(const reproduce_opts *o, const char *ini, const config *cs, size_t nc,
                           const calibration *cal, run **runs, size_t *n, size_t *cap, char *err, size_t len)
 {
   reproduce_job *jobs = xbt_malloc0((nc * N_VARIANTS + 1) * sizeof(reproduce_job));
   size_t first = *n, k = 0;
-  for (size_t v = V_SHARDS_HALF; v < N_VARIANTS; v++)
+  for (size_t v = V_SHARDS_HALF; v < V_FLATTER; v++)
     for (size_t c = 0; c < nc; c++) {
       const config *cf = &cs[c];
       if (!simulated(cf))
@@ -526,9 +554,11 @@ static int reproduce_dean(const reproduce_opts *o, int fig4, char *err, size_t l
   run *runs = NULL;
   size_t n = 0, cap = 0;
   if (rc == 0)
-    rc = run_grid(o, ini_name, cs, nc, &cal, &runs, &n, &cap, err, len);
+    rc = run_grid(o, ini_name, cs, nc, V_NONE, cal.target, &runs, &n, &cap, err, len);
   if (rc == 0 && robust)
     rc = run_robustness(o, ini_name, cs, nc, &cal, &runs, &n, &cap, err, len);
+  for (int d = 0; rc == 0 && robust && d < 2; d++)
+    rc = run_grid(o, ini_name, cs, nc, (variant)(V_FLATTER + d), cal.spectrum[d], &runs, &n, &cap, err, len);
   char *csv = rc == 0 ? (fig4 ? dean_fig4_csv(runs, n) : dean_fig5_csv(runs, n)) : NULL;
   if (rc == 0 && o->check) {
     char committed[600];

@@ -45,10 +45,16 @@ typedef struct config {
 
 /* What-if rows of the robustness table (fig4 only): each reruns fig4's configurations at
  * their chosen rates with one assumption changed. */
-typedef enum variant { V_NONE, V_SHARDS_HALF, V_SHARDS_DOUBLE, V_EASIER, V_HARDER, V_BW_HALF, V_BW_DOUBLE, V_SPLIT } variant;
+typedef enum variant {
+  V_NONE, V_SHARDS_HALF, V_SHARDS_DOUBLE, V_EASIER, V_HARDER, V_BW_HALF, V_BW_DOUBLE, V_SPLIT, V_FLATTER, V_STEEPER
+} variant;
 static const char *const variant_names[] = {
     "as run", "half the shards", "twice the shards", "target after N*/2 examples", "target after 2 N* examples",
-    "half the link bandwidth", "twice the link bandwidth", "replicas split over 8 machines"};
+    "half the link bandwidth", "twice the link bandwidth", "replicas split over 8 machines",
+    "inputs of variance (i + 1)^-1", "inputs of variance (i + 1)^-3"};
+/* data.input_decay of V_FLATTER and V_STEEPER (the scenario's is 2), each with its own target. */
+static const char *const spectrum_decay[] = {"1", "3"};
+static inline int spectrum_variant(variant v) { return v == V_FLATTER || v == V_STEEPER; }
 #define N_VARIANTS (sizeof(variant_names) / sizeof(variant_names[0]))
 
 /* Rule 9: a configuration of more than MAX_REPLICAS replicas is listed, not simulated. */
@@ -85,6 +91,8 @@ typedef struct calibration {
   double target;     /* sequential SGD's held-out accuracy after n_star examples, best rate */
   double easier;     /* after n_star / 2 examples */
   double harder;     /* after 2 n_star (fig4's robustness only; else -1) */
+  double spectrum[2]; /* the target with inputs decaying as spectrum_decay's (robustness only; else -1) */
+  double spectrum_half[2]; /* and the best accuracy there after n_star / 2 examples */
   int rung;          /* the best rate's rung */
   int lo, hi;        /* rungs tried */
   double acc[N_RUNGS];
@@ -92,8 +100,8 @@ typedef struct calibration {
 
 /* The chosen run of configuration c in variant v among runs[0..n), or NULL if none ran. */
 const run *dean_chosen(const run *runs, size_t n, const config *c, variant v);
-/* The lowest and highest rungs configuration c has run (in variant V_NONE). */
-void dean_rungs_of(const run *runs, size_t n, const config *c, int *lo, int *hi);
+/* The lowest and highest rungs configuration c has run in variant v. */
+void dean_rungs_of(const run *runs, size_t n, const config *c, variant v, int *lo, int *hi);
 
 /* The outputs (reproduce_dean_text.c): each returns malloc'd text; the plots 0 or 2 with err. */
 char *dean_fig4_csv(const run *runs, size_t n);

@@ -254,7 +254,7 @@ static void set_beats_gpu(json_t *item, const char *key, const run *runs, size_t
   const run *gpu = NULL;
   for (size_t c = 0; c < nc; c++)
     if (cs[c].m == M_GPU)
-      gpu = dean_chosen(runs, n, &cs[c], v == V_HARDER || v == V_EASIER ? v : V_NONE);
+      gpu = dean_chosen(runs, n, &cs[c], v == V_HARDER || v == V_EASIER || spectrum_variant(v) ? v : V_NONE);
   char *text = NULL;
   size_t len = 0;
   FILE *f = open_memstream(&text, &len);
@@ -284,7 +284,7 @@ static void fig4_results(json_t *v, const run *runs, size_t n, const config *cs,
     if (r == NULL)
       continue;
     int lo, hi;
-    dean_rungs_of(runs, n, &cs[c], &lo, &hi);
+    dean_rungs_of(runs, n, &cs[c], V_NONE, &lo, &hi);
     set_label(it, "label", r->c);
     template_set(it, "rate", "%s", rate_of(r) ? rate_of(r) : "-");
     if (hi >= 0)
@@ -352,6 +352,13 @@ char *dean_fig4_readme(const run *runs, size_t n, const config *cs, size_t nc, c
     fig4_robustness(v, runs, n, cs, nc);
     template_set(v, "easier", "%.4f", cal->easier);
     template_set(v, "harder", "%.4f", cal->harder);
+    const char *keys[] = {"flatter", "steeper"};
+    for (int d = 0; d < 2; d++) {
+      template_set(v, keys[d], "%.4f", cal->spectrum[d]);
+      template_set(v, d ? "steeper_rise" : "flatter_rise", "%+.1f",
+                   (cal->spectrum[d] - cal->spectrum_half[d]) / standard_error(cal->spectrum[d]));
+    }
+    template_set(v, "rise_as_run", "%+.1f", (cal->target - cal->easier) / standard_error(cal->target));
     readme = template_render("fig4", v, err, len);
   }
   json_decref(v);
