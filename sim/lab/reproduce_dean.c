@@ -311,6 +311,7 @@ static int measure_steps(const reproduce_opts *o, const char *ini, calibration *
  * sets cal's target (the best accuracy after star_steps), its rung and the easier target. */
 static int climb(const reproduce_opts *o, const char *ini, calibration *cal, const char *decay, char *err, size_t len)
 {
+  cal->easier = 0;
   cal->lo = FIXED_START;
   cal->hi = FIXED_START + START_RUNGS - 1;
   for (int i = 0; i < (int)N_RUNGS; i++)
@@ -366,10 +367,9 @@ static int calibrate(const reproduce_opts *o, const char *ini, int robust, calib
   cal->star_steps = (long)(cal->n_star / BATCH);
   if (climb(o, ini, cal, NULL, err, len) != 0)
     return 2;
-  cal->harder = cal->spectrum[0] = cal->spectrum[1] = -1;
-  for (int d = 0; robust && d < 2; d++) {
+  cal->harder = -1;
+  for (size_t d = 0; robust && d < N_SPECTRA; d++) {
     calibration other = *cal;
-    other.easier = 0;
     if (climb(o, ini, &other, spectrum_decay[d], err, len) != 0)
       return 2;
     cal->spectrum[d] = other.target;
@@ -557,7 +557,7 @@ static int reproduce_dean(const reproduce_opts *o, int fig4, char *err, size_t l
     rc = run_grid(o, ini_name, cs, nc, V_NONE, cal.target, &runs, &n, &cap, err, len);
   if (rc == 0 && robust)
     rc = run_robustness(o, ini_name, cs, nc, &cal, &runs, &n, &cap, err, len);
-  for (int d = 0; rc == 0 && robust && d < 2; d++)
+  for (size_t d = 0; rc == 0 && robust && d < N_SPECTRA; d++)
     rc = run_grid(o, ini_name, cs, nc, (variant)(V_FLATTER + d), cal.spectrum[d], &runs, &n, &cap, err, len);
   char *csv = rc == 0 ? (fig4 ? dean_fig4_csv(runs, n) : dean_fig5_csv(runs, n)) : NULL;
   if (rc == 0 && o->check) {

@@ -43,8 +43,9 @@ typedef struct config {
   int quick; /* run by --quick too */
 } config;
 
-/* What-if rows of the robustness table (fig4 only): each reruns fig4's configurations at
- * their chosen rates with one assumption changed. */
+/* What-if rows of the robustness table (fig4 only): each reruns fig4's configurations with
+ * one assumption changed, at their chosen rates; the spectrum's rows, which change the proxy,
+ * with their own targets and ladders. */
 typedef enum variant {
   V_NONE, V_SHARDS_HALF, V_SHARDS_DOUBLE, V_EASIER, V_HARDER, V_BW_HALF, V_BW_DOUBLE, V_SPLIT, V_FLATTER, V_STEEPER
 } variant;
@@ -54,6 +55,7 @@ static const char *const variant_names[] = {
     "inputs of variance (i + 1)^-1", "inputs of variance (i + 1)^-3"};
 /* data.input_decay of V_FLATTER and V_STEEPER (the scenario's is 2), each with its own target. */
 static const char *const spectrum_decay[] = {"1", "3"};
+#define N_SPECTRA (sizeof(spectrum_decay) / sizeof(spectrum_decay[0]))
 static inline int spectrum_variant(variant v) { return v == V_FLATTER || v == V_STEEPER; }
 #define N_VARIANTS (sizeof(variant_names) / sizeof(variant_names[0]))
 
@@ -91,8 +93,8 @@ typedef struct calibration {
   double target;     /* sequential SGD's held-out accuracy after n_star examples, best rate */
   double easier;     /* after n_star / 2 examples */
   double harder;     /* after 2 n_star (fig4's robustness only; else -1) */
-  double spectrum[2]; /* the target with inputs decaying as spectrum_decay's (robustness only; else -1) */
-  double spectrum_half[2]; /* and the best accuracy there after n_star / 2 examples */
+  double spectrum[N_SPECTRA];      /* the target with inputs decaying as spectrum_decay's (robustness only) */
+  double spectrum_half[N_SPECTRA]; /* and the best accuracy there after n_star / 2 examples */
   int rung;          /* the best rate's rung */
   int lo, hi;        /* rungs tried */
   double acc[N_RUNGS];

@@ -352,10 +352,10 @@ char *dean_fig4_readme(const run *runs, size_t n, const config *cs, size_t nc, c
     fig4_robustness(v, runs, n, cs, nc);
     template_set(v, "easier", "%.4f", cal->easier);
     template_set(v, "harder", "%.4f", cal->harder);
-    const char *keys[] = {"flatter", "steeper"};
-    for (int d = 0; d < 2; d++) {
-      template_set(v, keys[d], "%.4f", cal->spectrum[d]);
-      template_set(v, d ? "steeper_rise" : "flatter_rise", "%+.1f",
+    const char *names[N_SPECTRA][2] = {{"flatter", "flatter_rise"}, {"steeper", "steeper_rise"}};
+    for (size_t d = 0; d < N_SPECTRA; d++) {
+      template_set(v, names[d][0], "%.4f", cal->spectrum[d]);
+      template_set(v, names[d][1], "%+.1f",
                    (cal->spectrum[d] - cal->spectrum_half[d]) / standard_error(cal->spectrum[d]));
     }
     template_set(v, "rise_as_run", "%+.1f", (cal->target - cal->easier) / standard_error(cal->target));
