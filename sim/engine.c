@@ -47,6 +47,7 @@ typedef struct build {
   size_t needed;          /* hosts the algorithm needs */
   const char *needed_why; /* how it counts them */
   run_config cfg;         /* everything but the hosts, before the platform is loaded */
+  algorithm_bank bank;    /* a parameter-server bank, when the algorithm asks and the platform takes one */
 } build;
 
 static int fail(const char *text)
@@ -187,12 +188,35 @@ static void fill_config(const scenario *sc, const build *b, run_config *cfg)
   scenario_stragglers(sc->faults.stragglers, &cfg->straggler_fraction, &cfg->straggler_slowdown);
 }
 
+/* The algorithm's bank (algorithm_plan's bank) against the platform: only a generated fat
+ * tree with pooled uplinks takes one (platform_write_pooled); else a bank that was asked
+ * for is an error and an automatic one falls back to the exact model. spec NULL: the
+ * user's platform file; else the bank goes into it. */
+static int bank_fit(build *b, platform_spec *spec, char *err)
+{
+  if (b->bank.hosts == 0)
+    return 0;
+  if (spec && spec->pooled && platform_pooled_fits(spec)) {
+    spec->banks = b->bank.hosts;
+    spec->bank_scale = b->bank.scale;
+    return 0;
+  }
+  if (b->bank.asked) {
+    snprintf(err, ERRLEN, "%s: the bank runs on a generated fat tree with pooled uplinks (%s); %s", b->bank.why,
+             spec ? "a preset with platform.uplinks = pooled" : "not a platform.file, whose routes it cannot follow",
+             spec && platform_pooled_fits(spec) ? "set platform.uplinks = pooled" : "or set downpour.ps_bank = exact");
+    return -1;
+  }
+  b->bank.hosts = 0;
+  return 0;
+}
+
 /* Writes the preset into a private temporary folder, or uses the user's file. */
 static int build_platform(const scenario *sc, build *b, char *err)
 {
   if (sc->platform.file[0]) {
     snprintf(b->platform, sizeof(b->platform), "%s", sc->platform.file);
-    return 0;
+    return bank_fit(b, NULL, err);
   }
   platform_spec spec;
   size_t hosts = sc->platform.hosts > 0 ? (size_t)sc->platform.hosts : b->needed;
@@ -212,6 +236,9 @@ static int build_platform(const scenario *sc, build *b, char *err)
     spec.sharing = platform_sharing_parse(sc->platform.sharing);
   if (!sc->platform.link_efficiency)
     spec.bw_eff = spec.node_bw_eff = 0; /* the nominal link bandwidths */
+  spec.pooled = strcmp(sc->platform.uplinks, "pooled") == 0;
+  if (bank_fit(b, &spec, err) != 0)
+    return -1;
   snprintf(b->tmpdir, sizeof(b->tmpdir), "/tmp/dtsim-XXXXXX");
   interrupt_run_hold(1, NULL); /* a signal now finds the folder and file to remove */
   if (mkdtemp(b->tmpdir) == NULL) {
@@ -748,7 +775,7 @@ static report *gather_result(const scenario *sc, const build *b, const engine_op
   res->bytes_total = msg_bytes_sent();
   res->hosts_used = b->needed;
   res->status = metrics_status_name(metrics_get_status(m));
-  *links = collect_links(res->sim_time, cfg->hosts, cfg->n_hosts, &res->n_links);
+  *links = collect_links(res->sim_time, cfg->hosts, cfg->n_hosts + cfg->n_banks, &res->n_links);
   res->n_actors = account_breakdown(res->sim_time, &res->actors);
   fill_perf(res, rep, cfg, &res->perf);
   size_t ne = metrics_n_evals(m);
@@ -808,9 +835,21 @@ static int simulate(const scenario *sc, build *b, const engine_opts *o, int argc
   sg_host_t *all;
   size_t n_all = platform_hosts_in_order(b->platform, &all);
   run_config cfg = b->cfg;
+  size_t n_banks = b->bank.hosts;
+  if (n_banks) { /* the banks are the platform's last hosts; the run places the others */
+    xbt_assert(n_all > n_banks && strncmp(sg_host_get_name(all[n_all - 1]), "bank-", 5) == 0,
+               "the bank platform ends with its banks");
+    n_all -= n_banks;
+  }
   cfg.n_hosts = b->needed;
   cfg.hosts = place_hosts(sc, all, n_all, b->needed);
-  msg_traffic_init(cfg.hosts, cfg.n_hosts);
+  if (n_banks) { /* after the placed hosts, so that their traffic is counted on the links too */
+    cfg.hosts = xbt_realloc(cfg.hosts, (b->needed + n_banks) * sizeof(*cfg.hosts));
+    memcpy(cfg.hosts + b->needed, all + n_all, n_banks * sizeof(*cfg.hosts));
+    cfg.banks = cfg.hosts + b->needed;
+    cfg.n_banks = n_banks;
+  }
+  msg_traffic_init(cfg.hosts, cfg.n_hosts + n_banks);
   int host_cores = sg_host_core_count(cfg.hosts[0]);
   cfg.cores = sc->platform.cores > 0 ? (int)sc->platform.cores : host_cores;
   fault_plan plan;
@@ -916,8 +955,14 @@ int engine_run(const scenario *sc, const engine_opts *o)
     if (b.state == NULL)
       rc = fail(err);
   }
+  if (b.alg->plan.bank)
+    b.alg->plan.bank(sc, algorithm_params(sc, b.alg), &b.bank);
   if (rc == 0 && build_platform(sc, &b, err) != 0)
     rc = fail(err);
+  if (rc == 0 && b.bank.hosts && !o->quiet)
+    fprintf(stderr, "dtsim: %s: the shards run as %zu bank host%s of %g shards' links and cores at the core of "
+            "the fat tree (algorithms/doc/downpour.md, Bank)\n", b.bank.why,
+            b.bank.hosts, b.bank.hosts == 1 ? "" : "s", b.bank.scale);
   if (rc == 0) {
     platform_use use = {b.needed, strcmp(sc->platform.placement, "spread") == 0};
     long hosts = platform_check_use(b.platform, argc, argv, &use, err, ERRLEN);
