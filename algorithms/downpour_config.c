@@ -81,12 +81,12 @@ static const key_spec downpour_keys[] = {
                            "quarter each, then `compress_ratio` (never below it); 0: none.", KEY_GE(0)},
   {"downpour", "ps_bank", KEY_CHOICE, KEY_FIELD(downpour_params, ps_bank), .def = "auto", .unit = "",
    .doc = "How the shards meet the network: `exact`, each on its own host; `bank`, all on one bank host of "
-          "ps_shards times a host's link bandwidth and cores, added at the core of a generated fat-tree "
-          "preset, each replica's fetch and push one message to it, the shards' states, update order and "
-          "staleness unchanged: the same sharing problem with one flow where there were ps_shards, for runs of "
-          "hundreds of replicas (algorithms/doc/downpour.md, Bank, has the error table); `auto`, the bank from "
-          "100 whole replicas up where the platform allows it, exact otherwise. Not with host or link faults, "
-          "partitions > 1 or compressed pushes.",
+          "ps_shards times a host's link bandwidth and cores at the core of a generated fat tree with "
+          "`platform.uplink_routing = pooled`, each replica's fetch and push one message to it, the shards' "
+          "states, update order and staleness unchanged: the same sharing problem with one flow where there "
+          "were ps_shards, for runs of hundreds of replicas (algorithms/doc/downpour.md, Bank, has the error "
+          "table); `auto`, the bank from 100 whole replicas up where the platform takes it, exact otherwise. "
+          "Not with host or link faults, partitions > 1 or compressed pushes.",
    .choices = "auto|exact|bank"},
   {"downpour", "compress_levels", KEY_INT, KEY_FIELD(downpour_params, compress_levels), .def = "15",
    .unit = "levels", .doc = "`qsgd`: s, the quantisation levels of |v_i| / ||v||_2.", KEY_GE(1), KEY_LE(1 << 20)},

@@ -202,9 +202,10 @@ static int bank_fit(build *b, platform_spec *spec, char *err)
     return 0;
   }
   if (b->bank.asked) {
-    snprintf(err, ERRLEN, "%s: the bank runs on a generated fat tree with pooled uplinks (%s); %s", b->bank.why,
-             spec ? "a preset with platform.uplinks = pooled" : "not a platform.file, whose routes it cannot follow",
-             spec && platform_pooled_fits(spec) ? "set platform.uplinks = pooled" : "or set downpour.ps_bank = exact");
+    snprintf(err, ERRLEN, "%s: the bank runs on a generated fat tree with pooled uplinks; %s", b->bank.why,
+             !spec                         ? "a platform.file's routes cannot be pooled: set downpour.ps_bank = exact"
+             : platform_pooled_fits(spec) ? "set platform.uplink_routing = pooled"
+                                          : "this preset is not one: set downpour.ps_bank = exact");
     return -1;
   }
   b->bank.hosts = 0;
@@ -236,7 +237,7 @@ static int build_platform(const scenario *sc, build *b, char *err)
     spec.sharing = platform_sharing_parse(sc->platform.sharing);
   if (!sc->platform.link_efficiency)
     spec.bw_eff = spec.node_bw_eff = 0; /* the nominal link bandwidths */
-  spec.pooled = strcmp(sc->platform.uplinks, "pooled") == 0;
+  spec.pooled = strcmp(sc->platform.uplink_routing, "pooled") == 0;
   if (bank_fit(b, &spec, err) != 0)
     return -1;
   snprintf(b->tmpdir, sizeof(b->tmpdir), "/tmp/dtsim-XXXXXX");

@@ -84,7 +84,7 @@ const char *platform_preset_at(size_t i, const char **description);
  * spec is impossible (zero hosts, non-positive speed/bandwidth, negative latency...). */
 int platform_write(const platform_spec *spec, FILE *out, char *err, size_t errlen);
 
-/* A fat-tree spec (no GPU nodes) with pooled uplinks (platform.uplinks = pooled): the same
+/* A fat-tree spec (no GPU nodes) with pooled uplinks (platform.uplink_routing = pooled): the same
  * racks of hosts, host links, latencies and network model, each rack's uplinks one link of
  * their summed bandwidth, so that a route no longer depends on the destination's index; and
  * for a parameter-server bank (algorithms/doc/downpour.md, Bank) spec->banks hosts

@@ -1,4 +1,4 @@
-/* platform_bank.c - a generated fat tree with pooled uplinks (platform.uplinks = pooled):
+/* platform_bank.c - a generated fat tree with pooled uplinks (platform.uplink_routing = pooled):
  * racks of hosts whose uplinks are one link each, and a parameter-server bank's hosts at
  * the core (platform.h). Why not SimGrid's FAT_TREE cluster: it has no router to which a
  * host outside it could attach, and it routes a flow by the index of its destination,

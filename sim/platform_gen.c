@@ -682,7 +682,7 @@ static int write_cluster(const platform_spec *spec, const shape *sh, const char 
   return 0;
 }
 
-/* platform.uplinks = pooled: the shape's racks, each one uplink (platform_bank.c). */
+/* platform.uplink_routing = pooled: the shape's racks, each one uplink (platform_bank.c). */
 static int write_pooled(platform_spec *spec, const shape *sh, FILE *out, char *err, size_t errlen)
 {
   if (!platform_pooled_fits(spec)) {

@@ -12,7 +12,7 @@
 
 static const char base_ini[] =
     "[run]\nmax_sim_time = 3600\neval_every = 100\n"
-    "[platform]\npreset = distbelief-2012\nuplinks = pooled\nspeed_spread = 0.1\n"
+    "[platform]\npreset = distbelief-2012\nuplink_routing = pooled\nspeed_spread = 0.1\n"
     "[model]\nnumerics = off\nvirtual = speech-42m\nefficiency = 0.25\n"
     "[downpour]\nbatch = 512\noverlap = on\nps_placement = spread\n";
 
@@ -124,7 +124,7 @@ START_TEST(test_bank_numerics_equal_exact)
    * held-out curve is the exact one within the test set's standard error (the default
    * scenario: its arrivals move by microseconds, its evaluations by a few steps). */
   char *dir = cli_tmpdir();
-  cli_write(dir, "base.ini", "[run]\nmax_sim_time = 3\neval_every = 0.25\n[platform]\nuplinks = pooled\n");
+  cli_write(dir, "base.ini", "[run]\nmax_sim_time = 3\neval_every = 0.25\n[platform]\nuplink_routing = pooled\n");
   const char *exact[] = {"downpour.ps_bank=exact", NULL}, *bank[] = {"downpour.ps_bank=bank", NULL};
   json_t *e = cli_run_sets(dir, "exact", exact, NULL), *b = cli_run_sets(dir, "bank", bank, NULL);
   double ae[64], ab[64];
@@ -156,14 +156,14 @@ START_TEST(test_bank_auto_and_refusals)
   json_decref(a);
   /* auto below 100 replicas, or on SimGrid's FAT_TREE: exact, silently */
   const char *dmodk[] = {"run", "base.ini", "--out", "dmodk", "--set", "downpour.replicas=100", "--set",
-                         "downpour.ps_shards=13", "--set", "run.max_steps=2", "--set", "platform.uplinks=dmodk", NULL};
+                         "downpour.ps_shards=13", "--set", "run.max_steps=2", "--set", "platform.uplink_routing=dmodk", NULL};
   json_t *d = cli_summary(dir, dmodk, "dmodk");
   ck_assert_ptr_null(json_object_get(d, "downpour"));
   json_decref(d);
   /* asked for where it cannot run: one line, exit 2, nothing written */
   const char *on_dmodk[] = {"run", "base.ini", "--out", "out", "--set", "downpour.ps_bank=bank", "--set",
-                            "platform.uplinks=dmodk", NULL};
-  cli_assert_bad_input(dir, on_dmodk, "set platform.uplinks = pooled");
+                            "platform.uplink_routing=dmodk", NULL};
+  cli_assert_bad_input(dir, on_dmodk, "set platform.uplink_routing = pooled");
   const char *faulty[] = {"run", "base.ini", "--out", "out", "--set", "downpour.ps_bank=bank", "--set",
                           "faults.host_failures=host-1@1", NULL};
   cli_assert_bad_input(dir, faulty, "downpour.ps_bank");
@@ -171,8 +171,8 @@ START_TEST(test_bank_auto_and_refusals)
                          "downpour.partitions=2", "--set", "downpour.overlap=off", NULL};
   cli_assert_bad_input(dir, split, "downpour.ps_bank");
   const char *file[] = {"run", "--out", "out", "--set", "platform.file=../../nope.xml", "--set",
-                        "platform.uplinks=pooled", NULL};
-  cli_assert_bad_input(dir, file, "platform.uplinks");
+                        "platform.uplink_routing=pooled", NULL};
+  cli_assert_bad_input(dir, file, "platform.uplink_routing");
   free(dir);
 }
 END_TEST
