@@ -9,26 +9,34 @@
 # time_s) against the exact case of the same scale run earlier in this script, or n/a.
 # Asserts nothing. Every Downpour case is Fig. 4's Downpour-Adagrad (overlap on, shards = R/8), timing
 # only, 10 steps per replica, with SimGrid's exact-preserving settings FASTCFG (below; within 1e-6 of
-# its defaults, tests/bench/README.md, Scale). Cases:
+# its defaults, tests/bench/README.md, Scale). The 200-replica and larger cases run on the preset with
+# pooled rack uplinks (platform.uplink_routing = pooled), the platform the bank needs, so that each is
+# compared with the exact model on the same platform. Cases:
 #  downpour-20-exact, downpour-20
 #                  20 replicas, 3 shards: exact, and with downpour.comm_quantum = Q (a smoke test)
 #  downpour-200-exact
 #                  Fig. 4's Downpour-Adagrad 200 (25 shards), 2,000 replica steps: exact
-#  downpour-200    the same with downpour.comm_quantum = Q, the approximation (algorithms/doc/
-#                  downpour.md, Time quantum)
-#  downpour-200-q50ms
-#                  the same with a quantum of 50 ms
+#  downpour-200    the same with the parameter-server bank (downpour.ps_bank = bank; algorithms/doc/
+#                  downpour.md, Bank)
+#  downpour-200-quantum, downpour-200-q50ms
+#                  exact shards with downpour.comm_quantum = Q and 50 ms, the other approximation
+#                  (algorithms/doc/downpour.md, Time quantum)
 #  downpour-200-numerics
 #                  downpour-200 with the reproduction's numerics on (the proxy MLP trains)
+#  downpour-1000-horizon
+#                  1,000 replicas (125 shards) with the bank, numerics off, for Fig. 4's whole horizon
+#                  (900 simulated s, no step limit)
 #  sandblaster-R   Fig. 4's Sandblaster L-BFGS with R = SB_R replicas (2000: 250 shards; R/8 shards,
 #                  batch 640 R): the first iteration, whose batches are fetch, portions and pushes;
 #                  timing of the speech net, with the tiny proxy's numerics Sandblaster needs, and
 #                  FASTCFG. At 2,000 replicas hours of CPU per batch: only with SB=1
 #  scale-10k       tests/bench/scale-10k.ini (10,000 hosts, 5 steps); only with FULL=1
-# Knobs (environment): Q (the quantum of downpour-20 and downpour-200, s; 0.02); QUICK=1 runs only
-# the 20-replica cases; NOEXACT=1 skips downpour-200-exact (minutes of CPU; then rel_err = n/a);
+#  scale-10k-bank  tests/bench/scale-10k-bank.ini (10,000 hosts, 9,900 whole replicas and the bank of
+#                  100 shards, 5 steps); only with FULL=1
+# Knobs (environment): Q (the quantum of downpour-20 and downpour-200-quantum, s; 0.02); QUICK=1 runs
+# only the 20-replica cases; NOEXACT=1 skips downpour-200-exact (minutes of CPU; then rel_err = n/a);
 # ONLY=CASE runs CASE and its exact reference; SB=1 adds sandblaster-R (SB_R=R replicas, 2000);
-# FULL=1 adds scale-10k.
+# FULL=1 adds scale-10k and scale-10k-bank.
 set -euo pipefail
 BIN=${1:?usage: asyncps.sh BIN}
 Q=${Q:-0.02} QUICK=${QUICK:-0} NOEXACT=${NOEXACT:-0} ONLY=${ONLY:-} SB=${SB:-0} SB_R=${SB_R:-2000} FULL=${FULL:-0}
@@ -91,23 +99,30 @@ dp downpour-20-exact 20 10 - $FASTCFG
 dp downpour-20 20 10 downpour-20-exact --set downpour.comm_quantum="$Q" $FASTCFG
 [ "$QUICK" = 1 ] && exit 0
 
+POOLED="--set platform.uplink_routing=pooled"
 if [ "$NOEXACT" != 1 ]; then
   # shellcheck disable=SC2086
-  dp downpour-200-exact 200 10 - $FASTCFG
+  dp downpour-200-exact 200 10 - $POOLED --set downpour.ps_bank=exact $FASTCFG
 fi
 # shellcheck disable=SC2086
-dp downpour-200 200 10 downpour-200-exact --set downpour.comm_quantum="$Q" $FASTCFG
+dp downpour-200 200 10 downpour-200-exact $POOLED --set downpour.ps_bank=bank $FASTCFG
 # shellcheck disable=SC2086
-dp downpour-200-q50ms 200 10 downpour-200-exact --set downpour.comm_quantum=0.05 $FASTCFG
+dp downpour-200-quantum 200 10 downpour-200-exact $POOLED --set downpour.ps_bank=exact \
+  --set downpour.comm_quantum="$Q" $FASTCFG
+# shellcheck disable=SC2086
+dp downpour-200-q50ms 200 10 downpour-200-exact $POOLED --set downpour.ps_bank=exact \
+  --set downpour.comm_quantum=0.05 $FASTCFG
 
 if wanted downpour-200-numerics; then
   # shellcheck disable=SC2086
   timed downpour-200-numerics "$fig4" --set run.algorithm=downpour --set downpour.replicas=200 \
-    --set downpour.ps_shards=25 --set downpour.adagrad=on --set run.max_steps=10 \
-    --set downpour.comm_quantum="$Q" $FASTCFG
+    --set downpour.ps_shards=25 --set downpour.adagrad=on --set run.max_steps=10 $POOLED \
+    --set downpour.ps_bank=bank $FASTCFG
   line downpour-200-numerics 200 25 "$(steps "$work/downpour-200-numerics/summary.json")" \
     "$(json step_time_s "$work/downpour-200-numerics/summary.json")"
 fi
+# shellcheck disable=SC2086
+dp downpour-1000-horizon 1000 0 - $POOLED --set downpour.ps_bank=bank $FASTCFG
 if [ "$SB" = 1 ] && wanted "sandblaster-$SB_R"; then
   sb=sandblaster-$SB_R
   # shellcheck disable=SC2086 # FASTCFG holds several options
@@ -121,4 +136,9 @@ if [ "$FULL" = 1 ] && wanted scale-10k; then
   timed scale-10k "$here/scale-10k.ini"
   line scale-10k 1100 100 "$(steps "$work/scale-10k/summary.json")" \
     "$(json step_time_s "$work/scale-10k/summary.json")"
+fi
+if [ "$FULL" = 1 ] && wanted scale-10k-bank; then
+  timed scale-10k-bank "$here/scale-10k-bank.ini"
+  line scale-10k-bank 9900 100 "$(steps "$work/scale-10k-bank/summary.json")" \
+    "$(json step_time_s "$work/scale-10k-bank/summary.json")"
 fi
