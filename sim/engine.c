@@ -202,10 +202,10 @@ static int bank_fit(build *b, platform_spec *spec, char *err)
     return 0;
   }
   if (b->bank.asked) {
-    snprintf(err, ERRLEN, "%s: the bank runs on a generated fat tree with pooled uplinks; %s", b->bank.why,
-             !spec                         ? "a platform.file's routes cannot be pooled: set downpour.ps_bank = exact"
-             : platform_pooled_fits(spec) ? "set platform.uplink_routing = pooled"
-                                          : "this preset is not one: set downpour.ps_bank = exact");
+    int fits = spec && platform_pooled_fits(spec);
+    snprintf(err, ERRLEN, "%s: the bank runs on a generated fat tree with pooled uplinks; %s%s%s", b->bank.why,
+             fits ? "set platform.uplink_routing = pooled" : spec ? "this preset is not one: set " : "a platform.file's "
+             "routes cannot be pooled: set ", fits ? "" : b->alg->name, fits ? "" : ".ps_bank = exact");
     return -1;
   }
   b->bank.hosts = 0;
@@ -962,8 +962,8 @@ int engine_run(const scenario *sc, const engine_opts *o)
     rc = fail(err);
   if (rc == 0 && b.bank.hosts && !o->quiet)
     fprintf(stderr, "dtsim: %s: the shards run as %zu bank host%s of %g shards' links and cores at the core of "
-            "the fat tree (algorithms/doc/downpour.md, Bank)\n", b.bank.why,
-            b.bank.hosts, b.bank.hosts == 1 ? "" : "s", b.bank.scale);
+            "the fat tree (algorithms/doc/%s.md, Bank)\n", b.bank.why,
+            b.bank.hosts, b.bank.hosts == 1 ? "" : "s", b.bank.scale, b.alg->name);
   if (rc == 0) {
     platform_use use = {b.needed, strcmp(sc->platform.placement, "spread") == 0};
     long hosts = platform_check_use(b.platform, argc, argv, &use, err, ERRLEN);

@@ -52,7 +52,7 @@ static int scenario_equal(const scenario *a, const scenario *b)
 #define DPW(s) ((downpour_params *)algorithm_params_mut(&(s), &downpour_algorithm))
 
 /* Keys in all: the common sections' and every registered algorithm's. */
-#define N_FIELDS 168 /* 123 (tensor.steps became an old name of run.max_steps) + model.kernel_model,
+#define N_FIELDS 171 /* 123 (tensor.steps became an old name of run.max_steps) + model.kernel_model,
                         * platform.link_efficiency, run.collectives, platform.speed_spread, data.label_noise,
                         * data.stream, downpour.ps_placement, sandblaster.partitions, sandblaster.ps_placement,
                         * tensor.fuse_layers, platform.comm_sms, pipeline.mirror_replicas,
@@ -60,7 +60,8 @@ static int scenario_equal(const scenario *a, const scenario *b)
                         * dataparallel's compress, compress_ratio, compress_momentum, compress_warmup,
                         * compress_levels, compress_rank and local_steps, and pipeline.zero; + the 15 keys
                         * of [moe]; + downpour's compress, compress_ratio, compress_momentum, compress_warmup
-                        * and compress_levels; + data.input_decay; + platform.msg_cores */
+                        * and compress_levels; + data.input_decay; + platform.msg_cores; + platform.uplink_routing,
+                        * downpour.ps_bank and sandblaster.ps_bank */
 
 /* Writes text to a fresh file under /tmp; path receives its name. */
 static void write_temp(const char *text, char *path, size_t len)
