@@ -372,8 +372,6 @@ START_TEST(test_collectives_formula)
 }
 END_TEST
 
-
-
 static Suite *collectives_suite(void)
 {
   Suite *s = suite_create("collectives");
