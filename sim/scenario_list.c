@@ -19,15 +19,21 @@ size_t scenario_key_count(void)
   return n;
 }
 
-void scenario_key_at(const scenario *s, size_t i, const char **section, const char **key,
-                     char *value, size_t valuelen, const char **def, const char **unit,
-                     const char **doc)
+/* The table's i-th key; `who` names the caller when i is past the last. */
+static const key_ref *scenario_list_key(size_t i, const char *who)
 {
   size_t n;
   scenario_keys_init();
   const key_ref *keys = keytable_keys(&n);
-  xbt_assert(i < n, "scenario_key_at: index %zu past the %zu keys", i, n);
-  const key_ref *r = &keys[i];
+  xbt_assert(i < n, "%s: index %zu past the %zu keys", who, i, n);
+  return &keys[i];
+}
+
+void scenario_key_at(const scenario *s, size_t i, const char **section, const char **key,
+                     char *value, size_t valuelen, const char **def, const char **unit,
+                     const char **doc)
+{
+  const key_ref *r = scenario_list_key(i, "scenario_key_at");
   const key_spec *k = r->k;
   if (section)
     *section = k->section;
@@ -45,11 +51,7 @@ void scenario_key_at(const scenario *s, size_t i, const char **section, const ch
 
 int scenario_key_file(const scenario *s, size_t i, char *path, size_t len)
 {
-  size_t n;
-  scenario_keys_init();
-  const key_ref *keys = keytable_keys(&n);
-  xbt_assert(i < n, "scenario_key_file: index %zu past the %zu keys", i, n);
-  const key_ref *r = &keys[i];
+  const key_ref *r = scenario_list_key(i, "scenario_key_file");
   const key_spec *k = r->k;
   if (k->paths == NULL)
     return 0;
