@@ -1,5 +1,5 @@
 /* scenario_list.c - the keys as a list (for summary.json's "scenario" block) and as the
- * Markdown key reference of sim/README.md and `dtsim list keys`. */
+ * Markdown key reference of sim/KEYS.md and `dtsim list keys`. */
 
 #include "sim/scenario.h"
 #include "sim/keytable.h"
