@@ -44,23 +44,38 @@ const section_spec *keytable_sections(size_t *n);
 /* r's position in keytable_keys. */
 size_t keytable_index(const key_ref *r);
 
-/* Lookup, messages, conversions. */
+/* vsnprintf into msg of len bytes; a NULL msg or len 0 is a no-op. */
 void keytable_msgf(char *msg, size_t len, const char *fmt, ...);
+/* 'v' for a message, cut past QUOTE_MAX characters (key_quote); returns buf. */
 const char *keytable_quote(const char *v, char *buf, size_t len);
+/* Where key r's value lives in s: the scenario's own field or its algorithm section's. */
 void *keytable_field(scenario *s, const key_ref *r);
 const void *keytable_cfield(const scenario *s, const key_ref *r);
+/* x as the shortest of %.15g, %.16g, %.17g that reads back as x. */
 void keytable_format_double(double x, char *buf, size_t len);
+/* The section of that name, or NULL. */
 const section_spec *keytable_section_find(const char *name);
+/* The key section.key names, itself or through an old name, or NULL. */
 const key_ref *keytable_key_find(const char *section, const char *key);
+/* platform.preset and platform.file, which exclude each other. */
 const key_ref *keytable_key_preset(void);
 const key_ref *keytable_key_file(void);
+/* The one-line message for an unknown section or key, with a did-you-mean when one is near. */
 void keytable_unknown_section_msg(const char *section, char *msg, size_t len);
 void keytable_unknown_key_msg(const char *section, const char *key, char *msg, size_t len);
+/* k's accepted names, comma-separated ("" when it has no list); code: each in backticks. */
 void keytable_names_list(const key_spec *k, char *buf, size_t len, int code);
+/* k's range as text ("in [0, 1)", ">= 0"), or "" when unbounded. */
 void keytable_range_text(const key_spec *k, char *buf, size_t len);
+/* A string value v against k's length, choices and check: 0, or -1 with the problem in msg. */
 int keytable_check_string(const key_spec *k, const char *v, char *msg, size_t len);
+/* value converted, checked and stored for key r: 0, or -1 with the problem in msg (without
+ * the key's name, which the caller prefixes) and s unchanged. */
 int keytable_key_assign(scenario *s, const key_ref *r, const char *value, char *msg, size_t len);
+/* Key r's value in s, formatted so that it parses back identically. */
 void keytable_format_value(const scenario *s, const key_ref *r, char *buf, size_t len);
+/* Key r's value in s checked again by its type, range and check (scenario_validate's first
+ * pass, whoever set it): 0, or -1 with the problem in msg. */
 int keytable_validate_key(const scenario *s, const key_ref *r, char *msg, size_t len);
 
 /* Fills s with every key's default value (the table built). */
