@@ -107,9 +107,9 @@ int footprint_check(const scenario *sc, const algorithm *a, size_t hosts, int sg
   const char *guard = platform_cfg_value(sg_argc, sg_argv, "contexts/guard-size");
   long maps = footprint_max_map_count();
   if (maps > 0 && !(guard && strcmp(guard, "0") == 0) && 2 * actors + 1000 > (double)maps) {
-    snprintf(err, errlen, "the run creates about %.0f actors, and SimGrid's stacks with guard pages take two memory maps "
-             "each, more than vm.max_map_count = %ld allows; add --cfg=contexts/guard-size:0 (no guard pages) or raise "
-             "vm.max_map_count", actors, maps);
+    snprintf(err, errlen, "the run creates about %.0f actors, and SimGrid's stacks with guard pages take two memory "
+             "maps each, more than vm.max_map_count = %ld allows; add --cfg=contexts/guard-size:0 (no guard pages) or "
+             "raise vm.max_map_count", actors, maps);
     return -1;
   }
   const char *stack = platform_cfg_value(sg_argc, sg_argv, "contexts/stack-size"); /* KiB; SimGrid's default is 8 MiB */

@@ -130,7 +130,7 @@ void keytable_format_double(double x, char *buf, size_t len)
   }
 }
 
-static size_t levenshtein(const char *a, const char *b)
+static size_t keytable_levenshtein(const char *a, const char *b)
 {
   size_t la = strlen(a), lb = strlen(b);
   size_t row[64];
@@ -166,22 +166,22 @@ const section_spec *keytable_section_find(const char *name)
 /* Old names kept for one key, as scripts use them: reading one sets its key. */
 static const struct {
   const char *section, *key, *to_section, *to_key;
-} aliases[] = {
+} keytable_aliases[] = {
     {"tensor", "steps", "run", "max_steps"}, /* tensor runs count their steps in run.max_steps, as every run does */
 };
 
-static const key_ref *key_find_exact(const char *section, const char *key);
+static const key_ref *keytable_key_find_exact(const char *section, const char *key);
 
 /* The key section.key names, itself or through an alias. */
 const key_ref *keytable_key_find(const char *section, const char *key)
 {
-  for (size_t i = 0; i < sizeof aliases / sizeof *aliases; i++)
-    if (strcmp(section, aliases[i].section) == 0 && strcmp(key, aliases[i].key) == 0)
-      return key_find_exact(aliases[i].to_section, aliases[i].to_key);
-  return key_find_exact(section, key);
+  for (size_t i = 0; i < sizeof keytable_aliases / sizeof *keytable_aliases; i++)
+    if (strcmp(section, keytable_aliases[i].section) == 0 && strcmp(key, keytable_aliases[i].key) == 0)
+      return keytable_key_find_exact(keytable_aliases[i].to_section, keytable_aliases[i].to_key);
+  return keytable_key_find_exact(section, key);
 }
 
-static const key_ref *key_find_exact(const char *section, const char *key)
+static const key_ref *keytable_key_find_exact(const char *section, const char *key)
 {
   for (size_t i = 0; i < keytable.n_keys; i++)
     if (strcmp(keytable.keys[i].k->section, section) == 0 && strcmp(keytable.keys[i].k->key, key) == 0)
@@ -194,7 +194,7 @@ void keytable_unknown_section_msg(const char *section, char *msg, size_t len)
   char list[256] = "";
   const char *near = NULL;
   for (size_t i = 0; i < keytable.n_sections; i++) {
-    if (!near && levenshtein(section, keytable.sections[i].name) <= 2)
+    if (!near && keytable_levenshtein(section, keytable.sections[i].name) <= 2)
       near = keytable.sections[i].name;
     strcat(list, i ? ", " : "");
     strcat(list, keytable.sections[i].name);
@@ -212,7 +212,7 @@ void keytable_unknown_key_msg(const char *section, const char *key, char *msg, s
   for (size_t i = 0; i < keytable.n_keys; i++) {
     const key_spec *k = keytable.keys[i].k;
     if (strcmp(k->section, section) == 0) {
-      size_t d = levenshtein(key, k->key);
+      size_t d = keytable_levenshtein(key, k->key);
       if (d < best && d < strlen(key)) {
         best = d;
         near = k;
@@ -252,7 +252,7 @@ void keytable_names_list(const key_spec *k, char *buf, size_t len, int code)
   }
 }
 
-static int choice_ok(const char *choices, const char *v)
+static int keytable_choice_ok(const char *choices, const char *v)
 {
   return key_choice_ok(choices, v);
 }
@@ -274,7 +274,7 @@ void keytable_range_text(const key_spec *k, char *buf, size_t len)
     snprintf(buf, len, "%s %s", k->hi_kind == KEY_INCL ? "<=" : "<", hi);
 }
 
-static int in_range(const key_spec *k, double x)
+static int keytable_in_range(const key_spec *k, double x)
 {
   if (k->lo_kind == KEY_INCL && !(x >= k->lo))
     return 0;
@@ -287,17 +287,17 @@ static int in_range(const key_spec *k, double x)
   return 1;
 }
 
-static int range_check(const key_spec *k, double x, const char *shown, char *msg, size_t len)
+static int keytable_range_check(const key_spec *k, double x, const char *shown, char *msg, size_t len)
 {
   char r[96];
-  if (in_range(k, x))
+  if (keytable_in_range(k, x))
     return 0;
   keytable_range_text(k, r, sizeof r);
   keytable_msgf(msg, len, "must be %s, got %s", r, shown);
   return -1;
 }
 
-static int parse_double(const char *v, double *out, char *msg, size_t len)
+static int keytable_parse_double(const char *v, double *out, char *msg, size_t len)
 {
   char *end, q[QUOTE_MAX + 8];
   double x;
@@ -325,7 +325,7 @@ static int parse_double(const char *v, double *out, char *msg, size_t len)
 
 /* Decimal digits with an optional sign, nothing else: strtol alone would also take
  * leading blanks and, for unsigned types, a minus sign that wraps around. */
-static int integer_syntax(const char *v, int allow_minus)
+static int keytable_integer_syntax(const char *v, int allow_minus)
 {
   const char *p = v;
   if (*p == '+' || (allow_minus && *p == '-'))
@@ -338,7 +338,7 @@ static int integer_syntax(const char *v, int allow_minus)
   return 1;
 }
 
-static int parse_long(const char *v, long *out, char *msg, size_t len)
+static int keytable_parse_long(const char *v, long *out, char *msg, size_t len)
 {
   char q[QUOTE_MAX + 8];
   long x;
@@ -346,7 +346,7 @@ static int parse_long(const char *v, long *out, char *msg, size_t len)
     keytable_msgf(msg, len, "an integer is required");
     return -1;
   }
-  if (!integer_syntax(v, 1)) {
+  if (!keytable_integer_syntax(v, 1)) {
     keytable_msgf(msg, len, "%s is not an integer", keytable_quote(v, q, sizeof q));
     return -1;
   }
@@ -360,7 +360,7 @@ static int parse_long(const char *v, long *out, char *msg, size_t len)
   return 0;
 }
 
-static int parse_u64(const char *v, uint64_t *out, char *msg, size_t len)
+static int keytable_parse_u64(const char *v, uint64_t *out, char *msg, size_t len)
 {
   char q[QUOTE_MAX + 8];
   unsigned long long x;
@@ -368,7 +368,7 @@ static int parse_u64(const char *v, uint64_t *out, char *msg, size_t len)
     keytable_msgf(msg, len, "an integer is required");
     return -1;
   }
-  if (!integer_syntax(v, 0)) {
+  if (!keytable_integer_syntax(v, 0)) {
     keytable_msgf(msg, len, "%s is not an integer from 0 to %" PRIu64, keytable_quote(v, q, sizeof q),
          UINT64_MAX);
     return -1;
@@ -384,7 +384,7 @@ static int parse_u64(const char *v, uint64_t *out, char *msg, size_t len)
   return 0;
 }
 
-static int parse_bool(const char *v, int *out, char *msg, size_t len)
+static int keytable_parse_bool(const char *v, int *out, char *msg, size_t len)
 {
   static const char *const yes[] = {"on", "true", "yes", "1"};
   static const char *const no[] = {"off", "false", "no", "0"};
@@ -412,7 +412,7 @@ int keytable_check_string(const key_spec *k, const char *v, char *msg, size_t le
          k->size - 1);
     return -1;
   }
-  if (k->choices && !choice_ok(k->choices, v)) {
+  if (k->choices && !keytable_choice_ok(k->choices, v)) {
     keytable_names_list(k, names, sizeof names, 0);
     keytable_msgf(msg, len, "%s is not one of: %s", keytable_quote(v, q, sizeof q), names);
     return -1;
@@ -433,7 +433,7 @@ const key_ref *keytable_key_file(void)
 }
 
 /* The choice's position in k->choices, or -1. */
-static int choice_index(const key_spec *k, const char *v)
+static int keytable_choice_index(const key_spec *k, const char *v)
 {
   int i = 0;
   size_t n = strlen(v);
@@ -447,7 +447,7 @@ static int choice_index(const key_spec *k, const char *v)
 }
 
 /* The name of the choice stored as x, or NULL. */
-static const char *choice_name(const key_spec *k, int x, char *buf, size_t len)
+static const char *keytable_choice_name(const key_spec *k, int x, char *buf, size_t len)
 {
   int i = 0;
   for (const char *p = k->choices; *p; i++) {
@@ -462,12 +462,12 @@ static const char *choice_name(const key_spec *k, int x, char *buf, size_t len)
 }
 
 /* Integer keys stored as int or size_t: the range of the type is checked too. */
-static int integer_fits(key_type t, long x)
+static int keytable_integer_fits(key_type t, long x)
 {
   return t == KEY_INT ? x >= INT_MIN && x <= INT_MAX : t == KEY_SIZE ? x >= 0 : 1;
 }
 
-static void store_integer(void *f, key_type t, long x)
+static void keytable_store_integer(void *f, key_type t, long x)
 {
   if (t == KEY_INT) {
     int v = (int)x;
@@ -480,7 +480,7 @@ static void store_integer(void *f, key_type t, long x)
   }
 }
 
-static long load_integer(const void *f, key_type t)
+static long keytable_load_integer(const void *f, key_type t)
 {
   if (t == KEY_INT) {
     int v;
@@ -519,7 +519,7 @@ int keytable_key_assign(scenario *s, const key_ref *r, const char *value, char *
   }
   case KEY_CHOICE: {
     char names[512], q[QUOTE_MAX + 8];
-    int i = choice_index(k, value);
+    int i = keytable_choice_index(k, value);
     if (i < 0) {
       keytable_names_list(k, names, sizeof names, 0);
       keytable_msgf(msg, len, "%s is not one of: %s", keytable_quote(value, q, sizeof q), names);
@@ -531,10 +531,10 @@ int keytable_key_assign(scenario *s, const key_ref *r, const char *value, char *
   }
   case KEY_DOUBLE: {
     double x;
-    if (parse_double(value, &x, msg, len) != 0)
+    if (keytable_parse_double(value, &x, msg, len) != 0)
       return -1;
     keytable_format_double(x, shown, sizeof shown);
-    if (range_check(k, x, shown, msg, len) != 0)
+    if (keytable_range_check(k, x, shown, msg, len) != 0)
       return -1;
     memcpy(keytable_field(s, r), &x, sizeof x);
     return 0;
@@ -543,28 +543,28 @@ int keytable_key_assign(scenario *s, const key_ref *r, const char *value, char *
   case KEY_INT:
   case KEY_SIZE: {
     long x;
-    if (parse_long(value, &x, msg, len) != 0)
+    if (keytable_parse_long(value, &x, msg, len) != 0)
       return -1;
     snprintf(shown, sizeof shown, "%ld", x);
-    if (range_check(k, (double)x, shown, msg, len) != 0)
+    if (keytable_range_check(k, (double)x, shown, msg, len) != 0)
       return -1;
-    if (!integer_fits(k->type, x)) {
+    if (!keytable_integer_fits(k->type, x)) {
       keytable_msgf(msg, len, "%s is out of range", shown);
       return -1;
     }
-    store_integer(keytable_field(s, r), k->type, x);
+    keytable_store_integer(keytable_field(s, r), k->type, x);
     return 0;
   }
   case KEY_U64: {
     uint64_t x;
-    if (parse_u64(value, &x, msg, len) != 0)
+    if (keytable_parse_u64(value, &x, msg, len) != 0)
       return -1;
     memcpy(keytable_field(s, r), &x, sizeof x);
     return 0;
   }
   case KEY_BOOL: {
     int x;
-    if (parse_bool(value, &x, msg, len) != 0)
+    if (keytable_parse_bool(value, &x, msg, len) != 0)
       return -1;
     memcpy(keytable_field(s, r), &x, sizeof x);
     return 0;
@@ -584,7 +584,7 @@ void keytable_format_value(const scenario *s, const key_ref *r, char *buf, size_
   case KEY_CHOICE: {
     int x;
     memcpy(&x, f, sizeof x);
-    if (choice_name(k, x, buf, len) == NULL)
+    if (keytable_choice_name(k, x, buf, len) == NULL)
       snprintf(buf, len, "%d", x);
     break;
   }
@@ -597,7 +597,7 @@ void keytable_format_value(const scenario *s, const key_ref *r, char *buf, size_
   case KEY_LONG:
   case KEY_INT:
   case KEY_SIZE:
-    snprintf(buf, len, "%ld", load_integer(f, k->type));
+    snprintf(buf, len, "%ld", keytable_load_integer(f, k->type));
     break;
   case KEY_U64: {
     uint64_t x;
@@ -614,7 +614,7 @@ void keytable_format_value(const scenario *s, const key_ref *r, char *buf, size_
   }
 }
 
-static size_t type_size(key_type t)
+static size_t keytable_type_size(key_type t)
 {
   switch (t) {
   case KEY_DOUBLE:
@@ -645,7 +645,7 @@ void keytable_defaults(scenario *s)
   registry_bind_sections(s);
   for (size_t i = 0; i < keytable.n_keys; i++) {
     const key_spec *k = keytable.keys[i].k;
-    xbt_assert(k->type == KEY_STR || k->size == type_size(k->type),
+    xbt_assert(k->type == KEY_STR || k->size == keytable_type_size(k->type),
                "scenario: key %s.%s: field size does not match its type", k->section, k->key);
     xbt_assert(keytable_key_assign(s, &keytable.keys[i], k->def, msg, sizeof msg) == 0,
                "scenario: default of %s.%s is invalid: %s", k->section, k->key, msg);
@@ -671,7 +671,7 @@ int keytable_validate_key(const scenario *s, const key_ref *r, char *msg, size_t
   case KEY_CHOICE: {
     int x;
     memcpy(&x, f, sizeof x);
-    if (choice_name(k, x, shown, sizeof shown) == NULL) {
+    if (keytable_choice_name(k, x, shown, sizeof shown) == NULL) {
       keytable_msgf(msg, len, "holds %d, which is none of its choices", x);
       return -1;
     }
@@ -685,14 +685,14 @@ int keytable_validate_key(const scenario *s, const key_ref *r, char *msg, size_t
       keytable_msgf(msg, len, "must be a finite number, got %s", shown);
       return -1;
     }
-    return range_check(k, x, shown, msg, len);
+    return keytable_range_check(k, x, shown, msg, len);
   }
   case KEY_LONG:
   case KEY_INT:
   case KEY_SIZE: {
-    long x = load_integer(f, k->type);
+    long x = keytable_load_integer(f, k->type);
     snprintf(shown, sizeof shown, "%ld", x);
-    return range_check(k, (double)x, shown, msg, len);
+    return keytable_range_check(k, (double)x, shown, msg, len);
   }
   case KEY_BOOL: {
     int x;
@@ -713,15 +713,15 @@ int keytable_validate_key(const scenario *s, const key_ref *r, char *msg, size_t
 
 size_t keytable_alias_count(void)
 {
-  return sizeof aliases / sizeof *aliases;
+  return sizeof keytable_aliases / sizeof *keytable_aliases;
 }
 
 void keytable_alias_at(size_t i, const char **section, const char **key, const char **to_section, const char **to_key)
 {
   xbt_assert(i < keytable_alias_count(), "keytable_alias_at: index %zu past the aliases", i);
-  *section = aliases[i].section;
-  *key = aliases[i].key;
-  *to_section = aliases[i].to_section;
-  *to_key = aliases[i].to_key;
+  *section = keytable_aliases[i].section;
+  *key = keytable_aliases[i].key;
+  *to_section = keytable_aliases[i].to_section;
+  *to_key = keytable_aliases[i].to_key;
 }
 

@@ -417,7 +417,8 @@ static int check_gen_topology(const char *v, char *msg, size_t len)
   char q[QUOTE_MAX + 8];
   if (!*v || platform_topology_parse(v, &t) == 0)
     return 0;
-  keytable_msgf(msg, len, "%s is not a topology (star, fat-tree, torus, dragonfly, ring)", keytable_quote(v, q, sizeof q));
+  keytable_msgf(msg, len, "%s is not a topology (star, fat-tree, torus, dragonfly, ring)",
+                keytable_quote(v, q, sizeof q));
   return -1;
 }
 
@@ -554,8 +555,8 @@ static int ineffective_key(const scenario *s, const algorithm *alg, char *msg, s
     }
   for (size_t i = 0; i < sizeof shape_keys / sizeof *shape_keys && !alg->trains_layers; i++)
     if (key_changed(head_keys, nk, s, shape_keys[i])) {
-      keytable_msgf(msg, len, "%s: has no effect: run.algorithm = %s does not train model.layers (its shapes are its own "
-           "section's)", shape_keys[i], s->run.algorithm);
+      keytable_msgf(msg, len, "%s: has no effect: run.algorithm = %s does not train model.layers (its shapes are "
+                    "its own section's)", shape_keys[i], s->run.algorithm);
       return -1;
     }
   for (size_t i = 0; i < sizeof warm_keys / sizeof *warm_keys && s->model.warm_steps == 0; i++)
@@ -604,8 +605,8 @@ int scenario_validate(const scenario *s, const char *origin, char *err, size_t e
     return -1;
   }
   if (s->run.collectives != 0 && (s->faults.host_failures[0] || s->faults.link_failures[0])) {
-    keytable_msgf(err, errlen, "%s: run.collectives: rounds cannot lose a member or a transfer midway (a round waits for "
-         "every member at a barrier); use messages with faults.%s", o,
+    keytable_msgf(err, errlen, "%s: run.collectives: rounds cannot lose a member or a transfer midway (a round "
+                  "waits for every member at a barrier); use messages with faults.%s", o,
          s->faults.host_failures[0] ? "host_failures" : "link_failures");
     return -1;
   }
@@ -615,12 +616,14 @@ int scenario_validate(const scenario *s, const char *origin, char *err, size_t e
   }
   int teacher = strcmp(s->data.source, "synthetic-teacher") == 0;
   if ((s->data.stream || s->data.label_noise > 0 || s->data.input_decay > 0) && !teacher) {
-    keytable_msgf(err, errlen, "%s: data.%s: only the synthetic-teacher source has a teacher to draw from (data.source = %s)",
-         o, s->data.stream ? "stream" : s->data.label_noise > 0 ? "label_noise" : "input_decay", s->data.source);
+    keytable_msgf(err, errlen, "%s: data.%s: only the synthetic-teacher source has a teacher to draw from "
+                  "(data.source = %s)",
+                  o, s->data.stream ? "stream" : s->data.label_noise > 0 ? "label_noise" : "input_decay", s->data.source);
     return -1;
   }
   if (s->data.label_noise > 0 && strcmp(s->model.type, "linear") == 0) {
-    keytable_msgf(err, errlen, "%s: data.label_noise: needs class labels to replace; model.type = linear has real targets", o);
+    keytable_msgf(err, errlen, "%s: data.label_noise: needs class labels to replace; model.type = linear has real "
+                  "targets", o);
     return -1;
   }
   if (s->model.warm_steps > 0 && (!s->model.numerics || !alg->trains_layers)) {
@@ -654,8 +657,8 @@ int scenario_foreign_section(const scenario *s, const char *origin, char *err, s
     const void *params = algorithm_params(s, other);
     for (size_t i = 0; i < other->n_keys; i++)
       if (key_changed(other->keys, other->n_keys, params, other->keys[i].key)) {
-        keytable_msgf(err, errlen, "%s: %s.%s: has no effect: run.algorithm = %s reads only %s (a file shared by several "
-                 "algorithms runs each with --set run.algorithm=NAME)", origin ? origin : "<default>", other->name,
+        keytable_msgf(err, errlen, "%s: %s.%s: has no effect: run.algorithm = %s reads only %s (a file shared by "
+                 "several algorithms runs each with --set run.algorithm=NAME)", origin ? origin : "<default>", other->name,
                  other->keys[i].key, alg->name, reads);
         return -1;
       }
