@@ -161,16 +161,22 @@ static int algorithm_set(char **sets, int nsets)
   return 0;
 }
 
-/* `dtsim run ...`; argv[0] is "run" (or "dtsim" for the bare default run). */
-static int run_main(int argc, char **argv, const char *prog)
+/* dtsim run's command line, as run_parse reads it. */
+typedef struct run_args {
+  const char *path, *out, *expect, *seed, *rtol_text;
+  int quiet, trace, progress;
+  char **sets; /* the --set assignments, in order */
+  int nsets;
+  char **sg;   /* SimGrid's options (--cfg=, --log=), the program's name first */
+  int nsg;
+} run_args;
+
+/* Reads argv[1..argc-1] into r, whose sets and sg the caller allocated (argc + 2 slots).
+ * Returns 0; -1 when --help or --print-default printed what was asked; or 2 after bad(). */
+static int run_parse(int argc, char **argv, run_args *r)
 {
   char err[ERRLEN];
-  const char *path = NULL, *out = "dtsim-out", *expect = NULL, *seed = NULL, *rtol_text = NULL;
-  int quiet = 0, trace = 0, progress = 0;
-  char **sets = calloc((size_t)argc + 1, sizeof(char *));
-  char **sg = calloc((size_t)argc + 2, sizeof(char *));
-  int nsets = 0, nsg = 0, rc = 0;
-  sg[nsg++] = (char *)prog;
+  int rc = 0;
   for (int i = 1; i < argc && rc == 0; i++) {
     const char *a = argv[i];
     int has_next = i + 1 < argc && !is_option(argv[i + 1]); /* `--out --quiet` would write into ./--quiet */
@@ -183,81 +189,109 @@ static int run_main(int argc, char **argv, const char *prog)
     } else if (strcmp(a, "--set") == 0 && has_next && scenario_split_assignment(argc, argv, i, err, sizeof(err)))
       rc = bad("run", err);
     else if (strcmp(a, "--set") == 0 && has_next)
-      sets[nsets++] = argv[++i];
+      r->sets[r->nsets++] = argv[++i];
     else if (strcmp(a, "--seed") == 0 && has_next)
-      seed = argv[++i];
+      r->seed = argv[++i];
     else if (strcmp(a, "--out") == 0 && has_next)
-      out = argv[++i];
+      r->out = argv[++i];
     else if (strcmp(a, "--expect") == 0 && has_next)
-      expect = argv[++i];
+      r->expect = argv[++i];
     else if (strcmp(a, "--rtol") == 0 && has_next)
-      rtol_text = argv[++i];
+      r->rtol_text = argv[++i];
     else if (strcmp(a, "--quiet") == 0 || strcmp(a, "-q") == 0)
-      quiet = 1;
+      r->quiet = 1;
     else if (strcmp(a, "--trace") == 0)
-      trace = 1;
+      r->trace = 1;
     else if (strcmp(a, "--progress") == 0)
-      progress = 1;
+      r->progress = 1;
     else if (is_simgrid_opt(a))
-      sg[nsg++] = argv[i];
+      r->sg[r->nsg++] = argv[i];
     else if (a[0] == '-' && a[1] != '\0') {
       snprintf(err, sizeof(err), "unknown or incomplete option '%s' (try: dtsim run --help)", a);
       rc = bad("run", err);
-    } else if (path == NULL)
-      path = a;
+    } else if (r->path == NULL)
+      r->path = a;
     else
       rc = bad("run", "only one scenario file can be given");
   }
-  if (rc != 0) {
-    free(sets);
-    free(sg);
-    return rc < 0 ? 0 : rc;
-  }
-  scenario sc;
-  scenario_defaults(&sc);
-  const char *origin = path ? path : "<default>";
-  if (path ? scenario_load_file(&sc, path, err, sizeof(err))
-           : scenario_load_string(&sc, scenario_default_ini, origin, err, sizeof(err)))
+  return rc;
+}
+
+/* Into sc, the run's scenario: its file (or the built-in default), the --set assignments
+ * and --seed over it, validated. Returns 0, or 2 after bad(). */
+static int run_scenario(const run_args *r, scenario *sc)
+{
+  char err[ERRLEN];
+  int rc = 0;
+  scenario_defaults(sc);
+  const char *origin = r->path ? r->path : "<default>";
+  if (r->path ? scenario_load_file(sc, r->path, err, sizeof(err))
+              : scenario_load_string(sc, scenario_default_ini, origin, err, sizeof(err)))
     rc = bad(NULL, err);
-  for (int i = 0; i < nsets && rc == 0; i++)
-    if (scenario_set(&sc, sets[i], err, sizeof(err)) != 0)
+  for (int i = 0; i < r->nsets && rc == 0; i++)
+    if (scenario_set(sc, r->sets[i], err, sizeof(err)) != 0)
       rc = bad(NULL, err);
-  if (rc == 0 && seed) {
+  if (rc == 0 && r->seed) {
     char assign[128];
-    snprintf(assign, sizeof(assign), "run.seed=%s", seed);
-    if (scenario_set(&sc, assign, err, sizeof(err)) != 0) {
-      snprintf(err, sizeof(err), "--seed: '%s' is not a valid seed (a non-negative integer)", seed);
+    snprintf(assign, sizeof(assign), "run.seed=%s", r->seed);
+    if (scenario_set(sc, assign, err, sizeof(err)) != 0) {
+      snprintf(err, sizeof(err), "--seed: '%s' is not a valid seed (a non-negative integer)", r->seed);
       rc = bad(NULL, err);
     }
   }
-  if (rc == 0 && scenario_validate(&sc, origin, err, sizeof(err)) != 0)
+  if (rc == 0 && scenario_validate(sc, origin, err, sizeof(err)) != 0)
     rc = bad(NULL, err);
-  if (rc == 0 && !algorithm_set(sets, nsets) && scenario_foreign_section(&sc, origin, err, sizeof(err)) != 0)
+  if (rc == 0 && !algorithm_set(r->sets, r->nsets) && scenario_foreign_section(sc, origin, err, sizeof(err)) != 0)
     rc = bad(NULL, err);
-  if (rc == 0 && output_dir_unusable(out, err, sizeof(err)))
-    rc = bad(NULL, err);
-  double rtol = 0;
-  if (rc == 0 && rtol_text) {
+  return rc;
+}
+
+/* The result folder usable, --rtol's value into *rtol, and --expect's file into *expected.
+ * Returns 0, or 2 after bad(). */
+static int run_outputs(const run_args *r, double *rtol, output_expected *expected)
+{
+  char err[ERRLEN];
+  if (output_dir_unusable(r->out, err, sizeof(err)))
+    return bad(NULL, err);
+  *rtol = 0;
+  if (r->rtol_text) {
     char *end;
-    rtol = strtod(rtol_text, &end);
-    if (end == rtol_text || *end || !(rtol >= 0) || rtol >= 1) {
-      snprintf(err, sizeof(err), "--rtol %s: must be a number in [0, 1), e.g. 1e-9", rtol_text);
-      rc = bad(NULL, err);
-    } else if (!expect)
-      rc = bad(NULL, "--rtol: only with --expect FILE");
+    *rtol = strtod(r->rtol_text, &end);
+    if (end == r->rtol_text || *end || !(*rtol >= 0) || *rtol >= 1) {
+      snprintf(err, sizeof(err), "--rtol %s: must be a number in [0, 1), e.g. 1e-9", r->rtol_text);
+      return bad(NULL, err);
+    }
+    if (!r->expect)
+      return bad(NULL, "--rtol: only with --expect FILE");
   }
+  if (r->expect && output_expect_load(r->expect, expected, err, sizeof(err)) != 0)
+    return bad(NULL, err);
+  return 0;
+}
+
+/* `dtsim run ...`; argv[0] is "run" (or "dtsim" for the bare default run). */
+static int run_main(int argc, char **argv, const char *prog)
+{
+  run_args r = {.out = "dtsim-out", .sets = calloc((size_t)argc + 1, sizeof(char *)),
+                .sg = calloc((size_t)argc + 2, sizeof(char *))};
+  r.sg[r.nsg++] = (char *)prog;
+  scenario sc;
+  double rtol = 0;
   output_expected expected = {0};
-  if (rc == 0 && expect && output_expect_load(expect, &expected, err, sizeof(err)) != 0)
-    rc = bad(NULL, err);
+  int rc = run_parse(argc, argv, &r);
+  if (rc == 0)
+    rc = run_scenario(&r, &sc);
+  if (rc == 0)
+    rc = run_outputs(&r, &rtol, &expected);
   if (rc == 0) {
-    engine_opts o = {.out_dir = out, .quiet = quiet, .expect = expect, .expected = expect ? &expected : NULL,
-                     .rtol = rtol, .trace = trace, .progress = progress, .sg_argc = nsg, .sg_argv = sg};
+    engine_opts o = {.out_dir = r.out, .quiet = r.quiet, .expect = r.expect, .expected = r.expect ? &expected : NULL,
+                     .rtol = rtol, .trace = r.trace, .progress = r.progress, .sg_argc = r.nsg, .sg_argv = r.sg};
     rc = engine_run(&sc, &o);
   }
   output_expect_free(&expected);
-  free(sets);
-  free(sg);
-  return rc;
+  free(r.sets);
+  free(r.sg);
+  return rc < 0 ? 0 : rc;
 }
 
 int main(int argc, char **argv)

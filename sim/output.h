@@ -18,7 +18,7 @@ typedef struct link_stat {
   char *name;
   double bytes;       /* bytes of every message whose route crosses the link */
   double utilization; /* bytes / (bandwidth * simulated time) */
-  char tier[8];       /* host, uplink, core or direct (sim/engine.c, collect_links) */
+  char tier[8];       /* host, uplink, core or direct (sim/placement.c, placement_links) */
   char *from, *to;    /* the hosts whose messages crossed it: "host-3", "host-0..host-39 (40 hosts)" */
 } link_stat;
 

@@ -417,6 +417,16 @@ int platform_check_options(int argc, char **argv, char *err, size_t errlen)
   return -1;
 }
 
+const char *platform_cfg_value(int argc, char **argv, const char *name)
+{
+  size_t n = strlen(name);
+  const char *v = NULL;
+  for (int i = 1; i < argc; i++)
+    if (strncmp(argv[i], "--cfg=", 6) == 0 && strncmp(argv[i] + 6, name, n) == 0 && argv[i][6 + n] == ':')
+      v = argv[i] + 7 + n;
+  return v;
+}
+
 long platform_check_use(const char *path, int argc, char **argv, const platform_use *use, char *err, size_t errlen)
 {
   FILE *f = fopen(path, "r");

@@ -4,7 +4,7 @@
  * Key tables list every key with its section, type, default, unit and one line of
  * documentation: the common sections' here, each algorithm's in its descriptor
  * (algorithms/algorithm.h); parsing, --set overrides, validation, the "scenario" block of
- * summary.json and the key reference of sim/README.md all come from the tables. */
+ * summary.json and the key reference (sim/KEYS.md) all come from the tables. */
 
 #include <stddef.h>
 #include <stdint.h>
@@ -72,7 +72,7 @@ int scenario_stragglers(const char *text, double *fraction, double *slowdown);
 size_t scenario_alias_count(void);
 void scenario_alias_at(size_t i, const char **section, const char **key, const char **to_section, const char **to_key);
 
-/* Prints the key reference as a Markdown table (sim/README.md's, and `dtsim list keys`). */
+/* Prints the key reference as Markdown tables (sim/KEYS.md's, and `dtsim list keys`). */
 void scenario_print_reference(FILE *out);
 
 /* The built-in default scenario (INI text) that `dtsim` alone runs. */
