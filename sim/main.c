@@ -59,7 +59,8 @@ static const char run_usage[] =
     "  --seed N        master seed (same as --set run.seed=N)\n"
     "  --out DIR       result folder (default ./dtsim-out); created only when the run\n"
     "                  completes; each file is written to a temporary name and renamed\n"
-    "  --quiet         no progress line on stderr, no closing line on stdout\n"
+    "  --quiet         no progress line on stderr, no closing line on stdout (not with\n"
+    "                  --progress)\n"
     "  --progress      the progress line also when stderr is not a terminal (a line\n"
     "                  every 10 s of wall time: simulated time against run.max_sim_time,\n"
     "                  steps, loss, accuracy, wall time left)\n"
@@ -208,6 +209,8 @@ static int run_main(int argc, char **argv, const char *prog)
     else
       rc = bad("run", "only one scenario file can be given");
   }
+  if (rc == 0 && quiet && progress)
+    rc = bad("run", "--quiet and --progress contradict each other (--quiet turns the progress line off); give one");
   if (rc != 0) {
     free(sets);
     free(sg);
@@ -222,6 +225,8 @@ static int run_main(int argc, char **argv, const char *prog)
   for (int i = 0; i < nsets && rc == 0; i++)
     if (scenario_set(&sc, sets[i], err, sizeof(err)) != 0)
       rc = bad(NULL, err);
+  if (rc == 0 && scenario_sets_conflict(sets, nsets, err, sizeof(err)) != 0)
+    rc = bad(NULL, err);
   if (rc == 0 && seed) {
     char assign[128];
     snprintf(assign, sizeof(assign), "run.seed=%s", seed);

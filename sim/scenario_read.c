@@ -394,6 +394,48 @@ int scenario_set(scenario *s, const char *assignment, char *err, size_t errlen)
   return 0;
 }
 
+/* The key an assignment names, and its value (trimmed, an empty alias as ""), into val;
+ * NULL when the assignment is malformed (scenario_set says how). */
+static const key_ref *assigned_key(const char *assignment, char *val, size_t len)
+{
+  char buf[SETTINGS_STR + 128];
+  if (strlen(assignment) >= sizeof buf)
+    return NULL;
+  strcpy(buf, assignment);
+  char *eq = strchr(buf, '='), *dot = strchr(buf, '.');
+  if (!eq || !dot || dot > eq)
+    return NULL;
+  *eq = *dot = '\0';
+  char *value = eq + 1, *key = dot + 1;
+  trim(buf);
+  trim(key);
+  trim(value);
+  const key_ref *r = scn_key_find(buf, key);
+  if (r && r->k->empty_alias && strcmp(value, r->k->empty_alias) == 0)
+    value[0] = '\0';
+  snprintf(val, len, "%s", value);
+  return r;
+}
+
+int scenario_sets_conflict(char *const *sets, int n, char *err, size_t errlen)
+{
+  char v[SETTINGS_STR + 128], w[SETTINGS_STR + 128];
+  scn_keys_init();
+  for (int i = 0; i < n; i++) {
+    const key_ref *r = assigned_key(sets[i], v, sizeof v);
+    if (!r || !v[0] || (r != scn_key_file() && r != scn_key_preset()))
+      continue;
+    const key_ref *other = r == scn_key_file() ? scn_key_preset() : scn_key_file();
+    for (int j = 0; j < i; j++)
+      if (assigned_key(sets[j], w, sizeof w) == other && w[0]) {
+        scn_msgf(err, errlen, "--set %.*s: %s.%s: %s.%s is also set (--set %.*s); give a preset or a file, not both",
+                 QUOTE_MAX, sets[i], r->k->section, r->k->key, other->k->section, other->k->key, QUOTE_MAX, sets[j]);
+        return -1;
+      }
+  }
+  return 0;
+}
+
 static int word_is_option(const char *a) { return a[0] == '-' && a[1] == '-' && a[2] != '\0'; }
 
 int scenario_split_assignment(int argc, char **argv, int i, char *err, size_t len)

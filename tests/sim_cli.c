@@ -154,6 +154,29 @@ START_TEST(test_cli_diverged)
 }
 END_TEST
 
+/* Options that contradict each other are refused before the run: --quiet --progress
+ * printed nothing, and two --sets naming a preset and a platform file ran the file (the
+ * later --set won), where the same pair in one INI file is refused. */
+START_TEST(test_cli_contradictions)
+{
+  const char *qp[] = {"run", "small.ini", "--quiet", "--progress", "--out", "out", NULL};
+  expect_bad_input(qp, "dtsim run: --quiet and --progress contradict each other");
+  const char *pf[] = {"run", "small.ini", "--set", "platform.preset=selene", "--set",
+                      "platform.file=" TEST_DATA_DIR "/cli-twelve-hosts.xml", "--out", "out", NULL};
+  expect_bad_input(pf, "platform.file: platform.preset is also set (--set platform.preset=selene); give a preset or a "
+                       "file, not both");
+  const char *fp[] = {"run", "small.ini", "--set", "platform.file=" TEST_DATA_DIR "/cli-twelve-hosts.xml", "--set",
+                      "platform.preset=selene", "--out", "out", NULL};
+  expect_bad_input(fp, "--set platform.preset=selene: platform.preset: platform.file is also set");
+  char *dir = cli_tmpdir();
+  cli_write(dir, "both.ini", "[platform]\npreset = selene\nfile = x.xml\n");
+  const char *ini[] = {"run", "both.ini", "--out", "out", NULL};
+  cli_assert_bad_input(dir, ini, "both.ini:3: platform.file: platform.preset is also set (line 2); give a preset or a "
+                                 "file, not both");
+  free(dir);
+}
+END_TEST
+
 /* A missed target's closing line says which target and how far the run got (it said only
  * target_not_reached); summary.json's status stays the bare name scripts compare. sgd on
  * small.ini's data ends near accuracy 0.74 (tests/golden/sgd), far from 0.99. */
@@ -340,6 +363,7 @@ static Suite *cli_suite(void)
   tcase_add_test(tc, test_cli_bad_options);
   tcase_add_test(tc, test_cli_foreign_section);
   tcase_add_test(tc, test_cli_diverged);
+  tcase_add_test(tc, test_cli_contradictions);
   tcase_add_test(tc, test_cli_target_missed_says_target);
   suite_add_tcase(s, tc);
   tc = tcase_create("determinism");
