@@ -254,6 +254,12 @@ static int run_main(int argc, char **argv, const char *prog)
   output_expected expected = {0};
   if (rc == 0 && expect && output_expect_load(expect, &expected, err, sizeof(err)) != 0)
     rc = bad(NULL, err);
+  char diff[ERRLEN];
+  if (rc == 0 && expect && output_expect_scenario(&expected, &sc, diff, sizeof(diff)) != 0) {
+    snprintf(err, sizeof(err), "--expect %s: MISMATCH before the run, in the scenario: %s (nothing was run)", expect,
+             diff);
+    rc = bad(NULL, err);
+  }
   if (rc == 0) {
     engine_opts o = {.out_dir = out, .quiet = quiet, .expect = expect, .expected = expect ? &expected : NULL,
                      .rtol = rtol, .trace = trace, .progress = progress, .sg_argc = nsg, .sg_argv = sg};
