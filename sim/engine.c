@@ -942,7 +942,13 @@ int engine_run(const scenario *sc, const engine_opts *o)
   char closing[1200] = "";
   if (rc == 0)
     rc = simulate(sc, &b, o, argc, argv, closing, sizeof closing);
-  if (rc != 2 && o->expected) {
+  if (rc != 2 && o->bounds) {
+    size_t n = bounds_count(o->bounds);
+    if (bounds_verdict(o->bounds, o->out_dir, o->expected ? o->expected->json : NULL, stderr) > 0)
+      rc = 1;
+    else if (!o->quiet)
+      printf("%sdtsim: --assert: %s%zu bound%s\n", closing, n == 1 ? "" : "all ", n, n == 1 ? " holds" : "s hold");
+  } else if (rc != 2 && o->expected) {
     if (output_expect_compare(o->out_dir, o->expected, o->rtol, err, ERRLEN) != 0) {
       fprintf(stderr, "dtsim: --expect %s: MISMATCH: %s (this run's results: %s/)\n", o->expect, err, o->out_dir);
       rc = 1;

@@ -11,6 +11,7 @@
 
 #include "algorithms/registry.h"
 #include "models/arch.h"
+#include "sim/bounds.h"
 #include "sim/engine.h"
 #include "sim/lab/reproduce.h"
 #include "sim/lab/sweep.h"
@@ -50,7 +51,7 @@ static const char usage_tail[] =
 
 static const char run_usage[] =
     "usage: dtsim run [SCENARIO.ini] [--set SECTION.KEY=VALUE]... [--seed N] [--out DIR]\n"
-    "                 [--quiet] [--progress] [--expect FILE [--rtol R]] [--trace] [--cfg=SIMGRID_OPTION:VALUE]... [--log=...]\n"
+    "                 [--quiet] [--progress] [--expect FILE [--rtol R]] [--assert EXPR]... [--trace] [--cfg=SIMGRID_OPTION:VALUE]... [--log=...]\n"
     "\n"
     "Runs one simulation. Without SCENARIO.ini, the built-in default scenario runs\n"
     "(print it with 'dtsim run --print-default'). Keys are listed by 'dtsim list keys'.\n"
@@ -69,6 +70,11 @@ static const char run_usage[] =
     "                  matches; or exit 1 and print the first differing value\n"
     "  --rtol R        with --expect: numbers match within relative tolerance R\n"
     "                  (|a - b| <= R max(|a|, |b|)); default 0, exactly\n"
+    "  --assert EXPR   a bound on a summary.json figure by its dotted name, checked\n"
+    "                  after the run (exit 1 when broken), e.g. 'final_accuracy>=0.86';\n"
+    "                  OP <= >= < > ==; with --expect FILE, 'expected' is the same figure\n"
+    "                  there ('performance.step_time_s<=1.02*expected'), and the bounds\n"
+    "                  replace the whole-file comparison; repeatable\n"
     "  --cfg=..., --log=...   passed to SimGrid, e.g. --cfg=contexts/nthreads:2\n"
     "  --print-default print the built-in default scenario and exit\n"
     "  --trace         also write trace.json, a timeline in Chrome's trace-event format\n"
@@ -162,12 +168,49 @@ static int algorithm_set(char **sets, int nsets)
   return 0;
 }
 
+/* What --expect, --rtol and --assert ask, checked before the run: the saved file loaded into
+ * *expected (freed by the caller whatever this returns), its scenario against sc's, the
+ * bounds' names. Returns 0, or 2 after one line on stderr. */
+static int check_expect(const scenario *sc, const char *expect, const char *rtol_text, const bounds *asserts,
+                        output_expected *expected, double *rtol)
+{
+  char err[ERRLEN], diff[ERRLEN];
+  if (rtol_text) {
+    char *end;
+    *rtol = strtod(rtol_text, &end);
+    if (end == rtol_text || *end || !(*rtol >= 0) || *rtol >= 1) {
+      snprintf(err, sizeof(err), "--rtol %s: must be a number in [0, 1), e.g. 1e-9", rtol_text);
+      return bad(NULL, err);
+    }
+    if (!expect)
+      return bad(NULL, "--rtol: only with --expect FILE");
+    if (bounds_count(asserts))
+      return bad(NULL, "--rtol: has no effect with --assert, whose bounds replace --expect's whole-file comparison");
+  }
+  if (expect && output_expect_load(expect, expected, err, sizeof(err)) != 0)
+    return bad(NULL, err);
+  if (expect && output_expect_scenario(expected, sc, diff, sizeof(diff)) != 0) {
+    snprintf(err, sizeof(err), "--expect %s: MISMATCH before the run, in the scenario: %s (nothing was run)", expect,
+             diff);
+    return bad(NULL, err);
+  }
+  if (expect && bounds_count(asserts) && expected->json == NULL) {
+    snprintf(err, sizeof(err), "--expect %s: beside --assert, a saved summary.json (the figures 'expected' names), "
+             "not a %s", expect, expected->name);
+    return bad(NULL, err);
+  }
+  if (bounds_check(asserts, sc->run.algorithm, expected->json, err, sizeof(err)) != 0)
+    return bad(NULL, err);
+  return 0;
+}
+
 /* `dtsim run ...`; argv[0] is "run" (or "dtsim" for the bare default run). */
 static int run_main(int argc, char **argv, const char *prog)
 {
   char err[ERRLEN];
   const char *path = NULL, *out = "dtsim-out", *expect = NULL, *seed = NULL, *rtol_text = NULL;
   int quiet = 0, trace = 0, progress = 0;
+  bounds *asserts = bounds_create();
   char **sets = calloc((size_t)argc + 1, sizeof(char *));
   char **sg = calloc((size_t)argc + 2, sizeof(char *));
   int nsets = 0, nsg = 0, rc = 0;
@@ -193,6 +236,10 @@ static int run_main(int argc, char **argv, const char *prog)
       expect = argv[++i];
     else if (strcmp(a, "--rtol") == 0 && has_next)
       rtol_text = argv[++i];
+    else if (strcmp(a, "--assert") == 0 && has_next && bounds_add(asserts, argv[i + 1], err, sizeof(err)) != 0)
+      rc = bad("run", err);
+    else if (strcmp(a, "--assert") == 0 && has_next)
+      i++;
     else if (strcmp(a, "--quiet") == 0 || strcmp(a, "-q") == 0)
       quiet = 1;
     else if (strcmp(a, "--trace") == 0)
@@ -212,6 +259,7 @@ static int run_main(int argc, char **argv, const char *prog)
   if (rc == 0 && quiet && progress)
     rc = bad("run", "--quiet and --progress contradict each other (--quiet turns the progress line off); give one");
   if (rc != 0) {
+    bounds_free(asserts);
     free(sets);
     free(sg);
     return rc < 0 ? 0 : rc;
@@ -242,30 +290,17 @@ static int run_main(int argc, char **argv, const char *prog)
   if (rc == 0 && output_dir_unusable(out, err, sizeof(err)))
     rc = bad(NULL, err);
   double rtol = 0;
-  if (rc == 0 && rtol_text) {
-    char *end;
-    rtol = strtod(rtol_text, &end);
-    if (end == rtol_text || *end || !(rtol >= 0) || rtol >= 1) {
-      snprintf(err, sizeof(err), "--rtol %s: must be a number in [0, 1), e.g. 1e-9", rtol_text);
-      rc = bad(NULL, err);
-    } else if (!expect)
-      rc = bad(NULL, "--rtol: only with --expect FILE");
-  }
   output_expected expected = {0};
-  if (rc == 0 && expect && output_expect_load(expect, &expected, err, sizeof(err)) != 0)
-    rc = bad(NULL, err);
-  char diff[ERRLEN];
-  if (rc == 0 && expect && output_expect_scenario(&expected, &sc, diff, sizeof(diff)) != 0) {
-    snprintf(err, sizeof(err), "--expect %s: MISMATCH before the run, in the scenario: %s (nothing was run)", expect,
-             diff);
-    rc = bad(NULL, err);
-  }
+  if (rc == 0)
+    rc = check_expect(&sc, expect, rtol_text, asserts, &expected, &rtol);
   if (rc == 0) {
     engine_opts o = {.out_dir = out, .quiet = quiet, .expect = expect, .expected = expect ? &expected : NULL,
-                     .rtol = rtol, .trace = trace, .progress = progress, .sg_argc = nsg, .sg_argv = sg};
+                     .rtol = rtol, .bounds = bounds_count(asserts) ? asserts : NULL, .trace = trace,
+                     .progress = progress, .sg_argc = nsg, .sg_argv = sg};
     rc = engine_run(&sc, &o);
   }
   output_expect_free(&expected);
+  bounds_free(asserts);
   free(sets);
   free(sg);
   return rc;

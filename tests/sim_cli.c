@@ -292,6 +292,66 @@ START_TEST(test_cli_expect)
 }
 END_TEST
 
+/* --assert: bounds on summary.json's figures, absolute or relative to the --expect file's.
+ * small.ini's Downpour ends at accuracy 0.886 (run "a" below; any figure under 0.886 and over
+ * it would do): bounds that hold print one line after the closing line; broken ones exit 1,
+ * one line each on stderr with the figure, the bound and the value; bad expressions and
+ * names are refused before the run. */
+START_TEST(test_cli_assert)
+{
+  char *dir = cli_tmpdir();
+  cli_write(dir, "small.ini", small_ini);
+  run_small(dir, "a", NULL, NULL);
+  const char *hold[] = {"run", "small.ini", "--out", "b", "--expect", "a/summary.json", "--assert",
+                        "final_accuracy>=0.8", "--assert", "performance.step_time_s <= 1.02*expected", "--assert",
+                        "steps==expected", NULL};
+  int rc = cli_run(dir, hold);
+  char *out = cli_read(dir, "stdout"), *err = cli_read(dir, "stderr");
+  ck_assert_msg(rc == 0 && cli_lines(out) == 2 && strstr(out, "-> b/\ndtsim: --assert: all 3 bounds hold\n"),
+                "exit %d: %s%s", rc, out, err);
+  free(out);
+  free(err);
+  const char *broken[] = {"run", "small.ini", "--out", "c", "--expect", "a/summary.json", "--assert",
+                          "final_accuracy>=0.95", "--assert", "performance.step_time_s<0.5*expected", "--assert",
+                          "steps>0", NULL};
+  rc = cli_run(dir, broken);
+  out = cli_read(dir, "stdout");
+  err = cli_read(dir, "stderr");
+  ck_assert_msg(rc == 1 && strcmp(out, "") == 0 && cli_lines(err) == 2, "exit %d: %s%s", rc, out, err);
+  ck_assert_msg(strstr(err, "dtsim: --assert 'final_accuracy>=0.95' failed: final_accuracy = 0.886, bound >= 0.95\n"),
+                "%s", err);
+  ck_assert_msg(strstr(err, "--assert 'performance.step_time_s<0.5*expected' failed: performance.step_time_s = ") &&
+                    strstr(err, ", bound < ") && strstr(err, " (0.5 x expected "), "%s", err);
+  free(out);
+  free(err);
+  static const char *const refused[][2] = {
+      {"final_accuracy=>0.9", "--assert 'final_accuracy=>0.9': expected NAME OP BOUND"},
+      {"final_accuracy>=", "expected NAME OP BOUND"},
+      {"final_accuracy>=0.9*expectd", "expected NAME OP BOUND"},
+      {"final_acuracy>=0.9", "final_acuracy is not a figure a downpour run's summary.json has"},
+      {"performance.mfu_pct<=1", "performance.mfu_pct is not a figure"},
+      {"sgd.steps<=1", "sgd.steps is not a figure a downpour run's"},
+      {"final_accuracy>=expected", "--assert 'final_accuracy>=expected': expected needs --expect FILE"},
+  };
+  for (size_t i = 0; i < sizeof refused / sizeof *refused; i++) {
+    const char *args[] = {"run", "small.ini", "--out", "out", "--assert", "steps>0", "--assert", refused[i][0], NULL};
+    cli_assert_bad_input(dir, args, refused[i][1]);
+  }
+  const char *nothing[] = {"run", "small.ini", "--out", "out", "--expect", "a/summary.json", "--assert",
+                           "downpour.x>=1", NULL};
+  cli_assert_bad_input(dir, nothing, "--assert 'downpour.x>=1': the --expect file has nothing at downpour.x");
+  const char *null[] = {"run", "small.ini", "--out", "out", "--expect", "a/summary.json", "--assert",
+                        "time_to_target_s<=expected", NULL};
+  cli_assert_bad_input(dir, null, "the --expect file has no number at time_to_target_s");
+  const char *csv[] = {"run", "small.ini", "--out", "out", "--expect", "a/progress.csv", "--assert", "steps>0", NULL};
+  cli_assert_bad_input(dir, csv, "--expect a/progress.csv: beside --assert, a saved summary.json");
+  const char *rtol[] = {"run", "small.ini", "--out", "out", "--expect", "a/summary.json", "--rtol", "1e-9",
+                        "--assert", "steps>0", NULL};
+  cli_assert_bad_input(dir, rtol, "--rtol: has no effect with --assert");
+  free(dir);
+}
+END_TEST
+
 /* platform.placement on cli-twelve-hosts.xml (node-0..11): 2 replicas + 1 shard take
  * hosts 0, 1, 2 packed and 0, 4, 8 spread (actor i on host floor(i * 12 / 3)); the
  * links that carried traffic are those hosts' private links. */
@@ -377,6 +437,7 @@ static Suite *cli_suite(void)
   tcase_set_timeout(tc, 300);
   tcase_add_test(tc, test_cli_determinism);
   tcase_add_test(tc, test_cli_expect);
+  tcase_add_test(tc, test_cli_assert);
   tcase_add_test(tc, test_cli_placement);
   suite_add_tcase(s, tc);
   tc = tcase_create("help");
