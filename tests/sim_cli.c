@@ -83,6 +83,23 @@ START_TEST(test_cli_missing_data)
 }
 END_TEST
 
+/* A platform file cut short (a copy interrupted) says so and where it ends: SimGrid's own
+ * words blame the attribute the cut fell in ("Bad attribute `lat' in `cluster' element"),
+ * which reads like a typo. cli-twelve-hosts.xml's first 195 bytes end inside "lat". */
+START_TEST(test_cli_truncated_platform)
+{
+  char *dir = cli_tmpdir(), *xml = cli_read(TEST_DATA_DIR, "cli-twelve-hosts.xml");
+  ck_assert_ptr_nonnull(xml);
+  xml[195] = '\0';
+  cli_write(dir, "cut.xml", xml);
+  cli_write(dir, "small.ini", small_ini);
+  const char *args[] = {"run", "small.ini", "--set", "platform.file=cut.xml", "--out", "out", NULL};
+  cli_assert_bad_input(dir, args, "cut.xml: looks truncated: it ends at line 4, column 87 without </platform>");
+  free(xml);
+  free(dir);
+}
+END_TEST
+
 START_TEST(test_cli_malformed_libsvm)
 {
   /* cli-malformed.svm: line 3 has a feature without a value */
@@ -422,6 +439,7 @@ static Suite *cli_suite(void)
   tcase_add_test(tc, test_cli_malformed_scenario);
   tcase_add_test(tc, test_cli_unknown_key);
   tcase_add_test(tc, test_cli_malformed_platform);
+  tcase_add_test(tc, test_cli_truncated_platform);
   tcase_add_test(tc, test_cli_missing_platform);
   tcase_add_test(tc, test_cli_missing_data);
   tcase_add_test(tc, test_cli_malformed_libsvm);
