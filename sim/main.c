@@ -168,6 +168,27 @@ static int algorithm_set(char **sets, int nsets)
   return 0;
 }
 
+/* A check's message "ORIGIN: SECTION.KEY: problem" with ORIGIN replaced by where that key got
+ * its value (its --set, the file's line, or its default), so the line points at what to
+ * change; other messages unchanged. Rewrites msg (ERRLEN bytes) and returns it. */
+static char *blame(char *msg, const char *origin, const char *path, char **sets, int nsets)
+{
+  size_t ol = strlen(origin);
+  if (strncmp(msg, origin, ol) != 0 || strncmp(msg + ol, ": ", 2) != 0)
+    return msg;
+  const char *rest = msg + ol + 2;
+  size_t kl = strspn(rest, "abcdefghijklmnopqrstuvwxyz0123456789_.");
+  char key[128], source[ERRLEN], out[ERRLEN];
+  if (rest[kl] != ':' || kl >= sizeof key)
+    return msg;
+  snprintf(key, sizeof key, "%.*s", (int)kl, rest);
+  if (scenario_key_source(path, sets, nsets, key, source, sizeof source) != 0)
+    return msg;
+  snprintf(out, sizeof out, "%s: %s", source, rest);
+  snprintf(msg, ERRLEN, "%s", out);
+  return msg;
+}
+
 /* What --expect, --rtol and --assert ask, checked before the run: the saved file loaded into
  * *expected (freed by the caller whatever this returns), its scenario against sc's, the
  * bounds' names. Returns 0, or 2 after one line on stderr. */
@@ -284,9 +305,9 @@ static int run_main(int argc, char **argv, const char *prog)
     }
   }
   if (rc == 0 && scenario_validate(&sc, origin, err, sizeof(err)) != 0)
-    rc = bad(NULL, err);
+    rc = bad(NULL, blame(err, origin, path, sets, nsets));
   if (rc == 0 && !algorithm_set(sets, nsets) && scenario_foreign_section(&sc, origin, err, sizeof(err)) != 0)
-    rc = bad(NULL, err);
+    rc = bad(NULL, blame(err, origin, path, sets, nsets));
   if (rc == 0 && output_dir_unusable(out, err, sizeof(err)))
     rc = bad(NULL, err);
   double rtol = 0;

@@ -436,6 +436,42 @@ int scenario_sets_conflict(char *const *sets, int n, char *err, size_t errlen)
   return 0;
 }
 
+int scenario_key_source(const char *path, char *const *sets, int nsets, const char *name, char *out, size_t len)
+{
+  char v[SETTINGS_STR + 128], section[64];
+  scn_keys_init();
+  size_t sl = strcspn(name, ".");
+  if (name[sl] != '.' || sl >= sizeof section)
+    return -1;
+  snprintf(section, sizeof section, "%.*s", (int)sl, name);
+  const key_ref *r = scn_key_find(section, name + sl + 1);
+  if (r == NULL)
+    return -1;
+  for (int j = nsets - 1; j >= 0; j--)
+    if (assigned_key(sets[j], v, sizeof v) == r) {
+      scn_msgf(out, len, "--set %.*s", QUOTE_MAX, sets[j]);
+      return 0;
+    }
+  scenario scratch;
+  scenario_defaults(&scratch);
+  load_ctx *c = load_ctx_new(&scratch, path ? path : "<default>");
+  char err[600];
+  c->fp = path ? fopen(path, "r") : NULL;
+  c->text = path ? NULL : scenario_default_ini;
+  int line = (!path || c->fp) && load_run(c, err, sizeof err) == 0 ? c->seen[r - scn_keys] : 0;
+  if (c->fp)
+    fclose(c->fp);
+  free(c);
+  if (line > 0 && path)
+    scn_msgf(out, len, "%s:%d", path, line);
+  else if (line > 0)
+    scn_msgf(out, len, "the built-in scenario (dtsim run --print-default), line %d", line);
+  else
+    scn_msgf(out, len, "%s, which leaves %s.%s at its default", path ? path : "the built-in scenario", r->k->section,
+             r->k->key);
+  return 0;
+}
+
 static int word_is_option(const char *a) { return a[0] == '-' && a[1] == '-' && a[2] != '\0'; }
 
 int scenario_split_assignment(int argc, char **argv, int i, char *err, size_t len)

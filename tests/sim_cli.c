@@ -144,7 +144,7 @@ START_TEST(test_cli_foreign_section)
             "[model]\nlayers = 16,32,4\n[data]\ntrain = 2000\ntest = 500\n"
             "[dataparallel]\nreplicas = 2\n[downpour]\nlr = 0.5\n");
   const char *refused[] = {"run", "dp.ini", "--out", "out", NULL};
-  cli_assert_bad_input(dir, refused, "dp.ini: downpour.lr: has no effect: run.algorithm = dataparallel reads only "
+  cli_assert_bad_input(dir, refused, "dp.ini:13: downpour.lr: has no effect: run.algorithm = dataparallel reads only "
                                      "[dataparallel]");
   const char *chosen[] = {"run", "dp.ini", "--set", "run.algorithm=dataparallel", "--quiet", "--out", "out", NULL};
   int rc = cli_run(dir, chosen);
@@ -210,6 +210,44 @@ START_TEST(test_cli_target_missed_says_target)
   ck_assert_msg(strstr(sum, "\"status\": \"target_not_reached\","), "%s", sum);
   free(sum);
   free(out);
+  free(dir);
+}
+END_TEST
+
+/* A check across keys blames the key to change and where its value came from (it said
+ * `<default>` or the scenario file whatever set the key): a pipeline of more stages than
+ * layers names model.layers, set on small.ini's line 6, by a --set, or left at its default. */
+START_TEST(test_cli_blames_source)
+{
+  char *dir = cli_tmpdir();
+  cli_write(dir, "small.ini", small_ini);
+  cli_write(dir, "bare.ini", "[run]\nalgorithm = pipeline\n");
+  static const char need[] = "model.layers: the model has 2 layers, fewer than the 4 that pipeline.stages x "
+                             "pipeline.chunks = 4 x 1 need";
+  static const char *const cases[][6] = {
+      {"small.ini", "run.algorithm=pipeline", "pipeline.stages=4", NULL, NULL, "small.ini:6: "},
+      {"small.ini", "run.algorithm=pipeline", "model.layers=8,8,4", "pipeline.stages=4", NULL,
+       "--set model.layers=8,8,4: "},
+      {"bare.ini", "pipeline.stages=4", NULL, NULL, NULL, "bare.ini, which leaves model.layers at its default: "},
+      {NULL, "run.algorithm=pipeline", "pipeline.stages=4", NULL, NULL,
+       "the built-in scenario (dtsim run --print-default), line "},
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+    const char *args[16] = {"run", "--out", "out"};
+    size_t n = 3;
+    if (cases[i][0])
+      args[n++] = cases[i][0];
+    for (size_t k = 1; k < 5 && cases[i][k]; k++) {
+      args[n++] = "--set";
+      args[n++] = cases[i][k];
+    }
+    args[n] = NULL;
+    cli_assert_bad_input(dir, args, need);
+    char *err = cli_read(dir, "stderr");
+    ck_assert_msg(strncmp(err, "dtsim: ", 7) == 0 && strncmp(err + 7, cases[i][5], strlen(cases[i][5])) == 0,
+                  "case %zu: %s", i, err);
+    free(err);
+  }
   free(dir);
 }
 END_TEST
@@ -448,6 +486,7 @@ static Suite *cli_suite(void)
   tcase_add_test(tc, test_cli_bad_options);
   tcase_add_test(tc, test_cli_foreign_section);
   tcase_add_test(tc, test_cli_diverged);
+  tcase_add_test(tc, test_cli_blames_source);
   tcase_add_test(tc, test_cli_contradictions);
   tcase_add_test(tc, test_cli_target_missed_says_target);
   suite_add_tcase(s, tc);
