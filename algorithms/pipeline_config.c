@@ -263,9 +263,10 @@ static int layout_invalid(const scenario *sc, const pipeline_params *p, const te
     snprintf(why, len, "pipeline.microbatches: the interleaved schedule needs a multiple of pipeline.stages = %zu, "
              "got %ld", p->stages, p->microbatches);
   else if (chunks > layers)
-    snprintf(why, len, "pipeline.stages: %zu stages x %zu chunks need at least %ld layers, the %s has %ld", p->stages,
-             p->chunks, chunks, tf ? "transformer (tensor.layers)" : sc->model.virtual_net[0] ? "virtual network" : "model",
-             layers);
+    snprintf(why, len, "%s: the %s has %ld layers, fewer than the %ld that pipeline.stages x pipeline.chunks = %zu x %zu "
+             "need (more layers, or fewer stages)", tf ? "tensor.layers" : sc->model.virtual_net[0] ? "model.virtual"
+             : "model.layers", tf ? "transformer" : sc->model.virtual_net[0] ? "virtual network" : "model", layers,
+             chunks, p->stages, p->chunks);
   else if (n < 0 || (n > 0 && (n != chunks || sum != layers)))
     snprintf(why, len, "pipeline.split: '%s' must give %ld layer counts (stages x chunks) adding up to the %ld layers",
              p->split_text, chunks, layers);

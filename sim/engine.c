@@ -417,7 +417,16 @@ static void engine_closing_line(const scenario *sc, const build *b, const engine
   metrics *m = res->m;
   size_t ne = metrics_n_evals(m);
   const metrics_eval *last = ne ? metrics_eval_at(m, ne - 1) : NULL;
-  report_outcome out = {res->status, res->sim_time, res->steps, last != NULL, last ? last->loss : NAN,
+  /* a missed target says which: summary.json's status stays the bare name */
+  char status[128];
+  if (metrics_get_status(m) == METRICS_TARGET_MISSED && last && !isnan(last->accuracy))
+    snprintf(status, sizeof status, "%s (accuracy %.4g < target %.4g)", res->status, last->accuracy,
+             sc->run.target_accuracy);
+  else if (metrics_get_status(m) == METRICS_TARGET_MISSED)
+    snprintf(status, sizeof status, "%s (target %.4g, no accuracy measured)", res->status, sc->run.target_accuracy);
+  else
+    snprintf(status, sizeof status, "%s", res->status);
+  report_outcome out = {status, res->sim_time, res->steps, last != NULL, last ? last->loss : NAN,
                         last ? last->accuracy : NAN, res->has_loss, res->has_accuracy, res->perf};
   char line[1024];
   if (b->alg->run.closing)
@@ -616,6 +625,14 @@ static int build_all(const scenario *sc, const engine_opts *o, int argc, char **
 static int engine_conclude(const engine_opts *o, int rc, const char *closing)
 {
   char err[ERRLEN];
+  if (o->bounds) { /* --assert: the bounds replace --expect's whole-file comparison */
+    size_t n = bounds_count(o->bounds);
+    if (bounds_verdict(o->bounds, o->out_dir, o->expected ? o->expected->json : NULL, stderr) > 0)
+      return 1;
+    if (!o->quiet)
+      printf("%sdtsim: --assert: %s%zu bound%s\n", closing, n == 1 ? "" : "all ", n, n == 1 ? " holds" : "s hold");
+    return rc;
+  }
   if (!o->expected) {
     fputs(closing, stdout);
     return rc;

@@ -685,6 +685,20 @@ void output_expect_free(output_expected *e)
   memset(e, 0, sizeof *e);
 }
 
+int output_expect_scenario(const output_expected *e, const scenario *sc, char *msg, size_t msglen)
+{
+  const json_t *want = e->json ? json_object_get(e->json, "scenario") : NULL;
+  if (want == NULL)
+    return 0;
+  json_t *got = scenario_json(sc);
+  char path[512] = "scenario", diff[1024];
+  int rc = json_diff(want, got, 0, path, sizeof(path), diff, sizeof(diff));
+  if (rc)
+    snprintf(msg, msglen, "summary.json: %s", diff);
+  json_decref(got);
+  return rc;
+}
+
 int output_expect_compare(const char *dir, const output_expected *e, double rtol, char *msg, size_t msglen)
 {
   char mine[4096];

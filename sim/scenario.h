@@ -31,6 +31,16 @@ int scenario_load_string(scenario *s, const char *text, const char *name, char *
 
 /* Applies one "SECTION.KEY=VALUE" override. Returns 0, or -1 with a message in err. */
 int scenario_set(scenario *s, const char *assignment, char *err, size_t errlen);
+/* Refuses --set assignments (already each applied without error) that name both a
+ * platform.preset and a platform.file, as one INI file naming both is refused (a single
+ * --set of either over a file naming the other replaces it). Returns 0, or -1 with one
+ * line in err. */
+int scenario_sets_conflict(char *const *sets, int n, char *err, size_t errlen);
+/* Where the key `name` (SECTION.KEY, or an old name of it) took its value in a scenario
+ * read from path (NULL: the built-in one) and then the --sets: "--set SECTION.KEY=VALUE"
+ * (the last one naming it), "PATH:LINE", or the scenario that leaves it at its default,
+ * into out. Returns 0, or -1 when name is no key. */
+int scenario_key_source(const char *path, char *const *sets, int nsets, const char *name, char *out, size_t len);
 /* Whether the option at argv[i] (--set, --vary) was given an assignment the shell split at
  * its blanks (`--set downpour.replicas = 4`, `... =4`, `...= 4`): the words after it would
  * otherwise be taken for a scenario file. Then err says how to write it. */

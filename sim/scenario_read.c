@@ -395,6 +395,84 @@ int scenario_set(scenario *s, const char *assignment, char *err, size_t errlen)
   return 0;
 }
 
+/* The key an assignment names, and its value (trimmed, an empty alias as ""), into val;
+ * NULL when the assignment is malformed (scenario_set says how). */
+static const key_ref *assigned_key(const char *assignment, char *val, size_t len)
+{
+  char buf[SETTINGS_STR + 128];
+  if (strlen(assignment) >= sizeof buf)
+    return NULL;
+  strcpy(buf, assignment);
+  char *eq = strchr(buf, '='), *dot = strchr(buf, '.');
+  if (!eq || !dot || dot > eq)
+    return NULL;
+  *eq = *dot = '\0';
+  char *value = eq + 1, *key = dot + 1;
+  trim(buf);
+  trim(key);
+  trim(value);
+  const key_ref *r = keytable_key_find(buf, key);
+  if (r && r->k->empty_alias && strcmp(value, r->k->empty_alias) == 0)
+    value[0] = '\0';
+  snprintf(val, len, "%s", value);
+  return r;
+}
+
+int scenario_sets_conflict(char *const *sets, int n, char *err, size_t errlen)
+{
+  char v[SETTINGS_STR + 128], w[SETTINGS_STR + 128];
+  scenario_keys_init();
+  for (int i = 0; i < n; i++) {
+    const key_ref *r = assigned_key(sets[i], v, sizeof v);
+    if (!r || !v[0] || (r != keytable_key_file() && r != keytable_key_preset()))
+      continue;
+    const key_ref *other = r == keytable_key_file() ? keytable_key_preset() : keytable_key_file();
+    for (int j = 0; j < i; j++)
+      if (assigned_key(sets[j], w, sizeof w) == other && w[0]) {
+        keytable_msgf(err, errlen, "--set %.*s: %s.%s: %s.%s is also set (--set %.*s); give a preset or a file, not both",
+                 QUOTE_MAX, sets[i], r->k->section, r->k->key, other->k->section, other->k->key, QUOTE_MAX, sets[j]);
+        return -1;
+      }
+  }
+  return 0;
+}
+
+int scenario_key_source(const char *path, char *const *sets, int nsets, const char *name, char *out, size_t len)
+{
+  char v[SETTINGS_STR + 128], section[64];
+  scenario_keys_init();
+  size_t sl = strcspn(name, ".");
+  if (name[sl] != '.' || sl >= sizeof section)
+    return -1;
+  snprintf(section, sizeof section, "%.*s", (int)sl, name);
+  const key_ref *r = keytable_key_find(section, name + sl + 1);
+  if (r == NULL)
+    return -1;
+  for (int j = nsets - 1; j >= 0; j--)
+    if (assigned_key(sets[j], v, sizeof v) == r) {
+      keytable_msgf(out, len, "--set %.*s", QUOTE_MAX, sets[j]);
+      return 0;
+    }
+  scenario scratch;
+  scenario_defaults(&scratch);
+  load_ctx *c = load_ctx_new(&scratch, path ? path : "<default>");
+  char err[600];
+  c->fp = path ? fopen(path, "r") : NULL;
+  c->text = path ? NULL : scenario_default_ini;
+  int line = (!path || c->fp) && load_run(c, err, sizeof err) == 0 ? c->seen[keytable_index(r)] : 0;
+  if (c->fp)
+    fclose(c->fp);
+  free(c);
+  if (line > 0 && path)
+    keytable_msgf(out, len, "%s:%d", path, line);
+  else if (line > 0)
+    keytable_msgf(out, len, "the built-in scenario (dtsim run --print-default), line %d", line);
+  else
+    keytable_msgf(out, len, "%s, which leaves %s.%s at its default", path ? path : "the built-in scenario", r->k->section,
+             r->k->key);
+  return 0;
+}
+
 static int word_is_option(const char *a) { return a[0] == '-' && a[1] == '-' && a[2] != '\0'; }
 
 int scenario_split_assignment(int argc, char **argv, int i, char *err, size_t len)
