@@ -42,10 +42,6 @@ static inline coll_msg *coll_msg_create(int src, long index, size_t elems, size_
 }
 
 /* m as a collective's chunk; aborts if it is of any other kind. */
-static inline coll_msg *coll_msg_of(msg *m)
-{
-  xbt_assert(m->kind == COLL_MSG_CHUNK, "collective member expected a chunk, got message kind %d", m->kind);
-  return (coll_msg *)m;
-}
+MSG_DOWNCAST(coll_msg, coll_msg_of, COLL_MSG_CHUNK, "collective member expected a chunk")
 
 #endif

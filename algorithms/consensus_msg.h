@@ -6,7 +6,6 @@
  * wait for before it may stop listening. */
 
 #include <stddef.h>
-#include <xbt/asserts.h>
 #include <xbt/sysdep.h>
 
 #include "algorithms/msg.h"
@@ -59,18 +58,8 @@ static inline consensus_done_msg *consensus_done_msg_create(int src, long sent)
   return m;
 }
 
-/* m as a state message; aborts if it is of any other kind. */
-static inline consensus_state_msg *consensus_state_msg_of(msg *m)
-{
-  xbt_assert(m->kind == CONSENSUS_MSG_STATE, "consensus agent expected an iterate, got message kind %d", m->kind);
-  return (consensus_state_msg *)m;
-}
-
-/* m as a done notice; aborts if it is of any other kind. */
-static inline consensus_done_msg *consensus_done_msg_of(msg *m)
-{
-  xbt_assert(m->kind == CONSENSUS_MSG_DONE, "consensus agent expected a done notice, got message kind %d", m->kind);
-  return (consensus_done_msg *)m;
-}
+/* m as a state message, or as a done notice; each aborts if m is of any other kind. */
+MSG_DOWNCAST(consensus_state_msg, consensus_state_msg_of, CONSENSUS_MSG_STATE, "consensus agent expected an iterate")
+MSG_DOWNCAST(consensus_done_msg, consensus_done_msg_of, CONSENSUS_MSG_DONE, "consensus agent expected a done notice")
 
 #endif

@@ -5,7 +5,6 @@
  * those activations back to their owners. Both kinds carry the same payload. */
 
 #include <stddef.h>
-#include <xbt/asserts.h>
 #include <xbt/sysdep.h>
 
 #include "algorithms/msg.h"
@@ -41,8 +40,7 @@ static inline modelpar_msg *modelpar_msg_create(modelpar_msg_kind kind, int src,
 /* m, received where only `kind` arrives, as a modelpar_msg; aborts on any other kind. */
 static inline modelpar_msg *modelpar_msg_of(msg *m, modelpar_msg_kind kind)
 {
-  xbt_assert(m->kind == (int)kind, "model partition expected message kind %d, got %d", (int)kind, m->kind);
-  return (modelpar_msg *)m;
+  return (modelpar_msg *)msg_check(m, (int)kind, "model partition expected another message");
 }
 
 #endif

@@ -7,6 +7,7 @@
 #include <stddef.h>
 #include <simgrid/comm.h>
 #include <simgrid/mailbox.h>
+#include <xbt/asserts.h>
 
 /* Bytes of framing every message carries on the wire (kind, sender, sequence numbers,
  * length): a fixed, documented allowance, not sizeof of any struct. */
@@ -24,6 +25,21 @@ typedef struct msg {
   void (*free_fn)(struct msg *m); /* frees the whole message */
   unsigned long flow;             /* --trace: the send's id in the timeline (set by the send) */
 } msg;
+
+/* The checked down-cast's check: m if it is of `kind`; otherwise a broken protocol, and
+ * it aborts with `expected` (who received it and what it wanted, e.g. "consensus agent
+ * expected an iterate") and both kinds. */
+static inline msg *msg_check(msg *m, int kind, const char *expected)
+{
+  xbt_assert(m->kind == kind, "%s, got message kind %d (not %d)", expected, m->kind, kind);
+  return m;
+}
+
+/* Defines a protocol's checked down-cast `static inline TYPE *NAME(msg *m)`: m as a
+ * TYPE if it is of KIND, an abort saying EXPECTED (as msg_check) otherwise. A protocol
+ * whose one payload type carries several kinds calls msg_check with the kind instead. */
+#define MSG_DOWNCAST(TYPE, NAME, KIND, EXPECTED)                                                              \
+  static inline TYPE *NAME(msg *m) { return (TYPE *)msg_check(m, (int)(KIND), EXPECTED); }
 
 /* Frees m through its free_fn; msg_free(NULL) is a no-op. Takes void * so that it can
  * serve as a detached communication's clean-up function. */

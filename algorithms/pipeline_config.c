@@ -167,69 +167,87 @@ static int tf_numeric_invalid(const scenario *sc, const pipeline_params *p, cons
   return 1;
 }
 
-static int validate(const scenario *sc, const void *params, char *why, size_t len)
+/* What the stages' kind allows (pipeline.model: transformer or dense): recomputation,
+ * virtual networks, the optimizer, ZeRO's stages, mirrored replicas. 1 with why written
+ * if a key asks for what the kind does not do, 0 otherwise. */
+static int stage_kind_invalid(const scenario *sc, const pipeline_params *p, const tensor_params *tp, char *why,
+                              size_t len)
 {
-  const pipeline_params *p = params;
-  const tensor_params *tp = tensor_of(sc);
-  int inter = p->schedule == PIPELINE_INTERLEAVED, tf = p->transformer;
-  long chunks = (long)(p->stages * p->chunks), layers = tf ? (long)tp->layers : (long)shape_layers(sc);
+  int tf = p->transformer;
   if (tf && p->recompute) {
     snprintf(why, len, "pipeline.recompute: transformer stages recompute as tensor.recompute says; set "
              "pipeline.recompute = off and tensor.recompute = on");
-    return -1;
+    return 1;
   }
   if (tf && (tensor_validate_shapes(tp, why, len) != 0 || tensor_validate_fuse(sc, tp, why, len) != 0))
-    return -1;
+    return 1;
   if (tf && sc->model.virtual_net[0]) {
     snprintf(why, len, "model.virtual: transformer stages are timed by [tensor]'s GPT shapes; a virtual network "
              "(%s, dense or locally connected layers) cannot time them", sc->model.virtual_net);
-    return -1;
+    return 1;
   }
   if (!tf && p->optimizer != PIPELINE_OPT_SGD) {
     snprintf(why, len, "pipeline.optimizer: adam updates transformer stages (pipeline.model = transformer); dense "
              "stages update with sgd");
-    return -1;
+    return 1;
   }
   if (p->zero == 2) {
     snprintf(why, len, "pipeline.zero: 3D stages run ZeRO's stage 1 or 3, or none (0), not 2: stage 2 would "
              "reduce-scatter each microbatch's gradient, which the pipeline accumulates over its microbatches "
              "first (use 1, as PTD-P and Megatron-LM pair ZeRO-1 with pipelining)");
-    return -1;
+    return 1;
   }
   if (p->zero && !tf) {
     snprintf(why, len, "pipeline.zero: ZeRO shards transformer stages (pipeline.model = transformer); dense stages "
              "run none");
-    return -1;
+    return 1;
   }
   if (p->zero == 3 && sc->model.numerics) {
     snprintf(why, len, "pipeline.zero: ZeRO-3 shards transformer stages (pipeline.model = transformer) in timing-only "
              "runs (model.numerics = off)");
-    return -1;
+    return 1;
   }
   if (p->zero == 3 && p->mirror && tp->dp > 1) {
     snprintf(why, len, "pipeline.mirror_replicas: with pipeline.zero = 3 the %zu replicas gather every layer "
              "together, so none can mirror another; set mirror_replicas = off", tp->dp);
-    return -1;
+    return 1;
   }
   if (tf && sc->model.numerics && tf_numeric_invalid(sc, p, tp, why, len))
-    return -1;
+    return 1;
   if (p->mirror && (!tf || sc->model.numerics)) {
     snprintf(why, len, "pipeline.mirror_replicas: mirrors the data-parallel replicas of transformer stages "
              "(pipeline.model = transformer) in timing-only runs (model.numerics = off): each replica trains "
              "on its own data");
-    return -1;
+    return 1;
   }
+  return 0;
+}
+
+/* 1 with why written if a key set away from its default has no effect on these stages. */
+static int inert_key_set(const pipeline_params *p, char *why, size_t len)
+{
+  int tf = p->transformer;
   size_t nk = sizeof pipeline_keys / sizeof pipeline_keys[0];
   if (tf && key_changed(pipeline_keys, nk, p, "microbatch")) {
     snprintf(why, len, "pipeline.microbatch: has no effect with pipeline.model = transformer, whose microbatch is "
              "tensor.microbatch sequences");
-    return -1;
+    return 1;
   }
   if (!tf && key_changed(pipeline_keys, nk, p, "scatter_gather")) {
     snprintf(why, len, "pipeline.scatter_gather: has no effect on dense stages (pipeline.model = dense): it splits a "
              "transformer stage boundary over its tensor ranks");
-    return -1;
+    return 1;
   }
+  return 0;
+}
+
+/* The schedule's layout: chunks per device, microbatches, the layers the stages split
+ * (pipeline.split), and what numerics need. 1 with why written if it does not fit. */
+static int layout_invalid(const scenario *sc, const pipeline_params *p, const tensor_params *tp, char *why,
+                          size_t len)
+{
+  int inter = p->schedule == PIPELINE_INTERLEAVED, tf = p->transformer;
+  long chunks = (long)(p->stages * p->chunks), layers = tf ? (long)tp->layers : (long)shape_layers(sc);
   size_t counts[SETTINGS_MAX_LAYERS];
   int n = strcmp(p->split_text, "balanced") == 0 ? 0 : key_sizes_parse(p->split_text, counts, SETTINGS_MAX_LAYERS);
   long sum = 0;
@@ -245,9 +263,10 @@ static int validate(const scenario *sc, const void *params, char *why, size_t le
     snprintf(why, len, "pipeline.microbatches: the interleaved schedule needs a multiple of pipeline.stages = %zu, "
              "got %ld", p->stages, p->microbatches);
   else if (chunks > layers)
-    snprintf(why, len, "pipeline.stages: %zu stages x %zu chunks need at least %ld layers, the %s has %ld", p->stages,
-             p->chunks, chunks, tf ? "transformer (tensor.layers)" : sc->model.virtual_net[0] ? "virtual network" : "model",
-             layers);
+    snprintf(why, len, "%s: the %s has %ld layers, fewer than the %ld that pipeline.stages x pipeline.chunks = %zu x %zu "
+             "need (more layers, or fewer stages)", tf ? "tensor.layers" : sc->model.virtual_net[0] ? "model.virtual"
+             : "model.layers", tf ? "transformer" : sc->model.virtual_net[0] ? "virtual network" : "model", layers,
+             chunks, p->stages, p->chunks);
   else if (n < 0 || (n > 0 && (n != chunks || sum != layers)))
     snprintf(why, len, "pipeline.split: '%s' must give %ld layer counts (stages x chunks) adding up to the %ld layers",
              p->split_text, chunks, layers);
@@ -258,7 +277,16 @@ static int validate(const scenario *sc, const void *params, char *why, size_t le
     snprintf(why, len, "run.target_accuracy: a timing-only pipeline (model.numerics = off) has no accuracy to reach");
   else
     return 0;
-  return -1;
+  return 1;
+}
+
+static int validate(const scenario *sc, const void *params, char *why, size_t len)
+{
+  const pipeline_params *p = params;
+  const tensor_params *tp = tensor_of(sc);
+  if (stage_kind_invalid(sc, p, tp, why, len) || inert_key_set(p, why, len) || layout_invalid(sc, p, tp, why, len))
+    return -1;
+  return 0;
 }
 
 static size_t hosts_needed(const scenario *sc, const void *params, const char **why)

@@ -6,7 +6,6 @@
  * group and the data-parallel replicas talk through collectives: coll_msg.h.) */
 
 #include <stddef.h>
-#include <xbt/asserts.h>
 #include <xbt/sysdep.h>
 
 #include "algorithms/msg.h"
@@ -45,8 +44,7 @@ static inline pipeline_msg *pipeline_msg_create(pipeline_msg_kind kind, int src,
 /* m, received where only `kind` arrives, as a pipeline_msg; aborts on any other kind. */
 static inline pipeline_msg *pipeline_msg_of(msg *m, pipeline_msg_kind kind)
 {
-  xbt_assert(m->kind == (int)kind, "pipeline chunk expected message kind %d, got %d", (int)kind, m->kind);
-  return (pipeline_msg *)m;
+  return (pipeline_msg *)msg_check(m, (int)kind, "pipeline chunk expected another message");
 }
 
 #endif

@@ -3,8 +3,8 @@
  *
  * Every step works on a range of consecutive units [u0, u1) of one layer, and
  * both the reference (one range: the whole layer) and a partition (one range per
- * run of arch_plan_run) call the same kernels. A dense range is one dgemm forward
- * and two backward on views of the interleaved layout (W has row stride n_in + 1);
+ * run of arch_plan_run) call the same kernels. A dense range is net's dense block
+ * (dense.c) on views of the interleaved layout (W has row stride n_in + 1);
  * an LC range is plain loops per unit, as LC weights are not shared and these nets
  * are small. Each pre-activation is one dot product in input order, whatever the
  * range, so partitioned forward passes equal the reference bit for bit (with GSL's
@@ -17,6 +17,7 @@
  * unless P = 1 or no input unit feeds two partitions. */
 
 #include "models/archnet.h"
+#include "models/dense.h"
 #include "models/mem.h"
 
 #include "models/act.h"
@@ -25,7 +26,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <gsl/gsl_blas.h>
 #include <gsl/gsl_randist.h>
 
 struct archnet {
@@ -49,18 +49,8 @@ struct archnet_ws {
 archnet *archnet_create(const arch *a, net_act hidden, net_loss loss)
 {
   if (a == NULL || arch_n_layers(a) < 2 || (unsigned)hidden > NET_ACT_RELU) return NULL;
-  size_t L = arch_n_layers(a) - 1, n_out = arch_units(a, L);
-  switch (loss) {
-  case NET_LOSS_MSE:
-  case NET_LOSS_LOGISTIC:
-    if (n_out != 1) return NULL;
-    break;
-  case NET_LOSS_SOFTMAX:
-    if (n_out < 2) return NULL;
-    break;
-  default:
-    return NULL;
-  }
+  size_t L = arch_n_layers(a) - 1;
+  if (!dense_loss_fits(loss, arch_units(a, L))) return NULL;
   for (size_t l = 1; l <= L; l++) { /* no numerics for pooling and LCN (the virtual image nets') */
     arch_kind k = arch_layer_at(a, l)->kind;
     if (k != ARCH_DENSE && k != ARCH_LOCAL) return NULL;
@@ -129,24 +119,16 @@ archnet_ws *archnet_ws_create(const archnet *n, size_t max_batch)
   archnet_ws *ws = mem_calloc(1, sizeof *ws);
   ws->max_batch = max_batch;
   ws->L = n->L;
-  ws->A = mem_calloc(n->L + 1, sizeof *ws->A);
-  ws->D = mem_calloc(n->L + 1, sizeof *ws->D);
-  for (size_t l = 1; l <= n->L; l++) {
-    ws->A[l] = mem_matrix(max_batch, n->units[l]);
-    ws->D[l] = mem_matrix(max_batch, n->units[l]);
-  }
+  ws->A = dense_mats_create(n->L, n->units, max_batch);
+  ws->D = dense_mats_create(n->L, n->units, max_batch);
   return ws;
 }
 
 void archnet_ws_free(archnet_ws *ws)
 {
   if (ws == NULL) return;
-  for (size_t l = 1; l <= ws->L; l++) {
-    gsl_matrix_free(ws->A[l]);
-    gsl_matrix_free(ws->D[l]);
-  }
-  free(ws->A);
-  free(ws->D);
+  dense_mats_free(ws->A, ws->L);
+  dense_mats_free(ws->D, ws->L);
   free(ws);
 }
 
@@ -169,13 +151,10 @@ static void layer_forward(const archnet *n, size_t l, size_t u0, size_t u1, cons
   const double *wl = w + n->offset[l] + u0 * (fan + 1);
   if (nb == 0) return;
   if (arch_layer_at(n->a, l)->kind == ARCH_DENSE) {
-    /* Z starts at b, then dgemm adds each row's dot product (as net.c). */
     gsl_matrix_view Z = gsl_matrix_submatrix(A, 0, u0, rows, nb);
     gsl_matrix_const_view W = gsl_matrix_const_view_array_with_tda(wl, nb, fan, fan + 1);
-    for (size_t i = 0; i < rows; i++)
-      for (size_t j = 0; j < nb; j++)
-        gsl_matrix_set(&Z.matrix, i, j, wl[j * (fan + 1) + fan]);
-    gsl_blas_dgemm(CblasNoTrans, CblasTrans, 1.0, Ap, &W.matrix, 1.0, &Z.matrix);
+    gsl_vector_const_view b = gsl_vector_const_view_array_with_stride(wl + fan, fan + 1, nb);
+    dense_forward(Ap, &W.matrix, &b.vector, &Z.matrix);
   } else {
     const arch_layer *L = arch_layer_at(n->a, l);
     size_t run = L->rx * arch_layer_at(n->a, l - 1)->ch;
@@ -205,23 +184,15 @@ static void layer_backward(const archnet *n, size_t l, size_t u0, size_t u1, con
   const double *wl = w + n->offset[l] + u0 * (fan + 1);
   double *gl = grad + n->offset[l] + u0 * (fan + 1);
   if (nb == 0) return;
-  /* Bias gradients: column sums of D from 0 in row order, what dgemv with a ones
-   * vector computes in net.c. */
-  for (size_t j = 0; j < nb; j++) {
-    double s = 0.0;
-    for (size_t i = 0; i < rows; i++)
-      s += D->data[i * D->tda + u0 + j];
-    gl[j * (fan + 1) + fan] = s;
-  }
+  gsl_matrix_const_view Db = gsl_matrix_const_submatrix(D, 0, u0, rows, nb);
+  gsl_vector_view gb = gsl_vector_view_array_with_stride(gl + fan, fan + 1, nb);
   if (arch_layer_at(n->a, l)->kind == ARCH_DENSE) {
-    gsl_matrix_const_view Db = gsl_matrix_const_submatrix(D, 0, u0, rows, nb);
     gsl_matrix_view gW = gsl_matrix_view_array_with_tda(gl, nb, fan, fan + 1);
-    gsl_blas_dgemm(CblasTrans, CblasNoTrans, 1.0, &Db.matrix, Ap, 0.0, &gW.matrix);
-    if (dAp == NULL) return;
     gsl_matrix_const_view W = gsl_matrix_const_view_array_with_tda(wl, nb, fan, fan + 1);
-    gsl_blas_dgemm(CblasNoTrans, CblasNoTrans, 1.0, &Db.matrix, &W.matrix, 1.0, dAp);
+    dense_backward(Ap, &W.matrix, &Db.matrix, &gW.matrix, &gb.vector, 1.0, dAp);
     return;
   }
+  dense_bias_grad(&Db.matrix, &gb.vector);
   const arch_layer *L = arch_layer_at(n->a, l);
   size_t run = L->rx * arch_layer_at(n->a, l - 1)->ch;
   for (size_t u = u0; u < u1; u++) {
@@ -242,48 +213,6 @@ static void layer_backward(const archnet *n, size_t l, size_t u0, size_t u1, con
       }
     }
   }
-}
-
-/* Sum over the rows of Z of the per-example losses; if D is not NULL, its columns
- * [j0, j1) receive d(mean loss)/dZ = (prediction - target) / rows. Softmax is
- * shifted by the row max so exp never overflows, and a column's delta uses the
- * same operations as net.c's softmax_xent whatever the range. */
-static double output_rows(const archnet *n, const gsl_matrix *Z, const double *y, size_t j0, size_t j1,
-                          gsl_matrix *D)
-{
-  size_t rows = Z->size1, k = Z->size2;
-  double inv = 1.0 / (double)rows, sum = 0.0;
-  for (size_t i = 0; i < rows; i++) {
-    const double *z = Z->data + i * Z->tda;
-    double *d = D != NULL ? D->data + i * D->tda : NULL;
-    int own = d != NULL && j0 < j1;
-    switch (n->loss) {
-    case NET_LOSS_MSE:
-      sum += 0.5 * (z[0] - y[i]) * (z[0] - y[i]);
-      if (own) d[0] = (z[0] - y[i]) * inv;
-      break;
-    case NET_LOSS_LOGISTIC:
-      sum += act_bce_from_logit(z[0], y[i]);
-      if (own) d[0] = (act_sigmoid(z[0]) - y[i]) * inv;
-      break;
-    case NET_LOSS_SOFTMAX: {
-      size_t c = act_class_of(y[i], k);
-      double m = z[0], s = 0.0;
-      for (size_t j = 1; j < k; j++)
-        if (z[j] > m) m = z[j];
-      for (size_t j = 0; j < k; j++)
-        s += exp(z[j] - m);
-      sum += m + log(s) - z[c];
-      for (size_t j = j0; own && j < j1; j++) {
-        d[j] = exp(z[j] - m) / s;
-        if (j == c) d[j] -= 1.0;
-        d[j] *= inv;
-      }
-      break;
-    }
-    }
-  }
-  return sum;
 }
 
 /* ---- reference ---- */
@@ -331,7 +260,7 @@ int archnet_loss_grad(const archnet *n, const gsl_vector *w, const gsl_matrix *X
   size_t rows = X->size1;
   gsl_matrix_view Z = forward(n, w, X, ws);
   gsl_matrix_view DL = top_rows(ws->D[n->L], rows);
-  *loss = output_rows(n, &Z.matrix, y, 0, n->units[n->L], grad != NULL ? &DL.matrix : NULL) / (double)rows;
+  *loss = dense_loss(n->loss, &Z.matrix, y, 0, n->units[n->L], grad != NULL ? &DL.matrix : NULL) / (double)rows;
   if (grad == NULL) return 0;
   for (size_t l = n->L; l >= 1; l--) {
     gsl_matrix_view D = top_rows(ws->D[l], rows);
@@ -348,41 +277,27 @@ int archnet_loss_grad(const archnet *n, const gsl_vector *w, const gsl_matrix *X
   return 0;
 }
 
+/* What archnet_evaluate hands dense_evaluate: the net, its weights and workspace. */
+typedef struct eval_ctx {
+  const archnet *n;
+  const gsl_vector *w;
+  archnet_ws *ws;
+} eval_ctx;
+
+static int eval_logits(void *model, const gsl_matrix *X, gsl_matrix_view *Z)
+{
+  eval_ctx *c = model;
+  if (!ws_fits(c->n, c->ws, X)) return -1;
+  *Z = forward(c->n, c->w, X, c->ws);
+  return 0;
+}
+
 int archnet_evaluate(const archnet *n, const gsl_vector *w, const gsl_matrix *X, const double *y,
                      archnet_ws *ws, double *loss, double *accuracy)
 {
-  size_t total = X->size1;
-  if (ws == NULL || total == 0 || X->size2 != n->units[0] || w == NULL || !vector_fits(n, w)) return -1;
-  double ymean = 0.0;
-  if (n->loss == NET_LOSS_MSE) {
-    for (size_t i = 0; i < total; i++)
-      ymean += y[i];
-    ymean /= (double)total;
-  }
-  double sum = 0.0, sse = 0.0, sst = 0.0;
-  size_t correct = 0;
-  for (size_t begin = 0; begin < total; begin += ws->max_batch) {
-    size_t rows = total - begin < ws->max_batch ? total - begin : ws->max_batch;
-    gsl_matrix_const_view Xc = gsl_matrix_const_submatrix(X, begin, 0, rows, X->size2);
-    if (!ws_fits(n, ws, &Xc.matrix)) return -1;
-    gsl_matrix_view Z = forward(n, w, &Xc.matrix, ws);
-    sum += output_rows(n, &Z.matrix, y + begin, 0, 0, NULL);
-    if (n->loss != NET_LOSS_MSE) {
-      correct += act_count_correct(n->loss, &Z.matrix, y + begin);
-      continue;
-    }
-    for (size_t i = 0; i < rows; i++) {
-      double r = gsl_matrix_get(&Z.matrix, i, 0) - y[begin + i], t = y[begin + i] - ymean;
-      sse += r * r;
-      sst += t * t;
-    }
-  }
-  *loss = sum / (double)total;
-  if (n->loss != NET_LOSS_MSE)
-    *accuracy = (double)correct / (double)total;
-  else /* constant targets: R^2 is 1 for an exact fit and 0 otherwise (as net.c) */
-    *accuracy = sst > 0 ? 1.0 - sse / sst : (sse == 0 ? 1.0 : 0.0);
-  return 0;
+  if (ws == NULL || X->size2 != n->units[0] || w == NULL || !vector_fits(n, w)) return -1;
+  eval_ctx c = {n, w, ws};
+  return dense_evaluate(n->loss, eval_logits, &c, ws->max_batch, X, y, loss, accuracy);
 }
 
 /* ---- partitioned steps ---- */
@@ -425,7 +340,7 @@ int archnet_output_part(const archnet *n, const arch_plan *plan, size_t p, const
   size_t j0 = 0, j1 = 0;
   if (arch_plan_runs(plan, L, p) > 0) arch_plan_run(plan, L, p, 0, &j0, &j1);
   if (arch_plan_runs(plan, L, p) > 1) mem_die("archnet", "archnet_output_part: a tiled output layer");
-  *loss = output_rows(n, A_L, y, j0, j1, D_L) / (double)A_L->size1;
+  *loss = dense_loss(n->loss, A_L, y, j0, j1, D_L) / (double)A_L->size1;
   return 0;
 }
 

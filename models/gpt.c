@@ -119,6 +119,87 @@ int gpt_loss_grad(const gpt_dims *d, const gsl_vector *w, size_t b, const double
   return gpt_loss_grad_routed(d, w, b, seqs, loss, grad, NULL);
 }
 
+/* X0 = the rows' token embeddings plus their positions' (row k b + i: sequence i,
+ * position k). */
+static void embed_forward(const gpt_dims *d, const gpt_layout *l, const double *p, size_t b, const double *seqs,
+                          gsl_matrix *X0)
+{
+  size_t h = d->hidden;
+  for (size_t k = 0; k < d->seq; k++)
+    for (size_t i = 0; i < b; i++)
+      for (size_t c = 0; c < h; c++)
+        gsl_matrix_set(X0, k * b + i, c, p[l->embed + token(d, seqs, i, k) * h + c] + p[l->pos + k * h + c]);
+}
+
+/* The tied logits Xf E^T into P, each row turned into its softmax (the largest logit as
+ * the shift); returns the sum of the rows' cross-entropies against the next tokens. */
+static double logits_softmax(const gpt_dims *d, const gpt_layout *l, const double *p, size_t b, const double *seqs,
+                             const gsl_matrix *Xf, gsl_matrix *P)
+{
+  size_t h = d->hidden, V = d->vocab, n = d->seq * b;
+  double sum = 0.0;
+  for (size_t row = 0; row < n; row++) {
+    double *pr = gsl_matrix_ptr(P, row, 0), mx = -INFINITY, z = 0.0;
+    for (size_t v = 0; v < V; v++) {
+      double a = 0.0;
+      for (size_t c = 0; c < h; c++)
+        a += gsl_matrix_get(Xf, row, c) * p[l->embed + v * h + c];
+      pr[v] = a;
+      mx = a > mx ? a : mx;
+    }
+    for (size_t v = 0; v < V; v++)
+      z += exp(pr[v] - mx);
+    size_t tgt = token(d, seqs, row % b, row / b + 1);
+    sum += log(z) - (pr[tgt] - mx);
+    for (size_t v = 0; v < V; v++)
+      pr[v] = exp(pr[v] - mx) / z;
+  }
+  return sum;
+}
+
+/* Backward through the tied logits: P (the softmax) becomes dlogits = (softmax -
+ * onehot) / n in place, dlogits^T Xf is added to the embedding's gradient in g, and
+ * dXf = dlogits E. */
+static void logits_backward(const gpt_dims *d, const gpt_layout *l, const double *p, size_t b, const double *seqs,
+                            const gsl_matrix *Xf, gsl_matrix *P, double *g, gsl_matrix *dXf)
+{
+  size_t h = d->hidden, V = d->vocab, n = d->seq * b;
+  for (size_t row = 0; row < n; row++) {
+    size_t tgt = token(d, seqs, row % b, row / b + 1);
+    for (size_t v = 0; v < V; v++)
+      gsl_matrix_set(P, row, v, (gsl_matrix_get(P, row, v) - (v == tgt ? 1.0 : 0.0)) / (double)n);
+  }
+  for (size_t v = 0; v < V; v++)
+    for (size_t c = 0; c < h; c++) {
+      double a = 0.0;
+      for (size_t row = 0; row < n; row++)
+        a += gsl_matrix_get(P, row, v) * gsl_matrix_get(Xf, row, c);
+      g[l->embed + v * h + c] += a;
+    }
+  for (size_t row = 0; row < n; row++)
+    for (size_t c = 0; c < h; c++) {
+      double a = 0.0;
+      for (size_t v = 0; v < V; v++)
+        a += gsl_matrix_get(P, row, v) * p[l->embed + v * h + c];
+      gsl_matrix_set(dXf, row, c, a);
+    }
+}
+
+/* The first layer's input gradient dX0 added to the token and position embeddings'
+ * gradients in g. */
+static void embed_backward(const gpt_dims *d, const gpt_layout *l, size_t b, const double *seqs,
+                           const gsl_matrix *dX0, double *g)
+{
+  size_t h = d->hidden, n = d->seq * b;
+  for (size_t row = 0; row < n; row++) {
+    size_t tok = token(d, seqs, row % b, row / b), pos = row / b;
+    for (size_t c = 0; c < h; c++) {
+      g[l->embed + tok * h + c] += gsl_matrix_get(dX0, row, c);
+      g[l->pos + pos * h + c] += gsl_matrix_get(dX0, row, c);
+    }
+  }
+}
+
 int gpt_loss_grad_routed(const gpt_dims *d, const gsl_vector *w, size_t b, const double *seqs, double *loss,
                          gsl_vector *grad, moe_routing **routes)
 {
@@ -134,69 +215,24 @@ int gpt_loss_grad_routed(const gpt_dims *d, const gsl_vector *w, size_t b, const
   gsl_matrix **X = mem_alloc((L + 1) * sizeof(gsl_matrix *));
   for (size_t k = 0; k <= L; k++)
     X[k] = mem_matrix(n, h);
-  for (size_t k = 0; k < s; k++)
-    for (size_t i = 0; i < b; i++)
-      for (size_t c = 0; c < h; c++)
-        gsl_matrix_set(X[0], k * b + i, c, p[l.embed + token(d, seqs, i, k) * h + c] + p[l.pos + k * h + c]);
+  embed_forward(d, &l, p, b, seqs, X[0]);
   double aux = 0.0;
   for (size_t k = 0; k < L; k++)
     layer_forward(d, &td, w, &l, k, X, &aux, routes && d->moe.experts ? &routes[k] : NULL);
   gsl_matrix *xhat = mem_matrix(n, h), *Xf = mem_matrix(n, h), *P = mem_matrix(n, V);
   double *rstd = mem_alloc(n * sizeof(double));
   transformer_ln_forward(X[L], p + l.lnf_g, p + l.lnf_b, xhat, rstd, Xf);
-  double sum = 0.0;
-  for (size_t row = 0; row < n; row++) { /* softmax with the largest logit as the shift */
-    double *pr = gsl_matrix_ptr(P, row, 0), mx = -INFINITY, z = 0.0;
-    for (size_t v = 0; v < V; v++) {
-      double a = 0.0;
-      for (size_t c = 0; c < h; c++)
-        a += gsl_matrix_get(Xf, row, c) * p[l.embed + v * h + c];
-      pr[v] = a;
-      mx = a > mx ? a : mx;
-    }
-    for (size_t v = 0; v < V; v++)
-      z += exp(pr[v] - mx);
-    size_t tgt = token(d, seqs, row % b, row / b + 1);
-    sum += log(z) - (pr[tgt] - mx);
-    for (size_t v = 0; v < V; v++)
-      pr[v] = exp(pr[v] - mx) / z;
-  }
-  *loss = sum / (double)n + aux;
+  *loss = logits_softmax(d, &l, p, b, seqs, Xf, P) / (double)n + aux;
   if (grad) {
-    double *g = grad->data;
     gsl_vector_set_zero(grad);
     gsl_matrix *dXf = mem_matrix(n, h), *dZ = mem_matrix(n, h), *dX = mem_matrix(n, h);
-    for (size_t row = 0; row < n; row++) { /* dlogits = (softmax - onehot) / n, in place */
-      size_t tgt = token(d, seqs, row % b, row / b + 1);
-      for (size_t v = 0; v < V; v++)
-        gsl_matrix_set(P, row, v, (gsl_matrix_get(P, row, v) - (v == tgt ? 1.0 : 0.0)) / (double)n);
-    }
-    for (size_t v = 0; v < V; v++) /* dE += dlogits^T Xf */
-      for (size_t c = 0; c < h; c++) {
-        double a = 0.0;
-        for (size_t row = 0; row < n; row++)
-          a += gsl_matrix_get(P, row, v) * gsl_matrix_get(Xf, row, c);
-        g[l.embed + v * h + c] += a;
-      }
-    for (size_t row = 0; row < n; row++) /* dXf = dlogits E */
-      for (size_t c = 0; c < h; c++) {
-        double a = 0.0;
-        for (size_t v = 0; v < V; v++)
-          a += gsl_matrix_get(P, row, v) * p[l.embed + v * h + c];
-        gsl_matrix_set(dXf, row, c, a);
-      }
-    transformer_ln_backward(dXf, xhat, rstd, p + l.lnf_g, g + l.lnf_g, g + l.lnf_b, dZ);
+    logits_backward(d, &l, p, b, seqs, Xf, P, grad->data, dXf);
+    transformer_ln_backward(dXf, xhat, rstd, p + l.lnf_g, grad->data + l.lnf_g, grad->data + l.lnf_b, dZ);
     for (size_t k = L; k-- > 0;) {
       layer_backward(d, &td, w, grad, &l, k, X[k], dZ, dX);
       gsl_matrix_memcpy(dZ, dX);
     }
-    for (size_t row = 0; row < n; row++) {
-      size_t tok = token(d, seqs, row % b, row / b), pos = row / b;
-      for (size_t c = 0; c < h; c++) {
-        g[l.embed + tok * h + c] += gsl_matrix_get(dZ, row, c);
-        g[l.pos + pos * h + c] += gsl_matrix_get(dZ, row, c);
-      }
-    }
+    embed_backward(d, &l, b, seqs, dZ, grad->data);
     gsl_matrix_free(dXf);
     gsl_matrix_free(dZ);
     gsl_matrix_free(dX);

@@ -5,6 +5,7 @@
  * deploys the algorithm's actors, runs the engine (one per process) and writes the
  * outputs. */
 
+#include "sim/bounds.h"
 #include "sim/output.h"
 #include "sim/scenario.h"
 
@@ -15,6 +16,8 @@ typedef struct engine_opts {
   const char *expect;    /* --expect FILE, or NULL */
   const output_expected *expected; /* that file, loaded and checked before the run */
   double rtol;           /* --rtol: numbers compared within this relative tolerance */
+  const bounds *bounds;  /* --assert's, checked before the run, or NULL; with them, expected
+                          * is their baseline and is not compared whole */
   int trace;             /* write trace.json (Chrome trace-event timeline) */
   int sg_argc;           /* SimGrid options (--cfg=..., --log=...), argv[0] first */
   char **sg_argv;
@@ -22,7 +25,7 @@ typedef struct engine_opts {
 
 /* Runs the validated scenario. Returns the exit status:
  * 0 success; 1 the run failed its goal (diverged, target missed, --expect
- * mismatch); 2 bad input (one line on stderr, no result folder written). The closing
+ * mismatch, an --assert bound broken); 2 bad input (one line on stderr, no result folder written). The closing
  * line comes after the --expect verdict, and only when it matched. */
 int engine_run(const scenario *sc, const engine_opts *o);
 

@@ -11,6 +11,7 @@
 
 #include "algorithms/registry.h"
 #include "models/arch.h"
+#include "sim/bounds.h"
 #include "sim/engine.h"
 #include "sim/lab/reproduce.h"
 #include "sim/lab/sweep.h"
@@ -50,7 +51,7 @@ static const char usage_tail[] =
 
 static const char run_usage[] =
     "usage: dtsim run [SCENARIO.ini] [--set SECTION.KEY=VALUE]... [--seed N] [--out DIR]\n"
-    "                 [--quiet] [--progress] [--expect FILE [--rtol R]] [--trace] [--cfg=SIMGRID_OPTION:VALUE]... [--log=...]\n"
+    "                 [--quiet] [--progress] [--expect FILE [--rtol R]] [--assert EXPR]... [--trace] [--cfg=SIMGRID_OPTION:VALUE]... [--log=...]\n"
     "\n"
     "Runs one simulation. Without SCENARIO.ini, the built-in default scenario runs\n"
     "(print it with 'dtsim run --print-default'). Keys are listed by 'dtsim list keys'.\n"
@@ -59,7 +60,8 @@ static const char run_usage[] =
     "  --seed N        master seed (same as --set run.seed=N)\n"
     "  --out DIR       result folder (default ./dtsim-out); created only when the run\n"
     "                  completes; each file is written to a temporary name and renamed\n"
-    "  --quiet         no progress line on stderr, no closing line on stdout\n"
+    "  --quiet         no progress line on stderr, no closing line on stdout (not with\n"
+    "                  --progress)\n"
     "  --progress      the progress line also when stderr is not a terminal (a line\n"
     "                  every 10 s of wall time: simulated time against run.max_sim_time,\n"
     "                  steps, loss, accuracy, wall time left)\n"
@@ -68,6 +70,11 @@ static const char run_usage[] =
     "                  matches; or exit 1 and print the first differing value\n"
     "  --rtol R        with --expect: numbers match within relative tolerance R\n"
     "                  (|a - b| <= R max(|a|, |b|)); default 0, exactly\n"
+    "  --assert EXPR   a bound on a summary.json figure by its dotted name, checked\n"
+    "                  after the run (exit 1 when broken), e.g. 'final_accuracy>=0.86';\n"
+    "                  OP <= >= < > ==; with --expect FILE, 'expected' is the same figure\n"
+    "                  there ('performance.step_time_s<=1.02*expected'), and the bounds\n"
+    "                  replace the whole-file comparison; repeatable\n"
     "  --cfg=..., --log=...   passed to SimGrid, e.g. --cfg=contexts/nthreads:2\n"
     "  --print-default print the built-in default scenario and exit\n"
     "  --trace         also write trace.json, a timeline in Chrome's trace-event format\n"
@@ -161,16 +168,80 @@ static int algorithm_set(char **sets, int nsets)
   return 0;
 }
 
-/* `dtsim run ...`; argv[0] is "run" (or "dtsim" for the bare default run). */
-static int run_main(int argc, char **argv, const char *prog)
+/* A check's message "ORIGIN: SECTION.KEY: problem" with ORIGIN replaced by where that key got
+ * its value (its --set, the file's line, or its default), so the line points at what to
+ * change; other messages unchanged. Rewrites msg (ERRLEN bytes) and returns it. */
+static char *blame(char *msg, const char *origin, const char *path, char **sets, int nsets)
+{
+  size_t ol = strlen(origin);
+  if (strncmp(msg, origin, ol) != 0 || strncmp(msg + ol, ": ", 2) != 0)
+    return msg;
+  const char *rest = msg + ol + 2;
+  size_t kl = strspn(rest, "abcdefghijklmnopqrstuvwxyz0123456789_.");
+  char key[128], source[ERRLEN], out[ERRLEN];
+  if (rest[kl] != ':' || kl >= sizeof key)
+    return msg;
+  snprintf(key, sizeof key, "%.*s", (int)kl, rest);
+  if (scenario_key_source(path, sets, nsets, key, source, sizeof source) != 0)
+    return msg;
+  snprintf(out, sizeof out, "%s: %s", source, rest);
+  snprintf(msg, ERRLEN, "%s", out);
+  return msg;
+}
+
+/* What --expect, --rtol and --assert ask, checked before the run: the saved file loaded into
+ * *expected (freed by the caller whatever this returns), its scenario against sc's, the
+ * bounds' names. Returns 0, or 2 after one line on stderr. */
+static int check_expect(const scenario *sc, const char *expect, const char *rtol_text, const bounds *asserts,
+                        output_expected *expected, double *rtol)
+{
+  char err[ERRLEN], diff[ERRLEN];
+  if (rtol_text) {
+    char *end;
+    *rtol = strtod(rtol_text, &end);
+    if (end == rtol_text || *end || !(*rtol >= 0) || *rtol >= 1) {
+      snprintf(err, sizeof(err), "--rtol %s: must be a number in [0, 1), e.g. 1e-9", rtol_text);
+      return bad(NULL, err);
+    }
+    if (!expect)
+      return bad(NULL, "--rtol: only with --expect FILE");
+    if (bounds_count(asserts))
+      return bad(NULL, "--rtol: has no effect with --assert, whose bounds replace --expect's whole-file comparison");
+  }
+  if (expect && output_expect_load(expect, expected, err, sizeof(err)) != 0)
+    return bad(NULL, err);
+  if (expect && output_expect_scenario(expected, sc, diff, sizeof(diff)) != 0) {
+    snprintf(err, sizeof(err), "--expect %s: MISMATCH before the run, in the scenario: %s (nothing was run)", expect,
+             diff);
+    return bad(NULL, err);
+  }
+  if (expect && bounds_count(asserts) && expected->json == NULL) {
+    snprintf(err, sizeof(err), "--expect %s: beside --assert, a saved summary.json (the figures 'expected' names), "
+             "not a %s", expect, expected->name);
+    return bad(NULL, err);
+  }
+  if (bounds_check(asserts, sc->run.algorithm, expected->json, err, sizeof(err)) != 0)
+    return bad(NULL, err);
+  return 0;
+}
+
+/* dtsim run's command line, as run_parse reads it. */
+typedef struct run_args {
+  const char *path, *out, *expect, *seed, *rtol_text;
+  int quiet, trace, progress;
+  char **sets; /* the --set assignments, in order */
+  int nsets;
+  char **sg;   /* SimGrid's options (--cfg=, --log=), the program's name first */
+  int nsg;
+  bounds *asserts; /* --assert's bounds */
+} run_args;
+
+/* Reads argv[1..argc-1] into r, whose sets and sg the caller allocated (argc + 2 slots).
+ * Returns 0; -1 when --help or --print-default printed what was asked; or 2 after bad(). */
+static int run_parse(int argc, char **argv, run_args *r)
 {
   char err[ERRLEN];
-  const char *path = NULL, *out = "dtsim-out", *expect = NULL, *seed = NULL, *rtol_text = NULL;
-  int quiet = 0, trace = 0, progress = 0;
-  char **sets = calloc((size_t)argc + 1, sizeof(char *));
-  char **sg = calloc((size_t)argc + 2, sizeof(char *));
-  int nsets = 0, nsg = 0, rc = 0;
-  sg[nsg++] = (char *)prog;
+  int rc = 0;
   for (int i = 1; i < argc && rc == 0; i++) {
     const char *a = argv[i];
     int has_next = i + 1 < argc && !is_option(argv[i + 1]); /* `--out --quiet` would write into ./--quiet */
@@ -183,81 +254,107 @@ static int run_main(int argc, char **argv, const char *prog)
     } else if (strcmp(a, "--set") == 0 && has_next && scenario_split_assignment(argc, argv, i, err, sizeof(err)))
       rc = bad("run", err);
     else if (strcmp(a, "--set") == 0 && has_next)
-      sets[nsets++] = argv[++i];
+      r->sets[r->nsets++] = argv[++i];
     else if (strcmp(a, "--seed") == 0 && has_next)
-      seed = argv[++i];
+      r->seed = argv[++i];
     else if (strcmp(a, "--out") == 0 && has_next)
-      out = argv[++i];
+      r->out = argv[++i];
     else if (strcmp(a, "--expect") == 0 && has_next)
-      expect = argv[++i];
+      r->expect = argv[++i];
     else if (strcmp(a, "--rtol") == 0 && has_next)
-      rtol_text = argv[++i];
+      r->rtol_text = argv[++i];
+    else if (strcmp(a, "--assert") == 0 && has_next && bounds_add(r->asserts, argv[i + 1], err, sizeof(err)) != 0)
+      rc = bad("run", err);
+    else if (strcmp(a, "--assert") == 0 && has_next)
+      i++;
     else if (strcmp(a, "--quiet") == 0 || strcmp(a, "-q") == 0)
-      quiet = 1;
+      r->quiet = 1;
     else if (strcmp(a, "--trace") == 0)
-      trace = 1;
+      r->trace = 1;
     else if (strcmp(a, "--progress") == 0)
-      progress = 1;
+      r->progress = 1;
     else if (is_simgrid_opt(a))
-      sg[nsg++] = argv[i];
+      r->sg[r->nsg++] = argv[i];
     else if (a[0] == '-' && a[1] != '\0') {
       snprintf(err, sizeof(err), "unknown or incomplete option '%s' (try: dtsim run --help)", a);
       rc = bad("run", err);
-    } else if (path == NULL)
-      path = a;
+    } else if (r->path == NULL)
+      r->path = a;
     else
       rc = bad("run", "only one scenario file can be given");
   }
-  if (rc != 0) {
-    free(sets);
-    free(sg);
-    return rc < 0 ? 0 : rc;
-  }
-  scenario sc;
-  scenario_defaults(&sc);
-  const char *origin = path ? path : "<default>";
-  if (path ? scenario_load_file(&sc, path, err, sizeof(err))
-           : scenario_load_string(&sc, scenario_default_ini, origin, err, sizeof(err)))
+  if (rc == 0 && r->quiet && r->progress)
+    rc = bad("run", "--quiet and --progress contradict each other (--quiet turns the progress line off); give one");
+  return rc;
+}
+
+/* Into sc, the run's scenario: its file (or the built-in default), the --set assignments
+ * and --seed over it, validated. Returns 0, or 2 after bad(). */
+static int run_scenario(const run_args *r, scenario *sc)
+{
+  char err[ERRLEN];
+  int rc = 0;
+  scenario_defaults(sc);
+  const char *origin = r->path ? r->path : "<default>";
+  if (r->path ? scenario_load_file(sc, r->path, err, sizeof(err))
+              : scenario_load_string(sc, scenario_default_ini, origin, err, sizeof(err)))
     rc = bad(NULL, err);
-  for (int i = 0; i < nsets && rc == 0; i++)
-    if (scenario_set(&sc, sets[i], err, sizeof(err)) != 0)
+  for (int i = 0; i < r->nsets && rc == 0; i++)
+    if (scenario_set(sc, r->sets[i], err, sizeof(err)) != 0)
       rc = bad(NULL, err);
-  if (rc == 0 && seed) {
+  if (rc == 0 && scenario_sets_conflict(r->sets, r->nsets, err, sizeof(err)) != 0)
+    rc = bad(NULL, err);
+  if (rc == 0 && r->seed) {
     char assign[128];
-    snprintf(assign, sizeof(assign), "run.seed=%s", seed);
-    if (scenario_set(&sc, assign, err, sizeof(err)) != 0) {
-      snprintf(err, sizeof(err), "--seed: '%s' is not a valid seed (a non-negative integer)", seed);
+    snprintf(assign, sizeof(assign), "run.seed=%s", r->seed);
+    if (scenario_set(sc, assign, err, sizeof(err)) != 0) {
+      snprintf(err, sizeof(err), "--seed: '%s' is not a valid seed (a non-negative integer)", r->seed);
       rc = bad(NULL, err);
     }
   }
-  if (rc == 0 && scenario_validate(&sc, origin, err, sizeof(err)) != 0)
-    rc = bad(NULL, err);
-  if (rc == 0 && !algorithm_set(sets, nsets) && scenario_foreign_section(&sc, origin, err, sizeof(err)) != 0)
-    rc = bad(NULL, err);
-  if (rc == 0 && output_dir_unusable(out, err, sizeof(err)))
-    rc = bad(NULL, err);
+  if (rc == 0 && scenario_validate(sc, origin, err, sizeof(err)) != 0)
+    rc = bad(NULL, blame(err, origin, r->path, r->sets, r->nsets));
+  if (rc == 0 && !algorithm_set(r->sets, r->nsets) && scenario_foreign_section(sc, origin, err, sizeof(err)) != 0)
+    rc = bad(NULL, blame(err, origin, r->path, r->sets, r->nsets));
+  return rc;
+}
+
+/* The result folder usable, and what --expect, --rtol and --assert ask (check_expect).
+ * Returns 0, or 2 after bad(). */
+static int run_outputs(const run_args *r, const scenario *sc, double *rtol, output_expected *expected)
+{
+  char err[ERRLEN];
+  if (output_dir_unusable(r->out, err, sizeof(err)))
+    return bad(NULL, err);
+  *rtol = 0;
+  return check_expect(sc, r->expect, r->rtol_text, r->asserts, expected, rtol);
+}
+
+/* `dtsim run ...`; argv[0] is "run" (or "dtsim" for the bare default run). */
+static int run_main(int argc, char **argv, const char *prog)
+{
+  run_args r = {.out = "dtsim-out", .sets = calloc((size_t)argc + 1, sizeof(char *)),
+                .sg = calloc((size_t)argc + 2, sizeof(char *)), .asserts = bounds_create()};
+  r.sg[r.nsg++] = (char *)prog;
+  scenario sc;
   double rtol = 0;
-  if (rc == 0 && rtol_text) {
-    char *end;
-    rtol = strtod(rtol_text, &end);
-    if (end == rtol_text || *end || !(rtol >= 0) || rtol >= 1) {
-      snprintf(err, sizeof(err), "--rtol %s: must be a number in [0, 1), e.g. 1e-9", rtol_text);
-      rc = bad(NULL, err);
-    } else if (!expect)
-      rc = bad(NULL, "--rtol: only with --expect FILE");
-  }
   output_expected expected = {0};
-  if (rc == 0 && expect && output_expect_load(expect, &expected, err, sizeof(err)) != 0)
-    rc = bad(NULL, err);
+  int rc = run_parse(argc, argv, &r);
+  if (rc == 0)
+    rc = run_scenario(&r, &sc);
+  if (rc == 0)
+    rc = run_outputs(&r, &sc, &rtol, &expected);
   if (rc == 0) {
-    engine_opts o = {.out_dir = out, .quiet = quiet, .expect = expect, .expected = expect ? &expected : NULL,
-                     .rtol = rtol, .trace = trace, .progress = progress, .sg_argc = nsg, .sg_argv = sg};
+    engine_opts o = {.out_dir = r.out, .quiet = r.quiet, .expect = r.expect, .expected = r.expect ? &expected : NULL,
+                     .rtol = rtol, .bounds = bounds_count(r.asserts) ? r.asserts : NULL, .trace = r.trace,
+                     .progress = r.progress, .sg_argc = r.nsg, .sg_argv = r.sg};
     rc = engine_run(&sc, &o);
   }
   output_expect_free(&expected);
-  free(sets);
-  free(sg);
-  return rc;
+  bounds_free(r.asserts);
+  free(r.sets);
+  free(r.sg);
+  return rc < 0 ? 0 : rc;
 }
 
 int main(int argc, char **argv)

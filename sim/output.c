@@ -385,73 +385,94 @@ static int plot_progress_of(const char *dir, const run_result *r, const char *cs
   return drawn > 0;
 }
 
+/* progress.csv's text into b: one row per evaluation, the algorithm's own columns after
+ * the common ones. */
+static void output_progress_csv(report_text *b, const run_result *r)
+{
+  const char *cols = r->rep ? r->rep->progress_columns : NULL, *extra = cols ? r->rep->progress_rows.s : NULL;
+  b->len = 0;
+  report_printf(b, "sim_time_s,step,loss,accuracy%s%s\n", cols ? "," : "", cols ? cols : "");
+  for (size_t i = 0; i < metrics_n_evals(r->m); i++) { /* what the run does not measure is an empty field */
+    const metrics_eval *e = metrics_eval_at(r->m, i);
+    report_double(b, e->sim_time);
+    report_printf(b, ",%ld,", e->steps);
+    if (r->has_loss)
+      report_double(b, e->loss);
+    report_printf(b, ",");
+    if (r->has_accuracy)
+      report_double(b, e->accuracy);
+    if (cols) { /* the algorithm's own columns: line i of its rows */
+      size_t n = extra ? strcspn(extra, "\n") : 0;
+      report_printf(b, ",%.*s", (int)n, extra ? extra : "");
+      if (extra)
+        extra += n + (extra[n] != '\0');
+    }
+    report_printf(b, "\n");
+  }
+}
+
+/* staleness.csv's text into b: the staleness counts that are not zero. */
+static void output_staleness_csv(report_text *b, const run_result *r)
+{
+  b->len = 0;
+  report_printf(b, "staleness,count\n");
+  const long *counts;
+  size_t n = metrics_staleness(r->m, &counts);
+  for (size_t s = 0; s < n; s++)
+    if (counts[s])
+      report_printf(b, "%zu,%ld\n", s, counts[s]);
+}
+
+/* links.csv's text into b: one row per link that carried traffic. */
+static void output_links_csv(report_text *b, const run_result *r)
+{
+  b->len = 0;
+  report_printf(b, "link,bytes,utilization,tier,from,to\n");
+  for (size_t i = 0; i < r->n_links; i++) {
+    report_printf(b, "%s,", r->links[i].name);
+    report_double(b, r->links[i].bytes);
+    report_printf(b, ",");
+    report_double(b, r->links[i].utilization);
+    report_printf(b, ",%s,", r->links[i].tier);
+    csv_field(b, r->links[i].from ? r->links[i].from : "");
+    report_printf(b, ",");
+    csv_field(b, r->links[i].to ? r->links[i].to : "");
+    report_printf(b, "\n");
+  }
+}
+
+/* breakdown.csv's text into b: one row per actor. */
+static void output_breakdown_csv(report_text *b, const run_result *r)
+{
+  b->len = 0;
+  report_printf(b, "actor,role,host,compute_s,comm_s,exposed_comm_s\n");
+  for (size_t i = 0; i < r->n_actors; i++) {
+    const account_actor *a = &r->actors[i];
+    report_printf(b, "%s,%s,%s,", a->name, a->role, a->host);
+    report_double(b, a->compute_s);
+    report_printf(b, ",");
+    report_double(b, a->comm_s);
+    report_printf(b, ",");
+    report_double(b, a->exposed_comm_s);
+    report_printf(b, "\n");
+  }
+}
+
 int output_write_all(const char *dir, const run_result *r, char *err, size_t errlen)
 {
   int previous = holds_summary(dir) > 0;
   if (fileio_mkdirs(dir, err, errlen) != 0)
     return -1;
   report_text b = {0};
-  int rc = 0;
-  const char *cols = r->rep ? r->rep->progress_columns : NULL, *extra = cols ? r->rep->progress_rows.s : NULL;
-  report_printf(&b, "sim_time_s,step,loss,accuracy%s%s\n", cols ? "," : "", cols ? cols : "");
-  for (size_t i = 0; i < metrics_n_evals(r->m); i++) { /* what the run does not measure is an empty field */
-    const metrics_eval *e = metrics_eval_at(r->m, i);
-    report_double(&b, e->sim_time);
-    report_printf(&b, ",%ld,", e->steps);
-    if (r->has_loss)
-      report_double(&b, e->loss);
-    report_printf(&b, ",");
-    if (r->has_accuracy)
-      report_double(&b, e->accuracy);
-    if (cols) { /* the algorithm's own columns: line i of its rows */
-      size_t n = extra ? strcspn(extra, "\n") : 0;
-      report_printf(&b, ",%.*s", (int)n, extra ? extra : "");
-      if (extra)
-        extra += n + (extra[n] != '\0');
-    }
-    report_printf(&b, "\n");
-  }
-  rc = rc ? rc : fileio_write(dir, "progress.csv", b.s, b.len, err, errlen);
+  output_progress_csv(&b, r);
+  int rc = fileio_write(dir, "progress.csv", b.s, b.len, err, errlen);
   int curve = rc == 0 ? plot_progress_of(dir, r, b.s) : 0;
-
-  b.len = 0;
-  report_printf(&b, "staleness,count\n");
-  const long *counts;
-  size_t n = metrics_staleness(r->m, &counts);
-  for (size_t s = 0; s < n; s++)
-    if (counts[s])
-      report_printf(&b, "%zu,%ld\n", s, counts[s]);
+  output_staleness_csv(&b, r);
   rc = rc ? rc : fileio_write(dir, "staleness.csv", b.s, b.len, err, errlen);
-
-  b.len = 0;
-  report_printf(&b, "link,bytes,utilization,tier,from,to\n");
-  for (size_t i = 0; i < r->n_links; i++) {
-    report_printf(&b, "%s,", r->links[i].name);
-    report_double(&b, r->links[i].bytes);
-    report_printf(&b, ",");
-    report_double(&b, r->links[i].utilization);
-    report_printf(&b, ",%s,", r->links[i].tier);
-    csv_field(&b, r->links[i].from ? r->links[i].from : "");
-    report_printf(&b, ",");
-    csv_field(&b, r->links[i].to ? r->links[i].to : "");
-    report_printf(&b, "\n");
-  }
+  output_links_csv(&b, r);
   rc = rc ? rc : fileio_write(dir, "links.csv", b.s, b.len, err, errlen);
-
-  b.len = 0;
-  report_printf(&b, "actor,role,host,compute_s,comm_s,exposed_comm_s\n");
-  for (size_t i = 0; i < r->n_actors; i++) {
-    const account_actor *a = &r->actors[i];
-    report_printf(&b, "%s,%s,%s,", a->name, a->role, a->host);
-    report_double(&b, a->compute_s);
-    report_printf(&b, ",");
-    report_double(&b, a->comm_s);
-    report_printf(&b, ",");
-    report_double(&b, a->exposed_comm_s);
-    report_printf(&b, "\n");
-  }
+  output_breakdown_csv(&b, r);
   rc = rc ? rc : fileio_write(dir, "breakdown.csv", b.s, b.len, err, errlen);
-
   if (r->trace_ev != NULL) {
     b.len = 0;
     write_trace(&b, r);
@@ -662,6 +683,20 @@ void output_expect_free(output_expected *e)
   xbt_free(e->text);
   json_decref(e->json);
   memset(e, 0, sizeof *e);
+}
+
+int output_expect_scenario(const output_expected *e, const scenario *sc, char *msg, size_t msglen)
+{
+  const json_t *want = e->json ? json_object_get(e->json, "scenario") : NULL;
+  if (want == NULL)
+    return 0;
+  json_t *got = scenario_json(sc);
+  char path[512] = "scenario", diff[1024];
+  int rc = json_diff(want, got, 0, path, sizeof(path), diff, sizeof(diff));
+  if (rc)
+    snprintf(msg, msglen, "summary.json: %s", diff);
+  json_decref(got);
+  return rc;
 }
 
 int output_expect_compare(const char *dir, const output_expected *e, double rtol, char *msg, size_t msglen)

@@ -18,7 +18,7 @@ typedef struct link_stat {
   char *name;
   double bytes;       /* bytes of every message whose route crosses the link */
   double utilization; /* bytes / (bandwidth * simulated time) */
-  char tier[8];       /* host, uplink, core or direct (sim/engine.c, collect_links) */
+  char tier[8];       /* host, uplink, core or direct (sim/placement.c, placement_links) */
   char *from, *to;    /* the hosts whose messages crossed it: "host-3", "host-0..host-39 (40 hosts)" */
 } link_stat;
 
@@ -63,6 +63,11 @@ typedef struct output_expected {
  * be read, not valid JSON, not one of the three kinds). Free with output_expect_free. */
 int output_expect_load(const char *path, output_expected *e, char *err, size_t len);
 void output_expect_free(output_expected *e);
+
+/* What the run's results cannot match whatever they are: a summary.json's "scenario" block
+ * against sc (every key, as the run's summary.json would write it). Returns 0 when it
+ * agrees (or e is a CSV, which holds no scenario), 1 with the first difference in msg. */
+int output_expect_scenario(const output_expected *e, const scenario *sc, char *msg, size_t msglen);
 
 /* Compares dir's file of e's kind with e: 0 when equal (numbers within rtol: |a - b| <=
  * rtol x max(|a|, |b|); rtol 0: exactly), 1 with the first difference in msg. */

@@ -269,6 +269,28 @@ static const char *pick_error_line(char *buf)
   return parse ? parse : uncaught ? uncaught : critical ? critical : last;
 }
 
+/* Whether the file stops before its closing </platform> (a copy cut short): then where, as
+ * "line L, column C" of its last character, into where. SimGrid's parser blames whatever
+ * attribute the cut fell in ("Bad attribute `lat'"), which reads like a typo. */
+static int truncated_at(const char *path, char *where, size_t len)
+{
+  char *text = fileio_read(path, NULL);
+  if (text == NULL)
+    return 0;
+  size_t n = strlen(text);
+  while (n > 0 && strchr(" \t\r\n", text[n - 1]))
+    n--;
+  int cut = n > 0 && (n < 11 || strncmp(text + n - 11, "</platform>", 11) != 0);
+  if (cut) {
+    long line = 1, col = 0;
+    for (size_t i = 0; i < n; i++)
+      col = text[i] == '\n' ? (line++, 0) : col + 1;
+    snprintf(where, len, "line %ld, column %ld", line, col);
+  }
+  xbt_free(text);
+  return cut;
+}
+
 /* What the child reported: its stage ('i': the options were accepted), the host count,
  * the verdict on the hosts the run uses ('k', 'e' with msg, or 0 when not asked), the
  * wait status and its stderr (malloc'ed). */
@@ -417,6 +439,16 @@ int platform_check_options(int argc, char **argv, char *err, size_t errlen)
   return -1;
 }
 
+const char *platform_cfg_value(int argc, char **argv, const char *name)
+{
+  size_t n = strlen(name);
+  const char *v = NULL;
+  for (int i = 1; i < argc; i++)
+    if (strncmp(argv[i], "--cfg=", 6) == 0 && strncmp(argv[i] + 6, name, n) == 0 && argv[i][6 + n] == ':')
+      v = argv[i] + 7 + n;
+  return v;
+}
+
 long platform_check_use(const char *path, int argc, char **argv, const platform_use *use, char *err, size_t errlen)
 {
   FILE *f = fopen(path, "r");
@@ -446,10 +478,13 @@ long platform_check_use(const char *path, int argc, char **argv, const platform_
     else
       rc = cr.count;
   } else {
-    char why[96];
+    char why[96], where[64];
     const char *line = child_failure(&cr, why, sizeof why);
     if (cr.count > 0 && use) /* it loaded: SimGrid failed on the routes the run would take */
       platform_set_err(err, errlen, "%s: SimGrid cannot route between the hosts the run uses: %s", path, line);
+    else if (cr.stage == 'i' && truncated_at(path, where, sizeof where))
+      platform_set_err(err, errlen, "%s: looks truncated: it ends at %s without </platform> (SimGrid's parser: %s)",
+                       path, where, line);
     else if (cr.stage == 'i')
       platform_set_err(err, errlen, "%s: malformed platform: %s", path, line);
     else

@@ -124,6 +124,10 @@ void platform_file_model(const char *path, char *buf, size_t len);
  * initialises SimGrid: 0, or -1 with one line naming the option it refuses. */
 int platform_check_options(int argc, char **argv, char *err, size_t errlen);
 
+/* The value of SimGrid option NAME among argv[1..argc-1] (the last --cfg=NAME:VALUE wins),
+ * pointing into argv, or NULL when none sets it. */
+const char *platform_cfg_value(int argc, char **argv, const char *name);
+
 /* The `needed` hosts of all[0..n_all-1] a run uses into used[]: the first ones, or with
  * spread every (n_all / needed)-th. */
 void platform_place(sg_host_t *all, size_t n_all, size_t needed, int spread, sg_host_t *used);

@@ -1,8 +1,14 @@
-/* progress.c - the progress line's text (progress.h). */
+/* progress.c - the progress line (progress.h): its text, and the meter that draws it on
+ * stderr as a run evaluates. */
 #include "sim/progress.h"
 
 #include <math.h>
 #include <stdio.h>
+
+#include "sim/wallclock.h"
+
+/* Off a terminal (--progress into a log), a line every this many wall seconds at most. */
+#define PROGRESS_EVERY 10.0
 
 /* Below a second of wall time the pace says little: no estimate yet. */
 #define PROGRESS_MIN_SPENT 1.0
@@ -40,4 +46,20 @@ void progress_sweep_left(char *buf, size_t len, size_t ran, size_t left, double 
   buf[0] = '\0';
   if (ran > 0 && left > 0 && spent >= PROGRESS_MIN_SPENT)
     snprintf(buf, len, ", about %.0f s of wall time to go", spent * (double)left / (double)ran);
+}
+
+void progress_show(void *ctx, double t, long steps, double loss, double acc)
+{
+  progress *p = ctx;
+  double now = wallclock_seconds();
+  if (!p->tty && p->last > 0 && now - p->last < PROGRESS_EVERY)
+    return;
+  p->last = now;
+  char line[256];
+  progress_point pt = {.t = t, .bound = p->bound, .may_end_sooner = p->may_end_sooner, .steps = steps,
+                       .loss = loss, .acc = acc, .loss_name = p->loss_name, .spent = now - p->start};
+  progress_line(line, sizeof line, &pt);
+  fprintf(stderr, p->tty ? "\r%s   " : "%s\n", line);
+  fflush(stderr);
+  p->shown = p->tty;
 }

@@ -6,10 +6,12 @@
  * accepts. The common sections' rows are below; each algorithm's section comes from its
  * descriptor in the registry (algorithms/algorithm.h), checked by its own validate hook
  * after the rows. Defaults, INI parsing (scenario_read.c), --set, validation, formatting
- * for summary.json and sim/README.md's key reference (scenario_list.c) are all loops over
- * the tables (keytable.c), so they cannot disagree. */
+ * for summary.json and the key reference (scenario_list.c) are all loops over the one
+ * table keytable.c builds from these rows and the descriptors' (scenario_keys_init), so
+ * they cannot disagree. */
 
 #include "sim/scenario.h"
+#include "sim/keytable.h"
 #include "sim/scenario_int.h"
 
 #include <errno.h>
@@ -280,48 +282,19 @@ static const key_spec tail_keys[] = {
    GE(0)},
 };
 
-/* The tables themselves (scenario_int.h's key_ref). */
-#define SECTIONS_MAX (SETTINGS_MAX_ALGORITHMS + 8)
-key_ref scn_keys[KEYS_MAX];
-size_t scn_n_keys;
-section_spec scn_sections[SECTIONS_MAX];
-size_t scn_n_sections;
+#define N_ROWS(a) (sizeof(a) / sizeof((a)[0]))
 
-static void add_keys(const key_spec *k, size_t n, int alg)
+void scenario_keys_init(void)
 {
-  for (size_t i = 0; i < n; i++) {
-    xbt_assert(scn_n_keys < KEYS_MAX, "scenario: more than %d keys", KEYS_MAX);
-    scn_keys[scn_n_keys++] = (key_ref){&k[i], alg};
-  }
+  static const key_rows head = {head_sections, N_ROWS(head_sections), head_keys, N_ROWS(head_keys)};
+  static const key_rows tail = {tail_sections, N_ROWS(tail_sections), tail_keys, N_ROWS(tail_keys)};
+  keytable_build(&head, &tail);
 }
 
-static void add_section(const char *name, const char *doc)
+void scenario_defaults(scenario *s)
 {
-  xbt_assert(scn_n_sections < SECTIONS_MAX, "scenario: more than %d sections", SECTIONS_MAX);
-  scn_sections[scn_n_sections++] = (section_spec){name, doc};
-}
-
-/* Builds the tables once; every public function calls it first. */
-void scn_keys_init(void)
-{
-  if (scn_n_keys > 0)
-    return;
-  for (size_t i = 0; i < sizeof head_sections / sizeof head_sections[0]; i++)
-    add_section(head_sections[i].name, head_sections[i].doc);
-  add_keys(head_keys, sizeof head_keys / sizeof head_keys[0], -1);
-  for (size_t a = 0; a < algorithm_count; a++) {
-    const algorithm *alg = algorithm_registry[a];
-    xbt_assert(alg->params_size <= SETTINGS_PARAMS_BYTES, "%s's parameters outgrow SETTINGS_PARAMS_BYTES",
-               alg->name);
-    add_section(alg->name, alg->section_doc);
-    for (size_t i = 0; i < alg->n_keys; i++)
-      xbt_assert(strcmp(alg->keys[i].section, alg->name) == 0, "key %s.%s is in %s's table", alg->keys[i].section,
-                 alg->keys[i].key, alg->name);
-    add_keys(alg->keys, alg->n_keys, (int)a);
-  }
-  for (size_t i = 0; i < sizeof tail_sections / sizeof tail_sections[0]; i++)
-    add_section(tail_sections[i].name, tail_sections[i].doc);
-  add_keys(tail_keys, sizeof tail_keys / sizeof tail_keys[0], -1);
+  scenario_keys_init();
+  keytable_defaults(s);
 }
 
 /* ---------- accepted names ---------- */
@@ -354,8 +327,8 @@ static int check_preset(const char *v, char *msg, size_t len)
   char names[512], q[QUOTE_MAX + 8];
   if (!*v || platform_preset(v, 0, &spec) == 0)
     return 0;
-  scn_names_list(scn_key_preset()->k, names, sizeof names, 0);
-  scn_msgf(msg, len, "unknown preset %s (presets: %s)", scn_quote(v, q, sizeof q), names);
+  keytable_names_list(keytable_key_preset()->k, names, sizeof names, 0);
+  keytable_msgf(msg, len, "unknown preset %s (presets: %s)", keytable_quote(v, q, sizeof q), names);
   return -1;
 }
 
@@ -369,8 +342,8 @@ static int check_algorithm(const char *v, char *msg, size_t len)
   char names[512], q[QUOTE_MAX + 8];
   if (algorithm_find(v))
     return 0;
-  scn_names_list(scn_key_find("run", "algorithm")->k, names, sizeof names, 0);
-  scn_msgf(msg, len, "%s is not one of: %s", scn_quote(v, q, sizeof q), names);
+  keytable_names_list(keytable_key_find("run", "algorithm")->k, names, sizeof names, 0);
+  keytable_msgf(msg, len, "%s is not one of: %s", keytable_quote(v, q, sizeof q), names);
   return -1;
 }
 
@@ -379,17 +352,17 @@ static int check_layers(const char *v, char *msg, size_t len)
   char q[QUOTE_MAX + 8];
   int n = scenario_layers(v, NULL, 0);
   if (n < 0) {
-    scn_msgf(msg, len, "%s is not a comma-separated list of sizes between 1 and %lu (e.g. 64,128,10)",
-         scn_quote(v, q, sizeof q), KEY_SIZE_MAX);
+    keytable_msgf(msg, len, "%s is not a comma-separated list of sizes between 1 and %lu (e.g. 64,128,10)",
+         keytable_quote(v, q, sizeof q), KEY_SIZE_MAX);
     return -1;
   }
   if (n < 2) {
-    scn_msgf(msg, len, "%s has %d size; a model needs at least 2 (inputs, outputs)",
-         scn_quote(v, q, sizeof q), n);
+    keytable_msgf(msg, len, "%s has %d size; a model needs at least 2 (inputs, outputs)",
+         keytable_quote(v, q, sizeof q), n);
     return -1;
   }
   if (n > SETTINGS_MAX_LAYERS) {
-    scn_msgf(msg, len, "%s has %d sizes; at most %d are supported", scn_quote(v, q, sizeof q), n,
+    keytable_msgf(msg, len, "%s has %d sizes; at most %d are supported", keytable_quote(v, q, sizeof q), n,
          SETTINGS_MAX_LAYERS);
     return -1;
   }
@@ -401,8 +374,8 @@ static int check_virtual(const char *v, char *msg, size_t len)
   char names[512], q[QUOTE_MAX + 8];
   if (!*v || arch_virtual_find(v))
     return 0;
-  scn_names_list(scn_key_find("model", "virtual")->k, names, sizeof names, 0);
-  scn_msgf(msg, len, "unknown virtual network %s (known: none, %s)", scn_quote(v, q, sizeof q), names);
+  keytable_names_list(keytable_key_find("model", "virtual")->k, names, sizeof names, 0);
+  keytable_msgf(msg, len, "unknown virtual network %s (known: none, %s)", keytable_quote(v, q, sizeof q), names);
   return -1;
 }
 
@@ -412,8 +385,8 @@ static int check_dtype(const char *v, char *msg, size_t len)
   char names[64], q[QUOTE_MAX + 8];
   if (cost_dtype_parse(v, &t) == 0)
     return 0;
-  scn_names_list(scn_key_find("model", "dtype")->k, names, sizeof names, 0);
-  scn_msgf(msg, len, "%s is not one of: %s", scn_quote(v, q, sizeof q), names);
+  keytable_names_list(keytable_key_find("model", "dtype")->k, names, sizeof names, 0);
+  keytable_msgf(msg, len, "%s is not one of: %s", keytable_quote(v, q, sizeof q), names);
   return -1;
 }
 
@@ -428,14 +401,14 @@ static int check_source(const char *v, char *msg, size_t len)
     if (strncmp(v, files[i], n) == 0) {
       if (v[n] != '\0')
         return 0;
-      scn_msgf(msg, len, "%s needs a file name, as in %sdata/train.txt", scn_quote(v, q, sizeof q),
+      keytable_msgf(msg, len, "%s needs a file name, as in %sdata/train.txt", keytable_quote(v, q, sizeof q),
            files[i]);
       return -1;
     }
   }
-  scn_msgf(msg, len,
+  keytable_msgf(msg, len,
        "%s is not a data source (synthetic-teacher, synthetic-gaussian, libsvm:PATH or csv:PATH)",
-       scn_quote(v, q, sizeof q));
+       keytable_quote(v, q, sizeof q));
   return -1;
 }
 
@@ -452,7 +425,8 @@ static int check_gen_topology(const char *v, char *msg, size_t len)
   char q[QUOTE_MAX + 8];
   if (!*v || platform_topology_parse(v, &t) == 0)
     return 0;
-  scn_msgf(msg, len, "%s is not a topology (star, fat-tree, torus, dragonfly, ring)", scn_quote(v, q, sizeof q));
+  keytable_msgf(msg, len, "%s is not a topology (star, fat-tree, torus, dragonfly, ring)",
+                keytable_quote(v, q, sizeof q));
   return -1;
 }
 
@@ -467,7 +441,7 @@ static int check_sharing(const char *v, char *msg, size_t len)
   char q[QUOTE_MAX + 8];
   if (!*v || platform_sharing_parse(v) != NULL)
     return 0;
-  scn_msgf(msg, len, "%s is not a sharing policy (shared, splitduplex, fatpipe)", scn_quote(v, q, sizeof q));
+  keytable_msgf(msg, len, "%s is not a sharing policy (shared, splitduplex, fatpipe)", keytable_quote(v, q, sizeof q));
   return -1;
 }
 
@@ -497,8 +471,8 @@ static int check_stragglers(const char *v, char *msg, size_t len)
   double f, s;
   if (scenario_stragglers(v, &f, &s) == 0)
     return 0;
-  scn_msgf(msg, len, "%s is not FRACTION:SLOWDOWN with FRACTION in [0, 1] and SLOWDOWN >= 1 (e.g. 0.1:4)",
-       scn_quote(v, q, sizeof q));
+  keytable_msgf(msg, len, "%s is not FRACTION:SLOWDOWN with FRACTION in [0, 1] and SLOWDOWN >= 1 (e.g. 0.1:4)",
+       keytable_quote(v, q, sizeof q));
   return -1;
 }
 
@@ -509,7 +483,7 @@ static int check_fault_list(fault_kind kind, const char *v, char *msg, size_t le
   int rc = faults_parse(&p, kind, v, e, sizeof e);
   faults_clear(&p);
   if (rc != 0)
-    scn_msgf(msg, len, "%s", e);
+    keytable_msgf(msg, len, "%s", e);
   return rc;
 }
 
@@ -541,24 +515,24 @@ static int validate_shapes(const scenario *s, char *msg, size_t len)
   out = sizes[n - 1];
   if (strcmp(s->model.type, "linear") == 0 || strcmp(s->model.type, "logistic") == 0) {
     if (n != 2 || out != 1) {
-      scn_msgf(msg, len, "%s needs exactly 2 sizes, inputs and 1 output (e.g. 64,1), got '%s'",
+      keytable_msgf(msg, len, "%s needs exactly 2 sizes, inputs and 1 output (e.g. 64,1), got '%s'",
            s->model.type, s->model.layers);
       return -1;
     }
   } else if (strcmp(s->model.type, "softmax") == 0) {
     if (n != 2 || out < 2) {
-      scn_msgf(msg, len, "softmax needs exactly 2 sizes, inputs and at least 2 classes (e.g. 64,10), "
+      keytable_msgf(msg, len, "softmax needs exactly 2 sizes, inputs and at least 2 classes (e.g. 64,10), "
            "got '%s'", s->model.layers);
       return -1;
     }
   } else if (strcmp(s->model.type, "mlp") == 0) {
     if (n < 3) {
-      scn_msgf(msg, len, "mlp needs at least 3 sizes (inputs, hidden..., outputs), got '%s'",
+      keytable_msgf(msg, len, "mlp needs at least 3 sizes (inputs, hidden..., outputs), got '%s'",
            s->model.layers);
       return -1;
     }
     if (out < 2) {
-      scn_msgf(msg, len, "mlp needs at least 2 outputs (classes), got '%s'; for one output use "
+      keytable_msgf(msg, len, "mlp needs at least 2 outputs (classes), got '%s'; for one output use "
            "model.type = logistic (binary) or linear (regression)", s->model.layers);
       return -1;
     }
@@ -583,23 +557,23 @@ static int ineffective_key(const scenario *s, const algorithm *alg, char *msg, s
   size_t nk = sizeof head_keys / sizeof head_keys[0];
   for (size_t i = 0; i < sizeof data_names / sizeof *data_names; i++)
     if (!alg->uses_data && key_changed(head_keys, nk, s, data_names[i])) {
-      scn_msgf(msg, len, "%s: has no effect: run.algorithm = %s trains on no data set of [data]", data_names[i],
+      keytable_msgf(msg, len, "%s: has no effect: run.algorithm = %s trains on no data set of [data]", data_names[i],
            s->run.algorithm);
       return -1;
     }
   for (size_t i = 0; i < sizeof shape_keys / sizeof *shape_keys && !alg->trains_layers; i++)
     if (key_changed(head_keys, nk, s, shape_keys[i])) {
-      scn_msgf(msg, len, "%s: has no effect: run.algorithm = %s does not train model.layers (its shapes are its own "
-           "section's)", shape_keys[i], s->run.algorithm);
+      keytable_msgf(msg, len, "%s: has no effect: run.algorithm = %s does not train model.layers (its shapes are "
+                    "its own section's)", shape_keys[i], s->run.algorithm);
       return -1;
     }
   for (size_t i = 0; i < sizeof warm_keys / sizeof *warm_keys && s->model.warm_steps == 0; i++)
     if (key_changed(head_keys, nk, s, warm_keys[i])) {
-      scn_msgf(msg, len, "%s: has no effect without a warmstart (model.warmstart_steps = 0)", warm_keys[i]);
+      keytable_msgf(msg, len, "%s: has no effect without a warmstart (model.warmstart_steps = 0)", warm_keys[i]);
       return -1;
     }
   if (s->run.target_accuracy > 0 && !s->model.numerics) {
-    scn_msgf(msg, len, "run.target_accuracy: a timing-only run (model.numerics = off) measures no accuracy, so it "
+    keytable_msgf(msg, len, "run.target_accuracy: a timing-only run (model.numerics = off) measures no accuracy, so it "
          "could only end target_not_reached");
     return -1;
   }
@@ -610,26 +584,28 @@ int scenario_validate(const scenario *s, const char *origin, char *err, size_t e
 {
   char msg[400];
   const char *o = origin ? origin : "<default>";
-  scn_keys_init();
-  for (size_t i = 0; i < scn_n_keys; i++)
-    if (scn_validate_key(s, &scn_keys[i], msg, sizeof msg) != 0) {
-      scn_msgf(err, errlen, "%s: %s.%s: %s", o, scn_keys[i].k->section, scn_keys[i].k->key, msg);
+  scenario_keys_init();
+  size_t n_keys;
+  const key_ref *keys = keytable_keys(&n_keys);
+  for (size_t i = 0; i < n_keys; i++)
+    if (keytable_validate_key(s, &keys[i], msg, sizeof msg) != 0) {
+      keytable_msgf(err, errlen, "%s: %s.%s: %s", o, keys[i].k->section, keys[i].k->key, msg);
       return -1;
     }
   const algorithm *alg = algorithm_find(s->run.algorithm);
   xbt_assert(alg != NULL, "run.algorithm '%s' passed its key check", s->run.algorithm);
   if (s->platform.preset[0] && s->platform.file[0]) {
-    scn_msgf(err, errlen, "%s: platform.preset: must be empty when platform.file is set (got '%s' "
+    keytable_msgf(err, errlen, "%s: platform.preset: must be empty when platform.file is set (got '%s' "
          "and '%s')", o, s->platform.preset, s->platform.file);
     return -1;
   }
   if (!s->platform.preset[0] && !s->platform.file[0]) {
-    scn_msgf(err, errlen, "%s: platform.preset: give a preset or a platform.file, both are empty", o);
+    keytable_msgf(err, errlen, "%s: platform.preset: give a preset or a platform.file, both are empty", o);
     return -1;
   }
   if (s->platform.file[0] && (s->platform.gen_topology[0] || s->platform.host_cores > 0 || s->platform.sharing[0] ||
                               !s->platform.link_efficiency || strcmp(s->platform.uplink_routing, "pooled") == 0)) {
-    scn_msgf(err, errlen, "%s: platform.%s: changes a preset's generated platform; with platform.file set, edit "
+    keytable_msgf(err, errlen, "%s: platform.%s: changes a preset's generated platform; with platform.file set, edit "
          "the file (bw_factor, lat_factor and speed_factor work on any platform)", o,
          s->platform.gen_topology[0] ? "topology" : s->platform.host_cores > 0 ? "host_cores"
                                                    : s->platform.sharing[0]    ? "sharing"
@@ -638,37 +614,39 @@ int scenario_validate(const scenario *s, const char *origin, char *err, size_t e
     return -1;
   }
   if (s->run.collectives != 0 && (s->faults.host_failures[0] || s->faults.link_failures[0])) {
-    scn_msgf(err, errlen, "%s: run.collectives: rounds cannot lose a member or a transfer midway (a round waits for "
-         "every member at a barrier); use messages with faults.%s", o,
+    keytable_msgf(err, errlen, "%s: run.collectives: rounds cannot lose a member or a transfer midway (a round "
+                  "waits for every member at a barrier); use messages with faults.%s", o,
          s->faults.host_failures[0] ? "host_failures" : "link_failures");
     return -1;
   }
   if (validate_shapes(s, msg, sizeof msg) != 0) {
-    scn_msgf(err, errlen, "%s: model.layers: %s", o, msg);
+    keytable_msgf(err, errlen, "%s: model.layers: %s", o, msg);
     return -1;
   }
   int teacher = strcmp(s->data.source, "synthetic-teacher") == 0;
   if ((s->data.stream || s->data.label_noise > 0 || s->data.input_decay > 0) && !teacher) {
-    scn_msgf(err, errlen, "%s: data.%s: only the synthetic-teacher source has a teacher to draw from (data.source = %s)",
-         o, s->data.stream ? "stream" : s->data.label_noise > 0 ? "label_noise" : "input_decay", s->data.source);
+    keytable_msgf(err, errlen, "%s: data.%s: only the synthetic-teacher source has a teacher to draw from "
+                  "(data.source = %s)",
+                  o, s->data.stream ? "stream" : s->data.label_noise > 0 ? "label_noise" : "input_decay", s->data.source);
     return -1;
   }
   if (s->data.label_noise > 0 && strcmp(s->model.type, "linear") == 0) {
-    scn_msgf(err, errlen, "%s: data.label_noise: needs class labels to replace; model.type = linear has real targets", o);
+    keytable_msgf(err, errlen, "%s: data.label_noise: needs class labels to replace; model.type = linear has real "
+                  "targets", o);
     return -1;
   }
   if (s->model.warm_steps > 0 && (!s->model.numerics || !alg->trains_layers)) {
-    scn_msgf(err, errlen, "%s: model.warmstart_steps: a warmstart trains model.layers before the run, which %s", o,
+    keytable_msgf(err, errlen, "%s: model.warmstart_steps: a warmstart trains model.layers before the run, which %s", o,
          !s->model.numerics ? "a timing-only run (model.numerics = off) does not have"
                             : "this run.algorithm does not train");
     return -1;
   }
   if (ineffective_key(s, alg, msg, sizeof msg) != 0) {
-    scn_msgf(err, errlen, "%s: %s", o, msg);
+    keytable_msgf(err, errlen, "%s: %s", o, msg);
     return -1;
   }
   if (alg->plan.validate(s, algorithm_params(s, alg), msg, sizeof msg) != 0) {
-    scn_msgf(err, errlen, "%s: %s", o, msg);
+    keytable_msgf(err, errlen, "%s: %s", o, msg);
     return -1;
   }
   return 0;
@@ -688,8 +666,8 @@ int scenario_foreign_section(const scenario *s, const char *origin, char *err, s
     const void *params = algorithm_params(s, other);
     for (size_t i = 0; i < other->n_keys; i++)
       if (key_changed(other->keys, other->n_keys, params, other->keys[i].key)) {
-        scn_msgf(err, errlen, "%s: %s.%s: has no effect: run.algorithm = %s reads only %s (a file shared by several "
-                 "algorithms runs each with --set run.algorithm=NAME)", origin ? origin : "<default>", other->name,
+        keytable_msgf(err, errlen, "%s: %s.%s: has no effect: run.algorithm = %s reads only %s (a file shared by "
+                 "several algorithms runs each with --set run.algorithm=NAME)", origin ? origin : "<default>", other->name,
                  other->keys[i].key, alg->name, reads);
         return -1;
       }

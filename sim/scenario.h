@@ -4,7 +4,7 @@
  * Key tables list every key with its section, type, default, unit and one line of
  * documentation: the common sections' here, each algorithm's in its descriptor
  * (algorithms/algorithm.h); parsing, --set overrides, validation, the "scenario" block of
- * summary.json and the key reference of sim/README.md all come from the tables. */
+ * summary.json and the key reference (sim/KEYS.md) all come from the tables. */
 
 #include <stddef.h>
 #include <stdint.h>
@@ -31,6 +31,16 @@ int scenario_load_string(scenario *s, const char *text, const char *name, char *
 
 /* Applies one "SECTION.KEY=VALUE" override. Returns 0, or -1 with a message in err. */
 int scenario_set(scenario *s, const char *assignment, char *err, size_t errlen);
+/* Refuses --set assignments (already each applied without error) that name both a
+ * platform.preset and a platform.file, as one INI file naming both is refused (a single
+ * --set of either over a file naming the other replaces it). Returns 0, or -1 with one
+ * line in err. */
+int scenario_sets_conflict(char *const *sets, int n, char *err, size_t errlen);
+/* Where the key `name` (SECTION.KEY, or an old name of it) took its value in a scenario
+ * read from path (NULL: the built-in one) and then the --sets: "--set SECTION.KEY=VALUE"
+ * (the last one naming it), "PATH:LINE", or the scenario that leaves it at its default,
+ * into out. Returns 0, or -1 when name is no key. */
+int scenario_key_source(const char *path, char *const *sets, int nsets, const char *name, char *out, size_t len);
 /* Whether the option at argv[i] (--set, --vary) was given an assignment the shell split at
  * its blanks (`--set downpour.replicas = 4`, `... =4`, `...= 4`): the words after it would
  * otherwise be taken for a scenario file. Then err says how to write it. */
@@ -72,7 +82,7 @@ int scenario_stragglers(const char *text, double *fraction, double *slowdown);
 size_t scenario_alias_count(void);
 void scenario_alias_at(size_t i, const char **section, const char **key, const char **to_section, const char **to_key);
 
-/* Prints the key reference as a Markdown table (sim/README.md's, and `dtsim list keys`). */
+/* Prints the key reference as Markdown tables (sim/KEYS.md's, and `dtsim list keys`). */
 void scenario_print_reference(FILE *out);
 
 /* The built-in default scenario (INI text) that `dtsim` alone runs. */

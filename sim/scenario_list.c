@@ -1,7 +1,8 @@
 /* scenario_list.c - the keys as a list (for summary.json's "scenario" block) and as the
- * Markdown key reference of sim/README.md and `dtsim list keys`. */
+ * Markdown key reference of sim/KEYS.md and `dtsim list keys`. */
 
 #include "sim/scenario.h"
+#include "sim/keytable.h"
 #include "sim/scenario_int.h"
 
 #include <stdio.h>
@@ -12,23 +13,34 @@
 
 size_t scenario_key_count(void)
 {
-  scn_keys_init();
-  return scn_n_keys;
+  size_t n;
+  scenario_keys_init();
+  keytable_keys(&n);
+  return n;
+}
+
+/* The table's i-th key; `who` names the caller when i is past the last. */
+static const key_ref *scenario_list_key(size_t i, const char *who)
+{
+  size_t n;
+  scenario_keys_init();
+  const key_ref *keys = keytable_keys(&n);
+  xbt_assert(i < n, "%s: index %zu past the %zu keys", who, i, n);
+  return &keys[i];
 }
 
 void scenario_key_at(const scenario *s, size_t i, const char **section, const char **key,
                      char *value, size_t valuelen, const char **def, const char **unit,
                      const char **doc)
 {
-  scn_keys_init();
-  xbt_assert(i < scn_n_keys, "scenario_key_at: index %zu past the %zu keys", i, scn_n_keys);
-  const key_spec *k = scn_keys[i].k;
+  const key_ref *r = scenario_list_key(i, "scenario_key_at");
+  const key_spec *k = r->k;
   if (section)
     *section = k->section;
   if (key)
     *key = k->key;
   if (value && valuelen)
-    scn_format_value(s, &scn_keys[i], value, valuelen);
+    keytable_format_value(s, r, value, valuelen);
   if (def)
     *def = k->def;
   if (unit)
@@ -39,12 +51,11 @@ void scenario_key_at(const scenario *s, size_t i, const char **section, const ch
 
 int scenario_key_file(const scenario *s, size_t i, char *path, size_t len)
 {
-  scn_keys_init();
-  xbt_assert(i < scn_n_keys, "scenario_key_file: index %zu past the %zu keys", i, scn_n_keys);
-  const key_spec *k = scn_keys[i].k;
+  const key_ref *r = scenario_list_key(i, "scenario_key_file");
+  const key_spec *k = r->k;
   if (k->paths == NULL)
     return 0;
-  const char *value = scn_cfield(s, &scn_keys[i]);
+  const char *value = keytable_cfield(s, r);
   for (const char *p = k->paths;; p += strcspn(p, "|") + 1) { /* "" or "a:|b:" */
     size_t m = strcspn(p, "|");
     if (strncmp(value, p, m) == 0 && value[m] != '\0') {
@@ -69,13 +80,16 @@ static void put_cell(FILE *out, const char *text)
 void scenario_print_reference(FILE *out)
 {
   char names[512], range[96];
-  scn_keys_init();
-  for (size_t si = 0; si < scn_n_sections; si++) {
-    fprintf(out, "%s**[%s]** %s\n\n", si ? "\n" : "", scn_sections[si].name, scn_sections[si].doc);
+  size_t n_keys, n_sections;
+  scenario_keys_init();
+  const key_ref *keys = keytable_keys(&n_keys);
+  const section_spec *sections = keytable_sections(&n_sections);
+  for (size_t si = 0; si < n_sections; si++) {
+    fprintf(out, "%s**[%s]** %s\n\n", si ? "\n" : "", sections[si].name, sections[si].doc);
     fprintf(out, "| key | default | unit | meaning |\n|---|---|---|---|\n");
-    for (size_t i = 0; i < scn_n_keys; i++) {
-      const key_spec *k = scn_keys[i].k;
-      if (strcmp(k->section, scn_sections[si].name) != 0)
+    for (size_t i = 0; i < n_keys; i++) {
+      const key_spec *k = keys[i].k;
+      if (strcmp(k->section, sections[si].name) != 0)
         continue;
       fprintf(out, "| `%s.%s` | ", k->section, k->key);
       if (*k->def)
@@ -86,8 +100,8 @@ void scenario_print_reference(FILE *out)
       put_cell(out, *k->unit ? k->unit : "-");
       fputs(" | ", out);
       put_cell(out, k->doc);
-      scn_names_list(k, names, sizeof names, 1);
-      scn_range_text(k, range, sizeof range);
+      keytable_names_list(k, names, sizeof names, 1);
+      keytable_range_text(k, range, sizeof range);
       if (k->type == KEY_BOOL)
         fputs(" `on` or `off`.", out);
       if (*names) {
@@ -105,9 +119,19 @@ void scenario_print_reference(FILE *out)
     for (size_t a = 0; a < scenario_alias_count(); a++) {
       const char *section, *key, *to_section, *to_key;
       scenario_alias_at(a, &section, &key, &to_section, &to_key);
-      if (strcmp(section, scn_sections[si].name) == 0)
+      if (strcmp(section, sections[si].name) == 0)
         fprintf(out, "\n`%s.%s` is an old name of `%s.%s`, still read (and written in summary.json's scenario block, "
                 "with that key's value).\n", section, key, to_section, to_key);
     }
   }
+}
+
+size_t scenario_alias_count(void)
+{
+  return keytable_alias_count();
+}
+
+void scenario_alias_at(size_t i, const char **section, const char **key, const char **to_section, const char **to_key)
+{
+  keytable_alias_at(i, section, key, to_section, to_key);
 }

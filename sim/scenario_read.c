@@ -10,6 +10,7 @@
  *    and gives syntax errors a message that says what was expected. */
 
 #include "sim/scenario.h"
+#include "sim/keytable.h"
 #include "sim/scenario_int.h"
 
 #include <errno.h>
@@ -140,9 +141,9 @@ static char *reader(char *str, int num, void *stream)
       name++;
     for (e = close; e > name && is_blank(e[-1]);)
       *--e = '\0';
-    if (!scn_section_find(name)) {
+    if (!keytable_section_find(name)) {
       char msg[256];
-      scn_unknown_section_msg(name, msg, sizeof msg);
+      keytable_unknown_section_msg(name, msg, sizeof msg);
       load_error(c, c->lineno, "%s", msg);
     }
     snprintf(str, (size_t)num, "[%s]\n", name);
@@ -198,20 +199,20 @@ static int handler(void *user, const char *section, const char *name, const char
     load_error(c, c->lineno, "'%.*s' comes before any [section]", QUOTE_MAX, name);
     return 0;
   }
-  if (!scn_section_find(section))
+  if (!keytable_section_find(section))
     return 1; /* reported on the section's header line */
   if (!*name) {
     load_error(c, c->lineno, "a key name is missing before '='");
     return 0;
   }
-  r = scn_key_find(section, name);
+  r = keytable_key_find(section, name);
   if (!r) {
-    scn_unknown_key_msg(section, name, msg, sizeof msg);
+    keytable_unknown_key_msg(section, name, msg, sizeof msg);
     load_error(c, c->lineno, "%s", msg);
     return 0;
   }
   const key_spec *k = r->k;
-  idx = (size_t)(r - scn_keys);
+  idx = keytable_index(r);
   if (c->seen[idx]) {
     if (strcmp(k->section, section) != 0 || strcmp(k->key, name) != 0)
       load_error(c, c->lineno, "%s.%s is an old name of %s.%s, which is set twice (first on line %d)", section, name,
@@ -220,10 +221,10 @@ static int handler(void *user, const char *section, const char *name, const char
       load_error(c, c->lineno, "%s.%s is set twice (first on line %d)", k->section, k->key, c->seen[idx]);
     return 0;
   }
-  if (*value && (r == scn_key_file() || r == scn_key_preset())) {
-    const key_ref *other = r == scn_key_file() ? scn_key_preset() : scn_key_file();
-    size_t oi = (size_t)(other - scn_keys);
-    if (c->seen[oi] && *(const char *)scn_cfield(c->s, other)) {
+  if (*value && (r == keytable_key_file() || r == keytable_key_preset())) {
+    const key_ref *other = r == keytable_key_file() ? keytable_key_preset() : keytable_key_file();
+    size_t oi = keytable_index(other);
+    if (c->seen[oi] && *(const char *)keytable_cfield(c->s, other)) {
       load_error(c, c->lineno, "%s.%s: %s.%s is also set (line %d); give a preset or a file, "
                  "not both", k->section, k->key, other->k->section, other->k->key, c->seen[oi]);
       return 0;
@@ -238,7 +239,7 @@ static int handler(void *user, const char *section, const char *name, const char
     }
     value = joined;
   }
-  if (scn_key_assign(c->s, r, value, msg, sizeof msg) != 0) {
+  if (keytable_key_assign(c->s, r, value, msg, sizeof msg) != 0) {
     load_error(c, c->lineno, "%s.%s: %s", k->section, k->key, msg);
     return 0;
   }
@@ -250,19 +251,19 @@ static int load_run(load_ctx *c, char *err, size_t errlen)
 {
   int rc = ini_parse_stream(reader, c, handler, c);
   if (c->read_errno) {
-    scn_msgf(err, errlen, "%s: cannot read: %s", c->name, strerror(c->read_errno));
+    keytable_msgf(err, errlen, "%s: cannot read: %s", c->name, strerror(c->read_errno));
     return -1;
   }
   if (c->err_line && (rc <= 0 || c->err_line <= rc)) {
-    scn_msgf(err, errlen, "%s", c->err);
+    keytable_msgf(err, errlen, "%s", c->err);
     return -1;
   }
   if (rc > 0) { /* inih found a problem our reader did not foresee */
-    scn_msgf(err, errlen, "%s:%d: syntax error", c->name, rc);
+    keytable_msgf(err, errlen, "%s:%d: syntax error", c->name, rc);
     return -1;
   }
   if (rc < 0) {
-    scn_msgf(err, errlen, "%s: cannot parse (inih error %d)", c->name, rc);
+    keytable_msgf(err, errlen, "%s: cannot parse (inih error %d)", c->name, rc);
     return -1;
   }
   return 0;
@@ -270,7 +271,7 @@ static int load_run(load_ctx *c, char *err, size_t errlen)
 
 static load_ctx *load_ctx_new(scenario *s, const char *name)
 {
-  scn_keys_init();
+  scenario_keys_init();
   load_ctx *c = calloc(1, sizeof *c);
   xbt_assert(c, "scenario: out of memory");
   c->s = s;
@@ -293,7 +294,7 @@ int scenario_load_file(scenario *s, const char *path, char *err, size_t errlen)
   int rc;
   FILE *fp = fopen(path, "r");
   if (!fp) {
-    scn_msgf(err, errlen, "%s: cannot open: %s", path, strerror(errno));
+    keytable_msgf(err, errlen, "%s: cannot open: %s", path, strerror(errno));
     return -1;
   }
   rc = scenario_load_stream(s, fp, path, err, errlen);
@@ -330,7 +331,7 @@ int scenario_set(scenario *s, const char *assignment, char *err, size_t errlen)
   char buf[SETTINGS_STR + 128], whole[SETTINGS_STR + 128], msg[400], q[QUOTE_MAX + 8];
   char *eq, *dot, *section, *key, *value;
   const key_ref *k;
-  scn_keys_init();
+  scenario_keys_init();
   /* Messages quote the assignment, so it is taken without the blanks and line breaks
    * around it (trim drops those anyway), and a newline inside it, which would split the
    * one-line message, is refused: no value needs one, and none can come from INI. */
@@ -339,12 +340,12 @@ int scenario_set(scenario *s, const char *assignment, char *err, size_t errlen)
     end--;
   size_t brk = lead + strcspn(assignment + lead, "\n");
   if (brk < end) {
-    scn_msgf(err, errlen, "--set %.*s...: a newline cannot be part of SECTION.KEY=VALUE",
+    keytable_msgf(err, errlen, "--set %.*s...: a newline cannot be part of SECTION.KEY=VALUE",
          (int)(brk - lead < QUOTE_MAX ? brk - lead : QUOTE_MAX), assignment + lead);
     return -1;
   }
   if (end - lead >= sizeof buf) {
-    scn_msgf(err, errlen, "--set %s: too long", scn_quote(assignment + lead, q, sizeof q));
+    keytable_msgf(err, errlen, "--set %s: too long", keytable_quote(assignment + lead, q, sizeof q));
     return -1;
   }
   memcpy(whole, assignment + lead, end - lead);
@@ -353,7 +354,7 @@ int scenario_set(scenario *s, const char *assignment, char *err, size_t errlen)
   strcpy(buf, assignment);
   eq = strchr(buf, '=');
   if (!eq) {
-    scn_msgf(err, errlen, "--set %.*s: expected SECTION.KEY=VALUE, e.g. downpour.lr=0.1", QUOTE_MAX,
+    keytable_msgf(err, errlen, "--set %.*s: expected SECTION.KEY=VALUE, e.g. downpour.lr=0.1", QUOTE_MAX,
          assignment);
     return -1;
   }
@@ -361,7 +362,7 @@ int scenario_set(scenario *s, const char *assignment, char *err, size_t errlen)
   value = eq + 1;
   dot = strchr(buf, '.');
   if (!dot) {
-    scn_msgf(err, errlen, "--set %.*s: expected SECTION.KEY=VALUE, got no '.' before '='",
+    keytable_msgf(err, errlen, "--set %.*s: expected SECTION.KEY=VALUE, got no '.' before '='",
          QUOTE_MAX, assignment);
     return -1;
   }
@@ -372,25 +373,103 @@ int scenario_set(scenario *s, const char *assignment, char *err, size_t errlen)
   trim(key);
   trim(value);
   if (!*section || !*key) {
-    scn_msgf(err, errlen, "--set %.*s: expected SECTION.KEY=VALUE, the %s is empty", QUOTE_MAX,
+    keytable_msgf(err, errlen, "--set %.*s: expected SECTION.KEY=VALUE, the %s is empty", QUOTE_MAX,
          assignment, *section ? "key" : "section");
     return -1;
   }
-  if (!scn_section_find(section)) {
-    scn_unknown_section_msg(section, msg, sizeof msg);
-    scn_msgf(err, errlen, "--set %.*s: %s", QUOTE_MAX, assignment, msg);
+  if (!keytable_section_find(section)) {
+    keytable_unknown_section_msg(section, msg, sizeof msg);
+    keytable_msgf(err, errlen, "--set %.*s: %s", QUOTE_MAX, assignment, msg);
     return -1;
   }
-  k = scn_key_find(section, key);
+  k = keytable_key_find(section, key);
   if (!k) {
-    scn_unknown_key_msg(section, key, msg, sizeof msg);
-    scn_msgf(err, errlen, "--set %.*s: %s", QUOTE_MAX, assignment, msg);
+    keytable_unknown_key_msg(section, key, msg, sizeof msg);
+    keytable_msgf(err, errlen, "--set %.*s: %s", QUOTE_MAX, assignment, msg);
     return -1;
   }
-  if (scn_key_assign(s, k, value, msg, sizeof msg) != 0) {
-    scn_msgf(err, errlen, "--set %.*s: %s", QUOTE_MAX, assignment, msg);
+  if (keytable_key_assign(s, k, value, msg, sizeof msg) != 0) {
+    keytable_msgf(err, errlen, "--set %.*s: %s", QUOTE_MAX, assignment, msg);
     return -1;
   }
+  return 0;
+}
+
+/* The key an assignment names, and its value (trimmed, an empty alias as ""), into val;
+ * NULL when the assignment is malformed (scenario_set says how). */
+static const key_ref *assigned_key(const char *assignment, char *val, size_t len)
+{
+  char buf[SETTINGS_STR + 128];
+  if (strlen(assignment) >= sizeof buf)
+    return NULL;
+  strcpy(buf, assignment);
+  char *eq = strchr(buf, '='), *dot = strchr(buf, '.');
+  if (!eq || !dot || dot > eq)
+    return NULL;
+  *eq = *dot = '\0';
+  char *value = eq + 1, *key = dot + 1;
+  trim(buf);
+  trim(key);
+  trim(value);
+  const key_ref *r = keytable_key_find(buf, key);
+  if (r && r->k->empty_alias && strcmp(value, r->k->empty_alias) == 0)
+    value[0] = '\0';
+  snprintf(val, len, "%s", value);
+  return r;
+}
+
+int scenario_sets_conflict(char *const *sets, int n, char *err, size_t errlen)
+{
+  char v[SETTINGS_STR + 128], w[SETTINGS_STR + 128];
+  scenario_keys_init();
+  for (int i = 0; i < n; i++) {
+    const key_ref *r = assigned_key(sets[i], v, sizeof v);
+    if (!r || !v[0] || (r != keytable_key_file() && r != keytable_key_preset()))
+      continue;
+    const key_ref *other = r == keytable_key_file() ? keytable_key_preset() : keytable_key_file();
+    for (int j = 0; j < i; j++)
+      if (assigned_key(sets[j], w, sizeof w) == other && w[0]) {
+        keytable_msgf(err, errlen, "--set %.*s: %s.%s: %s.%s is also set (--set %.*s); give a preset or a file, not both",
+                 QUOTE_MAX, sets[i], r->k->section, r->k->key, other->k->section, other->k->key, QUOTE_MAX, sets[j]);
+        return -1;
+      }
+  }
+  return 0;
+}
+
+int scenario_key_source(const char *path, char *const *sets, int nsets, const char *name, char *out, size_t len)
+{
+  char v[SETTINGS_STR + 128], section[64];
+  scenario_keys_init();
+  size_t sl = strcspn(name, ".");
+  if (name[sl] != '.' || sl >= sizeof section)
+    return -1;
+  snprintf(section, sizeof section, "%.*s", (int)sl, name);
+  const key_ref *r = keytable_key_find(section, name + sl + 1);
+  if (r == NULL)
+    return -1;
+  for (int j = nsets - 1; j >= 0; j--)
+    if (assigned_key(sets[j], v, sizeof v) == r) {
+      keytable_msgf(out, len, "--set %.*s", QUOTE_MAX, sets[j]);
+      return 0;
+    }
+  scenario scratch;
+  scenario_defaults(&scratch);
+  load_ctx *c = load_ctx_new(&scratch, path ? path : "<default>");
+  char err[600];
+  c->fp = path ? fopen(path, "r") : NULL;
+  c->text = path ? NULL : scenario_default_ini;
+  int line = (!path || c->fp) && load_run(c, err, sizeof err) == 0 ? c->seen[keytable_index(r)] : 0;
+  if (c->fp)
+    fclose(c->fp);
+  free(c);
+  if (line > 0 && path)
+    keytable_msgf(out, len, "%s:%d", path, line);
+  else if (line > 0)
+    keytable_msgf(out, len, "the built-in scenario (dtsim run --print-default), line %d", line);
+  else
+    keytable_msgf(out, len, "%s, which leaves %s.%s at its default", path ? path : "the built-in scenario", r->k->section,
+             r->k->key);
   return 0;
 }
 

@@ -83,6 +83,23 @@ START_TEST(test_cli_missing_data)
 }
 END_TEST
 
+/* A platform file cut short (a copy interrupted) says so and where it ends: SimGrid's own
+ * words blame the attribute the cut fell in ("Bad attribute `lat' in `cluster' element"),
+ * which reads like a typo. cli-twelve-hosts.xml's first 195 bytes end inside "lat". */
+START_TEST(test_cli_truncated_platform)
+{
+  char *dir = cli_tmpdir(), *xml = cli_read(TEST_DATA_DIR, "cli-twelve-hosts.xml");
+  ck_assert_ptr_nonnull(xml);
+  xml[195] = '\0';
+  cli_write(dir, "cut.xml", xml);
+  cli_write(dir, "small.ini", small_ini);
+  const char *args[] = {"run", "small.ini", "--set", "platform.file=cut.xml", "--out", "out", NULL};
+  cli_assert_bad_input(dir, args, "cut.xml: looks truncated: it ends at line 4, column 87 without </platform>");
+  free(xml);
+  free(dir);
+}
+END_TEST
+
 START_TEST(test_cli_malformed_libsvm)
 {
   /* cli-malformed.svm: line 3 has a feature without a value */
@@ -127,7 +144,7 @@ START_TEST(test_cli_foreign_section)
             "[model]\nlayers = 16,32,4\n[data]\ntrain = 2000\ntest = 500\n"
             "[dataparallel]\nreplicas = 2\n[downpour]\nlr = 0.5\n");
   const char *refused[] = {"run", "dp.ini", "--out", "out", NULL};
-  cli_assert_bad_input(dir, refused, "dp.ini: downpour.lr: has no effect: run.algorithm = dataparallel reads only "
+  cli_assert_bad_input(dir, refused, "dp.ini:13: downpour.lr: has no effect: run.algorithm = dataparallel reads only "
                                      "[dataparallel]");
   const char *chosen[] = {"run", "dp.ini", "--set", "run.algorithm=dataparallel", "--quiet", "--out", "out", NULL};
   int rc = cli_run(dir, chosen);
@@ -150,6 +167,87 @@ START_TEST(test_cli_diverged)
   char *out = cli_read(dir, "stdout");
   ck_assert_msg(rc == 1 && strstr(out, "dtsim: downpour diverged:"), "exit %d: %s", rc, out);
   free(out);
+  free(dir);
+}
+END_TEST
+
+/* Options that contradict each other are refused before the run: --quiet --progress
+ * printed nothing, and two --sets naming a preset and a platform file ran the file (the
+ * later --set won), where the same pair in one INI file is refused. */
+START_TEST(test_cli_contradictions)
+{
+  const char *qp[] = {"run", "small.ini", "--quiet", "--progress", "--out", "out", NULL};
+  expect_bad_input(qp, "dtsim run: --quiet and --progress contradict each other");
+  const char *pf[] = {"run", "small.ini", "--set", "platform.preset=selene", "--set",
+                      "platform.file=" TEST_DATA_DIR "/cli-twelve-hosts.xml", "--out", "out", NULL};
+  expect_bad_input(pf, "platform.file: platform.preset is also set (--set platform.preset=selene); give a preset or a "
+                       "file, not both");
+  const char *fp[] = {"run", "small.ini", "--set", "platform.file=" TEST_DATA_DIR "/cli-twelve-hosts.xml", "--set",
+                      "platform.preset=selene", "--out", "out", NULL};
+  expect_bad_input(fp, "--set platform.preset=selene: platform.preset: platform.file is also set");
+  char *dir = cli_tmpdir();
+  cli_write(dir, "both.ini", "[platform]\npreset = selene\nfile = x.xml\n");
+  const char *ini[] = {"run", "both.ini", "--out", "out", NULL};
+  cli_assert_bad_input(dir, ini, "both.ini:3: platform.file: platform.preset is also set (line 2); give a preset or a "
+                                 "file, not both");
+  free(dir);
+}
+END_TEST
+
+/* A missed target's closing line says which target and how far the run got (it said only
+ * target_not_reached); summary.json's status stays the bare name scripts compare. sgd on
+ * small.ini's data ends near accuracy 0.74 (tests/golden/sgd), far from 0.99. */
+START_TEST(test_cli_target_missed_says_target)
+{
+  char *dir = cli_tmpdir();
+  cli_write(dir, "small.ini", small_ini);
+  const char *args[] = {"run", "small.ini", "--set", "run.algorithm=sgd", "--set", "run.target_accuracy=0.99",
+                        "--out", "out", NULL};
+  int rc = cli_run(dir, args);
+  char *out = cli_read(dir, "stdout"), *sum = cli_read(dir, "out/summary.json");
+  ck_assert_msg(rc == 1 && strstr(out, "dtsim: sgd target_not_reached (accuracy 0.") && strstr(out, " < target 0.99):"),
+                "exit %d: %s", rc, out);
+  ck_assert_msg(strstr(sum, "\"status\": \"target_not_reached\","), "%s", sum);
+  free(sum);
+  free(out);
+  free(dir);
+}
+END_TEST
+
+/* A check across keys blames the key to change and where its value came from (it said
+ * `<default>` or the scenario file whatever set the key): a pipeline of more stages than
+ * layers names model.layers, set on small.ini's line 6, by a --set, or left at its default. */
+START_TEST(test_cli_blames_source)
+{
+  char *dir = cli_tmpdir();
+  cli_write(dir, "small.ini", small_ini);
+  cli_write(dir, "bare.ini", "[run]\nalgorithm = pipeline\n");
+  static const char need[] = "model.layers: the model has 2 layers, fewer than the 4 that pipeline.stages x "
+                             "pipeline.chunks = 4 x 1 need";
+  static const char *const cases[][6] = {
+      {"small.ini", "run.algorithm=pipeline", "pipeline.stages=4", NULL, NULL, "small.ini:6: "},
+      {"small.ini", "run.algorithm=pipeline", "model.layers=8,8,4", "pipeline.stages=4", NULL,
+       "--set model.layers=8,8,4: "},
+      {"bare.ini", "pipeline.stages=4", NULL, NULL, NULL, "bare.ini, which leaves model.layers at its default: "},
+      {NULL, "run.algorithm=pipeline", "pipeline.stages=4", NULL, NULL,
+       "the built-in scenario (dtsim run --print-default), line "},
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+    const char *args[16] = {"run", "--out", "out"};
+    size_t n = 3;
+    if (cases[i][0])
+      args[n++] = cases[i][0];
+    for (size_t k = 1; k < 5 && cases[i][k]; k++) {
+      args[n++] = "--set";
+      args[n++] = cases[i][k];
+    }
+    args[n] = NULL;
+    cli_assert_bad_input(dir, args, need);
+    char *err = cli_read(dir, "stderr");
+    ck_assert_msg(strncmp(err, "dtsim: ", 7) == 0 && strncmp(err + 7, cases[i][5], strlen(cases[i][5])) == 0,
+                  "case %zu: %s", i, err);
+    free(err);
+  }
   free(dir);
 }
 END_TEST
@@ -228,16 +326,83 @@ START_TEST(test_cli_expect)
   ck_assert_int_eq(cli_run(dir, same), 0);
   const char *same_csv[] = {"run", "small.ini", "--quiet", "--out", "b", "--expect", "a/progress.csv", NULL};
   ck_assert_int_eq(cli_run(dir, same_csv), 0);
-  const char *other[] = {"run", "small.ini", "--quiet", "--out", "c", "--seed", "7", "--expect", "a/summary.json", NULL};
-  ck_assert_int_eq(cli_run(dir, other), 1);
-  char *err = cli_read(dir, "stderr");
-  ck_assert_msg(strstr(err, "expected") && strstr(err, "got"), "%s", err);
-  free(err);
+  /* a scenario unlike the saved one's is refused before the run (it was reported after the
+   * whole run): exit 2, one line naming the first differing key, no result folder */
+  const char *other[] = {"run", "small.ini", "--quiet", "--out", "out", "--seed", "7", "--expect", "a/summary.json", NULL};
+  cli_assert_bad_input(dir, other, "--expect a/summary.json: MISMATCH before the run, in the scenario: summary.json: "
+                                   "scenario.run.seed: expected \"1\", got \"7\" (nothing was run)");
+  const char *gamma[] = {"run", "small.ini", "--out", "out", "--set", "downpour.adagrad_gamma=0.2", "--expect",
+                         "a/summary.json", NULL};
+  cli_assert_bad_input(dir, gamma, "scenario.downpour.adagrad_gamma: expected \"0.1\", got \"0.2\"");
+  char *out = cli_read(dir, "stdout");
+  ck_assert_msg(strcmp(out, "") == 0, "stdout of a refused run: %s", out);
+  free(out);
+  char *err;
   const char *other_csv[] = {"run", "small.ini", "--quiet", "--out", "c", "--seed", "7", "--expect", "a/progress.csv", NULL};
   ck_assert_int_eq(cli_run(dir, other_csv), 1);
   err = cli_read(dir, "stderr");
   ck_assert_msg(strstr(err, "progress.csv line 2"), "%s", err);
   free(err);
+  free(dir);
+}
+END_TEST
+
+/* --assert: bounds on summary.json's figures, absolute or relative to the --expect file's.
+ * small.ini's Downpour ends at accuracy 0.886 (run "a" below; any figure under 0.886 and over
+ * it would do): bounds that hold print one line after the closing line; broken ones exit 1,
+ * one line each on stderr with the figure, the bound and the value; bad expressions and
+ * names are refused before the run. */
+START_TEST(test_cli_assert)
+{
+  char *dir = cli_tmpdir();
+  cli_write(dir, "small.ini", small_ini);
+  run_small(dir, "a", NULL, NULL);
+  const char *hold[] = {"run", "small.ini", "--out", "b", "--expect", "a/summary.json", "--assert",
+                        "final_accuracy>=0.8", "--assert", "performance.step_time_s <= 1.02*expected", "--assert",
+                        "steps==expected", NULL};
+  int rc = cli_run(dir, hold);
+  char *out = cli_read(dir, "stdout"), *err = cli_read(dir, "stderr");
+  ck_assert_msg(rc == 0 && cli_lines(out) == 2 && strstr(out, "-> b/\ndtsim: --assert: all 3 bounds hold\n"),
+                "exit %d: %s%s", rc, out, err);
+  free(out);
+  free(err);
+  const char *broken[] = {"run", "small.ini", "--out", "c", "--expect", "a/summary.json", "--assert",
+                          "final_accuracy>=0.95", "--assert", "performance.step_time_s<0.5*expected", "--assert",
+                          "steps>0", NULL};
+  rc = cli_run(dir, broken);
+  out = cli_read(dir, "stdout");
+  err = cli_read(dir, "stderr");
+  ck_assert_msg(rc == 1 && strcmp(out, "") == 0 && cli_lines(err) == 2, "exit %d: %s%s", rc, out, err);
+  ck_assert_msg(strstr(err, "dtsim: --assert 'final_accuracy>=0.95' failed: final_accuracy = 0.886, bound >= 0.95\n"),
+                "%s", err);
+  ck_assert_msg(strstr(err, "--assert 'performance.step_time_s<0.5*expected' failed: performance.step_time_s = ") &&
+                    strstr(err, ", bound < ") && strstr(err, " (0.5 x expected "), "%s", err);
+  free(out);
+  free(err);
+  static const char *const refused[][2] = {
+      {"final_accuracy=>0.9", "--assert 'final_accuracy=>0.9': expected NAME OP BOUND"},
+      {"final_accuracy>=", "expected NAME OP BOUND"},
+      {"final_accuracy>=0.9*expectd", "expected NAME OP BOUND"},
+      {"final_acuracy>=0.9", "final_acuracy is not a figure a downpour run's summary.json has"},
+      {"performance.mfu_pct<=1", "performance.mfu_pct is not a figure"},
+      {"sgd.steps<=1", "sgd.steps is not a figure a downpour run's"},
+      {"final_accuracy>=expected", "--assert 'final_accuracy>=expected': expected needs --expect FILE"},
+  };
+  for (size_t i = 0; i < sizeof refused / sizeof *refused; i++) {
+    const char *args[] = {"run", "small.ini", "--out", "out", "--assert", "steps>0", "--assert", refused[i][0], NULL};
+    cli_assert_bad_input(dir, args, refused[i][1]);
+  }
+  const char *nothing[] = {"run", "small.ini", "--out", "out", "--expect", "a/summary.json", "--assert",
+                           "downpour.x>=1", NULL};
+  cli_assert_bad_input(dir, nothing, "--assert 'downpour.x>=1': the --expect file has nothing at downpour.x");
+  const char *null[] = {"run", "small.ini", "--out", "out", "--expect", "a/summary.json", "--assert",
+                        "time_to_target_s<=expected", NULL};
+  cli_assert_bad_input(dir, null, "the --expect file has no number at time_to_target_s");
+  const char *csv[] = {"run", "small.ini", "--out", "out", "--expect", "a/progress.csv", "--assert", "steps>0", NULL};
+  cli_assert_bad_input(dir, csv, "--expect a/progress.csv: beside --assert, a saved summary.json");
+  const char *rtol[] = {"run", "small.ini", "--out", "out", "--expect", "a/summary.json", "--rtol", "1e-9",
+                        "--assert", "steps>0", NULL};
+  cli_assert_bad_input(dir, rtol, "--rtol: has no effect with --assert");
   free(dir);
 }
 END_TEST
@@ -312,6 +477,7 @@ static Suite *cli_suite(void)
   tcase_add_test(tc, test_cli_malformed_scenario);
   tcase_add_test(tc, test_cli_unknown_key);
   tcase_add_test(tc, test_cli_malformed_platform);
+  tcase_add_test(tc, test_cli_truncated_platform);
   tcase_add_test(tc, test_cli_missing_platform);
   tcase_add_test(tc, test_cli_missing_data);
   tcase_add_test(tc, test_cli_malformed_libsvm);
@@ -320,11 +486,15 @@ static Suite *cli_suite(void)
   tcase_add_test(tc, test_cli_bad_options);
   tcase_add_test(tc, test_cli_foreign_section);
   tcase_add_test(tc, test_cli_diverged);
+  tcase_add_test(tc, test_cli_blames_source);
+  tcase_add_test(tc, test_cli_contradictions);
+  tcase_add_test(tc, test_cli_target_missed_says_target);
   suite_add_tcase(s, tc);
   tc = tcase_create("determinism");
   tcase_set_timeout(tc, 300);
   tcase_add_test(tc, test_cli_determinism);
   tcase_add_test(tc, test_cli_expect);
+  tcase_add_test(tc, test_cli_assert);
   tcase_add_test(tc, test_cli_placement);
   suite_add_tcase(s, tc);
   tc = tcase_create("help");

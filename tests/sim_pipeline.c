@@ -347,8 +347,9 @@ START_TEST(test_pipeline_bad_input)
     const char *set[3];
     const char *needle;
   } cases[] = {
-      {{"pipeline.stages=3", NULL}, "pipeline.stages: 3 stages x 1 chunks need at least 3 layers, the model has 2"},
-      {{"pipeline.schedule=interleaved", "pipeline.chunks=2"}, "pipeline.stages: 2 stages x 2 chunks need at least 4"},
+      {{"pipeline.stages=3", NULL}, "model.layers: the model has 2 layers, fewer than the 3 that pipeline.stages x "
+                                    "pipeline.chunks = 3 x 1 need"},
+      {{"pipeline.schedule=interleaved", "pipeline.chunks=2"}, "fewer than the 4 that pipeline.stages x pipeline.chunks = 2 x 2"},
       {{"pipeline.chunks=2", NULL}, "pipeline.chunks: 2 chunks per device need pipeline.schedule = interleaved"},
       {{"pipeline.schedule=interleaved", NULL}, "pipeline.chunks: the interleaved schedule needs at least 2"},
       {{"pipeline.schedule=zb", NULL}, "pipeline.schedule"},

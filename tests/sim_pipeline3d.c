@@ -466,7 +466,7 @@ START_TEST(test_pipeline3d_bad_input)
       {{"tensor.ranks=3", NULL}, "tensor.ranks: 3 ranks must divide tensor.heads = 4"},
       {{"model.numerics=on", NULL}, "tensor.vocab: a numeric GPT needs a vocabulary of at least 4 tokens"},
       {{"pipeline.recompute=on", NULL}, "pipeline.recompute: transformer stages recompute as tensor.recompute says"},
-      {{"pipeline.stages=3", NULL}, "pipeline.stages: 3 stages x 1 chunks need at least 3 layers, the transformer"},
+      {{"pipeline.stages=3", NULL}, "tensor.layers: the transformer has 2 layers, fewer than the 3"},
       {{"pipeline.model=cnn", NULL}, "pipeline.model"},
       {{"pipeline.zero=2", NULL}, "pipeline.zero: 3D stages run ZeRO's stage 1 or 3, or none (0), not 2"},
       {{"pipeline.zero=1", "pipeline.model=dense", NULL},
