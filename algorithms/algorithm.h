@@ -15,6 +15,16 @@
 
 typedef struct algorithm algorithm;
 
+/* A parameter-server bank (algorithms/doc/downpour.md, Bank): the run's S shards served
+ * from `hosts` bank hosts, each with `scale` = S / hosts times a shard host's link
+ * bandwidth and cores, which the engine adds to a generated platform (cfg->banks). */
+typedef struct algorithm_bank {
+  size_t hosts;    /* 0: the exact model, every shard on its own host */
+  double scale;
+  int asked;       /* 1: the scenario asked for the bank; 0: its automatic choice */
+  char why[160];   /* the choice in words: "downpour.ps_bank = auto: 200 replicas >= 100" */
+} algorithm_bank;
+
 /* How an algorithm is planned: from the scenario alone, before anything is built. Every
  * hook but validate and hosts_needed may be NULL. */
 typedef struct algorithm_plan {
@@ -36,6 +46,9 @@ typedef struct algorithm_plan {
    * consensus.rows x consensus.dim"). NULL: hosts_needed x 4 copies of model.layers'
    * parameters when the algorithm trains them with numerics on, 2 actors per host. */
   double (*footprint)(const scenario *sc, const void *params, double *actors, const char **what);
+  /* Whether its shards run as a bank, from its keys alone (the engine then checks that the
+   * platform can hold one); NULL: never. */
+  void (*bank)(const scenario *sc, const void *params, algorithm_bank *b);
 } algorithm_plan;
 
 /* How it runs, in the order sim/engine calls it: prepare (before SimGrid starts), then with

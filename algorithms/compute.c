@@ -22,7 +22,7 @@ void compute_busy(double seconds)
 static double straggler_factor(const run_config *cfg)
 {
   const size_t *i = cfg->host_slowdown ? sg_host_get_data(sg_host_self()) : NULL;
-  return i ? cfg->host_slowdown[*i] : 1.0;
+  return i && *i < cfg->n_hosts ? cfg->host_slowdown[*i] : 1.0; /* a bank host (cfg->banks): 1 */
 }
 
 /* Flops one execution of the calling actor really runs: spread evenly over C cores at
@@ -64,6 +64,12 @@ void compute_execute_mem(const run_config *cfg, double flops, double bytes)
     amount += bytes / bw * sg_host_get_speed(h) * straggler_factor(cfg);
   }
   account_exec(amount);
+}
+
+sg_exec_t compute_execute_async_as(const run_config *cfg, double flops, double factor)
+{
+  double f = cfg->speed_factor > 0 ? cfg->speed_factor : 1;
+  return account_exec_async(flops / cfg->efficiency / cfg->cores / f * factor);
 }
 
 sg_exec_t compute_execute_async(const run_config *cfg, double flops)

@@ -82,6 +82,9 @@ sg_exec_t compute_gpu_execute_async(const run_config *cfg, double seconds);
 /* As compute_execute, but returns at once with the execution started; the caller waits for
  * it with sg_exec_wait (which frees it), so the actor can communicate meanwhile. */
 sg_exec_t compute_execute_async(const run_config *cfg, double flops);
+/* As compute_execute_async, with `factor` in place of the calling host's slowdown: the work
+ * of another host's (a bank's shard's, ps_bank.h) done here. */
+sg_exec_t compute_execute_async_as(const run_config *cfg, double flops, double factor);
 
 /* Keeps one core of the calling actor's host busy for `seconds` (per-message
  * protocol work, which does not spread over cores). No-op for seconds <= 0. */

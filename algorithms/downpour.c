@@ -28,6 +28,7 @@
 #include "algorithms/modelpar.h"
 #include "algorithms/msg.h"
 #include "algorithms/ps.h"
+#include "algorithms/ps_bank.h"
 #include "algorithms/ps_layout.h"
 #include "algorithms/ps_msg.h"
 #include "models/minibatch.h"
@@ -150,15 +151,26 @@ static void end_step(replica *r, long step)
     release_warmstart(r);
 }
 
+/* The messages a fetch or a push exchanges: one with each shard, or with each bank. */
+static size_t endpoints(const replica *r)
+{
+  return r->d->banks ? (size_t)r->d->n_banks : r->lay->n_links;
+}
+
 static void request_parameters(replica *r)
 {
   const ps_layout *lay = r->lay;
   quantum_align(r->d->p->comm_quantum);
-  for (size_t i = 0; i < lay->n_links; i++) {
+  for (int g = 0; r->d->banks && g < r->d->n_banks; g++) { /* one request for the bank's shards */
+    ps_bank *b = r->d->banks[g];
+    msg_send(ps_bank_mailbox(b), r->d->bank_hosts[g], &ps_fetch_msg_create(r->client, 0)->hdr,
+             ps_bank_size(b) * (double)MSG_HEADER_BYTES);
+  }
+  for (size_t i = 0; !r->d->banks && i < lay->n_links; i++) {
     int s = lay->link[i].shard;
     msg_send(r->d->shard_box[s], shard_host(r->d, s), &ps_fetch_msg_create(r->client, 0)->hdr, MSG_HEADER_BYTES);
   }
-  for (size_t i = 0; i < lay->n_links; i++)
+  for (size_t i = 0; i < endpoints(r); i++)
     r->fetch_comms[i] = sg_mailbox_get_async(r->inbox, (void **)&r->replies[i]);
   r->fetch_in_flight = 1;
 }
@@ -178,12 +190,16 @@ static void install(replica *r, const ps_params_msg *m)
 /* Waits for the replies of the fetch in flight and installs them. */
 static void install_parameters(replica *r)
 {
-  msg_wait_all(r->fetch_comms, r->lay->n_links);
-  for (size_t i = 0; i < r->lay->n_links; i++) {
+  msg_wait_all(r->fetch_comms, endpoints(r));
+  for (size_t i = 0; i < endpoints(r); i++) {
     msg_received(r->replies[i]);
-    ps_params_msg *m = ps_params_msg_of(r->replies[i]);
-    install(r, m);
-    msg_free(m);
+    if (r->d->banks) { /* a bank's reply: its shards' replies */
+      ps_bundle_msg *b = ps_bundle_msg_of(r->replies[i]);
+      for (size_t j = 0; j < b->n; j++)
+        install(r, ps_params_msg_of(b->part[j]));
+    } else
+      install(r, ps_params_msg_of(r->replies[i]));
+    msg_free(r->replies[i]);
   }
   r->fetch_in_flight = 0;
 }
@@ -277,7 +293,7 @@ static void accrue_gradient(replica *r)
 static void wait_push(replica *r)
 {
   if (r->push_in_flight)
-    msg_wait_all(r->push_comms, r->lay->n_links);
+    msg_wait_all(r->push_comms, endpoints(r));
   r->push_in_flight = 0;
 }
 
@@ -363,7 +379,18 @@ static void push_gradient(replica *r)
   wait_push(r);
   compress_gradient(r);
   quantum_align(r->d->p->comm_quantum);
-  for (size_t i = 0; i < r->lay->n_links; i++) {
+  for (int g = 0; r->d->banks && g < r->d->n_banks; g++) { /* the bank's shards' slices as one message */
+    ps_bank *b = r->d->banks[g];
+    ps_bundle_msg *m = ps_bundle_msg_create(PS_MSG_BANK_PUSH, r->client, (size_t)ps_bank_size(b));
+    double bytes = 0;
+    for (int j = 0; j < ps_bank_size(b); j++) {
+      size_t i = (size_t)(ps_bank_first(b) + j);
+      m->part[j] = &push_message(r, i)->hdr;
+      bytes += push_bytes(r, i);
+    }
+    r->push_comms[g] = msg_send_async(ps_bank_mailbox(b), r->d->bank_hosts[g], &m->hdr, bytes);
+  }
+  for (size_t i = 0; !r->d->banks && i < r->lay->n_links; i++) {
     const ps_link *k = &r->lay->link[i];
     r->push_comms[i] = msg_send_async(r->d->shard_box[k->shard], shard_host(r->d, k->shard), &push_message(r, i)->hdr,
                                       push_bytes(r, i));
@@ -392,7 +419,9 @@ static void say_done(replica *r)
     d->finished[r->rank] = 1;
     sg_mutex_unlock(d->gone_mu);
   }
-  for (size_t i = 0; i < r->lay->n_links; i++) {
+  for (int g = 0; d->banks && g < d->n_banks; g++)
+    msg_send(ps_bank_mailbox(d->banks[g]), d->bank_hosts[g], &ps_done_msg_create(r->client)->hdr, MSG_HEADER_BYTES);
+  for (size_t i = 0; !d->banks && i < r->lay->n_links; i++) {
     int s = r->lay->link[i].shard;
     sg_mailbox_t box = d->fp ? ps_mailbox(d->shards[s]) : d->shard_box[s];
     if (box)
@@ -609,6 +638,34 @@ static void replicas_init(downpour *d, metrics *m)
   }
 }
 
+/* The bank (ps_bank.h): bank g holds shards ps_slice(S, G, g) and serves them from
+ * cfg->banks[g]; every client is a whole replica that talks to every shard. */
+static void start_banks(downpour *d)
+{
+  const run_config *cfg = d->cfg;
+  int S = d->p->ps_shards, R = d->p->replicas;
+  xbt_assert(d->plan == NULL && d->fp == NULL && d->zp.method == COMPRESS_NONE && d->layouts[0]->n_links == (size_t)S,
+             "downpour: a bank for a configuration the plan did not allow");
+  d->n_banks = (int)cfg->n_banks;
+  d->bank_hosts = cfg->banks;
+  d->banks = xbt_malloc0(cfg->n_banks * sizeof(*d->banks));
+  d->shard_slowdown = xbt_malloc((size_t)S * sizeof(double));
+  for (int s = 0; s < S; s++) /* what shard s would compute on its own host */
+    d->shard_slowdown[s] = cfg->host_slowdown ? cfg->host_slowdown[ps_place_shard((size_t)R, (size_t)S, (size_t)s,
+                                                                                   d->p->ps_spread)] : 1.0;
+  for (size_t g = 0; g < cfg->n_banks; g++) {
+    size_t first, end;
+    ps_slice((size_t)S, cfg->n_banks, g, &first, &end);
+    d->banks[g] = ps_bank_create(cfg, (int)g, d->shards + first, (int)first, (int)(end - first), "replica",
+                                 d->client_hosts, R);
+    if (cfg->host_slowdown)
+      ps_bank_slow_shards(d->banks[g], d->shard_slowdown + first);
+    if (d->p->comm_quantum > 0)
+      ps_bank_send_on_quantum(d->banks[g], d->p->comm_quantum);
+    ps_bank_start(d->banks[g], cfg->banks[g]);
+  }
+}
+
 static void start_replicas(downpour *d)
 {
   for (int c = 0; c < d->p->replicas * d->p->partitions; c++) {
@@ -672,11 +729,14 @@ downpour *downpour_deploy(const run_config *cfg, const downpour_params *p, const
     d->fp->hook = on_fault;
     d->fp->hook_ctx = d;
   }
-  for (int s = 0; s < S; s++) {
-    if (d->p->comm_quantum > 0)
-      ps_send_on_quantum(d->shards[s], d->p->comm_quantum);
-    ps_start(d->shards[s], shard_host(d, s));
-  }
+  if (cfg->n_banks > 0)
+    start_banks(d);
+  else
+    for (int s = 0; s < S; s++) {
+      if (d->p->comm_quantum > 0)
+        ps_send_on_quantum(d->shards[s], d->p->comm_quantum);
+      ps_start(d->shards[s], shard_host(d, s));
+    }
   start_replicas(d);
   eval_start(d->eval, cfg->hosts[0]);
   return d;
@@ -692,6 +752,10 @@ void downpour_free(downpour *d)
     rset_release(&d->sets[i]);
   for (int q = 0; d->layouts && q < d->p->partitions; q++)
     ps_layout_free(d->layouts[q]);
+  for (int g = 0; g < d->n_banks; g++)
+    ps_bank_free(d->banks[g]);
+  xbt_free(d->banks);
+  xbt_free(d->shard_slowdown);
   for (int s = 0; s < d->p->ps_shards; s++)
     ps_free(d->shards[s]);
   xbt_free(d->replicas);

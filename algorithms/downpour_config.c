@@ -5,6 +5,7 @@
 #include "algorithms/downpour_impl.h"
 
 #include <stdio.h>
+#include <string.h>
 #include <xbt/asserts.h>
 #include <xbt/sysdep.h>
 
@@ -78,6 +79,15 @@ static const key_spec downpour_keys[] = {
   {"downpour", "compress_warmup", KEY_LONG, KEY_FIELD(downpour_params, compress_warmup), .def = "0",
    .unit = "steps", .doc = "`topk`: DGC's warm-up over a replica's steps, density 25%, 6.25%, 1.56%, 0.39% a "
                            "quarter each, then `compress_ratio` (never below it); 0: none.", KEY_GE(0)},
+  {"downpour", "ps_bank", KEY_CHOICE, KEY_FIELD(downpour_params, ps_bank), .def = "auto", .unit = "",
+   .doc = "How the shards meet the network: `exact`, each on its own host; `bank`, all on one bank host of "
+          "ps_shards times a host's link bandwidth and cores at the core of a generated fat tree with "
+          "`platform.uplink_routing = pooled`, each replica's fetch and push one message to it, the shards' "
+          "states, update order and staleness unchanged: the same sharing problem with one flow where there "
+          "were ps_shards, for runs of hundreds of replicas (algorithms/doc/downpour.md, Bank, has the error "
+          "table); `auto`, the bank from 100 whole replicas up where the platform takes it, exact otherwise. "
+          "Not with host or link faults, partitions > 1 or compressed pushes.",
+   .choices = "auto|exact|bank"},
   {"downpour", "compress_levels", KEY_INT, KEY_FIELD(downpour_params, compress_levels), .def = "15",
    .unit = "levels", .doc = "`qsgd`: s, the quantisation levels of |v_i| / ||v||_2.", KEY_GE(1), KEY_LE(1 << 20)},
 };
@@ -101,6 +111,10 @@ static int validate(const scenario *sc, const void *params, char *why, size_t le
   else if (p->partitions > 1 && p->overlap)
     snprintf(why, len, "downpour.overlap: not available with partitioned replicas (downpour.partitions = %d)",
              p->partitions);
+  else if (p->ps_bank == DOWNPOUR_BANK_ON && (faulty || p->partitions > 1 || p->compress != COMPRESS_NONE))
+    snprintf(why, len, "downpour.ps_bank: the bank serves whole replicas with dense pushes and no host or link "
+             "faults; this run has %s", faulty ? "faults" : p->partitions > 1 ? "downpour.partitions > 1"
+             : "downpour.compress");
   else if (faulty && p->ps_spread)
     snprintf(why, len, "faults: host and link faults are not supported with downpour.ps_placement = spread");
   else if (faulty && p->waited_sends)
@@ -120,6 +134,25 @@ static size_t hosts_needed(const scenario *sc, const void *params, const char **
   (void)sc;
   *why = "downpour.replicas x downpour.partitions + downpour.ps_shards";
   return downpour_hosts_needed(params);
+}
+
+/* downpour.ps_bank: one bank of all the shards, asked for, or chosen by auto for whole
+ * replicas with dense pushes and no faults from DOWNPOUR_BANK_AUTO_FROM replicas up. */
+static void bank_plan(const scenario *sc, const void *params, algorithm_bank *b)
+{
+  const downpour_params *p = params;
+  int whole = p->partitions == 1 && !settings_faulty(sc) && p->compress == COMPRESS_NONE;
+  memset(b, 0, sizeof(*b));
+  b->asked = p->ps_bank == DOWNPOUR_BANK_ON;
+  if (b->asked)
+    snprintf(b->why, sizeof b->why, "downpour.ps_bank = bank");
+  else if (p->ps_bank == DOWNPOUR_BANK_AUTO && whole && p->replicas >= DOWNPOUR_BANK_AUTO_FROM)
+    snprintf(b->why, sizeof b->why, "downpour.ps_bank = auto: %d replicas >= %d", p->replicas,
+             DOWNPOUR_BANK_AUTO_FROM);
+  else
+    return;
+  b->hosts = 1;
+  b->scale = p->ps_shards;
 }
 
 /* [faults]: the replicas' machines are the workers; replicaK is replica K's first
@@ -199,7 +232,7 @@ const algorithm downpour_algorithm = {
   .trains_layers = 1,
   .uses_data = 1,
   .plan = {.validate = validate, .hosts_needed = hosts_needed, .fault_workers = fault_workers,
-           .fault_role = fault_role},
+           .fault_role = fault_role, .bank = bank_plan},
   .run = {.prepare = prepare, .metrics_slots = metrics_slots, .deploy = deploy, .report = downpour_report_run,
           .free = free_run},
 };

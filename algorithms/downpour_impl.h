@@ -83,6 +83,10 @@ struct downpour {
   gsl_vector *w;           /* the global parameters, sliced by the shards */
   ps_shard **shards;
   sg_mailbox_t *shard_box;
+  struct ps_bank **banks;  /* downpour.ps_bank: the shards' network endpoints (ps_bank.h), or NULL */
+  const sg_host_t *bank_hosts; /* [g]: bank g's host (cfg->banks) */
+  int n_banks;
+  double *shard_slowdown;  /* [s]: what shard s's own host would compute at (the bank's shards) */
   replica *replicas;       /* [r * K + q]: replica r's machine q */
   ps_layout **layouts;     /* [q]: what machine q of every replica exchanges with the shards */
   eval_ctl *eval;

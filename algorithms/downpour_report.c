@@ -24,6 +24,16 @@ static void compress_block(const downpour *d, const run_config *cfg, report *rep
   report_add_block(rep, "downpour", o);
 }
 
+/* summary.json's "downpour" block of a run whose shards ran as a bank (ps_bank.h). */
+static void bank_block(const run_config *cfg, const downpour_params *p, report *rep)
+{
+  json_t *o = json_object();
+  json_object_set_new(o, "ps_bank", json_string("bank"));
+  json_object_set_new(o, "bank_hosts", json_integer((json_int_t)cfg->n_banks));
+  json_object_set_new(o, "shards_per_bank", json_real((double)p->ps_shards / (double)cfg->n_banks));
+  report_add_block(rep, "downpour", o);
+}
+
 void downpour_report_run(void *state, const run_config *cfg, metrics *m, report *rep)
 {
   const downpour_run *r = state;
@@ -36,4 +46,6 @@ void downpour_report_run(void *state, const run_config *cfg, metrics *m, report 
   rep->worker_role = p->partitions > 1 ? "dpart" : "replica";
   if (p->compress != COMPRESS_NONE)
     compress_block(r->d, cfg, rep);
+  if (cfg->n_banks > 0) /* downpour.ps_bank: the model the run used (exact runs say nothing, as before) */
+    bank_block(cfg, p, rep);
 }

@@ -162,13 +162,20 @@ void ps_snapshot(ps_shard *s, gsl_vector *w)
   sg_mutex_unlock(s->mu);
 }
 
+ps_params_msg *ps_reply(ps_shard *s, int client, long serial, double *bytes)
+{
+  const ps_client *cl = &s->clients[client];
+  ps_params_msg *m = ps_params_msg_create(s->rank, serial, s->version, cl->values);
+  ps_ranges_gather(m->values, s->w.vector.data, s->begin, cl->rb, cl->re, cl->n_ranges);
+  *bytes = msg_bytes(cl->sim_elems, s->cfg->elem_bytes);
+  return m;
+}
+
 /* Replies to a fetch with a copy of the client's values and the version they are at. */
 static void send_parameters(ps_shard *s, const ps_fetch_msg *fetch)
 {
-  const ps_client *cl = &s->clients[fetch->client];
-  ps_params_msg *m = ps_params_msg_create(s->rank, fetch->serial, s->version, cl->values);
-  ps_ranges_gather(m->values, s->w.vector.data, s->begin, cl->rb, cl->re, cl->n_ranges);
-  double bytes = msg_bytes(cl->sim_elems, s->cfg->elem_bytes);
+  double bytes;
+  ps_params_msg *m = ps_reply(s, fetch->client, fetch->serial, &bytes);
   if (s->courier)
     courier_send(s->courier, s->client_box[fetch->client], s->client_hosts[fetch->client], &m->hdr, bytes);
   else
@@ -191,23 +198,38 @@ static const double *decode_push(ps_shard *s, const ps_push_msg *push, const ps_
   return s->decoded;
 }
 
-/* Dean'12 4.1: the shard applies each gradient as it arrives. Staleness = updates
- * applied since the parameters this gradient was computed on were fetched. */
-static void apply_update(ps_shard *s, const ps_push_msg *push)
+void ps_record_staleness(ps_shard *s, const ps_push_msg *push)
 {
   /* after a restart from a checkpoint the shard's version can be behind the fetch's */
-  const ps_client *cl = &s->clients[push->client];
   metrics_slot_staleness(s->slot, s->version >= push->version ? s->version - push->version : 0);
-  const double *g = decode_push(s, push, cl);
-  compute_execute(s->cfg, cost_update_flops((size_t)cl->sim_elems, s->rule.adagrad));
+}
+
+double ps_update_flops(const ps_shard *s, int client)
+{
+  return cost_update_flops((size_t)s->clients[client].sim_elems, s->rule.adagrad);
+}
+
+void ps_apply(ps_shard *s, const ps_push_msg *push, const double *g)
+{
+  const ps_client *cl = &s->clients[push->client];
   if (s->numerics) {
     xbt_assert(push->n == cl->values, "shard %d: a push of %zu values from client %d", s->rank, push->n,
                push->client);
     sg_mutex_lock(s->mu);
-    ps_rule_apply(s->rule, s->w.vector.data, s->acc, s->begin, cl->rb, cl->re, cl->n_ranges, g);
+    ps_rule_apply(s->rule, s->w.vector.data, s->acc, s->begin, cl->rb, cl->re, cl->n_ranges, g ? g : push->grad);
     sg_mutex_unlock(s->mu);
   }
   s->version++;
+}
+
+/* Dean'12 4.1: the shard applies each gradient as it arrives. Staleness = updates
+ * applied since the parameters this gradient was computed on were fetched. */
+static void apply_update(ps_shard *s, const ps_push_msg *push)
+{
+  ps_record_staleness(s, push);
+  const double *g = decode_push(s, push, &s->clients[push->client]);
+  compute_execute(s->cfg, ps_update_flops(s, push->client));
+  ps_apply(s, push, g);
 }
 
 /* ---- steps of a shard --------------------------------------------------------- */
@@ -444,4 +466,9 @@ void ps_send_on_quantum(ps_shard *s, double q)
 {
   xbt_assert(s->fp == NULL, "ps_send_on_quantum: not under [faults]");
   s->send_quantum = q;
+}
+
+void ps_bank_ended(ps_shard *s)
+{
+  eval_finished(s->eval);
 }

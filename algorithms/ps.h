@@ -12,6 +12,7 @@
 #include "algorithms/eval.h"
 #include "algorithms/metrics.h"
 #include "algorithms/ps_layout.h"
+#include "algorithms/ps_msg.h"
 #include "algorithms/run.h"
 #include "models/compress.h"
 
@@ -48,6 +49,20 @@ void ps_send_on_quantum(ps_shard *s, double q);
  * (ps_compress.h); the shard decodes each into a dense gradient, executing the decoding's
  * flops on its host, and applies that as it would a dense push. Call before the run. */
 void ps_decode_pushes(ps_shard *s, const compress_params *p);
+
+/* For a bank (ps_bank.h), which serves the shard's clients in its place: */
+/* The reply to client's fetch `serial`: a copy of its values and the version they are at,
+ * and in *bytes its simulated size. Never NULL; the receiver frees it. */
+ps_params_msg *ps_reply(ps_shard *s, int client, long serial, double *bytes);
+/* Records a push's staleness: updates applied since its parameters were fetched. */
+void ps_record_staleness(ps_shard *s, const ps_push_msg *push);
+/* The flops of applying one push of client's to the slice (models/cost.h). */
+double ps_update_flops(const ps_shard *s, int client);
+/* Applies a dense push (g its gradient, NULL: push->grad) to the slice, without simulated
+ * time; the version counts it. */
+void ps_apply(ps_shard *s, const ps_push_msg *push, const double *g);
+/* A bank's shard ended: the evaluator counts it (eval_finished). */
+void ps_bank_ended(ps_shard *s);
 
 /* Copies the shard's current slice into the same positions of w (evaluator only;
  * takes the shard's lock so that it never sees half an update). */

@@ -17,7 +17,9 @@ typedef enum ps_msg_kind {
   PS_MSG_PARAMS,      /* shard -> client: those values, and the shard's version */
   PS_MSG_PUSH,        /* client -> shard: a gradient accrued over its values */
   PS_MSG_DONE,        /* client -> shard: it has finished; the shard stops after every client's */
-  PS_MSG_RELEASE      /* replica 0 -> the others: warmstart is over, start training */
+  PS_MSG_RELEASE,     /* replica 0 -> the others: warmstart is over, start training */
+  PS_MSG_BANK_PARAMS, /* bank -> client: one PS_MSG_PARAMS from each of the bank's shards (ps_bank.h) */
+  PS_MSG_BANK_PUSH    /* client -> bank: one PS_MSG_PUSH for each of the bank's shards */
 } ps_msg_kind;
 
 /* PS_MSG_FETCH */
@@ -62,7 +64,25 @@ typedef struct ps_release_msg {
   msg hdr;
 } ps_release_msg;
 
+/* PS_MSG_BANK_PARAMS and PS_MSG_BANK_PUSH: the messages of a bank's shards travelling as
+ * one (ps_bank.h), in the bank's shard order; the bundle owns them. */
+typedef struct ps_bundle_msg {
+  msg hdr;
+  int client;     /* PS_MSG_BANK_PUSH: the sender's rank at the shards */
+  size_t n;       /* parts below */
+  msg *part[];
+} ps_bundle_msg;
+
 static inline void ps_msg_free(msg *m) { xbt_free(m); }
+
+static inline void ps_bundle_msg_free(msg *m)
+{
+  ps_bundle_msg *b = (ps_bundle_msg *)m;
+  for (size_t i = 0; i < b->n; i++)
+    if (b->part[i])
+      msg_free(b->part[i]);
+  xbt_free(b);
+}
 
 /* Every message of the protocol is one allocation, its values included. */
 static inline void *ps_msg_alloc(size_t size, ps_msg_kind kind)
@@ -124,6 +144,20 @@ static inline ps_release_msg *ps_release_msg_create(void)
   return ps_msg_alloc(sizeof(ps_release_msg), PS_MSG_RELEASE);
 }
 
+/* A bundle of room for n parts (set to NULL), of kind PS_MSG_BANK_PARAMS or PS_MSG_BANK_PUSH;
+ * msg_free frees the parts with it. */
+static inline ps_bundle_msg *ps_bundle_msg_create(ps_msg_kind kind, int client, size_t n)
+{
+  xbt_assert(kind == PS_MSG_BANK_PARAMS || kind == PS_MSG_BANK_PUSH, "a bundle of kind %d", (int)kind);
+  ps_bundle_msg *b = ps_msg_alloc(sizeof(*b) + n * sizeof(msg *), kind);
+  b->hdr.free_fn = ps_bundle_msg_free;
+  b->client = client;
+  b->n = n;
+  for (size_t i = 0; i < n; i++)
+    b->part[i] = NULL;
+  return b;
+}
+
 /* m down-cast to the kind; aborts if it is of any other kind. */
 static inline ps_fetch_msg *ps_fetch_msg_of(msg *m)
 {
@@ -147,6 +181,13 @@ static inline ps_done_msg *ps_done_msg_of(msg *m)
 {
   xbt_assert(m->kind == PS_MSG_DONE, "expected a client's done, got message kind %d", m->kind);
   return (ps_done_msg *)m;
+}
+
+static inline ps_bundle_msg *ps_bundle_msg_of(msg *m)
+{
+  xbt_assert(m->kind == PS_MSG_BANK_PARAMS || m->kind == PS_MSG_BANK_PUSH, "expected a bank's bundle, got message kind %d",
+             m->kind);
+  return (ps_bundle_msg *)m;
 }
 
 static inline ps_release_msg *ps_release_msg_of(msg *m)

@@ -27,6 +27,8 @@ typedef struct run_config {
 
   sg_host_t *hosts;       /* in placement order; each algorithm documents who gets which */
   size_t n_hosts;
+  sg_host_t *banks;       /* a parameter-server bank's hosts (algorithm_plan's bank), or NULL */
+  size_t n_banks;
   int cores;              /* cores each training actor uses on its host (>= 1) */
 
   const net *model;       /* the numeric network (always set: its shapes are the default costs) */

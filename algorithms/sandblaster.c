@@ -52,6 +52,50 @@ size_t sandblaster_metrics_slots(void) { return 1; }
  * reference's dot exactly. Each command costs its shard 2n flops (dot,
  * axpy) or n (scale, copy), n the shard's slice of the simulated parameters. */
 
+/* Bank. With sandblaster.ps_bank the S shards keep their slices and their work, but meet
+ * the network through one bank host (cfg->banks[0], of S times a shard host's link and
+ * cores): what the coordinator or a replica sends to each shard travels as one BUNDLE
+ * message of the S parts, sized by their sum, and the bank answers with one bundle of
+ * the S answers (sandblaster_bank_actor). A dot's partial sums still add in shard-rank
+ * order, so the iterates are those of the exact model's. */
+
+/* sb->out[k], a message for shard k of wire size `bytes`, to every shard, or as one
+ * bundle of S times the bytes to the bank. */
+static void send_to_shards(sandblaster *sb, double bytes)
+{
+  if (sb->banked) {
+    sandblaster_bundle_msg *b = sandblaster_bundle_msg_create((size_t)sb->S);
+    for (int k = 0; k < sb->S; k++)
+      b->part[k] = sb->out[k];
+    msg_send(sb->bank_box, sb->bank_host, &b->hdr, sb->S * bytes);
+    return;
+  }
+  for (int k = 0; k < sb->S; k++)
+    msg_send(sb->shards[k].inbox, shard_host(sb, k), sb->out[k], bytes);
+}
+
+/* The S shards' answers (one bundle from the bank), each one's partial result into
+ * partials[shard]. */
+static void collect_answers(sandblaster *sb)
+{
+  if (sb->banked) {
+    msg *m = msg_recv(sb->answer_box);
+    const sandblaster_bundle_msg *b = sandblaster_bundle_msg_of(m);
+    for (size_t k = 0; k < b->n; k++) {
+      const sandblaster_answer_msg *ans = sandblaster_answer_msg_of(b->part[k]);
+      sb->partials[ans->shard] = ans->partial;
+    }
+    msg_free(m);
+    return;
+  }
+  for (int k = 0; k < sb->S; k++) {
+    msg *m = msg_recv(sb->answer_box);
+    const sandblaster_answer_msg *ans = sandblaster_answer_msg_of(m);
+    sb->partials[ans->shard] = ans->partial;
+    msg_free(m);
+  }
+}
+
 /* One command to every shard, then their S answers; returns the sum of the partial
  * results in shard-rank order. A command that writes slot X holds x_lock, so that the
  * evaluator's snapshot never mixes two iterates. */
@@ -62,13 +106,9 @@ static double command(sandblaster *sb, sandblaster_op op, int a, int b, double a
     sg_mutex_lock(sb->x_lock);
   double bytes = MSG_HEADER_BYTES + (op == SANDBLASTER_AXPY || op == SANDBLASTER_SCALE ? SCALAR_BYTES : 0);
   for (int k = 0; k < sb->S; k++)
-    msg_send(sb->shards[k].inbox, shard_host(sb, k), &sandblaster_command_msg_create(op, a, b, alpha)->hdr, bytes);
-  for (int k = 0; k < sb->S; k++) {
-    msg *m = msg_recv(sb->answer_box);
-    const sandblaster_answer_msg *ans = sandblaster_answer_msg_of(m);
-    sb->partials[ans->shard] = ans->partial;
-    msg_free(m);
-  }
+    sb->out[k] = &sandblaster_command_msg_create(op, a, b, alpha)->hdr;
+  send_to_shards(sb, bytes);
+  collect_answers(sb);
   if (locks)
     sg_mutex_unlock(sb->x_lock);
   double sum = sb->partials[0];
@@ -169,9 +209,10 @@ static void on_death(sandblaster *sb, const sandblaster_death_msg *d)
   if (!portions_replica_lost(sb->work, d->replica))
     return;
   log_tally(sb);
+  xbt_assert(!sb->banked, "coordinator: a replica's death with the bank, which refuses [faults]");
   for (int k = 0; k < sb->S; k++)
-    msg_send(sb->shards[k].inbox, shard_host(sb, k), &sandblaster_forget_msg_create(sb->batch, d->replica)->hdr,
-             MSG_HEADER_BYTES + SCALAR_BYTES);
+    sb->out[k] = &sandblaster_forget_msg_create(sb->batch, d->replica)->hdr;
+  send_to_shards(sb, MSG_HEADER_BYTES + SCALAR_BYTES);
 }
 
 static void begin_batch(sandblaster *sb, int x)
@@ -192,12 +233,9 @@ static void begin_batch(sandblaster *sb, int x)
 static void reduce_gradient(sandblaster *sb, int g)
 {
   for (int k = 0; k < sb->S; k++)
-    msg_send(sb->shards[k].inbox, shard_host(sb, k), &sandblaster_reduce_msg_create(g)->hdr, MSG_HEADER_BYTES);
-  for (int k = 0; k < sb->S; k++) {
-    msg *m = msg_recv(sb->answer_box);
-    sandblaster_answer_msg_of(m);
-    msg_free(m);
-  }
+    sb->out[k] = &sandblaster_reduce_msg_create(g)->hdr;
+  send_to_shards(sb, MSG_HEADER_BYTES);
+  collect_answers(sb);
 }
 
 /* lbfgs's evaluate: one batch over the training set (Dean'12 4.2, load balancing and
@@ -260,7 +298,8 @@ static void stop_everyone(sandblaster *sb)
     msg_free(m);
   }
   for (int k = 0; k < sb->S; k++)
-    send_stop(sb->shards[k].inbox, shard_host(sb, k));
+    sb->out[k] = &sandblaster_stop_msg_create()->hdr;
+  send_to_shards(sb, MSG_HEADER_BYTES);
 }
 
 /* L-BFGS's outcome as the run's status: no point of sufficient decrease is a failure
@@ -425,6 +464,27 @@ static void start_actor(const char *role, int rank, sg_host_t host, void *data, 
   sg_actor_start(a, body, 0, NULL);
 }
 
+/* sandblaster.ps_bank: the shards' one endpoint on cfg->banks[0] (Bank, above), each
+ * shard's work there at its own host's slowdown in the exact model; the shards' hosts,
+ * placed as in the exact model, stay idle. */
+static void start_bank(sandblaster *sb)
+{
+  const run_config *cfg = sb->cfg;
+  xbt_assert(cfg->n_banks == 1 && sb->K == 1 && cfg->faults == NULL && sb->layouts[0]->n_links == (size_t)sb->S,
+             "sandblaster: a bank for a configuration the plan did not allow");
+  for (int k = 0; k < sb->S; k++) /* bundles carry shard k's part at k, as the whole layout's links */
+    xbt_assert(sb->layouts[0]->link[k].shard == k, "sandblaster: link %d is shard %d's", k,
+               sb->layouts[0]->link[k].shard);
+  sb->banked = 1;
+  sb->bank_host = cfg->banks[0];
+  sb->bank_box = mbox_of("sb-bank", 0);
+  sb->shard_slowdown = xbt_malloc((size_t)sb->S * sizeof(double));
+  for (int k = 0; k < sb->S; k++)
+    sb->shard_slowdown[k] = cfg->host_slowdown ? cfg->host_slowdown[shard_index(sb->p, (size_t)k)] : 1.0;
+  sb->bank_execs = xbt_malloc0((size_t)sb->S * sizeof(sg_exec_t));
+  start_actor("sb-bank", 0, sb->bank_host, sb, sandblaster_bank_actor);
+}
+
 static size_t portion_size(const sandblaster_params *p, size_t N) { return portions_size(p->portion, p->replicas, N); }
 
 /* Injector hook: the loss of a shard or of the coordinator stops the run (their state
@@ -475,6 +535,7 @@ sandblaster *sandblaster_deploy(const run_config *cfg, const sandblaster_params 
   sb->slot = metrics_slot_at(m, 0);
   sb->x_lock = sg_mutex_init();
   sb->partials = xbt_malloc0((size_t)sb->S * sizeof(double));
+  sb->out = xbt_malloc0((size_t)sb->S * sizeof(msg *));
   sb->loss = xbt_malloc0((size_t)sb->P * sizeof(double));
   sb->coord_box = mbox_of("sb-coord", 0);
   sb->answer_box = mbox_of("sb-answers", 0);
@@ -493,8 +554,11 @@ sandblaster *sandblaster_deploy(const run_config *cfg, const sandblaster_params 
     sb->fp->hook_ctx = sb;
   }
   sb->eval = eval_ctl_create(cfg, m, 1, snapshot, sb);
-  for (int k = 0; k < sb->S; k++)
-    start_actor("sb-shard", k, shard_host(sb, k), &sb->shards[k], sandblaster_shard_actor);
+  if (cfg->n_banks > 0)
+    start_bank(sb);
+  else
+    for (int k = 0; k < sb->S; k++)
+      start_actor("sb-shard", k, shard_host(sb, k), &sb->shards[k], sandblaster_shard_actor);
   for (int r = 0; r < sb->R; r++) {
     start_actor("sb-replica", r, replica_host(sb, r), &sb->replicas[r], sandblaster_replica_actor);
     for (int q = 1; q < sb->K; q++)
@@ -547,6 +611,9 @@ void sandblaster_free(sandblaster *sb)
   xbt_free(sb->shards);
   xbt_free(sb->replicas);
   xbt_free(sb->partials);
+  xbt_free(sb->out);
+  xbt_free(sb->shard_slowdown);
+  xbt_free(sb->bank_execs);
   portions_free(sb->work);
   xbt_free(sb->loss);
   xbt_free(sb->log);

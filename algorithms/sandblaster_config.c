@@ -49,6 +49,15 @@ static const key_spec sandblaster_keys[] = {
           "ps_shards equal groups of them (as `downpour.ps_placement`); the coordinator after all. Not with "
           "host or link faults when `spread`.",
    .choices = "after|spread"},
+  {"sandblaster", "ps_bank", KEY_CHOICE, KEY_FIELD(sandblaster_params, ps_bank), .def = "auto", .unit = "",
+   .doc = "How the shards meet the network, as `downpour.ps_bank`: `exact`, each on its own host; `bank`, all "
+          "on one bank host of ps_shards times a host's link bandwidth and cores at the core of a generated "
+          "fat-tree preset with pooled uplinks, each exchange of the coordinator or a replica with the shards "
+          "one message to it carrying every shard's part, the shards' states and the reduction order "
+          "unchanged (algorithms/doc/sandblaster.md, Bank, has the error table); `auto`, the bank from 100 "
+          "whole replicas up where the platform allows it, exact otherwise. Not with host or link faults or "
+          "partitions > 1.",
+   .choices = "auto|exact|bank"},
   {"sandblaster", "exact_sum", KEY_BOOL, KEY_FIELD(sandblaster_params, exact_sum), .def = "off", .unit = "",
    .doc = "`on`: pushes carry each counted portion's gradient and shards add them in portion order, "
           "so the gradient equals the sequential full-batch one bit for bit (one slice per portion on "
@@ -67,6 +76,9 @@ static int validate(const scenario *sc, const void *params, char *why, size_t le
              "(sandblaster.partitions = %d)", p->partitions);
   else if (p->partitions > 1 && faulty)
     snprintf(why, len, "faults: not supported with split replicas (sandblaster.partitions = %d)", p->partitions);
+  else if (p->ps_bank == SANDBLASTER_BANK_ON && (settings_faulty(sc) || p->partitions > 1))
+    snprintf(why, len, "sandblaster.ps_bank: the bank serves whole replicas and no host or link faults; this run "
+             "has %s", p->partitions > 1 ? "sandblaster.partitions > 1" : "faults");
   else if (p->ps_spread && settings_faulty(sc))
     snprintf(why, len, "faults: host and link faults are not supported with sandblaster.ps_placement = spread");
   else
@@ -79,6 +91,26 @@ static size_t hosts_needed(const scenario *sc, const void *params, const char **
   (void)sc;
   *why = "sandblaster.replicas x sandblaster.partitions + sandblaster.ps_shards + 1 coordinator";
   return sandblaster_hosts_needed(params);
+}
+
+/* sandblaster.ps_bank: one bank of all the shards (the coordinator keeps its host),
+ * asked for, or chosen by auto for whole replicas without faults from
+ * SANDBLASTER_BANK_AUTO_FROM replicas up. */
+static void bank_plan(const scenario *sc, const void *params, algorithm_bank *b)
+{
+  const sandblaster_params *p = params;
+  int whole = p->partitions == 1 && !settings_faulty(sc);
+  memset(b, 0, sizeof(*b));
+  b->asked = p->ps_bank == SANDBLASTER_BANK_ON;
+  if (b->asked)
+    snprintf(b->why, sizeof b->why, "sandblaster.ps_bank = bank");
+  else if (p->ps_bank == SANDBLASTER_BANK_AUTO && whole && p->replicas >= SANDBLASTER_BANK_AUTO_FROM)
+    snprintf(b->why, sizeof b->why, "sandblaster.ps_bank = auto: %d replicas >= %d", p->replicas,
+             SANDBLASTER_BANK_AUTO_FROM);
+  else
+    return;
+  b->hosts = 1;
+  b->scale = p->ps_shards;
 }
 
 /* [faults]: the replicas are the workers; replicaK, shardK and the coordinator are
@@ -162,6 +194,6 @@ const algorithm sandblaster_algorithm = {
   .uses_data = 1,
   .own_stragglers = 1,
   .plan = {.validate = validate, .hosts_needed = hosts_needed, .fault_workers = fault_workers,
-           .fault_role = fault_role, .footprint = footprint},
+           .fault_role = fault_role, .footprint = footprint, .bank = bank_plan},
   .run = {.prepare = prepare, .deploy = deploy, .report = sandblaster_report_run, .free = free_run},
 };

@@ -123,6 +123,13 @@ struct sandblaster {
   size_t n_log, cap_log;
   fault_plan *fp;     /* [faults] */
   long reissued_logged; /* the batch's reissues already added to fp */
+  msg **out;          /* [k]: the coordinator's message to shard k being sent (send_to_shards) */
+  /* sandblaster.ps_bank: the shards' network endpoint, one bank on cfg->banks[0] */
+  int banked;
+  sg_mailbox_t bank_box;
+  sg_host_t bank_host;
+  double *shard_slowdown; /* [k]: what shard k's own host would compute at */
+  sg_exec_t *bank_execs;  /* [k]: shard k's work in the bank's current bundle */
 };
 
 /* Roles. Replica r is machines r*K .. r*K + K - 1 (K = partitions), placed with the S
@@ -163,9 +170,11 @@ typedef struct sandblaster_run {
   sandblaster *sb;
 } sandblaster_run;
 
-/* The actors (sandblaster_workers.c): a shard, a replica (its first machine), and
- * machine q > 0 of a split replica. */
+/* The actors (sandblaster_workers.c): a shard, the bank of all shards (sandblaster.ps_bank;
+ * its data is the run), a replica (its first machine), and machine q > 0 of a split
+ * replica. */
 void sandblaster_shard_actor(int argc, char **argv);
+void sandblaster_bank_actor(int argc, char **argv);
 void sandblaster_replica_actor(int argc, char **argv);
 void sandblaster_partner_actor(int argc, char **argv);
 

@@ -25,7 +25,8 @@ typedef enum sandblaster_msg_kind {
   SANDBLASTER_MSG_DONE,           /* replica -> coordinator: a portion is finished */
   SANDBLASTER_MSG_STOP,           /* coordinator -> replica or shard: stop now */
   SANDBLASTER_MSG_DEATH,          /* fault hook -> coordinator: [faults] a replica's host went off */
-  SANDBLASTER_MSG_PART            /* a split replica's first machine -> its others: what to do next */
+  SANDBLASTER_MSG_PART,           /* a split replica's first machine -> its others: what to do next */
+  SANDBLASTER_MSG_BUNDLE          /* to or from the bank (sandblaster.ps_bank): one message per shard as one */
 } sandblaster_msg_kind;
 
 /* The vector commands a shard runs on its slices (models/lbfgs.h's ops but evaluate). */
@@ -155,8 +156,26 @@ typedef struct sandblaster_death_msg {
   int replica;
 } sandblaster_death_msg;
 
-/* Every Sandblaster message is one allocation. */
+/* BUNDLE: what the coordinator or a replica would exchange with each shard, travelling
+ * to or from the bank as one message sized by the sum of the parts' (sandblaster.c,
+ * Bank); part[k] is shard k's, all of one kind. The bundle owns its parts. */
+typedef struct sandblaster_bundle_msg {
+  msg hdr;
+  size_t n;      /* parts: the shards */
+  msg *part[];
+} sandblaster_bundle_msg;
+
+/* Every Sandblaster message is one allocation, but a bundle, which frees its parts. */
 static inline void sandblaster_msg_free(msg *m) { xbt_free(m); }
+
+static inline void sandblaster_bundle_msg_free(msg *m)
+{
+  sandblaster_bundle_msg *b = (sandblaster_bundle_msg *)m;
+  for (size_t i = 0; i < b->n; i++)
+    if (b->part[i])
+      msg_free(b->part[i]);
+  xbt_free(b);
+}
 
 /* A message of `size` bytes of `kind`, zeroed. */
 static inline void *sandblaster_msg_alloc(size_t size, sandblaster_msg_kind kind)
@@ -291,6 +310,15 @@ static inline sandblaster_part_msg *sandblaster_part_msg_create(long batch, int 
   return m;
 }
 
+/* Room for n parts, set to NULL; msg_free frees the parts with it. */
+static inline sandblaster_bundle_msg *sandblaster_bundle_msg_create(size_t n)
+{
+  sandblaster_bundle_msg *m = sandblaster_msg_alloc(sizeof(*m) + n * sizeof(msg *), SANDBLASTER_MSG_BUNDLE);
+  m->hdr.free_fn = sandblaster_bundle_msg_free;
+  m->n = n;
+  return m;
+}
+
 static inline sandblaster_stop_msg *sandblaster_stop_msg_create(void)
 {
   return sandblaster_msg_alloc(sizeof(sandblaster_stop_msg), SANDBLASTER_MSG_STOP);
@@ -354,6 +382,10 @@ static inline sandblaster_done_msg *sandblaster_done_msg_of(msg *m)
 static inline sandblaster_death_msg *sandblaster_death_msg_of(msg *m)
 {
   return (sandblaster_death_msg *)sandblaster_msg_check(m, SANDBLASTER_MSG_DEATH);
+}
+static inline sandblaster_bundle_msg *sandblaster_bundle_msg_of(msg *m)
+{
+  return (sandblaster_bundle_msg *)sandblaster_msg_check(m, SANDBLASTER_MSG_BUNDLE);
 }
 static inline sandblaster_part_msg *sandblaster_part_msg_of(msg *m)
 {

@@ -62,6 +62,8 @@ void sandblaster_report_run(void *state, const run_config *cfg, metrics *m, repo
   for (size_t i = 0; i < ns; i++)
     json_array_append_new(st, json_integer(ranks[i]));
   json_object_set_new(o, "stragglers", st);
+  if (cfg->n_banks > 0) /* sandblaster.ps_bank: the model the run used (exact runs say nothing, as before) */
+    json_object_set_new(o, "ps_bank", json_string("bank"));
   report_add_block(rep, "sandblaster", o);
 
   report_text t = {0};

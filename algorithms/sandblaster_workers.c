@@ -28,10 +28,22 @@
 
 /* ---- shards ------------------------------------------------------------------- */
 
+/* What a shard does to its state for each message is one function, used by the shard's
+ * own actor, which then computes and sends the answer itself, and by the bank
+ * (sandblaster.ps_bank), which does so for every shard's part of a bundle at once. */
+
+/* The answer to the coordinator: its message, and its wire size in *bytes. */
+static msg *answer_create(const shard *s, double partial, int has_value, double *bytes)
+{
+  *bytes = MSG_HEADER_BYTES + (has_value ? SCALAR_BYTES : 0);
+  return &sandblaster_answer_msg_create(s->rank, partial)->hdr;
+}
+
 static void answer(shard *s, double partial, int has_value)
 {
-  sandblaster_answer_msg *a = sandblaster_answer_msg_create(s->rank, partial);
-  msg_send(s->sb->answer_box, coord_host(s->sb), &a->hdr, MSG_HEADER_BYTES + (has_value ? SCALAR_BYTES : 0));
+  double bytes;
+  msg *a = answer_create(s, partial, has_value, &bytes);
+  msg_send(s->sb->answer_box, coord_host(s->sb), a, bytes);
 }
 
 static gsl_vector_view slot_row(shard *s, int slot)
@@ -40,52 +52,70 @@ static gsl_vector_view slot_row(shard *s, int slot)
   return gsl_matrix_row(s->slots, (size_t)slot);
 }
 
-/* A dot, axpy, scale or copy on the shard's slice; answers when done. */
-static void run_command(shard *s, const sandblaster_command_msg *m)
+/* A dot, axpy, scale or copy on the shard's slice; returns a dot's partial sum (else 0)
+ * and its cost in *flops. */
+static double command_apply(shard *s, const sandblaster_command_msg *m, double *flops)
 {
   gsl_vector_view a = slot_row(s, m->a), b = slot_row(s, m->b);
   double partial = 0, n = s->sim_elems;
   switch (m->op) {
   case SANDBLASTER_DOT:
     gsl_blas_ddot(&a.vector, &b.vector, &partial);
-    compute_execute(s->sb->cfg, 2 * n);
+    *flops = 2 * n;
     break;
   case SANDBLASTER_AXPY:
     gsl_blas_daxpy(m->alpha, &a.vector, &b.vector);
-    compute_execute(s->sb->cfg, 2 * n);
+    *flops = 2 * n;
     break;
   case SANDBLASTER_SCALE:
     gsl_blas_dscal(m->alpha, &a.vector);
-    compute_execute(s->sb->cfg, n);
+    *flops = n;
     break;
   case SANDBLASTER_COPY:
     gsl_blas_dcopy(&a.vector, &b.vector);
-    compute_execute(s->sb->cfg, n);
+    *flops = n;
     break;
   default:
     xbt_die("shard %d: unknown command %d", s->rank, (int)m->op);
   }
+  return partial;
+}
+
+/* A command on the shard's slice, computed; answers when done. */
+static void run_command(shard *s, const sandblaster_command_msg *m)
+{
+  double flops, partial = command_apply(s, m, &flops);
+  compute_execute(s->sb->cfg, flops);
   answer(s, partial, m->op == SANDBLASTER_DOT);
 }
 
-/* Once every portion of the batch is in and the coordinator asked: slot g = the
- * replicas' totals added in rank order (sum mode), or the portions' gradients weighted
- * and added in portion order (exact_sum, lbfgs_net_fdf's very operations). Costs n
- * flops per total added, or 2n per portion. */
-static void try_reduce(shard *s)
+/* Whether the batch's gradient can be summed: every portion of it is in and the
+ * coordinator asked. */
+static int reduce_ready(const shard *s)
 {
-  sandblaster *sb = s->sb;
-  int q0 = -1; /* the first machine index with parameters here: its count stands for its replica's */
+  const sandblaster *sb = s->sb;
+  int any = 0;
   for (int q = 0; q < sb->K; q++) {
     if (s->link[q] == NULL)
       continue;
     if (s->reduce_slot < 0 || s->received[q] < sb->P)
-      return;
+      return 0;
     xbt_assert(s->received[q] == sb->P, "shard %d: %ld portions for a batch of %ld", s->rank, s->received[q], sb->P);
-    q0 = q0 < 0 ? q : q0;
+    any = 1;
   }
-  if (q0 < 0 || s->reduce_slot < 0)
-    return;
+  return any && s->reduce_slot >= 0;
+}
+
+/* Once reduce_ready: slot g = the replicas' totals added in rank order (sum mode), or
+ * the portions' gradients weighted and added in portion order (exact_sum,
+ * lbfgs_net_fdf's very operations), and the shard ready for the next batch. Returns its
+ * cost: n flops per total added, or 2n per portion. */
+static double reduce_apply(shard *s)
+{
+  sandblaster *sb = s->sb;
+  int q0 = 0; /* the first machine index with parameters here: its count stands for its replica's */
+  while (s->link[q0] == NULL)
+    q0++;
   gsl_vector_view g = slot_row(s, s->reduce_slot);
   double flops = 0;
   int first = 1;
@@ -109,11 +139,19 @@ static void try_reduce(shard *s)
     for (int q = 0; q < sb->K; q++)
       s->counts[r * sb->K + q] = 0;
   }
-  compute_execute(sb->cfg, flops);
   s->batch = 0;
   for (int q = 0; q < sb->K; q++)
     s->received[q] = 0;
   s->reduce_slot = -1;
+  return flops;
+}
+
+/* The reduce, computed and answered, if it is time. */
+static void try_reduce(shard *s)
+{
+  if (!reduce_ready(s))
+    return;
+  compute_execute(s->sb->cfg, reduce_apply(s));
   answer(s, 0, 0);
 }
 
@@ -137,7 +175,6 @@ static void store_total(shard *s, const sandblaster_push_total_msg *m)
   ps_ranges_scatter(gsl_matrix_ptr(s->totals, (size_t)m->replica, 0), s->begin, m->total, k->rb, k->re, k->n_ranges);
   s->received[m->machine] += m->counted - *count;
   *count = m->counted;
-  try_reduce(s);
 }
 
 /* exact_sum: the gradients of portions newly counted, each kept apart. */
@@ -155,7 +192,6 @@ static void store_portions(shard *s, const sandblaster_push_portions_msg *m)
     s->from[p] = m->replica;
   }
   s->received[0] += (long)m->k;
-  try_reduce(s);
 }
 
 /* [faults] Replica r died: what it pushed for the batch no longer counts (the
@@ -178,16 +214,24 @@ static void forget_replica(shard *s, const sandblaster_forget_msg *m)
 }
 
 /* A replica machine's fetch: a copy of its values of the slot asked for (of the shard's
- * whole slice for a whole replica). */
-static void send_slot(shard *s, const sandblaster_fetch_msg *m)
+ * whole slice for a whole replica), and its wire size in *bytes. */
+static msg *slice_create(shard *s, const sandblaster_fetch_msg *m, double *bytes)
 {
   const ps_link *k = s->link[m->machine];
-  const machine *to = &s->sb->replicas[m->replica].m[m->machine];
   xbt_assert(k, "shard %d: a fetch from machine %d, which holds none of its parameters", s->rank, m->machine);
   gsl_vector_view v = slot_row(s, m->slot);
   sandblaster_slice_msg *r = sandblaster_slice_msg_create(s->rank, k->values);
   ps_ranges_gather(r->data, v.vector.data, s->begin, k->rb, k->re, k->n_ranges);
-  msg_send(to->inbox, to->host, &r->hdr, msg_bytes(k->sim_elems, s->sb->cfg->elem_bytes));
+  *bytes = msg_bytes(k->sim_elems, s->sb->cfg->elem_bytes);
+  return &r->hdr;
+}
+
+static void send_slot(shard *s, const sandblaster_fetch_msg *m)
+{
+  const machine *to = &s->sb->replicas[m->replica].m[m->machine];
+  double bytes;
+  msg *r = slice_create(s, m, &bytes);
+  msg_send(to->inbox, to->host, r, bytes);
 }
 
 /* Serves commands, fetches and pushes in arrival order until stopped. */
@@ -232,9 +276,11 @@ void sandblaster_shard_actor(int argc, char **argv)
       break;
     case SANDBLASTER_MSG_PUSH_TOTAL:
       store_total(s, sandblaster_push_total_msg_of(m));
+      try_reduce(s);
       break;
     default:
       store_portions(s, sandblaster_push_portions_msg_of(m));
+      try_reduce(s);
     }
     account_label_pop();
     msg_free(m);
@@ -242,13 +288,159 @@ void sandblaster_shard_actor(int argc, char **argv)
   msg_free(m);
 }
 
+/* ---- the bank (sandblaster.ps_bank) -------------------------------------------- */
+
+/* The bank: every shard's network endpoint on one host of S times a shard host's link and
+ * cores (sandblaster.c, Bank). A bundle holds one message for each shard, part[k] for
+ * shard k; the bank does to each shard's state what the shard would (the functions above),
+ * runs the S shards' flops side by side, each its own execution at its own host's
+ * slowdown, and answers with one bundle of the S answers once the last is done. The shards
+ * get every bundle together, so they are always at the same point of a batch. */
+
+/* Shard k's flops started on the bank; bank_wait waits for all S. */
+static void bank_execute(sandblaster *sb, int k, double flops)
+{
+  sb->bank_execs[k] = compute_execute_async_as(sb->cfg, flops, sb->shard_slowdown[k]);
+}
+
+static void bank_wait(sandblaster *sb)
+{
+  for (int k = 0; k < sb->S; k++)
+    account_exec_wait(sb->bank_execs[k]);
+}
+
+static void bank_run_commands(sandblaster *sb, const sandblaster_bundle_msg *in)
+{
+  sandblaster_bundle_msg *out = sandblaster_bundle_msg_create((size_t)sb->S);
+  double bytes = 0, part;
+  for (int k = 0; k < sb->S; k++) {
+    const sandblaster_command_msg *c = sandblaster_command_msg_of(in->part[k]);
+    double flops, partial = command_apply(&sb->shards[k], c, &flops);
+    bank_execute(sb, k, flops);
+    out->part[k] = answer_create(&sb->shards[k], partial, c->op == SANDBLASTER_DOT, &part);
+    bytes += part;
+  }
+  bank_wait(sb);
+  msg_send(sb->answer_box, coord_host(sb), &out->hdr, bytes); /* the sum of the answers' sizes */
+}
+
+/* The shards' reduces, when it is time for them (for all at once: they are in step). */
+static void bank_try_reduce(sandblaster *sb)
+{
+  int ready = reduce_ready(&sb->shards[0]);
+  for (int k = 1; k < sb->S; k++)
+    xbt_assert(reduce_ready(&sb->shards[k]) == ready, "bank: shard %d is not in step with shard 0", k);
+  if (!ready)
+    return;
+  sandblaster_bundle_msg *out = sandblaster_bundle_msg_create((size_t)sb->S);
+  double bytes = 0, part;
+  for (int k = 0; k < sb->S; k++) {
+    bank_execute(sb, k, reduce_apply(&sb->shards[k]));
+    out->part[k] = answer_create(&sb->shards[k], 0, 0, &part);
+    bytes += part;
+  }
+  bank_wait(sb);
+  msg_send(sb->answer_box, coord_host(sb), &out->hdr, bytes); /* the sum of the answers' sizes */
+}
+
+static void bank_send_slots(sandblaster *sb, const sandblaster_bundle_msg *in)
+{
+  sandblaster_bundle_msg *out = sandblaster_bundle_msg_create((size_t)sb->S);
+  double bytes = 0, part;
+  const sandblaster_fetch_msg *f = sandblaster_fetch_msg_of(in->part[0]);
+  for (int k = 0; k < sb->S; k++) {
+    const sandblaster_fetch_msg *fk = sandblaster_fetch_msg_of(in->part[k]);
+    xbt_assert(fk->replica == f->replica && fk->machine == f->machine, "bank: a fetch bundle of two machines");
+    out->part[k] = slice_create(&sb->shards[k], fk, &part);
+    bytes += part;
+  }
+  const machine *to = &sb->replicas[f->replica].m[f->machine];
+  msg_send(to->inbox, to->host, &out->hdr, bytes); /* the sum of the slices' sizes */
+}
+
+/* One bundle: each part applied to its shard, as the shard's actor would. */
+static void bank_serve(sandblaster *sb, const sandblaster_bundle_msg *b)
+{
+  for (int k = 0; k < sb->S; k++) {
+    msg *m = b->part[k];
+    switch (m->kind) {
+    case SANDBLASTER_MSG_REDUCE:
+      sb->shards[k].reduce_slot = sandblaster_reduce_msg_of(m)->slot;
+      break;
+    case SANDBLASTER_MSG_PUSH_TOTAL:
+      store_total(&sb->shards[k], sandblaster_push_total_msg_of(m));
+      break;
+    case SANDBLASTER_MSG_PUSH_PORTIONS:
+      store_portions(&sb->shards[k], sandblaster_push_portions_msg_of(m));
+      break;
+    default:
+      xbt_die("bank: a bundle of message kind %d", m->kind);
+    }
+  }
+  bank_try_reduce(sb);
+}
+
+/* Serves the bundles in arrival order until a bundle of stops. */
+void sandblaster_bank_actor(int argc, char **argv)
+{
+  (void)argc;
+  (void)argv;
+  sandblaster *sb = sg_actor_self_get_data();
+  sg_mailbox_set_receiver(sg_mailbox_get_name(sb->bank_box));
+  for (;;) {
+    msg *m = msg_recv(sb->bank_box);
+    const sandblaster_bundle_msg *b = sandblaster_bundle_msg_of(m);
+    xbt_assert(b->n == (size_t)sb->S, "bank: a bundle of %zu parts for %d shards", b->n, sb->S);
+    int kind = b->part[0]->kind;
+    if (kind == SANDBLASTER_MSG_STOP) {
+      msg_free(m);
+      break;
+    }
+    account_label_push("%s", shard_work_name(kind));
+    if (kind == SANDBLASTER_MSG_COMMAND)
+      bank_run_commands(sb, b);
+    else if (kind == SANDBLASTER_MSG_FETCH)
+      bank_send_slots(sb, b);
+    else
+      bank_serve(sb, b);
+    account_label_pop();
+    msg_free(m);
+  }
+}
+
 /* ---- replicas ----------------------------------------------------------------- */
 
 static void wait_push(machine *mc)
 {
   if (mc->pushing)
-    msg_wait_all(mc->push, mc->lay->n_links);
+    msg_wait_all(mc->push, (size_t)mc->pushing);
   mc->pushing = 0;
+}
+
+/* A shard's slice of the slot fetched, into the replica's parameters. */
+static void install_slice(machine *mc, msg *reply)
+{
+  const sandblaster_slice_msg *m = sandblaster_slice_msg_of(reply);
+  const ps_link *k = &mc->lay->link[ps_layout_find(mc->lay, m->shard)];
+  xbt_assert(m->n == k->values, "machine %d of replica %d: %zu values from shard %d", mc->q, mc->r->rank, m->n,
+             m->shard);
+  ps_ranges_scatter(mc->r->w->data, 0, m->data, k->rb, k->re, k->n_ranges);
+}
+
+/* sandblaster.ps_bank: the fetch of every shard's slice as one request of S headers, and
+ * the bank's one answer. */
+static void fetch_from_bank(machine *mc, int slot)
+{
+  sandblaster *sb = mc->r->sb;
+  sandblaster_bundle_msg *b = sandblaster_bundle_msg_create((size_t)sb->S);
+  for (int k = 0; k < sb->S; k++)
+    b->part[k] = &sandblaster_fetch_msg_create(mc->r->rank, mc->q, slot)->hdr;
+  msg_send(sb->bank_box, sb->bank_host, &b->hdr, sb->S * (double)MSG_HEADER_BYTES);
+  msg *m = msg_recv(mc->inbox);
+  const sandblaster_bundle_msg *in = sandblaster_bundle_msg_of(m);
+  for (size_t k = 0; k < in->n; k++)
+    install_slice(mc, in->part[k]);
+  msg_free(m);
 }
 
 /* Dean'12 4.2: workers fetch the parameters only at the start of a batch; a machine its
@@ -258,6 +450,11 @@ static void fetch_parameters(machine *mc, long batch, int slot)
   replica *r = mc->r;
   sandblaster *sb = r->sb;
   const ps_layout *lay = mc->lay;
+  mc->batch = batch;
+  if (sb->banked) {
+    fetch_from_bank(mc, slot);
+    return;
+  }
   for (size_t i = 0; i < lay->n_links; i++) {
     int k = lay->link[i].shard;
     msg_send(sb->shards[k].inbox, shard_host(sb, k), &sandblaster_fetch_msg_create(r->rank, mc->q, slot)->hdr,
@@ -268,14 +465,9 @@ static void fetch_parameters(machine *mc, long batch, int slot)
   msg_wait_all(mc->comms, lay->n_links);
   for (size_t i = 0; i < lay->n_links; i++) {
     msg_received(mc->replies[i]);
-    const sandblaster_slice_msg *m = sandblaster_slice_msg_of(mc->replies[i]);
-    const ps_link *k = &lay->link[ps_layout_find(lay, m->shard)];
-    xbt_assert(m->n == k->values, "machine %d of replica %d: %zu values from shard %d", mc->q, r->rank, m->n,
-               m->shard);
-    ps_ranges_scatter(r->w->data, 0, m->data, k->rb, k->re, k->n_ranges);
+    install_slice(mc, mc->replies[i]);
     msg_free(mc->replies[i]);
   }
-  mc->batch = batch;
 }
 
 /* The first machine's side of a new batch: the replica's counts start again. */
@@ -307,43 +499,64 @@ static void compute_gradient(replica *r, long p)
     compute_execute(sb->cfg, sb->cfg->train_flops * (double)rows * r->slowdown);
 }
 
-/* Dean'12 4.2: send the gradients every few completed portions. Sum mode: the running
- * total, to every shard a machine talks to its values of it (packed as its layout, or
- * NULL: read from the replica's total); exact_sum (whole replicas): the k newly counted
- * portions' gradients. */
-static void push_gradient(machine *mc, const long *ids, long k, long counted, const double *packed)
+/* Dean'12 4.2: the push to the shard of link i, and its wire size in *bytes. Sum mode:
+ * the running total, the machine's values of it (packed as its layout, or NULL: read
+ * from the replica's total); exact_sum (whole replicas): the k newly counted portions'
+ * gradients. */
+static msg *push_message(machine *mc, size_t i, const long *ids, long k, long counted, const double *packed,
+                         double *bytes)
 {
   replica *r = mc->r;
   sandblaster *sb = r->sb;
-  const ps_layout *lay = mc->lay;
-  wait_push(mc);
-  for (size_t i = 0; i < lay->n_links; i++) {
-    const ps_link *link = &lay->link[i];
-    const shard *sh = &sb->shards[link->shard];
-    size_t len = sh->end - sh->begin;
-    msg *m;
-    if (sb->p->exact_sum) {
-      sandblaster_push_portions_msg *pp = sandblaster_push_portions_msg_create(r->rank, r->batch, (size_t)k, len);
-      for (long j = 0; j < k; j++) {
-        pp->ids[j] = ids[j];
-        memcpy(pp->grads + (size_t)j * len, gsl_matrix_const_ptr(r->held, (size_t)ids[k + j], sh->begin),
-               len * sizeof(double));
-      }
-      m = &pp->hdr;
-    } else {
-      sandblaster_push_total_msg *pt =
-          sandblaster_push_total_msg_create(r->rank, mc->q, mc->batch, counted, link->values);
-      if (packed)
-        memcpy(pt->total, packed + link->offset, link->values * sizeof(double));
-      else
-        ps_ranges_gather(pt->total, r->total->data, 0, link->rb, link->re, link->n_ranges);
-      m = &pt->hdr;
+  const ps_link *link = &mc->lay->link[i];
+  const shard *sh = &sb->shards[link->shard];
+  size_t len = sh->end - sh->begin;
+  msg *m;
+  if (sb->p->exact_sum) {
+    sandblaster_push_portions_msg *pp = sandblaster_push_portions_msg_create(r->rank, r->batch, (size_t)k, len);
+    for (long j = 0; j < k; j++) {
+      pp->ids[j] = ids[j];
+      memcpy(pp->grads + (size_t)j * len, gsl_matrix_const_ptr(r->held, (size_t)ids[k + j], sh->begin),
+             len * sizeof(double));
     }
-    double elems = sb->p->exact_sum ? (double)k * link->sim_elems : link->sim_elems;
-    double bytes = msg_bytes(elems, sb->cfg->elem_bytes) + (sb->p->exact_sum ? (double)k * SCALAR_BYTES : 0);
-    mc->push[i] = msg_send_async(sh->inbox, shard_host(sb, link->shard), m, bytes);
+    m = &pp->hdr;
+  } else {
+    sandblaster_push_total_msg *pt = sandblaster_push_total_msg_create(r->rank, mc->q, mc->batch, counted, link->values);
+    if (packed)
+      memcpy(pt->total, packed + link->offset, link->values * sizeof(double));
+    else
+      ps_ranges_gather(pt->total, r->total->data, 0, link->rb, link->re, link->n_ranges);
+    m = &pt->hdr;
   }
-  mc->pushing = 1;
+  double elems = sb->p->exact_sum ? (double)k * link->sim_elems : link->sim_elems;
+  *bytes = msg_bytes(elems, sb->cfg->elem_bytes) + (sb->p->exact_sum ? (double)k * SCALAR_BYTES : 0);
+  return m;
+}
+
+/* Dean'12 4.2: send the gradients every few completed portions, to every shard the
+ * machine talks to (push_message), or, with the bank, as one message of them all. */
+static void push_gradient(machine *mc, const long *ids, long k, long counted, const double *packed)
+{
+  sandblaster *sb = mc->r->sb;
+  const ps_layout *lay = mc->lay;
+  double bytes;
+  wait_push(mc);
+  if (sb->banked) {
+    sandblaster_bundle_msg *b = sandblaster_bundle_msg_create(lay->n_links);
+    double sum = 0;
+    for (size_t i = 0; i < lay->n_links; i++) {
+      b->part[i] = push_message(mc, i, ids, k, counted, packed, &bytes);
+      sum += bytes;
+    }
+    mc->push[0] = msg_send_async(sb->bank_box, sb->bank_host, &b->hdr, sum);
+    mc->pushing = 1;
+    return;
+  }
+  for (size_t i = 0; i < lay->n_links; i++) {
+    msg *m = push_message(mc, i, ids, k, counted, packed, &bytes);
+    mc->push[i] = msg_send_async(sb->shards[lay->link[i].shard].inbox, shard_host(sb, lay->link[i].shard), m, bytes);
+  }
+  mc->pushing = (int)lay->n_links;
 }
 
 /* The coordinator's verdict on the held portions (counts[i]: held portion i counts):

@@ -43,6 +43,7 @@ typedef struct platform_keys {
   long host_cores;           /* cores per host written into a preset; 0: its own */
   char sharing[16];          /* shared|splitduplex|fatpipe for a preset's links; "": its own */
   int link_efficiency;       /* 1: a preset's links at what collectives reach; 0: nominal */
+  char uplink_routing[16];   /* a generated fat tree's rack uplinks: dmodk | pooled */
   int comm_sms;              /* 1: a collective holds its GPU host's gpu_comm_sms SMs; 0: none */
 } platform_keys;
 

@@ -53,6 +53,7 @@ typedef struct build {
   size_t needed;          /* hosts the algorithm needs */
   const char *needed_why; /* how it counts them */
   run_config cfg;         /* everything but the hosts, before the platform is loaded */
+  algorithm_bank bank;    /* a parameter-server bank, when the algorithm asks and the platform takes one */
 } build;
 
 static int engine_fail(const char *text)
@@ -201,12 +202,38 @@ static void engine_config(const scenario *sc, const build *b, run_config *cfg)
   scenario_stragglers(sc->faults.stragglers, &cfg->straggler_fraction, &cfg->straggler_slowdown);
 }
 
+/* The algorithm's bank (algorithm_plan's bank) against the platform: only a generated fat
+ * tree with pooled uplinks takes one (platform_write_pooled); else a bank that was asked
+ * for is an error and an automatic one falls back to the exact model. spec NULL: the
+ * user's platform file; else the bank goes into it. */
+static int build_bank(build *b, platform_spec *spec, char *err)
+{
+  if (b->bank.hosts == 0)
+    return 0;
+  if (spec && spec->pooled && platform_pooled_fits(spec)) {
+    spec->banks = b->bank.hosts;
+    spec->bank_scale = b->bank.scale;
+    return 0;
+  }
+  if (b->bank.asked) {
+    int fits = spec && platform_pooled_fits(spec);
+    snprintf(err, ERRLEN, "%s: the bank runs on a generated fat tree with pooled uplinks; %s%s%s", b->bank.why,
+             fits ? "set platform.uplink_routing = pooled" : spec ? "this preset is not one: set " : "a platform.file's "
+             "routes cannot be pooled: set ", fits ? "" : b->alg->name, fits ? "" : ".ps_bank = exact");
+    return -1;
+  }
+  b->bank.hosts = 0;
+  return 0;
+}
+
 /* Writes the preset into a private temporary folder, or uses the user's file. */
 static int build_platform(const scenario *sc, build *b, char *err)
 {
+  if (b->alg->plan.bank)
+    b->alg->plan.bank(sc, algorithm_params(sc, b->alg), &b->bank);
   if (sc->platform.file[0]) {
     snprintf(b->platform, sizeof(b->platform), "%s", sc->platform.file);
-    return 0;
+    return build_bank(b, NULL, err);
   }
   platform_spec spec;
   size_t hosts = sc->platform.hosts > 0 ? (size_t)sc->platform.hosts : b->needed;
@@ -226,6 +253,9 @@ static int build_platform(const scenario *sc, build *b, char *err)
     spec.sharing = platform_sharing_parse(sc->platform.sharing);
   if (!sc->platform.link_efficiency)
     spec.bw_eff = spec.node_bw_eff = 0; /* the nominal link bandwidths */
+  spec.pooled = strcmp(sc->platform.uplink_routing, "pooled") == 0;
+  if (build_bank(b, &spec, err) != 0)
+    return -1;
   snprintf(b->tmpdir, sizeof(b->tmpdir), "/tmp/dtsim-XXXXXX");
   interrupt_run_hold(1, NULL); /* a signal now finds the folder and file to remove */
   if (mkdtemp(b->tmpdir) == NULL) {
@@ -395,7 +425,7 @@ static report *engine_gather(const scenario *sc, const build *b, const engine_op
   res->bytes_total = msg_bytes_sent();
   res->hosts_used = b->needed;
   res->status = metrics_status_name(metrics_get_status(m));
-  *links = placement_links(res->sim_time, cfg->hosts, cfg->n_hosts, &res->n_links);
+  *links = placement_links(res->sim_time, cfg->hosts, cfg->n_hosts + cfg->n_banks, &res->n_links);
   res->n_actors = account_breakdown(res->sim_time, &res->actors);
   engine_perf(res, rep, cfg, &res->perf);
   size_t ne = metrics_n_evals(m);
@@ -461,9 +491,21 @@ static int engine_place(const scenario *sc, const build *b, stage *s, char *err)
 {
   s->n_all = platform_hosts_in_order(b->platform, &s->all);
   s->cfg = b->cfg;
+  size_t n_banks = b->bank.hosts;
+  if (n_banks) { /* the banks are the platform's last hosts; the run places the others */
+    xbt_assert(s->n_all > n_banks && strncmp(sg_host_get_name(s->all[s->n_all - 1]), "bank-", 5) == 0,
+               "the bank platform ends with its banks");
+    s->n_all -= n_banks;
+  }
   s->cfg.n_hosts = b->needed;
   s->cfg.hosts = placement_hosts(sc, s->all, s->n_all, b->needed);
-  msg_traffic_init(s->cfg.hosts, s->cfg.n_hosts);
+  if (n_banks) { /* after the placed hosts, so that their traffic is counted on the links too */
+    s->cfg.hosts = xbt_realloc(s->cfg.hosts, (b->needed + n_banks) * sizeof(*s->cfg.hosts));
+    memcpy(s->cfg.hosts + b->needed, s->all + s->n_all, n_banks * sizeof(*s->cfg.hosts));
+    s->cfg.banks = s->cfg.hosts + b->needed;
+    s->cfg.n_banks = n_banks;
+  }
+  msg_traffic_init(s->cfg.hosts, s->cfg.n_hosts + n_banks);
   int host_cores = sg_host_core_count(s->cfg.hosts[0]);
   s->cfg.cores = sc->platform.cores > 0 ? (int)sc->platform.cores : host_cores;
   s->faulty = faultcfg_build(sc, s->cfg.hosts, s->cfg.n_hosts, s->all, s->n_all, &s->plan, err, ERRLEN);
@@ -617,6 +659,10 @@ static int build_all(const scenario *sc, const engine_opts *o, int argc, char **
       build_data(sc, b, err) != 0 || build_warmstart(sc, b, err) != 0 || build_state(sc, b, err) != 0 ||
       build_platform(sc, b, err) != 0 || engine_check_hosts(sc, b, argc, argv, err) != 0)
     return -1;
+  if (b->bank.hosts && !o->quiet)
+    fprintf(stderr, "dtsim: %s: the shards run as %zu bank host%s of %g shards' links and cores at the core of "
+            "the fat tree (algorithms/doc/%s.md, Bank)\n", b->bank.why, b->bank.hosts, b->bank.hosts == 1 ? "" : "s",
+            b->bank.scale, b->alg->name);
   return 0;
 }
 

@@ -57,6 +57,11 @@ typedef struct platform_spec {
    * node_bw_eff. 0 counts as 1 (the nominal bandwidth). */
   double bw_eff;
   double node_bw_eff;
+  /* A fat tree's U uplinks per rack as one link of U x bw (platform_write_pooled); 0:
+   * SimGrid's FAT_TREE cluster, routed by destination. */
+  int pooled;
+  size_t banks;              /* pooled: a parameter-server bank's hosts at the core; 0: none */
+  double bank_scale;         /* each bank's cores and link bandwidth, in hosts' */
 } platform_spec;
 
 /* Parses "star|fat-tree|torus|dragonfly|ring"; returns 0 or -1. */
@@ -78,6 +83,18 @@ const char *platform_preset_at(size_t i, const char **description);
 /* Writes the spec as SimGrid 3.32 platform XML. Returns 0, or -1 with err set if the
  * spec is impossible (zero hosts, non-positive speed/bandwidth, negative latency...). */
 int platform_write(const platform_spec *spec, FILE *out, char *err, size_t errlen);
+
+/* A fat-tree spec (no GPU nodes) with pooled uplinks (platform.uplink_routing = pooled): the same
+ * racks of hosts, host links, latencies and network model, each rack's uplinks one link of
+ * their summed bandwidth, so that a route no longer depends on the destination's index; and
+ * for a parameter-server bank (algorithms/doc/downpour.md, Bank) spec->banks hosts
+ * "bank-0".. hanging off the core, each with spec->bank_scale times a host's cores and link bandwidth and a link
+ * latency of two links, so that a route to it crosses as much latency as one between racks,
+ * and TCP's window bound (network/TCP-gamma) scaled by it, as it binds per flow. The
+ * rack size and uplinks must be set (platform_write sets them). 0, or -1 with err. */
+int platform_write_pooled(const platform_spec *spec, FILE *out, char *err, size_t errlen);
+/* Whether platform_write_pooled takes spec. */
+int platform_pooled_fits(const platform_spec *spec);
 
 /* Checks a platform file safely before the engine sees it: the file is readable, then a
  * child process with the same SimGrid options (argc/argv as for simgrid_init) loads it,

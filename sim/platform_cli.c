@@ -114,6 +114,10 @@ static void platform_usage(FILE *out)
           "  --rack-size H        fat tree: hosts per rack (default ceil(sqrt(N/2)))\n"
           "  --uplinks U          fat tree: uplinks per rack switch, oversubscription H:U\n"
           "                       (default H, non-blocking)\n"
+          "  --uplink-routing R   fat tree: dmodk (SimGrid's FAT_TREE cluster, a flow to host j\n"
+          "                       up uplink j mod U; the default) or pooled (each rack's uplinks\n"
+          "                       one link of their summed bandwidth, as a parameter-server bank\n"
+          "                       needs: platform.uplink_routing)\n"
           "  --network-model M    CM02 (alpha-beta: latency + size/bandwidth; the default for\n"
           "                       generated clusters) or LV08 (TCP over Ethernet: latency x13.01,\n"
           "                       bandwidth x0.97); --cfg=network/model:M at run time overrides it\n"
@@ -297,6 +301,10 @@ static int link_option(cli_opts *o, const char *opt, const char *val)
       return usage_error("--uplinks needs a positive whole number, not", val);
     o->spec.uplinks = (size_t)v;
     o->have_rack = 1;
+  } else if (strcmp(opt, "--uplink-routing") == 0) {
+    if (strcmp(val, "dmodk") != 0 && strcmp(val, "pooled") != 0)
+      return usage_error("--uplink-routing is dmodk or pooled, not", val);
+    o->spec.pooled = strcmp(val, "pooled") == 0;
   } else if (strcmp(opt, "--network-model") == 0) {
     if (!platform_valid_model(val))
       return usage_error("--network-model is LV08 or CM02, not", val);

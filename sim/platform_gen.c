@@ -410,7 +410,7 @@ static int shape_of(const platform_spec *spec, shape *sh, char *err, size_t errl
 
 /* Shortest decimal that reads back as the same double, so the file shows 5e-05, not
  * 5.0000000000000002e-05, and still round-trips exactly. */
-static void fmt_num(char *buf, size_t n, double v)
+void platform_fmt_num(char *buf, size_t n, double v)
 {
   if (v >= 1 && v < 1e15 && v == (double)(long long)v) {
     snprintf(buf, n, "%lld", (long long)v);
@@ -456,7 +456,7 @@ static void end_cluster(const platform_spec *spec, FILE *out, const char *indent
   for (size_t i = 0; i < sizeof values / sizeof *values; i++)
     if (values[i] > 0) {
       char num[64];
-      fmt_num(num, sizeof num, values[i]);
+      platform_fmt_num(num, sizeof num, values[i]);
       fprintf(out, "%s  <prop id=\"%s\" value=\"%s\"/>\n", indent, names[i], num);
     }
   if (spec->gpu_sms > 0 && spec->gpu_tiles != NULL)
@@ -499,11 +499,11 @@ static int write_gpu_nodes(const platform_spec *spec, FILE *out, char *err, size
     platform_set_err(err, errlen, "too many hosts after rounding up to whole nodes");
     return -1;
   }
-  fmt_num(speed, sizeof speed, spec->speed);
-  fmt_num(bw, sizeof bw, spec->bw);
-  fmt_num(lat, sizeof lat, spec->lat);
-  fmt_num(nbw, sizeof nbw, spec->node_bw);
-  fmt_num(nlat, sizeof nlat, spec->node_lat);
+  platform_fmt_num(speed, sizeof speed, spec->speed);
+  platform_fmt_num(bw, sizeof bw, spec->bw);
+  platform_fmt_num(lat, sizeof lat, spec->lat);
+  platform_fmt_num(nbw, sizeof nbw, spec->node_bw);
+  platform_fmt_num(nlat, sizeof nlat, spec->node_lat);
   fprintf(out, "<?xml version='1.0'?>\n");
   fprintf(out, "<!DOCTYPE platform SYSTEM \"https://simgrid.org/simgrid.dtd\">\n");
   fprintf(out, "<platform version=\"4.1\">\n");
@@ -513,8 +513,8 @@ static int write_gpu_nodes(const platform_spec *spec, FILE *out, char *err, size
   fprintf(out, "; host %s-i is GPU i %% %zu of node i / %zu", name, g, g);
   if (spec->bw_eff > 0 || spec->node_bw_eff > 0) {
     char a[64], b[64];
-    fmt_num(a, sizeof a, spec->bw_eff > 0 ? spec->bw_eff : 1);
-    fmt_num(b, sizeof b, spec->node_bw_eff > 0 ? spec->node_bw_eff : 1);
+    platform_fmt_num(a, sizeof a, spec->bw_eff > 0 ? spec->bw_eff : 1);
+    platform_fmt_num(b, sizeof b, spec->node_bw_eff > 0 ? spec->node_bw_eff : 1);
     fprintf(out, "; link bandwidths are what collectives reach: GPU links x %s, node links x %s of nominal", a, b);
   }
   fputs(". -->\n", out);
@@ -658,11 +658,11 @@ static int write_cluster(const platform_spec *spec, const shape *sh, const char 
   fprintf(out, "  <cluster id=\"%s\" prefix=\"%s-\" suffix=\"\" radical=\"0", name, name);
   if (sh->hosts > 1)
     fprintf(out, "-%zu", sh->hosts - 1);
-  fmt_num(num, sizeof num, spec->speed);
+  platform_fmt_num(num, sizeof num, spec->speed);
   fprintf(out, "\" speed=\"%sf\" core=\"%d\"\n", num, spec->cores);
-  fmt_num(num, sizeof num, spec->bw);
+  platform_fmt_num(num, sizeof num, spec->bw);
   fprintf(out, "           bw=\"%sBps\"", num);
-  fmt_num(num, sizeof num, spec->lat);
+  platform_fmt_num(num, sizeof num, spec->lat);
   fprintf(out, " lat=\"%ss\" sharing_policy=\"%s\"", num, spec->sharing ? spec->sharing : "SPLITDUPLEX");
   if (sh->tag) {
     fprintf(out, "\n           topology=\"%s\" topo_parameters=\"%s\"", sh->tag, sh->params);
@@ -670,7 +670,7 @@ static int write_cluster(const platform_spec *spec, const shape *sh, const char 
   } else {
     /* The backbone is the switch: FATPIPE bounds each flow by bb_bw without sharing it, so
      * with bb_bw = bw and no latency only the host links shape a transfer. */
-    fmt_num(num, sizeof num, spec->bw);
+    platform_fmt_num(num, sizeof num, spec->bw);
     fprintf(out, "\n           bb_bw=\"%sBps\" bb_lat=\"0s\" bb_sharing_policy=\"FATPIPE\"", num);
     end_cluster(spec, out, "  ");
   }
@@ -680,6 +680,21 @@ static int write_cluster(const platform_spec *spec, const shape *sh, const char 
     return -1;
   }
   return 0;
+}
+
+/* platform.uplink_routing = pooled: the shape's racks, each one uplink (platform_bank.c). */
+static int write_pooled(platform_spec *spec, const shape *sh, FILE *out, char *err, size_t errlen)
+{
+  if (!platform_pooled_fits(spec)) {
+    platform_set_err(err, errlen, "pooled uplinks are a fat tree's (this platform is a %s)",
+                     spec->gpus_per_node ? "GPU-node preset" : platform_topology_name(spec->topology));
+    return -1;
+  }
+  size_t h = spec->hosts_per_rack ? spec->hosts_per_rack : ceil_root(ceil_div(spec->hosts, 2), 2);
+  spec->uplinks = spec->uplinks ? spec->uplinks : h; /* as shape_of's fat tree */
+  spec->hosts_per_rack = h;
+  spec->hosts = sh->hosts;
+  return platform_write_pooled(spec, out, err, errlen);
 }
 
 int platform_write(const platform_spec *nominal, FILE *out, char *err, size_t errlen)
@@ -704,6 +719,8 @@ int platform_write(const platform_spec *nominal, FILE *out, char *err, size_t er
                      platform_topology_name(spec->topology));
     return -1;
   }
+  if (spec->pooled || spec->banks)
+    return write_pooled(&eff, &sh, out, err, errlen);
   return write_cluster(spec, &sh, model, name, out, err, errlen);
 }
 

@@ -16,6 +16,9 @@
 #define GEN_LAT 1e-6
 #define GEN_MODEL "CM02"
 
+/* The shortest decimal that reads back as v (5e-05, not 5.0000000000000002e-05). */
+void platform_fmt_num(char *buf, size_t n, double v);
+
 /* printf into err[0..errlen-1] (nothing if err is NULL). */
 void platform_set_err(char *err, size_t errlen, const char *fmt, ...);
 /* A network model dtsim writes (LV08, CM02); a cluster name SimGrid ids accept. */

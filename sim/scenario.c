@@ -148,6 +148,14 @@ static const key_spec head_keys[] = {
    .doc = "Presets only: `on` writes each link at the share of its bandwidth NCCL's collectives "
           "reach (the preset's `--bw-eff` and `--node-bw-eff`, platforms/README.md); `off` at the "
           "nominal bandwidth."},
+  {"platform", "uplink_routing", KEY_STR, FIELD(platform.uplink_routing), .def = "dmodk", .unit = "",
+   .doc = "Presets only, fat trees: `dmodk`, SimGrid's FAT_TREE cluster, which sends a flow to host j "
+          "up its rack's uplink j mod U and down the other rack's downlink j mod U (static routing by "
+          "destination: flows to hosts of one class share one uplink in U); `pooled`, each rack's U "
+          "uplinks as one link of their summed bandwidth, the fluid limit of spreading flows over them "
+          "(ECMP), which a parameter-server bank needs (downpour.ps_bank; algorithms/doc/downpour.md, "
+          "Bank, measures the two against each other).",
+   .choices = "dmodk|pooled"},
   {"platform", "comm_sms", KEY_BOOL, FIELD(platform.comm_sms), .def = "on", .unit = "",
    .doc = "`on`: on a GPU host with a `gpu_comm_sms` property (the `dgx2h` and `selene` presets: 16, "
           "NCCL on a DGX with 8 NICs), a collective holds that many of its SMs while it runs, so "
@@ -596,12 +604,13 @@ int scenario_validate(const scenario *s, const char *origin, char *err, size_t e
     return -1;
   }
   if (s->platform.file[0] && (s->platform.gen_topology[0] || s->platform.host_cores > 0 || s->platform.sharing[0] ||
-                              !s->platform.link_efficiency)) {
+                              !s->platform.link_efficiency || strcmp(s->platform.uplink_routing, "pooled") == 0)) {
     keytable_msgf(err, errlen, "%s: platform.%s: changes a preset's generated platform; with platform.file set, edit "
          "the file (bw_factor, lat_factor and speed_factor work on any platform)", o,
          s->platform.gen_topology[0] ? "topology" : s->platform.host_cores > 0 ? "host_cores"
                                                    : s->platform.sharing[0]    ? "sharing"
-                                                                               : "link_efficiency");
+                                                   : !s->platform.link_efficiency ? "link_efficiency"
+                                                                               : "uplink_routing");
     return -1;
   }
   if (s->run.collectives != 0 && (s->faults.host_failures[0] || s->faults.link_failures[0])) {
