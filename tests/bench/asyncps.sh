@@ -22,7 +22,8 @@
 #                  exact shards with downpour.comm_quantum = Q and 50 ms, the other approximation
 #                  (algorithms/doc/downpour.md, Time quantum)
 #  downpour-200-numerics
-#                  downpour-200 with the reproduction's numerics on (the proxy MLP trains)
+#                  downpour-200 with the reproduction's numerics on (the proxy MLP trains, at
+#                  Adagrad's gamma 0.01: the default 0.1 diverges at 200 replicas within 17 s)
 #  downpour-1000-horizon
 #                  1,000 replicas (125 shards) with the bank, numerics off, for Fig. 4's whole horizon
 #                  (900 simulated s, no step limit)
@@ -126,7 +127,7 @@ dp downpour-200-q50ms 200 10 downpour-200-exact $POOLED --set downpour.ps_bank=e
 if wanted downpour-200-numerics; then
   # shellcheck disable=SC2086
   timed downpour-200-numerics "$fig4" --set run.algorithm=downpour --set downpour.replicas=200 \
-    --set downpour.ps_shards=25 --set downpour.adagrad=on --set run.max_steps=10 $POOLED \
+    --set downpour.ps_shards=25 --set downpour.adagrad=on --set downpour.adagrad_gamma=0.01 --set run.max_steps=10 $POOLED \
     --set downpour.ps_bank=bank $FASTCFG
   line downpour-200-numerics 200 25 "$(steps "$work/downpour-200-numerics/summary.json")" \
     "$(json step_time_s "$work/downpour-200-numerics/summary.json")"
