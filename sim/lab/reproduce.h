@@ -51,6 +51,10 @@ int reproduce_run_jobs(const reproduce_opts *o, const char *ini, reproduce_job *
  * `name`; NULL (and *summary NULL) with "PATH: no NAME result" in err if either is missing. */
 json_t *reproduce_result_block(const reproduce_job *j, const char *name, json_t **summary, char *err, size_t len);
 
+/* The number at dotted path in object o ("comm.bytes_total": o's "comm", then its
+ * "bytes_total"); 0 when there is none or it is not a number (json_number_value's). */
+double reproduce_number(const json_t *o, const char *path);
+
 /* A finished job's held-out evaluations: progress.csv's rows (sim_time_s,step,loss,accuracy,
  * ...) in file order. has_acc[i] is 0 in a row without an accuracy (a GPT's; acc[i] NaN
  * there); a diverged evaluation's nan is kept as read. The arrays come from xbt_malloc: the
