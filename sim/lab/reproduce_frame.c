@@ -17,7 +17,16 @@ typedef struct frame {
   reproduce_data d;
   reproduce_job *jobs[REPRODUCE_MAX_GRIDS];
   char *csv[REPRODUCE_MAX_TABLES];
+  char *input[REPRODUCE_MAX_INPUTS]; /* the inputs' bytes */
+  size_t input_len[REPRODUCE_MAX_INPUTS];
 } frame;
+
+/* An input's name in the work folder and the results: its path's last part. */
+static const char *input_name(const char *path)
+{
+  const char *slash = strrchr(path, '/');
+  return slash ? slash + 1 : path;
+}
 
 FILE *reproduce_frame_stream(char **text, size_t *size)
 {
@@ -27,10 +36,19 @@ FILE *reproduce_frame_stream(char **text, size_t *size)
   return f;
 }
 
-/* Writes each scenario into the work folder and builds each grid. */
+/* Writes each scenario and input into the work folder and builds each grid. */
 static int frame_start(const reproduction *r, frame *f, char *err, size_t len)
 {
   const reproduce_opts *o = f->d.o;
+  for (int i = 0; i < REPRODUCE_MAX_INPUTS && r->inputs[i]; i++) {
+    f->input[i] = fileio_read(r->inputs[i], &f->input_len[i]);
+    if (f->input[i] == NULL) {
+      snprintf(err, len, "cannot read the data set %s (dtsim's source tree)", r->inputs[i]);
+      return 2;
+    }
+    if (fileio_write(o->work, input_name(r->inputs[i]), f->input[i], f->input_len[i], err, len) != 0)
+      return 2;
+  }
   for (int g = 0; g < REPRODUCE_MAX_GRIDS && r->grids[g].grid; g++) {
     const reproduce_grid *gr = &r->grids[g];
     if (fileio_write(o->work, gr->ini_name, gr->ini, strlen(gr->ini), err, len) != 0)
@@ -104,37 +122,33 @@ static char *frame_readme(const reproduction *r, const frame *f, char *err, size
   return readme;
 }
 
-/* Writes the folder: the scenarios, the CSVs, the README, the extra files, then the plots. */
+/* Writes the folder: the scenarios, the CSVs, the README, the inputs, then the plots. */
 static int frame_write(const reproduction *r, const frame *f, char *err, size_t len)
 {
-  const char *files[2 * (REPRODUCE_MAX_GRIDS + REPRODUCE_MAX_TABLES + 1 + 4)];
-  char *extra[8] = {NULL};
+  const char *files[2 * (REPRODUCE_MAX_GRIDS + REPRODUCE_MAX_TABLES + 1)];
   size_t n = 0;
-  int n_extra = 0, rc = 0;
+  int rc = 0;
   for (int g = 0; g < REPRODUCE_MAX_GRIDS && r->grids[g].grid; g++, n++)
     files[2 * n] = r->grids[g].ini_name, files[2 * n + 1] = r->grids[g].ini;
   for (int t = 0; t < REPRODUCE_MAX_TABLES && r->tables[t].file; t++, n++)
     files[2 * n] = r->tables[t].file, files[2 * n + 1] = f->csv[t];
   char *readme = frame_readme(r, f, err, len);
-  if (r->extra && readme && (n_extra = r->extra(&f->d, extra, err, len)) < 0)
-    rc = 2;
   files[2 * n] = "README.md", files[2 * n + 1] = readme, n++;
-  for (int k = 0; k < n_extra; k++, n++)
-    files[2 * n] = extra[2 * k], files[2 * n + 1] = extra[2 * k + 1];
-  if (rc != 0 || readme == NULL || reproduce_write(f->d.o->out, files, n, err, len) != 0)
+  if (readme == NULL || reproduce_write(f->d.o->out, files, n, err, len) != 0)
     rc = 2;
+  for (int i = 0; rc == 0 && i < REPRODUCE_MAX_INPUTS && r->inputs[i]; i++)
+    if (fileio_write(f->d.o->out, input_name(r->inputs[i]), f->input[i], f->input_len[i], err, len) != 0)
+      rc = 2;
   for (int p = 0; rc == 0 && p < REPRODUCE_MAX_PLOTS && r->plots[p]; p++)
     if (frame_plot(r, f, r->plots[p], err, len) != 0)
       rc = 2;
-  free(readme);
-  for (int k = 0; k < 2 * n_extra; k++)
-    free(extra[k]);
+  free(readme); /* template_fill's */
   if (rc == 0 && !f->d.o->quiet)
     fprintf(stderr, "dtsim reproduce: wrote %s/%s and README.md\n", f->d.o->out, r->name);
   return rc;
 }
 
-/* Removes the runs' folders (a failed run's stay) and the scenarios; frees everything. */
+/* Removes the runs' folders (a failed run's stay), the scenarios and the inputs; frees everything. */
 static void frame_end(const reproduction *r, frame *f)
 {
   for (int g = 0; g < REPRODUCE_MAX_GRIDS && r->grids[g].grid; g++) {
@@ -151,6 +165,12 @@ static void frame_end(const reproduction *r, frame *f)
   }
   for (int t = 0; t < REPRODUCE_MAX_TABLES; t++)
     free(f->csv[t]); /* open_memstream's */
+  for (int i = 0; i < REPRODUCE_MAX_INPUTS && r->inputs[i]; i++) {
+    char path[600];
+    snprintf(path, sizeof path, "%s/%s", f->d.o->work, input_name(r->inputs[i]));
+    unlink(path);
+    free(f->input[i]); /* fileio_read's */
+  }
 }
 
 int reproduce_frame_run(const reproduction *r, const reproduce_opts *o, char *err, size_t len)

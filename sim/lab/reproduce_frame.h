@@ -2,7 +2,7 @@
 #define SIM_LAB_REPRODUCE_FRAME_H
 /* reproduce_frame.h - the skeleton every reproduction shares, so that a reproduction is a
  * declaration (its grids, its tables, its README and gnuplot templates) plus the code only it
- * needs: write each scenario, build each grid, run the jobs (reproduce_run_jobs), read each
+ * needs: write each scenario (and copy its inputs), build each grid, run the jobs (reproduce_run_jobs), read each
  * finished run, write or --check the CSVs, fill the README template NAME.md and the gnuplot
  * templates PLOT.gp, draw, clean up. */
 #include <jansson.h>
@@ -14,6 +14,7 @@
 #define REPRODUCE_MAX_GRIDS 2
 #define REPRODUCE_MAX_TABLES 2
 #define REPRODUCE_MAX_PLOTS 2
+#define REPRODUCE_MAX_INPUTS 2
 
 /* What the callbacks see: each grid's runs (an array of the reproduction's own run records)
  * and the command line's options. */
@@ -61,9 +62,9 @@ typedef struct reproduction {
    * `formula` (REPRODUCE_GP_KEY's line without its newline, REPRODUCE_GP_PAPER,
    * REPRODUCE_GP_FORMULA), which are set. */
   void (*plot)(json_t *v, const char *plot, const reproduce_data *d);
-  /* Optional: more files to write beside the CSVs, as (name, malloc'ed text) pairs into
-   * files (at most 4 pairs); returns how many, or -1 with one line in err. */
-  int (*extra)(const reproduce_data *d, char **files, char *err, size_t len);
+  /* Files the runs read (a data set), by path: copied into the work folder under their own
+   * name before any run, and beside the results. */
+  const char *inputs[REPRODUCE_MAX_INPUTS];
 } reproduction;
 
 /* Runs reproduction r as o asks: 0, 1 (--check found a difference, said in err) or 2 with
