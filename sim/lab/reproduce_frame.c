@@ -49,6 +49,9 @@ static int frame_start(const reproduction *r, frame *f, char *err, size_t len)
     if (fileio_write(o->work, input_name(r->inputs[i]), f->input[i], f->input_len[i], err, len) != 0)
       return 2;
   }
+  for (int i = 0; i < REPRODUCE_MAX_INPUTS && r->texts[i][0]; i++)
+    if (fileio_write(o->work, r->texts[i][0], r->texts[i][1], strlen(r->texts[i][1]), err, len) != 0)
+      return 2;
   for (int g = 0; g < REPRODUCE_MAX_GRIDS && r->grids[g].grid; g++) {
     const reproduce_grid *gr = &r->grids[g];
     if (fileio_write(o->work, gr->ini_name, gr->ini, strlen(gr->ini), err, len) != 0)
@@ -98,10 +101,12 @@ static int frame_plot(const reproduction *r, const frame *f, const char *p, char
 {
   json_t *v = json_object();
   template_set(v, "output", "%s/.%s.png.tmp", f->d.o->out, p);
+  template_set(v, "dir", "%s", f->d.o->out);
   template_set(v, "key", "%.*s", (int)strlen(REPRODUCE_GP_KEY) - 1, REPRODUCE_GP_KEY);
   template_set(v, "paper", "%s", REPRODUCE_GP_PAPER);
   template_set(v, "formula", "%s", REPRODUCE_GP_FORMULA);
-  r->plot(v, p, &f->d);
+  if (r->plot)
+    r->plot(v, p, &f->d);
   char name[64];
   snprintf(name, sizeof name, "%s.gp", p);
   char *script = template_render(name, v, err, len);
@@ -125,11 +130,13 @@ static char *frame_readme(const reproduction *r, const frame *f, char *err, size
 /* Writes the folder: the scenarios, the CSVs, the README, the inputs, then the plots. */
 static int frame_write(const reproduction *r, const frame *f, char *err, size_t len)
 {
-  const char *files[2 * (REPRODUCE_MAX_GRIDS + REPRODUCE_MAX_TABLES + 1)];
+  const char *files[2 * (REPRODUCE_MAX_GRIDS + REPRODUCE_MAX_INPUTS + REPRODUCE_MAX_TABLES + 1)];
   size_t n = 0;
   int rc = 0;
   for (int g = 0; g < REPRODUCE_MAX_GRIDS && r->grids[g].grid; g++, n++)
     files[2 * n] = r->grids[g].ini_name, files[2 * n + 1] = r->grids[g].ini;
+  for (int i = 0; i < REPRODUCE_MAX_INPUTS && r->texts[i][0]; i++, n++)
+    files[2 * n] = r->texts[i][0], files[2 * n + 1] = r->texts[i][1];
   for (int t = 0; t < REPRODUCE_MAX_TABLES && r->tables[t].file; t++, n++)
     files[2 * n] = r->tables[t].file, files[2 * n + 1] = f->csv[t];
   char *readme = frame_readme(r, f, err, len);
@@ -170,6 +177,11 @@ static void frame_end(const reproduction *r, frame *f)
     snprintf(path, sizeof path, "%s/%s", f->d.o->work, input_name(r->inputs[i]));
     unlink(path);
     free(f->input[i]); /* fileio_read's */
+  }
+  for (int i = 0; i < REPRODUCE_MAX_INPUTS && r->texts[i][0]; i++) {
+    char path[600];
+    snprintf(path, sizeof path, "%s/%s", f->d.o->work, r->texts[i][0]);
+    unlink(path);
   }
 }
 

@@ -58,13 +58,17 @@ typedef struct reproduction {
   int (*readme)(json_t *v, const reproduce_data *d, char *err, size_t len);
   /* The plots, each drawn by gnuplot from template templates/PLOT.gp into PLOT.png. */
   const char *plots[REPRODUCE_MAX_PLOTS];
-  /* Each plot's values beyond `output` (the file gnuplot writes), `key`, `paper` and
+  /* Each plot's values beyond `output` (the file gnuplot writes), `dir` (the folder written,
+   * for a script that reads its CSV), `key`, `paper` and
    * `formula` (REPRODUCE_GP_KEY's line without its newline, REPRODUCE_GP_PAPER,
    * REPRODUCE_GP_FORMULA), which are set. */
   void (*plot)(json_t *v, const char *plot, const reproduce_data *d);
   /* Files the runs read (a data set), by path: copied into the work folder under their own
    * name before any run, and beside the results. */
   const char *inputs[REPRODUCE_MAX_INPUTS];
+  /* Files the runs read, by name and text (a generated platform): written into the work
+   * folder before any run, and beside the results. */
+  const char *texts[REPRODUCE_MAX_INPUTS][2];
 } reproduction;
 
 /* Runs reproduction r as o asks: 0, 1 (--check found a difference, said in err) or 2 with
