@@ -87,7 +87,7 @@ static int frame_check(const reproduction *r, const frame *f, char *err, size_t 
   for (int t = 0; t < REPRODUCE_MAX_TABLES && r->tables[t].file; t++) {
     char committed[600];
     snprintf(committed, sizeof committed, "%s/%s", o->out, r->tables[t].file);
-    int rc = reproduce_check(f->csv[t], committed, o->quick, r->tables[t].key, err, len);
+    int rc = reproduce_check(f->csv[t], committed, o->quick && r->tables[t].key, r->tables[t].key, err, len);
     if (rc != 0)
       return rc;
     if (!o->quiet)

@@ -42,7 +42,8 @@ typedef struct reproduce_grid {
 /* One CSV: written, or compared with the committed one by --check. */
 typedef struct reproduce_table {
   const char *file; /* "zero.csv" */
-  unsigned key;     /* --quick --check: the key fields (bit i: field i), reproduce_check's */
+  unsigned key;     /* --quick --check: the key fields (bit i: field i), reproduce_check's;
+                     * 0: compared whole (a table --quick does not reduce) */
   char *(*csv)(const reproduce_data *d); /* the malloc'ed text */
 } reproduce_table;
 
