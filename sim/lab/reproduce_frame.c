@@ -85,6 +85,8 @@ static int frame_check(const reproduction *r, const frame *f, char *err, size_t 
 {
   const reproduce_opts *o = f->d.o;
   for (int t = 0; t < REPRODUCE_MAX_TABLES && r->tables[t].file; t++) {
+    if (r->tables[t].unchecked || f->csv[t] == NULL)
+      continue;
     char committed[600];
     snprintf(committed, sizeof committed, "%s/%s", o->out, r->tables[t].file);
     int rc = reproduce_check(f->csv[t], committed, o->quick && r->tables[t].key, r->tables[t].key, err, len);
@@ -137,8 +139,9 @@ static int frame_write(const reproduction *r, const frame *f, char *err, size_t 
     files[2 * n] = r->grids[g].ini_name, files[2 * n + 1] = r->grids[g].ini;
   for (int i = 0; i < REPRODUCE_MAX_INPUTS && r->texts[i][0]; i++, n++)
     files[2 * n] = r->texts[i][0], files[2 * n + 1] = r->texts[i][1];
-  for (int t = 0; t < REPRODUCE_MAX_TABLES && r->tables[t].file; t++, n++)
-    files[2 * n] = r->tables[t].file, files[2 * n + 1] = f->csv[t];
+  for (int t = 0; t < REPRODUCE_MAX_TABLES && r->tables[t].file; t++)
+    if (f->csv[t]) /* NULL: a table this grid does not make */
+      files[2 * n] = r->tables[t].file, files[2 * n + 1] = f->csv[t], n++;
   char *readme = frame_readme(r, f, err, len);
   files[2 * n] = "README.md", files[2 * n + 1] = readme, n++;
   if (readme == NULL || reproduce_write(f->d.o->out, files, n, err, len) != 0)

@@ -44,7 +44,8 @@ typedef struct reproduce_table {
   const char *file; /* "zero.csv" */
   unsigned key;     /* --quick --check: the key fields (bit i: field i), reproduce_check's;
                      * 0: compared whole (a table --quick does not reduce) */
-  char *(*csv)(const reproduce_data *d); /* the malloc'ed text */
+  char *(*csv)(const reproduce_data *d); /* the malloc'ed text, or NULL: not in this grid */
+  int unchecked;    /* 1: written, never compared by --check */
 } reproduce_table;
 
 /* A reproduction, declared. */
