@@ -36,6 +36,13 @@ FILE *reproduce_frame_stream(char **text, size_t *size)
   return f;
 }
 
+json_t *reproduce_frame_clause(json_t *values, const char *list)
+{
+  json_t *it = template_add(values, list);
+  template_set(it, "sep", "%s", json_array_size(json_object_get(values, list)) > 1 ? ", " : "");
+  return it;
+}
+
 /* Writes each scenario and input into the work folder and builds each grid. */
 static int frame_start(const reproduction *r, frame *f, char *err, size_t len)
 {

@@ -77,6 +77,10 @@ typedef struct reproduction {
  * one line in err. */
 int reproduce_frame_run(const reproduction *r, const reproduce_opts *o, char *err, size_t len);
 
+/* A new item of list values[list] (made if need be) whose `sep` is "" for the first and ", "
+ * after: one clause of a gnuplot `plot` command, `{{#list}}{{sep}}...{{/list}}`. */
+json_t *reproduce_frame_clause(json_t *values, const char *list);
+
 /* open_memstream(text, size) or abort: a table's or a datablock's rows built by printf pieces,
  * handed to template_set_stream (or fclose'd and *text freed). size must live until then. */
 FILE *reproduce_frame_stream(char **text, size_t *size);
