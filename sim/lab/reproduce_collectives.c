@@ -260,7 +260,7 @@ static int coll_readme(json_t *v, const reproduce_data *d, char *err, size_t len
  * collective; the formula's busbw is the point's busbw x simulated / formula time). Every
  * series has its own point type, as several coincide (the ring allreduce, reduce-scatter and
  * allgather reach the same busbw), and the legends are outside the plots. */
-static const reproduction collectives = {
+const reproduction reproduce_collectives = {
     .name = "collectives",
     .grids = {{"collectives.ini", coll_ini, sizeof(coll_run), COLL_MAX_RUNS, coll_grid, coll_read, NULL}},
     .tables = {{"collectives.csv", 0x20Fu, coll_csv}}, /* key: op,algorithm,ranks,bytes,network */
@@ -268,8 +268,3 @@ static const reproduction collectives = {
     .plots = {"collectives"},
     .texts = {{"collectives-64.xml", coll_platform}},
 };
-
-int reproduce_collectives(const reproduce_opts *o, char *err, size_t len)
-{
-  return reproduce_frame_run(&collectives, o, err, len);
-}

@@ -392,7 +392,7 @@ static int comp_readme(json_t *v, const reproduce_data *d, char *err, size_t len
   return 0;
 }
 
-static const reproduction compression = {
+const reproduction reproduce_compression = {
     .name = "compression",
     .grids = {{"compression.ini", comp_ini, sizeof(comp_run), COMP_MAX_RUNS, comp_grid, comp_read, comp_free_run}},
     .tables = {{"compression.csv", 0x43u, comp_csv}}, /* key: method,platform,setting */
@@ -402,8 +402,3 @@ static const reproduction compression = {
     .plot = comp_plot,
     .inputs = {COMP_DATA_SRC}, /* the runs' data set, kept beside the results */
 };
-
-int reproduce_compression(const reproduce_opts *o, char *err, size_t len)
-{
-  return reproduce_frame_run(&compression, o, err, len);
-}

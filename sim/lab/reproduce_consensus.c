@@ -275,7 +275,7 @@ static size_t cons_grid(int quick, void *rv, reproduce_job *jobs, const char *wo
   return n;
 }
 
-static const reproduction consensus = {
+const reproduction reproduce_consensus = {
     .name = "consensus",
     .grids = {{"consensus.ini", cons_ini, sizeof(cons_run), MAX_RUNS, cons_grid, cons_read, cons_run_free_trace}},
     /* key: topology,weights,step_rule,alpha0,iteration,sim_time_s and mode (an async run may
@@ -286,9 +286,3 @@ static const reproduction consensus = {
     .plot = cons_plot,
     .texts = {{"consensus-16.xml", cons_platform}},
 };
-
-int reproduce_consensus(const reproduce_opts *o, char *err, size_t len)
-{
-  return reproduce_frame_run(&consensus, o, err, len);
-}
-

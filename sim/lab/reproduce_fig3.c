@@ -411,7 +411,7 @@ static size_t fig3_grid(int quick, void *rv, reproduce_job *runs, const char *wo
   (sizeof fig3_models / sizeof *fig3_models * sizeof fig3_machines / sizeof *fig3_machines +                          \
    sizeof fig3_variants / sizeof *fig3_variants * sizeof fig3_robust_machines / sizeof *fig3_robust_machines)
 
-static const reproduction fig3 = {
+const reproduction reproduce_fig3 = {
     .name = "fig3",
     .grids = {{"fig3.ini", fig3_ini, sizeof(job), FIG3_MAX_RUNS, fig3_grid, read_step_time, NULL}},
     .tables = {{"fig3.csv", 0x3u, fig3_csv}, /* key: model,machines */
@@ -420,5 +420,3 @@ static const reproduction fig3 = {
     .plots = {"fig3"},
     .plot = fig3_plot,
 };
-
-int reproduce_fig3(const reproduce_opts *o, char *err, size_t len) { return reproduce_frame_run(&fig3, o, err, len); }

@@ -36,6 +36,14 @@ FILE *reproduce_frame_stream(char **text, size_t *size)
   return f;
 }
 
+void reproduce_frame_set_whole(json_t *values, const char *key, FILE *f, char **text)
+{
+  fclose(f);
+  template_set(values, key, "%s", *text ? *text : "");
+  free(*text); /* open_memstream's */
+  *text = NULL;
+}
+
 json_t *reproduce_frame_clause(json_t *values, const char *list)
 {
   json_t *it = template_add(values, list);
@@ -59,7 +67,7 @@ static int frame_start(const reproduction *r, frame *f, char *err, size_t len)
   for (int i = 0; i < REPRODUCE_MAX_INPUTS && r->texts[i][0]; i++)
     if (fileio_write(o->work, r->texts[i][0], r->texts[i][1], strlen(r->texts[i][1]), err, len) != 0)
       return 2;
-  for (int g = 0; g < REPRODUCE_MAX_GRIDS && r->grids[g].grid; g++) {
+  for (int g = 0; g < REPRODUCE_MAX_GRIDS && r->grids[g].ini_name; g++) {
     const reproduce_grid *gr = &r->grids[g];
     if (fileio_write(o->work, gr->ini_name, gr->ini, strlen(gr->ini), err, len) != 0)
       return 2;
@@ -74,9 +82,11 @@ static int frame_start(const reproduction *r, frame *f, char *err, size_t len)
   return 0;
 }
 
-/* Runs every grid's jobs, grid by grid, then reads every run. */
+/* Runs every grid's jobs, grid by grid, then reads every run (or lets simulate() do it). */
 static int frame_simulate(const reproduction *r, frame *f, char *err, size_t len)
 {
+  if (r->simulate)
+    return r->simulate(&f->d, err, len);
   for (int g = 0; g < REPRODUCE_MAX_GRIDS && r->grids[g].grid; g++)
     if (reproduce_run_jobs(f->d.o, r->grids[g].ini_name, f->jobs[g], f->d.n[g], err, len) != 0)
       return 2;
@@ -142,7 +152,7 @@ static int frame_write(const reproduction *r, const frame *f, char *err, size_t 
   const char *files[2 * (REPRODUCE_MAX_GRIDS + REPRODUCE_MAX_INPUTS + REPRODUCE_MAX_TABLES + 1)];
   size_t n = 0;
   int rc = 0;
-  for (int g = 0; g < REPRODUCE_MAX_GRIDS && r->grids[g].grid; g++, n++)
+  for (int g = 0; g < REPRODUCE_MAX_GRIDS && r->grids[g].ini_name; g++, n++)
     files[2 * n] = r->grids[g].ini_name, files[2 * n + 1] = r->grids[g].ini;
   for (int i = 0; i < REPRODUCE_MAX_INPUTS && r->texts[i][0]; i++, n++)
     files[2 * n] = r->texts[i][0], files[2 * n + 1] = r->texts[i][1];
@@ -168,7 +178,9 @@ static int frame_write(const reproduction *r, const frame *f, char *err, size_t 
 /* Removes the runs' folders (a failed run's stay), the scenarios and the inputs; frees everything. */
 static void frame_end(const reproduction *r, frame *f)
 {
-  for (int g = 0; g < REPRODUCE_MAX_GRIDS && r->grids[g].grid; g++) {
+  if (r->release)
+    r->release(&f->d);
+  for (int g = 0; g < REPRODUCE_MAX_GRIDS && r->grids[g].ini_name; g++) {
     const reproduce_grid *gr = &r->grids[g];
     for (size_t k = 0; f->jobs[g] && k < f->d.n[g]; k++)
       reproduce_remove_run(&f->jobs[g][k]);
@@ -197,7 +209,7 @@ static void frame_end(const reproduction *r, frame *f)
 
 int reproduce_frame_run(const reproduction *r, const reproduce_opts *o, char *err, size_t len)
 {
-  frame f = {.d = {.o = o}};
+  frame f = {.d = {.o = o, .r = r}};
   int rc = frame_start(r, &f, err, len);
   if (rc == 0)
     rc = frame_simulate(r, &f, err, len);

@@ -490,12 +490,10 @@ static int gemm_readme(json_t *v, const reproduce_data *rd, char *err, size_t le
 
 /* No simulation: the tables come from the kernel model alone, the same with --quick (key 0:
  * --check compares them whole). */
-static const reproduction gemm = {
+const reproduction reproduce_gemm = {
     .name = "gemm",
     .tables = {{"gemm.csv", 0, gemm_table}, {"guide.csv", 0, guide_table}},
     .readme = gemm_readme,
     .plots = {"gemm"},
     .plot = gemm_plot,
 };
-
-int reproduce_gemm(const reproduce_opts *o, char *err, size_t len) { return reproduce_frame_run(&gemm, o, err, len); }

@@ -464,7 +464,7 @@ static void meg_plot(json_t *v, const char *plot, const reproduce_data *d)
   template_set_stream(v, "block", f, &text);
 }
 
-static const reproduction megatron = {
+const reproduction reproduce_megatron = {
     .name = "megatron",
     .grids = {{"megatron.ini", meg_ini, sizeof(meg_run), MEG_MAX_RUNS, meg_grid, meg_read, NULL}},
     .tables = {{"megatron.csv", 0xFFu, meg_csv}}, /* key: set,params_b,heads,gpus,mp,dp,ddp,variant */
@@ -473,8 +473,3 @@ static const reproduction megatron = {
     .plots = {"megatron"},
     .plot = meg_plot,
 };
-
-int reproduce_megatron(const reproduce_opts *o, char *err, size_t len)
-{
-  return reproduce_frame_run(&megatron, o, err, len);
-}

@@ -323,7 +323,7 @@ static int moe_readme(json_t *v, const reproduce_data *d, char *err, size_t len)
   return 0;
 }
 
-static const reproduction moe = {
+const reproduction reproduce_moe = {
     .name = "moe",
     .grids = {{"moe.ini", moe_ini, sizeof(moe_run), MOE_RUNS, moe_grid, moe_read, moe_free_run}},
     .tables = {{"moe.csv", 0x7u, moe_csv},            /* key: top_k,capacity_factor,aux_loss */
@@ -332,5 +332,3 @@ static const reproduction moe = {
     .plots = {"moe"},
     .plot = moe_plot,
 };
-
-int reproduce_moe(const reproduce_opts *o, char *err, size_t len) { return reproduce_frame_run(&moe, o, err, len); }

@@ -520,7 +520,7 @@ static void pipeline_plot(json_t *v, const char *plot, const reproduce_data *d)
     pp_plot(v, d->runs[0], d->n[0]);
 }
 
-static const reproduction pipeline = {
+const reproduction reproduce_pipeline = {
     .name = "pipeline",
     .grids = {{"pipeline.ini", pp_ini, sizeof(pp_run), PP_MAX_RUNS, pp_grid, pp_read, NULL},
               {"ptdp.ini", ptdp_ini, sizeof(ptdp_run), PTDP_MAX_RUNS, ptdp_grid, ptdp_read, NULL}},
@@ -530,8 +530,3 @@ static const reproduction pipeline = {
     .plots = {"pipeline", "ptdp"},
     .plot = pipeline_plot,
 };
-
-int reproduce_pipeline(const reproduce_opts *o, char *err, size_t len)
-{
-  return reproduce_frame_run(&pipeline, o, err, len);
-}

@@ -283,7 +283,7 @@ static int zero_readme(json_t *v, const reproduce_data *d, char *err, size_t len
   return 0;
 }
 
-static const reproduction zero = {
+const reproduction reproduce_zero = {
     .name = "zero",
     .grids = {{"zero.ini", zero_ini, sizeof(zero_run), ZERO_MAX_RUNS, zero_grid, zero_read, NULL}},
     .tables = {{"zero.csv", 0xFu, zero_csv}}, /* key: params_b,method,variant,gpus */
@@ -291,5 +291,3 @@ static const reproduction zero = {
     .plots = {"zero"},
     .plot = zero_plot,
 };
-
-int reproduce_zero(const reproduce_opts *o, char *err, size_t len) { return reproduce_frame_run(&zero, o, err, len); }
