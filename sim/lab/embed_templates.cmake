@@ -1,12 +1,16 @@
-# Writes OUT, a C file holding every sim/lab/templates/*.md (DIR) as a NUL-terminated byte
-# array and template.c's table of them by name (the file's name without .md).
-file(GLOB mds ${DIR}/*.md)
+# Writes OUT, a C file holding every sim/lab/templates/*.md and *.gp (DIR) as a NUL-terminated
+# byte array and template.c's table of them by name: a README's without .md ("zero"), a gnuplot
+# script's with its .gp ("zero.gp").
+file(GLOB mds ${DIR}/*.md ${DIR}/*.gp)
 list(SORT mds)
 set(body "/* made from sim/lab/templates/ by embed_templates.cmake: do not edit */\n#include <stddef.h>\n\n")
 set(table "")
 set(n 0)
 foreach(md IN LISTS mds)
   get_filename_component(name ${md} NAME_WE)
+  if(md MATCHES "\\.gp$")
+    get_filename_component(name ${md} NAME)
+  endif()
   string(MAKE_C_IDENTIFIER "${name}" id)
   file(READ ${md} hex HEX)
   string(REGEX REPLACE "([0-9a-f][0-9a-f])" "0x\\1," bytes "${hex}")

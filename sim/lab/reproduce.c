@@ -164,6 +164,18 @@ json_t *reproduce_result_block(const reproduce_job *j, const char *name, json_t 
   return b;
 }
 
+double reproduce_number(const json_t *o, const char *path)
+{
+  char key[128];
+  while (o && strchr(path, '.')) {
+    size_t k = strcspn(path, ".");
+    snprintf(key, sizeof key, "%.*s", (int)k, path);
+    o = json_object_get(o, key);
+    path += k + 1;
+  }
+  return o ? json_number_value(json_object_get(o, path)) : 0;
+}
+
 int reproduce_read_progress(const reproduce_job *j, reproduce_progress *p, char *err, size_t len)
 {
   char path[700];

@@ -51,6 +51,10 @@ int reproduce_run_jobs(const reproduce_opts *o, const char *ini, reproduce_job *
  * `name`; NULL (and *summary NULL) with "PATH: no NAME result" in err if either is missing. */
 json_t *reproduce_result_block(const reproduce_job *j, const char *name, json_t **summary, char *err, size_t len);
 
+/* The number at dotted path in object o ("comm.bytes_total": o's "comm", then its
+ * "bytes_total"); 0 when there is none or it is not a number (json_number_value's). */
+double reproduce_number(const json_t *o, const char *path);
+
 /* A finished job's held-out evaluations: progress.csv's rows (sim_time_s,step,loss,accuracy,
  * ...) in file order. has_acc[i] is 0 in a row without an accuracy (a GPT's; acc[i] NaN
  * there); a diverged evaluation's nan is kept as read. The arrays come from xbt_malloc: the
@@ -108,32 +112,10 @@ double reproduce_gemm_share(const char *preset, double efficiency, size_t b, siz
  * rank. */
 double reproduce_spearman(const double *x, const double *y, size_t n);
 
-/* The consensus reproduction (reproduce_consensus.c): 0, 1 (--check mismatch) or 2. */
-int reproduce_consensus(const reproduce_opts *o, char *err, size_t len);
-/* Dean et al. 2012 Figs. 4 and 5, optimizers compared (reproduce_dean.c): 0, 1 or 2. */
-/* Dean et al. 2012 Fig. 3 (reproduce_fig3.c): 0, 1 (--check mismatch) or 2 with err. */
-int reproduce_fig3(const reproduce_opts *o, char *err, size_t len);
-int reproduce_fig4(const reproduce_opts *o, char *err, size_t len);
-int reproduce_fig5(const reproduce_opts *o, char *err, size_t len);
-/* The collectives against their alpha-beta formulas (reproduce_collectives.c): 0, 1 or 2. */
-int reproduce_collectives(const reproduce_opts *o, char *err, size_t len);
-/* Megatron-LM Table 1 weak scaling, MP and MP + DP (reproduce_megatron.c): 0, 1 or 2. */
-int reproduce_megatron(const reproduce_opts *o, char *err, size_t len);
 /* PTD-P Table 1's one calibrated number (reproduce_pipeline.c): model.efficiency on selene with
  * the kernel model and NCCL's link shares, found by bisection on the 1.7B row (137 Tflop/s per
  * GPU); Table 2 (reproduce_zero.c) uses it as it is. */
 #define REPRODUCE_PTDP_EFFICIENCY "0.748022"
-/* PTD-P's Table 2, ZeRO-3 against PTD-P (reproduce_zero.c): 0, 1 or 2. */
-int reproduce_zero(const reproduce_opts *o, char *err, size_t len);
-/* Expert parallelism with the load-balancing loss off and on (reproduce_moe.c): 0, 1 or 2. */
-int reproduce_moe(const reproduce_opts *o, char *err, size_t len);
-/* Dense against compressed gradients on three networks (reproduce_compression.c): 0, 1 or 2. */
-int reproduce_compression(const reproduce_opts *o, char *err, size_t len);
-/* The pipeline bubble against its formula (reproduce_pipeline.c): 0, 1 or 2. */
-int reproduce_pipeline(const reproduce_opts *o, char *err, size_t len);
-/* The kernel model against DeepBench's V100 GEMMs and the guide's examples (reproduce_gemm.c):
- * 0, 1 or 2. */
-int reproduce_gemm(const reproduce_opts *o, char *err, size_t len);
 /* The main-loop efficiency fitted on DeepBench's largest V100 GEMM (reproduce_gemm.c). */
 double reproduce_gemm_v100_efficiency(void);
 

@@ -1,7 +1,8 @@
-/* reproduce_cli.c - `dtsim reproduce`: its options, the table of the reproductions and
- * the order `all` runs them in; each reproduction is its own file (reproduce*.c), and what
- * they share is reproduce.c's. */
+/* reproduce_cli.c - `dtsim reproduce`: its options, the registry of the reproductions and
+ * the order `all` runs them in; each reproduction is its own file (reproduce_NAME.c), a
+ * declaration that reproduce_frame.c runs. */
 #include "sim/lab/reproduce.h"
+#include "sim/lab/reproduce_frame.h"
 #include "sim/lab/reproduce_store.h"
 
 #include <errno.h>
@@ -71,24 +72,16 @@ static int bad(const char *msg)
   return 2;
 }
 
-/* The reproductions that are built, in the order `all` runs them. */
-static const struct {
-  const char *name;
-  int (*run)(const reproduce_opts *, char *, size_t);
-  const char *checked; /* the committed CSVs --check compares with, blank-separated */
-} reproductions[] = {
-    {"fig3", reproduce_fig3, "fig3.csv"},
-    {"fig4", reproduce_fig4, "fig4.csv"},
-    {"fig5", reproduce_fig5, "fig5.csv"},
-    {"consensus", reproduce_consensus, "consensus.csv"},
-    {"collectives", reproduce_collectives, "collectives.csv"},
-    {"megatron", reproduce_megatron, "megatron.csv"},
-    {"pipeline", reproduce_pipeline, "pipeline.csv ptdp.csv"},
-    {"gemm", reproduce_gemm, "gemm.csv guide.csv"},
-    {"zero", reproduce_zero, "zero.csv"},
-    {"moe", reproduce_moe, "moe.csv moe_loss.csv"},
-    {"compression", reproduce_compression, "compression.csv"},
-};
+/* The registry: the reproductions, in the order `all` runs them. Each is declared by its own
+ * file, reproduce_NAME.c, as `const reproduction reproduce_NAME`; adding one is that file,
+ * its templates and one X(NAME) here. */
+#define REPRODUCTIONS(X)                                                                                               \
+  X(fig3) X(fig4) X(fig5) X(consensus) X(collectives) X(megatron) X(pipeline) X(gemm) X(zero) X(moe) X(compression)
+
+#define DECLARE(name) extern const reproduction reproduce_##name;
+REPRODUCTIONS(DECLARE)
+#define ENTRY(name) &reproduce_##name,
+static const reproduction *const reproductions[] = {REPRODUCTIONS(ENTRY)};
 #define N_REPRODUCTIONS (sizeof(reproductions) / sizeof(reproductions[0]))
 
 const char *reproduce_names(void)
@@ -97,7 +90,7 @@ const char *reproduce_names(void)
   if (names[0] == '\0') {
     size_t at = 0;
     for (size_t r = 0; r < N_REPRODUCTIONS; r++)
-      at += (size_t)snprintf(names + at, sizeof names - at, "%s, ", reproductions[r].name);
+      at += (size_t)snprintf(names + at, sizeof names - at, "%s, ", reproductions[r]->name);
     snprintf(names + at, sizeof names - at, "all");
   }
   return names;
@@ -127,19 +120,21 @@ static int checked_first(const char *name, int all, const char *out, const char 
                          size_t len)
 {
   for (size_t r = 0; r < N_REPRODUCTIONS; r++) {
-    if (!all && strcmp(name, reproductions[r].name) != 0)
+    if (!all && strcmp(name, reproductions[r]->name) != 0)
       continue;
     char dir[512];
     if (!check) {
-      out_dir(out, all, reproductions[r].name, dir, sizeof dir);
+      out_dir(out, all, reproductions[r]->name, dir, sizeof dir);
       if (output_dir_unusable(dir, err, len) != 0)
         return -1;
       continue;
     }
-    committed_dir(results, reproductions[r].name, dir, sizeof dir);
-    for (const char *c = reproductions[r].checked; *c; c += strcspn(c, " "), c += *c == ' ') {
+    committed_dir(results, reproductions[r]->name, dir, sizeof dir);
+    for (int t = 0; t < REPRODUCE_MAX_TABLES && reproductions[r]->tables[t].file; t++) {
+      if (reproductions[r]->tables[t].unchecked)
+        continue;
       char path[700];
-      snprintf(path, sizeof path, "%s/%.*s", dir, (int)strcspn(c, " "), c);
+      snprintf(path, sizeof path, "%s/%s", dir, reproductions[r]->tables[t].file);
       if (access(path, R_OK) != 0) {
         snprintf(err, len, "--check: %s: cannot read: %s (nothing committed to check against; --results DIR "
                  "names the folder holding NAME/)", path, strerror(errno));
@@ -167,30 +162,31 @@ static int has_value(int argc, char **argv, int i)
   return i + 1 < argc && strncmp(argv[i + 1], "--", 2) != 0;
 }
 
-int reproduce_main(int argc, char **argv)
+/* The command line: o's flags, the NAME and the folders asked for. 0; -1 once --help is
+ * printed; 2 after one line on stderr. */
+static int parse_args(int argc, char **argv, reproduce_opts *o, const char **name, const char **out,
+                      const char **results, const char **store)
 {
-  const char *name = NULL, *out = NULL, *results = NULL, *store = NULL;
-  reproduce_opts o = {0};
   long n_par = sysconf(_SC_NPROCESSORS_ONLN);
   char err[1024];
   for (int i = 1; i < argc; i++) {
     if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
       fputs(usage, stdout);
-      return 0;
+      return -1;
     } else if (strcmp(argv[i], "--quick") == 0)
-      o.quick = 1;
+      o->quick = 1;
     else if (strcmp(argv[i], "--check") == 0)
-      o.check = 1;
+      o->check = 1;
     else if (strcmp(argv[i], "--fresh") == 0)
-      o.fresh = 1;
+      o->fresh = 1;
     else if (strcmp(argv[i], "--quiet") == 0)
-      o.quiet = 1;
+      o->quiet = 1;
     else if (strcmp(argv[i], "--out") == 0 && has_value(argc, argv, i))
-      out = argv[++i];
+      *out = argv[++i];
     else if (strcmp(argv[i], "--results") == 0 && has_value(argc, argv, i))
-      results = argv[++i];
+      *results = argv[++i];
     else if (strcmp(argv[i], "--store") == 0 && has_value(argc, argv, i))
-      store = argv[++i];
+      *store = argv[++i];
     else if (strcmp(argv[i], "--jobs") == 0 && has_value(argc, argv, i)) {
       char *end;
       n_par = strtol(argv[++i], &end, 10);
@@ -199,21 +195,65 @@ int reproduce_main(int argc, char **argv)
     } else if (argv[i][0] == '-') {
       snprintf(err, sizeof(err), "unknown or incomplete option '%s' (try: dtsim reproduce --help)", argv[i]);
       return bad(err);
-    } else if (name == NULL)
-      name = argv[i];
+    } else if (*name == NULL)
+      *name = argv[i];
     else
       return bad("only one NAME can be given");
   }
+  o->n_par = (size_t)n_par;
+  return 0;
+}
+
+/* Reproduction r into its folder (o->out set here; o->store too, store NULL: its own), or
+ * checked: 0, 1 or 2, or 128 + the signal that stopped it; its line on stderr said. */
+static int run_one(const reproduction *r, reproduce_opts *o, int all, const char *out, const char *results,
+                   const char *store)
+{
+  char err[1024], outdir[512], own[600];
+  if (o->check) /* nothing is written: out is where the committed CSVs are */
+    committed_dir(results, r->name, outdir, sizeof outdir);
+  else
+    out_dir(out, all, r->name, outdir, sizeof outdir); /* `all --out DIR` writes DIR/NAME for each */
+  o->out = outdir;
+  snprintf(own, sizeof own, "%s/.runs", outdir);
+  o->store = store ? store : own;
+  if (o->fresh)
+    reproduce_store_remove(o->store);
+  int one = reproduce_frame_run(r, o, err, sizeof(err));
+  if (!o->check && one == 0 && !interrupt_caught()) {
+    if (!store)
+      reproduce_store_remove(o->store); /* written: the kept runs have served */
+  } else if (!o->check)
+    kept_note(o->store, err, sizeof err);
+  o->out = o->store = NULL; /* they pointed here */
+  if (interrupt_caught()) {
+    fprintf(stderr, "dtsim reproduce: %s\n", err);
+    return 128 + interrupt_caught();
+  }
+  if (one == 1)
+    fprintf(stderr, "dtsim reproduce: --check: %s\n", err);
+  else if (one != 0)
+    fprintf(stderr, "dtsim reproduce: %s\n", err);
+  return one;
+}
+
+int reproduce_main(int argc, char **argv)
+{
+  const char *name = NULL, *out = NULL, *results = NULL, *store = NULL;
+  reproduce_opts o = {0};
+  char err[1024];
+  int rc = parse_args(argc, argv, &o, &name, &out, &results, &store);
+  if (rc != 0)
+    return rc < 0 ? 0 : rc;
   if (name == NULL)
     return bad("which reproduction? (try: dtsim reproduce --help)");
   int all = strcmp(name, "all") == 0, found = all;
   for (size_t r = 0; r < N_REPRODUCTIONS; r++)
-    found |= strcmp(name, reproductions[r].name) == 0;
+    found |= strcmp(name, reproductions[r]->name) == 0;
   if (!found) {
     snprintf(err, sizeof(err), "'%s' is not available (available: %s)", name, reproduce_names());
     return bad(err);
   }
-  o.n_par = (size_t)n_par;
   if (results && !o.check)
     return bad("--results DIR: only with --check (it names the committed results to compare with)");
   if (o.fresh && o.check)
@@ -224,42 +264,18 @@ int reproduce_main(int argc, char **argv)
     return bad(err);
   if (store && fileio_mkdirs(store, err, sizeof err) != 0)
     return bad(err);
-
   char work[] = "/tmp/dtsim-reproduce-XXXXXX";
   if (mkdtemp(work) == NULL)
     return bad("cannot create a temporary folder");
   o.work = work;
-  int rc = 0;
   for (size_t r = 0; r < N_REPRODUCTIONS; r++) {
-    if (!all && strcmp(name, reproductions[r].name) != 0)
+    if (!all && strcmp(name, reproductions[r]->name) != 0)
       continue;
-    /* `all --out DIR` writes DIR/NAME for each */
-    char outdir[512];
-    if (o.check) /* nothing is written: out is where the committed CSVs are */
-      committed_dir(results, reproductions[r].name, outdir, sizeof outdir);
-    else
-      out_dir(out, all, reproductions[r].name, outdir, sizeof outdir);
-    o.out = outdir;
-    char own[600];
-    snprintf(own, sizeof own, "%s/.runs", outdir);
-    o.store = store ? store : own;
-    if (o.fresh)
-      reproduce_store_remove(o.store);
-    int one = reproductions[r].run(&o, err, sizeof(err));
-    if (!o.check && one == 0 && !interrupt_caught()) {
-      if (!store)
-        reproduce_store_remove(o.store); /* written: the kept runs have served */
-    } else if (!o.check)
-      kept_note(o.store, err, sizeof err);
-    if (interrupt_caught()) {
-      fprintf(stderr, "dtsim reproduce: %s\n", err);
-      rc = 128 + interrupt_caught();
+    int one = run_one(reproductions[r], &o, all, out, results, store);
+    if (one > 128) { /* stopped by a signal */
+      rc = one;
       break;
     }
-    if (one == 1)
-      fprintf(stderr, "dtsim reproduce: --check: %s\n", err);
-    else if (one != 0)
-      fprintf(stderr, "dtsim reproduce: %s\n", err);
     rc = one > rc ? one : rc;
   }
   rmdir(work);

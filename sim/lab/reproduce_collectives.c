@@ -15,6 +15,7 @@
 #include "sim/output.h"
 #include "sim/fileio.h"
 #include "sim/lab/reproduce.h"
+#include "sim/lab/reproduce_frame.h"
 #include "sim/lab/template.h"
 
 /* 64 one-core hosts, each on its own full-duplex (SPLITDUPLEX) 12.5e9 B/s link of 1 us to
@@ -87,8 +88,11 @@ typedef struct coll_run {
   double t, formula, algbw, busbw;
 } coll_run;
 
-static size_t coll_grid(int quick, coll_run *runs, reproduce_job *jobs, const char *work)
+#define COLL_MAX_RUNS (N_SHIFTS * N_OPS * (sizeof(coll_ranks) / sizeof(long)) * (SIZE_MAX_LOG2 - SIZE_MIN_LOG2 + 1))
+
+static size_t coll_grid(int quick, void *rv, reproduce_job *jobs, const char *work)
 {
+  coll_run *runs = rv;
   size_t n = 0, n_ranks = quick ? sizeof(quick_ranks) / sizeof(long) : sizeof(coll_ranks) / sizeof(long);
   const long *ranks = quick ? quick_ranks : coll_ranks;
   for (size_t s = 0; s < N_SHIFTS; s++)
@@ -114,15 +118,16 @@ static size_t coll_grid(int quick, coll_run *runs, reproduce_job *jobs, const ch
   return n;
 }
 
-static int coll_read(coll_run *c, const reproduce_job *j, char *err, size_t len)
+static int coll_read(void *rv, const reproduce_job *j, char *err, size_t len)
 {
+  coll_run *c = rv;
   json_t *s, *b = reproduce_result_block(j, "collective", &s, err, len);
   if (b == NULL)
     return -1;
-  c->t = json_number_value(json_object_get(b, "time_s"));
-  c->formula = json_number_value(json_object_get(b, "formula_s"));
-  c->algbw = json_number_value(json_object_get(b, "algbw_gbps"));
-  c->busbw = json_number_value(json_object_get(b, "busbw_gbps"));
+  c->t = reproduce_number(b, "time_s");
+  c->formula = reproduce_number(b, "formula_s");
+  c->algbw = reproduce_number(b, "algbw_gbps");
+  c->busbw = reproduce_number(b, "busbw_gbps");
   json_decref(s);
   return 0;
 }
@@ -132,8 +137,10 @@ static double rel_error(const coll_run *c)
   return (c->t - c->formula) / c->formula;
 }
 
-static char *coll_csv(const coll_run *runs, size_t n)
+static char *coll_csv(const reproduce_data *d)
 {
+  const coll_run *runs = d->runs[0];
+  size_t n = d->n[0];
   char *text = NULL;
   size_t len = 0;
   FILE *f = open_memstream(&text, &len);
@@ -214,13 +221,14 @@ static void shift_table(FILE *f, const coll_run *runs, size_t n)
     }
 }
 
-/* README.md: sim/lab/templates/collectives.md filled with the grid's tables and worst error. */
-static char *coll_readme(const coll_run *runs, size_t n, int quick, char *err, size_t len)
+/* templates/collectives.md's values: the grid's tables and worst error. */
+static int coll_readme(json_t *v, const reproduce_data *d, char *err, size_t len)
 {
-  json_t *v = json_object();
+  (void)err, (void)len;
+  const coll_run *runs = d->runs[0];
+  size_t n = d->n[0];
   char *text = NULL;
   size_t tl = 0;
-  template_set(v, "quick", "%s", quick ? " --quick" : "");
   template_set(v, "alpha", "%.6g", 2 * LINK_LAT + 64 / LINK_BW);
   FILE *f = open_memstream(&text, &tl);
   xbt_assert(f, "open_memstream failed");
@@ -243,101 +251,20 @@ static char *coll_readme(const coll_run *runs, size_t n, int quick, char *err, s
   xbt_assert(f, "open_memstream failed");
   shift_table(f, runs, n);
   template_set_stream(v, "shift_table", f, &text);
-  char *readme = template_render("collectives", v, err, len);
-  json_decref(v);
-  return readme;
+  return 0;
 }
 
-/* collectives.png: at 64 ranks on CM02, dtsim's points beside the formulas of Thakur,
- * Rabenseifner and Gropp 2005 (dashed lines of the same colour), as times (allreduce)
- * and as nccl-tests' bus bandwidth (every collective; the formula's busbw is the point's
- * busbw x simulated / formula time). Every series has its own point type, as several
- * coincide (the ring allreduce, reduce-scatter and allgather reach the same busbw), and
- * the legends are outside the plots. */
-static int coll_plot(const char *dir, char *err, size_t len)
-{
-  static const char *const series[] = {"allreduce:ring",     "allreduce:halving-doubling", "allreduce:tree",
-                                       "reduce-scatter:ring", "allgather:ring",            "broadcast:tree",
-                                       "reduce:tree"};
-  static const int pts[] = {7, 5, 9, 4, 8, 12, 14};
-  char *script = NULL;
-  size_t size = 0;
-  FILE *f = open_memstream(&script, &size);
-  xbt_assert(f, "open_memstream failed");
-  fprintf(f,
-          "set terminal pngcairo size 1800,640\nset output '%s/.collectives.png.tmp'\n"
-          "set datafile separator ','\nset logscale x 2\nset logscale y\nset format x '2^{%%L}'\n"
-          "set format y '10^{%%L}'\n" REPRODUCE_GP_KEY "set xlabel 'bytes per member (n)'\n"
-          "set multiplot layout 1,2 title 'dtsim collectives against the alpha-beta formulas (Thakur, Rabenseifner and "
-          "Gropp 2005): 64 ranks on a 100 Gb/s, 1 us star (CM02, no cross traffic); points dtsim, dashed lines the "
-          "formulas'\n"
-          "sel(o, g, col) = (strcol(1) eq o && strcol(2) eq g && $3 == 64 && strcol(10) eq 'cm02') ? column(col) : 1/0\n"
-          "fbus(o, g) = (strcol(1) eq o && strcol(2) eq g && $3 == 64 && strcol(10) eq 'cm02') ? $9 * $5 / $6 : 1/0\n"
-          "set xrange [512:2**31]\nset ylabel 'allreduce time (simulated s)'\nset title 'allreduce time'\nplot ",
-          dir);
-  for (int k = 0; k < 3; k++) {
-    const char *algo = strchr(series[k], ':') + 1;
-    fprintf(f, "%s'%s/collectives.csv' using 4:(sel('allreduce', '%s', 5)) with points pt %d ps 1.3 lc %d title "
-               "'%s, dtsim', '' using 4:(sel('allreduce', '%s', 6)) " REPRODUCE_GP_FORMULA " lc %d title '%s, formula'",
-            k ? ", " : "", dir, algo, pts[k], k + 1, algo, algo, k + 1, algo);
-  }
-  fputs("\nset ylabel 'busbw (GB/s, 10^9 bytes/s)'\nset title \"nccl-tests' bus bandwidth; a link is 12.5 GB/s\"\nplot ",
-        f);
-  for (size_t k = 0; k < sizeof series / sizeof *series; k++) {
-    size_t c = strcspn(series[k], ":");
-    fprintf(f, "%s'%s/collectives.csv' using 4:(sel('%.*s', '%s', 9)) with points pt %d ps 1.3 lc %zu title '%s, dtsim', "
-               "'' using 4:(fbus('%.*s', '%s')) " REPRODUCE_GP_FORMULA " lc %zu title '%s, formula'",
-            k ? ", " : "", dir, (int)c, series[k], series[k] + c + 1, pts[k], k + 1, series[k], (int)c, series[k],
-            series[k] + c + 1, k + 1, series[k]);
-  }
-  fputs("\nunset multiplot\n", f);
-  fclose(f);
-  int rc = reproduce_plot(dir, "collectives", script, err, len);
-  free(script); /* open_memstream's */
-  return rc;
-}
-
-int reproduce_collectives(const reproduce_opts *o, char *err, size_t len)
-{
-  if (fileio_write(o->work, "collectives.ini", coll_ini, strlen(coll_ini), err, len) != 0 ||
-      fileio_write(o->work, "collectives-64.xml", coll_platform, strlen(coll_platform), err, len) != 0)
-    return 2;
-  size_t cap = N_SHIFTS * N_OPS * (sizeof(coll_ranks) / sizeof(long)) * (SIZE_MAX_LOG2 - SIZE_MIN_LOG2 + 1);
-  coll_run *runs = xbt_malloc0(cap * sizeof(coll_run));
-  reproduce_job *jobs = xbt_malloc0(cap * sizeof(reproduce_job));
-  size_t n = coll_grid(o->quick, runs, jobs, o->work);
-  int rc = reproduce_run_jobs(o, "collectives.ini", jobs, n, err, len) == 0 ? 0 : 2;
-  for (size_t k = 0; k < n && rc == 0; k++)
-    if (coll_read(&runs[k], &jobs[k], err, len) != 0)
-      rc = 2;
-  char *csv = rc == 0 ? coll_csv(runs, n) : NULL;
-  if (rc == 0 && o->check) {
-    char committed[600];
-    snprintf(committed, sizeof(committed), "%s/collectives.csv", o->out);
-    rc = reproduce_check(csv, committed, o->quick, 0x20Fu, err, len); /* key: op,algorithm,ranks,bytes,network */
-    if (rc == 0 && !o->quiet)
-      fprintf(stderr, "dtsim reproduce: collectives matches %s\n", committed);
-  } else if (rc == 0) {
-    char *readme = coll_readme(runs, n, o->quick, err, len);
-    const char *files[] = {"collectives.ini", coll_ini, "collectives-64.xml", coll_platform,
-                           "collectives.csv", csv,      "README.md",          readme};
-    if (readme == NULL || reproduce_write(o->out, files, 4, err, len) != 0 || coll_plot(o->out, err, len) != 0)
-      rc = 2;
-    free(readme);
-    if (rc == 0 && !o->quiet)
-      fprintf(stderr, "dtsim reproduce: wrote %s/collectives.csv, collectives.png, collectives.ini, "
-                      "collectives-64.xml, README.md\n",
-              o->out);
-  }
-  for (size_t k = 0; k < n; k++)
-    reproduce_remove_run(&jobs[k]);
-  char path[600];
-  snprintf(path, sizeof(path), "%s/collectives.ini", o->work);
-  unlink(path);
-  snprintf(path, sizeof(path), "%s/collectives-64.xml", o->work);
-  unlink(path);
-  free(csv); /* open_memstream's */
-  xbt_free(runs);
-  xbt_free(jobs);
-  return rc;
-}
+/* collectives.png (templates/collectives.gp) reads the CSV it is written beside: at 64 ranks
+ * on CM02, dtsim's points beside the formulas of Thakur, Rabenseifner and Gropp 2005 (dashed
+ * lines of the same colour), as times (allreduce) and as nccl-tests' bus bandwidth (every
+ * collective; the formula's busbw is the point's busbw x simulated / formula time). Every
+ * series has its own point type, as several coincide (the ring allreduce, reduce-scatter and
+ * allgather reach the same busbw), and the legends are outside the plots. */
+const reproduction reproduce_collectives = {
+    .name = "collectives",
+    .grids = {{"collectives.ini", coll_ini, sizeof(coll_run), COLL_MAX_RUNS, coll_grid, coll_read, NULL}},
+    .tables = {{"collectives.csv", 0x20Fu, coll_csv}}, /* key: op,algorithm,ranks,bytes,network */
+    .readme = coll_readme,
+    .plots = {"collectives"},
+    .texts = {{"collectives-64.xml", coll_platform}},
+};

@@ -15,6 +15,7 @@
 
 #include "sim/fileio.h"
 #include "sim/lab/reproduce.h"
+#include "sim/lab/reproduce_frame.h"
 #include "sim/lab/template.h"
 
 /* The data set the scenario names, from dtsim's source tree; the reproduction copies it beside
@@ -97,13 +98,12 @@ typedef struct comp_run {
   const comp_platform *p;
   double bytes, dense_bytes, net_bytes, step_s, compute_s, accuracy, target, t_target;
   long steps, s_target;
-  size_t n_points; /* progress.csv's evaluations */
-  double *t, *acc;
-  long *step;
+  reproduce_progress ev; /* progress.csv's evaluations */
 } comp_run;
 
-static size_t comp_grid(int quick, comp_run *runs, reproduce_job *jobs, const char *work)
+static size_t comp_grid(int quick, void *rv, reproduce_job *jobs, const char *work)
 {
+  comp_run *runs = rv;
   size_t n = 0;
   for (size_t p = 0; p < COMP_PLATFORMS; p++)
     for (size_t m = 0; m < COMP_METHODS; m++) {
@@ -128,24 +128,9 @@ static size_t comp_grid(int quick, comp_run *runs, reproduce_job *jobs, const ch
   return n;
 }
 
-/* progress.csv's (sim_time_s, step, accuracy) rows into r (a diverged evaluation's nan
- * reads as a number too). */
-static int comp_progress(comp_run *r, const reproduce_job *j, char *err, size_t len)
+static int comp_read(void *rv, const reproduce_job *j, char *err, size_t len)
 {
-  reproduce_progress p;
-  if (reproduce_read_progress(j, &p, err, len) != 0)
-    return -1;
-  r->t = p.t;
-  r->acc = p.acc;
-  r->step = p.step;
-  r->n_points = p.n;
-  xbt_free(p.loss);
-  xbt_free(p.has_acc);
-  return 0;
-}
-
-static int comp_read(comp_run *r, const reproduce_job *j, char *err, size_t len)
-{
+  comp_run *r = rv;
   json_t *s, *b = reproduce_result_block(j, "dataparallel", &s, err, len);
   if (b == NULL)
     return -1;
@@ -168,7 +153,14 @@ static int comp_read(comp_run *r, const reproduce_job *j, char *err, size_t len)
   r->step_s = json_number_value(json_object_get(s, "sim_time_s")) / steps;
   r->compute_s = json_number_value(json_object_get(json_object_get(bd, "dp-comm"), "compute_s")) / steps;
   json_decref(s);
-  return comp_progress(r, j, err, len);
+  /* a diverged evaluation's nan reads as a number too */
+  return reproduce_read_progress(j, &r->ev, err, len);
+}
+
+static void comp_free_run(void *rv)
+{
+  comp_run *r = rv;
+  reproduce_progress_free(&r->ev);
 }
 
 static const comp_run *comp_find(const comp_run *runs, size_t n, const char *platform, const char *method,
@@ -183,8 +175,10 @@ static const comp_run *comp_find(const comp_run *runs, size_t n, const char *pla
 
 /* Each platform's target is its dense run's final accuracy less COMP_TARGET_MARGIN; each run's
  * time and step to it are those of its first evaluation at or above it (NaN, -1: never). */
-static void comp_targets(comp_run *runs, size_t n)
+static void comp_targets(reproduce_data *d)
 {
+  comp_run *runs = d->runs[0];
+  size_t n = d->n[0];
   for (size_t k = 0; k < n; k++) {
     comp_run *r = &runs[k];
     r->target = NAN;
@@ -193,10 +187,10 @@ static void comp_targets(comp_run *runs, size_t n)
       r->target = dense->accuracy - COMP_TARGET_MARGIN;
     r->t_target = NAN;
     r->s_target = -1;
-    for (size_t q = 0; q < r->n_points; q++)
-      if (r->acc[q] >= r->target) {
-        r->t_target = r->t[q];
-        r->s_target = r->step[q];
+    for (size_t q = 0; q < r->ev.n; q++)
+      if (r->ev.acc[q] >= r->target) {
+        r->t_target = r->ev.t[q];
+        r->s_target = r->ev.step[q];
         break;
       }
   }
@@ -211,8 +205,10 @@ static void csv_num(FILE *f, double x, const char *sep)
     fprintf(f, "%.17g%s", x, sep);
 }
 
-static char *comp_csv(const comp_run *runs, size_t n)
+static char *comp_csv(const reproduce_data *d)
 {
+  const comp_run *runs = d->runs[0];
+  size_t n = d->n[0];
   char *text = NULL;
   size_t len = 0;
   FILE *f = open_memstream(&text, &len);
@@ -244,58 +240,54 @@ static char *comp_csv(const comp_run *runs, size_t n)
 }
 
 /* Accuracy against simulated time, one panel per platform, one line per method. */
-static int comp_plot(const char *dir, const comp_run *runs, size_t n, char *err, size_t len)
+static void comp_plot(json_t *v, const char *plot, const reproduce_data *d)
 {
-  char *script = NULL;
-  size_t slen = 0;
-  FILE *f = open_memstream(&script, &slen);
-  xbt_assert(f, "open_memstream failed");
-  size_t panels = 0;
+  (void)plot;
+  const comp_run *runs = d->runs[0];
+  size_t n = d->n[0];
+  char *text;
+  size_t tl, panels = 0;
   for (size_t p = 0; p < COMP_PLATFORMS; p++)
     for (size_t k = 0; k < n; k++)
       if (runs[k].p == &comp_platforms[p]) {
         panels++;
         break;
       }
-  fprintf(f, "set terminal pngcairo size %zu,500\nset output '%s/.compression.png.tmp'\n", 250 + 450 * panels, dir);
+  template_set(v, "width", "%zu", 250 + 450 * panels);
+  template_set(v, "panels", "%zu", panels);
+  template_set(v, "steps", "%s", COMP_STEPS);
+  FILE *f = reproduce_frame_stream(&text, &tl);
   for (size_t k = 0; k < n; k++) {
     fprintf(f, "$r%zu << EOD\n", k);
-    for (size_t q = 0; q < runs[k].n_points; q++)
-      if (!isnan(runs[k].acc[q]) && runs[k].t[q] > 0)
-        fprintf(f, "%.9g %.6f\n", runs[k].t[q], runs[k].acc[q]);
+    for (size_t q = 0; q < runs[k].ev.n; q++)
+      if (!isnan(runs[k].ev.acc[q]) && runs[k].ev.t[q] > 0)
+        fprintf(f, "%.9g %.6f\n", runs[k].ev.t[q], runs[k].ev.acc[q]);
     fputs("EOD\n", f);
   }
-  fprintf(f, "set multiplot layout 1,%zu title 'Held-out accuracy against simulated time, 8 replicas, " COMP_STEPS
-             " steps each (dashed grey: the target)'\n"
-             "set logscale x\nset yrange [0:1]\nset xlabel 'simulated time (s)'\nset ylabel 'held-out accuracy'\n"
-             "set grid\n",
-          panels);
-  size_t drawn = 0;
+  template_set_stream(v, "blocks", f, &text);
+  template_list(v, "panel");
   for (size_t p = 0; p < COMP_PLATFORMS; p++) {
     const comp_platform *pl = &comp_platforms[p];
-    int first = 1;
+    json_t *it = NULL;
     for (size_t k = 0; k < n; k++) {
       const comp_run *r = &runs[k];
       if (r->p != pl)
         continue;
-      if (first) {
-        drawn++;
-        fprintf(f, "set title '%s (%s)'\n", pl->name, pl->network);
-        fputs(drawn == panels ? REPRODUCE_GP_KEY : "unset key\n", f);
-        fprintf(f, "plot %.6f with lines dt 3 lw 1.5 lc rgb 'grey' notitle", r->target);
-        first = 0;
+      if (it == NULL) {
+        it = template_add(v, "panel");
+        template_set(it, "name", "%s", pl->name);
+        template_set(it, "network", "%s", pl->network);
+        json_object_set_new(it, "last", json_boolean(json_array_size(json_object_get(v, "panel")) == panels));
+        template_set(it, "target", "%.6f", r->target);
+        template_list(it, "lines");
       }
-      fprintf(f, ", $r%zu using 1:2 with lines %s title '%s %s'", k, r->m->style, r->m->method,
-              strcmp(r->m->setting, "-") ? r->m->setting : "");
+      json_t *line = template_add(it, "lines");
+      template_set(line, "k", "%zu", k);
+      template_set(line, "style", "%s", r->m->style);
+      template_set(line, "method", "%s", r->m->method);
+      template_set(line, "setting", "%s", strcmp(r->m->setting, "-") ? r->m->setting : "");
     }
-    if (!first)
-      fputs("\n", f);
   }
-  fputs("unset multiplot\n", f);
-  fclose(f);
-  int rc = reproduce_plot(dir, "compression", script, err, len);
-  free(script); /* open_memstream's */
-  return rc;
 }
 
 /* "method setting" for prose. */
@@ -390,94 +382,23 @@ static void comp_dgc(json_t *v, const comp_run *runs, size_t n)
   template_set(v, "k_net_ratio", "%.0f", k && d ? d->net_bytes / k->net_bytes : NAN);
 }
 
-static char *comp_readme(const comp_run *runs, size_t n, int quick, char *err, size_t len)
+static int comp_readme(json_t *v, const reproduce_data *d, char *err, size_t len)
 {
-  json_t *v = json_object();
-  template_set(v, "quick", "%s", quick ? " --quick" : "");
+  (void)err, (void)len;
   template_set(v, "steps", "%s", COMP_STEPS);
   template_set(v, "margin", "%.0f", 100 * COMP_TARGET_MARGIN);
-  json_object_set_new(v, "full", json_boolean(!quick));
-  comp_rows(v, runs, n);
-  comp_dgc(v, runs, n);
-  char *readme = template_render("compression", v, err, len);
-  json_decref(v);
-  return readme;
+  comp_rows(v, d->runs[0], d->n[0]);
+  comp_dgc(v, d->runs[0], d->n[0]);
+  return 0;
 }
 
-/* The data set into work/ (for the runs) and, when writing, beside the results. */
-static char *comp_data(const reproduce_opts *o, size_t *dlen, char *err, size_t len)
-{
-  char *data = fileio_read(COMP_DATA_SRC, dlen);
-  if (data == NULL) {
-    snprintf(err, len, "cannot read the data set %s (dtsim's source tree)", COMP_DATA_SRC);
-    return NULL;
-  }
-  if (fileio_write(o->work, COMP_DATA, data, *dlen, err, len) != 0) {
-    free(data); /* fileio_read's */
-    return NULL;
-  }
-  return data;
-}
-
-static int comp_write(const reproduce_opts *o, const comp_run *runs, size_t n, const char *csv, const char *data,
-                      size_t dlen, char *err, size_t len)
-{
-  char *readme = comp_readme(runs, n, o->quick, err, len);
-  const char *files[] = {"compression.ini", comp_ini, "compression.csv", csv, "README.md", readme};
-  int rc = 0;
-  if (readme == NULL || reproduce_write(o->out, files, 3, err, len) != 0 ||
-      fileio_write(o->out, COMP_DATA, data, dlen, err, len) != 0 || comp_plot(o->out, runs, n, err, len) != 0)
-    rc = 2;
-  free(readme); /* open_memstream's */
-  if (rc == 0 && !o->quiet)
-    fprintf(stderr, "dtsim reproduce: wrote %s/compression.csv, compression.png, compression.ini, " COMP_DATA
-                    ", README.md\n",
-            o->out);
-  return rc;
-}
-
-int reproduce_compression(const reproduce_opts *o, char *err, size_t len)
-{
-  size_t dlen = 0;
-  char *data = comp_data(o, &dlen, err, len);
-  if (data == NULL || fileio_write(o->work, "compression.ini", comp_ini, strlen(comp_ini), err, len) != 0) {
-    free(data); /* fileio_read's */
-    return 2;
-  }
-  comp_run runs[COMP_MAX_RUNS];
-  reproduce_job *jobs = xbt_malloc0(COMP_MAX_RUNS * sizeof(reproduce_job));
-  size_t n = comp_grid(o->quick, runs, jobs, o->work);
-  int rc = reproduce_run_jobs(o, "compression.ini", jobs, n, err, len) == 0 ? 0 : 2;
-  for (size_t k = 0; k < n && rc == 0; k++)
-    if (comp_read(&runs[k], &jobs[k], err, len) != 0)
-      rc = 2;
-  char *csv = NULL;
-  if (rc == 0) {
-    comp_targets(runs, n);
-    csv = comp_csv(runs, n);
-  }
-  if (rc == 0 && o->check) {
-    char committed[600];
-    snprintf(committed, sizeof(committed), "%s/compression.csv", o->out);
-    rc = reproduce_check(csv, committed, o->quick, 0x43u, err, len); /* key: method,platform,setting */
-    if (rc == 0 && !o->quiet)
-      fprintf(stderr, "dtsim reproduce: compression matches %s/compression.csv\n", o->out);
-  } else if (rc == 0) {
-    rc = comp_write(o, runs, n, csv, data, dlen, err, len);
-  }
-  for (size_t k = 0; k < n; k++) {
-    reproduce_remove_run(&jobs[k]);
-    xbt_free(runs[k].t);
-    xbt_free(runs[k].acc);
-    xbt_free(runs[k].step);
-  }
-  char path[600];
-  snprintf(path, sizeof(path), "%s/compression.ini", o->work);
-  unlink(path);
-  snprintf(path, sizeof(path), "%s/" COMP_DATA, o->work);
-  unlink(path);
-  free(csv);  /* open_memstream's */
-  free(data); /* fileio_read's */
-  xbt_free(jobs);
-  return rc;
-}
+const reproduction reproduce_compression = {
+    .name = "compression",
+    .grids = {{"compression.ini", comp_ini, sizeof(comp_run), COMP_MAX_RUNS, comp_grid, comp_read, comp_free_run}},
+    .tables = {{"compression.csv", 0x43u, comp_csv}}, /* key: method,platform,setting */
+    .derive = comp_targets,
+    .readme = comp_readme,
+    .plots = {"compression"},
+    .plot = comp_plot,
+    .inputs = {COMP_DATA_SRC}, /* the runs' data set, kept beside the results */
+};

@@ -6,8 +6,10 @@
  * proxy trained for real on a noisy teacher streamed without reuse. Every choice is one rule
  * for every method, written into the README before the results (dean_rules): the proxy's
  * target comes from one calibration of sequential SGD, every rate from one ladder by one
- * selection rule. One simulation per process. This file makes the runs (calibration, rate
- * rule, grid, robustness); reproduce_dean_text.c writes what they give. */
+ * selection rule. One simulation per process. This file is the method both figures share:
+ * the scenario, one run and its result, the rate rule, the grid and the robustness runs;
+ * reproduce_dean_rules.c is the calibration and the rules both READMEs state, and each figure
+ * (reproduce_fig4.c, reproduce_fig5.c) declares its configurations and what it writes. */
 #include <jansson.h>
 #include <math.h>
 #include <stdio.h>
@@ -21,8 +23,9 @@
 #include "sim/output.h"
 #include "sim/lab/reproduce.h"
 #include "sim/lab/reproduce_dean.h"
+#include "sim/lab/reproduce_frame.h"
 
-static const char dean_ini[] =
+const char dean_ini[] =
     "; dtsim reproduce fig4 / fig5: Dean et al. 2012, Figs. 4 and 5 (optimizers compared).\n"
     "; Each run sets run.algorithm, the method's keys and run.target_accuracy (the calibrated\n"
     "; target; see the README). The rules behind every number are in the README.\n"
@@ -61,25 +64,6 @@ static const char dean_ini[] =
     "portion = 64\n"
     "ps_placement = spread\n";
 
-/* Every rate, fixed or Adagrad's gamma, starts on 0.03, 0.1, 0.3 and climbs from there; the
- * ladder reaches 100, so gamma can reach "an order of magnitude" above the best fixed rate
- * (the paper's guidance) when the proxy wants it. */
-#define FIXED_START 3
-#define ADAGRAD_START 3
-#define START_RUNGS 3
-
-static const config fig4_configs[] = {
-    {M_SGD, 1, 0},      {M_GPU, 1, 1},           {M_DOWNPOUR, 20, 0},
-    {M_ADAGRAD, 20, 1}, {M_SANDBLASTER, 2000, 0}, {M_ADAGRAD, 200, 0},
-};
-/* Fig. 5: four points per trace, one of them Fig. 4's configuration (the paper's), the other
- * three the same replica counts for every method. */
-static const config fig5_configs[] = {
-    {M_SGD, 1, 0},         {M_GPU, 1, 1},         {M_DOWNPOUR, 10, 0},    {M_DOWNPOUR, 20, 0},
-    {M_DOWNPOUR, 50, 0},   {M_DOWNPOUR, 200, 0},  {M_ADAGRAD, 10, 0},     {M_ADAGRAD, 20, 1},
-    {M_ADAGRAD, 50, 0},    {M_ADAGRAD, 200, 0},   {M_SANDBLASTER, 10, 0}, {M_SANDBLASTER, 20, 1},
-    {M_SANDBLASTER, 50, 0}, {M_SANDBLASTER, 2000, 0},
-};
 
 static int uses_rate(method m) { return m != M_SANDBLASTER; }
 
@@ -164,7 +148,7 @@ static double core_seconds(const json_t *summary, const config *c)
 
 /* Reads the evaluations of j's progress.csv into r (t, acc, steps): those on the EVAL_EVERY
  * grid when on_grid, else all of them. */
-static int read_progress(run *r, const reproduce_job *j, int on_grid, char *err, size_t len)
+int dean_read_progress(run *r, const reproduce_job *j, int on_grid, char *err, size_t len)
 {
   reproduce_progress p;
   if (reproduce_read_progress(j, &p, err, len) != 0)
@@ -202,10 +186,10 @@ static int read_run(run *r, const reproduce_job *j, char *err, size_t len)
   r->hosts = (long)json_integer_value(json_object_get(s, "hosts_used"));
   r->core_s = core_seconds(s, r->c);
   json_decref(s);
-  return read_progress(r, j, 1, err, len);
+  return dean_read_progress(r, j, 1, err, len);
 }
 
-static void free_runs(run *runs, size_t n)
+void dean_free_runs(run *runs, size_t n)
 {
   for (size_t i = 0; i < n; i++) {
     xbt_free(runs[i].t);
@@ -225,167 +209,6 @@ static int run_all(const reproduce_opts *o, const char *ini, reproduce_job *jobs
   for (size_t i = 0; i < n; i++)
     reproduce_remove_run(&jobs[i]);
   return rc;
-}
-
-/* ---- the calibration (the README's rule 2) --------------------------------------------- */
-
-/* Accuracy of calibration run r after `steps` steps: its last evaluation at or before. */
-static double acc_after(const run *r, long steps)
-{
-  double a = -1;
-  for (size_t i = 0; i < r->n && r->steps[i] <= steps; i++)
-    a = r->acc[i];
-  return a;
-}
-
-/* Sequential SGD of the proxy on one GPU at the ladder's fixed rates (timing does not
- * matter: only accuracy after so many examples), evaluated about every star_steps / 6
- * steps; `steps` steps in all. */
-static void calibration_job(reproduce_job *j, const calibration *cal, int rung, long steps, const char *decay,
-                            const char *work)
-{
-  int n = 0;
-  if (decay)
-    snprintf(j->sets[n++], sizeof(j->sets[0]), "data.input_decay=%s", decay);
-  snprintf(j->sets[n++], sizeof(j->sets[0]), "run.algorithm=sgd");
-  snprintf(j->sets[n++], sizeof(j->sets[0]), "platform.preset=gpu-2012");
-  snprintf(j->sets[n++], sizeof(j->sets[0]), "sgd.partitions=1");
-  snprintf(j->sets[n++], sizeof(j->sets[0]), "sgd.lr=%s", ladder[rung]);
-  snprintf(j->sets[n++], sizeof(j->sets[0]), "run.max_steps=%ld", steps);
-  snprintf(j->sets[n++], sizeof(j->sets[0]), "run.max_sim_time=1e9");
-  snprintf(j->sets[n++], sizeof(j->sets[0]), "run.eval_every=%.17g", cal->gpu_step * (double)(cal->star_steps / 6));
-  j->n_sets = n;
-  j->may_miss = 1;
-  snprintf(j->label, sizeof(j->label), "calibration: sequential SGD at rate %s%s%s", ladder[rung],
-           decay ? ", input decay " : "", decay ? decay : "");
-  snprintf(j->dir, sizeof(j->dir), "%s/cal-%d-%ld%s%s", work, rung, steps, decay ? "-d" : "", decay ? decay : "");
-}
-
-/* The evaluation grid of a calibration run is not EVAL_EVERY's: reads all of them. */
-static int read_calibration(run *r, const reproduce_job *j, char *err, size_t len)
-{
-  return read_progress(r, j, 0, err, len);
-}
-
-/* Step times of the SGD baseline and of the GPU, timing only. */
-static int measure_steps(const reproduce_opts *o, const char *ini, calibration *cal, char *err, size_t len)
-{
-  reproduce_job jobs[2] = {0};
-  for (int g = 0; g < 2; g++) {
-    int n = 0;
-    snprintf(jobs[g].sets[n++], sizeof(jobs[g].sets[0]), "run.algorithm=sgd");
-    snprintf(jobs[g].sets[n++], sizeof(jobs[g].sets[0]), "model.numerics=off");
-    snprintf(jobs[g].sets[n++], sizeof(jobs[g].sets[0]), "model.warmstart_steps=0");
-    /* without a warmstart its rate must keep its default (0.05), which the scenario checks */
-    snprintf(jobs[g].sets[n++], sizeof(jobs[g].sets[0]), "model.warmstart_lr=0.05");
-    snprintf(jobs[g].sets[n++], sizeof(jobs[g].sets[0]), "run.max_steps=%d", TIMING_STEPS);
-    if (g) {
-      snprintf(jobs[g].sets[n++], sizeof(jobs[g].sets[0]), "platform.preset=gpu-2012");
-      snprintf(jobs[g].sets[n++], sizeof(jobs[g].sets[0]), "sgd.partitions=1");
-    }
-    jobs[g].n_sets = n;
-    snprintf(jobs[g].label, sizeof(jobs[g].label), "calibration: the %s's step time", g ? "GPU" : "SGD baseline");
-    snprintf(jobs[g].dir, sizeof(jobs[g].dir), "%s/step-%d", o->work, g);
-  }
-  if (reproduce_run_jobs(o, ini, jobs, 2, err, len) != 0)
-    return 2;
-  for (int g = 0; g < 2; g++) {
-    char path[700];
-    snprintf(path, sizeof(path), "%s/summary.json", jobs[g].dir);
-    json_t *s = json_load_file(path, 0, NULL);
-    double t = s ? json_number_value(json_object_get(s, "sim_time_s")) : 0;
-    long steps = s ? (long)json_integer_value(json_object_get(s, "steps")) : 0;
-    json_decref(s);
-    reproduce_remove_run(&jobs[g]);
-    if (steps <= 0) {
-      snprintf(err, len, "%s: no result", path);
-      return 2;
-    }
-    *(g ? &cal->gpu_step : &cal->sgd_step) = t / (double)steps;
-  }
-  return 0;
-}
-
-/* Rule 2's ladder: sequential SGD at the fixed rates (inputs decaying as `decay`, NULL: the
- * scenario's), started on the ladder's middle rungs and extended while the best is at an end;
- * sets cal's target (the best accuracy after star_steps), its rung and the easier target. */
-static int climb(const reproduce_opts *o, const char *ini, calibration *cal, const char *decay, char *err, size_t len)
-{
-  cal->easier = 0;
-  cal->lo = FIXED_START;
-  cal->hi = FIXED_START + START_RUNGS - 1;
-  for (int i = 0; i < (int)N_RUNGS; i++)
-    cal->acc[i] = -1;
-  for (;;) {
-    reproduce_job jobs[N_RUNGS];
-    run runs[N_RUNGS];
-    int which[N_RUNGS];
-    size_t n = 0;
-    memset(jobs, 0, sizeof(jobs));
-    memset(runs, 0, sizeof(runs));
-    for (int k = cal->lo; k <= cal->hi; k++)
-      if (cal->acc[k] < 0) {
-        calibration_job(&jobs[n], cal, k, cal->star_steps, decay, o->work);
-        which[n++] = k;
-      }
-    if (n > 0 && reproduce_run_jobs(o, ini, jobs, n, err, len) != 0)
-      return 2;
-    for (size_t i = 0; i < n; i++) {
-      if (read_calibration(&runs[i], &jobs[i], err, len) != 0)
-        return 2;
-      cal->acc[which[i]] = acc_after(&runs[i], cal->star_steps);
-      double half = acc_after(&runs[i], cal->star_steps / 2); /* the easier target: the best at half N* */
-      cal->easier = half > cal->easier ? half : cal->easier;
-      reproduce_remove_run(&jobs[i]);
-    }
-    free_runs(runs, n);
-    int best = cal->lo;
-    for (int k = cal->lo; k <= cal->hi; k++)
-      if (cal->acc[k] > cal->acc[best])
-        best = k;
-    cal->rung = best;
-    cal->target = cal->acc[best];
-    if (best == cal->lo && cal->lo > 0)
-      cal->lo--;
-    else if (best == cal->hi && cal->hi + 1 < (int)N_RUNGS)
-      cal->hi++;
-    else
-      return 0;
-  }
-}
-
-/* Rule 2: the target is what sequential SGD of the proxy reaches after N* examples, N* =
- * DIFFICULTY x the examples the SGD baseline processes in the horizon, at the best rate of
- * the fixed-rate ladder; `robust` also measures the robustness table's targets: after 2 N*,
- * and with the inputs of each spectrum_decay (its own ladder: the same rule). */
-static int calibrate(const reproduce_opts *o, const char *ini, int robust, calibration *cal, char *err, size_t len)
-{
-  memset(cal, 0, sizeof(*cal));
-  if (measure_steps(o, ini, cal, err, len) != 0)
-    return 2;
-  cal->n_star = DIFFICULTY * (double)BATCH * HORIZON / cal->sgd_step;
-  cal->star_steps = (long)(cal->n_star / BATCH);
-  if (climb(o, ini, cal, NULL, err, len) != 0)
-    return 2;
-  cal->harder = -1;
-  for (size_t d = 0; robust && d < N_SPECTRA; d++) {
-    calibration other = *cal;
-    if (climb(o, ini, &other, spectrum_decay[d], err, len) != 0)
-      return 2;
-    cal->spectrum[d] = other.target;
-    cal->spectrum_half[d] = other.easier;
-  }
-  if (robust) {
-    reproduce_job job = {0};
-    run r = {0};
-    calibration_job(&job, cal, cal->rung, 2 * cal->star_steps, NULL, o->work);
-    if (reproduce_run_jobs(o, ini, &job, 1, err, len) != 0 || read_calibration(&r, &job, err, len) != 0)
-      return 2;
-    cal->harder = acc_after(&r, 2 * cal->star_steps);
-    reproduce_remove_run(&job);
-    free_runs(&r, 1);
-  }
-  return 0;
 }
 
 /* ---- rule 5: every configuration's rate -------------------------------------------- */
@@ -538,66 +361,39 @@ static int run_robustness(const reproduce_opts *o, const char *ini, const config
   return rc;
 }
 
-/* Runs a figure: 0, 1 (--check mismatch) or 2 with err. */
-static int reproduce_dean(const reproduce_opts *o, int fig4, char *err, size_t len)
+/* ---- a figure's runs ------------------------------------------------------------------ */
+
+int dean_simulate(reproduce_data *d, char *err, size_t len)
 {
-  const char *name = fig4 ? "fig4" : "fig5";
-  const config *cs = fig4 ? fig4_configs : fig5_configs;
-  size_t nc = fig4 ? sizeof(fig4_configs) / sizeof(config) : sizeof(fig5_configs) / sizeof(config);
-  char ini_name[32];
-  snprintf(ini_name, sizeof(ini_name), "%s.ini", name);
-  if (fileio_write(o->work, ini_name, dean_ini, strlen(dean_ini), err, len) != 0)
-    return 2;
-  calibration cal;
-  int robust = fig4 && !o->quick && !o->check;
-  int rc = calibrate(o, ini_name, robust, &cal, err, len);
+  const reproduce_opts *o = d->o;
+  const dean_figure *fig = d->r->arg;
+  const char *ini = d->r->grids[0].ini_name;
+  const config *cs = fig->cs;
+  size_t nc = fig->nc;
+  dean_state *st = xbt_malloc0(sizeof(*st));
+  st->cs = cs;
+  st->nc = nc;
+  d->state = st;
+  int robust = fig->robustness && !o->quick && !o->check;
+  int rc = dean_calibrate(o, ini, robust, &st->cal, err, len);
   run *runs = NULL;
   size_t n = 0, cap = 0;
   if (rc == 0)
-    rc = run_grid(o, ini_name, cs, nc, V_NONE, cal.target, &runs, &n, &cap, err, len);
+    rc = run_grid(o, ini, cs, nc, V_NONE, st->cal.target, &runs, &n, &cap, err, len);
   if (rc == 0 && robust)
-    rc = run_robustness(o, ini_name, cs, nc, &cal, &runs, &n, &cap, err, len);
-  for (size_t d = 0; rc == 0 && robust && d < N_SPECTRA; d++)
-    rc = run_grid(o, ini_name, cs, nc, (variant)(V_FLATTER + d), cal.spectrum[d], &runs, &n, &cap, err, len);
-  char *csv = rc == 0 ? (fig4 ? dean_fig4_csv(runs, n) : dean_fig5_csv(runs, n)) : NULL;
-  if (rc == 0 && o->check) {
-    char committed[600];
-    snprintf(committed, sizeof(committed), "%s/%s.csv", o->out, name);
-    /* keys: fig4 method, sim_time_h, replicas, rate; fig5 method, replicas, rate */
-    rc = reproduce_check(csv, committed, o->quick, fig4 ? 0x1Bu : 0x23u, err, len);
-    if (rc == 0 && !o->quiet)
-      fprintf(stderr, "dtsim reproduce: %s matches %s\n", name, committed);
-  } else if (rc == 0) {
-    char *readme = fig4 ? dean_fig4_readme(runs, n, cs, nc, &cal, o->quick, err, len)
-                        : dean_fig5_readme(runs, n, cs, nc, &cal, o->quick, err, len);
-    char *robustness = robust ? dean_robustness_csv(runs, n) : NULL;
-    char csv_name[32];
-    snprintf(csv_name, sizeof(csv_name), "%s.csv", name);
-    const char *files[] = {ini_name, dean_ini, csv_name, csv, "README.md", readme, "robustness.csv", robustness};
-    if (readme == NULL || reproduce_write(o->out, files, robust ? 4 : 3, err, len) != 0 ||
-        (fig4 ? dean_fig4_plot(o->out, runs, n, cs, nc, &cal, err, len)
-              : dean_fig5_plot(o->out, runs, n, cs, nc, err, len)) != 0)
-      rc = 2;
-    free(readme);
-    free(robustness);
-    if (rc == 0 && !o->quiet)
-      fprintf(stderr, "dtsim reproduce: wrote %s/%s.csv, %s.png, %s.ini, README.md\n", o->out, name, name, name);
-  }
-  free_runs(runs, n);
-  char path[600];
-  snprintf(path, sizeof(path), "%s/%s", o->work, ini_name);
-  unlink(path);
-  free(csv);
-  xbt_free(runs);
+    rc = run_robustness(o, ini, cs, nc, &st->cal, &runs, &n, &cap, err, len);
+  for (size_t k = 0; rc == 0 && robust && k < N_SPECTRA; k++)
+    rc = run_grid(o, ini, cs, nc, (variant)(V_FLATTER + k), st->cal.spectrum[k], &runs, &n, &cap, err, len);
+  d->runs[0] = runs;
+  d->n[0] = n;
   return rc;
 }
 
-int reproduce_fig4(const reproduce_opts *o, char *err, size_t len)
+void dean_release(reproduce_data *d)
 {
-  return reproduce_dean(o, 1, err, len);
-}
-
-int reproduce_fig5(const reproduce_opts *o, char *err, size_t len)
-{
-  return reproduce_dean(o, 0, err, len);
+  dean_free_runs(d->runs[0], d->n[0]);
+  xbt_free(d->runs[0]);
+  xbt_free(d->state);
+  d->runs[0] = d->state = NULL;
+  d->n[0] = 0;
 }

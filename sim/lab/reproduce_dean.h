@@ -1,11 +1,16 @@
-/* reproduce_dean.h - what reproduce_dean.c (the runs) and reproduce_dean_text.c (the
- * CSV files, READMEs and plots) of `dtsim reproduce fig4` and `fig5` share: the rules' numbers,
- * the configurations' and runs' types, and the chosen run of a configuration (Dean et al.
- * 2012, sec. 5, Figs. 4 and 5). Private to those two files. */
+/* reproduce_dean.h - what `dtsim reproduce fig4` and `fig5` (Dean et al. 2012, sec. 5, Figs.
+ * 4 and 5) share: the rules' numbers, the configurations' and runs' types, the method that
+ * runs a figure's configurations (reproduce_dean.c), the calibration and the rules section
+ * (reproduce_dean_rules.c). Each figure (reproduce_fig4.c, reproduce_fig5.c) declares itself
+ * to reproduce_frame with these. Private to those files. */
 #ifndef SIM_REPRODUCE_DEAN_H
 #define SIM_REPRODUCE_DEAN_H
 
+#include <jansson.h>
 #include <stddef.h>
+
+#include "sim/lab/reproduce.h"
+#include "sim/lab/reproduce_frame.h"
 
 /* ---- the rules (the README's "Rules" section says each of them and why) ---------- */
 
@@ -27,11 +32,17 @@
 #define MAX_REPLICAS 50         /* configurations beyond are listed, not simulated (rule 9) */
 #define MAX_REPLICAS_TEXT "50"
 
-/* The tables are static: each of the two files has its own copy. */
+/* The tables are static: each file has its own copy. */
 
 /* The rate ladder every method climbs: a factor of about 3 (sqrt 10) between rungs. */
 static const char *const ladder[] = {"0.001", "0.003", "0.01", "0.03", "0.1", "0.3", "1", "3", "10", "30", "100"};
 #define N_RUNGS (sizeof(ladder) / sizeof(ladder[0]))
+/* Every rate, fixed or Adagrad's gamma, starts on 0.03 (rung 3), 0.1, 0.3 and climbs from there; the
+ * ladder reaches 100, so gamma can reach "an order of magnitude" above the best fixed rate
+ * (the paper's guidance) when the proxy wants it. */
+#define FIXED_START 3
+#define ADAGRAD_START 3
+#define START_RUNGS 3
 
 typedef enum method { M_SGD, M_GPU, M_DOWNPOUR, M_ADAGRAD, M_SANDBLASTER } method;
 static const char *const method_names[] = {"sgd", "gpu", "downpour", "downpour-adagrad", "sandblaster"};
@@ -100,21 +111,59 @@ typedef struct calibration {
   double acc[N_RUNGS];
 } calibration;
 
+/* What a figure's simulate() leaves in reproduce_data's state: the calibration and the
+ * figure's configurations. */
+typedef struct dean_state {
+  calibration cal;
+  const config *cs;
+  size_t nc;
+} dean_state;
+
+/* The scenario of every run of both figures (written as fig4.ini and fig5.ini). */
+extern const char dean_ini[];
+
+/* ---- the method (reproduce_dean.c) ---------------------------------------------------- */
+
+/* A figure: its configurations, and whether it has the robustness runs (Fig. 4). */
+typedef struct dean_figure {
+  const config *cs;
+  size_t nc;
+  int robustness;
+} dean_figure;
+
+/* Both figures' simulate(), the figure being d->r->arg (dean_figure) on the scenario of its
+ * grid: the calibration, then rounds of the rate rule over its configurations, and with its
+ * robustness runs (neither --quick nor --check) those; d->runs[0] (run), d->n[0] and
+ * d->state (dean_state) are set even on error. 0 or 2 with err. */
+int dean_simulate(reproduce_data *d, char *err, size_t len);
+/* Frees what dean_simulate left in d. */
+void dean_release(reproduce_data *d);
 /* The chosen run of configuration c in variant v among runs[0..n), or NULL if none ran. */
 const run *dean_chosen(const run *runs, size_t n, const config *c, variant v);
 /* The lowest and highest rungs configuration c has run in variant v. */
 void dean_rungs_of(const run *runs, size_t n, const config *c, variant v, int *lo, int *hi);
+/* Reads the evaluations of j's progress.csv into r (t, acc, steps; r owns them): those on the
+ * EVAL_EVERY grid when on_grid, else all of them. 0, or -1 with err. */
+int dean_read_progress(run *r, const reproduce_job *j, int on_grid, char *err, size_t len);
+/* Frees the evaluations of runs[0..n) (not the array). */
+void dean_free_runs(run *runs, size_t n);
 
-/* The outputs (reproduce_dean_text.c): each returns malloc'd text; the plots 0 or 2 with err. */
-char *dean_fig4_csv(const run *runs, size_t n);
-char *dean_fig5_csv(const run *runs, size_t n);
-char *dean_robustness_csv(const run *runs, size_t n);
-char *dean_fig4_readme(const run *runs, size_t n, const config *cs, size_t nc, const calibration *cal, int quick,
-                       char *err, size_t len);
-char *dean_fig5_readme(const run *runs, size_t n, const config *cs, size_t nc, const calibration *cal, int quick,
-                       char *err, size_t len);
-int dean_fig4_plot(const char *dir, const run *runs, size_t n, const config *cs, size_t nc, const calibration *cal,
-                   char *err, size_t len);
-int dean_fig5_plot(const char *dir, const run *runs, size_t n, const config *cs, size_t nc, char *err, size_t len);
+/* ---- the rules (reproduce_dean_rules.c) ----------------------------------------------- */
+
+/* Rule 2's calibration into cal (robust: the robustness table's targets too): 0 or 2 with err. */
+int dean_calibrate(const reproduce_opts *o, const char *ini, int robust, calibration *cal, char *err, size_t len);
+/* values["rules"] = templates/dean_rules.md filled from cal: 0, or -1 with one line in err. */
+int dean_set_rules(json_t *v, const calibration *cal, char *err, size_t len);
+/* The standard error of a held-out accuracy p measured on TEST examples. */
+double dean_standard_error(double p);
+/* item[key] = hours to the target (s simulated; < 0: "not reached"). */
+void dean_set_hours(json_t *item, const char *key, double s);
+/* A configuration's name in the tables and plots, in buf (returned). */
+const char *dean_label_of(const config *c, char *buf, size_t len);
+/* item[key] = dean_label_of(c). */
+void dean_set_label(json_t *item, const char *key, const config *c);
+/* A new item of both results tables (values["results"]) for configuration c, saying whether
+ * it is "unsimulated" (rule 9) and "ran"; *r is its chosen run, or NULL. */
+json_t *dean_result_item(json_t *v, const run *runs, size_t n, const config *c, const run **r);
 
 #endif

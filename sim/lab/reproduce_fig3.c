@@ -1,6 +1,7 @@
 /* reproduce_fig3.c - `dtsim reproduce fig3`: Dean et al. 2012, Fig. 3, the speed-up of one
  * model replica split over 1 to 144 machines, for the speech net and three image nets. */
 #include "sim/lab/reproduce.h"
+#include "sim/lab/reproduce_frame.h"
 #include "sim/fileio.h"
 
 #include <jansson.h>
@@ -83,13 +84,13 @@ typedef struct job {
 } job;
 
 
-static int read_step_time(job *j, const reproduce_job *run, char *err, size_t len)
+static int read_step_time(void *rv, const reproduce_job *run, char *err, size_t len)
 {
+  job *j = rv;
   char path[600];
   snprintf(path, sizeof(path), "%s/summary.json", run->dir);
   json_t *s = json_load_file(path, 0, NULL);
-  double t = s ? json_number_value(json_object_get(s, "sim_time_s")) : 0;
-  double steps = s ? json_number_value(json_object_get(s, "steps")) : 0;
+  double t = reproduce_number(s, "sim_time_s"), steps = reproduce_number(s, "steps");
   json_decref(s);
   if (steps <= 0) {
     snprintf(err, len, "%s: no result", path);
@@ -103,8 +104,10 @@ static double speedup_at(const job *jobs, size_t n, const char *model, size_t ma
 static double variant_speedup(const job *jobs, size_t n, const char *model, const char *variant, size_t machines);
 
 /* fig3.csv: model,machines,step_time_s,speedup (speed-up over 1 machine). */
-static char *fig3_csv(const job *jobs, size_t n)
+static char *fig3_csv(const reproduce_data *d)
 {
+  const job *jobs = d->runs[0];
+  size_t n = d->n[0];
   size_t cap = 256 + n * 128, len = 0;
   char *s = xbt_malloc(cap);
   len += (size_t)snprintf(s + len, cap - len, "model,machines,step_time_s,speedup\n");
@@ -117,8 +120,12 @@ static char *fig3_csv(const job *jobs, size_t n)
 
 /* fig3_robustness.csv: variant,model,machines,step_time_s,speedup, the committed assumptions
  * first (the main grid's image-1.7b points at the same counts), then each variant. */
-static char *fig3_robust_csv(const job *jobs, size_t n)
+static char *fig3_robust_csv(const reproduce_data *d)
 {
+  const job *jobs = d->runs[0];
+  size_t n = d->n[0];
+  if (d->o->quick)
+    return NULL; /* no robustness runs */
   size_t cap = 256 + n * 192, len = 0;
   char *s = xbt_malloc(cap);
   len += (size_t)snprintf(s + len, cap - len, "variant,model,machines,step_time_s,speedup\n");
@@ -318,12 +325,19 @@ static void fig3_robustness(json_t *v, const job *jobs, size_t n)
   fig3_robust_most(v, jobs, n);
 }
 
-/* README.md from templates/fig3.md (its rules are written there, before the results), or
- * NULL with one line in err. */
-static char *fig3_readme(const job *jobs, size_t n, size_t n_models, int quick, char *err, size_t len)
+/* The nets run: two with --quick. */
+static size_t fig3_n_models(int quick)
 {
-  json_t *v = json_object();
-  template_set(v, "quick", "%s", quick ? " --quick" : "");
+  return quick ? 2 : sizeof(fig3_models) / sizeof(fig3_models[0]);
+}
+
+/* templates/fig3.md's values (its rules are written there, before the results). */
+static int fig3_readme(json_t *v, const reproduce_data *d, char *err, size_t len)
+{
+  (void)err, (void)len;
+  const job *jobs = d->runs[0];
+  size_t n = d->n[0], n_models = fig3_n_models(d->o->quick);
+  int quick = d->o->quick;
   template_set(v, "solver", "%s", FIG3_SOLVER);
   template_set(v, "jitter", "%s", FIG3_JITTER);
   template_set(v, "steps", "%s", FIG3_STEPS);
@@ -332,43 +346,30 @@ static char *fig3_readme(const job *jobs, size_t n, size_t n_models, int quick, 
   template_set(v, "overhead", "%s", FIG3_OVERHEAD);
   fig3_claims(v, jobs, n, n_models);
   fig3_table(v, jobs, n, n_models);
-  json_object_set_new(v, "full", json_boolean(!quick));
   if (!quick)
     fig3_robustness(v, jobs, n);
-  char *readme = template_render("fig3", v, err, len);
-  json_decref(v);
-  return readme;
+  return 0;
 }
 
-static int write_plot(const char *dir, const char *models, char *err, size_t len)
+/* fig3.gp reads fig3.csv beside it, one curve per net run, and draws the paper's stated points
+ * (sec. 5): speech 2.2x at 8 machines, image-1.7b more than 12x at 81, comma-separated, as the
+ * datafile separator reads every data source. */
+static void fig3_plot(json_t *v, const char *plot, const reproduce_data *d)
 {
-  char script[2048];
-  snprintf(script, sizeof(script),
-           "set terminal pngcairo size 800,560\nset output '%s/.fig3.png.tmp'\n"
-           "set datafile separator ','\nset key top left Left reverse\nset logscale x 2\n"
-           "set xlabel 'machines per model replica'\nset ylabel 'training speed-up'\n"
-           "set title 'Dean et al. 2012 Fig. 3, simulated by dtsim'\n"
-           /* the paper's stated points (sec. 5): speech 2.2x at 8 machines, image-1.7b more than 12x
-            * at 81; comma-separated, as the datafile separator reads every data source */
-           "$paper << EOD\n8,2.2\n81,12\nEOD\n"
-           "plot for [m in '%s'] '%s/fig3.csv' "
-           "using 2:(strcol(1) eq m ? $4 : 1/0) with linespoints title m, "
-           "$paper using 1:2 with points pt 9 ps 2 lc rgb 'black' "
-           "title 'paper: speech 2.2x at 8, image-1.7b > 12x at 81'\n",
-           dir, models, dir);
-  return reproduce_plot(dir, "fig3", script, err, len);
+  (void)plot;
+  char models[256] = "";
+  for (size_t m = 0; m < fig3_n_models(d->o->quick); m++)
+    snprintf(models + strlen(models), sizeof(models) - strlen(models), "%s%s", m ? " " : "", fig3_models[m]);
+  template_set(v, "models", "%s", models);
 }
 
-/* Whether the lines a and b (each ending at '\n' or NUL) agree on every key field. */
-int reproduce_fig3(const reproduce_opts *o, char *err, size_t len)
+/* The main grid: every net the grid runs on every machine count it can be split over. */
+static size_t fig3_grid(int quick, void *rv, reproduce_job *runs, const char *work)
 {
-  if (fileio_write(o->work, "fig3.ini", fig3_ini, strlen(fig3_ini), err, len) != 0)
-    return 2;
-  const size_t *counts = o->quick ? fig3_quick_machines : fig3_machines;
-  size_t n_counts = o->quick ? sizeof(fig3_quick_machines) / sizeof(size_t) : sizeof(fig3_machines) / sizeof(size_t);
-  size_t n_models = o->quick ? 2 : sizeof(fig3_models) / sizeof(fig3_models[0]);
-  job *jobs = xbt_malloc0(n_models * n_counts * sizeof(job));
-  reproduce_job *runs = xbt_malloc0(n_models * n_counts * sizeof(reproduce_job));
+  job *jobs = rv;
+  const size_t *counts = quick ? fig3_quick_machines : fig3_machines;
+  size_t n_counts = quick ? sizeof(fig3_quick_machines) / sizeof(size_t) : sizeof(fig3_machines) / sizeof(size_t);
+  size_t n_models = fig3_n_models(quick);
   size_t n = 0;
   for (size_t m = 0; m < n_models; m++)
     for (size_t c = 0; c < n_counts; c++) {
@@ -384,16 +385,11 @@ int reproduce_fig3(const reproduce_opts *o, char *err, size_t len)
       snprintf(runs[n].sets[1], sizeof(runs[n].sets[1]), "sgd.partitions=%zu", counts[c]);
       runs[n].n_sets = 2;
       runs[n].cfg[0] = FIG3_SOLVER;
-      snprintf(runs[n].dir, sizeof(runs[n].dir), "%s/%s-%zu", o->work, fig3_models[m], counts[c]);
+      snprintf(runs[n].dir, sizeof(runs[n].dir), "%s/%s-%zu", work, fig3_models[m], counts[c]);
       n++;
     }
-  size_t n_var = o->quick ? 0 : sizeof(fig3_variants) / sizeof(fig3_variants[0]);
+  size_t n_var = quick ? 0 : sizeof(fig3_variants) / sizeof(fig3_variants[0]);
   size_t n_rob = sizeof(fig3_robust_machines) / sizeof(size_t);
-  if (n_var) {
-    jobs = xbt_realloc(jobs, (n + n_var * n_rob) * sizeof(job));
-    runs = xbt_realloc(runs, (n + n_var * n_rob) * sizeof(reproduce_job));
-    memset(runs + n, 0, n_var * n_rob * sizeof(reproduce_job));
-  }
   for (size_t v = 0; v < n_var; v++)
     for (size_t c = 0; c < n_rob; c++) {
       size_t P = fig3_robust_machines[c];
@@ -405,41 +401,22 @@ int reproduce_fig3(const reproduce_opts *o, char *err, size_t len)
       for (size_t k = 0; k < 2 && fig3_variants[v].sets[k]; k++)
         snprintf(runs[n].sets[runs[n].n_sets++], sizeof(runs[n].sets[0]), "%s", fig3_variants[v].sets[k]);
       runs[n].cfg[0] = FIG3_SOLVER;
-      snprintf(runs[n].dir, sizeof(runs[n].dir), "%s/robust%zu-%zu", o->work, v, P);
+      snprintf(runs[n].dir, sizeof(runs[n].dir), "%s/robust%zu-%zu", work, v, P);
       n++;
     }
-  int rc = reproduce_run_jobs(o, "fig3.ini", runs, n, err, len) == 0 ? 0 : 2;
-  for (size_t i = 0; i < n && rc == 0; i++)
-    if (read_step_time(&jobs[i], &runs[i], err, len) != 0)
-      rc = 2;
-  char *csv = rc == 0 ? fig3_csv(jobs, n) : NULL;
-  if (rc == 0 && o->check) {
-    char committed[600];
-    snprintf(committed, sizeof(committed), "%s/fig3.csv", o->out);
-    rc = reproduce_check(csv, committed, o->quick, 0x3u, err, len); /* key: model,machines */
-    if (rc == 0 && !o->quiet)
-      fprintf(stderr, "dtsim reproduce: fig3 matches %s\n", committed);
-  } else if (rc == 0) {
-    char *readme = fig3_readme(jobs, n, n_models, o->quick, err, len), models[256] = "";
-    for (size_t m = 0; m < n_models; m++)
-      snprintf(models + strlen(models), sizeof(models) - strlen(models), "%s%s", m ? " " : "", fig3_models[m]);
-    char *robust = n_var ? fig3_robust_csv(jobs, n) : NULL;
-    const char *files[] = {"fig3.ini", fig3_ini, "fig3.csv", csv, "README.md", readme, "fig3_robustness.csv", robust};
-    if (readme == NULL || reproduce_write(o->out, files, robust ? 4 : 3, err, len) != 0 || write_plot(o->out, models, err, len) != 0)
-      rc = 2;
-    free(readme); /* open_memstream's */
-    xbt_free(robust);
-    if (rc == 0 && !o->quiet)
-      fprintf(stderr, "dtsim reproduce: wrote %s/fig3.csv,%s fig3.png, fig3.ini, README.md\n", o->out,
-              robust ? " fig3_robustness.csv," : "");
-  }
-  for (size_t i = 0; i < n; i++)
-    reproduce_remove_run(&runs[i]);
-  char path[600];
-  snprintf(path, sizeof(path), "%s/fig3.ini", o->work);
-  unlink(path);
-  xbt_free(csv);
-  xbt_free(runs);
-  xbt_free(jobs);
-  return rc;
+  return n;
 }
+
+#define FIG3_MAX_RUNS                                                                                                  \
+  (sizeof fig3_models / sizeof *fig3_models * sizeof fig3_machines / sizeof *fig3_machines +                          \
+   sizeof fig3_variants / sizeof *fig3_variants * sizeof fig3_robust_machines / sizeof *fig3_robust_machines)
+
+const reproduction reproduce_fig3 = {
+    .name = "fig3",
+    .grids = {{"fig3.ini", fig3_ini, sizeof(job), FIG3_MAX_RUNS, fig3_grid, read_step_time, NULL}},
+    .tables = {{"fig3.csv", 0x3u, fig3_csv}, /* key: model,machines */
+               {"fig3_robustness.csv", 0, fig3_robust_csv, 1}}, /* the full grid's only, not checked */
+    .readme = fig3_readme,
+    .plots = {"fig3"},
+    .plot = fig3_plot,
+};

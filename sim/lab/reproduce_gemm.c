@@ -23,6 +23,7 @@
 #include "sim/fileio.h"
 #include "sim/platform.h"
 #include "sim/lab/reproduce.h"
+#include "sim/lab/reproduce_frame.h"
 #include "sim/lab/template.h"
 
 /* DeepBench's rows: kernel, M, N, K, A and B transposed, measured milliseconds (as the
@@ -398,14 +399,12 @@ static void guide_claims(json_t *v, const guide_point *g, size_t ng)
   json_object_set_new(v, "peaks", json_boolean(peaks));
 }
 
-/* README.md: sim/lab/templates/gemm.md filled with the fit, the tables and the guide's claims. */
-static char *gemm_readme(const gemm_device *d, const guide_point *g, size_t ng, int quick, char *err, size_t len)
+/* templates/gemm.md's values: the fit, the tables and the guide's claims. */
+static void gemm_values(json_t *v, const gemm_device *d, const guide_point *g, size_t ng)
 {
-  json_t *v = json_object();
   char *text = NULL;
   size_t tl = 0;
   const db_row *cal = &db_rows[DB_CALIBRATION_ROW];
-  template_set(v, "quick", "%s", quick ? " --quick" : "");
   template_set(v, "db_rows", "%zu", (size_t)DB_ROWS);
   template_set(v, "cal_m", "%.0f", cal->m);
   template_set(v, "cal_n", "%.0f", cal->n);
@@ -436,64 +435,65 @@ static char *gemm_readme(const gemm_device *d, const guide_point *g, size_t ng, 
     fprintf(f, "| %s | %.0f | %.0f | %.0f | %.0f | %.0f | %.1f | %.1f |\n", g[i].example, g[i].m, g[i].n, g[i].k,
             g[i].plan.blocks, g[i].plan.waves, g[i].plan.time_s * 1e6, g[i].tflops);
   template_set_stream(v, "guide_table", f, &text);
-  char *readme = template_render("gemm", v, err, len);
-  json_decref(v);
-  return readme;
 }
 
-static int gemm_plot(const char *dir, const gemm_device *d, char *err, size_t len)
+/* The device every table is computed on: dgx2h's V100 at the fitted efficiency. */
+static gemm_device gemm_v100(void)
 {
-  char *script = NULL;
-  size_t slen = 0;
-  FILE *f = open_memstream(&script, &slen);
-  xbt_assert(f, "open_memstream failed");
-  fprintf(f, "set terminal pngcairo size 800,700\nset output '%s/.gemm.png.tmp'\n$nn << EOD\n", dir);
+  return device_of("dgx2h", reproduce_gemm_v100_efficiency());
+}
+
+/* gemm.gp's datablocks: measured and modelled Tflop/s of the NN rows and the transposed ones. */
+static void gemm_plot(json_t *v, const char *plot, const reproduce_data *rd)
+{
+  (void)plot, (void)rd;
+  gemm_device d = gemm_v100();
+  char *text;
+  size_t tl;
+  FILE *f = reproduce_frame_stream(&text, &tl);
+  fputs("$nn << EOD\n", f);
   for (size_t i = 0; i < DB_ROWS; i++)
     if (nn_rows(&db_rows[i]))
-      fprintf(f, "%.6f %.6f\n", db_tflops(&db_rows[i]), model_tflops(d, &db_rows[i], NULL));
+      fprintf(f, "%.6f %.6f\n", db_tflops(&db_rows[i]), model_tflops(&d, &db_rows[i], NULL));
   fputs("EOD\n$tr << EOD\n", f);
   for (size_t i = 0; i < DB_ROWS; i++)
     if (transposed(&db_rows[i]))
-      fprintf(f, "%.6f %.6f\n", db_tflops(&db_rows[i]), model_tflops(d, &db_rows[i], NULL));
-  fputs("EOD\nset title 'DeepBench V100 fp16 GEMMs: kernel model vs measured'\nset logscale xy\n"
-        "set xrange [0.5:150]\nset yrange [0.5:150]\nset xlabel 'measured Tflop/s'\nset ylabel 'model Tflop/s'\n"
-        "set key top left\nset grid\nplot x title 'equal' lc rgb '#999999', "
-        "$nn using 1:2 with points pt 7 lc rgb '#4477aa' title 'A, B as stored (NN)', "
-        "$tr using 1:2 with points pt 6 lc rgb '#ee6677' title 'A or B transposed'\n",
-        f);
-  fclose(f);
-  int rc = reproduce_plot(dir, "gemm", script, err, len);
-  free(script); /* open_memstream's */
-  return rc;
+      fprintf(f, "%.6f %.6f\n", db_tflops(&db_rows[i]), model_tflops(&d, &db_rows[i], NULL));
+  fputs("EOD\n", f);
+  template_set_stream(v, "blocks", f, &text);
 }
 
-int reproduce_gemm(const reproduce_opts *o, char *err, size_t len)
+static char *gemm_table(const reproduce_data *rd)
 {
-  gemm_device d = device_of("dgx2h", reproduce_gemm_v100_efficiency());
+  (void)rd;
+  gemm_device d = gemm_v100();
+  return gemm_csv(&d);
+}
+
+static char *guide_table(const reproduce_data *rd)
+{
+  (void)rd;
   guide_point g[GUIDE_MAX];
   size_t ng = guide_points(preset_eff("selene"), g);
-  char *csv = gemm_csv(&d), *gcsv = guide_csv(g, ng);
-  int rc = 0;
-  if (o->check) {
-    char committed[600];
-    snprintf(committed, sizeof(committed), "%s/gemm.csv", o->out);
-    rc = reproduce_check(csv, committed, 0, 0, err, len);
-    if (rc == 0) {
-      snprintf(committed, sizeof(committed), "%s/guide.csv", o->out);
-      rc = reproduce_check(gcsv, committed, 0, 0, err, len);
-    }
-    if (rc == 0 && !o->quiet)
-      fprintf(stderr, "dtsim reproduce: gemm matches %s/gemm.csv and guide.csv\n", o->out);
-  } else {
-    char *readme = gemm_readme(&d, g, ng, o->quick, err, len);
-    const char *files[] = {"gemm.csv", csv, "guide.csv", gcsv, "README.md", readme};
-    if (readme == NULL || reproduce_write(o->out, files, 3, err, len) != 0 || gemm_plot(o->out, &d, err, len) != 0)
-      rc = 2;
-    free(readme);
-    if (rc == 0 && !o->quiet)
-      fprintf(stderr, "dtsim reproduce: wrote %s/gemm.csv, guide.csv, gemm.png, README.md\n", o->out);
-  }
-  free(csv);
-  free(gcsv);
-  return rc;
+  return guide_csv(g, ng);
 }
+
+static int gemm_readme(json_t *v, const reproduce_data *rd, char *err, size_t len)
+{
+  (void)rd, (void)err, (void)len;
+  gemm_device d = gemm_v100();
+  guide_point g[GUIDE_MAX];
+  size_t ng = guide_points(preset_eff("selene"), g);
+  gemm_values(v, &d, g, ng);
+  return 0;
+}
+
+/* No simulation: the tables come from the kernel model alone, the same with --quick (key 0:
+ * --check compares them whole). */
+const reproduction reproduce_gemm = {
+    .name = "gemm",
+    .tables = {{"gemm.csv", 0, gemm_table}, {"guide.csv", 0, guide_table}},
+    .readme = gemm_readme,
+    .plots = {"gemm"},
+    .plot = gemm_plot,
+};

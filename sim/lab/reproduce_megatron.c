@@ -16,6 +16,7 @@
 #include "sim/output.h"
 #include "sim/fileio.h"
 #include "sim/lab/reproduce.h"
+#include "sim/lab/reproduce_frame.h"
 #include "sim/lab/template.h"
 
 /* The calibration, at the single-GPU point only: model.efficiency, the share of the V100's
@@ -176,8 +177,9 @@ static void add_run(meg_run *runs, reproduce_job *jobs, size_t *n, const char *w
 /* The grid. --quick: the rows of one node (the weak-scaling MP rows, Table 7, the strong
  * scaling), which the full grid has too; full: also the MP x 64 DP rows with torch DDP and
  * Megatron's own, and the robustness variants of the 1-GPU, 8-GPU, 512-GPU and strong 8-GPU rows. */
-static size_t meg_grid(int quick, meg_run *runs, reproduce_job *jobs, const char *work)
+static size_t meg_grid(int quick, void *rv, reproduce_job *jobs, const char *work)
 {
+  meg_run *runs = rv;
   size_t n = 0;
   for (size_t m = 0; m < N_MODELS; m++)
     add_run(runs, jobs, &n, work,
@@ -207,8 +209,9 @@ static size_t meg_grid(int quick, meg_run *runs, reproduce_job *jobs, const char
   return n;
 }
 
-static int meg_read(meg_run *r, const reproduce_job *j, char *err, size_t len)
+static int meg_read(void *rv, const reproduce_job *j, char *err, size_t len)
 {
+  meg_run *r = rv;
   json_t *s, *b = reproduce_result_block(j, "tensor", &s, err, len);
   if (b == NULL)
     return -1;
@@ -231,8 +234,10 @@ static const meg_run *base_of(const meg_run *runs, size_t n, int variant)
 
 /* efficiency: Tflop/s per GPU over the variant's 1-GPU row's; speed-up (strong rows and the
  * 1-GPU row): that row's step time over this one's, the same batch of 8 sequences. */
-static void meg_derive(meg_run *runs, size_t n)
+static void meg_derive(reproduce_data *d)
 {
+  meg_run *runs = d->runs[0];
+  size_t n = d->n[0];
   for (size_t k = 0; k < n; k++) {
     const meg_run *b = base_of(runs, n, runs[k].variant);
     xbt_assert(b, "megatron: no 1-GPU row for variant %d", runs[k].variant);
@@ -241,8 +246,10 @@ static void meg_derive(meg_run *runs, size_t n)
   }
 }
 
-static char *meg_csv(const meg_run *runs, size_t n)
+static char *meg_csv(const reproduce_data *d)
 {
+  const meg_run *runs = d->runs[0];
+  size_t n = d->n[0];
   char *text = NULL;
   size_t len = 0;
   FILE *f = open_memstream(&text, &len);
@@ -405,12 +412,13 @@ static void meg_moved(json_t *v, const meg_run *runs, size_t n)
     template_set(v, "strong_x", "%.2f", s8->speedup);
 }
 
-/* README.md from templates/megatron.md, or NULL with one line in err. */
-static char *meg_readme(const meg_run *runs, size_t n, int quick, char *err, size_t len)
+/* templates/megatron.md's values. */
+static int meg_readme(json_t *v, const reproduce_data *d, char *err, size_t len)
 {
-  json_t *v = json_object();
+  (void)err, (void)len;
+  const meg_run *runs = d->runs[0];
+  size_t n = d->n[0];
   const meg_run *base = base_of(runs, n, VAR_MAIN);
-  template_set(v, "quick", "%s", quick ? " --quick" : "");
   template_set(v, "efficiency", "%s", MEG_EFFICIENCY);
   template_set(v, "eff_flat", "%s", MEG_EFF_FLAT);
   template_set(v, "eff_nominal", "%s", MEG_EFF_NOMINAL);
@@ -431,81 +439,37 @@ static char *meg_readme(const meg_run *runs, size_t n, int quick, char *err, siz
   target_line(f, find(runs, n, 3072, 32, 8, 1, 1, VAR_MAIN), "8 GPUs (8.3B, MP 8)", 77);
   target_line(f, find(runs, n, 3072, 32, 8, MEG_DP, 1, VAR_MAIN), "512 GPUs (8.3B, MP 8 x DP 64, torch DDP)", 74);
   template_set_stream(v, "targets", f, &text);
-  json_object_set_new(v, "full", json_boolean(!quick));
   set_rows(v, "robust_rows", robust_rows, runs, n);
   meg_moved(v, runs, n);
-  char *readme = template_render("megatron", v, err, len);
-  json_decref(v);
-  return readme;
+  return 0;
 }
 
-static int meg_plot(const char *dir, const meg_run *runs, size_t n, char *err, size_t len)
+/* megatron.gp's datablock: per weak-scaling row its label, the paper's and dtsim's efficiency. */
+static void meg_plot(json_t *v, const char *plot, const reproduce_data *d)
 {
-  char *script = NULL;
-  size_t slen = 0;
-  FILE *f = open_memstream(&script, &slen);
-  xbt_assert(f, "open_memstream failed");
-  fprintf(f,
-          "set terminal pngcairo size 1100,600\nset output '%s/.megatron.png.tmp'\n"
-          "$data << EOD\n",
-          dir);
-  for (size_t k = 0; k < n; k++) {
+  (void)plot;
+  const meg_run *runs = d->runs[0];
+  char *text;
+  size_t tl;
+  FILE *f = reproduce_frame_stream(&text, &tl);
+  fputs("$data << EOD\n", f);
+  for (size_t k = 0; k < d->n[0]; k++) {
     const meg_run *r = &runs[k];
     if (r->set != SET_WEAK || r->variant != VAR_MAIN)
       continue;
     fprintf(f, "\"%ld\\n%.1fB\\nMP %ld DP %ld%s\" %.4f %.4f\n", gpus_of(r), r->params_b, r->mp, r->dp,
             r->dp > 1 && !r->overlap ? "\\nown DDP" : "", r->paper, 100 * r->eff);
   }
-  fputs("EOD\n"
-        "set title 'Megatron-LM weak scaling on DGX-2H: efficiency per GPU vs the 1-GPU 39 Tflop/s'\n"
-        "set style data histograms\nset style histogram clustered gap 1\nset style fill solid 0.8 border -1\n"
-        "set boxwidth 0.9\nset yrange [0:110]\nset ylabel 'efficiency (% of the 1-GPU rate per GPU)'\n"
-        "set bmargin 7\nset xlabel 'GPUs (model, MP x DP)' offset 0,-1.5\nset key top right\nset grid ytics\n"
-        "plot $data using 2:xtic(1) title 'Megatron-LM (paper)' lc rgb '#4477aa', "
-        "'' using 3 title 'dtsim' lc rgb '#ee6677'\n",
-        f);
-  fclose(f);
-  int rc = reproduce_plot(dir, "megatron", script, err, len);
-  free(script); /* open_memstream's */
-  return rc;
+  fputs("EOD\n", f);
+  template_set_stream(v, "block", f, &text);
 }
 
-int reproduce_megatron(const reproduce_opts *o, char *err, size_t len)
-{
-  if (fileio_write(o->work, "megatron.ini", meg_ini, strlen(meg_ini), err, len) != 0)
-    return 2;
-  meg_run runs[MEG_MAX_RUNS];
-  reproduce_job *jobs = xbt_malloc0(MEG_MAX_RUNS * sizeof(reproduce_job));
-  size_t n = meg_grid(o->quick, runs, jobs, o->work);
-  int rc = reproduce_run_jobs(o, "megatron.ini", jobs, n, err, len) == 0 ? 0 : 2;
-  for (size_t k = 0; k < n && rc == 0; k++)
-    if (meg_read(&runs[k], &jobs[k], err, len) != 0)
-      rc = 2;
-  if (rc == 0)
-    meg_derive(runs, n);
-  char *csv = rc == 0 ? meg_csv(runs, n) : NULL;
-  if (rc == 0 && o->check) {
-    char committed[600];
-    snprintf(committed, sizeof(committed), "%s/megatron.csv", o->out);
-    /* key: set,params_b,heads,gpus,mp,dp,ddp,variant */
-    rc = reproduce_check(csv, committed, o->quick, 0xFFu, err, len);
-    if (rc == 0 && !o->quiet)
-      fprintf(stderr, "dtsim reproduce: megatron matches %s\n", committed);
-  } else if (rc == 0) {
-    char *readme = meg_readme(runs, n, o->quick, err, len);
-    const char *files[] = {"megatron.ini", meg_ini, "megatron.csv", csv, "README.md", readme};
-    if (readme == NULL || reproduce_write(o->out, files, 3, err, len) != 0 || meg_plot(o->out, runs, n, err, len) != 0)
-      rc = 2;
-    free(readme); /* open_memstream's */
-    if (rc == 0 && !o->quiet)
-      fprintf(stderr, "dtsim reproduce: wrote %s/megatron.csv, megatron.png, megatron.ini, README.md\n", o->out);
-  }
-  for (size_t k = 0; k < n; k++)
-    reproduce_remove_run(&jobs[k]);
-  char path[600];
-  snprintf(path, sizeof(path), "%s/megatron.ini", o->work);
-  unlink(path);
-  free(csv); /* open_memstream's */
-  xbt_free(jobs);
-  return rc;
-}
+const reproduction reproduce_megatron = {
+    .name = "megatron",
+    .grids = {{"megatron.ini", meg_ini, sizeof(meg_run), MEG_MAX_RUNS, meg_grid, meg_read, NULL}},
+    .tables = {{"megatron.csv", 0xFFu, meg_csv}}, /* key: set,params_b,heads,gpus,mp,dp,ddp,variant */
+    .derive = meg_derive,
+    .readme = meg_readme,
+    .plots = {"megatron"},
+    .plot = meg_plot,
+};

@@ -14,6 +14,7 @@
 
 #include "sim/fileio.h"
 #include "sim/lab/reproduce.h"
+#include "sim/lab/reproduce_frame.h"
 #include "sim/lab/template.h"
 
 /* The example of algorithms/doc/moe.md, with the experts' compute made to weigh by the one rule
@@ -60,14 +61,13 @@ typedef struct moe_run {
   int top_k;
   const char *cap, *aux;
   double imbalance, kept_imbalance, dropped_end, dropped_run, step_s, alltoall_s, bytes_per_step, final_loss;
-  size_t n_eval;
-  double *t, *loss;
-  long *step;
+  reproduce_progress ev; /* the held-out evaluations of progress.csv */
 } moe_run;
 
 /* --quick: top-1 at capacity 1.0 and 2.0, the auxiliary loss off and on. */
-static size_t moe_grid(int quick, moe_run *runs, reproduce_job *jobs, const char *work)
+static size_t moe_grid(int quick, void *rv, reproduce_job *jobs, const char *work)
 {
+  moe_run *runs = rv;
   size_t n = 0;
   for (size_t k = 0; k < 2; k++)
     for (size_t c = 0; c < 3; c++)
@@ -88,33 +88,19 @@ static size_t moe_grid(int quick, moe_run *runs, reproduce_job *jobs, const char
   return n;
 }
 
-/* The held-out evaluations of the run's progress.csv (sim_time_s,step,loss,...). */
-static int moe_read_progress(moe_run *r, const reproduce_job *j, char *err, size_t len)
+static int moe_read(void *rv, const reproduce_job *j, char *err, size_t len)
 {
-  reproduce_progress p;
-  if (reproduce_read_progress(j, &p, err, len) != 0)
-    return -1;
-  r->t = p.t;
-  r->loss = p.loss;
-  r->step = p.step;
-  r->n_eval = p.n;
-  xbt_free(p.acc);
-  xbt_free(p.has_acc);
-  return 0;
-}
-
-static int moe_read(moe_run *r, const reproduce_job *j, char *err, size_t len)
-{
+  moe_run *r = rv;
   json_t *s, *b = reproduce_result_block(j, "moe", &s, err, len);
   if (b == NULL)
     return -1;
-  r->imbalance = json_number_value(json_object_get(b, "imbalance_end"));
-  r->kept_imbalance = json_number_value(json_object_get(b, "kept_imbalance_end"));
-  r->dropped_end = json_number_value(json_object_get(b, "dropped_fraction_end"));
-  r->dropped_run = json_number_value(json_object_get(b, "dropped_fraction"));
-  r->alltoall_s = json_number_value(json_object_get(b, "alltoall_s_per_step"));
-  r->step_s = json_number_value(json_object_get(json_object_get(s, "performance"), "step_time_s"));
-  r->final_loss = json_number_value(json_object_get(s, "final_loss"));
+  r->imbalance = reproduce_number(b, "imbalance_end");
+  r->kept_imbalance = reproduce_number(b, "kept_imbalance_end");
+  r->dropped_end = reproduce_number(b, "dropped_fraction_end");
+  r->dropped_run = reproduce_number(b, "dropped_fraction");
+  r->alltoall_s = reproduce_number(b, "alltoall_s_per_step");
+  r->step_s = reproduce_number(s, "performance.step_time_s");
+  r->final_loss = reproduce_number(s, "final_loss");
   double bytes = 0; /* the payload both ways between every pair, over the run: each pair once */
   json_t *m = json_object_get(b, "alltoall_bytes_per_pair");
   for (size_t q = 0; q < json_array_size(m); q++)
@@ -122,11 +108,19 @@ static int moe_read(moe_run *r, const reproduce_job *j, char *err, size_t len)
       bytes += json_number_value(json_array_get(json_array_get(m, q), p));
   r->bytes_per_step = bytes / (double)json_integer_value(json_object_get(b, "steps"));
   json_decref(s);
-  return moe_read_progress(r, j, err, len);
+  return reproduce_read_progress(j, &r->ev, err, len);
 }
 
-static char *moe_csv(const moe_run *runs, size_t n)
+static void moe_free_run(void *rv)
 {
+  moe_run *r = rv;
+  reproduce_progress_free(&r->ev);
+}
+
+static char *moe_csv(const reproduce_data *d)
+{
+  const moe_run *runs = d->runs[0];
+  size_t n = d->n[0];
   char *text = NULL;
   size_t len = 0;
   FILE *f = open_memstream(&text, &len);
@@ -145,17 +139,19 @@ static char *moe_csv(const moe_run *runs, size_t n)
 }
 
 /* Held-out loss against simulated training time: one row per evaluation of each run. */
-static char *moe_loss_csv(const moe_run *runs, size_t n)
+static char *moe_loss_csv(const reproduce_data *d)
 {
+  const moe_run *runs = d->runs[0];
+  size_t n = d->n[0];
   char *text = NULL;
   size_t len = 0;
   FILE *f = open_memstream(&text, &len);
   xbt_assert(f, "open_memstream failed");
   fputs("top_k,capacity_factor,aux_loss,step,time_s,loss\n", f);
   for (size_t k = 0; k < n; k++)
-    for (size_t e = 0; e < runs[k].n_eval; e++)
-      fprintf(f, "%d,%s,%s,%ld,%.17g,%.17g\n", runs[k].top_k, runs[k].cap, runs[k].aux, runs[k].step[e], runs[k].t[e],
-              runs[k].loss[e]);
+    for (size_t e = 0; e < runs[k].ev.n; e++)
+      fprintf(f, "%d,%s,%s,%ld,%.17g,%.17g\n", runs[k].top_k, runs[k].cap, runs[k].aux, runs[k].ev.step[e], runs[k].ev.t[e],
+              runs[k].ev.loss[e]);
   fclose(f);
   return text;
 }
@@ -171,43 +167,33 @@ static size_t cap_index(const char *cap)
 /* Left: held-out loss against simulated time (ms), colour the top_k and capacity, dashed without
  * the auxiliary loss; the one legend. Right: step time (us) against the kept imbalance, the same
  * colours, open without it. */
-static int moe_plot(const char *dir, const moe_run *runs, size_t n, char *err, size_t len)
+static void moe_plot(json_t *v, const char *plot, const reproduce_data *d)
 {
+  (void)plot;
   static const char *const colour[2][3] = {{"#4477aa", "#228833", "#ccbb44"}, {"#ee6677", "#aa3377", "#66ccee"}};
-  char *script = NULL;
-  size_t slen = 0;
-  FILE *f = open_memstream(&script, &slen);
-  xbt_assert(f, "open_memstream failed");
-  fprintf(f, "set terminal pngcairo size 1500,620\nset output '%s/.moe.png.tmp'\n", dir);
+  const moe_run *runs = d->runs[0];
+  size_t n = d->n[0];
+  char *text;
+  size_t tl;
+  FILE *f = reproduce_frame_stream(&text, &tl);
+  template_list(v, "runs");
   for (size_t k = 0; k < n; k++) {
     fprintf(f, "$l%zu << EOD\n", k);
-    for (size_t e = 0; e < runs[k].n_eval; e++)
-      fprintf(f, "%.9g %.9g\n", 1e3 * runs[k].t[e], runs[k].loss[e]);
+    for (size_t e = 0; e < runs[k].ev.n; e++)
+      fprintf(f, "%.9g %.9g\n", 1e3 * runs[k].ev.t[e], runs[k].ev.loss[e]);
     fprintf(f, "EOD\n$s%zu << EOD\n%.9g %.9g\nEOD\n", k, runs[k].kept_imbalance, 1e6 * runs[k].step_s);
+    int off = strcmp(runs[k].aux, "0") == 0;
+    json_t *it = template_add(v, "runs");
+    template_set(it, "sep", "%s", k ? ", " : "");
+    template_set(it, "k", "%zu", k);
+    template_set(it, "dt", "%d", off ? 2 : 1);
+    template_set(it, "pt", "%d", off ? 6 : 7);
+    template_set(it, "colour", "%s", colour[runs[k].top_k - 1][cap_index(runs[k].cap)]);
+    template_set(it, "top_k", "%d", runs[k].top_k);
+    template_set(it, "cap", "%s", runs[k].cap);
+    template_set(it, "aux", "%s", runs[k].aux);
   }
-  fputs("set multiplot layout 1,2 title 'MoE GPT on 8 selene GPUs: top-1 and top-2, capacity 1.0-2.0, "
-        "auxiliary loss off and on'\nset grid\nset key off\n"
-        "set title 'held-out loss against training time (dashed: aux loss off)'\n"
-        "set xlabel 'simulated time (ms)'\nset ylabel 'held-out loss (nats per token)'\n"
-        "set lmargin at screen 0.06\nset rmargin at screen 0.40\nplot ",
-        f);
-  for (size_t k = 0; k < n; k++)
-    fprintf(f, "%s$l%zu using 1:2 with lines lw 2 dt %d lc rgb '%s'", k ? ", " : "", k,
-            strcmp(runs[k].aux, "0") == 0 ? 2 : 1, colour[runs[k].top_k - 1][cap_index(runs[k].cap)]);
-  fputs("\nset title 'step time against the kept imbalance (open: aux loss off)'\n"
-        "set xlabel 'kept imbalance at the end (max/mean rows an expert computed)'\n"
-        "set ylabel 'step time (simulated us)'\nset lmargin at screen 0.47\nset rmargin at screen 0.80\n"
-        REPRODUCE_GP_KEY "plot ",
-        f);
-  for (size_t k = 0; k < n; k++)
-    fprintf(f, "%s$s%zu using 1:2 with points ps 2 pt %d lc rgb '%s' title 'top-%d cap %s aux %s'", k ? ", " : "", k,
-            strcmp(runs[k].aux, "0") == 0 ? 6 : 7, colour[runs[k].top_k - 1][cap_index(runs[k].cap)], runs[k].top_k,
-            runs[k].cap, runs[k].aux);
-  fputs("\nunset multiplot\n", f);
-  fclose(f);
-  int rc = reproduce_plot(dir, "moe", script, err, len);
-  free(script); /* open_memstream's */
-  return rc;
+  template_set_stream(v, "blocks", f, &text);
 }
 
 /* The run of (top_k, cap, aux), or NULL. */
@@ -312,14 +298,14 @@ static void moe_cap2(json_t *v, const moe_run *runs, size_t n)
   }
 }
 
-static char *moe_readme(const moe_run *runs, size_t n, int quick, char *err, size_t len)
+static int moe_readme(json_t *v, const reproduce_data *d, char *err, size_t len)
 {
-  json_t *v = json_object();
-  template_set(v, "quick", "%s", quick ? " --quick" : "");
+  (void)err, (void)len;
+  const moe_run *runs = d->runs[0];
+  size_t n = d->n[0];
   template_set(v, "speed", "%s", MOE_SPEED);
   template_set(v, "aux", "%s", MOE_AUX);
   template_set(v, "steps", "%s", MOE_STEPS);
-  json_object_set_new(v, "full", json_boolean(!quick));
   char *text = NULL;
   size_t tl = 0;
   FILE *f = open_memstream(&text, &tl);
@@ -334,59 +320,15 @@ static char *moe_readme(const moe_run *runs, size_t n, int quick, char *err, siz
   moe_targets(v, runs, n);
   moe_ranges(v, runs, n);
   moe_cap2(v, runs, n);
-  char *readme = template_render("moe", v, err, len);
-  json_decref(v);
-  return readme;
+  return 0;
 }
 
-static int moe_check(const reproduce_opts *o, const char *csv, const char *lcsv, char *err, size_t len)
-{
-  char committed[600];
-  snprintf(committed, sizeof(committed), "%s/moe.csv", o->out);
-  int rc = reproduce_check(csv, committed, o->quick, 0x7u, err, len); /* key: top_k,capacity_factor,aux_loss */
-  if (rc == 0) {
-    snprintf(committed, sizeof(committed), "%s/moe_loss.csv", o->out);
-    rc = reproduce_check(lcsv, committed, o->quick, 0xFu, err, len); /* key: the run and the step */
-  }
-  if (rc == 0 && !o->quiet)
-    fprintf(stderr, "dtsim reproduce: moe matches %s/moe.csv and moe_loss.csv\n", o->out);
-  return rc;
-}
-
-int reproduce_moe(const reproduce_opts *o, char *err, size_t len)
-{
-  if (fileio_write(o->work, "moe.ini", moe_ini, strlen(moe_ini), err, len) != 0)
-    return 2;
-  moe_run runs[MOE_RUNS];
-  reproduce_job *jobs = xbt_malloc0(MOE_RUNS * sizeof(reproduce_job));
-  size_t n = moe_grid(o->quick, runs, jobs, o->work);
-  int rc = reproduce_run_jobs(o, "moe.ini", jobs, n, err, len) == 0 ? 0 : 2;
-  for (size_t k = 0; k < n && rc == 0; k++)
-    if (moe_read(&runs[k], &jobs[k], err, len) != 0)
-      rc = 2;
-  char *csv = rc == 0 ? moe_csv(runs, n) : NULL, *lcsv = rc == 0 ? moe_loss_csv(runs, n) : NULL;
-  if (rc == 0 && o->check) {
-    rc = moe_check(o, csv, lcsv, err, len);
-  } else if (rc == 0) {
-    char *readme = moe_readme(runs, n, o->quick, err, len);
-    const char *files[] = {"moe.ini", moe_ini, "moe.csv", csv, "moe_loss.csv", lcsv, "README.md", readme};
-    if (readme == NULL || reproduce_write(o->out, files, 4, err, len) != 0 || moe_plot(o->out, runs, n, err, len) != 0)
-      rc = 2;
-    free(readme); /* open_memstream's */
-    if (rc == 0 && !o->quiet)
-      fprintf(stderr, "dtsim reproduce: wrote %s/moe.csv, moe_loss.csv, moe.png, moe.ini, README.md\n", o->out);
-  }
-  for (size_t k = 0; k < n; k++) {
-    reproduce_remove_run(&jobs[k]);
-    xbt_free(runs[k].t);
-    xbt_free(runs[k].loss);
-    xbt_free(runs[k].step);
-  }
-  char path[600];
-  snprintf(path, sizeof(path), "%s/moe.ini", o->work);
-  unlink(path);
-  free(csv); /* open_memstream's */
-  free(lcsv);
-  xbt_free(jobs);
-  return rc;
-}
+const reproduction reproduce_moe = {
+    .name = "moe",
+    .grids = {{"moe.ini", moe_ini, sizeof(moe_run), MOE_RUNS, moe_grid, moe_read, moe_free_run}},
+    .tables = {{"moe.csv", 0x7u, moe_csv},            /* key: top_k,capacity_factor,aux_loss */
+               {"moe_loss.csv", 0xFu, moe_loss_csv}}, /* key: the run and the step */
+    .readme = moe_readme,
+    .plots = {"moe"},
+    .plot = moe_plot,
+};

@@ -15,6 +15,7 @@
 #include "sim/output.h"
 #include "sim/fileio.h"
 #include "sim/lab/reproduce.h"
+#include "sim/lab/reproduce_frame.h"
 #include "sim/lab/template.h"
 
 /* 16 dense layers of 8192 units (a GPT MLP's width at PTD-P's 8.3B-class scale); each stage
@@ -143,8 +144,9 @@ static long ptdp_chunks(const ptdp_row *r)
   return r->layers_per_v > 0 ? r->layers / r->p / r->layers_per_v : 1;
 }
 
-static size_t ptdp_grid(int quick, ptdp_run *runs, reproduce_job *jobs, const char *work)
+static size_t ptdp_grid(int quick, void *rv, reproduce_job *jobs, const char *work)
 {
+  ptdp_run *runs = rv;
   size_t n = 0;
   for (int var = 0; var < (quick ? 1 : PTDP_VARIANTS); var++)
     for (size_t i = 0; i < (var == PTDP_MAIN ? PTDP_ROWS : PTDP_ROBUST_ROWS); i++) {
@@ -175,14 +177,15 @@ static size_t ptdp_grid(int quick, ptdp_run *runs, reproduce_job *jobs, const ch
   return n;
 }
 
-static int ptdp_read(ptdp_run *r, const reproduce_job *j, char *err, size_t len)
+static int ptdp_read(void *rv, const reproduce_job *j, char *err, size_t len)
 {
+  ptdp_run *r = rv;
   json_t *s, *b = reproduce_result_block(j, "pipeline", &s, err, len);
   if (b == NULL)
     return -1;
-  r->tflops = json_number_value(json_object_get(b, "tflops_per_gpu"));
-  r->bubble = json_number_value(json_object_get(b, "bubble_fraction"));
-  r->step_s = json_number_value(json_object_get(b, "makespan_s"));
+  r->tflops = reproduce_number(b, "tflops_per_gpu");
+  r->bubble = reproduce_number(b, "bubble_fraction");
+  r->step_s = reproduce_number(b, "makespan_s");
   json_decref(s);
   return 0;
 }
@@ -192,8 +195,10 @@ static double ptdp_error(const ptdp_run *r)
   return (r->tflops - r->row->paper) / r->row->paper;
 }
 
-static char *ptdp_csv(const ptdp_run *runs, size_t n)
+static char *ptdp_csv(const reproduce_data *d)
 {
+  const ptdp_run *runs = d->runs[1];
+  size_t n = d->n[1];
   char *text = NULL;
   size_t len = 0;
   FILE *f = open_memstream(&text, &len);
@@ -213,26 +218,18 @@ static char *ptdp_csv(const ptdp_run *runs, size_t n)
   return text;
 }
 
-static int ptdp_plot(const char *dir, const ptdp_run *runs, size_t n, char *err, size_t len)
+/* ptdp.gp's datablock: per committed row its index, size, the paper's and dtsim's Tflop/s. */
+static void ptdp_plot(json_t *v, const ptdp_run *runs, size_t n)
 {
-  char *script = NULL;
-  size_t slen = 0;
-  FILE *f = open_memstream(&script, &slen);
-  xbt_assert(f, "open_memstream failed");
-  fprintf(f, "set terminal pngcairo size 1000,600\nset output '%s/.ptdp.png.tmp'\n$d << EOD\n", dir);
+  char *text;
+  size_t tl;
+  FILE *f = reproduce_frame_stream(&text, &tl);
+  fputs("$d << EOD\n", f);
   for (size_t k = 0; k < n; k++)
     if (runs[k].variant == PTDP_MAIN)
       fprintf(f, "%zu %s %.6f %.6f\n", k, runs[k].row->params_b, runs[k].row->paper, runs[k].tflops);
-  fputs("EOD\nset title 'PTD-P Table 1 on Selene: Tflop/s per GPU, paper vs dtsim (efficiency calibrated on 1.7B)'\n"
-        "set style data histogram\nset style histogram clustered gap 1\nset style fill solid 0.8 border -1\n"
-        "set boxwidth 0.9\nset yrange [0:200]\nset xlabel 'model size (billions of parameters)'\n"
-        "set ylabel 'Tflop/s per GPU'\nset key top left\nset grid ytics\n"
-        "plot $d using 3:xtic(2) title 'PTD-P (paper)' lc rgb '#4477aa', '' using 4 title 'dtsim' lc rgb '#ee6677'\n",
-        f);
-  fclose(f);
-  int rc = reproduce_plot(dir, "ptdp", script, err, len);
-  free(script); /* open_memstream's */
-  return rc;
+  fputs("EOD\n", f);
+  template_set_stream(v, "block", f, &text);
 }
 
 static const long pp_stages[] = {2, 4, 8};
@@ -249,8 +246,9 @@ typedef struct pp_run {
 } pp_run;
 
 /* --quick: p in {2, 4}, m in {1, 4, 8}: 16 runs of the full grid's 41, a few seconds. */
-static size_t pp_grid(int quick, pp_run *runs, reproduce_job *jobs, const char *work)
+static size_t pp_grid(int quick, void *rv, reproduce_job *jobs, const char *work)
 {
+  pp_run *runs = rv;
   size_t n = 0;
   for (size_t k = 0; k < 3; k++)
     for (size_t i = 0; i < (quick ? 2 : 3); i++)
@@ -272,8 +270,9 @@ static size_t pp_grid(int quick, pp_run *runs, reproduce_job *jobs, const char *
   return n;
 }
 
-static int pp_read(pp_run *r, const reproduce_job *j, char *err, size_t len)
+static int pp_read(void *rv, const reproduce_job *j, char *err, size_t len)
 {
+  pp_run *r = rv;
   json_t *s, *b = reproduce_result_block(j, "pipeline", &s, err, len);
   if (b == NULL)
     return -1;
@@ -289,8 +288,10 @@ static int pp_read(pp_run *r, const reproduce_job *j, char *err, size_t len)
   return 0;
 }
 
-static char *pp_csv(const pp_run *runs, size_t n)
+static char *pp_csv(const reproduce_data *d)
 {
+  const pp_run *runs = d->runs[0];
+  size_t n = d->n[0];
   char *text = NULL;
   size_t len = 0;
   FILE *f = open_memstream(&text, &len);
@@ -313,15 +314,6 @@ static const ptdp_run *ptdp_find(const ptdp_run *runs, size_t n, size_t i, int v
   return NULL;
 }
 
-/* A stream to write a value into; template_set_stream stores and closes it. */
-static FILE *value_stream(char **text)
-{
-  size_t n = 0;
-  FILE *f = open_memstream(text, &n);
-  xbt_assert(f, "open_memstream failed");
-  return f;
-}
-
 /* The robustness table's rows: the one-node rows as committed and under each variant, each
  * variant calibrated again on the first row. */
 static void ptdp_robust_rows(FILE *f, const ptdp_run *runs, size_t n)
@@ -342,7 +334,8 @@ static void ptdp_robust_rows(FILE *f, const ptdp_run *runs, size_t n)
 static size_t ptdp_table(json_t *v, const ptdp_run *runs, size_t n, size_t *worst_k_out)
 {
   char *text = NULL;
-  FILE *f = value_stream(&text);
+  size_t tl;
+  FILE *f = reproduce_frame_stream(&text, &tl);
   double worst = 0, paper[PTDP_ROWS], got[PTDP_ROWS];
   size_t nm = 0, worst_k = 0;
   int within = 0;
@@ -442,9 +435,9 @@ static void ptdp_readme(json_t *v, const ptdp_run *runs, size_t n, int quick)
   template_set(v, "eff_flat", "%s", PTDP_EFF_FLAT);
   template_set(v, "eff_nominal", "%s", PTDP_EFF_NOMINAL);
   json_object_set_new(v, "quick_run", json_boolean(quick));
-  json_object_set_new(v, "full", json_boolean(!quick));
   char *text = NULL;
-  FILE *f = value_stream(&text);
+  size_t tl;
+  FILE *f = reproduce_frame_stream(&text, &tl);
   int any = 0;
   for (size_t i = 0; i < PTDP_ROWS; i++)
     if (ptdp_find(runs, n, i, PTDP_MAIN) == NULL)
@@ -452,20 +445,22 @@ static void ptdp_readme(json_t *v, const ptdp_run *runs, size_t n, int quick)
   template_set_stream(v, "not_run", f, &text);
   size_t worst_k;
   size_t nm = ptdp_table(v, runs, n, &worst_k);
-  f = value_stream(&text);
+  f = reproduce_frame_stream(&text, &tl);
   ptdp_robust_rows(f, runs, n);
   template_set_stream(v, "robust_rows", f, &text);
   ptdp_moved(v, runs, n, nm, worst_k);
 }
 
-/* README.md from templates/pipeline.md, or NULL with one line in err. */
-static char *pp_readme(const pp_run *runs, size_t n, int quick, const ptdp_run *pt, size_t npt, char *err, size_t len)
+/* templates/pipeline.md's values. */
+static int pp_readme(json_t *v, const reproduce_data *d, char *err, size_t len)
 {
-  json_t *v = json_object();
-  template_set(v, "quick", "%s", quick ? " --quick" : "");
+  (void)err, (void)len;
+  const pp_run *runs = d->runs[0];
+  size_t n = d->n[0];
   double worst = 0, least = INFINITY;
   char *text = NULL;
-  FILE *f = value_stream(&text);
+  size_t tl;
+  FILE *f = reproduce_frame_stream(&text, &tl);
   for (size_t k = 0; k < n; k++) {
     worst = fmax(worst, runs[k].bubble - runs[k].formula);
     least = fmin(least, runs[k].bubble - runs[k].formula);
@@ -477,22 +472,20 @@ static char *pp_readme(const pp_run *runs, size_t n, int quick, const ptdp_run *
   template_set(v, "bubble_side", "%s", least >= 0 ? "above" : "around");
   template_set(v, "bubble_least", "%.4f", least);
   template_set(v, "bubble_worst", "%.4f", worst);
-  ptdp_readme(v, pt, npt, quick);
-  char *readme = template_render("pipeline", v, err, len);
-  json_decref(v);
-  return readme;
+  ptdp_readme(v, d->runs[1], d->n[1], d->o->quick);
+  return 0;
 }
 
-static int pp_plot(const char *dir, const pp_run *runs, size_t n, char *err, size_t len)
+/* pipeline.gp's values: one datablock per (schedule, p) run (m, simulated, formula) and its
+ * plot clause (points, and the formula as a line of the same colour). */
+static void pp_plot(json_t *v, const pp_run *runs, size_t n)
 {
-  char *script = NULL;
-  size_t slen = 0;
-  FILE *f = open_memstream(&script, &slen);
-  xbt_assert(f, "open_memstream failed");
-  fprintf(f, "set terminal pngcairo size 1100,650\nset output '%s/.pipeline.png.tmp'\n", dir);
-  /* one data block per (schedule, p): m, simulated, formula */
+  static const char *colors[] = {"#4477aa", "#ee6677", "#228833"};
+  char *text;
+  size_t tl;
+  FILE *f = reproduce_frame_stream(&text, &tl);
   int blocks = 0;
-  char titles[9][64];
+  template_list(v, "series");
   for (size_t k = 0; k < 3; k++)
     for (size_t i = 0; i < 3; i++) {
       int any = 0;
@@ -504,85 +497,36 @@ static int pp_plot(const char *dir, const pp_run *runs, size_t n, char *err, siz
         any = 1;
         fprintf(f, "%ld %.6f %.6f\n", runs[r].micro, runs[r].bubble, runs[r].formula);
       }
-      if (any) {
-        fputs("EOD\n", f);
-        snprintf(titles[blocks], sizeof(titles[blocks]), "%s p=%ld", pp_sched[k], pp_stages[i]);
-        blocks++;
-      }
+      if (!any)
+        continue;
+      fputs("EOD\n", f);
+      json_t *it = template_add(v, "series");
+      template_set(it, "sep", "%s", blocks ? ", " : "");
+      template_set(it, "i", "%d", blocks);
+      template_set(it, "pt", "%d", 4 + 2 * (blocks / 3));
+      template_set(it, "dt", "%d", 1 + blocks / 3);
+      template_set(it, "color", "%s", colors[blocks % 3]);
+      template_set(it, "title", "%s p=%ld", pp_sched[k], pp_stages[i]);
+      blocks++;
     }
-  fputs("set title 'Pipeline bubble on one Selene node: simulated (points) vs (p-1)/(m+p-1), (p-1)/(vm+p-1) (lines)'\n"
-        "set logscale x 2\nset xrange [0.8:40]\nset yrange [0:1]\nset xlabel 'microbatches m'\n"
-        "set ylabel 'bubble fraction (idle share of the step)'\nset key outside right\nset grid\nplot ",
-        f);
-  static const char *colors[] = {"#4477aa", "#ee6677", "#228833"};
-  for (int b = 0; b < blocks; b++) {
-    const char *c = colors[b % 3];
-    int pt = 4 + 2 * (b / 3);
-    fprintf(f, "%s$d%d using 1:2 with points pt %d ps 1.3 lc rgb '%s' title '%s', $d%d using 1:3 with lines dt %d lc rgb '%s' notitle",
-            b ? ", " : "", b, pt, c, titles[b], b, 1 + b / 3, c);
-  }
-  fputs("\n", f);
-  fclose(f);
-  int rc = reproduce_plot(dir, "pipeline", script, err, len);
-  free(script); /* open_memstream's */
-  return rc;
+  template_set_stream(v, "blocks", f, &text);
 }
 
-int reproduce_pipeline(const reproduce_opts *o, char *err, size_t len)
+static void pipeline_plot(json_t *v, const char *plot, const reproduce_data *d)
 {
-  if (fileio_write(o->work, "pipeline.ini", pp_ini, strlen(pp_ini), err, len) != 0)
-    return 2;
-  if (fileio_write(o->work, "ptdp.ini", ptdp_ini, strlen(ptdp_ini), err, len) != 0)
-    return 2;
-  pp_run runs[PP_MAX_RUNS];
-  ptdp_run pt[PTDP_MAX_RUNS];
-  reproduce_job *jobs = xbt_malloc0(PP_MAX_RUNS * sizeof(reproduce_job));
-  reproduce_job *pjobs = xbt_malloc0(PTDP_MAX_RUNS * sizeof(reproduce_job));
-  size_t n = pp_grid(o->quick, runs, jobs, o->work), npt = ptdp_grid(o->quick, pt, pjobs, o->work);
-  int rc = reproduce_run_jobs(o, "pipeline.ini", jobs, n, err, len) == 0 ? 0 : 2;
-  if (rc == 0 && reproduce_run_jobs(o, "ptdp.ini", pjobs, npt, err, len) != 0)
-    rc = 2;
-  for (size_t k = 0; k < n && rc == 0; k++)
-    if (pp_read(&runs[k], &jobs[k], err, len) != 0)
-      rc = 2;
-  for (size_t k = 0; k < npt && rc == 0; k++)
-    if (ptdp_read(&pt[k], &pjobs[k], err, len) != 0)
-      rc = 2;
-  char *csv = rc == 0 ? pp_csv(runs, n) : NULL, *pcsv = rc == 0 ? ptdp_csv(pt, npt) : NULL;
-  if (rc == 0 && o->check) {
-    char committed[600];
-    snprintf(committed, sizeof(committed), "%s/pipeline.csv", o->out);
-    rc = reproduce_check(csv, committed, o->quick, 0xFu, err, len); /* key: schedule,stages,microbatches,chunks */
-    if (rc == 0) {
-      snprintf(committed, sizeof(committed), "%s/ptdp.csv", o->out);
-      rc = reproduce_check(pcsv, committed, o->quick, 0x3u, err, len); /* key: params_b,variant */
-    }
-    if (rc == 0 && !o->quiet)
-      fprintf(stderr, "dtsim reproduce: pipeline matches %s/pipeline.csv and ptdp.csv\n", o->out);
-  } else if (rc == 0) {
-    char *readme = pp_readme(runs, n, o->quick, pt, npt, err, len);
-    const char *files[] = {"pipeline.ini", pp_ini, "pipeline.csv", csv, "README.md", readme,
-                           "ptdp.ini", ptdp_ini, "ptdp.csv", pcsv};
-    if (readme == NULL || reproduce_write(o->out, files, 5, err, len) != 0 || pp_plot(o->out, runs, n, err, len) != 0 ||
-        ptdp_plot(o->out, pt, npt, err, len) != 0)
-      rc = 2;
-    free(readme); /* open_memstream's */
-    if (rc == 0 && !o->quiet)
-      fprintf(stderr, "dtsim reproduce: wrote %s/pipeline.csv, pipeline.png, ptdp.csv, ptdp.png, the .ini files, "
-              "README.md\n", o->out);
-  }
-  for (size_t k = 0; k < n; k++)
-    reproduce_remove_run(&jobs[k]);
-  for (size_t k = 0; k < npt; k++)
-    reproduce_remove_run(&pjobs[k]);
-  char path[600];
-  snprintf(path, sizeof(path), "%s/pipeline.ini", o->work);
-  unlink(path);
-  snprintf(path, sizeof(path), "%s/ptdp.ini", o->work);
-  unlink(path);
-  free(csv); /* open_memstream's */
-  free(pcsv);
-  xbt_free(jobs);
-  xbt_free(pjobs);
-  return rc;
+  if (strcmp(plot, "ptdp") == 0)
+    ptdp_plot(v, d->runs[1], d->n[1]);
+  else
+    pp_plot(v, d->runs[0], d->n[0]);
 }
+
+const reproduction reproduce_pipeline = {
+    .name = "pipeline",
+    .grids = {{"pipeline.ini", pp_ini, sizeof(pp_run), PP_MAX_RUNS, pp_grid, pp_read, NULL},
+              {"ptdp.ini", ptdp_ini, sizeof(ptdp_run), PTDP_MAX_RUNS, ptdp_grid, ptdp_read, NULL}},
+    .tables = {{"pipeline.csv", 0xFu, pp_csv},  /* key: schedule,stages,microbatches,chunks */
+               {"ptdp.csv", 0x3u, ptdp_csv}}, /* key: params_b,variant */
+    .readme = pp_readme,
+    .plots = {"pipeline", "ptdp"},
+    .plot = pipeline_plot,
+};

@@ -14,6 +14,7 @@
 
 #include "sim/fileio.h"
 #include "sim/lab/reproduce.h"
+#include "sim/lab/reproduce_frame.h"
 #include "sim/lab/template.h"
 
 /* Table 1's scenario (reproduce_pipeline.c's ptdp_ini) with Adam's state in the memory estimate
@@ -92,8 +93,9 @@ typedef struct zero_run {
 
 static const char *method_name(int m) { return m == Z_ZERO3 ? "zero3" : "ptdp"; }
 
-static size_t zero_grid(int quick, zero_run *runs, reproduce_job *jobs, const char *work)
+static size_t zero_grid(int quick, void *rv, reproduce_job *jobs, const char *work)
 {
+  zero_run *runs = rv;
   size_t n = 0;
   for (int var = 0; var < (quick ? 1 : ZV_VARIANTS); var++)
     for (size_t i = 0; i < ZERO_ROWS; i++) {
@@ -123,24 +125,26 @@ static size_t zero_grid(int quick, zero_run *runs, reproduce_job *jobs, const ch
   return n;
 }
 
-static int zero_read(zero_run *r, const reproduce_job *j, char *err, size_t len)
+static int zero_read(void *rv, const reproduce_job *j, char *err, size_t len)
 {
+  zero_run *r = rv;
   json_t *s, *b = reproduce_result_block(j, "pipeline", &s, err, len);
   if (b == NULL)
     return -1;
-  r->tflops = json_number_value(json_object_get(b, "tflops_per_gpu"));
-  r->step_s = json_number_value(json_object_get(b, "makespan_s"));
-  r->memory_gb = json_number_value(json_object_get(json_object_get(b, "memory_per_gpu"), "total_bytes")) / 1e9;
-  r->bytes_per_gpu = json_number_value(json_object_get(json_object_get(s, "comm"), "bytes_total")) /
-                     (double)r->row->gpus;
+  r->tflops = reproduce_number(b, "tflops_per_gpu");
+  r->step_s = reproduce_number(b, "makespan_s");
+  r->memory_gb = reproduce_number(b, "memory_per_gpu.total_bytes") / 1e9;
+  r->bytes_per_gpu = reproduce_number(s, "comm.bytes_total") / (double)r->row->gpus;
   json_decref(s);
   return 0;
 }
 
 static double zero_error(const zero_run *r) { return (r->tflops - r->row->paper) / r->row->paper; }
 
-static char *zero_csv(const zero_run *runs, size_t n)
+static char *zero_csv(const reproduce_data *d)
 {
+  const zero_run *runs = d->runs[0];
+  size_t n = d->n[0];
   char *text = NULL;
   size_t len = 0;
   FILE *f = open_memstream(&text, &len);
@@ -159,44 +163,41 @@ static char *zero_csv(const zero_run *runs, size_t n)
   return text;
 }
 
-static int zero_plot(const char *dir, const zero_run *runs, size_t n, char *err, size_t len)
+/* zero.gp's values: one datablock per series (GPUs, dtsim's and the paper's Tflop/s per GPU)
+ * and a plot clause for each series run. */
+static void zero_plot(json_t *v, const char *plot, const reproduce_data *d)
 {
-  char *script = NULL;
-  size_t slen = 0;
-  FILE *f = open_memstream(&script, &slen);
-  xbt_assert(f, "open_memstream failed");
-  fprintf(f, "set terminal pngcairo size 1100,600\nset output '%s/.zero.png.tmp'\n", dir);
+  (void)plot;
+  const zero_run *runs = d->runs[0];
+  size_t n = d->n[0];
   static const char *const series[4][3] = {{"174.6", "zero3", "pt 7 lc rgb '#ee6677' title 'ZeRO-3 174.6B'"},
                                            {"174.6", "ptdp", "pt 5 lc rgb '#4477aa' title 'PTD-P 174.6B'"},
                                            {"529.6", "zero3", "dt 2 pt 7 lc rgb '#ee6677' title 'ZeRO-3 529.6B'"},
                                            {"529.6", "ptdp", "dt 2 pt 5 lc rgb '#4477aa' title 'PTD-P 529.6B'"}};
-  int any[4] = {0};
+  char *text;
+  size_t tl;
+  FILE *f = reproduce_frame_stream(&text, &tl);
+  template_list(v, "series");
   for (int s = 0; s < 4; s++) {
+    int any = 0;
     fprintf(f, "$d%d << EOD\n", s);
     for (size_t k = 0; k < n; k++)
       if (runs[k].variant == ZV_MAIN && strcmp(runs[k].row->params_b, series[s][0]) == 0 &&
           strcmp(method_name(runs[k].row->method), series[s][1]) == 0) {
         fprintf(f, "%ld %.6f %.6f\n", runs[k].row->gpus, runs[k].tflops, runs[k].row->paper);
-        any[s] = 1;
+        any = 1;
       }
     fputs("EOD\n", f);
-  }
-  fputs("set title 'PTD-P Table 2 on Selene: Tflop/s per GPU at a fixed batch (lines: dtsim; circles: the paper)'\n"
-        "set logscale x 2\nset xrange [300:3000]\nset yrange [0:220]\nset xlabel 'GPUs'\n"
-        "set ylabel 'Tflop/s per GPU'\nset grid\n" REPRODUCE_GP_KEY "plot ",
-        f);
-  int first = 1;
-  for (int s = 0; s < 4; s++)
-    if (any[s]) {
-      fprintf(f, "%s$d%d using 1:2 with linespoints lw 2 %s, $d%d using 1:3 " REPRODUCE_GP_PAPER " %s", first ? "" : ", ",
-              s, series[s][2], s, first ? "title 'paper'" : "notitle");
-      first = 0;
+    if (any) {
+      int first = json_array_size(json_object_get(v, "series")) == 0;
+      json_t *it = template_add(v, "series");
+      template_set(it, "sep", "%s", first ? "" : ", ");
+      template_set(it, "i", "%d", s);
+      template_set(it, "style", "%s", series[s][2]);
+      template_set(it, "title", "%s", first ? "title 'paper'" : "notitle");
     }
-  fputs("\n", f);
-  fclose(f);
-  int rc = reproduce_plot(dir, "zero", script, err, len);
-  free(script); /* open_memstream's */
-  return rc;
+  }
+  template_set_stream(v, "blocks", f, &text);
 }
 
 /* The narrow-links run of main run r, or NULL. */
@@ -229,13 +230,13 @@ static void zero_ends(json_t *v, const zero_run *runs, size_t n)
 
 /* The table's rows and the targets: ZeRO-3 within 15%, PTD-P within 10%, ZeRO-3 falling as GPUs
  * are added at a fixed batch, PTD-P within 10% of flat (its last row against its first). */
-static char *zero_readme(const zero_run *runs, size_t n, int quick, char *err, size_t len)
+static int zero_readme(json_t *v, const reproduce_data *d, char *err, size_t len)
 {
-  json_t *v = json_object();
-  template_set(v, "quick", "%s", quick ? " --quick" : "");
+  (void)err, (void)len;
+  const zero_run *runs = d->runs[0];
+  size_t n = d->n[0];
   template_set(v, "efficiency", "%s", REPRODUCE_PTDP_EFFICIENCY);
   template_set(v, "narrow", "%s", ZERO_NARROW);
-  json_object_set_new(v, "full", json_boolean(!quick));
   char *text = NULL;
   size_t tl = 0;
   FILE *f = open_memstream(&text, &tl);
@@ -279,44 +280,14 @@ static char *zero_readme(const zero_run *runs, size_t n, int quick, char *err, s
   template_set(v, "falls", "%s", falls ? "yes" : "no");
   zero_ends(v, runs, n);
   template_set(v, "flat", "%s", flat ? "yes" : "no");
-  char *readme = template_render("zero", v, err, len);
-  json_decref(v);
-  return readme;
+  return 0;
 }
 
-int reproduce_zero(const reproduce_opts *o, char *err, size_t len)
-{
-  if (fileio_write(o->work, "zero.ini", zero_ini, strlen(zero_ini), err, len) != 0)
-    return 2;
-  zero_run runs[ZERO_MAX_RUNS];
-  reproduce_job *jobs = xbt_malloc0(ZERO_MAX_RUNS * sizeof(reproduce_job));
-  size_t n = zero_grid(o->quick, runs, jobs, o->work);
-  int rc = reproduce_run_jobs(o, "zero.ini", jobs, n, err, len) == 0 ? 0 : 2;
-  for (size_t k = 0; k < n && rc == 0; k++)
-    if (zero_read(&runs[k], &jobs[k], err, len) != 0)
-      rc = 2;
-  char *csv = rc == 0 ? zero_csv(runs, n) : NULL;
-  if (rc == 0 && o->check) {
-    char committed[600];
-    snprintf(committed, sizeof(committed), "%s/zero.csv", o->out);
-    rc = reproduce_check(csv, committed, o->quick, 0xFu, err, len); /* key: params_b,method,variant,gpus */
-    if (rc == 0 && !o->quiet)
-      fprintf(stderr, "dtsim reproduce: zero matches %s/zero.csv\n", o->out);
-  } else if (rc == 0) {
-    char *readme = zero_readme(runs, n, o->quick, err, len);
-    const char *files[] = {"zero.ini", zero_ini, "zero.csv", csv, "README.md", readme};
-    if (readme == NULL || reproduce_write(o->out, files, 3, err, len) != 0 || zero_plot(o->out, runs, n, err, len) != 0)
-      rc = 2;
-    free(readme); /* open_memstream's */
-    if (rc == 0 && !o->quiet)
-      fprintf(stderr, "dtsim reproduce: wrote %s/zero.csv, zero.png, zero.ini, README.md\n", o->out);
-  }
-  for (size_t k = 0; k < n; k++)
-    reproduce_remove_run(&jobs[k]);
-  char path[600];
-  snprintf(path, sizeof(path), "%s/zero.ini", o->work);
-  unlink(path);
-  free(csv); /* open_memstream's */
-  xbt_free(jobs);
-  return rc;
-}
+const reproduction reproduce_zero = {
+    .name = "zero",
+    .grids = {{"zero.ini", zero_ini, sizeof(zero_run), ZERO_MAX_RUNS, zero_grid, zero_read, NULL}},
+    .tables = {{"zero.csv", 0xFu, zero_csv}}, /* key: params_b,method,variant,gpus */
+    .readme = zero_readme,
+    .plots = {"zero"},
+    .plot = zero_plot,
+};

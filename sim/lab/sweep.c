@@ -9,6 +9,7 @@
 #include "sim/lab/sweep.h"
 #include "sim/fileio.h"
 #include "sim/lab/sweep_merge.h"
+#include "sim/lab/sweep_resume.h"
 
 #include <errno.h>
 #include <signal.h>
@@ -269,62 +270,6 @@ static json_t *sweep_identity(const char *scenario_path, const char *const *sets
     if (strncmp(sg[i], "--cfg=", 6) == 0) /* --log changes run.log only */
       json_array_append_new(cfg, json_string(sg[i]));
   return json_pack("{s:o, s:o, s:o}", "scenario", keys, "vary", grid, "simgrid", cfg);
-}
-
-/* What differs between a folder's sweep (had) and this one (want), for the refusal. */
-static void identity_difference(const json_t *had, const json_t *want, char *buf, size_t len)
-{
-  if (!json_equal(json_object_get(had, "vary"), json_object_get(want, "vary"))) {
-    snprintf(buf, len, "another grid (other --vary keys or values)");
-    return;
-  }
-  const json_t *hk = json_object_get(had, "scenario"), *wk = json_object_get(want, "scenario");
-  const char *key;
-  json_t *v;
-  json_object_foreach((json_t *)wk, key, v)
-  {
-    const json_t *h = json_object_get(hk, key);
-    if (!json_equal(h, v)) {
-      snprintf(buf, len, "another scenario (%s = %s there, %s here)", key, h ? json_string_value(h) : "unset",
-               json_string_value(v));
-      return;
-    }
-  }
-  if (json_object_size(hk) != json_object_size(wk))
-    snprintf(buf, len, "another scenario (other keys)");
-  else
-    snprintf(buf, len, "other SimGrid options (--cfg)");
-}
-
-/* Whether the sweep can be written into out: a new folder (*resume = 0), or one holding
- * this same sweep, interrupted or not, whose sweep.json equals ident (*resume = 1).
- * Returns 0, or -1 with a message: another sweep, or a folder that cannot be written. */
-static int out_unusable(const char *out, const json_t *ident, int *resume, char *err, size_t len)
-{
-  char p[PATHLEN], sj[PATHLEN];
-  struct stat st;
-  snprintf(p, sizeof(p), "%s/points", out);
-  snprintf(sj, sizeof(sj), "%s/sweep.json", out);
-  *resume = 0;
-  if (stat(p, &st) != 0 && stat(sj, &st) != 0)
-    return output_dir_unusable(out, err, len);
-  json_t *had = json_load_file(sj, 0, NULL);
-  if (!json_is_object(had)) {
-    snprintf(err, len, "--out %s: already holds a sweep that cannot be resumed (no readable %s); choose another folder "
-             "or remove it", out, sj);
-    json_decref(had);
-    return -1;
-  }
-  int same = json_equal(had, ident);
-  if (!same) {
-    char what[600];
-    identity_difference(had, ident, what, sizeof(what));
-    snprintf(err, len, "--out %s: holds a sweep of %s; resuming needs the same scenario, grid and --cfg: choose another "
-             "folder or remove it", out, what);
-  }
-  json_decref(had);
-  *resume = same;
-  return same ? 0 : -1;
 }
 
 /* Whether point folder dir holds a finished run: its summary.json, which a run writes
@@ -710,17 +655,13 @@ static int sweep_run_all(const sweep_opts *o, size_t count)
 /* More points than this is surely a mistake in the --vary lists. */
 #define SWEEP_MAX_POINTS 100000
 
-int sweep_main(int argc, char **argv)
+/* The command line into o (and out, merge, and the nd folders or the scenario in dirs):
+ * 0, -1 after --help, or 2 after one line on stderr. */
+static int parse_args(int argc, char **argv, sweep_opts *o, const char **out, int *merge, const char **dirs,
+                      size_t *nd)
 {
-  sweep_opts o = {.out = "dtsim-sweep", .n_par = 1};
-  const char *out = NULL, *metric = "sim_time_s";
-  int merge = 0, rc = 0;
   char err[ERRLEN];
-  o.vs = xbt_malloc0((size_t)argc * sizeof(vary));
-  o.sets = xbt_malloc0((size_t)argc * sizeof(char *));
-  o.sg = xbt_malloc0((size_t)argc * sizeof(char *));
-  const char **dirs = xbt_malloc0((size_t)argc * sizeof(char *));
-  size_t nd = 0;
+  int rc = 0;
   for (int i = 1; i < argc && rc == 0; i++) {
     const char *a = argv[i];
     /* an option word is never an option's value: `--out --quiet` would write into ./--quiet */
@@ -732,37 +673,79 @@ int sweep_main(int argc, char **argv)
                scenario_split_assignment(argc, argv, i, err, sizeof(err))) {
       rc = bad("%s", err);
     } else if (strcmp(a, "--vary") == 0 && has_next) {
-      if (vary_parse(argv[++i], &o.vs[o.nv++], err, sizeof(err)) != 0)
+      if (vary_parse(argv[++i], &o->vs[o->nv++], err, sizeof(err)) != 0)
         rc = bad("%s", err);
     } else if (strcmp(a, "--set") == 0 && has_next)
-      o.sets[o.nsets++] = argv[++i];
+      o->sets[o->nsets++] = argv[++i];
     else if (strcmp(a, "--seed") == 0 && has_next)
-      o.seed = argv[++i];
+      o->seed = argv[++i];
     else if (strcmp(a, "--out") == 0 && has_next)
-      out = argv[++i];
+      *out = argv[++i];
     else if (strcmp(a, "--plot-metric") == 0 && has_next)
-      metric = argv[++i];
+      o->metric = argv[++i];
     else if (strcmp(a, "--jobs") == 0 && has_next) {
       char *end;
       long n = strtol(argv[++i], &end, 10);
       if (*end || end == argv[i] || n < 1)
         rc = bad("--jobs %s: needs a positive whole number", argv[i]);
-      o.n_par = (size_t)n;
+      o->n_par = (size_t)n;
     } else if (strcmp(a, "--emit-jobs") == 0)
-      o.emit = 1;
+      o->emit = 1;
     else if (strcmp(a, "--merge") == 0)
-      merge = 1;
+      *merge = 1;
     else if (strcmp(a, "--quiet") == 0 || strcmp(a, "-q") == 0)
-      o.quiet = 1;
+      o->quiet = 1;
     else if (strncmp(a, "--cfg=", 6) == 0 || strncmp(a, "--log=", 6) == 0)
-      o.sg[o.nsg++] = a;
+      o->sg[o->nsg++] = a;
     else if (a[0] == '-' && a[1] != '\0')
       rc = bad("unknown or incomplete option '%s' (try: dtsim sweep --help)", a);
     else
-      dirs[nd++] = a;
+      dirs[(*nd)++] = a;
   }
-  o.metric = metric;
-  if (rc == 0 && sweep_metric_check(metric, err, sizeof(err)) != 0)
+  return rc;
+}
+
+/* A sweep of scenario dirs[0] (nd given) into out (NULL: o->out's default), checked first:
+ * the exit status. */
+static int sweep_start(sweep_opts *o, const char *const *dirs, size_t nd, const char *out)
+{
+  char err[ERRLEN];
+  int rc;
+  o->scenario = nd > 0 ? dirs[0] : NULL;
+  o->out = out ? out : o->out;
+  size_t count = product_size(o->vs, o->nv, SWEEP_MAX_POINTS);
+  if (o->scenario == NULL)
+    return bad("which scenario? (usage: dtsim sweep SCENARIO.ini --vary SECTION.KEY=V1,V2,...)");
+  if (nd > 1)
+    return bad("only one scenario file can be given (got '%s' and '%s')", dirs[0], dirs[1]);
+  if (o->nv == 0)
+    return bad("nothing to vary: give at least one --vary SECTION.KEY=V1,V2,...");
+  if (count == 0)
+    return bad("the --vary lists make more than %d points", SWEEP_MAX_POINTS);
+  if ((rc = sweep_validate(o, count)) != 0)
+    return rc;
+  o->ident = sweep_identity(o->scenario, o->sets, o->nsets, o->seed, o->vs, o->nv, o->sg, o->nsg);
+  if (sweep_out_unusable(o->out, o->ident, &o->resume, err, sizeof(err)) != 0)
+    rc = bad("%s", err);
+  else
+    rc = sweep_run_all(o, count);
+  json_decref(o->ident);
+  return rc;
+}
+
+int sweep_main(int argc, char **argv)
+{
+  sweep_opts o = {.out = "dtsim-sweep", .n_par = 1, .metric = "sim_time_s"};
+  const char *out = NULL;
+  int merge = 0;
+  char err[ERRLEN];
+  o.vs = xbt_malloc0((size_t)argc * sizeof(vary));
+  o.sets = xbt_malloc0((size_t)argc * sizeof(char *));
+  o.sg = xbt_malloc0((size_t)argc * sizeof(char *));
+  const char **dirs = xbt_malloc0((size_t)argc * sizeof(char *));
+  size_t nd = 0;
+  int rc = parse_args(argc, argv, &o, &out, &merge, dirs, &nd);
+  if (rc == 0 && sweep_metric_check(o.metric, err, sizeof(err)) != 0)
     rc = bad("%s", err);
   if (rc == 0 && merge) {
     if (nd == 0)
@@ -771,27 +754,8 @@ int sweep_main(int argc, char **argv)
       rc = bad("--merge takes only folders, --out, --plot-metric and --quiet");
     else if ((rc = sweep_merge(dirs, nd, out, o.metric, o.quiet, err, sizeof(err))) != 0)
       bad("%s", err);
-  } else if (rc == 0) {
-    o.scenario = nd > 0 ? dirs[0] : NULL;
-    o.out = out ? out : o.out;
-    size_t count = product_size(o.vs, o.nv, SWEEP_MAX_POINTS);
-    if (o.scenario == NULL)
-      rc = bad("which scenario? (usage: dtsim sweep SCENARIO.ini --vary SECTION.KEY=V1,V2,...)");
-    else if (nd > 1)
-      rc = bad("only one scenario file can be given (got '%s' and '%s')", dirs[0], dirs[1]);
-    else if (o.nv == 0)
-      rc = bad("nothing to vary: give at least one --vary SECTION.KEY=V1,V2,...");
-    else if (count == 0)
-      rc = bad("the --vary lists make more than %d points", SWEEP_MAX_POINTS);
-    else if ((rc = sweep_validate(&o, count)) == 0) {
-      o.ident = sweep_identity(o.scenario, o.sets, o.nsets, o.seed, o.vs, o.nv, o.sg, o.nsg);
-      if (out_unusable(o.out, o.ident, &o.resume, err, sizeof(err)) != 0)
-        rc = bad("%s", err);
-      else
-        rc = sweep_run_all(&o, count);
-      json_decref(o.ident);
-    }
-  }
+  } else if (rc == 0)
+    rc = sweep_start(&o, dirs, nd, out);
   for (size_t k = 0; k < o.nv; k++)
     vary_clear(&o.vs[k]);
   xbt_free(dirs);
