@@ -1,4 +1,5 @@
-# Fails when the house outgrows its rooms or its layers bend (models/, algorithms/, sim/):
+# Fails when the house outgrows its rooms or its layers bend (models/, algorithms/, sim/;
+# tests/ for the sizes):
 #  - a .c file over 800 lines, or a function over 80 (its opening { in column 0 to its
 #    closing } in column 0, both counted);
 #  - a Markdown manual over 600 lines (the front page and every folder's; a generated file,
@@ -19,6 +20,9 @@ set(MAX_README 600)
 file(GLOB_RECURSE srcs RELATIVE ${SRC} ${SRC}/models/*.c ${SRC}/models/*.h ${SRC}/algorithms/*.c
      ${SRC}/algorithms/*.h ${SRC}/sim/*.c ${SRC}/sim/*.h)
 list(SORT srcs)
+# the tests' rooms are measured too (sizes only: tests/ is no layer)
+file(GLOB test_srcs RELATIVE ${SRC} ${SRC}/tests/*.c ${SRC}/tests/*.h)
+list(SORT test_srcs)
 set(bad "")
 
 # the allowances: "PATH LINES" or "PATH:FUNCTION LINES"
@@ -67,7 +71,7 @@ function(read_lines file var)
 endfunction()
 
 # sizes: files and functions
-foreach(f IN LISTS srcs)
+foreach(f IN LISTS srcs test_srcs)
   read_lines(${SRC}/${f} lines)
   list(LENGTH lines n)
   if(f MATCHES "\\.c$")
@@ -84,6 +88,9 @@ foreach(f IN LISTS srcs)
       set(start ${i})
       string(REGEX MATCH "([A-Za-z_][A-Za-z0-9_]*)[ \t]*\\(" m "${sig}")
       set(fname "${CMAKE_MATCH_1}")
+      if(sig MATCHES "^START_TEST\\(([A-Za-z0-9_]+)\\)") # a Check test: its own name
+        set(fname "${CMAKE_MATCH_1}")
+      endif()
     elseif(line MATCHES "^}" AND start GREATER 0)
       math(EXPR len "${i}-${start}+1")
       if(fname)
