@@ -1,6 +1,7 @@
 /* algorithm.c - what every descriptor shares: finding its section in a scenario. */
 #include "algorithms/algorithm.h"
 
+#include <stdio.h>
 #include <string.h>
 #include <xbt/asserts.h>
 
@@ -48,4 +49,19 @@ double algorithm_layers_params(const scenario *sc)
   for (int l = 0; l + 1 < n; l++)
     p += ((double)sizes[l] + 1) * (double)sizes[l + 1];
   return p;
+}
+
+void algorithm_bank_choose(algorithm_bank *b, const char *section, int mode, int whole, int replicas, int shards)
+{
+  memset(b, 0, sizeof(*b));
+  b->asked = mode == ALGORITHM_BANK_ON;
+  if (b->asked)
+    snprintf(b->why, sizeof b->why, "%s.ps_bank = bank", section);
+  else if (mode == ALGORITHM_BANK_AUTO && whole && replicas >= ALGORITHM_BANK_AUTO_FROM)
+    snprintf(b->why, sizeof b->why, "%s.ps_bank = auto: %d replicas >= %d", section, replicas,
+             ALGORITHM_BANK_AUTO_FROM);
+  else
+    return;
+  b->hosts = 1;
+  b->scale = shards;
 }

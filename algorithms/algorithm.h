@@ -25,6 +25,13 @@ typedef struct algorithm_bank {
   char why[160];   /* the choice in words: "downpour.ps_bank = auto: 200 replicas >= 100" */
 } algorithm_bank;
 
+/* X.ps_bank's values, in its choices' order (auto|exact|bank). */
+enum { ALGORITHM_BANK_AUTO, ALGORITHM_BANK_EXACT, ALGORITHM_BANK_ON };
+/* X.ps_bank = auto runs the bank from this many replicas: its measured error against exact
+ * is within 0.01% from 20 replicas up and the exact model costs seconds below 100
+ * (algorithms/doc/downpour.md and sandblaster.md, Bank). */
+#define ALGORITHM_BANK_AUTO_FROM 100
+
 /* How an algorithm is planned: from the scenario alone, before anything is built. Every
  * hook but validate and hosts_needed may be NULL. */
 typedef struct algorithm_plan {
@@ -116,6 +123,12 @@ void *algorithm_params_mut(scenario *sc, const algorithm *a);
 const void *algorithm_section(const scenario *sc, const algorithm *reader, const char *name);
 /* Whether a reads the section called name: its own, or one its `reads` lists. */
 int algorithm_reads(const algorithm *a, const char *name);
+/* The bank rule of the parameter-server algorithms, into b: one bank of all `shards` when
+ * `section`.ps_bank (`mode`) asks for it, or when it is auto, the configuration has the
+ * bank's symmetry (`whole`: whole replicas, no faults, every shard alike) and `replicas`
+ * reach ALGORITHM_BANK_AUTO_FROM; else none (b->hosts 0). */
+void algorithm_bank_choose(algorithm_bank *b, const char *section, int mode, int whole, int replicas, int shards);
+
 /* Parameters (weights and biases) of model.layers' numeric network; 0 if malformed. */
 double algorithm_layers_params(const scenario *sc);
 

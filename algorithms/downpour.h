@@ -32,13 +32,9 @@ typedef struct downpour_params {
   double compress_ratio, compress_momentum;
   long compress_warmup;
   int compress_levels;
-  int ps_bank;            /* downpour.ps_bank: DOWNPOUR_BANK_AUTO, _EXACT or _BANK */
+  int ps_bank;            /* downpour.ps_bank: ALGORITHM_BANK_AUTO, _EXACT or _ON */
 } downpour_params;
 
-enum { DOWNPOUR_BANK_AUTO, DOWNPOUR_BANK_EXACT, DOWNPOUR_BANK_ON };
-/* downpour.ps_bank = auto runs the bank from this many replicas: its measured error
- * against exact is within 0.25% from 100 replicas up (algorithms/doc/downpour.md, Bank). */
-#define DOWNPOUR_BANK_AUTO_FROM 100
 
 /* run.algorithm = downpour */
 extern const algorithm downpour_algorithm;

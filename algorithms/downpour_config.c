@@ -111,7 +111,7 @@ static int validate(const scenario *sc, const void *params, char *why, size_t le
   else if (p->partitions > 1 && p->overlap)
     snprintf(why, len, "downpour.overlap: not available with partitioned replicas (downpour.partitions = %d)",
              p->partitions);
-  else if (p->ps_bank == DOWNPOUR_BANK_ON && (faulty || p->partitions > 1 || p->compress != COMPRESS_NONE))
+  else if (p->ps_bank == ALGORITHM_BANK_ON && (faulty || p->partitions > 1 || p->compress != COMPRESS_NONE))
     snprintf(why, len, "downpour.ps_bank: the bank serves whole replicas with dense pushes and no host or link "
              "faults; this run has %s", faulty ? "faults" : p->partitions > 1 ? "downpour.partitions > 1"
              : "downpour.compress");
@@ -137,22 +137,12 @@ static size_t hosts_needed(const scenario *sc, const void *params, const char **
 }
 
 /* downpour.ps_bank: one bank of all the shards, asked for, or chosen by auto for whole
- * replicas with dense pushes and no faults from DOWNPOUR_BANK_AUTO_FROM replicas up. */
+ * replicas with dense pushes and no faults from ALGORITHM_BANK_AUTO_FROM replicas up. */
 static void bank_plan(const scenario *sc, const void *params, algorithm_bank *b)
 {
   const downpour_params *p = params;
   int whole = p->partitions == 1 && !settings_faulty(sc) && p->compress == COMPRESS_NONE;
-  memset(b, 0, sizeof(*b));
-  b->asked = p->ps_bank == DOWNPOUR_BANK_ON;
-  if (b->asked)
-    snprintf(b->why, sizeof b->why, "downpour.ps_bank = bank");
-  else if (p->ps_bank == DOWNPOUR_BANK_AUTO && whole && p->replicas >= DOWNPOUR_BANK_AUTO_FROM)
-    snprintf(b->why, sizeof b->why, "downpour.ps_bank = auto: %d replicas >= %d", p->replicas,
-             DOWNPOUR_BANK_AUTO_FROM);
-  else
-    return;
-  b->hosts = 1;
-  b->scale = p->ps_shards;
+  algorithm_bank_choose(b, "downpour", p->ps_bank, whole, p->replicas, p->ps_shards);
 }
 
 /* [faults]: the replicas' machines are the workers; replicaK is replica K's first

@@ -26,13 +26,9 @@ typedef struct sandblaster_params {
   int exact_sum;          /* pushes carry per-portion gradients, shards add them in portion order */
   int partitions;         /* machines per replica (model parallelism, sandblaster.c) */
   int ps_spread;          /* sandblaster.ps_placement = spread (ps_place_client, ps_place_shard) */
-  int ps_bank;            /* sandblaster.ps_bank: SANDBLASTER_BANK_AUTO, _EXACT or _ON */
+  int ps_bank;            /* sandblaster.ps_bank: ALGORITHM_BANK_AUTO, _EXACT or _ON */
 } sandblaster_params;
 
-enum { SANDBLASTER_BANK_AUTO, SANDBLASTER_BANK_EXACT, SANDBLASTER_BANK_ON };
-/* sandblaster.ps_bank = auto runs the bank from this many replicas, as downpour.ps_bank
- * does (algorithms/doc/sandblaster.md, Bank, has its error table). */
-#define SANDBLASTER_BANK_AUTO_FROM 100
 
 /* run.algorithm = sandblaster */
 extern const algorithm sandblaster_algorithm;

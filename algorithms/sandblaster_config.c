@@ -76,7 +76,7 @@ static int validate(const scenario *sc, const void *params, char *why, size_t le
              "(sandblaster.partitions = %d)", p->partitions);
   else if (p->partitions > 1 && faulty)
     snprintf(why, len, "faults: not supported with split replicas (sandblaster.partitions = %d)", p->partitions);
-  else if (p->ps_bank == SANDBLASTER_BANK_ON && (settings_faulty(sc) || p->partitions > 1))
+  else if (p->ps_bank == ALGORITHM_BANK_ON && (settings_faulty(sc) || p->partitions > 1))
     snprintf(why, len, "sandblaster.ps_bank: the bank serves whole replicas and no host or link faults; this run "
              "has %s", p->partitions > 1 ? "sandblaster.partitions > 1" : "faults");
   else if (p->ps_spread && settings_faulty(sc))
@@ -95,22 +95,12 @@ static size_t hosts_needed(const scenario *sc, const void *params, const char **
 
 /* sandblaster.ps_bank: one bank of all the shards (the coordinator keeps its host),
  * asked for, or chosen by auto for whole replicas without faults from
- * SANDBLASTER_BANK_AUTO_FROM replicas up. */
+ * ALGORITHM_BANK_AUTO_FROM replicas up. */
 static void bank_plan(const scenario *sc, const void *params, algorithm_bank *b)
 {
   const sandblaster_params *p = params;
   int whole = p->partitions == 1 && !settings_faulty(sc);
-  memset(b, 0, sizeof(*b));
-  b->asked = p->ps_bank == SANDBLASTER_BANK_ON;
-  if (b->asked)
-    snprintf(b->why, sizeof b->why, "sandblaster.ps_bank = bank");
-  else if (p->ps_bank == SANDBLASTER_BANK_AUTO && whole && p->replicas >= SANDBLASTER_BANK_AUTO_FROM)
-    snprintf(b->why, sizeof b->why, "sandblaster.ps_bank = auto: %d replicas >= %d", p->replicas,
-             SANDBLASTER_BANK_AUTO_FROM);
-  else
-    return;
-  b->hosts = 1;
-  b->scale = p->ps_shards;
+  algorithm_bank_choose(b, "sandblaster", p->ps_bank, whole, p->replicas, p->ps_shards);
 }
 
 /* [faults]: the replicas are the workers; replicaK, shardK and the coordinator are
