@@ -330,6 +330,37 @@ START_TEST(test_reproduce_bad_input)
 }
 END_TEST
 
+/* A quick run without --out lands in the scratch folder dtsim-quick/NAME, never on results/;
+ * a folder that holds a finished full grid (its README says it was made without --quick) is
+ * refused before anything runs unless --overwrite; a quick grid's folder is written over. */
+START_TEST(test_reproduce_protects_results)
+{
+  char *dir = cli_tmpdir();
+  const char *quick[] = {"reproduce", "gemm", "--quick", "--jobs", "1", "--quiet", NULL};
+  ck_assert_int_eq(cli_run(dir, quick), 0);
+  ck_assert(cli_exists(dir, "dtsim-quick/gemm/gemm.csv"));
+  ck_assert(!cli_exists(dir, "results"));
+  ck_assert_int_eq(cli_run(dir, quick), 0); /* its own quick grid: written over */
+  cli_mkdir(dir, "full");
+  cli_write(dir, "full/gemm.csv", "kept\n");
+  cli_write(dir, "full/README.md", "# gemm\n\nMade by `dtsim reproduce gemm` from the kernel model.\n");
+  const char *over[] = {"reproduce", "gemm", "--quick", "--out", "full", NULL};
+  ck_assert_int_eq(cli_run(dir, over), 2);
+  char *err = cli_read(dir, "stderr"), *csv = cli_read(dir, "full/gemm.csv");
+  ck_assert_msg(cli_lines(err) == 1 && strstr(err, "holds a finished full grid") && strstr(err, "--overwrite"), "%s",
+                err);
+  ck_assert_str_eq(csv, "kept\n");
+  free(err);
+  free(csv);
+  const char *forced[] = {"reproduce", "gemm", "--quick", "--out", "full", "--overwrite", "--quiet", NULL};
+  ck_assert_int_eq(cli_run(dir, forced), 0);
+  csv = cli_read(dir, "full/gemm.csv");
+  ck_assert_str_ne(csv, "kept\n");
+  free(csv);
+  free(dir);
+}
+END_TEST
+
 /* Accuracy of method/replicas/rate at sim_time_h from fig4.csv text, or -1. */
 static double fig4_accuracy(const char *csv, const char *method, int replicas, const char *rate, double hours)
 {
@@ -456,6 +487,7 @@ static Suite *reproduce_suite(void)
   tcase_add_test(tc, test_reproduce_fig3_quick);
   tcase_add_test(tc, test_reproduce_fig3_committed);
   tcase_add_test(tc, test_reproduce_bad_input);
+  tcase_add_test(tc, test_reproduce_protects_results);
   suite_add_tcase(s, tc);
   tc = tcase_create("consensus");
   tcase_set_timeout(tc, 600);

@@ -16,13 +16,17 @@
 #include "sim/interrupt.h"
 #include "sim/output.h"
 
+#include <xbt/sysdep.h>
+
 static const char usage[] =
     "usage: dtsim reproduce NAME [--out DIR] [--quick] [--jobs N] [--store S] [--fresh]\n"
-    "                            [--check [--results DIR]]\n"
+    "                            [--overwrite] [--check [--results DIR]]\n"
     "\n"
     "Runs the grid of simulations behind a published figure, each in its own process,\n"
-    "and writes DIR (default results/NAME/): NAME.ini (the scenario), NAME.csv, NAME.png\n"
-    "and README.md (the command and a side-by-side table with the paper).\n"
+    "and writes DIR (default results/NAME/, with --quick dtsim-quick/NAME/): NAME.ini (the\n"
+    "scenario), NAME.csv, NAME.png and README.md (the command and a side-by-side table with\n"
+    "the paper). A folder that holds a finished full grid (its README says it was made\n"
+    "without --quick) is not written over without --overwrite.\n"
     "\n"
     "  NAME       fig3 (Dean et al. 2012, Fig. 3: speed-up against machines per replica),\n"
     "             fig4 and fig5 (Dean et al. 2012, Figs. 4-5: SGD on 8 machines, one GPU,\n"
@@ -42,7 +46,8 @@ static const char usage[] =
     "             parallelism on 8 selene GPUs: the load-balancing loss off and on, capacity\n"
     "             1.0-2.0, top-1 and top-2), compression (dense against top-k, 1-bit, QSGD and\n"
     "             PowerSGD gradients: 8 replicas on UCI's digits over 1 GbE, 10 GbE and\n"
-    "             100 Gb/s), or all (each in turn, into results/NAME/ or DIR/NAME/)\n"
+    "             100 Gb/s), or all (each in turn, into results/NAME/, dtsim-quick/NAME/ or\n"
+    "             DIR/NAME/)\n"
     "  --quick    a reduced grid fit for CI, same code paths (fig3: machine counts 1..16;\n"
     "             consensus: ring and complete graphs, constant and harmonic steps, shorter;\n"
     "             collectives: 2, 8 and 64 ranks at 1 KiB, 1 MiB and 1 GiB; fig4/fig5: the\n"
@@ -61,6 +66,8 @@ static const char usage[] =
     "             same command resumes from them: a kept run whose scenario, inputs, settings\n"
     "             and dtsim are this one's is not run again; DIR/.runs goes once DIR is\n"
     "             written)\n"
+    "  --overwrite  write over a folder that holds a finished full grid (a committed one\n"
+    "             included); without it such a folder is refused before anything runs\n"
     "  --check    compare with the committed results/NAME/NAME.csv of dtsim's source tree\n"
     "             instead of writing (--out plays no part), found before anything runs:\n"
     "             exit 1 and print the first differing value\n"
@@ -104,29 +111,53 @@ static void committed_dir(const char *results, const char *name, char *dir, size
 }
 
 /* Where reproduction `name` writes: --out DIR itself for one, DIR/name for `all`, else
- * results/name. */
-static void out_dir(const char *out, int all, const char *name, char *dir, size_t len)
+ * results/name, or with --quick the scratch folder dtsim-quick/name (a quick grid never
+ * lands on the committed results by default). */
+static void out_dir(const char *out, int all, int quick, const char *name, char *dir, size_t len)
 {
   if (out && !all)
     snprintf(dir, len, "%s", out);
   else
-    snprintf(dir, len, "%s/%s", out ? out : "results", name);
+    snprintf(dir, len, "%s/%s", out ? out : quick ? "dtsim-quick" : "results", name);
+}
+
+/* Whether dir holds a finished full grid of reproduction `name`: its NAME.csv, and a
+ * README.md that says it was made by `dtsim reproduce NAME` without --quick. */
+static int holds_full_grid(const char *dir, const char *name)
+{
+  char path[700], made[128];
+  snprintf(path, sizeof path, "%s/%s.csv", dir, name);
+  if (access(path, F_OK) != 0)
+    return 0;
+  snprintf(path, sizeof path, "%s/README.md", dir);
+  size_t n = 0;
+  char *text = fileio_read(path, &n);
+  snprintf(made, sizeof made, "Made by `dtsim reproduce %s`", name);
+  int full = text && strstr(text, made) != NULL;
+  xbt_free(text);
+  return full;
 }
 
 /* What reproduction `name` (every one with `all`) needs, checked before anything runs:
  * with --check, every committed CSV can be read; without, every result folder can be made
  * (with its parents, when written). 0, or -1 with one line in err. */
-static int checked_first(const char *name, int all, const char *out, const char *results, int check, char *err,
-                         size_t len)
+static int checked_first(const char *name, int all, const char *out, const char *results, const reproduce_opts *o,
+                         int overwrite, char *err, size_t len)
 {
+  int check = o->check;
   for (size_t r = 0; r < N_REPRODUCTIONS; r++) {
     if (!all && strcmp(name, reproductions[r]->name) != 0)
       continue;
     char dir[512];
     if (!check) {
-      out_dir(out, all, reproductions[r]->name, dir, sizeof dir);
+      out_dir(out, all, o->quick, reproductions[r]->name, dir, sizeof dir);
       if (output_dir_unusable(dir, err, len) != 0)
         return -1;
+      if (!overwrite && holds_full_grid(dir, reproductions[r]->name)) {
+        snprintf(err, len, "%s holds a finished full grid of %s (its README says so): --out names another folder, "
+                 "--overwrite replaces it", dir, reproductions[r]->name);
+        return -1;
+      }
       continue;
     }
     committed_dir(results, reproductions[r]->name, dir, sizeof dir);
@@ -165,7 +196,7 @@ static int has_value(int argc, char **argv, int i)
 /* The command line: o's flags, the NAME and the folders asked for. 0; -1 once --help is
  * printed; 2 after one line on stderr. */
 static int parse_args(int argc, char **argv, reproduce_opts *o, const char **name, const char **out,
-                      const char **results, const char **store)
+                      const char **results, const char **store, int *overwrite)
 {
   long n_par = sysconf(_SC_NPROCESSORS_ONLN);
   char err[1024];
@@ -179,6 +210,8 @@ static int parse_args(int argc, char **argv, reproduce_opts *o, const char **nam
       o->check = 1;
     else if (strcmp(argv[i], "--fresh") == 0)
       o->fresh = 1;
+    else if (strcmp(argv[i], "--overwrite") == 0)
+      *overwrite = 1;
     else if (strcmp(argv[i], "--quiet") == 0)
       o->quiet = 1;
     else if (strcmp(argv[i], "--out") == 0 && has_value(argc, argv, i))
@@ -213,7 +246,7 @@ static int run_one(const reproduction *r, reproduce_opts *o, int all, const char
   if (o->check) /* nothing is written: out is where the committed CSVs are */
     committed_dir(results, r->name, outdir, sizeof outdir);
   else
-    out_dir(out, all, r->name, outdir, sizeof outdir); /* `all --out DIR` writes DIR/NAME for each */
+    out_dir(out, all, o->quick, r->name, outdir, sizeof outdir); /* `all --out DIR` writes DIR/NAME for each */
   o->out = outdir;
   snprintf(own, sizeof own, "%s/.runs", outdir);
   o->store = store ? store : own;
@@ -242,7 +275,8 @@ int reproduce_main(int argc, char **argv)
   const char *name = NULL, *out = NULL, *results = NULL, *store = NULL;
   reproduce_opts o = {0};
   char err[1024];
-  int rc = parse_args(argc, argv, &o, &name, &out, &results, &store);
+  int overwrite = 0;
+  int rc = parse_args(argc, argv, &o, &name, &out, &results, &store, &overwrite);
   if (rc != 0)
     return rc < 0 ? 0 : rc;
   if (name == NULL)
@@ -260,7 +294,9 @@ int reproduce_main(int argc, char **argv)
     return bad("--fresh: not with --check (--check neither reads nor writes the kept runs)");
   if (store && o.check)
     return bad("--store: not with --check (--check neither reads nor writes the kept runs)");
-  if (checked_first(name, all, out, results, o.check, err, sizeof err) != 0)
+  if (overwrite && o.check)
+    return bad("--overwrite: not with --check (--check writes nothing)");
+  if (checked_first(name, all, out, results, &o, overwrite, err, sizeof err) != 0)
     return bad(err);
   if (store && fileio_mkdirs(store, err, sizeof err) != 0)
     return bad(err);
@@ -278,6 +314,6 @@ int reproduce_main(int argc, char **argv)
     }
     rc = one > rc ? one : rc;
   }
-  rmdir(work);
+  fileio_remove_tree(work); /* the runs' folders and logs: whatever was kept is in the store */
   return rc;
 }
