@@ -4,7 +4,7 @@
 #include <string.h>
 #include <xbt/asserts.h>
 
-#include "algorithms/collbench.h"
+#include "algorithms/collective.h"
 #include "algorithms/consensus.h"
 #include "algorithms/dataparallel.h"
 #include "algorithms/downpour.h"
