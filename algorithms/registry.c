@@ -8,7 +8,7 @@
 #include "algorithms/consensus.h"
 #include "algorithms/dataparallel.h"
 #include "algorithms/downpour.h"
-#include "algorithms/moe_ep.h"
+#include "algorithms/moe.h"
 #include "algorithms/pipeline.h"
 #include "algorithms/sandblaster.h"
 #include "algorithms/sgd.h"

@@ -1,4 +1,4 @@
-/* moe_ep.c - expert parallelism (run.algorithm = moe; GShard, Lepikhin et al. 2020; Switch
+/* moe.c - expert parallelism (run.algorithm = moe; GShard, Lepikhin et al. 2020; Switch
  * Transformer, Fedus et al. 2021): P ranks, each a data-parallel rank of the MoE GPT holding
  * E/P experts of every layer. Each step every rank
  *   numerics        draws its shard and computes its gradient through the MoE GPT routing
@@ -16,7 +16,7 @@
  *                   expert by its owner, summing the ranks' contributions in rank order.
  * Why this equals the serial MoE GPT with the shards as routing groups, and what is timed:
  * algorithms/doc/moe.md. */
-#include "algorithms/moe_ep_impl.h"
+#include "algorithms/moe_impl.h"
 
 #include <math.h>
 #include <string.h>

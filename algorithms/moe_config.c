@@ -1,9 +1,9 @@
-/* moe_ep_config.c - expert parallelism's descriptor (run.algorithm = moe): its keys, their
- * checks, the hosts and memory it needs. The run is moe_ep.c's, its report moe_ep_report.c's. */
+/* moe_config.c - expert parallelism's descriptor (run.algorithm = moe): its keys, their
+ * checks, the hosts and memory it needs. The run is moe.c's, its report moe_report.c's. */
 #include <stdio.h>
 
 #include "algorithms/keys.h"
-#include "algorithms/moe_ep_impl.h"
+#include "algorithms/moe_impl.h"
 #include "models/moe.h"
 
 static const key_spec moe_keys[] = {
