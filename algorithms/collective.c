@@ -233,7 +233,7 @@ static coll_algo own_algo(const collective_params *p)
   return p->op == COLL_BCAST || p->op == COLL_REDUCE ? COLL_TREE : COLL_RING;
 }
 
-static int validate(const scenario *sc, const void *params, char *why, size_t len)
+static int collective_plan_validate(const scenario *sc, const void *params, char *why, size_t len)
 {
   const collective_params *p = params;
   cost_dtype dt = COST_FP32;
@@ -262,7 +262,7 @@ static int validate(const scenario *sc, const void *params, char *why, size_t le
   return -1;
 }
 
-static size_t hosts_needed(const scenario *sc, const void *params, const char **why)
+static size_t collective_plan_hosts_needed(const scenario *sc, const void *params, const char **why)
 {
   (void)sc;
   *why = "collective.ranks";
@@ -278,7 +278,7 @@ typedef struct collective_run {
   double algbw_gbps, busbw_gbps; /* nccl-tests: bytes / time per iteration / 1e9, x busbw factor */
 } collective_run;
 
-static void *prepare(const run_config *cfg, char *err, size_t len)
+static void *collective_run_prepare(const run_config *cfg, char *err, size_t len)
 {
   (void)err;
   (void)len;
@@ -295,7 +295,7 @@ static void *prepare(const run_config *cfg, char *err, size_t len)
   return r;
 }
 
-static void deploy(void *state, const run_config *cfg, metrics *m)
+static void collective_run_deploy(void *state, const run_config *cfg, metrics *m)
 {
   collective_run *r = state;
   r->b = collective_deploy(cfg, &r->setup, m);
@@ -327,7 +327,7 @@ static void measure(collective_run *r, const run_config *cfg)
 }
 
 /* summary.json's "collective" block: nccl-tests' figures and the formula's. */
-static void report_run(void *state, const run_config *cfg, metrics *m, report *rep)
+static void collective_run_report(void *state, const run_config *cfg, metrics *m, report *rep)
 {
   (void)m;
   collective_run *r = state;
@@ -362,7 +362,7 @@ static void report_run(void *state, const run_config *cfg, metrics *m, report *r
   report_add_block(rep, "collective", o);
 }
 
-static void closing(void *state, const run_config *cfg, const report_outcome *o, char *line, size_t len)
+static void collective_run_closing(void *state, const run_config *cfg, const report_outcome *o, char *line, size_t len)
 {
   (void)cfg;
   const collective_run *r = state;
@@ -377,7 +377,7 @@ static void closing(void *state, const run_config *cfg, const report_outcome *o,
            shares[0] ? "; " : "", shares);
 }
 
-static void free_run(void *state)
+static void collective_run_free(void *state)
 {
   collective_run *r = state;
   collective_free(r->b);
@@ -385,7 +385,7 @@ static void free_run(void *state)
 }
 
 /* Numerics: each member's vector, its receive buffer and the serial reference's share. */
-static double footprint(const scenario *sc, const void *params, double *actors, const char **what)
+static double collective_plan_footprint(const scenario *sc, const void *params, double *actors, const char **what)
 {
   const collective_params *p = params;
   cost_dtype dt = COST_FP32;
@@ -404,6 +404,8 @@ const algorithm collective_algorithm = {
                  "per element) apply",
   ALGORITHM_SECTION(collective_keys, collective_params),
   .fail_stop = 1,
-  .plan = {.validate = validate, .hosts_needed = hosts_needed, .footprint = footprint},
-  .run = {.prepare = prepare, .deploy = deploy, .report = report_run, .closing = closing, .free = free_run},
+  .plan = {.validate = collective_plan_validate, .hosts_needed = collective_plan_hosts_needed,
+           .footprint = collective_plan_footprint},
+  .run = {.prepare = collective_run_prepare, .deploy = collective_run_deploy, .report = collective_run_report,
+          .closing = collective_run_closing, .free = collective_run_free},
 };

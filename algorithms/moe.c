@@ -314,7 +314,7 @@ static void rank_actor(int argc, char **argv)
 
 /* ---- set-up ------------------------------------------------------------------------ */
 
-static void snapshot(void *ctx, gsl_vector *w)
+static void moe_ep_snapshot(void *ctx, gsl_vector *w)
 {
   moe_ep *m = ctx;
   sg_mutex_lock(m->mu);
@@ -398,7 +398,7 @@ void moe_ep_deploy(void *state, const run_config *cfg, metrics *mt)
   m->bar = sg_barrier_init((unsigned)P);
   m->mu = sg_mutex_init();
   m->slot = metrics_slot_at(mt, 0);
-  m->eval = eval_ctl_create(cfg, mt, (int)P, snapshot, m);
+  m->eval = eval_ctl_create(cfg, mt, (int)P, moe_ep_snapshot, m);
   eval_set_snapshot_size(m->eval, m->n_params);
   eval_set_measure(m->eval, measure, m);
   m->ranks = xbt_malloc0(P * sizeof(moe_ep_rank));
