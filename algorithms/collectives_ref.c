@@ -1,6 +1,6 @@
 /* collectives_ref.c - what the collectives of collectives.c must give and take: the
  * serial reference of each result, in the order each algorithm's schedule adds it
- * (against which the tests and collbench check every member bit for bit), the
+ * (against which the tests and collective.c check every member bit for bit), the
  * alpha-beta formulas of Thakur, Rabenseifner and Gropp 2005, and the names. */
 #include "algorithms/collectives.h"
 

@@ -108,7 +108,7 @@ static const key_spec consensus_keys[] = {
 
 /* Combinations a consensus run cannot take. Whether the graph is connected and the
  * weights doubly stochastic is checked once they are built (prepare). */
-static int validate(const scenario *sc, const void *params, char *why, size_t len)
+static int consensus_plan_validate(const scenario *sc, const void *params, char *why, size_t len)
 {
   const consensus_params *p = params;
   int tv = p->q < 1, grid = strcmp(p->topology, "grid") == 0 || strcmp(p->topology, "torus") == 0;
@@ -143,7 +143,7 @@ static int validate(const scenario *sc, const void *params, char *why, size_t le
   return -1;
 }
 
-static size_t hosts_needed(const scenario *sc, const void *params, const char **why)
+static size_t consensus_plan_hosts_needed(const scenario *sc, const void *params, const char **why)
 {
   (void)sc;
   *why = "consensus.agents";
@@ -211,18 +211,18 @@ static int build_weights(const consensus_params *p, consensus_run *r, char *err,
   return 0;
 }
 
-static void free_run(void *state);
+static void consensus_run_free(void *state);
 
 /* The graph, its weights and the agents' synthetic objectives (objective_synthetic's
  * stream of run.seed) with the centralized reference f*, all checked before the run. */
-static void *prepare(const run_config *cfg, char *err, size_t len)
+static void *consensus_run_prepare(const run_config *cfg, char *err, size_t len)
 {
   const consensus_params *p = algorithm_params(cfg->sc, &consensus_algorithm);
   size_t m = p->agents;
   consensus_run *r = xbt_malloc0(sizeof(*r));
   r->g = build_graph(p, cfg->seed, err, len);
   if (r->g == NULL) {
-    free_run(r);
+    consensus_run_free(r);
     return NULL;
   }
   if (!graph_is_connected(r->g)) {
@@ -231,11 +231,11 @@ static void *prepare(const run_config *cfg, char *err, size_t len)
                                                                : "";
     snprintf(err, len, "consensus.topology: the %s graph on %zu agents is disconnected, and every agent must "
              "reach every other%s", p->topology, m, hint);
-    free_run(r);
+    consensus_run_free(r);
     return NULL;
   }
   if (build_weights(p, r, err, len) != 0) {
-    free_run(r);
+    consensus_run_free(r);
     return NULL;
   }
   r->fs = xbt_malloc0(m * sizeof(objective *));
@@ -255,20 +255,20 @@ static void *prepare(const run_config *cfg, char *err, size_t len)
   return r;
 }
 
-static size_t metrics_slots(void *state, const run_config *cfg)
+static size_t consensus_run_metrics_slots(void *state, const run_config *cfg)
 {
   (void)cfg;
   return consensus_metrics_slots(&((consensus_run *)state)->setup);
 }
 
-static void deploy(void *state, const run_config *cfg, metrics *m)
+static void consensus_run_deploy(void *state, const run_config *cfg, metrics *m)
 {
   consensus_run *r = state;
   r->c = consensus_deploy(cfg, &r->setup, m);
   xbt_assert(r->c != NULL, "a validated consensus scenario could not be deployed");
 }
 
-static void free_run(void *state)
+static void consensus_run_free(void *state)
 {
   consensus_run *r = state;
   consensus_free(r->c);
@@ -283,7 +283,7 @@ static void free_run(void *state)
 
 /* Each agent's shard (rows x (dim + 1)) and a few iterates of dim, the weight matrix of a
  * fixed graph (agents^2), and async mode's inbox per agent. */
-static double footprint(const scenario *sc, const void *params, double *actors, const char **what)
+static double consensus_plan_footprint(const scenario *sc, const void *params, double *actors, const char **what)
 {
   (void)sc;
   const consensus_params *p = params;
@@ -302,7 +302,9 @@ const algorithm consensus_algorithm = {
   .files = "consensus.csv",
   .fail_stop = 1,
   .loss_name = "gap", /* the optimality gap it records as progress.csv's loss */
-  .plan = {.validate = validate, .hosts_needed = hosts_needed, .footprint = footprint},
-  .run = {.prepare = prepare, .metrics_slots = metrics_slots, .deploy = deploy, .report = consensus_report_run,
-          .closing = consensus_closing, .free = free_run},
+  .plan = {.validate = consensus_plan_validate, .hosts_needed = consensus_plan_hosts_needed,
+           .footprint = consensus_plan_footprint},
+  .run = {.prepare = consensus_run_prepare, .metrics_slots = consensus_run_metrics_slots,
+          .deploy = consensus_run_deploy, .report = consensus_report_run, .closing = consensus_closing,
+          .free = consensus_run_free},
 };

@@ -414,7 +414,7 @@ static void communicator_actor(int argc, char **argv)
 /* The evaluator's copy of the parameters: replica 0's, or with stage 3 every replica's
  * block of every layer, put together (the evaluator reads them as an oracle would, out of the
  * simulation). */
-static void snapshot(void *ctx, gsl_vector *w)
+static void dataparallel_snapshot(void *ctx, gsl_vector *w)
 {
   dataparallel *d = ctx;
   sg_mutex_lock(d->mu);
@@ -576,7 +576,7 @@ dataparallel *dataparallel_deploy(const run_config *cfg, const dataparallel_para
   d->reps = xbt_malloc0(k * sizeof(replica));
   for (size_t r = 0; r < k; r++)
     replica_init(d, &d->reps[r], r);
-  d->eval = eval_ctl_create(cfg, m, (int)k, snapshot, d);
+  d->eval = eval_ctl_create(cfg, m, (int)k, dataparallel_snapshot, d);
   for (size_t r = 0; r < k; r++) {
     start_actor("dp-replica", r, cfg->hosts[r], &d->reps[r], replica_actor);
     start_actor("dp-comm", r, cfg->hosts[r], &d->reps[r], communicator_actor);

@@ -62,7 +62,7 @@ static const key_spec dataparallel_keys[] = {
                            "allreduce every H steps; 1: the gradients' allreduce every step.", KEY_GE(1)},
 };
 
-static int validate(const scenario *sc, const void *params, char *why, size_t len)
+static int dataparallel_plan_validate(const scenario *sc, const void *params, char *why, size_t len)
 {
   const dataparallel_params *p = params;
   if (p->local_steps > 1 && p->compress != COMPRESS_NONE) {
@@ -84,7 +84,7 @@ static int validate(const scenario *sc, const void *params, char *why, size_t le
   return 0;
 }
 
-static size_t hosts_needed(const scenario *sc, const void *params, const char **why)
+static size_t dataparallel_plan_hosts_needed(const scenario *sc, const void *params, const char **why)
 {
   (void)sc;
   *why = "dataparallel.replicas";
@@ -92,7 +92,7 @@ static size_t hosts_needed(const scenario *sc, const void *params, const char **
 }
 
 /* [faults]: replicaK is replica K's host. */
-static long fault_role(const scenario *sc, const char *name, size_t n_hosts)
+static long dataparallel_plan_fault_role(const scenario *sc, const char *name, size_t n_hosts)
 {
   (void)n_hosts;
   long k, R = ((const dataparallel_params *)algorithm_params(sc, &dataparallel_algorithm))->replicas;
@@ -100,7 +100,7 @@ static long fault_role(const scenario *sc, const char *name, size_t n_hosts)
 }
 
 
-static void *prepare(const run_config *cfg, char *err, size_t len)
+static void *dataparallel_run_prepare(const run_config *cfg, char *err, size_t len)
 {
   const dataparallel_params *p = algorithm_params(cfg->sc, &dataparallel_algorithm);
   if (cfg->numerics && data_n(cfg->train) < (size_t)p->replicas) {
@@ -114,7 +114,7 @@ static void *prepare(const run_config *cfg, char *err, size_t len)
   return r;
 }
 
-static void deploy(void *state, const run_config *cfg, metrics *m)
+static void dataparallel_run_deploy(void *state, const run_config *cfg, metrics *m)
 {
   dataparallel_run *r = state;
   r->d = dataparallel_deploy(cfg, r->p, r->shapes, m);
@@ -122,7 +122,7 @@ static void deploy(void *state, const run_config *cfg, metrics *m)
 }
 
 
-static void free_run(void *state)
+static void dataparallel_run_free(void *state)
 {
   dataparallel_run *r = state;
   dataparallel_free(r->d);
@@ -143,7 +143,9 @@ const algorithm dataparallel_algorithm = {
   .trains_layers = 1,
   .uses_data = 1,
   .fail_stop = 1,
-  .plan = {.validate = validate, .hosts_needed = hosts_needed, .fault_role = fault_role},
-  .run = {.prepare = prepare, .deploy = deploy, .report = dataparallel_report, .free = free_run},
+  .plan = {.validate = dataparallel_plan_validate, .hosts_needed = dataparallel_plan_hosts_needed,
+           .fault_role = dataparallel_plan_fault_role},
+  .run = {.prepare = dataparallel_run_prepare, .deploy = dataparallel_run_deploy,
+          .report = dataparallel_report, .free = dataparallel_run_free},
 };
 

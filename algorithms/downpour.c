@@ -538,7 +538,7 @@ static int measure(void *ctx, const gsl_vector *w, double *loss, double *accurac
   return archnet_evaluate(d->numeric, w, t->X, t->y, d->eval_ws, loss, accuracy);
 }
 
-static void snapshot(void *ctx, gsl_vector *w)
+static void downpour_snapshot(void *ctx, gsl_vector *w)
 {
   downpour *d = ctx;
   for (int s = 0; s < d->p->ps_shards; s++)
@@ -706,7 +706,7 @@ downpour *downpour_deploy(const run_config *cfg, const downpour_params *p, const
   msg_set_waited_sends(p->waited_sends);
   d->zp = (compress_params){(compress_method)p->compress, p->compress_ratio, p->compress_momentum,
                             p->compress_warmup, p->compress_levels, .rank = 1}; /* PowerSGD's: refused */
-  d->eval = eval_ctl_create(cfg, m, S, snapshot, d);
+  d->eval = eval_ctl_create(cfg, m, S, downpour_snapshot, d);
   if (d->eval_ws)
     eval_set_measure(d->eval, measure, d);
   ps_rule rule = {p->lr, p->adagrad, p->adagrad_gamma};

@@ -92,7 +92,7 @@ static const key_spec downpour_keys[] = {
    .unit = "levels", .doc = "`qsgd`: s, the quantisation levels of |v_i| / ||v||_2.", KEY_GE(1), KEY_LE(1 << 20)},
 };
 
-static int validate(const scenario *sc, const void *params, char *why, size_t len)
+static int downpour_plan_validate(const scenario *sc, const void *params, char *why, size_t len)
 {
   const downpour_params *p = params;
   int faulty = settings_faulty(sc);
@@ -129,7 +129,7 @@ static int validate(const scenario *sc, const void *params, char *why, size_t le
   return -1;
 }
 
-static size_t hosts_needed(const scenario *sc, const void *params, const char **why)
+static size_t downpour_plan_hosts_needed(const scenario *sc, const void *params, const char **why)
 {
   (void)sc;
   *why = "downpour.replicas x downpour.partitions + downpour.ps_shards";
@@ -138,7 +138,7 @@ static size_t hosts_needed(const scenario *sc, const void *params, const char **
 
 /* downpour.ps_bank: one bank of all the shards, asked for, or chosen by auto for whole
  * replicas with dense pushes and no faults from ALGORITHM_BANK_AUTO_FROM replicas up. */
-static void bank_plan(const scenario *sc, const void *params, algorithm_bank *b)
+static void downpour_plan_bank(const scenario *sc, const void *params, algorithm_bank *b)
 {
   const downpour_params *p = params;
   int whole = p->partitions == 1 && !settings_faulty(sc) && p->compress == COMPRESS_NONE;
@@ -147,14 +147,14 @@ static void bank_plan(const scenario *sc, const void *params, algorithm_bank *b)
 
 /* [faults]: the replicas' machines are the workers; replicaK is replica K's first
  * machine, shardK shard K's host. */
-static size_t fault_workers(const scenario *sc, size_t n_hosts)
+static size_t downpour_plan_fault_workers(const scenario *sc, size_t n_hosts)
 {
   (void)n_hosts;
   const downpour_params *p = algorithm_params(sc, &downpour_algorithm);
   return (size_t)p->replicas * (size_t)p->partitions;
 }
 
-static long fault_role(const scenario *sc, const char *name, size_t n_hosts)
+static long downpour_plan_fault_role(const scenario *sc, const char *name, size_t n_hosts)
 {
   (void)n_hosts;
   const downpour_params *p = algorithm_params(sc, &downpour_algorithm);
@@ -167,7 +167,7 @@ static long fault_role(const scenario *sc, const char *name, size_t n_hosts)
   return -1;
 }
 
-static void *prepare(const run_config *cfg, char *err, size_t len)
+static void *downpour_run_prepare(const run_config *cfg, char *err, size_t len)
 {
   const downpour_params *p = algorithm_params(cfg->sc, &downpour_algorithm);
   if (cfg->numerics && data_n(cfg->train) < (size_t)p->replicas) {
@@ -192,13 +192,13 @@ static void *prepare(const run_config *cfg, char *err, size_t len)
   return r;
 }
 
-static size_t metrics_slots(void *state, const run_config *cfg)
+static size_t downpour_run_metrics_slots(void *state, const run_config *cfg)
 {
   (void)cfg;
   return downpour_metrics_slots(((downpour_run *)state)->p);
 }
 
-static void deploy(void *state, const run_config *cfg, metrics *m)
+static void downpour_run_deploy(void *state, const run_config *cfg, metrics *m)
 {
   downpour_run *r = state;
   modelpar_split *s = r->split;
@@ -206,7 +206,7 @@ static void deploy(void *state, const run_config *cfg, metrics *m)
   xbt_assert(r->d, "downpour: a configuration the engine checked could not be deployed");
 }
 
-static void free_run(void *state)
+static void downpour_run_free(void *state)
 {
   downpour_run *r = state;
   downpour_free(r->d);
@@ -221,8 +221,9 @@ const algorithm downpour_algorithm = {
   ALGORITHM_SECTION(downpour_keys, downpour_params),
   .trains_layers = 1,
   .uses_data = 1,
-  .plan = {.validate = validate, .hosts_needed = hosts_needed, .fault_workers = fault_workers,
-           .fault_role = fault_role, .bank = bank_plan},
-  .run = {.prepare = prepare, .metrics_slots = metrics_slots, .deploy = deploy, .report = downpour_report_run,
-          .free = free_run},
+  .plan = {.validate = downpour_plan_validate, .hosts_needed = downpour_plan_hosts_needed,
+           .fault_workers = downpour_plan_fault_workers, .fault_role = downpour_plan_fault_role,
+           .bank = downpour_plan_bank},
+  .run = {.prepare = downpour_run_prepare, .metrics_slots = downpour_run_metrics_slots,
+          .deploy = downpour_run_deploy, .report = downpour_report_run, .free = downpour_run_free},
 };

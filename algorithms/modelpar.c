@@ -509,7 +509,7 @@ static void partition_actor(int argc, char **argv)
   eval_finished(mp->eval);
 }
 
-static void snapshot(void *ctx, gsl_vector *w)
+static void modelpar_snapshot(void *ctx, gsl_vector *w)
 {
   modelpar *mp = ctx;
   sg_mutex_lock(mp->w_lock);
@@ -597,7 +597,7 @@ modelpar *modelpar_deploy(const run_config *cfg, const modelpar_opts *p, const a
   size_t rows = cfg->numerics ? data_n(cfg->train) : 0; /* sequential SGD's stream: all rows */
   mp->rep = modelpar_replica_create(cfg, plan, mp->proxy ? NULL : numeric, gather_logits, 0, p->batch,
                                     cfg->hosts, 0, rows, mp->w, mp->grad);
-  mp->eval = eval_ctl_create(cfg, m, (int)P, mp->w ? snapshot : NULL, mp);
+  mp->eval = eval_ctl_create(cfg, m, (int)P, mp->w ? modelpar_snapshot : NULL, mp);
   if (mp->eval_ws)
     eval_set_measure(mp->eval, measure, mp);
   mp->parts = xbt_malloc0(P * sizeof(sgd_part));

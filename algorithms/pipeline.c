@@ -227,7 +227,7 @@ static void device_actor(int argc, char **argv)
 
 /* ---- set-up ---------------------------------------------------------------- */
 
-static void snapshot(void *ctx, gsl_vector *w)
+static void pipeline_snapshot(void *ctx, gsl_vector *w)
 {
   pipeline *pl = ctx;
   sg_mutex_lock(pl->mu);
@@ -384,7 +384,7 @@ pipeline *pipeline_deploy(const run_config *cfg, const pipeline_params *p, const
   pl->start = sg_barrier_init((unsigned)pl->n_devs);
   pl->mu = sg_mutex_init();
   pl->slot = metrics_slot_at(m, 0);
-  pl->eval = eval_ctl_create(cfg, m, (int)pl->n_devs, cfg->numerics ? snapshot : NULL, pl);
+  pl->eval = eval_ctl_create(cfg, m, (int)pl->n_devs, cfg->numerics ? pipeline_snapshot : NULL, pl);
   if (cfg->numerics && p->transformer) {
     eval_set_snapshot_size(pl->eval, pl->w_pub->size);
     eval_set_measure(pl->eval, pipeline_gpt_measure, pl);

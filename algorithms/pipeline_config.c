@@ -280,7 +280,7 @@ static int layout_invalid(const scenario *sc, const pipeline_params *p, const te
   return 1;
 }
 
-static int validate(const scenario *sc, const void *params, char *why, size_t len)
+static int pipeline_plan_validate(const scenario *sc, const void *params, char *why, size_t len)
 {
   const pipeline_params *p = params;
   const tensor_params *tp = tensor_of(sc);
@@ -289,7 +289,7 @@ static int validate(const scenario *sc, const void *params, char *why, size_t le
   return 0;
 }
 
-static size_t hosts_needed(const scenario *sc, const void *params, const char **why)
+static size_t pipeline_plan_hosts_needed(const scenario *sc, const void *params, const char **why)
 {
   const pipeline_params *p = params;
   *why = p->transformer ? "pipeline.stages x tensor.ranks x tensor.data_parallel" : "pipeline.stages";
@@ -299,7 +299,7 @@ static size_t hosts_needed(const scenario *sc, const void *params, const char **
 /* Dense numerics: the layers' parameters, gradients and accumulated gradients (split over
  * the stages, all of them once), and the stash: at most every microbatch's activations of
  * every layer, forward and backward. Numeric 3D stages: tf_numeric_doubles. */
-static double footprint(const scenario *sc, const void *params, double *actors, const char **what)
+static double pipeline_plan_footprint(const scenario *sc, const void *params, double *actors, const char **what)
 {
   const pipeline_params *p = params;
   *actors = (double)pipeline_hosts_needed(p, tensor_of(sc)) + 2;
@@ -319,7 +319,7 @@ static double footprint(const scenario *sc, const void *params, double *actors, 
 
 /* ---- the run's state: the section as the run uses it --------------------------- */
 
-static void *prepare(const run_config *cfg, char *err, size_t len)
+static void *pipeline_run_prepare(const run_config *cfg, char *err, size_t len)
 {
   (void)err;
   (void)len;
@@ -463,7 +463,7 @@ static void warn_latency_bound(const pipeline_run *r, const run_config *cfg)
             t_mb, PIPELINE_WARN_RATIO, lat);
 }
 
-static int check_hosts(void *state, const run_config *cfg, char *err, size_t len)
+static int pipeline_run_check_hosts(void *state, const run_config *cfg, char *err, size_t len)
 {
   pipeline_run *r = state;
   if (!r->p.transformer) {
@@ -473,14 +473,14 @@ static int check_hosts(void *state, const run_config *cfg, char *err, size_t len
   return tensor_check_mem_bw(r->tp, cfg, err, len) != 0 ? -1 : check_mirror(r, cfg, err, len);
 }
 
-static void deploy(void *state, const run_config *cfg, metrics *m)
+static void pipeline_run_deploy(void *state, const run_config *cfg, metrics *m)
 {
   pipeline_run *r = state;
   r->pl = pipeline_deploy(cfg, &r->p, r->tp, r->shapes, m);
   xbt_assert(r->pl, "pipeline_deploy refused a configuration the scenario checked");
 }
 
-static void free_run(void *state)
+static void pipeline_run_free(void *state)
 {
   pipeline_run *r = state;
   pipeline_free(r->pl);
@@ -501,7 +501,9 @@ const algorithm pipeline_algorithm = {
   .trains_layers = 1,
   .uses_data = 1,
   .fail_stop = 1,
-  .plan = {.validate = validate, .hosts_needed = hosts_needed, .footprint = footprint},
-  .run = {.prepare = prepare, .check_hosts = check_hosts, .deploy = deploy, .report = pipeline_report,
-          .closing = pipeline_closing, .free = free_run},
+  .plan = {.validate = pipeline_plan_validate, .hosts_needed = pipeline_plan_hosts_needed,
+           .footprint = pipeline_plan_footprint},
+  .run = {.prepare = pipeline_run_prepare, .check_hosts = pipeline_run_check_hosts,
+          .deploy = pipeline_run_deploy, .report = pipeline_report, .closing = pipeline_closing,
+          .free = pipeline_run_free},
 };

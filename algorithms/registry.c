@@ -4,11 +4,11 @@
 #include <string.h>
 #include <xbt/asserts.h>
 
-#include "algorithms/collbench.h"
+#include "algorithms/collective.h"
 #include "algorithms/consensus.h"
 #include "algorithms/dataparallel.h"
 #include "algorithms/downpour.h"
-#include "algorithms/moe_ep.h"
+#include "algorithms/moe.h"
 #include "algorithms/pipeline.h"
 #include "algorithms/sandblaster.h"
 #include "algorithms/sgd.h"

@@ -354,7 +354,7 @@ static void coordinator_actor(int argc, char **argv)
 /* ---- set-up ---------------------------------------------------------------------- */
 
 /* The evaluator's copy of slot X, never taken while a command writes it. */
-static void snapshot(void *ctx, gsl_vector *w)
+static void sandblaster_snapshot(void *ctx, gsl_vector *w)
 {
   sandblaster *sb = ctx;
   sg_mutex_lock(sb->x_lock);
@@ -553,7 +553,7 @@ sandblaster *sandblaster_deploy(const run_config *cfg, const sandblaster_params 
     sb->fp->hook = on_fault;
     sb->fp->hook_ctx = sb;
   }
-  sb->eval = eval_ctl_create(cfg, m, 1, snapshot, sb);
+  sb->eval = eval_ctl_create(cfg, m, 1, sandblaster_snapshot, sb);
   if (cfg->n_banks > 0)
     start_bank(sb);
   else

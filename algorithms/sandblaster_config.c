@@ -64,7 +64,7 @@ static const key_spec sandblaster_keys[] = {
           "the wire); `off`: pushes carry the replica's accumulated gradient."},
 };
 
-static int validate(const scenario *sc, const void *params, char *why, size_t len)
+static int sandblaster_plan_validate(const scenario *sc, const void *params, char *why, size_t len)
 {
   const sandblaster_params *p = params;
   int faulty = settings_faulty(sc) || sc->faults.stragglers[0];
@@ -86,7 +86,7 @@ static int validate(const scenario *sc, const void *params, char *why, size_t le
   return -1;
 }
 
-static size_t hosts_needed(const scenario *sc, const void *params, const char **why)
+static size_t sandblaster_plan_hosts_needed(const scenario *sc, const void *params, const char **why)
 {
   (void)sc;
   *why = "sandblaster.replicas x sandblaster.partitions + sandblaster.ps_shards + 1 coordinator";
@@ -96,7 +96,7 @@ static size_t hosts_needed(const scenario *sc, const void *params, const char **
 /* sandblaster.ps_bank: one bank of all the shards (the coordinator keeps its host),
  * asked for, or chosen by auto for whole replicas without faults from
  * ALGORITHM_BANK_AUTO_FROM replicas up. */
-static void bank_plan(const scenario *sc, const void *params, algorithm_bank *b)
+static void sandblaster_plan_bank(const scenario *sc, const void *params, algorithm_bank *b)
 {
   const sandblaster_params *p = params;
   int whole = p->partitions == 1 && !settings_faulty(sc);
@@ -105,13 +105,13 @@ static void bank_plan(const scenario *sc, const void *params, algorithm_bank *b)
 
 /* [faults]: the replicas are the workers; replicaK, shardK and the coordinator are
  * addressed by role. */
-static size_t fault_workers(const scenario *sc, size_t n_hosts)
+static size_t sandblaster_plan_fault_workers(const scenario *sc, size_t n_hosts)
 {
   (void)n_hosts;
   return (size_t)((const sandblaster_params *)algorithm_params(sc, &sandblaster_algorithm))->replicas;
 }
 
-static long fault_role(const scenario *sc, const char *name, size_t n_hosts)
+static long sandblaster_plan_fault_role(const scenario *sc, const char *name, size_t n_hosts)
 {
   (void)n_hosts;
   const sandblaster_params *p = algorithm_params(sc, &sandblaster_algorithm);
@@ -125,7 +125,7 @@ static long fault_role(const scenario *sc, const char *name, size_t n_hosts)
   return -1;
 }
 
-static void *prepare(const run_config *cfg, char *err, size_t len)
+static void *sandblaster_run_prepare(const run_config *cfg, char *err, size_t len)
 {
   const sandblaster_params *p = algorithm_params(cfg->sc, &sandblaster_algorithm);
   if ((size_t)p->ps_shards > net_n_params(cfg->model)) {
@@ -145,7 +145,7 @@ static void *prepare(const run_config *cfg, char *err, size_t len)
   return r;
 }
 
-static void deploy(void *state, const run_config *cfg, metrics *m)
+static void sandblaster_run_deploy(void *state, const run_config *cfg, metrics *m)
 {
   sandblaster_run *r = state;
   modelpar_split *s = r->split;
@@ -153,7 +153,7 @@ static void deploy(void *state, const run_config *cfg, metrics *m)
   xbt_assert(r->sb, "sandblaster_deploy refused a configuration the engine checked");
 }
 
-static void free_run(void *state)
+static void sandblaster_run_free(void *state)
 {
   sandblaster_run *r = state;
   sandblaster_free(r->sb);
@@ -164,7 +164,7 @@ static void free_run(void *state)
 /* The shards hold every vector of L-BFGS (parameters, gradient, direction, 2 x history
  * pairs, a few work vectors); each replica its parameters, gradient and accumulated
  * push. */
-static double footprint(const scenario *sc, const void *params, double *actors, const char **what)
+static double sandblaster_plan_footprint(const scenario *sc, const void *params, double *actors, const char **what)
 {
   const sandblaster_params *p = params;
   double P = sc->model.numerics ? algorithm_layers_params(sc) : 0;
@@ -183,7 +183,9 @@ const algorithm sandblaster_algorithm = {
   .trains_layers = 1,
   .uses_data = 1,
   .own_stragglers = 1,
-  .plan = {.validate = validate, .hosts_needed = hosts_needed, .fault_workers = fault_workers,
-           .fault_role = fault_role, .footprint = footprint, .bank = bank_plan},
-  .run = {.prepare = prepare, .deploy = deploy, .report = sandblaster_report_run, .free = free_run},
+  .plan = {.validate = sandblaster_plan_validate, .hosts_needed = sandblaster_plan_hosts_needed,
+           .fault_workers = sandblaster_plan_fault_workers, .fault_role = sandblaster_plan_fault_role,
+           .footprint = sandblaster_plan_footprint, .bank = sandblaster_plan_bank},
+  .run = {.prepare = sandblaster_run_prepare, .deploy = sandblaster_run_deploy,
+          .report = sandblaster_report_run, .free = sandblaster_run_free},
 };

@@ -70,7 +70,7 @@ static void worker_actor(int argc, char **argv)
   eval_finished(s->eval);
 }
 
-static void snapshot(void *ctx, gsl_vector *w)
+static void sgd_snapshot(void *ctx, gsl_vector *w)
 {
   sgd *s = ctx;
   sg_mutex_lock(s->mu);
@@ -93,7 +93,7 @@ sgd *sgd_deploy(const run_config *cfg, const sgd_params *p, metrics *m)
     /* rank 0 and all the rows: the same draws as Downpour's replica 0 with one replica */
     s->mb = minibatch_create(cfg->model, cfg->train, 0, data_n(cfg->train), (size_t)p->batch, cfg->seed, 0);
   }
-  s->eval = eval_ctl_create(cfg, m, 1, snapshot, s);
+  s->eval = eval_ctl_create(cfg, m, 1, sgd_snapshot, s);
   sg_actor_t a = sg_actor_init("sgd-0", cfg->hosts[0]);
   sg_actor_set_data(a, s);
   sg_actor_start(a, worker_actor, 0, NULL);
@@ -137,7 +137,7 @@ static int split(const scenario *sc, const sgd_params *p)
   return !sc->model.numerics || p->partitions > 1;
 }
 
-static int validate(const scenario *sc, const void *params, char *why, size_t len)
+static int sgd_plan_validate(const scenario *sc, const void *params, char *why, size_t len)
 {
   const sgd_params *p = params;
   if (sc->model.warm_steps > 0 && !sc->model.virtual_net[0] && p->partitions > 1) {
@@ -148,7 +148,7 @@ static int validate(const scenario *sc, const void *params, char *why, size_t le
   return 0;
 }
 
-static size_t hosts_needed(const scenario *sc, const void *params, const char **why)
+static size_t sgd_plan_hosts_needed(const scenario *sc, const void *params, const char **why)
 {
   const sgd_params *p = params;
   *why = split(sc, p) ? "sgd.partitions" : "1 worker";
@@ -162,7 +162,7 @@ typedef struct sgd_run {
   modelpar *mp;
 } sgd_run;
 
-static void *prepare(const run_config *cfg, char *err, size_t len)
+static void *sgd_run_prepare(const run_config *cfg, char *err, size_t len)
 {
   sgd_run *r = xbt_malloc0(sizeof(*r));
   r->p = algorithm_params(cfg->sc, &sgd_algorithm);
@@ -176,14 +176,14 @@ static void *prepare(const run_config *cfg, char *err, size_t len)
   return r;
 }
 
-static size_t metrics_slots(void *state, const run_config *cfg)
+static size_t sgd_run_metrics_slots(void *state, const run_config *cfg)
 {
   (void)cfg;
   sgd_run *r = state;
   return r->split ? modelpar_metrics_slots(r->split->plan) : sgd_metrics_slots();
 }
 
-static void deploy(void *state, const run_config *cfg, metrics *m)
+static void sgd_run_deploy(void *state, const run_config *cfg, metrics *m)
 {
   sgd_run *r = state;
   if (r->split)
@@ -193,7 +193,7 @@ static void deploy(void *state, const run_config *cfg, metrics *m)
   xbt_assert(r->mp || r->s, "sgd: a configuration the engine checked could not be deployed");
 }
 
-static void report_run(void *state, const run_config *cfg, metrics *m, report *rep)
+static void sgd_run_report(void *state, const run_config *cfg, metrics *m, report *rep)
 {
   sgd_run *r = state;
   rep->examples = metrics_total_steps(m) * r->p->batch;
@@ -203,7 +203,7 @@ static void report_run(void *state, const run_config *cfg, metrics *m, report *r
   rep->worker_role = r->p->partitions > 1 ? "partition" : "sgd";
 }
 
-static void free_run(void *state)
+static void sgd_run_free(void *state)
 {
   sgd_run *r = state;
   sgd_free(r->s);
@@ -220,7 +220,7 @@ const algorithm sgd_algorithm = {
   .trains_layers = 1,
   .uses_data = 1,
   .fail_stop = 1,
-  .plan = {.validate = validate, .hosts_needed = hosts_needed},
-  .run = {.prepare = prepare, .metrics_slots = metrics_slots, .deploy = deploy, .report = report_run,
-          .free = free_run},
+  .plan = {.validate = sgd_plan_validate, .hosts_needed = sgd_plan_hosts_needed},
+  .run = {.prepare = sgd_run_prepare, .metrics_slots = sgd_run_metrics_slots, .deploy = sgd_run_deploy,
+          .report = sgd_run_report, .free = sgd_run_free},
 };

@@ -121,12 +121,12 @@ int tensor_validate(const scenario *sc, const tensor_params *p, char *why, size_
   return -1;
 }
 
-static int validate(const scenario *sc, const void *params, char *why, size_t len)
+static int tensor_plan_validate(const scenario *sc, const void *params, char *why, size_t len)
 {
   return tensor_validate(sc, params, why, len);
 }
 
-static size_t hosts_needed(const scenario *sc, const void *params, const char **why)
+static size_t tensor_plan_hosts_needed(const scenario *sc, const void *params, const char **why)
 {
   (void)sc;
   *why = "tensor.ranks x tensor.data_parallel";
@@ -136,7 +136,7 @@ static size_t hosts_needed(const scenario *sc, const void *params, const char **
 /* Numerics: every rank's activations and buffers (tensor_validate's per-rank count, and
  * the serial check's as one more rank), and the layers' weights, gradients and their sums
  * over the microbatches; the communicators add an actor per rank with dp_overlap. */
-static double footprint(const scenario *sc, const void *params, double *actors, const char **what)
+static double tensor_plan_footprint(const scenario *sc, const void *params, double *actors, const char **what)
 {
   const tensor_params *p = params;
   double n = (double)p->seq * (double)p->microbatch, h = (double)p->hidden, L = (double)p->layers;
@@ -156,7 +156,8 @@ const algorithm tensor_algorithm = {
                  "`model.efficiency` apply",
   ALGORITHM_SECTION(tensor_keys, tensor_params),
   .fail_stop = 1,
-  .plan = {.validate = validate, .hosts_needed = hosts_needed, .footprint = footprint},
+  .plan = {.validate = tensor_plan_validate, .hosts_needed = tensor_plan_hosts_needed,
+           .footprint = tensor_plan_footprint},
   .run = {.prepare = tensor_run_prepare, .check_hosts = tensor_run_check_hosts, .deploy = tensor_run_deploy,
           .report = tensor_run_report, .closing = tensor_run_closing, .free = tensor_run_free},
 };

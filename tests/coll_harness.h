@@ -90,7 +90,7 @@ typedef struct member {
   double *buf;
 } member;
 
-/* x_{g,r}[i]: uniform in [-1, 1) with full mantissas (two 32-bit draws, as collbench),
+/* x_{g,r}[i]: uniform in [-1, 1) with full mantissas (two 32-bit draws, as algorithms/collective.c),
  * from a fixed-seed stream per member, so sums are sensitive to their order. */
 static inline void fill_input(size_t g, size_t r, size_t n, double *x)
 {

@@ -1,4 +1,4 @@
-/* moe_ep.c - expert parallelism (run.algorithm = moe; GShard, Lepikhin et al. 2020; Switch
+/* moe.c - expert parallelism (run.algorithm = moe; GShard, Lepikhin et al. 2020; Switch
  * Transformer, Fedus et al. 2021): P ranks, each a data-parallel rank of the MoE GPT holding
  * E/P experts of every layer. Each step every rank
  *   numerics        draws its shard and computes its gradient through the MoE GPT routing
@@ -16,7 +16,7 @@
  *                   expert by its owner, summing the ranks' contributions in rank order.
  * Why this equals the serial MoE GPT with the shards as routing groups, and what is timed:
  * algorithms/doc/moe.md. */
-#include "algorithms/moe_ep_impl.h"
+#include "algorithms/moe_impl.h"
 
 #include <math.h>
 #include <string.h>
@@ -314,7 +314,7 @@ static void rank_actor(int argc, char **argv)
 
 /* ---- set-up ------------------------------------------------------------------------ */
 
-static void snapshot(void *ctx, gsl_vector *w)
+static void moe_ep_snapshot(void *ctx, gsl_vector *w)
 {
   moe_ep *m = ctx;
   sg_mutex_lock(m->mu);
@@ -398,7 +398,7 @@ void moe_ep_deploy(void *state, const run_config *cfg, metrics *mt)
   m->bar = sg_barrier_init((unsigned)P);
   m->mu = sg_mutex_init();
   m->slot = metrics_slot_at(mt, 0);
-  m->eval = eval_ctl_create(cfg, mt, (int)P, snapshot, m);
+  m->eval = eval_ctl_create(cfg, mt, (int)P, moe_ep_snapshot, m);
   eval_set_snapshot_size(m->eval, m->n_params);
   eval_set_measure(m->eval, measure, m);
   m->ranks = xbt_malloc0(P * sizeof(moe_ep_rank));

@@ -1,8 +1,8 @@
-#ifndef ALGORITHMS_MOE_EP_IMPL_H
-#define ALGORITHMS_MOE_EP_IMPL_H
-/* moe_ep_impl.h - expert parallelism's private state, shared by moe_ep.c (the actors),
- * moe_ep_config.c (the descriptor) and moe_ep_report.c (summary.json's block, moe_steps.csv,
- * the closing line); not part of the algorithm's interface (moe_ep.h). */
+#ifndef ALGORITHMS_MOE_IMPL_H
+#define ALGORITHMS_MOE_IMPL_H
+/* moe_impl.h - expert parallelism's private state, shared by moe.c (the actors),
+ * moe_config.c (the descriptor) and moe_report.c (summary.json's block, moe_steps.csv,
+ * the closing line); not part of the algorithm's interface (moe.h). */
 
 #include <stddef.h>
 #include <gsl/gsl_matrix.h>
@@ -12,7 +12,7 @@
 
 #include "algorithms/collectives.h"
 #include "algorithms/eval.h"
-#include "algorithms/moe_ep.h"
+#include "algorithms/moe.h"
 #include "models/data.h"
 #include "models/gpt.h"
 

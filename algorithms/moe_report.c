@@ -1,4 +1,4 @@
-/* moe_ep_report.c - what a run.algorithm = moe run reports: summary.json's "moe" block (the
+/* moe_report.c - what a run.algorithm = moe run reports: summary.json's "moe" block (the
  * routing: imbalance, drops; the all-to-alls: bytes per pair, time; the serial check),
  * moe_steps.csv (one row per step) and the closing line. */
 #include <math.h>
@@ -7,7 +7,7 @@
 #include <jansson.h>
 #include <xbt/sysdep.h>
 
-#include "algorithms/moe_ep_impl.h"
+#include "algorithms/moe_impl.h"
 #include "algorithms/report.h"
 #include "models/moe.h"
 #include "models/optim.h"

@@ -1,15 +1,15 @@
-/* collbench.c - one collective, timed and checked, as nccl-tests does on GPUs.
+/* collective.c - one collective, timed and checked, as nccl-tests does on GPUs.
  *
  * Member i runs on hosts[i] and repeats `iterations` times:
- *   load_input   its own vector x_i into the buffer (numeric runs; no simulated time),
- *                so that each iteration computes the same result, as nccl-tests'
- *                out-of-place buffers do
- *   collective   the chosen op on every member at once
+ *   load_input     its own vector x_i into the buffer (numeric runs; no simulated time),
+ *                  so that each iteration computes the same result, as nccl-tests'
+ *                  out-of-place buffers do
+ *   collective_op  the chosen op on every member at once
  * with no barrier in between (nccl-tests launches iterations back to back too). x_i is
  * uniform in [-1, 1) with full 53-bit mantissas from the stream (run.seed, data role, i):
  * mixed signs and full mantissas make the order of a sum visible in its last bits (32-bit
  * draws alone would add exactly in any order). */
-#include "algorithms/collbench.h"
+#include "algorithms/collective.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -27,16 +27,16 @@
 #include "models/rng.h"
 
 typedef struct member {
-  struct collbench *b;
+  struct collective *b;
   size_t rank;
   double *x;   /* the member's input (numeric runs) */
   double *buf; /* the collective's buffer (numeric runs), NULL: timing only */
   double end;  /* simulated time its last iteration ended */
 } member;
 
-struct collbench {
+struct collective {
   const run_config *cfg;
-  const collbench_setup *p;
+  const collective_setup *p;
   metrics *m;
   coll_comm *comm;
   member *members;
@@ -49,10 +49,10 @@ static void load_input(member *mb)
     memcpy(mb->buf, mb->x, mb->b->p->elements * sizeof(double));
 }
 
-static void collective(member *mb)
+static void collective_op(member *mb)
 {
-  collbench *b = mb->b;
-  const collbench_setup *p = b->p;
+  collective *b = mb->b;
+  const collective_setup *p = b->p;
   size_t me = mb->rank, n = p->elements;
   switch ((coll_op)p->op) {
   case COLL_ALLREDUCE: coll_allreduce(b->comm, me, mb->buf, n, (coll_algo)p->algo); return;
@@ -70,18 +70,18 @@ static void member_actor(int argc, char **argv)
   member *mb = sg_actor_self_get_data();
   for (long it = 0; it < mb->b->p->iterations; it++) {
     load_input(mb);
-    collective(mb);
+    collective_op(mb);
   }
   mb->end = simgrid_get_clock();
   if (mb->rank == 0)
     metrics_slot_at(mb->b->m, 0)->steps = mb->b->p->iterations;
 }
 
-collbench *collbench_deploy(const run_config *cfg, const collbench_setup *p, metrics *m)
+collective *collective_deploy(const run_config *cfg, const collective_setup *p, metrics *m)
 {
   if (cfg->n_hosts < p->ranks || p->ranks == 0 || p->elements == 0)
     return NULL;
-  collbench *b = xbt_malloc0(sizeof(*b));
+  collective *b = xbt_malloc0(sizeof(*b));
   b->cfg = cfg;
   b->p = p;
   b->m = m;
@@ -112,7 +112,7 @@ collbench *collbench_deploy(const run_config *cfg, const collbench_setup *p, met
   return b;
 }
 
-void collbench_free(collbench *b)
+void collective_free(collective *b)
 {
   if (b == NULL)
     return;
@@ -127,7 +127,7 @@ void collbench_free(collbench *b)
 
 /* Whether member me holds element i of the result (reduce-scatter: its block; reduce:
  * the root only). */
-static int holds(const collbench_setup *p, size_t me, size_t i)
+static int holds(const collective_setup *p, size_t me, size_t i)
 {
   size_t off, len;
   if (p->op == COLL_REDUCE)
@@ -140,9 +140,9 @@ static int holds(const collbench_setup *p, size_t me, size_t i)
 
 /* Compares every member's buffer with the reference in the collective's order (bit for
  * bit) and with the plain rank-order sum (relative to sum_j |x_j|). */
-static void check(const collbench *b, collbench_result *r)
+static void check(const collective *b, collective_result *r)
 {
-  const collbench_setup *p = b->p;
+  const collective_setup *p = b->p;
   size_t n = p->elements, P = p->ranks;
   int sums = p->op != COLL_ALLGATHER && p->op != COLL_BCAST;
   const double **x = xbt_malloc(P * sizeof(double *));
@@ -178,7 +178,7 @@ static void check(const collbench *b, collbench_result *r)
   xbt_free(x);
 }
 
-void collbench_result_get(const collbench *b, collbench_result *r)
+void collective_result_get(const collective *b, collective_result *r)
 {
   memset(r, 0, sizeof(*r));
   for (size_t i = 0; i < b->p->ranks; i++)
@@ -233,7 +233,7 @@ static coll_algo own_algo(const collective_params *p)
   return p->op == COLL_BCAST || p->op == COLL_REDUCE ? COLL_TREE : COLL_RING;
 }
 
-static int validate(const scenario *sc, const void *params, char *why, size_t len)
+static int collective_plan_validate(const scenario *sc, const void *params, char *why, size_t len)
 {
   const collective_params *p = params;
   cost_dtype dt = COST_FP32;
@@ -262,7 +262,7 @@ static int validate(const scenario *sc, const void *params, char *why, size_t le
   return -1;
 }
 
-static size_t hosts_needed(const scenario *sc, const void *params, const char **why)
+static size_t collective_plan_hosts_needed(const scenario *sc, const void *params, const char **why)
 {
   (void)sc;
   *why = "collective.ranks";
@@ -271,20 +271,20 @@ static size_t hosts_needed(const scenario *sc, const void *params, const char **
 
 typedef struct collective_run {
   const collective_params *p;
-  collbench_setup setup;
-  collbench *b;
-  collbench_result res;
+  collective_setup setup;
+  collective *b;
+  collective_result res;
   double alpha_s, beta_s_per_byte, gamma_s_per_byte, formula_s;
   double algbw_gbps, busbw_gbps; /* nccl-tests: bytes / time per iteration / 1e9, x busbw factor */
 } collective_run;
 
-static void *prepare(const run_config *cfg, char *err, size_t len)
+static void *collective_run_prepare(const run_config *cfg, char *err, size_t len)
 {
   (void)err;
   (void)len;
   collective_run *r = xbt_malloc0(sizeof(*r));
   const collective_params *p = r->p = algorithm_params(cfg->sc, &collective_algorithm);
-  r->setup = (collbench_setup){.op = p->op,
+  r->setup = (collective_setup){.op = p->op,
                                .algo = p->algorithm >= 0 ? p->algorithm : (int)own_algo(p),
                                .ranks = p->ranks,
                                .elements = (size_t)p->bytes / cfg->elem_bytes,
@@ -295,11 +295,11 @@ static void *prepare(const run_config *cfg, char *err, size_t len)
   return r;
 }
 
-static void deploy(void *state, const run_config *cfg, metrics *m)
+static void collective_run_deploy(void *state, const run_config *cfg, metrics *m)
 {
   collective_run *r = state;
-  r->b = collbench_deploy(cfg, &r->setup, m);
-  xbt_assert(r->b, "collbench_deploy refused a configuration the engine checked");
+  r->b = collective_deploy(cfg, &r->setup, m);
+  xbt_assert(r->b, "collective_deploy refused a configuration the engine checked");
 }
 
 /* The measured time against the alpha-beta(-gamma) formula on this platform: alpha is
@@ -308,8 +308,8 @@ static void deploy(void *state, const run_config *cfg, metrics *m)
  * (as compute_execute spends it) per byte. Exact on a star of equal links (algorithms/README.md). */
 static void measure(collective_run *r, const run_config *cfg)
 {
-  const collbench_setup *p = &r->setup;
-  collbench_result_get(r->b, &r->res);
+  const collective_setup *p = &r->setup;
+  collective_result_get(r->b, &r->res);
   double bytes = (double)r->p->bytes;
   if (p->ranks >= 2) {
     /* A route of no links (a Vivaldi zone's: latency from coordinates) has no bandwidth to
@@ -327,11 +327,11 @@ static void measure(collective_run *r, const run_config *cfg)
 }
 
 /* summary.json's "collective" block: nccl-tests' figures and the formula's. */
-static void report_run(void *state, const run_config *cfg, metrics *m, report *rep)
+static void collective_run_report(void *state, const run_config *cfg, metrics *m, report *rep)
 {
   (void)m;
   collective_run *r = state;
-  const collbench_setup *p = &r->setup;
+  const collective_setup *p = &r->setup;
   measure(r, cfg);
   rep->examples = 0;
   rep->step_time_s = r->res.iter_s;
@@ -362,7 +362,7 @@ static void report_run(void *state, const run_config *cfg, metrics *m, report *r
   report_add_block(rep, "collective", o);
 }
 
-static void closing(void *state, const run_config *cfg, const report_outcome *o, char *line, size_t len)
+static void collective_run_closing(void *state, const run_config *cfg, const report_outcome *o, char *line, size_t len)
 {
   (void)cfg;
   const collective_run *r = state;
@@ -377,15 +377,15 @@ static void closing(void *state, const run_config *cfg, const report_outcome *o,
            shares[0] ? "; " : "", shares);
 }
 
-static void free_run(void *state)
+static void collective_run_free(void *state)
 {
   collective_run *r = state;
-  collbench_free(r->b);
+  collective_free(r->b);
   xbt_free(r);
 }
 
 /* Numerics: each member's vector, its receive buffer and the serial reference's share. */
-static double footprint(const scenario *sc, const void *params, double *actors, const char **what)
+static double collective_plan_footprint(const scenario *sc, const void *params, double *actors, const char **what)
 {
   const collective_params *p = params;
   cost_dtype dt = COST_FP32;
@@ -404,6 +404,8 @@ const algorithm collective_algorithm = {
                  "per element) apply",
   ALGORITHM_SECTION(collective_keys, collective_params),
   .fail_stop = 1,
-  .plan = {.validate = validate, .hosts_needed = hosts_needed, .footprint = footprint},
-  .run = {.prepare = prepare, .deploy = deploy, .report = report_run, .closing = closing, .free = free_run},
+  .plan = {.validate = collective_plan_validate, .hosts_needed = collective_plan_hosts_needed,
+           .footprint = collective_plan_footprint},
+  .run = {.prepare = collective_run_prepare, .deploy = collective_run_deploy, .report = collective_run_report,
+          .closing = collective_run_closing, .free = collective_run_free},
 };

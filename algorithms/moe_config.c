@@ -1,9 +1,9 @@
-/* moe_ep_config.c - expert parallelism's descriptor (run.algorithm = moe): its keys, their
- * checks, the hosts and memory it needs. The run is moe_ep.c's, its report moe_ep_report.c's. */
+/* moe_config.c - expert parallelism's descriptor (run.algorithm = moe): its keys, their
+ * checks, the hosts and memory it needs. The run is moe.c's, its report moe_report.c's. */
 #include <stdio.h>
 
 #include "algorithms/keys.h"
-#include "algorithms/moe_ep_impl.h"
+#include "algorithms/moe_impl.h"
 #include "models/moe.h"
 
 static const key_spec moe_keys[] = {
@@ -80,7 +80,7 @@ static double footprint_doubles(const moe_params *p)
   return (double)p->ranks * rank_doubles(p, np) + 12 * np;
 }
 
-static int validate(const scenario *sc, const void *params, char *why, size_t len)
+static int moe_ep_plan_validate(const scenario *sc, const void *params, char *why, size_t len)
 {
   const moe_params *p = params;
   if (!sc->model.numerics)
@@ -104,14 +104,14 @@ static int validate(const scenario *sc, const void *params, char *why, size_t le
   return -1;
 }
 
-static size_t hosts_needed(const scenario *sc, const void *params, const char **why)
+static size_t moe_ep_plan_hosts_needed(const scenario *sc, const void *params, const char **why)
 {
   (void)sc;
   *why = "moe.ranks";
   return ((const moe_params *)params)->ranks;
 }
 
-static double footprint(const scenario *sc, const void *params, double *actors, const char **what)
+static double moe_ep_plan_footprint(const scenario *sc, const void *params, double *actors, const char **what)
 {
   (void)sc;
   const moe_params *p = params;
@@ -132,7 +132,8 @@ const algorithm moe_algorithm = {
   .files = "moe_steps.csv",
   .uses_data = 1,
   .fail_stop = 1,
-  .plan = {.validate = validate, .hosts_needed = hosts_needed, .footprint = footprint},
-  .run = {.prepare = moe_ep_prepare, .deploy = moe_ep_deploy, .report = moe_ep_report, .closing = moe_ep_closing,
-          .free = moe_ep_free},
+  .plan = {.validate = moe_ep_plan_validate, .hosts_needed = moe_ep_plan_hosts_needed,
+           .footprint = moe_ep_plan_footprint},
+  .run = {.prepare = moe_ep_prepare, .deploy = moe_ep_deploy, .report = moe_ep_report,
+          .closing = moe_ep_closing, .free = moe_ep_free},
 };

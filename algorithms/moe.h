@@ -1,12 +1,13 @@
-#ifndef ALGORITHMS_MOE_EP_H
-#define ALGORITHMS_MOE_EP_H
-/* moe_ep.h - expert parallelism (run.algorithm = moe): P GPUs, each a data-parallel rank of
+#ifndef ALGORITHMS_MOE_H
+#define ALGORITHMS_MOE_H
+/* moe.h - expert parallelism (run.algorithm = moe): P GPUs, each a data-parallel rank of
  * the small GPT (models/gpt.h) whose every layer's MLP is a mixture of E experts
  * (models/moe.h), holding E/P experts of each layer. Each rank routes its own tokens; the
  * dispatch and combine all-to-alls carry, between every pair of GPUs, the rows the trained
  * router actually sent; the non-expert gradients are allreduced over the P ranks, an
  * expert's gradient stays on its owner. algorithms/doc/moe.md has the step, what is timed
- * and how the numerics are checked. */
+ * and how the numerics are checked. Its functions are moe_ep_* (expert parallelism), as
+ * moe_* names the layer's (models/moe.h). */
 
 #include <stddef.h>
 
