@@ -363,29 +363,17 @@ static int run_robustness(const reproduce_opts *o, const char *ini, const config
 
 /* ---- a figure's runs ------------------------------------------------------------------ */
 
-int dean_simulate(reproduce_data *d, char *err, size_t len)
+int dean_run_figure(const reproduce_opts *o, const char *ini, const dean_figure *fig, const calibration *cal,
+                    int robust, run **runs, size_t *n, char *err, size_t len)
 {
-  const reproduce_opts *o = d->o;
-  const dean_figure *fig = d->r->arg;
-  const char *ini = d->r->grids[0].ini_name;
-  const config *cs = fig->cs;
-  size_t nc = fig->nc;
-  dean_state *st = xbt_malloc0(sizeof(*st));
-  st->cs = cs;
-  st->nc = nc;
-  d->state = st;
-  int robust = fig->robustness && !o->quick && !o->check;
-  int rc = dean_calibrate(o, ini, robust, &st->cal, err, len);
-  run *runs = NULL;
-  size_t n = 0, cap = 0;
-  if (rc == 0)
-    rc = run_grid(o, ini, cs, nc, V_NONE, st->cal.target, &runs, &n, &cap, err, len);
+  size_t cap = 0;
+  *runs = NULL;
+  *n = 0;
+  int rc = run_grid(o, ini, fig->cs, fig->nc, V_NONE, cal->target, runs, n, &cap, err, len);
   if (rc == 0 && robust)
-    rc = run_robustness(o, ini, cs, nc, &st->cal, &runs, &n, &cap, err, len);
+    rc = run_robustness(o, ini, fig->cs, fig->nc, cal, runs, n, &cap, err, len);
   for (size_t k = 0; rc == 0 && robust && k < N_SPECTRA; k++)
-    rc = run_grid(o, ini, cs, nc, (variant)(V_FLATTER + k), st->cal.spectrum[k], &runs, &n, &cap, err, len);
-  d->runs[0] = runs;
-  d->n[0] = n;
+    rc = run_grid(o, ini, fig->cs, fig->nc, (variant)(V_FLATTER + k), cal->spectrum[k], runs, n, &cap, err, len);
   return rc;
 }
 

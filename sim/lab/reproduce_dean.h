@@ -131,11 +131,10 @@ typedef struct dean_figure {
   int robustness;
 } dean_figure;
 
-/* Both figures' simulate(), the figure being d->r->arg (dean_figure) on the scenario of its
- * grid: the calibration, then rounds of the rate rule over its configurations, and with its
- * robustness runs (neither --quick nor --check) those; d->runs[0] (run), d->n[0] and
- * d->state (dean_state) are set even on error. 0 or 2 with err. */
-int dean_simulate(reproduce_data *d, char *err, size_t len);
+/* A figure's runs with the calibration cal (robust: the robustness rows too) into *runs[0..*n)
+ * (freed by dean_release through the reproduction's data): 0, or 2 with one line in err. */
+int dean_run_figure(const reproduce_opts *o, const char *ini, const dean_figure *fig, const calibration *cal,
+                    int robust, run **runs, size_t *n, char *err, size_t len);
 /* Frees what dean_simulate left in d. */
 void dean_release(reproduce_data *d);
 /* The chosen run of configuration c in variant v among runs[0..n), or NULL if none ran. */
@@ -150,6 +149,9 @@ void dean_free_runs(run *runs, size_t n);
 
 /* ---- the rules (reproduce_dean_rules.c) ----------------------------------------------- */
 
+/* Both figures' simulate(), the figure being d->r->arg (dean_figure): rule 2's calibration,
+ * then dean_run_figure on its targets; the state in d, freed by dean_release. */
+int dean_simulate(reproduce_data *d, char *err, size_t len);
 /* Rule 2's calibration into cal (robust: the robustness table's targets too): 0 or 2 with err. */
 int dean_calibrate(const reproduce_opts *o, const char *ini, int robust, calibration *cal, char *err, size_t len);
 /* values["rules"] = templates/dean_rules.md filled from cal: 0, or -1 with one line in err. */

@@ -251,3 +251,25 @@ json_t *dean_result_item(json_t *v, const run *runs, size_t n, const config *c, 
   json_object_set_new(it, "ran", json_boolean(*r != NULL));
   return it;
 }
+
+/* ---- a figure's runs: the calibration, then the method's grid on its targets ---------- */
+
+int dean_simulate(reproduce_data *d, char *err, size_t len)
+{
+  const reproduce_opts *o = d->o;
+  const dean_figure *fig = d->r->arg;
+  const char *ini = d->r->grids[0].ini_name;
+  dean_state *st = xbt_malloc0(sizeof(*st));
+  st->cs = fig->cs;
+  st->nc = fig->nc;
+  d->state = st;
+  int robust = fig->robustness && !o->quick && !o->check;
+  int rc = dean_calibrate(o, ini, robust, &st->cal, err, len);
+  run *runs = NULL;
+  size_t n = 0;
+  if (rc == 0)
+    rc = dean_run_figure(o, ini, fig, &st->cal, robust, &runs, &n, err, len);
+  d->runs[0] = runs;
+  d->n[0] = n;
+  return rc;
+}
