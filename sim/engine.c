@@ -345,6 +345,22 @@ static void engine_common_closing(const scenario *sc, const report_outcome *o, c
     snprintf(line + n, len - (size_t)n, "; %s", perf);
 }
 
+/* The network model SimGrid runs the platform under into buf, as SimGrid picks it: the last
+ * --cfg=network/model, else the platform file's <config> (a preset's generated file has
+ * one), else SimGrid 3.32's default, LV08. 3.32's C API reads no string option back
+ * (sg_cfg_get_* has int, double and boolean only), so the same order is followed here. */
+static void engine_network_model(const build *b, const engine_opts *o, char *buf, size_t len)
+{
+  const char *cfg = platform_cfg_value(o->sg_argc, o->sg_argv, "network/model");
+  buf[0] = '\0';
+  if (cfg)
+    snprintf(buf, len, "%s", cfg);
+  else if (b->platform[0])
+    platform_file_model(b->platform, buf, len);
+  if (buf[0] == '\0')
+    snprintf(buf, len, "LV08");
+}
+
 /* The "performance" block from the algorithm's report and the breakdown. */
 static void engine_perf(const run_result *res, const report *rep, const run_config *cfg, report_perf *p)
 {
@@ -427,6 +443,7 @@ static report *engine_gather(const scenario *sc, const build *b, const engine_op
   res->status = metrics_status_name(metrics_get_status(m));
   *links = placement_links(res->sim_time, cfg->hosts, cfg->n_hosts + cfg->n_banks, &res->n_links);
   res->n_actors = account_breakdown(res->sim_time, &res->actors);
+  engine_network_model(b, o, res->network_model, sizeof res->network_model);
   engine_perf(res, rep, cfg, &res->perf);
   size_t ne = metrics_n_evals(m);
   for (size_t i = 0; i < ne; i++) { /* measured: a number in some evaluation (a diverged loss is one too) */
@@ -597,12 +614,8 @@ static int engine_simulate(const scenario *sc, build *b, const engine_opts *o, i
  * results are complete by then. So a run under ns-3 ends in engine_run, its output flushed. */
 static int engine_uses_ns3(const build *b, const engine_opts *o)
 {
-  char model[64] = "";
-  const char *cfg = platform_cfg_value(o->sg_argc, o->sg_argv, "network/model");
-  if (cfg)
-    snprintf(model, sizeof model, "%s", cfg);
-  else if (b->platform[0])
-    platform_file_model(b->platform, model, sizeof model);
+  char model[64];
+  engine_network_model(b, o, model, sizeof model);
   return strcmp(model, "ns-3") == 0;
 }
 

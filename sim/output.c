@@ -333,6 +333,7 @@ static char *summary_json(const run_result *r)
   json_object_set_new(st, "max", json_integer(metrics_staleness_max(m)));
   json_object_set_new(root, "staleness", st);
   json_t *comm = json_object(), *top = json_array();
+  json_object_set_new(comm, "network_model", json_string(r->network_model));
   json_object_set_new(comm, "bytes_total", json_real(r->bytes_total));
   /* top_links: the ten busiest links by bytes, ties broken by name. */
   size_t *idx = xbt_malloc((r->n_links ? r->n_links : 1) * sizeof(size_t));

@@ -39,6 +39,7 @@ typedef struct run_result {
   size_t n_trace_ev;
   const fault_plan *faults;            /* a run with [faults] events ("faults" block), or NULL */
   report_perf perf;                    /* the "performance" block */
+  char network_model[32];              /* SimGrid's network/model for the run: LV08, CM02, ... */
   int has_loss, has_accuracy;          /* the run measures them: else progress.csv's fields are empty */
 } run_result;
 

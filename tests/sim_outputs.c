@@ -118,6 +118,37 @@ START_TEST(test_outputs_performance_downpour)
 }
 END_TEST
 
+/* summary.json's comm.network_model is the model SimGrid ran: LV08 (SimGrid's default) for a
+ * platform file without <config>, the file's own, or --cfg's over both. */
+START_TEST(test_outputs_network_model)
+{
+  char *dir = cli_tmpdir();
+  cli_write(dir, "bare.xml",
+            "<?xml version='1.0'?>\n<!DOCTYPE platform SYSTEM \"https://simgrid.org/simgrid.dtd\">\n"
+            "<platform version=\"4.1\">\n<zone id=\"z\" routing=\"Full\">\n"
+            "<host id=\"a\" speed=\"1Gf\"/>\n<host id=\"b\" speed=\"1Gf\"/>\n"
+            "<link id=\"l\" bandwidth=\"125MBps\" latency=\"50us\"/>\n"
+            "<route src=\"a\" dst=\"b\"><link_ctn id=\"l\"/></route>\n</zone>\n</platform>\n");
+  const char *gen[] = {"platform", "--hosts", "2", "--topology", "star", "--network-model", "CM02", "-o", "cm02.xml",
+                       NULL};
+  ck_assert_int_eq(cli_run(dir, gen), 0);
+  static const struct {
+    const char *file, *cfg, *model;
+  } runs[] = {{"bare.xml", NULL, "LV08"}, {"cm02.xml", NULL, "CM02"}, {"bare.xml", "--cfg=network/model:CM02", "CM02"}};
+  for (size_t i = 0; i < sizeof runs / sizeof *runs; i++) {
+    char file[64], out[16];
+    snprintf(file, sizeof file, "platform.file=%s", runs[i].file);
+    snprintf(out, sizeof out, "out%zu", i);
+    const char *args[] = {"run", "--set", "run.algorithm=collective", "--set", "collective.ranks=2", "--set", file,
+                          "--quiet", "--out", out, runs[i].cfg, NULL};
+    json_t *j = cli_summary(dir, args, out);
+    ck_assert_str_eq(json_string_value(at(j, "comm", "network_model")), runs[i].model);
+    json_decref(j);
+  }
+  free(dir);
+}
+END_TEST
+
 /* SGD on one host at model.efficiency 1: the flops counted are the flops executed, so the
  * model flop utilisation is the compute share (minus what is executed but not counted). */
 START_TEST(test_outputs_mfu_is_compute_share)
@@ -421,7 +452,7 @@ static Suite *outputs_suite(void)
   ADD_TCASE(s, "measures", test_outputs_timing_only_no_nan, test_outputs_consensus_measures);
   ADD_TCASE(s, "performance", test_outputs_performance_downpour, test_outputs_mfu_is_compute_share,
             test_outputs_tensor_memory, test_outputs_pipeline_memory, test_outputs_sweep_metrics,
-            test_outputs_links_named);
+            test_outputs_links_named, test_outputs_network_model);
   ADD_TCASE(s, "plots", test_outputs_reproduction_plots, test_outputs_progress_plot,
            test_outputs_gnuplot_failures);
   TCase *tc = tcase_create("everywhere");
