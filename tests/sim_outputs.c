@@ -290,7 +290,7 @@ static const char *link_row(const char *csv, const char *name)
   return NULL;
 }
 
-/* The row's fields from the fourth on: "tier,from,to". */
+/* The row's fields from the fourth on: "tier,from,to,sharing". */
 static void row_tail(const char *row, char *out, size_t len)
 {
   const char *p = row;
@@ -312,13 +312,13 @@ START_TEST(test_outputs_links_named)
                         "platform.file=star8.xml", "--quiet", "--out", "a", NULL};
   ck_assert_int_eq(cli_run(dir, star), 0);
   char *csv = cli_read(dir, "a/links.csv"), tail[256];
-  ck_assert_msg(strncmp(csv, "link,bytes,utilization,tier,from,to\n", 36) == 0, "%.60s", csv);
+  ck_assert_msg(strncmp(csv, "link,bytes,utilization,tier,from,to,sharing\n", 44) == 0, "%.60s", csv);
   row_tail(link_row(csv, "host_link_3_UP"), tail, sizeof tail);
-  ck_assert_str_eq(tail, "host,host-3,host-4");
+  ck_assert_str_eq(tail, "host,host-3,host-4,shared");
   row_tail(link_row(csv, "host_link_3_DOWN"), tail, sizeof tail);
-  ck_assert_str_eq(tail, "host,host-2,host-3");
+  ck_assert_str_eq(tail, "host,host-2,host-3,shared");
   row_tail(link_row(csv, "host_backbone"), tail, sizeof tail);
-  ck_assert_str_eq(tail, "core,host-0..host-7 (8 hosts),host-0..host-7 (8 hosts)");
+  ck_assert_str_eq(tail, "core,host-0..host-7 (8 hosts),host-0..host-7 (8 hosts),fatpipe");
   free(csv);
   /* racks of 40 (google-2004's; distbelief-2012's are 20) */
   const char *racks[] = {"run", "--set", "run.algorithm=collective", "--set", "collective.ranks=60", "--set",
@@ -331,7 +331,8 @@ START_TEST(test_outputs_links_named)
     row_tail(p, tail, sizeof tail);
     if (strncmp(tail, "uplink,", 7) == 0) {
       uplinks++;
-      crossing += strcmp(tail, "uplink,host-39,host-40") == 0 || strcmp(tail, "uplink,host-59,host-0") == 0;
+      crossing +=
+          strcmp(tail, "uplink,host-39,host-40,shared") == 0 || strcmp(tail, "uplink,host-59,host-0,shared") == 0;
     }
   }
   ck_assert_msg(uplinks == 4 && crossing == 4, "%d uplinks, %d on the two crossings: %s", uplinks, crossing, csv);
