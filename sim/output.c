@@ -300,8 +300,7 @@ static json_t *performance_json(const report_perf *p)
   json_object_set_new(o, "compute_pct", report_num(p->compute_pct));
   json_object_set_new(o, "comm_pct", report_num(p->comm_pct));
   json_object_set_new(o, "exposed_comm_pct", report_num(p->exposed_comm_pct));
-  if (isfinite(p->idle_pct)) /* only where the workers declare idle waits (a pipeline's bubble) */
-    json_object_set_new(o, "idle_pct", report_num(p->idle_pct));
+  json_object_set_new(o, "idle_pct", report_num(p->idle_pct));
   return o;
 }
 
