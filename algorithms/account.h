@@ -109,7 +109,7 @@ typedef struct account_actor {
   char *host;            /* its host's name */
   double compute_s, comm_s, exposed_comm_s;
   double idle_s;         /* waits declared idle (account_wait_idle), out of comm_s */
-  int declares_idle;     /* it has declared some: its idle share is told apart */
+  int declares_idle;     /* it has declared some (account_wait_idle) */
 } account_actor;
 
 /* After simgrid_run: closes every interval still open at end_time (actors blocked when

@@ -31,8 +31,9 @@ typedef struct report_perf {
   double mfu;              /* tflops_per_device / peak_tflops_per_device */
   const char *worker_role; /* the breakdown role of the shares below */
   double compute_pct, comm_pct, exposed_comm_pct; /* its actors' mean, per cent of sim_time_s */
-  double idle_pct;         /* when its actors declare idle waits (account_wait_idle, a pipeline's
-                              bubble): 100 - compute_pct - comm_pct, the rest of their time; else NaN */
+  double idle_pct;         /* 100 - compute_pct - comm_pct, at least 0: the rest, waits declared idle
+                              (a pipeline's bubble) and what follows an actor's end, so the three
+                              add up to 100% unless compute and comm overlap */
 } report_perf;
 
 /* How the run ended, as every algorithm's closing line may tell it. */
@@ -48,7 +49,7 @@ typedef struct report_outcome {
 
 /* The closing line's common part after an algorithm's own words: "4.52 ms per replica
  * step, 8.9e+04 examples/s, 0.31 Tflop/s per device (MFU 1.5%); replica: compute 71%,
- * comm 29% (exposed 20%)", figures that do not exist left out; with_rate 0 leaves out
+ * comm 25% (exposed 20%), idle 4%", figures that do not exist left out; with_rate 0 leaves out
  * the step time, examples/s and flop rate (an algorithm that says them its own way). */
 void report_perf_text(const report_perf *p, int with_rate, char *buf, size_t len);
 /* bytes as "812 MB", "41.3 TB" (decimal units, 3 digits). */

@@ -345,6 +345,26 @@ static void engine_common_closing(const scenario *sc, const report_outcome *o, c
     snprintf(line + n, len - (size_t)n, "; %s", perf);
 }
 
+/* The network model SimGrid runs the platform under into buf, as SimGrid picks it: the last
+ * --cfg=network/model, else the platform file's <config> (a preset's generated file has
+ * one), else SimGrid 3.32's default, LV08. 3.32's C API reads no string option back
+ * (sg_cfg_get_* has int, double and boolean only), so the same order is followed here. */
+static void engine_network_model(const build *b, const engine_opts *o, char *buf, size_t len)
+{
+  const char *cfg = platform_cfg_value(o->sg_argc, o->sg_argv, "network/model");
+  buf[0] = '\0';
+  if (cfg)
+    snprintf(buf, len, "%s", cfg);
+  else if (b->platform[0])
+    platform_file_model(b->platform, buf, len);
+  if (buf[0] == '\0')
+    snprintf(buf, len, "LV08");
+}
+
+/* Below this many percentage points the rest of a worker's time is the rounding of its
+ * summed shares (about 1e-15 of 100 measured; 1e-9 leaves six orders of margin). */
+#define ENGINE_IDLE_ROUNDING_PCT 1e-9
+
 /* The "performance" block from the algorithm's report and the breakdown. */
 static void engine_perf(const run_result *res, const report *rep, const run_config *cfg, report_perf *p)
 {
@@ -363,21 +383,24 @@ static void engine_perf(const run_result *res, const report *rep, const run_conf
   p->compute_pct = p->comm_pct = p->exposed_comm_pct = p->idle_pct = NAN;
   size_t n = 0;
   double c = 0, w = 0, x = 0;
-  int idle = 0;
   for (size_t i = 0; p->worker_role && i < res->n_actors; i++)
     if (strcmp(res->actors[i].role, p->worker_role) == 0) {
       n++;
       c += res->actors[i].compute_s;
       w += res->actors[i].comm_s;
       x += res->actors[i].exposed_comm_s;
-      idle |= res->actors[i].declares_idle;
     }
   if (n > 0 && t > 0) {
     p->compute_pct = 100 * c / ((double)n * t);
     p->comm_pct = 100 * w / ((double)n * t);
     p->exposed_comm_pct = 100 * x / ((double)n * t);
-    if (idle) /* the bubble, the barriers, the end: whatever is neither compute nor data in flight */
-      p->idle_pct = fmax(0, 100 - p->compute_pct - p->comm_pct);
+    /* the rest, so that the three add up to 100%: waits declared idle (a pipeline's bubble),
+     * the time after an actor has ended before the run did, and any wait that is neither an
+     * execution nor a communication; 0 when compute and comm overlap (an asynchronous
+     * execution behind a wait) and together exceed the run, or differ from it by the
+     * sums' rounding only (1e-15 of a busy data-parallel replica's time, not "idle 1.8e-15%") */
+    double rest = 100 - p->compute_pct - p->comm_pct;
+    p->idle_pct = rest > ENGINE_IDLE_ROUNDING_PCT ? rest : 0;
   } else
     p->worker_role = NULL;
 }
@@ -427,6 +450,7 @@ static report *engine_gather(const scenario *sc, const build *b, const engine_op
   res->status = metrics_status_name(metrics_get_status(m));
   *links = placement_links(res->sim_time, cfg->hosts, cfg->n_hosts + cfg->n_banks, &res->n_links);
   res->n_actors = account_breakdown(res->sim_time, &res->actors);
+  engine_network_model(b, o, res->network_model, sizeof res->network_model);
   engine_perf(res, rep, cfg, &res->perf);
   size_t ne = metrics_n_evals(m);
   for (size_t i = 0; i < ne; i++) { /* measured: a number in some evaluation (a diverged loss is one too) */
@@ -597,12 +621,8 @@ static int engine_simulate(const scenario *sc, build *b, const engine_opts *o, i
  * results are complete by then. So a run under ns-3 ends in engine_run, its output flushed. */
 static int engine_uses_ns3(const build *b, const engine_opts *o)
 {
-  char model[64] = "";
-  const char *cfg = platform_cfg_value(o->sg_argc, o->sg_argv, "network/model");
-  if (cfg)
-    snprintf(model, sizeof model, "%s", cfg);
-  else if (b->platform[0])
-    platform_file_model(b->platform, model, sizeof model);
+  char model[64];
+  engine_network_model(b, o, model, sizeof model);
   return strcmp(model, "ns-3") == 0;
 }
 

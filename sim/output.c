@@ -255,6 +255,37 @@ static json_t *breakdown_json(const run_result *r)
   return o;
 }
 
+/* top_links (shared 1) or top_unshared_links (0): the ten busiest links by bytes whose
+ * sharing is "shared", or of the others (fatpipe, loopback), ties broken by name. A FATPIPE
+ * link gives every flow its whole bandwidth, so it may carry the most bytes without being
+ * what any flow waits for: it is ranked apart, not above the links flows share. */
+static json_t *top_links_json(const run_result *r, int shared)
+{
+  json_t *top = json_array();
+  size_t *idx = xbt_malloc((r->n_links ? r->n_links : 1) * sizeof(size_t)), m = 0;
+  for (size_t i = 0; i < r->n_links; i++)
+    if ((strcmp(r->links[i].sharing, "shared") == 0) == shared && r->links[i].bytes > 0)
+      idx[m++] = i;
+  for (size_t k = 0; k < m && k < 10; k++) {
+    size_t best = k;
+    for (size_t j = k + 1; j < m; j++)
+      if (r->links[idx[j]].bytes > r->links[idx[best]].bytes)
+        best = j;
+    size_t t = idx[k];
+    idx[k] = idx[best];
+    idx[best] = t;
+    const link_stat *l = &r->links[idx[k]];
+    json_t *o = json_object();
+    json_object_set_new(o, "name", json_string(l->name));
+    json_object_set_new(o, "bytes", json_real(l->bytes));
+    json_object_set_new(o, "utilization", report_num(l->utilization));
+    json_object_set_new(o, "sharing", json_string(l->sharing));
+    json_array_append_new(top, o);
+  }
+  xbt_free(idx);
+  return top;
+}
+
 /* "performance": what users compare across runs (algorithms/report.h report_perf). */
 static json_t *performance_json(const report_perf *p)
 {
@@ -269,8 +300,7 @@ static json_t *performance_json(const report_perf *p)
   json_object_set_new(o, "compute_pct", report_num(p->compute_pct));
   json_object_set_new(o, "comm_pct", report_num(p->comm_pct));
   json_object_set_new(o, "exposed_comm_pct", report_num(p->exposed_comm_pct));
-  if (isfinite(p->idle_pct)) /* only where the workers declare idle waits (a pipeline's bubble) */
-    json_object_set_new(o, "idle_pct", report_num(p->idle_pct));
+  json_object_set_new(o, "idle_pct", report_num(p->idle_pct));
   return o;
 }
 
@@ -332,31 +362,11 @@ static char *summary_json(const run_result *r)
   json_object_set_new(st, "p99", json_integer(metrics_staleness_quantile(m, 0.99)));
   json_object_set_new(st, "max", json_integer(metrics_staleness_max(m)));
   json_object_set_new(root, "staleness", st);
-  json_t *comm = json_object(), *top = json_array();
+  json_t *comm = json_object();
+  json_object_set_new(comm, "network_model", json_string(r->network_model));
   json_object_set_new(comm, "bytes_total", json_real(r->bytes_total));
-  /* top_links: the ten busiest links by bytes, ties broken by name. */
-  size_t *idx = xbt_malloc((r->n_links ? r->n_links : 1) * sizeof(size_t));
-  for (size_t i = 0; i < r->n_links; i++)
-    idx[i] = i;
-  for (size_t k = 0; k < r->n_links && k < 10; k++) {
-    size_t best = k;
-    for (size_t j = k + 1; j < r->n_links; j++)
-      if (r->links[idx[j]].bytes > r->links[idx[best]].bytes)
-        best = j;
-    size_t t = idx[k];
-    idx[k] = idx[best];
-    idx[best] = t;
-    const link_stat *l = &r->links[idx[k]];
-    if (l->bytes <= 0)
-      break;
-    json_t *o = json_object();
-    json_object_set_new(o, "name", json_string(l->name));
-    json_object_set_new(o, "bytes", json_real(l->bytes));
-    json_object_set_new(o, "utilization", report_num(l->utilization));
-    json_array_append_new(top, o);
-  }
-  xbt_free(idx);
-  json_object_set_new(comm, "top_links", top);
+  json_object_set_new(comm, "top_links", top_links_json(r, 1));
+  json_object_set_new(comm, "top_unshared_links", top_links_json(r, 0));
   json_object_set_new(root, "comm", comm);
   json_object_set_new(root, "breakdown", breakdown_json(r));
   json_object_set_new(root, "hosts_used", json_integer((json_int_t)r->hosts_used));
@@ -427,7 +437,7 @@ static void output_staleness_csv(report_text *b, const run_result *r)
 static void output_links_csv(report_text *b, const run_result *r)
 {
   b->len = 0;
-  report_printf(b, "link,bytes,utilization,tier,from,to\n");
+  report_printf(b, "link,bytes,utilization,tier,from,to,sharing\n");
   for (size_t i = 0; i < r->n_links; i++) {
     report_printf(b, "%s,", r->links[i].name);
     report_double(b, r->links[i].bytes);
@@ -437,7 +447,7 @@ static void output_links_csv(report_text *b, const run_result *r)
     csv_field(b, r->links[i].from ? r->links[i].from : "");
     report_printf(b, ",");
     csv_field(b, r->links[i].to ? r->links[i].to : "");
-    report_printf(b, "\n");
+    report_printf(b, ",%s\n", r->links[i].sharing);
   }
 }
 

@@ -20,6 +20,8 @@ typedef struct link_stat {
   double utilization; /* bytes / (bandwidth * simulated time) */
   char tier[8];       /* host, uplink, core or direct (sim/placement.c, placement_links) */
   char *from, *to;    /* the hosts whose messages crossed it: "host-3", "host-0..host-39 (40 hosts)" */
+  char sharing[10];   /* shared (its bandwidth split among the flows crossing it), fatpipe (each
+                         flow gets all of it) or loopback (only a host's messages to itself) */
 } link_stat;
 
 typedef struct run_result {
@@ -39,6 +41,7 @@ typedef struct run_result {
   size_t n_trace_ev;
   const fault_plan *faults;            /* a run with [faults] events ("faults" block), or NULL */
   report_perf perf;                    /* the "performance" block */
+  char network_model[32];              /* SimGrid's network/model for the run: LV08, CM02, ... */
   int has_loss, has_accuracy;          /* the run measures them: else progress.csv's fields are empty */
 } run_result;
 

@@ -73,6 +73,7 @@ sg_host_t *placement_hosts(const scenario *sc, sg_host_t *all, size_t n_all, siz
 typedef struct link_track {
   size_t min_d;
   int direct;
+  int self, other; /* a route from a host to itself crossed it; a route between two hosts did */
   unsigned char *src, *dst;
 } link_track;
 
@@ -141,9 +142,9 @@ static link_track *placement_add_link(link_acc *acc, sg_link_t l, double bytes)
   memmove(acc->st + lo + 1, acc->st + lo, (acc->n - lo) * sizeof(*acc->st));
   memmove(acc->ids + lo + 1, acc->ids + lo, (acc->n - lo) * sizeof(*acc->ids));
   memmove(acc->tr + lo + 1, acc->tr + lo, (acc->n - lo) * sizeof(*acc->tr));
-  acc->st[lo] = (link_stat){xbt_strdup(name), bytes, 0, "", NULL, NULL};
+  acc->st[lo] = (link_stat){xbt_strdup(name), bytes, 0, "", NULL, NULL, ""};
   acc->ids[lo] = l;
-  acc->tr[lo] = (link_track){(size_t)-1, 0, NULL, NULL};
+  acc->tr[lo] = (link_track){(size_t)-1, 0, 0, 0, NULL, NULL};
   acc->n++;
   return &acc->tr[lo];
 }
@@ -175,6 +176,8 @@ static void placement_add_pair(void *ctx, sg_host_t src, sg_host_t dst, double b
     size_t dist = k < len - 1 - k ? k : len - 1 - k;
     t->min_d = dist < t->min_d ? dist : t->min_d;
     t->direct |= len == 1;
+    t->self |= s == d;
+    t->other |= s != d;
     placement_bit_set(&t->src, acc->n_hosts, s);
     placement_bit_set(&t->dst, acc->n_hosts, d);
   }
@@ -192,7 +195,7 @@ static char *placement_hosts_text(const link_acc *acc, const unsigned char *map,
   return xbt_strdup(buf);
 }
 
-/* Every link that carried traffic, by name, with its tier and endpoints: `direct` when a
+/* Every link that carried traffic, by name, with its tier, endpoints and sharing: `direct` when a
  * route is this link alone (a torus or ring neighbour link); `host` when it is at one end
  * of a route (a host's NIC, a GPU's link into its node switch); `uplink` one link from a
  * host when it carries the traffic of only some of the senders (a rack's or node's link to
@@ -223,6 +226,12 @@ link_stat *placement_links(double sim_time, sg_host_t *hosts, size_t n_hosts, si
                        : t->min_d == 1 && placement_bits_count(t->src, n_hosts, &lo, &hi) < senders ? "uplink"
                                                                                             : "core";
     snprintf(acc.st[i].tier, sizeof acc.st[i].tier, "%s", tier);
+    /* a FATPIPE link (SimGrid's loopbacks, a star's default backbone) bounds each flow
+     * alone, so its bytes say nothing of contention: output.c ranks it apart */
+    const char *sharing = t->self && !t->other             ? "loopback"
+                          : sg_link_is_shared(acc.ids[i]) ? "shared"
+                                                           : "fatpipe";
+    snprintf(acc.st[i].sharing, sizeof acc.st[i].sharing, "%s", sharing);
     acc.st[i].from = placement_hosts_text(&acc, t->src, hosts);
     acc.st[i].to = placement_hosts_text(&acc, t->dst, hosts);
     xbt_free(t->src);

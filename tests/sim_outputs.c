@@ -112,8 +112,48 @@ START_TEST(test_outputs_performance_downpour)
                  num(j, "performance", "tflops_per_device") / num(j, "performance", "peak_tflops_per_device")));
   ck_assert_msg(strstr(line, "per replica step") && strstr(line, "examples/s") && strstr(line, "MFU") &&
                     strstr(line, "replica: compute"), "%s", line);
+  /* the shares add up: these replicas compute 0.0074% and wait 95.2% (the committed golden
+   * summary), the rest, idle, is said, not left for the reader to find */
+  double c = num(j, "performance", "compute_pct"), w = num(j, "performance", "comm_pct");
+  double idle = num(j, "performance", "idle_pct");
+  ck_assert_msg(json_is_number(at(j, "performance", "idle_pct")) && idle > 1, "idle %g", idle);
+  ck_assert_msg(fabs(c + w + idle - 100) < 100 * SAME_FIGURE_RTOL, "compute %g + comm %g + idle %g", c, w, idle);
+  char said[64];
+  snprintf(said, sizeof said, ", idle %.3g%%", idle);
+  ck_assert_msg(strstr(line, said), "%s not in %s", said, line);
   free(line);
   json_decref(j);
+  free(dir);
+}
+END_TEST
+
+/* summary.json's comm.network_model is the model SimGrid ran: LV08 (SimGrid's default) for a
+ * platform file without <config>, the file's own, or --cfg's over both. */
+START_TEST(test_outputs_network_model)
+{
+  char *dir = cli_tmpdir();
+  cli_write(dir, "bare.xml",
+            "<?xml version='1.0'?>\n<!DOCTYPE platform SYSTEM \"https://simgrid.org/simgrid.dtd\">\n"
+            "<platform version=\"4.1\">\n<zone id=\"z\" routing=\"Full\">\n"
+            "<host id=\"a\" speed=\"1Gf\"/>\n<host id=\"b\" speed=\"1Gf\"/>\n"
+            "<link id=\"l\" bandwidth=\"125MBps\" latency=\"50us\"/>\n"
+            "<route src=\"a\" dst=\"b\"><link_ctn id=\"l\"/></route>\n</zone>\n</platform>\n");
+  const char *gen[] = {"platform", "--hosts", "2", "--topology", "star", "--network-model", "CM02", "-o", "cm02.xml",
+                       NULL};
+  ck_assert_int_eq(cli_run(dir, gen), 0);
+  static const struct {
+    const char *file, *cfg, *model;
+  } runs[] = {{"bare.xml", NULL, "LV08"}, {"cm02.xml", NULL, "CM02"}, {"bare.xml", "--cfg=network/model:CM02", "CM02"}};
+  for (size_t i = 0; i < sizeof runs / sizeof *runs; i++) {
+    char file[64], out[16];
+    snprintf(file, sizeof file, "platform.file=%s", runs[i].file);
+    snprintf(out, sizeof out, "out%zu", i);
+    const char *args[] = {"run", "--set", "run.algorithm=collective", "--set", "collective.ranks=2", "--set", file,
+                          "--quiet", "--out", out, runs[i].cfg, NULL};
+    json_t *j = cli_summary(dir, args, out);
+    ck_assert_str_eq(json_string_value(at(j, "comm", "network_model")), runs[i].model);
+    json_decref(j);
+  }
   free(dir);
 }
 END_TEST
@@ -200,7 +240,13 @@ START_TEST(test_outputs_performance_everywhere)
     double x = num(j, "performance", "exposed_comm_pct"), top = 100 * (1 + SAME_FIGURE_RTOL);
     ck_assert_msg(c >= 0 && c <= top && w >= 0 && w <= top && x <= w * (1 + SAME_FIGURE_RTOL), "%s: %g, %g, %g",
                   golden[g], c, w, x);
-    ck_assert_msg(strstr(line, "compute") && !strstr(line, "nan"), "%s: %s", golden[g], line);
+    /* idle is the rest: the three add up to 100% unless compute and comm overlap */
+    double idle = num(j, "performance", "idle_pct");
+    ck_assert_msg(idle >= 0 && c + w + idle >= 100 * (1 - SAME_FIGURE_RTOL) &&
+                      (idle == 0 || fabs(c + w + idle - 100) <= 100 * SAME_FIGURE_RTOL),
+                  "%s: compute %g + comm %g + idle %g", golden[g], c, w, idle);
+    ck_assert_msg(strstr(line, "compute") && strstr(line, ", idle ") && !strstr(line, "nan"), "%s: %s", golden[g],
+                  line);
     free(line);
     json_decref(j);
     free(dir);
@@ -259,7 +305,7 @@ static const char *link_row(const char *csv, const char *name)
   return NULL;
 }
 
-/* The row's fields from the fourth on: "tier,from,to". */
+/* The row's fields from the fourth on: "tier,from,to,sharing". */
 static void row_tail(const char *row, char *out, size_t len)
 {
   const char *p = row;
@@ -281,13 +327,13 @@ START_TEST(test_outputs_links_named)
                         "platform.file=star8.xml", "--quiet", "--out", "a", NULL};
   ck_assert_int_eq(cli_run(dir, star), 0);
   char *csv = cli_read(dir, "a/links.csv"), tail[256];
-  ck_assert_msg(strncmp(csv, "link,bytes,utilization,tier,from,to\n", 36) == 0, "%.60s", csv);
+  ck_assert_msg(strncmp(csv, "link,bytes,utilization,tier,from,to,sharing\n", 44) == 0, "%.60s", csv);
   row_tail(link_row(csv, "host_link_3_UP"), tail, sizeof tail);
-  ck_assert_str_eq(tail, "host,host-3,host-4");
+  ck_assert_str_eq(tail, "host,host-3,host-4,shared");
   row_tail(link_row(csv, "host_link_3_DOWN"), tail, sizeof tail);
-  ck_assert_str_eq(tail, "host,host-2,host-3");
+  ck_assert_str_eq(tail, "host,host-2,host-3,shared");
   row_tail(link_row(csv, "host_backbone"), tail, sizeof tail);
-  ck_assert_str_eq(tail, "core,host-0..host-7 (8 hosts),host-0..host-7 (8 hosts)");
+  ck_assert_str_eq(tail, "core,host-0..host-7 (8 hosts),host-0..host-7 (8 hosts),fatpipe");
   free(csv);
   /* racks of 40 (google-2004's; distbelief-2012's are 20) */
   const char *racks[] = {"run", "--set", "run.algorithm=collective", "--set", "collective.ranks=60", "--set",
@@ -300,7 +346,8 @@ START_TEST(test_outputs_links_named)
     row_tail(p, tail, sizeof tail);
     if (strncmp(tail, "uplink,", 7) == 0) {
       uplinks++;
-      crossing += strcmp(tail, "uplink,host-39,host-40") == 0 || strcmp(tail, "uplink,host-59,host-0") == 0;
+      crossing +=
+          strcmp(tail, "uplink,host-39,host-40,shared") == 0 || strcmp(tail, "uplink,host-59,host-0,shared") == 0;
     }
   }
   ck_assert_msg(uplinks == 4 && crossing == 4, "%d uplinks, %d on the two crossings: %s", uplinks, crossing, csv);
@@ -421,7 +468,7 @@ static Suite *outputs_suite(void)
   ADD_TCASE(s, "measures", test_outputs_timing_only_no_nan, test_outputs_consensus_measures);
   ADD_TCASE(s, "performance", test_outputs_performance_downpour, test_outputs_mfu_is_compute_share,
             test_outputs_tensor_memory, test_outputs_pipeline_memory, test_outputs_sweep_metrics,
-            test_outputs_links_named);
+            test_outputs_links_named, test_outputs_network_model);
   ADD_TCASE(s, "plots", test_outputs_reproduction_plots, test_outputs_progress_plot,
            test_outputs_gnuplot_failures);
   TCase *tc = tcase_create("everywhere");

@@ -172,7 +172,8 @@ START_TEST(test_whatif_generated)
   char *dir = cli_tmpdir();
   const char *star[] = {"platform.topology=star", "platform.host_cores=2", NULL};
   json_t *a = run_ini(dir, downpour_ini, "a", star);
-  json_t *top = json_object_get(json_object_get(a, "comm"), "top_links");
+  /* the star's backbone is FATPIPE: the busiest link, ranked apart from the shared ones */
+  json_t *top = json_object_get(json_object_get(a, "comm"), "top_unshared_links");
   ck_assert_str_eq(json_string_value(json_object_get(json_array_get(top, 0), "name")), "host_backbone");
   json_decref(a);
   const char *args[] = {"run",      "base.ini", "--out", "out", "--set", "platform.topology=star", "--set",
@@ -233,7 +234,8 @@ END_TEST
  * 2(p-1) = 6 chunks of 1e6 bytes + a 64-byte header to the next rank, so each host's
  * _UP and _DOWN link carries 6 x 1000064 bytes and the backbone all 4 ranks' 24001536.
  * Utilization is bytes / (1.25e9 B/s x simulated time) (a FATPIPE backbone bounds each
- * flow, not their sum, so it can exceed 1). */
+ * flow, not their sum, so it can exceed 1). The backbone, fatpipe, carries the most bytes
+ * but heads top_unshared_links, not top_links, which the shared host links lead. */
 START_TEST(test_whatif_links_hand)
 {
   char *dir = cli_tmpdir();
@@ -249,14 +251,22 @@ START_TEST(test_whatif_links_hand)
   /* the tier and endpoints: rank h's NIC sends to h + 1 (_UP) and receives from h - 1
    * (_DOWN); the backbone carries everyone's */
   int n = snprintf(want, sizeof want,
-                   "link,bytes,utilization,tier,from,to\nhost_backbone,24001536,%.17g,core,host-0..host-3 (4 hosts),"
-                   "host-0..host-3 (4 hosts)\n", 24001536 / (1.25e9 * t));
+                   "link,bytes,utilization,tier,from,to,sharing\nhost_backbone,24001536,%.17g,core,host-0..host-3 (4 "
+                   "hosts),host-0..host-3 (4 hosts),fatpipe\n", 24001536 / (1.25e9 * t));
   for (int h = 0; h < 4; h++)
     for (int up = 0; up < 2; up++)
-      n += snprintf(want + n, sizeof want - (size_t)n, "host_link_%d_%s,6000384,%.17g,host,host-%d,host-%d\n", h,
+      n += snprintf(want + n, sizeof want - (size_t)n, "host_link_%d_%s,6000384,%.17g,host,host-%d,host-%d,shared\n", h,
                     up ? "UP" : "DOWN", 6000384 / (1.25e9 * t), up ? h : (h + 3) % 4, up ? (h + 1) % 4 : h);
   ck_assert_str_eq(csv, want);
   ck_assert_double_eq(json_number_value(json_object_get(json_object_get(j, "comm"), "bytes_total")), 24001536);
+  const json_t *shared = json_object_get(json_object_get(j, "comm"), "top_links");
+  const json_t *unshared = json_object_get(json_object_get(j, "comm"), "top_unshared_links");
+  ck_assert_int_eq(json_array_size(shared), 8);
+  ck_assert_int_eq(json_array_size(unshared), 1);
+  ck_assert_str_eq(json_string_value(json_object_get(json_array_get(shared, 0), "name")), "host_link_0_DOWN");
+  ck_assert_str_eq(json_string_value(json_object_get(json_array_get(shared, 0), "sharing")), "shared");
+  ck_assert_str_eq(json_string_value(json_object_get(json_array_get(unshared, 0), "name")), "host_backbone");
+  ck_assert_str_eq(json_string_value(json_object_get(json_array_get(unshared, 0), "sharing")), "fatpipe");
   free(csv);
   json_decref(j);
   free(dir);
