@@ -255,22 +255,15 @@ END_TEST
 
 /* t ranks' embedding and head on one microbatch, the reductions summed in rank order here,
  * against one rank; rows split t ways (sequence parallelism) when sp. */
-static void vocab_parallel(size_t t, int sp)
+/* vocab_parallel's embedding: the t ranks' lookups summed are one rank's, exactly; then
+ * the positions added to the second half of the rows are the same as to all of them. */
+static void vocab_embed(const gpt_dims *dp, size_t t, const gsl_vector *w, const gpt_layout *lp, size_t b,
+                        const double *q)
 {
-  gpt_dims d = {16, 4, 8, 2, 1, {0}};
-  size_t b = 3, n = d.seq * b, h = d.hidden, vl = d.vocab / t;
-  gsl_vector *w = init(&d, 5);
-  gpt_layout l;
-  gpt_layout_of(&d, &l);
-  double *q = draw_seqs(&d, b, 5);
-  gsl_rng *r = rng_create(5, RNG_ROLE_DATA, 7);
-  gsl_matrix *z = gsl_matrix_alloc(n, h), *x1 = gsl_matrix_alloc(n, h), *xt = gsl_matrix_alloc(n, h);
-  for (size_t i = 0; i < n * h; i++)
-    z->data[i] = 2 * gsl_rng_uniform(r) - 1;
-  gsl_rng_free(r);
-  const double *E = w->data + l.embed, *P = w->data + l.pos, *g = w->data + l.lnf_g, *bb = w->data + l.lnf_b;
-
-  /* embedding: the ranks' lookups summed = one rank's, exactly; then positions */
+  gpt_dims d = *dp;
+  size_t n = d.seq * b, h = d.hidden, vl = d.vocab / t;
+  const double *E = w->data + lp->embed, *P = w->data + lp->pos;
+  gsl_matrix *x1 = gsl_matrix_alloc(n, h), *xt = gsl_matrix_alloc(n, h);
   gpt_embed_lookup(&d, 1, 0, E, b, q, x1);
   gsl_matrix_set_zero(xt);
   for (size_t k = 0; k < t; k++) {
@@ -285,18 +278,16 @@ static void vocab_parallel(size_t t, int sp)
   gpt_embed_positions(&d, P, b, 0, x1);
   ck_assert_int_eq(memcmp(gsl_matrix_ptr(x1, n / 2, 0), top.matrix.data, (n - n / 2) * h * sizeof(double)), 0);
 
-  /* head: one rank */
-  gpt_head *one = gpt_head_create(&d, 1, 0, b, 0, n);
-  gpt_head_norm(one, g, bb, z);
-  gpt_head_logits(one, E);
-  gpt_head_targets(one, q);
-  gpt_head_sumexp(one);
-  double loss1 = gpt_head_loss(one);
-  double *dE1 = calloc(d.vocab * h, sizeof(double)), *dg1 = calloc(h, sizeof(double)), *db1 = calloc(h, sizeof(double));
-  gpt_head_backward(one, E, dE1);
-  gsl_matrix *dz1 = gsl_matrix_alloc(n, h);
-  gpt_head_norm_backward(one, g, dg1, db1, dz1);
-  /* the loss by its definition: mean over rows of log(sum exp(logits)) - target's logit */
+  gsl_matrix_free(x1);
+  gsl_matrix_free(xt);
+}
+
+/* The head's mean loss by its definition: over rows, log(sum exp(logits)) - the target's
+ * logit, from the head's normalised rows and the embedding E. */
+static double vocab_loss_by_definition(const gpt_dims *dp, gpt_head *one, const double *E, const double *q, size_t b)
+{
+  gpt_dims d = *dp;
+  size_t n = d.seq * b, h = d.hidden;
   double ref = 0;
   for (size_t i = 0; i < n; i++) {
     double lg[16] = {0}, mx = -INFINITY, zs = 0;
@@ -310,13 +301,20 @@ static void vocab_parallel(size_t t, int sp)
       zs += exp(lg[v] - mx);
     ref += (log(zs) + mx - lg[(size_t)q[(i % b) * (d.seq + 1) + i / b + 1]]) / (double)n;
   }
-  ck_assert_msg(fabs(loss1 - ref) <= VOCAB_RTOL * ref, "head loss %.17g, by definition %.17g", loss1, ref);
+  return ref;
+}
 
-  /* t ranks */
+/* vocab_parallel's t ranks' heads, forward: each normalises its rows, gathers every rank's
+ * (sp), takes its vocabulary slice's logits, the targets and the sums of exponentials, each
+ * reduced over the ranks as the allreduces would. Returns the heads (caller frees). */
+static gpt_head **vocab_heads_forward(const gpt_dims *dp, size_t t, int sp, size_t b, gsl_matrix *z,
+                                      const gsl_vector *w, const gpt_layout *lp, const double *q, gpt_head *one)
+{
+  gpt_dims d = *dp;
+  size_t n = d.seq * b, h = d.hidden, vl = d.vocab / t, rows = sp ? n / t : n;
+  const double *E = w->data + lp->embed, *g = w->data + lp->lnf_g, *bb = w->data + lp->lnf_b;
   gpt_head **hd = malloc(t * sizeof(gpt_head *));
-  size_t rows = sp ? n / t : n;
-  double *red = calloc(n, sizeof(double)), *dx = calloc(n * h, sizeof(double));
-  double *dE = calloc(d.vocab * h, sizeof(double)), *dg = calloc(h, sizeof(double)), *db = calloc(h, sizeof(double));
+  double *red = calloc(n, sizeof(double));
   for (size_t k = 0; k < t; k++) {
     size_t row0 = sp ? k * rows : 0;
     hd[k] = gpt_head_create(&d, t, k, b, row0, rows);
@@ -347,6 +345,69 @@ static void vocab_parallel(size_t t, int sp)
     for (size_t k = 0; k < t; k++)
       memcpy(gpt_head_red(hd[k]), red, n * sizeof(double));
   }
+  free(red);
+  return hd;
+}
+
+/* The lookup's backward: t ranks' rows of dE are one rank's, exactly, and position k's
+ * gradient is the sum of its b rows. */
+static void vocab_lookup_backward(const gpt_dims *dp, size_t t, size_t b, const double *q, const gsl_matrix *dz1)
+{
+  gpt_dims d = *dp;
+  size_t h = d.hidden, vl = d.vocab / t;
+  double *eb1 = calloc(d.vocab * h, sizeof(double)), *ebt = calloc(d.vocab * h, sizeof(double));
+  double *pb1 = calloc(d.seq * h, sizeof(double));
+  gpt_embed_backward(&d, 1, 0, b, q, dz1, eb1, pb1);
+  for (size_t k = 0; k < t; k++)
+    gpt_embed_backward(&d, t, k, b, q, dz1, ebt + k * vl * h, NULL);
+  ck_assert_int_eq(memcmp(eb1, ebt, d.vocab * h * sizeof(double)), 0);
+  /* position k's gradient is the sum of its b rows */
+  double p0 = 0;
+  for (size_t i = 0; i < b; i++)
+    p0 += gsl_matrix_get(dz1, 1 * b + i, 3);
+  ck_assert_double_eq_tol(pb1[1 * h + 3], p0, 1e-15);
+
+  free(eb1);
+  free(ebt);
+  free(pb1);
+}
+
+static void vocab_parallel(size_t t, int sp)
+{
+  gpt_dims d = {16, 4, 8, 2, 1, {0}};
+  size_t b = 3, n = d.seq * b, h = d.hidden, vl = d.vocab / t;
+  gsl_vector *w = init(&d, 5);
+  gpt_layout l;
+  gpt_layout_of(&d, &l);
+  double *q = draw_seqs(&d, b, 5);
+  gsl_rng *r = rng_create(5, RNG_ROLE_DATA, 7);
+  gsl_matrix *z = gsl_matrix_alloc(n, h);
+  for (size_t i = 0; i < n * h; i++)
+    z->data[i] = 2 * gsl_rng_uniform(r) - 1;
+  gsl_rng_free(r);
+  const double *E = w->data + l.embed, *g = w->data + l.lnf_g, *bb = w->data + l.lnf_b;
+
+  vocab_embed(&d, t, w, &l, b, q);
+
+  /* head: one rank */
+  gpt_head *one = gpt_head_create(&d, 1, 0, b, 0, n);
+  gpt_head_norm(one, g, bb, z);
+  gpt_head_logits(one, E);
+  gpt_head_targets(one, q);
+  gpt_head_sumexp(one);
+  double loss1 = gpt_head_loss(one);
+  double *dE1 = calloc(d.vocab * h, sizeof(double)), *dg1 = calloc(h, sizeof(double)), *db1 = calloc(h, sizeof(double));
+  gpt_head_backward(one, E, dE1);
+  gsl_matrix *dz1 = gsl_matrix_alloc(n, h);
+  gpt_head_norm_backward(one, g, dg1, db1, dz1);
+  double ref = vocab_loss_by_definition(&d, one, E, q, b);
+  ck_assert_msg(fabs(loss1 - ref) <= VOCAB_RTOL * ref, "head loss %.17g, by definition %.17g", loss1, ref);
+
+  /* t ranks */
+  size_t rows = sp ? n / t : n;
+  double *dx = calloc(n * h, sizeof(double));
+  double *dE = calloc(d.vocab * h, sizeof(double)), *dg = calloc(h, sizeof(double)), *db = calloc(h, sizeof(double));
+  gpt_head **hd = vocab_heads_forward(&d, t, sp, b, z, w, &l, q, one);
   for (size_t k = 0; k < t; k++) {
     double lk = gpt_head_loss(hd[k]);
     ck_assert_msg(fabs(lk - loss1) <= VOCAB_RTOL * loss1, "rank %zu: loss %.17g, one rank %.17g", k, lk, loss1);
@@ -371,25 +432,13 @@ static void vocab_parallel(size_t t, int sp)
   assert_close("dlnf_g", dg, dg1, h, VOCAB_RTOL);
   assert_close("dlnf_b", db, db1, h, VOCAB_RTOL);
 
-  /* the lookup's backward: t ranks' rows of dE are one rank's, exactly */
-  double *eb1 = calloc(d.vocab * h, sizeof(double)), *ebt = calloc(d.vocab * h, sizeof(double));
-  double *pb1 = calloc(d.seq * h, sizeof(double));
-  gpt_embed_backward(&d, 1, 0, b, q, dz1, eb1, pb1);
-  for (size_t k = 0; k < t; k++)
-    gpt_embed_backward(&d, t, k, b, q, dz1, ebt + k * vl * h, NULL);
-  ck_assert_int_eq(memcmp(eb1, ebt, d.vocab * h * sizeof(double)), 0);
-  /* position k's gradient is the sum of its b rows */
-  double p0 = 0;
-  for (size_t i = 0; i < b; i++)
-    p0 += gsl_matrix_get(dz1, 1 * b + i, 3);
-  ck_assert_double_eq_tol(pb1[1 * h + 3], p0, 1e-15);
+  vocab_lookup_backward(&d, t, b, q, dz1);
 
   for (size_t k = 0; k < t; k++)
     gpt_head_free(hd[k]);
   free(hd);
   gpt_head_free(one);
   gpt_head_free(NULL);
-  free(red);
   free(dx);
   free(dE);
   free(dE1);
@@ -397,12 +446,7 @@ static void vocab_parallel(size_t t, int sp)
   free(db);
   free(dg1);
   free(db1);
-  free(eb1);
-  free(ebt);
-  free(pb1);
   gsl_matrix_free(z);
-  gsl_matrix_free(x1);
-  gsl_matrix_free(xt);
   gsl_matrix_free(dz);
   gsl_matrix_free(dz1);
   gsl_vector_free(w);

@@ -168,19 +168,14 @@ static void mem_reduce(transformer_part **p, size_t t, int sp, size_t n, size_t 
 }
 
 /* One layer forward and backward on t ranks; Z, dX, grad assembled from the ranks. */
-static void run_tp(const transformer_dims *d, const gsl_vector *w, const gsl_matrix *X, const gsl_matrix *dZ, size_t t,
-                   int sp, gsl_matrix *Z, gsl_matrix *dX, gsl_vector *grad)
-{
-  size_t n = d->b * d->s, h = d->h, row0, rows;
-  transformer_part *p[4];
-  gsl_vector *g[4];
-  for (size_t r = 0; r < t; r++) {
-    p[r] = transformer_part_create(d, t, r, sp);
-    ck_assert_ptr_nonnull(p[r]);
-    g[r] = gsl_vector_calloc(w->size);
-  }
 #define LOC(M, r) (transformer_part_rows(p[r], &row0, &rows), gsl_matrix_submatrix((M), row0, 0, rows, h))
 #define CLOC(M, r) (transformer_part_rows(p[r], &row0, &rows), gsl_matrix_const_submatrix((M), row0, 0, rows, h))
+
+/* run_tp's forward pass over the t parts p: Z, each rank its rows (sp) or all of them. */
+static void run_tp_forward(transformer_part **p, const transformer_dims *d, const gsl_vector *w, const gsl_matrix *X,
+                           size_t t, int sp, gsl_matrix *Z)
+{
+  size_t n = d->b * d->s, h = d->h, row0, rows;
   for (size_t r = 0; r < t; r++) {
     gsl_matrix_const_view x = CLOC(X, r);
     transformer_fwd_ln1(p[r], w, &x.matrix);
@@ -211,6 +206,13 @@ static void run_tp(const transformer_dims *d, const gsl_vector *w, const gsl_mat
       gsl_matrix_free(zr);
     }
   }
+}
+
+/* run_tp's backward pass: dX and each rank's gradient g[r]. */
+static void run_tp_backward(transformer_part **p, gsl_vector **g, const transformer_dims *d, const gsl_vector *w,
+                            const gsl_matrix *dZ, size_t t, int sp, gsl_matrix *dX)
+{
+  size_t n = d->b * d->s, h = d->h, row0, rows;
   for (size_t r = 0; r < t; r++) {
     gsl_matrix_const_view dz = CLOC(dZ, r);
     transformer_bwd_out(p[r], &dz.matrix, g[r]);
@@ -241,8 +243,23 @@ static void run_tp(const transformer_dims *d, const gsl_vector *w, const gsl_mat
       gsl_matrix_free(dxr);
     }
   }
+}
 #undef LOC
 #undef CLOC
+
+static void run_tp(const transformer_dims *d, const gsl_vector *w, const gsl_matrix *X, const gsl_matrix *dZ, size_t t,
+                   int sp, gsl_matrix *Z, gsl_matrix *dX, gsl_vector *grad)
+{
+  size_t h = d->h;
+  transformer_part *p[4];
+  gsl_vector *g[4];
+  for (size_t r = 0; r < t; r++) {
+    p[r] = transformer_part_create(d, t, r, sp);
+    ck_assert_ptr_nonnull(p[r]);
+    g[r] = gsl_vector_calloc(w->size);
+  }
+  run_tp_forward(p, d, w, X, t, sp, Z);
+  run_tp_backward(p, g, d, w, dZ, t, sp, dX);
   if (!sp) { /* replicated parameters' gradients are full and equal on every rank */
     transformer_layout l;
     transformer_layout_of(h, &l);

@@ -377,6 +377,23 @@ END_TEST
  * bytes add up to comm.bytes_total; events are named by what the rank was doing (layer,
  * pass, microbatch, collective); every send starts a flow arrow that ends, once, where
  * the other rank takes the message, no earlier. */
+/* The trace's flow events: one start and one end per message sent (a synchronous run takes
+ * every message), each end no earlier than its start and on another actor's thread. */
+static void assert_flows_paired(json_t *starts, json_t *ends, size_t sends)
+{
+  ck_assert_int_eq(json_object_size(starts), sends);
+  ck_assert_int_eq(json_object_size(ends), sends);
+  const char *id;
+  json_t *s;
+  json_object_foreach(starts, id, s)
+  {
+    json_t *f = json_object_get(ends, id);
+    ck_assert_msg(f != NULL, "flow %s never ends", id);
+    ck_assert(json_number_value(json_object_get(f, "ts")) >= json_number_value(json_object_get(s, "ts")));
+    ck_assert(json_integer_value(json_object_get(f, "tid")) != json_integer_value(json_object_get(s, "tid")));
+  }
+}
+
 START_TEST(test_whatif_trace)
 {
   char *dir = cli_tmpdir();
@@ -435,17 +452,7 @@ START_TEST(test_whatif_trace)
   }
   ck_assert_msg(named[0] > 0 && named[1] > 0 && named[2] > 0, "unnamed events: %zu forward, %zu backward, %zu allreduce",
                 named[0], named[1], named[2]);
-  ck_assert_int_eq(json_object_size(starts), sends);
-  ck_assert_int_eq(json_object_size(ends), sends); /* a synchronous run takes every message */
-  const char *id;
-  json_t *s;
-  json_object_foreach(starts, id, s)
-  {
-    json_t *f = json_object_get(ends, id);
-    ck_assert_msg(f != NULL, "flow %s never ends", id);
-    ck_assert(json_number_value(json_object_get(f, "ts")) >= json_number_value(json_object_get(s, "ts")));
-    ck_assert(json_integer_value(json_object_get(f, "tid")) != json_integer_value(json_object_get(s, "tid")));
-  }
+  assert_flows_paired(starts, ends, sends);
   json_decref(starts);
   json_decref(ends);
   for (int r = 0; r < 2; r++) {
