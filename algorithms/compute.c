@@ -25,13 +25,18 @@ static double straggler_factor(const run_config *cfg)
   return i && *i < cfg->n_hosts ? cfg->host_slowdown[*i] : 1.0; /* a bank host (cfg->banks): 1 */
 }
 
-/* Flops one execution of the calling actor really runs: spread evenly over C cores at
- * the given efficiency, on hosts speed_factor times faster (what-if), times the host's
- * straggler slowdown ([faults]). */
-static double exec_flops(const run_config *cfg, double flops)
+/* Flops one execution really runs: spread evenly over C cores at the given efficiency, on
+ * hosts speed_factor times faster (what-if), times a host's slowdown `factor`. */
+static double exec_flops_as(const run_config *cfg, double flops, double factor)
 {
   double f = cfg->speed_factor > 0 ? cfg->speed_factor : 1;
-  return flops / cfg->efficiency / cfg->cores / f * straggler_factor(cfg);
+  return flops / cfg->efficiency / cfg->cores / f * factor;
+}
+
+/* The calling actor's: times its host's straggler slowdown ([faults]). */
+static double exec_flops(const run_config *cfg, double flops)
+{
+  return exec_flops_as(cfg, flops, straggler_factor(cfg));
 }
 
 void compute_execute(const run_config *cfg, double flops)
@@ -68,8 +73,7 @@ void compute_execute_mem(const run_config *cfg, double flops, double bytes)
 
 sg_exec_t compute_execute_async_as(const run_config *cfg, double flops, double factor)
 {
-  double f = cfg->speed_factor > 0 ? cfg->speed_factor : 1;
-  return account_exec_async(flops / cfg->efficiency / cfg->cores / f * factor);
+  return account_exec_async(exec_flops_as(cfg, flops, factor));
 }
 
 sg_exec_t compute_execute_async(const run_config *cfg, double flops)

@@ -20,6 +20,24 @@ void msg_free(void *p)
     m->free_fn(m);
 }
 
+static void msg_bundle_free(msg *m)
+{
+  msg_bundle *b = (msg_bundle *)m;
+  for (size_t i = 0; i < b->n; i++)
+    msg_free(b->part[i]);
+  xbt_free(b);
+}
+
+msg_bundle *msg_bundle_create(int kind, int client, size_t n)
+{
+  msg_bundle *b = xbt_malloc0(sizeof(*b) + n * sizeof(msg *));
+  b->hdr.kind = kind;
+  b->hdr.free_fn = msg_bundle_free;
+  b->client = client;
+  b->n = n;
+  return b;
+}
+
 void mbox_name(char *buf, size_t len, const char *role, int rank)
 {
   snprintf(buf, len, "%s-%d", role, rank);

@@ -45,6 +45,19 @@ static inline msg *msg_check(msg *m, int kind, const char *expected)
  * serve as a detached communication's clean-up function. */
 void msg_free(void *m);
 
+/* n messages travelling as one, part[i] in order (a parameter-server bank's exchanges with
+ * its shards' clients: ps_bank.h, sandblaster.c's Bank), sized by the sender as the sum
+ * of the parts'. The bundle owns its parts: msg_free frees them with it. */
+typedef struct msg_bundle {
+  msg hdr;
+  int client;   /* the sender's rank, where the protocol needs it; else 0 */
+  size_t n;     /* parts */
+  msg *part[];
+} msg_bundle;
+
+/* A bundle of `kind` with room for n parts, set to NULL. Never NULL. */
+msg_bundle *msg_bundle_create(int kind, int client, size_t n);
+
 /* Writes the mailbox name of (role, rank), e.g. "ps-3", into buf. */
 void mbox_name(char *buf, size_t len, const char *role, int rank);
 /* The mailbox of (role, rank). */

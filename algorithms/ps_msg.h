@@ -65,24 +65,11 @@ typedef struct ps_release_msg {
 } ps_release_msg;
 
 /* PS_MSG_BANK_PARAMS and PS_MSG_BANK_PUSH: the messages of a bank's shards travelling as
- * one (ps_bank.h), in the bank's shard order; the bundle owns them. */
-typedef struct ps_bundle_msg {
-  msg hdr;
-  int client;     /* PS_MSG_BANK_PUSH: the sender's rank at the shards */
-  size_t n;       /* parts below */
-  msg *part[];
-} ps_bundle_msg;
+ * one (ps_bank.h), in the bank's shard order: a msg_bundle (msg.h); client is a push's
+ * sender. */
+typedef msg_bundle ps_bundle_msg;
 
 static inline void ps_msg_free(msg *m) { xbt_free(m); }
-
-static inline void ps_bundle_msg_free(msg *m)
-{
-  ps_bundle_msg *b = (ps_bundle_msg *)m;
-  for (size_t i = 0; i < b->n; i++)
-    if (b->part[i])
-      msg_free(b->part[i]);
-  xbt_free(b);
-}
 
 /* Every message of the protocol is one allocation, its values included. */
 static inline void *ps_msg_alloc(size_t size, ps_msg_kind kind)
@@ -149,13 +136,7 @@ static inline ps_release_msg *ps_release_msg_create(void)
 static inline ps_bundle_msg *ps_bundle_msg_create(ps_msg_kind kind, int client, size_t n)
 {
   xbt_assert(kind == PS_MSG_BANK_PARAMS || kind == PS_MSG_BANK_PUSH, "a bundle of kind %d", (int)kind);
-  ps_bundle_msg *b = ps_msg_alloc(sizeof(*b) + n * sizeof(msg *), kind);
-  b->hdr.free_fn = ps_bundle_msg_free;
-  b->client = client;
-  b->n = n;
-  for (size_t i = 0; i < n; i++)
-    b->part[i] = NULL;
-  return b;
+  return msg_bundle_create((int)kind, client, n);
 }
 
 /* m down-cast to the kind; aborts if it is of any other kind. */

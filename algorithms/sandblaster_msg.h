@@ -159,23 +159,10 @@ typedef struct sandblaster_death_msg {
 /* BUNDLE: what the coordinator or a replica would exchange with each shard, travelling
  * to or from the bank as one message sized by the sum of the parts' (sandblaster.c,
  * Bank); part[k] is shard k's, all of one kind. The bundle owns its parts. */
-typedef struct sandblaster_bundle_msg {
-  msg hdr;
-  size_t n;      /* parts: the shards */
-  msg *part[];
-} sandblaster_bundle_msg;
+typedef msg_bundle sandblaster_bundle_msg; /* msg.h's, client 0; n: the shards */
 
 /* Every Sandblaster message is one allocation, but a bundle, which frees its parts. */
 static inline void sandblaster_msg_free(msg *m) { xbt_free(m); }
-
-static inline void sandblaster_bundle_msg_free(msg *m)
-{
-  sandblaster_bundle_msg *b = (sandblaster_bundle_msg *)m;
-  for (size_t i = 0; i < b->n; i++)
-    if (b->part[i])
-      msg_free(b->part[i]);
-  xbt_free(b);
-}
 
 /* A message of `size` bytes of `kind`, zeroed. */
 static inline void *sandblaster_msg_alloc(size_t size, sandblaster_msg_kind kind)
@@ -313,10 +300,7 @@ static inline sandblaster_part_msg *sandblaster_part_msg_create(long batch, int 
 /* Room for n parts, set to NULL; msg_free frees the parts with it. */
 static inline sandblaster_bundle_msg *sandblaster_bundle_msg_create(size_t n)
 {
-  sandblaster_bundle_msg *m = sandblaster_msg_alloc(sizeof(*m) + n * sizeof(msg *), SANDBLASTER_MSG_BUNDLE);
-  m->hdr.free_fn = sandblaster_bundle_msg_free;
-  m->n = n;
-  return m;
+  return msg_bundle_create(SANDBLASTER_MSG_BUNDLE, 0, n);
 }
 
 static inline sandblaster_stop_msg *sandblaster_stop_msg_create(void)
