@@ -51,6 +51,7 @@ typedef struct bd_host {
   double share;           /* the share of its speed each of them holds */
   size_t *actors;         /* indices into bd.actors (by pid) */
   size_t n_actors, cap_actors;
+  account_phases ph;      /* the host's time by phase (account_host_phases) */
 } bd_host;
 
 typedef struct bd_actor {
@@ -112,19 +113,39 @@ static void *grow(void *p, size_t *cap, size_t need, size_t elem)
   return p;
 }
 
+/* The host's phase over the interval dt just settled: computing while an execution runs, else
+ * communicating while a collective holds it (at the load its holds put on it) or an actor of
+ * it waits for a message, else idle. */
+static void settle_phase(bd_host *h, double dt, int blocked)
+{
+  if (h->n_exec > 0)
+    h->ph.compute_s += dt;
+  else if (h->n_holds > 0) {
+    double load = h->n_holds * h->share;
+    h->ph.comm_held_s += dt;
+    h->ph.comm_held_load_s += dt * (load < 1 ? load : 1);
+  } else if (blocked)
+    h->ph.comm_s += dt;
+  else
+    h->ph.idle_s += dt;
+}
+
 static void settle(bd_host *h, double t)
 {
   double dt = t - h->last;
   if (dt <= 0)
     return;
+  int blocked = 0;
   for (size_t i = 0; i < h->n_actors; i++) {
     bd_actor *a = bd.actors[h->actors[i]];
     if (a->blocked) {
+      blocked = 1;
       a->t.comm_s += dt;
       if (h->n_exec == 0)
         a->t.exposed_comm_s += dt;
     }
   }
+  settle_phase(h, dt, blocked);
   h->last = t;
 }
 
@@ -413,6 +434,9 @@ void account_wait_idle(double seconds)
   a->t.comm_s -= s;
   a->t.exposed_comm_s -= s < a->t.exposed_comm_s ? s : a->t.exposed_comm_s;
   a->t.idle_s += s;
+  double moved = s < a->host->ph.comm_s ? s : a->host->ph.comm_s; /* its host's unloaded wait, likewise */
+  a->host->ph.comm_s -= moved;
+  a->host->ph.idle_s += moved;
   pthread_mutex_unlock(&bd.mu);
 }
 
@@ -440,6 +464,13 @@ size_t account_breakdown(double end_time, const account_actor **out)
   pthread_mutex_unlock(&bd.mu);
   *out = bd.out;
   return n;
+}
+
+void account_host_phases(sg_host_t host, account_phases *out)
+{
+  const size_t *ix = sg_host_get_data(host);
+  const bd_host *h = ix && *ix < bd.n_hosts ? bd.hosts[*ix] : NULL;
+  *out = h ? h->ph : (account_phases){0};
 }
 
 void account_trace_enable(int on)

@@ -112,6 +112,20 @@ typedef struct account_actor {
   int declares_idle;     /* it has declared some (account_wait_idle) */
 } account_actor;
 
+/* A host's time by phase, the intervals its executions and its actors' waits cut the run
+ * into: computing (an execution runs), communicating (no execution; a collective's hold runs, or
+ * an actor waits for communication) or idle (none of these; a wait an actor declares idle, as a
+ * pipeline's bubble, moves from comm_s to idle_s). comm_held_load_s is the integral of the load
+ * the holds put on the host (their shares of its speed, at most 1) over comm_held_s: what an
+ * energy model of host load needs (sim/energy.c). */
+typedef struct account_phases {
+  double compute_s, comm_s, comm_held_s, comm_held_load_s, idle_s;
+} account_phases;
+/* After account_breakdown: the phases of a host the run numbered (msg_traffic_init), up to
+ * account_breakdown's end_time from the host's first event (the time before it is idle too, but
+ * not counted here); zeros for a host no actor ran on. */
+void account_host_phases(sg_host_t host, account_phases *out);
+
 /* After simgrid_run: closes every interval still open at end_time (actors blocked when
  * the run ended) and returns the number of accounted actors, their records in *out in
  * creation (pid) order. The array belongs to run.c (freed by account_teardown). */

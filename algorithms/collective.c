@@ -238,7 +238,7 @@ static int collective_plan_validate(const scenario *sc, const void *params, char
   const collective_params *p = params;
   cost_dtype dt = COST_FP32;
   cost_dtype_parse(sc->model.dtype, &dt);
-  long eb = (long)cost_dtype_bytes(dt), elems = p->bytes / eb;
+  long eb = (long)cost_dtype_wire_bytes(dt), elems = p->bytes / eb;
   coll_algo own = own_algo(p);
   if (p->bytes % eb != 0)
     snprintf(why, len, "collective.bytes: %ld bytes is not a whole number of %s elements (%ld bytes each)", p->bytes,
@@ -392,7 +392,7 @@ static double collective_plan_footprint(const scenario *sc, const void *params, 
   cost_dtype_parse(sc->model.dtype, &dt);
   *actors = (double)p->ranks + 1;
   *what = "3 doubles per element of collective.bytes on each of collective.ranks members";
-  return sc->model.numerics ? 3 * (double)p->ranks * (double)p->bytes / (double)cost_dtype_bytes(dt) * 8 : 0;
+  return sc->model.numerics ? 3 * (double)p->ranks * (double)p->bytes / (double)cost_dtype_wire_bytes(dt) * 8 : 0;
 }
 
 const algorithm collective_algorithm = {

@@ -93,6 +93,28 @@ static double host_number(sg_host_t host, const char *name, double def)
   return end != v && *end == '\0' && x >= 0 && isfinite(x) ? x : -1;
 }
 
+/* The run's datatype (model.dtype), for a host's gpu_peaks. */
+static const char *run_dtype(const run_config *cfg)
+{
+  return cfg->sc ? cfg->sc->model.dtype : "fp32";
+}
+
+/* The host's gpu_peaks entry for the run's datatype: 1 with *peak and *eff (0: none of its
+ * own), 0 when the host lists no peaks, -1 when its list lacks the datatype or is malformed. */
+static int dtype_peak(const run_config *cfg, sg_host_t host, double *peak, double *eff)
+{
+  const char *list = sg_host_get_property_value(host, "gpu_peaks");
+  if (list == NULL)
+    return 0;
+  return gemm_peaks_find(list, run_dtype(cfg), peak, eff) == 1 ? 1 : -1;
+}
+
+double compute_dtype_factor(const run_config *cfg, sg_host_t host)
+{
+  double peak, eff;
+  return dtype_peak(cfg, host, &peak, &eff) == 1 ? peak / sg_host_get_pstate_speed(host, 0) : 1;
+}
+
 int compute_gpu(const run_config *cfg, sg_host_t host, gemm_device *d)
 {
   if (!cfg->kernel_shapes || sg_host_get_property_value(host, "gpu_sms") == NULL)
@@ -105,12 +127,38 @@ int compute_gpu(const run_config *cfg, sg_host_t host, gemm_device *d)
   d->l2_bw = host_number(host, "gpu_l2_bw", 0);
   d->launch_s = host_number(host, "gpu_launch", 0);
   d->efficiency = host_number(host, "gpu_gemm_eff", 1);
+  double peak, eff;
+  if (dtype_peak(cfg, host, &peak, &eff) == 1 && eff > 0)
+    d->efficiency = eff;
   d->software = cfg->efficiency;
   const char *tiles = sg_host_get_property_value(host, "gpu_tiles");
   if (tiles == NULL || gemm_tiles_parse(tiles, d) != 0)
     gemm_device_default_tiles(d);
   xbt_assert(gemm_device_check(d) == 0, "host %s: a GPU description sim/ should have refused", sg_host_get_name(host));
   return 1;
+}
+
+/* The run's datatype against host h's peaks (gpu_peaks): 0, or -1 with one line in err. Every
+ * host must have the same ratio of that peak to its speed as the first (compute_dtype_factor). */
+static int check_dtype(const run_config *cfg, sg_host_t h, char *err, size_t len)
+{
+  const char *dt = run_dtype(cfg), *list = sg_host_get_property_value(h, "gpu_peaks");
+  double peak, eff;
+  int found = list ? gemm_peaks_find(list, dt, &peak, &eff) : 0;
+  if (found < 0)
+    snprintf(err, len, "host %s: gpu_peaks must be a list such as bf16:989.5e12,fp8:1979e12:0.71 (datatype:flop/s"
+             "[:GEMM efficiency])", sg_host_get_name(h));
+  else if (found == 0 && list)
+    snprintf(err, len, "model.dtype = %s: host %s's GPU has no %s (its peaks: %s)", dt, sg_host_get_name(h), dt, list);
+  else if (list == NULL && (strcmp(dt, "fp8") == 0 || strcmp(dt, "tf32") == 0))
+    snprintf(err, len, "model.dtype = %s: host %s lists no %s peak (no gpu_peaks property; the dgx-h100, dgx-b200 and "
+             "gb200-nvl72 presets' GPUs have one)", dt, sg_host_get_name(h), dt);
+  else if (compute_dtype_factor(cfg, h) != compute_dtype_factor(cfg, cfg->hosts[0]))
+    snprintf(err, len, "model.dtype = %s: hosts %s and %s differ in their %s peak against their speed (gpu_peaks)", dt,
+             sg_host_get_name(cfg->hosts[0]), sg_host_get_name(h), dt);
+  else
+    return 0;
+  return -1;
 }
 
 int compute_check_gpus(const run_config *cfg, char *err, size_t len)
@@ -121,6 +169,8 @@ int compute_check_gpus(const run_config *cfg, char *err, size_t len)
     const char *name = sg_host_get_name(h), *tiles = sg_host_get_property_value(h, "gpu_tiles");
     double sms = host_number(h, "gpu_sms", 0);
     gemm_device d;
+    if (check_dtype(cfg, h, err, len) != 0)
+      return -1;
     if (sg_host_get_property_value(h, "gpu_sms") == NULL)
       continue;
     if (!(sms >= 1) || sms != floor(sms) || sms > 1e6) {
@@ -192,7 +242,7 @@ double compute_work_seconds(const run_config *cfg, const gemm_device *gpu, const
   double s = 0;
   for (size_t i = 0; i < w->n_gemms; i++) {
     const gemm_shape *g = &w->gemms[i];
-    s += gemm_time(gpu, g->m, g->n, g->k, g->batch, cfg->elem_bytes, NULL);
+    s += gemm_time(gpu, g->m, g->n, g->k, g->batch, cfg->gemm_bytes ? cfg->gemm_bytes : cfg->elem_bytes, NULL);
   }
   if (w->mem_bytes > 0 || w->kernels > 0)
     s += gemm_mem_time(gpu, w->mem_bytes, w->kernels);

@@ -31,13 +31,20 @@ double compute_host_mem_bw(sg_host_t host);
 /* The kernel model of a GPU host (models/gemm.h; platforms/README.md, GPU description):
  * 1 with *d filled when cfg's model.kernel_model is `shapes` and the host has a gpu_sms
  * property: peak = its speed x platform.speed_factor x cfg->cores, efficiency = its
- * gpu_gemm_eff (the library's main loop; 1 if absent), software = model.efficiency (the
+ * gpu_gemm_eff (the library's main loop; 1 if absent; the gpu_peaks entry's own for model.dtype
+ * when it gives one), software = model.efficiency (the
  * share of the device's speed the training software's kernels get), mem_bw, gpu_l2_bw (0
  * if absent), gpu_launch (0 if absent), gpu_tiles (cuBLAS's if absent); 0 otherwise (no
  * GPU, or `flat`: flops at efficiency x peak). sim/ checks the properties before the run,
  * so a host that has gpu_sms has valid ones. */
 int compute_gpu(const run_config *cfg, sg_host_t host, gemm_device *d);
-/* Before the run: every host of cfg that has a gpu_sms property has a usable description
+/* How many times faster than its speed (pstate 0) the host computes in the run's model.dtype:
+ * its gpu_peaks entry for that datatype (platforms/README.md, GPU description) over its speed;
+ * 1 for a host without gpu_peaks (its speed is the peak at any datatype). sim/ multiplies
+ * platform.speed_factor by it. */
+double compute_dtype_factor(const run_config *cfg, sg_host_t host);
+/* Before the run: the run's model.dtype is in every host's gpu_peaks (fp8 needs one), in the
+ * same ratio to each host's speed; every host of cfg that has a gpu_sms property has a usable description
  * (gpu_sms a whole number >= 1, mem_bw > 0, gpu_l2_bw and gpu_launch numbers >= 0,
  * gpu_gemm_eff in (0, 1], gpu_tiles a tile list, gpu_comm_sms a whole number below gpu_sms
  * and, when above 0, one core): 0, or -1 with one line in err naming the host and property. */

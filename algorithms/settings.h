@@ -55,7 +55,7 @@ typedef struct model_keys {
   int numerics;              /* 1: real numerics; 0: timing only */
   double efficiency;         /* fraction of peak flop/s achieved, (0, 1] */
   int kernel_model;          /* 0 shapes: GPU hosts time GEMMs and kernels by shape; 1 flat */
-  char dtype[8];             /* fp32 | fp16 | bf16: element size of messages */
+  char dtype[8];             /* fp32 | tf32 | fp16 | bf16 | fp8: sizes, and a GPU's peak (gpu_peaks) */
   long warm_steps;           /* shared SGD warmstart: steps before the run (no simulated time) */
   long warm_batch;           /* its minibatch size */
   double warm_lr;            /* its learning rate */

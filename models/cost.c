@@ -18,14 +18,21 @@ size_t cost_dtype_bytes(cost_dtype t)
   case COST_FP32: return 4;
   case COST_FP16: return 2;
   case COST_BF16: return 2;
+  case COST_FP8: return 1;
+  case COST_TF32: return 4;
   }
   mem_die("cost", "invalid dtype");
   return 0;
 }
 
+size_t cost_dtype_wire_bytes(cost_dtype t)
+{
+  return t == COST_FP8 ? cost_dtype_bytes(COST_BF16) : cost_dtype_bytes(t);
+}
+
 int cost_dtype_parse(const char *s, cost_dtype *t)
 {
-  static const cost_dtype all[] = {COST_FP32, COST_FP16, COST_BF16};
+  static const cost_dtype all[] = {COST_FP32, COST_FP16, COST_BF16, COST_FP8, COST_TF32};
   for (size_t i = 0; i < sizeof all / sizeof all[0]; i++) {
     if (strcmp(s, cost_dtype_name(all[i])) == 0) {
       *t = all[i];
@@ -41,6 +48,8 @@ const char *cost_dtype_name(cost_dtype t)
   case COST_FP32: return "fp32";
   case COST_FP16: return "fp16";
   case COST_BF16: return "bf16";
+  case COST_FP8: return "fp8";
+  case COST_TF32: return "tf32";
   }
   mem_die("cost", "invalid dtype");
   return NULL;

@@ -5,11 +5,16 @@
 
 #include <stddef.h>
 
-typedef enum cost_dtype { COST_FP32, COST_FP16, COST_BF16 } cost_dtype;
+typedef enum cost_dtype { COST_FP32, COST_FP16, COST_BF16, COST_FP8, COST_TF32 } cost_dtype;
 
-/* Bytes per element: 4 for fp32, 2 for fp16 and bf16. */
+/* Bytes per element: 4 for fp32 and tf32 (NVIDIA's TensorFloat-32 computes on fp32 values), 2 for
+ * fp16 and bf16, 1 for fp8 (e4m3 or e5m2). */
 size_t cost_dtype_bytes(cost_dtype t);
-/* Parses "fp32|fp16|bf16"; returns 0 or -1. */
+/* Bytes per element of what a run keeps and sends in this datatype (parameters, gradients,
+ * activations, collectives): cost_dtype_bytes, but 2 for fp8, whose training (NVIDIA's
+ * Transformer Engine) runs only the GEMMs' operands in fp8 and keeps the rest in bf16. */
+size_t cost_dtype_wire_bytes(cost_dtype t);
+/* Parses "fp32|fp16|bf16|fp8|tf32"; returns 0 or -1. */
 int cost_dtype_parse(const char *s, cost_dtype *t);
 const char *cost_dtype_name(cost_dtype t);
 

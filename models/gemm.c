@@ -13,6 +13,7 @@
 
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 static const gemm_tile default_tiles[] = {{256, 128}, {128, 256}, {128, 128}, {128, 64}, {64, 128}, {64, 64}};
@@ -121,4 +122,57 @@ double gemm_time(const gemm_device *d, double m, double n, double k, double batc
 double gemm_mem_time(const gemm_device *d, double bytes, double kernels)
 {
   return bytes / (d->mem_bw * software_of(d)) + kernels * d->launch_s;
+}
+
+/* One "NAME:PEAK[:EFF]" entry at *p into name (up to 15 characters), peak and eff; *p moves
+ * past it and its comma. 0, or -1 when malformed. */
+static int peaks_entry(const char **p, char name[16], double *peak, double *eff)
+{
+  size_t n = strcspn(*p, ":,");
+  if (n == 0 || n > 15 || (*p)[n] != ':')
+    return -1;
+  memcpy(name, *p, n);
+  name[n] = '\0';
+  char *end;
+  *peak = strtod(*p + n + 1, &end);
+  if (end == *p + n + 1 || !(*peak > 0) || !isfinite(*peak))
+    return -1;
+  *eff = 0;
+  if (*end == ':') {
+    const char *e = end + 1;
+    *eff = strtod(e, &end);
+    if (end == e || !(*eff > 0 && *eff <= 1))
+      return -1;
+  }
+  if (*end != ',' && *end != '\0')
+    return -1;
+  *p = *end == ',' ? end + 1 : end;
+  return 0;
+}
+
+int gemm_peaks_find(const char *list, const char *dtype, double *peak, double *eff)
+{
+  char names[16][16];
+  size_t n = 0;
+  int found = 0;
+  const char *p = list;
+  if (list == NULL || *list == '\0')
+    return -1;
+  while (*p) {
+    double pk, ef;
+    if (n == sizeof names / sizeof *names || peaks_entry(&p, names[n], &pk, &ef) != 0)
+      return -1;
+    for (size_t i = 0; i < n; i++)
+      if (strcmp(names[i], names[n]) == 0)
+        return -1;
+    if (!found && strcmp(names[n], dtype) == 0) {
+      *peak = pk;
+      *eff = ef;
+      found = 1;
+    }
+    n++;
+    if (*p == '\0' && p[-1] == ',')
+      return -1;
+  }
+  return found;
 }

@@ -74,6 +74,13 @@ int gemm_device_check(const gemm_device *d);
 double gemm_time(const gemm_device *d, double m, double n, double k, double batch, size_t elem_bytes,
                  gemm_plan *plan);
 
+/* A GPU's dense tensor-core peak by datatype, from a list "NAME:PEAK[:EFF],..." (a GPU host's
+ * gpu_peaks property, e.g. "bf16:989.5e12,fp8:1979e12:0.7089"): 1 with *peak (flop/s) and *eff
+ * (the GEMM main loop's share of that peak for this datatype, 0 when the entry gives none) for
+ * the entry named dtype; 0 when the list has no such entry; -1 when the list is malformed (an
+ * entry without a name or a positive finite peak, an EFF outside (0, 1], a name twice). */
+int gemm_peaks_find(const char *list, const char *dtype, double *peak, double *eff);
+
 /* Seconds of `kernels` memory-bound kernels moving `bytes` in all: bytes / (mem_bw x
  * software) + kernels x launch_s. */
 double gemm_mem_time(const gemm_device *d, double bytes, double kernels);

@@ -195,7 +195,8 @@ static void engine_config(const scenario *sc, const build *b, run_config *cfg)
   cfg->speed_factor = sc->platform.speed_factor;
   cost_dtype dt = COST_FP32;
   cost_dtype_parse(sc->model.dtype, &dt);
-  cfg->elem_bytes = cost_dtype_bytes(dt);
+  cfg->elem_bytes = cost_dtype_wire_bytes(dt);
+  cfg->gemm_bytes = cost_dtype_bytes(dt);
   cfg->jitter = sc->platform.jitter;
   cfg->msg_overhead = sc->platform.msg_overhead;
   cfg->msg_cores = (size_t)sc->platform.msg_cores;
@@ -377,7 +378,7 @@ static void engine_perf(const run_result *res, const report *rep, const run_conf
   double devices = (double)(rep->devices ? rep->devices : res->hosts_used);
   double ft = isfinite(rep->flops_time_s) ? rep->flops_time_s : t;
   p->tflops_per_device = isfinite(rep->model_flops) && ft > 0 ? rep->model_flops / ft / devices / 1e12 : NAN;
-  p->peak_tflops_per_device = sg_host_get_speed(cfg->hosts[0]) * cfg->cores * cfg->speed_factor / 1e12;
+  p->peak_tflops_per_device = sg_host_get_pstate_speed(cfg->hosts[0], 0) * cfg->cores * cfg->speed_factor / 1e12;
   p->mfu = p->tflops_per_device / p->peak_tflops_per_device;
   p->worker_role = rep->worker_role ? rep->worker_role : res->n_actors ? res->actors[0].role : NULL;
   p->compute_pct = p->comm_pct = p->exposed_comm_pct = p->idle_pct = NAN;
@@ -535,6 +536,7 @@ static int engine_place(const scenario *sc, const build *b, stage *s, char *err)
   s->faulty = faultcfg_build(sc, s->cfg.hosts, s->cfg.n_hosts, s->all, s->n_all, &s->plan, err, ERRLEN);
   if (s->faulty < 0 || engine_check_placed(sc, b, &s->cfg, host_cores, err) != 0)
     return -1;
+  s->cfg.speed_factor = (s->cfg.speed_factor > 0 ? s->cfg.speed_factor : 1) * compute_dtype_factor(&s->cfg, s->cfg.hosts[0]);
   s->cfg.faults = s->faulty > 0 ? &s->plan : NULL;
   s->slowdown = placement_speeds(sc, faultcfg_slowdown(sc, s->cfg.n_hosts), s->cfg.n_hosts);
   s->cfg.host_slowdown = s->slowdown;

@@ -52,6 +52,17 @@ typedef struct platform_spec {
   double gpu_l2_bw;          /* bytes/s */
   double gpu_launch;         /* s per kernel */
   const char *gpu_tiles;     /* "256x128,...", or NULL: cuBLAS's (models/gemm.h) */
+  const char *gpu_peaks;     /* dense peak by datatype, "bf16:989.5e12,fp8:1979e12:0.7584"
+                              * (models/gemm.h gemm_peaks_find), or NULL: the speed at any */
+  /* Power, for SimGrid's energy plugins (platforms/README.md, Energy), when gpu_max_w > 0:
+   * every host gets power states (pstates) whose GPU power limit steps down from gpu_max_w by
+   * PLATFORM_POWER_STEP_W to gpu_min_w, each at the speed platform_power_state gives, with
+   * wattage_per_state "idle:busy" of the GPU plus its share of the rest of the node (busy: the
+   * GPU at its limit), and gpu_power_limits listing the limits; every node link a constant
+   * wattage_range of node_link_w (the fabric's switch ports it takes). */
+  double gpu_idle_w, gpu_max_w, gpu_min_w;
+  double rest_idle_w, rest_busy_w; /* the node's CPUs, NICs, switches, fans: its share per GPU */
+  double node_link_w;
   /* The share of the host links' (bw_eff) and node links' (node_bw_eff) bandwidth that
    * collectives reach (NCCL's bus bandwidth): the file gets bw x bw_eff and node_bw x
    * node_bw_eff. 0 counts as 1 (the nominal bandwidth). */
@@ -73,6 +84,16 @@ const char *platform_sharing_parse(const char *s);
 /* What-if scaling of a spec: every bandwidth (host and node links) times bw_f, every
  * latency times lat_f, the speed times speed_f. No effect for factors of 1. */
 void platform_scale(platform_spec *spec, double bw_f, double lat_f, double speed_f);
+
+/* A GPU power limit's step between power states, and at most this many states. */
+#define PLATFORM_POWER_STEP_W 100.0
+#define PLATFORM_MAX_PSTATES 32
+/* The power states of a spec with power figures (gpu_max_w > 0): their count (0 without), and
+ * for each its GPU power limit in W and its speed as a share of the spec's speed. A GPU at a
+ * power limit L runs at the clock whose dynamic power fits, taken to scale with the cube of
+ * the clock (the supply voltage following the clock): share = ((L - idle) / (max - idle))^(1/3)
+ * (platforms/README.md, Power caps). */
+size_t platform_power_states(const platform_spec *spec, double *limit_w, double *share);
 
 /* Fills *spec with the named preset sized for at least `hosts` hosts (0: the preset's
  * own size). Returns 0, or -1 if the name is unknown. */

@@ -59,203 +59,6 @@ void platform_scale(platform_spec *spec, double bw_f, double lat_f, double speed
   spec->speed *= speed_f;
 }
 
-/* ---------------------------------------------------------------- presets */
-
-typedef struct preset {
-  const char *name;
-  const char *description;
-  void (*fill)(size_t hosts, platform_spec *spec);
-} preset;
-
-/* Dean et al., "Large Scale Distributed Deep Networks", NIPS 2012 (DistBelief), on the
- * fabric Google ran in 2011-2012. Every number's source is in platforms/README.md, Presets.
- * - 16 cores per machine: the paper reports "average CPU utilization of 16 cores" per
- *   machine and says machines have at most 20 cores.
- * - 20.8 Gflop/s per core: ASSUMPTION, a 2012 Xeon E5 (Sandy Bridge) at 2.6 GHz doing
- *   8 double-precision flops per cycle with AVX; the paper names no CPU.
- * - The network is Saturn's (Singh et al., "Jupiter Rising", SIGCOMM 2015, sec. 3.4 and
- *   Table 2), Google's cluster fabric from 2009 until Jupiter (2012): 10 GbE servers
- *   under Pluto top-of-rack switches, 20 servers and 4 x 10G uplinks per ToR in the
- *   default configuration (an average of 2 Gb/s per server, bursts of 10 Gb/s), and a
- *   non-blocking fabric above them. SimGrid's FAT_TREE gives every link one bandwidth:
- *   20 hosts and 4 uplinks of 10 Gb/s per leaf are exactly that 5:1.
- * - 50 us per link: ASSUMPTION (a NIC, a kernel TCP stack and a switch hop).
- * - LV08: SimGrid's model calibrated for TCP over Ethernet, which the cluster ran.
- * - 1,280 hosts (64 racks) by default; asked for more or fewer, whole racks are added. */
-static void fill_distbelief_2012(size_t hosts, platform_spec *spec)
-{
-  spec->topology = PLATFORM_FAT_TREE;
-  spec->hosts = hosts ? hosts : 1280;
-  spec->speed = 2.6e9 * 8;
-  spec->cores = 16;
-  spec->bw = 10e9 / 8;
-  spec->lat = 50e-6;
-  spec->hosts_per_rack = 20;
-  spec->uplinks = 4;
-  spec->network_model = "LV08";
-  spec->name = "host";
-}
-
-/* Google's cluster network of 2004, before its fabrics (Jupiter Rising, sec. 2): "40
- * servers connected at 1Gb/s to a ToR switch with approximately 10:1 oversubscription";
- * machines as distbelief-2012's. What distbelief-2012 was until it took Saturn's network:
- * 1 GbE, racks of 40 with 4 uplinks of 1 Gb/s (SimGrid's FAT_TREE: one bandwidth for all
- * links, so the 10:1 is the uplink count), 50 us per link, LV08; 1,280 hosts by default. */
-static void fill_google_2004(size_t hosts, platform_spec *spec)
-{
-  fill_distbelief_2012(hosts, spec);
-  spec->bw = 125e6;
-  spec->hosts_per_rack = 40;
-  spec->uplinks = 4;
-}
-
-/* DistBelief's GPU baseline (Dean'12 sec. 5: "the same model on a single GPU", with
- * CUDA; the paper names no GPU).
- * - 1,331 Gflop/s: ASSUMPTION, a 2012 Tesla M2090 (Fermi: 512 CUDA cores x 1.3 GHz x 2
- *   single-precision flops per fused multiply-add); one core, as a GPU is one device.
- * - One host by default; more hosts form a 1 GbE star (125e6 bytes/s, 50 us, LV08, as
- *   distbelief-2012), which a one-GPU baseline never uses. */
-static void fill_gpu_2012(size_t hosts, platform_spec *spec)
-{
-  spec->topology = PLATFORM_STAR;
-  spec->hosts = hosts ? hosts : 1;
-  spec->speed = 512 * 1.3e9 * 2;
-  spec->cores = 1;
-  spec->bw = 125e6;
-  spec->lat = 50e-6;
-  spec->network_model = "LV08";
-  spec->name = "gpu";
-}
-
-/* GPU nodes for tensor parallelism (the writer's gpus_per_node form): every number and
- * its source is in platforms/README.md, Presets. Link bandwidths are per direction
- * (SPLITDUPLEX): NVIDIA's "300 GB/s" (V100, 6 NVLink2 links x 50 GB/s) and "600 GB/s"
- * (A100, 12 NVLink3 links x 50 GB/s) count both directions, so a GPU sends at 150e9
- * and 300e9 B/s; InfiniBand rates are per direction: 8 x 100 Gb/s = 100e9 B/s per DGX-2H
- * (Megatron-LM's "100 GB/s between servers"), 8 x 200 Gb/s = 200e9 B/s per Selene node.
- * CM02 with no cross traffic, under which the collectives' alpha-beta formulas hold. */
-static void fill_gpu_nodes(size_t hosts, size_t per_node, size_t default_nodes, platform_spec *spec)
-{
-  spec->topology = PLATFORM_STAR;
-  spec->hosts = hosts ? hosts : per_node * default_nodes;
-  spec->cores = 1;
-  spec->gpus_per_node = per_node;
-  spec->network_model = "CM02";
-  spec->name = "gpu";
-}
-
-/* The share of an SM's peak cuBLAS's GEMM main loop sustains on a full tile: the kernel
- * model's one fitted number per GPU, fitted on the largest of Baidu DeepBench's V100 GEMMs
- * (8448 x 48000 x 2816, 107.6 Tflop/s; `dtsim reproduce gemm` fits it again and checks the
- * other 159 rows with it), to 4 digits. The A100 takes the V100's (ASSUMPTION: DeepBench has
- * no A100 results). */
-#define CUBLAS_GEMM_EFF 0.8631
-
-/* The SMs NCCL's collective kernels hold on a GPU while a collective runs: one CUDA block
- * per channel, each on an SM of its own that no compute kernel shares, and on a DGX with 8
- * NICs, 16 of them (the NCCL maintainers, NVIDIA/nccl issue 689). Both GPU presets are
- * DGX nodes with 8 NICs (ASSUMPTION: the count NCCL 2.4 chose on a DGX-2H in 2019 is not
- * published; 16 is what the maintainers give for today's NCCL on such a node). */
-#define NCCL_DGX_SMS 16
-
-/* Megatron-LM (Shoeybi et al. 2019): up to 32 DGX-2H of 16 V100 each; 125 Tflop/s fp16
- * tensor-core peak per V100 (NVIDIA's V100 SXM3 figure, of which Megatron's 39 Tflop/s
- * is 30%); 900 GB/s of HBM2 per V100 (NVIDIA's V100 datasheet); 0.5 us per NVSwitch link
- * and 1 us per IB link are ASSUMPTIONS. The V100's 80 SMs (NVIDIA's Volta whitepaper), its
- * L2 at 2,155 GB/s (measured: Jia et al. 2018, arXiv 1804.06826, Table 3.1), 7 us per
- * kernel (the floor of Baidu DeepBench's V100 GEMM times: 8 us for 512 x 16 x 512, whose
- * data takes 0.6 us). NCCL reaches 0.8 of NVLink's line rate (25 GB/s per link and
- * direction carry ~20 GB/s of 128-byte payloads: the NCCL maintainers, NVIDIA/nccl-tests
- * issue 149) and 12 of a 100 Gb/s NIC's 12.5 GB/s (nccl-tests issue 119). */
-static void fill_dgx2h(size_t hosts, platform_spec *spec)
-{
-  fill_gpu_nodes(hosts, 16, 32, spec);
-  spec->speed = 125e12;
-  spec->mem_bw = 900e9;
-  spec->bw = 150e9;
-  spec->lat = 0.5e-6;
-  spec->node_bw = 8 * 100e9 / 8;
-  spec->node_lat = 1e-6;
-  spec->gpu_sms = 80;
-  spec->gpu_comm_sms = NCCL_DGX_SMS;
-  spec->gpu_gemm_eff = CUBLAS_GEMM_EFF;
-  spec->gpu_l2_bw = 2155e9;
-  spec->gpu_launch = 7e-6;
-  spec->bw_eff = 20.0 / 25;
-  spec->node_bw_eff = 12 / 12.5;
-}
-
-/* PTD-P (Narayanan et al. 2021): Selene, 8 A100 80GB per node, 312 Tflop/s fp16 peak,
- * 2,039 GB/s of HBM2e (NVIDIA's A100 80GB SXM datasheet), NVSwitch, 8 x 200 Gb/s HDR IB per
- * node in a (non-blocking) 3-level fat tree; 8 nodes (64 GPUs) by default; latencies as
- * dgx2h (ASSUMPTIONS). The A100's 108 SMs (NVIDIA's A100 whitepaper); its L2 the V100's
- * measured 2,155 GB/s times the whitepaper's ratio of L2 read bandwidth (5,120 against 2,048
- * bytes per clock, at 1,410 against 1,530 MHz: 4.965e12); 7 us per kernel as the V100 (ASSUMPTION:
- * DeepBench has no A100 results). NCCL reaches ~230 of NVSwitch's 300 GB/s on A100 (the
- * NCCL maintainers, nccl-tests issue 149) and 24 of a 200 Gb/s NIC's 25 GB/s (issue 119). */
-#define A100_L2_BW 4.965e12 /* 2155e9 x (5120 x 1410) / (2048 x 1530), to 4 digits */
-static void fill_selene(size_t hosts, platform_spec *spec)
-{
-  fill_gpu_nodes(hosts, 8, 8, spec);
-  spec->speed = 312e12;
-  spec->mem_bw = 2039e9;
-  spec->bw = 300e9;
-  spec->lat = 0.5e-6;
-  spec->node_bw = 8 * 200e9 / 8;
-  spec->node_lat = 1e-6;
-  spec->gpu_sms = 108;
-  spec->gpu_comm_sms = NCCL_DGX_SMS;
-  spec->gpu_gemm_eff = CUBLAS_GEMM_EFF;
-  spec->gpu_l2_bw = A100_L2_BW;
-  spec->gpu_launch = 7e-6;
-  spec->bw_eff = 230.0 / 300;
-  spec->node_bw_eff = 24 / 25.0;
-}
-
-static const preset presets[] = {
-    {"distbelief-2012",
-     "Dean'12 CPU cluster: 16-core 20.8 Gflop/s/core machines on Google's Saturn fabric (Jupiter "
-     "Rising): 10 GbE, racks of 20 with 4 x 10G uplinks (5:1), non-blocking above, 50 us links, "
-     "LV08 (TCP/Ethernet); 1,280 hosts by default",
-     fill_distbelief_2012},
-    {"gpu-2012",
-     "Dean'12 GPU baseline: one 1,331 Gflop/s GPU host (a 2012 Tesla M2090, fp32 peak); more "
-     "hosts form a 1 GbE star",
-     fill_gpu_2012},
-    {"dgx2h",
-     "Megatron-LM 2019: DGX-2H nodes of 16 V100 (125 Tflop/s fp16 peak, one host each), "
-     "NVSwitch 150e9 B/s per GPU per direction, 8 x 100 Gb/s IB per node; 32 nodes by default",
-     fill_dgx2h},
-    {"selene",
-     "PTD-P 2021: Selene nodes of 8 A100 (312 Tflop/s fp16 peak), NVSwitch 300e9 B/s per GPU per "
-     "direction, 8 x 200 Gb/s HDR IB per node, non-blocking fat tree; 8 nodes by default",
-     fill_selene},
-    {"google-2004",
-     "Google's cluster network of 2004 (Jupiter Rising): distbelief-2012's machines on 1 GbE, racks "
-     "of 40 with 10:1 uplinks, 50 us links, LV08; 1,280 hosts by default",
-     fill_google_2004},
-};
-
-int platform_preset(const char *name, size_t hosts, platform_spec *spec)
-{
-  for (size_t i = 0; name && i < sizeof presets / sizeof *presets; i++)
-    if (strcmp(name, presets[i].name) == 0) {
-      memset(spec, 0, sizeof *spec);
-      presets[i].fill(hosts, spec);
-      return 0;
-    }
-  return -1;
-}
-
-const char *platform_preset_at(size_t i, const char **description)
-{
-  if (i >= sizeof presets / sizeof *presets)
-    return NULL;
-  if (description)
-    *description = presets[i].description;
-  return presets[i].name;
-}
-
 /* ---------------------------------------------------------------- shapes */
 
 typedef struct shape {
@@ -398,6 +201,55 @@ static int shape_of(const platform_spec *spec, shape *sh, char *err, size_t errl
 
 /* ---------------------------------------------------------------- writer */
 
+size_t platform_power_states(const platform_spec *spec, double *limit_w, double *share)
+{
+  size_t n = 0;
+  if (!(spec->gpu_max_w > 0))
+    return 0;
+  for (double l = spec->gpu_max_w; l >= spec->gpu_min_w && n < PLATFORM_MAX_PSTATES; l -= PLATFORM_POWER_STEP_W) {
+    limit_w[n] = l;
+    share[n++] = cbrt((l - spec->gpu_idle_w) / (spec->gpu_max_w - spec->gpu_idle_w));
+  }
+  return n;
+}
+
+/* The cluster's speed attribute into buf: the speed, or with power states the speed of each,
+ * "989.5e12f,960.2e12f,...". */
+static void speed_attr(const platform_spec *spec, char *buf, size_t len)
+{
+  double limit[PLATFORM_MAX_PSTATES], share[PLATFORM_MAX_PSTATES];
+  size_t n = platform_power_states(spec, limit, share), at = 0;
+  char num[64];
+  for (size_t i = 0; i < (n ? n : 1); i++) {
+    platform_fmt_num(num, sizeof num, n ? spec->speed * share[i] : spec->speed);
+    at += (size_t)snprintf(buf + at, at < len ? len - at : 0, "%s%sf", i ? "," : "", num);
+  }
+}
+
+/* The power properties of every host (wattage_per_state, wattage_off, gpu_power_limits) when
+ * the spec has power figures. */
+static void power_props(const platform_spec *spec, FILE *out, const char *indent)
+{
+  double limit[PLATFORM_MAX_PSTATES], share[PLATFORM_MAX_PSTATES];
+  size_t n = platform_power_states(spec, limit, share);
+  char a[64], b[64];
+  if (n == 0)
+    return;
+  fprintf(out, "%s  <prop id=\"wattage_per_state\" value=\"", indent);
+  for (size_t i = 0; i < n; i++) {
+    platform_fmt_num(a, sizeof a, spec->gpu_idle_w + spec->rest_idle_w);
+    platform_fmt_num(b, sizeof b, limit[i] + spec->rest_busy_w);
+    fprintf(out, "%s%s:%s", i ? "," : "", a, b);
+  }
+  fprintf(out, "\"/>\n%s  <prop id=\"wattage_off\" value=\"0\"/>\n%s  <prop id=\"gpu_power_limits\" value=\"", indent,
+          indent);
+  for (size_t i = 0; i < n; i++) {
+    platform_fmt_num(a, sizeof a, limit[i]);
+    fprintf(out, "%s%s", i ? "," : "", a);
+  }
+  fputs("\"/>\n", out);
+}
+
 /* Closes a <cluster> element whose attributes are written: with mem_bw or a GPU
  * description, properties every host of the cluster gets (SimGrid copies a cluster's
  * properties to its hosts). */
@@ -407,7 +259,7 @@ static void end_cluster(const platform_spec *spec, FILE *out, const char *indent
   double values[] = {spec->mem_bw, (double)spec->gpu_sms, spec->gpu_sms ? spec->gpu_gemm_eff : 0,
                      spec->gpu_sms ? spec->gpu_l2_bw : 0, spec->gpu_sms ? spec->gpu_launch : 0,
                      spec->gpu_sms ? (double)spec->gpu_comm_sms : 0};
-  int any = spec->gpu_sms > 0 && spec->gpu_tiles != NULL;
+  int any = (spec->gpu_sms > 0 && (spec->gpu_tiles != NULL || spec->gpu_peaks != NULL)) || spec->gpu_max_w > 0;
   for (size_t i = 0; i < sizeof values / sizeof *values; i++)
     any |= values[i] > 0;
   if (!any) {
@@ -423,6 +275,9 @@ static void end_cluster(const platform_spec *spec, FILE *out, const char *indent
     }
   if (spec->gpu_sms > 0 && spec->gpu_tiles != NULL)
     fprintf(out, "%s  <prop id=\"gpu_tiles\" value=\"%s\"/>\n", indent, spec->gpu_tiles);
+  if (spec->gpu_sms > 0 && spec->gpu_peaks != NULL)
+    fprintf(out, "%s  <prop id=\"gpu_peaks\" value=\"%s\"/>\n", indent, spec->gpu_peaks);
+  power_props(spec, out, indent);
   fprintf(out, "%s</cluster>\n", indent);
 }
 
@@ -452,7 +307,7 @@ static int write_gpu_nodes(const platform_spec *spec, FILE *out, char *err, size
   const char *name = spec->name ? spec->name : "gpu";
   const char *sharing = spec->sharing ? spec->sharing : "SPLITDUPLEX";
   size_t g = spec->gpus_per_node, nodes = ceil_div(spec->hosts, g);
-  char speed[64], bw[64], lat[64], nbw[64], nlat[64];
+  char speed[PLATFORM_MAX_PSTATES * 32], bw[64], lat[64], nbw[64], nlat[64], lw[64];
   if (!(spec->node_bw > 0) || !isfinite(spec->node_bw) || !(spec->node_lat >= 0) || !isfinite(spec->node_lat)) {
     platform_set_err(err, errlen, "node links need a positive bandwidth and a non-negative latency");
     return -1;
@@ -461,7 +316,8 @@ static int write_gpu_nodes(const platform_spec *spec, FILE *out, char *err, size
     platform_set_err(err, errlen, "too many hosts after rounding up to whole nodes");
     return -1;
   }
-  platform_fmt_num(speed, sizeof speed, spec->speed);
+  speed_attr(spec, speed, sizeof speed);
+  platform_fmt_num(lw, sizeof lw, spec->node_link_w);
   platform_fmt_num(bw, sizeof bw, spec->bw);
   platform_fmt_num(lat, sizeof lat, spec->lat);
   platform_fmt_num(nbw, sizeof nbw, spec->node_bw);
@@ -488,14 +344,17 @@ static int write_gpu_nodes(const platform_spec *spec, FILE *out, char *err, size
   fprintf(out, "  <zone id=\"%s\" routing=\"Full\">\n", name);
   for (size_t n = 0; n < nodes; n++) {
     fprintf(out,
-            "    <cluster id=\"%s-node-%zu\" prefix=\"%s-\" suffix=\"\" radical=\"%zu-%zu\" speed=\"%sf\" core=\"%d\"\n"
+            "    <cluster id=\"%s-node-%zu\" prefix=\"%s-\" suffix=\"\" radical=\"%zu-%zu\" speed=\"%s\" core=\"%d\"\n"
             "             bw=\"%sBps\" lat=\"%ss\" sharing_policy=\"%s\" router_id=\"%s-node-%zu-router\"",
             name, n, name, n * g, n * g + g - 1, speed, spec->cores, bw, lat, sharing, name, n);
     end_cluster(spec, out, "    ");
   }
+  char tail[160] = "/>"; /* the fabric's switch power, constant: the link energy plugin */
+  if (spec->node_link_w > 0)
+    snprintf(tail, sizeof tail, ">\n      <prop id=\"wattage_range\" value=\"%s:%s\"/>\n    </link>", lw, lw);
   for (size_t n = 0; n < nodes; n++)
-    fprintf(out, "    <link id=\"%s-ib-%zu\" bandwidth=\"%sBps\" latency=\"%ss\" sharing_policy=\"%s\"/>\n",
-            name, n, nbw, nlat, sharing);
+    fprintf(out, "    <link id=\"%s-ib-%zu\" bandwidth=\"%sBps\" latency=\"%ss\" sharing_policy=\"%s\"%s\n", name, n,
+            nbw, nlat, sharing, tail);
   for (size_t a = 0; a < nodes; a++)
     for (size_t b = a + 1; b < nodes; b++)
       fprintf(out,
@@ -620,8 +479,9 @@ static int write_cluster(const platform_spec *spec, const shape *sh, const char 
   fprintf(out, "  <cluster id=\"%s\" prefix=\"%s-\" suffix=\"\" radical=\"0", name, name);
   if (sh->hosts > 1)
     fprintf(out, "-%zu", sh->hosts - 1);
-  platform_fmt_num(num, sizeof num, spec->speed);
-  fprintf(out, "\" speed=\"%sf\" core=\"%d\"\n", num, spec->cores);
+  char speed[PLATFORM_MAX_PSTATES * 32];
+  speed_attr(spec, speed, sizeof speed);
+  fprintf(out, "\" speed=\"%s\" core=\"%d\"\n", speed, spec->cores);
   platform_fmt_num(num, sizeof num, spec->bw);
   fprintf(out, "           bw=\"%sBps\"", num);
   platform_fmt_num(num, sizeof num, spec->lat);

@@ -193,8 +193,12 @@ static const key_spec head_keys[] = {
           "host's `gpu_launch`; other hosts, and `flat` everywhere: flops / (efficiency x peak).",
    .choices = "shapes|flat"},
   {"model", "dtype", KEY_STR, FIELD(model.dtype), .def = "fp32", .unit = "",
-   .doc = "Element type of parameters and gradients in messages: fp32 is 4 bytes, fp16 "
-          "and bf16 are 2.",
+   .doc = "The training's datatype. Elements of parameters, gradients and activations in memory and "
+          "messages: fp32 and tf32 are 4 bytes, fp16 and bf16 2, fp8 2 as well (Transformer Engine keeps all "
+          "but the GEMMs' operands, 1 byte, in bf16). On a GPU whose platform lists its peak by datatype "
+          "(a `gpu_peaks` property: the dgx-h100, dgx-b200 and gb200-nvl72 presets) compute runs at that "
+          "datatype's peak and a datatype the GPU lacks is refused; elsewhere at the host's speed, and fp8 "
+          "and tf32 are refused (platforms/README.md, GPU description).",
    .check = check_dtype, .name_at = dtype_name_at},
   {"model", "warmstart_steps", KEY_LONG, FIELD(model.warm_steps), .def = "0", .unit = "steps",
    .doc = "A shared warmstart (Dean et al. 2012 sec. 5): before the run, this many steps of "
@@ -313,7 +317,7 @@ static const char *virtual_name_at(size_t i)
 
 static const char *dtype_name_at(size_t i)
 {
-  static const cost_dtype all[] = {COST_FP32, COST_FP16, COST_BF16};
+  static const cost_dtype all[] = {COST_FP32, COST_FP16, COST_BF16, COST_FP8, COST_TF32};
   return i < sizeof all / sizeof all[0] ? cost_dtype_name(all[i]) : NULL;
 }
 
