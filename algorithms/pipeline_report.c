@@ -9,6 +9,7 @@
 #include <gsl/gsl_vector.h>
 #include <jansson.h>
 #include <simgrid/host.h>
+#include <xbt/sysdep.h>
 
 #include "algorithms/collectives.h"
 #include "algorithms/pipeline_impl.h"
@@ -181,6 +182,13 @@ void pipeline_report(void *state, const run_config *cfg, metrics *m, report *rep
   rep->flops_time_s = pr.makespan_s;
   rep->devices = pr.gpus;
   rep->worker_role = "pp-device";
+  if (p->mirror && p->transformer && r->tp->dp > 1) { /* hosts[(s dp + j) t + r] mirrors (s, 0, r): pipeline.c */
+    size_t t = r->tp->ranks, lanes = t * r->tp->dp;
+    rep->n_twins = p->stages * lanes;
+    rep->twins = xbt_malloc(rep->n_twins * sizeof *rep->twins);
+    for (size_t i = 0; i < rep->n_twins; i++)
+      rep->twins[i] = i / lanes * lanes + i % lanes % t;
+  }
   json_t *o = json_object(), *split = json_array(), *stages = json_array();
   json_object_set_new(o, "schedule", json_string(pipeline_schedule_name((pipeline_schedule)p->schedule)));
   json_object_set_new(o, "stages", json_integer((json_int_t)p->stages));

@@ -55,6 +55,7 @@ void report_free(report *r)
     xbt_free(r->files[i].text.s);
   xbt_free(r->files);
   xbt_free(r->progress_rows.s);
+  xbt_free(r->twins);
   xbt_free(r);
 }
 

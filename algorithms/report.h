@@ -79,6 +79,11 @@ typedef struct report {
    * progress_rows holds one line per evaluation, in order, of their values ("1.5,0.02") */
   const char *progress_columns;
   report_text progress_rows;
+  /* Devices the run does not simulate in full but mirrors exactly (pipeline.mirror_replicas):
+   * device i (the run's hosts[i]) does what device twins[i] does, so its energy is its twin's
+   * (sim/energy.c); n_twins entries, or NULL: every device is simulated. Freed by report_free. */
+  size_t *twins;
+  size_t n_twins;
 } report;
 
 /* An empty report; free with report_free (NULL is a no-op). */

@@ -45,6 +45,9 @@ typedef struct platform_keys {
   int link_efficiency;       /* 1: a preset's links at what collectives reach; 0: nominal */
   char uplink_routing[16];   /* a generated fat tree's rack uplinks: dmodk | pooled */
   int comm_sms;              /* 1: a collective holds its GPU host's gpu_comm_sms SMs; 0: none */
+  double pue;                /* facility energy over IT energy, >= 1 (platforms with power figures) */
+  double carbon_intensity;   /* g CO2e per kWh of facility energy; 0: no emissions reported */
+  double power_cap;          /* W: the GPUs' power limit (a lower power state); 0: none */
 } platform_keys;
 
 typedef struct model_keys {

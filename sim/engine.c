@@ -30,6 +30,7 @@
 #include "models/cost.h"
 #include "models/minibatch.h"
 #include "models/rng.h"
+#include "sim/energy.h"
 #include "sim/faultcfg.h"
 #include "sim/footprint.h"
 #include "sim/interrupt.h"
@@ -54,6 +55,7 @@ typedef struct build {
   const char *needed_why; /* how it counts them */
   run_config cfg;         /* everything but the hosts, before the platform is loaded */
   algorithm_bank bank;    /* a parameter-server bank, when the algorithm asks and the platform takes one */
+  int energy, energy_links; /* the platform carries power figures (energy_platform_has) */
 } build;
 
 static int engine_fail(const char *text)
@@ -451,6 +453,7 @@ static report *engine_gather(const scenario *sc, const build *b, const engine_op
   res->status = metrics_status_name(metrics_get_status(m));
   *links = placement_links(res->sim_time, cfg->hosts, cfg->n_hosts + cfg->n_banks, &res->n_links);
   res->n_actors = account_breakdown(res->sim_time, &res->actors);
+  res->energy = b->energy > 0 ? energy_gather(cfg->hosts, cfg->n_hosts, sc, rep) : NULL;
   engine_network_model(b, o, res->network_model, sizeof res->network_model);
   engine_perf(res, rep, cfg, &res->perf);
   size_t ne = metrics_n_evals(m);
@@ -488,13 +491,16 @@ static void engine_closing_line(const scenario *sc, const build *b, const engine
     b->alg->run.closing(b->state, cfg, &out, line, sizeof line);
   else
     engine_common_closing(sc, &out, line, sizeof line);
-  snprintf(closing, closing_len, "dtsim: %s -> %s/\n", line, o->out_dir);
+  char energy[400];
+  energy_text(res->energy, energy, sizeof energy);
+  snprintf(closing, closing_len, "dtsim: %s%s -> %s/\n", line, energy, o->out_dir);
 }
 
 /* What engine_gather allocated. */
-static void engine_gather_free(link_stat *links, size_t n_links, report *rep)
+static void engine_gather_free(run_result *res, link_stat *links, report *rep)
 {
-  placement_links_free(links, n_links);
+  placement_links_free(links, res->n_links);
+  energy_free(res->energy);
   report_free(rep);
 }
 
@@ -503,6 +509,8 @@ static void engine_load(const scenario *sc, const build *b, const engine_opts *o
 {
   simgrid_init(&argc, argv);
   interrupt_run_catch(); /* over SimGrid's SIGINT handler (its actor listing and exit 1) */
+  if (b->energy > 0) /* before the platform loads, as the plugins attach to hosts and links then */
+    energy_plugins_init(b->energy_links);
   simgrid_load_platform(b->platform);
   placement_scale_links(sc);
   account_setup();
@@ -537,6 +545,13 @@ static int engine_place(const scenario *sc, const build *b, stage *s, char *err)
   if (s->faulty < 0 || engine_check_placed(sc, b, &s->cfg, host_cores, err) != 0)
     return -1;
   s->cfg.speed_factor = (s->cfg.speed_factor > 0 ? s->cfg.speed_factor : 1) * compute_dtype_factor(&s->cfg, s->cfg.hosts[0]);
+  if (b->energy > 0 ? energy_prepare(s->cfg.hosts, s->cfg.n_hosts, sc->platform.power_cap, err, ERRLEN) != 0
+                    : sc->platform.power_cap > 0) {
+    if (b->energy <= 0)
+      snprintf(err, ERRLEN, "platform.power_cap: the platform carries no power states (wattage_per_state and "
+               "gpu_power_limits; the dgx-h100, dgx-b200 and gb200-nvl72 presets have them)");
+    return -1;
+  }
   s->cfg.faults = s->faulty > 0 ? &s->plan : NULL;
   s->slowdown = placement_speeds(sc, faultcfg_slowdown(sc, s->cfg.n_hosts), s->cfg.n_hosts);
   s->cfg.host_slowdown = s->slowdown;
@@ -577,7 +592,7 @@ static int engine_write(const scenario *sc, const build *b, const engine_opts *o
     engine_closing_line(sc, b, o, &s->cfg, &res, closing, closing_len);
   if (rc == 0 && metrics_get_status(s->m) != METRICS_OK)
     rc = 1;
-  engine_gather_free(links, res.n_links, rep);
+  engine_gather_free(&res, links, rep);
   return rc;
 }
 
@@ -681,6 +696,7 @@ static int build_all(const scenario *sc, const engine_opts *o, int argc, char **
       build_data(sc, b, err) != 0 || build_warmstart(sc, b, err) != 0 || build_state(sc, b, err) != 0 ||
       build_platform(sc, b, err) != 0 || engine_check_hosts(sc, b, argc, argv, err) != 0)
     return -1;
+  b->energy = energy_platform_has(b->platform, &b->energy_links);
   if (b->bank.hosts && !o->quiet)
     fprintf(stderr, "dtsim: %s: the shards run as %zu bank host%s of %g shards' links and cores at the core of "
             "the fat tree (algorithms/doc/%s.md, Bank)\n", b->bank.why, b->bank.hosts, b->bank.hosts == 1 ? "" : "s",

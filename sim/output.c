@@ -36,7 +36,7 @@ static int holds_summary(const char *dir)
 /* The result files of every run (the first five) and of a traced one; with every
  * algorithm's own (algorithm.h files), all the files a run may write. */
 static const char *const common_files[] = {"summary.json", "progress.csv", "staleness.csv", "links.csv",
-                                           "breakdown.csv", "trace.json", "progress.png"};
+                                           "breakdown.csv", "trace.json", "progress.png", "energy.csv"};
 
 static int written(const char *name, const char *const *names, size_t n)
 {
@@ -372,6 +372,8 @@ static char *summary_json(const run_result *r)
   json_object_set_new(root, "hosts_used", json_integer((json_int_t)r->hosts_used));
   json_object_set_new(root, "status", json_string(r->status));
   json_object_set_new(root, "performance", performance_json(&r->perf));
+  if (r->energy)
+    json_object_set_new(root, "energy", energy_json(r->energy));
   const char *key;
   json_t *block;
   json_object_foreach(r->rep->blocks, key, block)
@@ -488,13 +490,19 @@ int output_write_all(const char *dir, const run_result *r, char *err, size_t err
     write_trace(&b, r);
     rc = rc ? rc : fileio_write(dir, "trace.json", b.s, b.len, err, errlen);
   }
+  if (r->energy) {
+    energy_csv(r->energy, &b);
+    rc = rc ? rc : fileio_write(dir, "energy.csv", b.s, b.len, err, errlen);
+  }
 
-  const char **names = xbt_malloc((8 + r->rep->n_files) * sizeof *names);
+  const char **names = xbt_malloc((9 + r->rep->n_files) * sizeof *names);
   size_t n_names = 0;
   for (size_t i = 0; i < 5; i++)
     names[n_names++] = common_files[i];
   if (r->trace_ev != NULL)
     names[n_names++] = "trace.json";
+  if (r->energy)
+    names[n_names++] = "energy.csv";
   if (curve)
     names[n_names++] = "progress.png";
   for (size_t i = 0; i < r->rep->n_files; i++) {

@@ -12,6 +12,7 @@
 #include "algorithms/faults.h"
 #include "algorithms/metrics.h"
 #include "algorithms/report.h"
+#include "sim/energy.h"
 #include "sim/scenario.h"
 
 typedef struct link_stat {
@@ -43,6 +44,8 @@ typedef struct run_result {
   report_perf perf;                    /* the "performance" block */
   char network_model[32];              /* SimGrid's network/model for the run: LV08, CM02, ... */
   int has_loss, has_accuracy;          /* the run measures them: else progress.csv's fields are empty */
+  energy_report *energy;               /* on a platform with power figures (the "energy" block and
+                                          energy.csv), or NULL */
 } run_result;
 
 /* Creates dir if needed and writes the five result files (summary.json, progress.csv,

@@ -8,6 +8,7 @@
 #include "sim/platform.h"
 #include "sim/platform_int.h"
 
+#include "sim/energy.h"
 #include "sim/fileio.h"
 
 #include <errno.h>
@@ -212,6 +213,9 @@ static void check_child(const char *path, int argc, char **argv, const platform_
     _exit(71);
   if (path == NULL) /* options only */
     _exit(0);
+  int links, power = energy_platform_has(path, &links);
+  if (power > 0) /* so that the plugins read (and refuse) the file's power figures here */
+    energy_plugins_init(links);
   simgrid_load_platform(path);
   long count = (long)sg_host_count();
   if (write(res_fd, &count, sizeof count) != (ssize_t)sizeof count)

@@ -161,6 +161,20 @@ static const key_spec head_keys[] = {
           "NCCL on a DGX with 8 NICs), a collective holds that many of its SMs while it runs, so "
           "compute beside it (an overlapped gradient allreduce) gets the rest (platforms/README.md); "
           "`off`: collectives take nothing from the GPU."},
+  {"platform", "pue", KEY_DOUBLE, FIELD(platform.pue), .def = "1", .unit = "factor",
+   .doc = "Power usage effectiveness of the facility: summary.json's `energy` block gives the facility's "
+          "energy as the devices' and the fabric's (the IT energy) times this, and the emissions from it "
+          "(platforms with power figures: platforms/README.md, Energy).",
+   GE(1)},
+  {"platform", "carbon_intensity", KEY_DOUBLE, FIELD(platform.carbon_intensity), .def = "0", .unit = "g CO2e/kWh",
+   .doc = "Carbon intensity of the facility's electricity: the `energy` block's `co2e_kg` is the facility's "
+          "kWh times this; 0: no emissions reported.",
+   GE(0)},
+  {"platform", "power_cap", KEY_DOUBLE, FIELD(platform.power_cap), .def = "0", .unit = "W",
+   .doc = "What-if: the GPUs' power limit (as `nvidia-smi -pl`): every host the run uses runs in its highest "
+          "power state whose GPU limit (`gpu_power_limits`) is at most this, at that state's speed (SimGrid's "
+          "pstates; platforms/README.md, Power caps); 0: none, the first state.",
+   GE(0)},
   /* [model] */
   {"model", "type", KEY_STR, FIELD(model.type), .def = "mlp", .unit = "",
    .doc = "Model trained: linear, logistic or softmax regression, or a multi-layer "
