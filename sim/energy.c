@@ -127,7 +127,7 @@ static void device_split(sg_host_t h, double t, energy_device *d)
   d->compute_j = d->total_j - d->idle_j - d->comm_j;
 }
 
-energy_report *energy_gather(sg_host_t *hosts, size_t n, const scenario *sc, const report *rep)
+energy_report *energy_gather(sg_host_t *hosts, size_t n, const energy_settings *set, const report *rep)
 {
   energy_report *r = xbt_malloc0(sizeof *r);
   r->n = n;
@@ -153,10 +153,10 @@ energy_report *energy_gather(sg_host_t *hosts, size_t n, const scenario *sc, con
     r->has_network = 1;
   }
   r->it_j = r->devices_j + r->network_j;
-  r->pue = sc->platform.pue;
+  r->pue = set->pue;
   r->facility_j = r->it_j * r->pue;
-  r->carbon_g_per_kwh = sc->platform.carbon_intensity;
-  r->power_cap_w = sc->platform.power_cap;
+  r->carbon_g_per_kwh = set->carbon_g_per_kwh;
+  r->power_cap_w = set->power_cap_w;
   r->gpu_limit_w = n ? state_limit(hosts[0]) : 0;
   r->examples = (double)rep->examples;
   return r;

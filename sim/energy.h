@@ -11,7 +11,6 @@
 #include <simgrid/forward.h>
 
 #include "algorithms/report.h"
-#include "sim/scenario.h"
 
 /* One device (a host the run uses): the plugin's joules, and their split by what the device
  * did (account_host_phases). */
@@ -53,9 +52,14 @@ int energy_prepare(sg_host_t *hosts, size_t n, double cap_w, char *err, size_t l
 
 /* After simgrid_run and account_breakdown: the report of hosts[0..n) (the plugin's joules,
  * split by account_host_phases; a device the algorithm mirrors, rep->twins, takes its twin's),
- * the fabric's links, sc's pue and carbon intensity, and rep's examples.
+ * the fabric's links, the settings (pue, carbon intensity, power cap) and rep's examples.
  * energy_free frees it (NULL is a no-op). */
-energy_report *energy_gather(sg_host_t *hosts, size_t n, const scenario *sc, const report *rep);
+typedef struct energy_settings {
+  double pue;                /* platform.pue */
+  double carbon_g_per_kwh;   /* platform.carbon_intensity */
+  double power_cap_w;        /* platform.power_cap */
+} energy_settings;
+energy_report *energy_gather(sg_host_t *hosts, size_t n, const energy_settings *set, const report *rep);
 void energy_free(energy_report *r);
 
 /* summary.json's "energy" block (a new reference). */

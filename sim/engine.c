@@ -453,7 +453,8 @@ static report *engine_gather(const scenario *sc, const build *b, const engine_op
   res->status = metrics_status_name(metrics_get_status(m));
   *links = placement_links(res->sim_time, cfg->hosts, cfg->n_hosts + cfg->n_banks, &res->n_links);
   res->n_actors = account_breakdown(res->sim_time, &res->actors);
-  res->energy = b->energy > 0 ? energy_gather(cfg->hosts, cfg->n_hosts, sc, rep) : NULL;
+  energy_settings es = {sc->platform.pue, sc->platform.carbon_intensity, sc->platform.power_cap};
+  res->energy = b->energy > 0 ? energy_gather(cfg->hosts, cfg->n_hosts, &es, rep) : NULL;
   engine_network_model(b, o, res->network_model, sizeof res->network_model);
   engine_perf(res, rep, cfg, &res->perf);
   size_t ne = metrics_n_evals(m);

@@ -122,7 +122,10 @@ START_TEST(test_platform_preset_distbelief)
   ck_assert_str_eq(platform_preset_at(2, &desc), "dgx2h");
   ck_assert_str_eq(platform_preset_at(3, &desc), "selene");
   ck_assert_str_eq(platform_preset_at(4, &desc), "google-2004");
-  ck_assert_ptr_null(platform_preset_at(5, &desc));
+  ck_assert_str_eq(platform_preset_at(5, &desc), "dgx-h100");
+  ck_assert_str_eq(platform_preset_at(6, &desc), "dgx-b200");
+  ck_assert_str_eq(platform_preset_at(7, &desc), "gb200-nvl72");
+  ck_assert_ptr_null(platform_preset_at(8, &desc));
 }
 END_TEST
 
