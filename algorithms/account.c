@@ -299,6 +299,20 @@ static sg_exec_t exec_init(double flops)
   return e;
 }
 
+/* sg_exec_start under exec_init_lock when there is one: SimGrid 3.32's host energy plugin
+ * updates the host's joules from the starting actor's thread (Exec::on_start), which two actors
+ * of one host (a replica and its DDP communicator) would do at once with parallel contexts. */
+static void exec_start(sg_exec_t e)
+{
+  if (exec_init_lock == NULL) {
+    sg_exec_start(e);
+    return;
+  }
+  sg_mutex_lock(exec_init_lock);
+  sg_exec_start(e);
+  sg_mutex_unlock(exec_init_lock);
+}
+
 void account_teardown(void)
 {
   if (exec_init_lock)
@@ -345,7 +359,7 @@ void account_exec(double flops)
   sg_exec_t e = exec_init(flops);
   double t0 = simgrid_get_clock();
   bd_event(+1, 0);
-  sg_exec_start(e);
+  exec_start(e);
   sg_exec_wait(e);
   bd_event(-1, 0);
   double t1 = simgrid_get_clock();
@@ -372,7 +386,7 @@ sg_exec_t account_exec_async(double amount)
   a->t.compute_s += end - now;
   trace_add(a, pid, ACCOUNT_COMPUTE, now, end - now, 0, NULL);
   pthread_mutex_unlock(&bd.mu);
-  sg_exec_start(e);
+  exec_start(e);
   return e;
 }
 
@@ -389,7 +403,7 @@ sg_exec_t account_hold_begin(double share)
   advance(a->host, now);
   rehold(a->host, now, +1, share);
   pthread_mutex_unlock(&bd.mu);
-  sg_exec_start(e);
+  exec_start(e);
   return e;
 }
 

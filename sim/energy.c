@@ -80,6 +80,12 @@ static int cap_state(sg_host_t h, double cap_w, double *limit, char *err, size_t
 
 int energy_prepare(sg_host_t *hosts, size_t n, double cap_w, char *err, size_t len)
 {
+  /* SimGrid 3.32's plugin attaches a new record to every host when the platform is sealed, at
+   * the start of the run, and that record starts at power state 0 whatever the host's state
+   * (measured: a state set before charged the run's first interval at state 0's power). A run
+   * with no actor seals the platform and returns at time 0; the states are set after it. */
+  if (cap_w > 0)
+    simgrid_run();
   for (size_t i = 0; i < n; i++) {
     if (sg_host_get_property_value(hosts[i], "wattage_per_state") == NULL) {
       snprintf(err, len, "host %s has no power figures (wattage_per_state) while the platform has some: give every "

@@ -44,9 +44,9 @@ int energy_platform_has(const char *path, int *links);
  * results carry the figures). */
 void energy_plugins_init(int links);
 
-/* After loading, before the run: every host of hosts[0..n) has power figures, and with
- * cap_w > 0 each is set to its highest power state whose GPU power limit (gpu_power_limits)
- * is at most cap_w. 0, or -1 with one line in err (a host without figures, a platform without
+/* After loading, before any actor starts: every host of hosts[0..n) has power figures, and
+ * with cap_w > 0 (then after sealing the platform with an empty simgrid_run) each is set to
+ * its highest power state whose GPU power limit (gpu_power_limits) is at most cap_w. 0, or -1 with one line in err (a host without figures, a platform without
  * power states, a cap below the lowest limit). */
 int energy_prepare(sg_host_t *hosts, size_t n, double cap_w, char *err, size_t len);
 
