@@ -10,7 +10,7 @@
 # "--cfg=surf/precision:1e-6 --cfg=maxmin/precision:1e-2"; empty: the defaults),
 # SENDS (section 12: downpour.sends and the reference's send mode, waited).
 # REPS12 (section 12: runs of each program, alternated; the smallest times count; 1).
-# REFSPLIT = path of ref_downpour_split (section 12).
+# REFSPLIT = path of ref_downpour_split (section 12). SCENARIOS = tests/scenarios (section 13).
 set -euo pipefail
 R=${R:-200} S=${S:-10} STEPS=${STEPS:-50} NR=${NR:-20} NSTEPS=${NSTEPS:-50} P=${P:-1024} ONLY=${ONLY:-}
 work=$(mktemp -d)
@@ -310,3 +310,15 @@ if [ ${#pts[@]} -ge 2 ]; then
 fi
 fi
 
+
+if want 13; then
+echo
+echo "== 13. GPT-3 175B on 512 H100s, one step (tests/scenarios/gpt175b-h100.ini): dtsim run's CPU time"
+echo "   (issue 50's target: under 2 minutes); then the same with every replica simulated (mirror_replicas = off)"
+sc="${SCENARIOS:-$(dirname "$0")/../scenarios}/gpt175b-h100.ini"
+c175=$(cpu "$DTSIM" run "$sc" --quiet --out "$work/g175")
+c175f=$(cpu "$DTSIM" run "$sc" --quiet --out "$work/g175f" --set pipeline.mirror_replicas=off)
+printf '   %s s of CPU (%s s with mirror_replicas = off); simulated step %s s, MFU %s, %s J\n' "$c175" "$c175f" \
+  "$(json step_time_s "$work/g175/summary.json")" "$(json mfu "$work/g175/summary.json")" \
+  "$(json it "$work/g175/summary.json")"
+fi
