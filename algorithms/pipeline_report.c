@@ -271,7 +271,7 @@ void pipeline_closing(void *state, const run_config *cfg, const report_outcome *
     return;
   }
   report_perf_text(&o->perf, 0, perf, sizeof perf);
-  double peak = sg_host_get_speed(cfg->hosts[0]) * cfg->speed_factor * cfg->cores;
+  double peak = sg_host_get_pstate_speed(cfg->hosts[0], 0) * cfg->speed_factor * cfg->cores; /* uncapped */
   int n = snprintf(line, len, "pipeline %s: %zu x %zu x %zu GPUs (p x t x d), %.6g simulated s per step, %.4g Tflop/s "
                    "per GPU (MFU %.3g%%), bubble %.4g, about %s per GPU", o->status, r->p.stages, r->tp->ranks, r->tp->dp,
                    pr.steps > 0 ? pr.makespan_s / (double)pr.steps : 0, pr.tflops_per_gpu,

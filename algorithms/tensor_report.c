@@ -19,7 +19,7 @@ void tensor_run_report(void *state, const run_config *cfg, metrics *m, report *r
   tensor_run *r = state;
   const tensor_params *p = r->p;
   tensor_result_get(r->t, &r->r);
-  r->peak_flops = sg_host_get_speed(cfg->hosts[0]) * cfg->speed_factor * cfg->cores;
+  r->peak_flops = sg_host_get_pstate_speed(cfg->hosts[0], 0) * cfg->speed_factor * cfg->cores; /* uncapped */
   rep->examples = p->steps * p->microbatches * (long)p->microbatch * (long)p->dp;
   rep->step_time_s = r->r.step_s;
   rep->model_flops = r->r.model_flops;

@@ -95,6 +95,13 @@ void platform_scale(platform_spec *spec, double bw_f, double lat_f, double speed
  * (platforms/README.md, Power caps). */
 size_t platform_power_states(const platform_spec *spec, double *limit_w, double *share);
 
+/* The power figures of a GPU platform (platforms/README.md, Energy): the GPU's power limit and
+ * the lowest it takes, the node's maximum power per GPU (its GPU included), the fabric's switch
+ * ports per node, in W. The GPU idles at a tenth of its limit, the rest of the node at half of
+ * its share (ASSUMPTIONS). */
+void platform_power_fill(platform_spec *spec, double gpu_max_w, double gpu_min_w, double node_w_per_gpu,
+                         double fabric_w);
+
 /* Fills *spec with the named preset sized for at least `hosts` hosts (0: the preset's
  * own size). Returns 0, or -1 if the name is unknown. */
 int platform_preset(const char *name, size_t hosts, platform_spec *spec);

@@ -107,7 +107,8 @@ static void platform_usage(FILE *out)
           "                       running beside it loses (gpu_comm_sms; below --gpu-sms; 0: none;\n"
           "                       dgx2h and selene 16, NCCL on a DGX with 8 NICs)\n"
           "  --gpu-tiles LIST     GEMM tile shapes, e.g. 256x128,128x128,64x64 (gpu_tiles;\n"
-          "                       default cuBLAS's six)\n"
+          "                       default cuBLAS's six)\n");
+  fprintf(out,
           "  --bw B               bytes/s of every link (default 1.25G, i.e. 10 Gb/s);\n"
           "                       e.g. 125M, 125MBps, or bits with bps: 1Gbps = 125M\n"
           "  --lat L              seconds of every link (default 1us); e.g. 50us, 0.5ms, 5e-5\n"
@@ -130,6 +131,10 @@ static void platform_usage(FILE *out)
           "                       bus bandwidth), in (0, 1]: the file gets bw x F (default 1;\n"
           "                       dgx2h 0.8, selene 0.767)\n"
           "  --node-bw-eff F      the same for GPU nodes' links (default 1; dgx2h and selene 0.96)\n"
+          "  --power MAX,MIN,NODE[,FABRIC]  power figures in W, for SimGrid's energy plugins: the GPU's\n"
+          "                       power limit and its lowest, the node's maximum per GPU, the fabric's\n"
+          "                       switch ports per node (GPU-node platforms); power states every 100 W\n"
+          "                       (platforms/README.md, Energy; dgx-h100: 700,200,1275,280)\n"
           "  --bw-factor F        what-if: every bandwidth (host and node links) times F\n"
           "  --lat-factor F       what-if: every latency times F\n"
           "  --speed-factor F     what-if: the speed times F\n"
@@ -215,6 +220,25 @@ static int find_preset(int argc, char **argv, const char **preset_name)
     }
   }
   return -1;
+}
+
+/* --power MAX,MIN,NODE[,FABRIC] (platform_power_fill): 0, or the exit status of a bad value. */
+static int power_option(cli_opts *o, const char *val)
+{
+  double w[4] = {0, 0, 0, 0};
+  int n = 0, used = 0;
+  const char *p = val;
+  while (n < 4 && sscanf(p, "%lf%n", &w[n], &used) == 1 && w[n] >= 0 && isfinite(w[n])) {
+    p += used;
+    n++;
+    if (*p != ',')
+      break;
+    p++;
+  }
+  if (*p || n < 3 || !(w[0] > 0) || w[1] > w[0] || w[2] < w[0])
+    return usage_error("--power needs MAX,MIN,NODE[,FABRIC] in W (MIN <= MAX <= NODE), not", val);
+  platform_power_fill(&o->spec, w[0], w[1], w[2], w[3]);
+  return 0;
 }
 
 /* The hosts' options: speed, memory and GPU. Returns 0, the exit status of a bad value,
@@ -372,6 +396,9 @@ static int apply_options(cli_opts *o, int argc, char **argv)
         return usage_error("--hosts needs a positive whole number, not", val);
       o->spec.hosts = (size_t)v;
       o->have_hosts = 1;
+    } else if (strcmp(opt, "--power") == 0) {
+      if ((rc = power_option(o, val)) != 0)
+        return rc;
     } else if ((rc = host_option(o, opt, val)) >= 0 || (rc = link_option(o, opt, val)) >= 0) {
       if (rc != 0)
         return rc;

@@ -201,15 +201,21 @@ static void fill_dgx_today(size_t hosts, size_t per_node, size_t default_nodes, 
   spec->node_bw_eff = 24 / 25.0;
 }
 
+void platform_power_fill(platform_spec *spec, double gpu_max_w, double gpu_min_w, double node_w_per_gpu,
+                         double fabric_w)
+{
+  spec->gpu_max_w = gpu_max_w;
+  spec->gpu_min_w = gpu_min_w;
+  spec->gpu_idle_w = gpu_max_w / 10;
+  spec->rest_busy_w = node_w_per_gpu - gpu_max_w;
+  spec->rest_idle_w = spec->rest_busy_w / 2;
+  spec->node_link_w = fabric_w;
+}
+
 static void fill_power(platform_spec *spec, double gpu_max, double gpu_min, double node_max_w, double node_gpus,
                        double nic_gbps, double nics)
 {
-  spec->gpu_max_w = gpu_max;
-  spec->gpu_min_w = gpu_min;
-  spec->gpu_idle_w = gpu_max / 10;
-  spec->rest_busy_w = node_max_w / node_gpus - gpu_max;
-  spec->rest_idle_w = spec->rest_busy_w / 2;
-  spec->node_link_w = nics * IB_PORT_W(nic_gbps);
+  platform_power_fill(spec, gpu_max, gpu_min, node_max_w / node_gpus, nics * IB_PORT_W(nic_gbps));
 }
 
 /* NVIDIA DGX H100: 8 H100 SXM5 (989.5e12 flop/s dense BF16, 132 SMs, 3.35 TB/s HBM3, NVLink4
