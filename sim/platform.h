@@ -56,10 +56,11 @@ typedef struct platform_spec {
                               * (models/gemm.h gemm_peaks_find), or NULL: the speed at any */
   /* Power, for SimGrid's energy plugins (platforms/README.md, Energy), when gpu_max_w > 0:
    * every host gets power states (pstates) whose GPU power limit steps down from gpu_max_w by
-   * PLATFORM_POWER_STEP_W to gpu_min_w, each at the speed platform_power_state gives, with
+   * PLATFORM_POWER_STEP_W to gpu_min_w, each at the speed platform_power_states gives, with
    * wattage_per_state "idle:busy" of the GPU plus its share of the rest of the node (busy: the
-   * GPU at its limit), and gpu_power_limits listing the limits; every node link a constant
-   * wattage_range of node_link_w (the fabric's switch ports it takes). */
+   * GPU at its limit), and gpu_power_limits listing the limits; a GPU-node platform gets one
+   * more link per node, which no route crosses, of constant wattage_range node_link_w (the
+   * fabric's switch ports the node takes). */
   double gpu_idle_w, gpu_max_w, gpu_min_w;
   double rest_idle_w, rest_busy_w; /* the node's CPUs, NICs, switches, fans: its share per GPU */
   double node_link_w;
