@@ -34,6 +34,8 @@ int energy_platform_has(const char *path, int *links)
     return -1;
   int hosts = strstr(doc, "\"wattage_per_state\"") != NULL || strstr(doc, "'wattage_per_state'") != NULL;
   *links = strstr(doc, "\"wattage_range\"") != NULL || strstr(doc, "'wattage_range'") != NULL;
+  if (strstr(doc, "WIFI")) /* SimGrid 3.32's link plugin gives WiFi links no record, and reading one crashes */
+    *links = 0;
   xbt_free(doc);
   return hosts;
 }

@@ -35,8 +35,9 @@ typedef struct energy_report {
 } energy_report;
 
 /* Whether the platform file carries power figures: 1 when some host has a wattage_per_state
- * property (then *links says whether some link has a wattage_range), 0 when none, -1 when it
- * cannot be read. A light text scan, as platform_hosts_in_order's. */
+ * property (then *links says whether some link has a wattage_range and none is a WIFI link,
+ * which the link energy plugin cannot read), 0 when none, -1 when it cannot be read. A light
+ * text scan, as platform_hosts_in_order's. */
 int energy_platform_has(const char *path, int *links);
 
 /* Before simgrid_load_platform (after simgrid_init): the host energy plugin, and the link
