@@ -37,7 +37,6 @@
 #include "sim/placement.h"
 #include "sim/platform.h"
 #include "sim/progress.h"
-#include "sim/wallclock.h"
 
 #define ERRLEN 1024
 
@@ -307,7 +306,7 @@ typedef struct stage {
   fault_plan plan;
   int faulty;       /* faultcfg_build's: 1 when plan holds events to clear */
   double *slowdown; /* the hosts' (placement_speeds), or NULL */
-  progress prog;
+  progress prog;     /* begun by engine_deploy, ended after the run */
   metrics *m;       /* from deployment on, or NULL */
 } stage;
 
@@ -541,18 +540,23 @@ static int engine_place(const scenario *sc, const build *b, stage *s, char *err)
   return 0;
 }
 
-/* The algorithm's actors and the fault events on the stage, the progress line hooked to
- * the evaluations. */
+/* The algorithm's actors and the fault events on the stage, the progress meter hooked to
+ * the evaluations and to the accounting's tick. */
 static void engine_deploy(const scenario *sc, const build *b, const engine_opts *o, stage *s)
 {
   const algorithm *alg = b->alg;
-  s->prog = (progress){.tty = isatty(2), .bound = sc->run.max_sim_time,
+  /* a run ended by run.max_steps has no end in simulated time to estimate against */
+  s->prog = (progress){.tty = isatty(2), .bound = sc->run.max_sim_time, .warn = !o->quiet && sc->run.max_steps == 0,
                        .may_end_sooner = sc->run.max_steps > 0 || sc->run.target_accuracy > 0,
-                       .loss_name = alg->loss_name, .start = wallclock_seconds()};
-  if (!o->quiet && (s->prog.tty || o->progress)) {
+                       .loss_name = alg->loss_name};
+  s->prog.draw = !o->quiet && (s->prog.tty || o->progress);
+  progress_begin(&s->prog);
+  if (s->prog.draw) {
     s->cfg.on_eval = progress_show;
     s->cfg.on_eval_ctx = &s->prog;
   }
+  if (!o->quiet)
+    account_set_tick(progress_tick, &s->prog);
   s->m = metrics_create(alg->run.metrics_slots ? alg->run.metrics_slots(b->state, &s->cfg) : 1);
   alg->run.deploy(b->state, &s->cfg, s->m);
   if (s->cfg.faults)
@@ -608,8 +612,8 @@ static int engine_simulate(const scenario *sc, build *b, const engine_opts *o, i
   if (rc == 0) {
     engine_deploy(sc, b, o, &s);
     simgrid_run();
-    if (s.prog.shown)
-      fputc('\n', stderr);
+    account_set_tick(NULL, NULL);
+    progress_end(&s.prog);
     rc = engine_write(sc, b, o, &s, closing, closing_len);
   }
   engine_unload(b, &s);
