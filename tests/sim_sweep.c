@@ -1,7 +1,9 @@
 /* sim_sweep.c - `dtsim sweep` end to end: the product of --vary lists in order, one
- * row per point taken from its summary.json, the same sweep.csv whatever --jobs, bad
- * --vary options refused before anything runs, --emit-jobs lines run by sh and merged
- * giving the direct sweep's bytes, and failed points. */
+ * row per point taken from its summary.json, led by the metric the algorithm is run for and
+ * its ratio to point 1's, holding only what the points report; the same sweep.csv whatever
+ * --jobs; the built-in scenario without a file; bad --vary options, metrics no point reports
+ * and bad platform files refused before anything runs; --emit-jobs lines run by sh and
+ * merged giving the direct sweep's bytes, and failed points. */
 #include <check.h>
 #include <math.h>
 #include <stdlib.h>
