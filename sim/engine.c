@@ -45,6 +45,7 @@ typedef struct build {
   void *state;            /* the algorithm's, from its prepare */
   net *model;
   dataset *train, *test;
+  dataset *noise;         /* run.noise_scale_examples' rows, or NULL */
   data_teacher *teacher;  /* data.stream: the teacher training draws come from, or NULL */
   gsl_vector *init;       /* the warmstart's parameters, or NULL */
   char tmpdir[64];        /* holds a generated preset, removed at the end */
@@ -112,9 +113,35 @@ static int engine_check_labels(const dataset *d, const net *m, const char *path,
   return 0;
 }
 
+/* run.noise_scale_examples' rows: drawn from the stream's teacher with a generator of
+ * their own (the other draws stay what they were), else the first training rows. */
+static void build_noise_set(const scenario *sc, build *b)
+{
+  size_t n = (size_t)sc->run.noise_scale_examples;
+  if (n == 0 || b->train == NULL)
+    return;
+  if (b->teacher) {
+    gsl_rng *r = rng_create(sc->run.seed, RNG_ROLE_NOISE_SCALE, 0);
+    b->noise = data_teacher_sample(b->teacher, n, r);
+    gsl_rng_free(r);
+  } else {
+    b->noise = data_slice(b->train, 0, n < data_n(b->train) ? n : data_n(b->train));
+  }
+}
+
 /* The training and held-out sets, when the run computes with data: generated from the
  * seed, or read from data.source and split. 0, or -1 with one line in err. */
+static int build_data_sets(const scenario *sc, build *b, char *err);
+
 static int build_data(const scenario *sc, build *b, char *err)
+{
+  int rc = build_data_sets(sc, b, err);
+  if (rc == 0)
+    build_noise_set(sc, b);
+  return rc;
+}
+
+static int build_data_sets(const scenario *sc, build *b, char *err)
 {
   if (!sc->model.numerics || !b->alg->uses_data)
     return 0;
@@ -182,6 +209,7 @@ static void engine_config(const scenario *sc, const build *b, run_config *cfg)
   cfg->numerics = sc->model.numerics;
   cfg->train = b->train;
   cfg->test = b->test;
+  cfg->noise_set = b->noise;
   cfg->init = b->init;
   size_t sizes[SCENARIO_MAX_LAYERS];
   size_t n = (size_t)scenario_layers(sc->model.layers, sizes, SCENARIO_MAX_LAYERS);
@@ -288,6 +316,7 @@ static void build_free(build *b)
   if (b->init)
     gsl_vector_free(b->init);
   data_free(b->test);
+  data_free(b->noise);
   data_teacher_free(b->teacher);
   if (b->tmpdir[0]) {
     unlink(b->platform);

@@ -395,13 +395,26 @@ static int plot_progress_of(const char *dir, const run_result *r, const char *cs
   return drawn > 0;
 }
 
+/* run.noise_scale_examples' three fields of evaluation e (empty where not measured). */
+static void output_noise_fields(report_text *b, const metrics_eval *e)
+{
+  const double v[3] = {e->noise_scale, e->grad_sq, e->trace_sigma};
+  for (int i = 0; i < 3; i++) {
+    report_printf(b, ",");
+    if (!isnan(v[i]))
+      report_double(b, v[i]);
+  }
+}
+
 /* progress.csv's text into b: one row per evaluation, the algorithm's own columns after
  * the common ones. */
 static void output_progress_csv(report_text *b, const run_result *r)
 {
   const char *cols = r->rep ? r->rep->progress_columns : NULL, *extra = cols ? r->rep->progress_rows.s : NULL;
   b->len = 0;
-  report_printf(b, "sim_time_s,step,loss,accuracy%s%s\n", cols ? "," : "", cols ? cols : "");
+  int noise = r->sc->run.noise_scale_examples > 0;
+  report_printf(b, "sim_time_s,step,loss,accuracy%s%s%s\n", cols ? "," : "", cols ? cols : "",
+                noise ? ",noise_scale,grad_sq,trace_sigma" : "");
   for (size_t i = 0; i < metrics_n_evals(r->m); i++) { /* what the run does not measure is an empty field */
     const metrics_eval *e = metrics_eval_at(r->m, i);
     report_double(b, e->sim_time);
@@ -417,6 +430,8 @@ static void output_progress_csv(report_text *b, const run_result *r)
       if (extra)
         extra += n + (extra[n] != '\0');
     }
+    if (noise)
+      output_noise_fields(b, e);
     report_printf(b, "\n");
   }
 }

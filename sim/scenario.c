@@ -24,6 +24,7 @@
 #include "algorithms/registry.h"
 #include "algorithms/faults.h"
 #include "sim/platform.h"
+#include "models/noise_scale.h"
 
 static int check_preset(const char *v, char *msg, size_t len);
 static int check_layers(const char *v, char *msg, size_t len);
@@ -84,6 +85,13 @@ static const key_spec head_keys[] = {
    .doc = "Stop when held-out accuracy reaches this; 0: no target.", GE(0), LE(1)},
   {"run", "eval_every", KEY_DOUBLE, FIELD(run.eval_every), .def = "0.25", .unit = "s (simulated)",
    .doc = "Simulated time between two evaluations of held-out loss and accuracy.", GT(0)},
+  {"run", "noise_scale_examples", KEY_LONG, FIELD(run.noise_scale_examples), .def = "0", .unit = "examples",
+   .doc = "At every evaluation also measure the gradient noise scale B_simple = tr(Sigma) / |G|^2 "
+          "(McCandlish et al. 2018) of the evaluated parameters on this many examples (drawn once from "
+          "the teacher with data.stream, else the first training rows), in batches of 32: progress.csv's "
+          "columns noise_scale, grad_sq, trace_sigma; at most the training rows without a stream. Measure on well more examples than the value "
+          "measured (models/README.md). 0: not measured.",
+   GE(0)},
   {"run", "collectives", KEY_CHOICE, FIELD(run.collectives), .def = "messages", .unit = "",
    .doc = "How ring collectives (allreduce, reduce-scatter, allgather: data, tensor and pipeline "
           "parallelism, run.algorithm = collective) are simulated: `messages`, every step of every member a "
@@ -572,6 +580,16 @@ static int ineffective_key(const scenario *s, const algorithm *alg, char *msg, s
       keytable_msgf(msg, len, "%s: has no effect without a warmstart (model.warmstart_steps = 0)", warm_keys[i]);
       return -1;
     }
+  if (s->run.noise_scale_examples > 0 && (!s->model.numerics || !alg->uses_data)) {
+    keytable_msgf(msg, len, "run.noise_scale_examples: %s measures no gradient", !s->model.numerics
+                  ? "a timing-only run (model.numerics = off)" : "an algorithm without a data set");
+    return -1;
+  }
+  if (s->run.noise_scale_examples > 0 && s->run.noise_scale_examples < 2 * NOISE_SCALE_BATCH) {
+    keytable_msgf(msg, len, "run.noise_scale_examples: %ld examples make fewer than two batches of %d; 0 or at "
+                  "least %d", s->run.noise_scale_examples, NOISE_SCALE_BATCH, 2 * NOISE_SCALE_BATCH);
+    return -1;
+  }
   if (s->run.target_accuracy > 0 && !s->model.numerics) {
     keytable_msgf(msg, len, "run.target_accuracy: a timing-only run (model.numerics = off) measures no accuracy, so it "
          "could only end target_not_reached");
