@@ -24,6 +24,7 @@ typedef struct run_keys {
   double target_accuracy;    /* stop when held-out accuracy >= this; 0: none */
   double eval_every;         /* simulated seconds between evaluations, > 0 */
   int collectives;           /* how ring collectives are simulated: coll_mode (collectives.h) */
+  long link_windows;         /* the run cut into at least this many windows for the links' peaks */
 } run_keys;
 
 typedef struct platform_keys {

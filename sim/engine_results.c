@@ -12,11 +12,13 @@
 #include <xbt/asserts.h>
 
 #include "algorithms/account.h"
+#include "algorithms/linkload.h"
 #include "algorithms/msg.h"
 #include "sim/interrupt.h"
 #include "sim/output.h"
 #include "sim/placement.h"
 #include "sim/platform.h"
+#include "sim/platform_where.h"
 
 /* The closing line's text when the algorithm has none of its own: what ran, its loss and
  * accuracy when it measures them, then the common figures (report_perf_text). */
@@ -124,7 +126,12 @@ static report *engine_results_gather(const engine_build *b, const run_config *cf
   res->bytes_total = msg_bytes_sent();
   res->hosts_used = b->needed;
   res->status = metrics_status_name(metrics_get_status(m));
-  *links = placement_links(res->sim_time, cfg->hosts, cfg->n_hosts + cfg->n_banks, &res->n_links);
+  platform_layout layout;
+  platform_layout_read(b->platform, &layout);
+  res->link_windows = linkload_close(res->sim_time);
+  res->link_window = linkload_width();
+  *links = placement_links(res->sim_time, res->link_windows, &layout, cfg->hosts, cfg->n_hosts + cfg->n_banks,
+                           &res->n_links);
   res->n_actors = account_breakdown(res->sim_time, &res->actors);
   engine_results_network_model(b, res->network_model, sizeof res->network_model);
   engine_results_perf(res, rep, cfg, &res->perf);

@@ -16,6 +16,7 @@
 
 #include "algorithms/account.h"
 #include "algorithms/compute.h"
+#include "algorithms/linkload.h"
 #include "algorithms/msg.h"
 #include "sim/engine_results.h"
 #include "sim/faultcfg.h"
@@ -88,6 +89,7 @@ static int engine_stage_place(const engine_build *b, engine_stage *s, char *err)
     s->cfg.n_banks = n_banks;
   }
   msg_traffic_init(s->cfg.hosts, s->cfg.n_hosts + n_banks);
+  linkload_start(2 * (size_t)sc->run.link_windows); /* between run.link_windows and twice as many */
   int host_cores = sg_host_core_count(s->cfg.hosts[0]);
   s->cfg.cores = sc->platform.cores > 0 ? (int)sc->platform.cores : host_cores;
   s->faulty = faultcfg_build(sc, s->cfg.hosts, s->cfg.n_hosts, s->all, s->n_all, &s->plan, err, ENGINE_ERRLEN);
@@ -123,6 +125,7 @@ static void engine_stage_deploy(const engine_build *b, engine_stage *s)
 static void engine_stage_unload(engine_build *b, engine_stage *s)
 {
   msg_traffic_free();
+  linkload_stop();
   account_teardown();
   if (s->m) {
     b->alg->run.free(b->state);
