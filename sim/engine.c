@@ -77,7 +77,7 @@ static int engine_conclude(const engine_opts *o, int rc, const char *closing)
 
 /* The steps before SimGrid starts, in the order their checks come: the first that fails
  * is the one a user hears about. Returns 0, or 2 after its one line on stderr. */
-static int engine_build_all(engine_build *b, const scenario *sc, const engine_opts *o, int argc, char **argv)
+static int engine_prepare(engine_build *b, const scenario *sc, const engine_opts *o, int argc, char **argv)
 {
   if (engine_build_plan(b, sc, o, argc, argv) != 0 || engine_numerics_model(b) != 0 || engine_build_options(b) != 0 ||
       engine_numerics_data(b) != 0 || engine_numerics_warmstart(b) != 0 || engine_build_state(b) != 0 ||
@@ -97,7 +97,7 @@ int engine_run(const scenario *sc, const engine_opts *o)
   interrupt_run_catch();
   int argc;
   char **argv = engine_simgrid_args(o, &argc);
-  int rc = engine_build_all(&b, sc, o, argc, argv);
+  int rc = engine_prepare(&b, sc, o, argc, argv);
   if (rc == 0)
     rc = engine_stage_run(&b, closing, sizeof closing);
   if (rc != 2)
