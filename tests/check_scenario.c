@@ -59,7 +59,7 @@ static int scenario_equal(const scenario *a, const scenario *b)
                         * compress_levels, compress_rank and local_steps, and pipeline.zero; + the 15 keys
                         * of [moe]; + downpour's compress, compress_ratio, compress_momentum, compress_warmup
                         * and compress_levels; + data.input_decay; + platform.msg_cores; + platform.uplink_routing,
-                        * downpour.ps_bank and sandblaster.ps_bank; + run.noise_scale_examples */
+                        * downpour.ps_bank and sandblaster.ps_bank; + run.noise_scale_examples; + run.link_windows */
 
 static const char *key_value(const scenario *s, const char *section, const char *key, char *buf,
                              size_t len)
