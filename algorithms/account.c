@@ -98,7 +98,26 @@ static struct {
   account_event *trace; /* run_trace's result */
   bd_label **labels;      /* by pid, when tracing */
   size_t n_labels;
+  account_tick_fn tick;   /* account_set_tick's */
+  void *tick_ctx;
+  unsigned long events;   /* executions and waits started or ended, for the tick */
 } bd = {.mu = PTHREAD_MUTEX_INITIALIZER};
+
+void account_set_tick(account_tick_fn fn, void *ctx)
+{
+  pthread_mutex_lock(&bd.mu);
+  bd.tick = fn;
+  bd.tick_ctx = ctx;
+  bd.events = 0;
+  pthread_mutex_unlock(&bd.mu);
+}
+
+/* Counts one event (bd.mu held); the tick to call outside the lock when it is due, or NULL. */
+static account_tick_fn tick_due(void **ctx)
+{
+  *ctx = bd.tick_ctx;
+  return bd.tick && ++bd.events % ACCOUNT_TICK_EVERY == 0 ? bd.tick : NULL;
+}
 
 static void *grow(void *p, size_t *cap, size_t need, size_t elem)
 {
@@ -280,7 +299,11 @@ static void bd_event(int exec_delta, int wait_delta)
     a->wait_start = now;
   else if (wait_delta < 0 && now > a->wait_start) /* a wait that did not block is no event */
     trace_add(a, (size_t)sg_actor_self_get_pid(), ACCOUNT_WAIT, a->wait_start, now - a->wait_start, 0, NULL);
+  void *ctx;
+  account_tick_fn tick = tick_due(&ctx);
   pthread_mutex_unlock(&bd.mu);
+  if (tick)
+    tick(ctx, now);
 }
 
 void account_setup(void)
@@ -352,6 +375,9 @@ void account_teardown(void)
   bd.hosts = bd.extra = NULL;
   bd.out = NULL;
   bd.n_actors = bd.n_hosts = bd.n_extra = 0;
+  bd.tick = NULL;
+  bd.tick_ctx = NULL;
+  bd.events = 0;
 }
 
 void account_exec(double flops)
@@ -385,7 +411,11 @@ sg_exec_t account_exec_async(double amount)
   h->ends[h->n_ends++] = (bd_pending){end, pid, bd.trace_on ? bd.n_ev : SIZE_MAX};
   a->t.compute_s += end - now;
   trace_add(a, pid, ACCOUNT_COMPUTE, now, end - now, 0, NULL);
+  void *ctx;
+  account_tick_fn tick = tick_due(&ctx);
   pthread_mutex_unlock(&bd.mu);
+  if (tick)
+    tick(ctx, now);
   exec_start(e);
   return e;
 }

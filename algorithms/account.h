@@ -12,6 +12,15 @@
 void account_setup(void);
 void account_teardown(void);
 
+/* What watches a run's pace from outside the simulation (sim/'s progress meter): called
+ * with the simulated time, from an actor, once in ACCOUNT_TICK_EVERY of the executions and
+ * waits every actor starts or ends; it must neither block nor touch the simulation, and may
+ * run on any of SimGrid's threads. */
+typedef void (*account_tick_fn)(void *ctx, double now);
+#define ACCOUNT_TICK_EVERY 64
+/* Sets the tick (NULL: none); account_teardown clears it. */
+void account_set_tick(account_tick_fn fn, void *ctx);
+
 /* Runs an execution of `amount` flops on the calling actor's host, blocking, and records
  * its time as the actor's compute. */
 void account_exec(double amount);

@@ -18,15 +18,18 @@ void *algorithm_params_mut(scenario *sc, const algorithm *a)
   return (void *)algorithm_params(sc, a);
 }
 
-int algorithm_reads(const algorithm *a, const char *name)
+int algorithm_lists(const char *list, const char *word)
 {
-  if (strcmp(a->name, name) == 0)
-    return 1;
-  size_t n = strlen(name);
-  for (const char *r = a->reads; r && *r; r += strcspn(r, " "), r += *r == ' ')
-    if (strcspn(r, " ") == n && strncmp(r, name, n) == 0)
+  size_t n = strlen(word);
+  for (const char *r = list; r && *r; r += strcspn(r, " "), r += *r == ' ')
+    if (strcspn(r, " ") == n && strncmp(r, word, n) == 0)
       return 1;
   return 0;
+}
+
+int algorithm_reads(const algorithm *a, const char *name)
+{
+  return strcmp(a->name, name) == 0 || algorithm_lists(a->reads, name);
 }
 
 const void *algorithm_section(const scenario *sc, const algorithm *reader, const char *name)

@@ -102,6 +102,17 @@ struct algorithm {
   int own_stragglers;      /* it draws [faults] stragglers itself (not the engine's host slowdowns) */
   const char *loss_name;   /* what the loss it records is, for the progress line ("gap");
                               NULL: "loss", the held-out loss */
+  /* The figures it reports beyond those every run has (sim_time_s, steps, examples,
+   * bytes_total, hosts_used, the step time and the time shares), so that a sweep knows
+   * before a point runs whether a --plot-metric names something its points report:
+   * `reports`, blank-separated, of summary.json's figures that only some algorithms fill:
+   * final_loss and final_accuracy (with model.numerics = on), examples_per_s,
+   * tflops_per_device, mfu, and staleness (its updates can be stale; the others write
+   * 0s); `figures`, the numbers its own summary.json block (named after it) may hold, by
+   * their last name, blank-separated, NULL when it writes none. tests/check_algorithm.c
+   * holds them against every golden summary.json. */
+  const char *reports;
+  const char *figures;
 
   algorithm_plan plan;
   algorithm_run run;
@@ -128,6 +139,10 @@ int algorithm_reads(const algorithm *a, const char *name);
  * bank's symmetry (`whole`: whole replicas, no faults, every shard alike) and `replicas`
  * reach ALGORITHM_BANK_AUTO_FROM; else none (b->hosts 0). */
 void algorithm_bank_choose(algorithm_bank *b, const char *section, int mode, int whole, int replicas, int shards);
+
+/* Whether the blank-separated list (a descriptor's reports or figures; NULL: empty) holds
+ * word. */
+int algorithm_lists(const char *list, const char *word);
 
 /* Parameters (weights and biases) of model.layers' numeric network; 0 if malformed. */
 double algorithm_layers_params(const scenario *sc);

@@ -404,6 +404,8 @@ const algorithm collective_algorithm = {
                  "per element) apply",
   ALGORITHM_SECTION(collective_keys, collective_params),
   .fail_stop = 1,
+  .figures = "ranks bytes elements chunk_bytes iterations time_s algbw_gbps busbw_gbps formula_s rel_error "
+              "alpha_s beta_s_per_byte gamma_s_per_byte max_rel_error",
   .plan = {.validate = collective_plan_validate, .hosts_needed = collective_plan_hosts_needed,
            .footprint = collective_plan_footprint},
   .run = {.prepare = collective_run_prepare, .deploy = collective_run_deploy, .report = collective_run_report,

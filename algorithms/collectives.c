@@ -1,7 +1,7 @@
 /* collectives.c - collectives over mailboxes, with real payloads or sizes only: ring
  * (Patarasuk and Yuan 2009), recursive halving-doubling (Rabenseifner) and binomial trees,
  * as MPICH builds them; their serial references, alpha-beta formulas and names are in
- * collectives_ref.c. Sums: a member adds what it receives into its own
+ * collectives_ref.h. Sums: a member adds what it receives into its own
  * buffer, element by element, so each element's result is set by the grouping of the tree
  * or chain the algorithm builds, which the schedule fixes (coll_reference). Rounds
  * (COLL_ROUNDS) and the SMs a collective holds have sections of their own below;
@@ -20,7 +20,6 @@
 #include "algorithms/compute.h"
 #include "algorithms/account.h"
 #include "algorithms/coll_msg.h"
-#include "algorithms/collectives_impl.h"
 #include "algorithms/settings.h"
 
 /* Receives kept posted per transfer: combine one chunk while the next travels. */
@@ -121,11 +120,9 @@ sg_host_t coll_comm_host(const coll_comm *c, size_t rank)
   return c->hosts[rank];
 }
 
-void coll_block(size_t n, size_t p, size_t b, size_t *off, size_t *len)
+coll_mode coll_mode_of(const run_config *cfg)
 {
-  size_t base = n / p, extra = n % p;
-  *off = b * base + (b < extra ? b : extra);
-  *len = base + (b < extra);
+  return cfg != NULL && cfg->sc != NULL && cfg->sc->run.collectives == COLL_ROUNDS ? COLL_ROUNDS : COLL_MESSAGES;
 }
 
 /* ---- transfers ------------------------------------------------------------------ *

@@ -1,14 +1,20 @@
 /* collectives_ref.c - what the collectives of collectives.c must give and take: the
  * serial reference of each result, in the order each algorithm's schedule adds it
  * (against which the tests and collective.c check every member bit for bit), the
- * alpha-beta formulas of Thakur, Rabenseifner and Gropp 2005, and the names. */
-#include "algorithms/collectives.h"
+ * alpha-beta formulas of Thakur, Rabenseifner and Gropp 2005, the blocks and the names
+ * (collectives_ref.h). */
+#include "algorithms/collectives_ref.h"
 
 #include <string.h>
 #include <xbt/asserts.h>
 #include <xbt/sysdep.h>
 
-#include "algorithms/collectives_impl.h"
+void coll_block(size_t n, size_t p, size_t b, size_t *off, size_t *len)
+{
+  size_t base = n / p, extra = n % p;
+  *off = b * base + (b < extra ? b : extra);
+  *len = base + (b < extra);
+}
 
 size_t coll_pow2_floor(size_t p)
 {
@@ -174,9 +180,4 @@ const char *coll_mode_name(coll_mode mode)
 {
   xbt_assert((size_t)mode < sizeof(mode_names) / sizeof(mode_names[0]), "unknown mode %d", (int)mode);
   return mode_names[mode];
-}
-
-coll_mode coll_mode_of(const run_config *cfg)
-{
-  return cfg != NULL && cfg->sc != NULL && cfg->sc->run.collectives == COLL_ROUNDS ? COLL_ROUNDS : COLL_MESSAGES;
 }

@@ -2,7 +2,7 @@
  * Ozdaglar, IEEE TAC 2009): each agent's loop (send its state, compute a subgradient,
  * receive its neighbours' values, mix, step), its async inbox actor, sync mode's stop
  * decision, and the set-up. Each round's weights are in consensus_rounds.c, the
- * measurements in consensus_measure.c, the descriptor in consensus_config.c, the report
+ * meter in consensus_measure.c (fed the agents' states from here), the descriptor in consensus_config.c, the report
  * in consensus_report.c, the shared state in consensus_impl.h, the messages in
  * consensus_msg.h. */
 #include "algorithms/consensus.h"
@@ -288,6 +288,17 @@ static void subgradient_step(agent *a, const round_w *w, long k)
   sg_mutex_unlock(a->mu);
 }
 
+/* Sync: deposits agent i's state of round r into the meter; the last of the m agents
+ * measures the round, and a gap that diverged stops the run. */
+static void deposit_state(agent *a, long r)
+{
+  consensus *c = a->c;
+  sg_mutex_lock(c->mu);
+  if (consensus_meter_deposit(c->meter, r, a->rank, a->x, a->xsum, a->k_done) != 0)
+    c->stop = 1;
+  sg_mutex_unlock(c->mu);
+}
+
 /* Counts the iteration; sync: deposits x_i(k+1) for round k+1's measurement. */
 static void record_state(agent *a, long k)
 {
@@ -295,7 +306,7 @@ static void record_state(agent *a, long k)
   if (a->c->p->async)
     eval_step_done(a->c->eval);
   else
-    consensus_deposit_state(a, k + 1);
+    deposit_state(a, k + 1);
 }
 
 /* Async: tells every neighbour how many values it sent, so that its inbox actor knows
@@ -454,6 +465,30 @@ static void agent_release(agent *a)
   sg_mutex_destroy(a->mu);
 }
 
+/* Async evaluator: copies every agent's state, each under its agent's lock. */
+static void consensus_snapshot(void *ctx, gsl_vector *w)
+{
+  consensus *c = ctx;
+  long done = 0;
+  for (size_t i = 0; i < c->m; i++) {
+    agent *a = &c->agents[i];
+    sg_mutex_lock(a->mu);
+    consensus_meter_state(a->x, a->xsum, a->k_done, w->data + i * CONSENSUS_STATE_LEN(c->dim));
+    done += a->k_done;
+    sg_mutex_unlock(a->mu);
+  }
+  c->snap_iteration = done / (long)c->m;
+}
+
+/* Async evaluator: the snapshot's measurement, its optimality gap as the loss. */
+static int consensus_measure(void *ctx, const gsl_vector *w, double *loss, double *accuracy)
+{
+  consensus *c = ctx;
+  *loss = consensus_meter_record(c->meter, c->snap_iteration, w->data);
+  *accuracy = NAN;
+  return 0;
+}
+
 /* Starts fn as "role-i" on agent i's host, with agent i as its data. */
 static void start_actor(consensus *c, const char *role, size_t i, void (*fn)(int, char **))
 {
@@ -477,21 +512,18 @@ consensus *consensus_deploy(const run_config *cfg, const consensus_setup *p, met
   c->met = m;
   c->mu = sg_mutex_init();
   c->stop_at = -1;
-  c->xbar = gsl_vector_calloc(c->dim);
-  c->diff = gsl_vector_calloc(c->dim);
-  c->yhat = gsl_vector_calloc(c->dim);
-  c->xhat = gsl_vector_calloc(c->dim);
+  c->meter = consensus_meter_create(cfg, m, c->m, c->dim, p->fs, p->fstar);
   consensus_schedule_init(&c->sched, cfg, p);
   c->ready = sg_barrier_init((unsigned)(p->async ? 2 * c->m : c->m));
   c->agents = xbt_malloc0(c->m * sizeof(agent));
   for (size_t i = 0; i < c->m; i++)
     agent_init(c, &c->agents[i], i);
-  double *st0 = xbt_malloc0(c->m * STATE_LEN(c->dim) * sizeof(double));
-  metrics_record_eval(m, 0.0, 0, consensus_record_point(c, 0, st0), NAN); /* every x_i(0) = 0, k = 0 */
+  double *st0 = xbt_malloc0(c->m * CONSENSUS_STATE_LEN(c->dim) * sizeof(double));
+  metrics_record_eval(m, 0.0, 0, consensus_meter_record(c->meter, 0, st0), NAN); /* every x_i(0) = 0, k = 0 */
   xbt_free(st0);
   if (p->async) {
     c->eval = eval_ctl_create(cfg, m, (int)c->m, consensus_snapshot, c);
-    eval_set_snapshot_size(c->eval, c->m * STATE_LEN(c->dim));
+    eval_set_snapshot_size(c->eval, c->m * CONSENSUS_STATE_LEN(c->dim));
     eval_set_measure(c->eval, consensus_measure, c);
   }
   for (size_t i = 0; i < c->m; i++)
@@ -510,23 +542,15 @@ void consensus_free(consensus *c)
   for (size_t i = 0; i < c->m; i++)
     agent_release(&c->agents[i]);
   xbt_free(c->agents);
-  for (size_t i = 0; i < c->n_open; i++)
-    xbt_free(c->open[i].x);
-  xbt_free(c->open);
   consensus_schedule_free(&c->sched);
   sg_barrier_destroy(c->ready);
   eval_ctl_free(c->eval);
   sg_mutex_destroy(c->mu);
-  gsl_vector_free(c->xbar);
-  gsl_vector_free(c->diff);
-  gsl_vector_free(c->yhat);
-  gsl_vector_free(c->xhat);
-  xbt_free(c->trace);
+  consensus_meter_free(c->meter);
   xbt_free(c);
 }
 
 size_t consensus_trace(const consensus *c, const consensus_point **points)
 {
-  *points = c->trace;
-  return c->n_trace;
+  return consensus_meter_trace(c->meter, points);
 }

@@ -9,6 +9,7 @@
 #include <gsl/gsl_matrix.h>
 
 #include "algorithms/algorithm.h"
+#include "algorithms/consensus_measure.h"
 #include "algorithms/metrics.h"
 #include "algorithms/run.h"
 #include "models/graph.h"
@@ -60,25 +61,6 @@ typedef struct consensus_setup {
 extern const algorithm consensus_algorithm;
 
 typedef struct consensus consensus;
-
-/* One measurement of the agents' iterates x_1..x_m at one point of the run, with
- * F = sum_i f_i, xbar = (1/m) sum_i x_i, agent i's running average
- * xhat_i = (1/k_i) sum_{h<k_i} x_i(h) after its k_i iterations (x_i(0) while k_i = 0)
- * and yhat = (1/m) sum_i xhat_i: consensus_error = max_i ||x_i - xbar||_2,
- * optimality_gap = F(xbar) - f*, ergodic_gap = F(yhat) - f*, agent_gap_max =
- * max_i F(x_i) - f* and agent_ergodic_gap_max = max_i F(xhat_i) - f*. Synchronous runs
- * measure after every round (iteration = rounds done = every k_i, all x_i(iteration)
- * known); asynchronous runs every run.eval_every simulated seconds (iteration =
- * agents' updates so far / m). */
-typedef struct consensus_point {
-  long iteration;
-  double sim_time;
-  double consensus_error;
-  double optimality_gap;
-  double ergodic_gap;
-  double agent_gap_max;
-  double agent_ergodic_gap_max;
-} consensus_point;
 
 /* Agent i runs on cfg->hosts[i]: the run needs p->agents hosts and as many slots. */
 size_t consensus_hosts_needed(const consensus_setup *p);

@@ -302,6 +302,7 @@ const algorithm consensus_algorithm = {
   .files = "consensus.csv",
   .fail_stop = 1,
   .loss_name = "gap", /* the optimality gap it records as progress.csv's loss */
+  .reports = "final_loss examples_per_s staleness",
   .plan = {.validate = consensus_plan_validate, .hosts_needed = consensus_plan_hosts_needed,
            .footprint = consensus_plan_footprint},
   .run = {.prepare = consensus_run_prepare, .metrics_slots = consensus_run_metrics_slots,

@@ -4,7 +4,7 @@
  * (Nedic and Ozdaglar, IEEE TAC 2009): each round's weights, the agents and their
  * async inboxes, the run's shared state, and the functions its files share: consensus.c
  * (the agents, set-up), consensus_rounds.c (the weights of each round),
- * consensus_measure.c (the measurements), consensus_config.c (the descriptor) and
+ * consensus_config.c (the descriptor) and
  * consensus_report.c. Not part of the algorithm's interface (consensus.h). */
 
 #include <stddef.h>
@@ -14,6 +14,7 @@
 #include <simgrid/forward.h>
 
 #include "algorithms/consensus.h"
+#include "algorithms/consensus_measure.h"
 #include "algorithms/consensus_msg.h"
 #include "algorithms/eval.h"
 #include "models/graph.h"
@@ -40,17 +41,6 @@ typedef struct schedule {
   size_t n, cap;
   sg_mutex_t mu;
 } schedule;
-
-/* What a measurement reads of one agent, STATE_LEN(dim) doubles: x_i(k), then
- * sum_{h<k} x_i(h), then k. */
-#define STATE_LEN(dim) (2 * (dim) + 1)
-
-/* Sync: the states of round r deposited so far (agent i's at i * STATE_LEN(dim)). */
-typedef struct open_round {
-  long r; /* -1: free */
-  size_t count;
-  double *x;
-} open_round;
 
 /* Async: what an agent's inbox actor has received. The inbox actor writes it under
  * mu; the agent takes the fresh values under mu. */
@@ -94,16 +84,12 @@ struct consensus {
   sg_bar_t ready;       /* every mailbox has its receiver before any value is sent (sync: the
                            agents wait; async: the agents and their inbox actors) */
   eval_ctl *eval;       /* async mode */
-  sg_mutex_t mu;        /* sync: open rounds, the stop decision, the trace */
-  open_round *open;
-  size_t n_open;
+  sg_mutex_t mu;        /* sync: the meter's deposits, the stop decision */
   long started;         /* sync: rounds started by the furthest agent */
   long stop_at;         /* sync: rounds < stop_at run; -1: not decided */
   int stop;             /* sync: divergence seen */
   long snap_iteration;  /* async: iteration of the evaluator's snapshot */
-  consensus_point *trace;
-  size_t n_trace, cap_trace;
-  gsl_vector *xbar, *diff, *yhat, *xhat;
+  consensus_meter *meter; /* the measurements (consensus_measure.h) */
 };
 
 static inline size_t row_len(const round_w *w, size_t i)
@@ -117,14 +103,6 @@ void consensus_schedule_free(schedule *s);
 /* Round k's weights; every agent calls consensus_schedule_done(s, k) once done with them. */
 const round_w *consensus_schedule_round(schedule *s, long k);
 void consensus_schedule_done(schedule *s, long k);
-
-/* The measurements (consensus_measure.c): records the point of the states st (the
- * agents' STATE_LEN(dim) doubles each) at iteration and returns its optimality gap; an
- * agent's sync deposit after round r; the async evaluator's snapshot and measure. */
-double consensus_record_point(consensus *c, long iteration, const double *st);
-void consensus_deposit_state(agent *a, long r);
-void consensus_snapshot(void *ctx, gsl_vector *w);
-int consensus_measure(void *ctx, const gsl_vector *w, double *loss, double *accuracy);
 
 /* The descriptor's state of a run (consensus_config.c), read by its report. */
 typedef struct consensus_run {

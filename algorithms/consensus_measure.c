@@ -1,14 +1,13 @@
 /* consensus_measure.c - the measurements of a distributed subgradient consensus run
  * (Nedic and Ozdaglar, IEEE TAC 2009, Section IV's running averages): each measurement's
- * consensus error and optimality gaps (consensus_point, consensus.h), taken after every
- * round in sync mode and by the shared evaluator (eval.c) in async mode. */
-#include "algorithms/consensus_impl.h"
+ * consensus error and optimality gaps (consensus_point, consensus_measure.h), taken after
+ * every round in sync mode and by the shared evaluator (eval.c) in async mode. */
+#include "algorithms/consensus_measure.h"
 
 #include <math.h>
 #include <string.h>
 #include <gsl/gsl_blas.h>
 #include <simgrid/engine.h>
-#include <simgrid/mutex.h>
 #include <xbt/sysdep.h>
 
 /* Measurements: sync mode measures after every round r, when all x_i(r) are known,
@@ -23,12 +22,59 @@
  * running sum is bookkeeping for the measurements, not part of the method: it costs no
  * simulated time. */
 
+/* Sync: the states of round r deposited so far (agent i's at i * CONSENSUS_STATE_LEN(dim)). */
+typedef struct open_round {
+  long r; /* -1: free */
+  size_t count;
+  double *x;
+} open_round;
+
+struct consensus_meter {
+  const run_config *cfg;
+  metrics *met;
+  size_t m, dim;
+  objective *const *fs;
+  double fstar;
+  open_round *open;
+  size_t n_open;
+  consensus_point *trace;
+  size_t n_trace, cap_trace;
+  gsl_vector *xbar, *diff, *yhat, *xhat;
+};
+
+consensus_meter *consensus_meter_create(const run_config *cfg, metrics *met, size_t m, size_t dim, objective *const *fs,
+                                        double fstar)
+{
+  consensus_meter *mt = xbt_malloc0(sizeof(*mt));
+  *mt = (consensus_meter){.cfg = cfg, .met = met, .m = m, .dim = dim, .fs = fs, .fstar = fstar};
+  mt->xbar = gsl_vector_calloc(dim);
+  mt->diff = gsl_vector_calloc(dim);
+  mt->yhat = gsl_vector_calloc(dim);
+  mt->xhat = gsl_vector_calloc(dim);
+  return mt;
+}
+
+void consensus_meter_free(consensus_meter *mt)
+{
+  if (mt == NULL)
+    return;
+  for (size_t i = 0; i < mt->n_open; i++)
+    xbt_free(mt->open[i].x);
+  xbt_free(mt->open);
+  gsl_vector_free(mt->xbar);
+  gsl_vector_free(mt->diff);
+  gsl_vector_free(mt->yhat);
+  gsl_vector_free(mt->xhat);
+  xbt_free(mt->trace);
+  xbt_free(mt);
+}
+
 /* F(x) - f*, F summed in agent order. */
-static double gap_at(const consensus *c, const gsl_vector *x)
+static double gap_at(const consensus_meter *mt, const gsl_vector *x)
 {
   double F;
-  objective_sum_value(c->m, c->p->fs, x, &F);
-  return F - c->p->fstar;
+  objective_sum_value(mt->m, mt->fs, x, &F);
+  return F - mt->fstar;
 }
 
 /* Agent i's running average xhat_i(k) = (1/k) sum_{h<k} x_i(h) from its state st into
@@ -44,124 +90,100 @@ static void running_average(size_t dim, const double *st, gsl_vector *out)
   gsl_vector_scale(out, 1.0 / k);
 }
 
-/* Measures the agents' states st (agent i's at i * STATE_LEN(dim)) and appends the
- * point; returns the optimality gap. Sums go in rank order. */
-double consensus_record_point(consensus *c, long iteration, const double *st)
+double consensus_meter_record(consensus_meter *mt, long iteration, const double *st)
 {
-  size_t m = c->m, dim = c->dim, len = STATE_LEN(dim);
-  gsl_vector_set_zero(c->xbar);
-  gsl_vector_set_zero(c->yhat);
+  size_t m = mt->m, dim = mt->dim, len = CONSENSUS_STATE_LEN(dim);
+  gsl_vector_set_zero(mt->xbar);
+  gsl_vector_set_zero(mt->yhat);
   for (size_t i = 0; i < m; i++) {
     gsl_vector_const_view xi = gsl_vector_const_view_array(st + i * len, dim);
-    gsl_vector_add(c->xbar, &xi.vector);
-    running_average(dim, st + i * len, c->xhat);
-    gsl_vector_add(c->yhat, c->xhat);
+    gsl_vector_add(mt->xbar, &xi.vector);
+    running_average(dim, st + i * len, mt->xhat);
+    gsl_vector_add(mt->yhat, mt->xhat);
   }
-  gsl_vector_scale(c->xbar, 1.0 / (double)m);
-  gsl_vector_scale(c->yhat, 1.0 / (double)m);
+  gsl_vector_scale(mt->xbar, 1.0 / (double)m);
+  gsl_vector_scale(mt->yhat, 1.0 / (double)m);
   double err = 0, worst = -INFINITY, worst_avg = -INFINITY;
   for (size_t i = 0; i < m; i++) {
-    memcpy(c->diff->data, st + i * len, dim * sizeof(double));
-    double g = gap_at(c, c->diff);
+    memcpy(mt->diff->data, st + i * len, dim * sizeof(double));
+    double g = gap_at(mt, mt->diff);
     worst = g > worst ? g : worst;
-    gsl_vector_sub(c->diff, c->xbar);
-    double e = gsl_blas_dnrm2(c->diff);
+    gsl_vector_sub(mt->diff, mt->xbar);
+    double e = gsl_blas_dnrm2(mt->diff);
     err = e > err ? e : err;
-    running_average(dim, st + i * len, c->xhat);
-    g = gap_at(c, c->xhat);
+    running_average(dim, st + i * len, mt->xhat);
+    g = gap_at(mt, mt->xhat);
     worst_avg = g > worst_avg ? g : worst_avg;
   }
-  if (c->n_trace == c->cap_trace) {
-    c->cap_trace = c->cap_trace ? 2 * c->cap_trace : 256;
-    c->trace = xbt_realloc(c->trace, c->cap_trace * sizeof(*c->trace));
+  if (mt->n_trace == mt->cap_trace) {
+    mt->cap_trace = mt->cap_trace ? 2 * mt->cap_trace : 256;
+    mt->trace = xbt_realloc(mt->trace, mt->cap_trace * sizeof(*mt->trace));
   }
-  double gap = gap_at(c, c->xbar);
-  c->trace[c->n_trace++] = (consensus_point){.iteration = iteration, .sim_time = simgrid_get_clock(),
-                                             .consensus_error = err, .optimality_gap = gap,
-                                             .ergodic_gap = gap_at(c, c->yhat), .agent_gap_max = worst,
-                                             .agent_ergodic_gap_max = worst_avg};
+  double gap = gap_at(mt, mt->xbar);
+  mt->trace[mt->n_trace++] = (consensus_point){.iteration = iteration, .sim_time = simgrid_get_clock(),
+                                               .consensus_error = err, .optimality_gap = gap,
+                                               .ergodic_gap = gap_at(mt, mt->yhat), .agent_gap_max = worst,
+                                               .agent_ergodic_gap_max = worst_avg};
   return gap;
 }
 
-/* An agent's state for a measurement into dst (STATE_LEN(dim) doubles); the caller
- * holds what guards it. */
-static void state_copy(const agent *a, double *dst)
+void consensus_meter_state(const gsl_vector *x, const gsl_vector *xsum, long k, double *dst)
 {
-  size_t dim = a->c->dim;
-  memcpy(dst, a->x->data, dim * sizeof(double));
-  memcpy(dst + dim, a->xsum->data, dim * sizeof(double));
-  dst[2 * dim] = (double)a->k_done;
+  size_t dim = x->size;
+  memcpy(dst, x->data, dim * sizeof(double));
+  memcpy(dst + dim, xsum->data, dim * sizeof(double));
+  dst[2 * dim] = (double)k;
 }
 
-/* Sync: the last agent to deposit round r records it, as the evaluator would. */
-static void measure_round(consensus *c, long r, const double *x)
+/* Sync: the last agent to deposit round r records it, as the evaluator would; -1 when
+ * its gap is not finite. */
+static int measure_round(consensus_meter *mt, long r, const double *x)
 {
-  const run_config *cfg = c->cfg;
-  double now = simgrid_get_clock(), gap = consensus_record_point(c, r, x);
-  long steps = r * (long)c->m;
-  metrics_record_eval(c->met, now, steps, gap, NAN);
+  const run_config *cfg = mt->cfg;
+  double now = simgrid_get_clock(), gap = consensus_meter_record(mt, r, x);
+  long steps = r * (long)mt->m;
+  metrics_record_eval(mt->met, now, steps, gap, NAN);
   if (cfg->on_eval)
     cfg->on_eval(cfg->on_eval_ctx, now, steps, gap, NAN);
-  if (!isfinite(gap)) {
-    metrics_set_status(c->met, METRICS_DIVERGED);
-    c->stop = 1;
-  }
+  if (isfinite(gap))
+    return 0;
+  metrics_set_status(mt->met, METRICS_DIVERGED);
+  return -1;
 }
 
 /* Round r's slot, opened on first use (agents may be rounds apart). */
-static open_round *open_round_at(consensus *c, long r)
+static open_round *open_round_at(consensus_meter *mt, long r)
 {
   open_round *free_slot = NULL;
-  for (size_t i = 0; i < c->n_open; i++) {
-    if (c->open[i].r == r)
-      return &c->open[i];
-    if (c->open[i].r < 0 && free_slot == NULL)
-      free_slot = &c->open[i];
+  for (size_t i = 0; i < mt->n_open; i++) {
+    if (mt->open[i].r == r)
+      return &mt->open[i];
+    if (mt->open[i].r < 0 && free_slot == NULL)
+      free_slot = &mt->open[i];
   }
   if (free_slot == NULL) {
-    c->open = xbt_realloc(c->open, (c->n_open + 1) * sizeof(*c->open));
-    free_slot = &c->open[c->n_open++];
-    free_slot->x = xbt_malloc(c->m * STATE_LEN(c->dim) * sizeof(double));
+    mt->open = xbt_realloc(mt->open, (mt->n_open + 1) * sizeof(*mt->open));
+    free_slot = &mt->open[mt->n_open++];
+    free_slot->x = xbt_malloc(mt->m * CONSENSUS_STATE_LEN(mt->dim) * sizeof(double));
   }
   free_slot->r = r;
   free_slot->count = 0;
   return free_slot;
 }
 
-/* Sync: deposits agent i's state of round r; the last of the m agents measures the
- * round and frees it. */
-void consensus_deposit_state(agent *a, long r)
+int consensus_meter_deposit(consensus_meter *mt, long r, size_t rank, const gsl_vector *x, const gsl_vector *xsum,
+                            long k)
 {
-  consensus *c = a->c;
-  sg_mutex_lock(c->mu);
-  open_round *o = open_round_at(c, r);
-  state_copy(a, o->x + a->rank * STATE_LEN(c->dim));
-  if (++o->count == c->m) {
-    measure_round(c, r, o->x);
-    o->r = -1;
-  }
-  sg_mutex_unlock(c->mu);
+  open_round *o = open_round_at(mt, r);
+  consensus_meter_state(x, xsum, k, o->x + rank * CONSENSUS_STATE_LEN(mt->dim));
+  if (++o->count < mt->m)
+    return 0;
+  o->r = -1;
+  return measure_round(mt, r, o->x);
 }
 
-/* Async evaluator: copies every agent's state, each under its agent's lock. */
-void consensus_snapshot(void *ctx, gsl_vector *w)
+size_t consensus_meter_trace(const consensus_meter *mt, const consensus_point **points)
 {
-  consensus *c = ctx;
-  long done = 0;
-  for (size_t i = 0; i < c->m; i++) {
-    agent *a = &c->agents[i];
-    sg_mutex_lock(a->mu);
-    state_copy(a, w->data + i * STATE_LEN(c->dim));
-    done += a->k_done;
-    sg_mutex_unlock(a->mu);
-  }
-  c->snap_iteration = done / (long)c->m;
-}
-
-int consensus_measure(void *ctx, const gsl_vector *w, double *loss, double *accuracy)
-{
-  consensus *c = ctx;
-  *loss = consensus_record_point(c, c->snap_iteration, w->data);
-  *accuracy = NAN;
-  return 0;
+  *points = mt->trace;
+  return mt->n_trace;
 }

@@ -143,6 +143,11 @@ const algorithm dataparallel_algorithm = {
   .trains_layers = 1,
   .uses_data = 1,
   .fail_stop = 1,
+  .reports = "final_loss final_accuracy examples_per_s tflops_per_device mfu",
+  .figures = "allreduces_per_replica bytes_per_step dense_bytes_per_step local_steps zero "
+              "reduce_scatters_per_replica allgathers_per_replica parameters parameters_bytes gradients_bytes "
+              "optimizer_bytes gathered_bytes activations_bytes total_bytes model_state_bytes "
+              "model_state_formula_bytes",
   .plan = {.validate = dataparallel_plan_validate, .hosts_needed = dataparallel_plan_hosts_needed,
            .fault_role = dataparallel_plan_fault_role},
   .run = {.prepare = dataparallel_run_prepare, .deploy = dataparallel_run_deploy,

@@ -221,6 +221,8 @@ const algorithm downpour_algorithm = {
   ALGORITHM_SECTION(downpour_keys, downpour_params),
   .trains_layers = 1,
   .uses_data = 1,
+  .reports = "final_loss final_accuracy examples_per_s tflops_per_device mfu staleness",
+  .figures = "bytes_per_push dense_bytes_per_push bank_hosts shards_per_bank",
   .plan = {.validate = downpour_plan_validate, .hosts_needed = downpour_plan_hosts_needed,
            .fault_workers = downpour_plan_fault_workers, .fault_role = downpour_plan_fault_role,
            .bank = downpour_plan_bank},

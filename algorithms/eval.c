@@ -2,6 +2,7 @@
 #include "algorithms/eval.h"
 
 #include "algorithms/faults.h"
+#include "models/noise_scale.h"
 
 #include <math.h>
 #include <simgrid/actor.h>
@@ -22,6 +23,7 @@ struct eval_ctl {
   sg_sem_t finished;  /* released once by each finishing actor */
   gsl_vector *w;      /* the evaluator's copy of the parameters */
   net_ws *ws;
+  gsl_vector *noise_g; /* scratch of the noise scale's batch gradients (cfg->noise_set), or NULL */
   int reached;        /* target accuracy reached */
   eval_measure_fn measure; /* NULL: net_evaluate on cfg->model */
   void *measure_ctx;
@@ -43,6 +45,8 @@ eval_ctl *eval_ctl_create(const run_config *cfg, metrics *m, int n_finishers,
   if (e->snapshot) {
     e->w = gsl_vector_alloc(net_n_params(cfg->model));
     e->ws = net_ws_create(cfg->model, 1024);
+    if (cfg->noise_set)
+      e->noise_g = gsl_vector_alloc(net_n_params(cfg->model));
   }
   return e;
 }
@@ -55,6 +59,8 @@ void eval_ctl_free(eval_ctl *e)
   sg_sem_destroy(e->finished);
   if (e->w)
     gsl_vector_free(e->w);
+  if (e->noise_g)
+    gsl_vector_free(e->noise_g);
   net_ws_free(e->ws);
   xbt_free(e);
 }
@@ -106,6 +112,17 @@ static int diverged(const eval_ctl *e, double loss)
   return chance > 0 && loss > DIVERGED_CHANCE_FACTOR * chance;
 }
 
+/* The gradient noise scale of cfg->model at the evaluated parameters on cfg->noise_set,
+ * recorded with the last evaluation; an algorithm that measures its own model has none. */
+static void measure_noise(eval_ctl *e)
+{
+  const dataset *d = e->cfg->noise_set;
+  noise_scale ns;
+  if (d && e->noise_g && !e->measure && e->w->size == net_n_params(e->cfg->model) &&
+      noise_scale_estimate(e->cfg->model, e->w, d->X, d->y, NOISE_SCALE_BATCH, e->ws, e->noise_g, &ns) == 0)
+    metrics_record_noise(e->m, ns.b_simple, ns.grad_sq, ns.trace_sigma);
+}
+
 /* Measures held-out loss and accuracy of the current parameters and records them. */
 static void evaluate(eval_ctl *e)
 {
@@ -123,6 +140,8 @@ static void evaluate(eval_ctl *e)
   }
   long steps = steps_so_far(e);
   metrics_record_eval(e->m, now, steps, loss, acc);
+  if (e->snapshot)
+    measure_noise(e);
   if (e->cfg->on_eval)
     e->cfg->on_eval(e->cfg->on_eval_ctx, now, steps, loss, acc);
   if (e->snapshot && diverged(e, loss)) {

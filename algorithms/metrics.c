@@ -1,6 +1,8 @@
 /* metrics.c - per-actor slots merged in rank order, and the evaluation log. */
 #include "algorithms/metrics.h"
 
+#include <math.h>
+
 #include <string.h>
 #include <xbt/sysdep.h>
 
@@ -62,7 +64,17 @@ void metrics_record_eval(metrics *m, double sim_time, long steps, double loss, d
     m->cap_evals = m->cap_evals ? 2 * m->cap_evals : 64;
     m->evals = xbt_realloc(m->evals, m->cap_evals * sizeof(*m->evals));
   }
-  m->evals[m->n_evals++] = (metrics_eval){sim_time, steps, loss, accuracy};
+  m->evals[m->n_evals++] = (metrics_eval){sim_time, steps, loss, accuracy, NAN, NAN, NAN};
+}
+
+void metrics_record_noise(metrics *m, double noise_scale, double grad_sq, double trace_sigma)
+{
+  if (m->n_evals == 0)
+    return;
+  metrics_eval *e = &m->evals[m->n_evals - 1];
+  e->noise_scale = noise_scale;
+  e->grad_sq = grad_sq;
+  e->trace_sigma = trace_sigma;
 }
 
 void metrics_set_status(metrics *m, metrics_status st) { m->status = st; }

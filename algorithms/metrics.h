@@ -22,6 +22,9 @@ typedef struct metrics_eval {
   long steps;
   double loss;
   double accuracy;
+  double noise_scale; /* the gradient noise scale there (run.noise_scale_examples), or NaN */
+  double grad_sq;     /* ... its |G|^2 and tr(Sigma) estimates, or NaN */
+  double trace_sigma;
 } metrics_eval;
 
 /* One actor's private counters. */
@@ -45,6 +48,8 @@ void metrics_slot_staleness(metrics_slot *slot, long s);
  * algorithm's single controlling actor may also set the status, before it calls
  * eval_finished (which orders it before the evaluator's last look). */
 void metrics_record_eval(metrics *m, double sim_time, long steps, double loss, double accuracy);
+/* Evaluator only: the gradient noise scale measured at the last evaluation recorded. */
+void metrics_record_noise(metrics *m, double noise_scale, double grad_sq, double trace_sigma);
 void metrics_set_status(metrics *m, metrics_status st);
 void metrics_set_time_to_target(metrics *m, double t);
 

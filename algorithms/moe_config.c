@@ -132,6 +132,11 @@ const algorithm moe_algorithm = {
   .files = "moe_steps.csv",
   .uses_data = 1,
   .fail_stop = 1,
+  .reports = "final_loss final_accuracy examples_per_s",
+  .figures = "ranks experts experts_per_rank top_k capacity_factor capacity aux_coef parameters "
+              "allreduce_elements steps imbalance_mean imbalance_end kept_imbalance_end dropped_fraction "
+              "dropped_fraction_end hidden elem_bytes alltoall_s alltoall_s_per_step train_loss initial_loss "
+              "loss_floor max_abs_diff max_moved",
   .plan = {.validate = moe_ep_plan_validate, .hosts_needed = moe_ep_plan_hosts_needed,
            .footprint = moe_ep_plan_footprint},
   .run = {.prepare = moe_ep_prepare, .deploy = moe_ep_deploy, .report = moe_ep_report,

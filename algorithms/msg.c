@@ -2,6 +2,7 @@
 #include "algorithms/msg.h"
 
 #include "algorithms/account.h"
+#include "algorithms/linkload.h"
 
 #include <pthread.h>
 #include <stdio.h>
@@ -9,6 +10,7 @@
 #include <string.h>
 #include <sys/types.h>
 #include <simgrid/actor.h>
+#include <simgrid/engine.h>
 #include <simgrid/host.h>
 #include <xbt/asserts.h>
 #include <xbt/sysdep.h>
@@ -56,6 +58,7 @@ sg_mailbox_t mbox_of(const char *role, int rank)
 typedef struct traffic_row {
   size_t *dst;
   long long *bytes;
+  linkload_route **route; /* the pair's route, once a message on it was sent with windows on */
   size_t len, cap;
 } traffic_row;
 
@@ -83,6 +86,9 @@ void msg_traffic_init(const sg_host_t *hosts, size_t n)
 static void account(msg *m, sg_host_t dst, double bytes)
 {
   m->flow = account_trace_send(dst, bytes);
+  m->route = NULL;
+  m->sent_at = simgrid_get_clock();
+  m->wire_bytes = bytes;
   const size_t *si = sg_host_get_data(sg_host_self()), *di = sg_host_get_data(dst);
   pthread_mutex_lock(&traffic.mu);
   traffic.total += (long long)bytes;
@@ -96,12 +102,17 @@ static void account(msg *m, sg_host_t dst, double bytes)
         r->cap = r->cap ? 2 * r->cap : 8;
         r->dst = xbt_realloc(r->dst, r->cap * sizeof(size_t));
         r->bytes = xbt_realloc(r->bytes, r->cap * sizeof(long long));
+        r->route = xbt_realloc(r->route, r->cap * sizeof(linkload_route *));
       }
       r->dst[k] = *di;
       r->bytes[k] = 0;
+      r->route[k] = NULL;
       r->len++;
     }
     r->bytes[k] += (long long)bytes;
+    if (r->route[k] == NULL && linkload_on())
+      r->route[k] = linkload_route_of(sg_host_self(), dst);
+    m->route = r->route[k];
   }
   pthread_mutex_unlock(&traffic.mu);
 }
@@ -134,6 +145,7 @@ void msg_traffic_free(void)
   for (size_t i = 0; i < traffic.n; i++) {
     xbt_free(traffic.rows[i].dst);
     xbt_free(traffic.rows[i].bytes);
+    xbt_free(traffic.rows[i].route); /* the routes are linkload's */
     sg_host_set_data(traffic.hosts[i], NULL);
   }
   xbt_free(traffic.rows);
@@ -314,8 +326,11 @@ msg *msg_recv(sg_mailbox_t from)
 
 void msg_received(const msg *m)
 {
-  if (m != NULL)
-    account_trace_recv(m->flow);
+  if (m == NULL)
+    return;
+  account_trace_recv(m->flow);
+  if (m->route)
+    linkload_add(m->route, m->wire_bytes, m->sent_at, simgrid_get_clock());
 }
 
 double msg_bytes(double n, size_t elem_bytes)

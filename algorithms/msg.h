@@ -24,6 +24,9 @@ typedef struct msg {
   int kind;                       /* the protocol's own kind */
   void (*free_fn)(struct msg *m); /* frees the whole message */
   unsigned long flow;             /* --trace: the send's id in the timeline (set by the send) */
+  /* set by the send, for the links' windows (linkload.h), read when it is taken: */
+  const struct linkload_route *route; /* its route, or NULL (windows off, or a host outside the run) */
+  double sent_at, wire_bytes;     /* when it was sent (simulated s), its simulated size */
 } msg;
 
 /* The checked down-cast's check: m if it is of `kind`; otherwise a broken protocol, and
@@ -94,8 +97,9 @@ void msg_flush(void);
 /* Asynchronous send to wait for with sg_comm_wait / wait_all. */
 sg_comm_t msg_send_async(sg_mailbox_t to, sg_host_t dst, msg *m, double bytes);
 /* A message just taken from a mailbox by the calling actor: the end of its send's arrow in
- * the timeline (dtsim run --trace). msg_recv calls it; a receiver that takes messages
- * with sg_mailbox_get_async calls it once the get is done. NULL is ignored. */
+ * the timeline (dtsim run --trace), and of its time in flight over its route's links
+ * (linkload.h). msg_recv calls it; a receiver that takes messages with
+ * sg_mailbox_get_async calls it once the get is done. NULL is ignored. */
 void msg_received(const msg *m);
 /* Blocking receive; the caller owns (and frees) the message. Under [faults] (a route
  * filter is set) a transfer that fails because its sender died is skipped. */
@@ -105,7 +109,9 @@ msg *msg_recv(sg_mailbox_t from);
  * host) pair. Sums of integers do not depend on the order in which actors on
  * several threads add them, so the totals are deterministic. msg_traffic_init
  * numbers the hosts (it sets their host data) and must precede any send; sends
- * between hosts outside the list are not counted. */
+ * between hosts outside the list are not counted. With linkload_start called before the
+ * run, each pair's route is kept and every message taken adds its bytes to its links'
+ * windows (linkload.h). */
 void msg_traffic_init(const sg_host_t *hosts, size_t n);
 /* Calls fn(ctx, src, dst, bytes) for every pair that exchanged bytes, by source then
  * destination index; then msg_traffic_free releases the table. */

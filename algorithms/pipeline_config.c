@@ -501,6 +501,14 @@ const algorithm pipeline_algorithm = {
   .trains_layers = 1,
   .uses_data = 1,
   .fail_stop = 1,
+  .reports = "final_loss final_accuracy examples_per_s tflops_per_device mfu",
+  .figures = "stages microbatches microbatch chunks makespan_s bubble_fraction formula formula_ideal "
+              "t_forward_s t_backward_s stage parameters parameters_bytes gradients_bytes gathered_bytes "
+              "optimizer_bytes stash_bytes total_bytes gpus p2p_bytes tensor_ranks data_parallel model_flops "
+              "tflops_per_gpu tensor_groups dp_groups layer_elements gathered_elements "
+              "reduce_scattered_elements vocab seq hidden heads layers params lr train_sequences test_sequences "
+              "loss_floor initial_loss initial_accuracy initial_perplexity final_perplexity train_loss "
+              "copies_max_diff steps max_abs_error max_moved max_rel_error",
   .plan = {.validate = pipeline_plan_validate, .hosts_needed = pipeline_plan_hosts_needed,
            .footprint = pipeline_plan_footprint},
   .run = {.prepare = pipeline_run_prepare, .check_hosts = pipeline_run_check_hosts,

@@ -35,6 +35,7 @@ typedef struct run_config {
   int numerics;           /* 0: timing only, no parameters or data are touched */
   const dataset *train;   /* NULL when numerics are off */
   const dataset *test;
+  const dataset *noise_set; /* rows the gradient noise scale is measured on at each evaluation, or NULL */
   const gsl_vector *init; /* cfg->model's starting parameters (a warmstart), or NULL */
   double sim_params;      /* parameters that set message sizes (virtual or numeric) */
   double train_flops;     /* forward + backward flops per example (virtual or numeric) */

@@ -183,6 +183,9 @@ const algorithm sandblaster_algorithm = {
   .trains_layers = 1,
   .uses_data = 1,
   .own_stragglers = 1,
+  .reports = "final_loss final_accuracy examples_per_s tflops_per_device mfu",
+  .figures = "iterations evaluations skipped_pairs f gnorm dot axpy scale copy evaluate batches "
+              "batch_time_mean_s backups backup_wins discarded",
   .plan = {.validate = sandblaster_plan_validate, .hosts_needed = sandblaster_plan_hosts_needed,
            .fault_workers = sandblaster_plan_fault_workers, .fault_role = sandblaster_plan_fault_role,
            .footprint = sandblaster_plan_footprint, .bank = sandblaster_plan_bank},

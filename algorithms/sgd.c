@@ -220,6 +220,7 @@ const algorithm sgd_algorithm = {
   .trains_layers = 1,
   .uses_data = 1,
   .fail_stop = 1,
+  .reports = "final_loss final_accuracy examples_per_s tflops_per_device mfu",
   .plan = {.validate = sgd_plan_validate, .hosts_needed = sgd_plan_hosts_needed},
   .run = {.prepare = sgd_run_prepare, .metrics_slots = sgd_run_metrics_slots, .deploy = sgd_run_deploy,
           .report = sgd_run_report, .free = sgd_run_free},

@@ -156,6 +156,11 @@ const algorithm tensor_algorithm = {
                  "`model.efficiency` apply",
   ALGORITHM_SECTION(tensor_keys, tensor_params),
   .fail_stop = 1,
+  .reports = "examples_per_s tflops_per_device mfu",
+  .figures = "ranks data_parallel gpus hidden heads layers seq microbatch microbatches layer_flops_forward "
+              "model_flops step_time_s tflops_per_gpu dp_allreduce_elements dp_allreduce_s dp_buckets "
+              "fraction_of_peak max_rel_error parameters parameters_bytes gradients_bytes optimizer_bytes "
+              "activations_bytes total_bytes",
   .plan = {.validate = tensor_plan_validate, .hosts_needed = tensor_plan_hosts_needed,
            .footprint = tensor_plan_footprint},
   .run = {.prepare = tensor_run_prepare, .check_hosts = tensor_run_check_hosts, .deploy = tensor_run_deploy,

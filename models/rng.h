@@ -23,7 +23,8 @@ typedef enum rng_role {
   RNG_ROLE_WARMSTART = 11, /* minibatch draws of the shared SGD warmstart, rank 0 */
   RNG_ROLE_HOST_SPEED = 12, /* platform.speed_spread: each host's fixed speed factor, rank 0 */
   RNG_ROLE_QSGD = 13,       /* QSGD's stochastic rounding of a data-parallel replica, rank = replica */
-  RNG_ROLE_POWERSGD = 14    /* PowerSGD's first Q, rank 0: the same draws on every replica */
+  RNG_ROLE_POWERSGD = 14,   /* PowerSGD's first Q, rank 0: the same draws on every replica */
+  RNG_ROLE_NOISE_SCALE = 15 /* run.noise_scale_examples' rows drawn from a stream's teacher, rank 0 */
 } rng_role;
 
 /* Mixes (master, role, rank) with splitmix64 and maps the result into

@@ -4,6 +4,7 @@
 #include "algorithms/account.h"
 #include "algorithms/registry.h"
 #include "sim/fileio.h"
+#include "sim/output_links.h"
 #include "sim/plot.h"
 
 #include <errno.h>
@@ -36,7 +37,8 @@ static int holds_summary(const char *dir)
 /* The result files of every run (the first five) and of a traced one; with every
  * algorithm's own (algorithm.h files), all the files a run may write. */
 static const char *const common_files[] = {"summary.json", "progress.csv", "staleness.csv", "links.csv",
-                                           "breakdown.csv", "trace.json", "progress.png", "energy.csv"};
+                                           "breakdown.csv", "trace.json", "progress.png", "links.png",
+                                           "energy.csv"};
 
 static int written(const char *name, const char *const *names, size_t n)
 {
@@ -209,20 +211,6 @@ static void write_trace(report_text *b, const run_result *r)
   xbt_free(host);
 }
 
-/* A CSV field, quoted (RFC 4180) when it holds a comma, a quote or a line break (a host
- * name of the user's platform file may). */
-static void csv_field(report_text *b, const char *s)
-{
-  if (strpbrk(s, ",\"\r\n") == NULL) {
-    report_printf(b, "%s", s);
-    return;
-  }
-  report_printf(b, "\"");
-  for (; *s; s++)
-    report_printf(b, *s == '"' ? "\"\"" : "%c", *s);
-  report_printf(b, "\"");
-}
-
 /* "breakdown": per role (in order of first appearance), its actor count and the mean
  * over its actors of each time. */
 static json_t *breakdown_json(const run_result *r)
@@ -253,37 +241,6 @@ static json_t *breakdown_json(const run_result *r)
     json_object_set_new(o, role, e);
   }
   return o;
-}
-
-/* top_links (shared 1) or top_unshared_links (0): the ten busiest links by bytes whose
- * sharing is "shared", or of the others (fatpipe, loopback), ties broken by name. A FATPIPE
- * link gives every flow its whole bandwidth, so it may carry the most bytes without being
- * what any flow waits for: it is ranked apart, not above the links flows share. */
-static json_t *top_links_json(const run_result *r, int shared)
-{
-  json_t *top = json_array();
-  size_t *idx = xbt_malloc((r->n_links ? r->n_links : 1) * sizeof(size_t)), m = 0;
-  for (size_t i = 0; i < r->n_links; i++)
-    if ((strcmp(r->links[i].sharing, "shared") == 0) == shared && r->links[i].bytes > 0)
-      idx[m++] = i;
-  for (size_t k = 0; k < m && k < 10; k++) {
-    size_t best = k;
-    for (size_t j = k + 1; j < m; j++)
-      if (r->links[idx[j]].bytes > r->links[idx[best]].bytes)
-        best = j;
-    size_t t = idx[k];
-    idx[k] = idx[best];
-    idx[best] = t;
-    const link_stat *l = &r->links[idx[k]];
-    json_t *o = json_object();
-    json_object_set_new(o, "name", json_string(l->name));
-    json_object_set_new(o, "bytes", json_real(l->bytes));
-    json_object_set_new(o, "utilization", report_num(l->utilization));
-    json_object_set_new(o, "sharing", json_string(l->sharing));
-    json_array_append_new(top, o);
-  }
-  xbt_free(idx);
-  return top;
 }
 
 /* "performance": what users compare across runs (algorithms/report.h report_perf). */
@@ -365,8 +322,10 @@ static char *summary_json(const run_result *r)
   json_t *comm = json_object();
   json_object_set_new(comm, "network_model", json_string(r->network_model));
   json_object_set_new(comm, "bytes_total", json_real(r->bytes_total));
-  json_object_set_new(comm, "top_links", top_links_json(r, 1));
-  json_object_set_new(comm, "top_unshared_links", top_links_json(r, 0));
+  json_object_set_new(comm, "link_window_s", report_num(r->link_window));
+  json_object_set_new(comm, "link_windows", json_integer((json_int_t)r->link_windows));
+  json_object_set_new(comm, "top_links", output_links_top(r, 1));
+  json_object_set_new(comm, "top_unshared_links", output_links_top(r, 0));
   json_object_set_new(root, "comm", comm);
   json_object_set_new(root, "breakdown", breakdown_json(r));
   json_object_set_new(root, "hosts_used", json_integer((json_int_t)r->hosts_used));
@@ -385,16 +344,36 @@ static char *summary_json(const run_result *r)
   return s;
 }
 
-/* progress.png, the run's own curve: 1 drawn, 0 none (no curve, or gnuplot failed: then
- * one line says so, and the results are complete without it). */
-static int plot_progress_of(const char *dir, const run_result *r, const char *csv)
+/* The run's pictures (gnuplot): progress.png, its own curve, when it has one, and
+ * links.png, its busiest shared links over time, when any carried bytes. Sets *curve and
+ * *links to whether each was drawn. When gnuplot cannot draw, the pictures still to come
+ * are not tried and one line names those missing; the results are complete without them. */
+static void output_pictures(const char *dir, const run_result *r, const char *csv, int *curve, int *links)
 {
   char title[200], err[4400];
+  size_t idx[OUTPUT_LINKS_PLOTTED], n = output_links_plotted(r, idx);
   snprintf(title, sizeof title, "dtsim run: %s, held-out loss and accuracy", r->sc->run.algorithm);
   int drawn = plot_progress(dir, title, csv, r->has_loss, r->has_accuracy, err, sizeof err);
+  *curve = drawn > 0;
+  *links = 0;
+  if (drawn >= 0 && n > 0)
+    *links = output_links_plot(dir, r, idx, n, err, sizeof err) > 0;
   if (drawn < 0)
-    fprintf(stderr, "dtsim: no progress.png: %s; the other result files are complete\n", err);
-  return drawn > 0;
+    fprintf(stderr, "dtsim: no progress.png%s: %s; the other result files are complete\n", n ? " or links.png" : "",
+            err);
+  else if (n > 0 && !*links)
+    fprintf(stderr, "dtsim: no links.png: %s; the other result files are complete\n", err);
+}
+
+/* run.noise_scale_examples' three fields of evaluation e (empty where not measured). */
+static void output_noise_fields(report_text *b, const metrics_eval *e)
+{
+  const double v[3] = {e->noise_scale, e->grad_sq, e->trace_sigma};
+  for (int i = 0; i < 3; i++) {
+    report_printf(b, ",");
+    if (!isnan(v[i]))
+      report_double(b, v[i]);
+  }
 }
 
 /* progress.csv's text into b: one row per evaluation, the algorithm's own columns after
@@ -403,7 +382,9 @@ static void output_progress_csv(report_text *b, const run_result *r)
 {
   const char *cols = r->rep ? r->rep->progress_columns : NULL, *extra = cols ? r->rep->progress_rows.s : NULL;
   b->len = 0;
-  report_printf(b, "sim_time_s,step,loss,accuracy%s%s\n", cols ? "," : "", cols ? cols : "");
+  int noise = r->sc->run.noise_scale_examples > 0;
+  report_printf(b, "sim_time_s,step,loss,accuracy%s%s%s\n", cols ? "," : "", cols ? cols : "",
+                noise ? ",noise_scale,grad_sq,trace_sigma" : "");
   for (size_t i = 0; i < metrics_n_evals(r->m); i++) { /* what the run does not measure is an empty field */
     const metrics_eval *e = metrics_eval_at(r->m, i);
     report_double(b, e->sim_time);
@@ -419,6 +400,8 @@ static void output_progress_csv(report_text *b, const run_result *r)
       if (extra)
         extra += n + (extra[n] != '\0');
     }
+    if (noise)
+      output_noise_fields(b, e);
     report_printf(b, "\n");
   }
 }
@@ -433,24 +416,6 @@ static void output_staleness_csv(report_text *b, const run_result *r)
   for (size_t s = 0; s < n; s++)
     if (counts[s])
       report_printf(b, "%zu,%ld\n", s, counts[s]);
-}
-
-/* links.csv's text into b: one row per link that carried traffic. */
-static void output_links_csv(report_text *b, const run_result *r)
-{
-  b->len = 0;
-  report_printf(b, "link,bytes,utilization,tier,from,to,sharing\n");
-  for (size_t i = 0; i < r->n_links; i++) {
-    report_printf(b, "%s,", r->links[i].name);
-    report_double(b, r->links[i].bytes);
-    report_printf(b, ",");
-    report_double(b, r->links[i].utilization);
-    report_printf(b, ",%s,", r->links[i].tier);
-    csv_field(b, r->links[i].from ? r->links[i].from : "");
-    report_printf(b, ",");
-    csv_field(b, r->links[i].to ? r->links[i].to : "");
-    report_printf(b, ",%s\n", r->links[i].sharing);
-  }
 }
 
 /* breakdown.csv's text into b: one row per actor. */
@@ -478,7 +443,9 @@ int output_write_all(const char *dir, const run_result *r, char *err, size_t err
   report_text b = {0};
   output_progress_csv(&b, r);
   int rc = fileio_write(dir, "progress.csv", b.s, b.len, err, errlen);
-  int curve = rc == 0 ? plot_progress_of(dir, r, b.s) : 0;
+  int curve = 0, links = 0;
+  if (rc == 0)
+    output_pictures(dir, r, b.s, &curve, &links);
   output_staleness_csv(&b, r);
   rc = rc ? rc : fileio_write(dir, "staleness.csv", b.s, b.len, err, errlen);
   output_links_csv(&b, r);
@@ -505,6 +472,8 @@ int output_write_all(const char *dir, const run_result *r, char *err, size_t err
     names[n_names++] = "energy.csv";
   if (curve)
     names[n_names++] = "progress.png";
+  if (links)
+    names[n_names++] = "links.png";
   for (size_t i = 0; i < r->rep->n_files; i++) {
     const report_file *f = &r->rep->files[i];
     rc = rc ? rc : fileio_write(dir, f->name, f->text.s ? f->text.s : "", f->text.len, err, errlen);

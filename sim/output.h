@@ -1,52 +1,15 @@
 #ifndef SIM_OUTPUT_H
 #define SIM_OUTPUT_H
 /* output.h - the result files of a run: summary.json, progress.csv, staleness.csv,
- * links.csv, breakdown.csv and the algorithm's own (report.h), each written
+ * links.csv, breakdown.csv, the pictures and the algorithm's own (report.h), each written
  * to a temporary name and renamed when complete; and --expect, the comparison with a
  * saved result. */
 
 #include <stddef.h>
-#include <stdint.h>
+#include <jansson.h>
 
-#include "algorithms/account.h"
-#include "algorithms/faults.h"
-#include "algorithms/metrics.h"
-#include "algorithms/report.h"
-#include "sim/energy.h"
+#include "sim/output_result.h"
 #include "sim/scenario.h"
-
-typedef struct link_stat {
-  char *name;
-  double bytes;       /* bytes of every message whose route crosses the link */
-  double utilization; /* bytes / (bandwidth * simulated time) */
-  char tier[8];       /* host, uplink, core or direct (sim/placement.c, placement_links) */
-  char *from, *to;    /* the hosts whose messages crossed it: "host-3", "host-0..host-39 (40 hosts)" */
-  char sharing[10];   /* shared (its bandwidth split among the flows crossing it), fatpipe (each
-                         flow gets all of it) or loopback (only a host's messages to itself) */
-} link_stat;
-
-typedef struct run_result {
-  const scenario *sc;
-  double sim_time;
-  long steps;
-  metrics *m;
-  const link_stat *links; /* sorted by name */
-  size_t n_links;
-  double bytes_total;     /* simulated bytes of all messages sent */
-  size_t hosts_used;
-  const char *status;
-  const report *rep;      /* what the algorithm adds: examples, summary blocks, result files */
-  const account_actor *actors;        /* time breakdown per actor (account_breakdown), pid order */
-  size_t n_actors;
-  const account_event *trace_ev;     /* dtsim run --trace: the timeline for trace.json, or NULL */
-  size_t n_trace_ev;
-  const fault_plan *faults;            /* a run with [faults] events ("faults" block), or NULL */
-  report_perf perf;                    /* the "performance" block */
-  char network_model[32];              /* SimGrid's network/model for the run: LV08, CM02, ... */
-  int has_loss, has_accuracy;          /* the run measures them: else progress.csv's fields are empty */
-  energy_report *energy;               /* on a platform with power figures (the "energy" block and
-                                          energy.csv), or NULL */
-} run_result;
 
 /* Creates dir if needed and writes the five result files (summary.json, progress.csv,
  * staleness.csv, links.csv, breakdown.csv) into it atomically, trace.json when

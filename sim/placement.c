@@ -4,9 +4,10 @@
  * slower each computes (platform.speed_spread on top of the stragglers), and the what-if
  * scaling of every link. After it: the bytes each link carried, attributed from the
  * (source, destination) byte counts algorithms/msg.c keeps, along SimGrid's routes; each
- * link gets a tier (direct, host, uplink, core) and the range of hosts on either side,
- * for links.csv. Nothing here changes what the simulation computes but the link and
- * host speeds set before it starts. */
+ * link gets a tier (direct, host, uplink, core), the range of hosts on either side, its
+ * utilization in each window of simulated time (algorithms/linkload.c) and where it is on a
+ * platform dtsim wrote (platform_where.c), for links.csv. Nothing here changes what the
+ * simulation computes but the link and host speeds set before it starts. */
 #include "sim/placement.h"
 
 #include <math.h>
@@ -20,6 +21,7 @@
 #include <xbt/dynar.h>
 #include <xbt/sysdep.h>
 
+#include "algorithms/linkload.h"
 #include "algorithms/msg.h"
 #include "models/rng.h"
 #include "sim/platform.h"
@@ -142,7 +144,7 @@ static link_track *placement_add_link(link_acc *acc, sg_link_t l, double bytes)
   memmove(acc->st + lo + 1, acc->st + lo, (acc->n - lo) * sizeof(*acc->st));
   memmove(acc->ids + lo + 1, acc->ids + lo, (acc->n - lo) * sizeof(*acc->ids));
   memmove(acc->tr + lo + 1, acc->tr + lo, (acc->n - lo) * sizeof(*acc->tr));
-  acc->st[lo] = (link_stat){xbt_strdup(name), bytes, 0, "", NULL, NULL, ""};
+  acc->st[lo] = (link_stat){.name = xbt_strdup(name), .bytes = bytes};
   acc->ids[lo] = l;
   acc->tr[lo] = (link_track){(size_t)-1, 0, 0, 0, NULL, NULL};
   acc->n++;
@@ -183,6 +185,23 @@ static void placement_add_pair(void *ctx, sg_host_t src, sg_host_t dst, double b
   }
 }
 
+/* Link l's utilization in each of the n windows of width w (linkload.h; the last ends at
+ * sim_time), into series, and the busiest (the first of equals) into st. */
+static void placement_windows(link_stat *st, sg_link_t l, double sim_time, size_t n, double w)
+{
+  const long long *bytes = linkload_bytes(l);
+  double bw = sg_link_get_bandwidth(l);
+  st->series = xbt_malloc((n ? n : 1) * sizeof(double));
+  for (size_t k = 0; k < n; k++) {
+    double open = fmin(w, sim_time - (double)k * w); /* the last window ends with the run */
+    st->series[k] = bytes && bw > 0 && open > 0 ? (double)bytes[k] / (bw * open) : 0;
+    if (k == 0 || st->series[k] > st->peak_utilization) {
+      st->peak_utilization = st->series[k];
+      st->peak_at = (double)k * w;
+    }
+  }
+}
+
 /* "host-3", or "host-0..host-39 (40 hosts)": the lowest and highest placement index. */
 static char *placement_hosts_text(const link_acc *acc, const unsigned char *map, sg_host_t *hosts)
 {
@@ -200,7 +219,8 @@ static char *placement_hosts_text(const link_acc *acc, const unsigned char *map,
  * of a route (a host's NIC, a GPU's link into its node switch); `uplink` one link from a
  * host when it carries the traffic of only some of the senders (a rack's or node's link to
  * the next switch, either way); `core` otherwise (a star's backbone, spine links). */
-link_stat *placement_links(double sim_time, sg_host_t *hosts, size_t n_hosts, size_t *n)
+link_stat *placement_links(double sim_time, size_t n_windows, const platform_layout *layout, sg_host_t *hosts,
+                           size_t n_hosts, size_t *n)
 {
   link_acc acc = {0};
   acc.route = xbt_dynar_new(sizeof(sg_link_t), NULL);
@@ -232,6 +252,8 @@ link_stat *placement_links(double sim_time, sg_host_t *hosts, size_t n_hosts, si
                           : sg_link_is_shared(acc.ids[i]) ? "shared"
                                                            : "fatpipe";
     snprintf(acc.st[i].sharing, sizeof acc.st[i].sharing, "%s", sharing);
+    placement_windows(&acc.st[i], acc.ids[i], sim_time, n_windows, linkload_width());
+    platform_where(layout, acc.st[i].name, acc.st[i].where, sizeof acc.st[i].where);
     acc.st[i].from = placement_hosts_text(&acc, t->src, hosts);
     acc.st[i].to = placement_hosts_text(&acc, t->dst, hosts);
     xbt_free(t->src);
@@ -273,6 +295,7 @@ void placement_links_free(link_stat *links, size_t n)
     xbt_free(links[i].name);
     xbt_free(links[i].from);
     xbt_free(links[i].to);
+    xbt_free(links[i].series);
   }
   xbt_free(links);
 }

@@ -134,3 +134,41 @@ int plot_progress(const char *dir, const char *title, const char *csv, int has_l
   free(script); /* open_memstream's */
   return rc == 0 ? 1 : -1;
 }
+
+int plot_links(const char *dir, const char *title, size_t n, const char *const *names, const double *const *y,
+               size_t windows, double w, double end, char *err, size_t len)
+{
+  char tmp[4200], png[4200];
+  snprintf(tmp, sizeof tmp, "%s/.links.png.tmp", dir);
+  snprintf(png, sizeof png, "%s/links.png", dir);
+  char *script = NULL;
+  size_t size = 0;
+  FILE *f = open_memstream(&script, &size);
+  xbt_assert(f, "open_memstream failed");
+  fputs("set terminal pngcairo size 800,450 noenhanced\nset output ", f);
+  plot_put_string(f, tmp);
+  fputs("\nset key below\nset grid\nset xlabel 'simulated time (s)'\n"
+        "set ylabel 'utilization (fraction of bandwidth)'\nset yrange [0:*]\nset title ",
+        f);
+  plot_put_string(f, title);
+  fprintf(f, "\nset xrange [0:%.17g]", end);
+  /* the data inline; each window's value holds until the next window starts, and the
+   * last one's until the run ends, hence the row at `end` */
+  fputs("\n$l << EOD\n", f);
+  for (size_t k = 0; k <= windows; k++) {
+    fprintf(f, "%.17g", k < windows ? (double)k * w : end);
+    for (size_t i = 0; i < n; i++)
+      fprintf(f, " %.17g", y[i][k < windows ? k : windows - 1]);
+    fputc('\n', f);
+  }
+  fputs("EOD\nplot ", f);
+  for (size_t i = 0; i < n; i++) {
+    fprintf(f, "%s$l using 1:%zu with steps lw 2 title ", i ? ", " : "", i + 2);
+    plot_put_string(f, names[i]);
+  }
+  fputs("\n", f);
+  fclose(f);
+  int rc = plot_gnuplot(script, tmp, png, 0, err, len);
+  free(script); /* open_memstream's */
+  return rc;
+}

@@ -1,6 +1,7 @@
 #ifndef SIM_PLOT_H
 #define SIM_PLOT_H
-/* plot.h - pictures drawn by gnuplot: a run's own curve (progress.png) and the plumbing the
+/* plot.h - pictures drawn by gnuplot: a run's own curve (progress.png), its busiest links
+ * over time (links.png), and the plumbing the
  * sweeps and reproductions draw theirs with (a script piped to gnuplot, which writes a
  * temporary file that is renamed into place, as every result file is). */
 #include <stddef.h>
@@ -22,5 +23,11 @@ void plot_put_string(FILE *f, const char *s);
  * or nothing measured), -1 with a message in err when gnuplot could not draw it. */
 int plot_progress(const char *dir, const char *title, const char *csv, int has_loss, int has_accuracy, char *err,
                   size_t len);
+
+/* Writes dir/links.png: line i (of n), titled names[i], is y[i][k] in each window k of
+ * width w (the last ends at end) against simulated time, drawn as steps; title names the
+ * run. Returns 0, or -1 with a message in err when gnuplot could not draw it. */
+int plot_links(const char *dir, const char *title, size_t n, const char *const *names, const double *const *y,
+               size_t windows, double w, double end, char *err, size_t len);
 
 #endif

@@ -2,10 +2,14 @@
  * sim/ relies on when it dispatches through them without naming any algorithm. */
 
 #include <check.h>
+#include <dirent.h>
+#include <jansson.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "algorithms/registry.h"
 #include "check_util.h"
+#include "figures_util.h"
 #include "sim/scenario.h"
 
 START_TEST(test_algorithm_registry_complete)
@@ -74,11 +78,34 @@ START_TEST(test_algorithm_sections_separate)
 }
 END_TEST
 
+/* What each descriptor says it reports (reports, figures) covers what every golden run's
+ * summary.json holds, one run of every algorithm but moe (tests/sim_moe.c checks its own). */
+START_TEST(test_algorithm_figures_declared)
+{
+  DIR *d = opendir(TEST_GOLDEN_DIR);
+  ck_assert_ptr_nonnull(d);
+  size_t n = 0;
+  for (struct dirent *e; (e = readdir(d)) != NULL;) {
+    char path[1024];
+    snprintf(path, sizeof path, "%s/%s/summary.json", TEST_GOLDEN_DIR, e->d_name);
+    json_t *j = e->d_name[0] == '.' ? NULL : json_load_file(path, 0, NULL);
+    if (j == NULL)
+      continue;
+    figures_assert_declared(j, path);
+    json_decref(j);
+    n++;
+  }
+  closedir(d);
+  ck_assert_uint_ge(n, algorithm_count - 1); /* a golden run of every algorithm but moe */
+}
+END_TEST
+
 static Suite *algorithm_suite(void)
 {
   Suite *s = suite_create("algorithm");
   ADD_TCASE(s, "registry", test_algorithm_registry_complete, test_algorithm_lookup);
   ADD_TCASE(s, "sections", test_algorithm_sections_separate);
+  ADD_TCASE(s, "figures", test_algorithm_figures_declared);
   return s;
 }
 

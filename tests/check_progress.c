@@ -1,5 +1,6 @@
 /* check_progress.c - Check suite for sim/progress: the progress line's text from one
- * evaluation's figures and the wall time spent (no clock read here). */
+ * evaluation's figures and the wall time spent, and the long run's estimate from its pace
+ * (no clock read here). */
 
 #include <check.h>
 #include <math.h>
@@ -85,6 +86,50 @@ START_TEST(test_progress_sweep)
 }
 END_TEST
 
+/* Issue 47: `run --set run.algorithm=sgd` with the defaults ran 21 minutes without a word.
+ * Its pace here, 0.0127 simulated s in its first 2 wall s, puts the 8 s bound at 1260 s: 21
+ * minutes, said in the first line. */
+START_TEST(test_progress_long_run)
+{
+  char line[400];
+  ck_assert_int_eq(progress_estimate(line, sizeof line, 0.0127, 8, 0, 2), 1);
+  ck_assert_str_eq(line, "dtsim: this run will take about 21 min of wall time: an estimate, at its pace over its "
+                         "first 2 wall s (0.00635 simulated s per wall s) up to run.max_sim_time = 8 s");
+  /* a target may end it first: an upper bound */
+  ck_assert_int_eq(progress_estimate(line, sizeof line, 0.0127, 8, 1, 2), 1);
+  ck_assert_msg(strstr(line, "will take at most about 21 min") && strstr(line, "unless run.target_accuracy ends it "
+                                                                              "sooner"),
+                "%s", line);
+  /* past two hours, in hours: 0.1 simulated s per wall s to 3600 s */
+  ck_assert_int_eq(progress_estimate(line, sizeof line, 0.2, 3600, 0, 2), 1);
+  ck_assert_msg(strstr(line, "about 10.0 h of wall time"), "%s", line);
+}
+END_TEST
+
+/* A run within PROGRESS_LONG (the built-in scenario: 8 simulated s in about 10 wall s), one
+ * that has not advanced yet, and one past its bound say nothing. */
+START_TEST(test_progress_short_run)
+{
+  char line[400] = "x";
+  ck_assert_int_eq(progress_estimate(line, sizeof line, 1.6, 8, 0, 2), 0);
+  ck_assert_str_eq(line, "");
+  /* exactly PROGRESS_LONG is not over it */
+  ck_assert_int_eq(progress_estimate(line, sizeof line, 8 * 2 / PROGRESS_LONG, 8, 0, 2), 0);
+  ck_assert_int_eq(progress_estimate(line, sizeof line, 0, 8, 0, 2), 0);
+  ck_assert_int_eq(progress_estimate(line, sizeof line, 9, 8, 0, 2), 0);
+}
+END_TEST
+
+/* Between evaluations the line has the simulated time and no steps (steps < 0). */
+START_TEST(test_progress_between_evaluations)
+{
+  char line[256];
+  progress_point p = {.t = 0.02, .bound = 8, .steps = -1, .loss = NAN, .acc = NAN, .spent = 2};
+  progress_line(line, sizeof line, &p);
+  ck_assert_str_eq(line, "dtsim: sim 0.02 / 8 s (0%), about 798 s of wall time to go");
+}
+END_TEST
+
 Suite *progress_suite(void)
 {
   Suite *s = suite_create("progress");
@@ -93,6 +138,7 @@ Suite *progress_suite(void)
   ADD_TCASE(s, "no_estimate", test_progress_no_estimate);
   ADD_TCASE(s, "truncated", test_progress_truncated);
   ADD_TCASE(s, "sweep", test_progress_sweep);
+  ADD_TCASE(s, "long_run", test_progress_long_run, test_progress_short_run, test_progress_between_evaluations);
   return s;
 }
 

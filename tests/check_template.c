@@ -1,14 +1,17 @@
 /* check_template.c - Check suite for sim/lab/template: filling a reproduction's README
  * template (gaps, sections, inverted sections, lists) and refusing a template that names a value
- * it is not given, or whose sections do not close. */
+ * it is not given, or whose sections do not close; a plot template drawn by gnuplot with nothing
+ * on its border. */
 
 #include <check.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "sim/lab/template.h"
 
 #include "check_util.h"
+#include "cli_util.h"
 
 /* tmpl filled from a small set of values; NULL (err set) when refused. */
 static char *fill(const char *tmpl, char *err, size_t len)
@@ -86,11 +89,45 @@ START_TEST(test_template_compiled_in)
 }
 END_TEST
 
+/* Issue 47: fig3.png's "12x" marker (the paper's image-1.7b at 81 machines) sat on the plot's
+ * top border: with --quick's two small nets (speed-ups under 3, as committed in
+ * results/fig3/fig3.csv) the marker is the highest thing drawn and gnuplot's autoscale ended
+ * the axis on it. fig3.gp drawn by gnuplot on such a CSV must end its y axis above 12. */
+START_TEST(test_template_fig3_headroom)
+{
+  char *dir = cli_tmpdir(), err[256] = "";
+  cli_write(dir, "fig3.csv", "model,machines,step_time_s,speedup\n"
+                             "speech-42m,1,0.0997,1\nspeech-42m,8,0.0455,2.19\nspeech-42m,16,0.0745,1.34\n"
+                             "image-80m,1,0.199,1\nimage-80m,8,0.0739,2.69\nimage-80m,16,0.0855,2.33\n");
+  json_t *v = json_object();
+  template_set(v, "output", "/dev/null");
+  template_set(v, "dir", "%s", dir);
+  template_set(v, "models", "speech-42m image-80m");
+  char *script = template_render("fig3.gp", v, err, sizeof err);
+  json_decref(v);
+  ck_assert_msg(script != NULL, "%s", err);
+  size_t n = strlen(script);
+  char *gp = malloc(n + 64);
+  snprintf(gp, n + 64, "%s\nset print '-'\nprint GPVAL_Y_MAX\n", script);
+  cli_write(dir, "fig3.gp", gp);
+  char cmd[1200];
+  snprintf(cmd, sizeof cmd, "cd '%s' && gnuplot fig3.gp > ymax 2>/dev/null", dir);
+  ck_assert_int_eq(system(cmd), 0);
+  char *ymax = cli_read(dir, "ymax");
+  ck_assert_ptr_nonnull(ymax);
+  ck_assert_msg(strtod(ymax, NULL) > 12, "the y axis ends at %s: on the paper's 12x marker", ymax);
+  free(ymax);
+  free(gp);
+  free(script); /* template_fill's */
+  free(dir);
+}
+END_TEST
+
 static Suite *template_suite(void)
 {
   Suite *s = suite_create("template");
   ADD_TCASE(s, "template", test_template_gaps_and_sections, test_template_refuses, test_template_lists,
-            test_template_compiled_in);
+            test_template_compiled_in, test_template_fig3_headroom);
   return s;
 }
 

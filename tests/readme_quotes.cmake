@@ -1,10 +1,17 @@
-# Every command output README.md quotes is what the command prints (label sim). A quoted
+# Every command output README.md quotes is what the command prints (label sim), in blocks and
+# in prose. A quoted
 # output is a fenced block with no language whose one line starts with "dtsim: "; the
 # commands behind it are the `./build/dtsim ...` commands of the nearest ```sh block before
 # it (a command continues over lines ending in a backslash; in an `a && b && ./build/dtsim
 # ...` chain only the dtsim command counts). They run in order in a scratch folder, and the
 # last line the last one prints that starts with "dtsim: " must equal the quoted line.
-# -DDTSIM=path/to/dtsim -DREADME=path/to/README.md -DWORK=scratch folder
+# In prose, figures are code spans: in a paragraph, a span `--set SECTION.KEY=VALUE` runs the
+# built-in scenario with that override (`dtsim --set SECTION.KEY=VALUE`), and every later span
+# of the paragraph, up to the next `--set` span, that holds a digit and does not start with
+# "-" (`3.98 ms per replica step`, `compute 1.56%`) must appear verbatim in that run's
+# closing line.
+# -DDTSIM=path/to/dtsim -DREADME=path/to/README.md -DWORK=scratch folder; -DMODE=figures checks
+# the figures in prose only, otherwise the quoted blocks only (two ctest entries, side by side).
 # README lines hold semicolons, brackets and backslashes, which a CMake list would split on,
 # group by or escape with: they travel escaped and each line is restored before use.
 file(READ ${README} text)
@@ -55,11 +62,61 @@ function(run_and_compare commands expected index)
   file(REMOVE_RECURSE ${dir})
 endfunction()
 
+# The closing line of `dtsim --set ASSIGNMENT` (the built-in scenario) into out_var.
+function(closing_line_of assignment index out_var)
+  set(dir ${WORK}/figure${index})
+  file(REMOVE_RECURSE ${dir})
+  file(MAKE_DIRECTORY ${dir})
+  execute_process(COMMAND ${DTSIM} --set ${assignment} --out out WORKING_DIRECTORY ${dir}
+                  OUTPUT_VARIABLE out ERROR_VARIABLE err RESULT_VARIABLE rc)
+  if(NOT rc EQUAL 0)
+    message(FATAL_ERROR "README.md's figures: `dtsim --set ${assignment}` failed (exit ${rc}): ${err}")
+  endif()
+  string(REGEX MATCH "dtsim: [^\n]*" last "${out}")
+  file(REMOVE_RECURSE ${dir})
+  set(${out_var} "${last}" PARENT_SCOPE)
+endfunction()
+
+# Checks one paragraph's figure spans (above); adds their count to figures_checked in the caller.
+function(check_figures paragraph)
+  string(REGEX MATCHALL "`[^`]+`" spans "${paragraph}")
+  set(assignment "")
+  set(closing "")
+  set(n ${figures_checked})
+  foreach(span IN LISTS spans)
+    string(REGEX REPLACE "^`(.*)`$" "\\1" span "${span}")
+    if(span MATCHES "^--set ([^ ]+)$")
+      set(assignment "${CMAKE_MATCH_1}") # run when a figure needs it (`--set SECTION.KEY=VALUE` has none)
+      set(closing "")
+    elseif(NOT assignment STREQUAL "" AND span MATCHES "[0-9]" AND NOT span MATCHES "^-")
+      if(closing STREQUAL "")
+        closing_line_of("${assignment}" ${n} closing)
+      endif()
+      string(FIND "${closing}" "${span}" at)
+      if(at LESS 0)
+        message(FATAL_ERROR "README.md quotes `${span}` for that run, but it prints\n  ${closing}")
+      endif()
+      math(EXPR n "${n} + 1")
+    endif()
+  endforeach()
+  set(figures_checked ${n} PARENT_SCOPE)
+endfunction()
+
+set(figures_checked 0)
+set(paragraph "")
 foreach(line IN LISTS lines)
   string(REPLACE "<semicolon>" ";" line "${line}")
   string(REPLACE "<lbracket>" "[" line "${line}")
   string(REPLACE "<rbracket>" "]" line "${line}")
   string(REPLACE "<backslash>" "\\" line "${line}")
+  if(in_block STREQUAL "" AND NOT line MATCHES "^```" AND NOT line STREQUAL "")
+    string(APPEND paragraph " ${line}")
+  elseif(NOT paragraph STREQUAL "")
+    if(MODE STREQUAL "figures")
+      check_figures("${paragraph}")
+    endif()
+    set(paragraph "")
+  endif()
   if(in_block STREQUAL "")
     if(line MATCHES "^```sh")
       set(in_block sh)
@@ -75,7 +132,9 @@ foreach(line IN LISTS lines)
       if(sh_commands STREQUAL "")
         message(FATAL_ERROR "README.md quotes `${quoted}` with no ./build/dtsim command before it")
       endif()
-      run_and_compare("${sh_commands}" "${quoted}" ${checked})
+      if(NOT MODE STREQUAL "figures")
+        run_and_compare("${sh_commands}" "${quoted}" ${checked})
+      endif()
       math(EXPR checked "${checked} + 1")
     endif()
     set(in_block "")
@@ -102,7 +161,21 @@ foreach(line IN LISTS lines)
     math(EXPR n "${n} + 1")
   endif()
 endforeach()
-if(checked LESS 2)
-  message(FATAL_ERROR "README.md: found ${checked} quoted outputs, expected the default run's and the worked example's")
+if(NOT paragraph STREQUAL "" AND MODE STREQUAL "figures")
+  check_figures("${paragraph}")
 endif()
-message(STATUS "README.md: ${checked} quoted outputs match")
+if(MODE STREQUAL "figures")
+  # the what-if figures after the default run's closing line: latency, bandwidth, 10
+  # replicas, the speech net's step and its compute share
+  if(figures_checked LESS 5)
+    message(FATAL_ERROR "README.md: found ${figures_checked} figures in prose after a `--set` span, expected the default "
+            "run's five what-ifs")
+  endif()
+  message(STATUS "README.md: ${figures_checked} figures in prose match")
+else()
+  if(checked LESS 2)
+    message(FATAL_ERROR "README.md: found ${checked} quoted outputs, expected the default run's and the worked "
+            "example's")
+  endif()
+  message(STATUS "README.md: ${checked} quoted outputs match")
+endif()

@@ -465,6 +465,43 @@ START_TEST(test_guards_sweep_sigterm)
 }
 END_TEST
 
+/* Issue 47: `dtsim run --set run.algorithm=sgd` with the defaults ran 21 minutes without a
+ * word, and --progress's first line came after 41 s, at the first evaluation (0.25 simulated
+ * s). Now its first stderr line, after PROGRESS_CALIBRATE (2) wall seconds, says how long it
+ * will take, and the first progress line comes with it, before the first evaluation. The
+ * horizon is ten times the default's (80 simulated s, hours here), so that even a machine
+ * twenty times faster than these is past PROGRESS_LONG. */
+START_TEST(test_guards_long_run_says_so)
+{
+  char *dir = cli_tmpdir();
+  const char *args[] = {"run", "--set", "run.algorithm=sgd", "--set", "run.max_sim_time=80", "--progress", "--out",
+                        "out", NULL};
+  pid_t pid = start_dtsim(dir, args);
+  char *err = NULL;
+  /* the run builds its data and platform first: seconds, up to 45 on a loaded machine (within
+   * the tcase's 60 s timeout, so that the run is always stopped); not a bound on its speed */
+  for (int i = 0; i < 900 && cli_lines(err) < 2; i++) {
+    free(err);
+    sleep_ms(50);
+    err = cli_read(dir, "stderr");
+  }
+  kill(pid, SIGTERM);
+  int st;
+  waitpid(pid, &st, 0);
+  ck_assert_msg(err && cli_lines(err) >= 2, "no estimate and progress line: %s", err ? err : "(none)");
+  ck_assert_msg(strncmp(err, "dtsim: this run will take about ", 32) == 0 && strstr(err, " of wall time: an estimate"),
+                "first line: %s", err);
+  const char *second = strchr(err, '\n') + 1;
+  ck_assert_msg(strncmp(second, "dtsim: sim ", 11) == 0, "second line: %s", second);
+  double t = strtod(second + 11, NULL);
+  ck_assert_msg(t > 0 && t < 0.25, "the first progress line is at %g simulated s, not before the first evaluation "
+                "(run.eval_every = 0.25): %s", t, second);
+  ck_assert_msg(!cli_exists(dir, "out"), "a result folder was left");
+  free(err);
+  free(dir);
+}
+END_TEST
+
 START_TEST(test_guards_out_reused)
 {
   char *dir = cli_tmpdir();
@@ -508,6 +545,7 @@ static Suite *guards_suite(void)
   ADD_TCASE(s, "before", test_guards_option_as_value, test_guards_out_not_writable, test_guards_expect_checked_first,
             test_guards_expect_rtol_and_verdict, test_guards_out_reused);
   ADD_TCASE(s, "signals", test_guards_sigint, test_guards_sigterm, test_guards_sweep_sigterm);
+  ADD_TCASE(s, "long", test_guards_long_run_says_so);
   TCase *tc = tcase_create("reproduce");
   tcase_set_timeout(tc, 300);
   tcase_add_test(tc, test_guards_reproduce_check_found_first);

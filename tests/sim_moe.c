@@ -17,6 +17,7 @@
 
 #include "cli_util.h"
 #include "check_util.h"
+#include "figures_util.h"
 
 /* ---- the tolerance, from the order of the sums ----
  * The expert-parallel run and the serial MoE GPT (models/gpt.h, one process, the P shards
@@ -105,6 +106,7 @@ START_TEST(test_moe_serial_equality)
                   cases[c][1], diff, moved, tol);
     /* the run's drops are real at capacity factor 1.0: the check covers dropped tokens */
     ck_assert_msg(mnum(j, "dropped_fraction") > 0, "%s: nothing dropped", cases[c][0]);
+    figures_assert_declared(j, cases[c][0]); /* what a sweep may plot of a moe run */
     json_decref(j);
     cli_rm_tree(dir);
     free(dir);

@@ -74,7 +74,7 @@ typedef struct reference {
 } reference;
 
 /* lbfgs_net_minimize on the data and initial parameters a run with this seed uses:
- * sim/engine.c's build_data (synthetic-teacher from rng(seed, DATA, 0), train rows
+ * sim/engine_numerics.c's engine_numerics_data (synthetic-teacher from rng(seed, DATA, 0), train rows
  * first), minibatch_initial_params, the evaluator's net_evaluate with a workspace of
  * 1024 rows (eval.c), lbfgs's defaults but m, gtol and max_iter. */
 static void sequential_reference(const size_t *sizes, net_loss loss, size_t classes, size_t portion, int m,

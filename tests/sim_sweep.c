@@ -1,8 +1,11 @@
 /* sim_sweep.c - `dtsim sweep` end to end: the product of --vary lists in order, one
- * row per point taken from its summary.json, the same sweep.csv whatever --jobs, bad
- * --vary options refused before anything runs, --emit-jobs lines run by sh and merged
- * giving the direct sweep's bytes, and failed points. */
+ * row per point taken from its summary.json, led by the metric the algorithm is run for and
+ * its ratio to point 1's, holding only what the points report; the same sweep.csv whatever
+ * --jobs; the built-in scenario without a file; bad --vary options, metrics no point reports
+ * and bad platform files refused before anything runs; --emit-jobs lines run by sh and
+ * merged giving the direct sweep's bytes, and failed points. */
 #include <check.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -49,6 +52,39 @@ static void csv_field(const char *csv, int row, int f, char *out, size_t len)
   snprintf(out, len, "%.*s", (int)n, p);
 }
 
+/* The index of column name in csv's header line, or -1. */
+static int csv_column(const char *csv, const char *name)
+{
+  size_t nl = strlen(name);
+  int f = 0;
+  for (const char *p = csv; *p && *p != '\n'; f++) {
+    size_t n = strcspn(p, ",\n");
+    if (n == nl && strncmp(p, name, n) == 0)
+      return f;
+    p += n + (p[n] == ',');
+  }
+  return -1;
+}
+
+/* sweep.csv writes reals to 6 significant digits (sim/lab/sweep_merge.c, SWEEP_CSV_DIGITS):
+ * a cell is within half a unit of its 6th digit of summary.json's number. */
+#define CSV_REL 5e-6
+
+/* Asserts that cell (text) is summary.json's number x as sweep.csv writes it: within
+ * CSV_REL, with at most 6 significant digits, or whole (a whole number is written whole). */
+static void assert_cell(const char *cell, double x, const char *what)
+{
+  double v = strtod(cell, NULL);
+  ck_assert_msg(fabs(v - x) <= CSV_REL * fabs(x), "%s: csv %s, summary %.17g", what, cell, x);
+  size_t digits = 0;
+  const char *p = cell + (*cell == '-');
+  while (*p == '0' || *p == '.')
+    p++;
+  for (; *p && *p != 'e'; p++)
+    digits += *p >= '0' && *p <= '9';
+  ck_assert_msg(digits <= 6 || x == floor(x), "%s: %s has %zu significant digits", what, cell, digits);
+}
+
 static const char *const lr_batch[] = {"sweep", "tiny.ini", "--vary", "sgd.lr=0.01,0.1,0.5", "--vary",
                                        "sgd.batch=8,32", "--quiet", "--out"};
 
@@ -72,15 +108,18 @@ START_TEST(test_sweep_product)
   char *csv = cli_read(dir, "out/sweep.csv");
   ck_assert_ptr_nonnull(csv);
   ck_assert_int_eq(cli_lines(csv), 1 + 6);
-  static const char header[] = "sgd.lr,sgd.batch,sim_time_s,steps,examples,final_loss,final_accuracy,"
-                               "time_to_target_s,status,bytes_total,hosts_used,step_time_s,examples_per_s,"
-                               "tflops_per_device,mfu,compute_pct,comm_pct,exposed_comm_pct,"
-                               /* then summary.json's blocks, flattened: staleness first */
-                               "staleness.mean,staleness.p50,staleness.p99,staleness.max,performance.step,";
+  /* the varied keys, then the answer: the step time (what SGD is run for) and its ratio to
+   * point 1's; then what the points report: plain SGD has no target (no time_to_target_s)
+   * and is synchronous (no staleness columns) */
+  static const char header[] = "sgd.lr,sgd.batch,step_time_s,step_time_s_ratio,sim_time_s,steps,examples,final_loss,"
+                               "final_accuracy,status,bytes_total,hosts_used,examples_per_s,tflops_per_device,mfu,"
+                               "compute_pct,comm_pct,exposed_comm_pct,performance.step,";
   ck_assert_msg(strncmp(csv, header, strlen(header)) == 0, "%s", csv);
+  ck_assert_msg(strstr(csv, "staleness") == NULL && strstr(csv, "time_to_target_s") == NULL, "%s", csv);
   /* the first --vary slowest; each row is its point folder's summary.json */
   static const char *lr[] = {"0.01", "0.01", "0.1", "0.1", "0.5", "0.5"};
   static const char *batch[] = {"8", "32", "8", "32", "8", "32"};
+  double step1 = 0;
   for (int i = 0; i < 6; i++) {
     char f[64], folder[128], name[512];
     csv_field(csv, i + 1, 0, f, sizeof(f));
@@ -96,14 +135,19 @@ START_TEST(test_sweep_product)
     ck_assert_msg(summary != NULL, "cannot read %s", name);
     static const char *const keys[] = {"sim_time_s", "steps", "examples", "final_loss", "final_accuracy"};
     for (int k = 0; k < 5; k++) {
-      csv_field(csv, i + 1, 2 + k, f, sizeof(f));
-      ck_assert_msg(strtod(f, NULL) == cli_num(summary, keys[k]), "point %d %s: csv %s, summary %.17g", i + 1,
-                    keys[k], f, cli_num(summary, keys[k]));
+      csv_field(csv, i + 1, csv_column(csv, keys[k]), f, sizeof(f));
+      assert_cell(f, cli_num(summary, keys[k]), keys[k]);
     }
+    double step = json_number_value(json_object_get(json_object_get(summary, "performance"), "step_time_s"));
+    step1 = i == 0 ? step : step1;
+    csv_field(csv, i + 1, 2, f, sizeof(f));
+    assert_cell(f, step, "step_time_s");
+    csv_field(csv, i + 1, 3, f, sizeof(f)); /* the baseline is point 1 */
+    assert_cell(f, step / step1, "step_time_s_ratio");
     /* 20 steps of `batch` examples */
-    csv_field(csv, i + 1, 4, f, sizeof(f));
+    csv_field(csv, i + 1, csv_column(csv, "examples"), f, sizeof(f));
     ck_assert_int_eq(atoi(f), 20 * atoi(batch[i]));
-    csv_field(csv, i + 1, 8, f, sizeof(f));
+    csv_field(csv, i + 1, csv_column(csv, "status"), f, sizeof(f));
     ck_assert_str_eq(f, "ok");
     json_decref(summary);
   }
@@ -126,8 +170,8 @@ START_TEST(test_sweep_jobs_identical)
   ck_assert_msg(strcmp(a, b) == 0, "--jobs 1:\n%s--jobs 2:\n%s", a, b);
   /* the rows differ (the learning rate changes the loss), so an order mix-up would show */
   char l1[64], l3[64];
-  csv_field(a, 1, 5, l1, sizeof(l1));
-  csv_field(a, 3, 5, l3, sizeof(l3));
+  csv_field(a, 1, csv_column(a, "final_loss"), l1, sizeof(l1));
+  csv_field(a, 3, csv_column(a, "final_loss"), l3, sizeof(l3));
   ck_assert_str_ne(l1, l3);
   free(a);
   free(b);
@@ -338,20 +382,6 @@ START_TEST(test_sweep_resume)
 }
 END_TEST
 
-/* The index of column name in csv's header line, or -1. */
-static int csv_column(const char *csv, const char *name)
-{
-  size_t nl = strlen(name);
-  int f = 0;
-  for (const char *p = csv; *p && *p != '\n'; f++) {
-    size_t n = strcspn(p, ",\n");
-    if (n == nl && strncmp(p, name, n) == 0)
-      return f;
-    p += n + (p[n] == ',');
-  }
-  return -1;
-}
-
 /* A size sweep of a timing-only allreduce: each algorithm's summary.json blocks are
  * sweep.csv columns (collective.busbw_gbps), and --plot-metric names one by its end. */
 START_TEST(test_sweep_headline_metrics)
@@ -364,9 +394,12 @@ START_TEST(test_sweep_headline_metrics)
   ck_assert(cli_exists(dir, "out/sweep.png"));
   char *csv = cli_read(dir, "out/sweep.csv");
   ck_assert_ptr_nonnull(csv);
+  /* the plotted metric leads; a synchronous collective has no staleness columns, a
+   * timing-only one no numeric check (null: left out) */
   int busbw = csv_column(csv, "collective.busbw_gbps"), algbw = csv_column(csv, "collective.algbw_gbps");
-  ck_assert_msg(busbw > 0 && algbw > 0 && csv_column(csv, "staleness.max") > 0 &&
-                    csv_column(csv, "collective.check.exact") > 0,
+  ck_assert_msg(busbw == 1 && csv_column(csv, "collective.busbw_gbps_ratio") == 2 && algbw > 0 &&
+                    csv_column(csv, "staleness.max") == -1 && csv_column(csv, "collective.check.exact") == -1 &&
+                    csv_column(csv, "examples_per_s") == -1,
                 "%s", csv);
   ck_assert_int_eq(csv_column(csv, "collective.per_stage"), -1); /* arrays are left out */
   static const char *const pts[] = {"001-bytes=1024", "002-bytes=65536", "003-bytes=4194304"};
@@ -377,9 +410,9 @@ START_TEST(test_sweep_headline_metrics)
     ck_assert_ptr_nonnull(summary);
     json_t *coll = json_object_get(summary, "collective");
     csv_field(csv, i + 1, busbw, f, sizeof(f));
-    ck_assert_msg(strtod(f, NULL) == json_real_value(json_object_get(coll, "busbw_gbps")), "point %d: %s", i + 1, f);
+    assert_cell(f, json_real_value(json_object_get(coll, "busbw_gbps")), "busbw_gbps");
     csv_field(csv, i + 1, algbw, f, sizeof(f));
-    ck_assert_msg(strtod(f, NULL) == json_real_value(json_object_get(coll, "algbw_gbps")), "point %d: %s", i + 1, f);
+    assert_cell(f, json_real_value(json_object_get(coll, "algbw_gbps")), "algbw_gbps");
     json_decref(summary);
   }
   free(csv);
@@ -403,18 +436,21 @@ END_TEST
 START_TEST(test_sweep_failed_point)
 {
   char *dir = tiny_dir();
-  /* 20 steps reach about 0.7 accuracy (sim_sweep's tiny.ini): 0.999 is missed */
-  const char *missed[] = {"sweep", "tiny.ini", "--vary", "run.target_accuracy=0,0.999", "--out", "out", NULL};
+  /* 20 steps reach about 0.7 accuracy (sim_sweep's tiny.ini): 0.5 is reached, 0.999 missed */
+  const char *missed[] = {"sweep", "tiny.ini", "--vary", "run.target_accuracy=0.5,0.999", "--out", "out", NULL};
   char *err = run_expect(dir, missed, 0);
   ck_assert_msg(strstr(err, "2/2 done") != NULL, "no progress line: %s", err);
   free(err);
   char *csv = cli_read(dir, "out/sweep.csv"), f[64];
   ck_assert_int_eq(cli_lines(csv), 3);
-  csv_field(csv, 1, 7, f, sizeof(f)); /* run.target_accuracy,sim_time_s,...,status */
+  /* the points set a target and one reached it: the time to it is the metric, empty where
+   * it was not reached */
+  ck_assert_msg(strncmp(csv, "run.target_accuracy,time_to_target_s,time_to_target_s_ratio,", 60) == 0, "%s", csv);
+  csv_field(csv, 1, csv_column(csv, "status"), f, sizeof(f));
   ck_assert_str_eq(f, "ok");
-  csv_field(csv, 2, 7, f, sizeof(f));
+  csv_field(csv, 2, csv_column(csv, "status"), f, sizeof(f));
   ck_assert_str_eq(f, "target_not_reached");
-  csv_field(csv, 2, 6, f, sizeof(f)); /* time_to_target_s: null */
+  csv_field(csv, 2, 1, f, sizeof(f)); /* time_to_target_s: null */
   ck_assert_str_eq(f, "");
   free(csv);
   /* distbelief-2012 hosts have 16 cores: the second point's run fails with exit 2, found
@@ -428,6 +464,69 @@ START_TEST(test_sweep_failed_point)
   ck_assert(!cli_exists(dir, "bad/points/003-cores=2/summary.json")); /* not started after the failure */
   ck_assert(!cli_exists(dir, "bad/sweep.csv"));
   free(err);
+  free(dir);
+}
+END_TEST
+
+/* Without a scenario file a sweep runs the built-in scenario, as `dtsim run` does (issue 47:
+ * it asked "which scenario?"); the built-in Downpour's updates can be stale, so its
+ * staleness columns are there. */
+START_TEST(test_sweep_default_scenario)
+{
+  char *dir = cli_tmpdir();
+  const char *args[] = {"sweep", "--vary", "run.max_steps=2,3", "--out", "out", "--quiet", NULL};
+  free(run_expect(dir, args, 0));
+  char *csv = cli_read(dir, "out/sweep.csv");
+  ck_assert_ptr_nonnull(csv);
+  ck_assert_msg(strncmp(csv, "run.max_steps,step_time_s,step_time_s_ratio,", 44) == 0, "%s", csv);
+  ck_assert_msg(csv_column(csv, "staleness.p99") > 0, "%s", csv);
+  char f[64];
+  csv_field(csv, 2, csv_column(csv, "steps"), f, sizeof f);
+  ck_assert_str_eq(f, "60"); /* 3 steps of each of the built-in scenario's 20 replicas */
+  char *jobs = NULL;
+  const char *emit[] = {"sweep", "--vary", "run.max_steps=2,3", "--out", "emitted", "--emit-jobs", NULL};
+  free(run_expect(dir, emit, 0));
+  jobs = cli_read(dir, "stdout");
+  ck_assert_msg(strstr(jobs, "/dtsim run --quiet --out emitted/points/001-max_steps=2 --set run.max_steps=2 "), "%s",
+                jobs);
+  free(jobs);
+  free(csv);
+  free(dir);
+}
+END_TEST
+
+/* Everything knowable is checked before the first point runs, in one line with exit
+ * status 2 and no sweep folder (issue 47: these ran the points first, or left the folder):
+ * a metric no point reports, a truncated platform file, a platform with too few hosts. */
+START_TEST(test_sweep_checks_first)
+{
+  char *dir = tiny_dir();
+  const char *accuracy[] = {"sweep", "tiny.ini", "--set", "model.numerics=off", "--vary", "sgd.batch=8,16",
+                            "--plot-metric", "final_accuracy", "--out", "out", NULL};
+  cli_assert_bad_input(dir, accuracy, "--plot-metric final_accuracy: no point of this sweep reports it (timing only");
+  const char *bare[] = {"sweep", "tiny.ini", "--vary", "sgd.batch=8,16", "--plot-metric", "accuracy", "--out", "out",
+                        NULL};
+  cli_assert_bad_input(dir, bare, "--plot-metric accuracy: no point of this sweep reports it");
+  const char *stale[] = {"sweep", "tiny.ini", "--vary", "sgd.batch=8,16", "--plot-metric", "staleness.p99", "--out",
+                         "out", NULL};
+  cli_assert_bad_input(dir, stale, "--plot-metric staleness.p99: no point");
+  /* one point of two reporting it is enough: the second runs Downpour */
+  const char *either[] = {"sweep", "tiny.ini", "--vary", "run.algorithm=sgd,downpour", "--plot-metric", "p99",
+                          "--emit-jobs", "--out", "either", NULL};
+  free(run_expect(dir, either, 0));
+  const char *mk[] = {"platform", "--hosts", "4", "--topology", "star", "-o", "star4.xml", NULL};
+  free(run_expect(dir, mk, 0));
+  char *xml = cli_read(dir, "star4.xml");
+  ck_assert_ptr_nonnull(xml);
+  xml[strlen(xml) / 2] = '\0';
+  cli_write(dir, "cut.xml", xml);
+  free(xml);
+  const char *cut[] = {"sweep", "tiny.ini", "--vary", "platform.file=star4.xml,cut.xml", "--out", "out", NULL};
+  cli_assert_bad_input(dir, cut, "platform.file cut.xml: looks truncated");
+  /* the built-in Downpour needs 30 hosts */
+  const char *small[] = {"sweep", "--vary", "platform.file=star4.xml", "--out", "out", NULL};
+  cli_assert_bad_input(dir, small, "platform.file star4.xml: the platform has 4 hosts, point 1 needs 30");
+  ck_assert(!cli_exists(dir, "dtsim-sweep"));
   free(dir);
 }
 END_TEST
@@ -464,6 +563,7 @@ static Suite *sweep_suite(void)
   tcase_add_test(tc, test_sweep_product);
   tcase_add_test(tc, test_sweep_categories_and_help);
   tcase_add_test(tc, test_sweep_headline_metrics);
+  tcase_add_test(tc, test_sweep_default_scenario);
   suite_add_tcase(s, tc);
   tc = tcase_create("determinism");
   tcase_set_timeout(tc, 120);
@@ -474,6 +574,7 @@ static Suite *sweep_suite(void)
   tcase_add_test(tc, test_sweep_bad_vary);
   tcase_add_test(tc, test_sweep_bad_options);
   tcase_add_test(tc, test_sweep_failed_point);
+  tcase_add_test(tc, test_sweep_checks_first);
   suite_add_tcase(s, tc);
   tc = tcase_create("emit");
   tcase_set_timeout(tc, 120);

@@ -44,7 +44,7 @@ static int run_done(void *ctx, size_t k, const spawn_job *sj)
   char msg[600];
   int ok = sj->status == 0 || (sj->status == 1 && j->may_miss);
   /* kept as soon as it ends, even while a signal stops the rest: a resumed run takes it */
-  if (ok && c->ids[i] && reproduce_store_put(c->o->store, j->dir, c->ids[i], sj->status, msg, sizeof msg) != 0) {
+  if (ok && c->ids[i] && !c->o->check && reproduce_store_put(c->o->store, j->dir, c->ids[i], sj->status, msg, sizeof msg) != 0) {
     if (!c->failed)
       snprintf(c->err, c->len, "cannot keep the run of %s: %s", j->label, msg);
     j->failed = c->failed = 1;
@@ -100,10 +100,10 @@ static size_t jobs_to_run(run_ctx *c, const char *ini, size_t *index)
     size_t n_cfg = 0;
     while (n_cfg < REPRODUCE_CFGS && j->cfg[n_cfg])
       n_cfg++;
-    if (!c->o->check) /* --check writes nothing into out */
-      c->ids[i] =
-          reproduce_store_identity(c->o->work, ini, sets, (size_t)j->n_sets, j->cfg, n_cfg, msg, sizeof msg);
-    if (c->ids[i] && reproduce_store_take(c->o->store, j->dir, j->may_miss, c->ids[i])) {
+    c->ids[i] = reproduce_store_identity(c->o->work, ini, sets, (size_t)j->n_sets, j->cfg, n_cfg, msg, sizeof msg);
+    /* --check takes the store's runs but changes nothing there: the committed grid is checked
+     * against the runs committed with it, and the rest run */
+    if (c->ids[i] && reproduce_store_take(c->o->store, j->dir, j->may_miss, c->o->check, c->ids[i])) {
       c->done++;
       if (!c->o->quiet)
         fprintf(stderr, "dtsim reproduce: %zu/%zu done: %s (reused)\n", c->done, c->n, j->label);
@@ -176,6 +176,34 @@ double reproduce_number(const json_t *o, const char *path)
   return o ? json_number_value(json_object_get(o, path)) : 0;
 }
 
+/* The index of column name in the header line of csv text, or -1. */
+static int progress_column(const char *text, const char *name)
+{
+  size_t n = strlen(name), end = strcspn(text, "\n");
+  int col = 0;
+  for (size_t i = 0; i < end; col++) {
+    size_t w = strcspn(text + i, ",\n");
+    if (w == n && strncmp(text + i, name, n) == 0)
+      return col;
+    i += w + 1;
+  }
+  return -1;
+}
+
+/* Field col (from 0) of the csv line at row as a number, NaN if empty, absent or col < 0. */
+static double progress_field(const char *row, int col)
+{
+  for (int k = 0; col >= 0 && k < col; k++) {
+    row += strcspn(row, ",\n");
+    if (*row != ',')
+      return NAN;
+    row++;
+  }
+  char *end;
+  double x = col >= 0 ? strtod(row, &end) : NAN;
+  return col >= 0 && end != row ? x : NAN;
+}
+
 int reproduce_read_progress(const reproduce_job *j, reproduce_progress *p, char *err, size_t len)
 {
   char path[700];
@@ -194,10 +222,13 @@ int reproduce_read_progress(const reproduce_job *j, reproduce_progress *p, char 
   p->acc = xbt_malloc(cap * sizeof(double));
   p->step = xbt_malloc(cap * sizeof(long));
   p->has_acc = xbt_malloc(cap);
+  p->noise = xbt_malloc(cap * sizeof(double));
+  int noise_col = progress_column(text, "noise_scale");
   for (const char *c = strchr(text, '\n'); c && c[1]; c = strchr(c + 1, '\n')) {
     double acc = NAN;
     int got = sscanf(c + 1, "%lf,%ld,%lf,%lf", &p->t[p->n], &p->step[p->n], &p->loss[p->n], &acc);
     if (got >= 3) {
+      p->noise[p->n] = progress_field(c + 1, noise_col);
       p->has_acc[p->n] = got == 4;
       p->acc[p->n++] = got == 4 ? acc : NAN;
     }
@@ -213,6 +244,7 @@ void reproduce_progress_free(reproduce_progress *p)
   xbt_free(p->acc);
   xbt_free(p->step);
   xbt_free(p->has_acc);
+  xbt_free(p->noise);
   memset(p, 0, sizeof(*p));
 }
 

@@ -62,6 +62,7 @@ double reproduce_number(const json_t *o, const char *path);
 typedef struct reproduce_progress {
   size_t n;
   double *t, *loss, *acc;
+  double *noise; /* the column noise_scale (run.noise_scale_examples), NaN where empty or absent */
   long *step;
   char *has_acc;
 } reproduce_progress;

@@ -31,8 +31,8 @@ static const char usage[] =
     "  NAME       fig3 (Dean et al. 2012, Fig. 3: speed-up against machines per replica),\n"
     "             fig4 and fig5 (Dean et al. 2012, Figs. 4-5: SGD on 8 machines, one GPU,\n"
     "             Downpour with a fixed rate and with Adagrad, Sandblaster L-BFGS: accuracy\n"
-    "             against time, and time to a target against machines and cores; up to\n"
-    "             50 replicas: the paper's 200 and 2,000 are listed, too costly to simulate),\n"
+    "             against time, and time to a target against machines and cores; 200 and\n"
+    "             2,000 replicas with the parameter-server bank; runs kept in dean-runs/),\n"
     "             consensus (Nedic & Ozdaglar 2009: distributed subgradient on ring, torus\n"
     "             and complete graphs, each step rule, sync and async), collectives\n"
     "             (every collective against its alpha-beta formula, 2-64 ranks, 1 KiB-1 GiB),\n"
@@ -237,6 +237,19 @@ static int parse_args(int argc, char **argv, reproduce_opts *o, const char **nam
   return 0;
 }
 
+/* Reproduction r's own run store for results folder dir, into buf: dir/.runs, or the store
+ * it shares (r->store) beside dir. */
+static void store_of(const reproduction *r, const char *dir, char *buf, size_t len)
+{
+  const char *slash = strrchr(dir, '/');
+  if (r->store == NULL)
+    snprintf(buf, len, "%s/.runs", dir);
+  else if (slash)
+    snprintf(buf, len, "%.*s/%s", (int)(slash - dir), dir, r->store);
+  else
+    snprintf(buf, len, "%s", r->store);
+}
+
 /* Reproduction r into its folder (o->out set here; o->store too, store NULL: its own), or
  * checked: 0, 1 or 2, or 128 + the signal that stopped it; its line on stderr said. */
 static int run_one(const reproduction *r, reproduce_opts *o, int all, const char *out, const char *results,
@@ -248,14 +261,16 @@ static int run_one(const reproduction *r, reproduce_opts *o, int all, const char
   else
     out_dir(out, all, o->quick, r->name, outdir, sizeof outdir); /* `all --out DIR` writes DIR/NAME for each */
   o->out = outdir;
-  snprintf(own, sizeof own, "%s/.runs", outdir);
+  store_of(r, outdir, own, sizeof own);
   o->store = store ? store : own;
-  if (o->fresh)
+  if (o->fresh && !o->check) /* --check changes nothing there */
     reproduce_store_remove(o->store);
   int one = reproduce_frame_run(r, o, err, sizeof(err));
   if (!o->check && one == 0 && !interrupt_caught()) {
-    if (!store)
+    if (!store && !r->store)
       reproduce_store_remove(o->store); /* written: the kept runs have served */
+    else if (!store)
+      reproduce_store_prune(o->store); /* kept with the results: only runs of these sources */
   } else if (!o->check)
     kept_note(o->store, err, sizeof err);
   o->out = o->store = NULL; /* they pointed here */

@@ -37,6 +37,7 @@ const char dean_ini[] =
     "preset = distbelief-2012   ; gpu: gpu-2012\n"
     "msg_overhead = 0.0002      ; Fig. 3's first calibration: s of CPU per message\n"
     "speed_spread = 0.1         ; and its per-machine speed spread, fixed for the run\n"
+    "uplink_routing = pooled    ; a rack's uplinks pooled: the routes a parameter-server bank can follow\n"
     "[model]\n"
     "type = mlp                 ; the numeric proxy that really trains ...\n"
     "layers = 48,64,10\n"
@@ -78,10 +79,12 @@ static int shards_for(const config *c, variant v)
 
 /* ---- one simulation and its result ------------------------------------------------- */
 
-/* The scenario keys of run r (target: the accuracy it stops at; bound: the simulated time
- * it stops at if below the horizon), into j's sets. */
-static void describe(reproduce_job *j, const run *r, double target, double bound, const char *work, size_t index)
+/* The scenario keys of run r (cal: the proxy rule 2 chose; target: the accuracy it stops at;
+ * bound: the simulated time it stops at if below the horizon), into j's sets. */
+static void describe(reproduce_job *j, const run *r, const calibration *cal, double target, double bound,
+                     const char *work, size_t index)
 {
+  const proxy *px = &proxies[r->v == V_ILL ? 0 : cal->proxy];
   const config *c = r->c;
   int n = 0;
 #define SET(...) snprintf(j->sets[n++], sizeof(j->sets[0]), __VA_ARGS__)
@@ -93,6 +96,7 @@ static void describe(reproduce_job *j, const run *r, double target, double bound
   case M_GPU:
     SET("run.algorithm=sgd");
     SET("platform.preset=gpu-2012");
+    SET("platform.uplink_routing=dmodk"); /* a star: no uplinks to pool */
     SET("sgd.partitions=1");
     SET("sgd.lr=%s", rate_of(r));
     break;
@@ -119,8 +123,8 @@ static void describe(reproduce_job *j, const run *r, double target, double bound
   }
   if (r->v == V_BW_HALF || r->v == V_BW_DOUBLE)
     SET("platform.bw_factor=%s", r->v == V_BW_HALF ? "0.5" : "2");
-  if (spectrum_variant(r->v))
-    SET("data.input_decay=%s", spectrum_decay[r->v - V_FLATTER]);
+  SET("data.input_decay=%s", px->decay); /* rule 2's proxy */
+  SET("data.label_noise=%s", px->noise);
   SET("run.target_accuracy=%.17g", target);
   if (bound > 0 && bound < HORIZON)
     SET("run.max_sim_time=%.17g", bound);
@@ -156,11 +160,13 @@ int dean_read_progress(run *r, const reproduce_job *j, int on_grid, char *err, s
   r->t = xbt_malloc((p.n + 1) * sizeof(double));
   r->acc = xbt_malloc((p.n + 1) * sizeof(double));
   r->steps = xbt_malloc((p.n + 1) * sizeof(long));
+  r->noise = xbt_malloc((p.n + 1) * sizeof(double));
   for (size_t i = 0; i < p.n; i++)
     if (p.has_acc[i] && (!on_grid || fmod(p.t[i], EVAL_EVERY) == 0)) {
       r->t[r->n] = p.t[i];
       r->acc[r->n] = p.acc[i];
       r->steps[r->n] = p.step[i];
+      r->noise[r->n] = p.noise[i];
       r->n++;
     }
   reproduce_progress_free(&p);
@@ -195,6 +201,7 @@ void dean_free_runs(run *runs, size_t n)
     xbt_free(runs[i].t);
     xbt_free(runs[i].acc);
     xbt_free(runs[i].steps);
+    xbt_free(runs[i].noise);
   }
 }
 
@@ -288,17 +295,18 @@ static double bound_of(const config *c, variant v, const run *runs, size_t n)
   return b && b->t_target >= 0 ? b->t_target + EVAL_EVERY / 2 : 0;
 }
 
-/* Runs rounds of the rate rule over configurations cs (those --quick runs when quick) in
- * variant v (V_NONE, or a spectrum's) with its target, rungs_of_round's, each bounded by
- * bound_of. Appends to *runs; 0 or 2 with err. */
-static int run_grid(const reproduce_opts *o, const char *ini, const config *cs, size_t nc, variant v, double target,
-                    run **runs, size_t *n, size_t *cap, char *err, size_t len)
+/* Runs rounds of the rate rule over configurations cs (those --quick runs when quick; in
+ * V_ILL those of at most ROBUST_MAX_REPLICAS replicas) in variant v (V_NONE or V_ILL) with its
+ * target, rungs_of_round's, each bounded by bound_of. Appends to *runs; 0 or 2 with err. */
+static int run_grid(const reproduce_opts *o, const char *ini, const config *cs, size_t nc, variant v,
+                    const calibration *cal, run **runs, size_t *n, size_t *cap, char *err, size_t len)
 {
+  double target = v == V_ILL ? cal->cand[0].target : cal->target;
   for (int round = 0;; round++) {
     reproduce_job *jobs = xbt_malloc0((nc * START_RUNGS + 1) * sizeof(reproduce_job));
     size_t first = *n, k = 0;
     for (size_t c = 0; c < nc; c++) {
-      if ((o->quick && !cs[c].quick) || !simulated(&cs[c]))
+      if ((o->quick && !cs[c].quick) || (v == V_ILL && cs[c].replicas > ROBUST_MAX_REPLICAS))
         continue;
       int want[START_RUNGS], nw = rungs_of_round(o, &cs[c], v, round, *runs, first, want);
       double bound = bound_of(&cs[c], v, *runs, first);
@@ -312,7 +320,7 @@ static int run_grid(const reproduce_opts *o, const char *ini, const config *cs, 
         r->c = &cs[c];
         r->rung = want[w];
         r->v = v;
-        describe(&jobs[k], r, target, bound, o->work, *n - 1);
+        describe(&jobs[k], r, cal, target, bound, o->work, *n - 1);
         k++;
       }
     }
@@ -323,19 +331,19 @@ static int run_grid(const reproduce_opts *o, const char *ini, const config *cs, 
   }
 }
 
-/* The robustness table's runs: fig4's configurations again at their chosen rates, one
- * assumption changed per variant (each variant reruns the configurations it reaches); the
- * spectrum's variants change the proxy, so there every configuration climbs its ladder again
- * (run_grid). */
+/* The robustness table's runs: fig4's configurations of at most ROBUST_MAX_REPLICAS replicas
+ * again at their chosen rates, one assumption changed per variant (each variant reruns the
+ * configurations it reaches); the ill-conditioned proxy's row changes the proxy, so there
+ * every configuration climbs its ladder again (run_grid). */
 static int run_robustness(const reproduce_opts *o, const char *ini, const config *cs, size_t nc,
                           const calibration *cal, run **runs, size_t *n, size_t *cap, char *err, size_t len)
 {
   reproduce_job *jobs = xbt_malloc0((nc * N_VARIANTS + 1) * sizeof(reproduce_job));
   size_t first = *n, k = 0;
-  for (size_t v = V_SHARDS_HALF; v < V_FLATTER; v++)
+  for (size_t v = V_SHARDS_HALF; v < V_ILL; v++)
     for (size_t c = 0; c < nc; c++) {
       const config *cf = &cs[c];
-      if (!simulated(cf))
+      if (cf->replicas > ROBUST_MAX_REPLICAS)
         continue;
       int reaches = v == V_EASIER || v == V_HARDER || ((v == V_BW_HALF || v == V_BW_DOUBLE) && cf->m != M_GPU) ||
                     ((v == V_SHARDS_HALF || v == V_SHARDS_DOUBLE) && distributed(cf->m)) ||
@@ -354,7 +362,7 @@ static int run_robustness(const reproduce_opts *o, const char *ini, const config
       r->rung = b->rung;
       r->v = (variant)v;
       double target = v == V_EASIER ? cal->easier : v == V_HARDER ? cal->harder : cal->target;
-      describe(&jobs[k++], r, target, 0, o->work, *n - 1);
+      describe(&jobs[k++], r, cal, target, 0, o->work, *n - 1);
     }
   int rc = run_all(o, ini, jobs, *runs + first, k, err, len);
   xbt_free(jobs);
@@ -369,11 +377,11 @@ int dean_run_figure(const reproduce_opts *o, const char *ini, const dean_figure 
   size_t cap = 0;
   *runs = NULL;
   *n = 0;
-  int rc = run_grid(o, ini, fig->cs, fig->nc, V_NONE, cal->target, runs, n, &cap, err, len);
+  int rc = run_grid(o, ini, fig->cs, fig->nc, V_NONE, cal, runs, n, &cap, err, len);
   if (rc == 0 && robust)
     rc = run_robustness(o, ini, fig->cs, fig->nc, cal, runs, n, &cap, err, len);
-  for (size_t k = 0; rc == 0 && robust && k < N_SPECTRA; k++)
-    rc = run_grid(o, ini, fig->cs, fig->nc, (variant)(V_FLATTER + k), cal->spectrum[k], runs, n, &cap, err, len);
+  if (rc == 0 && robust)
+    rc = run_grid(o, ini, fig->cs, fig->nc, V_ILL, cal, runs, n, &cap, err, len);
   return rc;
 }
 

@@ -29,8 +29,26 @@
 #define DIFFICULTY 1.5          /* N* = 1.5 x the examples the SGD baseline processes in the horizon */
 #define DIFFICULTY_TEXT "1.5"
 #define TIMING_STEPS 3          /* steps of the timing run that measures the baseline's step */
-#define MAX_REPLICAS 50         /* configurations beyond are listed, not simulated (rule 9) */
-#define MAX_REPLICAS_TEXT "50"
+#define ROBUST_MAX_REPLICAS 50  /* the robustness table reruns configurations of at most this many replicas */
+#define ROBUST_MAX_REPLICAS_TEXT "50"
+#define NOISE_ROWS 100000       /* examples the calibration measures the gradient noise scale on */
+#define NOISE_ROWS_TEXT "100,000"
+#define NOISE_FACTOR 10         /* rule 2: the noise scale at N* at least this many times BATCH */
+#define RISE_SE 10              /* ... and SGD's gain over the horizon at least this many standard errors */
+#define CAL_EVALS 30            /* evaluations of a calibration run up to N* (N* / 15, N* / 2, N* / 1.5 among them) */
+
+/* Rule 2's candidate proxies, in the order they are tried: the 48-64-10 MLP on the linear
+ * teacher with inputs of variance (i + 1)^-decay and labels replaced one time in 1/noise;
+ * the first is the ill-conditioned proxy of the earlier rules (the robustness table's). */
+typedef struct proxy {
+  const char *decay, *noise;
+} proxy;
+static const proxy proxies[] = {{"2", "0.2"}, {"2", "0.5"},   {"1.5", "0.2"}, {"1.5", "0.5"},
+                                {"1", "0.2"}, {"1", "0.5"}, {"0.5", "0.5"}, {"0", "0.5"}};
+#define N_PROXIES (sizeof(proxies) / sizeof(proxies[0]))
+
+/* The run store both figures share, beside their results folders (results/dean-runs). */
+#define DEAN_STORE "dean-runs"
 
 /* The tables are static: each file has its own copy. */
 
@@ -54,24 +72,21 @@ typedef struct config {
   int quick; /* run by --quick too */
 } config;
 
-/* What-if rows of the robustness table (fig4 only): each reruns fig4's configurations with
- * one assumption changed, at their chosen rates; the spectrum's rows, which change the proxy,
- * with their own targets and ladders. */
+/* What-if rows of the robustness table (fig4 only): each reruns fig4's configurations of at
+ * most ROBUST_MAX_REPLICAS replicas with one assumption changed, at their chosen rates; the
+ * ill-conditioned proxy's row, which changes the proxy, with its own target and ladders. */
 typedef enum variant {
-  V_NONE, V_SHARDS_HALF, V_SHARDS_DOUBLE, V_EASIER, V_HARDER, V_BW_HALF, V_BW_DOUBLE, V_SPLIT, V_FLATTER, V_STEEPER
+  V_NONE, V_SHARDS_HALF, V_SHARDS_DOUBLE, V_EASIER, V_HARDER, V_BW_HALF, V_BW_DOUBLE, V_SPLIT, V_ILL
 } variant;
 static const char *const variant_names[] = {
     "as run", "half the shards", "twice the shards", "target after N*/2 examples", "target after 2 N* examples",
     "half the link bandwidth", "twice the link bandwidth", "replicas split over 8 machines",
-    "inputs of variance (i + 1)^-1", "inputs of variance (i + 1)^-3"};
-/* data.input_decay of V_FLATTER and V_STEEPER (the scenario's is 2), each with its own target. */
-static const char *const spectrum_decay[] = {"1", "3"};
-#define N_SPECTRA (sizeof(spectrum_decay) / sizeof(spectrum_decay[0]))
-static inline int spectrum_variant(variant v) { return v == V_FLATTER || v == V_STEEPER; }
+    "the ill-conditioned proxy (inputs (i + 1)^-2, label noise 0.2)"};
 #define N_VARIANTS (sizeof(variant_names) / sizeof(variant_names[0]))
 
-/* Rule 9: a configuration of more than MAX_REPLICAS replicas is listed, not simulated. */
-static inline int simulated(const config *c) { return c->replicas <= MAX_REPLICAS; }
+/* Every configuration is simulated: Downpour's and Sandblaster's parameter-server bank
+ * (algorithm_bank_choose: from 100 whole replicas on the pooled fat tree) makes the 200- and
+ * 2,000-replica ones affordable (rule 9). */
 static inline int distributed(method m) { return m == M_DOWNPOUR || m == M_ADAGRAD || m == M_SANDBLASTER; }
 
 /* ---- one simulation and its result ------------------------------------------------- */
@@ -88,6 +103,7 @@ typedef struct run {
   size_t n;              /* evaluations on the EVAL_EVERY grid */
   double *t, *acc;
   long *steps;           /* calibration runs: steps at each evaluation */
+  double *noise;         /* calibration runs: the gradient noise scale at each evaluation */
 } run;
 
 static inline const char *rate_of(const run *r) { return r->rung >= 0 ? ladder[r->rung] : NULL; }
@@ -95,17 +111,30 @@ static inline const char *rate_of(const run *r) { return r->rung >= 0 ? ladder[r
 /* The utilized cores of a run: its core-seconds over the time it ran. */
 static inline double cores_of(const run *r) { return r->sim_time > 0 ? r->core_s / r->sim_time : 0; }
 
-/* What the calibration measured: the baseline's step, N*, and the targets. */
+/* Rule 2's screening of one candidate proxy: its ladder's best rate at N* and what the
+ * criterion reads on that rate's curve. */
+typedef struct screened {
+  int rung;          /* the best rate's rung */
+  double target;     /* its accuracy after N* examples */
+  double easier;     /* the best accuracy after N* / 2 */
+  double at[4];      /* the best rate's accuracy after N* / 15, N* / 2, N* / 1.5 (the horizon's), N* */
+  double noise[4];   /* and its gradient noise scale there */
+  double rise_se;    /* (at[2] - at[0]) in standard errors: the SGD baseline's gain over the horizon */
+  int passes;        /* noise[3] >= NOISE_FACTOR x BATCH and rise_se >= RISE_SE */
+} screened;
+
+/* What the calibration measured: the baseline's step, N*, the proxy and the targets. */
 typedef struct calibration {
   double sgd_step;   /* simulated s of one step of the SGD baseline (8 machines) */
   double gpu_step;   /* and of the GPU's */
   double n_star;     /* examples: DIFFICULTY x the baseline's examples in the horizon */
   long star_steps;   /* n_star / BATCH */
-  double target;     /* sequential SGD's held-out accuracy after n_star examples, best rate */
+  int proxy;         /* the chosen candidate (proxies[]): the first that passes, else the last */
+  size_t n_screened; /* candidates screened: proxies[0 .. n_screened) */
+  screened cand[N_PROXIES];
+  double target;     /* the chosen proxy's: sequential SGD's accuracy after n_star examples, best rate */
   double easier;     /* after n_star / 2 examples */
   double harder;     /* after 2 n_star (fig4's robustness only; else -1) */
-  double spectrum[N_SPECTRA];      /* the target with inputs decaying as spectrum_decay's (robustness only) */
-  double spectrum_half[N_SPECTRA]; /* and the best accuracy there after n_star / 2 examples */
   int rung;          /* the best rate's rung */
   int lo, hi;        /* rungs tried */
   double acc[N_RUNGS];
@@ -165,7 +194,7 @@ const char *dean_label_of(const config *c, char *buf, size_t len);
 /* item[key] = dean_label_of(c). */
 void dean_set_label(json_t *item, const char *key, const config *c);
 /* A new item of both results tables (values["results"]) for configuration c, saying whether
- * it is "unsimulated" (rule 9) and "ran"; *r is its chosen run, or NULL. */
+ * it "ran"; *r is its chosen run, or NULL. */
 json_t *dean_result_item(json_t *v, const run *runs, size_t n, const config *c, const run **r);
 
 #endif

@@ -16,36 +16,46 @@
 
 /* ---- the calibration (the README's rule 2) --------------------------------------------- */
 
-/* Accuracy of calibration run r after `steps` steps: its last evaluation at or before. */
-static double acc_after(const run *r, long steps)
+/* The last evaluation of calibration run r at or before `steps` steps: its index, or -1. */
+static long eval_at(const run *r, long steps)
 {
-  double a = -1;
+  long k = -1;
   for (size_t i = 0; i < r->n && r->steps[i] <= steps; i++)
-    a = r->acc[i];
-  return a;
+    k = (long)i;
+  return k;
 }
 
-/* Sequential SGD of the proxy on one GPU at the ladder's fixed rates (timing does not
- * matter: only accuracy after so many examples), evaluated about every star_steps / 6
- * steps; `steps` steps in all. */
-static void calibration_job(reproduce_job *j, const calibration *cal, int rung, long steps, const char *decay,
+static double acc_after(const run *r, long steps)
+{
+  long k = eval_at(r, steps);
+  return k >= 0 ? r->acc[k] : -1;
+}
+
+/* Sequential SGD of candidate proxy p on one GPU at the ladder's fixed rates (timing does
+ * not matter: only accuracy after so many examples), evaluated CAL_EVALS times up to
+ * star_steps with the gradient noise scale measured on NOISE_ROWS examples; `steps` steps
+ * in all. */
+static void calibration_job(reproduce_job *j, const calibration *cal, int rung, long steps, size_t p,
                             const char *work)
 {
   int n = 0;
-  if (decay)
-    snprintf(j->sets[n++], sizeof(j->sets[0]), "data.input_decay=%s", decay);
+  snprintf(j->sets[n++], sizeof(j->sets[0]), "data.input_decay=%s", proxies[p].decay);
+  snprintf(j->sets[n++], sizeof(j->sets[0]), "data.label_noise=%s", proxies[p].noise);
   snprintf(j->sets[n++], sizeof(j->sets[0]), "run.algorithm=sgd");
   snprintf(j->sets[n++], sizeof(j->sets[0]), "platform.preset=gpu-2012");
+  snprintf(j->sets[n++], sizeof(j->sets[0]), "platform.uplink_routing=dmodk"); /* a star: no uplinks to pool */
   snprintf(j->sets[n++], sizeof(j->sets[0]), "sgd.partitions=1");
   snprintf(j->sets[n++], sizeof(j->sets[0]), "sgd.lr=%s", ladder[rung]);
   snprintf(j->sets[n++], sizeof(j->sets[0]), "run.max_steps=%ld", steps);
   snprintf(j->sets[n++], sizeof(j->sets[0]), "run.max_sim_time=1e9");
-  snprintf(j->sets[n++], sizeof(j->sets[0]), "run.eval_every=%.17g", cal->gpu_step * (double)(cal->star_steps / 6));
+  snprintf(j->sets[n++], sizeof(j->sets[0]), "run.eval_every=%.17g",
+           cal->gpu_step * (double)(cal->star_steps / CAL_EVALS));
+  snprintf(j->sets[n++], sizeof(j->sets[0]), "run.noise_scale_examples=%d", NOISE_ROWS);
   j->n_sets = n;
   j->may_miss = 1;
-  snprintf(j->label, sizeof(j->label), "calibration: sequential SGD at rate %s%s%s", ladder[rung],
-           decay ? ", input decay " : "", decay ? decay : "");
-  snprintf(j->dir, sizeof(j->dir), "%s/cal-%d-%ld%s%s", work, rung, steps, decay ? "-d" : "", decay ? decay : "");
+  snprintf(j->label, sizeof(j->label), "calibration: sequential SGD at rate %s, inputs (i + 1)^-%s, label noise %s",
+           ladder[rung], proxies[p].decay, proxies[p].noise);
+  snprintf(j->dir, sizeof(j->dir), "%s/cal-%zu-%d-%ld", work, p, rung, steps);
 }
 
 /* The evaluation grid of a calibration run is not EVAL_EVERY's: reads all of them. */
@@ -68,6 +78,7 @@ static int measure_steps(const reproduce_opts *o, const char *ini, calibration *
     snprintf(jobs[g].sets[n++], sizeof(jobs[g].sets[0]), "run.max_steps=%d", TIMING_STEPS);
     if (g) {
       snprintf(jobs[g].sets[n++], sizeof(jobs[g].sets[0]), "platform.preset=gpu-2012");
+      snprintf(jobs[g].sets[n++], sizeof(jobs[g].sets[0]), "platform.uplink_routing=dmodk"); /* a star */
       snprintf(jobs[g].sets[n++], sizeof(jobs[g].sets[0]), "sgd.partitions=1");
     }
     jobs[g].n_sets = n;
@@ -93,58 +104,82 @@ static int measure_steps(const reproduce_opts *o, const char *ini, calibration *
   return 0;
 }
 
-/* Rule 2's ladder: sequential SGD at the fixed rates (inputs decaying as `decay`, NULL: the
- * scenario's), started on the ladder's middle rungs and extended while the best is at an end;
- * sets cal's target (the best accuracy after star_steps), its rung and the easier target. */
-static int climb(const reproduce_opts *o, const char *ini, calibration *cal, const char *decay, char *err, size_t len)
+/* What rule 2's criterion reads on the best rate's curve r of a candidate, into sc. */
+static void screen_curve(const run *r, long star, screened *sc)
 {
-  cal->easier = 0;
+  const long at[4] = {star / 15, star / 2, (long)((double)star / DIFFICULTY), star};
+  for (int i = 0; i < 4; i++) {
+    long k = eval_at(r, at[i]);
+    sc->at[i] = k >= 0 ? r->acc[k] : -1;
+    sc->noise[i] = k >= 0 ? r->noise[k] : NAN;
+  }
+  sc->rise_se = (sc->at[2] - sc->at[0]) / dean_standard_error(sc->at[2]);
+  sc->passes = sc->noise[3] >= NOISE_FACTOR * BATCH && sc->rise_se >= RISE_SE;
+}
+
+/* Rule 2's ladder for candidate proxy p: sequential SGD at the fixed rates, started on the
+ * ladder's middle rungs and extended while the best is at an end; the best rate's accuracy
+ * at N* and what the criterion reads on its curve into sc, the rungs run into cal. */
+static int climb(const reproduce_opts *o, const char *ini, calibration *cal, size_t p, screened *sc, char *err,
+                 size_t len)
+{
+  run runs[N_RUNGS];
+  memset(runs, 0, sizeof(runs));
   cal->lo = FIXED_START;
   cal->hi = FIXED_START + START_RUNGS - 1;
   for (int i = 0; i < (int)N_RUNGS; i++)
     cal->acc[i] = -1;
+  sc->easier = 0;
+  int rc = 0;
   for (;;) {
     reproduce_job jobs[N_RUNGS];
-    run runs[N_RUNGS];
     int which[N_RUNGS];
     size_t n = 0;
     memset(jobs, 0, sizeof(jobs));
-    memset(runs, 0, sizeof(runs));
     for (int k = cal->lo; k <= cal->hi; k++)
       if (cal->acc[k] < 0) {
-        calibration_job(&jobs[n], cal, k, cal->star_steps, decay, o->work);
+        calibration_job(&jobs[n], cal, k, cal->star_steps, p, o->work);
         which[n++] = k;
       }
     if (n > 0 && reproduce_run_jobs(o, ini, jobs, n, err, len) != 0)
-      return 2;
-    for (size_t i = 0; i < n; i++) {
-      if (read_calibration(&runs[i], &jobs[i], err, len) != 0)
-        return 2;
-      cal->acc[which[i]] = acc_after(&runs[i], cal->star_steps);
-      double half = acc_after(&runs[i], cal->star_steps / 2); /* the easier target: the best at half N* */
-      cal->easier = half > cal->easier ? half : cal->easier;
+      rc = 2;
+    for (size_t i = 0; i < n && rc == 0; i++) {
+      run *r = &runs[which[i]];
+      if (read_calibration(r, &jobs[i], err, len) != 0)
+        rc = 2;
+      cal->acc[which[i]] = rc ? -1 : acc_after(r, cal->star_steps);
+      double half = rc ? -1 : acc_after(r, cal->star_steps / 2); /* the easier target: the best at half N* */
+      sc->easier = half > sc->easier ? half : sc->easier;
       reproduce_remove_run(&jobs[i]);
     }
-    dean_free_runs(runs, n);
+    if (rc != 0)
+      break;
     int best = cal->lo;
     for (int k = cal->lo; k <= cal->hi; k++)
       if (cal->acc[k] > cal->acc[best])
         best = k;
-    cal->rung = best;
-    cal->target = cal->acc[best];
+    sc->rung = best;
+    sc->target = cal->acc[best];
     if (best == cal->lo && cal->lo > 0)
       cal->lo--;
     else if (best == cal->hi && cal->hi + 1 < (int)N_RUNGS)
       cal->hi++;
-    else
-      return 0;
+    else {
+      screen_curve(&runs[best], cal->star_steps, sc);
+      break;
+    }
   }
+  dean_free_runs(runs, N_RUNGS);
+  return rc;
 }
 
-/* Rule 2: the target is what sequential SGD of the proxy reaches after N* examples, N* =
- * DIFFICULTY x the examples the SGD baseline processes in the horizon, at the best rate of
- * the fixed-rate ladder; `robust` also measures the robustness table's targets: after 2 N*,
- * and with the inputs of each spectrum_decay (its own ladder: the same rule). */
+/* Rule 2: the proxy is the first candidate whose sequential SGD, at the best rate of the
+ * fixed-rate ladder after N* examples (N* = DIFFICULTY x the examples the SGD baseline
+ * processes in the horizon), has a gradient noise scale there of at least NOISE_FACTOR
+ * times a replica's batch and gains RISE_SE standard errors over the horizon's examples;
+ * the target is that accuracy. `robust` also measures the robustness table's: after 2 N*.
+ * The first candidate, the ill-conditioned proxy, is always screened: its target is the
+ * robustness table's row. */
 int dean_calibrate(const reproduce_opts *o, const char *ini, int robust, calibration *cal, char *err, size_t len)
 {
   memset(cal, 0, sizeof(*cal));
@@ -152,20 +187,29 @@ int dean_calibrate(const reproduce_opts *o, const char *ini, int robust, calibra
     return 2;
   cal->n_star = DIFFICULTY * (double)BATCH * HORIZON / cal->sgd_step;
   cal->star_steps = (long)(cal->n_star / BATCH);
-  if (climb(o, ini, cal, NULL, err, len) != 0)
-    return 2;
-  cal->harder = -1;
-  for (size_t d = 0; robust && d < N_SPECTRA; d++) {
-    calibration other = *cal;
-    if (climb(o, ini, &other, spectrum_decay[d], err, len) != 0)
+  calibration chosen = *cal;
+  for (size_t p = 0; p < N_PROXIES; p++) {
+    calibration here = *cal;
+    if (climb(o, ini, &here, p, &cal->cand[p], err, len) != 0)
       return 2;
-    cal->spectrum[d] = other.target;
-    cal->spectrum_half[d] = other.easier;
+    cal->n_screened = p + 1;
+    chosen = here;
+    if (cal->cand[p].passes)
+      break;
   }
+  cal->proxy = (int)cal->n_screened - 1;
+  const screened *sc = &cal->cand[cal->proxy];
+  cal->lo = chosen.lo;
+  cal->hi = chosen.hi;
+  memcpy(cal->acc, chosen.acc, sizeof(cal->acc));
+  cal->rung = sc->rung;
+  cal->target = sc->target;
+  cal->easier = sc->easier;
+  cal->harder = -1;
   if (robust) {
     reproduce_job job = {0};
     run r = {0};
-    calibration_job(&job, cal, cal->rung, 2 * cal->star_steps, NULL, o->work);
+    calibration_job(&job, cal, cal->rung, 2 * cal->star_steps, (size_t)cal->proxy, o->work);
     if (reproduce_run_jobs(o, ini, &job, 1, err, len) != 0 || read_calibration(&r, &job, err, len) != 0)
       return 2;
     cal->harder = acc_after(&r, 2 * cal->star_steps);
@@ -210,11 +254,51 @@ double dean_standard_error(double p)
   return sqrt(p * (1 - p) / TEST);
 }
 
+/* Rule 2's screening into the rules' values r: the candidates in their order, each one
+ * screened with what the criterion read, the proxy chosen and its noise scale against the
+ * batches the methods use. */
+static void set_screening(json_t *r, const calibration *cal)
+{
+  template_list(r, "candidate_list");
+  template_list(r, "candidates");
+  for (size_t p = 0; p < N_PROXIES; p++) {
+    json_t *it = template_add(r, "candidate_list");
+    template_set(it, "sep", "%s", p ? ", " : "");
+    template_set(it, "decay", "%s", proxies[p].decay);
+    template_set(it, "noise", "%s", proxies[p].noise);
+  }
+  for (size_t p = 0; p < cal->n_screened; p++) {
+    const screened *sc = &cal->cand[p];
+    json_t *it = template_add(r, "candidates");
+    template_set(it, "decay", "%s", proxies[p].decay);
+    template_set(it, "noise", "%s", proxies[p].noise);
+    template_set(it, "rate", "%s", ladder[sc->rung]);
+    template_set(it, "acc", "%.4f, %.4f, %.4f, %.4f", sc->at[0], sc->at[1], sc->at[2], sc->at[3]);
+    template_set(it, "noise_scale", "%.0f, %.0f, %.0f, %.0f", sc->noise[0], sc->noise[1], sc->noise[2], sc->noise[3]);
+    template_set(it, "rise", "%+.1f", sc->rise_se);
+    template_set(it, "passes", "%s", sc->passes ? "yes" : "no");
+  }
+  const proxy *px = &proxies[cal->proxy];
+  double b = cal->cand[cal->proxy].noise[3];
+  template_set(r, "decay", "%s", px->decay);
+  template_set(r, "noise", "%s", px->noise);
+  template_set(r, "b_star", "%.0f", b);
+  template_set(r, "b_vs_batches",
+               "%.0f times one replica's %d examples, %.2f times Downpour 20's combined %d, %.2f times Downpour 200's "
+               "%d, %.3f times Sandblaster 2,000's batch of %d",
+               b / BATCH, BATCH, b / (20.0 * BATCH), 20 * BATCH, b / (200.0 * BATCH), 200 * BATCH,
+               b / (2000.0 * PORTIONS_PER_REPLICA * PORTION), 2000 * PORTIONS_PER_REPLICA * PORTION);
+  template_set(r, "noise_rows", "%s", NOISE_ROWS_TEXT);
+  template_set(r, "noise_factor", "%d", NOISE_FACTOR);
+  template_set(r, "rise_se", "%d", RISE_SE);
+}
+
 /* values["rules"] = templates/dean_rules.md filled: the rules, written before any result
  * (both READMEs); -1 with one line in err if the template fails. */
 int dean_set_rules(json_t *v, const calibration *cal, char *err, size_t len)
 {
   json_t *r = json_object();
+  set_screening(r, cal);
   template_set(r, "batch", "%d", BATCH);
   template_set(r, "sgd_step", "%.3f", cal->sgd_step);
   template_set(r, "gpu_step", "%.3f", cal->gpu_step);
@@ -231,7 +315,7 @@ int dean_set_rules(json_t *v, const calibration *cal, char *err, size_t len)
   template_set(r, "sandblaster_batch", "%d", PORTIONS_PER_REPLICA * PORTION);
   template_set(r, "machines_per_shard", "%d", MACHINES_PER_SHARD);
   template_set(r, "eval_every", "%s", EVAL_EVERY_TEXT);
-  template_set(r, "max_replicas", "%s", MAX_REPLICAS_TEXT);
+  template_set(r, "robust_max_replicas", "%s", ROBUST_MAX_REPLICAS_TEXT);
   template_set(r, "test", "%d", TEST);
   template_set(r, "target_se", "%.4f", dean_standard_error(cal->target));
   char *rules = template_render("dean_rules", r, err, len);
@@ -247,7 +331,6 @@ json_t *dean_result_item(json_t *v, const run *runs, size_t n, const config *c, 
 {
   *r = dean_chosen(runs, n, c, V_NONE);
   json_t *it = template_add(v, "results");
-  json_object_set_new(it, "unsimulated", json_boolean(!simulated(c)));
   json_object_set_new(it, "ran", json_boolean(*r != NULL));
   return it;
 }

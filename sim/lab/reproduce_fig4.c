@@ -15,7 +15,7 @@
 #include "sim/lab/template.h"
 
 static const config fig4_configs[] = {
-    {M_SGD, 1, 0},      {M_GPU, 1, 1},           {M_DOWNPOUR, 20, 0},
+    {M_SGD, 1, 1},      {M_GPU, 1, 1},           {M_DOWNPOUR, 20, 0},
     {M_ADAGRAD, 20, 1}, {M_SANDBLASTER, 2000, 0}, {M_ADAGRAD, 200, 0},
 };
 
@@ -127,7 +127,7 @@ static size_t order_of(const run *runs, size_t n, const config *cs, size_t nc, v
 }
 
 /* Whether order[0..k) keeps the paper's relative order: each configuration after the ones
- * the paper has slower (those not simulated, rule 9, are absent). */
+ * the paper has slower (those a grid did not run, --quick's, are absent). */
 static int paper_ordered(const run *const *order, size_t k)
 {
   int last = -1;
@@ -141,19 +141,6 @@ static int paper_ordered(const run *const *order, size_t k)
     last = rank;
   }
   return 1;
-}
-
-/* values["unsimulated_list"]: cs's configurations beyond MAX_REPLICAS (rule 9). */
-static void set_unsimulated(json_t *v, const config *cs, size_t nc)
-{
-  template_list(v, "unsimulated_list");
-  int k = 0;
-  for (size_t c = 0; c < nc; c++)
-    if (!simulated(&cs[c])) {
-      json_t *it = template_add(v, "unsimulated_list");
-      json_object_set_new(it, "first", json_boolean(k++ == 0));
-      dean_set_label(it, "label", &cs[c]);
-    }
 }
 
 /* item[key] = order[0..k) as "a < b (never) < c". */
@@ -176,7 +163,7 @@ static void set_beats_gpu(json_t *item, const char *key, const run *runs, size_t
   const run *gpu = NULL;
   for (size_t c = 0; c < nc; c++)
     if (cs[c].m == M_GPU)
-      gpu = dean_chosen(runs, n, &cs[c], v == V_HARDER || v == V_EASIER || spectrum_variant(v) ? v : V_NONE);
+      gpu = dean_chosen(runs, n, &cs[c], v == V_HARDER || v == V_EASIER || v == V_ILL ? v : V_NONE);
   char *text = NULL;
   size_t len = 0;
   FILE *f = open_memstream(&text, &len);
@@ -193,7 +180,7 @@ static void set_beats_gpu(json_t *item, const char *key, const run *runs, size_t
   template_set_stream(item, key, f, &text);
 }
 
-/* Fig. 4's results table: each configuration's chosen run, or "not simulated". */
+/* Fig. 4's results table: each configuration's chosen run. */
 static void fig4_results(json_t *v, const run *runs, size_t n, const config *cs, size_t nc)
 {
   template_list(v, "results");
@@ -217,8 +204,9 @@ static void fig4_results(json_t *v, const run *runs, size_t n, const config *cs,
   }
 }
 
-/* Fig. 4's robustness table: the paper's configurations under each variant (those a
- * variant does not rerun keep their result as run). */
+/* Fig. 4's robustness table: the paper's configurations of at most ROBUST_MAX_REPLICAS
+ * replicas under each variant (those a variant does not rerun keep their result as run; the
+ * ill-conditioned proxy's row reruns them all). */
 static void fig4_robustness(json_t *v, const run *runs, size_t n, const config *cs, size_t nc)
 {
   template_list(v, "variants");
@@ -229,7 +217,8 @@ static void fig4_robustness(json_t *v, const run *runs, size_t n, const config *
     size_t mk = 0;
     for (size_t p = 0; p < N_PAPER; p++)
       for (size_t c = 0; c < nc; c++)
-        if (cs[c].m == paper_order[p].m && cs[c].replicas == paper_order[p].replicas) {
+        if (cs[c].m == paper_order[p].m && cs[c].replicas == paper_order[p].replicas &&
+            cs[c].replicas <= ROBUST_MAX_REPLICAS) {
           const run *r = dean_chosen(runs, n, &cs[c], (variant)k);
           r = r ? r : dean_chosen(runs, n, &cs[c], V_NONE);
           if (r)
@@ -266,7 +255,6 @@ static int fig4_readme(json_t *v, const reproduce_data *d, char *err, size_t len
       dean_set_label(it, "label", &paper_order[i]);
     }
     set_order(v, "order", order, k);
-    set_unsimulated(v, cs, nc);
     template_set(v, "ordered", "%s", paper_ordered(order, k) ? "yes" : "no");
     set_beats_gpu(v, "beats_gpu", runs, n, cs, nc, V_NONE, order, k);
     set_rise(v, runs, n, cs, nc);
@@ -277,12 +265,10 @@ static int fig4_readme(json_t *v, const reproduce_data *d, char *err, size_t len
     fig4_robustness(v, runs, n, cs, nc);
     template_set(v, "easier", "%.4f", cal->easier);
     template_set(v, "harder", "%.4f", cal->harder);
-    const char *names[N_SPECTRA][2] = {{"flatter", "flatter_rise"}, {"steeper", "steeper_rise"}};
-    for (size_t s = 0; s < N_SPECTRA; s++) {
-      template_set(v, names[s][0], "%.4f", cal->spectrum[s]);
-      template_set(v, names[s][1], "%+.1f",
-                   (cal->spectrum[s] - cal->spectrum_half[s]) / dean_standard_error(cal->spectrum[s]));
-    }
+    template_set(v, "robust_max_replicas", "%s", ROBUST_MAX_REPLICAS_TEXT);
+    const screened *ill = &cal->cand[0];
+    template_set(v, "ill_target", "%.4f", ill->target);
+    template_set(v, "ill_rise", "%+.1f", (ill->target - ill->easier) / dean_standard_error(ill->target));
     template_set(v, "rise_as_run", "%+.1f", (cal->target - cal->easier) / dean_standard_error(cal->target));
   }
   return 0;
@@ -323,6 +309,7 @@ const reproduction reproduce_fig4 = {
     .name = "fig4",
     .arg = &fig4_figure, /* its configurations, and the robustness runs */
     .grids = {{.ini_name = "fig4.ini", .ini = dean_ini}},
+    .store = DEAN_STORE, /* shared with fig5's runs */
     .simulate = dean_simulate,
     .release = dean_release,
     .tables = {{"fig4.csv", 0x1Bu, fig4_csv, 0}, /* key: method,sim_time_h,replicas,rate */

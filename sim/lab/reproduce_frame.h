@@ -79,6 +79,12 @@ typedef struct reproduction {
   /* Files the runs read, by name and text (a generated platform): written into the work
    * folder before any run, and beside the results. */
   const char *texts[REPRODUCE_MAX_INPUTS][2];
+  /* Optional: the name of a run store kept beside the results folder (DIR/../STORE), shared
+   * with the reproductions that give the same name (Figs. 4 and 5) and kept after the results
+   * are written, stale runs pruned: a full grid's runs go into the repository with its
+   * results, so that it resumes on any machine and --check can verify it. NULL: DIR/.runs,
+   * removed once DIR is written. */
+  const char *store;
 } reproduction;
 
 /* Runs reproduction r as o asks: 0, 1 (--check found a difference, said in err) or 2 with

@@ -5,6 +5,8 @@
  * run taken back is byte for byte the run that would have run. */
 #include "sim/lab/reproduce_store.h"
 
+#include "dtsim_source_hash.h"
+
 #include <dirent.h>
 #include <errno.h>
 #include <stdint.h>
@@ -13,10 +15,11 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include <xbt/base.h> /* version.h needs its SG_BEGIN_DECL */
+#include <simgrid/version.h>
 #include <xbt/sysdep.h>
 
 #include "sim/fileio.h"
-#include "sim/lab/spawn.h"
 #include "sim/scenario.h"
 
 /* FNV-1a, 64 bits (Fowler, Noll and Vo; offset basis and prime from the reference), as 16
@@ -45,17 +48,6 @@ static int file_hash(const char *path, char hex[17], char *err, size_t len)
   return 0;
 }
 
-/* The running executable's hash, read once: a rebuilt dtsim whose code changed must not
- * take the runs of the old one (the version alone changes only with releases). */
-static const char *self_hash(char *err, size_t len)
-{
-  static char hex[17];
-  char self[4096];
-  if (hex[0] == '\0' && (spawn_self(self, sizeof self, err, len) != 0 || file_hash(self, hex, err, len) != 0))
-    return NULL;
-  return hex;
-}
-
 /* Copies the file at from to folder `dir` under `name` (atomically, fileio_write). */
 static int copy_file(const char *from, const char *dir, const char *name, char *err, size_t len)
 {
@@ -70,8 +62,18 @@ static int copy_file(const char *from, const char *dir, const char *name, char *
   return rc;
 }
 
-/* Copies folder from, with its subfolders, to folder to (made if missing). 0 or -1 with err. */
-static int copy_tree(const char *from, const char *to, char *err, size_t len)
+/* Whether a run's output file is kept in the store: its evaluations and figures (summary.json,
+ * progress.csv, ...), not its images nor links.csv, whose rows grow with the platform and
+ * which no reproduction reads: a store of a full grid stays small enough for the repository. */
+static int kept_file(const char *name)
+{
+  size_t n = strlen(name);
+  return strcmp(name, "links.csv") != 0 && !(n > 4 && strcmp(name + n - 4, ".png") == 0);
+}
+
+/* Copies folder from, with its subfolders, to folder to (made if missing), every file or only
+ * those kept_file keeps. 0 or -1 with err. */
+static int copy_tree(const char *from, const char *to, int all, char *err, size_t len)
 {
   DIR *d = opendir(from);
   if (d == NULL) {
@@ -90,7 +92,9 @@ static int copy_tree(const char *from, const char *to, char *err, size_t len)
       snprintf(err, len, "%s: %s", src, strerror(errno));
       rc = -1;
     } else
-      rc = S_ISDIR(sb.st_mode) ? copy_tree(src, dst, err, len) : copy_file(src, to, e->d_name, err, len);
+      rc = S_ISDIR(sb.st_mode)               ? copy_tree(src, dst, all, err, len)
+           : all || kept_file(e->d_name) ? copy_file(src, to, e->d_name, err, len)
+                                           : 0;
   }
   closedir(d);
   return rc;
@@ -133,11 +137,10 @@ json_t *reproduce_store_identity(const char *work, const char *ini, const char *
 {
   char path[4096];
   snprintf(path, sizeof path, "%s/%s", work, ini);
-  const char *exe = self_hash(err, len);
-  char *text = exe ? fileio_read(path, NULL) : NULL;
+  char *text = fileio_read(path, NULL);
   json_t *inputs = text ? input_hashes(work, path, sets, n_sets, err, len) : NULL;
   json_t *scn = text ? json_string(text) : NULL; /* NULL too for text that is not UTF-8 */
-  if (exe && text == NULL)
+  if (text == NULL)
     snprintf(err, len, "%s: cannot read: %s", path, strerror(errno));
   else if (text && inputs && scn == NULL)
     snprintf(err, len, "%s: not UTF-8 text", path);
@@ -152,7 +155,8 @@ json_t *reproduce_store_identity(const char *work, const char *ini, const char *
     json_array_append_new(set_list, json_string(sets[k]));
   json_t *id = json_object();
   json_object_set_new(id, "dtsim_version", json_string(DTSIM_VERSION));
-  json_object_set_new(id, "dtsim_fnv1a", json_string(exe));
+  json_object_set_new(id, "sources_sha256", json_string(DTSIM_SOURCE_HASH));
+  json_object_set_new(id, "simgrid", json_string(SIMGRID_VERSION_STRING));
   json_object_set_new(id, "scenario", scn);
   json_object_set_new(id, "inputs", inputs);
   json_object_set_new(id, "sets", set_list);
@@ -174,7 +178,7 @@ static void run_path(const char *store, const json_t *id, char *path, size_t len
   snprintf(path, len, "%s/%s", store, hex);
 }
 
-int reproduce_store_take(const char *store, const char *dir, int may_miss, const json_t *id)
+int reproduce_store_take(const char *store, const char *dir, int may_miss, int readonly, const json_t *id)
 {
   char run[4096], path[4200], log[4200], err[512];
   struct stat sb;
@@ -189,12 +193,13 @@ int reproduce_store_take(const char *store, const char *dir, int may_miss, const
   same = same && json_equal(kept, id) && (status == 0 || (status == 1 && may_miss));
   json_decref(kept);
   if (!same) { /* stale: broken, or another run of the same hash */
-    fileio_remove_tree(run);
+    if (!readonly)
+      fileio_remove_tree(run);
     return 0;
   }
   snprintf(path, sizeof path, "%s/out", run);
   snprintf(log, sizeof log, "%s.log", dir);
-  if (copy_tree(path, dir, err, sizeof err) == 0) {
+  if (copy_tree(path, dir, 1, err, sizeof err) == 0) {
     const char *slash = strrchr(log, '/'); /* the log sits beside dir */
     char parent[4200];
     snprintf(parent, sizeof parent, "%.*s", slash ? (int)(slash - log) : 1, slash ? log : ".");
@@ -218,7 +223,7 @@ int reproduce_store_put(const char *store, const char *dir, const json_t *id, in
   char *text = json_dumps(kept, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
   json_decref(kept);
   snprintf(path, sizeof path, "%s/out", tmp);
-  int rc = fileio_mkdirs(tmp, err, len) != 0 || copy_tree(dir, path, err, len) != 0 ? -1 : 0;
+  int rc = fileio_mkdirs(tmp, err, len) != 0 || copy_tree(dir, path, 0, err, len) != 0 ? -1 : 0;
   snprintf(path, sizeof path, "%s.log", dir);
   if (rc == 0)
     rc = copy_file(path, tmp, "run.log", err, len);
@@ -243,6 +248,37 @@ size_t reproduce_store_count(const char *store)
   size_t n = 0;
   for (struct dirent *e; d != NULL && (e = readdir(d)) != NULL;)
     n += e->d_name[0] != '.'; /* ".", "..", and a copy being made */
+  if (d != NULL)
+    closedir(d);
+  return n;
+}
+
+/* Whether stored run `name` of store was made by other sources or another SimGrid than this
+ * dtsim's (or cannot be read): no identity of this build can match it any more. */
+static int stale(const char *store, const char *name)
+{
+  char path[4400];
+  snprintf(path, sizeof path, "%s/%s/run.json", store, name);
+  json_t *kept = json_load_file(path, 0, NULL);
+  const char *src = json_string_value(json_object_get(kept, "sources_sha256"));
+  const char *sg = json_string_value(json_object_get(kept, "simgrid"));
+  int old = src == NULL || sg == NULL || strcmp(src, DTSIM_SOURCE_HASH) != 0 || strcmp(sg, SIMGRID_VERSION_STRING) != 0;
+  json_decref(kept);
+  return old;
+}
+
+size_t reproduce_store_prune(const char *store)
+{
+  DIR *d = opendir(store);
+  size_t n = 0;
+  for (struct dirent *e; d != NULL && (e = readdir(d)) != NULL;) {
+    if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0 || !stale(store, e->d_name))
+      continue;
+    char path[4400];
+    snprintf(path, sizeof path, "%s/%s", store, e->d_name);
+    fileio_remove_tree(path);
+    n++;
+  }
   if (d != NULL)
     closedir(d);
   return n;

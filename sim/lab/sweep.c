@@ -8,7 +8,10 @@
  * after `--merge`, so both give the same bytes (sweep_merge.c). */
 #include "sim/lab/sweep.h"
 #include "sim/fileio.h"
+#include "sim/lab/sweep_check.h"
+#include "sim/lab/sweep_grid.h"
 #include "sim/lab/sweep_merge.h"
+#include "sim/lab/sweep_metric.h"
 #include "sim/lab/sweep_resume.h"
 
 #include <errno.h>
@@ -33,29 +36,35 @@
 #define ERRLEN 1400
 
 static const char usage[] =
-    "usage: dtsim sweep SCENARIO.ini --vary SECTION.KEY=V1,V2,... [--vary ...] [--set S.K=V]...\n"
+    "usage: dtsim sweep [SCENARIO.ini] --vary SECTION.KEY=V1,V2,... [--vary ...] [--set S.K=V]...\n"
     "                   [--seed N] [--jobs N] [--out DIR] [--plot-metric M] [--emit-jobs]\n"
     "                   [--quiet] [--cfg=...] [--log=...]\n"
     "       dtsim sweep --merge DIR... [--out DIR] [--plot-metric M] [--quiet]\n"
     "\n"
-    "Runs SCENARIO.ini at every point of the cartesian product of the --vary lists (the\n"
-    "first --vary varies slowest), each point a `dtsim run` in its own process, and writes\n"
-    "into DIR (default ./dtsim-sweep):\n"
+    "Runs SCENARIO.ini (without it, the built-in scenario, as dtsim run) at every point of\n"
+    "the cartesian product of the --vary lists (the first --vary varies slowest), each point\n"
+    "a `dtsim run` in its own process, and writes into DIR (default ./dtsim-sweep):\n"
     "  points/NNN-KEY=VALUE-.../  one folder per point: point.json (its varied keys),\n"
     "                             run.log (the run's stdout and stderr) and its results\n"
-    "  sweep.csv   one row per point in product order: the varied keys (section.key), then\n"
+    "  sweep.csv   one row per point in product order: the varied keys (section.key), the\n"
+    "              plotted metric M and M_ratio, M over its value at point 1 (the baseline:\n"
+    "              every key at its first value), then what the points report of\n"
     "              sim_time_s,steps,examples,final_loss,final_accuracy,time_to_target_s,\n"
     "              status,bytes_total,hosts_used, and performance's step_time_s,\n"
-    "              examples_per_s,tflops_per_device,mfu,compute_pct,comm_pct,exposed_comm_pct\n"
-    "              from each summary.json (empty: null), then its staleness block and the\n"
-    "              blocks after status flattened: staleness.p99, collective.busbw_gbps, ...\n"
-    "  sweep.png   the --plot-metric against the first varied key, one line per\n"
-    "              combination of the other keys (categories when a value is not a number)\n"
-    "The whole sweep is checked before anything runs: every key, every value and every\n"
-    "point's scenario. A point that misses its goal (diverged, target not reached) is a\n"
-    "row with its status; a point whose run fails otherwise (bad input found late, crash)\n"
-    "stops the sweep with exit status 2 and a line naming its log.\n"
-    "\n"
+    "              examples_per_s,tflops_per_device,mfu,compute_pct,comm_pct,exposed_comm_pct,\n"
+    "              then the blocks after status flattened (collective.busbw_gbps, ...) and\n"
+    "              staleness where updates can be stale; a column no point has a value in is\n"
+    "              left out; reals to 6 significant digits (summary.json has them all)\n"
+    "  sweep.png   M against the first varied key, one line per combination of the other\n"
+    "              keys (categories when a value is not a number), an axis logarithmic\n"
+    "              when its values span a decade\n"
+    "The whole sweep is checked before anything runs: every key, every value, every\n"
+    "point's scenario, every platform file and M. A point that misses its goal (diverged,\n"
+    "target not reached) is a row with its status; a point whose run fails otherwise (bad\n"
+    "input found late, crash) stops the sweep with exit status 2 and a line naming its log.\n"
+    "\n";
+/* ... and its options (one string each: C99 guarantees 4095 characters in a literal) */
+static const char usage_options[] =
     "  --vary S.K=V1,V2,...  values of one key; separate them with ';' when a value holds\n"
     "                  commas: --vary 'model.layers=8,16,3;8,64,3'. A key is varied once\n"
     "                  and cannot also be given by --set or --seed\n"
@@ -65,11 +74,13 @@ static const char usage[] =
     "  --out DIR       the sweep folder (default ./dtsim-sweep); when it holds this same sweep\n"
     "                  (interrupted: the same scenario, grid and --cfg), only the points without\n"
     "                  a result run; another sweep there is refused\n"
-    "  --plot-metric M y axis of sweep.png: any numeric column of sweep.csv, sim_time_s\n"
-    "                  (default), steps, examples, final_loss, final_accuracy, time_to_target_s,\n"
-    "                  bytes_total, hosts_used, step_time_s, examples_per_s, tflops_per_device,\n"
-    "                  mfu, compute_pct, comm_pct, exposed_comm_pct, or a block's column by its\n"
-    "                  whole name (collective.busbw_gbps) or its end when unique (busbw_gbps)\n"
+    "  --plot-metric M the metric M: any numeric column of sweep.csv the points report; by\n"
+    "                  default what the algorithm is run for: time_to_target_s when a point\n"
+    "                  sets run.target_accuracy, else step_time_s; or sim_time_s, steps,\n"
+    "                  examples, final_loss, final_accuracy, bytes_total, hosts_used,\n"
+    "                  examples_per_s, tflops_per_device, mfu, compute_pct, comm_pct,\n"
+    "                  exposed_comm_pct, or a block's column by its whole name\n"
+    "                  (collective.busbw_gbps) or its end when unique (busbw_gbps)\n"
     "  --emit-jobs     write DIR's point folders, run nothing, and print one shell command per\n"
     "                  point without a result (in order; in a new folder line N is point N) for\n"
     "                  GNU parallel or a Slurm array;\n"
@@ -87,14 +98,6 @@ static const char usage[] =
     "  sbatch --array=1-$(wc -l < jobs.txt) --wrap 'sed -n \"${SLURM_ARRAY_TASK_ID}p\" jobs.txt | sh'\n"
     "  dtsim sweep --merge sw\n";
 
-/* One --vary: the key as written ("section.key", trimmed) and its values. */
-typedef struct vary {
-  const char *arg; /* the option's text, for messages */
-  char *key;
-  char **values;
-  size_t n;
-} vary;
-
 static int bad(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 static int bad(const char *fmt, ...)
 {
@@ -107,147 +110,17 @@ static int bad(const char *fmt, ...)
   return 2;
 }
 
-static char *trimmed(const char *s, size_t n)
-{
-  while (n > 0 && (*s == ' ' || *s == '\t')) {
-    s++;
-    n--;
-  }
-  while (n > 0 && (s[n - 1] == ' ' || s[n - 1] == '\t'))
-    n--;
-  char *t = xbt_malloc(n + 1);
-  memcpy(t, s, n);
-  t[n] = '\0';
-  return t;
-}
-
-static void vary_clear(vary *v)
-{
-  for (size_t i = 0; i < v->n; i++)
-    xbt_free(v->values[i]);
-  xbt_free(v->values);
-  xbt_free(v->key);
-}
-
-/* Splits "S.K=V1,V2" (or "S.K=V1;V2" when a value holds commas) into v. Returns 0, or
- * -1 with a message in err. */
-static int vary_parse(const char *arg, vary *v, char *err, size_t len)
-{
-  *v = (vary){.arg = arg};
-  const char *eq = strchr(arg, '=');
-  if (eq == NULL || memchr(arg, '.', (size_t)(eq - arg)) == NULL) {
-    snprintf(err, len, "--vary %s: expected SECTION.KEY=V1,V2,..., e.g. sgd.lr=0.01,0.1", arg);
-    return -1;
-  }
-  v->key = trimmed(arg, (size_t)(eq - arg));
-  const char *list = eq + 1;
-  char sep = strchr(list, ';') ? ';' : ',';
-  size_t cap = 1;
-  for (const char *c = list; *c; c++)
-    cap += *c == sep;
-  v->values = xbt_malloc0(cap * sizeof(char *));
-  for (const char *p = list;;) {
-    size_t n = strcspn(p, sep == ';' ? ";" : ",");
-    char *val = trimmed(p, n);
-    if (val[0] == '\0') {
-      xbt_free(val);
-      snprintf(err, len, "--vary %s: %s", arg,
-               list[strspn(list, " \t")] == '\0' ? "no values after '='" : "an empty value in the list");
-      return -1;
-    }
-    for (size_t i = 0; i < v->n; i++)
-      if (strcmp(v->values[i], val) == 0) {
-        snprintf(err, len, "--vary %s: value '%s' is listed twice", arg, val);
-        xbt_free(val);
-        return -1;
-      }
-    v->values[v->n++] = val;
-    if (p[n] == '\0')
-      break;
-    p += n + 1;
-  }
-  return 0;
-}
-
-/* scenario_set's message without its "--set ASSIGNMENT: " prefix (we name the --vary). */
-static const char *set_problem(const char *msg, const char *assignment)
-{
-  size_t n = strlen(assignment);
-  if (strncmp(msg, "--set ", 6) == 0 && strncmp(msg + 6, assignment, n) == 0 && strncmp(msg + 6 + n, ": ", 2) == 0)
-    return msg + 8 + n;
-  return msg;
-}
-
-/* Applies key=value to s; on error writes the problem (without a --set prefix). */
-static int set_one(scenario *s, const char *key, const char *value, char *err, size_t len)
-{
-  char assign[SCENARIO_STR + 200], msg[ERRLEN];
-  snprintf(assign, sizeof(assign), "%s=%s", key, value);
-  if (scenario_set(s, assign, msg, sizeof(msg)) == 0)
-    return 0;
-  snprintf(err, len, "%s", set_problem(msg, assign));
-  return -1;
-}
-
-/* ---- point names ----------------------------------------------------------- */
-
-/* "007-lr=0.1-batch=32": the 1-based index, zero-padded to the width of the count (at
- * least 3), then each varied key (without its section unless two varied keys share a
- * name) and its value, with characters other than [A-Za-z0-9._+-] as '_'. */
-static void point_name(char *out, size_t len, size_t index, size_t count, const vary *vs, size_t nv,
-                       const size_t *pick)
-{
-  int width = 3;
-  for (size_t c = count; c >= 1000; c /= 10)
-    width++;
-  size_t o = (size_t)snprintf(out, len, "%0*zu", width, index);
-  for (size_t k = 0; k < nv && o + 1 < len; k++) {
-    const char *dot = strchr(vs[k].key, '.');
-    const char *name = dot ? dot + 1 : vs[k].key;
-    for (size_t j = 0; j < nv; j++) {
-      const char *d = strchr(vs[j].key, '.');
-      if (j != k && strcmp(d ? d + 1 : vs[j].key, name) == 0)
-        name = vs[k].key;
-    }
-    char val[48];
-    const char *v = vs[k].values[pick[k]];
-    size_t i = 0;
-    for (; v[i] && i + 1 < sizeof(val); i++)
-      val[i] = (strchr("._+-", v[i]) || (v[i] >= '0' && v[i] <= '9') || (v[i] >= 'a' && v[i] <= 'z') ||
-                (v[i] >= 'A' && v[i] <= 'Z'))
-                   ? v[i]
-                   : '_';
-    val[i] = '\0';
-    o += (size_t)snprintf(out + o, len - o, "-%s=%s", name, val);
-  }
-}
-
-/* The value indices of point i (0-based) in product order: the last --vary fastest. */
-static void point_pick(size_t i, const vary *vs, size_t nv, size_t *pick)
-{
-  for (size_t k = nv; k-- > 0;) {
-    pick[k] = i % vs[k].n;
-    i /= vs[k].n;
-  }
-}
-
 /* ---- resuming: what makes two sweeps the same ---------------------------------- */
 
 /* The sweep's identity, as OUT/sweep.json keeps it: every scenario key but the varied
  * ones with its effective value (after the file, --set and --seed; "section.key":
  * "value"), the --vary lists and the --cfg options. Two runs of `dtsim sweep` with the
  * same identity make the same points, so the second resumes the first. */
-static json_t *sweep_identity(const char *scenario_path, const char *const *sets, size_t nsets, const char *seed,
-                              const vary *vs, size_t nv, const char *const *sg, size_t nsg)
+static json_t *sweep_identity(const sweep_grid *g, const char *const *sg, size_t nsg)
 {
   char err[ERRLEN];
   scenario base;
-  scenario_defaults(&base);
-  xbt_assert(scenario_load_file(&base, scenario_path, err, sizeof(err)) == 0, "checked: %s", err);
-  for (size_t i = 0; i < nsets; i++)
-    xbt_assert(scenario_set(&base, sets[i], err, sizeof(err)) == 0, "checked: %s", err);
-  if (seed)
-    xbt_assert(set_one(&base, "run.seed", seed, err, sizeof(err)) == 0, "checked: %s", err);
+  xbt_assert(sweep_grid_base(g, &base, err, sizeof(err)) == 0, "checked: %s", err);
   json_t *keys = json_object(), *grid = json_array(), *cfg = json_array();
   for (size_t i = 0; i < scenario_key_count(); i++) {
     const char *section, *key, *def, *unit, *doc;
@@ -255,16 +128,16 @@ static json_t *sweep_identity(const char *scenario_path, const char *const *sets
     scenario_key_at(&base, i, &section, &key, value, sizeof(value), &def, &unit, &doc);
     snprintf(full, sizeof(full), "%s.%s", section, key);
     int varied = 0;
-    for (size_t k = 0; k < nv && !varied; k++)
-      varied = strcmp(vs[k].key, full) == 0;
+    for (size_t k = 0; k < g->nv && !varied; k++)
+      varied = strcmp(g->vs[k].key, full) == 0;
     if (!varied)
       json_object_set_new(keys, full, json_string(value));
   }
-  for (size_t k = 0; k < nv; k++) {
+  for (size_t k = 0; k < g->nv; k++) {
     json_t *values = json_array();
-    for (size_t i = 0; i < vs[k].n; i++)
-      json_array_append_new(values, json_string(vs[k].values[i]));
-    json_array_append_new(grid, json_pack("{s:s, s:o}", "key", vs[k].key, "values", values));
+    for (size_t i = 0; i < g->vs[k].n; i++)
+      json_array_append_new(values, json_string(g->vs[k].values[i]));
+    json_array_append_new(grid, json_pack("{s:s, s:o}", "key", g->vs[k].key, "values", values));
   }
   for (size_t i = 0; i < nsg; i++)
     if (strncmp(sg[i], "--cfg=", 6) == 0) /* --log changes run.log only */
@@ -298,16 +171,16 @@ static int write_json(const char *dir, const char *name, const json_t *o, char *
 }
 
 /* Writes dir/point.json: {"index": i, "count": n, "vary": [{"key": K, "value": V}...]}. */
-static int write_point_info(const char *dir, size_t index, size_t count, const vary *vs, size_t nv,
-                            const size_t *pick, char *err, size_t len)
+static int write_point_info(const char *dir, size_t index, size_t count, const sweep_grid *g, const size_t *pick,
+                            char *err, size_t len)
 {
   json_t *o = json_object(), *a = json_array();
   json_object_set_new(o, "index", json_integer((json_int_t)index));
   json_object_set_new(o, "count", json_integer((json_int_t)count));
-  for (size_t k = 0; k < nv; k++) {
+  for (size_t k = 0; k < g->nv; k++) {
     json_t *e = json_object();
-    json_object_set_new(e, "key", json_string(vs[k].key));
-    json_object_set_new(e, "value", json_string(vs[k].values[pick[k]]));
+    json_object_set_new(e, "key", json_string(g->vs[k].key));
+    json_object_set_new(e, "value", json_string(g->vs[k].values[pick[k]]));
     json_array_append_new(a, e);
   }
   json_object_set_new(o, "vary", a);
@@ -319,106 +192,17 @@ static int write_point_info(const char *dir, size_t index, size_t count, const v
 /* ---- the sweep ----------------------------------------------------------------- */
 
 typedef struct sweep_opts {
-  const char *scenario, *out, *seed;
-  vary *vs;
-  size_t nv;
-  const char **sets, **sg; /* --set values; SimGrid options */
-  size_t nsets, nsg;
+  sweep_grid g;            /* the scenario (NULL: the built-in one), --set, --seed, --vary */
+  sweep_vary *vs;          /* g.vs, owned */
+  const char **sets, **sg; /* g.sets; SimGrid options */
+  size_t nsg;
+  const char *out;
   size_t n_par;
-  const char *metric; /* --plot-metric */
+  const char *metric; /* --plot-metric, or NULL: sweep_metric_default */
   int emit, quiet;
   json_t *ident; /* sweep_identity, kept in OUT/sweep.json */
   int resume;    /* OUT holds this sweep already: only its unfinished points run */
 } sweep_opts;
-
-/* The product's size, or 0 if it exceeds max. */
-static size_t product_size(const vary *vs, size_t nv, size_t max)
-{
-  size_t n = 1;
-  for (size_t k = 0; k < nv; k++) {
-    if (n > max / vs[k].n)
-      return 0;
-    n *= vs[k].n;
-  }
-  return n;
-}
-
-/* Checks the whole sweep before anything runs: the base scenario, every --set, every
- * --vary key and value, and every point's scenario. Returns 0, or 2 after one line. */
-static int sweep_validate(const sweep_opts *o, size_t count)
-{
-  char err[ERRLEN];
-  scenario base;
-  scenario_defaults(&base);
-  if (scenario_load_file(&base, o->scenario, err, sizeof(err)) != 0)
-    return bad("%s", err);
-  for (size_t i = 0; i < o->nsets; i++)
-    if (scenario_set(&base, o->sets[i], err, sizeof(err)) != 0)
-      return bad("%s", err);
-  if (o->seed && set_one(&base, "run.seed", o->seed, err, sizeof(err)) != 0)
-    return bad("--seed: '%s' is not a valid seed (a non-negative integer)", o->seed);
-  /* keys: known, varied once, not also fixed */
-  for (size_t k = 0; k < o->nv; k++) {
-    const vary *v = &o->vs[k];
-    int known = 0;
-    for (size_t i = 0; i < scenario_key_count() && !known; i++) {
-      const char *section, *key, *def, *unit, *doc;
-      char value[SCENARIO_STR + 64], full[200];
-      scenario_key_at(&base, i, &section, &key, value, sizeof(value), &def, &unit, &doc);
-      snprintf(full, sizeof(full), "%s.%s", section, key);
-      known = strcmp(full, v->key) == 0;
-    }
-    if (!known) {
-      scenario scratch = base;
-      if (set_one(&scratch, v->key, v->values[0], err, sizeof(err)) != 0)
-        return bad("--vary %s: %s", v->arg, err);
-      return bad("--vary %s: unknown key '%s' (see: dtsim list keys)", v->arg, v->key);
-    }
-    for (size_t j = 0; j < k; j++)
-      if (strcmp(o->vs[j].key, v->key) == 0)
-        return bad("--vary %s: %s is already varied by --vary %s", v->arg, v->key, o->vs[j].arg);
-    for (size_t i = 0; i < o->nsets; i++) {
-      size_t l = strcspn(o->sets[i], "=");
-      char *fixed = trimmed(o->sets[i], l);
-      int same = strcmp(fixed, v->key) == 0;
-      xbt_free(fixed);
-      if (same)
-        return bad("--vary %s: %s is also fixed by --set %s", v->arg, v->key, o->sets[i]);
-    }
-    if (o->seed && strcmp(v->key, "run.seed") == 0)
-      return bad("--vary %s: run.seed is also fixed by --seed", v->arg);
-    for (size_t i = 0; i < v->n; i++) {
-      scenario s = base;
-      if (set_one(&s, v->key, v->values[i], err, sizeof(err)) != 0)
-        return bad("--vary %s: value '%s': %s", v->arg, v->values[i], err);
-    }
-  }
-  /* every point; a failure is blamed on one --vary value when that value alone fails */
-  size_t *pick = xbt_malloc0(o->nv * sizeof(size_t));
-  int rc = 0;
-  for (size_t i = 0; i < count && rc == 0; i++) {
-    scenario s = base;
-    point_pick(i, o->vs, o->nv, pick);
-    for (size_t k = 0; k < o->nv; k++)
-      xbt_assert(set_one(&s, o->vs[k].key, o->vs[k].values[pick[k]], err, sizeof(err)) == 0, "checked above");
-    if (scenario_validate(&s, o->scenario, err, sizeof(err)) == 0)
-      continue;
-    for (size_t k = 0; k < o->nv && rc == 0; k++) {
-      scenario one = base;
-      char msg[ERRLEN];
-      set_one(&one, o->vs[k].key, o->vs[k].values[pick[k]], msg, sizeof(msg));
-      if (scenario_validate(&one, o->scenario, msg, sizeof(msg)) != 0)
-        rc = bad("--vary %s: value '%s': %s", o->vs[k].arg, o->vs[k].values[pick[k]], msg);
-    }
-    if (rc == 0) {
-      char name[1024];
-      point_name(name, sizeof(name), i + 1, count, o->vs, o->nv, pick);
-      rc = bad("point %s: %s", name, err);
-    }
-  }
-  xbt_free(pick);
-  return rc;
-}
 
 /* Shell word: as is when made only of safe characters, else single-quoted. */
 static void put_shell_word(FILE *f, const char *s)
@@ -519,19 +303,20 @@ static size_t point_argv(const sweep_opts *o, const char *dir, const size_t *pic
   size_t k = 0;
   argv[k++] = "dtsim";
   argv[k++] = "run";
-  argv[k++] = o->scenario;
+  if (o->g.scenario)
+    argv[k++] = o->g.scenario;
   argv[k++] = "--quiet";
   argv[k++] = "--out";
   argv[k++] = dir;
-  for (size_t i = 0; i < o->nsets; i++) {
+  for (size_t i = 0; i < o->g.nsets; i++) {
     argv[k++] = "--set";
-    argv[k++] = o->sets[i];
+    argv[k++] = o->g.sets[i];
   }
-  if (o->seed) {
+  if (o->g.seed) {
     argv[k++] = "--seed";
-    argv[k++] = o->seed;
+    argv[k++] = o->g.seed;
   }
-  for (size_t v = 0; v < o->nv; v++) {
+  for (size_t v = 0; v < o->g.nv; v++) {
     snprintf(assigns[v], SCENARIO_STR + 200, "%s=%s", o->vs[v].key, o->vs[v].values[pick[v]]);
     argv[k++] = "--set";
     argv[k++] = assigns[v];
@@ -570,13 +355,13 @@ static void sweep_jobs_free(sweep_jobs *j, size_t nv)
 static int sweep_prepare(const sweep_opts *o, size_t count, const char *self, const char *cwd, sweep_jobs *j)
 {
   char err[ERRLEN], points[PATHLEN];
-  size_t width = 8 + 2 * (o->nsets + o->nv) + o->nsg;
+  size_t nv = o->g.nv, width = 8 + 2 * (o->g.nsets + nv) + o->nsg;
   *j = (sweep_jobs){.argv = xbt_malloc0(count * width * sizeof(char *)),
                     .dirs = xbt_malloc(count * sizeof(*j->dirs)),
                     .logs = xbt_malloc(count * sizeof(*j->logs)),
-                    .assigns = xbt_malloc0(count * o->nv * sizeof(char *)),
+                    .assigns = xbt_malloc0(count * nv * sizeof(char *)),
                     .jobs = xbt_malloc0(count * sizeof(spawn_job))};
-  size_t *pick = xbt_malloc0(o->nv * sizeof(size_t));
+  size_t *pick = xbt_malloc0(nv * sizeof(size_t));
   snprintf(points, sizeof(points), "%s/points", o->out);
   int rc = fileio_mkdirs(points, err, sizeof(err)) == 0 && write_json(o->out, "sweep.json", o->ident, err, sizeof(err)) == 0
                ? 0
@@ -584,8 +369,8 @@ static int sweep_prepare(const sweep_opts *o, size_t count, const char *self, co
   for (size_t i = 0; i < count && rc == 0; i++) {
     char name[1024];
     size_t n = j->n;
-    point_pick(i, o->vs, o->nv, pick);
-    point_name(name, sizeof(name), i + 1, count, o->vs, o->nv, pick);
+    sweep_grid_pick(&o->g, i, pick);
+    sweep_grid_name(&o->g, i + 1, count, pick, name, sizeof(name));
     snprintf(j->dirs[n], sizeof(j->dirs[n]), "%s/%s", points, name);
     if (o->resume && point_finished(j->dirs[n])) {
       j->finished++;
@@ -593,14 +378,14 @@ static int sweep_prepare(const sweep_opts *o, size_t count, const char *self, co
     }
     snprintf(j->logs[n], sizeof(j->logs[n]), "%s/run.log", j->dirs[n]);
     if (fileio_mkdirs(j->dirs[n], err, sizeof(err)) != 0 ||
-        write_point_info(j->dirs[n], i + 1, count, o->vs, o->nv, pick, err, sizeof(err)) != 0) {
+        write_point_info(j->dirs[n], i + 1, count, &o->g, pick, err, sizeof(err)) != 0) {
       rc = bad("%s", err);
       break;
     }
-    for (size_t v = 0; v < o->nv; v++)
-      j->assigns[n * o->nv + v] = xbt_malloc(SCENARIO_STR + 200);
+    for (size_t v = 0; v < nv; v++)
+      j->assigns[n * nv + v] = xbt_malloc(SCENARIO_STR + 200);
     const char **argv = j->argv + n * width;
-    size_t na = point_argv(o, j->dirs[n], pick, j->assigns + n * o->nv, argv);
+    size_t na = point_argv(o, j->dirs[n], pick, j->assigns + n * nv, argv);
     j->jobs[n] = (spawn_job){.argv = argv, .log = j->logs[n]};
     j->n++;
     if (o->emit)
@@ -647,7 +432,7 @@ static int sweep_run_all(const sweep_opts *o, size_t count)
         bad("%s", err);
     }
   }
-  sweep_jobs_free(&j, o->nv);
+  sweep_jobs_free(&j, o->g.nv);
   return rc;
 }
 
@@ -668,17 +453,18 @@ static int parse_args(int argc, char **argv, sweep_opts *o, const char **out, in
     int has_next = i + 1 < argc && strncmp(argv[i + 1], "--", 2) != 0;
     if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
       fputs(usage, stdout);
+      fputs(usage_options, stdout);
       rc = -1;
     } else if ((strcmp(a, "--vary") == 0 || strcmp(a, "--set") == 0) && has_next &&
                scenario_split_assignment(argc, argv, i, err, sizeof(err))) {
       rc = bad("%s", err);
     } else if (strcmp(a, "--vary") == 0 && has_next) {
-      if (vary_parse(argv[++i], &o->vs[o->nv++], err, sizeof(err)) != 0)
+      if (sweep_vary_parse(argv[++i], &o->vs[o->g.nv++], err, sizeof(err)) != 0)
         rc = bad("%s", err);
     } else if (strcmp(a, "--set") == 0 && has_next)
-      o->sets[o->nsets++] = argv[++i];
+      o->sets[o->g.nsets++] = argv[++i];
     else if (strcmp(a, "--seed") == 0 && has_next)
-      o->seed = argv[++i];
+      o->g.seed = argv[++i];
     else if (strcmp(a, "--out") == 0 && has_next)
       *out = argv[++i];
     else if (strcmp(a, "--plot-metric") == 0 && has_next)
@@ -705,26 +491,24 @@ static int parse_args(int argc, char **argv, sweep_opts *o, const char **out, in
   return rc;
 }
 
-/* A sweep of scenario dirs[0] (nd given) into out (NULL: o->out's default), checked first:
- * the exit status. */
+/* A sweep of scenario dirs[0] (nd given; none: the built-in scenario) into out (NULL:
+ * o->out's default), checked first: the exit status. */
 static int sweep_start(sweep_opts *o, const char *const *dirs, size_t nd, const char *out)
 {
   char err[ERRLEN];
-  int rc;
-  o->scenario = nd > 0 ? dirs[0] : NULL;
+  int rc, target;
+  o->g.scenario = nd > 0 ? dirs[0] : NULL;
   o->out = out ? out : o->out;
-  size_t count = product_size(o->vs, o->nv, SWEEP_MAX_POINTS);
-  if (o->scenario == NULL)
-    return bad("which scenario? (usage: dtsim sweep SCENARIO.ini --vary SECTION.KEY=V1,V2,...)");
+  size_t count = sweep_grid_size(&o->g, SWEEP_MAX_POINTS);
   if (nd > 1)
     return bad("only one scenario file can be given (got '%s' and '%s')", dirs[0], dirs[1]);
-  if (o->nv == 0)
+  if (o->g.nv == 0)
     return bad("nothing to vary: give at least one --vary SECTION.KEY=V1,V2,...");
   if (count == 0)
     return bad("the --vary lists make more than %d points", SWEEP_MAX_POINTS);
-  if ((rc = sweep_validate(o, count)) != 0)
-    return rc;
-  o->ident = sweep_identity(o->scenario, o->sets, o->nsets, o->seed, o->vs, o->nv, o->sg, o->nsg);
+  if (sweep_check(&o->g, count, o->sg, o->nsg, o->metric, &target, err, sizeof(err)) != 0)
+    return bad("%s", err);
+  o->ident = sweep_identity(&o->g, o->sg, o->nsg);
   if (sweep_out_unusable(o->out, o->ident, &o->resume, err, sizeof(err)) != 0)
     rc = bad("%s", err);
   else
@@ -735,29 +519,31 @@ static int sweep_start(sweep_opts *o, const char *const *dirs, size_t nd, const 
 
 int sweep_main(int argc, char **argv)
 {
-  sweep_opts o = {.out = "dtsim-sweep", .n_par = 1, .metric = "sim_time_s"};
+  sweep_opts o = {.out = "dtsim-sweep", .n_par = 1};
   const char *out = NULL;
   int merge = 0;
   char err[ERRLEN];
-  o.vs = xbt_malloc0((size_t)argc * sizeof(vary));
+  o.vs = xbt_malloc0((size_t)argc * sizeof(sweep_vary));
   o.sets = xbt_malloc0((size_t)argc * sizeof(char *));
+  o.g.vs = o.vs;
+  o.g.sets = o.sets;
   o.sg = xbt_malloc0((size_t)argc * sizeof(char *));
   const char **dirs = xbt_malloc0((size_t)argc * sizeof(char *));
   size_t nd = 0;
   int rc = parse_args(argc, argv, &o, &out, &merge, dirs, &nd);
-  if (rc == 0 && sweep_metric_check(o.metric, err, sizeof(err)) != 0)
+  if (rc == 0 && o.metric && sweep_metric_check(o.metric, err, sizeof(err)) != 0)
     rc = bad("%s", err);
   if (rc == 0 && merge) {
     if (nd == 0)
       rc = bad("--merge: which folders? (a sweep's --out folder, or point folders)");
-    else if (o.nv || o.nsets || o.seed || o.emit || o.nsg)
+    else if (o.g.nv || o.g.nsets || o.g.seed || o.emit || o.nsg)
       rc = bad("--merge takes only folders, --out, --plot-metric and --quiet");
     else if ((rc = sweep_merge(dirs, nd, out, o.metric, o.quiet, err, sizeof(err))) != 0)
       bad("%s", err);
   } else if (rc == 0)
     rc = sweep_start(&o, dirs, nd, out);
-  for (size_t k = 0; k < o.nv; k++)
-    vary_clear(&o.vs[k]);
+  for (size_t k = 0; k < o.g.nv; k++)
+    sweep_vary_clear(&o.vs[k]);
   xbt_free(dirs);
   xbt_free(o.sg);
   xbt_free(o.sets);
