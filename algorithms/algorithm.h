@@ -22,6 +22,7 @@ typedef struct algorithm_bank {
   size_t hosts;    /* 0: the exact model, every shard on its own host */
   double scale;
   int asked;       /* 1: the scenario asked for the bank; 0: its automatic choice */
+  int control_net; /* 1: traffic between hosts on links of its own (platform.h's control_net) */
   char why[160];   /* the choice in words: "downpour.ps_bank = auto: 200 replicas >= 100" */
 } algorithm_bank;
 

@@ -54,7 +54,8 @@ static const key_spec sandblaster_keys[] = {
           "on one bank host of ps_shards times a host's link bandwidth and cores at the core of a generated "
           "fat-tree preset with pooled uplinks, each exchange of the coordinator or a replica with the shards "
           "one message to it carrying every shard's part, the shards' states and the reduction order "
-          "unchanged (algorithms/doc/sandblaster.md, Bank, has the error table); `auto`, the bank from 100 "
+          "unchanged, the coordinator's messages to and from the replicas on a control network of their own "
+          "(algorithms/doc/sandblaster.md, Bank, has the error table); `auto`, the bank from 100 "
           "whole replicas up where the platform allows it, exact otherwise. Not with host or link faults or "
           "partitions > 1.",
    .choices = "auto|exact|bank"},
@@ -95,12 +96,14 @@ static size_t sandblaster_plan_hosts_needed(const scenario *sc, const void *para
 
 /* sandblaster.ps_bank: one bank of all the shards (the coordinator keeps its host),
  * asked for, or chosen by auto for whole replicas without faults from
- * ALGORITHM_BANK_AUTO_FROM replicas up. */
+ * ALGORITHM_BANK_AUTO_FROM replicas up; the traffic between hosts, which is then the
+ * coordinator's with the replicas alone, on a control network of its own (doc, Bank). */
 static void sandblaster_plan_bank(const scenario *sc, const void *params, algorithm_bank *b)
 {
   const sandblaster_params *p = params;
   int whole = p->partitions == 1 && !settings_faulty(sc);
   algorithm_bank_choose(b, "sandblaster", p->ps_bank, whole, p->replicas, p->ps_shards);
+  b->control_net = b->hosts > 0;
 }
 
 /* [faults]: the replicas are the workers; replicaK, shardK and the coordinator are

@@ -26,6 +26,7 @@ static int engine_platform_bank(engine_build *b, platform_spec *spec, char *err)
   if (spec && spec->pooled && platform_pooled_fits(spec)) {
     spec->banks = b->bank.hosts;
     spec->bank_scale = b->bank.scale;
+    spec->control_net = b->bank.control_net;
     return 0;
   }
   if (b->bank.asked) {
@@ -36,6 +37,7 @@ static int engine_platform_bank(engine_build *b, platform_spec *spec, char *err)
     return -1;
   }
   b->bank.hosts = 0;
+  b->bank.control_net = 0;
   return 0;
 }
 
@@ -118,6 +120,7 @@ void engine_platform_note(const engine_build *b)
 {
   if (b->bank.hosts && !b->o->quiet)
     fprintf(stderr, "dtsim: %s: the shards run as %zu bank host%s of %g shards' links and cores at the core of "
-            "the fat tree (algorithms/doc/%s.md, Bank)\n", b->bank.why, b->bank.hosts, b->bank.hosts == 1 ? "" : "s",
-            b->bank.scale, b->alg->name);
+            "the fat tree%s (algorithms/doc/%s.md, Bank)\n", b->bank.why, b->bank.hosts, b->bank.hosts == 1 ? "" : "s",
+            b->bank.scale, b->bank.control_net ? ", the hosts' messages to one another on a control network" : "",
+            b->alg->name);
 }

@@ -74,6 +74,10 @@ typedef struct platform_spec {
   int pooled;
   size_t banks;              /* pooled: a parameter-server bank's hosts at the core; 0: none */
   double bank_scale;         /* each bank's cores and link bandwidth, in hosts' */
+  /* with banks: every route between two hosts on a control network of its own, a copy of
+   * the host links and rack uplinks, and only routes to a bank on the others
+   * (platform_write_pooled) */
+  int control_net;
 } platform_spec;
 
 /* Parses "star|fat-tree|torus|dragonfly|ring"; returns 0 or -1. */
@@ -119,8 +123,11 @@ int platform_write(const platform_spec *spec, FILE *out, char *err, size_t errle
  * for a parameter-server bank (algorithms/doc/downpour.md, Bank) spec->banks hosts
  * "bank-0".. hanging off the core, each with spec->bank_scale times a host's cores and link bandwidth and a link
  * latency of two links, so that a route to it crosses as much latency as one between racks,
- * and TCP's window bound (network/TCP-gamma) scaled by it, as it binds per flow. The
- * rack size and uplinks must be set (platform_write sets them). 0, or -1 with err. */
+ * and TCP's window bound (network/TCP-gamma) scaled by it, as it binds per flow. With
+ * spec->control_net, each rack is a zone of its own whose hosts have a second link each,
+ * and a second uplink, that carry every route between two hosts (algorithms/doc/
+ * sandblaster.md, Bank). The rack size and uplinks must be set (platform_write sets them).
+ * 0, or -1 with err. */
 int platform_write_pooled(const platform_spec *spec, FILE *out, char *err, size_t errlen);
 /* Whether platform_write_pooled takes spec. */
 int platform_pooled_fits(const platform_spec *spec);

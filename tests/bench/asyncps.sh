@@ -30,9 +30,9 @@
 #  sandblaster-200-exact, sandblaster-200
 #                  Fig. 4's Sandblaster L-BFGS with 200 replicas (25 shards; R/8 shards, batch 640 R):
 #                  the first iteration, whose batches are fetch, portions and pushes; timing of the
-#                  speech net, with the tiny proxy's numerics Sandblaster needs, and FASTCFG; on the
-#                  pooled preset, exact, then with the bank (sandblaster.ps_bank = bank; algorithms/
-#                  doc/sandblaster.md, Bank); rel_err: the first batch's time against exact
+#                  speech net, with the tiny proxy's numerics Sandblaster needs; on the pooled preset,
+#                  exact with FASTCFG, then with the bank (sandblaster.ps_bank = bank; algorithms/
+#                  doc/sandblaster.md, Bank) and BANKCFG; rel_err: the first batch's time against exact
 #  sandblaster-2000
 #                  the same with the bank at 2,000 replicas (250 shards)
 #  sandblaster-R-dmodk
@@ -41,6 +41,10 @@
 #  scale-10k       tests/bench/scale-10k.ini (10,000 hosts, 5 steps); only with FULL=1
 #  scale-10k-bank  tests/bench/scale-10k-bank.ini (10,000 hosts, 9,900 whole replicas and the bank of
 #                  100 shards, 5 steps); only with FULL=1
+# BANKCFG, Sandblaster's bank's settings: FASTCFG's precisions with SimGrid's default network/optim:Lazy,
+# whose selective update re-solves only the flows an event reaches: with the bank's control network,
+# few for the coordinator's messages (the same results as network/optim:Full within 1e-9:
+# algorithms/doc/sandblaster.md, Bank).
 # Knobs (environment): Q (the quantum of downpour-20 and downpour-200-quantum, s; 0.02); QUICK=1 runs
 # only the 20-replica cases; NOEXACT=1 skips downpour-200-exact and sandblaster-200-exact (minutes of CPU;
 # then rel_err = n/a);
@@ -52,6 +56,7 @@ Q=${Q:-0.02} QUICK=${QUICK:-0} NOEXACT=${NOEXACT:-0} ONLY=${ONLY:-} SB=${SB:-0} 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 fig4="$here/../../results/fig4/fig4.ini"
 FASTCFG="--cfg=network/optim:Full --cfg=surf/precision:1e-6 --cfg=maxmin/precision:1e-2"
+BANKCFG="--cfg=network/optim:Lazy --cfg=surf/precision:1e-6 --cfg=maxmin/precision:1e-2"
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 
@@ -135,13 +140,14 @@ fi
 # shellcheck disable=SC2086
 dp downpour-1000-horizon 1000 0 - $POOLED --set downpour.ps_bank=bank $FASTCFG
 
-# Fig. 4's Sandblaster with R replicas, one L-BFGS iteration, FASTCFG
+# Fig. 4's Sandblaster with R replicas, one L-BFGS iteration: FASTCFG, or BANKCFG with the bank
 sandblaster() { # sandblaster R ARGS...
-  local r=$1
+  local r=$1 cfg=$FASTCFG
   shift
-  # shellcheck disable=SC2086 # FASTCFG holds several options
+  case " $* " in *" sandblaster.ps_bank=bank "*) cfg=$BANKCFG ;; esac
+  # shellcheck disable=SC2086 # the settings hold several options
   echo "$fig4" --set run.algorithm=sandblaster --set sandblaster.replicas="$r" \
-    --set sandblaster.ps_shards=$(((r + 7) / 8)) --set data.train=$((640 * r)) --set run.max_steps=1 "$@" $FASTCFG
+    --set sandblaster.ps_shards=$(((r + 7) / 8)) --set data.train=$((640 * r)) --set run.max_steps=1 "$@" $cfg
 }
 first_batch() { awk -F, 'NR == 2 { print $4 }' "$1"; } # batches.csv's first time_s
 # sbl CASE R REFCASE ARGS...: one Sandblaster case, its first batch's time against REFCASE's (- for none)
