@@ -18,6 +18,18 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+/* Width and height of the PNG at path, from its IHDR chunk (Check asserts it is one). */
+static inline void cli_png_size(const char *path, unsigned *w, unsigned *h)
+{
+  unsigned char b[24] = {0};
+  FILE *f = fopen(path, "rb");
+  ck_assert_msg(f && fread(b, 1, 24, f) == 24, "%s", path);
+  fclose(f);
+  ck_assert_msg(memcmp(b, "\x89PNG", 4) == 0, "%s is not a PNG", path);
+  *w = (unsigned)b[16] << 24 | (unsigned)b[17] << 16 | (unsigned)b[18] << 8 | b[19];
+  *h = (unsigned)b[20] << 24 | (unsigned)b[21] << 16 | (unsigned)b[22] << 8 | b[23];
+}
+
 /* Contents of dir/name (malloc'ed, NUL-terminated), or NULL. */
 static inline char *cli_read(const char *dir, const char *name)
 {

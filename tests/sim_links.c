@@ -151,17 +151,6 @@ START_TEST(test_links_where_user_file)
 }
 END_TEST
 
-static void png_size(const char *path, unsigned *w, unsigned *h)
-{
-  unsigned char b[24] = {0};
-  FILE *f = fopen(path, "rb");
-  ck_assert_msg(f && fread(b, 1, 24, f) == 24, "%s", path);
-  fclose(f);
-  ck_assert_msg(memcmp(b, "\x89PNG", 4) == 0, "%s is not a PNG", path);
-  *w = (unsigned)b[16] << 24 | (unsigned)b[17] << 16 | (unsigned)b[18] << 8 | b[19];
-  *h = (unsigned)b[20] << 24 | (unsigned)b[21] << 16 | (unsigned)b[22] << 8 | b[23];
-}
-
 /* summary.json's top_links: the shared links by their busiest window, as links.csv has them,
  * and the windows that cut the run (between run.link_windows and twice as many, of a width
  * that is a power of two of seconds). A run with traffic draws links.png; a run without
@@ -201,7 +190,7 @@ START_TEST(test_links_ranked_and_drawn)
   char png[1100];
   snprintf(png, sizeof png, "%s/out/links.png", dir);
   unsigned w, h;
-  png_size(png, &w, &h);
+  cli_png_size(png, &w, &h);
   ck_assert_msg(w == 800 && h == 450, "%ux%u", w, h);
   ck_assert(!cli_exists(dir, "out/.links.png.tmp"));
   const char *sgd[] = {"run", "--set", "run.algorithm=sgd", "--set", "run.max_steps=50", "--quiet", "--out", "out",

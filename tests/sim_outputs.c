@@ -365,18 +365,6 @@ START_TEST(test_outputs_links_named)
 }
 END_TEST
 
-/* Width and height of a PNG, from its IHDR chunk. */
-static void png_size(const char *path, unsigned *w, unsigned *h)
-{
-  unsigned char b[24] = {0};
-  FILE *f = fopen(path, "rb");
-  ck_assert_msg(f && fread(b, 1, 24, f) == 24, "%s", path);
-  fclose(f);
-  ck_assert_msg(memcmp(b, "\x89PNG", 4) == 0, "%s is not a PNG", path);
-  *w = (unsigned)b[16] << 24 | (unsigned)b[17] << 16 | (unsigned)b[18] << 8 | b[19];
-  *h = (unsigned)b[20] << 24 | (unsigned)b[21] << 16 | (unsigned)b[22] << 8 | b[23];
-}
-
 /* Every run with a curve draws it: progress.png (loss and accuracy against simulated
  * time); a run without one (a collective: one timing, no evaluation) draws none and a
  * rerun into the folder removes the earlier picture; without gnuplot one line says so
@@ -392,7 +380,7 @@ START_TEST(test_outputs_progress_plot)
   char png[1100];
   snprintf(png, sizeof png, "%s/out/progress.png", dir);
   unsigned w, h;
-  png_size(png, &w, &h);
+  cli_png_size(png, &w, &h);
   ck_assert_msg(w == 640 && h == 400, "%ux%u", w, h);
   ck_assert(!cli_exists(dir, "out/.progress.png.tmp"));
   const char *coll[] = {"run", "--set", "run.algorithm=collective", "--quiet", "--out", "out", NULL};
@@ -460,7 +448,7 @@ START_TEST(test_outputs_reproduction_plots)
   char png[1100];
   snprintf(png, sizeof png, "%s/q/collectives.png", dir);
   unsigned w, h;
-  png_size(png, &w, &h);
+  cli_png_size(png, &w, &h);
   ck_assert_msg(w == 1800 && h == 640, "%ux%u", w, h);
   char *readme = cli_read(dir, "q/README.md");
   ck_assert_msg(strstr(readme, "the formula's (dashed, busbw x sim_time_s / formula_s)") &&
