@@ -100,6 +100,7 @@ START_TEST(test_linkload_windows)
 {
   char *dir = cli_tmpdir();
   star_start(dir);
+  free(dir); /* the platform is loaded: cli_tmpdir's folder goes at exit */
   sg_actor_create("order-0", hosts[0], order_actor, 0, NULL);
   simgrid_run();
   const long long want[4] = {1000 + 781, 2343 - 781, 3906 - 2343, 5000 - 3906};
@@ -187,6 +188,7 @@ START_TEST(test_linkload_burst_ranks_first)
 {
   char *dir = cli_tmpdir();
   star_start(dir);
+  free(dir); /* the platform is loaded: cli_tmpdir's folder goes at exit */
   linkload_start(100); /* run.link_windows = 50 */
   char *steady_args[] = {"steady", "100", NULL}, *burst_args[] = {"burst", "1", NULL};
   sg_actor_create("steady-0", hosts[0], steady_sender, 0, NULL);
