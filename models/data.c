@@ -11,7 +11,6 @@
 
 #include <errno.h>
 #include <math.h>
-#include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -316,15 +315,6 @@ static void zbuf_push(zbuf *b, size_t x)
   b->v[b->n++] = x;
 }
 
-static void seterr(char *err, size_t errlen, const char *fmt, ...)
-{
-  if (err == NULL || errlen == 0) return;
-  va_list ap;
-  va_start(ap, fmt);
-  vsnprintf(err, errlen, fmt, ap);
-  va_end(ap);
-}
-
 /* A finite double spanning all of s (no trailing characters, no empty string). */
 static int parse_double(const char *s, double *out)
 {
@@ -338,7 +328,7 @@ static int parse_double(const char *s, double *out)
 static FILE *open_or_err(const char *path, char *err, size_t errlen)
 {
   FILE *f = fopen(path, "r");
-  if (f == NULL) seterr(err, errlen, "%s: cannot open: %s", path, strerror(errno));
+  if (f == NULL) mem_seterr(err, errlen, "%s: cannot open: %s", path, strerror(errno));
   return f;
 }
 
@@ -396,22 +386,22 @@ static dataset *finish(const char *path, const dbuf *labels, size_t dim, char *e
 {
   size_t n = labels->n, n_classes;
   if (n == 0) {
-    seterr(err, errlen, "%s: no examples", path);
+    mem_seterr(err, errlen, "%s: no examples", path);
     return NULL;
   }
   if (dim == 0) {
-    seterr(err, errlen, "%s: no features", path);
+    mem_seterr(err, errlen, "%s: no features", path);
     return NULL;
   }
   if (n > DATA_MAX_VALUES / dim) {
-    seterr(err, errlen, "%s: %zu examples x %zu features is more than 2^27 values (1 GiB dense), the most "
+    mem_seterr(err, errlen, "%s: %zu examples x %zu features is more than 2^27 values (1 GiB dense), the most "
            "a data set holds", path, n, dim);
     return NULL;
   }
   dataset *d = dataset_alloc(n, dim, 0);
   memcpy(d->y, labels->v, n * sizeof *d->y);
   if (map_labels(d->y, n, &n_classes) != 0) {
-    seterr(err, errlen, "%s: every example has label %.17g; need two classes or real targets", path,
+    mem_seterr(err, errlen, "%s: every example has label %.17g; need two classes or real targets", path,
            labels->v[0]);
     data_free(d);
     return NULL;
@@ -455,7 +445,7 @@ static int svm_line(char *line, const char *path, size_t lineno, dbuf *labels, s
   size_t row = labels->n, prev = 0;
   double label;
   if (parse_double(tok, &label) != 0) {
-    seterr(err, errlen, "%s:%zu: label '%s' is not a number", path, lineno, tok);
+    mem_seterr(err, errlen, "%s:%zu: label '%s' is not a number", path, lineno, tok);
     return -1;
   }
   dbuf_push(labels, label);
@@ -464,11 +454,11 @@ static int svm_line(char *line, const char *path, size_t lineno, dbuf *labels, s
     double val;
     const char *why = parse_feature(tok, &idx, &val);
     if (why != NULL) {
-      seterr(err, errlen, "%s:%zu: bad feature '%s' (%s)", path, lineno, tok, why);
+      mem_seterr(err, errlen, "%s:%zu: bad feature '%s' (%s)", path, lineno, tok, why);
       return -1;
     }
     if (idx <= prev) {
-      seterr(err, errlen, "%s:%zu: indices must be increasing ('%s' after index %zu)", path, lineno, tok, prev);
+      mem_seterr(err, errlen, "%s:%zu: indices must be increasing ('%s' after index %zu)", path, lineno, tok, prev);
       return -1;
     }
     zbuf_push(&e->row, row);
@@ -491,7 +481,7 @@ dataset *data_load_libsvm_stream(FILE *f, const char *path, char *err, size_t er
   while (!bad && (len = getline(&line, &cap, f)) != -1) {
     lineno++;
     if (chomp(line, len) != 0) {
-      seterr(err, errlen, "%s:%zu: NUL byte in the line (not a text file?)", path, lineno);
+      mem_seterr(err, errlen, "%s:%zu: NUL byte in the line (not a text file?)", path, lineno);
       bad = 1;
       break;
     }
@@ -500,7 +490,7 @@ dataset *data_load_libsvm_stream(FILE *f, const char *path, char *err, size_t er
     bad = svm_line(line, path, lineno, &labels, &e, err, errlen) != 0;
   }
   if (!bad && ferror(f)) {
-    seterr(err, errlen, "%s: read error: %s", path, strerror(errno));
+    mem_seterr(err, errlen, "%s: read error: %s", path, strerror(errno));
     bad = 1;
   }
   free(line);
@@ -571,19 +561,19 @@ static int csv_line(csv_reader *c, char *line, const char *path, size_t lineno, 
   size_t m = csv_split(c, line);
   int first = c->ncol == 0;
   if (first && m < 2) {
-    seterr(err, errlen, "%s:%zu: expected at least 2 columns (features, then the label), found %zu", path,
+    mem_seterr(err, errlen, "%s:%zu: expected at least 2 columns (features, then the label), found %zu", path,
            lineno, m);
     return -1;
   }
   if (first) c->ncol = m;
   if (m != c->ncol) {
-    seterr(err, errlen, "%s:%zu: expected %zu columns, found %zu", path, lineno, c->ncol, m);
+    mem_seterr(err, errlen, "%s:%zu: expected %zu columns, found %zu", path, lineno, c->ncol, m);
     return -1;
   }
   size_t bad = csv_parse_fields(c, m);
   if (bad < m && first) return 1;
   if (bad < m) {
-    seterr(err, errlen, "%s:%zu: column %zu: '%s' is not a number", path, lineno, bad + 1, c->fields[bad]);
+    mem_seterr(err, errlen, "%s:%zu: column %zu: '%s' is not a number", path, lineno, bad + 1, c->fields[bad]);
     return -1;
   }
   for (size_t j = 0; j + 1 < m; j++)
@@ -603,7 +593,7 @@ dataset *data_load_csv_stream(FILE *f, const char *path, char *err, size_t errle
   while (rc >= 0 && (len = getline(&line, &cap, f)) != -1) {
     lineno++;
     if (chomp(line, len) != 0) {
-      seterr(err, errlen, "%s:%zu: NUL byte in the line (not a text file?)", path, lineno);
+      mem_seterr(err, errlen, "%s:%zu: NUL byte in the line (not a text file?)", path, lineno);
       rc = -1;
       break;
     }
@@ -611,7 +601,7 @@ dataset *data_load_csv_stream(FILE *f, const char *path, char *err, size_t errle
     rc = csv_line(&c, line, path, lineno, &X, &labels, err, errlen);
   }
   if (rc >= 0 && ferror(f)) {
-    seterr(err, errlen, "%s: read error: %s", path, strerror(errno));
+    mem_seterr(err, errlen, "%s: read error: %s", path, strerror(errno));
     rc = -1;
   }
   free(line);

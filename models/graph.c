@@ -14,7 +14,6 @@
 
 #include <errno.h>
 #include <math.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -230,24 +229,15 @@ graph *graph_geometric(size_t n, double radius, gsl_rng *r, double *xy)
 
 /* ---- text files ---- */
 
-static void seterr(char *err, size_t errlen, const char *fmt, ...)
-{
-  if (err == NULL || errlen == 0) return;
-  va_list ap;
-  va_start(ap, fmt);
-  vsnprintf(err, errlen, fmt, ap);
-  va_end(ap);
-}
-
 /* Opens path and checks n, or returns NULL with err set. */
 static FILE *open_for(const char *path, size_t n, char *err, size_t errlen)
 {
   if (n == 0) {
-    seterr(err, errlen, "%s: a graph needs at least one vertex", path);
+    mem_seterr(err, errlen, "%s: a graph needs at least one vertex", path);
     return NULL;
   }
   FILE *f = fopen(path, "r");
-  if (f == NULL) seterr(err, errlen, "%s: cannot open: %s", path, strerror(errno));
+  if (f == NULL) mem_seterr(err, errlen, "%s: cannot open: %s", path, strerror(errno));
   return f;
 }
 
@@ -283,19 +273,19 @@ static int edge_line(graph *g, char *line, const char *path, size_t lineno, char
   tok[1] = strtok_r(NULL, blanks, &save);
   tok[2] = strtok_r(NULL, blanks, &save);
   if (tok[1] == NULL || tok[2] != NULL) {
-    seterr(err, errlen, "%s:%zu: expected two vertex indices 'i j'", path, lineno);
+    mem_seterr(err, errlen, "%s:%zu: expected two vertex indices 'i j'", path, lineno);
     return -1;
   }
   size_t v[2];
   for (int k = 0; k < 2; k++) {
     const char *why = parse_vertex(tok[k], g->n, &v[k]);
     if (why != NULL) {
-      seterr(err, errlen, "%s:%zu: '%s' %s (vertices are 0..%zu)", path, lineno, tok[k], why, g->n - 1);
+      mem_seterr(err, errlen, "%s:%zu: '%s' %s (vertices are 0..%zu)", path, lineno, tok[k], why, g->n - 1);
       return -1;
     }
   }
   if (v[0] == v[1]) {
-    seterr(err, errlen, "%s:%zu: self-loop on vertex %zu", path, lineno, v[0]);
+    mem_seterr(err, errlen, "%s:%zu: self-loop on vertex %zu", path, lineno, v[0]);
     return -1;
   }
   graph_add_edge(g, v[0], v[1]);
@@ -313,7 +303,7 @@ graph *graph_load_edgelist(const char *path, size_t n, char *err, size_t errlen)
   while (!bad && next_line(f, &line, &cap, &lineno) != NULL)
     bad = edge_line(g, line, path, lineno, err, errlen) != 0;
   if (!bad && ferror(f)) {
-    seterr(err, errlen, "%s: read error: %s", path, strerror(errno));
+    mem_seterr(err, errlen, "%s: read error: %s", path, strerror(errno));
     bad = 1;
   }
   fclose(f);
@@ -335,13 +325,13 @@ static int matrix_line(gsl_matrix *W, size_t row, char *line, const char *path, 
     char *end;
     double x = strtod(tok, &end);
     if (end == tok || *end != '\0' || !isfinite(x)) {
-      seterr(err, errlen, "%s:%zu: '%s' is not a finite number", path, lineno, tok);
+      mem_seterr(err, errlen, "%s:%zu: '%s' is not a finite number", path, lineno, tok);
       return -1;
     }
     if (k < n) gsl_matrix_set(W, row, k, x);
   }
   if (k != n) {
-    seterr(err, errlen, "%s:%zu: expected %zu numbers, found %zu", path, lineno, n, k);
+    mem_seterr(err, errlen, "%s:%zu: expected %zu numbers, found %zu", path, lineno, n, k);
     return -1;
   }
   return 0;
@@ -357,18 +347,18 @@ gsl_matrix *graph_load_matrix(const char *path, size_t n, char *err, size_t errl
   int bad = 0;
   while (!bad && next_line(f, &line, &cap, &lineno) != NULL) {
     if (rows == n) {
-      seterr(err, errlen, "%s:%zu: more than %zu rows", path, lineno, n);
+      mem_seterr(err, errlen, "%s:%zu: more than %zu rows", path, lineno, n);
       bad = 1;
     } else {
       bad = matrix_line(W, rows++, line, path, lineno, err, errlen) != 0;
     }
   }
   if (!bad && ferror(f)) {
-    seterr(err, errlen, "%s: read error: %s", path, strerror(errno));
+    mem_seterr(err, errlen, "%s: read error: %s", path, strerror(errno));
     bad = 1;
   }
   if (!bad && rows < n) {
-    seterr(err, errlen, "%s: expected %zu rows, found %zu", path, n, rows);
+    mem_seterr(err, errlen, "%s: expected %zu rows, found %zu", path, n, rows);
     bad = 1;
   }
   fclose(f);
@@ -417,15 +407,15 @@ static int check_entry(const gsl_matrix *W, const graph *g, size_t i, size_t j, 
 {
   double w = gsl_matrix_get(W, i, j);
   if (!isfinite(w)) {
-    seterr(msg, msglen, "W[%zu][%zu] is not a finite number", i, j);
+    mem_seterr(msg, msglen, "W[%zu][%zu] is not a finite number", i, j);
     return -1;
   }
   if (w < 0.0) {
-    seterr(msg, msglen, "W[%zu][%zu] = %.17g is negative", i, j, w);
+    mem_seterr(msg, msglen, "W[%zu][%zu] = %.17g is negative", i, j, w);
     return -1;
   }
   if (g != NULL && i != j && w != 0.0 && !graph_has_edge(g, i, j)) {
-    seterr(msg, msglen, "W[%zu][%zu] = %.17g but %zu and %zu are not neighbours", i, j, w, i, j);
+    mem_seterr(msg, msglen, "W[%zu][%zu] = %.17g but %zu and %zu are not neighbours", i, j, w, i, j);
     return -1;
   }
   return 0;
@@ -440,7 +430,7 @@ static int check_sums(const gsl_matrix *W, int by_col, double tol, char *msg, si
     for (size_t j = 0; j < n; j++)
       s += by_col ? gsl_matrix_get(W, j, i) : gsl_matrix_get(W, i, j);
     if (!(fabs(s - 1.0) <= tol)) {
-      seterr(msg, msglen, "%s %zu of W sums to %.17g, not 1 within %g", by_col ? "column" : "row", i, s, tol);
+      mem_seterr(msg, msglen, "%s %zu of W sums to %.17g, not 1 within %g", by_col ? "column" : "row", i, s, tol);
       return -1;
     }
   }
@@ -451,11 +441,11 @@ int graph_check_doubly_stochastic(const gsl_matrix *W, const graph *g, double to
 {
   size_t n = W->size1;
   if (W->size2 != n) {
-    seterr(msg, msglen, "W is %zu x %zu, not square", n, W->size2);
+    mem_seterr(msg, msglen, "W is %zu x %zu, not square", n, W->size2);
     return -1;
   }
   if (g != NULL && g->n != n) {
-    seterr(msg, msglen, "W is %zu x %zu but the graph has %zu vertices", n, n, g->n);
+    mem_seterr(msg, msglen, "W is %zu x %zu but the graph has %zu vertices", n, n, g->n);
     return -1;
   }
   for (size_t i = 0; i < n; i++)

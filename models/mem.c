@@ -1,6 +1,7 @@
 /* mem.c - allocate or panic; ZeRO's model state per GPU. */
 #include "models/mem.h"
 
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -8,6 +9,16 @@ void mem_die(const char *module, const char *what)
 {
   fprintf(stderr, "%s: %s\n", module, what);
   abort();
+}
+
+void mem_seterr(char *err, size_t errlen, const char *fmt, ...)
+{
+  if (err == NULL || errlen == 0)
+    return;
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(err, errlen, fmt, ap);
+  va_end(ap);
 }
 
 void *mem_alloc(size_t size)

@@ -1,14 +1,18 @@
 #ifndef MODELS_MEM_H
 #define MODELS_MEM_H
 /* mem.h - allocate or panic, for models/ (which has no SimGrid, hence no xbt_malloc):
- * an allocation failure, like a broken invariant, prints one line and aborts. And the
- * model state a data-parallel GPU holds under ZeRO's sharding (mem_zero_state). */
+ * an allocation failure, like a broken invariant, prints one line and aborts; the one-line
+ * error a loader hands back (mem_seterr). And the model state a data-parallel GPU holds
+ * under ZeRO's sharding (mem_zero_state). */
 
 #include <stddef.h>
 #include <gsl/gsl_matrix.h>
 
 /* Prints "module: what" on stderr and aborts. */
 void mem_die(const char *module, const char *what) __attribute__((noreturn));
+
+/* Formats one line into err (errlen bytes), as snprintf; nothing when err is NULL or errlen 0. */
+void mem_seterr(char *err, size_t errlen, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 
 /* malloc, calloc and realloc that never return NULL (a zero size allocates one byte). */
 void *mem_alloc(size_t size);

@@ -378,16 +378,24 @@ void moe_combine_backward(const moe_routing *r, const gsl_matrix *const *y, cons
   free(pos);
 }
 
+/* The routing of the rows of X and, when it succeeds, every expert's activations on its
+ * tokens into a: what the forward and the backward pass both begin with; NULL on failure. */
+static moe_routing *route_forward(const moe_config *c, size_t h, const double *w, const gsl_matrix *X, size_t b,
+                                  moe_acts *a)
+{
+  moe_routing *r = moe_route(c, w, X, b);
+  if (r)
+    acts_forward(h, w, X, r, a);
+  return r;
+}
+
 int moe_forward(const moe_config *c, size_t h, const double *w, const gsl_matrix *X, size_t b, gsl_matrix *M,
                 moe_routing **rout)
 {
-  if (!shapes_ok(c, h, X, M))
-    return -1;
-  moe_routing *r = moe_route(c, w, X, b);
+  moe_acts a;
+  moe_routing *r = shapes_ok(c, h, X, M) ? route_forward(c, h, w, X, b, &a) : NULL;
   if (r == NULL)
     return -1;
-  moe_acts a;
-  acts_forward(h, w, X, r, &a);
   moe_combine(r, (const gsl_matrix *const *)a.y, M);
   acts_free(&a, r->experts);
   if (rout)
@@ -463,13 +471,10 @@ void moe_router_backward(const moe_config *c, const moe_routing *r, const double
 int moe_backward(const moe_config *c, size_t h, const double *w, const gsl_matrix *X, size_t b,
                  const gsl_matrix *dM, gsl_matrix *dX, double *grad)
 {
-  if (!shapes_ok(c, h, X, dM) || !shapes_ok(c, h, X, dX))
-    return -1;
-  moe_routing *r = moe_route(c, w, X, b);
+  moe_acts a;
+  moe_routing *r = shapes_ok(c, h, X, dM) && shapes_ok(c, h, X, dX) ? route_forward(c, h, w, X, b, &a) : NULL;
   if (r == NULL)
     return -1;
-  moe_acts a;
-  acts_forward(h, w, X, r, &a);
   size_t E = r->experts;
   memset(grad, 0, moe_n_params(h, E) * sizeof(double));
   double *dgate = mem_alloc((r->n * r->top_k + 1) * sizeof(double));

@@ -164,6 +164,17 @@ json_t *reproduce_result_block(const reproduce_job *j, const char *name, json_t 
   return b;
 }
 
+int reproduce_pipeline_figures(const reproduce_job *j, double *tflops, double *step_s, json_t **summary,
+                               const json_t **block, char *err, size_t len)
+{
+  *block = reproduce_result_block(j, "pipeline", summary, err, len);
+  if (*block == NULL)
+    return -1;
+  *tflops = reproduce_number(*block, "tflops_per_gpu");
+  *step_s = reproduce_number(*block, "makespan_s");
+  return 0;
+}
+
 double reproduce_number(const json_t *o, const char *path)
 {
   char key[128];

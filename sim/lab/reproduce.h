@@ -51,6 +51,12 @@ int reproduce_run_jobs(const reproduce_opts *o, const char *ini, reproduce_job *
  * `name`; NULL (and *summary NULL) with "PATH: no NAME result" in err if either is missing. */
 json_t *reproduce_result_block(const reproduce_job *j, const char *name, json_t **summary, char *err, size_t len);
 
+/* What both PTD-P tables (reproduce_pipeline, reproduce_zero) read of a finished pipeline
+ * job: its pipeline block's Tflop/s per GPU and makespan (the step) into *tflops and *step_s,
+ * the summary (json_decref it) and that block through *summary and *block. 0, or -1 with err. */
+int reproduce_pipeline_figures(const reproduce_job *j, double *tflops, double *step_s, json_t **summary,
+                               const json_t **block, char *err, size_t len);
+
 /* The number at dotted path in object o ("comm.bytes_total": o's "comm", then its
  * "bytes_total"); 0 when there is none or it is not a number (json_number_value's). */
 double reproduce_number(const json_t *o, const char *path);

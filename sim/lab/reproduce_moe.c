@@ -123,8 +123,7 @@ static char *moe_csv(const reproduce_data *d)
   size_t n = d->n[0];
   char *text = NULL;
   size_t len = 0;
-  FILE *f = open_memstream(&text, &len);
-  xbt_assert(f, "open_memstream failed");
+  FILE *f = reproduce_frame_stream(&text, &len);
   fputs("top_k,capacity_factor,aux_loss,imbalance,kept_imbalance,dropped_fraction,dropped_fraction_run,step_s,"
         "alltoall_s_per_step,alltoall_bytes_per_step,final_loss\n",
         f);
@@ -145,8 +144,7 @@ static char *moe_loss_csv(const reproduce_data *d)
   size_t n = d->n[0];
   char *text = NULL;
   size_t len = 0;
-  FILE *f = open_memstream(&text, &len);
-  xbt_assert(f, "open_memstream failed");
+  FILE *f = reproduce_frame_stream(&text, &len);
   fputs("top_k,capacity_factor,aux_loss,step,time_s,loss\n", f);
   for (size_t k = 0; k < n; k++)
     for (size_t e = 0; e < runs[k].ev.n; e++)
@@ -205,6 +203,15 @@ static const moe_run *moe_find(const moe_run *runs, size_t n, int top_k, const c
   return NULL;
 }
 
+/* v[key] = count and v[key_n] = of: how many of the `of` pairs the README counts held. */
+static void moe_set_tally(json_t *v, const char *key, int count, int of)
+{
+  char n_key[64];
+  snprintf(n_key, sizeof n_key, "%s_n", key);
+  template_set(v, key, "%d", count);
+  template_set(v, n_key, "%d", of);
+}
+
 /* The targets over the pairs the grid has: imbalance off above on (per top_k and capacity), the
  * step ordered as the kept imbalance (same pairs), drops at 1.0 above 2.0 (per top_k and aux). */
 static void moe_targets(json_t *v, const moe_run *runs, size_t n)
@@ -227,11 +234,9 @@ static void moe_targets(json_t *v, const moe_run *runs, size_t n)
       if (lo && hi)
         drop_n++, drop += lo->dropped_end > hi->dropped_end;
     }
-  template_set(v, "imb", "%d", imb);
-  template_set(v, "imb_n", "%d", imb_n);
+  moe_set_tally(v, "imb", imb, imb_n);
   template_set(v, "step", "%d", step);
-  template_set(v, "drop", "%d", drop);
-  template_set(v, "drop_n", "%d", drop_n);
+  moe_set_tally(v, "drop", drop, drop_n);
 }
 
 /* The ranges the text quotes: imbalance off and on, drops at capacity 1.0 and 2.0, what 2.0 costs
@@ -273,10 +278,8 @@ static void moe_ranges(json_t *v, const moe_run *runs, size_t n)
     template_set(v, key, i < 2 || i == 6 ? "%.2f" : "%.1f", hi[i]);
   }
   template_set(v, "spread1", "%.2f", spread1);
-  template_set(v, "loss_cap", "%d", loss_cap);
-  template_set(v, "loss_cap_n", "%d", loss_cap_n);
-  template_set(v, "loss_aux", "%d", loss_aux);
-  template_set(v, "loss_aux_n", "%d", loss_aux_n);
+  moe_set_tally(v, "loss_cap", loss_cap, loss_cap_n);
+  moe_set_tally(v, "loss_aux", loss_aux, loss_aux_n);
 }
 
 /* One item per top_k at capacity 2.0: the step, kept imbalance and all-to-all wait off and on. */
@@ -308,8 +311,7 @@ static int moe_readme(json_t *v, const reproduce_data *d, char *err, size_t len)
   template_set(v, "steps", "%s", MOE_STEPS);
   char *text = NULL;
   size_t tl = 0;
-  FILE *f = open_memstream(&text, &tl);
-  xbt_assert(f, "open_memstream failed");
+  FILE *f = reproduce_frame_stream(&text, &tl);
   for (size_t k = 0; k < n; k++) {
     const moe_run *r = &runs[k];
     fprintf(f, "| %d | %s | %s | %.3f | %.3f | %.2f%% | %.2f%% | %.1f | %.1f | %.1f | %.3f |\n", r->top_k, r->cap, r->aux,

@@ -180,12 +180,11 @@ static size_t ptdp_grid(int quick, void *rv, reproduce_job *jobs, const char *wo
 static int ptdp_read(void *rv, const reproduce_job *j, char *err, size_t len)
 {
   ptdp_run *r = rv;
-  json_t *s, *b = reproduce_result_block(j, "pipeline", &s, err, len);
-  if (b == NULL)
+  json_t *s;
+  const json_t *b;
+  if (reproduce_pipeline_figures(j, &r->tflops, &r->step_s, &s, &b, err, len) != 0)
     return -1;
-  r->tflops = reproduce_number(b, "tflops_per_gpu");
   r->bubble = reproduce_number(b, "bubble_fraction");
-  r->step_s = reproduce_number(b, "makespan_s");
   json_decref(s);
   return 0;
 }

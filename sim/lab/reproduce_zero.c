@@ -128,11 +128,10 @@ static size_t zero_grid(int quick, void *rv, reproduce_job *jobs, const char *wo
 static int zero_read(void *rv, const reproduce_job *j, char *err, size_t len)
 {
   zero_run *r = rv;
-  json_t *s, *b = reproduce_result_block(j, "pipeline", &s, err, len);
-  if (b == NULL)
+  json_t *s;
+  const json_t *b;
+  if (reproduce_pipeline_figures(j, &r->tflops, &r->step_s, &s, &b, err, len) != 0)
     return -1;
-  r->tflops = reproduce_number(b, "tflops_per_gpu");
-  r->step_s = reproduce_number(b, "makespan_s");
   r->memory_gb = reproduce_number(b, "memory_per_gpu.total_bytes") / 1e9;
   r->bytes_per_gpu = reproduce_number(s, "comm.bytes_total") / (double)r->row->gpus;
   json_decref(s);
