@@ -121,8 +121,12 @@ double reproduce_spearman(const double *x, const double *y, size_t n);
 
 /* PTD-P Table 1's one calibrated number (reproduce_pipeline.c): model.efficiency on selene with
  * the kernel model and NCCL's link shares, found by bisection on the 1.7B row (137 Tflop/s per
- * GPU); Table 2 (reproduce_zero.c) uses it as it is. */
+ * GPU); Table 2 (reproduce_zero.c) and the energy reproduction's A100 runs use it as it is. */
 #define REPRODUCE_PTDP_EFFICIENCY "0.748022"
+/* Megatron-LM's (reproduce_megatron.c): model.efficiency on dgx2h (fp16, unfused kernels), found
+ * by bisection on the 1.2B model on one V100 (39 Tflop/s); the energy reproduction's V100 runs
+ * use it as it is. */
+#define REPRODUCE_MEGATRON_EFFICIENCY "0.596274"
 /* The main-loop efficiency fitted on DeepBench's largest V100 GEMM (reproduce_gemm.c). */
 double reproduce_gemm_v100_efficiency(void);
 
