@@ -164,15 +164,30 @@ json_t *reproduce_result_block(const reproduce_job *j, const char *name, json_t 
   return b;
 }
 
-int reproduce_pipeline_figures(const reproduce_job *j, double *tflops, double *step_s, json_t **summary,
-                               const json_t **block, char *err, size_t len)
+int reproduce_pipeline_figures(const reproduce_job *j, double *tflops, double *step_s,
+                               void (*more)(void *rv, const json_t *summary, const json_t *block), void *rv,
+                               char *err, size_t len)
 {
-  *block = reproduce_result_block(j, "pipeline", summary, err, len);
-  if (*block == NULL)
+  json_t *s;
+  const json_t *b = reproduce_result_block(j, "pipeline", &s, err, len);
+  if (b == NULL)
     return -1;
-  *tflops = reproduce_number(*block, "tflops_per_gpu");
-  *step_s = reproduce_number(*block, "makespan_s");
+  *tflops = reproduce_number(b, "tflops_per_gpu");
+  *step_s = reproduce_number(b, "makespan_s");
+  if (more)
+    more(rv, s, b);
+  json_decref(s);
   return 0;
+}
+
+void reproduce_ptdp_layout(reproduce_job *j, const long v[8])
+{
+  static const char *const keys[] = {"tensor.ranks", "tensor.data_parallel", "tensor.hidden", "tensor.heads",
+                                     "tensor.layers", "tensor.microbatch", "pipeline.stages",
+                                     "pipeline.microbatches"};
+  for (size_t k = 0; k < 8; k++)
+    snprintf(j->sets[k], sizeof(j->sets[k]), "%s=%ld", keys[k], v[k]);
+  j->n_sets = 8;
 }
 
 double reproduce_number(const json_t *o, const char *path)

@@ -52,10 +52,16 @@ int reproduce_run_jobs(const reproduce_opts *o, const char *ini, reproduce_job *
 json_t *reproduce_result_block(const reproduce_job *j, const char *name, json_t **summary, char *err, size_t len);
 
 /* What both PTD-P tables (reproduce_pipeline, reproduce_zero) read of a finished pipeline
- * job: its pipeline block's Tflop/s per GPU and makespan (the step) into *tflops and *step_s,
- * the summary (json_decref it) and that block through *summary and *block. 0, or -1 with err. */
-int reproduce_pipeline_figures(const reproduce_job *j, double *tflops, double *step_s, json_t **summary,
-                               const json_t **block, char *err, size_t len);
+ * job: its pipeline block's Tflop/s per GPU and makespan (the step) into *tflops and *step_s;
+ * then more(rv, summary, block), when not NULL, reads what one table adds. 0, or -1 with err. */
+int reproduce_pipeline_figures(const reproduce_job *j, double *tflops, double *step_s,
+                               void (*more)(void *rv, const json_t *summary, const json_t *block), void *rv,
+                               char *err, size_t len);
+
+/* The layout keys both PTD-P tables set on a job, in this order: tensor.ranks,
+ * tensor.data_parallel, tensor.hidden, tensor.heads, tensor.layers, tensor.microbatch,
+ * pipeline.stages, pipeline.microbatches (v[0..7]) into j->sets[0..7]; j->n_sets becomes 8. */
+void reproduce_ptdp_layout(reproduce_job *j, const long v[8]);
 
 /* The number at dotted path in object o ("comm.bytes_total": o's "comm", then its
  * "bytes_total"); 0 when there is none or it is not a number (json_number_value's). */
@@ -127,6 +133,17 @@ double reproduce_spearman(const double *x, const double *y, size_t n);
  * by bisection on the 1.2B model on one V100 (39 Tflop/s); the energy reproduction's V100 runs
  * use it as it is. */
 #define REPRODUCE_MEGATRON_EFFICIENCY "0.596274"
+/* The [platform] and [model] lines both PTD-P tables' scenarios share: Selene, timing only,
+ * fp16, GEMMs timed by shape (each scenario adds its model.efficiency line). */
+#define REPRODUCE_SELENE_TIMING_INI                                                                                   \
+  "[platform]\n"                                                                                                      \
+  "preset = selene            ; 8 A100 (312e12 flop/s fp16, 108 SMs) per node, NVSwitch, 8 x 200 Gb/s HDR IB per "   \
+  "node\n"                                                                                                            \
+  "link_efficiency = on       ; links at NCCL's share: NVSwitch 230 of 300 GB/s, IB 24 of 25 GB/s per NIC\n"          \
+  "[model]\n"                                                                                                         \
+  "numerics = off             ; timing only\n"                                                                        \
+  "dtype = fp16               ; 2 bytes per element on the wire\n"                                                    \
+  "kernel_model = shapes      ; GEMMs timed by shape (tiles, waves, L2, DRAM), 7 us per kernel\n"
 /* The main-loop efficiency fitted on DeepBench's largest V100 GEMM (reproduce_gemm.c). */
 double reproduce_gemm_v100_efficiency(void);
 

@@ -72,13 +72,7 @@ static const char ptdp_ini[] =
     "algorithm = pipeline\n"
     "max_steps = 1\n"
     "collectives = rounds       ; each collective one bulk-synchronous round (the README: within 4e-5 of messages)\n"
-    "[platform]\n"
-    "preset = selene            ; 8 A100 (312e12 flop/s fp16, 108 SMs) per node, NVSwitch, 8 x 200 Gb/s HDR IB per node\n"
-    "link_efficiency = on       ; links at NCCL's share: NVSwitch 230 of 300 GB/s, IB 24 of 25 GB/s per NIC\n"
-    "[model]\n"
-    "numerics = off             ; timing only\n"
-    "dtype = fp16               ; 2 bytes per element on the wire\n"
-    "kernel_model = shapes      ; GEMMs timed by shape (tiles, waves, L2, DRAM), 7 us per kernel\n"
+    REPRODUCE_SELENE_TIMING_INI
     "efficiency = " PTDP_EFFICIENCY "      ; the software's share of the GPU; calibrated once on the first row (1.7B, 32 GPUs: 137 Tflop/s per GPU)\n"
     "[pipeline]\n"
     "model = transformer        ; GPT stages of [tensor]'s shapes: 3D parallelism\n"
@@ -161,14 +155,9 @@ static size_t ptdp_grid(int quick, void *rv, reproduce_job *jobs, const char *wo
       memset(jb, 0, sizeof(*jb));
       snprintf(jb->label, sizeof(jb->label), "PTD-P %sB t=%ld p=%ld d=%ld%s", r->params_b, r->t, r->p, d,
                var == PTDP_FLAT ? " (flat)" : var == PTDP_NOMINAL ? " (nominal links)" : "");
-      long vals[] = {r->t, d, r->hidden, r->heads, r->layers, r->b, r->p, m, v};
-      static const char *const keys[] = {"tensor.ranks", "tensor.data_parallel", "tensor.hidden", "tensor.heads",
-                                         "tensor.layers", "tensor.microbatch", "pipeline.stages",
-                                         "pipeline.microbatches", "pipeline.chunks"};
-      for (size_t k = 0; k < 9; k++)
-        snprintf(jb->sets[k], sizeof(jb->sets[k]), "%s=%ld", keys[k], vals[k]);
-      snprintf(jb->sets[9], sizeof(jb->sets[9]), "pipeline.schedule=%s", v > 1 ? "interleaved" : "1f1b");
-      jb->n_sets = 10;
+      reproduce_ptdp_layout(jb, (const long[8]){r->t, d, r->hidden, r->heads, r->layers, r->b, r->p, m});
+      snprintf(jb->sets[jb->n_sets++], sizeof(jb->sets[0]), "pipeline.chunks=%ld", v);
+      snprintf(jb->sets[jb->n_sets++], sizeof(jb->sets[0]), "pipeline.schedule=%s", v > 1 ? "interleaved" : "1f1b");
       for (int k = 0; var != PTDP_MAIN && k < 2; k++)
         snprintf(jb->sets[jb->n_sets++], sizeof(jb->sets[0]), "%s", ptdp_variant_sets[var][k]);
       snprintf(jb->dir, sizeof(jb->dir), "%s/ptdp-%s-%d", work, r->params_b, var);
@@ -177,16 +166,16 @@ static size_t ptdp_grid(int quick, void *rv, reproduce_job *jobs, const char *wo
   return n;
 }
 
+static void ptdp_read_bubble(void *rv, const json_t *summary, const json_t *block)
+{
+  (void)summary;
+  ((ptdp_run *)rv)->bubble = reproduce_number(block, "bubble_fraction");
+}
+
 static int ptdp_read(void *rv, const reproduce_job *j, char *err, size_t len)
 {
   ptdp_run *r = rv;
-  json_t *s;
-  const json_t *b;
-  if (reproduce_pipeline_figures(j, &r->tflops, &r->step_s, &s, &b, err, len) != 0)
-    return -1;
-  r->bubble = reproduce_number(b, "bubble_fraction");
-  json_decref(s);
-  return 0;
+  return reproduce_pipeline_figures(j, &r->tflops, &r->step_s, ptdp_read_bubble, r, err, len);
 }
 
 static double ptdp_error(const ptdp_run *r)

@@ -28,13 +28,7 @@ static const char zero_ini[] =
     "algorithm = pipeline\n"
     "max_steps = 1\n"
     "collectives = rounds       ; each collective one bulk-synchronous round\n"
-    "[platform]\n"
-    "preset = selene            ; 8 A100 (312e12 flop/s fp16, 108 SMs) per node, NVSwitch, 8 x 200 Gb/s HDR IB per node\n"
-    "link_efficiency = on       ; links at NCCL's share: NVSwitch 230 of 300 GB/s, IB 24 of 25 GB/s per NIC\n"
-    "[model]\n"
-    "numerics = off             ; timing only\n"
-    "dtype = fp16               ; 2 bytes per element on the wire\n"
-    "kernel_model = shapes      ; GEMMs timed by shape (tiles, waves, L2, DRAM), 7 us per kernel\n"
+    REPRODUCE_SELENE_TIMING_INI
     "efficiency = " REPRODUCE_PTDP_EFFICIENCY "      ; PTD-P Table 1's calibration (results/pipeline/README.md), not fitted again\n"
     "[pipeline]\n"
     "model = transformer        ; GPT stages of [tensor]'s shapes: 3D parallelism\n"
@@ -108,15 +102,9 @@ static size_t zero_grid(int quick, void *rv, reproduce_job *jobs, const char *wo
       memset(jb, 0, sizeof(*jb));
       snprintf(jb->label, sizeof(jb->label), "%s %sB on %ld GPUs (t=%ld p=%ld d=%ld b=%ld)%s", method_name(r->method),
                r->params_b, r->gpus, r->t, r->p, d, r->b, var == ZV_NARROW ? " at 1/8 bandwidth" : "");
-      long vals[] = {r->t, d, r->hidden, r->heads, r->layers, r->b, r->p, m};
-      static const char *const keys[] = {"tensor.ranks", "tensor.data_parallel", "tensor.hidden", "tensor.heads",
-                                         "tensor.layers", "tensor.microbatch", "pipeline.stages",
-                                         "pipeline.microbatches"};
-      for (size_t k = 0; k < 8; k++)
-        snprintf(jb->sets[k], sizeof(jb->sets[k]), "%s=%ld", keys[k], vals[k]);
-      snprintf(jb->sets[8], sizeof(jb->sets[8]), "%s",
+      reproduce_ptdp_layout(jb, (const long[8]){r->t, d, r->hidden, r->heads, r->layers, r->b, r->p, m});
+      snprintf(jb->sets[jb->n_sets++], sizeof(jb->sets[0]), "%s",
                r->method == Z_ZERO3 ? "pipeline.zero=3" : "pipeline.zero=0");
-      jb->n_sets = 9;
       if (var == ZV_NARROW)
         snprintf(jb->sets[jb->n_sets++], sizeof(jb->sets[0]), "platform.bw_factor=%s", ZERO_NARROW);
       snprintf(jb->dir, sizeof(jb->dir), "%s/%s-%s-%ld-%d", work, method_name(r->method), r->params_b, r->gpus, var);
@@ -125,17 +113,17 @@ static size_t zero_grid(int quick, void *rv, reproduce_job *jobs, const char *wo
   return n;
 }
 
+static void zero_read_memory(void *rv, const json_t *summary, const json_t *block)
+{
+  zero_run *r = rv;
+  r->memory_gb = reproduce_number(block, "memory_per_gpu.total_bytes") / 1e9;
+  r->bytes_per_gpu = reproduce_number(summary, "comm.bytes_total") / (double)r->row->gpus;
+}
+
 static int zero_read(void *rv, const reproduce_job *j, char *err, size_t len)
 {
   zero_run *r = rv;
-  json_t *s;
-  const json_t *b;
-  if (reproduce_pipeline_figures(j, &r->tflops, &r->step_s, &s, &b, err, len) != 0)
-    return -1;
-  r->memory_gb = reproduce_number(b, "memory_per_gpu.total_bytes") / 1e9;
-  r->bytes_per_gpu = reproduce_number(s, "comm.bytes_total") / (double)r->row->gpus;
-  json_decref(s);
-  return 0;
+  return reproduce_pipeline_figures(j, &r->tflops, &r->step_s, zero_read_memory, r, err, len);
 }
 
 static double zero_error(const zero_run *r) { return (r->tflops - r->row->paper) / r->row->paper; }
