@@ -200,6 +200,7 @@ typedef struct en_run {
   const en_model *m;
   const en_variant *v;
   long gpus, d, b, mb; /* the run's GPUs, replicas, sequences per microbatch, microbatches per replica */
+  int has_energy;      /* its summary.json has an energy block */
   double step_s, tflops, power_w, facility_j, co2e_kg, memory_gb;
   double steps, gpu_hours, days, energy_mwh, co2e_t;
 } en_run;
@@ -276,31 +277,35 @@ static size_t en_llama_grid(int quick, void *rv, reproduce_job *jobs, const char
   return n;
 }
 
-/* The run's step and energy, scaled to the paper's tokens: steps = tokens / tokens per step. */
-static int en_read(void *rv, const reproduce_job *j, char *err, size_t len)
+/* What en_read takes from a finished run beyond its step: the layout it had (the robustness
+ * rows' included), its memory estimate and its energy block (has_energy 0 without one). */
+static void en_read_more(void *rv, const json_t *s, const json_t *b)
 {
   en_run *r = rv;
-  json_t *s;
-  const json_t *b;
-  if (reproduce_pipeline_figures(j, &r->tflops, &r->step_s, &s, &b, err, len) != 0)
-    return -1;
   const json_t *e = json_object_get(s, "energy");
-  if (e == NULL) {
-    snprintf(err, len, "%s: no energy block (the platform carries no power figures)", j->dir);
-    json_decref(s);
-    return -1;
-  }
-  r->gpus = (long)reproduce_number(b, "gpus"); /* the layout the run had, robustness rows' included */
+  r->has_energy = e != NULL;
+  r->gpus = (long)reproduce_number(b, "gpus");
   r->d = (long)reproduce_number(b, "data_parallel");
   r->mb = (long)reproduce_number(b, "microbatches");
   r->b = (long)reproduce_number(b, "microbatch");
-  long seqs = r->d * r->mb * r->b;
-  xbt_assert(seqs == (r->anchor == EN_GPT ? GPT_BATCH : LLAMA_BATCH), "%s: a batch of %ld sequences", j->dir, seqs);
   r->memory_gb = reproduce_number(b, "memory_per_gpu.total_bytes") / 1e9;
   r->power_w = reproduce_number(e, "avg_power_w.per_device");
   r->facility_j = reproduce_number(e, "joules.facility");
   r->co2e_kg = reproduce_number(e, "co2e_kg");
-  json_decref(s);
+}
+
+/* The run's step and energy, scaled to the paper's tokens: steps = tokens / tokens per step. */
+static int en_read(void *rv, const reproduce_job *j, char *err, size_t len)
+{
+  en_run *r = rv;
+  if (reproduce_pipeline_figures(j, &r->tflops, &r->step_s, en_read_more, r, err, len) != 0)
+    return -1;
+  if (!r->has_energy) {
+    snprintf(err, len, "%s: no energy block (the platform carries no power figures)", j->dir);
+    return -1;
+  }
+  long seqs = r->d * r->mb * r->b;
+  xbt_assert(seqs == (r->anchor == EN_GPT ? GPT_BATCH : LLAMA_BATCH), "%s: a batch of %ld sequences", j->dir, seqs);
   int gpt = r->anchor == EN_GPT;
   double tokens = gpt ? GPT_TOKENS : LLAMA_TOKENS, per_step = gpt ? GPT_BATCH * GPT_SEQ : LLAMA_BATCH * LLAMA_SEQ;
   r->steps = tokens / per_step;
