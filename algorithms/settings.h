@@ -50,6 +50,7 @@ typedef struct platform_keys {
   double pue;                /* facility energy over IT energy, >= 1 (platforms with power figures) */
   double carbon_intensity;   /* g CO2e per kWh of facility energy; 0: no emissions reported */
   double power_cap;          /* W: the GPUs' power limit (a lower power state); 0: none */
+  char power[64];            /* a preset's power figures "MAX,MIN,NODE[,FABRIC[,IDLE]]" in W; "": its own */
 } platform_keys;
 
 typedef struct model_keys {

@@ -68,6 +68,8 @@ int engine_platform_write(engine_build *b)
     spec.cores = (int)sc->platform.host_cores;
   if (sc->platform.sharing[0])
     spec.sharing = platform_sharing_parse(sc->platform.sharing);
+  if (sc->platform.power[0]) /* as `dtsim platform PRESET --power ...` */
+    xbt_assert(platform_power_parse(sc->platform.power, &spec) == 0, "validated platform.power");
   if (!sc->platform.link_efficiency)
     spec.bw_eff = spec.node_bw_eff = 0; /* the nominal link bandwidths */
   spec.pooled = strcmp(sc->platform.uplink_routing, "pooled") == 0;

@@ -107,6 +107,12 @@ size_t platform_power_states(const platform_spec *spec, double *limit_w, double 
 void platform_power_fill(platform_spec *spec, double gpu_max_w, double gpu_min_w, double node_w_per_gpu,
                          double fabric_w);
 
+/* Parses "MAX,MIN,NODE[,FABRIC[,IDLE]]" (W: the GPU's power limit and its lowest, the node's
+ * maximum per GPU, the fabric's switch ports per node, the GPU's idle power, by default a tenth
+ * of MAX) into spec's power figures, as platform_power_fill with that idle power. 0, or -1
+ * (spec untouched) unless MIN <= MAX <= NODE and IDLE < MIN (every power state computes). */
+int platform_power_parse(const char *text, platform_spec *spec);
+
 /* Fills *spec with the named preset sized for at least `hosts` hosts (0: the preset's
  * own size). Returns 0, or -1 if the name is unknown. */
 int platform_preset(const char *name, size_t hosts, platform_spec *spec);

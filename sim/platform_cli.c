@@ -131,9 +131,10 @@ static void platform_usage(FILE *out)
           "                       bus bandwidth), in (0, 1]: the file gets bw x F (default 1;\n"
           "                       dgx2h 0.8, selene 0.767)\n"
           "  --node-bw-eff F      the same for GPU nodes' links (default 1; dgx2h and selene 0.96)\n"
-          "  --power MAX,MIN,NODE[,FABRIC]  power figures in W, for SimGrid's energy plugins: the GPU's\n"
-          "                       power limit and its lowest, the node's maximum per GPU, the fabric's\n"
-          "                       switch ports per node (GPU-node platforms); power states every 100 W\n"
+          "  --power MAX,MIN,NODE[,FABRIC[,IDLE]]  power figures in W, for SimGrid's energy plugins:\n"
+          "                       the GPU's power limit and its lowest, the node's maximum per GPU,\n"
+          "                       the fabric's switch ports per node (GPU-node platforms), the GPU's\n"
+          "                       idle power (default MAX/10, below MIN); power states every 100 W\n"
           "                       (platforms/README.md, Energy; dgx-h100: 700,200,1275,280)\n"
           "  --bw-factor F        what-if: every bandwidth (host and node links) times F\n"
           "  --lat-factor F       what-if: every latency times F\n"
@@ -222,22 +223,12 @@ static int find_preset(int argc, char **argv, const char **preset_name)
   return -1;
 }
 
-/* --power MAX,MIN,NODE[,FABRIC] (platform_power_fill): 0, or the exit status of a bad value. */
+/* --power MAX,MIN,NODE[,FABRIC[,IDLE]] (platform_power_parse): 0, or the exit status of a bad value. */
 static int power_option(cli_opts *o, const char *val)
 {
-  double w[4] = {0, 0, 0, 0};
-  int n = 0, used = 0;
-  const char *p = val;
-  while (n < 4 && sscanf(p, "%lf%n", &w[n], &used) == 1 && w[n] >= 0 && isfinite(w[n])) {
-    p += used;
-    n++;
-    if (*p != ',')
-      break;
-    p++;
-  }
-  if (*p || n < 3 || !(w[0] > 0) || w[1] > w[0] || w[2] < w[0])
-    return usage_error("--power needs MAX,MIN,NODE[,FABRIC] in W (MIN <= MAX <= NODE), not", val);
-  platform_power_fill(&o->spec, w[0], w[1], w[2], w[3]);
+  if (platform_power_parse(val, &o->spec) != 0)
+    return usage_error("--power needs MAX,MIN,NODE[,FABRIC[,IDLE]] in W (MIN <= MAX <= NODE, IDLE below MIN; "
+                       "IDLE a tenth of MAX by default), not", val);
   return 0;
 }
 

@@ -4,7 +4,9 @@
 
 #include "sim/platform.h"
 
+#include <math.h>
 #include <stddef.h>
+#include <stdio.h>
 #include <string.h>
 
 typedef struct preset {
@@ -210,6 +212,27 @@ void platform_power_fill(platform_spec *spec, double gpu_max_w, double gpu_min_w
   spec->rest_busy_w = node_w_per_gpu - gpu_max_w;
   spec->rest_idle_w = spec->rest_busy_w / 2;
   spec->node_link_w = fabric_w;
+}
+
+int platform_power_parse(const char *text, platform_spec *spec)
+{
+  double w[5] = {0, 0, 0, 0, 0};
+  int n = 0, used = 0;
+  const char *p = text;
+  while (n < 5 && sscanf(p, "%lf%n", &w[n], &used) == 1 && w[n] >= 0 && isfinite(w[n])) {
+    p += used;
+    n++;
+    if (*p != ',')
+      break;
+    p++;
+  }
+  double idle = n == 5 ? w[4] : w[0] / 10;
+  /* the lowest state must run above idle: its speed share ((MIN - idle) / (MAX - idle))^(1/3) */
+  if (*p || n < 3 || !(w[0] > 0) || w[1] > w[0] || w[2] < w[0] || !(idle < w[1]))
+    return -1;
+  platform_power_fill(spec, w[0], w[1], w[2], w[3]);
+  spec->gpu_idle_w = idle;
+  return 0;
 }
 
 static void fill_power(platform_spec *spec, double gpu_max, double gpu_min, double node_max_w, double node_gpus,

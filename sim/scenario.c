@@ -34,6 +34,7 @@ static int check_source(const char *v, char *msg, size_t len);
 static int check_stragglers(const char *v, char *msg, size_t len);
 static int check_gen_topology(const char *v, char *msg, size_t len);
 static int check_sharing(const char *v, char *msg, size_t len);
+static int check_power(const char *v, char *msg, size_t len);
 static const char *gen_topology_name_at(size_t i);
 static const char *sharing_name_at(size_t i);
 static int check_host_failures(const char *v, char *msg, size_t len);
@@ -189,6 +190,14 @@ static const key_spec head_keys[] = {
           "power state whose GPU limit (`gpu_power_limits`) is at most this, at that state's speed (SimGrid's "
           "pstates; platforms/README.md, Power caps); 0: none, the first state.",
    GE(0)},
+  {"platform", "power", KEY_STR, FIELD(platform.power), .def = "", .unit = "W",
+   .doc = "What-if, presets only: the preset's power figures for SimGrid's energy plugins, as `dtsim platform "
+          "--power`: `MAX,MIN,NODE[,FABRIC[,IDLE]]`, the GPU's power limit and its lowest (power states every "
+          "100 W between), the node's maximum per GPU (the GPU included), the fabric's switch ports per node "
+          "and the GPU's idle power (a tenth of MAX when left out; below MIN); the rest of the node idles at "
+          "half its share (platforms/energy.md). Gives `dgx2h` and `selene`, which have none, an energy "
+          "report; empty: the preset's own (the dgx-h100, dgx-b200 and gb200-nvl72 presets have some).",
+   .check = check_power},
   /* [model] */
   {"model", "type", KEY_STR, FIELD(model.type), .def = "mlp", .unit = "",
    .doc = "Model trained: linear, logistic or softmax regression, or a multi-layer "
@@ -477,6 +486,18 @@ static int check_sharing(const char *v, char *msg, size_t len)
   return -1;
 }
 
+static int check_power(const char *v, char *msg, size_t len)
+{
+  char q[QUOTE_MAX + 8];
+  platform_spec scratch;
+  memset(&scratch, 0, sizeof scratch);
+  if (!*v || platform_power_parse(v, &scratch) == 0)
+    return 0;
+  keytable_msgf(msg, len, "%s is not MAX,MIN,NODE[,FABRIC[,IDLE]] in W (MIN <= MAX <= NODE; IDLE, a tenth of MAX "
+                "by default, below MIN)", keytable_quote(v, q, sizeof q));
+  return -1;
+}
+
 int scenario_stragglers(const char *text, double *fraction, double *slowdown)
 {
   char *end;
@@ -646,12 +667,14 @@ int scenario_validate(const scenario *s, const char *origin, char *err, size_t e
     return -1;
   }
   if (s->platform.file[0] && (s->platform.gen_topology[0] || s->platform.host_cores > 0 || s->platform.sharing[0] ||
-                              !s->platform.link_efficiency || strcmp(s->platform.uplink_routing, "pooled") == 0)) {
+                              !s->platform.link_efficiency || strcmp(s->platform.uplink_routing, "pooled") == 0 ||
+                              s->platform.power[0])) {
     keytable_msgf(err, errlen, "%s: platform.%s: changes a preset's generated platform; with platform.file set, edit "
          "the file (bw_factor, lat_factor and speed_factor work on any platform)", o,
          s->platform.gen_topology[0] ? "topology" : s->platform.host_cores > 0 ? "host_cores"
                                                    : s->platform.sharing[0]    ? "sharing"
                                                    : !s->platform.link_efficiency ? "link_efficiency"
+                                                   : s->platform.power[0]      ? "power"
                                                                                : "uplink_routing");
     return -1;
   }

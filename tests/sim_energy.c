@@ -2,7 +2,8 @@
  * simulation a run of the dtsim binary: a small run's joules worked out by hand from the
  * plugins' power figures and its timeline (platform, split, fabric, PUE, emissions, a power
  * cap), mirrored pipeline replicas against the full simulation, byte-identical repeats on
- * one and two threads, the refusals, and model.dtype's peak on a GPU that lists its peaks. */
+ * one and two threads, the refusals, model.dtype's peak on a GPU that lists its peaks, and
+ * platform.power's figures for a preset without any. */
 #include <check.h>
 #include <math.h>
 #include <stdlib.h>
@@ -189,6 +190,40 @@ START_TEST(test_energy_dtype_and_absence)
 }
 END_TEST
 
+/* platform.power gives a preset the figures `dtsim platform --power` writes: selene with DGX
+ * A100's (energy.md) runs as the same file made by the command does, byte for byte; its fifth
+ * figure is the GPU's idle power (each state's host idle and busy W written "50:400,50:300,...",
+ * the rest of the node having no share here); a platform.file with it, and a lowest limit at or
+ * under the idle power (a state that would not compute), are refused in one line. */
+START_TEST(test_energy_preset_power)
+{
+  char *dir = cli_tmpdir();
+  const char *gen[] = {"platform", "selene", "--hosts", "8", "--power", "400,100,812.5,140", "-o", "sel.xml", NULL};
+  ck_assert_int_eq(cli_run(dir, gen), 0);
+  const char *key[] = {"platform.preset=selene", "platform.power=400,100,812.5,140", NULL};
+  const char *file[] = {"platform.file=sel.xml", NULL};
+  json_t *a = run_ini(dir, gpt_ini, "key", key), *b = run_ini(dir, gpt_ini, "file", file);
+  ck_assert_double_eq(energy_num(a, NULL, "gpu_power_limit_w"), 400);
+  ck_assert_double_eq(energy_num(a, "joules", "devices"), energy_num(b, "joules", "devices"));
+  static const char *const files[] = {"energy.csv", "breakdown.csv"};
+  cli_assert_same_files(dir, "key", "file", files, 2);
+  json_decref(a);
+  json_decref(b);
+  const char *idle[] = {"platform", "selene", "--hosts", "8", "--power", "400,100,400,0,50", "-o", "idle.xml", NULL};
+  ck_assert_int_eq(cli_run(dir, idle), 0);
+  char *xml = cli_read(dir, "idle.xml");
+  ck_assert_ptr_nonnull(strstr(xml, "\"wattage_per_state\" value=\"50:400,50:300,50:200,50:100\""));
+  free(xml);
+  const char *both[] = {"run", "base.ini", "--out", "out", "--set", "platform.file=sel.xml", "--set",
+                        "platform.power=400,100,400", NULL};
+  cli_assert_bad_input(dir, both, "platform.power: changes a preset's generated platform");
+  const char *low[] = {"run", "base.ini", "--out", "out", "--set", "platform.preset=selene", "--set",
+                       "platform.power=400,40,400", NULL};
+  cli_assert_bad_input(dir, low, "is not MAX,MIN,NODE[,FABRIC[,IDLE]] in W");
+  free(dir);
+}
+END_TEST
+
 static Suite *energy_suite(void)
 {
   Suite *s = suite_create("energy");
@@ -201,6 +236,7 @@ static Suite *energy_suite(void)
   tcase_set_timeout(tc, 120);
   tcase_add_test(tc, test_energy_mirrors);
   tcase_add_test(tc, test_energy_dtype_and_absence);
+  tcase_add_test(tc, test_energy_preset_power);
   suite_add_tcase(s, tc);
   tc = tcase_create("determinism");
   tcase_set_timeout(tc, 120);

@@ -127,8 +127,12 @@ double reproduce_spearman(const double *x, const double *y, size_t n);
 
 /* PTD-P Table 1's one calibrated number (reproduce_pipeline.c): model.efficiency on selene with
  * the kernel model and NCCL's link shares, found by bisection on the 1.7B row (137 Tflop/s per
- * GPU); Table 2 (reproduce_zero.c) uses it as it is. */
+ * GPU); Table 2 (reproduce_zero.c) and the energy reproduction's A100 runs use it as it is. */
 #define REPRODUCE_PTDP_EFFICIENCY "0.748022"
+/* Megatron-LM's (reproduce_megatron.c): model.efficiency on dgx2h (fp16, unfused kernels), found
+ * by bisection on the 1.2B model on one V100 (39 Tflop/s); the energy reproduction's V100 runs
+ * use it as it is. */
+#define REPRODUCE_MEGATRON_EFFICIENCY "0.596274"
 /* The [platform] and [model] lines both PTD-P tables' scenarios share: Selene, timing only,
  * fp16, GEMMs timed by shape (each scenario adds its model.efficiency line). */
 #define REPRODUCE_SELENE_TIMING_INI                                                                                   \

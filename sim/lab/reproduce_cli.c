@@ -46,7 +46,10 @@ static const char usage[] =
     "             parallelism on 8 selene GPUs: the load-balancing loss off and on, capacity\n"
     "             1.0-2.0, top-1 and top-2), compression (dense against top-k, 1-bit, QSGD and\n"
     "             PowerSGD gradients: 8 replicas on UCI's digits over 1 GbE, 10 GbE and\n"
-    "             100 Gb/s), or all (each in turn, into results/NAME/, dtsim-quick/NAME/ or\n"
+    "             100 Gb/s), energy (the energy and emissions of GPT-3 175B on 9,984 V100s\n"
+    "             against Patterson et al. 2021 and of Llama 2 7B-70B on 128-1,024 A100s\n"
+    "             against its Table 2, each assumption switched in one run), or all (each\n"
+    "             in turn, into results/NAME/, dtsim-quick/NAME/ or\n"
     "             DIR/NAME/)\n"
     "  --quick    a reduced grid fit for CI, same code paths (fig3: machine counts 1..16;\n"
     "             consensus: ring and complete graphs, constant and harmonic steps, shorter;\n"
@@ -55,7 +58,10 @@ static const char usage[] =
     "             megatron: the rows of one node, 1-8 GPUs; pipeline: 2 and 4 stages, 1-8\n"
     "             microbatches, PTD-P's three smallest rows; gemm: all of it; zero: 174.6B\n"
     "             on 384 GPUs, both methods; moe: top-1 at capacity 1.0 and 2.0; compression:\n"
-    "             google-2004, dense and top-k)\n"
+    "             google-2004, dense and top-k; energy: GPT-3 and Llama 2 7B, no robustness\n"
+    "             runs)\n";
+/* The options after --quick (C11 promises string literals of 4,095 characters, no more). */
+static const char usage_options[] =
     "  --jobs N   simulations run at once (default: the number of cores)\n"
     "  --store S  keep every finished run in folder S instead of DIR/.runs, and keep S\n"
     "             after DIR is written; a run kept there by any reproduction whose scenario,\n"
@@ -83,7 +89,8 @@ static int bad(const char *msg)
  * file, reproduce_NAME.c, as `const reproduction reproduce_NAME`; adding one is that file,
  * its templates and one X(NAME) here. */
 #define REPRODUCTIONS(X)                                                                                               \
-  X(fig3) X(fig4) X(fig5) X(consensus) X(collectives) X(megatron) X(pipeline) X(gemm) X(zero) X(moe) X(compression)
+  X(fig3) X(fig4) X(fig5) X(consensus) X(collectives) X(megatron) X(pipeline) X(gemm) X(zero) X(moe) X(compression) \
+      X(energy)
 
 #define DECLARE(name) extern const reproduction reproduce_##name;
 REPRODUCTIONS(DECLARE)
@@ -203,6 +210,7 @@ static int parse_args(int argc, char **argv, reproduce_opts *o, const char **nam
   for (int i = 1; i < argc; i++) {
     if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
       fputs(usage, stdout);
+      fputs(usage_options, stdout);
       return -1;
     } else if (strcmp(argv[i], "--quick") == 0)
       o->quick = 1;
