@@ -381,9 +381,28 @@ static double fig4_accuracy(const char *csv, const char *method, int replicas, c
   return -1;
 }
 
+/* Accuracy of method/replicas/rate's last evaluation at or before sim_time_h from fig4.csv
+ * text (a run stops at its target), or -1. */
+static double fig4_last_accuracy(const char *csv, const char *method, int replicas, const char *rate, double hours)
+{
+  double best_t = -1, best = -1;
+  for (const char *p = strchr(csv, '\n'); p && p[1]; p = strchr(p + 1, '\n')) {
+    char m[64], r[16];
+    int n;
+    double t, acc;
+    if (sscanf(p + 1, "%63[^,],%lf,%lf,%d,%15[^\n]", m, &t, &acc, &n, r) == 5 && strcmp(m, method) == 0 &&
+        n == replicas && strcmp(r, rate) == 0 && t <= hours && t > best_t) {
+      best_t = t;
+      best = acc;
+    }
+  }
+  return best;
+}
+
 /* The committed fig4 grid's curves rise (the issue's criterion, FIG4_RISE_SE): the SGD
  * baseline's chosen rate (its README's Results row) gains at least FIG4_RISE_SE standard
- * errors of a FIG4_TEST-example estimate from a tenth of the horizon (90 s) to the horizon. */
+ * errors of a FIG4_TEST-example estimate from a tenth of the horizon (90 s) to its last
+ * evaluation (at the horizon, or where it reached the target). */
 START_TEST(test_reproduce_fig4_committed)
 {
   char *csv = cli_read("", RESULTS_DIR "/fig4/fig4.csv"), *readme = cli_read("", RESULTS_DIR "/fig4/README.md");
@@ -393,7 +412,7 @@ START_TEST(test_reproduce_fig4_committed)
   const char *row = strstr(readme, "| sgd (1 replica, 8 partitions) | ");
   ck_assert_msg(row && sscanf(row + strlen("| sgd (1 replica, 8 partitions) | "), "%15[^ |]", rate) == 1, "%.300s",
                 readme);
-  double early = fig4_accuracy(csv, "sgd", 1, rate, 90.0 / 3600), late = fig4_accuracy(csv, "sgd", 1, rate, 0.25);
+  double early = fig4_accuracy(csv, "sgd", 1, rate, 90.0 / 3600), late = fig4_last_accuracy(csv, "sgd", 1, rate, 0.25);
   double se = sqrt(late * (1 - late) / FIG4_TEST);
   ck_assert_msg(early > 0 && late > early + FIG4_RISE_SE * se, "sgd at rate %s: %g at 90 s, %g at 900 s (SE %g)", rate,
                 early, late, se);
@@ -505,10 +524,11 @@ START_TEST(test_reproduce_fig5_quick)
   int runs = 0;
   for (struct dirent *e; d && (e = readdir(d)) != NULL;)
     if (e->d_name[0] != '.') {
-      char run[1024];
-      snprintf(run, sizeof run, "dean-runs/%s", e->d_name);
-      ck_assert_msg(cli_exists(dir, strcat(strcpy(kept, run), "/run.json")), "%s", run);
-      ck_assert_msg(!cli_exists(dir, strcat(strcpy(kept, run), "/out/links.csv")), "%s keeps links.csv", run);
+      char json[300], links[300];
+      snprintf(json, sizeof json, "dean-runs/%.64s/run.json", e->d_name);
+      snprintf(links, sizeof links, "dean-runs/%.64s/out/links.csv", e->d_name);
+      ck_assert_msg(cli_exists(dir, json), "%s", json);
+      ck_assert_msg(!cli_exists(dir, links), "%s is kept", links);
       runs++;
     }
   if (d)
