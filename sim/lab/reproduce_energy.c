@@ -215,7 +215,8 @@ static double en_paper_mwh(const en_model *m)
 /* Appends --set text (with "%ld" in it: formatted with v) to job jb. */
 static void en_add_set(reproduce_job *jb, const char *text, long v)
 {
-  xbt_assert(jb->n_sets < 12, "a run takes 12 --sets at most");
+  size_t cap = sizeof jb->sets / sizeof jb->sets[0];
+  xbt_assert((size_t)jb->n_sets < cap, "a run takes %zu --sets at most", cap);
   const char *at = strstr(text, "%ld");
   if (at)
     snprintf(jb->sets[jb->n_sets], sizeof jb->sets[0], "%.*s%ld%s", (int)(at - text), text, v, at + 3);
