@@ -4,7 +4,8 @@
 # commands behind it are the `./build/dtsim ...` commands of the nearest ```sh block before
 # it (a command continues over lines ending in a backslash; in an `a && b && ./build/dtsim
 # ...` chain only the dtsim command counts). They run in order in a scratch folder, and the
-# last line the last one prints that starts with "dtsim: " must equal the quoted line.
+# last line the last one prints on stdout that starts with "dtsim: " (on stderr, when stdout
+# has none) must equal the quoted line.
 # In prose, figures are code spans: in a paragraph, a span `--set SECTION.KEY=VALUE` runs the
 # built-in scenario with that override (`dtsim --set SECTION.KEY=VALUE`), and every later span
 # of the paragraph, up to the next `--set` span, that holds a digit and does not start with
@@ -26,6 +27,24 @@ set(quoted "")
 set(checked 0)
 set(pending "")
 
+# The last line of `printed` that starts with "dtsim: " into out_var ("" when none does).
+function(last_dtsim_line printed out_var)
+  string(REPLACE ";" "<semicolon>" printed "${printed}")
+  string(REPLACE "[" "<lbracket>" printed "${printed}")
+  string(REPLACE "]" "<rbracket>" printed "${printed}")
+  string(REPLACE "\n" ";" printed "${printed}")
+  set(last "")
+  foreach(l IN LISTS printed)
+    string(REPLACE "<semicolon>" ";" l "${l}")
+    string(REPLACE "<lbracket>" "[" l "${l}")
+    string(REPLACE "<rbracket>" "]" l "${l}")
+    if(l MATCHES "^dtsim: ")
+      set(last "${l}")
+    endif()
+  endforeach()
+  set(${out_var} "${last}" PARENT_SCOPE)
+endfunction()
+
 function(run_and_compare commands expected index)
   set(dir ${WORK}/quote${index})
   file(REMOVE_RECURSE ${dir})
@@ -42,20 +61,13 @@ function(run_and_compare commands expected index)
       message(FATAL_ERROR "README.md's command `dtsim ${args}` failed (exit ${rc}): ${err}")
     endif()
   endforeach()
-  set(printed "${out}${err}")
-  string(REPLACE ";" "<semicolon>" printed "${printed}")
-  string(REPLACE "[" "<lbracket>" printed "${printed}")
-  string(REPLACE "]" "<rbracket>" printed "${printed}")
-  string(REPLACE "\n" ";" printed "${printed}")
-  set(last "")
-  foreach(l IN LISTS printed)
-    string(REPLACE "<semicolon>" ";" l "${l}")
-    string(REPLACE "<lbracket>" "[" l "${l}")
-    string(REPLACE "<rbracket>" "]" l "${l}")
-    if(l MATCHES "^dtsim: ")
-      set(last "${l}")
-    endif()
-  endforeach()
+  # The closing line is on stdout; stderr carries the progress meter and its wall-time
+  # estimate (printed only when a run is slow, as under the sanitizers), so it counts only
+  # when stdout has no "dtsim: " line (a quoted error).
+  last_dtsim_line("${out}" last)
+  if(last STREQUAL "")
+    last_dtsim_line("${err}" last)
+  endif()
   if(NOT last STREQUAL expected)
     message(FATAL_ERROR "README.md quotes\n  ${expected}\nbut the command prints\n  ${last}")
   endif()
