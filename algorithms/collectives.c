@@ -57,6 +57,7 @@ struct coll_comm {
   /* rounds */
   sg_bar_t bar;            /* where the members of a round meet */
   sg_host_t slow_src, slow_dst; /* the ring pair whose route has the largest latency */
+  int no_chain;            /* coll_comm_set_no_chain */
 };
 
 /* Creation counter for unique namespaces; communicators are made at deployment, in
@@ -113,6 +114,8 @@ void coll_comm_free(coll_comm *c)
 }
 
 size_t coll_comm_size(const coll_comm *c) { return c->p; }
+
+void coll_comm_set_no_chain(coll_comm *c, int on) { c->no_chain = on; }
 
 sg_host_t coll_comm_host(const coll_comm *c, size_t rank)
 {
@@ -446,11 +449,11 @@ static void rounds_meet(coll_comm *c, size_t me, coll_op op, size_t n, size_t ba
   }
 }
 
-/* Member 0 runs the chain of `steps` - 1 latencies while the others wait; then the second
- * barrier. */
+/* Member 0 runs the chain of `steps` - 1 latencies while the others wait (none with
+ * coll_comm_set_no_chain); then the second barrier. */
 static void rounds_chain(coll_comm *c, size_t me, size_t steps)
 {
-  if (me == 0)
+  if (me == 0 && !c->no_chain)
     for (size_t s = 1; s < steps; s++)
       sg_host_sendto(c->slow_src, c->slow_dst, 0);
   sg_barrier_wait(c->bar);

@@ -36,6 +36,9 @@ coll_comm *coll_comm_create(const char *name, const sg_host_t *hosts, size_t siz
 /* coll_comm_free(NULL) is a no-op. */
 void coll_comm_free(coll_comm *c);
 size_t coll_comm_size(const coll_comm *c);
+/* COLL_ROUNDS: with on = 1, c's rounds run without their latency chain, their callers spending
+ * each collective's latency themselves (zero3.c: NCCL's model); 0 (as created): with it. */
+void coll_comm_set_no_chain(coll_comm *c, int on);
 sg_host_t coll_comm_host(const coll_comm *c, size_t rank);
 
 /* Every collective below is called by each member's actor with its own rank `me`, the same

@@ -24,6 +24,7 @@
 #include "algorithms/eval.h"
 #include "algorithms/pipeline_impl.h"
 #include "algorithms/tensor_stage.h"
+#include "algorithms/zero3.h"
 #include "models/data.h"
 
 size_t pipeline_hosts_needed(const pipeline_params *p, const tensor_params *t)
@@ -313,11 +314,14 @@ static void comms_init(pipeline *pl)
   sg_host_t *h = xbt_malloc((dp > 2 ? dp : 2) * sizeof(sg_host_t));
   if (dp > 1) {
     pl->dcomm = xbt_malloc0(p * t * sizeof(coll_comm *));
+    pl->zgroups = xbt_malloc0(p * t * sizeof(struct zero3_group *));
     for (size_t s = 0; s < p; s++)
       for (size_t r = 0; r < t; r++) {
         for (size_t j = 0; j < dp; j++)
           h[j] = cfg->hosts[(s * dp + j) * t + r];
         pl->dcomm[s * t + r] = coll_comm_create("pp-data", h, dp, &o);
+        /* ZeRO-3 with NCCL's latency spends each round's latency itself (zero3.c) */
+        coll_comm_set_no_chain(pl->dcomm[s * t + r], pl->p->zero == 3 && pl->p->zero_nccl);
       }
   }
   if (pl->tp.vocab > 0 && p > 1) {
@@ -443,6 +447,9 @@ void pipeline_free(pipeline *pl)
   }
   comms_free(pl->tcomm, pl->p->stages * pl->dp);
   comms_free(pl->dcomm, pl->p->stages * pl->t);
+  for (size_t g = 0; pl->zgroups && g < pl->p->stages * pl->t; g++)
+    zero3_group_free(pl->zgroups[g]);
+  xbt_free(pl->zgroups);
   comms_free(pl->ecomm, pl->lanes);
   xbt_free(pl->devs);
   xbt_free(pl->chunks);

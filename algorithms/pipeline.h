@@ -43,6 +43,16 @@ typedef struct pipeline_params {
   int mirror;          /* transformer, timing only: replicas 1..d-1 mirror replica 0 up to the
                           flush (pipeline.mirror_replicas; the check and the rule in pipeline_config.c) */
   int zero;            /* transformer: 0, or 3: ZeRO-3 over each data-parallel group (pipeline.zero) */
+  /* pipeline.zero = 3, how it runs (zero3.h's zero3_opts): one collective per parameter tensor
+   * (zero_gather = tensor) of at least zero_persistence elements, the gathers posted ahead
+   * (zero_prefetch), DeepSpeed's host work (zero_host), NCCL's ring latency (zero_latency), the
+   * gradients allreduced in DeepSpeed's buckets (zero_reduce = allreduce) */
+  int zero_tensors;
+  double zero_persistence;
+  int zero_prefetch;
+  int zero_host;
+  int zero_nccl;
+  int zero_allreduce;
 } pipeline_params;
 
 typedef enum pipeline_optimizer {

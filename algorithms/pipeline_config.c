@@ -105,6 +105,43 @@ static const key_spec pipeline_keys[] = {
           "no flush allreduce; layer by layer (no `tensor.fuse_layers` pass); not with `mirror_replicas` "
           "(the replicas meet at every layer).",
    KEY_GE(0), KEY_LE(3)},
+  {"pipeline", "zero_gather", KEY_CHOICE, KEY_FIELD(pipeline_params, zero_tensors), .def = "layer", .unit = "",
+   .doc = "`zero = 3`: what one collective carries. `layer`: a layer's parameters (and one for the stage's "
+          "other entries); `tensor`: one parameter tensor, as DeepSpeed's ZeRO-3 gathers them (a Megatron "
+          "layer's 12: LayerNorms, QKV, the attention's output, the MLP's two, their biases), those of fewer "
+          "than `zero_persistence` elements never gathered, every gradient reduce-scattered.",
+   .choices = "layer|tensor"},
+  {"pipeline", "zero_persistence", KEY_DOUBLE, KEY_FIELD(pipeline_params, zero_persistence), .def = "100000",
+   .unit = "elements",
+   .doc = "`zero_gather = tensor`: DeepSpeed's stage3_param_persistence_threshold, its default (constants.py at "
+          "0.3.14; its documentation's table says 1e6): tensors of fewer elements stay whole on every device.",
+   KEY_GE(0)},
+  {"pipeline", "zero_prefetch", KEY_BOOL, KEY_FIELD(pipeline_params, zero_prefetch), .def = "on", .unit = "",
+   .doc = "`zero = 3`: `on`: each layer's gathers are posted while the previous layer computes, a layer's "
+          "parameters kept from its recomputation to its backward; `off`: as DeepSpeed 0.3.13 to 0.4.0 ran "
+          "(its trace off by one step disabled prefetching, DeepSpeed issue #1069): each gather posted when "
+          "needed and waited for alone, a layer gathered again for its backward, the device waiting for "
+          "every reduce-scatter before its next gather (torch.cuda.synchronize).",
+   },
+  {"pipeline", "zero_host", KEY_BOOL, KEY_FIELD(pipeline_params, zero_host), .def = "off", .unit = "",
+   .doc = "`zero = 3`: `on`: the host work of DeepSpeed 0.3's collectives (models/deepspeed.h): per collective "
+          "and rank a Python view (2.26 us) and a device copy (PyTorch 1.8's list allgather and "
+          "reduce-scatter), and after each step the gather of the persistent tensors with its Python loop "
+          "over tensors and ranks.",
+   },
+  {"pipeline", "zero_latency", KEY_CHOICE, KEY_FIELD(pipeline_params, zero_nccl), .def = "route", .unit = "",
+   .doc = "`zero = 3`: the latency of each gather and reduce-scatter. `route`: the rounds' chain of ring "
+          "steps over SimGrid's routes; `nccl`: NCCL 2.8's own model (models/nccl.h: a hardware latency "
+          "per ring step, NVLink inside a node, the network between nodes, with the protocol NCCL picks "
+          "for the bytes), a job's collectives then one round of their bytes (needs run.collectives = "
+          "rounds).",
+   .choices = "route|nccl"},
+  {"pipeline", "zero_reduce", KEY_CHOICE, KEY_FIELD(pipeline_params, zero_allreduce), .def = "scatter", .unit = "",
+   .doc = "`zero = 3`: how gradients are reduced. `scatter`: reduce-scattered after each layer's backward; "
+          "`allreduce`: as DeepSpeed 0.3 does without contiguous_gradients (its stage-3 default), each "
+          "gradient joins a bucket, and a bucket is allreduced whole (then each device keeps its partition) "
+          "when the next gradient would take it past reduce_bucket_size, 5e8 elements.",
+   .choices = "scatter|allreduce"},
   {"pipeline", "split", KEY_STR, KEY_FIELD(pipeline_params, split_text), .def = "balanced", .unit = "layers",
    .doc = "Layers of each model chunk in order, `stages x chunks` counts adding up to the dense layers "
           "(e.g. `2,1,1`); `balanced`: contiguous chunks whose largest training flops are smallest.",
@@ -207,6 +244,11 @@ static int stage_kind_invalid(const scenario *sc, const pipeline_params *p, cons
              "runs (model.numerics = off)");
     return 1;
   }
+  if (p->zero == 3 && p->zero_nccl && sc->run.collectives != COLL_ROUNDS) {
+    snprintf(why, len, "pipeline.zero_latency: nccl replaces the latency of a round (run.collectives = rounds); "
+             "message-level collectives take theirs from the routes, step by step");
+    return 1;
+  }
   if (p->zero == 3 && p->mirror && tp->dp > 1) {
     snprintf(why, len, "pipeline.mirror_replicas: with pipeline.zero = 3 the %zu replicas gather every layer "
              "together, so none can mirror another; set mirror_replicas = off", tp->dp);
@@ -236,6 +278,18 @@ static int inert_key_set(const pipeline_params *p, char *why, size_t len)
   if (!tf && key_changed(pipeline_keys, nk, p, "scatter_gather")) {
     snprintf(why, len, "pipeline.scatter_gather: has no effect on dense stages (pipeline.model = dense): it splits a "
              "transformer stage boundary over its tensor ranks");
+    return 1;
+  }
+  static const char *const zkeys[] = {"zero_gather", "zero_persistence", "zero_prefetch", "zero_host", "zero_latency",
+                                      "zero_reduce"};
+  for (size_t i = 0; i < sizeof zkeys / sizeof zkeys[0]; i++)
+    if (p->zero != 3 && key_changed(pipeline_keys, nk, p, zkeys[i])) {
+      snprintf(why, len, "pipeline.%s: has no effect without ZeRO-3 (pipeline.zero = 3)", zkeys[i]);
+      return 1;
+    }
+  if (!p->zero_tensors && key_changed(pipeline_keys, nk, p, "zero_persistence")) {
+    snprintf(why, len, "pipeline.zero_persistence: has no effect with pipeline.zero_gather = layer, which gathers "
+             "every tensor of a layer together");
     return 1;
   }
   return 0;

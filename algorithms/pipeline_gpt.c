@@ -23,6 +23,7 @@
 #include "algorithms/collectives.h"
 #include "algorithms/pipeline_impl.h"
 #include "algorithms/tensor_stage.h"
+#include "algorithms/zero3.h"
 #include "models/data.h"
 #include "models/gpt.h"
 #include "models/optim.h"
@@ -56,161 +57,35 @@ typedef struct tf_device {
    * otherwise), and the elements its reduce-scatters and allgathers carried over the run */
   size_t sh_off, sh_len;
   double z1_scattered, z1_gathered;
-  /* pipeline.zero = 3 with d > 1: the collectives the device posts, in order, to its communicator
-   * (an actor on its host running them on its data-parallel group one after the other) */
-  struct zero_q *zq;
+  /* pipeline.zero = 3 with d > 1: its ZeRO-3 (zero3.h), and its stages' layers and ends */
+  zero3 *zq;
+  size_t *zlayers;
+  int *zfirst, *zlast;
 } tf_device;
 
-/* ---- ZeRO-3 over a data-parallel group (pipeline.zero = 3) ------------------------- *
- *
- * Each device holds 1/d of its share of every layer. Before a layer's forward, and again before
- * its backward (which recomputes it first), its d devices allgather the layer's elements; the
- * device posts the next layer's gather before it waits for this one's (prefetch), and after the
- * layer's backward posts its gradient's reduce-scatter, which runs while the next layer's backward
- * computes. The stage's other entries (the embedding rows, the position embedding, the final
- * LayerNorm) are gathered before each pass and reduce-scattered after its backward. The
- * communicator runs the jobs in the order they were posted, so the d devices of a group, which
- * post the same jobs in the same order, meet in each collective. Timing only: the collectives
- * carry their elements' bytes and no values. */
-
-typedef enum zero_op { ZERO_GATHER, ZERO_SCATTER } zero_op;
-typedef struct zero_job {
-  zero_op op;
-  size_t elems;
-} zero_job;
-
-typedef struct zero_q {
-  coll_comm *dc;       /* the device's data-parallel group, of which it is member j */
-  size_t j;
-  zero_job *jobs;      /* this step's, in order */
-  size_t cap, posted, taken, seen; /* jobs posted, taken by the communicator, seen done by the device */
-  sg_sem_t ready, done; /* released once per job posted, once per job done */
-  size_t layer_elems;  /* one layer's elements */
-  size_t *gjob;        /* the phase's gather of each layer of the chunk: its job index */
-  size_t layers;       /* of the chunk in the current phase */
-  double gathered, scattered; /* elements, over the run */
-} zero_q;
-
-static void zero_actor(int argc, char **argv)
-{
-  (void)argc;
-  (void)argv;
-  zero_q *q = sg_actor_get_data(sg_actor_self());
-  for (;;) {
-    sg_sem_acquire(q->ready);
-    zero_job jb = q->jobs[q->taken];
-    account_label_push(jb.op == ZERO_GATHER ? "ZeRO-3 allgather" : "ZeRO-3 reduce-scatter");
-    if (jb.op == ZERO_GATHER)
-      coll_allgather(q->dc, q->j, NULL, jb.elems);
-    else
-      coll_reduce_scatter(q->dc, q->j, NULL, jb.elems);
-    account_label_pop();
-    q->taken++;
-    sg_sem_release(q->done);
-  }
-}
-
-static size_t zero_post(zero_q *q, zero_op op, size_t elems)
-{
-  if (q->posted == q->cap) {
-    q->cap = q->cap ? 2 * q->cap : 64;
-    q->jobs = xbt_realloc(q->jobs, q->cap * sizeof(zero_job));
-  }
-  q->jobs[q->posted] = (zero_job){op, elems};
-  if (op == ZERO_GATHER)
-    q->gathered += (double)elems;
-  else
-    q->scattered += (double)elems;
-  sg_sem_release(q->ready);
-  return q->posted++;
-}
-
-/* Until job i is done (jobs end in the order they were posted): communication in the time
- * breakdown (run.h), exposed as far as nothing else of the device runs. */
-static void zero_wait(zero_q *q, size_t i)
-{
-  if (q->seen > i)
-    return;
-  account_label_push("wait for gathers and reduce-scatters");
-  account_comm_begin();
-  while (q->seen <= i) {
-    sg_sem_acquire(q->done);
-    q->seen++;
-  }
-  account_comm_end();
-  account_label_pop();
-}
-
-/* The flush: every job done; the next step's jobs start from 0 (the communicator, waiting on
- * ready, reads none until one is posted). */
-static void zero_drain(zero_q *q)
-{
-  if (q->posted > 0)
-    zero_wait(q, q->posted - 1);
-  q->posted = q->taken = q->seen = 0;
-}
-
-static void zero_hook(void *ctx, tensor_stage_event ev, size_t l)
-{
-  zero_q *q = ctx;
-  if (ev == TENSOR_STAGE_FORWARD) {
-    if (l + 1 < q->layers)
-      q->gjob[l + 1] = zero_post(q, ZERO_GATHER, q->layer_elems);
-    zero_wait(q, q->gjob[l]);
-  } else if (ev == TENSOR_STAGE_BACKWARD) {
-    if (l > 0)
-      q->gjob[l - 1] = zero_post(q, ZERO_GATHER, q->layer_elems);
-    zero_wait(q, q->gjob[l]);
-  } else
-    zero_post(q, ZERO_SCATTER, q->layer_elems);
-}
-
-/* Before a phase on stage ts: the stage's other entries' gather and its first layer's (the
- * last's, backward), waiting for the former. Returns the other entries' count. */
-static size_t zero_phase_start(zero_q *q, tensor_stage *ts, kernel_phase ph)
-{
-  q->layer_elems = (size_t)tensor_stage_layer_elements(ts);
-  size_t rest = (size_t)tensor_stage_dp_elements(ts) - q->layers * q->layer_elems, g = 0;
-  if (rest)
-    g = zero_post(q, ZERO_GATHER, rest);
-  size_t first = ph == PHASE_FORWARD ? 0 : q->layers - 1;
-  q->gjob[first] = zero_post(q, ZERO_GATHER, q->layer_elems);
-  if (rest)
-    zero_wait(q, g);
-  return rest;
-}
-
+/* ZeRO-3 over the device's data-parallel group (pipeline.zero = 3, d > 1): zero3.h, with the
+ * group's ring worked out once (pl->zgroups) and the device's chunks as its stages. */
 static void zero_attach(struct pipeline *pl, device *d, tf_device *k)
 {
-  size_t j = d->lane / pl->t, r = d->lane % pl->t, most = 0;
-  zero_q *q = xbt_malloc0(sizeof(*q));
-  q->dc = pl->dcomm[d->rank * pl->t + r];
-  q->j = j;
-  q->ready = sg_sem_init(0);
-  q->done = sg_sem_init(0);
-  for (size_t c = d->rank; c < pl->K; c += pl->p->stages)
-    most = pl->chunks[c].last - pl->chunks[c].first + 1 > most ? pl->chunks[c].last - pl->chunks[c].first + 1 : most;
-  q->gjob = xbt_malloc0(most * sizeof(size_t));
-  for (size_t i = 0; i < pl->p->chunks; i++)
-    tensor_stage_set_hook(k->ts[i], zero_hook, q);
-  k->zq = q;
+  size_t r = d->lane % pl->t, gi = d->rank * pl->t + r, v = pl->p->chunks;
+  if (pl->zgroups[gi] == NULL)
+    pl->zgroups[gi] = zero3_group_create(pl->dcomm[gi]);
+  k->zlayers = xbt_malloc0(v * sizeof(size_t));
+  k->zfirst = xbt_malloc0(v * sizeof(int));
+  k->zlast = xbt_malloc0(v * sizeof(int));
+  for (size_t i = 0; i < v; i++) {
+    size_t c = i * pl->p->stages + d->rank;
+    k->zlayers[i] = pl->chunks[c].last - pl->chunks[c].first + 1;
+    k->zfirst[i] = c == 0;
+    k->zlast[i] = c + 1 == pl->K;
+  }
+  zero3_opts o = {pl->p->zero_tensors, pl->p->zero_persistence, pl->p->zero_prefetch, pl->p->zero_host,
+                  pl->p->zero_nccl,   pl->p->zero_allreduce};
+  zero3_stages st = {&pl->tp, k->ts, k->zlayers, k->zfirst, k->zlast, v};
   char name[48];
   snprintf(name, sizeof(name), "pp-zero-%zu", d->idx);
-  sg_actor_t a = sg_actor_init(name, pl->cfg->hosts[d->idx]);
-  sg_actor_set_data(a, q);
-  sg_actor_start(a, zero_actor, 0, NULL);
-  sg_actor_daemonize(a); /* it waits for jobs until the devices end */
-}
-
-static void zero_free(zero_q *q)
-{
-  if (q == NULL)
-    return;
-  sg_sem_destroy(q->ready);
-  sg_sem_destroy(q->done);
-  xbt_free(q->jobs);
-  xbt_free(q->gjob);
-  xbt_free(q);
+  k->zq = zero3_attach(pl->cfg, &o, pl->zgroups[gi], pl->dcomm[gi], d->lane / pl->t, pl->cfg->hosts[d->idx], name,
+                       &st);
 }
 
 static void tf_costs(const struct pipeline *pl, chunk *c)
@@ -300,7 +175,10 @@ static void tf_detach(device *d)
   for (size_t i = 0; i < sizeof v / sizeof v[0]; i++)
     xbt_free(v[i]);
   xbt_free(k->off);
-  zero_free(k->zq);
+  zero3_free(k->zq);
+  xbt_free(k->zlayers);
+  xbt_free(k->zfirst);
+  xbt_free(k->zlast);
   xbt_free(k);
   d->ks = NULL;
 }
@@ -332,17 +210,15 @@ static void tf_compute(const struct pipeline *pl, device *d, const chunk *c, ker
   tensor_stage *ts = k->ts[(size_t)(c - pl->chunks) / pl->p->stages];
   xbt_assert(ph != PHASE_RECOMPUTE, "pipeline: transformer stages recompute inside their backward");
   if (!pl->numeric) {
-    size_t rest = 0;
-    if (k->zq) {
-      k->zq->layers = c->last - c->first + 1;
-      rest = zero_phase_start(k->zq, ts, ph);
-    }
+    size_t i = (size_t)(c - pl->chunks) / pl->p->stages;
+    if (k->zq)
+      zero3_pass_begin(k->zq, i, ph == PHASE_BACKWARD);
     if (ph == PHASE_FORWARD)
       tensor_stage_forward(ts, 0, NULL, NULL, NULL);
     else
       tensor_stage_backward(ts, 0, NULL, NULL, NULL);
-    if (rest && ph == PHASE_BACKWARD)
-      zero_post(k->zq, ZERO_SCATTER, rest);
+    if (k->zq)
+      zero3_pass_end(k->zq, i, ph == PHASE_BACKWARD);
     return;
   }
   const double *seqs = tf_seqs(pl, d->lane / pl->t, io->mb);
@@ -495,7 +371,7 @@ static void tf_flush(struct pipeline *pl, device *d)
     return;
   }
   if (k->zq) /* ZeRO-3: the last reduce-scatters end; nothing is left to allreduce */
-    zero_drain(k->zq);
+    zero3_flush(k->zq);
   else if (pl->dcomm)
     coll_allreduce(pl->dcomm[d->rank * pl->t + r], j, g, (size_t)k->dp_elems, COLL_RING);
   tf_tie(pl, d, emb);
@@ -575,9 +451,7 @@ int pipeline_zero_get(const pipeline *pl, double *gathered, double *scattered, d
 {
   const tf_device *k = pl->p->transformer && pl->n_devs ? pl->devs[0].ks : NULL;
   if (k != NULL && k->zq != NULL) {
-    *gathered = k->zq->gathered;
-    *scattered = k->zq->scattered;
-    *layer_elems = (double)k->zq->layer_elems;
+    zero3_counts(k->zq, gathered, scattered, layer_elems);
     return 0;
   }
   if (k == NULL || pl->p->zero != 1 || pl->dcomm == NULL)

@@ -117,6 +117,7 @@ struct pipeline {
   coll_comm **tcomm;      /* transformer: tensor group of stage s, replica j, at s dp + j */
   coll_comm **dcomm;      /* dp > 1: data-parallel group of stage s, tensor rank r, at s t + r */
   coll_comm **ecomm;      /* vocab and stages > 1: by lane, the first and last stage's embedding pair */
+  struct zero3_group **zgroups; /* pipeline.zero = 3: by dcomm, its ring (zero3.h), made by its first device */
   int numeric;            /* the kernel's numerics run (cfg->numerics) */
   /* numerics */
   gsl_vector *w, *g, *acc, *w_pub; /* parameters, one microbatch's gradient, the step's sum, the evaluator's copy */

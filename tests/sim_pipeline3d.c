@@ -4,7 +4,7 @@
  * tensor algorithm, the bubble of t = d = 1 against (m+p-1)(t_f+t_b), the exact
  * stage-boundary bytes with and without PTD-P's scatter/gather, Megatron's host order of
  * the tensor and data-parallel groups, the exact data-parallel allreduce bytes and those of
- * ZeRO-3 and ZeRO-1 (pipeline.zero), mirrored replicas against simulated ones, determinism
+ * ZeRO-3 (ideal, per tensor, as DeepSpeed 0.3 ran it) and ZeRO-1 (pipeline.zero), mirrored replicas against simulated ones, determinism
  * and bad input. */
 #include <check.h>
 #include <jansson.h>
@@ -359,6 +359,78 @@ START_TEST(test_pipeline3d_zero3_bytes)
 }
 END_TEST
 
+/* zero3's set-up runs with `extra` (NULL-ended) added: summary.json. */
+static json_t *run_zero3(const char *dir, const char *out, const char *const *extra)
+{
+  const char *sets[32] = {"tensor.ranks=2", "tensor.hidden=64", "tensor.heads=4", "tensor.layers=3",
+                          "tensor.seq=16", "tensor.microbatch=1", "tensor.vocab=256", "tensor.recompute=on",
+                          "pipeline.stages=2", "pipeline.microbatches=2", "pipeline.optimizer=adam",
+                          "tensor.data_parallel=2", "pipeline.zero=3"};
+  size_t n = 13;
+  for (size_t k = 0; extra[k]; k++)
+    sets[n++] = extra[k];
+  sets[n] = NULL;
+  return run3d(dir, out, "selene", sets);
+}
+
+static double zero_num(json_t *j, const char *key)
+{
+  return json_number_value(json_object_get(json_object_get(pp(j), "zero"), key));
+}
+
+/* pipeline.zero_gather = tensor with no tensor persistent (zero_persistence = 0) on the set-up of
+ * test_pipeline3d_zero3_bytes: the same elements as one collective per layer, one collective per
+ * tensor instead (a layer's 12; stage 0's other entries 2, the word and position embeddings;
+ * stage 1's 3, the word embedding and the final LayerNorm's two), every size even (no padding
+ * to d = 2). Each collective over 2 members is one 64-byte header per member more: per
+ * microbatch stage 0 (2 layers) adds 2 x 3 x 11 + 3 x 1 collectives and stage 1 (1 layer)
+ * 3 x 11 + 3 x 2, on each of t d = 4 devices. */
+START_TEST(test_pipeline3d_zero3_tensors)
+{
+  char *dir = cli_tmpdir();
+  const char *layer[] = {NULL}, *tensor[] = {"pipeline.zero_gather=tensor", "pipeline.zero_persistence=0", NULL};
+  json_t *a = run_zero3(dir, "l", layer), *b = run_zero3(dir, "t", tensor);
+  ck_assert(zero_num(a, "gathered_elements") == zero_num(b, "gathered_elements"));
+  ck_assert(zero_num(a, "reduce_scattered_elements") == zero_num(b, "reduce_scattered_elements"));
+  double m = 2, extra = 4 * m * H * ((2 * 3 * 11 + 3) + (3 * 11 + 3 * 2));
+  ck_assert_msg(bytes_total(b) - bytes_total(a) == extra, "per tensor: %.17g more bytes, want %.17g",
+                bytes_total(b) - bytes_total(a), extra);
+  json_decref(a);
+  json_decref(b);
+  free(dir);
+}
+END_TEST
+
+/* DeepSpeed 0.3's runtime on that set-up (as rounds): without prefetch each layer is gathered
+ * again for its backward after its recomputation, so device 0 (stage 0: 2 layers of L =
+ * (12h^2 + 7h)/t + 6h elements) gathers m x 2 x L more than with it; its gradients are each
+ * reduced once, reduce-scattered or allreduced in buckets. The host work and NCCL's latencies
+ * only add time. */
+START_TEST(test_pipeline3d_zero3_deepspeed)
+{
+  char *dir = cli_tmpdir();
+  const char *ideal[] = {"pipeline.zero_gather=tensor", "pipeline.zero_persistence=0", "run.collectives=rounds", NULL};
+  const char *noprefetch[] = {"pipeline.zero_gather=tensor", "pipeline.zero_persistence=0", "run.collectives=rounds",
+                              "pipeline.zero_prefetch=off", NULL};
+  const char *ds[] = {"pipeline.zero_gather=tensor", "pipeline.zero_persistence=0", "run.collectives=rounds",
+                      "pipeline.zero_prefetch=off", "pipeline.zero_host=on", "pipeline.zero_latency=nccl",
+                      "pipeline.zero_reduce=allreduce", NULL};
+  json_t *a = run_zero3(dir, "a", ideal), *b = run_zero3(dir, "b", noprefetch), *c = run_zero3(dir, "c", ds);
+  double L = (12 * 64.0 * 64 + 7 * 64) / 2 + 6 * 64, m = 2;
+  ck_assert_msg(zero_num(b, "gathered_elements") - zero_num(a, "gathered_elements") == m * 2 * L,
+                "gathered %.17g more, want %.17g", zero_num(b, "gathered_elements") - zero_num(a, "gathered_elements"),
+                m * 2 * L);
+  ck_assert(zero_num(c, "gathered_elements") == zero_num(b, "gathered_elements"));
+  ck_assert(zero_num(c, "reduce_scattered_elements") == zero_num(a, "reduce_scattered_elements"));
+  ck_assert(pnum(b, "makespan_s") > pnum(a, "makespan_s"));
+  ck_assert(pnum(c, "makespan_s") > pnum(b, "makespan_s"));
+  json_decref(a);
+  json_decref(b);
+  json_decref(c);
+  free(dir);
+}
+END_TEST
+
 /* pipeline.zero = 1 on the set-up of test_pipeline3d_dp_bytes: the flush's ring allreduce of
  * n_s elements per (stage, tensor rank) becomes a ring reduce-scatter and a ring allgather of
  * them, each d - 1 steps of one block and a header per member, half of the allreduce's
@@ -475,6 +547,11 @@ START_TEST(test_pipeline3d_bad_input)
        "pipeline.zero: ZeRO-3 shards transformer stages (pipeline.model = transformer) in timing-only runs"},
       {{"pipeline.zero=3", "pipeline.mirror_replicas=on", "tensor.data_parallel=2", NULL},
        "pipeline.mirror_replicas: with pipeline.zero = 3 the 2 replicas gather every layer together"},
+      {{"pipeline.zero_gather=tensor", NULL}, "pipeline.zero_gather: has no effect without ZeRO-3 (pipeline.zero = 3)"},
+      {{"pipeline.zero=3", "pipeline.zero_persistence=10", NULL},
+       "pipeline.zero_persistence: has no effect with pipeline.zero_gather = layer"},
+      {{"pipeline.zero=3", "pipeline.zero_latency=nccl", "run.collectives=messages", NULL},
+       "pipeline.zero_latency: nccl replaces the latency of a round (run.collectives = rounds)"},
       {{"tensor.data_parallel=4", "pipeline.stages=2", NULL},
        "the platform has 8 hosts, the run needs 16 (pipeline.stages x tensor.ranks x tensor.data_parallel)"},
   };
@@ -580,6 +657,8 @@ static Suite *pipeline3d_suite(void)
   tcase_add_test(tc, test_pipeline3d_p2p_bytes);
   tcase_add_test(tc, test_pipeline3d_dp_bytes);
   tcase_add_test(tc, test_pipeline3d_zero3_bytes);
+  tcase_add_test(tc, test_pipeline3d_zero3_tensors);
+  tcase_add_test(tc, test_pipeline3d_zero3_deepspeed);
   tcase_add_test(tc, test_pipeline3d_zero1_bytes);
   suite_add_tcase(s, tc);
   tc = tcase_create("mapping");

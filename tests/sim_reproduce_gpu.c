@@ -305,15 +305,20 @@ START_TEST(test_reproduce_pipeline_quick)
 END_TEST
 
 #ifndef DTSIM_SANITIZE /* zero: Release only (see reproduce_suite) */
-/* zero --quick: PTD-P Table 2's 174.6B rows on 384 GPUs, ZeRO-3 (t = p = 1, d = 384, b = 4) and
- * PTD-P (t = 8, p = 12, d = 4, b = 1, m = 384), the paper's 144 and 153 beside dtsim's. A ZeRO-3
- * GPU sends, per step of one microbatch, two gathers and one reduce-scatter of every parameter:
- * 3 x 2 bytes x P x (d-1)/d with P Megatron's count, 174,615,822,336 (TOL_ZERO_BYTES); the rows
- * equal the committed full grid's (--check), which finds a change. */
-#define ZERO_P 174615822336.0
-/* TOL_ZERO_BYTES: the messages' 64-byte headers (a GPU's 291 collectives, 96 layers x 3 and
- * the embedding's 3, of 383 ring steps each: 7.1 MB) and the entries Megatron's count leaves
- * out (the final LayerNorm's), over 1.04e12 bytes: measured 7.0e-6. */
+/* zero --quick: PTD-P Table 2's 174.6B rows on 384 GPUs, ZeRO-3 as DeepSpeed 0.3 ran it (t = p =
+ * 1, d = 384, b = 4) and PTD-P (t = 8, p = 12, d = 4, b = 1, m = 384, interleaved v = 4, mirrored
+ * replicas), the paper's 144 and 153 beside dtsim's. A ZeRO-3 GPU sends, per step of one
+ * microbatch, in fp16: its share of 3 gathers of every layer's four weights (forward,
+ * recomputation, backward: 3 x 96 x 12h^2) and 2 of the word and position embeddings, (d-1)/d
+ * of them; a ring allreduce, 2 (d-1)/d, of every gradient (psi = 96 (12h^2 + 13h) + Vh + sh +
+ * 2h); and, after the step, d-1 of the 40,000 elements of the persistent tensors' partitions
+ * (per layer 6 of h and one each of 3h and 4h, at h / d = 32 elements each per 12,288, and the
+ * final LayerNorm's two) (TOL_ZERO_BYTES); the rows equal the committed full grid's (--check),
+ * which finds a change. */
+#define ZERO_H 12288.0
+#define ZERO_PSI (96 * (12 * ZERO_H * ZERO_H + 13 * ZERO_H) + 51200 * ZERO_H + 2048 * ZERO_H + 2 * ZERO_H)
+/* TOL_ZERO_BYTES: the messages' 64-byte headers (a GPU's 292 rounds of 383 ring steps, the
+ * allreduces' twice that: measured 5.5e-6) over 1.74e12 bytes. */
 #define TOL_ZERO_BYTES 1e-5
 START_TEST(test_reproduce_zero_quick)
 {
@@ -322,32 +327,34 @@ START_TEST(test_reproduce_zero_quick)
   ck_assert_int_eq(cli_run(dir, args), 0);
   ck_assert(cli_exists(dir, "z/zero.png") && cli_exists(dir, "z/zero.ini") && cli_exists(dir, "z/README.md"));
   char *csv = cli_read(dir, "z/zero.csv");
-  static const char header[] = "params_b,method,variant,gpus,t,p,d,batch,microbatch,microbatches,paper_tflops_per_gpu,"
-                               "tflops_per_gpu,error,step_s,bytes_per_gpu,memory_gb\n";
+  static const char header[] = "params_b,method,variant,gpus,t,p,d,batch,microbatch,microbatches,chunks,"
+                               "paper_tflops_per_gpu,tflops_per_gpu,error,step_s,bytes_per_gpu,memory_gb\n";
   ck_assert_msg(strncmp(csv, header, sizeof header - 1) == 0, "%.160s", csv);
   ck_assert_int_eq(cli_lines(csv), 3);
   static const char *const method[] = {"zero3", "ptdp"};
-  static const long want[2][6] = {{1, 1, 384, 1536, 4, 1}, {8, 12, 4, 1536, 1, 384}};
+  static const long want[2][7] = {{1, 1, 384, 1536, 4, 1, 1}, {8, 12, 4, 1536, 1, 384, 4}};
   static const double paper[] = {144, 153};
   const char *q = strchr(csv, '\n') + 1;
   for (int k = 0; k < 2; k++, q = strchr(q, '\n') + 1) {
     char meth[16], variant[32];
     double pb, pap, tf, err, step, bytes, mem;
-    long g, t, pp, d, bt, b, m;
-    ck_assert_int_eq(sscanf(q, "%lf,%15[^,],%31[^,],%ld,%ld,%ld,%ld,%ld,%ld,%ld,%lf,%lf,%lf,%lf,%lf,%lf", &pb, meth,
-                            variant, &g, &t, &pp, &d, &bt, &b, &m, &pap, &tf, &err, &step, &bytes, &mem),
-                     16);
+    long g, t, pp, d, bt, b, m, v;
+    ck_assert_int_eq(sscanf(q, "%lf,%15[^,],%31[^,],%ld,%ld,%ld,%ld,%ld,%ld,%ld,%ld,%lf,%lf,%lf,%lf,%lf,%lf", &pb, meth,
+                            variant, &g, &t, &pp, &d, &bt, &b, &m, &v, &pap, &tf, &err, &step, &bytes, &mem),
+                     17);
     ck_assert_str_eq(meth, method[k]);
     ck_assert_str_eq(variant, "committed");
     ck_assert(g == 384 && t == want[k][0] && pp == want[k][1] && d == want[k][2] && bt == want[k][3] &&
-              b == want[k][4] && m == want[k][5] && pap == paper[k]);
+              b == want[k][4] && m == want[k][5] && v == want[k][6] && pap == paper[k]);
     ck_assert_msg(fabs(err - (tf / pap - 1)) < TOL_ERROR_COLUMN, "row %d: error %g", k, err);
     ck_assert_msg(tf > (1 - PAPER_BAND) * pap && tf < (1 + PAPER_BAND) * pap, "row %d: %g Tflop/s per GPU", k, tf);
     ck_assert(step > 0 && mem > 0 && mem < 80); /* an A100 80GB holds it */
     if (k == 0) {
-      double zb = 3 * 2 * ZERO_P * 383.0 / 384.0;
+      double h = ZERO_H, f = 383.0 / 384.0;
+      double zb = 2 * (f * (3 * 96 * 12 * h * h + 2 * (51200 * h + 2048 * h)) + 2 * f * ZERO_PSI + 383.0 * 40000);
       ck_assert_msg(fabs(bytes / zb - 1) < TOL_ZERO_BYTES, "ZeRO-3 sends %.17g bytes per GPU, want %.17g", bytes, zb);
-    }
+    } else
+      ck_assert(isnan(bytes)); /* mirrored replicas: no per-GPU total */
   }
   free(csv);
   const char *check[] = {"reproduce", "zero", "--quick", "--quiet", "--jobs", "1", "--check", "--results",
@@ -357,7 +364,7 @@ START_TEST(test_reproduce_zero_quick)
   char *row = strstr(full, "\n174.6,ptdp,committed,384,");
   ck_assert_ptr_nonnull(row);
   char *tfield = row;
-  for (int c = 0; c < 12; c++) /* to the 12th field, tflops_per_gpu */
+  for (int c = 0; c < 12; c++) /* past the 12th comma: the 13th field, tflops_per_gpu */
     tfield = strchr(tfield + 1, ',');
   tfield[1] = tfield[1] == '9' ? '8' : '9';
   cli_mkdir(dir, "zero");

@@ -67,7 +67,7 @@ static int run_done(void *ctx, size_t k, const spawn_job *sj)
 }
 
 /* `dtsim run PATH --quiet --out DIR --set S... [cfg...]` into a (ARGS words). */
-#define ARGS 40
+#define ARGS 48
 static void job_argv(const char **a, const char *path, const reproduce_job *j)
 {
   int k = 0;

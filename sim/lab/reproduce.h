@@ -32,7 +32,7 @@ typedef struct reproduce_opts {
 #define REPRODUCE_CFGS 3
 typedef struct reproduce_job {
   char label[160];   /* "speech-42m on 8 machines": progress and error lines */
-  char sets[12][160]; /* SECTION.KEY=VALUE, n_sets of them (12 at most: reproduce.c gives a run 40 arguments) */
+  char sets[16][160]; /* SECTION.KEY=VALUE, n_sets of them (16 at most: reproduce.c gives a run 48 arguments) */
   int n_sets;
   const char *cfg[REPRODUCE_CFGS]; /* more arguments (SimGrid --cfg options); a NULL ends them */
   char dir[512];     /* the run's --out, inside work */
