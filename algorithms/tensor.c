@@ -184,6 +184,24 @@ static void rank_init_numerics(tensor *t, rank *rk)
   rk->gtmp = gsl_vector_alloc(transformer_n_params(t->d.h));
 }
 
+/* NCCL's ring allreduce (its primitives recvReduceSend, recvReduceCopySend, recvCopySend)
+ * moves about 4 bytes of a GPU's HBM per byte the GPU sends: the chunk it receives is written
+ * into its buffer (1) and read back with its own data (2) to write the sum, or the gathered
+ * chunk, that goes on (1). */
+#define NCCL_HBM_PER_BYTE 4.0
+
+/* tensor.comm_hbm: each data-parallel allreduce takes that HBM traffic from the backward beside
+ * it, in the share of it memory-bound kernels take (rank 0's GPU, as every rank's). */
+static void dp_hbm(tensor *t)
+{
+  gemm_device gpu;
+  if (!t->p->comm_hbm || !t->p->dp_overlap || !compute_gpu(t->cfg, t->cfg->hosts[0], &gpu))
+    return;
+  double per_Bps = NCCL_HBM_PER_BYTE * tensor_backward_mem_share(t, &gpu) / gpu.mem_bw;
+  for (size_t r = 0; r < t->p->ranks; r++)
+    coll_comm_set_hbm(t->dcomm[r], per_Bps);
+}
+
 static void start_actor(const char *role, size_t i, sg_host_t host, rank *rk, void (*fn)(int, char **))
 {
   char name[32];
@@ -233,6 +251,7 @@ tensor *tensor_deploy(const run_config *cfg, const tensor_params *p, metrics *m)
       xbt_assert(t->dcomm[r] != NULL, "tensor: could not make a data-parallel communicator");
     }
     xbt_free(g);
+    dp_hbm(t);
   }
   if (cfg->numerics) {
     t->w = xbt_malloc0(p->layers * sizeof(gsl_vector *));

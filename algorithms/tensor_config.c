@@ -54,6 +54,11 @@ static const key_spec tensor_keys[] = {
           "reduce and `on` changes nothing. `run.algorithm = tensor` only. summary.json's "
           "`tensor.dp_allreduce_s` is then the longest time from a rank's first bucket's start to its last "
           "one's end, `tensor.dp_buckets` the buckets per step."},
+  {"tensor", "comm_hbm", KEY_BOOL, KEY_FIELD(tensor_params, comm_hbm), .def = "off", .unit = "",
+   .doc = "`on` (with `dp_overlap` on a GPU host of the kernel model): a bucket's allreduce also takes from the "
+          "backward beside it the HBM bandwidth its kernels move (4 bytes of a GPU's HBM per byte it sends, at the "
+          "rate it sent in its previous allreduce), in the share of that backward's time its memory-bound kernels "
+          "take, on top of the SMs it holds (`platform.comm_sms`; algorithms/doc/tensor.md); `off`: its SMs alone."},
   {"tensor", "bucket_bytes", KEY_DOUBLE, KEY_FIELD(tensor_params, bucket_bytes), .def = "26214400", .unit = "bytes",
    .doc = "`dp_overlap`: a gradient bucket is full when its wire bytes (elements x `model.dtype`'s bytes) "
           "reach this (PyTorch DDP's bucket_cap_mb = 25 MiB); buckets hold whole layers, so one may "

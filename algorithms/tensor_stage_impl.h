@@ -104,6 +104,10 @@ static inline size_t tensor_phase_collectives(const tensor *t)
 
 /* has_gpu: each phase's and each weight-gradient GEMM's device seconds, once. */
 void tensor_rank_gpu_times(rank *rk);
+/* On gpu, the share of a microbatch's backward (with recomputation, the forward it repeats too)
+ * that its memory-bound kernels take, launches aside: what an overlapped collective's HBM
+ * traffic slows (tensor.comm_hbm). */
+double tensor_backward_mem_share(const tensor *t, const gemm_device *gpu);
 /* One microbatch through the rank's layers: the embedding first when the stack starts the
  * model (`first`), the logits last when it ends it (`last`); a pipeline stage may hold
  * neither. */

@@ -48,6 +48,19 @@ void tensor_rank_gpu_times(rank *rk)
 }
 
 /* A layer phase, as the rank's thread launches it (tensor_host.h; at once without one). */
+double tensor_backward_mem_share(const tensor *t, const gemm_device *gpu)
+{
+  double mem = 0, all = 0;
+  for (int ph = t->p->recompute ? 0 : 2; ph < 4; ph++) {
+    gemm_shape g[TRANSFORMER_MAX_GEMMS], w;
+    compute_work pw = phase_work(t, (transformer_phase)ph, g), only = {NULL, 0, pw.mem_bytes, 0};
+    compute_work ww = {&w, transformer_wgrad_gemm(&t->d, t->p->ranks, (transformer_phase)ph, &w), 0, 0};
+    mem += compute_work_seconds(t->cfg, gpu, &only);
+    all += compute_work_seconds(t->cfg, gpu, &pw) + (ww.n_gemms ? compute_work_seconds(t->cfg, gpu, &ww) : 0);
+  }
+  return all > 0 ? mem / all : 0;
+}
+
 static void compute_phase(rank *rk, transformer_phase ph)
 {
   static const tensor_host_tag tags[] = {TH_FWD_ATTN, TH_FWD_MLP, TH_BWD_MLP, TH_BWD_ATTN};
