@@ -50,7 +50,7 @@ static int scenario_equal(const scenario *a, const scenario *b)
 #define DP(s) ((const downpour_params *)algorithm_params(&(s), &downpour_algorithm))
 
 /* Keys in all: the common sections' and every registered algorithm's. */
-#define N_FIELDS 177 /* 123 (tensor.steps became an old name of run.max_steps) + model.kernel_model,
+#define N_FIELDS 178 /* 123 (tensor.steps became an old name of run.max_steps) + model.kernel_model,
                         * platform.link_efficiency, run.collectives, platform.speed_spread, data.label_noise,
                         * data.stream, downpour.ps_placement, sandblaster.partitions, sandblaster.ps_placement,
                         * tensor.fuse_layers, platform.comm_sms, pipeline.mirror_replicas,
@@ -60,7 +60,8 @@ static int scenario_equal(const scenario *a, const scenario *b)
                         * of [moe]; + downpour's compress, compress_ratio, compress_momentum, compress_warmup
                         * and compress_levels; + data.input_decay; + platform.msg_cores; + platform.uplink_routing,
                         * downpour.ps_bank and sandblaster.ps_bank; + run.noise_scale_examples; + run.link_windows; + platform.pue,
-                        * platform.carbon_intensity and platform.power_cap; + model.framework */
+                        * platform.carbon_intensity and platform.power_cap; + model.framework and
+                        * tensor.comm_hbm */
 
 static const char *key_value(const scenario *s, const char *section, const char *key, char *buf,
                              size_t len)
