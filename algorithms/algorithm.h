@@ -100,6 +100,7 @@ struct algorithm {
   int trains_layers;       /* it trains model.layers (a warmstart may apply) */
   int uses_data;           /* with numerics on, it needs the data set */
   int fail_stop;           /* [faults]: the first failure of one of its hosts stops the run */
+  int framework_host;      /* it runs model.framework's host model (algorithms/tensor_host.h) */
   int own_stragglers;      /* it draws [faults] stragglers itself (not the engine's host slowdowns) */
   const char *loss_name;   /* what the loss it records is, for the progress line ("gap");
                               NULL: "loss", the held-out loss */

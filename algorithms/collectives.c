@@ -8,10 +8,12 @@
  * algorithms/doc/collective.md is the manual. */
 #include "algorithms/collectives.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
 #include <simgrid/barrier.h>
 #include <simgrid/comm.h>
+#include <simgrid/engine.h>
 #include <simgrid/host.h>
 #include <simgrid/mailbox.h>
 #include <xbt/asserts.h>
@@ -54,6 +56,7 @@ struct coll_comm {
   size_t chunk_elems; /* elements per chunk; SIZE_MAX: unchunked */
   coll_rank *ranks;
   double *held;       /* [r] the share of member r's host a collective holds (opts.hold_sms) */
+  double hbm_per_Bps, *rate; /* coll_comm_set_hbm; [r] bytes/s member r sent in its last allreduce */
   /* rounds */
   sg_bar_t bar;            /* where the members of a round meet */
   sg_host_t slow_src, slow_dst; /* the ring pair whose route has the largest latency */
@@ -78,6 +81,7 @@ coll_comm *coll_comm_create(const char *name, const sg_host_t *hosts, size_t siz
   c->chunk_elems = o->chunk_bytes == 0 ? SIZE_MAX : ce < 1 ? 1 : (size_t)ce;
   c->ranks = xbt_malloc0(size * sizeof(coll_rank));
   c->held = xbt_malloc0(size * sizeof(double));
+  c->rate = xbt_malloc0(size * sizeof(double));
   for (size_t r = 0; o->hold_sms && r < size; r++)
     c->held[r] = compute_comm_share(hosts[r]);
   if (o->mode == COLL_ROUNDS && size > 1) {
@@ -109,6 +113,7 @@ void coll_comm_free(coll_comm *c)
     sg_barrier_destroy(c->bar);
   xbt_free(c->ranks);
   xbt_free(c->held);
+  xbt_free(c->rate);
   xbt_free(c->hosts);
   xbt_free(c);
 }
@@ -116,6 +121,7 @@ void coll_comm_free(coll_comm *c)
 size_t coll_comm_size(const coll_comm *c) { return c->p; }
 
 void coll_comm_set_no_chain(coll_comm *c, int on) { c->no_chain = on; }
+void coll_comm_set_hbm(coll_comm *c, double hbm_per_Bps) { c->hbm_per_Bps = hbm_per_Bps; }
 
 sg_host_t coll_comm_host(const coll_comm *c, size_t rank)
 {
@@ -284,10 +290,12 @@ static void exchange(coll_comm *c, size_t me, size_t to, size_t soff, size_t sle
  * the member is in a collective, an execution bounded at the held share of that speed runs
  * beside whatever the host computes (account_hold_begin), and SimGrid's CPU sharing leaves a
  * concurrent execution (an overlapped GEMM) the rest; with nothing beside it, it costs no
- * time. It is cancelled when the collective ends (account_hold_end). */
+ * time. It is cancelled when the collective ends (account_hold_end). The HBM it takes too:
+ * coll_comm_set_hbm, at the rate the member sent in its previous allreduce. */
 static sg_exec_t hold_begin(const coll_comm *c, size_t me)
 {
-  return c->p > 1 ? account_hold_begin(c->held[me]) : NULL; /* a member alone runs no kernel */
+  double share = c->held[me] + (1 - c->held[me]) * fmin(c->hbm_per_Bps * c->rate[me], 1);
+  return c->p > 1 ? account_hold_begin(share) : NULL; /* a member alone runs no kernel */
 }
 
 void coll_send(coll_comm *c, size_t me, size_t to, const double *buf, size_t n)
@@ -736,10 +744,14 @@ void coll_allreduce(coll_comm *c, size_t me, double *buf, size_t n, coll_algo al
   if (c->p == 1)
     return;
   sg_exec_t h = hold_begin(c, me);
+  double t0 = simgrid_get_clock();
   account_label_push("allreduce %s %s", coll_algo_name(algo), c->ns);
   allreduce(c, me, buf, n, algo);
   account_label_pop();
   account_hold_end(h);
+  double dt = simgrid_get_clock() - t0; /* each algorithm sends about a ring's 2 (p - 1) / p n */
+  if (c->hbm_per_Bps > 0 && dt > 0)
+    c->rate[me] = 2.0 * (double)(c->p - 1) * (double)n * (double)c->o.elem_bytes / (double)c->p / dt;
 }
 
 /* A batch as one round: the steps of all its collectives in one latency chain, the bytes

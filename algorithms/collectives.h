@@ -39,6 +39,11 @@ size_t coll_comm_size(const coll_comm *c);
 /* COLL_ROUNDS: with on = 1, c's rounds run without their latency chain, their callers spending
  * each collective's latency themselves (zero3.c: NCCL's model); 0 (as created): with it. */
 void coll_comm_set_no_chain(coll_comm *c, int on);
+/* The HBM bandwidth a collective's kernels take from the compute beside it (opts.hold_sms): while
+ * member r is in a collective, its hold takes as well, of the share its SMs leave, hbm_per_Bps x
+ * the bytes/s it sent in its previous allreduce, at most all of it (the algorithm knows what the
+ * compute beside it is made of: tensor.comm_hbm). 0, the default: none. */
+void coll_comm_set_hbm(coll_comm *c, double hbm_per_Bps);
 sg_host_t coll_comm_host(const coll_comm *c, size_t rank);
 
 /* Every collective below is called by each member's actor with its own rank `me`, the same

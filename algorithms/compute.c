@@ -249,14 +249,24 @@ double compute_work_seconds(const run_config *cfg, const gemm_device *gpu, const
   return s;
 }
 
+double compute_gpu_amount(const run_config *cfg, double seconds)
+{
+  return seconds * sg_host_get_speed(sg_host_self()) * straggler_factor(cfg);
+}
+
+double compute_work_amount(const run_config *cfg, const gemm_device *gpu, const compute_work *w)
+{
+  return work_amount(cfg, gpu, w);
+}
+
 void compute_gpu_execute(const run_config *cfg, double seconds)
 {
-  account_exec(seconds * sg_host_get_speed(sg_host_self()) * straggler_factor(cfg));
+  account_exec(compute_gpu_amount(cfg, seconds));
 }
 
 sg_exec_t compute_gpu_execute_async(const run_config *cfg, double seconds)
 {
-  return account_exec_async(seconds * sg_host_get_speed(sg_host_self()) * straggler_factor(cfg));
+  return account_exec_async(compute_gpu_amount(cfg, seconds));
 }
 
 void compute_work_execute(const run_config *cfg, const gemm_device *gpu, const compute_work *w)

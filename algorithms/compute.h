@@ -81,6 +81,11 @@ sg_exec_t compute_works_execute_async(const run_config *cfg, const gemm_device *
 /* The device seconds of w on a GPU (before a straggler's slowdown), as compute_work_execute
  * spends them: for a caller that runs the same work many times (compute_gpu_execute). */
 double compute_work_seconds(const run_config *cfg, const gemm_device *gpu, const compute_work *w);
+/* The execution amount (flops at the calling host's speed, its straggler slowdown included) of w as
+ * compute_work_execute runs it, and of `seconds` of a GPU's work as compute_gpu_execute runs
+ * them: for a caller that runs the work itself in pieces (algorithms/tensor_host.h). */
+double compute_work_amount(const run_config *cfg, const gemm_device *gpu, const compute_work *w);
+double compute_gpu_amount(const run_config *cfg, double seconds);
 /* Simulates `seconds` of a GPU's work (compute_work_seconds) as one execution of the calling
  * actor, times its host's straggler slowdown; the _async form returns it started. */
 void compute_gpu_execute(const run_config *cfg, double seconds);

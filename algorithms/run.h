@@ -43,6 +43,7 @@ typedef struct run_config {
   double speed_factor;    /* what-if: hosts compute this many times faster; 0 counts as 1 */
   int kernel_shapes;      /* model.kernel_model = shapes: GPU hosts time kernels by shape (compute_gpu) */
   int comm_sms;           /* platform.comm_sms: collectives hold their GPU host's gpu_comm_sms SMs */
+  const struct framework *framework; /* model.framework's era (models/framework.h), or NULL: none */
   size_t elem_bytes;      /* bytes per element on the wire (and kept: cost_dtype_wire_bytes) */
   size_t gemm_bytes;      /* bytes per element of a GEMM's operands (model.dtype's); 0: elem_bytes */
   double jitter;          /* coefficient of variation of per-phase processing time */

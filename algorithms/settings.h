@@ -62,6 +62,7 @@ typedef struct model_keys {
   double efficiency;         /* fraction of peak flop/s achieved, (0, 1] */
   int kernel_model;          /* 0 shapes: GPU hosts time GEMMs and kernels by shape; 1 flat */
   char dtype[8];             /* fp32 | tf32 | fp16 | bf16 | fp8: sizes, and a GPU's peak (gpu_peaks) */
+  char framework[32];        /* an era of models/framework.h; "": none */
   long warm_steps;           /* shared SGD warmstart: steps before the run (no simulated time) */
   long warm_batch;           /* its minibatch size */
   double warm_lr;            /* its learning rate */

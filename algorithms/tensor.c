@@ -22,6 +22,7 @@
 #include "algorithms/account.h"
 #include "algorithms/collectives.h"
 #include "algorithms/compute.h"
+#include "algorithms/tensor_host.h"
 #include "algorithms/tensor_impl.h"
 #include "models/rng.h"
 #include "models/transformer.h"
@@ -83,9 +84,11 @@ static void allreduce_gradients(rank *rk)
   if (t->dcomm == NULL)
     return;
   if (!t->p->dp_overlap) {
+    tensor_host_ddp(rk, 0);
     double t0 = simgrid_get_clock();
     coll_allreduce(t->dcomm[rk->me], rk->rep, NULL, t->dp_elems, COLL_RING);
     rk->dp_s = fmax(rk->dp_s, simgrid_get_clock() - t0);
+    tensor_host_ddp(rk, 1);
     return;
   }
   if (t->p->vocab)
@@ -112,10 +115,14 @@ static void rank_actor(int argc, char **argv)
   const tensor_params *p = rk->tp->p;
   for (long step = 0; step < p->steps; step++) {
     start_step(rk);
+    tensor_host_sync(rk, TH_TIMER);
     for (long k = 0; k < p->microbatches; k++) {
       account_label_push("mb %ld", k);
       load_microbatch(rk, k);
       tensor_rank_forward(rk, 1, 1);
+      tensor_host_sync(rk, TH_TIMER);
+      if (k == 0)
+        tensor_host_loops(rk, FRAMEWORK_BEFORE_BACKWARD);
       if (k == p->microbatches - 1)
         start_handing(rk);
       tensor_rank_backward(rk, 1, 1);
@@ -124,6 +131,11 @@ static void rank_actor(int argc, char **argv)
     account_label_push("gradient allreduce");
     allreduce_gradients(rk);
     account_label_pop();
+    tensor_host_sync(rk, TH_TIMER);
+    account_label_push("optimizer");
+    tensor_host_loops(rk, FRAMEWORK_AFTER_BACKWARD);
+    account_label_pop();
+    tensor_host_sync(rk, TH_TIMER);
     if (rk->me == 0 && rk->rep == 0)
       metrics_slot_at(rk->tp->m, 0)->steps = step + 1;
   }
@@ -170,6 +182,24 @@ static void rank_init_numerics(tensor *t, rank *rk)
   rk->dcur = gsl_matrix_alloc(rows, t->d.h);
   rk->dnext = gsl_matrix_alloc(rows, t->d.h);
   rk->gtmp = gsl_vector_alloc(transformer_n_params(t->d.h));
+}
+
+/* NCCL's ring allreduce (its primitives recvReduceSend, recvReduceCopySend, recvCopySend)
+ * moves about 4 bytes of a GPU's HBM per byte the GPU sends: the chunk it receives is written
+ * into its buffer (1) and read back with its own data (2) to write the sum, or the gathered
+ * chunk, that goes on (1). */
+#define NCCL_HBM_PER_BYTE 4.0
+
+/* tensor.comm_hbm: each data-parallel allreduce takes that HBM traffic from the backward beside
+ * it, in the share of it memory-bound kernels take (rank 0's GPU, as every rank's). */
+static void dp_hbm(tensor *t)
+{
+  gemm_device gpu;
+  if (!t->p->comm_hbm || !t->p->dp_overlap || !compute_gpu(t->cfg, t->cfg->hosts[0], &gpu))
+    return;
+  double per_Bps = NCCL_HBM_PER_BYTE * tensor_backward_mem_share(t, &gpu) / gpu.mem_bw;
+  for (size_t r = 0; r < t->p->ranks; r++)
+    coll_comm_set_hbm(t->dcomm[r], per_Bps);
 }
 
 static void start_actor(const char *role, size_t i, sg_host_t host, rank *rk, void (*fn)(int, char **))
@@ -221,6 +251,7 @@ tensor *tensor_deploy(const run_config *cfg, const tensor_params *p, metrics *m)
       xbt_assert(t->dcomm[r] != NULL, "tensor: could not make a data-parallel communicator");
     }
     xbt_free(g);
+    dp_hbm(t);
   }
   if (cfg->numerics) {
     t->w = xbt_malloc0(p->layers * sizeof(gsl_vector *));
@@ -232,6 +263,7 @@ tensor *tensor_deploy(const run_config *cfg, const tensor_params *p, metrics *m)
     }
   }
   t->ranks = xbt_malloc0(t->n_ranks * sizeof(rank));
+  t->host_plan = tensor_host_plan_create(t);
   for (size_t i = 0; i < t->n_ranks; i++) {
     rank *rk = &t->ranks[i];
     rk->tp = t;
@@ -251,6 +283,11 @@ tensor *tensor_deploy(const run_config *cfg, const tensor_params *p, metrics *m)
     start_actor("tensor", i, cfg->hosts[i], rk, rank_actor);
     if (t->b_elems)
       start_actor("tensor-dp", i, cfg->hosts[i], rk, communicator_actor);
+    if (t->host_plan) {
+      char name[32];
+      snprintf(name, sizeof(name), "tensor-host-%zu", i);
+      tensor_host_start(rk, t->host_plan, p->steps, name);
+    }
   }
   return t;
 }
@@ -279,7 +316,9 @@ void tensor_free(tensor *t)
       sg_sem_destroy(rk->ready);
       sg_sem_destroy(rk->reduced);
     }
+    tensor_host_free(rk->host);
   }
+  tensor_host_plan_free(t->host_plan);
   xbt_free(t->b_elems);
   xbt_free(t->b_last);
   for (size_t l = 0; t->w && l < t->p->layers; l++)
@@ -375,7 +414,7 @@ void tensor_result_get(const tensor *t, tensor_result *r)
 {
   memset(r, 0, sizeof(*r));
   for (size_t i = 0; i < t->n_ranks; i++) {
-    r->time_s = fmax(r->time_s, t->ranks[i].end);
+    r->time_s = fmax(r->time_s, fmax(t->ranks[i].end, tensor_host_end(t->ranks[i].host)));
     r->dp_allreduce_s = fmax(r->dp_allreduce_s, t->ranks[i].dp_s);
   }
   r->step_s = r->time_s / (double)t->p->steps;
@@ -402,7 +441,10 @@ void *tensor_run_prepare(const run_config *cfg, char *err, size_t len)
 
 int tensor_run_check_hosts(void *state, const run_config *cfg, char *err, size_t len)
 {
-  return tensor_check_mem_bw(((tensor_run *)state)->p, cfg, err, len);
+  const tensor_params *p = ((tensor_run *)state)->p;
+  if (tensor_check_mem_bw(p, cfg, err, len) != 0)
+    return -1;
+  return tensor_host_check(cfg, tensor_hosts_needed(p), err, len);
 }
 
 void tensor_run_deploy(void *state, const run_config *cfg, metrics *m)

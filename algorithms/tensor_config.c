@@ -54,6 +54,11 @@ static const key_spec tensor_keys[] = {
           "reduce and `on` changes nothing. `run.algorithm = tensor` only. summary.json's "
           "`tensor.dp_allreduce_s` is then the longest time from a rank's first bucket's start to its last "
           "one's end, `tensor.dp_buckets` the buckets per step."},
+  {"tensor", "comm_hbm", KEY_BOOL, KEY_FIELD(tensor_params, comm_hbm), .def = "off", .unit = "",
+   .doc = "`on` (with `dp_overlap` on a GPU host of the kernel model): a bucket's allreduce also takes from the "
+          "backward beside it the HBM bandwidth its kernels move (4 bytes of a GPU's HBM per byte it sends, at the "
+          "rate it sent in its previous allreduce), in the share of that backward's time its memory-bound kernels "
+          "take, on top of the SMs it holds (`platform.comm_sms`; algorithms/doc/tensor.md); `off`: its SMs alone."},
   {"tensor", "bucket_bytes", KEY_DOUBLE, KEY_FIELD(tensor_params, bucket_bytes), .def = "26214400", .unit = "bytes",
    .doc = "`dp_overlap`: a gradient bucket is full when its wire bytes (elements x `model.dtype`'s bytes) "
           "reach this (PyTorch DDP's bucket_cap_mb = 25 MiB); buckets hold whole layers, so one may "
@@ -135,14 +140,15 @@ static size_t tensor_plan_hosts_needed(const scenario *sc, const void *params, c
 
 /* Numerics: every rank's activations and buffers (tensor_validate's per-rank count, and
  * the serial check's as one more rank), and the layers' weights, gradients and their sums
- * over the microbatches; the communicators add an actor per rank with dp_overlap. */
+ * over the microbatches; the communicators add an actor per rank with dp_overlap, the
+ * host threads one with model.framework. */
 static double tensor_plan_footprint(const scenario *sc, const void *params, double *actors, const char **what)
 {
   const tensor_params *p = params;
   double n = (double)p->seq * (double)p->microbatch, h = (double)p->hidden, L = (double)p->layers;
   double per_rank = L * (24 * n * h + 2 * (double)p->microbatch * (double)p->heads * (double)p->seq * (double)p->seq /
                                           (double)p->ranks);
-  *actors = (double)p->ranks * (double)p->dp * (p->dp_overlap ? 2 : 1) + 1;
+  *actors = (double)p->ranks * (double)p->dp * (1 + (p->dp_overlap ? 1 : 0) + (sc->model.framework[0] ? 1 : 0)) + 1;
   *what = "tensor.layers x activations of tensor.seq x tensor.microbatch x tensor.hidden per rank, and 3 copies of the "
           "weights";
   return sc->model.numerics ? (per_rank * ((double)p->ranks + 1) + 3 * L * 12 * h * h) * 8 : 0;
@@ -156,6 +162,7 @@ const algorithm tensor_algorithm = {
                  "`model.efficiency` apply",
   ALGORITHM_SECTION(tensor_keys, tensor_params),
   .fail_stop = 1,
+  .framework_host = 1,
   .reports = "examples_per_s tflops_per_device mfu",
   .figures = "ranks data_parallel gpus hidden heads layers seq microbatch microbatches layer_flops_forward "
               "model_flops step_time_s tflops_per_gpu dp_allreduce_elements dp_allreduce_s dp_buckets "

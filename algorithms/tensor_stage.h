@@ -34,6 +34,7 @@ typedef struct tensor_params {
   int dp_overlap;  /* d > 1: bucketed data-parallel allreduces overlap the last backward */
   double bucket_bytes; /* dp_overlap: wire bytes at which a gradient bucket is handed over */
   int fuse;        /* timing only: a microbatch's pass over the layers as a few phases (fuse_layers) */
+  int comm_hbm;    /* dp_overlap: the buckets' allreduces take the HBM bandwidth they move */
 } tensor_params;
 
 /* The shape checks alone: hidden, heads, ranks, seq with sequence parallelism, vocab. */

@@ -15,6 +15,8 @@
 #include "models/transformer.h"
 
 typedef struct tensor tensor;
+struct tensor_host;      /* model.framework's thread of a rank (algorithms/tensor_host.h) */
+struct tensor_host_plan; /* and its plan of a step */
 
 /* One tensor rank. The layer passes use tp, me, tc, handing, layer_done and the fields from
  * parts on; the rest is the tensor algorithm's (its data-parallel replica and buckets). */
@@ -43,6 +45,7 @@ typedef struct rank {
   int has_gpu;         /* the rank's host has a GPU description (compute_gpu) */
   gemm_device gpu;
   double phase_s[4];   /* has_gpu: each phase's device seconds (compute_work_seconds), once */
+  struct tensor_host *host; /* model.framework: the thread that launches the rank's work, or NULL */
   double wgrad_s[4];   /* has_gpu: each backward phase's weight-gradient GEMM's */
 } rank;
 
@@ -87,12 +90,24 @@ struct tensor {
   size_t n;            /* rows: seq x microbatch */
   gsl_vector **w;      /* per layer weights (numeric), read by every rank */
   rank *ranks;
+  struct tensor_host_plan *host_plan; /* model.framework: a step of every rank's thread, or NULL */
 };
+
+/* Kernel launches of the collectives a layer phase ends at: its g or f' and, with sequence
+ * parallelism, the allgather before it; none on one rank (Megatron calls no collective). */
+static inline size_t tensor_phase_collectives(const tensor *t)
+{
+  return t->p->ranks > 1 ? 1 + (t->p->seqpar ? 1 : 0) : 0;
+}
 
 /* ---- a rank's passes over its layers (tensor_stage_layers.c) ---- */
 
 /* has_gpu: each phase's and each weight-gradient GEMM's device seconds, once. */
 void tensor_rank_gpu_times(rank *rk);
+/* On gpu, the share of a microbatch's backward (with recomputation, the forward it repeats too)
+ * that its memory-bound kernels take, launches aside: what an overlapped collective's HBM
+ * traffic slows (tensor.comm_hbm). */
+double tensor_backward_mem_share(const tensor *t, const gemm_device *gpu);
 /* One microbatch through the rank's layers: the embedding first when the stack starts the
  * model (`first`), the logits last when it ends it (`last`); a pipeline stage may hold
  * neither. */

@@ -13,6 +13,7 @@
 #include "algorithms/account.h"
 #include "algorithms/collectives.h"
 #include "algorithms/compute.h"
+#include "algorithms/tensor_host.h"
 #include "algorithms/tensor_stage_impl.h"
 #include "models/gpt.h"
 #include "models/transformer.h"
@@ -20,9 +21,7 @@
 /* What a rank's GPU is, for the kernel model (compute_gpu); NULL: flops at the flat rate. */
 static const gemm_device *gpu_of(const rank *rk) { return rk->has_gpu ? &rk->gpu : NULL; }
 
-/* Kernel launches of the collectives a layer phase ends at: its g or f' and, with sequence
- * parallelism, the allgather before it; none on one rank (Megatron calls no collective). */
-static double phase_collectives(const tensor *t) { return t->p->ranks > 1 ? 1.0 + (t->p->seqpar ? 1 : 0) : 0; }
+static double phase_collectives(const tensor *t) { return (double)tensor_phase_collectives(t); }
 
 /* A layer phase: the rank's GEMMs (models/transformer.h), its memory-bound kernels, and
  * the launch of the collectives it ends at, as one execution. On a GPU its seconds are the
@@ -48,22 +47,37 @@ void tensor_rank_gpu_times(rank *rk)
   }
 }
 
+/* A layer phase, as the rank's thread launches it (tensor_host.h; at once without one). */
+double tensor_backward_mem_share(const tensor *t, const gemm_device *gpu)
+{
+  double mem = 0, all = 0;
+  for (int ph = t->p->recompute ? 0 : 2; ph < 4; ph++) {
+    gemm_shape g[TRANSFORMER_MAX_GEMMS], w;
+    compute_work pw = phase_work(t, (transformer_phase)ph, g), only = {NULL, 0, pw.mem_bytes, 0};
+    compute_work ww = {&w, transformer_wgrad_gemm(&t->d, t->p->ranks, (transformer_phase)ph, &w), 0, 0};
+    mem += compute_work_seconds(t->cfg, gpu, &only);
+    all += compute_work_seconds(t->cfg, gpu, &pw) + (ww.n_gemms ? compute_work_seconds(t->cfg, gpu, &ww) : 0);
+  }
+  return all > 0 ? mem / all : 0;
+}
+
 static void compute_phase(rank *rk, transformer_phase ph)
 {
+  static const tensor_host_tag tags[] = {TH_FWD_ATTN, TH_FWD_MLP, TH_BWD_MLP, TH_BWD_ATTN};
   if (rk->has_gpu) {
-    compute_gpu_execute(rk->tp->cfg, rk->phase_s[ph]);
+    tensor_host_exec(rk, tags[ph], compute_gpu_amount(rk->tp->cfg, rk->phase_s[ph]));
     return;
   }
   gemm_shape g[TRANSFORMER_MAX_GEMMS];
   compute_work w = phase_work(rk->tp, ph, g);
-  compute_work_execute(rk->tp->cfg, NULL, &w);
+  tensor_host_exec(rk, tags[ph], compute_work_amount(rk->tp->cfg, NULL, &w));
 }
 
 /* One GEMM and `launches` more kernel launches (the collectives after it). */
-static void gemm_phase(rank *rk, gemm_shape g, double launches)
+static void gemm_phase(rank *rk, tensor_host_tag tag, gemm_shape g, double launches)
 {
   compute_work w = {&g, 1, 0, launches};
-  compute_work_execute(rk->tp->cfg, gpu_of(rk), &w);
+  tensor_host_exec(rk, tag, compute_work_amount(rk->tp->cfg, gpu_of(rk), &w));
 }
 
 static double *buf(rank *rk, size_t l, transformer_buf which)
@@ -98,15 +112,13 @@ static void reduce_rows_with(rank *rk, double *b, gemm_shape wgrad, double gpu_s
 {
   tensor *t = rk->tp;
   compute_work w = {&wgrad, 1, 0, 0};
+  double amount = rk->has_gpu ? compute_gpu_amount(t->cfg, gpu_s) : compute_work_amount(t->cfg, NULL, &w);
   if (!t->p->async_grad) {
     reduce_rows(rk, b);
-    if (rk->has_gpu)
-      compute_gpu_execute(t->cfg, gpu_s);
-    else
-      compute_work_execute(t->cfg, NULL, &w);
+    tensor_host_exec(rk, TH_WGRAD, amount);
     return;
   }
-  sg_exec_t e = rk->has_gpu ? compute_gpu_execute_async(t->cfg, gpu_s) : compute_work_execute_async(t->cfg, NULL, &w);
+  sg_exec_t e = tensor_host_exec_async(rk, TH_WGRAD, amount);
   reduce_rows(rk, b);
   account_exec_wait(e);
 }
@@ -127,9 +139,9 @@ static gemm_shape logits_gemm(const tensor *t, int which) { return transformer_l
 static void forward_embedding(rank *rk)
 {
   stage_num *sn = rk->sn;
-  if (rk->has_gpu) {
+  if (rk->has_gpu || rk->host) { /* without a GPU (flat) the lookup's launch costs nothing */
     compute_work w = {NULL, 0, 0, 1 + phase_collectives(rk->tp)};
-    compute_work_execute(rk->tp->cfg, gpu_of(rk), &w);
+    tensor_host_exec(rk, TH_EMBED, rk->has_gpu ? compute_work_amount(rk->tp->cfg, gpu_of(rk), &w) : 0);
   }
   if (sn)
     gpt_embed_lookup(&sn->g, rk->tp->p->ranks, rk->me, sn->E, rk->tp->d.b, sn->seqs, sn->emb);
@@ -154,7 +166,7 @@ static void forward_logits(rank *rk)
     gpt_head_norm(hd, sn->lnf, sn->lnf + t->d.h, rk->act[t->p->layers]);
   if (t->p->seqpar)
     coll_allgather(rk->tc, rk->me, hd ? gpt_head_x(hd) : NULL, t->n * t->d.h);
-  gemm_phase(rk, logits_gemm(t, 0), t->p->ranks > 1 ? 3 : 0);
+  gemm_phase(rk, TH_LOGITS_F, logits_gemm(t, 0), t->p->ranks > 1 ? 3 : 0);
   for (int k = 0; k < 3; k++) {
     if (hd && k == 0)
       gpt_head_logits(hd, sn->E);
@@ -173,7 +185,7 @@ static void backward_logits(rank *rk)
   tensor *t = rk->tp;
   stage_num *sn = rk->sn;
   gpt_head *hd = sn ? sn->cur : NULL;
-  gemm_phase(rk, logits_gemm(t, 1), phase_collectives(t));
+  gemm_phase(rk, TH_LOGITS_B, logits_gemm(t, 1), phase_collectives(t));
   if (hd)
     gpt_head_backward(hd, sn->E, sn->dE);
   gemm_shape wg = logits_gemm(t, 2);
@@ -200,11 +212,14 @@ static void backward_embedding(rank *rk)
   gpt_embed_backward(&sn->g, t->p->ranks, rk->me, t->d.b, sn->seqs, dx, sn->dE, sn->dP);
 }
 
-static void forward_layer(rank *rk, size_t l)
+/* A layer's forward, or (recompute) its recomputation before its backward; the RNG state
+ * copies of the rank's thread around its attention (tensor_host.h). */
+static void forward_layer(rank *rk, size_t l, int recompute)
 {
   tensor *t = rk->tp;
   const gsl_vector *w = t->w ? t->w[l] : NULL;
   account_label_push("forward layer %zu", l);
+  tensor_host_sync(rk, recompute ? TH_RNG_REC : TH_RNG_FWD);
   if (rk->parts)
     transformer_fwd_ln1(rk->parts[l], w, rk->act[l]);
   gather_rows(rk, l, TRANSFORMER_XN);
@@ -212,6 +227,7 @@ static void forward_layer(rank *rk, size_t l)
   if (rk->parts)
     transformer_fwd_attn(rk->parts[l], w);
   reduce_partial(rk, l);
+  tensor_host_sync(rk, TH_RNG_MID);
   if (rk->parts)
     transformer_fwd_ln2(rk->parts[l], w);
   gather_rows(rk, l, TRANSFORMER_YN);
@@ -221,6 +237,8 @@ static void forward_layer(rank *rk, size_t l)
   reduce_partial(rk, l);
   if (rk->parts)
     transformer_fwd_out(rk->parts[l], w, rk->act[l + 1]);
+  if (recompute)
+    tensor_host_sync(rk, TH_RNG_REC_END);
   account_label_pop();
 }
 
@@ -320,7 +338,7 @@ static void fused_batch(rank *rk, const coll_op *ops, size_t n)
 
 static int fused(const rank *rk)
 {
-  return rk->tp->p->fuse && rk->parts == NULL && rk->sn == NULL && !rk->handing && rk->hook == NULL;
+  return rk->tp->p->fuse && rk->parts == NULL && rk->sn == NULL && !rk->handing && rk->hook == NULL && rk->host == NULL;
 }
 
 static void hook(rank *rk, tensor_stage_event ev, size_t l)
@@ -395,7 +413,7 @@ void tensor_rank_forward(rank *rk, int first, int last)
   } else
     for (size_t l = 0; l < p->layers; l++) {
       hook(rk, TENSOR_STAGE_FORWARD, l);
-      forward_layer(rk, l);
+      forward_layer(rk, l, 0);
     }
   if (last && p->vocab) {
     account_label_push("forward logits");
@@ -421,7 +439,7 @@ void tensor_rank_backward(rank *rk, int first, int last)
       hook(rk, TENSOR_STAGE_BACKWARD, l);
       if (p->recompute) {
         account_label_push("recompute");
-        forward_layer(rk, l); /* the same values again: the run is deterministic */
+        forward_layer(rk, l, 1); /* the same values again: the run is deterministic */
         account_label_pop();
       }
       account_label_push("backward layer %zu", l);

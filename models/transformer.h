@@ -36,6 +36,14 @@ typedef struct transformer_layout {
 int transformer_dims_check(const transformer_dims *d);
 void transformer_layout_of(size_t h, transformer_layout *l);
 size_t transformer_n_params(size_t h);
+/* The parameter tensors of one layer as a framework holds them (Megatron-LM's modules: the
+ * fused Q K V weight and bias, the output projection's, the MLP's two, two LayerNorms), in
+ * its order (LayerNorm 1's gain and bias, Q K V's weight and bias, Wo's weight and bias,
+ * LayerNorm 2's gain and bias, W1's, W2's), as one of t tensor ranks holds them: the
+ * elements of each into out; returns TRANSFORMER_LAYER_TENSORS. They add up to the rank's
+ * (12 h^2 + 7 h) / t + 6 h. */
+#define TRANSFORMER_LAYER_TENSORS 12
+size_t transformer_shard_tensors(size_t h, size_t t, double out[TRANSFORMER_LAYER_TENSORS]);
 /* Forward flops of one layer, 24*b*s*h^2 + 4*b*s^2*h (Narayanan et al. 2021, sec. 5.1;
  * Narayanan et al. 2021); backward is twice that. */
 double transformer_layer_flops(const transformer_dims *d);

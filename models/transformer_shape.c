@@ -41,6 +41,16 @@ size_t transformer_n_params(size_t h)
   return l.total;
 }
 
+size_t transformer_shard_tensors(size_t h, size_t t, double out[TRANSFORMER_LAYER_TENSORS])
+{
+  double hh = (double)h, tt = (double)t;
+  const double v[TRANSFORMER_LAYER_TENSORS] = {hh, hh, 3 * hh * hh / tt, 3 * hh / tt, hh * hh / tt, hh,
+                                               hh, hh, 4 * hh * hh / tt, 4 * hh / tt, 4 * hh * hh / tt, hh};
+  for (size_t i = 0; i < TRANSFORMER_LAYER_TENSORS; i++)
+    out[i] = v[i];
+  return TRANSFORMER_LAYER_TENSORS;
+}
+
 double transformer_layer_flops(const transformer_dims *d)
 {
   double b = (double)d->b, s = (double)d->s, h = (double)d->h;

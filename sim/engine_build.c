@@ -12,6 +12,7 @@
 #include "algorithms/registry.h"
 #include "models/arch.h"
 #include "models/cost.h"
+#include "models/framework.h"
 #include "sim/footprint.h"
 #include "sim/interrupt.h"
 #include "sim/platform.h"
@@ -56,6 +57,7 @@ static void engine_build_config(const scenario *sc, const engine_build *b, run_c
   cfg->train_flops = v ? arch_train_flops(v) : cost_mlp_train_flops(n, sizes);
   cfg->efficiency = sc->model.efficiency;
   cfg->kernel_shapes = sc->model.kernel_model == 0;
+  cfg->framework = framework_find(sc->model.framework);
   cfg->comm_sms = sc->platform.comm_sms;
   cfg->speed_factor = sc->platform.speed_factor;
   cost_dtype dt = COST_FP32;

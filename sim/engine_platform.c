@@ -73,6 +73,7 @@ int engine_platform_write(engine_build *b)
   if (!sc->platform.link_efficiency)
     spec.bw_eff = spec.node_bw_eff = 0; /* the nominal link bandwidths */
   spec.pooled = strcmp(sc->platform.uplink_routing, "pooled") == 0;
+  spec.host_cpus = sc->model.framework[0] != '\0'; /* model.framework's threads, on GPU nodes */
   if (engine_platform_bank(b, &spec, err) != 0)
     return -1;
   snprintf(b->tmpdir, sizeof(b->tmpdir), "/tmp/dtsim-XXXXXX");
@@ -105,7 +106,7 @@ int engine_platform_check(engine_build *b)
 {
   const scenario *sc = b->sc;
   char *err = b->err;
-  platform_use use = {b->needed, strcmp(sc->platform.placement, "spread") == 0};
+  platform_use use = {b->needed, strcmp(sc->platform.placement, "spread") == 0, sc->model.framework[0] != '\0'};
   long hosts = platform_check_use(b->platform, b->sg_argc, b->sg_argv, &use, err, ENGINE_ERRLEN);
   if (hosts < 0)
     return -1;

@@ -75,6 +75,8 @@ static int engine_stage_place(const engine_build *b, engine_stage *s, char *err)
 {
   const scenario *sc = b->sc;
   s->n_all = platform_hosts_in_order(b->platform, &s->all);
+  if (sc->model.framework[0]) /* model.framework's host CPUs run the framework's threads alone */
+    s->n_all = platform_drop_host_cpus(s->all, s->n_all);
   s->cfg = b->cfg;
   size_t n_banks = b->bank.hosts;
   if (n_banks) { /* the banks are the platform's last hosts; the run places the others */

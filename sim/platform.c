@@ -47,6 +47,25 @@ static void catch_crashes(const struct sigaction *sa)
 
 /* The hosts a run uses, as the engine places them: the first `needed` in file order
  * (packed), or spread evenly over all of them. */
+size_t platform_drop_host_cpus(sg_host_t *hosts, size_t n)
+{
+  size_t k = 0;
+  for (size_t i = 0; i < n; i++) {
+    const char *name = sg_host_get_name(hosts[i]);
+    size_t len = strlen(name);
+    char owner[256];
+    int cpu = len > 4 && len - 4 < sizeof owner && strcmp(name + len - 4, "-cpu") == 0;
+    if (cpu) {
+      memcpy(owner, name, len - 4);
+      owner[len - 4] = '\0';
+      cpu = sg_host_by_name(owner) != NULL;
+    }
+    if (!cpu)
+      hosts[k++] = hosts[i];
+  }
+  return k;
+}
+
 void platform_place(sg_host_t *all, size_t n_all, size_t needed, int spread, sg_host_t *used)
 {
   for (size_t i = 0; i < needed; i++)
@@ -134,6 +153,8 @@ static int check_use(const char *path, const platform_use *use, char *msg, size_
 {
   sg_host_t *all;
   size_t n_all = platform_hosts_in_order(path, &all);
+  if (use->host_cpus)
+    n_all = platform_drop_host_cpus(all, n_all);
   if (use->needed == 0 || n_all < use->needed) { /* the caller reports too few hosts */
     xbt_free(all);
     return 0;
@@ -218,6 +239,11 @@ static void check_child(const char *path, int argc, char **argv, const platform_
     energy_plugins_init(links);
   simgrid_load_platform(path);
   long count = (long)sg_host_count();
+  if (use && use->host_cpus) {
+    sg_host_t *all = sg_host_list();
+    count = (long)platform_drop_host_cpus(all, (size_t)count);
+    xbt_free(all);
+  }
   if (write(res_fd, &count, sizeof count) != (ssize_t)sizeof count)
     _exit(71);
   if (use) {

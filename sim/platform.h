@@ -72,6 +72,11 @@ typedef struct platform_spec {
   /* A fat tree's U uplinks per rack as one link of U x bw (platform_write_pooled); 0:
    * SimGrid's FAT_TREE cluster, routed by destination. */
   int pooled;
+  /* GPU nodes: a host CPU per GPU (model.framework's thread that feeds it, algorithms/tensor_host.h):
+   * host NAME-i's is NAME-i-cpu, one core of PLATFORM_CPU_SPEED in a zone of their own with no
+   * link (it only computes), carrying pcie_bw (bytes/s between it and its GPU, if > 0) */
+  int host_cpus;
+  double pcie_bw;
   size_t banks;              /* pooled: a parameter-server bank's hosts at the core; 0: none */
   double bank_scale;         /* each bank's cores and link bandwidth, in hosts' */
   /* with banks: every route between two hosts on a control network of its own, a copy of
@@ -79,6 +84,10 @@ typedef struct platform_spec {
    * (platform_write_pooled) */
   int control_net;
 } platform_spec;
+
+/* A host CPU's speed: its work is given in seconds (models/framework.h), executed as seconds x
+ * this; the number carries no other meaning. */
+#define PLATFORM_CPU_SPEED 1e9
 
 /* Parses "star|fat-tree|torus|dragonfly|ring"; returns 0 or -1. */
 int platform_topology_parse(const char *s, platform_topology *t);
@@ -149,7 +158,12 @@ long platform_check(const char *path, int argc, char **argv, char *err, size_t e
 typedef struct platform_use {
   size_t needed;
   int spread;
+  int host_cpus; /* 1: host CPUs (platform_drop_host_cpus) are no hosts of the run */
 } platform_use;
+
+/* Drops from hosts[0..n) every host CPU, a host named X-cpu where the platform has a host X
+ * (platform_spec.host_cpus), keeping the others in order; returns how many are left. */
+size_t platform_drop_host_cpus(sg_host_t *hosts, size_t n);
 
 /* platform_check, and then in the same child what SimGrid would abort on once the run
  * starts, for the hosts of use: a host of speed 0, two hosts with no route between them,

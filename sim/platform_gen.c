@@ -302,6 +302,24 @@ static int cross_traffic_off(const platform_spec *spec, const char *model)
   return strcmp(model, "CM02") == 0;
 }
 
+/* spec->host_cpus: a zone of one host CPU per GPU host, with no link (it only computes). */
+static void write_host_cpus(const platform_spec *spec, FILE *out, size_t hosts)
+{
+  const char *name = spec->name ? spec->name : "gpu";
+  char speed[64], pcie[64];
+  platform_fmt_num(speed, sizeof speed, PLATFORM_CPU_SPEED);
+  platform_fmt_num(pcie, sizeof pcie, spec->pcie_bw);
+  fprintf(out, "    <zone id=\"%s-cpus\" routing=\"None\">\n", name);
+  for (size_t i = 0; i < hosts; i++) {
+    fprintf(out, "      <host id=\"%s-%zu-cpu\" speed=\"%sf\" core=\"1\"", name, i, speed);
+    if (spec->pcie_bw > 0)
+      fprintf(out, ">\n        <prop id=\"pcie_bw\" value=\"%s\"/>\n      </host>\n", pcie);
+    else
+      fputs("/>\n", out);
+  }
+  fputs("    </zone>\n", out);
+}
+
 static int write_gpu_nodes(const platform_spec *spec, FILE *out, char *err, size_t errlen)
 {
   const char *name = spec->name ? spec->name : "gpu";
@@ -349,6 +367,8 @@ static int write_gpu_nodes(const platform_spec *spec, FILE *out, char *err, size
             name, n, name, n * g, n * g + g - 1, speed, spec->cores, bw, lat, sharing, name, n);
     end_cluster(spec, out, "    ");
   }
+  if (spec->host_cpus)
+    write_host_cpus(spec, out, nodes * g);
   for (size_t n = 0; n < nodes; n++)
     fprintf(out, "    <link id=\"%s-ib-%zu\" bandwidth=\"%sBps\" latency=\"%ss\" sharing_policy=\"%s\"/>\n", name, n, nbw,
             nlat, sharing);

@@ -106,6 +106,14 @@ static void fill_gpu_nodes(size_t hosts, size_t per_node, size_t default_nodes, 
  * published; 16 is what the maintainers give for today's NCCL on such a node). */
 #define NCCL_DGX_SMS 16
 
+/* A host CPU's link to its GPU (platform_spec.pcie_bw), per direction: 16 lanes at 8, 16 and 32
+ * GT/s with 128b/130b coding (the PCI-SIG's 3.0, 4.0 and 5.0 rates): the V100 SXM3 of a DGX-2H,
+ * the A100 of a DGX A100 and the H100 and B200 of today's DGX reach their host over PCIe switches
+ * of these generations (NVIDIA's DGX-2, DGX A100, DGX H100 and B200 user guides). */
+#define PCIE3_X16 (16 * 8e9 * 128 / 130 / 8)
+#define PCIE4_X16 (2 * PCIE3_X16)
+#define PCIE5_X16 (4 * PCIE3_X16)
+
 /* Megatron-LM (Shoeybi et al. 2019): up to 32 DGX-2H of 16 V100 each; 125 Tflop/s fp16
  * tensor-core peak per V100 (NVIDIA's V100 SXM3 figure, of which Megatron's 39 Tflop/s
  * is 30%); 900 GB/s of HBM2 per V100 (NVIDIA's V100 datasheet); 0.5 us per NVSwitch link
@@ -131,6 +139,7 @@ static void fill_dgx2h(size_t hosts, platform_spec *spec)
   spec->gpu_launch = 7e-6;
   spec->bw_eff = 20.0 / 25;
   spec->node_bw_eff = 12 / 12.5;
+  spec->pcie_bw = PCIE3_X16;
 }
 
 /* PTD-P (Narayanan et al. 2021): Selene, 8 A100 80GB per node, 312 Tflop/s fp16 peak,
@@ -158,6 +167,7 @@ static void fill_selene(size_t hosts, platform_spec *spec)
   spec->gpu_launch = 7e-6;
   spec->bw_eff = 230.0 / 300;
   spec->node_bw_eff = 24 / 25.0;
+  spec->pcie_bw = PCIE4_X16;
 }
 
 
@@ -201,6 +211,7 @@ static void fill_dgx_today(size_t hosts, size_t per_node, size_t default_nodes, 
   spec->node_lat = 1e-6;
   spec->gpu_comm_sms = NCCL_DGX_SMS;
   spec->node_bw_eff = 24 / 25.0;
+  spec->pcie_bw = PCIE5_X16;
 }
 
 void platform_power_fill(platform_spec *spec, double gpu_max_w, double gpu_min_w, double node_w_per_gpu,
@@ -280,7 +291,8 @@ static void fill_dgx_b200(size_t hosts, platform_spec *spec)
 /* NVIDIA GB200 NVL72: 72 Blackwell GPUs (2.5e15 flop/s dense BF16, 8 TB/s HBM3e; 148 SMs as the
  * B200, ASSUMPTION) in one NVLink5 domain (1.8 TB/s per GPU both ways, non-blocking), racks
  * joined by one 800 Gb/s NIC per GPU (ConnectX-8, ASSUMPTION); a GPU's limit 1,200 W and a rack
- * about 120 kW (ASSUMPTIONS: commonly reported, not in NVIDIA's datasheet); 1 rack by default. */
+ * about 120 kW (ASSUMPTIONS: commonly reported, not in NVIDIA's datasheet); 1 rack by default. A GPU
+ * reaches its Grace CPU over NVLink-C2C, 900 GB/s both ways (NVIDIA's GB200 NVL72 page). */
 static void fill_gb200_nvl72(size_t hosts, platform_spec *spec)
 {
   fill_dgx_today(hosts, 72, 1, spec);
@@ -293,6 +305,7 @@ static void fill_gb200_nvl72(size_t hosts, platform_spec *spec)
   spec->bw = 18 * 50e9;
   spec->bw_eff = NVLINK5_EFF;
   spec->node_bw = 72 * 800e9 / 8;
+  spec->pcie_bw = 900e9 / 2;
   fill_power(spec, 1200, 400, 120000, 72, 800, 72);
 }
 

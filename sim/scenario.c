@@ -21,6 +21,7 @@
 
 #include "models/arch.h"
 #include "models/cost.h"
+#include "models/framework.h"
 #include "algorithms/registry.h"
 #include "algorithms/faults.h"
 #include "sim/platform.h"
@@ -44,6 +45,8 @@ static int check_algorithm(const char *v, char *msg, size_t len);
 static const char *preset_name_at(size_t i);
 static const char *virtual_name_at(size_t i);
 static const char *dtype_name_at(size_t i);
+static int check_framework(const char *v, char *msg, size_t len);
+static const char *framework_name_at(size_t i);
 
 static const section_spec head_sections[] = {
   {"run", "what to run, its seed, and when to stop"},
@@ -229,6 +232,14 @@ static const key_spec head_keys[] = {
           "quantisation, L2 and DRAM limits, split-K: models/gemm.h) and every kernel pays the "
           "host's `gpu_launch`; other hosts, and `flat` everywhere: flops / (efficiency x peak).",
    .choices = "shapes|flat"},
+  {"model", "framework", KEY_STR, FIELD(model.framework), .def = "", .unit = "",
+   .doc = "The training framework's host side, one era's constants (models/framework.h): a CPU thread per "
+          "GPU (`run.algorithm = tensor`) launches every kernel at the era's cost per kernel, waits for the "
+          "GPU where the era's code synchronises, and runs the era's optimizer loop over the parameter "
+          "tensors; the GPU waits when the thread is behind (algorithms/doc/tensor.md, The framework's host). Needs a host "
+          "CPU per GPU (host X's is the host named X-cpu; the GPU presets write them). empty or `none`: "
+          "kernels are launched for free and the optimizer takes no time.",
+   .empty_alias = "none", .check = check_framework, .name_at = framework_name_at},
   {"model", "dtype", KEY_STR, FIELD(model.dtype), .def = "fp32", .unit = "",
    .doc = "The training's datatype. Elements of parameters, gradients and activations in memory and "
           "messages: fp32 and tf32 are 4 bytes, fp16 and bf16 2, fp8 2 as well (Transformer Engine keeps all "
@@ -410,14 +421,29 @@ static int check_layers(const char *v, char *msg, size_t len)
   return 0;
 }
 
-static int check_virtual(const char *v, char *msg, size_t len)
+/* v, a name of model.KEY that is not one: "unknown WHAT 'v' (known: none, ...)"; -1. */
+static int unknown_name(const char *key, const char *what, const char *v, char *msg, size_t len)
 {
   char names[512], q[QUOTE_MAX + 8];
-  if (!*v || arch_virtual_find(v))
-    return 0;
-  keytable_names_list(keytable_key_find("model", "virtual")->k, names, sizeof names, 0);
-  keytable_msgf(msg, len, "unknown virtual network %s (known: none, %s)", keytable_quote(v, q, sizeof q), names);
+  keytable_names_list(keytable_key_find("model", key)->k, names, sizeof names, 0);
+  keytable_msgf(msg, len, "unknown %s %s (known: none, %s)", what, keytable_quote(v, q, sizeof q), names);
   return -1;
+}
+
+static int check_virtual(const char *v, char *msg, size_t len)
+{
+  return !*v || arch_virtual_find(v) ? 0 : unknown_name("virtual", "virtual network", v, msg, len);
+}
+
+static int check_framework(const char *v, char *msg, size_t len)
+{
+  return !*v || framework_find(v) ? 0 : unknown_name("framework", "framework", v, msg, len);
+}
+
+static const char *framework_name_at(size_t i)
+{
+  const framework *f = framework_at(i);
+  return f ? f->name : NULL;
 }
 
 static int check_dtype(const char *v, char *msg, size_t len)
@@ -625,6 +651,11 @@ static int ineffective_key(const scenario *s, const algorithm *alg, char *msg, s
       keytable_msgf(msg, len, "%s: has no effect without a warmstart (model.warmstart_steps = 0)", warm_keys[i]);
       return -1;
     }
+  if (s->model.framework[0] && !alg->framework_host) {
+    keytable_msgf(msg, len, "model.framework: has no effect: run.algorithm = %s runs no framework host (tensor does)",
+                  s->run.algorithm);
+    return -1;
+  }
   if (s->run.noise_scale_examples > 0 && (!s->model.numerics || !alg->uses_data)) {
     keytable_msgf(msg, len, "run.noise_scale_examples: %s measures no gradient", !s->model.numerics
                   ? "a timing-only run (model.numerics = off)" : "an algorithm without a data set");

@@ -1,6 +1,7 @@
 /* check_collectives_rounds.c - algorithms/collectives in rounds (COLL_ROUNDS): the same
  * numbers as message level bit for bit, times against the messages and the alpha-beta
- * formulas, gamma, batches; and the SMs a collective holds (opts.hold_sms). The harness
+ * formulas, gamma, batches; and the SMs and HBM a collective holds (opts.hold_sms,
+ * coll_comm_set_hbm). The harness
  * (a simulation in a forked child, the platform, the serial expectations) is
  * coll_harness.h; message level is check_collectives.c. */
 #include <check.h>
@@ -233,6 +234,75 @@ static void hold_child(const char *plat, int hold, int rounds, int batched)
   _exit(ok ? 0 : 3);
 }
 
+/* The HBM a collective takes (coll_comm_set_hbm): a first 0.1-s allreduce alone sets each
+ * member's rate, 2 (p-1)/p n 4 bytes over its time t (1.25e9 B/s); with HOLD_HBM per B/s that
+ * is 0.25 of the GPU, taken from what the SMs leave: the second allreduce's hold is
+ * 0.2 + 0.8 x 0.25 = 0.4 of member 0's GPU, so a 1-s execution beside it ends 0.4 t late. */
+#define HOLD_HBM 2e-10
+/* TOL_RATE: the measured rate is 1.25e9 B/s less the latency's share of t (2 alpha of 0.1 s,
+ * about 4e-5 relative) */
+#define TOL_RATE 1e-3
+static void hbm_member(int argc, char **argv)
+{
+  (void)argc;
+  hold_case *hc = sg_actor_self_get_data();
+  size_t me = (size_t)atoi(argv[0]);
+  coll_allreduce(hc->c, me, NULL, HOLD_ELEMS, COLL_RING);
+  sg_exec_t e = NULL;
+  if (me == 0) {
+    e = sg_actor_exec_init(1e9);
+    sg_exec_start(e);
+  }
+  double t1 = simgrid_get_clock();
+  coll_allreduce(hc->c, me, NULL, HOLD_ELEMS, COLL_RING);
+  if (e) {
+    sg_exec_wait(e);
+    hc->exec_end = simgrid_get_clock() - t1;
+  }
+}
+
+static void hbm_child(const char *plat)
+{
+  char *argv[] = {"check_collectives", "--log=root.thresh:critical", SANITIZE_CONTEXTS NULL};
+  int argc = (int)(sizeof(argv) / sizeof(argv[0])) - 1;
+  simgrid_init(&argc, argv);
+  simgrid_load_platform(plat);
+  sg_host_t h[2] = {sg_host_by_name("gpu-0"), sg_host_by_name("gpu-1")};
+  coll_opts o = {4, 0, NULL, 0, COLL_MESSAGES, 1};
+  hold_case hc = {coll_comm_create("hbm", h, 2, &o), 0, 0};
+  coll_comm_set_hbm(hc.c, HOLD_HBM);
+  for (int r = 0; r < 2; r++) {
+    char *args[] = {r ? "1" : "0"};
+    sg_actor_t a = sg_actor_init(r ? "m1" : "m0", h[r]);
+    sg_actor_set_data(a, &hc);
+    sg_actor_start(a, hbm_member, 1, args);
+  }
+  simgrid_run();
+  double t = 2 * (ALPHA + HOLD_ELEMS / 2 * 4.0 * BETA), rate = HOLD_ELEMS * 4.0 / t;
+  double share = HOLD_SHARE + (1 - HOLD_SHARE) * HOLD_HBM * rate, want = 1 + share * t;
+  int ok = fabs(hc.exec_end - want) <= TOL_HOLD_REL * want && fabs(HOLD_HBM * rate - 0.25) < TOL_RATE;
+  if (!ok)
+    fprintf(stdout, "hbm: compute took %.17g s (want %.17g)\n", hc.exec_end, want);
+  fflush(stdout);
+  _exit(ok ? 0 : 3);
+}
+
+START_TEST(test_collectives_hold_hbm)
+{
+  char *dir = cli_tmpdir();
+  cli_write(dir, "gpu.xml", gpu_xml);
+  char plat[600];
+  snprintf(plat, sizeof(plat), "%s/gpu.xml", dir);
+  pid_t pid = fork();
+  if (pid == 0)
+    hbm_child(plat);
+  int st;
+  waitpid(pid, &st, 0);
+  ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) == 0, "hbm: status %d", st);
+  free(dir); /* removed at exit */
+}
+END_TEST
+
 START_TEST(test_collectives_hold_sms)
 {
   char *dir = cli_tmpdir();
@@ -266,6 +336,7 @@ static Suite *collectives_rounds_suite(void)
   tc = tcase_create("hold");
   tcase_set_timeout(tc, 120);
   tcase_add_test(tc, test_collectives_hold_sms);
+  tcase_add_test(tc, test_collectives_hold_hbm);
   suite_add_tcase(s, tc);
   return s;
 }

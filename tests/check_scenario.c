@@ -50,7 +50,7 @@ static int scenario_equal(const scenario *a, const scenario *b)
 #define DP(s) ((const downpour_params *)algorithm_params(&(s), &downpour_algorithm))
 
 /* Keys in all: the common sections' and every registered algorithm's. */
-#define N_FIELDS 183 /* 123 (tensor.steps became an old name of run.max_steps) + model.kernel_model,
+#define N_FIELDS 185 /* 123 (tensor.steps became an old name of run.max_steps) + model.kernel_model,
                         * platform.link_efficiency, run.collectives, platform.speed_spread, data.label_noise,
                         * data.stream, downpour.ps_placement, sandblaster.partitions, sandblaster.ps_placement,
                         * tensor.fuse_layers, platform.comm_sms, pipeline.mirror_replicas,
@@ -61,7 +61,8 @@ static int scenario_equal(const scenario *a, const scenario *b)
                         * and compress_levels; + data.input_decay; + platform.msg_cores; + platform.uplink_routing,
                         * downpour.ps_bank and sandblaster.ps_bank; + run.noise_scale_examples; + run.link_windows; + platform.pue,
                         * platform.carbon_intensity and platform.power_cap; + platform.power; + pipeline's
-                        * zero_gather, zero_persistence, zero_prefetch, zero_host, zero_latency and zero_reduce */
+                        * zero_gather, zero_persistence, zero_prefetch, zero_host, zero_latency and zero_reduce;
+                        * + model.framework and tensor.comm_hbm */
 
 static const char *key_value(const scenario *s, const char *section, const char *key, char *buf,
                              size_t len)
@@ -103,6 +104,7 @@ START_TEST(test_scenario_defaults_valid)
   ck_assert_int_eq(s.model.numerics, 1);
   ck_assert_double_eq(s.model.efficiency, 1);
   ck_assert_str_eq(s.model.dtype, "fp32");
+  ck_assert_str_eq(s.model.framework, ""); /* no framework host unless asked */
   ck_assert_str_eq(s.data.source, "synthetic-teacher");
   ck_assert_int_eq(s.data.train, 20000);
   ck_assert_int_eq(s.data.test, 5000);

@@ -5,7 +5,8 @@
  * 1.2B single-GPU baseline, data parallelism across tensor groups (bytes and step time),
  * the memory-bound kernels' time (tensor.kernels), data parallelism's bucketed allreduce
  * overlapped with backward (tensor.dp_overlap: buckets, bytes, time against the closed
- * form), determinism, and bad input. The bucket split itself (tensor_dp_buckets) is tested
+ * form) and the HBM the buckets take beside it (tensor.comm_hbm), determinism, and bad input. The
+ * bucket split itself (tensor_dp_buckets) is tested
  * in process in check_tensor.c. */
 
 #include <check.h>
@@ -469,6 +470,31 @@ START_TEST(test_tensor_dp_overlap_time)
 }
 END_TEST
 
+/* tensor.comm_hbm on the kernel model: the buckets' allreduces also take HBM from the backward
+ * beside them, so the step grows, by less than if each overlapped allreduce had taken, on top of
+ * its 16 of 80 SMs, 4 bytes of HBM per byte sent at its link's full rate from a backward that
+ * were memory-bound throughout (4 x 120e9 / 900e9 of what the SMs leave, for its whole time). */
+START_TEST(test_tensor_comm_hbm)
+{
+  char *dir = cli_tmpdir();
+  const char *sets[] = {"platform.hosts=4",       "tensor.ranks=1",       "tensor.hidden=1024", "tensor.heads=8",
+                        "tensor.layers=4",        "tensor.seq=512",       "tensor.microbatch=4", "model.numerics=off",
+                        "model.dtype=fp16",       "model.efficiency=0.5", "tensor.kernels=unfused",
+                        "tensor.data_parallel=4", "tensor.dp_overlap=on", "tensor.bucket_bytes=1", NULL, NULL};
+  json_t *j = run_tensor_with(dir, "sms", sets, 1);
+  double sms = tnum(j, "step_time_s"), span = tnum(j, "dp_allreduce_s");
+  json_decref(j);
+  sets[14] = "tensor.comm_hbm=on";
+  j = run_tensor_with(dir, "hbm", sets, 1);
+  double hbm = tnum(j, "step_time_s");
+  json_decref(j);
+  ck_assert_msg(hbm > sms, "comm_hbm: step %.17g s, SMs alone %.17g s", hbm, sms);
+  ck_assert_msg(hbm - sms < span * (1 - 16.0 / 80) * 4 * 120e9 / 900e9, "comm_hbm: %.17g s more than %.17g s",
+                hbm - sms, sms);
+  free(dir);
+}
+END_TEST
+
 /* Megatron-LM's 8.3B layer shape cut to 4 layers on two dgx2h nodes (t = 8, d = 4: each
  * data-parallel ring crosses InfiniBand while the tensor groups use NVSwitch), with the
  * vocabulary, recomputation and synchronous input-gradient allreduces: overlap on at the
@@ -706,6 +732,7 @@ static Suite *tensor_suite(void)
   tcase_add_loop_test(tc, test_tensor_dp_overlap_bytes, 0, 4);
   tcase_add_test(tc, test_tensor_dp_overlap_time);
   tcase_add_test(tc, test_tensor_dp_overlap_megatron_layer);
+  tcase_add_test(tc, test_tensor_comm_hbm);
   suite_add_tcase(s, tc);
   ADD_TCASE(s, "determinism", test_tensor_determinism, test_tensor_dp_overlap_determinism);
   ADD_TCASE(s, "input", test_tensor_bad_input);

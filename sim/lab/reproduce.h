@@ -129,9 +129,11 @@ double reproduce_spearman(const double *x, const double *y, size_t n);
  * the kernel model and NCCL's link shares, found by bisection on the 1.7B row (137 Tflop/s per
  * GPU); Table 2 (reproduce_zero.c) and the energy reproduction's A100 runs use it as it is. */
 #define REPRODUCE_PTDP_EFFICIENCY "0.748022"
-/* Megatron-LM's (reproduce_megatron.c): model.efficiency on dgx2h (fp16, unfused kernels), found
- * by bisection on the 1.2B model on one V100 (39 Tflop/s); the energy reproduction's V100 runs
- * use it as it is. */
+/* Megatron-LM's (reproduce_megatron.c) without a framework's host thread (model.framework =
+ * none): model.efficiency on dgx2h (fp16, unfused kernels), found by bisection on the 1.2B model
+ * on one V100 (39 Tflop/s). The Megatron-LM reproduction runs its host (megatron-2019, calibrated
+ * again on the same row) and keeps this one as its robustness row; the energy reproduction's V100
+ * runs, whose software (OpenAI's) is not published, model no host and use it as it is. */
 #define REPRODUCE_MEGATRON_EFFICIENCY "0.596274"
 /* The [platform] and [model] lines both PTD-P tables' scenarios share: Selene, timing only,
  * fp16, GEMMs timed by shape (each scenario adds its model.efficiency line). */

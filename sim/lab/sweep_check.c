@@ -161,7 +161,7 @@ static int check_platforms(const platform_need *needs, size_t n, const char *con
   int rc = 0;
   for (size_t i = 0; i < n && rc == 0; i++) {
     char msg[ERRLEN];
-    platform_use use = {needs[i].needed, needs[i].spread};
+    platform_use use = {needs[i].needed, needs[i].spread, 0}; /* the run itself drops host CPUs */
     long hosts = platform_check_use(needs[i].file, argc, argv, &use, msg, sizeof(msg));
     if (hosts < 0)
       snprintf(err, len, "platform.file %s", msg);

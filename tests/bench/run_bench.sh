@@ -11,6 +11,7 @@
 # SENDS (section 12: downpour.sends and the reference's send mode, waited).
 # REPS12 (section 12: runs of each program, alternated; the smallest times count; 1).
 # REFSPLIT = path of ref_downpour_split (section 12). SCENARIOS = tests/scenarios (section 13).
+# Section 14 reads results/megatron/megatron.ini.
 set -euo pipefail
 R=${R:-200} S=${S:-10} STEPS=${STEPS:-50} NR=${NR:-20} NSTEPS=${NSTEPS:-50} P=${P:-1024} ONLY=${ONLY:-}
 work=$(mktemp -d)
@@ -321,4 +322,24 @@ c175f=$(cpu "$DTSIM" run "$sc" --quiet --out "$work/g175f" --set pipeline.mirror
 printf '   %s s of CPU (%s s with mirror_replicas = off); simulated step %s s, MFU %s, %s J\n' "$c175" "$c175f" \
   "$(json step_time_s "$work/g175/summary.json")" "$(json mfu "$work/g175/summary.json")" \
   "$(json it "$work/g175/summary.json")"
+fi
+
+if want 14; then
+echo
+echo "== 14. Megatron-LM 2019's framework host (model.framework = megatron-2019, results/megatron/megatron.ini):"
+echo "   the 512-GPU torch-DDP row's CPU time with and without it (issue 49's target: the full"
+echo "   reproduction no slower than 2x), and dtsim reproduce megatron --quick's (target: under 5 minutes)"
+mini="$(dirname "$0")/../../results/megatron/megatron.ini"
+meg512() {
+  cpu "$DTSIM" run "$mini" --quiet --out "$work/$1" --set tensor.hidden=3072 --set tensor.heads=32 \
+    --set tensor.layers=72 --set tensor.ranks=8 --set tensor.data_parallel=64 --set platform.hosts=512 "${@:2}"
+}
+c_host=$(meg512 m14)
+c_none=$(meg512 m14n --set model.framework=none --set tensor.comm_hbm=off)
+printf '   %s s of CPU with the host thread, %s s without (ratio %.2f); simulated step %s s against %s s\n' \
+  "$c_host" "$c_none" "$(awk -v a="$c_host" -v b="$c_none" 'BEGIN { print a / b }')" \
+  "$(json step_time_s "$work/m14/summary.json")" "$(json step_time_s "$work/m14n/summary.json")"
+c_q=$(cpu "$DTSIM" reproduce megatron --quick --fresh --quiet --jobs 1 --out "$work/mq")
+t_q=$(wall "$DTSIM" reproduce megatron --quick --fresh --quiet --jobs 1 --out "$work/mq2")
+printf '   reproduce megatron --quick: %s s of CPU, %s s wall (--jobs 1)\n' "$c_q" "$t_q"
 fi

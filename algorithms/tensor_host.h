@@ -1,0 +1,69 @@
+#ifndef ALGORITHMS_TENSOR_HOST_H
+#define ALGORITHMS_TENSOR_HOST_H
+/* tensor_host.h - model.framework in the tensor algorithm (models/framework.h): the CPU thread
+ * that feeds each rank's GPU, an actor on the rank's host CPU (host X-cpu of GPU host X). It
+ * launches the rank's work kernel by kernel at the era's cost each, and stops where the era's
+ * code waits for the GPU (a copy of the RNG state, an .item(), a timer's synchronize); the
+ * rank's actor, the GPU's stream, starts a piece of work only once the thread has launched
+ * its first kernel and ends it only after the last, so the GPU idles whenever the thread is
+ * behind. The thread runs one step's plan per step (tensor_host_plan_create); the rank's
+ * actor consumes the same plan as it works and checks each piece's tag against it. The
+ * era's optimizer loops and its data parallelism after backward run here too.
+ * algorithms/doc/tensor.md, The framework's host, has the model and what it leaves out. */
+
+#include <stddef.h>
+#include <simgrid/forward.h>
+
+#include "algorithms/run.h"
+#include "models/framework.h"
+
+struct rank;
+struct tensor;
+
+/* The pieces of a step's plan, named by the GPU work that consumes them: launches, then
+ * waits for the GPU. */
+typedef enum tensor_host_tag {
+  TH_EMBED, TH_FWD_ATTN, TH_FWD_MLP, TH_BWD_MLP, TH_BWD_ATTN, TH_WGRAD, TH_LOGITS_F, TH_LOGITS_B,
+  TH_LOOP, TH_REDUCE, TH_DDP_FLAT, TH_DDP_COPY,
+  TH_RNG_FWD, TH_RNG_MID, TH_RNG_REC, TH_RNG_REC_END, TH_ITEM, TH_TIMER, TH_DDP_SYNC
+} tensor_host_tag;
+
+typedef struct tensor_host_plan tensor_host_plan;
+typedef struct tensor_host tensor_host;
+
+/* Before the run: every host of cfg (the first n) has a host CPU, a host named X-cpu, and, if
+ * the era copies RNG states, that CPU has a positive pcie_bw property: 0, or -1 with one line
+ * in err naming the host. */
+int tensor_host_check(const run_config *cfg, size_t n, char *err, size_t len);
+
+/* One step of the tensor run t as its ranks' threads run it (the same for every rank), with
+ * the rank's parameter tensors for the optimizer's loops; NULL when t's run has no
+ * framework. Free with tensor_host_plan_free (NULL is a no-op). */
+tensor_host_plan *tensor_host_plan_create(const struct tensor *t);
+void tensor_host_plan_free(tensor_host_plan *p);
+
+/* Starts rank rk's thread on its host CPU, running plan `steps` times; rk->host is set to it.
+ * Call at deployment; tensor_host_free after the engine has run (NULL is a no-op). */
+void tensor_host_start(struct rank *rk, const tensor_host_plan *plan, long steps, const char *name);
+void tensor_host_free(tensor_host *h);
+/* After the engine has run: when the thread finished its last step (a step ends when both
+ * the GPU and its thread are done); 0 for NULL. */
+double tensor_host_end(const tensor_host *h);
+
+/* ---- what the rank's actor calls (no-ops but for the work itself when rk->host is NULL) ---- */
+
+/* A piece of work of `amount` (compute_work_amount's or compute_gpu_amount's; with a thread, 0:
+ * nothing to run on the GPU) that the thread launches as the plan's next piece, which must carry `tag`;
+ * the _async form starts it once launched and returns it (wait with account_exec_wait). */
+void tensor_host_exec(struct rank *rk, tensor_host_tag tag, double amount);
+sg_exec_t tensor_host_exec_async(struct rank *rk, tensor_host_tag tag, double amount);
+/* The GPU has done all the thread launched before the plan's next wait, which must carry
+ * `tag` (when the era has one there: the RNG waits need copies, TH_TIMER timer_syncs). */
+void tensor_host_sync(struct rank *rk, tensor_host_tag tag);
+/* The era's optimizer loops of framework_where `where` over the rank's parameter tensors, and
+ * its data parallelism after backward around the allreduce (before: the flattening; after:
+ * the synchronisation and the copies back). */
+void tensor_host_loops(struct rank *rk, framework_where where);
+void tensor_host_ddp(struct rank *rk, int after);
+
+#endif
