@@ -3,9 +3,9 @@
  * as MPICH builds them; their serial references, alpha-beta formulas and names are in
  * collectives_ref.h. Sums: a member adds what it receives into its own
  * buffer, element by element, so each element's result is set by the grouping of the tree
- * or chain the algorithm builds, which the schedule fixes (coll_reference). Rounds
- * (COLL_ROUNDS) and the SMs a collective holds have sections of their own below;
- * algorithms/doc/collective.md is the manual. */
+ * or chain the algorithm builds, which the schedule fixes (coll_reference). The SMs a
+ * collective holds have a section of their own below; rounds (COLL_ROUNDS) are in
+ * collectives_rounds.c; algorithms/doc/collective.md is the manual. */
 #include "algorithms/collectives.h"
 
 #include <math.h>
@@ -22,46 +22,13 @@
 #include "algorithms/compute.h"
 #include "algorithms/account.h"
 #include "algorithms/coll_msg.h"
+#include "algorithms/collectives_impl.h"
 #include "algorithms/settings.h"
 
 /* Receives kept posted per transfer: combine one chunk while the next travels. */
 #define COLL_WINDOW 2
 
-typedef struct peer_box {
-  size_t peer;
-  sg_mailbox_t out; /* me -> peer */
-  sg_mailbox_t in;  /* peer -> me */
-  long sent, got;   /* messages so far each way: every message carries its index */
-} peer_box;
-
-/* What one member's actor keeps: only that actor writes it (rounds: the others read what
- * it publishes between the round's two barriers). */
-typedef struct coll_rank {
-  peer_box *boxes;
-  size_t n_boxes, cap;
-  /* rounds: what the member published for the current round */
-  coll_op op;
-  size_t n;
-  size_t batch;       /* 0: one collective; k: a batch of k (coll_batch) */
-  const double *in;   /* its input, or NULL (timing only) */
-  double *part;       /* its block of the result (numerics), part_cap doubles */
-  size_t part_cap;
-} coll_rank;
-
-struct coll_comm {
-  char ns[96];
-  sg_host_t *hosts;
-  size_t p;
-  coll_opts o;
-  size_t chunk_elems; /* elements per chunk; SIZE_MAX: unchunked */
-  coll_rank *ranks;
-  double *held;       /* [r] the share of member r's host a collective holds (opts.hold_sms) */
-  double hbm_per_Bps, *rate; /* coll_comm_set_hbm; [r] bytes/s member r sent in its last allreduce */
-  /* rounds */
-  sg_bar_t bar;            /* where the members of a round meet */
-  sg_host_t slow_src, slow_dst; /* the ring pair whose route has the largest latency */
-  int no_chain;            /* coll_comm_set_no_chain */
-};
+/* peer_box, coll_rank, struct coll_comm and pending: algorithms/collectives_impl.h. */
 
 /* Creation counter for unique namespaces; communicators are made at deployment, in
  * a fixed order, so the ids are deterministic. */
@@ -148,7 +115,7 @@ coll_mode coll_mode_of(const run_config *cfg)
  * arrives. Unchunked, each transfer is one message of alpha + bytes x beta, which is what
  * the formulas of coll_formula assume. */
 
-static peer_box *box_of(coll_comm *c, size_t me, size_t peer)
+peer_box *coll_box_of(coll_comm *c, size_t me, size_t peer)
 {
   xbt_assert(me < c->p && peer < c->p && peer != me, "%s: member %zu talking to %zu", c->ns, me, peer);
   coll_rank *r = &c->ranks[me];
@@ -186,28 +153,22 @@ static void chunk_at(const coll_comm *c, size_t off, size_t len, size_t k, size_
 /* Posts one message of elements [off, off + len) of buf (none when buf is NULL) to `to`. */
 static sg_comm_t post_send(coll_comm *c, size_t me, size_t to, const double *buf, size_t off, size_t len)
 {
-  peer_box *b = box_of(c, me, to);
+  peer_box *b = coll_box_of(c, me, to);
   coll_msg *m = coll_msg_create((int)me, b->sent++, len, buf ? len : 0);
   if (m->n)
     memcpy(m->data, buf + off, len * sizeof(double));
   return msg_send_async(b->out, c->hosts[to], &m->hdr, msg_bytes((double)len, c->o.elem_bytes));
 }
 
-typedef struct pending {
-  sg_comm_t comm;
-  msg *m;
-  peer_box *from;
-} pending;
-
-static void post_recv(coll_comm *c, size_t me, size_t from, pending *pd)
+void coll_post_recv(coll_comm *c, size_t me, size_t from, pending *pd)
 {
   pd->m = NULL;
-  pd->from = box_of(c, me, from);
+  pd->from = coll_box_of(c, me, from);
   pd->comm = sg_mailbox_get_async(pd->from->in, (void **)&pd->m);
 }
 
 /* Reduction cost: reduce_flops per element through compute_execute (the gamma term). */
-static void reduce_cost(const coll_comm *c, size_t len)
+void coll_reduce_cost(const coll_comm *c, size_t len)
 {
   if (c->o.cfg != NULL && c->o.reduce_flops > 0 && len > 0)
     compute_execute(c->o.cfg, c->o.reduce_flops * (double)len);
@@ -215,7 +176,7 @@ static void reduce_cost(const coll_comm *c, size_t len)
 
 /* Adds (reduce) or copies the payload of pd, whose receive is complete, into
  * buf[off, off + len). */
-static void take_recv(coll_comm *c, size_t me, pending *pd, double *buf, size_t off, size_t len, int reduce)
+void coll_take_recv(coll_comm *c, size_t me, pending *pd, double *buf, size_t off, size_t len, int reduce)
 {
   xbt_assert(pd->m != NULL, "%s: member %zu received no message", c->ns, me);
   msg_received(pd->m);
@@ -230,13 +191,13 @@ static void take_recv(coll_comm *c, size_t me, pending *pd, double *buf, size_t 
     memcpy(buf + off, m->data, len * sizeof(double));
   msg_free(m);
   if (reduce)
-    reduce_cost(c, len);
+    coll_reduce_cost(c, len);
 }
 
 static void finish_recv(coll_comm *c, size_t me, pending *pd, double *buf, size_t off, size_t len, int reduce)
 {
   account_comm_wait(pd->comm);
-  take_recv(c, me, pd, buf, off, len, reduce);
+  coll_take_recv(c, me, pd, buf, off, len, reduce);
 }
 
 /* One step of a collective: elements [soff, soff + slen) of buf go to `to` while
@@ -254,12 +215,12 @@ static void exchange(coll_comm *c, size_t me, size_t to, size_t soff, size_t sle
     if (ns)
       both[k++] = post_send(c, me, to, buf, soff, slen);
     if (nr) {
-      post_recv(c, me, from, &win[0]);
+      coll_post_recv(c, me, from, &win[0]);
       both[k++] = win[0].comm;
     }
     msg_wait_all(both, k);
     if (nr)
-      take_recv(c, me, &win[0], buf, roff, rlen, reduce);
+      coll_take_recv(c, me, &win[0], buf, roff, rlen, reduce);
     return;
   }
   sg_comm_t *sends = xbt_malloc((ns ? ns : 1) * sizeof(sg_comm_t));
@@ -269,13 +230,13 @@ static void exchange(coll_comm *c, size_t me, size_t to, size_t soff, size_t sle
     sends[k] = post_send(c, me, to, buf, o, l);
   }
   for (size_t k = 0; k < nr && k < COLL_WINDOW; k++)
-    post_recv(c, me, from, &win[k]);
+    coll_post_recv(c, me, from, &win[k]);
   for (size_t k = 0; k < nr; k++) {
     size_t o, l;
     chunk_at(c, roff, rlen, k, &o, &l);
     finish_recv(c, me, &win[k % COLL_WINDOW], buf, o, l, reduce);
     if (k + COLL_WINDOW < nr)
-      post_recv(c, me, from, &win[k % COLL_WINDOW]);
+      coll_post_recv(c, me, from, &win[k % COLL_WINDOW]);
   }
   if (ns)
     msg_wait_all(sends, ns);
@@ -356,164 +317,6 @@ void coll_alltoallv(coll_comm *c, size_t me, const double *send, const size_t *s
   xbt_free(roff);
 }
 
-/* ---- rounds (COLL_ROUNDS): a ring collective as one bulk-synchronous round ---------- *
- *
- * A ring collective of s steps (2(p-1) for allreduce, p-1 for reduce-scatter and
- * allgather) costs, on a contention-free ring, s (alpha + b beta): a latency per step and
- * the bytes of every step. A round keeps both terms as SimGrid activities and drops the
- * 2p(p-1)-message count:
- *  1. every member arrives at the communicator's barrier (no simulated time): the round
- *     starts when the last member is there, as no ring step of the slowest member's
- *     neighbours can complete before it arrives;
- *  2. member 0 runs the chain of the steps' latencies: s - 1 zero-byte SimGrid transfers
- *     (sg_host_sendto) over the ring pair with the largest route latency, the pair every
- *     step waits for; the others wait at the barrier again. Each transfer takes what
- *     SimGrid's network model gives a zero-byte message on that route (LV08's latency
- *     factor included); the s-th latency is the bulk transfer's own;
- *  3. every member sends its right neighbour one message of the bytes of all its steps
- *     (each step's elements x elem_bytes + the 64-byte header, exactly as the step
- *     messages add up, so links.csv and the byte totals are unchanged) and receives its left
- *     neighbour's: the bandwidth each flow gets, with every other flow on its links, is
- *     SimGrid's. Each member leaves when its own send and receive are done.
- * What it does not model: within a round no member runs ahead of or behind its neighbours
- * step by step, so a bottleneck flow that message-level steps would hold every step behind
- * shares its links with the others' whole transfers instead (algorithms/README.md,
- * Collectives: the error table).
- *
- * Numerics: the members publish their input buffers before the first barrier; between the
- * barriers member b computes block b of the result in the ring's own order (coll_reference_at,
- * the order messages add it in), reading the others' inputs, which nobody writes until
- * every member has passed the second barrier; after it each member copies the blocks it
- * receives. The sums are therefore those of message level bit for bit. */
-
-/* Steps of a ring op on p members. */
-static size_t ring_steps(coll_op op, size_t p)
-{
-  return op == COLL_ALLREDUCE ? 2 * (p - 1) : p - 1;
-}
-
-/* Elements member r sends to its right neighbour over a ring op's steps, in *elems, and the
- * elements of them it adds on arrival at r + 1 (reduce-scatter steps), in *reduced: the
- * blocks ring_reduce_scatter and ring_allgather send, each message elems x elem_bytes + 64. */
-static void ring_sent(coll_op op, size_t p, size_t n, size_t r, size_t *elems, size_t *reduced)
-{
-  size_t e = 0, red = 0, off, len;
-  if (op != COLL_ALLGATHER)
-    for (size_t s = 0; s + 1 < p; s++) {
-      coll_block(n, p, (r + 2 * p - s - 1) % p, &off, &len);
-      e += len;
-      red += len;
-    }
-  if (op != COLL_REDUCE_SCATTER)
-    for (size_t s = 0; s + 1 < p; s++) {
-      coll_block(n, p, (r + p - s) % p, &off, &len);
-      e += len;
-    }
-  *elems = e;
-  *reduced = red;
-}
-
-/* Between the barriers: member me's block of the result, from every member's input. */
-static void rounds_part(coll_comm *c, size_t me, coll_op op, size_t n)
-{
-  size_t p = c->p, off, len;
-  coll_rank *rk = &c->ranks[me];
-  coll_block(n, p, me, &off, &len);
-  if (len > rk->part_cap) {
-    rk->part = xbt_realloc(rk->part, len * sizeof(double));
-    rk->part_cap = len;
-  }
-  if (op == COLL_ALLGATHER) {
-    memcpy(rk->part, rk->in + off, len * sizeof(double));
-    return;
-  }
-  const double **x = xbt_malloc(p * sizeof(double *));
-  double *v = xbt_malloc(p * sizeof(double));
-  for (size_t k = 0; k < p; k++)
-    x[k] = c->ranks[k].in;
-  for (size_t i = 0; i < len; i++)
-    rk->part[i] = coll_reference_at(op, COLL_RING, p, 0, me, off + i, x, v);
-  xbt_free(v);
-  xbt_free(x);
-}
-
-/* The round's first barrier, then the check that every member called the same. */
-static void rounds_meet(coll_comm *c, size_t me, coll_op op, size_t n, size_t batch, const double *buf)
-{
-  coll_rank *rk = &c->ranks[me];
-  rk->op = op;
-  rk->n = n;
-  rk->batch = batch;
-  rk->in = buf;
-  account_comm_begin();
-  sg_barrier_wait(c->bar);
-  for (size_t k = 0; k < c->p; k++) {
-    const coll_rank *o = &c->ranks[k];
-    xbt_assert(o->op == op && o->n == n && o->batch == batch && (o->in == NULL) == (buf == NULL),
-               "%s: member %zu called %s of %zu elements%s (batch %zu), member %zu %s of %zu%s (batch %zu): members "
-               "called different collectives",
-               c->ns, me, coll_op_name(op), n, buf ? "" : " (timing only)", batch, k, coll_op_name(o->op), o->n,
-               o->in ? "" : " (timing only)", o->batch);
-  }
-}
-
-/* Member 0 runs the chain of `steps` - 1 latencies while the others wait (none with
- * coll_comm_set_no_chain); then the second barrier. */
-static void rounds_chain(coll_comm *c, size_t me, size_t steps)
-{
-  if (me == 0 && !c->no_chain)
-    for (size_t s = 1; s < steps; s++)
-      sg_host_sendto(c->slow_src, c->slow_dst, 0);
-  sg_barrier_wait(c->bar);
-}
-
-/* The round's transfers: member me sends its right neighbour out_elems elements (the
- * bytes of `steps` step messages) and receives in_elems from its left, `reduced` of them
- * added on arrival. */
-static void rounds_transfer(coll_comm *c, size_t me, size_t out_elems, size_t in_elems, size_t reduced, size_t steps)
-{
-  size_t p = c->p, right = (me + 1) % p, left = (me + p - 1) % p;
-  peer_box *b = box_of(c, me, right);
-  coll_msg *m = coll_msg_create((int)me, b->sent++, out_elems, 0);
-  double bytes = (double)out_elems * (double)c->o.elem_bytes + (double)(steps * MSG_HEADER_BYTES);
-  sg_comm_t both[2];
-  pending pd;
-  both[0] = msg_send_async(b->out, c->hosts[right], &m->hdr, bytes);
-  post_recv(c, me, left, &pd);
-  both[1] = pd.comm;
-  sg_comm_wait_all(both, 2);
-  account_comm_end();
-  take_recv(c, me, &pd, NULL, 0, in_elems, 0);
-  reduce_cost(c, reduced);
-}
-
-static void rounds_ring(coll_comm *c, size_t me, double *buf, size_t n, coll_op op)
-{
-  size_t p = c->p, left = (me + p - 1) % p;
-  rounds_meet(c, me, op, n, 0, buf);
-  if (buf)
-    rounds_part(c, me, op, n);
-  rounds_chain(c, me, ring_steps(op, p));
-  if (buf)
-    for (size_t k = 0; k < p; k++) {
-      size_t off, len;
-      if (op == COLL_REDUCE_SCATTER ? k != me : op == COLL_ALLGATHER && k == me)
-        continue;
-      coll_block(n, p, k, &off, &len);
-      memcpy(buf + off, c->ranks[k].part, len * sizeof(double));
-    }
-  size_t out_elems, in_elems, reduced, unused;
-  ring_sent(op, p, n, me, &out_elems, &unused);
-  ring_sent(op, p, n, left, &in_elems, &reduced);
-  rounds_transfer(c, me, out_elems, in_elems, reduced, ring_steps(op, p));
-}
-
-/* Whether op on c runs as a round: rounds mode, more than one member, unchunked. */
-static int as_round(const coll_comm *c)
-{
-  return c->o.mode == COLL_ROUNDS && c->p > 1 && c->chunk_elems == SIZE_MAX;
-}
-
 /* ---- ring (Patarasuk and Yuan 2009; MPICH allreduce_intra_ring.c) ----------------- */
 
 /* Step s of p-1: send block (me - s - 1) to the right, receive block (me - s - 2) from
@@ -544,16 +347,16 @@ static void ring_allgather(coll_comm *c, size_t me, double *buf, size_t n)
 
 static void reduce_scatter(coll_comm *c, size_t me, double *buf, size_t n)
 {
-  if (as_round(c))
-    rounds_ring(c, me, buf, n, COLL_REDUCE_SCATTER);
+  if (coll_as_round(c))
+    coll_rounds_ring(c, me, buf, n, COLL_REDUCE_SCATTER);
   else
     ring_reduce_scatter(c, me, buf, n);
 }
 
 static void allgather(coll_comm *c, size_t me, double *buf, size_t n)
 {
-  if (as_round(c))
-    rounds_ring(c, me, buf, n, COLL_ALLGATHER);
+  if (coll_as_round(c))
+    coll_rounds_ring(c, me, buf, n, COLL_ALLGATHER);
   else
     ring_allgather(c, me, buf, n);
 }
@@ -653,14 +456,14 @@ static void tree_bcast(coll_comm *c, size_t me, size_t root, double *buf, size_t
   size_t parent = q ? (q - mask + root) % p : NO_PEER;
   pending win;
   if (parent != NO_PEER)
-    post_recv(c, me, parent, &win);
+    coll_post_recv(c, me, parent, &win);
   for (size_t k = 0; k < nc; k++) {
     size_t o, l;
     chunk_at(c, 0, n, k, &o, &l);
     if (parent != NO_PEER) {
       finish_recv(c, me, &win, buf, o, l, 0);
       if (k + 1 < nc)
-        post_recv(c, me, parent, &win);
+        coll_post_recv(c, me, parent, &win);
     }
     for (size_t m = mask >> 1; m >= 1; m >>= 1)
       if (q + m < p)
@@ -682,7 +485,7 @@ static void tree_reduce(coll_comm *c, size_t me, size_t root, double *buf, size_
     chunk_at(c, 0, n, k, &o, &l);
     for (size_t m = 1; m < mask && q + m < p; m <<= 1) {
       pending pd;
-      post_recv(c, me, (q + m + root) % p, &pd);
+      coll_post_recv(c, me, (q + m + root) % p, &pd);
       finish_recv(c, me, &pd, buf, o, l, 1);
     }
     if (parent != NO_PEER)
@@ -721,8 +524,8 @@ static void allreduce(coll_comm *c, size_t me, double *buf, size_t n, coll_algo 
 {
   switch (algo) {
   case COLL_RING:
-    if (as_round(c)) {
-      rounds_ring(c, me, buf, n, COLL_ALLREDUCE);
+    if (coll_as_round(c)) {
+      coll_rounds_ring(c, me, buf, n, COLL_ALLREDUCE);
       return;
     }
     ring_reduce_scatter(c, me, buf, n);
@@ -754,25 +557,6 @@ void coll_allreduce(coll_comm *c, size_t me, double *buf, size_t n, coll_algo al
     c->rate[me] = 2.0 * (double)(c->p - 1) * (double)n * (double)c->o.elem_bytes / (double)c->p / dt;
 }
 
-/* A batch as one round: the steps of all its collectives in one latency chain, the bytes
- * of all of them in one transfer per member. */
-static void rounds_batch(coll_comm *c, size_t me, const coll_op *ops, size_t nops, size_t reps, size_t n)
-{
-  size_t p = c->p, left = (me + p - 1) % p, steps = 0, out_elems = 0, in_elems = 0, reduced = 0;
-  for (size_t i = 0; i < nops; i++) {
-    size_t o, in, r, unused;
-    ring_sent(ops[i], p, n, me, &o, &unused);
-    ring_sent(ops[i], p, n, left, &in, &r);
-    steps += reps * ring_steps(ops[i], p);
-    out_elems += reps * o;
-    in_elems += reps * in;
-    reduced += reps * r;
-  }
-  rounds_meet(c, me, ops[0], n, nops * reps, NULL);
-  rounds_chain(c, me, steps);
-  rounds_transfer(c, me, out_elems, in_elems, reduced, steps);
-}
-
 void coll_batch(coll_comm *c, size_t me, const coll_op *ops, size_t nops, size_t reps, size_t n, coll_algo algo)
 {
   if (c->p == 1 || nops == 0 || reps == 0)
@@ -785,8 +569,8 @@ void coll_batch(coll_comm *c, size_t me, const coll_op *ops, size_t nops, size_t
   }
   sg_exec_t h = hold_begin(c, me);
   account_label_push("%zu collectives x %zu %s", nops, reps, c->ns);
-  if (as_round(c) && ring)
-    rounds_batch(c, me, ops, nops, reps, n);
+  if (coll_as_round(c) && ring)
+    coll_rounds_batch(c, me, ops, nops, reps, n);
   else
     for (size_t r = 0; r < reps; r++)
       for (size_t i = 0; i < nops; i++) {
