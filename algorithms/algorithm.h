@@ -137,9 +137,9 @@ const void *algorithm_section(const scenario *sc, const algorithm *reader, const
 /* Whether a reads the section called name: its own, or one its `reads` lists. */
 int algorithm_reads(const algorithm *a, const char *name);
 /* The bank rule of the parameter-server algorithms, into b: one bank of all `shards` when
- * `section`.ps_bank (`mode`) asks for it, or when it is auto, the configuration has the
- * bank's symmetry (`whole`: whole replicas, no faults, every shard alike) and `replicas`
- * reach ALGORITHM_BANK_AUTO_FROM; else none (b->hosts 0). */
+ * `section`.ps_bank (`mode`) asks for it, or when it is auto, the algorithm's bank serves the
+ * configuration (`whole`: no faults, and Downpour's dense pushes, Sandblaster's whole replicas)
+ * and `replicas` reach ALGORITHM_BANK_AUTO_FROM; else none (b->hosts 0). */
 void algorithm_bank_choose(algorithm_bank *b, const char *section, int mode, int whole, int replicas, int shards);
 
 /* Whether the blank-separated list (a descriptor's reports or figures; NULL: empty) holds

@@ -151,21 +151,33 @@ static void end_step(replica *r, long step)
     release_warmstart(r);
 }
 
-/* The messages a fetch or a push exchanges: one with each shard, or with each bank. */
+/* The links of the machine's layout to bank g's shards (a whole replica's: all of them). */
+static int bank_parts(const replica *r, int g)
+{
+  int first = ps_bank_first(r->d->banks[g]), n = 0;
+  for (size_t i = 0; i < r->lay->n_links; i++)
+    n += r->lay->link[i].shard >= first && r->lay->link[i].shard < first + ps_bank_size(r->d->banks[g]);
+  return n;
+}
+
+/* The messages a fetch or a push exchanges: one with each of its shards, or with each
+ * bank holding some of them. */
 static size_t endpoints(const replica *r)
 {
-  return r->d->banks ? (size_t)r->d->n_banks : r->lay->n_links;
+  size_t n = 0;
+  for (int g = 0; r->d->banks && g < r->d->n_banks; g++)
+    n += bank_parts(r, g) > 0;
+  return r->d->banks ? n : r->lay->n_links;
 }
 
 static void request_parameters(replica *r)
 {
   const ps_layout *lay = r->lay;
   quantum_align(r->d->p->comm_quantum);
-  for (int g = 0; r->d->banks && g < r->d->n_banks; g++) { /* one request for the bank's shards */
-    ps_bank *b = r->d->banks[g];
-    msg_send(ps_bank_mailbox(b), r->d->bank_hosts[g], &ps_fetch_msg_create(r->client, 0)->hdr,
-             ps_bank_size(b) * (double)MSG_HEADER_BYTES);
-  }
+  for (int g = 0; r->d->banks && g < r->d->n_banks; g++) /* one request for its shards in the bank */
+    if (bank_parts(r, g) > 0)
+      msg_send(ps_bank_mailbox(r->d->banks[g]), r->d->bank_hosts[g], &ps_fetch_msg_create(r->client, 0)->hdr,
+               bank_parts(r, g) * (double)MSG_HEADER_BYTES);
   for (size_t i = 0; !r->d->banks && i < lay->n_links; i++) {
     int s = lay->link[i].shard;
     msg_send(r->d->shard_box[s], shard_host(r->d, s), &ps_fetch_msg_create(r->client, 0)->hdr, MSG_HEADER_BYTES);
@@ -196,7 +208,8 @@ static void install_parameters(replica *r)
     if (r->d->banks) { /* a bank's reply: its shards' replies */
       ps_bundle_msg *b = ps_bundle_msg_of(r->replies[i]);
       for (size_t j = 0; j < b->n; j++)
-        install(r, ps_params_msg_of(b->part[j]));
+        if (b->part[j]) /* NULL: a shard the machine does not talk to */
+          install(r, ps_params_msg_of(b->part[j]));
     } else
       install(r, ps_params_msg_of(r->replies[i]));
     msg_free(r->replies[i]);
@@ -379,16 +392,20 @@ static void push_gradient(replica *r)
   wait_push(r);
   compress_gradient(r);
   quantum_align(r->d->p->comm_quantum);
-  for (int g = 0; r->d->banks && g < r->d->n_banks; g++) { /* the bank's shards' slices as one message */
+  for (int g = 0, e = 0; r->d->banks && g < r->d->n_banks; g++) { /* its slices in the bank as one message */
     ps_bank *b = r->d->banks[g];
+    if (bank_parts(r, g) == 0)
+      continue;
     ps_bundle_msg *m = ps_bundle_msg_create(PS_MSG_BANK_PUSH, r->client, (size_t)ps_bank_size(b));
     double bytes = 0;
-    for (int j = 0; j < ps_bank_size(b); j++) {
-      size_t i = (size_t)(ps_bank_first(b) + j);
-      m->part[j] = &push_message(r, i)->hdr;
-      bytes += push_bytes(r, i);
+    for (size_t i = 0; i < r->lay->n_links; i++) { /* part j: shard first + j's, NULL if not the machine's */
+      int j = r->lay->link[i].shard - ps_bank_first(b);
+      if (j >= 0 && j < ps_bank_size(b)) {
+        m->part[j] = &push_message(r, i)->hdr;
+        bytes += push_bytes(r, i);
+      }
     }
-    r->push_comms[g] = msg_send_async(ps_bank_mailbox(b), r->d->bank_hosts[g], &m->hdr, bytes);
+    r->push_comms[e++] = msg_send_async(ps_bank_mailbox(b), r->d->bank_hosts[g], &m->hdr, bytes);
   }
   for (size_t i = 0; !r->d->banks && i < r->lay->n_links; i++) {
     const ps_link *k = &r->lay->link[i];
@@ -420,7 +437,8 @@ static void say_done(replica *r)
     sg_mutex_unlock(d->gone_mu);
   }
   for (int g = 0; d->banks && g < d->n_banks; g++)
-    msg_send(ps_bank_mailbox(d->banks[g]), d->bank_hosts[g], &ps_done_msg_create(r->client)->hdr, MSG_HEADER_BYTES);
+    if (bank_parts(r, g) > 0)
+      msg_send(ps_bank_mailbox(d->banks[g]), d->bank_hosts[g], &ps_done_msg_create(r->client)->hdr, MSG_HEADER_BYTES);
   for (size_t i = 0; !d->banks && i < r->lay->n_links; i++) {
     int s = r->lay->link[i].shard;
     sg_mailbox_t box = d->fp ? ps_mailbox(d->shards[s]) : d->shard_box[s];
@@ -639,25 +657,25 @@ static void replicas_init(downpour *d, metrics *m)
 }
 
 /* The bank (ps_bank.h): bank g holds shards ps_slice(S, G, g) and serves them from
- * cfg->banks[g]; every client is a whole replica that talks to every shard. */
+ * cfg->banks[g]; its clients are the replicas' machines, each talking to its shards. */
 static void start_banks(downpour *d)
 {
   const run_config *cfg = d->cfg;
-  int S = d->p->ps_shards, R = d->p->replicas;
-  xbt_assert(d->plan == NULL && d->fp == NULL && d->zp.method == COMPRESS_NONE && d->layouts[0]->n_links == (size_t)S,
+  int S = d->p->ps_shards, M = d->p->replicas * d->p->partitions;
+  xbt_assert(d->fp == NULL && d->zp.method == COMPRESS_NONE,
              "downpour: a bank for a configuration the plan did not allow");
   d->n_banks = (int)cfg->n_banks;
   d->bank_hosts = cfg->banks;
   d->banks = xbt_malloc0(cfg->n_banks * sizeof(*d->banks));
   d->shard_slowdown = xbt_malloc((size_t)S * sizeof(double));
   for (int s = 0; s < S; s++) /* what shard s would compute on its own host */
-    d->shard_slowdown[s] = cfg->host_slowdown ? cfg->host_slowdown[ps_place_shard((size_t)R, (size_t)S, (size_t)s,
+    d->shard_slowdown[s] = cfg->host_slowdown ? cfg->host_slowdown[ps_place_shard((size_t)M, (size_t)S, (size_t)s,
                                                                                    d->p->ps_spread)] : 1.0;
   for (size_t g = 0; g < cfg->n_banks; g++) {
     size_t first, end;
     ps_slice((size_t)S, cfg->n_banks, g, &first, &end);
-    d->banks[g] = ps_bank_create(cfg, (int)g, d->shards + first, (int)first, (int)(end - first), "replica",
-                                 d->client_hosts, R);
+    d->banks[g] = ps_bank_create(cfg, (int)g, d->shards + first, (int)first, (int)(end - first),
+                                 d->plan ? "dpart" : "replica", d->client_hosts, M);
     if (cfg->host_slowdown)
       ps_bank_slow_shards(d->banks[g], d->shard_slowdown + first);
     if (d->p->comm_quantum > 0)

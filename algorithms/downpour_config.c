@@ -82,11 +82,12 @@ static const key_spec downpour_keys[] = {
   {"downpour", "ps_bank", KEY_CHOICE, KEY_FIELD(downpour_params, ps_bank), .def = "auto", .unit = "",
    .doc = "How the shards meet the network: `exact`, each on its own host; `bank`, all on one bank host of "
           "ps_shards times a host's link bandwidth and cores at the core of a generated fat tree with "
-          "`platform.uplink_routing = pooled`, each replica's fetch and push one message to it, the shards' "
-          "states, update order and staleness unchanged: the same sharing problem with one flow where there "
-          "were ps_shards, for runs of hundreds of replicas (algorithms/doc/downpour.md, Bank, has the error "
-          "table); `auto`, the bank from 100 whole replicas up where the platform takes it, exact otherwise. "
-          "Not with host or link faults, partitions > 1 or compressed pushes.",
+          "`platform.uplink_routing = pooled`, each replica's (or split replica's machine's) fetch and push "
+          "one message to it for the shards it talks to, the shards' states, update order and staleness "
+          "unchanged: the same sharing problem with one flow where there were ps_shards, for runs of hundreds "
+          "of replicas (algorithms/doc/downpour.md, Bank, has the error tables, whole and split replicas); "
+          "`auto`, the bank from 100 replicas up where the platform takes it, exact otherwise. Not with host "
+          "or link faults or compressed pushes.",
    .choices = "auto|exact|bank"},
   {"downpour", "compress_levels", KEY_INT, KEY_FIELD(downpour_params, compress_levels), .def = "15",
    .unit = "levels", .doc = "`qsgd`: s, the quantisation levels of |v_i| / ||v||_2.", KEY_GE(1), KEY_LE(1 << 20)},
@@ -111,10 +112,9 @@ static int downpour_plan_validate(const scenario *sc, const void *params, char *
   else if (p->partitions > 1 && p->overlap)
     snprintf(why, len, "downpour.overlap: not available with partitioned replicas (downpour.partitions = %d)",
              p->partitions);
-  else if (p->ps_bank == ALGORITHM_BANK_ON && (faulty || p->partitions > 1 || p->compress != COMPRESS_NONE))
-    snprintf(why, len, "downpour.ps_bank: the bank serves whole replicas with dense pushes and no host or link "
-             "faults; this run has %s", faulty ? "faults" : p->partitions > 1 ? "downpour.partitions > 1"
-             : "downpour.compress");
+  else if (p->ps_bank == ALGORITHM_BANK_ON && (faulty || p->compress != COMPRESS_NONE))
+    snprintf(why, len, "downpour.ps_bank: the bank serves dense pushes with no host or link faults; this run has %s",
+             faulty ? "faults" : "downpour.compress");
   else if (faulty && p->ps_spread)
     snprintf(why, len, "faults: host and link faults are not supported with downpour.ps_placement = spread");
   else if (faulty && p->waited_sends)
@@ -136,13 +136,13 @@ static size_t downpour_plan_hosts_needed(const scenario *sc, const void *params,
   return downpour_hosts_needed(params);
 }
 
-/* downpour.ps_bank: one bank of all the shards, asked for, or chosen by auto for whole
- * replicas with dense pushes and no faults from ALGORITHM_BANK_AUTO_FROM replicas up. */
+/* downpour.ps_bank: one bank of all the shards, asked for, or chosen by auto for replicas,
+ * whole or split, with dense pushes and no faults from ALGORITHM_BANK_AUTO_FROM replicas up. */
 static void downpour_plan_bank(const scenario *sc, const void *params, algorithm_bank *b)
 {
   const downpour_params *p = params;
-  int whole = p->partitions == 1 && !settings_faulty(sc) && p->compress == COMPRESS_NONE;
-  algorithm_bank_choose(b, "downpour", p->ps_bank, whole, p->replicas, p->ps_shards);
+  int fits = !settings_faulty(sc) && p->compress == COMPRESS_NONE;
+  algorithm_bank_choose(b, "downpour", p->ps_bank, fits, p->replicas, p->ps_shards);
 }
 
 /* [faults]: the replicas' machines are the workers; replicaK is replica K's first

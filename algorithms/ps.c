@@ -162,6 +162,12 @@ void ps_snapshot(ps_shard *s, gsl_vector *w)
   sg_mutex_unlock(s->mu);
 }
 
+int ps_serves(const ps_shard *s, int c)
+{
+  xbt_assert(c >= 0 && c < s->n_clients, "ps_serves: client %d of %d", c, s->n_clients);
+  return s->clients[c].served;
+}
+
 ps_params_msg *ps_reply(ps_shard *s, int client, long serial, double *bytes)
 {
   const ps_client *cl = &s->clients[client];

@@ -63,6 +63,8 @@ double ps_update_flops(const ps_shard *s, int client);
 void ps_apply(ps_shard *s, const ps_push_msg *push, const double *g);
 /* A bank's shard ended: the evaluator counts it (eval_finished). */
 void ps_bank_ended(ps_shard *s);
+/* Whether client c talks to the shard (ps_serve_link): 1 unless told it never does. */
+int ps_serves(const ps_shard *s, int c);
 
 /* Copies the shard's current slice into the same positions of w (evaluator only;
  * takes the shard's lock so that it never sees half an update). */

@@ -3,9 +3,10 @@
 /* ps_bank.h - a bank of parameter-server shards: the network endpoint of n consecutive
  * shards (ps.h), on one host of n times a shard host's link bandwidth and cores, so that
  * SimGrid shares the network among one flow per client where the shards had n. A client
- * sends the bank one fetch and one push for all its shards; the bank answers with one
- * message holding each shard's reply, and applies each part of a push to its shard in
- * arrival order, the n updates side by side on n cores. The shards keep their states,
+ * sends the bank one fetch and one push for all of the bank's shards it talks to (a split
+ * replica's machine: those holding its parameters, ps_serve_link); the bank answers with
+ * one message holding each such shard's reply, and applies each part of a push to its
+ * shard in arrival order, the updates side by side, one core each. The shards keep their states,
  * versions and staleness counts: only the traffic is merged (algorithms/doc/downpour.md,
  * Bank). */
 
@@ -30,7 +31,8 @@ void ps_bank_slow_shards(ps_bank *b, const double *factor);
  * Call before ps_bank_start. */
 void ps_bank_send_on_quantum(ps_bank *b, double q);
 /* Creates its actor on host; it listens on mailbox "bank-<rank>" and ends once every
- * client has sent PS_MSG_DONE, each of its shards counted as ended for the evaluator. */
+ * client that talks to one of its shards has sent PS_MSG_DONE, each of its shards counted
+ * as ended for the evaluator. Call after the shards' ps_serve_link. */
 void ps_bank_start(ps_bank *b, sg_host_t host);
 /* Its mailbox. */
 sg_mailbox_t ps_bank_mailbox(const ps_bank *b);

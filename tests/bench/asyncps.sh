@@ -41,6 +41,9 @@
 #  scale-10k       tests/bench/scale-10k.ini (10,000 hosts, 5 steps); only with FULL=1
 #  scale-10k-bank  tests/bench/scale-10k-bank.ini (10,000 hosts, 9,900 whole replicas and the bank of
 #                  100 shards, 5 steps); only with FULL=1
+#  scale-10k-split-bank
+#                  tests/bench/scale-10k-split-bank.ini (scale-10k's 1,100 replicas of 9 machines with
+#                  the bank of 100 shards, 5 steps); only with FULL=1
 # BANKCFG, Sandblaster's bank's settings: FASTCFG's precisions with SimGrid's default network/optim:Lazy,
 # whose selective update re-solves only the flows an event reaches: with the bank's control network,
 # few for the coordinator's messages (the same results as network/optim:Full within 1e-9:
@@ -49,7 +52,7 @@
 # only the 20-replica cases; NOEXACT=1 skips downpour-200-exact and sandblaster-200-exact (minutes of CPU;
 # then rel_err = n/a);
 # ONLY=CASE runs CASE and its exact reference; SB=1 adds sandblaster-R-dmodk (SB_R=R replicas, 2000);
-# FULL=1 adds scale-10k and scale-10k-bank.
+# FULL=1 adds scale-10k, scale-10k-bank and scale-10k-split-bank.
 set -euo pipefail
 BIN=${1:?usage: asyncps.sh BIN}
 Q=${Q:-0.02} QUICK=${QUICK:-0} NOEXACT=${NOEXACT:-0} ONLY=${ONLY:-} SB=${SB:-0} SB_R=${SB_R:-2000} FULL=${FULL:-0}
@@ -182,4 +185,9 @@ if [ "$FULL" = 1 ] && wanted scale-10k-bank; then
   timed scale-10k-bank "$here/scale-10k-bank.ini"
   line scale-10k-bank 9900 100 "$(steps "$work/scale-10k-bank/summary.json")" \
     "$(json step_time_s "$work/scale-10k-bank/summary.json")"
+fi
+if [ "$FULL" = 1 ] && wanted scale-10k-split-bank; then
+  timed scale-10k-split-bank "$here/scale-10k-split-bank.ini"
+  line scale-10k-split-bank 1100 100 "$(steps "$work/scale-10k-split-bank/summary.json")" \
+    "$(json step_time_s "$work/scale-10k-split-bank/summary.json")"
 fi
