@@ -1,5 +1,7 @@
 /* collectives_rounds.c - COLL_ROUNDS: a ring collective, or a batch of them, as one
  * bulk-synchronous round of SimGrid activities (the manual: algorithms/doc/collective.md). */
+#include "algorithms/collectives_rounds.h"
+
 #include <string.h>
 #include <simgrid/barrier.h>
 #include <simgrid/comm.h>
@@ -9,7 +11,7 @@
 
 #include "algorithms/account.h"
 #include "algorithms/coll_msg.h"
-#include "algorithms/collectives_impl.h"
+#include "algorithms/collectives_comm_impl.h"
 
 /* ---- rounds (COLL_ROUNDS): a ring collective as one bulk-synchronous round ---------- *
  *

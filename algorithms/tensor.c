@@ -428,25 +428,6 @@ void tensor_result_get(const tensor *t, tensor_result *r)
     r->max_rel_error = check(t);
 }
 
-void *tensor_run_prepare(const run_config *cfg, char *err, size_t len)
-{
-  (void)err;
-  (void)len;
-  tensor_run *r = xbt_malloc0(sizeof(*r));
-  r->own = *(const tensor_params *)algorithm_params(cfg->sc, &tensor_algorithm);
-  r->own.steps = cfg->max_steps > 0 ? cfg->max_steps : 1; /* run.max_steps (tensor.steps, its old name); 0: one */
-  r->p = &r->own;
-  return r;
-}
-
-int tensor_run_check_hosts(void *state, const run_config *cfg, char *err, size_t len)
-{
-  const tensor_params *p = ((tensor_run *)state)->p;
-  if (tensor_check_mem_bw(p, cfg, err, len) != 0)
-    return -1;
-  return tensor_host_check(cfg, tensor_hosts_needed(p), err, len);
-}
-
 void tensor_run_deploy(void *state, const run_config *cfg, metrics *m)
 {
   tensor_run *r = state;

@@ -1,13 +1,16 @@
 /* tensor_config.c - the [tensor] section of run.algorithm = tensor (Megatron-LM tensor
  * parallelism, Shoeybi et al. 2019; data parallelism and recomputation as PTD-P, Narayanan
  * et al. 2021): its key table, the scenario checks, the hosts it needs, its memory
- * footprint and the algorithm's descriptor. The run itself is tensor.c's, its report
+ * footprint, the run's state and host checks before it starts, and the algorithm's
+ * descriptor. The run itself is tensor.c's, its report
  * tensor_report.c's; the shape checks pipeline shares are tensor_stage.c's. */
 #include "algorithms/tensor.h"
 
 #include <stdio.h>
+#include <xbt/sysdep.h>
 
 #include "algorithms/keys.h"
+#include "algorithms/tensor_host.h"
 #include "algorithms/tensor_impl.h"
 
 static const key_spec tensor_keys[] = {
@@ -152,6 +155,26 @@ static double tensor_plan_footprint(const scenario *sc, const void *params, doub
   *what = "tensor.layers x activations of tensor.seq x tensor.microbatch x tensor.hidden per rank, and 3 copies of the "
           "weights";
   return sc->model.numerics ? (per_rank * ((double)p->ranks + 1) + 3 * L * 12 * h * h) * 8 : 0;
+}
+
+/* The run's state: the section as validated, with steps from run.max_steps. */
+void *tensor_run_prepare(const run_config *cfg, char *err, size_t len)
+{
+  (void)err;
+  (void)len;
+  tensor_run *r = xbt_malloc0(sizeof(*r));
+  r->own = *(const tensor_params *)algorithm_params(cfg->sc, &tensor_algorithm);
+  r->own.steps = cfg->max_steps > 0 ? cfg->max_steps : 1; /* run.max_steps (tensor.steps, its old name); 0: one */
+  r->p = &r->own;
+  return r;
+}
+
+int tensor_run_check_hosts(void *state, const run_config *cfg, char *err, size_t len)
+{
+  const tensor_params *p = ((tensor_run *)state)->p;
+  if (tensor_check_mem_bw(p, cfg, err, len) != 0)
+    return -1;
+  return tensor_host_check(cfg, tensor_hosts_needed(p), err, len);
 }
 
 const algorithm tensor_algorithm = {

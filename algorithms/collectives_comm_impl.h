@@ -1,13 +1,13 @@
-/* collectives_impl.h - the private half of the collectives module: what collectives.c and
- * collectives_rounds.c share, a communicator's state and the transfers both post. Not for
- * callers: they use algorithms/collectives.h. */
-#ifndef DTSIM_ALGORITHMS_COLLECTIVES_IMPL_H
-#define DTSIM_ALGORITHMS_COLLECTIVES_IMPL_H
+/* collectives_comm_impl.h - the private half of collectives_comm: a communicator's state and
+ * the transfers collectives.c and collectives_rounds.c post. Not for callers: they use
+ * algorithms/collectives.h. */
+#ifndef DTSIM_ALGORITHMS_COLLECTIVES_COMM_IMPL_H
+#define DTSIM_ALGORITHMS_COLLECTIVES_COMM_IMPL_H
 
 #include <stddef.h>
 #include <simgrid/forward.h>
 
-#include "algorithms/collectives.h"
+#include "algorithms/collectives_comm.h"
 #include "algorithms/msg.h"
 
 typedef struct peer_box {
@@ -61,11 +61,5 @@ void coll_post_recv(coll_comm *c, size_t me, size_t from, pending *pd);
 void coll_take_recv(coll_comm *c, size_t me, pending *pd, double *buf, size_t off, size_t len, int reduce);
 /* Reduction cost: reduce_flops per element through compute_execute (the gamma term). */
 void coll_reduce_cost(const coll_comm *c, size_t len);
-
-/* collectives_rounds.c: whether a ring op on c runs as a round, and the round of one ring op
- * or of a batch of them (COLL_ROUNDS). */
-int coll_as_round(const coll_comm *c);
-void coll_rounds_ring(coll_comm *c, size_t me, double *buf, size_t n, coll_op op);
-void coll_rounds_batch(coll_comm *c, size_t me, const coll_op *ops, size_t nops, size_t reps, size_t n);
 
 #endif
