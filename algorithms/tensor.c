@@ -84,11 +84,11 @@ static void allreduce_gradients(rank *rk)
   if (t->dcomm == NULL)
     return;
   if (!t->p->dp_overlap) {
-    tensor_host_ddp(rk, 0);
+    tensor_host_ddp(rk->host, 0);
     double t0 = simgrid_get_clock();
     coll_allreduce(t->dcomm[rk->me], rk->rep, NULL, t->dp_elems, COLL_RING);
     rk->dp_s = fmax(rk->dp_s, simgrid_get_clock() - t0);
-    tensor_host_ddp(rk, 1);
+    tensor_host_ddp(rk->host, 1);
     return;
   }
   if (t->p->vocab)
@@ -115,14 +115,14 @@ static void rank_actor(int argc, char **argv)
   const tensor_params *p = rk->tp->p;
   for (long step = 0; step < p->steps; step++) {
     start_step(rk);
-    tensor_host_sync(rk, TH_TIMER);
+    tensor_host_sync(rk->host, TH_TIMER);
     for (long k = 0; k < p->microbatches; k++) {
       account_label_push("mb %ld", k);
       load_microbatch(rk, k);
       tensor_rank_forward(rk, 1, 1);
-      tensor_host_sync(rk, TH_TIMER);
+      tensor_host_sync(rk->host, TH_TIMER);
       if (k == 0)
-        tensor_host_loops(rk, FRAMEWORK_BEFORE_BACKWARD);
+        tensor_host_loops(rk->host, FRAMEWORK_BEFORE_BACKWARD);
       if (k == p->microbatches - 1)
         start_handing(rk);
       tensor_rank_backward(rk, 1, 1);
@@ -131,11 +131,11 @@ static void rank_actor(int argc, char **argv)
     account_label_push("gradient allreduce");
     allreduce_gradients(rk);
     account_label_pop();
-    tensor_host_sync(rk, TH_TIMER);
+    tensor_host_sync(rk->host, TH_TIMER);
     account_label_push("optimizer");
-    tensor_host_loops(rk, FRAMEWORK_AFTER_BACKWARD);
+    tensor_host_loops(rk->host, FRAMEWORK_AFTER_BACKWARD);
     account_label_pop();
-    tensor_host_sync(rk, TH_TIMER);
+    tensor_host_sync(rk->host, TH_TIMER);
     if (rk->me == 0 && rk->rep == 0)
       metrics_slot_at(rk->tp->m, 0)->steps = step + 1;
   }
@@ -211,6 +211,38 @@ static void start_actor(const char *role, size_t i, sg_host_t host, rank *rk, vo
   sg_actor_start(a, fn, 0, NULL);
 }
 
+/* Rank i of t (replica i / t, tensor rank i mod t): its state, its actors and, under
+ * model.framework, its thread. */
+static void deploy_rank(tensor *t, size_t i)
+{
+  const run_config *cfg = t->cfg;
+  const tensor_params *p = t->p;
+  rank *rk = &t->ranks[i];
+  rk->tp = t;
+  rk->me = i % p->ranks;
+  rk->rep = i / p->ranks;
+  rk->tc = t->tcomm[rk->rep];
+  rk->layer_done = gradients_ready;
+  rk->has_gpu = compute_gpu(cfg, cfg->hosts[i], &rk->gpu);
+  if (rk->has_gpu)
+    tensor_rank_gpu_times(rk);
+  if (cfg->numerics)
+    rank_init_numerics(t, rk);
+  if (t->b_elems) {
+    rk->ready = sg_sem_init(0);
+    rk->reduced = sg_sem_init(0);
+  }
+  start_actor("tensor", i, cfg->hosts[i], rk, rank_actor);
+  if (t->b_elems)
+    start_actor("tensor-dp", i, cfg->hosts[i], rk, communicator_actor);
+  if (t->host_plan) {
+    char name[32];
+    snprintf(name, sizeof(name), "tensor-host-%zu", i);
+    tensor_host_gpu g = {cfg, rk->has_gpu ? &rk->gpu : NULL, rk->tc, rk->me, (coll_algo)p->algo};
+    rk->host = tensor_host_start(t->host_plan, p->steps, name, &g);
+  }
+}
+
 tensor *tensor_deploy(const run_config *cfg, const tensor_params *p, metrics *m)
 {
   transformer_dims d = {p->microbatch, p->seq, p->hidden, p->heads};
@@ -263,32 +295,10 @@ tensor *tensor_deploy(const run_config *cfg, const tensor_params *p, metrics *m)
     }
   }
   t->ranks = xbt_malloc0(t->n_ranks * sizeof(rank));
-  t->host_plan = tensor_host_plan_create(t);
-  for (size_t i = 0; i < t->n_ranks; i++) {
-    rank *rk = &t->ranks[i];
-    rk->tp = t;
-    rk->me = i % p->ranks;
-    rk->rep = i / p->ranks;
-    rk->tc = t->tcomm[rk->rep];
-    rk->layer_done = gradients_ready;
-    rk->has_gpu = compute_gpu(cfg, cfg->hosts[i], &rk->gpu);
-    if (rk->has_gpu)
-      tensor_rank_gpu_times(rk);
-    if (cfg->numerics)
-      rank_init_numerics(t, rk);
-    if (t->b_elems) {
-      rk->ready = sg_sem_init(0);
-      rk->reduced = sg_sem_init(0);
-    }
-    start_actor("tensor", i, cfg->hosts[i], rk, rank_actor);
-    if (t->b_elems)
-      start_actor("tensor-dp", i, cfg->hosts[i], rk, communicator_actor);
-    if (t->host_plan) {
-      char name[32];
-      snprintf(name, sizeof(name), "tensor-host-%zu", i);
-      tensor_host_start(rk, t->host_plan, p->steps, name);
-    }
-  }
+  tensor_host_shape hs = tensor_host_shape_of(t);
+  t->host_plan = tensor_host_plan_create(cfg->framework, &hs);
+  for (size_t i = 0; i < t->n_ranks; i++)
+    deploy_rank(t, i);
   return t;
 }
 

@@ -17,7 +17,6 @@
 #include "algorithms/account.h"
 #include "algorithms/collectives.h"
 #include "algorithms/compute.h"
-#include "algorithms/tensor_stage_impl.h"
 #include "models/transformer.h"
 
 /* One piece of the plan: a launch of `count` kernels, or a wait for the GPU followed by
@@ -39,6 +38,7 @@ struct tensor_host_plan {
 
 struct tensor_host {
   const tensor_host_plan *plan;
+  tensor_host_gpu g;  /* the rank's GPU side */
   long steps;
   double pcie_bw;   /* bytes/s of the host CPU's link to the GPU */
   sg_sem_t issued;  /* a token per launch the GPU may start or end on (exec) */
@@ -80,48 +80,38 @@ static void put_wait(tensor_host_plan *p, tensor_host_tag tag)
     put(p, 1, tag, c);
 }
 
-/* Kernels a layer phase launches: its GEMMs, its memory-bound kernels and its collectives
- * (tensor_stage_layers.c's phase_work). */
-static unsigned phase_launches(const struct tensor *t, transformer_phase ph)
-{
-  gemm_shape g[TRANSFORMER_MAX_GEMMS];
-  size_t n = transformer_phase_gemms(&t->d, t->p->ranks, ph, g);
-  return (unsigned)(n + transformer_phase_kernels((transformer_kernels)t->p->kernels, ph) +
-                    (size_t)tensor_phase_collectives(t));
-}
-
-static void plan_layer_forward(tensor_host_plan *p, const struct tensor *t, int recompute)
+static void plan_layer_forward(tensor_host_plan *p, const tensor_host_shape *s, int recompute)
 {
   put_wait(p, recompute ? TH_RNG_REC : TH_RNG_FWD);
-  put(p, 0, TH_FWD_ATTN, phase_launches(t, TRANSFORMER_FWD_ATTN));
+  put(p, 0, TH_FWD_ATTN, s->launches[TRANSFORMER_FWD_ATTN]);
   put_wait(p, TH_RNG_MID);
-  put(p, 0, TH_FWD_MLP, phase_launches(t, TRANSFORMER_FWD_MLP));
+  put(p, 0, TH_FWD_MLP, s->launches[TRANSFORMER_FWD_MLP]);
   if (recompute)
     put_wait(p, TH_RNG_REC_END);
 }
 
-static void plan_forward(tensor_host_plan *p, const struct tensor *t)
+static void plan_forward(tensor_host_plan *p, const tensor_host_shape *s)
 {
-  if (t->p->vocab)
-    put(p, 0, TH_EMBED, 1 + (unsigned)tensor_phase_collectives(t));
-  for (size_t l = 0; l < t->p->layers; l++)
-    plan_layer_forward(p, t, 0);
-  if (t->p->vocab)
-    put(p, 0, TH_LOGITS_F, t->p->ranks > 1 ? 4 : 1);
+  if (s->vocab)
+    put(p, 0, TH_EMBED, 1 + s->collectives);
+  for (size_t l = 0; l < s->layers; l++)
+    plan_layer_forward(p, s, 0);
+  if (s->vocab)
+    put(p, 0, TH_LOGITS_F, s->ranks > 1 ? 4 : 1);
 }
 
-static void plan_backward(tensor_host_plan *p, const struct tensor *t)
+static void plan_backward(tensor_host_plan *p, const tensor_host_shape *s)
 {
-  if (t->p->vocab) {
-    put(p, 0, TH_LOGITS_B, 1 + (unsigned)tensor_phase_collectives(t));
+  if (s->vocab) {
+    put(p, 0, TH_LOGITS_B, 1 + s->collectives);
     put(p, 0, TH_WGRAD, 1);
   }
-  for (size_t l = 0; l < t->p->layers; l++) {
-    if (t->p->recompute)
-      plan_layer_forward(p, t, 1);
-    put(p, 0, TH_BWD_MLP, phase_launches(t, TRANSFORMER_BWD_MLP));
+  for (size_t l = 0; l < s->layers; l++) {
+    if (s->recompute)
+      plan_layer_forward(p, s, 1);
+    put(p, 0, TH_BWD_MLP, s->launches[TRANSFORMER_BWD_MLP]);
     put(p, 0, TH_WGRAD, 1);
-    put(p, 0, TH_BWD_ATTN, phase_launches(t, TRANSFORMER_BWD_ATTN));
+    put(p, 0, TH_BWD_ATTN, s->launches[TRANSFORMER_BWD_ATTN]);
     put(p, 0, TH_WGRAD, 1);
   }
 }
@@ -147,9 +137,8 @@ static void plan_loops(tensor_host_plan *p, framework_where where)
 
 /* The rank's parameter tensors in Megatron-LM's order (the word and position embeddings, the
  * layers', the final LayerNorm's gain and bias). */
-static void plan_tensors(tensor_host_plan *p, const struct tensor *t)
+static void plan_tensors(tensor_host_plan *p, const tensor_host_shape *q)
 {
-  const tensor_params *q = t->p;
   double h = (double)q->hidden, layer[TRANSFORMER_LAYER_TENSORS];
   size_t n = 0, per = transformer_shard_tensors(q->hidden, q->ranks, layer);
   p->n_tensors = q->layers * per + (q->vocab ? 4 : 0);
@@ -170,23 +159,22 @@ static void plan_tensors(tensor_host_plan *p, const struct tensor *t)
     p->elems += p->tensors[i];
 }
 
-tensor_host_plan *tensor_host_plan_create(const struct tensor *t)
+tensor_host_plan *tensor_host_plan_create(const framework *f, const tensor_host_shape *s)
 {
-  const framework *f = t->cfg->framework;
   if (f == NULL)
     return NULL;
   tensor_host_plan *p = xbt_malloc0(sizeof(*p));
   p->f = f;
-  p->recompute = t->p->recompute;
-  p->own_ddp = t->p->dp > 1 && !t->p->dp_overlap;
-  plan_tensors(p, t);
+  p->recompute = s->recompute;
+  p->own_ddp = s->own_ddp;
+  plan_tensors(p, s);
   put_wait(p, TH_TIMER);
-  for (long k = 0; k < t->p->microbatches; k++) {
-    plan_forward(p, t);
+  for (long k = 0; k < s->microbatches; k++) {
+    plan_forward(p, s);
     put_wait(p, TH_TIMER);
     if (k == 0)
       plan_loops(p, FRAMEWORK_BEFORE_BACKWARD);
-    plan_backward(p, t);
+    plan_backward(p, s);
   }
   if (p->own_ddp) {
     put(p, 0, TH_DDP_FLAT, f->flat_kernels);
@@ -280,20 +268,21 @@ static void host_actor(int argc, char **argv)
   h->end = simgrid_get_clock();
 }
 
-void tensor_host_start(struct rank *rk, const tensor_host_plan *plan, long steps, const char *name)
+tensor_host *tensor_host_start(const tensor_host_plan *plan, long steps, const char *name, const tensor_host_gpu *g)
 {
   tensor_host *h = xbt_malloc0(sizeof(*h));
-  sg_host_t cpu = cpu_of(coll_comm_host(rk->tc, rk->me));
+  sg_host_t cpu = cpu_of(coll_comm_host(g->tc, g->me));
   xbt_assert(cpu != NULL, "tensor: a host without the host CPU tensor_host_check asked for");
   h->plan = plan;
+  h->g = *g;
   h->steps = steps;
   h->pcie_bw = pcie_of(cpu);
   h->issued = sg_sem_init(0);
   h->drained = sg_sem_init(0);
-  rk->host = h;
   sg_actor_t a = sg_actor_init(name, cpu);
   sg_actor_set_data(a, h);
   sg_actor_start(a, host_actor, 0, NULL);
+  return h;
 }
 
 double tensor_host_end(const tensor_host *h) { return h ? h->end : 0; }
@@ -329,9 +318,8 @@ static double launched(tensor_host *h, tensor_host_tag tag)
   return e->count > 1 ? (double)(e->count - 1) / e->count : 1;
 }
 
-void tensor_host_exec(struct rank *rk, tensor_host_tag tag, double amount)
+void tensor_host_exec(tensor_host *h, tensor_host_tag tag, double amount)
 {
-  tensor_host *h = rk->host;
   if (h == NULL) {
     account_exec(amount);
     return;
@@ -346,17 +334,15 @@ void tensor_host_exec(struct rank *rk, tensor_host_tag tag, double amount)
   }
 }
 
-sg_exec_t tensor_host_exec_async(struct rank *rk, tensor_host_tag tag, double amount)
+sg_exec_t tensor_host_exec_async(tensor_host *h, tensor_host_tag tag, double amount)
 {
-  tensor_host *h = rk->host;
   if (h != NULL && launched(h, tag) < 1) /* started once the whole piece is launched */
     sg_sem_acquire(h->issued);
   return account_exec_async(amount);
 }
 
-void tensor_host_sync(struct rank *rk, tensor_host_tag tag)
+void tensor_host_sync(tensor_host *h, tensor_host_tag tag)
 {
-  tensor_host *h = rk->host;
   int present;
   if (h == NULL)
     return;
@@ -367,15 +353,14 @@ void tensor_host_sync(struct rank *rk, tensor_host_tag tag)
   sg_sem_release(h->drained);
 }
 
-static double mem_amount(const struct rank *rk, double bytes, double kernels)
+static double mem_amount(const tensor_host *h, double bytes, double kernels)
 {
   compute_work w = {NULL, 0, bytes, kernels};
-  return compute_work_amount(rk->tp->cfg, rk->has_gpu ? &rk->gpu : NULL, &w);
+  return compute_work_amount(h->g.cfg, h->g.gpu, &w);
 }
 
-void tensor_host_loops(struct rank *rk, framework_where where)
+void tensor_host_loops(tensor_host *h, framework_where where)
 {
-  tensor_host *h = rk->host;
   if (h == NULL)
     return;
   const tensor_host_plan *p = h->plan;
@@ -384,31 +369,30 @@ void tensor_host_loops(struct rank *rk, framework_where where)
     if (l->where != where)
       continue;
     if (!l->sync)
-      tensor_host_exec(rk, TH_LOOP, mem_amount(rk, framework_loop_bytes(l, p->elems),
+      tensor_host_exec(h, TH_LOOP, mem_amount(h, framework_loop_bytes(l, p->elems),
                                                framework_loop_kernels(l, p->n_tensors)));
     for (size_t k = 0; l->sync && k < p->n_tensors; k++) {
-      tensor_host_exec(rk, TH_LOOP, mem_amount(rk, framework_loop_bytes(l, p->tensors[k]), l->kernels));
-      tensor_host_sync(rk, TH_ITEM);
+      tensor_host_exec(h, TH_LOOP, mem_amount(h, framework_loop_bytes(l, p->tensors[k]), l->kernels));
+      tensor_host_sync(h, TH_ITEM);
     }
     if (l->then_reduce) { /* a flag or a norm over the tensor group, read back */
-      tensor_host_exec(rk, TH_REDUCE, 0);
-      coll_allreduce(rk->tc, rk->me, NULL, 1, (coll_algo)rk->tp->p->algo);
-      tensor_host_sync(rk, TH_ITEM);
+      tensor_host_exec(h, TH_REDUCE, 0);
+      coll_allreduce(h->g.tc, h->g.me, NULL, 1, h->g.algo);
+      tensor_host_sync(h, TH_ITEM);
     }
   }
 }
 
-void tensor_host_ddp(struct rank *rk, int after)
+void tensor_host_ddp(tensor_host *h, int after)
 {
-  tensor_host *h = rk->host;
   if (h == NULL || !h->plan->own_ddp)
     return;
   const tensor_host_plan *p = h->plan;
   const framework *f = p->f;
   if (!after) {
-    tensor_host_exec(rk, TH_DDP_FLAT, mem_amount(rk, f->flat_bytes * p->elems, f->flat_kernels));
+    tensor_host_exec(h, TH_DDP_FLAT, mem_amount(h, f->flat_bytes * p->elems, f->flat_kernels));
     return;
   }
-  tensor_host_sync(rk, TH_DDP_SYNC);
-  tensor_host_exec(rk, TH_DDP_COPY, mem_amount(rk, f->copy_bytes * p->elems, (double)f->copy_kernels * p->n_tensors));
+  tensor_host_sync(h, TH_DDP_SYNC);
+  tensor_host_exec(h, TH_DDP_COPY, mem_amount(h, f->copy_bytes * p->elems, (double)f->copy_kernels * p->n_tensors));
 }

@@ -8,17 +8,18 @@
  * its first kernel and ends it only after the last, so the GPU idles whenever the thread is
  * behind. The thread runs one step's plan per step (tensor_host_plan_create); the rank's
  * actor consumes the same plan as it works and checks each piece's tag against it. The
- * era's optimizer loops and its data parallelism after backward run here too.
+ * era's optimizer loops and its data parallelism after backward run here too. It knows the
+ * tensor algorithm only through the shape and the GPU side it is given (tensor_host_shape,
+ * tensor_host_gpu), so the layers that call it stay above it.
  * algorithms/doc/tensor.md, The framework's host, has the model and what it leaves out. */
 
 #include <stddef.h>
 #include <simgrid/forward.h>
 
+#include "algorithms/collectives.h"
 #include "algorithms/run.h"
 #include "models/framework.h"
-
-struct rank;
-struct tensor;
+#include "models/gemm.h"
 
 /* The pieces of a step's plan, named by the GPU work that consumes them: launches, then
  * waits for the GPU. */
@@ -36,34 +37,56 @@ typedef struct tensor_host tensor_host;
  * in err naming the host. */
 int tensor_host_check(const run_config *cfg, size_t n, char *err, size_t len);
 
-/* One step of the tensor run t as its ranks' threads run it (the same for every rank), with
- * the rank's parameter tensors for the optimizer's loops; NULL when t's run has no
- * framework. Free with tensor_host_plan_free (NULL is a no-op). */
-tensor_host_plan *tensor_host_plan_create(const struct tensor *t);
+/* What a step's plan is made from: the tensor run's shape (a rank's share of it) and the
+ * kernels each layer phase launches. */
+typedef struct tensor_host_shape {
+  size_t layers, ranks, hidden, seq, vocab; /* tensor.*; vocab 0: no embedding or logits */
+  long microbatches;
+  int recompute;                            /* tensor.recompute */
+  int own_ddp;                              /* data parallelism after backward (dp > 1, no overlap) */
+  unsigned launches[4];                     /* kernels of FWD_ATTN, FWD_MLP, BWD_MLP, BWD_ATTN */
+  unsigned collectives;                     /* tensor-parallel collectives of a layer phase */
+} tensor_host_shape;
+
+/* One step of a run of shape s under framework f as its ranks' threads run it (the same for
+ * every rank), with the rank's parameter tensors for the optimizer's loops; NULL when f is
+ * NULL. Free with tensor_host_plan_free (NULL is a no-op). */
+tensor_host_plan *tensor_host_plan_create(const framework *f, const tensor_host_shape *s);
 void tensor_host_plan_free(tensor_host_plan *p);
 
-/* Starts rank rk's thread on its host CPU, running plan `steps` times; rk->host is set to it.
- * Call at deployment; tensor_host_free after the engine has run (NULL is a no-op). */
-void tensor_host_start(struct rank *rk, const tensor_host_plan *plan, long steps, const char *name);
+/* What the thread's GPU side needs of its rank: the run's configuration and the GPU (NULL:
+ * none) its optimizer's kernels are timed on, and the tensor-parallel group whose member it is
+ * (its host, and the allreduce of a loop's flag). */
+typedef struct tensor_host_gpu {
+  const run_config *cfg;
+  const gemm_device *gpu;
+  coll_comm *tc;
+  size_t me;
+  coll_algo algo;
+} tensor_host_gpu;
+
+/* Starts the thread of member g->me of g->tc on its host CPU, running plan `steps` times, and
+ * returns it. Call at deployment; tensor_host_free after the engine has run (NULL is a no-op). */
+tensor_host *tensor_host_start(const tensor_host_plan *plan, long steps, const char *name, const tensor_host_gpu *g);
 void tensor_host_free(tensor_host *h);
 /* After the engine has run: when the thread finished its last step (a step ends when both
  * the GPU and its thread are done); 0 for NULL. */
 double tensor_host_end(const tensor_host *h);
 
-/* ---- what the rank's actor calls (no-ops but for the work itself when rk->host is NULL) ---- */
+/* ---- what the rank's actor calls with its thread h (no-ops but for the work itself when h is NULL) ---- */
 
 /* A piece of work of `amount` (compute_work_amount's or compute_gpu_amount's; with a thread, 0:
  * nothing to run on the GPU) that the thread launches as the plan's next piece, which must carry `tag`;
  * the _async form starts it once launched and returns it (wait with account_exec_wait). */
-void tensor_host_exec(struct rank *rk, tensor_host_tag tag, double amount);
-sg_exec_t tensor_host_exec_async(struct rank *rk, tensor_host_tag tag, double amount);
+void tensor_host_exec(tensor_host *h, tensor_host_tag tag, double amount);
+sg_exec_t tensor_host_exec_async(tensor_host *h, tensor_host_tag tag, double amount);
 /* The GPU has done all the thread launched before the plan's next wait, which must carry
  * `tag` (when the era has one there: the RNG waits need copies, TH_TIMER timer_syncs). */
-void tensor_host_sync(struct rank *rk, tensor_host_tag tag);
+void tensor_host_sync(tensor_host *h, tensor_host_tag tag);
 /* The era's optimizer loops of framework_where `where` over the rank's parameter tensors, and
  * its data parallelism after backward around the allreduce (before: the flattening; after:
  * the synchronisation and the copies back). */
-void tensor_host_loops(struct rank *rk, framework_where where);
-void tensor_host_ddp(struct rank *rk, int after);
+void tensor_host_loops(tensor_host *h, framework_where where);
+void tensor_host_ddp(tensor_host *h, int after);
 
 #endif

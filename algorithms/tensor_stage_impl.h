@@ -11,12 +11,11 @@
 
 #include "algorithms/compute.h"
 #include "algorithms/metrics.h"
+#include "algorithms/tensor_host.h"
 #include "algorithms/tensor_stage.h"
 #include "models/transformer.h"
 
 typedef struct tensor tensor;
-struct tensor_host;      /* model.framework's thread of a rank (algorithms/tensor_host.h) */
-struct tensor_host_plan; /* and its plan of a step */
 
 /* One tensor rank. The layer passes use tp, me, tc, handing, layer_done and the fields from
  * parts on; the rest is the tensor algorithm's (its data-parallel replica and buckets). */
@@ -108,6 +107,9 @@ void tensor_rank_gpu_times(rank *rk);
  * that its memory-bound kernels take, launches aside: what an overlapped collective's HBM
  * traffic slows (tensor.comm_hbm). */
 double tensor_backward_mem_share(const tensor *t, const gemm_device *gpu);
+/* What a step's plan of the ranks' threads (model.framework) is made from: t's shape and the
+ * kernels each layer phase launches, its GEMMs, memory-bound kernels and collectives. */
+tensor_host_shape tensor_host_shape_of(const tensor *t);
 /* One microbatch through the rank's layers: the embedding first when the stack starts the
  * model (`first`), the logits last when it ends it (`last`); a pipeline stage may hold
  * neither. */

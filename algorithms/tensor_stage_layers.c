@@ -47,7 +47,19 @@ void tensor_rank_gpu_times(rank *rk)
   }
 }
 
-/* A layer phase, as the rank's thread launches it (tensor_host.h; at once without one). */
+tensor_host_shape tensor_host_shape_of(const tensor *t)
+{
+  const tensor_params *p = t->p;
+  tensor_host_shape s = {p->layers, p->ranks, p->hidden, p->seq, p->vocab, p->microbatches, p->recompute,
+                         p->dp > 1 && !p->dp_overlap, {0}, (unsigned)tensor_phase_collectives(t)};
+  for (int ph = 0; ph < 4; ph++) {
+    gemm_shape g[TRANSFORMER_MAX_GEMMS];
+    compute_work pw = phase_work(t, (transformer_phase)ph, g);
+    s.launches[ph] = (unsigned)(pw.n_gemms + (size_t)pw.kernels);
+  }
+  return s;
+}
+
 double tensor_backward_mem_share(const tensor *t, const gemm_device *gpu)
 {
   double mem = 0, all = 0;
@@ -61,23 +73,24 @@ double tensor_backward_mem_share(const tensor *t, const gemm_device *gpu)
   return all > 0 ? mem / all : 0;
 }
 
+/* A layer phase, as the rank's thread launches it (tensor_host.h; at once without one). */
 static void compute_phase(rank *rk, transformer_phase ph)
 {
   static const tensor_host_tag tags[] = {TH_FWD_ATTN, TH_FWD_MLP, TH_BWD_MLP, TH_BWD_ATTN};
   if (rk->has_gpu) {
-    tensor_host_exec(rk, tags[ph], compute_gpu_amount(rk->tp->cfg, rk->phase_s[ph]));
+    tensor_host_exec(rk->host, tags[ph], compute_gpu_amount(rk->tp->cfg, rk->phase_s[ph]));
     return;
   }
   gemm_shape g[TRANSFORMER_MAX_GEMMS];
   compute_work w = phase_work(rk->tp, ph, g);
-  tensor_host_exec(rk, tags[ph], compute_work_amount(rk->tp->cfg, NULL, &w));
+  tensor_host_exec(rk->host, tags[ph], compute_work_amount(rk->tp->cfg, NULL, &w));
 }
 
 /* One GEMM and `launches` more kernel launches (the collectives after it). */
 static void gemm_phase(rank *rk, tensor_host_tag tag, gemm_shape g, double launches)
 {
   compute_work w = {&g, 1, 0, launches};
-  tensor_host_exec(rk, tag, compute_work_amount(rk->tp->cfg, gpu_of(rk), &w));
+  tensor_host_exec(rk->host, tag, compute_work_amount(rk->tp->cfg, gpu_of(rk), &w));
 }
 
 static double *buf(rank *rk, size_t l, transformer_buf which)
@@ -115,10 +128,10 @@ static void reduce_rows_with(rank *rk, double *b, gemm_shape wgrad, double gpu_s
   double amount = rk->has_gpu ? compute_gpu_amount(t->cfg, gpu_s) : compute_work_amount(t->cfg, NULL, &w);
   if (!t->p->async_grad) {
     reduce_rows(rk, b);
-    tensor_host_exec(rk, TH_WGRAD, amount);
+    tensor_host_exec(rk->host, TH_WGRAD, amount);
     return;
   }
-  sg_exec_t e = tensor_host_exec_async(rk, TH_WGRAD, amount);
+  sg_exec_t e = tensor_host_exec_async(rk->host, TH_WGRAD, amount);
   reduce_rows(rk, b);
   account_exec_wait(e);
 }
@@ -141,7 +154,7 @@ static void forward_embedding(rank *rk)
   stage_num *sn = rk->sn;
   if (rk->has_gpu || rk->host) { /* without a GPU (flat) the lookup's launch costs nothing */
     compute_work w = {NULL, 0, 0, 1 + phase_collectives(rk->tp)};
-    tensor_host_exec(rk, TH_EMBED, rk->has_gpu ? compute_work_amount(rk->tp->cfg, gpu_of(rk), &w) : 0);
+    tensor_host_exec(rk->host, TH_EMBED, rk->has_gpu ? compute_work_amount(rk->tp->cfg, gpu_of(rk), &w) : 0);
   }
   if (sn)
     gpt_embed_lookup(&sn->g, rk->tp->p->ranks, rk->me, sn->E, rk->tp->d.b, sn->seqs, sn->emb);
@@ -219,7 +232,7 @@ static void forward_layer(rank *rk, size_t l, int recompute)
   tensor *t = rk->tp;
   const gsl_vector *w = t->w ? t->w[l] : NULL;
   account_label_push("forward layer %zu", l);
-  tensor_host_sync(rk, recompute ? TH_RNG_REC : TH_RNG_FWD);
+  tensor_host_sync(rk->host, recompute ? TH_RNG_REC : TH_RNG_FWD);
   if (rk->parts)
     transformer_fwd_ln1(rk->parts[l], w, rk->act[l]);
   gather_rows(rk, l, TRANSFORMER_XN);
@@ -227,7 +240,7 @@ static void forward_layer(rank *rk, size_t l, int recompute)
   if (rk->parts)
     transformer_fwd_attn(rk->parts[l], w);
   reduce_partial(rk, l);
-  tensor_host_sync(rk, TH_RNG_MID);
+  tensor_host_sync(rk->host, TH_RNG_MID);
   if (rk->parts)
     transformer_fwd_ln2(rk->parts[l], w);
   gather_rows(rk, l, TRANSFORMER_YN);
@@ -238,7 +251,7 @@ static void forward_layer(rank *rk, size_t l, int recompute)
   if (rk->parts)
     transformer_fwd_out(rk->parts[l], w, rk->act[l + 1]);
   if (recompute)
-    tensor_host_sync(rk, TH_RNG_REC_END);
+    tensor_host_sync(rk->host, TH_RNG_REC_END);
   account_label_pop();
 }
 
