@@ -38,12 +38,14 @@
 #  sandblaster-R-dmodk
 #                  the same, exact on the default preset (destination-routed uplinks), with R = SB_R
 #                  replicas (2000). At 2,000 replicas hours of CPU per batch: only with SB=1
-#  scale-10k       tests/bench/scale-10k.ini (10,000 hosts, 5 steps); only with FULL=1
+#  scale-10k       tests/bench/scale-10k.ini (10,000 hosts, 5 steps), exact: hours of CPU, only with
+#                  FULL=1 and ONLY=scale-10k
 #  scale-10k-bank  tests/bench/scale-10k-bank.ini (10,000 hosts, 9,900 whole replicas and the bank of
 #                  100 shards, 5 steps); only with FULL=1
 #  scale-10k-split-bank
 #                  tests/bench/scale-10k-split-bank.ini (scale-10k's 1,100 replicas of 9 machines with
-#                  the bank of 100 shards, 5 steps); only with FULL=1
+#                  the bank of 100 shards and its messages as waited puts, downpour.sends = waited,
+#                  5 steps): the 10,000-host Downpour scenario with the bank; only with FULL=1
 # BANKCFG, Sandblaster's bank's settings: FASTCFG's precisions with SimGrid's default network/optim:Lazy,
 # whose selective update re-solves only the flows an event reaches: with the bank's control network,
 # few for the coordinator's messages (the same results as network/optim:Full within 1e-9:
@@ -52,7 +54,7 @@
 # only the 20-replica cases; NOEXACT=1 skips downpour-200-exact and sandblaster-200-exact (minutes of CPU;
 # then rel_err = n/a);
 # ONLY=CASE runs CASE and its exact reference; SB=1 adds sandblaster-R-dmodk (SB_R=R replicas, 2000);
-# FULL=1 adds scale-10k, scale-10k-bank and scale-10k-split-bank.
+# FULL=1 adds scale-10k-bank and scale-10k-split-bank (and scale-10k with ONLY=scale-10k).
 set -euo pipefail
 BIN=${1:?usage: asyncps.sh BIN}
 Q=${Q:-0.02} QUICK=${QUICK:-0} NOEXACT=${NOEXACT:-0} ONLY=${ONLY:-} SB=${SB:-0} SB_R=${SB_R:-2000} FULL=${FULL:-0}
@@ -176,7 +178,7 @@ if [ "$SB" = 1 ]; then
   sbl "sandblaster-$SB_R-dmodk" "$SB_R" - --set sandblaster.ps_bank=exact
 fi
 
-if [ "$FULL" = 1 ] && wanted scale-10k; then
+if [ "$FULL" = 1 ] && [ "$ONLY" = scale-10k ]; then
   timed scale-10k "$here/scale-10k.ini"
   line scale-10k 1100 100 "$(steps "$work/scale-10k/summary.json")" \
     "$(json step_time_s "$work/scale-10k/summary.json")"
