@@ -62,6 +62,11 @@ static const key_spec tensor_keys[] = {
           "backward beside it the HBM bandwidth its kernels move (4 bytes of a GPU's HBM per byte it sends, at the "
           "rate it sent in its previous allreduce), in the share of that backward's time its memory-bound kernels "
           "take, on top of the SMs it holds (`platform.comm_sms`; algorithms/doc/tensor.md); `off`: its SMs alone."},
+  {"tensor", "rng_pinned", KEY_BOOL, KEY_FIELD(tensor_params, rng_pinned), .def = "off", .unit = "",
+   .doc = "With a `model.framework` era that copies RNG states (megatron-2019): `on` copies them at the host "
+          "CPU's `pcie_bw`, as if their host side were pinned memory; `off` at the era's measured rate for "
+          "pageable memory where that is slower (models/framework.h), as the era's code ran them. Without "
+          "such an era it changes nothing."},
   {"tensor", "bucket_bytes", KEY_DOUBLE, KEY_FIELD(tensor_params, bucket_bytes), .def = "26214400", .unit = "bytes",
    .doc = "`dp_overlap`: a gradient bucket is full when its wire bytes (elements x `model.dtype`'s bytes) "
           "reach this (PyTorch DDP's bucket_cap_mb = 25 MiB); buckets hold whole layers, so one may "

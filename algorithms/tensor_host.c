@@ -28,7 +28,7 @@ typedef struct th_entry {
 
 struct tensor_host_plan {
   const framework *f;
-  int recompute, own_ddp;
+  int recompute, own_ddp, rng_pinned;
   th_entry *e;
   size_t n, cap;
   double *tensors;  /* the rank's parameter tensors in the framework's order, elements each */
@@ -40,7 +40,7 @@ struct tensor_host {
   const tensor_host_plan *plan;
   tensor_host_gpu g;  /* the rank's GPU side */
   long steps;
-  double pcie_bw;   /* bytes/s of the host CPU's link to the GPU */
+  double copy_bw;   /* bytes/s of an RNG state copy: the host link's, or pageable memory's below it */
   sg_sem_t issued;  /* a token per launch the GPU may start or end on (exec) */
   sg_sem_t drained; /* the GPU has reached a wait of the plan */
   size_t cursor;    /* the rank's next piece of the plan */
@@ -167,6 +167,7 @@ tensor_host_plan *tensor_host_plan_create(const framework *f, const tensor_host_
   p->f = f;
   p->recompute = s->recompute;
   p->own_ddp = s->own_ddp;
+  p->rng_pinned = s->rng_pinned;
   plan_tensors(p, s);
   put_wait(p, TH_TIMER);
   for (long k = 0; k < s->microbatches; k++) {
@@ -235,12 +236,21 @@ int tensor_host_check(const run_config *cfg, size_t n, char *err, size_t len)
   return 0;
 }
 
+/* The rate of an RNG state copy between a GPU and its host CPU: the link's (pcie_bw), or, when
+ * the era's state tensor is pageable and the run does not pin it (tensor.rng_pinned), the era's
+ * pageable rate where that is slower (the driver's staging through a pinned buffer). */
+static double copy_rate(const tensor_host_plan *p, double pcie_bw)
+{
+  double pg = p->f->pageable_bw;
+  return !p->rng_pinned && pg > 0 && pg < pcie_bw ? pg : pcie_bw;
+}
+
 /* Seconds the thread spends at a wait once the GPU has drained: each RNG state copy a round
- * trip and its bytes over PCIe; a read-back or a synchronize, one round trip. */
+ * trip and its bytes at copy_rate; a read-back or a synchronize, one round trip. */
 static double wait_seconds(const tensor_host *h, unsigned copies)
 {
   const framework *f = h->plan->f;
-  return copies ? copies * (f->sync_s + f->rng_bytes / h->pcie_bw) : f->sync_s;
+  return copies ? copies * (f->sync_s + f->rng_bytes / h->copy_bw) : f->sync_s;
 }
 
 /* The thread: each launch costs op_s per kernel, its first kernel's launch lets the GPU
@@ -276,7 +286,7 @@ tensor_host *tensor_host_start(const tensor_host_plan *plan, long steps, const c
   h->plan = plan;
   h->g = *g;
   h->steps = steps;
-  h->pcie_bw = pcie_of(cpu);
+  h->copy_bw = copy_rate(plan, pcie_of(cpu));
   h->issued = sg_sem_init(0);
   h->drained = sg_sem_init(0);
   sg_actor_t a = sg_actor_init(name, cpu);

@@ -44,6 +44,7 @@ typedef struct tensor_host_shape {
   long microbatches;
   int recompute;                            /* tensor.recompute */
   int own_ddp;                              /* data parallelism after backward (dp > 1, no overlap) */
+  int rng_pinned;                           /* tensor.rng_pinned: RNG state copies at the link's rate */
   unsigned launches[4];                     /* kernels of FWD_ATTN, FWD_MLP, BWD_MLP, BWD_ATTN */
   unsigned collectives;                     /* tensor-parallel collectives of a layer phase */
 } tensor_host_shape;

@@ -35,6 +35,7 @@ typedef struct tensor_params {
   double bucket_bytes; /* dp_overlap: wire bytes at which a gradient bucket is handed over */
   int fuse;        /* timing only: a microbatch's pass over the layers as a few phases (fuse_layers) */
   int comm_hbm;    /* dp_overlap: the buckets' allreduces take the HBM bandwidth they move */
+  int rng_pinned;  /* model.framework: its RNG state copies at the host link's rate, not pageable memory's */
 } tensor_params;
 
 /* The shape checks alone: hidden, heads, ranks, seq with sequence parallelism, vocab. */

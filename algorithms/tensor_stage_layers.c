@@ -51,7 +51,7 @@ tensor_host_shape tensor_host_shape_of(const tensor *t)
 {
   const tensor_params *p = t->p;
   tensor_host_shape s = {p->layers, p->ranks, p->hidden, p->seq, p->vocab, p->microbatches, p->recompute,
-                         p->dp > 1 && !p->dp_overlap, {0}, (unsigned)tensor_phase_collectives(t)};
+                         p->dp > 1 && !p->dp_overlap, p->rng_pinned, {0}, (unsigned)tensor_phase_collectives(t)};
   for (int ph = 0; ph < 4; ph++) {
     gemm_shape g[TRANSFORMER_MAX_GEMMS];
     compute_work pw = phase_work(t, (transformer_phase)ph, g);

@@ -17,6 +17,11 @@
  *  - rng_bytes: torch.cuda.get_rng_state and set_rng_state copied the generator's 200 MTGP32
  *    states of 4,120 bytes with cudaMemcpy (PyTorch's aten/src/THC/THCTensorRandom.cu,
  *    THCRandom_getRNGState and _setRNGState, until PyTorch 1.4 kept the state on the host).
+ *  - pageable_bw: the state's host side is a plain THByteTensor, pageable memory, so the driver
+ *    copies it through a pinned staging buffer of its own; copies between a GPU and pageable
+ *    memory ran at 5-6 GB/s where pinned ones ran at 11-12 GB/s (a PCIe 3.0 x16 GPU)
+ *    (pentschev, measuring RAPIDS's device-to-host spilling in August 2019: rapidsai/dask-cuda
+ *    pull request 98): 5.5e9, the middle.
  *  - the copies: mpu/transformer.py forks the model-parallel generator around the attention's
  *    dropout (mpu/random.py fork: get and set the state before, get and set after); with
  *    --checkpoint-activations, CheckpointFunction saves the state before the forward (a get)
@@ -40,6 +45,7 @@ static const framework eras[] = {
     {.name = "megatron-2019",
      .what = "Megatron-LM 2019: PyTorch 1.1 eager, THC's RNG state copies, FP16_Optimizer with apex FusedAdam",
      .op_s = 40e-6, .sync_s = 9.6e-6 - 3.8e-6, .rng_bytes = 200 * 4120.0,
+     .pageable_bw = 5.5e9,
      .fork_in = 2, .fork_out = 2, .ckpt_fwd = 1, .ckpt_bwd_in = 2, .ckpt_bwd_out = 1, .timer_syncs = 1,
      .flat_kernels = 2, .flat_bytes = 8, .copy_kernels = 1, .copy_bytes = 4,
      .n_loops = 6,

@@ -40,6 +40,9 @@ typedef struct framework {
   double sync_s;         /* a host-device synchronisation's round trip (seconds) */
   double rng_bytes;      /* bytes a CUDA RNG state get or set copies over PCIe; each one also
                             waits for the GPU (cudaMemcpy); 0: the state lives on the host */
+  double pageable_bw;    /* bytes/s of those copies when the host side is pageable memory, as the
+                            era's state tensor is (the driver stages each copy through a pinned
+                            buffer of its own); 0: at the host link's rate */
   /* RNG state copies around a layer (each a get or a set): a forked generator around the
    * attention's dropout (fork_in copies before the layer's attention, fork_out after it), and
    * activation checkpointing's saves: ckpt_fwd before the forward, ckpt_bwd_in before the
