@@ -23,6 +23,7 @@
 #include "algorithms/compute.h"
 #include "algorithms/eval.h"
 #include "algorithms/modelpar_msg.h"
+#include "algorithms/modelpar_net.h"
 #include "models/corepool.h"
 #include "models/cost.h"
 #include "models/minibatch.h"
@@ -37,6 +38,7 @@ typedef struct part {
   sg_mailbox_t logits_in; /* the other partitions' logits (softmax output) */
   gsl_rng *rng;           /* jitter of this machine's processing time */
   corepool *cpu;          /* cfg->msg_cores > 1: the cores doing per-message work; else NULL */
+  modelpar_net *net;      /* cfg->msg_thread: the machine's network thread; else NULL */
   /* numerics: this machine's view of the batch, full width, only its columns valid */
   gsl_matrix **A;         /* [l]: activations (A[0]: the minibatch's inputs) */
   gsl_matrix **D;         /* [l]: gradients with respect to A[l] */
@@ -141,6 +143,20 @@ static void send_cpu(part *pt)
     compute_busy(pt->mp->cfg->msg_overhead);
 }
 
+/* With a network thread: the slot of owner's mailbox mb (modelpar_net.h): layer l's
+ * forward mailbox l, its backward one L + l, the logits' 0. */
+static int box_of(const part *owner, sg_mailbox_t mb)
+{
+  size_t L = owner->mp->L;
+  for (size_t l = 1; l < L; l++) {
+    if (owner->fwd_in[l] == mb)
+      return (int)l;
+    if (owner->bwd_in[l] == mb)
+      return (int)(L + l);
+  }
+  return 0;
+}
+
 /* Sends `count` values per example (what the receiver needs) to partition q; with
  * numerics the message carries the matrix M (the sender's block of it is what the
  * receiver reads; the simulated size counts only the values it needs). */
@@ -153,6 +169,11 @@ static void send_values(part *pt, modelpar_msg_kind kind, sg_mailbox_t to, size_
   if (n)
     memcpy(m->data, M->data, n * sizeof(double)); /* M is contiguous: tda == size2 */
   double values = (double)count * (double)mp->batch;
+  if (pt->net) { /* the network thread does the message's work: no cost here */
+    m->box = box_of(&mp->parts[q], to);
+    modelpar_net_send(pt->net, mp->parts[q].net, mp->hosts[q], m, msg_bytes(values, mp->cfg->elem_bytes));
+    return;
+  }
   send_cpu(pt);
   msg_send(to, mp->hosts[q], &m->hdr, msg_bytes(values, mp->cfg->elem_bytes));
 }
@@ -172,17 +193,19 @@ static void install_block(const modelpar_replica *mp, size_t l, size_t q, const 
  * columns of layer l into M (M NULL: keep them, by sender, in pt->held). Each message
  * costs msg_overhead of a core: on one core before the next is taken; with msg_cores > 1
  * (pt->cpu) on the core that frees first from its arrival, the phase ending when the
- * last of them is done. */
+ * last of them is done; with a network thread (pt->net) on that thread as it arrived,
+ * so that only the wait for it is left here. */
 static void receive_values(part *pt, modelpar_msg_kind kind, sg_mailbox_t from, size_t n, size_t l, gsl_matrix *M,
                            long step)
 {
   if (pt->cpu)
     corepool_reset(pt->cpu, simgrid_get_clock());
   for (size_t i = 0; i < n; i++) {
-    modelpar_msg *m = modelpar_msg_of(msg_recv(from), kind);
+    msg *got = pt->net ? &modelpar_net_recv(pt->net, box_of(pt, from))->hdr : msg_recv(from);
+    modelpar_msg *m = modelpar_msg_of(got, kind);
     if (pt->cpu)
       corepool_add(pt->cpu, simgrid_get_clock(), pt->mp->cfg->msg_overhead);
-    else
+    else if (!pt->net) /* a network thread has done the message's work */
       compute_busy(pt->mp->cfg->msg_overhead);
     xbt_assert(m->step == step, "partition message of step %ld arrived during step %ld", m->step, step);
     if (pt->mp->net && M)
@@ -408,7 +431,12 @@ modelpar_replica *modelpar_replica_create(const run_config *cfg, const arch_plan
     pt->mp = mp;
     pt->p = (int)p;
     pt->rng = rng_create(cfg->seed, RNG_ROLE_MACHINE, rank * (int)P + (int)p);
-    pt->cpu = cfg->msg_cores > 1 ? corepool_create(cfg->msg_cores) : NULL;
+    pt->cpu = cfg->msg_cores > 1 && !cfg->msg_thread ? corepool_create(cfg->msg_cores) : NULL;
+    if (cfg->msg_thread) {
+      char name[48];
+      snprintf(name, sizeof(name), "mp%d-net%zu", rank, p);
+      pt->net = modelpar_net_create(hosts[p], name, cfg->msg_overhead);
+    }
     pt->fwd_in = xbt_malloc0(mp->L * sizeof(sg_mailbox_t));
     pt->bwd_in = xbt_malloc0(mp->L * sizeof(sg_mailbox_t));
     for (size_t l = 1; l < mp->L; l++) {
@@ -430,6 +458,7 @@ void modelpar_replica_free(modelpar_replica *mp)
     part_numerics_free(mp, &mp->parts[p]);
     gsl_rng_free(mp->parts[p].rng);
     corepool_free(mp->parts[p].cpu);
+    modelpar_net_free(mp->parts[p].net);
     xbt_free(mp->parts[p].fwd_in);
     xbt_free(mp->parts[p].bwd_in);
   }

@@ -18,6 +18,7 @@ typedef struct modelpar_msg {
   msg hdr;
   int src;        /* the sending partition */
   long step;      /* the replica's step */
+  int box;        /* with a network thread (modelpar_net.h): the receiver's slot it is for */
   size_t n;       /* elements in data: the sender's whole matrix with numerics, 0 timing only */
   double data[];  /* row-major; the receiver reads the sender's columns of it */
 } modelpar_msg;
@@ -33,6 +34,7 @@ static inline modelpar_msg *modelpar_msg_create(modelpar_msg_kind kind, int src,
   m->hdr.free_fn = modelpar_msg_free;
   m->src = src;
   m->step = step;
+  m->box = 0;
   m->n = n;
   return m;
 }

@@ -49,6 +49,7 @@ typedef struct run_config {
   double jitter;          /* coefficient of variation of per-phase processing time */
   double msg_overhead;    /* s of one core per message sent or received (RPC/TCP stack) */
   size_t msg_cores;       /* cores that do that work side by side (list-scheduled); 0 counts as 1 */
+  int msg_thread;         /* 1: that work on a network thread beside the compute (modelpar_net.h) */
 
   double straggler_fraction; /* [faults] stragglers: this share of the workers ... */
   double straggler_slowdown; /* ... computes this many times slower (>= 1) */

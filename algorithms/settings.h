@@ -38,6 +38,7 @@ typedef struct platform_keys {
   double speed_spread;       /* coefficient of variation of a host's fixed slowdown factor */
   double msg_overhead;       /* s of one core per message sent or received */
   long msg_cores;            /* cores that do the per-message work side by side, >= 1 */
+  int msg_thread;            /* 1: that work on a network thread beside the compute; 0: on the compute's */
   double bw_factor;          /* what-if: every link's bandwidth times this (after loading), > 0 */
   double lat_factor;         /* what-if: every link's latency times this, > 0 */
   double speed_factor;       /* what-if: every host's flop/s times this, > 0 */

@@ -142,6 +142,13 @@ static const key_spec head_keys[] = {
           "sends after a compute phase, and those it receives before one, each as it arrives, go to "
           "the core that frees first; 1: one after another on one core.",
    GE(1), LE(1024)},
+  {"platform", "msg_thread", KEY_BOOL, FIELD(platform.msg_thread), .def = "off", .unit = "",
+   .doc = "Where a split replica's per-message CPU work (`msg_overhead`) runs: `on`, on a network "
+          "thread of each machine beside the cores that compute, one message at a time in the order "
+          "they come (a received message's as it arrives, while the machine computes), the computing "
+          "side waiting only for the messages its next phase needs (`msg_cores` is then unused); "
+          "`off`, on the computing side, before each message leaves or is used.",
+   },
   {"platform", "bw_factor", KEY_DOUBLE, FIELD(platform.bw_factor), .def = "1", .unit = "factor",
    .doc = "What-if: every link's bandwidth times this, set through SimGrid after the platform "
           "(preset or file) is loaded.", GT(0)},
