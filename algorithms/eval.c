@@ -2,6 +2,7 @@
 #include "algorithms/eval.h"
 
 #include "algorithms/faults.h"
+#include "models/curvature.h"
 #include "models/noise_scale.h"
 
 #include <math.h>
@@ -10,6 +11,9 @@
 #include <simgrid/mutex.h>
 #include <simgrid/semaphore.h>
 #include <xbt/sysdep.h>
+
+/* Rows of the evaluator's workspace: the held-out set is evaluated in batches of this many. */
+#define EVAL_BATCH 1024
 
 struct eval_ctl {
   const run_config *cfg;
@@ -44,7 +48,7 @@ eval_ctl *eval_ctl_create(const run_config *cfg, metrics *m, int n_finishers,
   e->last_eval = -1;
   if (e->snapshot) {
     e->w = gsl_vector_alloc(net_n_params(cfg->model));
-    e->ws = net_ws_create(cfg->model, 1024);
+    e->ws = net_ws_create(cfg->model, EVAL_BATCH);
     if (cfg->noise_set)
       e->noise_g = gsl_vector_alloc(net_n_params(cfg->model));
   }
@@ -123,6 +127,21 @@ static void measure_noise(eval_ctl *e)
     metrics_record_noise(e->m, ns.b_simple, ns.grad_sq, ns.trace_sigma);
 }
 
+/* The top Hessian eigenvalue of cfg->model's held-out loss at the evaluated parameters, on
+ * the test set's first cfg->curvature_rows rows (all of them if it has fewer), recorded with
+ * the last evaluation; an algorithm that measures its own model has none. */
+static void measure_curvature(eval_ctl *e)
+{
+  const dataset *d = e->cfg->test;
+  double lambda;
+  if (e->cfg->curvature_rows <= 0 || d == NULL || e->measure || e->w->size != net_n_params(e->cfg->model))
+    return;
+  size_t rows = (size_t)e->cfg->curvature_rows < d->X->size1 ? (size_t)e->cfg->curvature_rows : d->X->size1;
+  gsl_matrix_const_view X = gsl_matrix_const_submatrix(d->X, 0, 0, rows, d->X->size2);
+  if (curvature_net_top(e->cfg->model, e->w, &X.matrix, d->y, EVAL_BATCH, e->ws, &lambda) == 0)
+    metrics_record_curvature(e->m, lambda);
+}
+
 /* Measures held-out loss and accuracy of the current parameters and records them. */
 static void evaluate(eval_ctl *e)
 {
@@ -179,6 +198,8 @@ static void evaluator_actor(int argc, char **argv)
     k++;
   }
   evaluate(e);
+  if (e->snapshot)
+    measure_curvature(e); /* the parameters the last evaluation measured */
   if (metrics_get_status(e->m) == METRICS_OK && e->cfg->target_accuracy > 0 && !e->reached)
     metrics_set_status(e->m, METRICS_TARGET_MISSED);
 }

@@ -64,7 +64,7 @@ void metrics_record_eval(metrics *m, double sim_time, long steps, double loss, d
     m->cap_evals = m->cap_evals ? 2 * m->cap_evals : 64;
     m->evals = xbt_realloc(m->evals, m->cap_evals * sizeof(*m->evals));
   }
-  m->evals[m->n_evals++] = (metrics_eval){sim_time, steps, loss, accuracy, NAN, NAN, NAN};
+  m->evals[m->n_evals++] = (metrics_eval){sim_time, steps, loss, accuracy, NAN, NAN, NAN, NAN};
 }
 
 void metrics_record_noise(metrics *m, double noise_scale, double grad_sq, double trace_sigma)
@@ -75,6 +75,12 @@ void metrics_record_noise(metrics *m, double noise_scale, double grad_sq, double
   e->noise_scale = noise_scale;
   e->grad_sq = grad_sq;
   e->trace_sigma = trace_sigma;
+}
+
+void metrics_record_curvature(metrics *m, double lambda_max)
+{
+  if (m->n_evals > 0)
+    m->evals[m->n_evals - 1].lambda_max = lambda_max;
 }
 
 void metrics_set_status(metrics *m, metrics_status st) { m->status = st; }

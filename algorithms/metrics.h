@@ -25,6 +25,7 @@ typedef struct metrics_eval {
   double noise_scale; /* the gradient noise scale there (run.noise_scale_examples), or NaN */
   double grad_sq;     /* ... its |G|^2 and tr(Sigma) estimates, or NaN */
   double trace_sigma;
+  double lambda_max;  /* the top Hessian eigenvalue there (run.curvature_examples), or NaN */
 } metrics_eval;
 
 /* One actor's private counters. */
@@ -50,6 +51,8 @@ void metrics_slot_staleness(metrics_slot *slot, long s);
 void metrics_record_eval(metrics *m, double sim_time, long steps, double loss, double accuracy);
 /* Evaluator only: the gradient noise scale measured at the last evaluation recorded. */
 void metrics_record_noise(metrics *m, double noise_scale, double grad_sq, double trace_sigma);
+/* Evaluator only: the top Hessian eigenvalue measured at the last evaluation recorded. */
+void metrics_record_curvature(metrics *m, double lambda_max);
 void metrics_set_status(metrics *m, metrics_status st);
 void metrics_set_time_to_target(metrics *m, double t);
 

@@ -36,6 +36,7 @@ typedef struct run_config {
   const dataset *train;   /* NULL when numerics are off */
   const dataset *test;
   const dataset *noise_set; /* rows the gradient noise scale is measured on at each evaluation, or NULL */
+  long curvature_rows;    /* the test set's first rows lambda_max is measured on at the last evaluation; 0: none */
   const gsl_vector *init; /* cfg->model's starting parameters (a warmstart), or NULL */
   double sim_params;      /* parameters that set message sizes (virtual or numeric) */
   double train_flops;     /* forward + backward flops per example (virtual or numeric) */

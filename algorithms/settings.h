@@ -24,6 +24,7 @@ typedef struct run_keys {
   double target_accuracy;    /* stop when held-out accuracy >= this; 0: none */
   double eval_every;         /* simulated seconds between evaluations, > 0 */
   long noise_scale_examples; /* rows the gradient noise scale is measured on at each evaluation; 0: none */
+  long curvature_examples;   /* held-out rows the top Hessian eigenvalue is measured on at the last evaluation; 0: none */
   int collectives;           /* how ring collectives are simulated: coll_mode (collectives.h) */
   long link_windows;         /* the run cut into at least this many windows for the links' peaks */
 } run_keys;

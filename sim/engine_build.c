@@ -49,6 +49,7 @@ static void engine_build_config(const scenario *sc, const engine_build *b, run_c
   cfg->train = b->train;
   cfg->test = b->test;
   cfg->noise_set = b->noise;
+  cfg->curvature_rows = sc->run.curvature_examples;
   cfg->init = b->init;
   size_t sizes[SCENARIO_MAX_LAYERS];
   size_t n = (size_t)scenario_layers(sc->model.layers, sizes, SCENARIO_MAX_LAYERS);

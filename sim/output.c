@@ -382,9 +382,9 @@ static void output_progress_csv(report_text *b, const run_result *r)
 {
   const char *cols = r->rep ? r->rep->progress_columns : NULL, *extra = cols ? r->rep->progress_rows.s : NULL;
   b->len = 0;
-  int noise = r->sc->run.noise_scale_examples > 0;
-  report_printf(b, "sim_time_s,step,loss,accuracy%s%s%s\n", cols ? "," : "", cols ? cols : "",
-                noise ? ",noise_scale,grad_sq,trace_sigma" : "");
+  int noise = r->sc->run.noise_scale_examples > 0, curv = r->sc->run.curvature_examples > 0;
+  report_printf(b, "sim_time_s,step,loss,accuracy%s%s%s%s\n", cols ? "," : "", cols ? cols : "",
+                noise ? ",noise_scale,grad_sq,trace_sigma" : "", curv ? ",lambda_max" : "");
   for (size_t i = 0; i < metrics_n_evals(r->m); i++) { /* what the run does not measure is an empty field */
     const metrics_eval *e = metrics_eval_at(r->m, i);
     report_double(b, e->sim_time);
@@ -402,6 +402,11 @@ static void output_progress_csv(report_text *b, const run_result *r)
     }
     if (noise)
       output_noise_fields(b, e);
+    if (curv) {
+      report_printf(b, ",");
+      if (!isnan(e->lambda_max))
+        report_double(b, e->lambda_max);
+    }
     report_printf(b, "\n");
   }
 }

@@ -96,6 +96,14 @@ static const key_spec head_keys[] = {
           "columns noise_scale, grad_sq, trace_sigma; at most the training rows without a stream. Measure on well more examples than the value "
           "measured (models/README.md). 0: not measured.",
    GE(0)},
+  {"run", "curvature_examples", KEY_LONG, FIELD(run.curvature_examples), .def = "0", .unit = "examples",
+   .doc = "At the last evaluation also measure lambda_max, the top eigenvalue of the Hessian of the held-out loss "
+          "at the evaluated parameters, on the held-out set's first this many rows (all of them if it has fewer): "
+          "power iteration on Hessian-vector products by central differences of the gradient (models/curvature.h); "
+          "progress.csv's column lambda_max, empty but in the last row. A fixed rate above about 2 / lambda_max "
+          "diverges, one whose gradients are tau updates stale above 2 sin(pi / (2 (2 tau + 1))) / lambda_max. 0: not "
+          "measured.",
+   GE(0)},
   {"run", "collectives", KEY_CHOICE, FIELD(run.collectives), .def = "messages", .unit = "",
    .doc = "How ring collectives (allreduce, reduce-scatter, allgather: data, tensor and pipeline "
           "parallelism, run.algorithm = collective) are simulated: `messages`, every step of every member a "

@@ -91,6 +91,11 @@ static int ineffective_key(const scenario *s, const algorithm *alg, char *msg, s
                   ? "a timing-only run (model.numerics = off)" : "an algorithm without a data set");
     return -1;
   }
+  if (s->run.curvature_examples > 0 && (!s->model.numerics || !alg->uses_data)) {
+    keytable_msgf(msg, len, "run.curvature_examples: %s has no loss to measure", !s->model.numerics
+                  ? "a timing-only run (model.numerics = off)" : "an algorithm without a data set");
+    return -1;
+  }
   if (s->run.noise_scale_examples > 0 && s->run.noise_scale_examples < 2 * NOISE_SCALE_BATCH) {
     keytable_msgf(msg, len, "run.noise_scale_examples: %ld examples make fewer than two batches of %d; 0 or at "
                   "least %d", s->run.noise_scale_examples, NOISE_SCALE_BATCH, 2 * NOISE_SCALE_BATCH);

@@ -50,7 +50,7 @@ static int scenario_equal(const scenario *a, const scenario *b)
 #define DP(s) ((const downpour_params *)algorithm_params(&(s), &downpour_algorithm))
 
 /* Keys in all: the common sections' and every registered algorithm's. */
-#define N_FIELDS 187 /* 123 (tensor.steps became an old name of run.max_steps) + model.kernel_model,
+#define N_FIELDS 188 /* 123 (tensor.steps became an old name of run.max_steps) + model.kernel_model,
                         * platform.link_efficiency, run.collectives, platform.speed_spread, data.label_noise,
                         * data.stream, downpour.ps_placement, sandblaster.partitions, sandblaster.ps_placement,
                         * tensor.fuse_layers, platform.comm_sms, pipeline.mirror_replicas,
@@ -62,7 +62,8 @@ static int scenario_equal(const scenario *a, const scenario *b)
                         * downpour.ps_bank and sandblaster.ps_bank; + run.noise_scale_examples; + run.link_windows; + platform.pue,
                         * platform.carbon_intensity and platform.power_cap; + platform.power; + pipeline's
                         * zero_gather, zero_persistence, zero_prefetch, zero_host, zero_latency and zero_reduce;
-                        * + model.framework and tensor.comm_hbm; + tensor.rng_pinned; + platform.msg_thread */
+                        * + model.framework and tensor.comm_hbm; + tensor.rng_pinned; + platform.msg_thread;
+                        * + run.curvature_examples */
 
 static const char *key_value(const scenario *s, const char *section, const char *key, char *buf,
                              size_t len)

@@ -43,6 +43,10 @@
  * noise scale at N* at least 10 times the 512 examples one replica computes. */
 #define FIG4_NOISE_FACTOR 10
 #define FIG4_BATCH 512
+/* FIG4_STALE_BOUND: rule 2's curvature criterion: the best rate times lambda_max at most
+ * 2 sin(pi / 82), where gradient descent with gradients 20 updates stale (Downpour 20) stops
+ * being stable on a quadratic (Levin and May 1976), to the README's 4 decimals. */
+#define FIG4_STALE_BOUND 0.0766
 /* CONS_QUICK_GAP: with --quick (300 rounds, lazy Metropolis weights) the harmonic step keeps
  * the gap below 2 from round 12 on the complete graph and 160 on the ring (measured; the
  * ring never gets below 1.66). */
@@ -423,19 +427,20 @@ END_TEST
 
 #ifndef DTSIM_SANITIZE /* fig4 and fig5: Release only (see reproduce_suite) */
 /* Rule 2's screening table in a fig4/fig5 README: rows "| decay | noise | rate | accuracies |
- * B_simple at N* / 15, N* / 2, N* / 1.5, N* | gain | passes |", every row but the last failing, the
- * last passing with B_simple at N* of at least FIG4_NOISE_FACTOR x FIG4_BATCH and a gain of
- * FIG4_RISE_SE standard errors, and the proxy named the last row's. */
+ * B_simple at N* / 15, N* / 2, N* / 1.5, N* | gain | lambda_max at the warmstart, N* | rate x
+ * lambda_max | passes |", every row but the last failing, the last passing with B_simple at N*
+ * of at least FIG4_NOISE_FACTOR x FIG4_BATCH, a gain of FIG4_RISE_SE standard errors and a rate
+ * x lambda_max of at most FIG4_STALE_BOUND, and the proxy named the last row's. */
 static void check_screening(const char *readme)
 {
   const char *row = strstr(readme, "| decay | noise | best rate |");
   ck_assert_msg(row != NULL, "%s", readme);
   row = strstr(strchr(row, '\n') + 1, "\n") + 1; /* past the header and its rule */
   char decay[16] = "", noise[16] = "", passes[8] = "";
-  double b[4], rise;
+  double b[4], rise, lambda[2], stale;
   int rows = 0;
-  while (sscanf(row, " | %15[^ |] | %15[^ |] | %*[^|]| %*[^|]| %lf, %lf, %lf, %lf | %lf | %7[^ |] |", decay, noise,
-                &b[0], &b[1], &b[2], &b[3], &rise, passes) == 8) {
+  while (sscanf(row, " | %15[^ |] | %15[^ |] | %*[^|]| %*[^|]| %lf, %lf, %lf, %lf | %lf | %lf, %lf | %lf | %7[^ |] |",
+                decay, noise, &b[0], &b[1], &b[2], &b[3], &rise, &lambda[0], &lambda[1], &stale, passes) == 11) {
     rows++;
     row = strchr(row, '\n') + 1;
     if (strncmp(row, "   |", 4) == 0) /* not the last: it failed */
@@ -444,6 +449,8 @@ static void check_screening(const char *readme)
   ck_assert_int_ge(rows, 1);
   ck_assert_str_eq(passes, "yes");
   ck_assert_msg(b[3] >= FIG4_NOISE_FACTOR * FIG4_BATCH && rise >= FIG4_RISE_SE, "B %g, gain %g", b[3], rise);
+  ck_assert_msg(lambda[0] > 0 && lambda[1] > 0 && stale <= FIG4_STALE_BOUND, "lambda_max %g, %g, rate x it %g",
+                lambda[0], lambda[1], stale);
   char proxy[80];
   snprintf(proxy, sizeof proxy, "inputs (i + 1)^-%s, label noise %s", decay, noise);
   ck_assert_msg(strstr(readme, proxy) != NULL, "%s", proxy);

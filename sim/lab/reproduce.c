@@ -249,12 +249,14 @@ int reproduce_read_progress(const reproduce_job *j, reproduce_progress *p, char 
   p->step = xbt_malloc(cap * sizeof(long));
   p->has_acc = xbt_malloc(cap);
   p->noise = xbt_malloc(cap * sizeof(double));
-  int noise_col = progress_column(text, "noise_scale");
+  p->lambda = xbt_malloc(cap * sizeof(double));
+  int noise_col = progress_column(text, "noise_scale"), lambda_col = progress_column(text, "lambda_max");
   for (const char *c = strchr(text, '\n'); c && c[1]; c = strchr(c + 1, '\n')) {
     double acc = NAN;
     int got = sscanf(c + 1, "%lf,%ld,%lf,%lf", &p->t[p->n], &p->step[p->n], &p->loss[p->n], &acc);
     if (got >= 3) {
       p->noise[p->n] = progress_field(c + 1, noise_col);
+      p->lambda[p->n] = progress_field(c + 1, lambda_col);
       p->has_acc[p->n] = got == 4;
       p->acc[p->n++] = got == 4 ? acc : NAN;
     }
@@ -271,6 +273,7 @@ void reproduce_progress_free(reproduce_progress *p)
   xbt_free(p->step);
   xbt_free(p->has_acc);
   xbt_free(p->noise);
+  xbt_free(p->lambda);
   memset(p, 0, sizeof(*p));
 }
 

@@ -75,6 +75,7 @@ typedef struct reproduce_progress {
   size_t n;
   double *t, *loss, *acc;
   double *noise; /* the column noise_scale (run.noise_scale_examples), NaN where empty or absent */
+  double *lambda; /* the column lambda_max (run.curvature_examples), NaN where empty or absent */
   long *step;
   char *has_acc;
 } reproduce_progress;

@@ -84,7 +84,7 @@ static int shards_for(const config *c, variant v)
 static void describe(reproduce_job *j, const run *r, const calibration *cal, double target, double bound,
                      const char *work, size_t index)
 {
-  const proxy *px = &proxies[r->v == V_ILL ? 0 : cal->proxy];
+  const proxy *px = &proxies[proxy_of_variant(r->v, cal->proxy)];
   const config *c = r->c;
   int n = 0;
 #define SET(...) snprintf(j->sets[n++], sizeof(j->sets[0]), __VA_ARGS__)
@@ -161,6 +161,10 @@ int dean_read_progress(run *r, const reproduce_job *j, int on_grid, char *err, s
   r->acc = xbt_malloc((p.n + 1) * sizeof(double));
   r->steps = xbt_malloc((p.n + 1) * sizeof(long));
   r->noise = xbt_malloc((p.n + 1) * sizeof(double));
+  r->lambda = NAN;
+  for (size_t i = 0; i < p.n; i++)
+    if (!isnan(p.lambda[i]))
+      r->lambda = p.lambda[i]; /* measured at the last evaluation only */
   for (size_t i = 0; i < p.n; i++)
     if (p.has_acc[i] && (!on_grid || fmod(p.t[i], EVAL_EVERY) == 0)) {
       r->t[r->n] = p.t[i];
@@ -301,12 +305,12 @@ static double bound_of(const config *c, variant v, const run *runs, size_t n)
 static int run_grid(const reproduce_opts *o, const char *ini, const config *cs, size_t nc, variant v,
                     const calibration *cal, run **runs, size_t *n, size_t *cap, char *err, size_t len)
 {
-  double target = v == V_ILL ? cal->cand[0].target : cal->target;
+  double target = proxy_variant(v) ? cal->cand[proxy_of_variant(v, cal->proxy)].target : cal->target;
   for (int round = 0;; round++) {
     reproduce_job *jobs = xbt_malloc0((nc * START_RUNGS + 1) * sizeof(reproduce_job));
     size_t first = *n, k = 0;
     for (size_t c = 0; c < nc; c++) {
-      if ((o->quick && !cs[c].quick) || (v == V_ILL && cs[c].replicas > ROBUST_MAX_REPLICAS))
+      if ((o->quick && !cs[c].quick) || (proxy_variant(v) && cs[c].replicas > ROBUST_MAX_REPLICAS))
         continue;
       int want[START_RUNGS], nw = rungs_of_round(o, &cs[c], v, round, *runs, first, want);
       double bound = bound_of(&cs[c], v, *runs, first);
@@ -382,6 +386,8 @@ int dean_run_figure(const reproduce_opts *o, const char *ini, const dean_figure 
     rc = run_robustness(o, ini, fig->cs, fig->nc, cal, runs, n, &cap, err, len);
   if (rc == 0 && robust)
     rc = run_grid(o, ini, fig->cs, fig->nc, V_ILL, cal, runs, n, &cap, err, len);
+  if (rc == 0 && robust && cal->n_screened > PREV_PROXY && cal->proxy != PREV_PROXY)
+    rc = run_grid(o, ini, fig->cs, fig->nc, V_PREV, cal, runs, n, &cap, err, len);
   return rc;
 }
 

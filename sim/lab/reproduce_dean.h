@@ -35,6 +35,9 @@
 #define NOISE_ROWS_TEXT "100,000"
 #define NOISE_FACTOR 10         /* rule 2: the noise scale at N* at least this many times BATCH */
 #define RISE_SE 10              /* ... and SGD's gain over the horizon at least this many standard errors */
+#define CURVATURE_ROWS 4096    /* held-out examples the calibration measures lambda_max on (run.curvature_examples) */
+#define CURVATURE_ROWS_TEXT "4,096"
+#define STALE_TAU 20            /* rule 2: the staleness the best rate must survive, Downpour's smallest replica count */
 #define CAL_EVALS 30            /* evaluations of a calibration run up to N* (N* / 15, N* / 2, N* / 1.5 among them) */
 
 /* Rule 2's candidate proxies, in the order they are tried: the 48-64-10 MLP on the linear
@@ -74,14 +77,22 @@ typedef struct config {
 
 /* What-if rows of the robustness table (fig4 only): each reruns fig4's configurations of at
  * most ROBUST_MAX_REPLICAS replicas with one assumption changed, at their chosen rates; the
- * ill-conditioned proxy's row, which changes the proxy, with its own target and ladders. */
+ * ill-conditioned proxy's row and the row of the proxy rule 2's noise criteria alone choose
+ * (PREV_PROXY), which change the proxy, each with its own target and ladders. */
 typedef enum variant {
-  V_NONE, V_SHARDS_HALF, V_SHARDS_DOUBLE, V_EASIER, V_HARDER, V_BW_HALF, V_BW_DOUBLE, V_SPLIT, V_ILL
+  V_NONE, V_SHARDS_HALF, V_SHARDS_DOUBLE, V_EASIER, V_HARDER, V_BW_HALF, V_BW_DOUBLE, V_SPLIT, V_ILL, V_PREV
 } variant;
+/* The candidate rule 2's noise scale and gain alone choose (the proxy before its curvature
+ * criterion): proxies[PREV_PROXY], inputs (i + 1)^-1.5, label noise 0.2. */
+#define PREV_PROXY 2
+/* Whether variant v changes the proxy (its runs climb their ladders again), and the proxy. */
+static inline int proxy_variant(variant v) { return v == V_ILL || v == V_PREV; }
+static inline size_t proxy_of_variant(variant v, int chosen) { return v == V_ILL ? 0 : v == V_PREV ? PREV_PROXY : (size_t)chosen; }
 static const char *const variant_names[] = {
     "as run", "half the shards", "twice the shards", "target after N*/2 examples", "target after 2 N* examples",
     "half the link bandwidth", "twice the link bandwidth", "replicas split over 8 machines",
-    "the ill-conditioned proxy (inputs (i + 1)^-2, label noise 0.2)"};
+    "the ill-conditioned proxy (inputs (i + 1)^-2, label noise 0.2)",
+    "the proxy of the noise criteria alone (inputs (i + 1)^-1.5, label noise 0.2)"};
 #define N_VARIANTS (sizeof(variant_names) / sizeof(variant_names[0]))
 
 /* Every configuration is simulated: Downpour's and Sandblaster's parameter-server bank
@@ -104,6 +115,7 @@ typedef struct run {
   double *t, *acc;
   long *steps;           /* calibration runs: steps at each evaluation */
   double *noise;         /* calibration runs: the gradient noise scale at each evaluation */
+  double lambda;         /* calibration runs: lambda_max at the last evaluation (NaN: not measured) */
 } run;
 
 static inline const char *rate_of(const run *r) { return r->rung >= 0 ? ladder[r->rung] : NULL; }
@@ -120,7 +132,9 @@ typedef struct screened {
   double at[4];      /* the best rate's accuracy after N* / 15, N* / 2, N* / 1.5 (the horizon's), N* */
   double noise[4];   /* and its gradient noise scale there */
   double rise_se;    /* (at[2] - at[0]) in standard errors: the SGD baseline's gain over the horizon */
-  int passes;        /* noise[3] >= NOISE_FACTOR x BATCH and rise_se >= RISE_SE */
+  double lambda[2];  /* lambda_max of the held-out loss at the warmstart and after N* at the best rate */
+  double stale;      /* the best rate x the larger of them, against curvature_delay_bound(STALE_TAU) */
+  int passes;        /* noise[3] >= NOISE_FACTOR x BATCH, rise_se >= RISE_SE, stale <= the bound */
 } screened;
 
 /* What the calibration measured: the baseline's step, N*, the proxy and the targets. */

@@ -10,6 +10,7 @@
 #include <xbt/asserts.h>
 #include <xbt/sysdep.h>
 
+#include "models/curvature.h"
 #include "sim/lab/reproduce.h"
 #include "sim/lab/reproduce_dean.h"
 #include "sim/lab/template.h"
@@ -34,7 +35,7 @@ static double acc_after(const run *r, long steps)
 /* Sequential SGD of candidate proxy p on one GPU at the ladder's fixed rates (timing does
  * not matter: only accuracy after so many examples), evaluated CAL_EVALS times up to
  * star_steps with the gradient noise scale measured on NOISE_ROWS examples; `steps` steps
- * in all. */
+ * in all, lambda_max measured at the last evaluation on CURVATURE_ROWS held-out ones. */
 static void calibration_job(reproduce_job *j, const calibration *cal, int rung, long steps, size_t p,
                             const char *work)
 {
@@ -51,6 +52,7 @@ static void calibration_job(reproduce_job *j, const calibration *cal, int rung, 
   snprintf(j->sets[n++], sizeof(j->sets[0]), "run.eval_every=%.17g",
            cal->gpu_step * (double)(cal->star_steps / CAL_EVALS));
   snprintf(j->sets[n++], sizeof(j->sets[0]), "run.noise_scale_examples=%d", NOISE_ROWS);
+  snprintf(j->sets[n++], sizeof(j->sets[0]), "run.curvature_examples=%d", CURVATURE_ROWS);
   j->n_sets = n;
   j->may_miss = 1;
   snprintf(j->label, sizeof(j->label), "calibration: sequential SGD at rate %s, inputs (i + 1)^-%s, label noise %s",
@@ -114,7 +116,29 @@ static void screen_curve(const run *r, long star, screened *sc)
     sc->noise[i] = k >= 0 ? r->noise[k] : NAN;
   }
   sc->rise_se = (sc->at[2] - sc->at[0]) / dean_standard_error(sc->at[2]);
-  sc->passes = sc->noise[3] >= NOISE_FACTOR * BATCH && sc->rise_se >= RISE_SE;
+  sc->lambda[1] = r->lambda;
+}
+
+/* Rule 2's curvature criterion for the best rate of candidate p, whose curve screen_curve
+ * read: lambda_max at the warmstart (one step from it, the last evaluation of a one-step
+ * run), then whether the rate times the larger lambda_max is within the bound of a gradient
+ * STALE_TAU updates stale, and the whole criterion. */
+static int screen_curvature(const reproduce_opts *o, const char *ini, const calibration *cal, size_t p, screened *sc,
+                            char *err, size_t len)
+{
+  reproduce_job job = {0};
+  run r = {0};
+  calibration_job(&job, cal, sc->rung, 1, p, o->work);
+  if (reproduce_run_jobs(o, ini, &job, 1, err, len) != 0 || read_calibration(&r, &job, err, len) != 0)
+    return 2;
+  sc->lambda[0] = r.lambda;
+  reproduce_remove_run(&job);
+  dean_free_runs(&r, 1);
+  double top = sc->lambda[0] > sc->lambda[1] ? sc->lambda[0] : sc->lambda[1];
+  sc->stale = atof(ladder[sc->rung]) * top;
+  sc->passes = sc->noise[3] >= NOISE_FACTOR * BATCH && sc->rise_se >= RISE_SE &&
+               sc->stale <= curvature_delay_bound(STALE_TAU);
+  return 0;
 }
 
 /* Rule 2's ladder for candidate proxy p: sequential SGD at the fixed rates, started on the
@@ -166,6 +190,7 @@ static int climb(const reproduce_opts *o, const char *ini, calibration *cal, siz
       cal->hi++;
     else {
       screen_curve(&runs[best], cal->star_steps, sc);
+      rc = screen_curvature(o, ini, cal, p, sc, err, len);
       break;
     }
   }
@@ -276,6 +301,8 @@ static void set_screening(json_t *r, const calibration *cal)
     template_set(it, "acc", "%.4f, %.4f, %.4f, %.4f", sc->at[0], sc->at[1], sc->at[2], sc->at[3]);
     template_set(it, "noise_scale", "%.0f, %.0f, %.0f, %.0f", sc->noise[0], sc->noise[1], sc->noise[2], sc->noise[3]);
     template_set(it, "rise", "%+.1f", sc->rise_se);
+    template_set(it, "lambda", "%.3f, %.3f", sc->lambda[0], sc->lambda[1]);
+    template_set(it, "stale", "%.3f", sc->stale);
     template_set(it, "passes", "%s", sc->passes ? "yes" : "no");
   }
   const proxy *px = &proxies[cal->proxy];
@@ -291,6 +318,9 @@ static void set_screening(json_t *r, const calibration *cal)
   template_set(r, "noise_rows", "%s", NOISE_ROWS_TEXT);
   template_set(r, "noise_factor", "%d", NOISE_FACTOR);
   template_set(r, "rise_se", "%d", RISE_SE);
+  template_set(r, "curvature_rows", "%s", CURVATURE_ROWS_TEXT);
+  template_set(r, "stale_tau", "%d", STALE_TAU);
+  template_set(r, "stale_bound", "%.4f", curvature_delay_bound(STALE_TAU));
 }
 
 /* values["rules"] = templates/dean_rules.md filled: the rules, written before any result

@@ -163,7 +163,7 @@ static void set_beats_gpu(json_t *item, const char *key, const run *runs, size_t
   const run *gpu = NULL;
   for (size_t c = 0; c < nc; c++)
     if (cs[c].m == M_GPU)
-      gpu = dean_chosen(runs, n, &cs[c], v == V_HARDER || v == V_EASIER || v == V_ILL ? v : V_NONE);
+      gpu = dean_chosen(runs, n, &cs[c], v == V_HARDER || v == V_EASIER || proxy_variant(v) ? v : V_NONE);
   char *text = NULL;
   size_t len = 0;
   FILE *f = open_memstream(&text, &len);
@@ -269,6 +269,10 @@ static int fig4_readme(json_t *v, const reproduce_data *d, char *err, size_t len
     const screened *ill = &cal->cand[0];
     template_set(v, "ill_target", "%.4f", ill->target);
     template_set(v, "ill_rise", "%+.1f", (ill->target - ill->easier) / dean_standard_error(ill->target));
+    const screened *prev = &cal->cand[PREV_PROXY];
+    json_object_set_new(v, "prev_row", json_boolean(cal->n_screened > PREV_PROXY && cal->proxy != PREV_PROXY));
+    template_set(v, "prev_target", "%.4f", prev->target);
+    template_set(v, "prev_stale", "%.3f", prev->stale);
     template_set(v, "rise_as_run", "%+.1f", (cal->target - cal->easier) / dean_standard_error(cal->target));
   }
   return 0;
