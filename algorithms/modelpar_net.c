@@ -38,6 +38,8 @@ struct modelpar_net {
   sg_cond_t out_cond, in_cond;
   net_list out;       /* handed over, not yet worked on */
   net_list in;        /* received and worked on, for the computing side */
+  net_item *sending;  /* the item the sender works on, NULL between items */
+  net_item *receiving; /* the item the receiver works on, NULL between items */
   sg_mailbox_t wire;
 };
 
@@ -85,8 +87,10 @@ static void net_sender(int argc, char **argv)
     net_item *it;
     while ((it = net_take(&n->out, -1)) == NULL)
       sg_cond_wait(n->out_cond, n->lock);
+    n->sending = it; /* freed by modelpar_net_free if the run ends during its work */
     sg_mutex_unlock(n->lock);
     net_work(n);
+    n->sending = NULL;
     msg_send(it->to, it->dst, &it->m->hdr, it->bytes);
     xbt_free(it);
   }
@@ -98,9 +102,12 @@ static void net_receiver(int argc, char **argv)
   modelpar_net *n = sg_actor_self_get_data();
   sg_mailbox_set_receiver(sg_mailbox_get_name(n->wire));
   for (;;) {
+    modelpar_msg *m = (modelpar_msg *)msg_recv(n->wire);
     net_item *it = xbt_malloc0(sizeof(*it));
-    it->m = (modelpar_msg *)msg_recv(n->wire);
+    it->m = m;
+    n->receiving = it; /* freed by modelpar_net_free if the run ends during its work */
     net_work(n);
+    n->receiving = NULL;
     sg_mutex_lock(n->lock);
     net_push(&n->in, it);
     sg_cond_notify_all(n->in_cond);
@@ -149,6 +156,12 @@ void modelpar_net_free(modelpar_net *n)
     return;
   net_drain(&n->out);
   net_drain(&n->in);
+  net_item *busy[] = {n->sending, n->receiving};
+  for (size_t k = 0; k < 2; k++)
+    if (busy[k]) {
+      msg_free(busy[k]->m);
+      xbt_free(busy[k]);
+    }
   sg_cond_destroy(n->out_cond);
   sg_cond_destroy(n->in_cond);
   sg_mutex_destroy(n->lock);
