@@ -135,12 +135,19 @@ static void busy_until(double t)
     compute_busy(t - now);
 }
 
-static void send_cpu(part *pt)
+/* One message's CPU work: msg_overhead, plus msg_byte_overhead for each of its bytes. */
+static double msg_cpu(const run_config *cfg, double bytes)
 {
+  return cfg->msg_overhead + cfg->msg_byte_overhead * bytes;
+}
+
+static void send_cpu(part *pt, double bytes)
+{
+  double cost = msg_cpu(pt->mp->cfg, bytes);
   if (pt->cpu)
-    busy_until(corepool_add(pt->cpu, 0.0, pt->mp->cfg->msg_overhead)); /* ready at the phase's start */
+    busy_until(corepool_add(pt->cpu, 0.0, cost)); /* ready at the phase's start */
   else
-    compute_busy(pt->mp->cfg->msg_overhead);
+    compute_busy(cost);
 }
 
 /* With a network thread: the slot of owner's mailbox mb (modelpar_net.h): layer l's
@@ -168,14 +175,14 @@ static void send_values(part *pt, modelpar_msg_kind kind, sg_mailbox_t to, size_
   modelpar_msg *m = modelpar_msg_create(kind, pt->p, step, n);
   if (n)
     memcpy(m->data, M->data, n * sizeof(double)); /* M is contiguous: tda == size2 */
-  double values = (double)count * (double)mp->batch;
+  double bytes = msg_bytes((double)count * (double)mp->batch, mp->cfg->elem_bytes);
   if (pt->net) { /* the network thread does the message's work: no cost here */
     m->box = box_of(&mp->parts[q], to);
-    modelpar_net_send(pt->net, mp->parts[q].net, mp->hosts[q], m, msg_bytes(values, mp->cfg->elem_bytes));
+    modelpar_net_send(pt->net, mp->parts[q].net, mp->hosts[q], m, bytes);
     return;
   }
-  send_cpu(pt);
-  msg_send(to, mp->hosts[q], &m->hdr, msg_bytes(values, mp->cfg->elem_bytes));
+  send_cpu(pt, bytes);
+  msg_send(to, mp->hosts[q], &m->hdr, bytes);
 }
 
 /* Copies the columns partition q owns in layer l from a message's matrix into M. */
@@ -191,7 +198,7 @@ static void install_block(const modelpar_replica *mp, size_t l, size_t q, const 
 
 /* Receives n messages of `kind` of this step; with numerics, installs the senders'
  * columns of layer l into M (M NULL: keep them, by sender, in pt->held). Each message
- * costs msg_overhead of a core: on one core before the next is taken; with msg_cores > 1
+ * costs msg_cpu of a core: on one core before the next is taken; with msg_cores > 1
  * (pt->cpu) on the core that frees first from its arrival, the phase ending when the
  * last of them is done; with a network thread (pt->net) on that thread as it arrived,
  * so that only the wait for it is left here. */
@@ -200,13 +207,14 @@ static void receive_values(part *pt, modelpar_msg_kind kind, sg_mailbox_t from, 
 {
   if (pt->cpu)
     corepool_reset(pt->cpu, simgrid_get_clock());
+  int box = pt->net ? box_of(pt, from) : 0;
   for (size_t i = 0; i < n; i++) {
-    msg *got = pt->net ? &modelpar_net_recv(pt->net, box_of(pt, from))->hdr : msg_recv(from);
+    msg *got = pt->net ? &modelpar_net_recv(pt->net, box)->hdr : msg_recv(from);
     modelpar_msg *m = modelpar_msg_of(got, kind);
     if (pt->cpu)
-      corepool_add(pt->cpu, simgrid_get_clock(), pt->mp->cfg->msg_overhead);
+      corepool_add(pt->cpu, simgrid_get_clock(), msg_cpu(pt->mp->cfg, got->wire_bytes));
     else if (!pt->net) /* a network thread has done the message's work */
-      compute_busy(pt->mp->cfg->msg_overhead);
+      compute_busy(msg_cpu(pt->mp->cfg, got->wire_bytes));
     xbt_assert(m->step == step, "partition message of step %ld arrived during step %ld", m->step, step);
     if (pt->mp->net && M)
       install_block(pt->mp, l, (size_t)m->src, m, M);
@@ -435,7 +443,7 @@ modelpar_replica *modelpar_replica_create(const run_config *cfg, const arch_plan
     if (cfg->msg_thread) {
       char name[48];
       snprintf(name, sizeof(name), "mp%d-net%zu", rank, p);
-      pt->net = modelpar_net_create(hosts[p], name, cfg->msg_overhead);
+      pt->net = modelpar_net_create(hosts[p], name, cfg->msg_overhead, cfg->msg_byte_overhead);
     }
     pt->fwd_in = xbt_malloc0(mp->L * sizeof(sg_mailbox_t));
     pt->bwd_in = xbt_malloc0(mp->L * sizeof(sg_mailbox_t));

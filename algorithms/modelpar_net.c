@@ -1,7 +1,7 @@
 /* modelpar_net.c - a machine's network thread for a split replica (modelpar_net.h).
  *
  * The thread is a FIFO mutex held while one message's work runs (a real SimGrid execution
- * of msg_overhead on the machine, beside the compute's); two daemon actors take its turns:
+ * of msg_overhead, plus msg_byte_overhead per byte, on the machine, beside the compute's); two daemon actors take its turns:
  * the sender, with the messages the computing side handed over, and the receiver, with
  * those arriving on the machine's wire mailbox (a permanent receiver: transfers start as
  * soon as they are sent). A message whose work is done waits in the inbox, by slot, for
@@ -32,7 +32,8 @@ typedef struct net_list {
 } net_list;
 
 struct modelpar_net {
-  double overhead;
+  double overhead;      /* s of CPU per message */
+  double byte_overhead; /* and per byte of it */
   sg_mutex_t thread;  /* held while one message's work runs */
   sg_mutex_t lock;    /* guards out and in */
   sg_cond_t out_cond, in_cond;
@@ -71,10 +72,10 @@ static net_item *net_take(net_list *l, int box)
 }
 
 /* One message's work on the thread, in the order the thread was asked. */
-static void net_work(modelpar_net *n)
+static void net_work(modelpar_net *n, double bytes)
 {
   sg_mutex_lock(n->thread);
-  compute_busy(n->overhead);
+  compute_busy(n->overhead + n->byte_overhead * bytes);
   sg_mutex_unlock(n->thread);
 }
 
@@ -89,7 +90,7 @@ static void net_sender(int argc, char **argv)
       sg_cond_wait(n->out_cond, n->lock);
     n->sending = it; /* freed by modelpar_net_free if the run ends during its work */
     sg_mutex_unlock(n->lock);
-    net_work(n);
+    net_work(n, it->bytes);
     n->sending = NULL;
     msg_send(it->to, it->dst, &it->m->hdr, it->bytes);
     xbt_free(it);
@@ -106,7 +107,7 @@ static void net_receiver(int argc, char **argv)
     net_item *it = xbt_malloc0(sizeof(*it));
     it->m = m;
     n->receiving = it; /* freed by modelpar_net_free if the run ends during its work */
-    net_work(n);
+    net_work(n, m->hdr.wire_bytes);
     n->receiving = NULL;
     sg_mutex_lock(n->lock);
     net_push(&n->in, it);
@@ -125,10 +126,11 @@ static void net_start(modelpar_net *n, sg_host_t host, const char *name, const c
   sg_actor_daemonize(a); /* it serves until the partitions end */
 }
 
-modelpar_net *modelpar_net_create(sg_host_t host, const char *name, double overhead)
+modelpar_net *modelpar_net_create(sg_host_t host, const char *name, double overhead, double byte_overhead)
 {
   modelpar_net *n = xbt_malloc0(sizeof(*n));
   n->overhead = overhead;
+  n->byte_overhead = byte_overhead;
   n->thread = sg_mutex_init();
   n->lock = sg_mutex_init();
   n->out_cond = sg_cond_init();

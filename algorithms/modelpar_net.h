@@ -1,7 +1,8 @@
 #ifndef ALGORITHMS_MODELPAR_NET_H
 #define ALGORITHMS_MODELPAR_NET_H
 /* modelpar_net.h - a machine's network thread for a split replica (`platform.msg_thread =
- * on`): the per-message CPU work (`platform.msg_overhead`) of the messages a partition
+ * on`): the per-message CPU work (`platform.msg_overhead`, plus `msg_byte_overhead` per
+ * byte) of the messages a partition
  * sends and receives, done on one thread of its own, one message at a time in the order
  * they come, beside the cores that compute (Dean et al. 2012 sec. 3: "The framework
  * automatically parallelizes computation in each machine using all available cores, and
@@ -17,9 +18,9 @@
 typedef struct modelpar_net modelpar_net;
 
 /* The network thread of the machine `host`, named `name` (its two daemon actors, which
- * SimGrid ends with the run): each message costs it `overhead` s. Free with
- * modelpar_net_free after the run. */
-modelpar_net *modelpar_net_create(sg_host_t host, const char *name, double overhead);
+ * SimGrid ends with the run): each message costs it `overhead` s plus `byte_overhead` s per
+ * byte. Free with modelpar_net_free after the run. */
+modelpar_net *modelpar_net_create(sg_host_t host, const char *name, double overhead, double byte_overhead);
 void modelpar_net_free(modelpar_net *n);
 
 /* Hands m (for slot m->box of the machine whose thread is `to`, on host dst) to n's thread:

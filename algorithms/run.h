@@ -49,6 +49,7 @@ typedef struct run_config {
   size_t gemm_bytes;      /* bytes per element of a GEMM's operands (model.dtype's); 0: elem_bytes */
   double jitter;          /* coefficient of variation of per-phase processing time */
   double msg_overhead;    /* s of one core per message sent or received (RPC/TCP stack) */
+  double msg_byte_overhead; /* s of one core per byte sent or received, on top (the TCP stack's) */
   size_t msg_cores;       /* cores that do that work side by side (list-scheduled); 0 counts as 1 */
   int msg_thread;         /* 1: that work on a network thread beside the compute (modelpar_net.h) */
 

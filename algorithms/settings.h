@@ -38,6 +38,7 @@ typedef struct platform_keys {
   double jitter;             /* coefficient of variation of a machine's processing time per phase */
   double speed_spread;       /* coefficient of variation of a host's fixed slowdown factor */
   double msg_overhead;       /* s of one core per message sent or received */
+  double msg_byte_overhead;  /* s of one core per byte sent or received, on top */
   long msg_cores;            /* cores that do the per-message work side by side, >= 1 */
   int msg_thread;            /* 1: that work on a network thread beside the compute; 0: on the compute's */
   double bw_factor;          /* what-if: every link's bandwidth times this (after loading), > 0 */

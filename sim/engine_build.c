@@ -67,6 +67,7 @@ static void engine_build_config(const scenario *sc, const engine_build *b, run_c
   cfg->gemm_bytes = cost_dtype_bytes(dt);
   cfg->jitter = sc->platform.jitter;
   cfg->msg_overhead = sc->platform.msg_overhead;
+  cfg->msg_byte_overhead = sc->platform.msg_byte_overhead;
   cfg->msg_cores = (size_t)sc->platform.msg_cores;
   cfg->msg_thread = sc->platform.msg_thread;
   scenario_stragglers(sc->faults.stragglers, &cfg->straggler_fraction, &cfg->straggler_slowdown);

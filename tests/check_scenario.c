@@ -24,7 +24,8 @@ static int scenario_equal(const scenario *a, const scenario *b)
   int common = STR_EQ(run.algorithm) && NUM_EQ(run.seed) && NUM_EQ(run.max_sim_time) && NUM_EQ(run.max_steps) &&
                NUM_EQ(run.target_accuracy) && NUM_EQ(run.eval_every) && NUM_EQ(run.collectives) && STR_EQ(platform.preset) &&
                STR_EQ(platform.file) && NUM_EQ(platform.hosts) && STR_EQ(platform.placement) &&
-               NUM_EQ(platform.cores) && NUM_EQ(platform.jitter) && NUM_EQ(platform.msg_overhead) && NUM_EQ(platform.msg_cores) &&
+               NUM_EQ(platform.cores) && NUM_EQ(platform.jitter) && NUM_EQ(platform.msg_overhead) &&
+               NUM_EQ(platform.msg_byte_overhead) && NUM_EQ(platform.msg_cores) &&
                STR_EQ(model.type) && STR_EQ(model.layers) && STR_EQ(model.activation) && STR_EQ(model.virtual_net) &&
                NUM_EQ(model.numerics) && NUM_EQ(model.efficiency) && STR_EQ(model.dtype) && NUM_EQ(model.warm_steps) &&
                NUM_EQ(model.warm_batch) && NUM_EQ(model.warm_lr) && STR_EQ(data.source) && NUM_EQ(data.train) &&
@@ -50,7 +51,7 @@ static int scenario_equal(const scenario *a, const scenario *b)
 #define DP(s) ((const downpour_params *)algorithm_params(&(s), &downpour_algorithm))
 
 /* Keys in all: the common sections' and every registered algorithm's. */
-#define N_FIELDS 188 /* 123 (tensor.steps became an old name of run.max_steps) + model.kernel_model,
+#define N_FIELDS 189 /* 123 (tensor.steps became an old name of run.max_steps) + model.kernel_model,
                         * platform.link_efficiency, run.collectives, platform.speed_spread, data.label_noise,
                         * data.stream, downpour.ps_placement, sandblaster.partitions, sandblaster.ps_placement,
                         * tensor.fuse_layers, platform.comm_sms, pipeline.mirror_replicas,
@@ -63,7 +64,7 @@ static int scenario_equal(const scenario *a, const scenario *b)
                         * platform.carbon_intensity and platform.power_cap; + platform.power; + pipeline's
                         * zero_gather, zero_persistence, zero_prefetch, zero_host, zero_latency and zero_reduce;
                         * + model.framework and tensor.comm_hbm; + tensor.rng_pinned; + platform.msg_thread;
-                        * + run.curvature_examples */
+                        * + run.curvature_examples; + platform.msg_byte_overhead */
 
 static const char *key_value(const scenario *s, const char *section, const char *key, char *buf,
                              size_t len)

@@ -283,6 +283,39 @@ START_TEST(test_modelpar_msg_thread)
 }
 END_TEST
 
+/* platform.msg_byte_overhead (a TCP stack's work grows with the bytes): speech-42m on 8
+ * machines, one step, as test_modelpar_msg_cores, with 1e-7 s of CPU per byte and none per
+ * message. The net is symmetric, so every machine sends bytes_total / 8 and receives as
+ * many: one core needs at least 1e-7 x bytes_total / 4 (0.643 s), plus the step's compute
+ * (~0.012 s) and latencies of a few ms (measured 0.6573 s); the network thread does the
+ * same work in the same order (measured 0.6568 s). 0 s a byte is the default to the last bit. */
+START_TEST(test_modelpar_msg_byte_overhead)
+{
+  char *dir = cli_tmpdir();
+#define SPEECH8 "model.virtual=speech-42m", "sgd.partitions=8", "sgd.batch=32", "run.max_steps=1", "model.efficiency=0.25"
+  const char *core[] = {SPEECH8, "platform.msg_byte_overhead=1e-7", NULL};
+  const char *thread[] = {SPEECH8, "platform.msg_byte_overhead=1e-7", "platform.msg_thread=on", NULL};
+  const char *zero[] = {SPEECH8, "platform.msg_byte_overhead=0", NULL};
+  const char *free1[] = {SPEECH8, NULL};
+#undef SPEECH8
+  const char *const *runs[] = {core, thread, zero, free1};
+  double t[4], bytes = 0;
+  for (int i = 0; i < 4; i++) {
+    json_t *j = run_partitioned(dir, runs[i]);
+    t[i] = json_number_value(json_object_get(j, "sim_time_s"));
+    if (i == 0)
+      bytes = bytes_total(j);
+    json_decref(j);
+  }
+  double work = 1e-7 * bytes / 4;
+  ck_assert_msg(work > 0.6 && work < 0.7, "bytes a machine sends and receives: %.6g", bytes / 4);
+  ck_assert_msg(t[0] >= work && t[0] < work + 0.05, "one core: %.6g s for %.6g s of work", t[0], work);
+  ck_assert_msg(t[1] >= work && t[1] < work + 0.05, "network thread: %.6g s for %.6g s of work", t[1], work);
+  ck_assert_msg(t[2] == t[3], "0 s a byte: %.17g s, default %.17g s", t[2], t[3]);
+  free(dir);
+}
+END_TEST
+
 static Suite *modelpar_suite(void)
 {
   Suite *s = suite_create("modelpar");
@@ -303,6 +336,7 @@ static Suite *modelpar_suite(void)
   tcase_add_test(tc, test_modelpar_speed_spread);
   tcase_add_test(tc, test_modelpar_msg_cores);
   tcase_add_test(tc, test_modelpar_msg_thread);
+  tcase_add_test(tc, test_modelpar_msg_byte_overhead);
   suite_add_tcase(s, tc);
   return s;
 }
