@@ -223,6 +223,20 @@ START_TEST(test_modelpar_speed_spread)
 }
 END_TEST
 
+/* The message-work tests' runs: speech-42m on 8 machines, one step of batch 32. */
+#define SPEECH8 "model.virtual=speech-42m", "sgd.partitions=8", "sgd.batch=32", "run.max_steps=1", "model.efficiency=0.25"
+
+/* One run's simulated time; with `bytes`, also the bytes all its messages carried. */
+static double run_time(const char *dir, const char *const *sets, double *bytes)
+{
+  json_t *j = run_partitioned(dir, sets);
+  double t = json_number_value(json_object_get(j, "sim_time_s"));
+  if (bytes)
+    *bytes = bytes_total(j);
+  json_decref(j);
+  return t;
+}
+
 /* platform.msg_cores (Dean'12 sec. 3: a machine uses all its cores): speech-42m on 8
  * machines, one step, 10 ms of CPU per message. Each machine sends and receives 7 messages
  * in each of 18 phases (forward: 4 sends, 4 receives and the logits' send and receive;
@@ -234,20 +248,15 @@ END_TEST
 START_TEST(test_modelpar_msg_cores)
 {
   char *dir = cli_tmpdir();
-#define SPEECH8 "model.virtual=speech-42m", "sgd.partitions=8", "sgd.batch=32", "run.max_steps=1", "model.efficiency=0.25"
   const char *one[] = {SPEECH8, "platform.msg_overhead=0.01", NULL};
   const char *one_set[] = {SPEECH8, "platform.msg_overhead=0.01", "platform.msg_cores=1", NULL};
   const char *sixteen[] = {SPEECH8, "platform.msg_overhead=0.01", "platform.msg_cores=16", NULL};
   const char *free1[] = {SPEECH8, NULL};
   const char *free16[] = {SPEECH8, "platform.msg_cores=16", NULL};
-#undef SPEECH8
   const char *const *runs[] = {one, one_set, sixteen, free1, free16};
   double t[5];
-  for (int i = 0; i < 5; i++) {
-    json_t *j = run_partitioned(dir, runs[i]);
-    t[i] = json_number_value(json_object_get(j, "sim_time_s"));
-    json_decref(j);
-  }
+  for (int i = 0; i < 5; i++)
+    t[i] = run_time(dir, runs[i], NULL);
   ck_assert_msg(t[0] >= 1.26, "one core: %.6g s", t[0]);
   ck_assert(t[1] == t[0]);
   ck_assert_msg(t[2] >= 0.18 && t[2] < 0.5, "16 cores: %.6g s", t[2]);
@@ -265,18 +274,13 @@ END_TEST
 START_TEST(test_modelpar_msg_thread)
 {
   char *dir = cli_tmpdir();
-#define SPEECH8 "model.virtual=speech-42m", "sgd.partitions=8", "sgd.batch=32", "run.max_steps=1", "model.efficiency=0.25"
   const char *free_off[] = {SPEECH8, NULL};
   const char *free_on[] = {SPEECH8, "platform.msg_thread=on", NULL};
   const char *costly[] = {SPEECH8, "platform.msg_overhead=0.01", "platform.msg_thread=on", NULL};
-#undef SPEECH8
   const char *const *runs[] = {free_off, free_on, costly};
   double t[3];
-  for (int i = 0; i < 3; i++) {
-    json_t *j = run_partitioned(dir, runs[i]);
-    t[i] = json_number_value(json_object_get(j, "sim_time_s"));
-    json_decref(j);
-  }
+  for (int i = 0; i < 3; i++)
+    t[i] = run_time(dir, runs[i], NULL);
   ck_assert_msg(t[1] == t[0], "free work: %.17g s with the thread, %.17g s without", t[1], t[0]);
   ck_assert_msg(t[2] >= 1.26 && t[2] < 1.30, "10 ms a message on the thread: %.6g s", t[2]);
   free(dir);
@@ -292,21 +296,14 @@ END_TEST
 START_TEST(test_modelpar_msg_byte_overhead)
 {
   char *dir = cli_tmpdir();
-#define SPEECH8 "model.virtual=speech-42m", "sgd.partitions=8", "sgd.batch=32", "run.max_steps=1", "model.efficiency=0.25"
   const char *core[] = {SPEECH8, "platform.msg_byte_overhead=1e-7", NULL};
   const char *thread[] = {SPEECH8, "platform.msg_byte_overhead=1e-7", "platform.msg_thread=on", NULL};
   const char *zero[] = {SPEECH8, "platform.msg_byte_overhead=0", NULL};
   const char *free1[] = {SPEECH8, NULL};
-#undef SPEECH8
   const char *const *runs[] = {core, thread, zero, free1};
   double t[4], bytes = 0;
-  for (int i = 0; i < 4; i++) {
-    json_t *j = run_partitioned(dir, runs[i]);
-    t[i] = json_number_value(json_object_get(j, "sim_time_s"));
-    if (i == 0)
-      bytes = bytes_total(j);
-    json_decref(j);
-  }
+  for (int i = 0; i < 4; i++)
+    t[i] = run_time(dir, runs[i], i == 0 ? &bytes : NULL);
   double work = 1e-7 * bytes / 4;
   ck_assert_msg(work > 0.6 && work < 0.7, "bytes a machine sends and receives: %.6g", bytes / 4);
   ck_assert_msg(t[0] >= work && t[0] < work + 0.05, "one core: %.6g s for %.6g s of work", t[0], work);
@@ -315,6 +312,7 @@ START_TEST(test_modelpar_msg_byte_overhead)
   free(dir);
 }
 END_TEST
+#undef SPEECH8
 
 static Suite *modelpar_suite(void)
 {
